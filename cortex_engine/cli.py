@@ -1,0 +1,358 @@
+"""The `cortex` command line: parse, make one engine call, print. Standard library only at import."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from .errors import CortexError
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A command line the parser cannot accept."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _emit_json(payload: object) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text + ("\n" if text and not text.endswith("\n") else ""))
+
+
+def _engine(args: argparse.Namespace):  # noqa: ANN202 - the Engine type is imported lazily
+    from .engine import open_engine
+
+    return open_engine(args.cwd or os.getcwd())
+
+
+def _read_text_arg(args: argparse.Namespace) -> str:
+    if (args.text is None) == (args.file is None):
+        raise CortexError("give exactly one of --text or --file", code="bad_args")
+    if args.text is not None:
+        return str(args.text)
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CortexError(f"cannot read {args.file}: {exc.__class__.__name__}", code="bad_file") from exc
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def cmd_note(args: argparse.Namespace) -> int:
+    """Record a note."""
+    from . import messages
+
+    with _engine(args) as engine:
+        result = engine.note(args.kind, " ".join(args.text), args.subject, args.alternative or None)
+    if args.json:
+        _emit_json({
+            "id": result.id, "item_id": result.item_id, "kind": result.kind, "subject": result.subject,
+            "content": result.content, "timestamp": result.timestamp,
+            "conflicts": [c.__dict__ for c in result.conflicts], "superseded": list(result.superseded),
+            "text": messages.note_written(result),
+        })
+    else:
+        _print(messages.note_written(result))
+    return 0
+
+
+def _surface_out(args: argparse.Namespace, surface) -> int:  # noqa: ANN001
+    if args.json:
+        _emit_json(surface.to_dict())
+    else:
+        _print(surface.text)
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Evidence for a topic."""
+    with _engine(args) as engine:
+        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail))
+
+
+def cmd_brief(args: argparse.Namespace) -> int:
+    """A topical brief."""
+    with _engine(args) as engine:
+        return _surface_out(args, engine.brief(" ".join(args.topic), args.for_agent, args.budget))
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    """The working state."""
+    with _engine(args) as engine:
+        return _surface_out(args, engine.state(args.budget))
+
+
+def cmd_session_brief(args: argparse.Namespace) -> int:
+    """The SessionStart brief as it would be injected now (booked)."""
+    with _engine(args) as engine:
+        return _surface_out(args, engine.session_brief())
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    """Resolve or supersede a note."""
+    from . import messages
+
+    note_id = getattr(args, "note_id", None) or getattr(args, "id", None)
+    with _engine(args) as engine:
+        result = engine.resolve(note_id, subject=args.subject, status=args.status, replacement=args.replacement)
+    if args.json:
+        _emit_json({**result.__dict__, "text": messages.resolved(result)})
+    else:
+        _print(messages.resolved(result))
+    return 0
+
+
+def cmd_list_memory(args: argparse.Namespace) -> int:
+    """List memory items."""
+    from . import messages
+
+    split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
+    with _engine(args) as engine:
+        page = engine.list_memory(
+            scopes=args.scope, kinds=split(args.kind), states=split(args.state), limit=args.limit, offset=args.offset
+        )
+    if args.json:
+        _emit_json(page.to_dict())
+    else:
+        _print(messages.memory_page(page))
+    return 0
+
+
+def cmd_inspect_memory(args: argparse.Namespace) -> int:
+    """Inspect one memory item."""
+    from . import messages
+
+    with _engine(args) as engine:
+        result = engine.inspect_memory(args.id)
+    if args.json:
+        _emit_json(result.to_dict())
+    else:
+        _print(messages.inspection(result))
+    return 0
+
+
+def cmd_edit_memory(args: argparse.Namespace) -> int:
+    """Edit one memory item's text."""
+    from . import messages
+
+    text = _read_text_arg(args)
+    with _engine(args) as engine:
+        result = engine.edit_memory(args.id, text)
+    if args.json:
+        _emit_json({**result.__dict__, "text": messages.edited(result)})
+    else:
+        _print(messages.edited(result))
+    return 0
+
+
+def cmd_delete_memory(args: argparse.Namespace) -> int:
+    """Preview or delete one memory item."""
+    from . import messages
+
+    with _engine(args) as engine:
+        result = engine.delete_memory(args.id, yes=args.yes)
+    if args.json:
+        _emit_json({**result.__dict__, "message": messages.deletion(result)})
+    else:
+        _print(messages.deletion(result))
+    return 0
+
+
+def cmd_validate_memory(args: argparse.Namespace) -> int:
+    """Audit memory references against the checkout."""
+    with _engine(args) as engine:
+        report = engine.validate_memory(" ".join(args.topic) if args.topic else None)
+    if args.json:
+        _emit_json(report)
+        return 0
+    refs = report["references"]
+    lines = [
+        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; references: "
+        + ", ".join(f"{n} {s}" for s, n in refs.items())  # type: ignore[attr-defined]
+    ]
+    for item in report["items"]:  # type: ignore[attr-defined]
+        if item["label"]:
+            lines.append(f"  {item['id']}  [{item['label']}]")
+    _print("\n".join(lines))
+    return 0
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    """Where this directory's store is (does not create it)."""
+    from .engine import describe_store
+
+    info = describe_store(args.cwd or os.getcwd())
+    if args.json:
+        _emit_json(info.to_dict())
+        return 0
+    _print("\n".join([
+        f"Store:    {info.path}",
+        f"Id:       {info.store_id}",
+        f"Derived:  {info.derived}",
+        f"Exists:   {'yes' if info.exists else 'no'}",
+        f"Scope:    {info.scope_key}",
+    ]))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """What the store holds for this scope."""
+    with _engine(args) as engine:
+        status = engine.status()
+    if args.json:
+        _emit_json(status)
+        return 0
+    states = status["items_by_state"]
+    _print("\n".join([
+        "OK",
+        f"DB: {status['store']}",
+        f"Scope: {status['scope_key']}",
+        f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
+        f"Contested notes: {status['contested_notes']}",
+    ]))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
+    from .demo import seed_demo
+
+    repo = seed_demo(args.dir)
+    if args.print or args.json:
+        from .engine import open_engine
+
+        with open_engine(repo) as engine:
+            brief = engine.preview_session_brief()
+            state = engine.state()
+        if args.json:
+            _emit_json({"repo": str(repo), "session_brief": brief.to_dict(), "state": state.to_dict()})
+        else:
+            _print(f"Demo repository: {repo}\n\n{brief.text}\n\n{state.text}")
+        return 0
+    return _run_tui(str(repo))
+
+
+def _run_tui(cwd: str) -> int:
+    from cortex_tui.app import run
+
+    return run(cwd)
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    """Open the operator TUI for this directory."""
+    return _run_tui(args.cwd or os.getcwd())
+
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every sub-command."""
+    parser = _Parser(prog="cortex", description="Trust, freshness and economy for coding-agent memory.")
+    parser.add_argument("--version", action="version", version="cortex 0.1.0")
+    parser.add_argument("-C", "--cwd", help="work as if started in this directory")
+    parser.set_defaults(func=cmd_tui, json=False)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str, **kw: object) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text, **kw)  # type: ignore[arg-type]
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.set_defaults(func=func)
+        return p
+
+    p = add("note", cmd_note, "record an insight, decision, intent, blocker or focus")
+    p.add_argument("--kind", required=True, help="insight | decision | intent | blocker | focus")
+    p.add_argument("--subject", help="what the note is about (required except for insight)")
+    p.add_argument("--alternative", action="append", help="a rejected alternative (repeatable)")
+    p.add_argument("text", nargs="+", help="the note text")
+
+    for name, func, budget_help in (("recall", cmd_recall, 600), ("brief", cmd_brief, 450)):
+        p = add(name, func, f"{name} memory for a topic (budget {budget_help} tokens)")
+        p.add_argument("topic", nargs="+")
+        p.add_argument("--budget", type=int)
+        if name == "recall":
+            p.add_argument("--detail", choices=["none", "scores"], default=None)
+        else:
+            p.add_argument("--for", dest="for_agent", help="the agent being briefed")
+    p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")
+    p.add_argument("--budget", type=int)
+    add("session-brief", cmd_session_brief, "the SessionStart brief as it would be injected now")
+
+    for name in ("resolve", "note-resolve"):
+        p = add(name, cmd_resolve, "mark a note resolved or superseded (by id or by subject)")
+        if name == "resolve":
+            p.add_argument("note_id", nargs="?")
+        p.add_argument("--id", dest="id")
+        p.add_argument("--subject")
+        p.add_argument("--status", choices=["resolved", "superseded"], default="resolved")
+        p.add_argument("--replacement", help="write this as the new note on the subject")
+
+    p = add("list-memory", cmd_list_memory, "list every memory item (no default filters)")
+    p.add_argument("--scope", action="append", help="a scope key (repeat for more; never comma-split)")
+    p.add_argument("--kind", help="comma-separated kinds, e.g. note:decision,command_run")
+    p.add_argument("--state", help="comma-separated states: pinned,hot,warm,cold,archived")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--offset", type=int, default=0)
+    p = add("inspect-memory", cmd_inspect_memory, "show everything Cortex holds about one memory")
+    p.add_argument("id")
+    p = add("edit-memory", cmd_edit_memory, "replace a memory's text (audited)")
+    p.add_argument("id")
+    p.add_argument("--text")
+    p.add_argument("--file")
+    p = add("delete-memory", cmd_delete_memory, "preview deleting a memory; --yes deletes (audited)")
+    p.add_argument("id")
+    p.add_argument("--yes", action="store_true")
+    p = add("validate-memory", cmd_validate_memory, "check memory references against the checkout")
+    p.add_argument("--topic", nargs="+")
+    add("store", cmd_store, "where this directory's store is")
+    add("status", cmd_status, "what the store holds for this scope")
+    p = add("demo", cmd_demo, "seed a demo repository and open the TUI on it")
+    p.add_argument("--dir", help="where to create the demo repository")
+    p.add_argument("--print", action="store_true", help="print the demo's surfaces instead of opening the TUI")
+    add("tui", cmd_tui, "open the operator TUI (the default)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    wants_json = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        return _fail(str(exc), "usage", wants_json, EXIT_USAGE)
+    try:
+        return int(args.func(args))
+    except CortexError as exc:
+        return _fail(exc.message, exc.code, args.json, EXIT_ERROR)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _fail(message: str, code: str, as_json: bool, exit_code: int) -> int:
+    line = " ".join(message.split())
+    sys.stderr.write(f"cortex: {line}\n")
+    if as_json:
+        _emit_json({"error": code, "message": line})
+    return exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,393 @@
+"""Engine: the one API that the CLI, the MCP server, the TUI and the hooks call."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import inspection
+from . import notes as notes_mod
+from . import surfaces
+from .clock import Clock, clock_from_env, iso
+from .freshness import Validator, refresh_app_graph
+from .memory import derive_state
+from .notes import NoteWrite, Resolution
+from .scope import Scope, StoreIdentity, detect_scope, project_scope_key, store_identity
+from .store import SCHEMA_VERSION, open_store, transaction
+from .surfaces import BUDGETS, Surface
+
+MIN_BUDGET = 20
+MAX_BUDGET = 20_000
+REFRESH_ITEMS = 500
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """Where the store is, how its identity was derived, and whether it exists."""
+
+    path: str
+    store_id: str
+    derived: str
+    degraded: bool
+    degraded_reason: str | None
+    exists: bool
+    scope_key: str
+    scope_label: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The `store --json` shape."""
+        return dict(self.__dict__)
+
+
+def describe_store(cwd: str | os.PathLike[str] = ".", home: Path | None = None) -> StoreInfo:
+    """Describe the store for `cwd` without opening or creating it."""
+    ident = store_identity(os.path.realpath(os.fspath(cwd)), home)
+    scope = detect_scope(os.fspath(cwd))
+    derived = (
+        f"working directory (degraded — {ident.degraded_reason})"
+        if ident.degraded_reason
+        else f"git common dir {ident.identifying_path}"
+    )
+    return StoreInfo(
+        str(ident.db_path), ident.store_id, derived, ident.degraded_reason is not None, ident.degraded_reason,
+        ident.db_path.exists(), scope.key, scope.label,
+    )
+
+
+def check_budget(budget: int | None, channel: str) -> int:
+    """The channel's default budget, or the caller's within sane bounds.
+
+    Raises:
+        InvalidInput: a budget outside 20..20000.
+    """
+    from .errors import InvalidInput
+
+    if budget is None:
+        return BUDGETS[channel]
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise InvalidInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens", code="bad_budget")
+    return budget
+
+
+class Engine:
+    """The Cortex engine over one store, seen from one working directory's scope."""
+
+    def __init__(self, cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None) -> None:
+        """Open (creating and migrating forward) the store for `cwd`.
+
+        Raises:
+            StoreRefused: the store was written by a newer version or its version is corrupt.
+        """
+        self.cwd = os.path.realpath(os.fspath(cwd))
+        self.clock = clock or clock_from_env()
+        self.identity: StoreIdentity = store_identity(self.cwd, home)
+        self.scope: Scope = detect_scope(self.cwd)
+        self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
+        row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+        self.project_key = project_scope_key(row["value"] if row else None)
+
+    # -- basics -------------------------------------------------------------------------------
+
+    def now(self) -> str:
+        """The injected clock's time as a stored ISO string."""
+        return iso(self.clock())
+
+    def close(self) -> None:
+        """Close the store connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def scope_keys(self) -> list[str]:
+        """The scopes this working directory reads: its own, then the store's project layer."""
+        return [self.scope.key] if self.scope.key == self.project_key else [self.scope.key, self.project_key]
+
+    def current_session(self) -> sqlite3.Row | None:
+        """The newest active primary session of this scope, if any."""
+        return self.conn.execute(
+            "SELECT * FROM sessions WHERE scope_key=? AND status='active' AND parent_session_id IS NULL "
+            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            (self.scope.key,),
+        ).fetchone()
+
+    def ensure_session(self) -> str:
+        """The current primary session of this scope, created when there is none."""
+        row = self.current_session()
+        if row is not None:
+            return str(row["id"])
+        session_id = str(uuid.uuid4())
+        s = self.scope
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO sessions(id, started_at, agent_type, status, git_root, worktree_path, branch_ref, head_oid, "
+                "scope_type, scope_key) VALUES (?,?, 'primary', 'active', ?,?,?,?,?,?)",
+                (session_id, self.now(), s.git_root, s.worktree, s.branch, s.head_oid, s.type, s.key),
+            )
+        return session_id
+
+    def refresh(self) -> None:
+        """Bring derived state up to date: the checkout inventory (if it moved) and the decay tiers."""
+        refresh_app_graph(self.conn, self.scope, self.now())
+        self.refresh_tiers()
+
+    def refresh_tiers(self) -> int:
+        """Re-derive hot/warm/cold for the newest items of this scope; returns how many changed."""
+        marks = ",".join("?" * len(self.scope_keys))
+        rows = self.conn.execute(
+            f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) ORDER BY created_at DESC LIMIT {REFRESH_ITEMS}",
+            self.scope_keys,
+        ).fetchall()
+        now = self.clock()
+        changes = [(new, row["id"]) for row in rows if (new := derive_state(surfaces.facts(row), now)) != row["state"]]
+        if changes:
+            with transaction(self.conn):
+                self.conn.executemany("UPDATE memory_items SET state=? WHERE id=?", changes)
+        return len(changes)
+
+    def _context(self) -> surfaces.Context:
+        session = self.current_session()
+        return surfaces.Context(
+            conn=self.conn,
+            scope_key=self.scope.key,
+            scope_keys=self.scope_keys,
+            scope_label=self.scope.label if self.scope.type != "project" else "project",
+            is_project_scope=self.scope.type == "project",
+            validator=Validator(self.conn, self.scope),
+            now=self.clock(),
+            focus=session["focus"] if session is not None else None,
+            session_id=session["id"] if session is not None else None,
+        )
+
+    def book(self, surface: Surface, *, reinforce: bool = False) -> Surface:
+        """Record what a surface injected (token ledger, retrieval log) and reinforce what it showed."""
+        if not surface.text:
+            return surface
+        session = self.current_session()
+        session_id = session["id"] if session is not None else None
+        now = self.now()
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO token_ledger(session_id, scope_key, channel, direction, tokens, timestamp) VALUES (?,?,?,?,?,?)",
+                (session_id, self.scope.key, surface.channel, "injected", surface.tokens, now),
+            )
+            if reinforce:
+                ids = [item.id for item in surface.items]
+                self.conn.execute(
+                    "INSERT INTO retrieval_log(session_id, scope_key, channel, topic, query_text, result_ids_json, "
+                    "total_candidates, returned_count, token_estimate, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (session_id, self.scope.key, surface.channel, surface.topic, surface.query, json.dumps(ids),
+                     surface.total_candidates, len(ids), surface.tokens, now),
+                )
+                self._touch(ids, now)
+        return surface
+
+    def _touch(self, ids: list[str], now: str) -> None:
+        """Reads reinforce: access count and last access, and the tier the read earns."""
+        for item_id in ids:
+            row = self.conn.execute("SELECT state, text FROM memory_items WHERE id=?", (item_id,)).fetchone()
+            if row is None:
+                continue
+            state = row["state"]
+            lowered = row["text"].lower()
+            has_missing = self.conn.execute(
+                "SELECT 1 FROM memory_references WHERE memory_item_id=? AND status='missing' LIMIT 1", (item_id,)
+            ).fetchone()
+            if state in ("pinned", "archived") or has_missing or "status: superseded" in lowered:
+                pass
+            elif "status: resolved" in lowered:
+                state = "cold"
+            else:
+                state = "hot"
+            self.conn.execute(
+                "UPDATE memory_items SET access_count=access_count+1, last_accessed_at=?, state=? WHERE id=?",
+                (now, state, item_id),
+            )
+
+    # -- notes ----------------------------------------------------------------------------------
+
+    def note(self, kind: str, text: str, subject: str | None = None, alternatives: list[str] | None = None) -> NoteWrite:
+        """Record a note; reports any active decision on the subject it contradicts.
+
+        Raises:
+            InvalidInput: unknown kind, empty text, missing subject (nothing is written).
+        """
+        notes_mod.validate_note(kind, text, subject, alternatives)
+        refresh_app_graph(self.conn, self.scope, self.now())
+        session_id = self.ensure_session()
+        return notes_mod.write_note(self.conn, self.scope, session_id, kind, text, subject, alternatives, self.now())
+
+    def resolve(
+        self,
+        note_id: str | None = None,
+        *,
+        subject: str | None = None,
+        status: str = "resolved",
+        replacement: str | None = None,
+    ) -> Resolution:
+        """Resolve or supersede a note by id, or by subject in this scope, optionally with a replacement.
+
+        Raises:
+            InvalidInput, NotFound, Refused: see `notes.resolve_note`.
+        """
+        session = self.current_session()
+        return notes_mod.resolve_note(
+            self.conn, self.scope, session["id"] if session is not None else None, self.now(),
+            note_id=note_id, subject=subject, status=status, replacement=replacement,
+        )
+
+    # -- surfaces -------------------------------------------------------------------------------
+
+    def recall(self, topic: str, budget: int | None = None, detail: str | None = None) -> Surface:
+        """Evidence for a topic within the recall budget (default 600)."""
+        budget = check_budget(budget, "recall")
+        self.refresh()
+        return self.book(surfaces.recall(self._context(), topic, budget, detail), reinforce=True)
+
+    def brief(self, topic: str, for_agent: str | None = None, budget: int | None = None) -> Surface:
+        """A smaller topical brief within the brief budget (default 450)."""
+        budget = check_budget(budget, "brief")
+        self.refresh()
+        return self.book(surfaces.brief(self._context(), topic, for_agent, budget), reinforce=True)
+
+    def state(self, budget: int | None = None) -> Surface:
+        """The working state within the state budget (default 800)."""
+        budget = check_budget(budget, "state")
+        self.refresh()
+        return self.book(surfaces.state(self._context(), budget))
+
+    def session_brief(self, budget: int | None = None, *, book: bool = True) -> Surface:
+        """The SessionStart brief (default 150 tokens): empty on a cold start."""
+        budget = check_budget(budget, "session_brief")
+        self.refresh()
+        surface = surfaces.session_brief(self._context(), budget)
+        return self.book(surface) if book else surface
+
+    def preview_session_brief(self) -> Surface:
+        """The session brief exactly as injected, without booking it (for the operator's view)."""
+        return self.session_brief(book=False)
+
+    # -- inspection and correction -------------------------------------------------------------
+
+    def list_memory(
+        self,
+        *,
+        scopes: list[str] | None = None,
+        kinds: list[str] | None = None,
+        states: list[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> inspection.Page:
+        """Every memory item, newest first; no default filters. Reads only."""
+        return inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+
+    def inspect_memory(self, item_id: str) -> inspection.Inspection:
+        """Everything about one item (trust, conflict, references, access, corrections). Reads only."""
+        refresh_app_graph(self.conn, self.scope, self.now())
+        return inspection.inspect_memory(self.conn, self.scope, item_id)
+
+    def edit_memory(self, item_id: str, text: str) -> inspection.Edit:
+        """Replace a memory's text through the audited edit; spoofed trailers are refused."""
+        return inspection.edit_memory(self.conn, item_id, text, self.now())
+
+    def delete_memory(self, item_id: str, *, yes: bool = False) -> inspection.Deletion:
+        """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
+        return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
+
+    def validate_memory(self, topic: str | None = None) -> dict[str, object]:
+        """Audit memories' references against the checkout (deletes nothing); persists each verdict."""
+        self.refresh()
+        ctx = self._context()
+        if topic:
+            _, _, found = surfaces.ranked(ctx, topic, 20)
+            pairs = [(c.row, c.validation) for c in found]
+        else:
+            marks = ",".join("?" * len(self.scope_keys))
+            rows = self.conn.execute(
+                f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' "
+                "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC",
+                self.scope_keys,
+            ).fetchall()
+            validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+            pairs = [(r, validations[r["id"]]) for r in rows]
+        now = self.now()
+        with transaction(self.conn):
+            for row, validation in pairs:
+                for ref in validation.refs:
+                    self.conn.execute(
+                        "UPDATE memory_references SET status=?, moved_to=?, checked_at=? WHERE memory_item_id=? AND normalized_path=?",
+                        (ref.status, ref.moved_to, now, row["id"], ref.path),
+                    )
+        results = [
+            {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "validity": v.validity,
+             "label": v.label, "references": [{"path": r.path, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
+            for row, v in pairs
+        ]
+        summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
+        return {"topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale), "references": summary,
+                "items": results}
+
+    def contests(self) -> list[dict[str, object]]:
+        """Every open contest in this scope: the active contested notes of a subject, seated together."""
+        rows = self.conn.execute(
+            "SELECT n.*, m.id AS item_id FROM notes n LEFT JOIN memory_items m ON m.source_table='notes' AND m.source_id=n.id "
+            "WHERE n.scope_key=? AND n.conflict=1 AND n.status='active' ORDER BY n.subject, n.timestamp, n.rowid",
+            (self.scope.key,),
+        ).fetchall()
+        grouped: dict[str, list[sqlite3.Row]] = {}
+        for row in rows:
+            grouped.setdefault(row["subject"] or "", []).append(row)
+        return [
+            {
+                "subject": subject,
+                "sides": [
+                    {"id": r["id"], "item_id": r["item_id"], "kind": r["kind"], "content": r["content"],
+                     "timestamp": r["timestamp"], "session_id": r["session_id"]}
+                    for r in sides
+                ],
+            }
+            for subject, sides in grouped.items()
+        ]
+
+    # -- store ----------------------------------------------------------------------------------
+
+    def store_info(self) -> StoreInfo:
+        """Where this directory's store lives and how its identity was derived."""
+        return describe_store(self.cwd, self.identity.store_dir.parent.parent)
+
+    def status(self) -> dict[str, object]:
+        """Counts that say what this store holds for this scope."""
+        counts = {
+            row["state"]: row["n"]
+            for row in self.conn.execute(
+                "SELECT state, COUNT(*) AS n FROM memory_items WHERE scope_key=? GROUP BY state", (self.scope.key,)
+            )
+        }
+        contested = self.conn.execute(
+            "SELECT COUNT(*) FROM notes WHERE scope_key=? AND conflict=1 AND status='active'", (self.scope.key,)
+        ).fetchone()[0]
+        session = self.current_session()
+        return {
+            "store": str(self.identity.db_path),
+            "schema_version": SCHEMA_VERSION,
+            "scope_key": self.scope.key,
+            "scope_label": self.scope.label,
+            "scope_type": self.scope.type,
+            "items_by_state": counts,
+            "items": sum(counts.values()),
+            "contested_notes": contested,
+            "session": session["id"] if session is not None else None,
+        }
+
+
+def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None) -> Engine:
+    """Open the engine for a working directory."""
+    return Engine(cwd, home=home, clock=clock)

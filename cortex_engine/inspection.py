@@ -1,0 +1,310 @@
+"""Inspection and correction: list, inspect, edit and delete memory, every correction audited."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+from .errors import InvalidInput, NotFound
+from .freshness import Validator
+from .memory import STATES, alternatives_list, collapse, is_contested, is_superseded
+from .notes import extract_item_references, item_id_for, sync_note_item
+from .scope import Scope
+from .store import transaction
+
+LIST_DEFAULT = 20
+LIST_MAX = 200
+ORDER_TEXT = "newest first (created_at DESC, rowid DESC)"
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9,._:@/+-]+$")
+_TRAILER_START = re.compile(r"^(subject|alternatives|conflict|status):", re.IGNORECASE)
+
+
+def not_found(item_id: str) -> NotFound:
+    """The error for an id that names nothing."""
+    return NotFound(f'No memory item found for id "{item_id}". List ids with: cortex list-memory', id=item_id)
+
+
+def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
+    """A memory item by its own id or by the id of the note behind it.
+
+    Raises:
+        NotFound: neither matches.
+    """
+    raw = item_or_note_id.strip()
+    row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (raw,)).fetchone()
+    if row is None:
+        row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (item_id_for(raw),)).fetchone()
+    if row is None:
+        raise not_found(raw)
+    return row
+
+
+@dataclass
+class Page:
+    """One page of list-memory."""
+
+    total: int
+    offset: int
+    limit: int
+    items: list[dict[str, object]]
+    filters: dict[str, list[str]]
+
+    def to_dict(self) -> dict[str, object]:
+        """The `list-memory --json` shape."""
+        return {
+            "total": self.total, "offset": self.offset, "limit": self.limit, "order": ORDER_TEXT,
+            "filters": self.filters, "items": self.items,
+        }
+
+
+def list_memory(
+    conn: sqlite3.Connection,
+    *,
+    scopes: list[str] | None = None,
+    kinds: list[str] | None = None,
+    states: list[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> Page:
+    """Every memory item, newest first, with no default filters (archived and other scopes included).
+
+    Raises:
+        InvalidInput: an unknown state or a negative offset.
+    """
+    for state in states or []:
+        if state not in STATES:
+            raise InvalidInput(f"unknown state {state!r}; use {', '.join(STATES)}", code="bad_state")
+    if offset < 0:
+        raise InvalidInput("offset must be 0 or more", code="bad_args")
+    limit = LIST_DEFAULT if limit is None or limit <= 0 else min(limit, LIST_MAX)
+    where, args = [], []
+    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+        if values:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    total = conn.execute(f"SELECT COUNT(*) FROM memory_items{clause}", args).fetchone()[0]
+    rows = conn.execute(
+        f"SELECT rowid, * FROM memory_items{clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
+        (*args, limit, offset),
+    ).fetchall()
+    items = [
+        {
+            "id": r["id"], "note_id": r["source_id"] if r["source_table"] == "notes" else None, "kind": r["kind"],
+            "subject": r["subject"], "state": r["state"], "scope_key": r["scope_key"], "created_at": r["created_at"],
+            "access_count": r["access_count"], "text": r["text"],
+        }
+        for r in rows
+    ]
+    filters = {k: v for k, v in (("scope", scopes or []), ("kind", kinds or []), ("state", states or [])) if v}
+    return Page(total, offset, limit, items, filters)
+
+
+def quote_arg(value: str) -> str:
+    """Quote a value for a printed command line unless it is plainly safe."""
+    return value if _SAFE_ARG.match(value) else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class Inspection:
+    """Everything Cortex holds about one memory item."""
+
+    item: dict[str, object]
+    trust: str
+    conflict: dict[str, object]
+    references: list[dict[str, object]]
+    access: dict[str, object]
+    corrections: list[dict[str, object]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The `inspect-memory --json` shape (byte-faithful text)."""
+        return {
+            **self.item, "trust": self.trust, "conflict": self.conflict, "references": self.references,
+            "access": self.access, "corrections": self.corrections,
+        }
+
+
+def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str) -> Inspection:
+    """Inspect one item; reads only (no session, no access-count change).
+
+    Raises:
+        NotFound: no such item or note.
+    """
+    row = find_item(conn, item_or_note_id)
+    validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
+    item = {k: row[k] for k in row.keys() if k != "rowid"}
+    conflict: dict[str, object]
+    if row["source_table"] != "notes":
+        conflict = {"state": "n/a", "counterparts": []}
+    else:
+        note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        if note is None:
+            conflict = {"state": "unknown", "counterparts": [], "orphan": True}
+        else:
+            counterparts = []
+            if note["conflict"] and note["subject"]:
+                counterparts = [
+                    {"id": c["id"], "kind": c["kind"], "timestamp": c["timestamp"]}
+                    for c in conn.execute(
+                        "SELECT id, kind, timestamp FROM notes WHERE scope_key=? AND subject=? AND conflict=1 "
+                        "AND status='active' AND id != ? ORDER BY timestamp",
+                        (note["scope_key"], note["subject"], note["id"]),
+                    )
+                ]
+            text_contested = is_contested(row["kind"], row["text"])
+            text_superseded = is_superseded(row["kind"], row["text"])
+            disagrees = text_contested != bool(note["conflict"]) or text_superseded != (note["status"] == "superseded")
+            conflict = {
+                "state": "contested" if note["conflict"] else "none",
+                "status": note["status"],
+                "note_id": note["id"],
+                "counterparts": counterparts,
+                "alternatives": alternatives_list(note["alternatives"]),
+                "projection_disagrees": disagrees,
+                "projection": {"contested": text_contested, "superseded": text_superseded},
+            }
+    references = [
+        {"path": r.path, "type": r.type, "status": r.status, "moved_to": r.moved_to} for r in validation.refs
+    ]
+    log = conn.execute(
+        "SELECT created_at, topic, result_ids_json FROM retrieval_log WHERE result_ids_json LIKE ? "
+        "ORDER BY created_at DESC, id DESC LIMIT 10",
+        (f'%"{row["id"]}"%',),
+    ).fetchall()
+    access = {
+        "count": row["access_count"], "last": row["last_accessed_at"],
+        "recent": [{"at": r["created_at"], "topic": r["topic"]} for r in log],
+    }
+    corrections = [
+        {"at": c["created_at"], "operation": c["operation"], "prior_text": c["prior_text"], "new_text": c["new_text"]}
+        for c in conn.execute(
+            "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", (row["id"],)
+        )
+    ]
+    return Inspection(item, validation.validity, conflict, references, access, corrections)
+
+
+def check_edit_text(text: str) -> str:
+    """Accept an edit's text: BOM stripped, not blank, no spoofed trailer line.
+
+    Raises:
+        InvalidInput: blank text (`empty_text`) or a trailer-shaped last line (`spoofed_trailer`).
+    """
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise InvalidInput("the new text is empty; nothing was changed", code="empty_text")
+    last = [line for line in text.split("\n") if line.strip()][-1].strip()
+    if _TRAILER_START.match(last):
+        raise InvalidInput(
+            f"the last line {last[:40]!r} looks like a Cortex trailer (Subject:/Alternatives:/Conflict:/Status:); "
+            "trailers are derived from the note, not edited — reword that line",
+            code="spoofed_trailer",
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What an edit changed."""
+
+    id: str
+    references: int
+    prior_text: str
+    new_text: str
+
+
+def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: str) -> Edit:
+    """Replace a memory's editable text (a note's content, else the item text), audited; state kept.
+
+    Raises:
+        NotFound: no such item. InvalidInput: empty or spoofed text.
+    """
+    text = check_edit_text(text)
+    row = find_item(conn, item_or_note_id)
+    with transaction(conn):
+        if row["source_table"] == "notes":
+            note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+            if note is None:
+                raise not_found(item_or_note_id)
+            prior = note["content"]
+            new = " ".join(text.split()) if "\n" not in text.strip() else text.strip()
+            conn.execute("UPDATE notes SET content=? WHERE id=?", (new, note["id"]))
+            note = conn.execute("SELECT * FROM notes WHERE id=?", (note["id"],)).fetchone()
+            sync_note_item(conn, note, row["scope_type"])
+        else:
+            prior = row["text"]
+            new = text
+            conn.execute("UPDATE memory_items SET text=? WHERE id=?", (new, row["id"]))
+            extract_item_references(conn, row["id"], row["subject"], new)
+        count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+            "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'edit', ?,?,?,?)",
+            (row["id"], row["source_table"], row["source_id"], row["scope_key"], prior, new, row["subject"], now),
+        )
+    return Edit(row["id"], count, prior, new)
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """A delete preview, or what a confirmed delete removed."""
+
+    id: str
+    kind: str
+    subject: str | None
+    scope_key: str
+    source: str | None
+    references: int
+    contested: bool
+    text: str
+    deleted: bool
+
+
+def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, yes: bool = False) -> Deletion:
+    """Preview a delete, or with `yes` delete the item and its source row in one audited transaction.
+
+    Raises:
+        NotFound: no such item.
+    """
+    row = find_item(conn, item_or_note_id)
+    refs = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
+    note = None
+    if row["source_table"] == "notes":
+        note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+    contested = bool(note is not None and note["conflict"])
+    source = f"{row['source_table']}/{row['source_id']}" if row["source_table"] else None
+    preview = Deletion(row["id"], row["kind"], row["subject"], row["scope_key"], source, refs, contested, row["text"], False)
+    if not yes:
+        return preview
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+            "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?)",
+            (row["id"], row["source_table"], row["source_id"], row["scope_key"],
+             note["content"] if note is not None else row["text"], row["subject"], now),
+        )
+        if note is not None:
+            if contested and note["subject"]:
+                others = conn.execute(
+                    "SELECT * FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND id != ?",
+                    (note["scope_key"], note["subject"], note["id"]),
+                ).fetchall()
+                conn.execute(
+                    "UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1",
+                    (note["scope_key"], note["subject"]),
+                )
+                for other in others:
+                    fresh = conn.execute("SELECT * FROM notes WHERE id=?", (other["id"],)).fetchone()
+                    sync_note_item(conn, fresh, row["scope_type"])
+            conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
+        conn.execute("DELETE FROM memory_items WHERE id=?", (row["id"],))
+    return Deletion(**{**preview.__dict__, "deleted": True})
+
+
+def summarize_text(text: str, limit: int = 160) -> str:
+    """One collapsed line of at most `limit` characters."""
+    flat = collapse(text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+

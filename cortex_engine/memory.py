@@ -1,0 +1,204 @@
+"""memory_items: projection of notes into the retrieval layer, trailers, and hot/warm/cold tiers."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from .clock import parse_iso
+
+NOTE_KINDS = ("insight", "decision", "intent", "blocker", "focus")
+STATES = ("pinned", "hot", "warm", "cold", "archived")
+TIER_ORDER = ("hot", "warm", "cold")
+
+IMPORTANCE = {"focus": 1.0, "blocker": 0.95, "decision": 0.9, "intent": 0.85, "insight": 0.7}
+
+# (retrieval weight, working-set weight) per item kind.
+KIND_WEIGHTS: dict[str, tuple[float, float]] = {
+    "note:decision": (3.4, 3.4),
+    "note:intent": (3.0, 3.1),
+    "note:focus": (2.8, 2.8),
+    "note:blocker": (2.6, 2.8),
+    "note:insight": (2.0, 2.1),
+    "episode:command_failure": (3.2, 2.6),
+    "episode:test_cycle": (2.8, 2.3),
+    "episode:session_summary": (1.6, 1.6),
+    "episode:subagent_conclusion": (2.4, 2.0),
+    "session_state": (1.0, 1.6),
+    "branch_snapshot": (2.4, 1.4),
+    "project_snapshot": (1.8, 1.0),
+    "command_run": (1.2, 0.6),
+}
+DEFAULT_KIND_WEIGHT = (1.0, 0.5)
+
+TRAILER_PREFIXES = ("Subject: ", "Alternatives: ", "Conflict: ", "Status: ")
+_WS = re.compile(r"\s+")
+
+
+def collapse(text: str) -> str:
+    """Collapse all whitespace (newlines included) to single spaces and trim."""
+    return _WS.sub(" ", text).strip()
+
+
+def alternatives_payload(alternatives: list[str] | None) -> str:
+    """The one-line rejected-alternatives payload: each collapsed, empties dropped, comma-joined."""
+    return ", ".join(a for a in (collapse(x) for x in alternatives or []) if a)
+
+
+def project_note_text(
+    kind: str, content: str, subject: str | None, alternatives: list[str] | None, conflict: bool, status: str
+) -> str:
+    """Project a note into memory text: `<kind>: <content>` then trailers in canonical order."""
+    lines = [f"{kind}: {content}"]
+    if subject:
+        lines.append(f"Subject: {collapse(subject)}")
+    payload = alternatives_payload(alternatives)
+    if payload:
+        lines.append(f"Alternatives: {payload}")
+    if conflict:
+        lines.append("Conflict: true")
+    if status in ("superseded", "resolved"):
+        lines.append(f"Status: {status}")
+    return "\n".join(lines)
+
+
+def split_trailers(text: str) -> tuple[str, dict[str, str]]:
+    """Split projected note text into (body, trailers), walking back in canonical order."""
+    lines = text.split("\n")
+    trailers: dict[str, str] = {}
+    allowed = len(TRAILER_PREFIXES)
+    while len(lines) > 1:
+        last = lines[-1]
+        match = next((i for i, p in enumerate(TRAILER_PREFIXES[:allowed]) if last.startswith(p)), None)
+        if match is None:
+            break
+        trailers[TRAILER_PREFIXES[match][:-2].lower()] = last[len(TRAILER_PREFIXES[match]):]
+        allowed = match
+        lines.pop()
+    return "\n".join(lines), trailers
+
+
+def is_contested(kind: str, text: str) -> bool:
+    """A note item is contested when its projection carries `Conflict: true`."""
+    return kind.startswith("note:") and any(line.strip().lower() == "conflict: true" for line in text.split("\n"))
+
+
+def note_status(kind: str, text: str) -> str:
+    """The status a note item's projection records: active, superseded or resolved."""
+    if not kind.startswith("note:"):
+        return "active"
+    return split_trailers(text)[1].get("status", "active")
+
+
+def is_superseded(kind: str, text: str) -> bool:
+    """True for a note item whose trailer says `Status: superseded`."""
+    return note_status(kind, text) == "superseded"
+
+
+def is_resolved(text: str) -> bool:
+    """True when the text records `status: resolved` (any case)."""
+    return "status: resolved" in text.lower()
+
+
+def note_content(text: str) -> str:
+    """The note's content line: the first line after its `<kind>: ` prefix."""
+    first = text.split("\n", 1)[0]
+    _, sep, rest = first.partition(": ")
+    return rest if sep else first
+
+
+def fresh_note_state(kind: str, status: str) -> str:
+    """The tier a newly projected note starts in."""
+    if status != "active":
+        return "cold"
+    return "hot" if kind in ("focus", "intent", "blocker") else "warm"
+
+
+def demote(state: str) -> str:
+    """One tier cooler (hot→warm→cold); pinned and archived are untouched."""
+    if state in ("hot", "warm"):
+        return TIER_ORDER[TIER_ORDER.index(state) + 1]
+    return state
+
+
+def _days(since: str | None, now: datetime) -> float | None:
+    if not since:
+        return None
+    stamp = parse_iso(since)
+    if stamp is None:
+        return None
+    return max(0.0, (now - stamp).total_seconds() / 86400.0)
+
+
+@dataclass(frozen=True)
+class ItemFacts:
+    """The columns of a memory item that scoring reads."""
+
+    kind: str
+    text: str
+    state: str
+    importance: float
+    access_count: int
+    last_accessed_at: str | None
+    created_at: str
+
+
+def hotness(item: ItemFacts, now: datetime) -> float:
+    """Score an item's working-set heat from importance, kind, age, access and staleness."""
+    if item.state == "pinned":
+        return 100.0
+    if item.state == "archived":
+        return -100.0
+    age = _days(item.created_at, now)
+    if age is None:
+        created_bonus = -1.6
+    else:
+        created_bonus = next((b for limit, b in ((1, 2.6), (3, 2.1), (7, 1.4), (30, 0.5), (90, -0.6)) if age <= limit), -1.6)
+    since_access = _days(item.last_accessed_at, now)
+    if since_access is None:
+        access_bonus = 0.0
+    else:
+        access_bonus = next((b for limit, b in ((1, 3.2), (7, 1.8), (30, 0.7)) if since_access <= limit), -0.2)
+    penalty = 0.0
+    age_v = age if age is not None else math.inf
+    if item.access_count == 0 and age_v > 14:
+        penalty -= 1.6
+    if item.access_count == 0 and age_v > 45:
+        penalty -= 2.4
+    if item.kind == "command_run":
+        penalty -= 0.8
+    if item.kind == "note:insight" and item.access_count == 0 and age_v > 30:
+        penalty -= 1.1
+    if item.kind == "project_snapshot" and age_v > 45:
+        penalty -= 0.7
+    if is_resolved(item.text):
+        penalty -= 1.6
+    if is_superseded(item.kind, item.text):
+        penalty -= 1.6
+    weight = KIND_WEIGHTS.get(item.kind, DEFAULT_KIND_WEIGHT)[1]
+    return item.importance * 5 + weight + created_bonus + access_bonus + min(item.access_count * 0.85, 4.25) + penalty
+
+
+def derive_state(item: ItemFacts, now: datetime) -> str:
+    """Re-derive the tier from the score; a superseded note sits one tier below what it would earn."""
+    if item.state in ("pinned", "archived"):
+        return item.state
+    if is_resolved(item.text):
+        return "cold"
+    score = hotness(item, now)
+    state = "hot" if score >= 7 else "warm" if score >= 4.2 else "cold"
+    return demote(state) if is_superseded(item.kind, item.text) else state
+
+
+def alternatives_list(raw: str | None) -> list[str]:
+    """Decode the stored alternatives JSON (a list of strings), tolerating junk."""
+    if not raw:
+        return []
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []

@@ -1,0 +1,184 @@
+"""Rendering: memory lines with their trust labels, and budgeted assembly of the surfaces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .clock import parse_iso, ts_min
+from .freshness import Validation
+from .memory import collapse, is_contested, is_resolved, is_superseded, note_content, split_trailers
+from .tokens import estimate_tokens
+
+SNIPPET_CHARS = 260
+ALTERNATIVES_CHARS = 240
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def strip_control(text: str) -> str:
+    """Remove terminal control characters (ESC, lone CR, …) but keep tabs and newlines."""
+    return _CONTROL.sub("", text)
+
+
+def humanize_kind(kind: str) -> str:
+    """`note:decision` → `Decision`, `episode:command_failure` → `Command failure`, …"""
+    if kind.startswith("note:") or kind.startswith("episode:"):
+        name = kind.split(":", 1)[1]
+    else:
+        name = {"branch_snapshot": "snapshot", "project_snapshot": "project", "command_run": "command"}.get(kind, kind)
+    name = name.replace("_", " ")
+    return name[:1].upper() + name[1:]
+
+
+def age_text(created_at: str, now: datetime) -> str:
+    """`today`, `<N>d ago` up to 30 days, else the date."""
+    stamp = parse_iso(created_at)
+    if stamp is None:
+        return "unknown age"
+    days = (now - stamp).total_seconds() / 86400.0
+    if days < 1:
+        return "today"
+    if days <= 30:
+        return f"{int(days)}d ago"
+    return created_at[:10]
+
+
+def snippet(text: str, max_lines: int) -> str:
+    """The first non-empty trimmed lines joined by ` | `, capped at 260 characters."""
+    lines = [line.strip() for line in strip_control(text).split("\n") if line.strip()][:max_lines]
+    joined = " | ".join(lines)
+    return joined if len(joined) <= SNIPPET_CHARS else joined[: SNIPPET_CHARS - 1] + "…"
+
+
+def item_labels(kind: str, text: str, validation: Validation | None) -> list[str]:
+    """The trust labels of one item as separate strings (contested, superseded, resolved, stale, moved)."""
+    labels = []
+    if is_contested(kind, text):
+        labels.append("contested")
+    if kind.startswith("note:"):
+        if is_superseded(kind, text):
+            labels.append("superseded")
+        elif is_resolved(text):
+            labels.append("resolved")
+    if validation is not None and validation.label:
+        labels.extend(validation.label.split("; "))
+    return labels
+
+
+def render_memory_line(row: dict, validation: Validation | None, max_lines: int) -> str:
+    """One memory as a line, carrying every trust label it has."""
+    kind, text = row["kind"], row["text"]
+    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
+    if kind.startswith("note:"):
+        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        body, _ = split_trailers(text)
+        content = collapse(strip_control(note_content(body)))
+        line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
+        if is_contested(kind, text):
+            line += " [contested]"
+        if is_superseded(kind, text):
+            line += " (superseded)"
+        elif is_resolved(text):
+            line += " (resolved)"
+        return line + ref_label
+    if kind in ("session_state", "episode:session_summary"):
+        return f"[session state] {snippet(text, max_lines)}{ref_label}"
+    if kind == "project_snapshot":
+        return f"[project state] {snippet(text, max_lines)}"
+    subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+    return f"{humanize_kind(kind)}: {subject}{snippet(text, max_lines)}{ref_label}"
+
+
+def alternatives_line(kind: str, text: str) -> str | None:
+    """`  already rejected: …` for a note that records rejected alternatives, else None."""
+    if not kind.startswith("note:"):
+        return None
+    payload = collapse(strip_control(split_trailers(text)[1].get("alternatives", "")))
+    if not payload:
+        return None
+    if len(payload) > ALTERNATIVES_CHARS:
+        payload = payload[: ALTERNATIVES_CHARS - 1].rstrip() + "…"
+    return f"  already rejected: {payload}"
+
+
+@dataclass
+class Entry:
+    """One evidence line and its optional continuation (rejected alternatives)."""
+
+    line: str
+    continuation: str | None = None
+    item_id: str | None = None
+
+
+@dataclass
+class Assembled:
+    """What a budgeted assembly kept."""
+
+    text: str
+    kept: list[Entry] = field(default_factory=list)
+    dropped: int = 0
+
+
+def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint: Callable[[int], str]) -> Assembled:
+    """Place lines within `budget`: the first evidence line always, alternatives only with what is left."""
+    used = estimate_tokens(lead) if lead else 0
+    kept: list[Entry] = []
+    for entry in entries:
+        cost = estimate_tokens(entry.line)
+        if kept and used + cost > budget:
+            break
+        kept.append(entry)
+        used += cost
+    dropped = len(entries) - len(kept)
+    tail = None
+    if dropped:
+        tail = hint(dropped)
+        hint_cost = estimate_tokens(tail)
+        while len(kept) > 1 and used + hint_cost > budget:
+            used -= estimate_tokens(kept.pop().line)
+            dropped += 1
+            tail = hint(dropped)
+            hint_cost = estimate_tokens(tail)
+        used += hint_cost
+    continued: set[int] = set()
+    for index, entry in enumerate(kept):
+        if entry.continuation is None:
+            continue
+        cost = estimate_tokens(entry.continuation)
+        if used + cost > budget:
+            break
+        continued.add(index)
+        used += cost
+    lines = [lead] if lead else []
+    for index, entry in enumerate(kept):
+        lines.append(entry.line)
+        if index in continued and entry.continuation is not None:
+            lines.append(entry.continuation)
+    if tail:
+        lines.append(tail)
+    return Assembled("\n".join(lines), kept, dropped)
+
+
+def assemble_sections(sections: list[str], budget: int) -> tuple[str, list[int]]:
+    """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on."""
+    kept: list[int] = []
+    used = 0
+    for index, section in enumerate(sections):
+        cost = estimate_tokens(section)
+        if kept and used + cost > budget:
+            continue
+        kept.append(index)
+        used += cost
+    parts = [sections[i] for i in kept]
+    skipped = len(sections) - len(kept)
+    if skipped:
+        parts.append(f"…{skipped} section{'s' if skipped != 1 else ''} trimmed (cortex_recall(topic) for more)")
+    return "\n\n".join(parts), kept
+
+
+def shorten(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to `limit` characters with an ellipsis."""
+    text = collapse(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,194 @@
+"""Store identity and scope keys, derived from git for a working directory.
+
+One store per repository (every worktree shares it), partitioned inside by a scope key that
+carries the worktree and the branch (or detached HEAD), or the project root outside git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+ScopeType = Literal["branch", "detached", "project"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a memory lives inside a store: the key every read and write carries."""
+
+    type: ScopeType
+    key: str
+    worktree: str
+    git_root: str | None
+    branch: str | None
+    head_oid: str | None
+    git_dir: str | None
+
+    @property
+    def label(self) -> str:
+        """A short human label: the branch, `detached@abc1234`, or the worktree's name."""
+        if self.type == "branch" and self.branch:
+            return self.branch
+        if self.type == "detached" and self.head_oid:
+            return f"detached@{self.head_oid[:7]}"
+        return os.path.basename(self.worktree.rstrip("/")) or "project"
+
+
+@dataclass(frozen=True)
+class StoreIdentity:
+    """Which store a working directory belongs to, and how that was decided."""
+
+    store_id: str
+    label: str
+    identifying_path: str
+    store_dir: Path
+    db_path: Path
+    degraded_reason: str | None
+    root: str
+
+
+def cortex_home() -> Path:
+    """`$CORTEX_HOME` when set and non-blank, else `~/.cortex`."""
+    env = os.environ.get("CORTEX_HOME", "").strip()
+    if env:
+        return Path(env).expanduser().resolve()
+    return Path.home() / ".cortex"
+
+
+def normalize_scope_path(path: str) -> str:
+    """Resolve, forward-slash, collapse repeated slashes, drop a trailing slash, lowercase."""
+    resolved = os.path.abspath(path).replace("\\", "/")
+    resolved = re.sub(r"/+", "/", resolved)
+    if len(resolved) > 1:
+        resolved = resolved.rstrip("/")
+    return resolved.lower()
+
+
+_SANITIZE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def sanitize_label(raw: str) -> str:
+    """Make a cosmetic, filesystem-safe store label (never parsed)."""
+    label = _SANITIZE.sub("-", raw).lstrip("-._").rstrip("-._")
+    label = label[:32].rstrip("-._")
+    return label or "project"
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class GitLocation:
+    """What git says about a working directory (None fields when not in a repository)."""
+
+    worktree: str
+    common_dir: str
+    git_dir: str
+
+
+def locate_git(cwd: str) -> GitLocation | None:
+    """Ask git once for the worktree, common dir and per-worktree git dir of `cwd`."""
+    out = _git(cwd, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--git-dir")
+    if out is None:
+        return None
+    lines = out.splitlines()
+    if len(lines) < 3:
+        return None
+    worktree, common, git_dir = (os.path.realpath(os.path.join(cwd, line)) for line in lines[:3])
+    return GitLocation(worktree=worktree, common_dir=common, git_dir=git_dir)
+
+
+def read_head(git_dir: str, common_dir: str) -> tuple[str | None, str | None]:
+    """Return (branch, oid) from HEAD without spawning git; oid may be None on an unborn branch."""
+    try:
+        head = Path(git_dir, "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None, None
+    if head.startswith("ref:"):
+        ref = head[4:].strip()
+        branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+        return branch, _resolve_ref(ref, git_dir, common_dir)
+    if re.fullmatch(r"[0-9a-fA-F]{40,64}", head):
+        return None, head.lower()
+    return None, None
+
+
+def _resolve_ref(ref: str, git_dir: str, common_dir: str) -> str | None:
+    for base in (git_dir, common_dir):
+        try:
+            value = Path(base, ref).read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if re.fullmatch(r"[0-9a-fA-F]{40,64}", value):
+            return value.lower()
+    try:
+        packed = Path(common_dir, "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        parts = line.split(" ", 1)
+        if len(parts) == 2 and parts[1].strip() == ref:
+            return parts[0].lower()
+    return None
+
+
+def detect_scope(cwd: str) -> Scope:
+    """Derive the scope of a working directory: branch, detached HEAD, or project."""
+    real = os.path.realpath(cwd)
+    loc = locate_git(real)
+    if loc is None:
+        return Scope("project", f"project:{normalize_scope_path(real)}", real, None, None, None, None)
+    branch, oid = read_head(loc.git_dir, loc.common_dir)
+    root, tree = normalize_scope_path(loc.common_dir), normalize_scope_path(loc.worktree)
+    if branch:
+        return Scope("branch", f"branch:{root}:{tree}:{branch}", loc.worktree, loc.common_dir, branch, oid, loc.git_dir)
+    if oid:
+        return Scope("detached", f"detached:{root}:{tree}:{oid}", loc.worktree, loc.common_dir, None, oid, loc.git_dir)
+    return Scope("project", f"project:{tree}", loc.worktree, loc.common_dir, None, None, loc.git_dir)
+
+
+def project_scope_key(root: str | None) -> str:
+    """The project-layer scope key of a store rooted at `root`."""
+    return f"project:{normalize_scope_path(root)}" if root else "project:default"
+
+
+def store_identity(cwd: str, home: Path | None = None) -> StoreIdentity:
+    """Find the store for `cwd`: keyed by realpath(git common dir), or the cwd when outside git."""
+    real = os.path.realpath(cwd)
+    loc = locate_git(real)
+    if loc is not None:
+        ident = loc.common_dir
+        base = os.path.basename(ident)
+        if base == ".git":
+            label = sanitize_label(os.path.basename(os.path.dirname(ident)))
+        else:
+            label = sanitize_label(base[:-4] if base.endswith(".git") else base)
+        reason = None
+        root = loc.worktree
+    else:
+        ident = real
+        label = sanitize_label(os.path.basename(real))
+        reason = f"not a git repository; identity falls back to the working directory realpath ({real})"
+        root = real
+    store_id = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:16]
+    store_dir = (home or cortex_home()) / "projects" / f"{label}-{store_id}"
+    return StoreIdentity(store_id, label, ident, store_dir, store_dir / "cortex.db", reason, root)

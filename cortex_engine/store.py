@@ -1,0 +1,251 @@
+"""The SQLite store: connection settings, schema, forward migrations and the version guard."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import StoreRefused
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5000
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    parent_session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    focus TEXT,
+    agent_type TEXT NOT NULL DEFAULT 'primary',
+    agent_id TEXT,
+    status TEXT NOT NULL DEFAULT 'active',
+    git_root TEXT,
+    worktree_path TEXT,
+    branch_ref TEXT,
+    head_oid TEXT,
+    scope_type TEXT NOT NULL DEFAULT 'project',
+    scope_key TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_scope ON sessions(scope_key, status, started_at);
+CREATE UNIQUE INDEX IF NOT EXISTS sessions_agent ON sessions(scope_key, agent_id) WHERE agent_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS notes (
+    id TEXT PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_key TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    content TEXT NOT NULL,
+    alternatives TEXT,
+    status TEXT NOT NULL DEFAULT 'active',
+    conflict INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS notes_subject ON notes(scope_key, subject, status);
+CREATE TABLE IF NOT EXISTS memory_items (
+    id TEXT PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_type TEXT NOT NULL,
+    scope_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    source_table TEXT,
+    source_id TEXT,
+    subject TEXT,
+    text TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'warm',
+    importance REAL NOT NULL DEFAULT 0,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS memory_items_source ON memory_items(source_table, source_id)
+    WHERE source_table IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memory_items_scope ON memory_items(scope_key, state, created_at);
+CREATE INDEX IF NOT EXISTS memory_items_created ON memory_items(created_at DESC);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_items_fts USING fts5(
+    subject, text, content='memory_items', content_rowid='rowid', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS memory_items_ai AFTER INSERT ON memory_items BEGIN
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_items_ad AFTER DELETE ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_items_au AFTER UPDATE OF subject, text ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE TABLE IF NOT EXISTS memory_references (
+    id INTEGER PRIMARY KEY,
+    memory_item_id TEXT NOT NULL REFERENCES memory_items(id) ON DELETE CASCADE,
+    reference_type TEXT NOT NULL,
+    raw_reference TEXT NOT NULL,
+    normalized_path TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'unknown',
+    checked_at TEXT,
+    moved_to TEXT
+);
+CREATE INDEX IF NOT EXISTS memory_references_item ON memory_references(memory_item_id);
+CREATE TABLE IF NOT EXISTS current_app_graphs (
+    scope_key TEXT PRIMARY KEY,
+    worktree_path TEXT,
+    head_oid TEXT,
+    signature TEXT,
+    files_json TEXT NOT NULL DEFAULT '[]',
+    file_count INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT
+);
+CREATE TABLE IF NOT EXISTS file_renames (
+    id INTEGER PRIMARY KEY,
+    scope_key TEXT NOT NULL,
+    old_path TEXT NOT NULL,
+    new_path TEXT NOT NULL,
+    head_oid TEXT,
+    detected_at TEXT,
+    UNIQUE(scope_key, old_path)
+);
+CREATE TABLE IF NOT EXISTS retrieval_log (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_key TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    topic TEXT,
+    query_text TEXT,
+    result_ids_json TEXT NOT NULL DEFAULT '[]',
+    total_candidates INTEGER NOT NULL DEFAULT 0,
+    returned_count INTEGER NOT NULL DEFAULT 0,
+    token_estimate INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS retrieval_log_created ON retrieval_log(created_at);
+CREATE TABLE IF NOT EXISTS token_ledger (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_key TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    timestamp TEXT NOT NULL,
+    evidence_kind TEXT,
+    evidence_ref TEXT,
+    evidence_size INTEGER
+);
+CREATE INDEX IF NOT EXISTS token_ledger_scope ON token_ledger(scope_key, timestamp);
+CREATE TABLE IF NOT EXISTS memory_corrections (
+    id INTEGER PRIMARY KEY,
+    memory_item_id TEXT NOT NULL,
+    source_table TEXT,
+    source_id TEXT,
+    scope_key TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    prior_text TEXT NOT NULL,
+    new_text TEXT,
+    prior_subject TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_corrections_item ON memory_corrections(memory_item_id);
+"""
+
+# Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
+MIGRATIONS: tuple[str, ...] = (_V1,)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+_UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open a connection with the store's pragmas (WAL, foreign keys, busy timeout)."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def stored_version(conn: sqlite3.Connection) -> int:
+    """Read the schema version before any DDL: 0 for a fresh file; refuse a corrupt or newer one."""
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if not has_meta:
+        return 0
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if row is None:
+        return 0
+    raw = str(row[0]).strip()
+    if not re.fullmatch(r"\d+", raw):
+        raise StoreRefused(
+            f"the store's schema version {raw!r} is corrupt; nothing was written — "
+            "move the store aside (see `cortex store`) and Cortex will start a fresh one",
+            code="corrupt_schema_version",
+        )
+    version = int(raw)
+    if version > SCHEMA_VERSION:
+        raise StoreRefused(
+            f"the store was written by a newer Cortex (schema {version}, this build reads up to "
+            f"{SCHEMA_VERSION}); nothing was written — {_UPGRADE_HINT}",
+            code="newer_schema",
+        )
+    return version
+
+
+def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the store forward; refuse newer or corrupt versions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = connect(path)
+        version = stored_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise StoreRefused(
+            f"{path} is not a readable Cortex store ({exc}); nothing was written — move it aside and retry",
+            code="unreadable_store",
+        ) from exc
+    if version < SCHEMA_VERSION:
+        with transaction(conn):
+            version = stored_version(conn)  # re-read under the write lock: another process may have migrated
+            for script in MIGRATIONS[version:]:
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
+    return conn
+
+
+def _split_sql(script: str) -> Iterator[str]:
+    """Split a DDL script into statements, keeping trigger bodies whole."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statement = buffer.strip()
+            buffer = ""
+            if statement:
+                yield statement
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run a short `BEGIN IMMEDIATE` write transaction; roll back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+

@@ -1,0 +1,372 @@
+"""The surfaces an agent reads: recall, brief, state and the session brief, each within its budget."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .freshness import Validation, Validator
+from .memory import ItemFacts, collapse, hotness, is_superseded, note_content
+from .render import (
+    Entry,
+    age_text,
+    alternatives_line,
+    assemble_budgeted,
+    assemble_sections,
+    humanize_kind,
+    item_labels,
+    render_memory_line,
+    shorten,
+    strip_control,
+)
+from .memory import split_trailers
+from .retrieval import Candidate, candidates, rerank, seat_contested, tokenize_topic
+from .tokens import estimate_tokens
+
+BUDGETS = {"session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
+RECALL_LIMIT = 8
+BRIEF_LIMIT = 5
+BRIEF_KIND_PRIORITY = {"note:decision": 0, "note:intent": 1, "note:blocker": 2, "note:insight": 3}
+STATE_WEIGHT = {"pinned": 5.0, "hot": 4.0, "warm": 2.0, "cold": 0.5, "archived": -5.0}
+EMPTY_STATE = (
+    "Cortex state: no current working memory for this scope.\n"
+    "Use cortex_route for the capability map, or cortex_recall(topic) if you are resuming a known area."
+)
+
+
+@dataclass(frozen=True)
+class SurfaceItem:
+    """One memory a surface rendered, with the labels it carried."""
+
+    id: str
+    kind: str
+    subject: str | None
+    labels: tuple[str, ...]
+
+
+@dataclass
+class Surface:
+    """A rendered surface: exactly the text injected, its token estimate, and what it showed."""
+
+    channel: str
+    text: str
+    budget: int
+    items: list[SurfaceItem] = field(default_factory=list)
+    topic: str | None = None
+    query: str | None = None
+    total_candidates: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """The token estimate of the text."""
+        return estimate_tokens(self.text)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON contract: text, tokens, budget, items."""
+        return {
+            "channel": self.channel,
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "items": [
+                {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels)} for i in self.items
+            ],
+        }
+
+
+def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> SurfaceItem:
+    return SurfaceItem(row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)))
+
+
+@dataclass
+class Context:
+    """What every surface needs: the connection, scopes, validator, clock and focus."""
+
+    conn: sqlite3.Connection
+    scope_key: str
+    scope_keys: list[str]
+    scope_label: str
+    is_project_scope: bool
+    validator: Validator
+    now: datetime
+    focus: str | None = None
+    session_id: str | None = None
+
+
+def ranked(ctx: Context, topic: str, limit: int) -> tuple[str | None, int, list[Candidate]]:
+    """Candidates for a topic, reranked, deduplicated and cut to `limit`."""
+    tokens = tokenize_topic(topic)
+    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit)
+    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus)
+    return query, len(found), ordered[:limit]
+
+
+def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> Surface:
+    """Answer-shaped evidence for a topic: a lead line, then labelled lines within the budget."""
+    query, total, results = ranked(ctx, topic, RECALL_LIMIT)
+    if not results:
+        text = f'No matches for "{collapse(topic)}". Try a broader topic, or cortex_state for the working set.'
+        return Surface("recall", text, budget, [], topic, query, total)
+    ordered = seat_contested(results)
+    top = ordered[0]
+    subject = f" [{collapse(top.row['subject'])}]" if top.row["subject"] else ""
+    lead = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
+    entries = []
+    for cand in ordered:
+        line = render_memory_line(cand.row, cand.validation, 3)
+        if detail == "scores":
+            line += (
+                f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
+                f"truth {cand.truth:.1f}, hot {cand.hot:.1f})"
+            )
+        entries.append(Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id))
+
+    def hint(n: int) -> str:
+        return f"…{n} more match{'es' if n != 1 else ''} trimmed (raise budget or refine topic)"
+
+    done = assemble_budgeted(lead, entries, budget, hint)
+    by_id = {c.id: c for c in ordered}
+    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    return Surface("recall", done.text, budget, items, topic, query, total)
+
+
+def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surface:
+    """A smaller topical brief: decisions first, then intents, blockers, insights, others."""
+    header = []
+    if for_agent:
+        header.append(f"Briefing for {collapse(for_agent)}:")
+    if not ctx.is_project_scope:
+        header.append(f"Scope: {ctx.scope_label}")
+    if ctx.focus:
+        header.append(f"Focus: {collapse(ctx.focus)}")
+    query, total, results = ranked(ctx, topic, BRIEF_LIMIT)
+    if not results:
+        text = "\n".join([*header, f'No context found for "{collapse(topic)}".'])
+        return Surface("brief", text, budget, [], topic, query, total)
+    position = {c.id: i for i, c in enumerate(results)}
+    by_kind = sorted(results, key=lambda c: (BRIEF_KIND_PRIORITY.get(c.kind, 99), position[c.id]))
+    ordered: list[Candidate] = []
+    run: list[Candidate] = []
+    for cand in by_kind:
+        if run and run[-1].kind != cand.kind:
+            ordered.extend(seat_contested(run))
+            run = []
+        run.append(cand)
+    ordered.extend(seat_contested(run))
+    top = results[0]
+    subject = f" [{collapse(top.row['subject'])}]" if top.row["subject"] else ""
+    lead_line = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
+    lead = "\n".join([*header, lead_line])
+    entries = [
+        Entry(render_memory_line(c.row, c.validation, 2), alternatives_line(c.kind, c.row["text"]), c.id) for c in ordered
+    ]
+    done = assemble_budgeted(lead, entries, budget, lambda n: f"…{n} more trimmed (raise budget or refine topic)")
+    by_id = {c.id: c for c in ordered}
+    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    return Surface("brief", done.text, budget, items, topic, query, total)
+
+
+ITEM_SELECT = (
+    "SELECT rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, "
+    "importance, access_count, last_accessed_at, created_at FROM memory_items"
+)
+
+
+def facts(row: sqlite3.Row) -> ItemFacts:
+    """The scoring view of an item row."""
+    return ItemFacts(
+        row["kind"], row["text"], row["state"], row["importance"], row["access_count"], row["last_accessed_at"], row["created_at"]
+    )
+
+
+def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
+    """The scored working set of these scopes, stale items excluded, hottest first."""
+    marks = ",".join("?" * len(ctx.scope_keys))
+    rows = ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' ORDER BY created_at DESC LIMIT 500",
+        ctx.scope_keys,
+    ).fetchall()
+    kept = []
+    for row in rows:
+        if row["state"] == "cold" and row["kind"] not in ("episode:command_failure", "branch_snapshot"):
+            continue
+        if row["kind"] == "command_run" and row["state"] != "hot":
+            continue
+        score = hotness(facts(row), ctx.now) + STATE_WEIGHT.get(row["state"], 0.0)
+        score += 2.8 if row["scope_key"] == ctx.scope_key else 0.8
+        kept.append((score, row))
+    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"], _neg(pair[1]["created_at"])))
+    wanted = kept[: max(4 * limit, limit + 20)]
+    validations = ctx.validator.validate_many([(row["id"], row["scope_key"]) for _, row in wanted])
+    fresh = [(row, validations[row["id"]]) for _, row in wanted if not validations[row["id"]].stale]
+    return fresh[:limit]
+
+
+def _neg(value: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in value)
+
+
+def _bullet(row: sqlite3.Row | dict) -> str:
+    kind, text = row["kind"], row["text"]
+    body, _ = split_trailers(text)
+    subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+    line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{collapse(strip_control(note_content(body)))}"
+    labels = item_labels(kind, text, None)
+    if "contested" in labels:
+        line += " [contested]"
+    if "superseded" in labels:
+        line += " (superseded)"
+    elif "resolved" in labels:
+        line += " (resolved)"
+    return line
+
+
+def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+    """Contested grouping for plain rows (same subject and scope seated together)."""
+    out: list[sqlite3.Row] = []
+    placed: set[str] = set()
+    for i, row in enumerate(rows):
+        if row["id"] in placed:
+            continue
+        out.append(row)
+        placed.add(row["id"])
+        if "contested" not in item_labels(row["kind"], row["text"], None) or not row["subject"]:
+            continue
+        for other in rows[i + 1:]:
+            if (
+                other["id"] not in placed
+                and "contested" in item_labels(other["kind"], other["text"], None)
+                and other["subject"] == row["subject"]
+                and other["scope_key"] == row["scope_key"]
+            ):
+                out.append(other)
+                placed.add(other["id"])
+    return out
+
+
+SECTION_ORDER = (("note:intent", "Intents:"), ("note:focus", "Focus:"), ("note:decision", "Decisions:"),
+                 ("note:blocker", "Blockers:"), ("note:insight", "Insights:"))
+EVIDENCE_KINDS = ("episode:command_failure", "episode:test_cycle", "episode:session_summary", "session_state", "command_run")
+
+
+def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
+    """Current-session notes first, then the scored working set by kind, then recent evidence; whole sections."""
+    sections: list[tuple[str, list[SurfaceItem]]] = []
+    session_rows: list[sqlite3.Row] = []
+    if ctx.session_id:
+        rows = ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE session_id=? AND scope_key=? AND kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
+            "ORDER BY created_at DESC, rowid DESC LIMIT 20",
+            (ctx.session_id, ctx.scope_key),
+        ).fetchall()
+        validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+        session_rows = [r for r in rows if not validations[r["id"]].stale and not is_superseded(r["kind"], r["text"])][:5]
+        if session_rows:
+            seated = _seat_rows(session_rows)
+            sections.append(("Current session:\n" + "\n".join(_bullet(r) for r in seated),
+                             [_surface_item(r, validations[r["id"]]) for r in seated]))
+    sections.extend((extra, []) for extra in extra_sections or [])
+    in_session = {r["id"] for r in session_rows}
+    working = [(r, v) for r, v in working_set(ctx, 12) if r["id"] not in in_session]
+    for kind, title in SECTION_ORDER:
+        pairs = [(r, v) for r, v in working if r["kind"] == kind]
+        if pairs:
+            valid = {r["id"]: v for r, v in pairs}
+            seated = _seat_rows([r for r, _ in pairs])
+            sections.append((title + "\n" + "\n".join(_bullet(r) for r in seated),
+                             [_surface_item(r, valid[r["id"]]) for r in seated]))
+    evidence: list[str] = []
+    evidence_items: list[SurfaceItem] = []
+    seen_lines: set[str] = set()
+    for row, validation in working:
+        if row["kind"] not in EVIDENCE_KINDS or len(evidence) == 4:
+            continue
+        first = row["text"].strip().split("\n", 1)[0].lower()
+        if first in seen_lines:
+            continue
+        seen_lines.add(first)
+        evidence.append(f"- {render_memory_line(row, validation, 2)}")
+        evidence_items.append(_surface_item(row, validation))
+    if evidence:
+        sections.append(("Recent evidence:\n" + "\n".join(evidence), evidence_items))
+    if not sections:
+        return Surface("state", EMPTY_STATE, budget, [])
+    text, kept = assemble_sections([t for t, _ in sections], budget)
+    items = [item for index in kept for item in sections[index][1]]
+    return Surface("state", text, budget, items)
+
+
+def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
+    """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start."""
+    eligible = []
+    for row, validation in working_set_for_brief(ctx, 24):
+        if row["kind"] not in ("note:decision", "note:blocker", "note:intent"):
+            continue
+        if row["state"] not in ("pinned", "hot", "warm") or is_superseded(row["kind"], row["text"]):
+            continue
+        if validation.all_missing:
+            continue
+        eligible.append((row, validation))
+    valid = {row["id"]: validation for row, validation in eligible}
+    bullets: list[str] = []
+    shown: list[SurfaceItem] = []
+    for row in _seat_rows([row for row, _ in eligible])[:3]:
+        validation = valid[row["id"]]
+        body, _ = split_trailers(row["text"])
+        content = shorten(strip_control(note_content(body)), 110)
+        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
+        if "contested" in item_labels(row["kind"], row["text"], None):
+            line += " [contested]"
+        if validation.count("missing"):
+            line += f" (refs: {validation.count('missing')} missing)"
+        elif validation.count("moved"):
+            line += " (refs moved)"
+        bullets.append(line)
+        shown.append(_surface_item(row, validation))
+    lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+    if resume:
+        lines.append(f"- resume: {shorten(resume, 110)}")
+    ledger_line = None
+    if ledger_files:
+        ledger_line = "- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5])
+        lines.append(ledger_line)
+    lines.append("More: cortex_recall(topic).")
+    if len(lines) <= 2:
+        return Surface("session_brief", "", budget, [])
+    if estimate_tokens("\n".join(lines)) > budget and ledger_line is not None:
+        lines.remove(ledger_line)
+    while estimate_tokens("\n".join(lines)) > budget and len(lines) > 2:
+        lines.pop(-2)
+    if len(lines) <= 2:
+        return Surface("session_brief", "", budget, [])
+    shown = [item for line, item in zip(bullets, shown) if line in lines]
+    return Surface("session_brief", "\n".join(lines), budget, shown)
+
+
+def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
+    """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
+    marks = ",".join("?" * len(ctx.scope_keys))
+    rows = ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state IN ('pinned','hot','warm') ORDER BY created_at DESC LIMIT 500",
+        ctx.scope_keys,
+    ).fetchall()
+    scored = sorted(
+        rows,
+        key=lambda r: (
+            -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
+            -r["importance"],
+            _neg(r["created_at"]),
+        ),
+    )[:limit]
+    validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in scored])
+    return [(r, validations[r["id"]]) for r in scored]
+
+
+def _short_path(path: str) -> str:
+    clean = " ".join(strip_control(path).split())
+    if len(clean) > 44:
+        clean = clean[:12] + "…" + clean[-31:]
+    return f'"{clean}"' if "," in clean else clean
+

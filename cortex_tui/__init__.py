@@ -1,0 +1,1 @@
+"""The operator TUI: a live view of a branch's memory (Textual)."""

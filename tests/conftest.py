@@ -1,0 +1,110 @@
+"""Shared fixtures: a temp HOME/CORTEX_HOME for every test, real git repositories, a fixed clock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from cortex_engine.engine import Engine
+
+NOW = datetime(2026, 8, 2, 18, 0, tzinfo=timezone.utc)
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own HOME and CORTEX_HOME; the real home is never touched."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CORTEX_HOME", str(home / ".cortex"))
+    monkeypatch.delenv("CORTEX_NOW", raising=False)
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    return home
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` and return its stdout."""
+    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    return done.stdout
+
+
+class Repo:
+    """A real git repository under tmp_path with helpers to write, commit, move and delete files."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, rel: str, body: str = "x\n") -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
+        return target
+
+    def commit(self, message: str = "change") -> None:
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+
+    def git(self, *args: str) -> str:
+        return git(self.path, *args)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    """A git repository on branch main with one commit."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    r = Repo(path)
+    r.write("README.md", "# test\n")
+    r.commit("init")
+    return r
+
+
+class Clock:
+    """A settable clock."""
+
+    def __init__(self, start: datetime = NOW) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now = self.now + timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A fixed, advanceable clock starting at 2026-08-02 18:00Z."""
+    return Clock()
+
+
+@pytest.fixture
+def make_engine(clock: Clock) -> Callable[..., Engine]:
+    """Open engines on a directory with the shared clock; all are closed at teardown."""
+    opened: list[Engine] = []
+
+    def make(path: Path | str, **kw: object) -> Engine:
+        engine = Engine(path, clock=kw.pop("clock", clock), **kw)  # type: ignore[arg-type]
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
+@pytest.fixture
+def engine(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
+    """An engine on the `repo` fixture's main branch."""
+    return make_engine(repo.path)
