@@ -249,6 +249,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return _run_tui(str(repo))
 
 
+def cmd_header(args: argparse.Namespace) -> int:
+    """The full branch-aware header."""
+    with _engine(args) as engine:
+        return _surface_out(args, engine.header())
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Run one eval suite (or topics against the live store) and print the JSON result."""
+    from .evaluation import cli_evaluate
+
+    return cli_evaluate(args)
+
+
+def cmd_eval_gate(args: argparse.Namespace) -> int:
+    """Compare every eval suite with its locked baseline; exit 1 on any regression or ambiguity."""
+    from .evaluation import cli_eval_gate
+
+    return cli_eval_gate(args)
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -294,6 +314,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")
     p.add_argument("--budget", type=int)
     add("session-brief", cmd_session_brief, "the SessionStart brief as it would be injected now")
+    add("header", cmd_header, "the full branch-aware working-memory header")
+    p = add("evaluate", cmd_evaluate, "run a retrieval-quality suite (or topics on the live store) and print JSON")
+    p.add_argument("--suite", help="a suite file, e.g. eval/suites/stemming.json")
+    p.add_argument("--compare", help="a baseline file to compare the result with")
+    p.add_argument("--topics", help="comma-separated topics to evaluate against the live store")
+    p = add("eval-gate", cmd_eval_gate, "compare every suite with its locked baseline (fails closed)")
+    p.add_argument("--suites", default="eval/suites")
+    p.add_argument("--baselines", default="eval/baselines")
+    p.add_argument("--coverage", default="eval/kind-coverage.json")
+    p.add_argument("--regenerate-baseline", metavar="NAME", help="rewrite one suite's baseline (prints what it accepts)")
 
     for name in ("resolve", "note-resolve"):
         p = add(name, cmd_resolve, "mark a note resolved or superseded (by id or by subject)")

@@ -271,6 +271,15 @@ class Engine:
         surface = surfaces.session_brief(self._context(), budget)
         return self.book(surface) if book else surface
 
+    def header(self, budget: int | None = None) -> Surface:
+        """The full branch-aware header (`inject-header` without --quiet)."""
+        budget = check_budget(budget, "header")
+        self.refresh()
+        sessions = self.conn.execute(
+            "SELECT COUNT(*) FROM sessions WHERE scope_key=? AND parent_session_id IS NULL", (self.scope.key,)
+        ).fetchone()[0]
+        return self.book(surfaces.header(self._context(), sessions, budget))
+
     def preview_session_brief(self) -> Surface:
         """The session brief exactly as injected, without booking it (for the operator's view)."""
         return self.session_brief(book=False)

@@ -24,7 +24,7 @@ from .memory import split_trailers
 from .retrieval import Candidate, candidates, rerank, seat_contested, tokenize_topic
 from .tokens import estimate_tokens
 
-BUDGETS = {"session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
+BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
 BRIEF_LIMIT = 5
 BRIEF_KIND_PRIORITY = {"note:decision": 0, "note:intent": 1, "note:blocker": 2, "note:insight": 3}
@@ -370,3 +370,50 @@ def _short_path(path: str) -> str:
         clean = clean[:12] + "…" + clean[-31:]
     return f'"{clean}"' if "," in clean else clean
 
+
+
+def header(ctx: Context, sessions: int, budget: int) -> Surface:
+    """The full branch-aware header: a status line, hot items, the resume line and how to use memory."""
+    focus = collapse(ctx.focus) if ctx.focus else "unfocused"
+    plural = "s" if sessions != 1 else ""
+    lines = [f"Cortex: {focus} | {sessions} session{plural} on {ctx.scope_label}"]
+    shown: list[SurfaceItem] = []
+    working = working_set(ctx, 12)
+    if not working:
+        lines.append("No memory on this scope yet.")
+    hot = [
+        (r, v) for r, v in working
+        if r["state"] in ("hot", "pinned")
+        and (r["kind"].startswith("note:") or r["kind"] in ("episode:command_failure", "episode:test_cycle"))
+    ][:2]
+    if hot:
+        parts = []
+        for row, validation in hot:
+            labels = item_labels(row["kind"], row["text"], None)
+            line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
+            line += "".join(" [contested]" if lab == "contested" else " (superseded)" if lab == "superseded" else ""
+                            for lab in labels)
+            parts.append(line)
+            shown.append(_surface_item(row, validation))
+        lines.append("Hot: " + " | ".join(parts))
+    resume = next(((r, v) for r, v in working if r["kind"] in ("note:intent", "note:focus") and r["state"] in ("hot", "pinned")), None)
+    if resume is not None:
+        row, validation = resume
+        body, _ = split_trailers(row["text"])
+        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        line = f"Resume: {subject}{shorten(strip_control(note_content(body)), 100)}"
+        labels = item_labels(row["kind"], row["text"], None)
+        line += " [contested]" if "contested" in labels else ""
+        line += " (superseded)" if "superseded" in labels else ""
+        lines.append(line)
+        if all(s.id != row["id"] for s in shown):
+            shown.append(_surface_item(row, validation))
+    lines.append("Use cortex_recall(topic) before re-deriving past decisions; cortex_state for the working set.")
+    text, _ = assemble_sections(["\n".join(lines)], budget)
+    return Surface("header", text, budget, shown)
+
+
+def _without_labels(row: sqlite3.Row) -> dict[str, object]:
+    """A copy of the row whose text has no trailers, so truncation never cuts a label in half."""
+    body, trailers = split_trailers(row["text"])
+    return {**{k: row[k] for k in row.keys()}, "text": body}
