@@ -188,6 +188,7 @@ class _ScopeView:
     live: bool
     renames: dict[str, str]
     by_basename: dict[str, list[str]] = field(default_factory=dict)
+    rescanned: bool = False
 
 
 class Validator:
@@ -256,10 +257,26 @@ class Validator:
             target, hops = view.renames[target], hops + 1
         if hops and target != path and self._present(view, target):
             return RefVerdict(path, ref_type, "moved", target)
+        moved = self._basename_move(view, path)
+        if moved is None and view.live and not view.rescanned and view.worktree:
+            # The cached inventory only moves with HEAD and the index; an untracked move does neither,
+            # so before calling a reference missing, look at the checkout as it is now (once per pass).
+            view.rescanned = True
+            view.files = frozenset(list_files(view.worktree))
+            view.by_basename = {}
+            for f in view.files:
+                view.by_basename.setdefault(os.path.basename(f), []).append(f)
+            moved = self._basename_move(view, path)
+        if moved is not None:
+            return RefVerdict(path, ref_type, "moved", moved)
+        return RefVerdict(path, ref_type, "missing")
+
+    def _basename_move(self, view: _ScopeView, path: str) -> str | None:
+        """The one file elsewhere with this basename, or None when there is none or several."""
         candidates = [f for f in view.by_basename.get(os.path.basename(path), []) if f != path]
         if len(candidates) == 1 and self._present(view, candidates[0]):
-            return RefVerdict(path, ref_type, "moved", candidates[0])
-        return RefVerdict(path, ref_type, "missing")
+            return candidates[0]
+        return None
 
     def validate(self, item_id: str, scope_key: str) -> Validation:
         """Judge every stored reference of one item."""

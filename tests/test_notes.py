@@ -1,0 +1,193 @@
+"""Notes: kinds and subjects, contests, supersession per scope, and resolving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cortex_engine.engine import Engine
+from cortex_engine.errors import InvalidInput, NotFound, Refused
+
+from .conftest import Repo
+
+
+def _item(engine: Engine, note_id: str):
+    return engine.conn.execute("SELECT * FROM memory_items WHERE id=?", (f"notes:{note_id}",)).fetchone()
+
+
+def _note(engine: Engine, note_id: str):
+    return engine.conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+
+
+def _count(engine: Engine) -> int:
+    return engine.conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+
+
+@pytest.mark.parametrize("kind", ["decision", "intent", "blocker", "focus"])
+def test_subject_required_except_insight(engine: Engine, kind: str) -> None:
+    """Every kind but insight needs a subject; nothing is written when it is missing."""
+    with pytest.raises(InvalidInput, match=f"Subject is required for {kind} notes"):
+        engine.note(kind, "some text", "   ")
+    assert _count(engine) == 0
+    assert engine.note("insight", "an insight needs no subject").subject is None
+
+
+def test_unknown_kind_and_empty_text_write_nothing(engine: Engine) -> None:
+    """Bad input is refused before anything is stored."""
+    engine.note("insight", "keep me")
+    with pytest.raises(InvalidInput) as kind_error:
+        engine.note("opinion", "text", "s")
+    with pytest.raises(InvalidInput) as empty_error:
+        engine.note("decision", "  \n ", "s")
+    assert (kind_error.value.code, empty_error.value.code) == ("bad_kind", "empty_text")
+    assert _count(engine) == 1
+
+
+def test_subject_is_trimmed_and_lowercased(engine: Engine) -> None:
+    """Subjects are normalised so that resolve and supersession find them."""
+    result = engine.note("decision", "use kafka", "  Queue   ENGINE ")
+    assert result.subject == "queue engine"
+    assert _note(engine, result.id)["subject"] == "queue engine"
+
+
+def test_contradiction_marks_both_sides(engine: Engine) -> None:
+    """A note opposing an active decision marks both contested and reports the prior."""
+    first = engine.note("decision", "flush the spool at turn end", "spool flush")
+    second = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    assert [c.id for c in second.conflicts] == [first.id]
+    assert second.conflicts[0].signal == "negation"
+    assert _note(engine, first.id)["conflict"] == 1 and _note(engine, second.id)["conflict"] == 1
+    assert "Conflict: true" in _item(engine, first.id)["text"]
+    assert second.superseded == ()
+    assert _note(engine, first.id)["status"] == "active"
+
+
+@pytest.mark.parametrize(
+    ("prior", "incoming"),
+    [
+        ("use postgres for storage", "use postgres, not mysql, for storage"),
+        ("use postgres for storage", "use mysql for storage"),
+        ("we cache the app graph per turn", "as noted, we cache the app graph per turn"),
+        ("run git commit on release branches", "run git commit --no-verify on release branches"),
+    ],
+)
+def test_refinements_and_divergent_choices_are_not_contests(engine: Engine, prior: str, incoming: str) -> None:
+    """Refinements, divergent choices, `as noted` and `--no-verify` never contest."""
+    engine.note("decision", prior, "topic")
+    result = engine.note("decision", incoming, "topic")
+    assert result.conflicts == ()
+
+
+def test_contest_needs_same_subject(engine: Engine) -> None:
+    """Opposite notes on different subjects do not contest."""
+    engine.note("decision", "flush the spool at turn end", "spool a")
+    assert engine.note("decision", "do not flush the spool at turn end", "spool b").conflicts == ()
+
+
+def test_decision_supersedes_prior_decision_one_tier_cooler(engine: Engine) -> None:
+    """A new decision supersedes the prior on its subject: labelled, kept, one tier cooler."""
+    old = engine.note("decision", "use rabbitmq for the queue engine", "queue engine")
+    before = _item(engine, old.id)["state"]
+    new = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    assert new.superseded == (old.id,)
+    assert _note(engine, old.id)["status"] == "superseded"
+    item = _item(engine, old.id)
+    assert item["text"].endswith("Status: superseded")
+    assert (before, item["state"]) == ("warm", "cold")
+
+
+def test_intent_supersedes_intent_but_blockers_never(engine: Engine) -> None:
+    """Intents supersede intents; a decision never retires a blocker; blockers never supersede."""
+    blocker = engine.note("blocker", "the queue client leaks sockets", "queue engine")
+    engine.note("decision", "use kafka for the queue engine", "queue engine")
+    engine.note("blocker", "the kafka client needs java", "queue engine")
+    assert _note(engine, blocker.id)["status"] == "active"
+    first = engine.note("intent", "port the producer", "queue engine")
+    engine.note("intent", "port the consumer", "queue engine")
+    assert _note(engine, first.id)["status"] == "superseded"
+
+
+def test_contested_notes_are_never_auto_superseded(engine: Engine) -> None:
+    """A later decision on a contested subject cools neither side of the open contest."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    c = engine.note("decision", "batch spool writes by size", "spool flush")
+    assert c.superseded == ()
+    assert {_note(engine, a.id)["status"], _note(engine, b.id)["status"]} == {"active"}
+
+
+def test_supersession_and_contests_are_per_scope(repo: Repo, make_engine) -> None:
+    """A decision on main retires nothing on a feature branch, and contests nothing there."""
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = make_engine(repo.path)
+    on_feature = feature.note("decision", "flush the spool at turn end", "spool flush")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    on_main = main.note("decision", "do not flush the spool at turn end", "spool flush")
+    assert on_main.conflicts == () and on_main.superseded == ()
+    assert _note(main, on_feature.id)["status"] == "active"
+    assert _note(main, on_feature.id)["conflict"] == 0
+
+
+def test_resolve_by_subject_refused_while_contested(engine: Engine) -> None:
+    """Resolving by subject during a contest is refused, naming both sides; nothing changes."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    with pytest.raises(Refused) as caught:
+        engine.resolve(subject="Spool Flush")
+    assert a.id in caught.value.message and b.id in caught.value.message
+    assert "\n" not in caught.value.message
+    assert {_note(engine, a.id)["status"], _note(engine, b.id)["status"]} == {"active"}
+
+
+def test_resolving_either_side_closes_the_contest(engine: Engine) -> None:
+    """Resolving one side clears the marker on both."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    result = engine.resolve(b.id, status="superseded")
+    assert result.cleared_contest is True
+    assert _note(engine, a.id)["conflict"] == 0 and _note(engine, b.id)["conflict"] == 0
+    assert "Conflict: true" not in _item(engine, a.id)["text"]
+    assert _item(engine, b.id)["text"].endswith("Status: superseded")
+
+
+def test_resolve_by_subject_and_by_item_id(engine: Engine) -> None:
+    """Uncontested notes resolve by subject (newest) or by either id form; resolved lands cold."""
+    old = engine.note("blocker", "ci is red on windows", "ci")
+    new = engine.note("blocker", "ci is slow on mac", "ci")
+    assert engine.resolve(subject="CI").id == new.id
+    assert _item(engine, new.id)["state"] == "cold"
+    assert engine.resolve(f"notes:{old.id}").id == old.id
+
+
+def test_resolve_with_replacement(engine: Engine) -> None:
+    """A replacement is written as a new active note on the same subject; the old one is superseded."""
+    old = engine.note("decision", "use rabbitmq for the queue", "queue")
+    result = engine.resolve(old.id, status="superseded", replacement="use nats for the queue")
+    assert result.replacement_id is not None
+    new = _note(engine, result.replacement_id)
+    assert (new["kind"], new["subject"], new["status"]) == ("decision", "queue", "active")
+    assert _note(engine, old.id)["status"] == "superseded"
+
+
+def test_resolve_errors(engine: Engine) -> None:
+    """Unknown ids and subjects, and bad arguments, are clear errors."""
+    with pytest.raises(NotFound):
+        engine.resolve("no-such-id")
+    with pytest.raises(NotFound):
+        engine.resolve(subject="nothing here")
+    with pytest.raises(InvalidInput):
+        engine.resolve()
+    with pytest.raises(InvalidInput):
+        engine.resolve("x", status="deleted")
+
+
+def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> None:
+    """The contest is stored, not computed per process."""
+    first = make_engine(repo.path)
+    first.note("decision", "flush the spool at turn end", "spool flush")
+    first.note("decision", "do not flush the spool at turn end", "spool flush")
+    again = make_engine(repo.path)
+    assert len(again.contests()) == 1
+    assert len(again.contests()[0]["sides"]) == 2
