@@ -16,7 +16,7 @@ from .clock import Clock, clock_from_env, iso
 from .freshness import Validator, refresh_app_graph
 from .memory import derive_state
 from .notes import NoteWrite, Resolution
-from .scope import Scope, StoreIdentity, detect_scope, project_scope_key, store_identity
+from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
 from .store import SCHEMA_VERSION, open_store, transaction
 from .surfaces import BUDGETS, Surface
 
@@ -45,8 +45,10 @@ class StoreInfo:
 
 def describe_store(cwd: str | os.PathLike[str] = ".", home: Path | None = None) -> StoreInfo:
     """Describe the store for `cwd` without opening or creating it."""
-    ident = store_identity(os.path.realpath(os.fspath(cwd)), home)
-    scope = detect_scope(os.fspath(cwd))
+    real = os.path.realpath(os.fspath(cwd))
+    location = locate_git(real)
+    ident = store_identity(real, home, location)
+    scope = detect_scope(real, location)
     derived = (
         f"working directory (degraded — {ident.degraded_reason})"
         if ident.degraded_reason
@@ -84,8 +86,9 @@ class Engine:
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
         self.clock = clock or clock_from_env()
-        self.identity: StoreIdentity = store_identity(self.cwd, home)
-        self.scope: Scope = detect_scope(self.cwd)
+        location = locate_git(self.cwd)
+        self.identity: StoreIdentity = store_identity(self.cwd, home, location)
+        self.scope: Scope = detect_scope(self.cwd, location)
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
         self.project_key = project_scope_key(row["value"] if row else None)

@@ -83,12 +83,14 @@ def split_trailers(text: str) -> tuple[str, dict[str, str]]:
 
 def is_contested(kind: str, text: str) -> bool:
     """A note item is contested when its projection carries `Conflict: true`."""
-    return kind.startswith("note:") and any(line.strip().lower() == "conflict: true" for line in text.split("\n"))
+    if not kind.startswith("note:") or "onflict: " not in text.lower():
+        return False
+    return any(line.strip().lower() == "conflict: true" for line in text.split("\n"))
 
 
 def note_status(kind: str, text: str) -> str:
     """The status a note item's projection records: active, superseded or resolved."""
-    if not kind.startswith("note:"):
+    if not kind.startswith("note:") or "\nStatus: " not in text:
         return "active"
     return split_trailers(text)[1].get("status", "active")
 

@@ -151,10 +151,14 @@ def _resolve_ref(ref: str, git_dir: str, common_dir: str) -> str | None:
     return None
 
 
-def detect_scope(cwd: str) -> Scope:
+_UNSET = GitLocation("", "", "")
+
+
+def detect_scope(cwd: str, loc: GitLocation | None = _UNSET) -> Scope:
     """Derive the scope of a working directory: branch, detached HEAD, or project."""
     real = os.path.realpath(cwd)
-    loc = locate_git(real)
+    if loc is _UNSET:
+        loc = locate_git(real)
     if loc is None:
         return Scope("project", f"project:{normalize_scope_path(real)}", real, None, None, None, None)
     branch, oid = read_head(loc.git_dir, loc.common_dir)
@@ -171,10 +175,11 @@ def project_scope_key(root: str | None) -> str:
     return f"project:{normalize_scope_path(root)}" if root else "project:default"
 
 
-def store_identity(cwd: str, home: Path | None = None) -> StoreIdentity:
+def store_identity(cwd: str, home: Path | None = None, loc: GitLocation | None = _UNSET) -> StoreIdentity:
     """Find the store for `cwd`: keyed by realpath(git common dir), or the cwd when outside git."""
     real = os.path.realpath(cwd)
-    loc = locate_git(real)
+    if loc is _UNSET:
+        loc = locate_git(real)
     if loc is not None:
         ident = loc.common_dir
         base = os.path.basename(ident)

@@ -66,6 +66,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS memory_items_source ON memory_items(source_tab
     WHERE source_table IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memory_items_scope ON memory_items(scope_key, state, created_at);
 CREATE INDEX IF NOT EXISTS memory_items_created ON memory_items(created_at DESC);
+CREATE INDEX IF NOT EXISTS memory_items_scope_created ON memory_items(scope_key, created_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS memory_items_fts USING fts5(
     subject, text, content='memory_items', content_rowid='rowid', tokenize='porter unicode61'
 );
