@@ -40,6 +40,14 @@ def _engine(args: argparse.Namespace):  # noqa: ANN202 - the Engine type is impo
     return open_engine(args.cwd or os.getcwd())
 
 
+def _lenient_limit(value: str) -> int | None:
+    """A --limit value; anything that is not a whole number means the default page size."""
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
 def _read_text_arg(args: argparse.Namespace) -> str:
     if (args.text is None) == (args.file is None):
         raise CortexError("give exactly one of --text or --file", code="bad_args")
@@ -269,6 +277,75 @@ def cmd_eval_gate(args: argparse.Namespace) -> int:
     return cli_eval_gate(args)
 
 
+def _hook_payload() -> dict:
+    """The host's hook JSON on stdin, when there is any (never blocks on a terminal)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        raw = sys.stdin.read()
+        value = json.loads(raw) if raw.strip() else {}
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def cmd_inject_header(args: argparse.Namespace) -> int:
+    """SessionStart: start a fresh session, engage capture, print the brief (--quiet) or the full header."""
+    from .engine import open_engine
+
+    payload = _hook_payload()
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
+    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    try:
+        with open_engine(cwd or args.cwd or os.getcwd()) as engine:
+            engine.start_session(host)
+            surface = engine.session_brief() if args.quiet else engine.header()
+    except CortexError as exc:
+        if not args.quiet:
+            raise
+        sys.stderr.write(f"cortex: {' '.join(exc.message.split())}\n")
+        return 0
+    return _surface_out(args, surface) if surface.text or args.json else 0
+
+
+def cmd_flush_spool(args: argparse.Namespace) -> int:
+    """Replay the worktree's capture spool into the store."""
+    with _engine(args) as engine:
+        result = engine.flush_spool()
+    _emit_json(result.to_dict()) if args.json else _print(json.dumps(result.to_dict()))
+    return 0
+
+
+def cmd_read_ledger(args: argparse.Namespace) -> int:
+    """Whether files were already read in this scope, and whether they changed since."""
+    with _engine(args) as engine:
+        results = engine.read_ledger(args.paths)
+    if args.json:
+        _emit_json({"results": [r.to_dict() for r in results]})
+    else:
+        _print("\n".join(r.line() for r in results))
+    return 0
+
+
+def cmd_engage(args: argparse.Namespace) -> int:
+    """Re-enable capture for this worktree."""
+    with _engine(args) as engine:
+        engine.engage()
+    _emit_json({"engaged": True}) if args.json else _print("Cortex engaged: capture is on for this worktree.")
+    return 0
+
+
+def cmd_disengage(args: argparse.Namespace) -> int:
+    """Disable capture for this worktree."""
+    with _engine(args) as engine:
+        was = engine.disengage()
+    if args.json:
+        _emit_json({"engaged": False, "was_engaged": was})
+    else:
+        _print("Cortex disengaged. Event logging and gates disabled for this worktree.")
+    return 0
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -315,6 +392,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=int)
     add("session-brief", cmd_session_brief, "the SessionStart brief as it would be injected now")
     add("header", cmd_header, "the full branch-aware working-memory header")
+    p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
+    p.add_argument("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")
+    add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
+    p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
+    p.add_argument("paths", nargs="+")
+    add("engage", cmd_engage, "re-enable capture for this worktree")
+    add("disengage", cmd_disengage, "disable capture for this worktree")
     p = add("evaluate", cmd_evaluate, "run a retrieval-quality suite (or topics on the live store) and print JSON")
     p.add_argument("--suite", help="a suite file, e.g. eval/suites/stemming.json")
     p.add_argument("--compare", help="a baseline file to compare the result with")
@@ -338,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", action="append", help="a scope key (repeat for more; never comma-split)")
     p.add_argument("--kind", help="comma-separated kinds, e.g. note:decision,command_run")
     p.add_argument("--state", help="comma-separated states: pinned,hot,warm,cold,archived")
-    p.add_argument("--limit", type=int)
+    p.add_argument("--limit", type=_lenient_limit, help="page size (default 20, at most 200; invalid or <= 0 means 20)")
     p.add_argument("--offset", type=int, default=0)
     p = add("inspect-memory", cmd_inspect_memory, "show everything Cortex holds about one memory")
     p.add_argument("id")
@@ -371,16 +455,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except CortexError as exc:
-        return _fail(exc.message, exc.code, args.json, EXIT_ERROR)
+        return _fail(exc.message, exc.code, args.json, EXIT_ERROR, exc.details)
     except KeyboardInterrupt:
         return 130
 
 
-def _fail(message: str, code: str, as_json: bool, exit_code: int) -> int:
+def _fail(message: str, code: str, as_json: bool, exit_code: int, details: dict[str, object] | None = None) -> int:
+    """Report an error: one `cortex:` line on stderr and, with --json, `{"error", "message", …details}` on stdout."""
     line = " ".join(message.split())
     sys.stderr.write(f"cortex: {line}\n")
     if as_json:
-        _emit_json({"error": code, "message": line})
+        extra = {k: v for k, v in (details or {}).items() if k not in ("error", "message")}
+        try:
+            json.dumps(extra)
+        except (TypeError, ValueError):
+            extra = {}
+        _emit_json({"error": code, "message": line, **extra})
     return exit_code
 
 

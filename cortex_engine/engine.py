@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import inspection
+from . import capture, inspection, ledger
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso
@@ -271,7 +271,8 @@ class Engine:
         """The SessionStart brief (default 150 tokens): empty on a cold start."""
         budget = check_budget(budget, "session_brief")
         self.refresh()
-        surface = surfaces.session_brief(self._context(), budget)
+        files = ledger.known_unchanged(self.conn, self.scope)
+        surface = surfaces.session_brief(self._context(), budget, ledger_files=files)
         return self.book(surface) if book else surface
 
     def header(self, budget: int | None = None) -> Surface:
@@ -286,6 +287,47 @@ class Engine:
     def preview_session_brief(self) -> Surface:
         """The session brief exactly as injected, without booking it (for the operator's view)."""
         return self.session_brief(book=False)
+
+    # -- capture --------------------------------------------------------------------------------
+
+    def flush_spool(self) -> capture.FlushResult:
+        """Replay this worktree's spool (and any orphaned claims) into the store."""
+        folder = capture.find_runtime(self.cwd)
+        if folder is None:
+            return capture.FlushResult()
+        return capture.flush_spool(self.conn, folder, self.clock())
+
+    def start_session(self, host_session_id: str | None = None) -> str:
+        """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture."""
+        self.flush_spool()
+        now = self.now()
+        with transaction(self.conn):
+            for row in self.conn.execute(
+                "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active'", (self.scope.key,)
+            ).fetchall():
+                capture.end_session_tree(self.conn, row["id"], now)
+            if host_session_id:
+                for row in self.conn.execute(
+                    "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'",
+                    (host_session_id,),
+                ).fetchall():
+                    capture.end_session_tree(self.conn, row["id"], now)
+            session_id = capture.create_session(self.conn, self.scope, now, host_session=host_session_id)
+        capture.engage(self.scope.worktree)
+        return session_id
+
+    def engage(self) -> None:
+        """Re-enable capture for this worktree."""
+        capture.engage(self.scope.worktree)
+
+    def disengage(self) -> bool:
+        """Disable capture for this worktree; returns whether it was engaged."""
+        return capture.disengage(self.scope.worktree)
+
+    def read_ledger(self, paths: list[str]) -> list[ledger.LedgerVerdict]:
+        """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing)."""
+        session = self.current_session()
+        return [ledger.judge(self.conn, self.scope, session["id"] if session else None, p, self.cwd) for p in paths]
 
     # -- inspection and correction -------------------------------------------------------------
 

@@ -10,13 +10,19 @@ from .render import humanize_kind, strip_control
 
 
 def _cut(text: str, limit: int) -> str:
-    flat = collapse(text)
+    """Collapse to one control-free line; over `limit` characters keep `limit` and add an ellipsis."""
+    flat = collapse(strip_control(text))
     return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+def _one_line(value: object) -> str:
+    """An author-supplied string (subject, alternative) as one line with no terminal control characters."""
+    return collapse(strip_control(str(value)))
 
 
 def note_written(result: NoteWrite) -> str:
     """`Noted (<kind>[<subject>]) [<ts>]: <content>` plus the contest report when there is one."""
-    subject = f"[{result.subject}]" if result.subject else ""
+    subject = f"[{_one_line(result.subject)}]" if result.subject else ""
     lines = [f"Noted ({result.kind}{subject}) [{ts_min(result.timestamp)}]: {_cut(result.content, 60)}"]
     if result.conflicts:
         n = len(result.conflicts)
@@ -36,7 +42,7 @@ def note_written(result: NoteWrite) -> str:
 
 def resolved(result: Resolution) -> str:
     """`Marked <kind>[<subject>] as <status>.` with the contest and replacement outcome."""
-    subject = f"[{result.subject}]" if result.subject else ""
+    subject = f"[{_one_line(result.subject)}]" if result.subject else ""
     text = f"Marked {result.kind}{subject} as {result.status}."
     if result.cleared_contest:
         text += " Contest closed."
@@ -55,13 +61,15 @@ def memory_page(page: Page) -> str:
     end = page.offset + len(page.items)
     lines = [f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"]
     id_width = max(len(str(i["id"])) for i in page.items)
+    state_width = max(len(str(i["state"])) for i in page.items)
     kind_width = max(len(humanize_kind(str(i["kind"]))) for i in page.items)
     for item in page.items:
-        subject = f"[{collapse(str(item['subject']))}] " if item["subject"] else ""
+        subject = f"[{_one_line(item['subject'])}] " if item["subject"] else ""
         first = strip_control(str(item["text"]).split("\n", 1)[0])
         lines.append(
-            f"{str(item['id']).ljust(id_width)}  {str(item['state']).ljust(8)}  "
-            f"{humanize_kind(str(item['kind'])).ljust(kind_width)}  {ts_min(str(item['created_at']))}  {subject}{_cut(first, 80)}"
+            f"{str(item['id']).ljust(id_width)}  {str(item['state']).ljust(state_width)}  "
+            f"{humanize_kind(str(item['kind'])).ljust(kind_width)}  {ts_min(str(item['created_at']))}  "
+            f"{subject}{summarize_text(first, 80)}"
         )
     if end < page.total:
         args = [f"--scope {quote_arg(s)}" for s in page.filters.get("scope", [])]
@@ -78,7 +86,7 @@ def inspection(result: Inspection) -> str:
     item = result.item
     lines = [f"id:         {item['id']}", f"kind:       {humanize_kind(str(item['kind']))} ({item['kind']})"]
     if item.get("subject"):
-        lines.append(f"subject:    {collapse(str(item['subject']))}")
+        lines.append(f"subject:    {_one_line(item['subject'])}")
     lines.append(f"scope:      {item['scope_key']}")
     if item.get("session_id"):
         lines.append(f"session:    {item['session_id']}")
@@ -103,7 +111,7 @@ def inspection(result: Inspection) -> str:
             lines.append(f"  contested with {other['id']} ({other['kind']}, {ts_min(other['timestamp'])})")
         if conflict["state"] == "contested" and not conflict["counterparts"]:
             lines.append("  no counterpart found in this scope — the contest may be stale")
-        alts = ", ".join(collapse(a) for a in conflict.get("alternatives", []))  # type: ignore[union-attr]
+        alts = ", ".join(_one_line(a) for a in conflict.get("alternatives", []))  # type: ignore[union-attr]
         if alts:
             lines.append(f"  already rejected: {_cut(alts, 240)}")
         if conflict.get("projection_disagrees"):
@@ -150,18 +158,18 @@ def deletion(result: Deletion) -> str:
             f"kind:       {humanize_kind(result.kind)} ({result.kind})",
         ]
         if result.subject:
-            lines.append(f"subject:    {collapse(result.subject)}")
+            lines.append(f"subject:    {_one_line(result.subject)}")
         lines += [f"scope:      {result.scope_key}", f"references: {result.references} will be removed with it"]
         if result.source:
             lines.append(f"source row: {result.source} will be deleted")
         if result.contested:
-            lines.append(f'contest:    deleting this ends the contest on "{result.subject}"')
+            lines.append(f'contest:    deleting this ends the contest on "{_one_line(result.subject)}"')
         lines += ["text:", strip_control(result.text), "", f"to delete: cortex delete-memory {result.id} --yes"]
         return "\n".join(lines)
     lines = [f"deleted {result.id}"]
     if result.source:
         lines.append(f"  source row: {result.source}")
     if result.contested:
-        lines.append(f'  cleared the contest on "{result.subject}"')
+        lines.append(f'  cleared the contest on "{_one_line(result.subject)}"')
     lines.append("  the prior text is kept in the audit log (memory_corrections)")
     return "\n".join(lines)

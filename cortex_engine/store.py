@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .errors import StoreRefused
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
 
 _V1 = """
@@ -153,8 +153,63 @@ CREATE TABLE IF NOT EXISTS memory_corrections (
 CREATE INDEX IF NOT EXISTS memory_corrections_item ON memory_corrections(memory_item_id);
 """
 
+# Version 2: capture (spool replay, sessions per host session, events, commands, episodes, the read ledger).
+_V2 = """
+ALTER TABLE sessions ADD COLUMN host_session_id TEXT;
+CREATE INDEX IF NOT EXISTS sessions_host ON sessions(host_session_id, scope_key);
+CREATE TABLE IF NOT EXISTS events (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    scope_key TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    type TEXT NOT NULL,
+    target TEXT,
+    metadata_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS events_session ON events(session_id, timestamp);
+CREATE INDEX IF NOT EXISTS events_target ON events(scope_key, target, type);
+CREATE TABLE IF NOT EXISTS command_runs (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    event_id TEXT REFERENCES events(id) ON DELETE SET NULL,
+    scope_key TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    category TEXT NOT NULL,
+    command_summary TEXT NOT NULL,
+    exit_code INTEGER,
+    stdout_tail TEXT,
+    stderr_tail TEXT,
+    files_touched_json TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    scope_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    target TEXT,
+    metadata_json TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episodes_session ON episodes(session_id, kind, created_at);
+CREATE TABLE IF NOT EXISTS content_digests (
+    scope_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    sha256 TEXT,
+    byte_size INTEGER,
+    session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+    agent_id TEXT,
+    oversize INTEGER NOT NULL DEFAULT 0,
+    read_count INTEGER NOT NULL DEFAULT 1,
+    source TEXT NOT NULL DEFAULT 'file',
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (scope_key, path)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS spool_seen (key TEXT PRIMARY KEY, seen_at TEXT NOT NULL) WITHOUT ROWID;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1,)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

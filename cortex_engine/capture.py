@@ -1,0 +1,487 @@
+"""Capture: the per-worktree runtime folder, engagement, and replaying the hook spool into the store.
+
+Hooks append one line per tool call to `<worktree>/.cortex/spool.jsonl` (large payloads go to
+`blobs/` behind a small pointer line). A flush claims the spool by atomic rename, replays it in
+order in one transaction per claim, and is idempotent: every line has a key recorded in
+`spool_seen`, so a claim replayed twice (a crash between commit and unlink) books nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .clock import iso
+from .commands import record_command, upsert_failure_episode
+from .projection import sync_command_item, sync_episode_item
+from .scope import Scope, detect_scope
+
+RUNTIME = ".cortex"
+SPOOL = "spool.jsonl"
+CLAIMS = "claims"
+BLOBS = "blobs"
+ENGAGED = "engaged"
+DIGEST_CEILING = 2 * 1024 * 1024
+FLUSH_THRESHOLD = 256 * 1024
+EDIT_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "Write": "write", "NotebookEdit": "edit"}
+_EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}(-?\d+)", re.IGNORECASE)
+
+
+def runtime_dir(worktree: str | os.PathLike[str]) -> Path:
+    """The worktree's runtime folder (engagement, spool, claims, blobs)."""
+    return Path(worktree) / RUNTIME
+
+
+def find_runtime(cwd: str) -> Path | None:
+    """Walk up from `cwd` to the nearest runtime folder, engaged or not."""
+    here = Path(os.path.realpath(cwd))
+    for folder in (here, *here.parents):
+        candidate = folder / RUNTIME
+        if candidate.is_dir() and (candidate / ".gitignore").is_file():
+            return candidate
+    return None
+
+
+def engage(worktree: str | os.PathLike[str]) -> Path:
+    """Create the self-ignoring runtime folder and mark the worktree engaged."""
+    folder = runtime_dir(worktree)
+    for sub in (folder, folder / CLAIMS, folder / BLOBS):
+        sub.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Cortex runtime files; this folder ignores itself.\n*\n", encoding="utf-8")
+    (folder / ENGAGED).write_text("enabled=true\n", encoding="utf-8")
+    return folder
+
+
+def disengage(worktree: str | os.PathLike[str]) -> bool:
+    """Stop capture for the worktree; returns whether it was engaged."""
+    marker = runtime_dir(worktree) / ENGAGED
+    try:
+        marker.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def is_engaged(worktree: str | os.PathLike[str]) -> bool:
+    """Whether hooks capture in this worktree."""
+    return (runtime_dir(worktree) / ENGAGED).is_file()
+
+
+@dataclass
+class FlushResult:
+    """What a flush did."""
+
+    processed: int = 0
+    skipped: int = 0
+    duplicates: int = 0
+    claims: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """The `flush-spool --json` shape."""
+        return {"processed": self.processed, "skipped": self.skipped, "duplicates": self.duplicates, "claims": self.claims}
+
+
+def _claim(folder: Path) -> None:
+    """Move the live spool into claims/ (atomic rename); a concurrent claimer simply finds nothing."""
+    spool = folder / SPOOL
+    (folder / CLAIMS).mkdir(exist_ok=True)
+    target = folder / CLAIMS / f"{time.time_ns():020d}-{os.getpid()}.jsonl"
+    try:
+        os.rename(spool, target)
+    except FileNotFoundError:
+        return
+
+
+def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict, list[Path]]], int, int]:
+    """Parse a claim from byte `start`: (key, entry, blob files) per good line, bytes consumed, lines skipped."""
+    data = claim.read_bytes()
+    good: list[tuple[str, dict, list[Path]]] = []
+    skipped = 0
+    end = data.rfind(b"\n") + 1
+    for raw in data[start:end].split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            entry = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            skipped += 1
+            continue
+        if not isinstance(entry, dict):
+            skipped += 1
+            continue
+        blobs: list[Path] = []
+        if isinstance(entry.get("blob"), str) and "p" not in entry:
+            blob = folder / BLOBS / os.path.basename(entry["blob"])
+            blobs.append(blob)
+            try:
+                entry["p"] = json.loads(blob.read_text(encoding="utf-8").replace("\r", "").replace("\n", ""))
+            except (OSError, UnicodeDecodeError, ValueError):
+                skipped += 1
+                continue
+        if not isinstance(entry.get("p"), dict):
+            skipped += 1
+            continue
+        good.append((_key(entry, raw), entry, blobs))
+    return good, end, skipped
+
+
+def _key(entry: dict, raw: bytes) -> str:
+    payload = entry["p"]
+    tool_use = payload.get("tool_use_id")
+    if isinstance(tool_use, str) and tool_use:
+        return f"{payload.get('hook_event_name', '')}:{tool_use}"
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def line_time(entry: dict, fallback: datetime) -> str:
+    """The event time the hook stamped (epoch seconds), else the flush time."""
+    value = entry.get("t")
+    try:
+        seconds = float(str(value).replace(",", "."))
+    except (TypeError, ValueError):
+        return iso(fallback)
+    if not 0 < seconds < 10**11:
+        return iso(fallback)
+    return iso(datetime.fromtimestamp(seconds, tz=timezone.utc))
+
+
+class Replayer:
+    """Replays spool entries into the store inside one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, now: datetime) -> None:
+        """Bind to a connection (a transaction must be open) and the flush time."""
+        self.conn = conn
+        self.now = now
+        self._scopes: dict[str, Scope] = {}
+
+    def scope_for(self, cwd: str) -> Scope:
+        """Scope of a payload's cwd, detected once per flush."""
+        scope = self._scopes.get(cwd)
+        if scope is None:
+            scope = detect_scope(cwd) if os.path.isdir(cwd) else detect_scope(os.getcwd())
+            self._scopes[cwd] = scope
+        return scope
+
+    def session_for(self, payload: dict, scope: Scope, at: str) -> str:
+        """The session an entry belongs to: the host session's primary, or a subagent's child."""
+        primary = primary_session(self.conn, scope, _str(payload.get("session_id")), at)
+        agent_id = _str(payload.get("agent_id") or payload.get("agentId"))
+        if not agent_id:
+            return primary
+        return child_session(self.conn, scope, primary, agent_id, _str(payload.get("agent_type") or payload.get("agentType")), at)
+
+    def replay(self, entry: dict, at: str) -> bool:
+        """Apply one payload; returns False when it carries nothing Cortex records."""
+        payload = entry["p"]
+        tool = _str(payload.get("tool_name"))
+        event = _str(payload.get("hook_event_name")) or "PostToolUse"
+        if event not in ("PostToolUse", "PostToolUseFailure") or not tool:
+            return False
+        cwd = _str(payload.get("cwd")) or os.getcwd()
+        scope = self.scope_for(cwd)
+        tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        response = payload.get("tool_response")
+        session = self.session_for(payload, scope, at)
+        agent_id = _str(payload.get("agent_id") or payload.get("agentId")) or None
+        if tool == "Read":
+            path = _str(tool_input.get("file_path") or tool_input.get("path"))
+            if not path:
+                return False
+            rel = relative_path(path, scope.worktree)
+            self._event(session, scope, at, "read", rel, {k: tool_input.get(k) for k in ("offset", "limit") if k in tool_input})
+            if event == "PostToolUse":
+                record_digest(self.conn, scope, session, agent_id, rel, _absolute(path, cwd), _read_content(tool_input, response), at)
+            return True
+        if tool in EDIT_TOOLS:
+            path = _str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path"))
+            if not path:
+                return False
+            self._event(session, scope, at, EDIT_TOOLS[tool], relative_path(path, scope.worktree),
+                        {"failed": event == "PostToolUseFailure"})
+            return True
+        if tool == "Bash":
+            return self._command(payload, tool_input, response, event, session, scope, at)
+        if tool == "Grep":
+            pattern = _str(tool_input.get("pattern"))
+            if not pattern:
+                return False
+            self._event(session, scope, at, "search", _str(tool_input.get("path")) or None,
+                        {"pattern": pattern[:200], "glob": tool_input.get("glob")})
+            return True
+        if tool in ("Agent", "Task"):
+            desc = _str(tool_input.get("description")) or _str(tool_input.get("subagent_type")) or "subagent"
+            self._event(session, scope, at, "agent", None,
+                        {"description": desc[:300], "subagent_type": tool_input.get("subagent_type")})
+            return True
+        return False
+
+    def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: dict) -> str:
+        event_id = str(uuid.uuid4())
+        self.conn.execute(
+            "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
+            (event_id, session, scope.key, at, kind, target, json.dumps(meta)),
+        )
+        return event_id
+
+    def _command(self, payload: dict, tool_input: dict, response: object, event: str, session: str, scope: Scope,
+                 at: str) -> bool:
+        command = _str(tool_input.get("command"))
+        if not command:
+            return False
+        stdout = stderr = None
+        interrupted = False
+        if isinstance(response, dict):
+            stdout, stderr = _str(response.get("stdout")), _str(response.get("stderr"))
+            interrupted = bool(response.get("interrupted"))
+        if event == "PostToolUseFailure":
+            error = _str(payload.get("error"))
+            interrupted = interrupted or bool(payload.get("is_interrupt"))
+            match = _EXIT.search(error)
+            exit_code = int(match.group(1)) if match else None
+            if exit_code is None and not interrupted:
+                exit_code = 1
+            stderr = stderr or error
+        else:
+            exit_code = _exit_from(payload, response)
+        record = record_command(command, exit_code, stdout, stderr, interrupted=interrupted)
+        meta = {"category": record.category, "exit_code": exit_code, "safe_summary": record.summary,
+                "files_touched": record.files, "interrupted": interrupted,
+                "background": bool(tool_input.get("run_in_background"))}
+        event_id = self._event(session, scope, at, "cmd", None, meta)
+        self.conn.execute(
+            "INSERT INTO command_runs(id, session_id, event_id, scope_key, timestamp, category, command_summary, exit_code, "
+            "stdout_tail, stderr_tail, files_touched_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code, record.stdout_tail,
+             record.stderr_tail, json.dumps(record.files)),
+        )
+        sync_command_item(self.conn, event_id)
+        if record.category in ("test", "build", "git") and exit_code not in (None, 0):
+            episode_id, _ = upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
+            sync_episode_item(self.conn, episode_id)
+        return True
+
+
+def _str(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _exit_from(payload: dict, response: object) -> int:
+    for source in (payload, response if isinstance(response, dict) else {}):
+        for key in ("exit_code", "exitCode", "returncode"):
+            value = source.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+                return int(value)
+    return 0
+
+
+def _absolute(path: str, cwd: str) -> str:
+    return path if os.path.isabs(path) else os.path.join(cwd, path)
+
+
+def relative_path(path: str, worktree: str) -> str:
+    """A file key relative to the worktree when inside it, else the absolute path."""
+    normalized = os.path.normpath(path.replace("\\", "/"))
+    if not os.path.isabs(normalized):
+        return normalized
+    real = os.path.realpath(normalized)
+    root = os.path.realpath(worktree)
+    if real == root or not real.startswith(root + os.sep):
+        return real
+    return os.path.relpath(real, root).replace(os.sep, "/")
+
+
+def _read_content(tool_input: dict, response: object) -> str | None:
+    """The whole text a Read returned, when the payload proves it was complete; else None."""
+    if not isinstance(response, dict):
+        return None
+    file = response.get("file") if isinstance(response.get("file"), dict) else response
+    content = file.get("content")
+    if not isinstance(content, str):
+        return None
+    start = file.get("startLine", 1)
+    num, total = file.get("numLines"), file.get("totalLines")
+    if start not in (1, None) or tool_input.get("offset") not in (None, 0, 1):
+        return None
+    if isinstance(num, int) and isinstance(total, int) and num < total:
+        return None
+    if tool_input.get("limit") is not None and not (isinstance(num, int) and isinstance(total, int)):
+        return None
+    return content
+
+
+def digest_file(path: str) -> tuple[str | None, int | None, bool]:
+    """sha256 and size of a file; (None, size, True) past the 2 MiB ceiling; (None, None, False) if unreadable."""
+    try:
+        size = os.path.getsize(path)
+        if not os.path.isfile(path):
+            return None, None, False
+        if size > DIGEST_CEILING:
+            return None, size, True
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest(), size, False
+    except OSError:
+        return None, None, False
+
+
+def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id: str | None, rel: str, abs_path: str,
+                  content: str | None, at: str) -> None:
+    """Record what a read returned: the payload's content when complete, else the file's bytes now."""
+    if content is not None:
+        data = content.encode("utf-8")
+        oversize = len(data) > DIGEST_CEILING
+        sha, size, source = (None if oversize else hashlib.sha256(data).hexdigest()), len(data), "payload"
+        if sha is not None:
+            # The host may drop a final newline; when the bytes on disk are exactly what was returned (with or
+            # without it), record their digest. When they differ, the file changed after the read: keep the
+            # returned content's digest, so the ledger later answers changed-since rather than a wrong unchanged.
+            file_sha, file_size, _ = digest_file(abs_path)
+            if file_sha is not None and file_sha == hashlib.sha256(data + b"\n").hexdigest():
+                sha, size = file_sha, file_size
+    else:
+        sha, size, oversize = digest_file(abs_path)
+        source = "file"
+        if sha is None and not oversize:
+            return
+    conn.execute(
+        "INSERT INTO content_digests(scope_key, path, sha256, byte_size, session_id, agent_id, oversize, read_count, source, "
+        "recorded_at) VALUES (?,?,?,?,?,?,?,1,?,?) ON CONFLICT(scope_key, path) DO UPDATE SET sha256=excluded.sha256, "
+        "byte_size=excluded.byte_size, session_id=excluded.session_id, agent_id=excluded.agent_id, "
+        "oversize=excluded.oversize, read_count=content_digests.read_count+1, source=excluded.source, "
+        "recorded_at=excluded.recorded_at",
+        (scope.key, rel, sha, size, session, agent_id, int(oversize), source, at),
+    )
+
+
+def primary_session(conn: sqlite3.Connection, scope: Scope, host_session: str, at: str) -> str:
+    """The active primary for a host session in this scope; a scope change ends the old one and rotates."""
+    if host_session:
+        row = conn.execute(
+            "SELECT id, scope_key FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active' "
+            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            (host_session,),
+        ).fetchone()
+        if row is not None and row["scope_key"] == scope.key:
+            return str(row["id"])
+        if row is not None:
+            end_session_tree(conn, row["id"], at)
+    else:
+        row = conn.execute(
+            "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active' "
+            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            (scope.key,),
+        ).fetchone()
+        if row is not None:
+            return str(row["id"])
+    return create_session(conn, scope, at, host_session=host_session or None)
+
+
+def create_session(conn: sqlite3.Connection, scope: Scope, at: str, *, host_session: str | None = None,
+                   parent: str | None = None, agent_id: str | None = None, agent_type: str = "primary") -> str:
+    """Insert a session row carrying the scope."""
+    session_id = str(uuid.uuid4())
+    conn.execute(
+        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
+        "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
+        (session_id, parent, at, agent_type, agent_id, scope.git_root, scope.worktree, scope.branch, scope.head_oid,
+         scope.type, scope.key, host_session),
+    )
+    return session_id
+
+
+def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id: str, agent_type: str, at: str) -> str:
+    """Find or create the subagent's session under the primary; never rotates or ends the primary."""
+    parent = conn.execute("SELECT * FROM sessions WHERE id=?", (primary,)).fetchone()
+    row = conn.execute(
+        "SELECT id, agent_type FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1",
+        (parent["scope_key"], agent_id),
+    ).fetchone()
+    if row is not None:
+        if agent_type and row["agent_type"] in ("subagent", "") and agent_type != row["agent_type"]:
+            conn.execute("UPDATE sessions SET agent_type=? WHERE id=?", (agent_type, row["id"]))
+        return str(row["id"])
+    session_id = str(uuid.uuid4())
+    conn.execute(
+        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
+        "branch_ref, head_oid, scope_type, scope_key, host_session_id) "
+        "SELECT ?, id, ?, ?, ?, CASE WHEN status='active' THEN 'active' ELSE 'ended' END, git_root, worktree_path, "
+        "branch_ref, head_oid, scope_type, scope_key, host_session_id FROM sessions WHERE id=?",
+        (session_id, at, agent_type or "subagent", agent_id, primary),
+    )
+    return session_id
+
+
+def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None:
+    """End a primary and its active children."""
+    conn.execute(
+        "UPDATE sessions SET status='ended', ended_at=? WHERE (id=? OR parent_session_id=?) AND status='active'",
+        (at, session_id, session_id),
+    )
+
+
+def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime) -> FlushResult:
+    """Claim the spool, finish any orphaned claims, and replay every claim in order."""
+    result = FlushResult()
+    _claim(folder)
+    claims_dir = folder / CLAIMS
+    if not claims_dir.is_dir():
+        return result
+    for claim in sorted(claims_dir.glob("*.jsonl")):
+        result.claims += 1
+        _process_claim(conn, folder, claim, now, result)
+    return result
+
+
+def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: datetime, result: FlushResult) -> None:
+    offset = 0
+    while True:
+        try:
+            entries, consumed, skipped = _lines(folder, claim, offset)
+        except OSError as exc:
+            result.errors.append(f"{claim.name}: {exc}")
+            return
+        result.skipped += skipped
+        replayer = Replayer(conn, now)
+        blobs: list[Path] = []
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for key, entry, entry_blobs in entries:
+                blobs.extend(entry_blobs)
+                seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, iso(now)))
+                if seen.rowcount == 0:
+                    result.duplicates += 1
+                    continue
+                if replayer.replay(entry, line_time(entry, now)):
+                    result.processed += 1
+                else:
+                    result.skipped += 1
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        for blob in blobs:
+            blob.unlink(missing_ok=True)
+        # A hook that opened the spool just before the claim may still append to it: read on while it grows.
+        size = claim.stat().st_size
+        if consumed == offset or size <= consumed:
+            if size > consumed:
+                result.skipped += 1  # a torn last line (a writer died mid-line): skipped, the rest kept
+            break
+        offset = consumed
+    claim.unlink(missing_ok=True)
