@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .clock import iso
 from .commands import record_command, upsert_failure_episode
+from .consolidation import maybe_test_cycle, sync_branch_snapshot
 from .projection import sync_command_item, sync_episode_item
 from .scope import Scope, detect_scope
 
@@ -269,7 +270,14 @@ class Replayer:
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id, _ = upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
             sync_episode_item(self.conn, episode_id)
+        elif record.category == "test" and exit_code == 0:
+            maybe_test_cycle(self.conn, session, scope.key, event_id, at)
         return True
+
+    def sync_snapshots(self, at: str) -> None:
+        """Rebuild the snapshot of every scope this replay touched."""
+        for scope in self._scopes.values():
+            sync_branch_snapshot(self.conn, scope, at)
 
 
 def _str(value: object) -> str:
@@ -471,6 +479,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
                     result.processed += 1
                 else:
                     result.skipped += 1
+            replayer.sync_snapshots(iso(now))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -346,6 +346,75 @@ def cmd_disengage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    """Handle one hook event from stdin; prints only what the host expects, and always exits 0."""
+    from .hookentry import run
+
+    payload = _hook_payload()
+    try:
+        out = run(args.action, payload)
+    except Exception as exc:  # noqa: BLE001 - a hook must never break the agent; say why on stderr
+        sys.stderr.write(f"cortex: hook {args.action} failed: {' '.join(str(exc).split())[:200]}\n")
+        return 0
+    if out:
+        _print(out)
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    """Run a reflex by hand: the consult hint for a prompt, or the whisper for a file being edited."""
+    from . import reflex
+
+    with _engine(args) as engine:
+        session = engine.ensure_session()
+        if args.event == "prompt":
+            out = reflex.consult_hint(engine, session, args.prompt or "")
+        else:
+            out = reflex.whisper(engine, session, args.event, args.file or args.cmd or "")
+    if args.json:
+        _emit_json(json.loads(out) if out else {})
+    elif out:
+        _print(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Token economy and retrieval health."""
+    from .economy import render_stats
+
+    with _engine(args) as engine:
+        report = engine.stats()
+    _emit_json(report) if args.json else _print(render_stats(report))
+    return 0
+
+
+def cmd_suggest_notes(args: argparse.Namespace) -> int:
+    """Suggest notes worth saving from a session (writes nothing)."""
+    with _engine(args) as engine:
+        result = engine.suggest_notes(args.session)
+    _emit_json(result) if args.json else _print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    """Write the current session's summary now."""
+    with _engine(args) as engine:
+        text = engine.summarize(" ".join(args.description) if args.description else None)
+    _emit_json({"summary": text}) if args.json else _print(text)
+    return 0
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    """Summarize ended sessions that have no summary yet."""
+    with _engine(args) as engine:
+        count = engine.consolidate()
+    if args.json:
+        _emit_json({"consolidated": count})
+    else:
+        _print("No unconsolidated sessions." if count == 0 else f"Consolidated {count} session(s).")
+    return 0
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -398,6 +467,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
     add("engage", cmd_engage, "re-enable capture for this worktree")
+    p = add("hook", cmd_hook, "handle one Claude Code hook event (payload on stdin; always exits 0)")
+    p.add_argument("action", choices=["dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn",
+                                      "reflect-pre", "reflect-prompt"])
+    p = add("reflect", cmd_reflect, "run a reflex by hand: the consult hint or the whisper")
+    p.add_argument("--event", choices=["prompt", "edit", "cmd"], required=True)
+    p.add_argument("--prompt")
+    p.add_argument("--file")
+    p.add_argument("--cmd")
+    add("stats", cmd_stats, "token spend (injected, saved, net, ratio) and retrieval health")
+    p = add("suggest-notes", cmd_suggest_notes, "suggest notes worth saving from a session (writes nothing)")
+    p.add_argument("--session")
+    p = add("summarize", cmd_summarize, "write the current session's summary now")
+    p.add_argument("description", nargs="*")
+    add("consolidate", cmd_consolidate, "summarize ended sessions that have none yet")
     add("disengage", cmd_disengage, "disable capture for this worktree")
     p = add("evaluate", cmd_evaluate, "run a retrieval-quality suite (or topics on the live store) and print JSON")
     p.add_argument("--suite", help="a suite file, e.g. eval/suites/stemming.json")

@@ -7,14 +7,16 @@ import os
 import sqlite3
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-from . import capture, inspection, ledger
+from . import agents, capture, consolidation, inspection, ledger
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso
 from .freshness import Validator, refresh_app_graph
-from .memory import derive_state
+from .memory import collapse, derive_state, note_content, split_trailers
+from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
 from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
 from .store import SCHEMA_VERSION, open_store, transaction
@@ -193,6 +195,32 @@ class Engine:
                 self._touch(ids, now)
         return surface
 
+    def book_text(self, channel: str, text: str, session_id: str | None = None) -> None:
+        """Book text injected outside the surfaces (hook outputs) against a session."""
+        if not text:
+            return
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO token_ledger(session_id, scope_key, channel, direction, tokens, timestamp) VALUES (?,?,?,?,?,?)",
+                (session_id, self.scope.key, channel, "injected", estimate_tokens(text), self.now()),
+            )
+
+    def brief_for_subagent(self, description: str, agent_type: str, prompt_prefix: str, child_session: str) -> str:
+        """The SubagentStart brief: ≤150 tokens on this brief itself; silent when nothing matches or all is pasted."""
+        self.refresh()
+        ctx = self._context()
+        _, _, results = surfaces.ranked(ctx, description, surfaces.BRIEF_LIMIT)
+        if not results:
+            return ""
+        if prompt_prefix and all(
+            collapse(note_content(split_trailers(c.row["text"])[0])).lower() in prompt_prefix for c in results
+        ):
+            return ""
+        surface = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"])
+        text = agents.cap(surface.text, BUDGETS["subagent_brief"])
+        self.book_text("subagent_brief", text, child_session)
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": text}})
+
     def _touch(self, ids: list[str], now: str) -> None:
         """Reads reinforce: access count and last access, and the tier the read earns."""
         for item_id in ids:
@@ -253,18 +281,21 @@ class Engine:
         """Evidence for a topic within the recall budget (default 600)."""
         budget = check_budget(budget, "recall")
         self.refresh()
+        self.mark_consulted()
         return self.book(surfaces.recall(self._context(), topic, budget, detail), reinforce=True)
 
     def brief(self, topic: str, for_agent: str | None = None, budget: int | None = None) -> Surface:
         """A smaller topical brief within the brief budget (default 450)."""
         budget = check_budget(budget, "brief")
         self.refresh()
+        self.mark_consulted()
         return self.book(surfaces.brief(self._context(), topic, for_agent, budget), reinforce=True)
 
     def state(self, budget: int | None = None) -> Surface:
         """The working state within the state budget (default 800)."""
         budget = check_budget(budget, "state")
         self.refresh()
+        self.mark_consulted()
         return self.book(surfaces.state(self._context(), budget))
 
     def session_brief(self, budget: int | None = None, *, book: bool = True) -> Surface:
@@ -272,8 +303,24 @@ class Engine:
         budget = check_budget(budget, "session_brief")
         self.refresh()
         files = ledger.known_unchanged(self.conn, self.scope)
-        surface = surfaces.session_brief(self._context(), budget, ledger_files=files)
+        surface = surfaces.session_brief(self._context(), budget, ledger_files=files, resume=self._resume_line())
         return self.book(surface) if book else surface
+
+    def _resume_line(self) -> str | None:
+        """The first line of the newest session summary in this scope, when it is at most 7 days old."""
+        cutoff = iso(self.clock() - timedelta(days=7))
+        row = self.conn.execute(
+            "SELECT text FROM memory_items WHERE scope_key=? AND kind='episode:session_summary' AND created_at >= ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            (self.scope.key, cutoff),
+        ).fetchone()
+        if row is None:
+            return None
+        for line in row["text"].split("\n"):
+            clean = line.strip().lstrip("#").strip()
+            if clean and not clean.startswith("Command ("):
+                return clean
+        return None
 
     def header(self, budget: int | None = None) -> Surface:
         """The full branch-aware header (`inject-header` without --quiet)."""
@@ -312,6 +359,8 @@ class Engine:
                     (host_session_id,),
                 ).fetchall():
                     capture.end_session_tree(self.conn, row["id"], now)
+            consolidation.consolidate(self.conn, self.scope.key, now)
+            consolidation.sync_branch_snapshot(self.conn, self.scope, now)
             session_id = capture.create_session(self.conn, self.scope, now, host_session=host_session_id)
         capture.engage(self.scope.worktree)
         return session_id
@@ -328,6 +377,48 @@ class Engine:
         """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing)."""
         session = self.current_session()
         return [ledger.judge(self.conn, self.scope, session["id"] if session else None, p, self.cwd) for p in paths]
+
+    def stats(self) -> dict[str, object]:
+        """Injected, saved (evidence only), net and ratio for the session and the scope, plus retrieval health."""
+        from .economy import stats
+
+        return stats(self.conn, self.scope, str(self.identity.db_path))
+
+    def suggest_notes(self, session_id: str | None = None) -> dict[str, object]:
+        """Notes worth saving from a session tree (default: the current one); never writes."""
+        session = session_id or (self.current_session() or {"id": None})["id"]
+        if session is None:
+            return {"session_id": None, "suggestions": []}
+        tree = [session, *[r["id"] for r in self.conn.execute("SELECT id FROM sessions WHERE parent_session_id=?", (session,))]]
+        return {"session_id": session, "suggestions": [s.to_dict() for s in agents.suggestions_for(self, tree)]}
+
+    def summarize(self, description: str | None = None) -> str:
+        """Write the current session's summary now (a checkpoint); returns its text."""
+        self.flush_spool()
+        session = self.current_session()
+        if session is None:
+            return "No active session."
+        with transaction(self.conn):
+            episode_id = consolidation.summarize_session(self.conn, session["id"], self.now(), description)
+            consolidation.sync_branch_snapshot(self.conn, self.scope, self.now())
+        if episode_id is None:
+            return "No tracked activity this session."
+        return str(self.conn.execute("SELECT summary FROM episodes WHERE id=?", (episode_id,)).fetchone()[0])
+
+    def consolidate(self) -> int:
+        """Summarize every ended session of this scope that has no summary yet."""
+        with transaction(self.conn):
+            count = consolidation.consolidate(self.conn, self.scope.key, self.now())
+            consolidation.sync_branch_snapshot(self.conn, self.scope, self.now())
+        return count
+
+    def mark_consulted(self) -> None:
+        """The agent asked memory something: the consult hint is no longer needed this session."""
+        session = self.current_session()
+        if session is not None:
+            from .reflex import set_flag
+
+            set_flag(self, session["id"], "consulted")
 
     # -- inspection and correction -------------------------------------------------------------
 

@@ -206,6 +206,27 @@ CREATE TABLE IF NOT EXISTS content_digests (
     PRIMARY KEY (scope_key, path)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spool_seen (key TEXT PRIMARY KEY, seen_at TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS subagent_dispatches (
+    id INTEGER PRIMARY KEY,
+    scope_key TEXT NOT NULL,
+    host_session_id TEXT NOT NULL,
+    agent_type TEXT NOT NULL,
+    tool_use_id TEXT,
+    description TEXT NOT NULL,
+    prompt_digest TEXT,
+    prompt_prefix TEXT,
+    captured_at TEXT NOT NULL,
+    consumed_at TEXT,
+    consumed_by_agent_id TEXT
+);
+CREATE INDEX IF NOT EXISTS subagent_dispatches_pending ON subagent_dispatches(host_session_id, agent_type, consumed_at);
+CREATE TABLE IF NOT EXISTS session_flags (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 """
 
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.

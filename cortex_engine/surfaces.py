@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -266,6 +267,10 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
             seated = _seat_rows(session_rows)
             sections.append(("Current session:\n" + "\n".join(_bullet(r) for r in seated),
                              [_surface_item(r, validations[r["id"]]) for r in seated]))
+    snapshot = branch_snapshot(ctx)
+    if snapshot is not None:
+        row, block = snapshot
+        sections.append(("Branch snapshot:\n" + block, [_surface_item(row, None)]))
     sections.extend((extra, []) for extra in extra_sections or [])
     in_session = {r["id"] for r in session_rows}
     working = [(r, v) for r, v in working_set(ctx, 12) if r["id"] not in in_session]
@@ -295,6 +300,26 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
     text, kept = assemble_sections([t for t, _ in sections], budget)
     items = [item for index in kept for item in sections[index][1]]
     return Surface("state", text, budget, items)
+
+
+SNAPSHOT_RENAMES = {"Focus: ": "Last focus: ", "Intents: ": "Stored intents: ", "Blockers: ": "Stored blockers: "}
+_COMMAND_LINE = re.compile(r"^Command \([^)]+\): exit \??\d*$")
+
+
+def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
+    """This scope's snapshot item and its state block (command-only lines dropped)."""
+    row = ctx.conn.execute(f"{ITEM_SELECT} WHERE scope_key=? AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)).fetchone()
+    if row is None:
+        return None
+    lines = []
+    for line in strip_control(row["text"]).split("\n"):
+        if _COMMAND_LINE.match(line.strip()):
+            continue
+        for old, new in SNAPSHOT_RENAMES.items():
+            if line.startswith(old):
+                line = new + line[len(old):]
+        lines.append(line)
+    return row, "\n".join(lines)
 
 
 def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
@@ -379,7 +404,13 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
     lines = [f"Cortex: {focus} | {sessions} session{plural} on {ctx.scope_label}"]
     shown: list[SurfaceItem] = []
     working = working_set(ctx, 12)
-    if not working:
+    snapshot = branch_snapshot(ctx)
+    if snapshot is not None:
+        row, block = snapshot
+        summary = [line for line in block.split("\n") if not line.startswith(("Stored intents: ", "Recent files: "))]
+        lines.extend(summary[:4])
+        shown.append(_surface_item(row, None))
+    elif not working:
         lines.append("No memory on this scope yet.")
     hot = [
         (r, v) for r, v in working

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # cortex-hook-template: __CORTEX_TEMPLATE_ID__
-# Cortex end of turn (Stop): flush the worktree's spool into the store. One Cortex process per turn.
-# Always exits 0 and prints nothing.
+# Cortex end of turn (Stop): flush the worktree's spool into the store, and offer (once) the notes a
+# subagent's conclusion suggests. One Cortex process per turn. Always exits 0.
 CORTEX_BIN="${CORTEX_BIN:-__CORTEX_BIN__}"
 
 . "${BASH_SOURCE[0]%/*}/cortex-lib.sh" 2>/dev/null || exit 0
 cortex_read_payload || exit 0
 cortex_find_runtime || exit 0
 [ -x "$CORTEX_BIN" ] || exit 0
-(cd "$dir" && "$CORTEX_BIN" flush-spool >/dev/null 2>&1)
+printf '%s' "$payload" | "$CORTEX_BIN" hook end-of-turn 2>/dev/null
 exit 0

@@ -305,5 +305,6 @@ def test_inject_header_cold_start_then_brief(repo: Repo, make_engine) -> None:
     lines = warm.stdout.strip().split("\n")
     assert lines[0] == "Cortex memory (main):"
     assert lines[1].endswith("decision: [store] open the store with WAL")
-    assert lines[2] == "- read in this scope, still unchanged: src/store.py"
+    assert lines[2] == "- resume: Read src/store.py"
+    assert lines[3] == "- read in this scope, still unchanged: src/store.py"
     assert lines[-1] == "More: cortex_recall(topic)."

@@ -1,0 +1,229 @@
+"""Consolidation: a session's activity compressed into lines, session summaries, test cycles, snapshots."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from .memory import collapse
+from .projection import sync_episode_item
+from .scope import Scope
+
+SNAPSHOT_IMPORTANCE = 0.92
+
+
+@dataclass(frozen=True)
+class Step:
+    """One consolidated line of a session's timeline."""
+
+    kind: str
+    text: str
+    target: str | None = None
+
+
+def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = True) -> list[Step]:
+    """Compress a session's events: grouped file events, test cycles, commands and subagents, in order."""
+    events = conn.execute(
+        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,)
+    ).fetchall()
+    steps: list[Step] = []
+    i = 0
+    while i < len(events):
+        ev = events[i]
+        meta = json.loads(ev["metadata_json"] or "{}")
+        if ev["type"] == "cmd" and meta.get("category") == "test" and meta.get("exit_code") not in (None, 0):
+            cycle = _test_cycle(events, i)
+            if cycle is not None:
+                end, iterations, files = cycle
+                listed = f" ({', '.join(files)})" if files else ""
+                steps.append(Step("test_cycle", f"Test cycle: fixed after {iterations} iteration{'s' if iterations != 1 else ''}{listed}"))
+                i = end + 1
+                continue
+        if ev["type"] in ("read", "edit", "write"):
+            count = 1
+            while i + count < len(events) and events[i + count]["type"] == ev["type"] and events[i + count]["target"] == ev["target"]:
+                count += 1
+            verb = {"read": "Read", "edit": "Edited", "write": "Created"}[ev["type"]]
+            steps.append(Step(ev["type"], f"{verb} {ev['target']}{f' x{count}' if count > 1 else ''}", ev["target"]))
+            i += count
+            continue
+        if ev["type"] == "cmd":
+            if with_commands:
+                code = meta.get("exit_code")
+                steps.append(Step("cmd", f"Command ({meta.get('category', 'cmd')}): exit {code if code is not None else '?'}"))
+        elif ev["type"] == "agent":
+            steps.append(Step("agent", f"Subagent: {collapse(str(meta.get('description', '')))[:120]}"))
+        elif ev["type"] == "search":
+            steps.append(Step("search", f"Searched {collapse(str(meta.get('pattern', '')))[:60]}"))
+        i += 1
+    return steps
+
+
+def _test_cycle(events: list[sqlite3.Row], start: int) -> tuple[int, int, list[str]] | None:
+    """From a failing test run: edits and further failures ending in a pass → (end index, iterations, files)."""
+    files: list[str] = []
+    tests = 0
+    for j in range(start + 1, len(events)):
+        ev = events[j]
+        meta = json.loads(ev["metadata_json"] or "{}")
+        if ev["type"] in ("edit", "write"):
+            if ev["target"] and ev["target"] not in files:
+                files.append(ev["target"])
+            continue
+        if ev["type"] == "read":
+            continue
+        if ev["type"] == "cmd" and meta.get("category") == "test":
+            tests += 1
+            if meta.get("exit_code") == 0:
+                return j, tests, files[:6]
+            continue
+        return None
+    return None
+
+
+def render(steps: list[Step]) -> str:
+    """The steps as lines."""
+    return "\n".join(step.text for step in steps)
+
+
+def maybe_test_cycle(conn: sqlite3.Connection, session_id: str, scope_key: str, event_id: str, at: str) -> str | None:
+    """After a passing test run: if the session's timeline now ends in a test cycle, record it as an episode."""
+    steps = level1(conn, session_id)
+    if not steps or steps[-1].kind != "test_cycle":
+        return None
+    episode_id = f"test_cycle:{event_id}"
+    conn.execute(
+        "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (episode_id, session_id, scope_key, "test_cycle", steps[-1].text, None, json.dumps({"event_id": event_id}), at),
+    )
+    sync_episode_item(conn, episode_id)
+    return episode_id
+
+
+def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, description: str | None = None) -> str | None:
+    """Write (or rewrite) a session's summary episode from its activity and notes; None when there is nothing."""
+    session = conn.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+    if session is None:
+        return None
+    steps = level1(conn, session_id, with_commands=False)
+    commands = conn.execute(
+        "SELECT category, COUNT(*) AS n, SUM(CASE WHEN exit_code NOT IN (0) THEN 1 ELSE 0 END) AS failed "
+        "FROM command_runs WHERE session_id=? GROUP BY category ORDER BY category",
+        (session_id,),
+    ).fetchall()
+    notes = conn.execute(
+        "SELECT kind, subject, content FROM notes WHERE session_id=? ORDER BY timestamp", (session_id,)
+    ).fetchall()
+    if not steps and not commands and not notes and not description:
+        return None
+    lines = []
+    if session["focus"]:
+        lines.append(f"Focus: {session['focus']}")
+    if description:
+        lines.append(collapse(description))
+    edited = [s.target for s in steps if s.kind in ("edit", "write") and s.target]
+    if edited:
+        unique = list(dict.fromkeys(edited))
+        lines.append("Edited " + ", ".join(unique[:6]) + (f" (+{len(unique) - 6} more)" if len(unique) > 6 else ""))
+    cycles = [s.text for s in steps if s.kind == "test_cycle"]
+    lines.extend(cycles[:3])
+    if commands:
+        parts = [f"{r['n']} {r['category']}" + (f" ({r['failed']} failed)" if r["failed"] else "") for r in commands]
+        lines.append("Commands: " + ", ".join(parts))
+    read = [s.target for s in steps if s.kind == "read" and s.target]
+    if read:
+        unique = list(dict.fromkeys(read))
+        lines.append("Read " + ", ".join(unique[:6]) + (f" (+{len(unique) - 6} more)" if len(unique) > 6 else ""))
+    agents = [s.text for s in steps if s.kind == "agent"]
+    lines.extend(agents[:3])
+    for note in notes[:5]:
+        subject = f"[{note['subject']}] " if note["subject"] else ""
+        lines.append(f"{note['kind']}: {subject}{collapse(note['content'])[:120]}")
+    summary = "\n".join(lines)
+    episode_id = f"session_summary:{session_id}"
+    conn.execute(
+        "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET summary=excluded.summary, created_at=excluded.created_at",
+        (episode_id, session_id, session["scope_key"], "session_summary", summary, None, "{}", at),
+    )
+    sync_episode_item(conn, episode_id)
+    return episode_id
+
+
+def consolidate(conn: sqlite3.Connection, scope_key: str, at: str) -> int:
+    """Summarize every ended primary session of the scope that has no summary yet; returns how many."""
+    rows = conn.execute(
+        "SELECT s.id FROM sessions s WHERE s.scope_key=? AND s.parent_session_id IS NULL AND s.status='ended' "
+        "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || s.id) ORDER BY s.started_at",
+        (scope_key,),
+    ).fetchall()
+    return sum(1 for row in rows if summarize_session(conn, row["id"], at) is not None)
+
+
+def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str | None:
+    """Rebuild the scope's snapshot (focus, summary, intents, blockers, recent files) as one memory item."""
+    if scope.type not in ("branch", "detached"):
+        return None
+    primaries = conn.execute(
+        "SELECT id, focus FROM sessions WHERE scope_key=? AND parent_session_id IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 5",
+        (scope.key,),
+    ).fetchall()
+    ids = [r["id"] for r in primaries]
+    summary = None
+    if ids:
+        marks = ",".join("?" * len(ids))
+        row = conn.execute(
+            f"SELECT summary FROM episodes WHERE kind='session_summary' AND session_id IN ({marks}) ORDER BY created_at DESC LIMIT 1",
+            ids,
+        ).fetchone()
+        summary = row["summary"] if row is not None else None
+        if summary is None:
+            for sid in ids:
+                steps = level1(conn, sid, with_commands=False)
+                if steps:
+                    summary = render(steps[-8:])
+                    break
+    active = conn.execute(
+        "SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' ORDER BY timestamp DESC", (scope.key,)
+    ).fetchall()
+    intents = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in active if n["kind"] == "intent"][:5]
+    blockers = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in active if n["kind"] == "blocker"][:5]
+    if summary is None and active:
+        summary = "\n".join(f"[{n['subject'] or n['kind']}] {collapse(n['content'])[:100]}" for n in active[:4])
+    files: list[str] = []
+    if ids:
+        marks = ",".join("?" * len(ids[:3]))
+        files = [r["target"] for r in conn.execute(
+            f"SELECT target, COUNT(*) AS n FROM events WHERE session_id IN ({marks}) AND type IN ('read','edit','write') "
+            f"AND target IS NOT NULL GROUP BY target ORDER BY n DESC, MAX(timestamp) DESC LIMIT 6",
+            ids[:3],
+        )]
+    focus = next((r["focus"] for r in primaries if r["focus"]), None)
+    if summary is None and not intents and not blockers and not files:
+        return None
+    lines = []
+    if focus:
+        lines.append(f"Focus: {focus}")
+    lines.append(f"Summary: {summary or 'No summarized activity yet.'}")
+    if intents:
+        lines.append("Intents: " + " | ".join(intents))
+    if blockers:
+        lines.append("Blockers: " + " | ".join(blockers))
+    if files:
+        lines.append("Recent files: " + ", ".join(files))
+    text = "\n".join(lines)
+    snapshot_id = f"branch:{scope.key}"
+    item_id = f"branch_snapshots:{snapshot_id}"
+    row = conn.execute("SELECT text FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+            "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (item_id, ids[0] if ids else None, scope.type, scope.key, "branch_snapshot", "branch_snapshots", snapshot_id,
+             scope.branch or focus, text, "hot", SNAPSHOT_IMPORTANCE, at),
+        )
+    elif row["text"] != text:
+        conn.execute("UPDATE memory_items SET text=?, created_at=? WHERE id=?", (text, at, item_id))
+    return item_id
