@@ -1,0 +1,483 @@
+"""Inspection and correction (reference §9.3): list-memory, inspect-memory, edit-memory and delete-memory.
+
+Outputs are read through the real command line (a subprocess in a real git repository); the store is
+seeded and its rows are checked through the engine where a subprocess would be clumsy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex_engine.engine import Engine
+from cortex_engine.notes import extract_item_references
+
+from .conftest import NOW, Clock, Repo, git
+from .test_cli import TS, fail, held, held_in_process, ok, ok_json
+
+ORDER = "newest first (created_at DESC, rowid DESC)"
+ACCESS_TRAILER = "  (showing at most 10; cortex gc also prunes the retrieval log — the access count is the durable figure)"
+
+
+def add_item(engine: Engine, item_id: str, text: str, kind: str = "command_run", created_at: str = "2026-08-02T18:00:00.000Z") -> None:
+    """Insert a memory item with no note behind it (as capture would), with its references extracted."""
+    engine.conn.execute(
+        "INSERT INTO memory_items(id, scope_type, scope_key, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, ?, ?, ?, NULL, ?, 'warm', 0.5, ?)",
+        (item_id, engine.scope.type, engine.scope.key, kind, text, created_at),
+    )
+    extract_item_references(engine.conn, item_id, None, text)
+
+
+def count(engine: Engine, table: str) -> int:
+    """Rows in one table."""
+    return int(engine.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def item(engine: Engine, item_id: str) -> Any:
+    """One memory_items row."""
+    return engine.conn.execute("SELECT * FROM memory_items WHERE id=?", (item_id,)).fetchone()
+
+
+# -- list-memory --------------------------------------------------------------------------------
+
+
+def test_list_memory_has_no_default_filters(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Archived items and other branches' items are listed; the state column is padded to the page."""
+    main = make_engine(repo.path)
+    decision = main.note("decision", "use kafka for the queue engine", "queue engine")
+    archived = main.note("insight", "an old insight nobody reads")
+    main.conn.execute("UPDATE memory_items SET state='archived' WHERE id=?", (archived.item_id,))
+    add_item(main, "command_runs:1", "pytest -q\nexit 1", created_at="2026-08-01T09:00:00.000Z")
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = make_engine(repo.path)
+    other = feature.note("insight", "written on the feature branch")
+    assert feature.scope.key != main.scope.key
+    page = ok_json(repo.path, "list-memory")
+    assert (page["total"], page["filters"], page["order"]) == (4, {}, ORDER)
+    by_id = {i["id"]: i for i in page["items"]}
+    assert set(by_id) == {decision.item_id, archived.item_id, other.item_id, "command_runs:1"}
+    assert (by_id["command_runs:1"]["note_id"], by_id["command_runs:1"]["kind"]) == (None, "command_run")
+    assert by_id["command_runs:1"]["text"] == "pytest -q\nexit 1"
+    assert by_id[archived.item_id]["state"] == "archived"
+    assert by_id[decision.item_id]["scope_key"] == main.scope.key
+    assert by_id[other.item_id]["scope_key"] == feature.scope.key
+    assert by_id[decision.item_id]["note_id"] == decision.id
+    lines = ok(repo.path, "list-memory").splitlines()
+    assert lines[0] == f"memory items 1-4 of 4 · {ORDER} · filters: none"
+    assert lines[-1] == "command_runs:1                              warm      Command   2026-08-01 09:00Z  pytest -q"
+    assert f"{decision.item_id}  warm      Decision  {TS}  [queue engine] decision: use kafka for the queue engine" in lines
+    assert f"{archived.item_id}  archived  Insight   {TS}  insight: an old insight nobody reads" in lines
+    only = ok_json(repo.path, "list-memory", "--state", "archived")
+    assert [i["id"] for i in only["items"]] == [archived.item_id]
+
+
+def test_list_memory_rows_header_footer_and_empty_pages(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+    """Exact rows and header; the footer prints the next page's command; empty pages say why."""
+    engine = make_engine(repo.path)
+    first = engine.note("insight", "the porter tokenizer stems queries too")
+    clock.advance(minutes=1)
+    second = engine.note("decision", "do not use OIDC with server-side sessions", "auth strategy")
+    clock.advance(minutes=1)
+    long_text = "a long insight " + "word " * 40
+    third = engine.note("insight", long_text + "\nsecond line never listed")
+    first_line = f"insight: {long_text.strip()}"
+    assert len(first_line) > 80
+    out = ok(repo.path, "list-memory", "--limit", "2")
+    assert out == "\n".join([
+        f"memory items 1-2 of 3 · {ORDER} · filters: none",
+        f"{third.item_id}  warm  Insight   2026-08-02 18:02Z  {first_line[:79]}…",
+        f"{second.item_id}  warm  Decision  2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
+        "",
+        "next page: cortex list-memory --limit 2 --offset 2",
+    ]) + "\n"
+    last = ok(repo.path, "list-memory", "--limit", "2", "--offset", "2")
+    assert last == "\n".join([
+        f"memory items 3-3 of 3 · {ORDER} · filters: none",
+        f"{first.item_id}  warm  Insight  {TS}  insight: the porter tokenizer stems queries too",
+    ]) + "\n"
+    assert ok(repo.path, "list-memory", "--offset", "3") == "offset 3 is past the end; 3 item(s) match.\n"
+    assert ok(repo.path, "list-memory", "--state", "pinned") == "no items match these filters.\n"
+
+
+def test_list_memory_kind_and_state_are_comma_split(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """--kind and --state take comma-separated values; the header names the filters."""
+    engine = make_engine(repo.path)
+    decision = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    insight = engine.note("insight", "the tokenizer stems queries")
+    blocker = engine.note("blocker", "ci is red on windows", "ci")
+    kinds = ok_json(repo.path, "list-memory", "--kind", "note:decision, note:insight")
+    assert sorted(i["id"] for i in kinds["items"]) == sorted([decision.item_id, insight.item_id])
+    assert kinds["filters"] == {"kind": ["note:decision", "note:insight"]}
+    states = ok_json(repo.path, "list-memory", "--state", "hot,archived")
+    assert [i["id"] for i in states["items"]] == [blocker.item_id]
+    header = ok(repo.path, "list-memory", "--kind", "note:decision,note:blocker", "--state", "warm").splitlines()[0]
+    assert header == f"memory items 1-1 of 1 · {ORDER} · filters: kind=note:decision,note:blocker state=warm"
+
+
+def test_list_memory_scope_is_repeatable_and_never_comma_split(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A scope key may hold a comma (git allows one in a branch name); --scope takes it whole, and repeats."""
+    main = make_engine(repo.path)
+    on_main = main.note("insight", "written on main")
+    repo.git("checkout", "-q", "-b", "feat,x")
+    comma = make_engine(repo.path)
+    on_comma = comma.note("insight", "written on the comma branch")
+    repo.git("checkout", "-q", "-b", "other")
+    make_engine(repo.path).note("insight", "written on another branch")
+    assert "," in comma.scope.key
+    one = ok_json(repo.path, "list-memory", "--scope", comma.scope.key)
+    assert ([i["id"] for i in one["items"]], one["filters"]) == ([on_comma.item_id], {"scope": [comma.scope.key]})
+    two = ok_json(repo.path, "list-memory", "--scope", main.scope.key, "--scope", comma.scope.key)
+    assert sorted(i["id"] for i in two["items"]) == sorted([on_main.item_id, on_comma.item_id])
+    assert two["total"] == 2
+
+
+def test_list_memory_limit_defaults_to_20_and_caps_at_200(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """20 by default; at most 200 however large a limit; zero, negative or non-numeric limits mean 20."""
+    engine = make_engine(repo.path)
+    for n in range(205):
+        engine.note("insight", f"insight number {n}")
+    default = ok_json(repo.path, "list-memory")
+    assert (default["total"], default["limit"], len(default["items"])) == (205, 20, 20)
+    capped = ok_json(repo.path, "list-memory", "--limit", "500")
+    assert (capped["limit"], len(capped["items"])) == (200, 200)
+    assert ok_json(repo.path, "list-memory", "--limit", "0")["limit"] == 20
+    assert ok_json(repo.path, "list-memory", "--limit", "-5")["limit"] == 20
+    assert ok_json(repo.path, "list-memory", "--limit", "lots")["limit"] == 20
+
+
+def test_list_memory_orders_by_created_at_then_rowid(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+    """created_at DESC decides; rowid DESC breaks ties (a later insert with an older time sorts last)."""
+    engine = make_engine(repo.path)
+    a = engine.note("insight", "first at noon")
+    b = engine.note("insight", "second at the same instant")
+    clock.now = NOW - timedelta(hours=1)
+    c = engine.note("insight", "inserted last, timestamped earlier")
+    clock.now = NOW + timedelta(minutes=1)
+    d = engine.note("insight", "newest")
+    ids = [i["id"] for i in ok_json(repo.path, "list-memory")["items"]]
+    assert ids == [d.item_id, b.item_id, a.item_id, c.item_id]
+
+
+def test_list_memory_next_page_command_runs_as_printed(tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    """A scope key with a space is quoted in the footer, and the footer runs in a shell as printed."""
+    path = tmp_path / "my repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "commit", "-q", "--allow-empty", "-m", "init")
+    engine = make_engine(path)
+    for n in range(3):
+        engine.note("insight", f"insight {n} in a spaced path")
+    key = engine.scope.key
+    assert " " in key
+    footer = ok(path, "list-memory", "--scope", key, "--kind", "note:insight", "--limit", "2").splitlines()[-1]
+    command = footer.removeprefix("next page: ")
+    assert command == f'cortex list-memory --scope {json.dumps(key)} --kind note:insight --limit 2 --offset 2'
+    done = subprocess.run(
+        ["bash", "-c", 'cortex() { "$CORTEX_PY" -m cortex_engine.cli "$@"; }; ' + command],
+        cwd=path, env={**os.environ, "CORTEX_PY": sys.executable}, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"memory items 3-3 of 3 · {ORDER} · filters: scope={key} kind=note:insight"
+
+
+# -- inspect-memory -----------------------------------------------------------------------------
+
+
+def test_inspect_takes_item_or_note_id_shows_the_contest_and_reads_only(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Both ids give the same report; counterparts are named and inspectable; nothing is touched."""
+    engine = make_engine(repo.path)
+    kafka = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    other = engine.note("decision", "do not use kafka for the queue engine", "queue engine")
+    engine.recall("kafka queue")
+    touched = [tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")]
+    counts = [count(engine, t) for t in ("sessions", "retrieval_log", "token_ledger", "memory_corrections")]
+    by_note = ok_json(repo.path, "inspect-memory", kafka.id)
+    assert ok_json(repo.path, "inspect-memory", kafka.item_id) == by_note
+    assert by_note["id"] == kafka.item_id
+    assert by_note["access"]["count"] == 1
+    assert by_note["conflict"]["state"] == "contested"
+    assert [c["id"] for c in by_note["conflict"]["counterparts"]] == [other.id]
+    lines = ok(repo.path, "inspect-memory", by_note["conflict"]["counterparts"][0]["id"]).splitlines()
+    assert lines[0] == f"id:         {other.item_id}"
+    assert "conflict:   contested — an unresolved contradiction on this subject" in lines
+    assert f"  contested with {kafka.id} (decision, {TS})" in lines
+    assert [tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")] == touched
+    assert [count(engine, t) for t in ("sessions", "retrieval_log", "token_ledger", "memory_corrections")] == counts
+
+
+def test_inspect_prints_the_whole_report(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Identity, trust, conflict, alternatives, references, access history and the full text, exactly."""
+    repo.write("src/auth/oidc.ts")
+    repo.commit("oidc")
+    engine = make_engine(repo.path)
+    note = engine.note(
+        "decision", "use OIDC via src/auth/oidc.ts", "auth strategy",
+        ["session cookies (no SSO path)", "JWT-in-localStorage\n(XSS surface)"],
+    )
+    engine.recall("auth strategy")
+    session = engine.current_session()
+    assert session is not None
+    out = ok(repo.path, "inspect-memory", note.id)
+    assert out == "\n".join([
+        f"id:         {note.item_id}",
+        "kind:       Decision (note:decision)",
+        "subject:    auth strategy",
+        f"scope:      {engine.scope.key}",
+        f"session:    {session['id']}",
+        f"created:    {TS}",
+        "state:      hot (importance 0.90)",
+        "trust:      refs OK",
+        "",
+        "conflict:   none",
+        "status:     active",
+        "  already rejected: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
+        "",
+        "references:",
+        "  exists   src/auth/oidc.ts",
+        "",
+        "access history:",
+        f"  count 1, last {TS}",
+        f"  {TS}  auth strategy",
+        ACCESS_TRAILER,
+        "",
+        "text:",
+        "decision: use OIDC via src/auth/oidc.ts",
+        "Subject: auth strategy",
+        "Alternatives: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
+    ]) + "\n"
+
+
+def test_inspect_judges_references_against_the_checkout_now(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """After `git mv` + commit and `git rm`, inspect (first to run) follows the rename and reports the loss."""
+    repo.write("src/a.py", "def load(): pass\n")
+    repo.write("src/x.py")
+    repo.commit("add")
+    engine = make_engine(repo.path)
+    note = engine.note("insight", "the loader in src/a.py calls src/x.py")
+    engine.close()
+    repo.git("mv", "src/a.py", "src/b.py")
+    repo.git("rm", "-q", "src/x.py")
+    repo.commit("mv and rm")
+    lines = ok(repo.path, "inspect-memory", note.id).splitlines()
+    assert "trust:      stale refs" in lines
+    refs = lines[lines.index("references:") + 1:lines.index("access history:") - 1]
+    assert refs == ["  moved    src/a.py → src/b.py", "  missing  src/x.py"]
+    data = ok_json(repo.path, "inspect-memory", note.id)
+    assert data["references"] == [
+        {"path": "src/a.py", "type": "file", "status": "moved", "moved_to": "src/b.py"},
+        {"path": "src/x.py", "type": "file", "status": "missing", "moved_to": None},
+    ]
+
+
+def test_inspect_items_without_a_live_note(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """No note: n/a. A vanished note: unknown. A note whose flag and projection disagree: said so."""
+    engine = make_engine(repo.path)
+    add_item(engine, "command_runs:1", "pytest -q failed in src/app.py")
+    assert count(engine, "sessions") == 0
+    lines = ok(repo.path, "inspect-memory", "command_runs:1").splitlines()
+    assert "conflict:   n/a (no note behind this item)" in lines
+    assert lines[lines.index("text:") + 1:] == ["pytest -q failed in src/app.py"]
+    assert count(engine, "sessions") == 0
+    orphan = engine.note("insight", "this note row will vanish")
+    engine.conn.execute("DELETE FROM notes WHERE id=?", (orphan.id,))
+    data = ok_json(repo.path, "inspect-memory", orphan.item_id)
+    assert data["conflict"] == {"state": "unknown", "counterparts": [], "orphan": True}
+    flagged = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    engine.conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (flagged.id,))
+    lines = ok(repo.path, "inspect-memory", flagged.id).splitlines()
+    start = lines.index("conflict:   contested — an unresolved contradiction on this subject")
+    assert lines[start + 1:start + 4] == [
+        "status:     active",
+        "  no counterpart found in this scope — the contest may be stale",
+        "  ⚠ projection disagrees with the stored note: text reads contested=false, superseded=false",
+    ]
+
+
+# -- edit-memory --------------------------------------------------------------------------------
+
+BAD_EDITS: list[tuple[tuple[str, ...], str]] = [
+    (("--text", "the parser moved\nSubject: auth"), "spoofed_trailer"),
+    (("--text", "the parser moved\nalternatives: none"), "spoofed_trailer"),
+    (("--text", "the parser moved\nCONFLICT: true"), "spoofed_trailer"),
+    (("--text", "the parser moved\n  Status: resolved  \n\n \n"), "spoofed_trailer"),
+    (("--text", "Status:superseded"), "spoofed_trailer"),
+    (("--text", ""), "empty_text"),
+    (("--text", "  \n\t \n"), "empty_text"),
+    (("--text", "\ufeff \n"), "empty_text"),
+    ((), "bad_args"),
+    (("--text", "both", "--file", "edit.txt"), "bad_args"),
+    (("--file", "no-such-file.txt"), "bad_file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "code"), BAD_EDITS, ids=[f"{c}-{i}" for i, (_, c) in enumerate(BAD_EDITS)])
+def test_edit_refuses_spoofed_trailers_blank_text_and_bad_arguments(
+    repo: Repo, make_engine: Callable[..., Engine], argv: tuple[str, ...], code: str
+) -> None:
+    """A refused edit changes nothing and writes no audit row."""
+    engine = make_engine(repo.path)
+    note = engine.note("insight", "the parser lives in src/x.py")
+    engine.note("decision", "use kafka for the queue engine", "queue engine")
+    before = held_in_process(engine)
+    (repo.path / "edit.txt").write_text("from a file\n", encoding="utf-8")
+    fail(repo.path, "edit-memory", note.id, *argv, code=code)
+    assert held(repo.path) == before
+    assert engine.conn.execute("SELECT content FROM notes WHERE id=?", (note.id,)).fetchone()[0] == "the parser lives in src/x.py"
+    assert count(engine, "memory_corrections") == 0
+
+
+def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """--text (BOM stripped) and --file replace the note's content; inspect lists every correction."""
+    repo.write("src/x.py")
+    repo.write("src/y.py")
+    engine = make_engine(repo.path)
+    note = engine.note("insight", "the parser lives in src/x.py")
+    engine.recall("parser")
+    state, accesses = item(engine, note.item_id)["state"], item(engine, note.item_id)["access_count"]
+    assert (state, accesses) == ("hot", 1)
+    data = ok_json(repo.path, "edit-memory", note.id, "--text", "\ufeffthe parser moved to src/y.py, see src/z.py")
+    assert (data["id"], data["references"]) == (note.item_id, 2)
+    assert (data["prior_text"], data["new_text"]) == ("the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py")
+    assert data["text"] == (
+        f"edited {note.item_id}\nreferences: 2 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
+    )
+    (repo.path / "fix.txt").write_text("the parser is in src/y.py\nand nowhere else\n", encoding="utf-8")
+    out = ok(repo.path, "edit-memory", note.item_id, "--file", "fix.txt")
+    assert out == f"edited {note.item_id}\nreferences: 1 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)\n"
+    row = item(engine, note.item_id)
+    assert (row["state"], row["access_count"]) == (state, accesses)
+    assert row["text"] == "insight: the parser is in src/y.py\nand nowhere else"
+    audit = engine.conn.execute(
+        "SELECT operation, prior_text, new_text FROM memory_corrections WHERE memory_item_id=? ORDER BY id", (note.item_id,)
+    ).fetchall()
+    assert [tuple(r) for r in audit] == [
+        ("edit", "the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py"),
+        ("edit", "the parser moved to src/y.py, see src/z.py", "the parser is in src/y.py\nand nowhere else"),
+    ]
+    lines = ok(repo.path, "inspect-memory", note.id).splitlines()
+    start = lines.index("corrections:")
+    assert lines[start + 1:start + 5] == [
+        f"  {TS}  edit", "    was: the parser lives in src/x.py",
+        f"  {TS}  edit", "    was: the parser moved to src/y.py, see src/z.py",
+    ]
+    assert lines[lines.index("text:") + 1:] == ["insight: the parser is in src/y.py", "and nowhere else"]
+
+
+def test_edit_a_non_note_item_rewrites_its_text_and_references(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """An item with no note behind it is edited in place, text kept byte for byte, references re-extracted."""
+    engine = make_engine(repo.path)
+    add_item(engine, "command_runs:7", "pytest -q failed in src/app.py")
+    new = "pytest -q passed\n  after fixing src/app.py and src/util.py"
+    data = ok_json(repo.path, "edit-memory", "command_runs:7", "--text", new)
+    assert (data["references"], data["prior_text"], data["new_text"]) == (2, "pytest -q failed in src/app.py", new)
+    assert item(engine, "command_runs:7")["text"] == new
+    paths = [r[0] for r in engine.conn.execute(
+        "SELECT normalized_path FROM memory_references WHERE memory_item_id='command_runs:7' ORDER BY id"
+    )]
+    assert paths == ["src/app.py", "src/util.py"]
+
+
+# -- delete-memory ------------------------------------------------------------------------------
+
+
+def test_delete_previews_by_default_and_deletes_with_yes(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """The preview deletes nothing; --yes deletes the item and its note, audited; the contest ends on both sides."""
+    repo.write("src/queue.py")
+    engine = make_engine(repo.path)
+    kafka = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    other = engine.note("decision", "do not use kafka for the queue engine in src/queue.py", "queue engine")
+    before = held_in_process(engine)
+    preview = ok(repo.path, "delete-memory", other.id)
+    assert preview == "\n".join([
+        "preview only — nothing has been deleted.",
+        f"id:         {other.item_id}",
+        "kind:       Decision (note:decision)",
+        "subject:    queue engine",
+        f"scope:      {engine.scope.key}",
+        "references: 1 will be removed with it",
+        f"source row: notes/{other.id} will be deleted",
+        'contest:    deleting this ends the contest on "queue engine"',
+        "text:",
+        "decision: do not use kafka for the queue engine in src/queue.py",
+        "Subject: queue engine",
+        "Conflict: true",
+        "",
+        f"to delete: cortex delete-memory {other.item_id} --yes",
+    ]) + "\n"
+    assert ok_json(repo.path, "delete-memory", other.id)["deleted"] is False
+    assert held(repo.path) == before
+    data = ok_json(repo.path, "delete-memory", other.item_id, "--yes")
+    assert (data["deleted"], data["contested"]) == (True, True)
+    assert data["message"] == "\n".join([
+        f"deleted {other.item_id}",
+        f"  source row: notes/{other.id}",
+        '  cleared the contest on "queue engine"',
+        "  the prior text is kept in the audit log (memory_corrections)",
+    ])
+    after = held(repo.path)
+    assert [row[0] for row in after] == [row[0] for row in before if row[0] != other.item_id] == [kafka.item_id]
+    assert after[0][4] == "decision: use kafka for the queue engine\nSubject: queue engine"
+    assert engine.conn.execute("SELECT COUNT(*) FROM notes WHERE id=?", (other.id,)).fetchone()[0] == 0
+    assert engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (other.item_id,)).fetchone()[0] == 0
+    audit = engine.conn.execute("SELECT operation, prior_text, new_text FROM memory_corrections").fetchall()
+    assert [tuple(r) for r in audit] == [("delete", "do not use kafka for the queue engine in src/queue.py", None)]
+    survivor = ok_json(repo.path, "inspect-memory", kafka.id)
+    assert (survivor["conflict"]["state"], survivor["conflict"]["counterparts"]) == ("none", [])
+    assert "Conflict: true" not in survivor["text"]
+    recall = ok_json(repo.path, "recall", "queue engine")
+    assert [(i["id"], i["labels"]) for i in recall["items"]] == [(kafka.item_id, [])]
+    fail(repo.path, "delete-memory", other.id, "--yes", code="not_found")
+
+
+# -- terminal control characters ----------------------------------------------------------------
+
+ESC_TEXT = "use \x1b[31mred\x1b[0m here\rOVERWRITTEN"
+ESC_SUBJECT = "red\x1b[2j zone"
+ESC_ALT = "blue\x1b]0;title\x07 zone"
+
+
+def _has_control(text: str) -> bool:
+    return any(ch in text for ch in ("\x1b", "\r", "\x07"))
+
+
+def test_control_characters_are_stripped_when_printed_but_kept_in_json(repo: Repo) -> None:
+    """ESC, BEL and lone CR never reach the terminal from stored text; --json keeps every byte."""
+    note = ok_json(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "--alternative", ESC_ALT, ESC_TEXT)
+    assert note["content"] == ESC_TEXT
+    echo = ok(repo.path, "note", "--kind", "insight", ESC_TEXT)
+    listing = ok(repo.path, "list-memory")
+    inspected = ok(repo.path, "inspect-memory", note["id"])
+    preview = ok(repo.path, "delete-memory", note["id"])
+    printed = {"note": echo, "list-memory": listing, "inspect-memory": inspected, "delete-memory": preview}
+    assert {name: _has_control(out) for name, out in printed.items()} == dict.fromkeys(printed, False)
+    assert "subject:    red[2j zone" in inspected
+    assert "  already rejected: blue]0;title zone" in inspected
+    assert "decision: use [31mred[0m hereOVERWRITTEN" in inspected
+    data = ok_json(repo.path, "inspect-memory", note["id"])
+    assert data["subject"] == ESC_SUBJECT
+    assert data["text"].split("\n")[0] == f"decision: {ESC_TEXT}"
+    assert data["conflict"]["alternatives"] == [ESC_ALT]
+    page = ok_json(repo.path, "list-memory")
+    assert {i["id"]: i["text"].split("\n")[0] for i in page["items"]}[note["item_id"]] == f"decision: {ESC_TEXT}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="render.py/surfaces.py print a note's subject without strip_control, so an ESC in a subject reaches the "
+    "terminal through recall's lead and evidence lines",
+)
+def test_recall_strips_control_characters_from_subjects(repo: Repo) -> None:
+    """Recall prints the subject of a note without its terminal control characters."""
+    ok(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "keep the zone red")
+    out = ok(repo.path, "recall", "zone")
+    assert "zone" in out
+    assert not _has_control(out)
