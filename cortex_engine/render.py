@@ -22,6 +22,14 @@ def strip_control(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def subject_tag(subject: str | None, *, lead: bool = False) -> str:
+    """`[subject] ` (or ` [subject]` with lead) on one line with control characters removed; '' for none."""
+    if not subject:
+        return ""
+    clean = collapse(strip_control(subject))
+    return f" [{clean}]" if lead else f"[{clean}] "
+
+
 def humanize_kind(kind: str) -> str:
     """`note:decision` → `Decision`, `episode:command_failure` → `Command failure`, …"""
     if kind.startswith("note:") or kind.startswith("episode:"):
@@ -72,7 +80,7 @@ def render_memory_line(row: dict, validation: Validation | None, max_lines: int)
     kind, text = row["kind"], row["text"]
     ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
     if kind.startswith("note:"):
-        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        subject = subject_tag(row["subject"])
         body, _ = split_trailers(text)
         content = collapse(strip_control(note_content(body)))
         line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
@@ -87,7 +95,7 @@ def render_memory_line(row: dict, validation: Validation | None, max_lines: int)
         return f"[session state] {snippet(text, max_lines)}{ref_label}"
     if kind == "project_snapshot":
         return f"[project state] {snippet(text, max_lines)}"
-    subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+    subject = subject_tag(row["subject"])
     return f"{humanize_kind(kind)}: {subject}{snippet(text, max_lines)}{ref_label}"
 
 

@@ -18,6 +18,7 @@ from .render import (
     humanize_kind,
     item_labels,
     render_memory_line,
+    subject_tag,
     shorten,
     strip_control,
 )
@@ -111,7 +112,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> 
         return Surface("recall", text, budget, [], topic, query, total)
     ordered = seat_contested(results)
     top = ordered[0]
-    subject = f" [{collapse(top.row['subject'])}]" if top.row["subject"] else ""
+    subject = subject_tag(top.row["subject"], lead=True)
     lead = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
     entries = []
     for cand in ordered:
@@ -156,7 +157,7 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
         run.append(cand)
     ordered.extend(seat_contested(run))
     top = results[0]
-    subject = f" [{collapse(top.row['subject'])}]" if top.row["subject"] else ""
+    subject = subject_tag(top.row["subject"], lead=True)
     lead_line = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
     lead = "\n".join([*header, lead_line])
     entries = [
@@ -211,7 +212,7 @@ def _neg(value: str) -> tuple[int, ...]:
 def _bullet(row: sqlite3.Row | dict) -> str:
     kind, text = row["kind"], row["text"]
     body, _ = split_trailers(text)
-    subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+    subject = subject_tag(row["subject"])
     line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{collapse(strip_control(note_content(body)))}"
     labels = item_labels(kind, text, None)
     if "contested" in labels:
@@ -340,7 +341,7 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         validation = valid[row["id"]]
         body, _ = split_trailers(row["text"])
         content = shorten(strip_control(note_content(body)), 110)
-        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        subject = subject_tag(row["subject"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
         if "contested" in item_labels(row["kind"], row["text"], None):
             line += " [contested]"
@@ -431,7 +432,7 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
     if resume is not None:
         row, validation = resume
         body, _ = split_trailers(row["text"])
-        subject = f"[{collapse(row['subject'])}] " if row["subject"] else ""
+        subject = subject_tag(row["subject"])
         line = f"Resume: {subject}{shorten(strip_control(note_content(body)), 100)}"
         labels = item_labels(row["kind"], row["text"], None)
         line += " [contested]" if "contested" in labels else ""

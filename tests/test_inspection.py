@@ -470,11 +470,6 @@ def test_control_characters_are_stripped_when_printed_but_kept_in_json(repo: Rep
     assert {i["id"]: i["text"].split("\n")[0] for i in page["items"]}[note["item_id"]] == f"decision: {ESC_TEXT}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render.py/surfaces.py print a note's subject without strip_control, so an ESC in a subject reaches the "
-    "terminal through recall's lead and evidence lines",
-)
 def test_recall_strips_control_characters_from_subjects(repo: Repo) -> None:
     """Recall prints the subject of a note without its terminal control characters."""
     ok(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "keep the zone red")
