@@ -415,6 +415,34 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the engine headless as an MCP server over stdio (the only path that imports mcp)."""
+    from .mcp_server import main as serve
+
+    return serve(args.cwd or os.getcwd())
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    """Render the hook scripts, merge Claude Code's wiring, register the MCP server, then run doctor."""
+    from .install import cli_install
+
+    return cli_install(args)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Diagnose the installation; exit 1 when any check fails. Changes nothing it reports on."""
+    from .doctor import cli_doctor
+
+    return cli_doctor(args)
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    """Report what cleanup would remove; --apply removes it."""
+    from .gc import cli_gc
+
+    return cli_gc(args)
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -524,6 +552,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dir", help="where to create the demo repository")
     p.add_argument("--print", action="store_true", help="print the demo's surfaces instead of opening the TUI")
     add("tui", cmd_tui, "open the operator TUI (the default)")
+    add("serve", cmd_serve, "run Cortex as an MCP server over stdio (for Claude Code)")
+    for name in ("install", "install-hooks"):
+        p = add(name, cmd_install, "install the hooks and the MCP server into Claude Code's settings, then run doctor")
+        p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
+        p.add_argument("--dry-run", action="store_true", help="report every outcome and write nothing")
+        p.add_argument("--force", action="store_true", help="replace hook scripts you edited (a .bak is kept)")
+        p.add_argument("--dir", help="where to write the hook scripts (default ~/.claude/hooks)")
+    p = add("doctor", cmd_doctor, "diagnose the installation (exit 1 if any check fails)")
+    p.add_argument("--hooks-dir", help="where the hook scripts are installed (default ~/.claude/hooks)")
+    p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
+    p.add_argument("--apply", action="store_true")
     return parser
 
 

@@ -277,26 +277,39 @@ class Engine:
 
     # -- surfaces -------------------------------------------------------------------------------
 
-    def recall(self, topic: str, budget: int | None = None, detail: str | None = None) -> Surface:
-        """Evidence for a topic within the recall budget (default 600)."""
+    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True) -> Surface:
+        """Evidence for a topic within the recall budget (default 600).
+
+        Args:
+            book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
+        """
         budget = check_budget(budget, "recall")
         self.refresh()
+        surface = surfaces.recall(self._context(), topic, budget, detail)
+        if not book:
+            return surface
         self.mark_consulted()
-        return self.book(surfaces.recall(self._context(), topic, budget, detail), reinforce=True)
+        return self.book(surface, reinforce=True)
 
-    def brief(self, topic: str, for_agent: str | None = None, budget: int | None = None) -> Surface:
-        """A smaller topical brief within the brief budget (default 450)."""
+    def brief(self, topic: str, for_agent: str | None = None, budget: int | None = None, *, book: bool = True) -> Surface:
+        """A smaller topical brief within the brief budget (default 450); `book` as for recall."""
         budget = check_budget(budget, "brief")
         self.refresh()
+        surface = surfaces.brief(self._context(), topic, for_agent, budget)
+        if not book:
+            return surface
         self.mark_consulted()
-        return self.book(surfaces.brief(self._context(), topic, for_agent, budget), reinforce=True)
+        return self.book(surface, reinforce=True)
 
-    def state(self, budget: int | None = None) -> Surface:
-        """The working state within the state budget (default 800)."""
+    def state(self, budget: int | None = None, *, book: bool = True) -> Surface:
+        """The working state within the state budget (default 800); `book` as for recall."""
         budget = check_budget(budget, "state")
         self.refresh()
+        surface = surfaces.state(self._context(), budget)
+        if not book:
+            return surface
         self.mark_consulted()
-        return self.book(surfaces.state(self._context(), budget))
+        return self.book(surface)
 
     def session_brief(self, budget: int | None = None, *, book: bool = True) -> Surface:
         """The SessionStart brief (default 150 tokens): empty on a cold start."""
@@ -420,6 +433,30 @@ class Engine:
 
             set_flag(self, session["id"], "consulted")
 
+    def activity(self, limit: int = 20) -> list[dict[str, object]]:
+        """Sessions and subagent sessions of this scope, newest first, with their reads, edits, commands, failures."""
+        rows = self.conn.execute(
+            "SELECT s.*, "
+            "(SELECT COUNT(*) FROM events e WHERE e.session_id=s.id AND e.type='read') AS reads, "
+            "(SELECT COUNT(*) FROM events e WHERE e.session_id=s.id AND e.type IN ('edit','write')) AS edits, "
+            "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id) AS commands, "
+            "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id AND c.exit_code NOT IN (0)) AS failures, "
+            "(SELECT COUNT(*) FROM notes n WHERE n.session_id=s.id) AS notes "
+            "FROM sessions s WHERE s.scope_key=? ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
+            (self.scope.key, limit),
+        ).fetchall()
+        return [
+            {"id": r["id"], "parent_session_id": r["parent_session_id"], "agent_type": r["agent_type"],
+             "agent_id": r["agent_id"], "status": r["status"], "started_at": r["started_at"], "ended_at": r["ended_at"],
+             "focus": r["focus"], "reads": r["reads"], "edits": r["edits"], "commands": r["commands"],
+             "failures": r["failures"], "notes": r["notes"]}
+            for r in rows
+        ]
+
+    def data_version(self) -> int:
+        """SQLite's data_version: changes when another connection commits (a cheap change probe)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     # -- inspection and correction -------------------------------------------------------------
 
     def list_memory(
@@ -447,8 +484,8 @@ class Engine:
         """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
         return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
 
-    def validate_memory(self, topic: str | None = None) -> dict[str, object]:
-        """Audit memories' references against the checkout (deletes nothing); persists each verdict."""
+    def validate_memory(self, topic: str | None = None, *, persist: bool = True) -> dict[str, object]:
+        """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to."""
         self.refresh()
         ctx = self._context()
         if topic:
@@ -465,7 +502,7 @@ class Engine:
             pairs = [(r, validations[r["id"]]) for r in rows]
         now = self.now()
         with transaction(self.conn):
-            for row, validation in pairs:
+            for row, validation in (pairs if persist else []):
                 for ref in validation.refs:
                     self.conn.execute(
                         "UPDATE memory_references SET status=?, moved_to=?, checked_at=? WHERE memory_item_id=? AND normalized_path=?",
@@ -521,6 +558,12 @@ class Engine:
         ).fetchone()[0]
         session = self.current_session()
         return {
+            "engaged": capture.is_engaged(self.scope.worktree),
+            "worktree": self.scope.worktree,
+            "branch": self.scope.branch,
+            "head_oid": self.scope.head_oid,
+            "degraded": self.identity.degraded_reason is not None,
+            "session_started_at": session["started_at"] if session is not None else None,
             "store": str(self.identity.db_path),
             "schema_version": SCHEMA_VERSION,
             "scope_key": self.scope.key,
