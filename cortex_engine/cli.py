@@ -415,6 +415,16 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_route(args: argparse.Namespace) -> int:
+    """Print the capability map."""
+    from .route import ROUTE
+
+    with _engine(args) as engine:
+        engine.mark_consulted()
+    _emit_json({"text": ROUTE}) if args.json else _print(ROUTE)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the engine headless as an MCP server over stdio (the only path that imports mcp)."""
     from .mcp_server import main as serve
@@ -549,10 +559,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("store", cmd_store, "where this directory's store is")
     add("status", cmd_status, "what the store holds for this scope")
     p = add("demo", cmd_demo, "seed a demo repository and open the TUI on it")
-    p.add_argument("--dir", help="where to create the demo repository")
-    p.add_argument("--print", action="store_true", help="print the demo's surfaces instead of opening the TUI")
+    p.add_argument("--path", "--dir", dest="dir", help="where to create the demo repository")
+    p.add_argument("--no-tui", "--print", dest="print", action="store_true",
+                   help="print the demo's surfaces instead of opening the TUI")
     add("tui", cmd_tui, "open the operator TUI (the default)")
     add("serve", cmd_serve, "run Cortex as an MCP server over stdio (for Claude Code)")
+    add("route", cmd_route, "which Cortex tool to use for what")
     for name in ("install", "install-hooks"):
         p = add(name, cmd_install, "install the hooks and the MCP server into Claude Code's settings, then run doctor")
         p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
