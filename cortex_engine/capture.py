@@ -22,7 +22,9 @@ from pathlib import Path
 from .clock import iso
 from .commands import record_command, upsert_failure_episode
 from .consolidation import maybe_test_cycle, sync_branch_snapshot
+from . import searchledger
 from .projection import sync_command_item, sync_episode_item
+from .redact import redact
 from .scope import Scope, detect_scope
 
 RUNTIME = ".cortex"
@@ -145,6 +147,16 @@ def _key(entry: dict, raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
+def _epoch(entry: dict) -> float | None:
+    try:
+        return float(str(entry.get("t")).replace(",", "."))
+    except (TypeError, ValueError):
+        return None
+
+
+MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
+
+
 def line_time(entry: dict, fallback: datetime) -> str:
     """The event time the hook stamped (epoch seconds), else the flush time."""
     value = entry.get("t")
@@ -160,11 +172,17 @@ def line_time(entry: dict, fallback: datetime) -> str:
 class Replayer:
     """Replays spool entries into the store inside one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, now: datetime) -> None:
-        """Bind to a connection (a transaction must be open) and the flush time."""
+    def __init__(self, conn: sqlite3.Connection, now: datetime, mutations: list[float] | None = None) -> None:
+        """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times."""
         self.conn = conn
         self.now = now
         self._scopes: dict[str, Scope] = {}
+        self._mutations = mutations or []
+
+    def _mutated_after(self, entry: dict) -> bool:
+        """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
+        stamp = _epoch(entry)
+        return stamp is None or any(t >= stamp for t in self._mutations)
 
     def scope_for(self, cwd: str) -> Scope:
         """Scope of a payload's cwd, detected once per flush."""
@@ -217,8 +235,11 @@ class Replayer:
             pattern = _str(tool_input.get("pattern"))
             if not pattern:
                 return False
+            certified = False
+            if event == "PostToolUse" and not self._mutated_after(entry):
+                certified = searchledger.record(self.conn, scope, tool_input, response, at)
             self._event(session, scope, at, "search", _str(tool_input.get("path")) or None,
-                        {"pattern": pattern[:200], "glob": tool_input.get("glob")})
+                        {"pattern": redact(pattern)[:200], "glob": tool_input.get("glob"), "certified_empty": certified})
             return True
         if tool in ("Agent", "Task"):
             desc = _str(tool_input.get("description")) or _str(tool_input.get("subagent_type")) or "subagent"
@@ -465,7 +486,8 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
             result.errors.append(f"{claim.name}: {exc}")
             return
         result.skipped += skipped
-        replayer = Replayer(conn, now)
+        mutations = [t for _, e, _ in entries if e["p"].get("tool_name") in MUTATING_TOOLS and (t := _epoch(e)) is not None]
+        replayer = Replayer(conn, now, mutations)
         blobs: list[Path] = []
         conn.execute("BEGIN IMMEDIATE")
         try:

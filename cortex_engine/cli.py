@@ -327,6 +327,16 @@ def cmd_read_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search_ledger(args: argparse.Namespace) -> int:
+    """Did this search already find nothing, and would it still?"""
+    query = {"pattern": args.pattern, "path": args.path, "glob": args.glob, "type": args.type,
+             "case_insensitive": args.i, "multiline": args.multiline}
+    with _engine(args) as engine:
+        [verdict] = engine.search_ledger([query])
+    _emit_json({"results": [verdict.to_dict()]}) if args.json else _print(verdict.line())
+    return 0
+
+
 def cmd_engage(args: argparse.Namespace) -> int:
     """Re-enable capture for this worktree."""
     with _engine(args) as engine:
@@ -504,6 +514,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
+    p = add("search-ledger", cmd_search_ledger, "did this search already find nothing, and provably still would?")
+    p.add_argument("pattern")
+    p.add_argument("--path")
+    p.add_argument("--glob")
+    p.add_argument("--type")
+    p.add_argument("-i", action="store_true", help="case-insensitive")
+    p.add_argument("--multiline", action="store_true")
     add("engage", cmd_engage, "re-enable capture for this worktree")
     p = add("hook", cmd_hook, "handle one Claude Code hook event (payload on stdin; always exits 0)")
     p.add_argument("action", choices=["dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from . import agents, capture, consolidation, inspection, ledger
+from . import agents, capture, consolidation, inspection, ledger, searchledger
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso
@@ -390,6 +390,10 @@ class Engine:
         """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing)."""
         session = self.current_session()
         return [ledger.judge(self.conn, self.scope, session["id"] if session else None, p, self.cwd) for p in paths]
+
+    def search_ledger(self, queries: list[dict]) -> list[searchledger.SearchVerdict]:
+        """For each search (at most 16): no-matches-at when it provably still finds nothing, else miss or unknown."""
+        return [searchledger.check(self.conn, self.scope, q) for q in queries[: searchledger.MAX_QUERIES]]
 
     def stats(self) -> dict[str, object]:
         """Injected, saved (evidence only), net and ratio for the session and the scope, plus retrieval health."""

@@ -227,6 +227,19 @@ CREATE TABLE IF NOT EXISTS session_flags (
     PRIMARY KEY (session_id, key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counters (key TEXT PRIMARY KEY, value INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS negative_results (
+    scope_key TEXT NOT NULL,
+    query_key TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    root TEXT NOT NULL,
+    params_json TEXT NOT NULL DEFAULT '{}',
+    head_oid TEXT,
+    census_sha256 TEXT NOT NULL,
+    census_files INTEGER NOT NULL,
+    census_bytes INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (scope_key, query_key)
+) WITHOUT ROWID;
 """
 
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
