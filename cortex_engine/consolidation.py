@@ -138,9 +138,11 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
         lines.append("Read " + ", ".join(unique[:6]) + (f" (+{len(unique) - 6} more)" if len(unique) > 6 else ""))
     agents = [s.text for s in steps if s.kind == "agent"]
     lines.extend(agents[:3])
-    for note in notes[:5]:
-        subject = f"[{note['subject']}] " if note["subject"] else ""
-        lines.append(f"{note['kind']}: {subject}{collapse(note['content'])[:120]}")
+    # Notes are memory in their own right: the summary names them rather than repeating their text,
+    # so a recall on their words finds the note, not three echoes of it.
+    noted = [f"{n['kind']} on {n['subject']}" if n["subject"] else n["kind"] for n in notes[:5]]
+    if noted:
+        lines.append("Noted " + ", ".join(noted) + (f" (+{len(notes) - 5} more)" if len(notes) > 5 else ""))
     summary = "\n".join(lines)
     episode_id = f"session_summary:{session_id}"
     conn.execute(

@@ -16,6 +16,7 @@ from . import surfaces
 from .clock import Clock, clock_from_env, iso
 from .freshness import Validator, refresh_app_graph
 from .memory import collapse, derive_state, note_content, split_trailers
+from .render import strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
 from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
@@ -212,8 +213,9 @@ class Engine:
         _, _, results = surfaces.ranked(ctx, description, surfaces.BRIEF_LIMIT)
         if not results:
             return ""
+        notes = [c for c in results if c.kind.startswith("note:")] or results
         if prompt_prefix and all(
-            collapse(note_content(split_trailers(c.row["text"])[0])).lower() in prompt_prefix for c in results
+            collapse(strip_control(note_content(split_trailers(c.row["text"])[0]))).lower() in prompt_prefix for c in notes
         ):
             return ""
         surface = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"])
