@@ -26,12 +26,15 @@ from . import searchledger
 from .projection import sync_command_item, sync_episode_item
 from .redact import redact
 from .scope import Scope, detect_scope
+from .tokens import estimate_file_tokens, estimate_tokens
 
 RUNTIME = ".cortex"
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
 BLOBS = "blobs"
 ENGAGED = "engaged"
+INDEX = "index"
+SUBSTITUTION = "substitution"
 DIGEST_CEILING = 2 * 1024 * 1024
 FLUSH_THRESHOLD = 256 * 1024
 EDIT_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "Write": "write", "NotebookEdit": "edit"}
@@ -172,10 +175,15 @@ def line_time(entry: dict, fallback: datetime) -> str:
 class Replayer:
     """Replays spool entries into the store inside one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, now: datetime, mutations: list[float] | None = None) -> None:
-        """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times."""
+    def __init__(self, conn: sqlite3.Connection, now: datetime, mutations: list[float] | None = None, *,
+                 turn_end: bool = False) -> None:
+        """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times.
+
+        Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible.
+        """
         self.conn = conn
         self.now = now
+        self.turn_end = turn_end
         self._scopes: dict[str, Scope] = {}
         self._mutations = mutations or []
 
@@ -205,6 +213,8 @@ class Replayer:
         payload = entry["p"]
         tool = _str(payload.get("tool_name"))
         event = _str(payload.get("hook_event_name")) or "PostToolUse"
+        if event == "PreToolUse" and isinstance(entry.get("credit"), dict):
+            return self._credit(payload, entry["credit"], at)
         if event not in ("PostToolUse", "PostToolUseFailure") or not tool:
             return False
         cwd = _str(payload.get("cwd")) or os.getcwd()
@@ -220,7 +230,8 @@ class Replayer:
             rel = relative_path(path, scope.worktree)
             self._event(session, scope, at, "read", rel, {k: tool_input.get(k) for k in ("offset", "limit") if k in tool_input})
             if event == "PostToolUse":
-                record_digest(self.conn, scope, session, agent_id, rel, _absolute(path, cwd), _read_content(tool_input, response), at)
+                record_digest(self.conn, scope, session, agent_id, rel, _absolute(path, cwd), _read_content(tool_input, response), at,
+                              refund_eligible=self.turn_end and not self._mutated_after(entry))
             return True
         if tool in EDIT_TOOLS:
             path = _str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path"))
@@ -247,6 +258,23 @@ class Replayer:
                         {"description": desc[:300], "subagent_type": tool_input.get("subagent_type")})
             return True
         return False
+
+    def _credit(self, payload: dict, credit: dict, at: str) -> bool:
+        """Book a substituted read: saved = the file's tokens, injected = the line that replaced it; with evidence."""
+        path, size, line = credit.get("path"), credit.get("size"), credit.get("line")
+        if not isinstance(path, str) or not path or not isinstance(size, int) or size < 0 or not isinstance(line, str):
+            return False
+        cwd = _str(payload.get("cwd")) or os.getcwd()
+        scope = self.scope_for(cwd)
+        session = self.session_for(payload, scope, at)
+        rel = relative_path(path, scope.worktree)
+        for direction, tokens in (("saved", estimate_file_tokens(size)), ("injected", estimate_tokens(line))):
+            self.conn.execute(
+                "INSERT INTO token_ledger(session_id, scope_key, channel, direction, tokens, timestamp, evidence_kind, "
+                "evidence_ref, evidence_size) VALUES (?,?,?,?,?,?,?,?,?)",
+                (session, scope.key, "substitution", direction, tokens, at, "read", rel, size),
+            )
+        return True
 
     def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: dict) -> str:
         event_id = str(uuid.uuid4())
@@ -370,8 +398,12 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
 
 
 def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id: str | None, rel: str, abs_path: str,
-                  content: str | None, at: str) -> None:
-    """Record what a read returned: the payload's content when complete, else the file's bytes now."""
+                  content: str | None, at: str, *, refund_eligible: bool = False) -> None:
+    """Record what a read returned: the payload's content when complete, else the file's bytes now.
+
+    A read is refund-eligible (may later be substituted) only when nothing in its batch could have changed
+    files after it: a command rewrites files invisibly, and an edit makes the context differ from the disk.
+    """
     if content is not None:
         data = content.encode("utf-8")
         oversize = len(data) > DIGEST_CEILING
@@ -390,11 +422,11 @@ def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id
             return
     conn.execute(
         "INSERT INTO content_digests(scope_key, path, sha256, byte_size, session_id, agent_id, oversize, read_count, source, "
-        "recorded_at) VALUES (?,?,?,?,?,?,?,1,?,?) ON CONFLICT(scope_key, path) DO UPDATE SET sha256=excluded.sha256, "
-        "byte_size=excluded.byte_size, session_id=excluded.session_id, agent_id=excluded.agent_id, "
+        "refund_eligible, recorded_at) VALUES (?,?,?,?,?,?,?,1,?,?,?) ON CONFLICT(scope_key, path) DO UPDATE SET "
+        "sha256=excluded.sha256, byte_size=excluded.byte_size, session_id=excluded.session_id, agent_id=excluded.agent_id, "
         "oversize=excluded.oversize, read_count=content_digests.read_count+1, source=excluded.source, "
-        "recorded_at=excluded.recorded_at",
-        (scope.key, rel, sha, size, session, agent_id, int(oversize), source, at),
+        "refund_eligible=excluded.refund_eligible, recorded_at=excluded.recorded_at",
+        (scope.key, rel, sha, size, session, agent_id, int(oversize), source, int(refund_eligible), at),
     )
 
 
@@ -464,20 +496,47 @@ def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None
     )
 
 
-def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime) -> FlushResult:
-    """Claim the spool, finish any orphaned claims, and replay every claim in order."""
+def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime, *, turn_end: bool = False) -> FlushResult:
+    """Claim the spool, finish any orphaned claims, replay every claim in order, rewrite the digest index."""
     result = FlushResult()
     _claim(folder)
     claims_dir = folder / CLAIMS
-    if not claims_dir.is_dir():
-        return result
-    for claim in sorted(claims_dir.glob("*.jsonl")):
-        result.claims += 1
-        _process_claim(conn, folder, claim, now, result)
+    if claims_dir.is_dir():
+        for claim in sorted(claims_dir.glob("*.jsonl")):
+            result.claims += 1
+            _process_claim(conn, folder, claim, now, result, turn_end)
+    if result.processed or not (folder / INDEX).exists():
+        write_index(conn, folder)
     return result
 
 
-def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: datetime, result: FlushResult) -> None:
+def write_index(conn: sqlite3.Connection, folder: Path) -> int:
+    """The flat digest index the substitution hook reads: reads that may be refunded, per host session.
+
+    One line per file: `<absolute path>\t<sha256>\t<size>\t<host session id>`. Only complete reads by an active
+    primary session (whose context holds them) that nothing in their turn could have changed afterwards.
+    """
+    worktree = str(folder.parent)
+    rows = conn.execute(
+        "SELECT d.path, d.sha256, d.byte_size, s.host_session_id FROM content_digests d JOIN sessions s ON s.id = d.session_id "
+        "WHERE s.worktree_path=? AND s.parent_session_id IS NULL AND s.status='active' AND s.host_session_id IS NOT NULL "
+        "AND d.refund_eligible=1 AND d.oversize=0 AND d.sha256 IS NOT NULL AND d.source='payload' ORDER BY d.path",
+        (worktree,),
+    ).fetchall()
+    lines = []
+    for row in rows:
+        path = row["path"] if os.path.isabs(row["path"]) else os.path.join(worktree, row["path"])
+        if "\t" in path or "\n" in path:
+            continue
+        lines.append(f"{path}\t{row['sha256']}\t{row['byte_size']}\t{row['host_session_id']}\n")
+    temp = folder / f"{INDEX}.tmp-{os.getpid()}"
+    temp.write_text("".join(lines), encoding="utf-8")
+    os.replace(temp, folder / INDEX)
+    return len(lines)
+
+
+def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: datetime, result: FlushResult,
+                   turn_end: bool) -> None:
     offset = 0
     while True:
         try:
@@ -487,7 +546,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
             return
         result.skipped += skipped
         mutations = [t for _, e, _ in entries if e["p"].get("tool_name") in MUTATING_TOOLS and (t := _epoch(e)) is not None]
-        replayer = Replayer(conn, now, mutations)
+        replayer = Replayer(conn, now, mutations, turn_end=turn_end)
         blobs: list[Path] = []
         conn.execute("BEGIN IMMEDIATE")
         try:

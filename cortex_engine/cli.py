@@ -327,6 +327,18 @@ def cmd_read_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_substitution(args: argparse.Namespace) -> int:
+    """Verified read substitution: on, off, or status (off by default)."""
+    with _engine(args) as engine:
+        state = engine.substitution(args.action)
+    if args.json:
+        _emit_json({"substitution": state})
+    else:
+        _print(f"Read substitution is {state} for this worktree."
+               + (" Re-reading a substituted file in the same turn always returns the real text." if state == "on" else ""))
+    return 0
+
+
 def cmd_search_ledger(args: argparse.Namespace) -> int:
     """Did this search already find nothing, and would it still?"""
     query = {"pattern": args.pattern, "path": args.path, "glob": args.glob, "type": args.type,
@@ -514,6 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
+    p = add("substitution", cmd_substitution, "verified read substitution for this worktree: on | off | status")
+    p.add_argument("action", nargs="?", default="status", choices=["on", "off", "status"])
     p = add("search-ledger", cmd_search_ledger, "did this search already find nothing, and provably still would?")
     p.add_argument("pattern")
     p.add_argument("--path")

@@ -352,12 +352,30 @@ class Engine:
 
     # -- capture --------------------------------------------------------------------------------
 
-    def flush_spool(self) -> capture.FlushResult:
-        """Replay this worktree's spool (and any orphaned claims) into the store."""
+    def flush_spool(self, *, turn_end: bool = False) -> capture.FlushResult:
+        """Replay this worktree's spool (and any orphaned claims) into the store.
+
+        Args:
+            turn_end: the Stop hook's flush, which sees a whole turn and so may certify reads for substitution.
+        """
         folder = capture.find_runtime(self.cwd)
         if folder is None:
             return capture.FlushResult()
-        return capture.flush_spool(self.conn, folder, self.clock())
+        return capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
+
+    def substitution(self, action: str) -> str:
+        """Turn verified read substitution on or off for this worktree, or report it: on | off | status."""
+        from .errors import InvalidInput
+
+        marker = capture.runtime_dir(self.scope.worktree) / capture.SUBSTITUTION
+        if action == "on":
+            capture.engage(self.scope.worktree)
+            marker.write_text("on\n", encoding="utf-8")
+        elif action == "off":
+            marker.unlink(missing_ok=True)
+        elif action != "status":
+            raise InvalidInput(f"unknown substitution action {action!r}; use on, off or status", code="bad_args")
+        return "on" if marker.is_file() else "off"
 
     def start_session(self, host_session_id: str | None = None) -> str:
         """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture."""
@@ -377,7 +395,10 @@ class Engine:
             consolidation.consolidate(self.conn, self.scope.key, now)
             consolidation.sync_branch_snapshot(self.conn, self.scope, now)
             session_id = capture.create_session(self.conn, self.scope, now, host_session=host_session_id)
-        capture.engage(self.scope.worktree)
+        folder = capture.engage(self.scope.worktree)
+        # A new context holds none of the old session's reads: the substitution index must forget them now.
+        capture.write_index(self.conn, folder)
+        (folder / "turn-reads").unlink(missing_ok=True)
         return session_id
 
     def engage(self) -> None:

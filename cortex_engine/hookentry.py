@@ -45,7 +45,7 @@ def run(action: str, payload: dict) -> str:
         if action == "end-of-turn":
             if payload.get("stop_hook_active") is True:
                 return ""
-            engine.flush_spool()
+            engine.flush_spool(turn_end=True)
             if os.environ.get("CORTEX_STOP_NUDGE", "").strip().lower() == "off":
                 return ""
             return agents.end_of_turn_nudge(engine, _session(engine, payload))

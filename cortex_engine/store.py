@@ -202,6 +202,7 @@ CREATE TABLE IF NOT EXISTS content_digests (
     oversize INTEGER NOT NULL DEFAULT 0,
     read_count INTEGER NOT NULL DEFAULT 1,
     source TEXT NOT NULL DEFAULT 'file',
+    refund_eligible INTEGER NOT NULL DEFAULT 0,
     recorded_at TEXT NOT NULL,
     PRIMARY KEY (scope_key, path)
 ) WITHOUT ROWID;
