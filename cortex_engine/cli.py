@@ -327,6 +327,15 @@ def cmd_read_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_log(args: argparse.Namespace) -> int:
+    """Capture one event by hand into the scoped session (the same replay the hooks' spool gets)."""
+    with _engine(args) as engine:
+        recorded = engine.log_event(args.kind, file=args.file, command=args.cmd, exit_code=args.exit,
+                                    stdout=args.stdout, stderr=args.stderr, description=args.desc)
+    _emit_json({"recorded": recorded}) if args.json else _print(f"logged {args.kind}" if recorded else "nothing recorded")
+    return 0
+
+
 def cmd_substitution(args: argparse.Namespace) -> int:
     """Verified read substitution: on, off, or status (off by default)."""
     with _engine(args) as engine:
@@ -526,6 +535,15 @@ def build_parser() -> argparse.ArgumentParser:
     add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
+    p = add("log", cmd_log, "capture one event by hand: read, edit, write, cmd or agent")
+    p.add_argument("kind", choices=["read", "edit", "write", "cmd", "agent"])
+    p.add_argument("--file")
+    p.add_argument("--lines", help="accepted for compatibility; whole-file events are recorded")
+    p.add_argument("--cmd")
+    p.add_argument("--exit", type=int)
+    p.add_argument("--stdout")
+    p.add_argument("--stderr")
+    p.add_argument("--desc")
     p = add("substitution", cmd_substitution, "verified read substitution for this worktree: on | off | status")
     p.add_argument("action", nargs="?", default="status", choices=["on", "off", "status"])
     p = add("search-ledger", cmd_search_ledger, "did this search already find nothing, and provably still would?")

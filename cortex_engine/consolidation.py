@@ -229,3 +229,47 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     elif row["text"] != text:
         conn.execute("UPDATE memory_items SET text=?, created_at=? WHERE id=?", (text, at, item_id))
     return item_id
+
+
+PROJECT_STATE_CHARS = 2000
+RECENT_SUMMARIES = 5
+
+
+def merge_project_state(conn: sqlite3.Connection, scope: Scope, at: str) -> str | None:
+    """Outside git, fold the summaries older than the newest five and the active notes into the project state.
+
+    Only a project scope gets one: on a branch, a repository-wide layer built from branch memory would serve one
+    branch's decisions on another, which is exactly what scoping exists to prevent.
+    """
+    if scope.type != "project":
+        return None
+    summaries = conn.execute(
+        "SELECT summary FROM episodes WHERE scope_key=? AND kind='session_summary' ORDER BY created_at DESC LIMIT 100",
+        (scope.key,),
+    ).fetchall()
+    if len(summaries) <= RECENT_SUMMARIES:
+        return None
+    older = [r["summary"].split("\n", 1)[0] for r in summaries[RECENT_SUMMARIES:]]
+    notes = conn.execute(
+        "SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' ORDER BY timestamp DESC LIMIT 20",
+        (scope.key,),
+    ).fetchall()
+    parts = ["Earlier sessions:\n" + "\n".join(f"- {line}" for line in older)]
+    if notes:
+        parts.append("Active notes:\n" + "\n".join(
+            f"- {n['kind']}: {'[' + n['subject'] + '] ' if n['subject'] else ''}{collapse(n['content'])[:120]}" for n in notes))
+    text = "\n\n".join(parts)
+    if len(text) > PROJECT_STATE_CHARS:
+        text = text[:PROJECT_STATE_CHARS] + "\n[truncated]"
+    item_id = f"project_snapshots:{scope.key}"
+    row = conn.execute("SELECT text FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+            "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (item_id, None, scope.type, scope.key, "project_snapshot", "project_snapshots", scope.key, None, text, "warm",
+             0.8, at),
+        )
+    elif row["text"] != text:
+        conn.execute("UPDATE memory_items SET text=?, created_at=? WHERE id=?", (text, at, item_id))
+    return item_id

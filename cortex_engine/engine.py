@@ -363,6 +363,43 @@ class Engine:
             return capture.FlushResult()
         return capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
 
+    def log_event(self, kind: str, *, file: str | None = None, command: str | None = None, exit_code: int | None = None,
+                  stdout: str | None = None, stderr: str | None = None, description: str | None = None) -> bool:
+        """Capture one event directly (`cortex log …`), through the same replay the spool uses.
+
+        Raises:
+            InvalidInput: an unknown kind, or a kind without what it needs (a file, a command, a description).
+        """
+        from .errors import InvalidInput
+
+        tools = {"read": "Read", "edit": "Edit", "write": "Write", "cmd": "Bash", "agent": "Agent"}
+        if kind not in tools:
+            raise InvalidInput(f"unknown event kind {kind!r}; use {', '.join(tools)}", code="bad_kind")
+        tool_input: dict[str, object] = {}
+        response: dict[str, object] = {}
+        if kind in ("read", "edit", "write"):
+            if not file:
+                raise InvalidInput(f"log {kind} needs --file", code="bad_args")
+            tool_input["file_path"] = os.path.join(self.cwd, file)
+        elif kind == "cmd":
+            if not command:
+                raise InvalidInput("log cmd needs --cmd", code="bad_args")
+            tool_input["command"] = command
+            response = {"stdout": stdout or "", "stderr": stderr or "", "exit_code": exit_code if exit_code is not None else 0}
+        else:
+            if not description:
+                raise InvalidInput("log agent needs --desc", code="bad_args")
+            tool_input["description"] = description
+        session = self.ensure_session()
+        host = self.conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (session,)).fetchone()[0]
+        payload = {"session_id": host or "", "cwd": self.cwd, "hook_event_name": "PostToolUse", "tool_name": tools[kind],
+                   "tool_input": tool_input, "tool_response": response}
+        with transaction(self.conn):
+            replayer = capture.Replayer(self.conn, self.clock())
+            done = replayer.replay({"p": payload}, self.now())
+            replayer.sync_snapshots(self.now())
+        return done
+
     def substitution(self, action: str) -> str:
         """Turn verified read substitution on or off for this worktree, or report it: on | off | status."""
         from .errors import InvalidInput
@@ -394,6 +431,7 @@ class Engine:
                     capture.end_session_tree(self.conn, row["id"], now)
             consolidation.consolidate(self.conn, self.scope.key, now)
             consolidation.sync_branch_snapshot(self.conn, self.scope, now)
+            consolidation.merge_project_state(self.conn, self.scope, now)
             session_id = capture.create_session(self.conn, self.scope, now, host_session=host_session_id)
         folder = capture.engage(self.scope.worktree)
         # A new context holds none of the old session's reads: the substitution index must forget them now.

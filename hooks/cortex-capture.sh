@@ -18,15 +18,21 @@ else
 fi
 
 line="{\"v\":1,\"t\":$t,\"p\":$payload}"
+check=0
 if [ ${#line} -le 3000 ]; then
   # One short write with O_APPEND: concurrent hooks cannot interleave inside it.
   printf '%s\n' "$line" >> "$rt/spool.jsonl" 2>/dev/null
+  # Small lines grow the spool slowly: look at its size on about one call in 16 (a du costs a process).
+  [ $((RANDOM % 16)) -eq 0 ] && check=1
 else
   # A large payload goes to its own file first; the pointer line is appended only once it is whole.
   blob="$t-$$-$RANDOM.json"
   [ -d "$rt/blobs" ] || mkdir -p "$rt/blobs" 2>/dev/null
   printf '%s' "$payload" > "$rt/blobs/$blob" 2>/dev/null &&
     printf '%s\n' "{\"v\":1,\"t\":$t,\"blob\":\"$blob\"}" >> "$rt/spool.jsonl" 2>/dev/null
+  check=1
+fi
+if [ $check -eq 1 ]; then
   # Past 256 KiB of pending capture, flush in a detached process (never in the agent's way).
   kb=$(du -sk "$rt" 2>/dev/null)
   kb=${kb%%[!0-9]*}

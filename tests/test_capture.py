@@ -308,3 +308,26 @@ def test_inject_header_cold_start_then_brief(repo: Repo, make_engine) -> None:
     assert lines[2] == "- resume: Read src/store.py"
     assert lines[3] == "- read in this scope, still unchanged: src/store.py"
     assert lines[-1] == "More: cortex_recall(topic)."
+
+
+def test_cortex_log_captures_through_the_same_replay(live: Engine, repo: Repo) -> None:
+    """`cortex log cmd` files a failing test run as a failure episode, like the hooks do."""
+    assert live.log_event("cmd", command="pytest tests/test_x.py", exit_code=2, stderr="E assert 1 == 2")
+    assert live.conn.execute("SELECT summary FROM episodes").fetchone()[0] == "test failed: pytest tests/test_x.py (exit 2)"
+    with pytest.raises(Exception, match="needs --desc"):
+        live.log_event("agent")
+
+
+def test_project_state_outside_git_folds_older_sessions(tmp_path: Path, make_engine, clock) -> None:
+    """Outside git, more than five summarised sessions fold into one project-state item."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    engine = make_engine(plain)
+    for n in range(7):
+        engine.start_session(f"host-{n}")
+        engine.note("insight", f"observation number {n} about the parser")
+        clock.advance(hours=1)
+    engine.start_session("host-last")
+    text = engine.conn.execute("SELECT text FROM memory_items WHERE kind='project_snapshot'").fetchone()[0]
+    assert text.startswith("Earlier sessions:\n- Noted insight")
+    assert "Active notes:\n- insight: observation number 6 about the parser" in text
