@@ -12,7 +12,8 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
 
 @pytest.mark.parametrize(
     "module",
-    ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.messages", "cortex_engine.demo"],
+    ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.messages", "cortex_engine.demo",
+     "cortex_engine.hookentry", "cortex_engine.evaluation"],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
@@ -30,3 +31,19 @@ def test_cli_help_does_not_load_textual() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().endswith("False")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["inject-header", "--quiet"], ["reflect", "--event", "prompt", "--prompt", "fix the bug"], ["flush-spool"],
+     ["hook", "reflect-pre"]],
+)
+def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa: ANN001 - conftest fixture
+    """The paths hooks run (inject-header, reflect, flush-spool, hook) load no UI, protocol or admin library."""
+    code = (
+        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        f"code = cli.main({argv!r})\n"
+        f"print('LOADED', ' '.join(m for m in {HEAVY!r} if m in sys.modules), code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
+    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
