@@ -20,13 +20,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .clock import iso
-from .commands import record_command, upsert_failure_episode
-from .consolidation import maybe_test_cycle, sync_branch_snapshot
-from . import searchledger
-from .projection import sync_command_item, sync_episode_item
-from .redact import redact
+from .lazy import LazyModule
 from .scope import Scope, detect_scope
 from .tokens import estimate_file_tokens, estimate_tokens
+
+# Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
+commands = LazyModule("commands")
+consolidation = LazyModule("consolidation")
+projection = LazyModule("projection")
+redaction = LazyModule("redact")
+searchledger = LazyModule("searchledger")
 
 RUNTIME = ".cortex"
 SPOOL = "spool.jsonl"
@@ -250,7 +253,7 @@ class Replayer:
             if event == "PostToolUse" and not self._mutated_after(entry):
                 certified = searchledger.record(self.conn, scope, tool_input, response, at)
             self._event(session, scope, at, "search", _str(tool_input.get("path")) or None,
-                        {"pattern": redact(pattern)[:200], "glob": tool_input.get("glob"), "certified_empty": certified})
+                        {"pattern": redaction.redact(pattern)[:200], "glob": tool_input.get("glob"), "certified_empty": certified})
             return True
         if tool in ("Agent", "Task"):
             desc = _str(tool_input.get("description")) or _str(tool_input.get("subagent_type")) or "subagent"
@@ -304,7 +307,7 @@ class Replayer:
             stderr = stderr or error
         else:
             exit_code = _exit_from(payload, response)
-        record = record_command(command, exit_code, stdout, stderr, interrupted=interrupted)
+        record = commands.record_command(command, exit_code, stdout, stderr, interrupted=interrupted)
         meta = {"category": record.category, "exit_code": exit_code, "safe_summary": record.summary,
                 "files_touched": record.files, "interrupted": interrupted,
                 "background": bool(tool_input.get("run_in_background"))}
@@ -315,18 +318,18 @@ class Replayer:
             (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code, record.stdout_tail,
              record.stderr_tail, json.dumps(record.files)),
         )
-        sync_command_item(self.conn, event_id)
+        projection.sync_command_item(self.conn, event_id)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
-            episode_id, _ = upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
-            sync_episode_item(self.conn, episode_id)
+            episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
+            projection.sync_episode_item(self.conn, episode_id)
         elif record.category == "test" and exit_code == 0:
-            maybe_test_cycle(self.conn, session, scope.key, event_id, at)
+            consolidation.maybe_test_cycle(self.conn, session, scope.key, event_id, at)
         return True
 
     def sync_snapshots(self, at: str) -> None:
         """Rebuild the snapshot of every scope this replay touched."""
         for scope in self._scopes.values():
-            sync_branch_snapshot(self.conn, scope, at)
+            consolidation.sync_branch_snapshot(self.conn, scope, at)
 
 
 def _str(value: object) -> str:

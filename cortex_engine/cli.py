@@ -300,10 +300,11 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
         with open_engine(cwd or args.cwd or os.getcwd()) as engine:
             engine.start_session(host)
             surface = engine.session_brief() if args.quiet else engine.header()
-    except CortexError as exc:
+    except Exception as exc:  # noqa: BLE001 - as the SessionStart hook it must never fail the host; say why
         if not args.quiet:
             raise
-        sys.stderr.write(f"cortex: {' '.join(exc.message.split())}\n")
+        message = exc.message if isinstance(exc, CortexError) else f"inject-header failed: {exc}"
+        sys.stderr.write(f"cortex: {' '.join(str(message).split())[:300]}\n")
         return 0
     return _surface_out(args, surface) if surface.text or args.json else 0
 
@@ -498,15 +499,47 @@ def cmd_tui(args: argparse.Namespace) -> int:
 # -- parser ------------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every sub-command."""
+class _Ignored:
+    """Swallows the argument definitions of sub-commands a run does not need."""
+
+    def add_argument(self, *args: object, **kwargs: object) -> None:
+        """Ignore one argument definition."""
+
+
+_IGNORED = _Ignored()
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The sub-command named in argv (skipping -C/--cwd and its value), or None."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word in ("-C", "--cwd"):
+            skip = True
+            continue
+        if word.startswith("-"):
+            if word in ("-h", "--help", "--version"):
+                return None
+            continue
+        return word
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `only`, just that sub-command (hooks start faster without the other forty)."""
     parser = _Parser(prog="cortex", description="Trust, freshness and economy for coding-agent memory.")
     parser.add_argument("--version", action="version", version="cortex 0.1.0")
     parser.add_argument("-C", "--cwd", help="work as if started in this directory")
     parser.set_defaults(func=cmd_tui, json=False)
+    parser.command_names = set()  # type: ignore[attr-defined]
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str, **kw: object) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return _IGNORED  # type: ignore[return-value]
+        parser.command_names.add(name)  # type: ignore[attr-defined]
         p = sub.add_parser(name, help=help_text, description=help_text, **kw)  # type: ignore[arg-type]
         p.add_argument("--json", action="store_true", help="print the result as JSON")
         p.set_defaults(func=func)
@@ -632,7 +665,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in argv
     try:
-        args = build_parser().parse_args(argv)
+        command = _command_of(argv)
+        parser = build_parser(command)
+        if command is not None and command not in parser.command_names:  # type: ignore[attr-defined]
+            parser = build_parser()  # an unknown command: let the full parser say so
+        args = parser.parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), "usage", wants_json, EXIT_USAGE)
     try:

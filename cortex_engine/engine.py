@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from . import agents, capture, consolidation, inspection, ledger, searchledger
+from . import capture
+from .lazy import LazyModule
 from . import notes as notes_mod
 from . import surfaces
-from .clock import Clock, clock_from_env, iso
+from .clock import Clock, clock_from_env, iso, parse_iso
 from .freshness import Validator, refresh_app_graph
 from .memory import collapse, derive_state, note_content, split_trailers
 from .render import strip_control
@@ -23,9 +24,17 @@ from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope
 from .store import SCHEMA_VERSION, open_store, transaction
 from .surfaces import BUDGETS, Surface
 
+# Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
+agents = LazyModule("agents")
+consolidation = LazyModule("consolidation")
+inspection = LazyModule("inspection")
+ledger = LazyModule("ledger")
+searchledger = LazyModule("searchledger")
+
 MIN_BUDGET = 20
 MAX_BUDGET = 20_000
 REFRESH_ITEMS = 500
+TIER_REFRESH_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,7 @@ class Engine:
         self.identity: StoreIdentity = store_identity(self.cwd, home, location)
         self.scope: Scope = detect_scope(self.cwd, location)
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
+        self._consulted: str | None = None
         row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
         self.project_key = project_scope_key(row["value"] if row else None)
 
@@ -145,18 +155,32 @@ class Engine:
         refresh_app_graph(self.conn, self.scope, self.now())
         self.refresh_tiers()
 
-    def refresh_tiers(self) -> int:
-        """Re-derive hot/warm/cold for the newest items of this scope; returns how many changed."""
+    def refresh_tiers(self, *, force: bool = False) -> int:
+        """Re-derive hot/warm/cold for the newest items of this scope; returns how many changed.
+
+        Writes and reads set the tier of what they touch; what is left to refresh is decay with time, whose
+        steps are days apart, so a refresh within TIER_REFRESH_SECONDS of the last one is skipped.
+        """
+        key = f"tiers_refreshed:{self.scope.key}"
+        now_dt = self.clock()
+        if not force:
+            row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            last = parse_iso(row["value"]) if row is not None else None
+            if last is not None and 0 <= (now_dt - last).total_seconds() < TIER_REFRESH_SECONDS:
+                return 0
         marks = ",".join("?" * len(self.scope_keys))
         rows = self.conn.execute(
             f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) ORDER BY created_at DESC LIMIT {REFRESH_ITEMS}",
             self.scope_keys,
         ).fetchall()
-        now = self.clock()
-        changes = [(new, row["id"]) for row in rows if (new := derive_state(surfaces.facts(row), now)) != row["state"]]
-        if changes:
-            with transaction(self.conn):
+        changes = [(new, row["id"]) for row in rows if (new := derive_state(surfaces.facts(row), now_dt)) != row["state"]]
+        with transaction(self.conn):
+            if changes:
                 self.conn.executemany("UPDATE memory_items SET state=? WHERE id=?", changes)
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (key, iso(now_dt)),
+            )
         return len(changes)
 
     def _context(self) -> surfaces.Context:
@@ -193,7 +217,7 @@ class Engine:
                     (session_id, self.scope.key, surface.channel, surface.topic, surface.query, json.dumps(ids),
                      surface.total_candidates, len(ids), surface.tokens, now),
                 )
-                self._touch(ids, now)
+                self._touch(surface.items, now)
         return surface
 
     def book_text(self, channel: str, text: str, session_id: str | None = None) -> None:
@@ -223,27 +247,35 @@ class Engine:
         self.book_text("subagent_brief", text, child_session)
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": text}})
 
-    def _touch(self, ids: list[str], now: str) -> None:
-        """Reads reinforce: access count and last access, and the tier the read earns."""
-        for item_id in ids:
-            row = self.conn.execute("SELECT state, text FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    def _touch(self, items: list[surfaces.SurfaceItem], now: str) -> None:
+        """Reads reinforce: access count and last access, and the tier the read earns.
+
+        A stale item (a missing reference, as judged for the surface just shown) is counted but not reheated,
+        and neither is a superseded one; a resolved one stays cold.
+        """
+        if not items:
+            return
+        marks = ",".join("?" * len(items))
+        rows = {r["id"]: r for r in self.conn.execute(
+            f"SELECT id, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
+        updates = []
+        for item in items:
+            row = rows.get(item.id)
             if row is None:
                 continue
             state = row["state"]
             lowered = row["text"].lower()
-            has_missing = self.conn.execute(
-                "SELECT 1 FROM memory_references WHERE memory_item_id=? AND status='missing' LIMIT 1", (item_id,)
-            ).fetchone()
-            if state in ("pinned", "archived") or has_missing or "status: superseded" in lowered:
+            stale = any(label.startswith("stale:") for label in item.labels)
+            if state in ("pinned", "archived") or stale or "status: superseded" in lowered:
                 pass
             elif "status: resolved" in lowered:
                 state = "cold"
             else:
                 state = "hot"
-            self.conn.execute(
-                "UPDATE memory_items SET access_count=access_count+1, last_accessed_at=?, state=? WHERE id=?",
-                (now, state, item_id),
-            )
+            updates.append((now, state, item.id))
+        self.conn.executemany(
+            "UPDATE memory_items SET access_count=access_count+1, last_accessed_at=?, state=? WHERE id=?", updates
+        )
 
     # -- notes ----------------------------------------------------------------------------------
 
@@ -437,6 +469,9 @@ class Engine:
         # A new context holds none of the old session's reads: the substitution index must forget them now.
         capture.write_index(self.conn, folder)
         (folder / "turn-reads").unlink(missing_ok=True)
+        from .gc import auto as auto_gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
+
+        auto_gc(self)
         return session_id
 
     def engage(self) -> None:
@@ -493,10 +528,12 @@ class Engine:
     def mark_consulted(self) -> None:
         """The agent asked memory something: the consult hint is no longer needed this session."""
         session = self.current_session()
-        if session is not None:
-            from .reflex import set_flag
+        if session is not None and session["id"] != self._consulted:
+            from .reflex import flag, set_flag
 
-            set_flag(self, session["id"], "consulted")
+            if not flag(self, session["id"], "consulted"):
+                set_flag(self, session["id"], "consulted")
+            self._consulted = session["id"]
 
     def activity(self, limit: int = 20) -> list[dict[str, object]]:
         """Sessions and subagent sessions of this scope, newest first, with their reads, edits, commands, failures."""

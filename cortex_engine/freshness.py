@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import time
 from dataclasses import dataclass, field
 
 from .scope import Scope, read_head
@@ -125,6 +126,21 @@ def list_files(worktree: str) -> list[str]:
         if os.path.isfile(os.path.join(worktree, raw)):
             files.add(raw.replace("\\", "/").removeprefix("./"))
     return sorted(files)
+
+
+RESCAN_SECONDS = 10.0
+_rescans: dict[str, tuple[float, frozenset[str]]] = {}
+
+
+def rescan(worktree: str) -> frozenset[str]:
+    """The live inventory for the untracked-move check, reused for a few seconds within one process."""
+    now = time.monotonic()
+    hit = _rescans.get(worktree)
+    if hit is not None and now - hit[0] < RESCAN_SECONDS:
+        return hit[1]
+    files = frozenset(list_files(worktree))
+    _rescans[worktree] = (now, files)
+    return files
 
 
 def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
@@ -260,9 +276,10 @@ class Validator:
         moved = self._basename_move(view, path)
         if moved is None and view.live and not view.rescanned and view.worktree:
             # The cached inventory only moves with HEAD and the index; an untracked move does neither,
-            # so before calling a reference missing, look at the checkout as it is now (once per pass).
+            # so before calling a reference missing, look at the checkout as it is now (once per pass,
+            # and at most every RESCAN_SECONDS in a long-lived process: meanwhile the answer is "missing").
             view.rescanned = True
-            view.files = frozenset(list_files(view.worktree))
+            view.files = rescan(view.worktree)
             view.by_basename = {}
             for f in view.files:
                 view.by_basename.setdefault(os.path.basename(f), []).append(f)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 
-from . import agents, reflex
 from .capture import find_runtime, is_engaged
 from .engine import Engine, open_engine
+from .lazy import LazyModule
+
+agents = LazyModule("agents")
+reflex = LazyModule("reflex")
 
 ACTIONS = ("dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn", "reflect-pre", "reflect-prompt")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")

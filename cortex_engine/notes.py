@@ -7,7 +7,6 @@ import sqlite3
 import uuid
 from dataclasses import dataclass
 
-from .contradiction import compare
 from .errors import InvalidInput, NotFound, Refused
 from .memory import (
     IMPORTANCE,
@@ -17,8 +16,12 @@ from .memory import (
     fresh_note_state,
     project_note_text,
 )
-from .references import extract_references
+from .lazy import LazyModule
 from .scope import Scope
+
+# Regex-heavy; imported on the first write, never by a read-only hook path.
+contradiction = LazyModule("contradiction")
+references = LazyModule("references")
 
 MAX_CONTENT_CHARS = 20_000
 MAX_ALTERNATIVES_CHARS = 2_000
@@ -114,7 +117,7 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
 def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str) -> int:
     """Replace an item's stored references with those extracted from its subject and text."""
     conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
-    refs = extract_references(subject, text)
+    refs = references.extract_references(subject, text)
     conn.executemany(
         "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path) VALUES (?,?,?,?)",
         [(item_id, r.type, r.raw, r.normalized) for r in refs],
@@ -159,7 +162,7 @@ def write_note(
             for prior in priors:
                 if prior["kind"] != "decision":
                     continue
-                verdict = compare(prior["content"], content)
+                verdict = contradiction.compare(prior["content"], content)
                 if verdict is not None:
                     conflicts.append(
                         Conflict(prior["id"], prior["subject"], prior["timestamp"], prior["content"], verdict.signal, verdict.trigger)

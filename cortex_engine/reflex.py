@@ -70,7 +70,7 @@ def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
     ctx = engine._context()
     from .surfaces import ranked
 
-    _, _, results = ranked(ctx, anchor, 6)
+    _, _, results = ranked(ctx, anchor, 6, exact=True)
     pick = None
     for cand in results:
         text = cand.row["text"]

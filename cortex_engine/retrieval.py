@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .clock import parse_iso
-from .contradiction import stem_lite
 from .freshness import Validation, Validator
 from .memory import KIND_WEIGHTS, DEFAULT_KIND_WEIGHT, is_contested, is_resolved
 
@@ -37,6 +36,8 @@ class TopicToken:
 
 def tokenize_topic(topic: str) -> list[TopicToken]:
     """Lowercase, split compounds, drop short and low-signal words and duplicates; at most 12 tokens."""
+    from .contradiction import stem_lite  # the note rule's stemmer; imported on first use, not by every hook
+
     tokens: list[TopicToken] = []
     seen: set[str] = set()
     for match in _TOKEN.findall(topic.lower()):
@@ -107,11 +108,23 @@ ITEM_COLUMNS = (
 )
 
 
+def phrase_query(anchor: str) -> str | None:
+    """An FTS5 phrase for an exact anchor such as a path: its words in order, each quoted away from syntax."""
+    words = re.findall(r"[a-z0-9]+", anchor.lower())
+    if not words:
+        return None
+    return '"' + " ".join(words) + '"'
+
+
 def candidates(
-    conn: sqlite3.Connection, scope_keys: list[str], tokens: list[TopicToken], limit: int
+    conn: sqlite3.Connection, scope_keys: list[str], tokens: list[TopicToken], limit: int, *, phrase: str | None = None
 ) -> tuple[str | None, list[tuple[sqlite3.Row, float | None]]]:
-    """FTS5 candidates in these scopes (bm25 with subject weighted over text), else a substring fallback."""
-    query = fts_query(tokens)
+    """FTS5 candidates in these scopes (bm25 with subject weighted over text), else a substring fallback.
+
+    Args:
+        phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
+    """
+    query = phrase_query(phrase) if phrase else fts_query(tokens)
     marks = ",".join("?" * len(scope_keys))
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:

@@ -96,10 +96,10 @@ class Context:
     session_id: str | None = None
 
 
-def ranked(ctx: Context, topic: str, limit: int) -> tuple[str | None, int, list[Candidate]]:
-    """Candidates for a topic, reranked, deduplicated and cut to `limit`."""
+def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tuple[str | None, int, list[Candidate]]:
+    """Candidates for a topic, reranked, deduplicated and cut to `limit`; `exact` matches the topic as a phrase."""
     tokens = tokenize_topic(topic)
-    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit)
+    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
     ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus)
     return query, len(found), ordered[:limit]
 
