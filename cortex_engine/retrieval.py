@@ -23,6 +23,7 @@ _SPLIT = re.compile(r"[._/-]+")
 RECENT_WORDS = frozenset("latest current recent newest now".split())
 OLD_WORDS = frozenset("old older oldest previous prior history historical".split())
 RESOLVED_WORDS = frozenset("resolved fixed closed done".split())
+FTS_WEIGHT = 6.0
 STATE_WEIGHT = {"pinned": 3.0, "hot": 2.2, "warm": 1.2, "cold": 0.2, "archived": -3.0}
 
 
@@ -170,6 +171,7 @@ def rerank(
     intent = temporal_intent(topic)
     lowered_topic = topic.strip().lower()
     validations = validator.validate_many([(r["id"], r["scope_key"]) for r, _ in found])
+    best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
     for row, bm25 in found:
@@ -198,7 +200,9 @@ def rerank(
         cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
         access = min(row["access_count"] * 0.15, 1.5)
         cand.truth = cand.validation.ranking_score(intent.old)
-        fts = max(0.0, 3 - 2 * math.log10(abs(bm25) + 1)) if bm25 is not None else 0.0
+        # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
+        # the others their share of it (this carries the term rarity that the plain hit count lacks).
+        fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
         cand.score = (
             cand.lexical + scope_score + cand.kind_weight + recency + temporal + cand.hot + access + cand.truth
             + row["importance"] * 3 + fts
