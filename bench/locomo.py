@@ -1,0 +1,157 @@
+"""Retrieval quality on LoCoMo (CC BY-NC 4.0, read from its path, never copied): a sanity check, not a target.
+
+Protocol: one store per conversation; one memory per dialogue turn, text `(<session date>) <speaker> said, "<text>"`;
+each question is the topic; gold = its evidence dialogue ids (split on `;`, `,` and spaces, `D:11:26` → `D11:26`,
+ids absent from the conversation dropped). Categories 1–4 are the main score, 5 is reported separately.
+recall@k = the mean fraction of a question's gold turns found in the top k; MRR = mean 1/rank of the first gold turn;
+both over the full ranking. Cortex's ranking is compared with plain SQLite FTS5 bm25 and rank-bm25 on the same units.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+_ID = re.compile(r"D:?(\d+):(\d+)")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def parse_date(text: str) -> datetime:
+    """LoCoMo session stamps look like `1:56 pm on 8 May, 2023`."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return datetime(2023, 1, 1, tzinfo=timezone.utc)
+
+
+def turns(conversation: dict) -> list[tuple[str, str, datetime]]:
+    """(dia_id, memory text, when) for every dialogue turn."""
+    out = []
+    n = 1
+    while f"session_{n}" in conversation:
+        when_text = conversation.get(f"session_{n}_date_time", "")
+        when = parse_date(when_text)
+        for turn in conversation[f"session_{n}"]:
+            text = f'({when_text}) {turn["speaker"]} said, "{turn.get("text", "")}"'
+            out.append((turn["dia_id"], text, when))
+        n += 1
+    return out
+
+
+def gold_ids(evidence: list[str], known: set[str]) -> list[str]:
+    """Normalised evidence ids that exist in the conversation."""
+    found = []
+    for raw in evidence:
+        for part in re.split(r"[;,\s]+", raw):
+            match = _ID.search(part)
+            if match:
+                ident = f"D{match.group(1)}:{match.group(2)}"
+                if ident in known and ident not in found:
+                    found.append(ident)
+    return found
+
+
+def score(ranking: list[str], gold: list[str]) -> tuple[float, float, float, float]:
+    """(recall@1, recall@5, recall@10, reciprocal rank)."""
+    position = {ident: i for i, ident in enumerate(ranking)}
+    ranks = sorted(position[g] for g in gold if g in position)
+    recall = [sum(1 for r in ranks if r < k) / len(gold) for k in (1, 5, 10)]
+    return recall[0], recall[1], recall[2], (1 / (ranks[0] + 1)) if ranks else 0.0
+
+
+def cortex_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -> list[list[str]]:
+    """Cortex's full ranking for each question over one store holding the conversation."""
+    from cortex_engine import surfaces
+    from cortex_engine.engine import Engine
+
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        work = Path(tmp, "conversation")
+        work.mkdir()
+        engine = Engine(work, home=Path(tmp, "home"), clock=lambda: units[0][2])
+        ids: dict[str, str] = {}
+        for ident, text, when in units:
+            engine.clock = lambda when=when: when
+            ids[engine.note("insight", text).item_id] = ident
+        engine.clock = lambda: units[-1][2]
+        engine.refresh()
+        ctx = engine._context()
+        rankings = []
+        for question in questions:
+            _, _, ranked = surfaces.ranked(ctx, question, len(units))
+            rankings.append([ids[c.id] for c in ranked if c.id in ids])
+        engine.close()
+    return rankings
+
+
+def fts_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -> list[list[str]]:
+    """Plain SQLite FTS5 (porter unicode61) bm25 over the same units, words OR-ed."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", [(i, u[1]) for i, u in enumerate(units)])
+    rankings = []
+    for question in questions:
+        words = _WORD.findall(question.lower())
+        if not words:
+            rankings.append([])
+            continue
+        query = " OR ".join(f'"{w}"' for w in words)
+        rows = conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t)", (query,)).fetchall()
+        rankings.append([units[r[0]][0] for r in rows])
+    return rankings
+
+
+def bm25_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -> list[list[str]] | None:
+    """rank-bm25's BM25Okapi over the same units, or None when the package is not installed."""
+    try:
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        return None
+    model = BM25Okapi([_WORD.findall(u[1].lower()) or [""] for u in units])
+    rankings = []
+    for question in questions:
+        scores = model.get_scores(_WORD.findall(question.lower()))
+        order = sorted(range(len(units)), key=lambda i: -scores[i])
+        rankings.append([units[i][0] for i in order if scores[i] > 0])
+    return rankings
+
+
+def evaluate(path: Path) -> dict[str, object] | None:
+    """All three rankers over every conversation; None (with a message) when the data is absent."""
+    if not path.is_file():
+        print(f"LoCoMo skipped: {path} not found", flush=True)
+        return {"note": f"skipped: {path} not found", "rows": []}
+    data = json.loads(path.read_text())
+    totals: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    for sample in data:
+        units = turns(sample["conversation"])
+        known = {u[0] for u in units}
+        qa = [(q["question"], gold_ids(q.get("evidence", []), known), q.get("category")) for q in sample["qa"]]
+        qa = [q for q in qa if q[1]]
+        questions = [q[0] for q in qa]
+        rankers = {"cortex": cortex_rankings(units, questions), "fts5 bm25": fts_rankings(units, questions)}
+        extra = bm25_rankings(units, questions)
+        if extra is not None:
+            rankers["rank-bm25"] = extra
+        for name, rankings in rankers.items():
+            for (_, gold, category), ranking in zip(qa, rankings):
+                split = "cat 5" if category == 5 else "cat 1-4"
+                totals.setdefault((name, split), []).append(score(ranking, gold))
+    rows = []
+    for (name, split), scores in sorted(totals.items()):
+        n = len(scores)
+        mean = [round(100 * sum(s[i] for s in scores) / n, 1) for i in range(3)]
+        rows.append({"ranker": name, "split": split, "questions": n, "r1": mean[0], "r5": mean[1], "r10": mean[2],
+                     "mrr": round(sum(s[3] for s in scores) / n, 3)})
+    note = ("LoCoMo (CC BY-NC 4.0) read from its path, not copied. recall@k = mean % of a question's gold turns in the "
+            "top k; MRR over the full ranking. A sanity check of the ranking, not a target: no weight is tuned to it.")
+    return {"note": note, "rows": rows}
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(json.dumps(evaluate(Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data/locomo/locomo10.json")), indent=2))
