@@ -8,6 +8,7 @@ order in one transaction per claim, and is idempotent: every line has a key reco
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from .clock import iso
 from .lazy import LazyModule
 from .scope import Scope, detect_scope
+from .store import checkpoint_if_large
 from .tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
@@ -95,6 +97,7 @@ class FlushResult:
     duplicates: int = 0
     claims: int = 0
     errors: list[str] = field(default_factory=list)
+    checkpoint: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The `flush-spool --json` shape."""
@@ -122,8 +125,8 @@ def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict,
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            entry = _decode(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
             skipped += 1
             continue
         if not isinstance(entry, dict):
@@ -134,8 +137,8 @@ def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict,
             blob = folder / BLOBS / os.path.basename(entry["blob"])
             blobs.append(blob)
             try:
-                entry["p"] = json.loads(blob.read_text(encoding="utf-8").replace("\r", "").replace("\n", ""))
-            except (OSError, UnicodeDecodeError, ValueError):
+                entry["p"] = _decode(blob.read_bytes().replace(b"\r", b"").replace(b"\n", b""))
+            except (OSError, UnicodeDecodeError, ValueError, RecursionError):
                 skipped += 1
                 continue
         if not isinstance(entry.get("p"), dict):
@@ -143,6 +146,35 @@ def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict,
             continue
         good.append((_key(entry, raw), entry, blobs))
     return good, end, skipped
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _decode(raw: bytes) -> object:
+    """One JSON value from spool bytes; a lone UTF-16 surrogate (legal in JSON, refused by SQLite) becomes U+FFFD."""
+    value = json.loads(raw.decode("utf-8"))
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return value
+    stack = [value]
+    while stack:  # iterative: the payload may nest deeper than the recursion limit allows
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                child = node.pop(key)
+                node[_SURROGATE.sub("\ufffd", key)] = child
+                stack.append((node, _SURROGATE.sub("\ufffd", key)))
+        elif isinstance(node, list):
+            stack.extend((node, i) for i in range(len(node)))
+        elif isinstance(node, tuple):
+            parent, slot = node
+            child = parent[slot]
+            if isinstance(child, str):
+                parent[slot] = _SURROGATE.sub("\ufffd", child)
+            else:
+                stack.append(child)
+    return value
 
 
 def _key(entry: dict, raw: bytes) -> str:
@@ -179,16 +211,20 @@ class Replayer:
     """Replays spool entries into the store inside one transaction."""
 
     def __init__(self, conn: sqlite3.Connection, now: datetime, mutations: list[float] | None = None, *,
-                 turn_end: bool = False) -> None:
+                 turn_end: bool = False, home: str | None = None) -> None:
         """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times.
 
-        Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible.
+        Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible. `home` is the
+        worktree whose spool is replayed: a payload whose cwd is missing or not a directory belongs there (the
+        hook found that worktree by walking up from the cwd), not to whatever directory the flush runs in.
         """
         self.conn = conn
         self.now = now
         self.turn_end = turn_end
+        self.home = home
         self._scopes: dict[str, Scope] = {}
         self._mutations = mutations or []
+        self._primaries: dict[tuple[str, str], str] = {}
 
     def _mutated_after(self, entry: dict) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
@@ -199,13 +235,19 @@ class Replayer:
         """Scope of a payload's cwd, detected once per flush."""
         scope = self._scopes.get(cwd)
         if scope is None:
-            scope = detect_scope(cwd) if os.path.isdir(cwd) else detect_scope(os.getcwd())
+            scope = detect_scope(cwd) if os.path.isdir(cwd) else detect_scope(self.home or os.getcwd())
             self._scopes[cwd] = scope
         return scope
 
     def session_for(self, payload: dict, scope: Scope, at: str) -> str:
         """The session an entry belongs to: the host session's primary, or a subagent's child."""
-        primary = primary_session(self.conn, scope, _str(payload.get("session_id")), at)
+        host = _str(payload.get("session_id"))
+        primary = self._primaries.get((host, scope.key))
+        if primary is None:
+            primary = primary_session(self.conn, scope, host, at)
+            # A host seen in another scope may just have rotated: forget its other primaries.
+            self._primaries = {k: v for k, v in self._primaries.items() if k[0] != host}
+            self._primaries[(host, scope.key)] = primary
         agent_id = _str(payload.get("agent_id") or payload.get("agentId"))
         if not agent_id:
             return primary
@@ -220,7 +262,7 @@ class Replayer:
             return self._credit(payload, entry["credit"], at)
         if event not in ("PostToolUse", "PostToolUseFailure") or not tool:
             return False
-        cwd = _str(payload.get("cwd")) or os.getcwd()
+        cwd = _str(payload.get("cwd")) or self.home or os.getcwd()
         scope = self.scope_for(cwd)
         tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
         response = payload.get("tool_response")
@@ -265,9 +307,10 @@ class Replayer:
     def _credit(self, payload: dict, credit: dict, at: str) -> bool:
         """Book a substituted read: saved = the file's tokens, injected = the line that replaced it; with evidence."""
         path, size, line = credit.get("path"), credit.get("size"), credit.get("line")
-        if not isinstance(path, str) or not path or not isinstance(size, int) or size < 0 or not isinstance(line, str):
+        if (not isinstance(path, str) or not path or not isinstance(size, int) or not 0 <= size < 2**53
+                or not isinstance(line, str)):
             return False
-        cwd = _str(payload.get("cwd")) or os.getcwd()
+        cwd = _str(payload.get("cwd")) or self.home or os.getcwd()
         scope = self.scope_for(cwd)
         session = self.session_for(payload, scope, at)
         rel = relative_path(path, scope.worktree)
@@ -301,7 +344,7 @@ class Replayer:
             error = _str(payload.get("error"))
             interrupted = interrupted or bool(payload.get("is_interrupt"))
             match = _EXIT.search(error)
-            exit_code = int(match.group(1)) if match else None
+            exit_code = _exit_value(int(match.group(1))) if match and len(match.group(1)) <= 12 else None
             if exit_code is None and not interrupted:
                 exit_code = 1
             stderr = stderr or error
@@ -344,19 +387,25 @@ def _exit_from(payload: dict, response: object) -> int:
     for source in (payload, response if isinstance(response, dict) else {}):
         for key in ("exit_code", "exitCode", "returncode"):
             value = source.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
+            if isinstance(value, int) and not isinstance(value, bool) and _exit_value(value) is not None:
                 return value
-            if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+            if isinstance(value, str) and re.fullmatch(r"-?\d{1,12}", value.strip()) and _exit_value(int(value)) is not None:
                 return int(value)
     return 0
+
+
+def _exit_value(value: int) -> int | None:
+    """An exit status as stored, or None when no process could have returned it (past 32 bits)."""
+    return value if -(2**31) <= value < 2**32 else None
 
 
 def _absolute(path: str, cwd: str) -> str:
     return path if os.path.isabs(path) else os.path.join(cwd, path)
 
 
+@functools.lru_cache(maxsize=4096)
 def relative_path(path: str, worktree: str) -> str:
-    """A file key relative to the worktree when inside it, else the absolute path."""
+    """A file key relative to the worktree when inside it, else the absolute path (memoized: realpath is a stat walk)."""
     normalized = os.path.normpath(path.replace("\\", "/"))
     if not os.path.isabs(normalized):
         return normalized
@@ -510,6 +559,7 @@ def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime, *, turn_e
             _process_claim(conn, folder, claim, now, result, turn_end)
     if result.processed or not (folder / INDEX).exists():
         write_index(conn, folder)
+    result.checkpoint = checkpoint_if_large(conn)
     return result
 
 
@@ -538,6 +588,27 @@ def write_index(conn: sqlite3.Connection, folder: Path) -> int:
     return len(lines)
 
 
+def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: dict, at: str, claim: str,
+                     result: FlushResult) -> bool:
+    """Replay one entry inside a savepoint: a payload the replay cannot digest is skipped and undone, never fatal.
+
+    Without this, one poisonous line (a NUL in a path, an exit code past 64 bits) would fail the claim's
+    transaction on every flush, and the orphaned claim, replayed first, would stop all capture for good.
+    SQLite's own operational errors (disk full, I/O) still abort the claim, which is then kept for the next run.
+    """
+    conn.execute("SAVEPOINT cortex_entry")
+    try:
+        done = replayer.replay(entry, at)
+    except sqlite3.OperationalError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - bad input in one payload; counted as skipped, reason kept
+        conn.execute("ROLLBACK TO cortex_entry")
+        result.errors.append(f"{claim}: skipped a payload ({exc.__class__.__name__})")
+        done = False
+    conn.execute("RELEASE cortex_entry")
+    return done
+
+
 def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: datetime, result: FlushResult,
                    turn_end: bool) -> None:
     offset = 0
@@ -549,25 +620,45 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
             return
         result.skipped += skipped
         mutations = [t for _, e, _ in entries if e["p"].get("tool_name") in MUTATING_TOOLS and (t := _epoch(e)) is not None]
-        replayer = Replayer(conn, now, mutations, turn_end=turn_end)
-        blobs: list[Path] = []
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for key, entry, entry_blobs in entries:
-                blobs.extend(entry_blobs)
-                seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, iso(now)))
-                if seen.rowcount == 0:
-                    result.duplicates += 1
-                    continue
-                if replayer.replay(entry, line_time(entry, now)):
-                    result.processed += 1
-                else:
-                    result.skipped += 1
-            replayer.sync_snapshots(iso(now))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        # First the whole batch in one transaction (a savepoint per entry would make FTS5 flush a segment per
+        # entry); only if some payload cannot be replayed is the batch redone with each entry isolated.
+        for isolated in (False, True):
+            attempt = FlushResult()
+            replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=str(folder.parent))
+            blobs: list[Path] = []
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for key, entry, entry_blobs in entries:
+                    blobs.extend(entry_blobs)
+                    seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, iso(now)))
+                    if seen.rowcount == 0:
+                        attempt.duplicates += 1
+                        continue
+                    at = line_time(entry, now)
+                    done = (_replay_isolated(conn, replayer, entry, at, claim.name, attempt) if isolated
+                            else replayer.replay(entry, at))
+                    if done:
+                        attempt.processed += 1
+                    else:
+                        attempt.skipped += 1
+                replayer.sync_snapshots(iso(now))
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError:
+                conn.execute("ROLLBACK")
+                raise
+            except Exception:
+                conn.execute("ROLLBACK")
+                if isolated:
+                    raise
+                continue
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            break
+        result.processed += attempt.processed
+        result.skipped += attempt.skipped
+        result.duplicates += attempt.duplicates
+        result.errors.extend(attempt.errors)
         for blob in blobs:
             blob.unlink(missing_ok=True)
         # A hook that opened the spool just before the claim may still append to it: read on while it grows.

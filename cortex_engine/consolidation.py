@@ -87,16 +87,55 @@ def render(steps: list[Step]) -> str:
     return "\n".join(step.text for step in steps)
 
 
+CYCLE_LOOKBACK = 500
+
+
+def trailing_test_cycle(conn: sqlite3.Connection, session_id: str) -> Step | None:
+    """The test cycle the session's timeline ends in (a pass after failures and edits), or None.
+
+    Walks back from the newest event only as far as the cycle reaches, so a long session costs no more
+    than a short one.
+    """
+    rows = conn.execute(
+        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp DESC, rowid DESC LIMIT ?",
+        (session_id, CYCLE_LOOKBACK),
+    ).fetchall()
+    if not rows:
+        return None
+    last = json.loads(rows[0]["metadata_json"] or "{}")
+    if rows[0]["type"] != "cmd" or last.get("category") != "test" or last.get("exit_code") != 0:
+        return None
+    failures = 0
+    files: list[str] = []
+    for row in rows[1:]:
+        if row["type"] in ("edit", "write"):
+            if row["target"] and row["target"] not in files:
+                files.append(row["target"])
+            continue
+        if row["type"] == "read":
+            continue
+        meta = json.loads(row["metadata_json"] or "{}")
+        if row["type"] == "cmd" and meta.get("category") == "test" and meta.get("exit_code") not in (None, 0):
+            failures += 1
+            continue
+        break
+    if failures == 0:
+        return None
+    files = list(reversed(files))[:6]
+    listed = f" ({', '.join(files)})" if files else ""
+    return Step("test_cycle", f"Test cycle: fixed after {failures} iteration{'s' if failures != 1 else ''}{listed}")
+
+
 def maybe_test_cycle(conn: sqlite3.Connection, session_id: str, scope_key: str, event_id: str, at: str) -> str | None:
     """After a passing test run: if the session's timeline now ends in a test cycle, record it as an episode."""
-    steps = level1(conn, session_id)
-    if not steps or steps[-1].kind != "test_cycle":
+    cycle = trailing_test_cycle(conn, session_id)
+    if cycle is None:
         return None
     episode_id = f"test_cycle:{event_id}"
     conn.execute(
         "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
         "VALUES (?,?,?,?,?,?,?,?)",
-        (episode_id, session_id, scope_key, "test_cycle", steps[-1].text, None, json.dumps({"event_id": event_id}), at),
+        (episode_id, session_id, scope_key, "test_cycle", cycle.text, None, json.dumps({"event_id": event_id}), at),
     )
     sync_episode_item(conn, episode_id)
     return episode_id
