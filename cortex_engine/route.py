@@ -6,7 +6,7 @@ ROUTE = "\n".join([
     "Cortex route: ambient memory for coding agents.",
     "- cortex_state: the branch's working set (current-session notes, snapshot, decisions, evidence); 800 tokens.",
     "- cortex_recall(topic): evidence for a topic, every line labelled [contested], (superseded), [stale: …], [moved: …].",
-    "- cortex_brief(topic, for): a smaller decisions-first brief, e.g. before delegating to a subagent; 450 tokens.",
+    "- cortex_brief(topic, for_agent): a smaller decisions-first brief, e.g. before delegating to a subagent; 450 tokens.",
     "- cortex_note(kind, content, subject, alternatives): record an insight, decision, intent, blocker or focus.",
     "- cortex_resolve(note_id | subject, status, replacement): close a contest or retire a note; a person decides.",
     "- cortex_read_ledger(paths): already read and unchanged? Verdicts come from re-hashing, never from mtime.",

@@ -1,0 +1,268 @@
+"""`cortex serve`: the engine headless over stdio as an MCP server (the only module that imports `mcp`).
+
+Every tool makes the same engine call as the matching CLI command and returns the text the CLI prints.
+Each call opens the engine for the server's working directory and closes it afterwards, under one lock:
+plain tools run in worker threads, a SQLite connection must not be shared between them, and a fresh
+engine sees a branch switch made since the server started. Every tool output is booked in the token
+ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
+booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
+their message; stdout carries nothing but the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from . import messages
+from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
+from .errors import CortexError
+from .route import ROUTE
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+SERVER_NAME = "cortex"
+SERVER_VERSION = "0.1.0"
+DISENGAGED = "Cortex disengaged. Event logging and gates disabled for this session."
+INSTRUCTIONS = (
+    "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
+    "each labelled [contested], (superseded), [stale: …] or [moved: …] when it no longer simply holds. "
+    "Call cortex_route once to see which tool answers what."
+)
+
+NoteKind = Literal["insight", "decision", "intent", "blocker", "focus"]
+Status = Literal["resolved", "superseded"]
+Detail = Literal["none", "scores"]
+T = TypeVar("T")
+
+StateBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 800).")]
+RecallBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 600).")]
+BriefBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 450).")]
+
+
+class CortexTools:
+    """The engine calls behind the tools, one engine per call, serialized by a lock."""
+
+    def __init__(self, cwd: str, opener: Callable[[str], Engine] = open_engine) -> None:
+        """Serve the store of `cwd` (the directory Claude Code started the server in)."""
+        self.cwd = cwd
+        self._open = opener
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def engine(self) -> Iterator[Engine]:
+        """An engine for one call; a `CortexError` becomes a tool error with its message."""
+        with self._lock:
+            try:
+                with self._open(self.cwd) as engine:
+                    yield engine
+            except CortexError as exc:
+                raise ToolError(" ".join(exc.message.split())) from exc
+            except sqlite3.OperationalError as exc:
+                # Typically another process holding the write lock past the busy timeout: worth a retry.
+                raise ToolError(f"the Cortex store is busy or unreadable ({exc}); try again in a moment") from exc
+
+    def booked(self, channel: str, call: Callable[[Engine], str], *, consulted: bool = False) -> str:
+        """Run `call` on an engine and book its text once on `channel` against the current session."""
+        with self.engine() as engine:
+            text = call(engine)
+            if consulted:
+                engine.mark_consulted()
+            session = engine.current_session()
+            engine.book_text(channel, text, session["id"] if session is not None else None)
+            return text
+
+    def surface(self, call: Callable[[Engine], Any]) -> str:
+        """Run a surface method (it books and marks consulted itself) and return its text."""
+        with self.engine() as engine:
+            return str(call(engine).text)
+
+
+def _as_list(value: list[T] | T) -> list[T]:
+    """A bare value where a list is expected is a list of one."""
+    return value if isinstance(value, list) else [value]
+
+
+def _query(entry: dict[str, Any] | str) -> dict[str, Any]:
+    """A search-ledger query; a bare string is a pattern."""
+    return {"pattern": entry} if isinstance(entry, str) else dict(entry)
+
+
+def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
+    """The MCP server with the 13 Cortex tools, serving the store of `cwd`."""
+    tools = CortexTools(cwd, opener)
+    server: MCPServer = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
+    tool = server.tool
+
+    @tool(structured_output=False)
+    def cortex_route() -> str:
+        """Explain what Cortex remembers and which cortex_* tool answers what. Call once at the start of work."""
+        return tools.booked("route", lambda e: ROUTE, consulted=True)
+
+    @tool(structured_output=False)
+    def cortex_state(budget: StateBudget = 800) -> str:
+        """The branch's working state: this session's notes first, then the snapshot, decisions and evidence.
+
+        Call at the start of a task or after a break to see where the work stands.
+        """
+        return tools.surface(lambda e: e.state(budget))
+
+    @tool(structured_output=False)
+    def cortex_note(
+        kind: Annotated[NoteKind, Field(description="decision: a choice made; intent: what you will do next; blocker: what "
+                                                    "stops progress; focus: the current goal; insight: a fact learned.")],
+        content: Annotated[str, Field(min_length=1, description="The note itself, one or two sentences.")],
+        subject: Annotated[str | None, Field(description="What the note is about, a few words (e.g. 'queue engine'). "
+                                                         "Required for every kind except insight.")] = None,
+        alternatives: Annotated[list[str] | None, Field(description="Options considered and rejected, each with why.")] = None,
+    ) -> str:
+        """Record a durable note. A decision on a subject supersedes earlier ones, unless it contradicts an
+        active decision: then both are marked [contested] until someone calls cortex_resolve.
+        """
+        def write(engine: Engine) -> str:
+            return messages.note_written(engine.note(kind, content, subject, alternatives))
+
+        return tools.booked("note", write)
+
+    @tool(structured_output=False)
+    def cortex_resolve(
+        note_id: Annotated[str | None, Field(description="The note (or memory item) id to close; "
+                                                         "required when the subject is contested.")] = None,
+        subject: Annotated[str | None, Field(description="Close the active note on this subject instead of naming an id.")] = None,
+        status: Annotated[Status, Field(description="resolved: it no longer applies; superseded: replaced by "
+                                                    "something newer.")] = "resolved",
+        replacement: Annotated[str | None, Field(description="Text of the note that replaces it (same kind and subject).")] = None,
+    ) -> str:
+        """Mark a note resolved or superseded, optionally writing its replacement. Closes a contest when
+        one side is resolved. Give note_id or subject.
+        """
+        def resolve(engine: Engine) -> str:
+            return messages.resolved(engine.resolve(note_id, subject=subject, status=status, replacement=replacement))
+
+        return tools.booked("resolve", resolve)
+
+    @tool(structured_output=False)
+    def cortex_recall(
+        topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
+        budget: RecallBudget = 600,
+        detail: Annotated[Detail, Field(description="scores: also show each line's ranking score.")] = "none",
+    ) -> str:
+        """Evidence for a topic: a lead line, then timestamped lines labelled [contested], (superseded),
+        [stale: …] or [moved: …]. Call before deciding something earlier work may have settled.
+        """
+        return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail))
+
+    @tool(structured_output=False)
+    def cortex_brief(
+        topic: Annotated[str, Field(min_length=1, description="The task or area to brief on.")],
+        for_agent: Annotated[str | None, Field(description="Who the brief is for (e.g. 'reviewer', a subagent type).")] = None,
+        budget: BriefBudget = 450,
+    ) -> str:
+        """A smaller, decisions-first brief on a topic, e.g. to paste into a subagent's prompt before delegating."""
+        return tools.surface(lambda e: e.brief(topic, for_agent, budget))
+
+    @tool(structured_output=False)
+    def cortex_suggest_notes(
+        session_id: Annotated[str | None, Field(description="A session id; default the current session.")] = None,
+    ) -> str:
+        """Suggest notes worth saving from a session's activity (JSON). Writes nothing; save with cortex_note."""
+        return tools.booked("suggest_notes", lambda e: json.dumps(e.suggest_notes(session_id), indent=2, ensure_ascii=False))
+
+    @tool(structured_output=False)
+    def cortex_validate_memory(
+        topic: Annotated[str | None, Field(description="Check the memories about this topic; default every memory "
+                                                       "that names a file.")] = None,
+    ) -> str:
+        """Audit memories' file references against the checkout as it is now (JSON: exists, missing, moved).
+        Deletes nothing.
+        """
+        return tools.booked(
+            "validate_memory",
+            lambda e: json.dumps(e.validate_memory(topic or None), indent=2, ensure_ascii=False),
+            consulted=bool(topic),
+        )
+
+    @tool(structured_output=False)
+    def cortex_read_ledger(
+        paths: Annotated[list[str] | str, Field(description="File paths, relative to the repository or absolute.")],
+    ) -> str:
+        """Were these files already read in this branch, and are they unchanged since? One verdict per file
+        (unread, unchanged-since, changed-since, edited-by-you-since), decided by re-hashing. Skip re-reading
+        a file whose verdict is unchanged-since.
+        """
+        return tools.booked("read_ledger", lambda e: "\n".join(v.line() for v in e.read_ledger(_as_list(paths))))
+
+    @tool(structured_output=False)
+    def cortex_search_ledger(
+        queries: Annotated[
+            list[dict[str, Any] | str] | str,
+            Field(description="Searches to check: each {pattern, path?, glob?, type?, caseInsensitive?, multiline?}, "
+                              "or just the pattern."),
+        ],
+    ) -> str:
+        """Did this search already return nothing here, and provably still would? Verdicts: no-matches-at
+        <head>, miss, or unknown. Skip a search whose verdict is no-matches.
+        """
+        usable = [_query(q) for q in _as_list(queries)]
+        if not any(isinstance(q.get("pattern"), str) and q["pattern"] for q in usable):
+            raise ToolError("No usable queries: each needs a non-empty pattern.")
+
+        def search(engine: Engine) -> str:
+            return "\n".join(v.line() for v in engine.search_ledger(usable))
+
+        return tools.booked("search_ledger", search)
+
+    @tool(structured_output=False)
+    def cortex_engage() -> str:
+        """Re-enable Cortex capture and hints for this worktree, and return the working state."""
+        def engage(engine: Engine) -> Any:
+            engine.engage()
+            return engine.state()
+
+        return tools.surface(engage)
+
+    @tool(structured_output=False)
+    def cortex_disengage() -> str:
+        """Turn Cortex capture, hints and gates off for this worktree until cortex_engage or the next session."""
+        def disengage(engine: Engine) -> str:
+            engine.disengage()
+            return DISENGAGED
+
+        return tools.booked("disengage", disengage)
+
+    @tool(structured_output=False)
+    def cortex_summarize(
+        what: Annotated[str | None, Field(description="One line on what this session did, to lead the summary.")] = None,
+    ) -> str:
+        """Write this session's summary now (a checkpoint) and return it."""
+        return tools.booked("summarize", lambda e: e.summarize(what or None))
+
+    return server
+
+
+def main(cwd: str | None = None) -> int:
+    """Serve the store of `cwd` over stdio until the client closes the connection."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
+    server = build_server(os.path.realpath(cwd or os.getcwd()))
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

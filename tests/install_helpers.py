@@ -1,0 +1,87 @@
+"""Shared helpers for the install and doctor tests: run the real CLI against a temp home, snapshot trees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = "2026-08-02T18:00:00Z"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished `cortex` invocation."""
+
+    code: int
+    out: str
+    err: str
+
+    def data(self) -> Any:
+        """stdout parsed as JSON."""
+        return json.loads(self.out)
+
+
+def cortex_bin(tmp_path: Path) -> Path:
+    """An executable `cortex` that runs this checkout (what install bakes into the hooks in tests)."""
+    path = tmp_path / "bin" / "cortex"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cortex_engine.cli "$@"\n')
+        path.chmod(0o755)
+    return path
+
+
+def cortex(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, str] | None = None) -> Run:
+    """Run the real command line in `cwd` with the test's HOME/CORTEX_HOME and a pinned clock."""
+    full = {**os.environ, "CORTEX_NOW": NOW, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), **(env or {})}
+    if bin_path is not None:
+        full["CORTEX_INSTALL_BIN"] = str(bin_path)
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=full, capture_output=True,
+                          timeout=120)
+    return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+
+
+def tree(*roots: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every file under the roots: path → (content, mode, mtime_ns). Directories are listed too (empty bytes)."""
+    found: dict[str, tuple[bytes, int, int]] = {}
+    for root in roots:
+        if not root.exists():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            for name in dirnames:
+                found[os.path.join(dirpath, name) + "/"] = (b"", 0, 0)
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                with open(path, "rb") as handle:
+                    found[path] = (handle.read(), st.st_mode, st.st_mtime_ns)
+    return found
+
+
+def digest(snapshot: dict[str, tuple[bytes, int, int]]) -> str:
+    """One hash over a tree snapshot (paths, bytes, modes, mtimes)."""
+    h = hashlib.sha256()
+    for path in sorted(snapshot):
+        data, mode, mtime = snapshot[path]
+        h.update(f"{path}\0{mode}\0{mtime}\0".encode())
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def settings(path: Path) -> dict:
+    """A settings file parsed."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def commands(data: dict, event: str) -> list[tuple[object, str]]:
+    """(matcher, command) of every hook of an event."""
+    return [(group.get("matcher"), hook["command"]) for group in data.get("hooks", {}).get(event, [])
+            for hook in group["hooks"]]

@@ -1,0 +1,179 @@
+"""`cortex gc`: dry run by default, --apply prunes, notes/snapshots/sessions/summaries never go."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from cortex_engine import gc
+from cortex_engine.clock import iso
+from cortex_engine.engine import Engine
+
+from .conftest import Clock, Repo
+from .install_helpers import cortex
+
+TABLES = ("notes", "sessions", "episodes", "memory_items", "events", "retrieval_log", "spool_seen", "token_ledger")
+
+
+def counts(engine: Engine) -> dict[str, int]:
+    return {t: engine.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+
+@pytest.fixture
+def aged(repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Engine:
+    """A store with a summarized session 40 days old (notes, events, a recall), then a fresh session."""
+    monkeypatch.setenv("CORTEX_GC_AUTO", "0")
+    monkeypatch.setenv("CORTEX_GC_RETRIEVAL_LOG_KEEP", "1")
+    engine = make_engine(repo.path)
+    engine.start_session("host-old")
+    engine.note("decision", "serve the api from src/api.py", "api serving")
+    engine.note("insight", "the build cache lives in .cache")
+    engine.recall("api serving")
+    engine.recall("build cache")
+    session = engine.current_session()["id"]
+    with engine.conn:
+        engine.conn.execute("BEGIN")
+        for n in range(3):
+            engine.conn.execute(
+                "INSERT INTO events(id, session_id, scope_key, timestamp, type, target) VALUES (?,?,?,?,?,?)",
+                (f"ev{n}", session, engine.scope.key, engine.now(), "read", "README.md"),
+            )
+        engine.conn.execute("INSERT INTO spool_seen(key, seen_at) VALUES ('PostToolUse:toolu_old', ?)", (engine.now(),))
+    clock.advance(days=40)
+    engine.start_session("host-new")  # ends and summarizes the old session (ended 40 days after it began)
+    assert engine.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='session_summary'").fetchone()[0] == 1
+    clock.advance(days=29)
+    assert gc.run_gc(engine).rules["events"].candidates == 0  # ended 29 days ago: not yet
+    clock.advance(days=2)
+    return engine
+
+
+def test_dry_run_counts_and_deletes_nothing(aged: Engine) -> None:
+    before = counts(aged)
+    report = gc.run_gc(aged)
+    assert report.dry_run is True
+    assert (report.rules["events"].candidates, report.rules["events"].deleted) == (3, 0)
+    assert report.rules["retrieval_log"].candidates == 1  # two old rows, the newest one is always kept
+    assert report.rules["spool_seen"].candidates == 1
+    assert counts(aged) == before
+    assert aged.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone() is None
+
+
+def test_apply_prunes_and_never_touches_notes_sessions_summaries_or_the_ledger(aged: Engine) -> None:
+    before = counts(aged)
+    recall = aged.recall("api serving")
+    assert "serve the api" in recall.text
+    report = gc.run_gc(aged, apply=True)
+    after = counts(aged)
+    assert (report.rules["events"].deleted, report.rules["retrieval_log"].deleted, report.rules["spool_seen"].deleted) == (3, 2, 1)
+    assert after["events"] == before["events"] - 3
+    for table in ("notes", "sessions", "episodes", "memory_items"):
+        assert (table, after[table]) == (table, before[table])
+    assert after["token_ledger"] == before["token_ledger"] + 1  # the recall above, nothing pruned
+    assert aged.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()[0] == aged.now()
+    again = gc.run_gc(aged, apply=True)
+    assert all(rule.candidates == 0 for name, rule in again.rules.items())
+
+
+def test_archived_items_go_but_archived_notes_and_snapshots_stay(aged: Engine) -> None:
+    old = iso(aged.clock() - timedelta(days=200))
+    with aged.conn:
+        aged.conn.execute("BEGIN")
+        aged.conn.execute("UPDATE memory_items SET state='archived', access_count=0, created_at=?", (old,))
+        aged.conn.execute(
+            "INSERT INTO memory_items(id, scope_type, scope_key, kind, text, state, created_at) "
+            "VALUES ('cmd-old', 'branch', ?, 'command_run', '[test] pytest (exit 0)', 'archived', ?)",
+            (aged.scope.key, old),
+        )
+    kinds_before = sorted(r[0] for r in aged.conn.execute("SELECT kind FROM memory_items"))
+    report = gc.run_gc(aged, apply=True)
+    assert report.rules["archived_memory_items"].deleted == 1
+    kinds_after = sorted(r[0] for r in aged.conn.execute("SELECT kind FROM memory_items"))
+    assert "command_run" in kinds_before and "command_run" not in kinds_after
+    assert [k for k in kinds_after if k.startswith("note:")] == ["note:decision", "note:insight"]
+    assert "episode:session_summary" in kinds_after and "branch_snapshot" in kinds_after
+
+
+def test_recent_and_unsummarized_events_stay(repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events of the active session, however old, are never candidates."""
+    monkeypatch.setenv("CORTEX_GC_AUTO", "0")
+    engine = make_engine(repo.path)
+    engine.start_session("h")
+    with engine.conn:
+        engine.conn.execute("BEGIN")
+        engine.conn.execute("INSERT INTO events(id, session_id, scope_key, timestamp, type, target) VALUES "
+                            "('e1', ?, ?, ?, 'read', 'README.md')", (engine.current_session()["id"], engine.scope.key, engine.now()))
+    clock.advance(days=400)
+    assert gc.run_gc(engine, apply=True).rules["events"].deleted == 0
+    assert engine.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
+
+
+def test_orphaned_runtime_files_older_than_a_day(aged: Engine, repo: Repo) -> None:
+    """Unreferenced old blobs and empty old claims go; a referenced blob and a pending claim stay."""
+    runtime = repo.path / ".cortex"
+    day_ago = time.time() - 2 * 86400
+    orphan, kept = runtime / "blobs" / "1-1-1.json", runtime / "blobs" / "2-2-2.json"
+    empty_claim, pending_claim = runtime / "claims" / "001-1.jsonl", runtime / "claims" / "002-1.jsonl"
+    orphan.write_text("{}")
+    kept.write_text("{}")
+    empty_claim.write_text("")
+    pending_claim.write_text(json.dumps({"v": 1, "t": 1, "blob": kept.name}) + "\n")
+    fresh = runtime / "blobs" / "3-3-3.json"
+    fresh.write_text("{}")
+    for path in (orphan, kept, empty_claim, pending_claim):
+        os.utime(path, (day_ago, day_ago))
+    dry = gc.run_gc(aged)
+    assert (dry.rules["orphaned_blobs"].candidates, dry.rules["empty_claims"].candidates) == (1, 1)
+    assert orphan.exists() and empty_claim.exists()
+    gc.run_gc(aged, apply=True)
+    assert (orphan.exists(), kept.exists(), fresh.exists(), empty_claim.exists(), pending_claim.exists()) == \
+        (False, True, True, False, True)
+
+
+def test_auto_runs_at_session_start_at_most_once_a_day(repo: Repo, make_engine, clock: Clock,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CORTEX_GC_AUTO", raising=False)
+    engine = make_engine(repo.path)
+    last = lambda: engine.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()  # noqa: E731
+    engine.start_session("a")
+    first = last()[0]
+    assert first == engine.now()
+    clock.advance(hours=3)
+    engine.start_session("b")
+    assert last()[0] == first
+    clock.advance(hours=22)
+    engine.start_session("c")
+    assert last()[0] == engine.now() != first
+
+
+def test_auto_can_be_turned_off(repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CORTEX_GC_AUTO", "0")
+    engine = make_engine(repo.path)
+    engine.start_session("a")
+    assert engine.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone() is None
+
+
+def test_cli_dry_run_then_apply(aged: Engine, repo: Repo, clock: Clock) -> None:
+    """`cortex gc` reports; `--apply` prunes."""
+    aged.close()
+    now = {"CORTEX_NOW": iso(clock.now)}
+    dry = cortex(repo.path, "gc", "--json", env=now)
+    assert dry.code == 0 and dry.data()["dry_run"] is True and dry.data()["events"] == {"candidates": 3, "deleted": 0}
+    text = cortex(repo.path, "gc", env=now)
+    assert "dry run: nothing deleted" in text.out and "  events" in text.out and "never pruned" in text.out
+    applied = cortex(repo.path, "gc", "--apply", "--json", env=now)
+    assert applied.data()["events"] == {"candidates": 3, "deleted": 3}
+
+
+def test_cli_without_a_store_creates_none(tmp_path: Path) -> None:
+    """A directory with no store gets no store from gc."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run = cortex(plain, "gc")
+    assert (run.code, run.out) == (0, "No store for this directory yet; nothing to collect.\n")
+    assert not (Path(os.environ["CORTEX_HOME"]) / "projects").exists()

@@ -1,0 +1,189 @@
+"""`cortex serve` as a real subprocess, driven over stdio by the mcp SDK's own client (2.x)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from cortex_engine.engine import describe_store
+from cortex_engine.mcp_server import DISENGAGED
+from cortex_engine.route import ROUTE
+from cortex_engine.tokens import estimate_tokens
+
+from .conftest import Repo
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = "2026-08-02T18:00:00Z"
+TOOLS = {
+    "cortex_route", "cortex_state", "cortex_note", "cortex_resolve", "cortex_recall", "cortex_brief",
+    "cortex_suggest_notes", "cortex_validate_memory", "cortex_read_ledger", "cortex_search_ledger",
+    "cortex_engage", "cortex_disengage", "cortex_summarize",
+}
+T = TypeVar("T")
+
+
+def serve(repo: Repo, tmp_path: Path, script: Callable[[ClientSession], Awaitable[T]]) -> tuple[T, list[object]]:
+    """Start `cortex serve` in the repo, run `script` against an initialized session; returns its result and
+    anything on the server's stdout that was not a protocol message."""
+    stray: list[object] = []
+
+    async def handler(message: object) -> None:
+        if isinstance(message, Exception):
+            stray.append(message)
+
+    async def main() -> T:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "cortex_engine.cli", "serve"], cwd=str(repo.path),
+            env={"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
+                 "PYTHONPATH": str(ROOT)},
+        )
+        with (tmp_path / "serve.stderr").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, message_handler=handler) as session:
+                    await session.initialize()
+                    return await script(session)
+
+    return anyio.run(main), stray
+
+
+def text(result: Any) -> str:
+    """The text of a tool result."""
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
+    """(channel, tokens) of every token-ledger row of the repo's store, in order."""
+    conn = sqlite3.connect(describe_store(repo.path).path)
+    try:
+        return [(r[0], r[1]) for r in conn.execute("SELECT channel, tokens FROM token_ledger ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_lists_the_13_tools_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
+    """Every tool is listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
+    async def script(session: ClientSession) -> dict[str, dict]:
+        listed = await session.list_tools()
+        return {t.name: {"schema": t.input_schema, "description": t.description} for t in listed.tools}
+
+    tools, stray = serve(repo, tmp_path, script)
+    assert set(tools) == TOOLS
+    assert stray == []
+    note = tools["cortex_note"]["schema"]
+    assert note["properties"]["kind"]["enum"] == ["insight", "decision", "intent", "blocker", "focus"]
+    assert set(note["required"]) == {"kind", "content"}
+    assert tools["cortex_resolve"]["schema"]["properties"]["status"]["enum"] == ["resolved", "superseded"]
+    assert tools["cortex_recall"]["schema"]["properties"]["detail"]["enum"] == ["none", "scores"]
+    for name, default in (("cortex_state", 800), ("cortex_recall", 600), ("cortex_brief", 450)):
+        budget = tools[name]["schema"]["properties"]["budget"]
+        assert (name, budget["minimum"], budget["maximum"], budget["default"]) == (name, 20, 20000, default)
+    assert tools["cortex_recall"]["schema"]["required"] == ["topic"]
+    assert "[contested]" in tools["cortex_note"]["description"]
+    assert all(tools[name]["description"] for name in TOOLS)
+
+
+def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Path) -> None:
+    """Two contradicting decisions are both [contested] in recall; resolving one closes the contest."""
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["first"] = await session.call_tool(
+            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "use kafka for the queue engine"})
+        out["second"] = await session.call_tool(
+            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "do not use kafka for the queue engine"})
+        out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine"})
+        loser = re.search(r"^  - (\S+) \[", text(out["second"]), re.MULTILINE)
+        assert loser is not None, text(out["second"])
+        out["resolve"] = await session.call_tool("cortex_resolve", {"note_id": loser.group(1), "status": "superseded"})
+        out["after"] = await session.call_tool("cortex_recall", {"topic": "queue engine"})
+        out["ledger"] = await session.call_tool("cortex_read_ledger", {"paths": ["README.md"]})
+        out["bare"] = await session.call_tool("cortex_read_ledger", {"paths": "README.md"})
+        return out
+
+    out, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    assert not any(r.is_error for r in out.values())
+    assert text(out["first"]).startswith("Noted (decision[queue engine]) [2026-08-02 18:00Z]: use kafka")
+    assert "Contested — opposes 1 active decision on this subject." in text(out["second"])
+    contested = [line for line in text(out["recall"]).splitlines() if line.endswith("[contested]")]
+    assert len(contested) == 2
+    assert text(out["resolve"]) == "Marked decision[queue engine] as superseded. Contest closed."
+    assert "[contested]" not in text(out["after"])
+    assert text(out["ledger"]) == text(out["bare"]) == "README.md: unread"
+    rows = ledger_rows(repo)
+    assert [c for c, _ in rows] == ["note", "note", "recall", "resolve", "recall", "read_ledger", "read_ledger"]
+    assert rows[0][1] == estimate_tokens(text(out["first"]))
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, tmp_path: Path) -> None:
+    """Schema violations and engine refusals come back as is_error results with a useful message."""
+    async def script(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("cortex_note", {"kind": "opinion", "content": "x"}),
+            await session.call_tool("cortex_note", {"kind": "decision", "content": "use kafka"}),
+            await session.call_tool("cortex_recall", {"topic": "queue", "budget": 5}),
+            await session.call_tool("cortex_resolve", {"note_id": "no-such-note"}),
+            await session.call_tool("cortex_search_ledger", {"queries": [{"pattern": ""}]}),
+            await session.call_tool("cortex_route", {}),
+        ]
+
+    results, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    bad_kind, no_subject, low_budget, missing, no_query, route = results
+    assert [r.is_error for r in results] == [True, True, True, True, True, False]
+    assert "kind" in text(bad_kind) and "decision" in text(bad_kind)
+    assert "Subject is required for decision notes" in text(no_subject)
+    assert "budget" in text(low_budget) and "greater than or equal to 20" in text(low_budget)
+    assert "no-such-note" in text(missing)
+    assert "No usable queries: each needs a non-empty pattern." in text(no_query)
+    assert text(route) == ROUTE
+    assert [c for c, _ in ledger_rows(repo)] == ["route"]
+
+
+def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path) -> None:
+    """Disengage returns its message and removes the marker; engage returns the state; each is booked once."""
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out = {"note": await session.call_tool("cortex_note", {"kind": "blocker", "subject": "ci", "content": "ci is red on main"})}
+        out["disengage"] = await session.call_tool("cortex_disengage", {})
+        out["engaged_after_disengage"] = (repo.path / ".cortex" / "engaged").is_file()
+        out["engage"] = await session.call_tool("cortex_engage", {})
+        out["search"] = await session.call_tool("cortex_search_ledger", {"queries": ["NoSuchSymbol", {"pattern": "Other"}]})
+        out["summarize"] = await session.call_tool("cortex_summarize", {"what": "triaged the red build"})
+        out["suggest"] = await session.call_tool("cortex_suggest_notes", {})
+        out["validate"] = await session.call_tool("cortex_validate_memory", {"topic": "ci"})
+        return out
+
+    out, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    assert not any(r.is_error for k, r in out.items() if k != "engaged_after_disengage")
+    assert text(out["disengage"]) == DISENGAGED
+    assert out["engaged_after_disengage"] is False
+    assert (repo.path / ".cortex" / "engaged").is_file()
+    assert "ci is red on main" in text(out["engage"])
+    assert text(out["search"]).splitlines() == ["NoSuchSymbol: miss", "Other: miss"]
+    assert text(out["summarize"]).startswith("triaged the red build")
+    assert '"suggestions"' in text(out["suggest"]) and '"checked"' in text(out["validate"])
+    channels = [c for c, _ in ledger_rows(repo)]
+    assert channels == ["note", "disengage", "state", "search_ledger", "summarize", "suggest_notes", "validate_memory"]
+
+
+def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
+    """The MCP tool and the CLI command print the same words for the same engine call."""
+    async def script(session: ClientSession) -> list[str]:
+        return [text(await session.call_tool("cortex_route", {})),
+                text(await session.call_tool("cortex_read_ledger", {"paths": ["README.md", "missing.py"]}))]
+
+    (route, ledger), _ = serve(repo, tmp_path, script)
+    env = {**os.environ, "CORTEX_NOW": NOW}
+    for args, expected in ((["route"], route), (["read-ledger", "README.md", "missing.py"], ledger)):
+        done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert (args, done.returncode, done.stdout) == (args, 0, expected + "\n")
