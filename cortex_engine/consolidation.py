@@ -32,12 +32,11 @@ def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = T
     while i < len(events):
         ev = events[i]
         meta = json.loads(ev["metadata_json"] or "{}")
-        if ev["type"] == "cmd" and meta.get("category") == "test" and meta.get("exit_code") not in (None, 0):
+        if _role(ev) == "fail":
             cycle = _test_cycle(events, i)
             if cycle is not None:
-                end, iterations, files = cycle
-                listed = f" ({', '.join(files)})" if files else ""
-                steps.append(Step("test_cycle", f"Test cycle: fixed after {iterations} iteration{'s' if iterations != 1 else ''}{listed}"))
+                end, step = cycle
+                steps.append(step)
                 i = end + 1
                 continue
         if ev["type"] in ("read", "edit", "write"):
@@ -60,25 +59,39 @@ def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = T
     return steps
 
 
-def _test_cycle(events: list[sqlite3.Row], start: int) -> tuple[int, int, list[str]] | None:
-    """From a failing test run: edits and further failures ending in a pass → (end index, iterations, files)."""
+def _role(row: sqlite3.Row) -> str | None:
+    """What an event is to a test cycle: `file` (an edit), `read`, `fail` or `pass` (a test run), else None."""
+    if row["type"] in ("edit", "write"):
+        return "file"
+    if row["type"] == "read":
+        return "read"
+    if row["type"] == "cmd":
+        meta = json.loads(row["metadata_json"] or "{}")
+        if meta.get("category") == "test" and meta.get("exit_code") is not None:
+            return "pass" if meta["exit_code"] == 0 else "fail"
+    return None
+
+
+def _cycle_step(iterations: int, files: list[str]) -> Step:
+    listed = f" ({', '.join(files[:6])})" if files else ""
+    return Step("test_cycle", f"Test cycle: fixed after {iterations} iteration{'s' if iterations != 1 else ''}{listed}")
+
+
+def _test_cycle(events: list[sqlite3.Row], start: int) -> tuple[int, Step] | None:
+    """From a failing test run: edits and further failures ending in a pass → (end index, the cycle)."""
     files: list[str] = []
     tests = 0
     for j in range(start + 1, len(events)):
-        ev = events[j]
-        meta = json.loads(ev["metadata_json"] or "{}")
-        if ev["type"] in ("edit", "write"):
-            if ev["target"] and ev["target"] not in files:
-                files.append(ev["target"])
-            continue
-        if ev["type"] == "read":
-            continue
-        if ev["type"] == "cmd" and meta.get("category") == "test":
+        role = _role(events[j])
+        if role == "file":
+            if events[j]["target"] and events[j]["target"] not in files:
+                files.append(events[j]["target"])
+        elif role in ("fail", "pass"):
             tests += 1
-            if meta.get("exit_code") == 0:
-                return j, tests, files[:6]
-            continue
-        return None
+            if role == "pass":
+                return j, _cycle_step(tests, files)
+        elif role != "read":
+            return None
     return None
 
 
@@ -100,30 +113,20 @@ def trailing_test_cycle(conn: sqlite3.Connection, session_id: str) -> Step | Non
         "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp DESC, rowid DESC LIMIT ?",
         (session_id, CYCLE_LOOKBACK),
     ).fetchall()
-    if not rows:
-        return None
-    last = json.loads(rows[0]["metadata_json"] or "{}")
-    if rows[0]["type"] != "cmd" or last.get("category") != "test" or last.get("exit_code") != 0:
+    if not rows or _role(rows[0]) != "pass":
         return None
     failures = 0
     files: list[str] = []
     for row in rows[1:]:
-        if row["type"] in ("edit", "write"):
+        role = _role(row)
+        if role == "file":
             if row["target"] and row["target"] not in files:
                 files.append(row["target"])
-            continue
-        if row["type"] == "read":
-            continue
-        meta = json.loads(row["metadata_json"] or "{}")
-        if row["type"] == "cmd" and meta.get("category") == "test" and meta.get("exit_code") not in (None, 0):
+        elif role == "fail":
             failures += 1
-            continue
-        break
-    if failures == 0:
-        return None
-    files = list(reversed(files))[:6]
-    listed = f" ({', '.join(files)})" if files else ""
-    return Step("test_cycle", f"Test cycle: fixed after {failures} iteration{'s' if failures != 1 else ''}{listed}")
+        elif role != "read":
+            break
+    return _cycle_step(failures, list(reversed(files))) if failures else None
 
 
 def maybe_test_cycle(conn: sqlite3.Connection, session_id: str, scope_key: str, event_id: str, at: str) -> str | None:
