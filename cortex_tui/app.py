@@ -1,105 +1,288 @@
-"""The operator app: the brief the agent gets, open contests, stale references and the working state."""
+"""The Cortex operator app: a live view of one branch's memory, with keys to resolve, edit and delete.
+
+The app owns no rules: every figure and every change goes through the engine API the CLI uses. Reads run
+in thread workers, each opening its own engine (SQLite connections never cross threads), and results come
+back as messages. Changes made by other processes (hooks, the MCP server, the CLI) arrive through
+`live.StoreWatcher` and are coalesced into one reload at a time. The watcher starts as soon as the first load
+(started on mount) has located the store, restarts when the store appears or goes, and stops on unmount.
+"""
 
 from __future__ import annotations
 
-from textual import work
-from textual.app import App, ComposeResult
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.containers import Grid, VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.reactive import var
+from textual.screen import ModalScreen, Screen
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from cortex_engine.engine import Engine, open_engine
-from cortex_engine.errors import CortexError
+from cortex_engine.clock import Clock, clock_from_env
+from cortex_engine.errors import StoreRefused
 
+from .data.snapshot import Snapshot, load_snapshot
+from .data.target import StoreTarget
+from .failures import report_worker_failure
+from .live import StoreWatcher
+from .messages import FreshnessReady, SnapshotReady, StoreChanged, StoreUnavailable
+from .screens.main import MainScreen
+from .screens.state import StateScreen
 
-class Pane(VerticalScroll):
-    """A titled, scrollable pane of plain text."""
-
-    DEFAULT_CSS = """
-    Pane { border: round $primary; padding: 0 1; }
-    """
-
-    def __init__(self, title: str, pane_id: str) -> None:
-        """Create the pane with its border title."""
-        super().__init__(id=pane_id)
-        self.border_title = title
-
-    def compose(self) -> ComposeResult:
-        """One Static body."""
-        yield Static("loading…", classes="body", markup=False)
-
-    def show(self, text: str) -> None:
-        """Replace the pane's text."""
-        self.query_one(".body", Static).update(text)
+FRESHNESS_SHOWN = 200
 
 
 class CortexApp(App[None]):
-    """Overview of one scope's memory: brief, contests, freshness, state."""
+    """The operator's side terminal: brief, contests, freshness, spend, memory and activity, kept live."""
 
-    CSS = """
-    Grid { grid-size: 2 2; grid-gutter: 0 1; }
-    """
-    BINDINGS = [Binding("r", "refresh", "Refresh"), Binding("q", "quit", "Quit")]
-    """Global keys."""
+    CSS_PATH = "app.tcss"
+    TITLE = "Cortex"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    BINDINGS = [Binding("f1", "help", "Help", show=False)]
+    """Global keys beyond Textual's (ctrl+q quit, ctrl+p palette); screens own the feature keys."""
 
-    def __init__(self, engine: Engine) -> None:
-        """Bind the app to an open engine."""
+    snapshot: var[Snapshot | None] = var(None, init=False)
+    """The newest store read (None until the first load)."""
+    freshness: var[tuple[dict[str, Any], dict[str, str]] | None] = var(None, init=False)
+    """The newest freshness report and the text of its flagged items."""
+    generation: var[int] = var(0, init=False)
+    """Bumped each time a snapshot is applied; widgets that load their own data reload on it."""
+
+    def __init__(self, target: StoreTarget, *, live: bool = True, poll_interval: float = 1.0) -> None:
+        """Bind the app to a store target.
+
+        Args:
+            target: the working directory (and clock, homes) whose store is shown.
+            live: watch the store and poll data_version (off for deterministic screenshots).
+            poll_interval: seconds between data_version polls.
+        """
         super().__init__()
-        self.engine = engine
-        self.title = "Cortex"
-        self.sub_title = f"{engine.scope.label} · {engine.identity.db_path}"
+        self.target = target
+        self.live = live
+        self.poll_interval = poll_interval
+        self._requested = 0
+        self._loading = False
+        self._pending = False
+        self._fresh_loading = False
+        self._fresh_pending = False
+        self._announce = False
+        self._watcher: StoreWatcher | None = None
+        self._watch_key: tuple[object, ...] | None = None
+        self._state: tuple[str, str, str] | None = None
 
-    def compose(self) -> ComposeResult:
-        """Header, four panes, footer."""
-        yield Header()
-        with Grid():
-            yield Pane("Session brief", "brief")
-            yield Pane("Contests", "contests")
-            yield Pane("Freshness", "freshness")
-            yield Pane("State", "state")
-        yield Footer()
+    # -- lifecycle ------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """Load the panes."""
-        self.action_refresh()
+        """Paint the main screen at once, then read the store in a worker."""
+        self.push_screen(MainScreen())
+        self.request_reload("start")
+
+    def on_unmount(self) -> None:
+        """Stop watching."""
+        self._stop_watcher()
+
+    # -- loading --------------------------------------------------------------------------------------
+
+    def request_reload(self, reason: str = "refresh") -> None:
+        """Reload from the store: one load at a time, and at most one more queued behind it."""
+        self.log.debug("reload requested", reason=reason)
+        if self._loading:
+            self._pending = True
+            return
+        self._loading = True
+        self._requested += 1
+        self.load(self._requested)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, name="load store")
+    def load(self, generation: int) -> None:
+        """Describe the store (never creating it), then read a snapshot through the engine."""
+        worker = get_current_worker()
+        info = self.target.describe()
+        hooks = self.target.hooks()
+        if not info.exists:
+            self.post_message(StoreUnavailable("missing", info, hooks))
+            return
+        try:
+            engine = self.target.open()
+        except StoreRefused as exc:
+            self.post_message(StoreUnavailable("refused", info, hooks, exc.message, exc.code))
+            return
+        with engine:
+            snapshot = load_snapshot(engine, generation, hooks)
+        if not worker.is_cancelled:
+            self.post_message(SnapshotReady(snapshot))
+
+    def request_freshness(self, *, announce: bool = False) -> None:
+        """Re-check references against the checkout (coalesced like reloads)."""
+        self._announce = self._announce or announce
+        if self._fresh_loading:
+            self._fresh_pending = True
+            return
+        self._fresh_loading = True
+        announce, self._announce = self._announce, False
+        self.check_freshness(self.generation, announce)
+
+    @work(thread=True, exclusive=True, group="freshness", exit_on_error=False, name="check freshness")
+    def check_freshness(self, generation: int, announce: bool) -> None:
+        """`Engine.validate_memory(persist=False)`: the report, nothing written."""
+        from cortex_engine.operator import item_texts
+
+        worker = get_current_worker()
+        with self.target.open() as engine:
+            report = engine.validate_memory(persist=False)
+            flagged = [str(item["id"]) for item in report["items"] if item.get("label")][:FRESHNESS_SHOWN]  # type: ignore[attr-defined]
+            texts = item_texts(engine, flagged)
+        if not worker.is_cancelled:
+            self.post_message(FreshnessReady(generation, {**report, "texts": texts}, announce))
+
+    # -- results --------------------------------------------------------------------------------------
+
+    @on(SnapshotReady)
+    def _snapshot_ready(self, message: SnapshotReady) -> None:
+        """Apply a snapshot (a stale one, from an older request, is dropped)."""
+        snapshot = message.snapshot
+        if self.snapshot is not None and snapshot.generation < self.snapshot.generation:
+            return
+        if self._state is not None:
+            self._state = None
+            self._swap_screen(MainScreen())
+            self.call_after_refresh(self._apply, snapshot)
+        else:
+            self._apply(snapshot)
+        self._ensure_watcher(Path(snapshot.info.path), Path(str(snapshot.status["worktree"])) / ".cortex", True)
+
+    def _apply(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.generation += 1
+        self.request_freshness()
+
+    @on(FreshnessReady)
+    def _freshness_ready(self, message: FreshnessReady) -> None:
+        """Show a freshness report; announce it when the operator asked for it."""
+        report = dict(message.report)
+        texts = report.pop("texts")
+        self.freshness = (report, texts)
+        if message.announce:
+            refs = report["references"]
+            self.notify(
+                f"checked {report['checked']} memories; {report['stale']} stale; references: "
+                + ", ".join(f"{n} {state}" for state, n in refs.items()),
+                title="Freshness re-validated", markup=False,
+            )
+
+    @on(StoreUnavailable)
+    def _store_unavailable(self, message: StoreUnavailable) -> None:
+        """No store to show: explain, and keep watching for it."""
+        key = (message.state, message.code, message.message)
+        if self._state != key:
+            self._state = key
+            self._swap_screen(StateScreen(message.state, self.target, message.info, message.hooks,
+                                             message.message, message.code))
+        if message.info is not None:
+            self._ensure_watcher(Path(message.info.path), None, False)
+
+    def _swap_screen(self, screen: Screen[Any]) -> None:
+        """Show another main screen: close any dialog first (it belonged to the state being replaced)."""
+        while isinstance(self.screen, ModalScreen):
+            self.pop_screen()
+        self.switch_screen(screen)
+
+    @on(StoreChanged)
+    def _store_changed(self, message: StoreChanged) -> None:
+        """Another process changed the store: reload (coalesced)."""
+        self.request_reload(message.reason)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Report failures; run the reload that was queued behind a finished one."""
+        report_worker_failure(self, event)
+        if event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            return
+        if event.worker.group == "load":
+            self._loading = False
+            if self._pending:
+                self._pending = False
+                self.request_reload("queued")
+        elif event.worker.group == "freshness":
+            self._fresh_loading = False
+            if self._fresh_pending:
+                self._fresh_pending = False
+                self.request_freshness()
+
+    # -- live -----------------------------------------------------------------------------------------
+
+    def _ensure_watcher(self, store: Path, runtime: Path | None, has_store: bool) -> None:
+        """(Re)start the watcher when what it should watch changed."""
+        if not self.live:
+            return
+        key = (store, runtime, has_store)
+        if key == self._watch_key:
+            return
+        self._stop_watcher()
+        self._watch_key = key
+        self._watcher = StoreWatcher(
+            store, runtime, self._changed_elsewhere, self.target.open if has_store else None,
+            interval=self.poll_interval,
+        )
+        self._watcher.start()
+
+    def _changed_elsewhere(self, reason: str) -> None:
+        """Called from the watcher's threads: only post_message is thread-safe."""
+        self.post_message(StoreChanged(reason))
+
+    def _stop_watcher(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
+            self._watch_key = None
+
+    # -- actions and commands ---------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
-        """Reload every pane from the engine."""
-        self.load()
+        """Reload everything now."""
+        self.request_reload("key")
+        self.notify("Reloading from the store.", title="Refresh", timeout=2)
 
-    @work(thread=True, exclusive=True, exit_on_error=False)
-    def load(self) -> None:
-        """Read the engine in a worker thread and hand the texts to the UI thread."""
-        engine = open_engine(self.engine.cwd, clock=self.engine.clock)
-        try:
-            brief = engine.preview_session_brief()
-            contests = engine.contests()
-            report = engine.validate_memory()
-            state = engine.state()
-        except CortexError as exc:
-            self.call_from_thread(self.notify, exc.message, severity="error", title="Cortex")
-            return
-        finally:
-            engine.close()
-        brief_text = f"{brief.text or '(nothing: cold start)'}\n\n{brief.tokens}/{brief.budget} tokens"
-        contest_lines = []
-        for contest in contests:
-            contest_lines.append(f"[{contest['subject']}]")
-            for side in contest["sides"]:  # type: ignore[attr-defined]
-                contest_lines.append(f"  {side['timestamp'][:16].replace('T', ' ')}Z  {side['content']}")
-        stale = [f"{i['id']}\n  [{i['label']}]" for i in report["items"] if i["label"]]  # type: ignore[attr-defined]
-        self.call_from_thread(self._show, brief_text, "\n".join(contest_lines) or "no open contests",
-                              "\n".join(stale) or "every reference is current", state.text)
+    def action_help(self) -> None:
+        """Show the keys and what the labels mean."""
+        from .dialogs.help_dialog import HelpDialog
 
-    def _show(self, brief: str, contests: str, freshness: str, state: str) -> None:
-        self.query_one("#brief", Pane).show(brief)
-        self.query_one("#contests", Pane).show(contests)
-        self.query_one("#freshness", Pane).show(freshness)
-        self.query_one("#state", Pane).show(state)
+        self.push_screen(HelpDialog())
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Every key's action by name in the command palette, then Textual's own."""
+        if isinstance(screen, MainScreen):
+            yield SystemCommand("Resolve contest", "Keep one side or resolve both (c)", screen.action_resolve)
+            yield SystemCommand("Edit memory", "Edit the highlighted memory, audited (e)", screen.action_edit)
+            yield SystemCommand("Delete memory", "Preview, then confirm deleting the highlighted memory (d)",
+                                screen.action_delete)
+            yield SystemCommand("Search memory", "Recall a topic exactly as the agent would (/)", screen.action_search)
+            yield SystemCommand("Re-validate freshness", "Check every reference against the checkout (v)",
+                                screen.action_revalidate)
+            yield SystemCommand("Switch scope", "This branch or every scope in the Memory tab (s)",
+                                screen.action_toggle_scope)
+            for tab, key in (("overview", "1"), ("memory", "2"), ("activity", "3")):
+                yield SystemCommand(f"Show {tab}", f"Switch to the {tab.capitalize()} tab ({key})",
+                                    lambda tab=tab: screen.action_show_tab(tab))
+        yield SystemCommand("Refresh", "Reload everything from the store (r)", self.action_refresh)
+        yield SystemCommand("Help", "Keys and what the labels mean (?)", self.action_help)
+        yield from super().get_system_commands(screen)
+
+
+def make_app(cwd: str | os.PathLike[str], *, clock: Clock | None = None, home: Path | None = None,
+             user_home: Path | None = None, live: bool = True, poll_interval: float = 1.0) -> CortexApp:
+    """Build the app for a working directory (the CLI, the tests and the screenshot script share this)."""
+    target = StoreTarget(os.path.realpath(os.fspath(cwd)), clock or clock_from_env(), home, user_home)
+    return CortexApp(target, live=live, poll_interval=poll_interval)
 
 
 def run(cwd: str) -> int:
     """Open the app for a working directory; returns the exit code."""
-    with open_engine(cwd) as engine:
-        CortexApp(engine).run()
+    make_app(cwd).run()
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(os.getcwd()))

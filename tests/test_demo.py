@@ -44,28 +44,74 @@ def test_demo_refuses_a_foreign_directory(tmp_path: Path) -> None:
     assert (foreign / "keep.txt").read_text() == "precious"
 
 
-def test_app_opens_on_the_demo(tmp_path: Path) -> None:
-    """The operator app mounts and fills its panes from the engine."""
+def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real git history (two branches, a rename, a deletion) and every kind of record the operator view shows."""
+    from cortex_engine.demo import FEATURE_BRANCH, seed_demo
+    from cortex_engine.engine import open_engine
+
+    monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
+    repo = seed_demo(str(tmp_path / "demo"))
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True, check=True).stdout  # noqa: E731
+    assert set(git("branch", "--format=%(refname:short)").split()) == {"main", FEATURE_BRANCH}
+    changes = git("log", "-M", "--name-status", "--format=", "main")
+    assert "R100\tsrc/auth/login_old.py\tsrc/auth/login.py" in changes and "D\tsrc/query/recall.py" in changes
+    with open_engine(repo) as engine:
+        kinds = {item["kind"] for item in engine.list_memory(limit=200).items}
+        assert {"note:decision", "note:blocker", "note:insight", "note:intent", "episode:command_failure",
+                "episode:subagent_conclusion", "episode:session_summary", "command_run"} <= kinds
+        assert [c["subject"] for c in engine.contests()] == ["spool flush policy"]
+        superseded = engine.conn.execute("SELECT content FROM notes WHERE status='superseded'").fetchall()
+        assert [row["content"] for row in superseded] == ["use rabbitmq for the queue engine"]
+        report = engine.validate_memory(persist=False)
+        labels = " ".join(str(item["label"]) for item in report["items"] if item["label"])
+        assert "stale: missing src/query/recall.py" in labels
+        assert "moved: src/auth/login_old.py → src/auth/login.py" in labels
+        activity = engine.activity()
+        assert any(row["parent_session_id"] for row in activity) and any(row["failures"] for row in activity)
+        channels = engine.stats()["scope"]["channels"]
+        assert {"session_brief", "recall", "brief", "state", "whisper", "subagent_brief"} <= set(channels)
+
+
+def test_demo_is_deterministic_under_cortex_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two seeds with the same CORTEX_NOW give the same commits and the same memory ids."""
+    from cortex_engine.demo import seed_demo
+    from cortex_engine.engine import open_engine
+
+    monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
+    seen = []
+    for name in ("one", "two"):
+        repo = seed_demo(str(tmp_path / name))
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout
+        with open_engine(repo) as engine:
+            ids = sorted(str(i["id"]) for i in engine.list_memory(limit=200).items if not str(i["id"]).startswith("branch_"))
+        seen.append((head, ids))
+    assert seen[0] == seen[1]
+    assert len(seen[0][1]) > 15
+
+
+def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator app mounts on the demo and fills its panes from the engine."""
     import asyncio
 
     from cortex_engine.demo import seed_demo
-    from cortex_engine.engine import open_engine
-    from cortex_tui.app import CortexApp, Pane
+    from cortex_tui.app import make_app
+    from cortex_tui.widgets.brief_pane import BriefPane
+    from cortex_tui.widgets.contests_pane import ContestsPane
     from textual.widgets import Static
 
-    repo = seed_demo(str(tmp_path / "demo"))
-    engine = open_engine(repo)
-    app = CortexApp(engine)
+    from .test_tui_snapshots import settle
 
-    async def drive() -> tuple[str, str]:
+    monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
+    repo = seed_demo(str(tmp_path / "demo"))
+    app = make_app(repo, live=False)
+
+    async def drive() -> tuple[list[str], str]:
         async with app.run_test(size=(120, 40)) as pilot:
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            contests = str(app.query_one("#contests", Pane).query_one(Static).render())
-            brief = str(app.query_one("#brief", Pane).query_one(Static).render())
+            await settle(pilot)
+            contests = [c["subject"] for c in app.screen.query_one(ContestsPane).contests]
+            brief = str(app.screen.query_one(BriefPane).query_one("#brief-text", Static).content)
         return contests, brief
 
     contests, brief = asyncio.run(drive())
-    engine.close()
-    assert "spool flush policy" in contests
+    assert contests == ["spool flush policy"]
     assert brief.startswith("Cortex memory (main):")

@@ -1,0 +1,166 @@
+"""Operator reads and one composite action for the TUI, over the Engine API. Standard library only.
+
+These are the few things the operator view needs that the Engine does not answer in one call:
+which Claude Code settings wire the capture hook (read-only), spend per channel against each
+channel's budget, the labels of a listed page, the editable text of an item, and closing a contest
+(keep one side, or resolve every side) through `Engine.resolve`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .freshness import Validator
+from .inspection import Page, find_item
+from .reflex import WHISPER_CHARS
+from .render import item_labels
+from .scope import locate_git
+from .surfaces import BUDGETS
+from .tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .notes import Resolution
+
+CAPTURE_SCRIPT = "cortex-capture.sh"
+SETTINGS_FILES = ("settings.json", "settings.local.json")
+CHANNELS = ("session_brief", "recall", "brief", "state", "whisper", "subagent_brief")
+"""The named injection channels, in the order the operator reads them; every other channel counts as `tools`."""
+TOOLS = "tools"
+CHANNEL_BUDGETS: dict[str, int | None] = {
+    **{name: BUDGETS[name] for name in ("session_brief", "recall", "brief", "state", "subagent_brief")},
+    "whisper": estimate_tokens("x" * WHISPER_CHARS),
+    TOOLS: None,
+}
+"""The per-injection budget of each channel (the whisper is capped in characters; tools have none)."""
+
+
+@dataclass(frozen=True)
+class HookInstall:
+    """Whether Claude Code's settings wire the Cortex capture hook, and where that was found."""
+
+    installed: bool
+    where: str | None
+    checked: tuple[str, ...]
+
+
+def hooks_installed(cwd: str, home: Path | None = None) -> HookInstall:
+    """Look (read-only) for the capture hook in the user's and the project's Claude Code settings.
+
+    Args:
+        cwd: a directory inside the project; the `.claude/` folder of its worktree (or of itself outside git) is checked.
+        home: the user's home (default: `Path.home()`), whose `.claude/` folder is checked.
+    """
+    real = os.path.realpath(cwd)
+    location = locate_git(real)
+    folders = [(home or Path.home()) / ".claude", Path(location.worktree if location else real) / ".claude"]
+    checked = []
+    for folder in folders:
+        for name in SETTINGS_FILES:
+            path = folder / name
+            checked.append(str(path))
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if CAPTURE_SCRIPT in text:
+                return HookInstall(True, str(path), tuple(checked))
+    return HookInstall(False, None, tuple(checked))
+
+
+@dataclass(frozen=True)
+class ChannelSpend:
+    """Injected tokens on one channel: how many injections, their total, the largest, and the budget."""
+
+    channel: str
+    injections: int
+    tokens: int
+    largest: int
+    budget: int | None
+
+
+def channel_spend(engine: Engine, session_id: str | None = None) -> list[ChannelSpend]:
+    """Injected spend per channel for a session tree (the session and its subagents), or the whole scope.
+
+    Args:
+        session_id: a primary session; None for the scope's cumulative spend.
+    """
+    args: tuple[str, ...]
+    if session_id is None:
+        where, args = "scope_key=?", (engine.scope.key,)
+    else:
+        where = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)"
+        args = (session_id, session_id)
+    totals: dict[str, list[int]] = {name: [0, 0, 0] for name in (*CHANNELS, TOOLS)}
+    for row in engine.conn.execute(
+        f"SELECT channel, COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS total, COALESCE(MAX(tokens), 0) AS top "
+        f"FROM token_ledger WHERE direction='injected' AND {where} GROUP BY channel",
+        args,
+    ):
+        slot = totals[row["channel"] if row["channel"] in CHANNELS else TOOLS]
+        slot[0] += row["n"]
+        slot[1] += row["total"]
+        slot[2] = max(slot[2], row["top"])
+    return [ChannelSpend(name, n, total, top, CHANNEL_BUDGETS[name]) for name, (n, total, top) in totals.items()]
+
+
+def page_labels(engine: Engine, page: Page) -> dict[str, list[str]]:
+    """The trust labels (contested, superseded, resolved, stale, moved) of every item on a listed page."""
+    validator = Validator(engine.conn, engine.scope)
+    found = validator.validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
+    return {str(i["id"]): item_labels(str(i["kind"]), str(i["text"]), found.get(str(i["id"]))) for i in page.items}
+
+
+def editable_text(engine: Engine, item_id: str) -> str:
+    """The text an edit replaces: a note's content (without its trailers), else the item's text.
+
+    Raises:
+        NotFound: no such item.
+    """
+    row = find_item(engine.conn, item_id)
+    if row["source_table"] == "notes":
+        note = engine.conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        if note is not None:
+            return str(note["content"])
+    return str(row["text"])
+
+
+def resolve_contest(
+    engine: Engine, sides: Sequence[str], *, keep: str | None = None, replacement: str | None = None
+) -> list[Resolution]:
+    """Close a contest through `Engine.resolve`: keep one side (the others are superseded), or resolve every side.
+
+    With a replacement, every side is superseded and the replacement is written as the new note on the subject.
+
+    Raises:
+        InvalidInput: `keep` is not one of `sides`, a replacement given with `keep`, or an empty replacement.
+        NotFound: a side no longer exists.
+    """
+    from .errors import InvalidInput
+
+    if keep is not None and keep not in sides:
+        raise InvalidInput("the side to keep is not part of this contest", code="bad_args")
+    if keep is not None and replacement is not None:
+        raise InvalidInput("a replacement supersedes every side; it cannot be combined with keeping one", code="bad_args")
+    if keep is not None:
+        return [engine.resolve(side, status="superseded") for side in sides if side != keep]
+    status = "superseded" if replacement is not None else "resolved"
+    results = [engine.resolve(sides[0], status=status, replacement=replacement)]
+    results += [engine.resolve(side, status=status) for side in sides[1:]]
+    return results
+
+
+def item_texts(engine: Engine, item_ids: Sequence[str]) -> dict[str, str]:
+    """The stored text of each listed item (a report names items by id; the operator reads their words)."""
+    found: dict[str, str] = {}
+    ids = list(item_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in engine.conn.execute(f"SELECT id, text FROM memory_items WHERE id IN ({marks})", chunk):
+            found[str(row["id"])] = str(row["text"])
+    return found

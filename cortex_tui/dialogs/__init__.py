@@ -1,0 +1,1 @@
+"""Modal dialogs of the operator app, one public class per module."""

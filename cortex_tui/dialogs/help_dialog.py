@@ -1,0 +1,77 @@
+"""Help: the keys, and what the labels mean (trust, freshness, economy)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = (
+    ("1 2 3", "Overview · Memory · Activity"),
+    ("c", "resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
+    ("e", "edit the highlighted memory (audited; trailers cannot be spoofed)"),
+    ("d", "delete the highlighted memory (the engine's preview first; nothing without confirming)"),
+    ("v", "re-validate freshness: check every reference against the checkout now"),
+    ("r", "refresh everything from the store (changes also appear live, within a second)"),
+    ("/", "recall: search memory exactly as the agent would (Memory tab)"),
+    ("s", "switch the Memory table between this branch and every scope"),
+    ("[ ]", "previous / next page of the Memory table"),
+    ("tab", "move between panes; arrows move within one"),
+    ("ctrl+p", "command palette: every action by name"),
+    ("?  q", "this help · quit"),
+)
+GLOSSARY = (
+    ("[contested]", "Trust: two active notes on one subject disagree. Both are marked on every surface until resolved."),
+    ("(superseded)", "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
+    ("stale: missing", "Freshness: a file it refers to is gone from the checkout. Ranked lower, still reachable."),
+    ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
+    ("tokens/budget", "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
+                      "600 recall, 800 state). Saved counts only recorded evidence."),
+)
+
+
+class HelpDialog(ModalScreen[None]):
+    """Keys and labels, one screen."""
+
+    DEFAULT_CSS = """
+    HelpDialog {
+        align: center middle;
+        & > #help-box {
+            width: 100; max-width: 100%; height: auto; max-height: 100%;
+            border: thick $accent; background: $surface; padding: 0 1;
+        }
+        .help-grid { grid-size: 2; grid-columns: 9 1fr; grid-rows: auto; height: auto; }
+        #glossary { grid-columns: 16 1fr; }
+        .help-key { color: $accent; text-style: bold; }
+        .help-heading { text-style: bold; margin-top: 1; }
+        #help-footnote { color: $text-muted; margin-top: 1; }
+    }
+    """
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("question_mark", "close", "Close", show=False),
+                Binding("q", "close", "Close", show=False)]
+    """Any of escape, ? or q closes help."""
+
+    def compose(self) -> ComposeResult:
+        """Keys, then the glossary, each as a two-column grid (descriptions wrap under themselves)."""
+        with VerticalScroll(id="help-box") as box:
+            box.border_title = "Cortex — help"
+            box.border_subtitle = "esc close"
+            yield Static("Keys", classes="help-heading")
+            with Grid(classes="help-grid"):
+                for key, text in KEYS:
+                    yield Static(key, classes="help-key", markup=False)
+                    yield Static(text, markup=False)
+            yield Static("What the labels mean", classes="help-heading")
+            with Grid(classes="help-grid", id="glossary"):
+                for label, text in GLOSSARY:
+                    yield Static(label, classes="help-key", markup=False)
+                    yield Static(text, markup=False)
+            yield Static(
+                "Everything here comes from the engine the agent's surfaces use; this view books nothing, "
+                "reinforces nothing, and never creates a store by being opened.", id="help-footnote")
+
+    def action_close(self) -> None:
+        """Close help."""
+        self.dismiss(None)

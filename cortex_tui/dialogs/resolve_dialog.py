@@ -1,0 +1,132 @@
+"""Resolve a contest: both sides shown; keep one (the other is superseded), or resolve both; optional replacement."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+from textual.worker import Worker, get_current_worker
+
+from cortex_engine.errors import CortexError
+
+from ..data.text import ago, one_line, short_id
+from ..failures import report_worker_failure
+
+LETTERS = "ABCDEFGH"
+
+
+class ResolveDialog(ModalScreen[str | None]):
+    """Shows every side of one contest and closes it through `Engine.resolve`; dismisses with the outcome text."""
+
+    DEFAULT_CSS = """
+    ResolveDialog {
+        align: center middle;
+        & > #resolve-box {
+            width: 96; max-width: 100%; height: auto; max-height: 100%;
+            border: thick $error; background: $surface; padding: 0 1;
+        }
+        #resolve-sides { height: auto; max-height: 18; }
+        .side { border: round $primary; height: auto; padding: 0 1; margin-bottom: 0; }
+        #resolve-help { color: $text-muted; margin: 1 0 0 0; }
+        #replacement { margin: 0 0 1 0; }
+        #resolve-error { color: $error; height: auto; }
+        #resolve-buttons { height: auto; align-horizontal: right; }
+        #resolve-buttons > Button { margin-left: 1; }
+    }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    """Escape leaves the contest open."""
+
+    def __init__(self, contest: dict[str, Any], now: datetime) -> None:
+        """Bind the dialog to one contest as `Engine.contests()` reported it."""
+        super().__init__()
+        self.contest = contest
+        self.now = now
+        self.sides: list[dict[str, Any]] = list(contest["sides"])
+
+    def compose(self) -> ComposeResult:
+        """Both sides, the replacement field, and one button per way out."""
+        subject = one_line(self.contest["subject"]) or "(no subject)"
+        with Vertical(id="resolve-box") as box:
+            box.border_title = f"Resolve the contest on “{subject}”"
+            box.border_subtitle = "esc cancel · nothing changes until you choose"
+            with VerticalScroll(id="resolve-sides"):
+                for letter, side in zip(LETTERS, self.sides):
+                    body = Static(Content(one_line(side["content"])), classes="side")
+                    body.border_title = f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}"
+                    body.border_subtitle = f"from session {short_id(side['session_id'])} · note {short_id(side['id'])}"
+                    yield body
+            yield Static(
+                "Keep one side: the other is marked superseded (it cools, never vanishes). Resolve both: both are "
+                "closed. A replacement is written as the new note on this subject, and every side is superseded by it.",
+                id="resolve-help",
+            )
+            yield Input(placeholder="Replacement text (optional)", id="replacement")
+            yield Static("", id="resolve-error")
+            with Horizontal(id="resolve-buttons"):
+                for letter, _side in zip(LETTERS, self.sides):
+                    yield Button(f"Keep {letter}", id=f"keep-{letter.lower()}", classes="keep", variant="primary")
+                yield Button("Resolve both" if len(self.sides) == 2 else "Resolve all", id="resolve-all",
+                             variant="warning")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        """Focus Cancel first, so a stray Enter never closes a contest."""
+        self.query_one("#cancel", Button).focus()
+
+    @on(Input.Changed, "#replacement")
+    def _replacement_changed(self, event: Input.Changed) -> None:
+        """With a replacement only 'replace all' makes sense: the keep buttons are disabled."""
+        has_text = bool(event.value.strip())
+        for button in self.query(".keep").results(Button):
+            button.disabled = has_text
+        self.query_one("#resolve-all", Button).label = (
+            ("Replace both" if len(self.sides) == 2 else "Replace all") if has_text
+            else ("Resolve both" if len(self.sides) == 2 else "Resolve all")
+        )
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        """Leave the contest open."""
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#resolve-all")
+    def _resolve_all(self) -> None:
+        replacement = self.query_one("#replacement", Input).value.strip() or None
+        self.apply(None, replacement)
+
+    @on(Button.Pressed, ".keep")
+    def _keep(self, event: Button.Pressed) -> None:
+        letter = (event.button.id or "")[-1]
+        self.apply(str(self.sides[LETTERS.lower().index(letter)]["id"]), None)
+
+    @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")
+    def apply(self, keep: str | None, replacement: str | None) -> None:
+        """Close the contest through the engine (in a worker thread); errors stay in the dialog."""
+        from cortex_engine import messages
+        from cortex_engine.operator import resolve_contest
+
+        worker = get_current_worker()
+        try:
+            with self.app.target.open() as engine:  # type: ignore[attr-defined]
+                results = resolve_contest(engine, [str(s["id"]) for s in self.sides], keep=keep, replacement=replacement)
+        except CortexError as exc:
+            self.app.call_from_thread(self._refused, exc.message)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.dismiss, "\n".join(messages.resolved(r) for r in results))
+
+    def _refused(self, message: str) -> None:
+        self.query_one("#resolve-error", Static).update(Content(f"Not resolved: {' '.join(message.split())}"))
+        self.app.notify(" ".join(message.split()), title="Contest not resolved", severity="error", markup=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Unexpected failures are notified, never silent."""
+        report_worker_failure(self, event)

@@ -1,0 +1,1 @@
+"""Screens of the operator app, one public class per module."""

@@ -1,0 +1,252 @@
+"""The main screen: header, the Overview / Memory / Activity tabs, and the keys that act on memory."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from ..data.memory_ref import MemoryRef
+from ..messages import SelectionChanged
+from ..widgets.activity_table import ActivityTable
+from ..widgets.brief_pane import BriefPane
+from ..widgets.contests_pane import ContestsPane
+from ..widgets.freshness_pane import FreshnessPane
+from ..widgets.memory_browser import MemoryBrowser
+from ..widgets.notice_bar import NoticeBar
+from ..widgets.spend_pane import SpendPane
+from ..widgets.status_header import StatusHeader
+
+if TYPE_CHECKING:
+    from ..app import CortexApp
+    from ..data.snapshot import Snapshot
+
+MEMORY_ACTIONS = ("search", "toggle_scope", "next_page", "previous_page")
+
+
+class MainScreen(Screen[None]):
+    """Everything about this branch's memory; keys act on the highlighted memory of the focused pane."""
+
+    BINDINGS = [
+        Binding("c", "resolve", "Resolve"),
+        Binding("e", "edit", "Edit"),
+        Binding("d", "delete", "Delete"),
+        Binding("slash", "search", "Search"),
+        Binding("s", "toggle_scope", "Scope", show=False),
+        Binding("v", "revalidate", "Validate"),
+        Binding("r", "app.refresh", "Refresh"),
+        Binding("question_mark", "app.help", "Help"),
+        Binding("q", "app.quit", "Quit"),
+        Binding("1", "show_tab('overview')", "Overview", show=False),
+        Binding("2", "show_tab('memory')", "Memory", show=False),
+        Binding("3", "show_tab('activity')", "Activity", show=False),
+        Binding("right_square_bracket", "next_page", "Next page", show=False),
+        Binding("left_square_bracket", "previous_page", "Previous page", show=False),
+    ]
+    """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
+
+    @property
+    def cortex(self) -> CortexApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Header and notices, the three tabs, footer."""
+        yield StatusHeader(id="status-header")
+        yield NoticeBar(id="notices")
+        with TabbedContent(initial="overview", id="tabs"):
+            with TabPane("Overview", id="overview"):
+                with Grid(id="overview-grid"):
+                    yield BriefPane(id="brief", classes="pane")
+                    yield ContestsPane(id="contests", classes="pane")
+                    yield FreshnessPane(id="freshness", classes="pane")
+                    yield SpendPane(id="spend", classes="pane")
+            with TabPane("Memory", id="memory"):
+                yield MemoryBrowser(id="browser")
+            with TabPane("Activity", id="activity"):
+                yield ActivityTable(id="activity-table")
+        yield Footer(compact=True)
+
+    def on_resize(self) -> None:
+        """Narrow terminals keep the footer for the keys: the palette hint goes (ctrl+p still works)."""
+        self.query_one(Footer).show_command_palette = self.size.width >= 100
+
+    def on_mount(self) -> None:
+        """Follow the app's snapshots and freshness reports (set from the load workers); keep the session age current."""
+        self.watch(self.app, "snapshot", self._show_snapshot)
+        self.watch(self.app, "freshness", self._show_freshness)
+        self.set_interval(30, self._tick)
+
+    def _tick(self) -> None:
+        """Re-age the header against the clock (nothing is read from the store)."""
+        snapshot = self.cortex.snapshot
+        if snapshot is not None:
+            self.query_one(StatusHeader).show_snapshot(snapshot, self.cortex.target, now=self.cortex.target.clock())
+
+    def _show_snapshot(self, snapshot: Snapshot | None) -> None:
+        """Fill every pane from one snapshot."""
+        if snapshot is None:
+            return
+        self.query_one(StatusHeader).show_snapshot(snapshot, self.cortex.target)
+        self.query_one(NoticeBar).show_notices(snapshot.info, snapshot.hooks)
+        self.query_one(BriefPane).show_brief(snapshot.brief)
+        self.query_one(ContestsPane).show_contests(snapshot.contests, snapshot.now)
+        self.query_one(SpendPane).show_snapshot(snapshot)
+        self.query_one(ActivityTable).show_sessions(snapshot.activity, snapshot.now)
+        self.refresh_bindings()
+
+    def _show_freshness(self, freshness: tuple[dict[str, Any], dict[str, str]] | None) -> None:
+        """Fill the freshness pane."""
+        if freshness is not None:
+            self.query_one(FreshnessPane).show_report(*freshness)
+            self.refresh_bindings()
+
+    # -- selection -----------------------------------------------------------------------------------
+
+    def _active_tab(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active
+
+    def selection(self) -> MemoryRef | None:
+        """The highlighted memory of the focused pane (or of the Memory table on the Memory tab)."""
+        node: Widget | None = self.focused
+        while node is not None and node is not self:
+            picker = getattr(node, "selected_memory", None)
+            if callable(picker):
+                return picker()  # type: ignore[no-any-return]
+            node = node.parent  # type: ignore[assignment]
+        if self._active_tab() == "memory":
+            return self.query_one(MemoryBrowser).selected_memory()
+        return None
+
+    def contest_for(self, memory: MemoryRef | None) -> dict[str, Any] | None:
+        """The contest `c` resolves: the selection's, else the highlighted one on the Overview."""
+        snapshot = self.cortex.snapshot
+        if snapshot is None:
+            return None
+        if memory is not None and memory.note_id:
+            found = snapshot.contest_of(memory.note_id)
+            if found is not None:
+                return found
+        if self._active_tab() == "overview":
+            return self.query_one(ContestsPane).selected_contest()
+        return None
+
+    @on(SelectionChanged)
+    def _selection_changed(self, event: SelectionChanged) -> None:
+        """A pane's highlight moved: the footer re-checks which keys apply."""
+        event.stop()
+        self.refresh_bindings()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """Focus the main widget of the tab, so its keys apply at once."""
+        target = {"overview": "#contest-list", "memory": "#memory-table", "activity": "#activity-table"}.get(
+            event.pane.id or "")
+        if target:
+            self.query_one(target).focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Memory-tab keys only on that tab; edit/delete/resolve dimmed when nothing they act on is highlighted."""
+        if action in MEMORY_ACTIONS:
+            return self._active_tab() == "memory"
+        if action in ("edit", "delete"):
+            memory = self.selection()
+            return True if memory is not None and memory.editable else None
+        if action == "resolve":
+            return True if self.contest_for(self.selection()) is not None else None
+        return True
+
+    # -- actions -------------------------------------------------------------------------------------
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch tab."""
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def action_resolve(self) -> None:
+        """Open the resolve dialog for the highlighted contest."""
+        contest = self.contest_for(self.selection())
+        if contest is None or self.cortex.snapshot is None:
+            self.notify("No contest is highlighted: pick one in the Contests pane or a contested row.",
+                        title="Resolve", severity="warning")
+            return
+        from ..dialogs.resolve_dialog import ResolveDialog  # dialogs load on first use (faster first paint)
+
+        self.app.push_screen(ResolveDialog(contest, self.cortex.snapshot.now), self._resolved)
+
+    def _resolved(self, outcome: str | None) -> None:
+        if outcome is None:
+            self.notify("Contest left open: nothing was changed.", title="Resolve")
+            return
+        self.notify(outcome, title="Contest resolved", markup=False)
+        self.cortex.request_reload("resolve")
+
+    def action_edit(self) -> None:
+        """Open the editor on the highlighted memory."""
+        memory = self.selection()
+        if memory is None or not memory.editable:
+            self.notify("Highlight a memory first (Memory tab or the Freshness pane).", title="Edit", severity="warning")
+            return
+        from ..dialogs.edit_dialog import EditDialog
+
+        self.app.push_screen(EditDialog(memory), self._edited)
+
+    def _edited(self, outcome: str | None) -> None:
+        if outcome is None:
+            self.notify("Edit cancelled: nothing was changed.", title="Edit")
+            return
+        self.notify(outcome, title="Memory edited (audited)", markup=False)
+        self.cortex.request_reload("edit")
+
+    def action_delete(self) -> None:
+        """Preview deleting the highlighted memory; the dialog confirms."""
+        memory = self.selection()
+        if memory is None or not memory.editable:
+            self.notify("Highlight a memory first (Memory tab or the Freshness pane).", title="Delete", severity="warning")
+            return
+        from ..dialogs.delete_dialog import DeleteDialog
+
+        self.app.push_screen(DeleteDialog(memory), self._deleted)
+
+    def _deleted(self, outcome: str | None) -> None:
+        if outcome is None:
+            self.notify("Delete cancelled: nothing was deleted.", title="Delete")
+            return
+        self.notify(outcome, title="Memory deleted (audited)", markup=False)
+        self.cortex.request_reload("delete")
+
+    def action_search(self) -> None:
+        """Recall, as the agent would."""
+        from ..dialogs.search_dialog import SearchDialog
+
+        self.app.push_screen(SearchDialog(), self._searched)
+
+    def _searched(self, item_id: str | None) -> None:
+        if item_id:
+            self.query_one(MemoryBrowser).reveal(item_id)
+            self.query_one("#memory-table").focus()
+
+    def action_toggle_scope(self) -> None:
+        """This branch ↔ all scopes."""
+        browser = self.query_one(MemoryBrowser)
+        browser.all_scopes = not browser.all_scopes
+
+    def action_next_page(self) -> None:
+        """Next page of the table."""
+        if not self.query_one(MemoryBrowser).next_page():
+            self.notify("This is the last page.", title="Memory", timeout=2)
+
+    def action_previous_page(self) -> None:
+        """Previous page of the table."""
+        if not self.query_one(MemoryBrowser).previous_page():
+            self.notify("This is the first page.", title="Memory", timeout=2)
+
+    def action_revalidate(self) -> None:
+        """Check every reference against the checkout now."""
+        self.cortex.request_freshness(announce=True)

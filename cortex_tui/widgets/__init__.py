@@ -1,0 +1,1 @@
+"""Widgets of the operator app, one public class per module."""

@@ -1,0 +1,63 @@
+"""The activity table: this branch's sessions and their subagent sessions, newest first."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+from textual.widgets.data_table import RowDoesNotExist
+
+from ..data.text import age, one_line, short_id
+
+COLUMNS = (("Started", 7), ("Session", 10), ("Agent", 14), ("Reads", 5), ("Edits", 5), ("Cmds", 4), ("Fails", 5),
+           ("Notes", 5), ("Focus", 30))
+"""Column labels and widths; ● marks the active session."""
+
+
+class ActivityTable(DataTable[Any]):
+    """One row per session; a subagent's session sits right under the session that dispatched it."""
+
+    DEFAULT_CSS = """
+    ActivityTable { height: 1fr; }
+    """
+
+    def on_mount(self) -> None:
+        """Columns, row cursor."""
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for label, width in COLUMNS:
+            self.add_column(label, width=width, key=label)
+
+    def show_sessions(self, sessions: list[dict[str, Any]], now: datetime) -> None:
+        """Replace the rows, keeping the cursor on the same session when it is still listed."""
+        keep = None
+        if self.row_count:
+            keep = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        self.clear()
+        children: dict[str, list[dict[str, Any]]] = {}
+        for row in sessions:
+            if row["parent_session_id"]:
+                children.setdefault(str(row["parent_session_id"]), []).append(row)
+        ids = {str(s["id"]) for s in sessions}
+        for row in sessions:
+            if row["parent_session_id"] and str(row["parent_session_id"]) in ids:
+                continue
+            self._add(row, now, child=False)
+            for child in children.get(str(row["id"]), []):
+                self._add(child, now, child=True)
+        if keep is not None:
+            try:
+                self.move_cursor(row=self.get_row_index(keep))
+            except RowDoesNotExist:
+                self.move_cursor(row=0)  # the session is gone (gc): back to the newest
+
+    def _add(self, row: dict[str, Any], now: datetime, *, child: bool) -> None:
+        """One session row."""
+        agent = f"└ {row['agent_type']}" if child else str(row["agent_type"])
+        session = ("● " if row["status"] == "active" else "  ") + short_id(row["id"])
+        fails = str(row["failures"]) if row["failures"] else "·"
+        cells = (age(row["started_at"], now) + " ago", session, agent, str(row["reads"]), str(row["edits"]),
+                 str(row["commands"]), fails, str(row["notes"]), one_line(row.get("focus") or ""))
+        self.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=str(row["id"]))

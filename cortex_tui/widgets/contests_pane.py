@@ -1,0 +1,92 @@
+"""The contests pane: every open contest on this branch, both sides seated together, with age and origin."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ..data.text import ago, one_line, short_id
+from ..messages import SelectionChanged
+from ..data.memory_ref import MemoryRef
+
+SIDE_LETTERS = "ABCDEFGH"
+
+
+class ContestsPane(Vertical):
+    """One option per contest; the highlighted one is what `c` resolves."""
+
+    DEFAULT_CSS = """
+    ContestsPane {
+        & > OptionList, & > OptionList:focus { height: 1fr; border: none; padding: 0; background: transparent; }
+        &.-has-contests { border: round $error; }
+    }
+    """
+    BORDER_TITLE = "Contests"
+
+    def __init__(self, **kwargs: Any) -> None:
+        """An empty pane until the first snapshot."""
+        super().__init__(**kwargs)
+        self.contests: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        """The list of contests."""
+        yield OptionList(Option("loading…", disabled=True), id="contest-list")
+
+    def show_contests(self, contests: list[dict[str, Any]], now: datetime) -> None:
+        """Seat each contest's sides together, newest side first within the subject as the engine orders them."""
+        self.contests = contests
+        options = self.query_one("#contest-list", OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        if not contests:
+            options.add_option(Option(Content.from_markup(
+                "[dim]No open contests here. When a note opposes an active decision on the same subject, "
+                "both sides appear here until you resolve them (c).[/]"), disabled=True))
+        for n, contest in enumerate(contests):
+            lines = [Content.assemble(("[contested] ", "bold $text-error"),
+                                      (one_line(contest["subject"]) or "(no subject)", "bold"))]
+            for letter, side in zip(SIDE_LETTERS, contest["sides"]):
+                lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))
+                lines.append(Content(
+                    f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
+                ).stylize("dim"))
+            options.add_option(Option(Content("\n").join(lines), id=f"contest-{n}"))
+            if n < len(contests) - 1:
+                options.add_option(None)
+        if contests:
+            options.highlighted = min(keep or 0, len(options.options) - 1)
+            while options.highlighted and options.get_option_at_index(options.highlighted).disabled:
+                options.highlighted -= 1
+        self.border_title = f"Contests · {len(contests)} open" if contests else "Contests · none open"
+        self.set_class(bool(contests), "-has-contests")
+
+    def selected_contest(self) -> dict[str, Any] | None:
+        """The highlighted contest, or the first one."""
+        if not self.contests:
+            return None
+        option = self.query_one("#contest-list", OptionList).highlighted_option
+        if option is not None and option.id and option.id.startswith("contest-"):
+            return self.contests[int(option.id.split("-", 1)[1])]
+        return self.contests[0]
+
+    def selected_memory(self) -> MemoryRef | None:
+        """The first side of the highlighted contest (resolve acts on the whole contest)."""
+        contest = self.selected_contest()
+        if contest is None:
+            return None
+        side = contest["sides"][0]
+        return MemoryRef(str(side["item_id"]), str(side["id"]), one_line(contest["subject"]), contest=True,
+                         editable=False)
+
+    @on(OptionList.OptionHighlighted, "#contest-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Tell the screen which keys now apply."""
+        event.stop()
+        self.post_message(SelectionChanged())

@@ -1,0 +1,89 @@
+"""The freshness pane: memories whose references are missing or moved in the checkout, with label and path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from ..data.memory_ref import MemoryRef
+from ..data.text import first_line, humanize_kind, one_line
+from ..messages import SelectionChanged
+
+SHOWN = 200
+"""At most this many flagged memories are listed (the title carries the full count)."""
+
+
+class FreshnessPane(Vertical):
+    """One option per flagged memory: its label (`stale: missing …`, `moved: a → b`) and what it says."""
+
+    DEFAULT_CSS = """
+    FreshnessPane {
+        & > OptionList, & > OptionList:focus { height: 1fr; border: none; padding: 0; background: transparent; }
+        &.-stale { border: round $warning; }
+    }
+    """
+    BORDER_TITLE = "Freshness"
+
+    def __init__(self, **kwargs: Any) -> None:
+        """An empty pane until the first check."""
+        super().__init__(**kwargs)
+        self.flagged: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        """The list of flagged memories."""
+        yield OptionList(Option("checking references…", disabled=True), id="freshness-list")
+
+    def show_report(self, report: dict[str, Any], texts: dict[str, str]) -> None:
+        """Show `validate_memory` items that carry a label, stale first."""
+        flagged = [item for item in report["items"] if item.get("label")]
+        flagged.sort(key=lambda item: (item["validity"] != "stale", 0))
+        self.flagged = flagged[:SHOWN]
+        options = self.query_one("#freshness-list", OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        if not flagged:
+            options.add_option(Option(Content.from_markup(
+                f"[dim]Every reference is current: {report['checked']} memories with file references checked "
+                "against the checkout.[/]"), disabled=True))
+        for n, item in enumerate(self.flagged):
+            style = "$error" if "stale:" in item["label"] else "$warning"
+            kind = humanize_kind(str(item["kind"]))
+            subject = f"[{one_line(item['subject'])}] " if item.get("subject") else ""
+            body = first_line(str(item["kind"]), texts.get(item["id"], ""))
+            options.add_option(Option(Content.assemble(
+                Content.from_markup(f"[b {style}]\\[$label][/]\n", label=one_line(item["label"])),
+                Content.from_markup("  [dim]$kind[/] $subject$body", kind=kind, subject=subject, body=body),
+            ), id=f"fresh-{n}"))
+        if self.flagged:
+            options.highlighted = min(keep or 0, len(self.flagged) - 1)
+        refs = report["references"]
+        stale = sum(1 for item in flagged if "stale:" in item["label"])
+        moved = len(flagged) - stale
+        self.border_title = f"Freshness · {stale} stale · {moved} moved"
+        self.border_subtitle = (
+            f"{report['checked']} checked · refs {refs.get('exists', 0)} ok, {refs.get('missing', 0)} missing, "
+            f"{refs.get('moved', 0)} moved"
+        )
+        self.set_class(bool(flagged), "-stale")
+
+    def selected_memory(self) -> MemoryRef | None:
+        """The highlighted flagged memory."""
+        option = self.query_one("#freshness-list", OptionList).highlighted_option
+        if option is None or not option.id:
+            return None
+        item = self.flagged[int(option.id.split("-", 1)[1])]
+        title = one_line(item.get("subject") or humanize_kind(str(item["kind"])))
+        note_id = str(item["id"]).split(":", 1)[1] if str(item["id"]).startswith("notes:") else None
+        return MemoryRef(str(item["id"]), note_id, title)
+
+    @on(OptionList.OptionHighlighted, "#freshness-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        """Tell the screen which keys now apply."""
+        event.stop()
+        self.post_message(SelectionChanged())

@@ -1,0 +1,110 @@
+"""The inspection beside the memory table: trust, conflict, references, access history, corrections, text."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from cortex_engine.clock import ts_min
+
+from ..data.text import ago, humanize_kind, one_line, scope_label, short_id
+
+if TYPE_CHECKING:
+    from cortex_engine.inspection import Inspection
+
+TRUST_STYLE = {"refs OK": "$success", "no file refs": "$foreground-muted", "stale refs": "$error", "refs moved": "$warning"}
+REF_STYLE = {"exists": "$success", "missing": "$error", "moved": "$warning", "unknown": "$foreground-muted"}
+
+
+def _row(name: str, value: Content | str) -> Content:
+    """`name       value` with the name dimmed."""
+    return Content.assemble((f"{name:<11}", "dim"), value)
+
+
+class InspectionView(VerticalScroll):
+    """Everything `Engine.inspect_memory()` returns about the highlighted item (a read: nothing is reinforced)."""
+
+    DEFAULT_CSS = """
+    InspectionView {
+        & > #inspection-text { width: 1fr; }
+    }
+    """
+    BORDER_TITLE = "Inspection"
+
+    def compose(self) -> ComposeResult:
+        """The report."""
+        yield Static(Content.from_markup("[dim]Highlight a memory to inspect it.[/]"), id="inspection-text")
+
+    def show_message(self, text: str) -> None:
+        """Show a placeholder (nothing highlighted, or the item is gone)."""
+        self.border_title = "Inspection"
+        self.query_one("#inspection-text", Static).update(Content.from_markup("[dim]$text[/]", text=text))
+
+    def show_inspection(self, result: Inspection, now: datetime) -> None:
+        """Render the inspection."""
+        item = result.item
+        kind = str(item["kind"])
+        title = humanize_kind(kind) + (f" · {one_line(item['subject'])}" if item.get("subject") else "")
+        self.border_title = f"Inspection · {title}"
+        lines: list[Content] = [
+            _row("id", self.app.target.shorten(str(item["id"]))),  # type: ignore[attr-defined]
+            _row("scope", scope_label(str(item["scope_key"]))
+                 + (f" · session {short_id(item['session_id'])}" if item.get("session_id") else "")),
+            _row("created", f"{ts_min(str(item['created_at']))} ({ago(str(item['created_at']), now)})"),
+            _row("state", f"{item['state']} (importance {float(item['importance']):.2f})"),  # type: ignore[arg-type]
+            _row("trust", Content(result.trust).stylize(TRUST_STYLE.get(result.trust, "$warning"))),
+            Content(""),
+        ]
+        lines += self._conflict(result, now)
+        lines += [Content(""), Content.from_markup("[b]references[/]")]
+        if not result.references:
+            lines.append(Content.from_markup("  [dim]none[/]"))
+        for ref in result.references:
+            moved = f" → {ref['moved_to']}" if ref["moved_to"] else ""
+            lines.append(Content.assemble("  ", (f"{str(ref['status']):<8} ", REF_STYLE.get(str(ref["status"]), "")),
+                                          f"{ref['path']}{moved}"))
+        access = result.access
+        lines += [Content(""), Content.from_markup(
+            "[b]access history[/]  [dim]count $count, last $last[/]", count=str(access["count"]),
+            last=ago(str(access["last"]), now) if access["last"] else "never")]
+        recent = access["recent"]
+        if not recent:
+            lines.append(Content.from_markup("  [dim]no recorded retrievals[/]"))
+        for entry in recent:  # type: ignore[attr-defined]
+            lines.append(Content(f"  {ts_min(entry['at'])}  {one_line(entry['topic'])}"))
+        if result.corrections:
+            lines += [Content(""), Content.from_markup("[b]corrections[/]")]
+            for corr in result.corrections:
+                lines.append(Content(f"  {ts_min(str(corr['at']))}  {corr['operation']}"))
+                lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
+        lines += [Content(""), Content.from_markup("[b]text[/]"), Content(str(item["text"]))]
+        self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
+        self.scroll_home(animate=False)
+
+    @staticmethod
+    def _conflict(result: Inspection, now: datetime) -> list[Content]:
+        """The conflict section, as `inspect-memory` reports it."""
+        conflict = result.conflict
+        if conflict["state"] == "n/a":
+            return [_row("conflict", Content.from_markup("[dim]n/a (no note behind this item)[/]"))]
+        if conflict["state"] == "unknown":
+            return [_row("conflict", Content.from_markup("[$warning]unknown — the note behind this item is gone[/]"))]
+        lines = [_row("conflict", Content.from_markup("[b $error]contested[/] — an unresolved contradiction on this subject")
+                      if conflict["state"] == "contested" else "none"),
+                 _row("status", str(conflict["status"]))]
+        for other in conflict["counterparts"]:  # type: ignore[attr-defined]
+            lines.append(Content.from_markup(
+                "           contested with [b]$id[/] ($kind, $age)", id=short_id(other["id"]), kind=other["kind"],
+                age=ago(other["timestamp"], now)))
+        rejected = conflict.get("alternatives")
+        alternatives = ", ".join(one_line(a) for a in rejected) if isinstance(rejected, list) else ""
+        if alternatives:
+            lines.append(Content.from_markup("           [dim]already rejected:[/] $alts", alts=alternatives))
+        if conflict.get("projection_disagrees"):
+            lines.append(Content.from_markup("           [$warning]⚠ the projected text disagrees with the stored note[/]"))
+        return lines

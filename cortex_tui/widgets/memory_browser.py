@@ -1,0 +1,295 @@
+"""The memory browser: a table of this branch's memory (or every scope's), filters, and the inspection beside it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from rich.text import Text
+from textual.containers import Horizontal, Vertical
+from textual.events import Resize
+from textual.reactive import var
+from textual.widgets import DataTable, Select, Static
+from textual.widgets.data_table import ColumnKey, RowDoesNotExist
+from textual.worker import Worker, get_current_worker
+
+from cortex_engine.memory import KIND_WEIGHTS, STATES
+
+from ..data.memory_ref import MemoryRef
+from ..data.text import age, first_line, humanize_kind, label_tags, one_line, scope_label, short_kind
+from ..failures import report_worker_failure
+from ..messages import SelectionChanged
+from .inspection_view import InspectionView
+
+if TYPE_CHECKING:
+    from cortex_engine.inspection import Page
+
+PAGE = 200
+COLUMNS = (("Kind", 10), ("Tier", 4), ("Age", 4), ("Subject", 18), ("Labels", 11), ("First line", 0))
+"""Column labels and widths (0: the rest of the table's width)."""
+KIND_OPTIONS = [(humanize_kind(kind), kind) for kind in sorted(KIND_WEIGHTS, key=humanize_kind)]
+TIER_OPTIONS = [(state, state) for state in STATES]
+SCOPE_OPTIONS = [("This branch", False), ("All scopes", True)]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What the table knows about a listed item."""
+
+    item_id: str
+    note_id: str | None
+    title: str
+    labels: tuple[str, ...]
+
+
+class MemoryBrowser(Vertical):
+    """`Engine.list_memory()` in a table (newest first), filtered by scope, kind and tier; inspection beside it."""
+
+    DEFAULT_CSS = """
+    MemoryBrowser {
+        & > #filter-bar { height: 1; margin-bottom: 1; }
+        & > #filter-bar > Select { width: 20; margin-right: 1; }
+        & > #filter-bar > #kind-filter { width: 26; }
+        & > #filter-bar > #page-info { width: 1fr; content-align: right middle; color: $text-muted; }
+        & > #browser-body { height: 1fr; }
+        #memory-table { width: 2fr; height: 1fr; }
+        #inspection { width: 1fr; height: 1fr; }
+    }
+    """
+
+    all_scopes: var[bool] = var(False, init=False)
+    """List every scope in the store instead of what this branch reads."""
+    kind: var[str | None] = var(None, init=False)
+    """Only this kind (None for all)."""
+    tier: var[str | None] = var(None, init=False)
+    """Only this tier (None for all)."""
+    page_offset: var[int] = var(0, init=False)
+    """The first row of the page (pages of 200, newest first)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        """Empty until mounted and loaded."""
+        super().__init__(**kwargs)
+        self.rows: dict[str, _Row] = {}
+        self.total = 0
+        self._pending_focus: str | None = None
+        self._shown: tuple[Page, dict[str, list[str]], datetime, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        """Filter bar, then the table and the inspection side by side."""
+        with Horizontal(id="filter-bar"):
+            yield Select(SCOPE_OPTIONS, value=False, allow_blank=False, compact=True, type_to_search=False,
+                         id="scope-filter")
+            yield Select(KIND_OPTIONS, prompt="All kinds", compact=True, type_to_search=False, id="kind-filter")
+            yield Select(TIER_OPTIONS, prompt="All tiers", compact=True, type_to_search=False, id="tier-filter")
+            yield Static("", id="page-info")
+        with Horizontal(id="browser-body"):
+            yield DataTable(id="memory-table", cursor_type="row", zebra_stripes=True)
+            yield InspectionView(id="inspection")
+
+    def on_mount(self) -> None:
+        """Reload whenever the app applies a new snapshot (live changes included)."""
+        self.watch(self.app, "generation", self._store_changed, init=False)
+
+    def _store_changed(self, _generation: int) -> None:
+        """The store changed: reload the page (the inspection follows the highlighted row)."""
+        self.load_page()
+
+    # -- filters ---------------------------------------------------------------------------------
+
+    def watch_all_scopes(self, value: bool) -> None:
+        """Switch scope: back to the first page."""
+        self.query_one("#scope-filter", Select).value = value
+        self._refilter()
+
+    def watch_kind(self) -> None:
+        """Kind filter changed."""
+        self._refilter()
+
+    def watch_tier(self) -> None:
+        """Tier filter changed."""
+        self._refilter()
+
+    def watch_page_offset(self) -> None:
+        """Page changed."""
+        self.load_page()
+
+    def _refilter(self) -> None:
+        if self.page_offset:
+            self.page_offset = 0
+        else:
+            self.load_page()
+
+    @on(Select.Changed, "#scope-filter")
+    def _scope_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self.all_scopes = bool(event.value)
+
+    @on(Select.Changed, "#kind-filter")
+    def _kind_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self.kind = None if event.value is Select.NULL else str(event.value)
+
+    @on(Select.Changed, "#tier-filter")
+    def _tier_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self.tier = None if event.value is Select.NULL else str(event.value)
+
+    def next_page(self) -> bool:
+        """Move to the next page; False when this is the last."""
+        if self.page_offset + PAGE >= self.total:
+            return False
+        self.page_offset += PAGE
+        return True
+
+    def previous_page(self) -> bool:
+        """Move to the previous page; False on the first."""
+        if not self.page_offset:
+            return False
+        self.page_offset = max(0, self.page_offset - PAGE)
+        return True
+
+    def reveal(self, item_id: str) -> None:
+        """Show an item (from a search): every scope, no filters, then highlight its row once loaded."""
+        self._pending_focus = item_id
+        self.query_one("#kind-filter", Select).clear()
+        self.query_one("#tier-filter", Select).clear()
+        if self.rows.get(item_id) and self.kind is None and self.tier is None:
+            self._focus_row(item_id)
+            return
+        self.kind, self.tier = None, None
+        if not self.all_scopes:
+            self.all_scopes = True
+        else:
+            self._refilter()
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False, name="list memory")
+    def load_page(self) -> None:
+        """List a page through `Engine.list_memory()` and label it (in a worker thread)."""
+        from cortex_engine.operator import page_labels
+
+        worker = get_current_worker()
+        all_scopes, kind, tier, offset = self.all_scopes, self.kind, self.tier, self.page_offset
+        with self.app.target.open() as engine:  # type: ignore[attr-defined]
+            page = engine.list_memory(
+                scopes=None if all_scopes else engine.scope_keys, kinds=[kind] if kind else None,
+                states=[tier] if tier else None, limit=PAGE, offset=offset,
+            )
+            labels = page_labels(engine, page)
+            now = engine.clock()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_page, page, labels, now, all_scopes)
+
+    def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool) -> None:
+        """Fill the table, keeping the highlighted item when it is still listed."""
+        self._shown = (page, labels, now, all_scopes)
+        table = self.query_one("#memory-table", DataTable)
+        keep = self._pending_focus or self.highlighted_id()
+        table.clear(columns=True)
+        columns = list(COLUMNS) if not all_scopes else [*COLUMNS[:3], ("Scope", 12), *COLUMNS[3:]]
+        rest = self._rest_width(columns)
+        for label, width in columns:
+            table.add_column(label, width=width or rest, key=label)
+        self.rows = {}
+        self.total = page.total
+        for item in page.items:
+            item_id, kind, text = str(item["id"]), str(item["kind"]), str(item["text"])
+            subject = one_line(item["subject"] or "")
+            item_labels = tuple(labels.get(item_id, []))
+            cells = [short_kind(kind), str(item["state"]), age(str(item["created_at"]), now), subject,
+                     label_tags(item_labels), first_line(kind, text)]
+            if all_scopes:
+                cells.insert(3, scope_label(str(item["scope_key"])))
+            table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=item_id)
+            title = subject or first_line(kind, text)[:40] or humanize_kind(kind)
+            note_id = str(item["note_id"]) if item["note_id"] else None
+            self.rows[item_id] = _Row(item_id, note_id, title, item_labels)
+        end = page.offset + len(page.items)
+        info = f"{page.offset + 1}–{end} of {page.total:,} · newest first" if page.items else "0 items"
+        if end < page.total:
+            info += " · ] next"
+        self.query_one("#page-info", Static).update(info)
+        if not page.items:
+            self.query_one(InspectionView).show_message("No memory matches these filters.")
+            self.post_message(SelectionChanged())
+            return
+        if keep and keep in self.rows:
+            self._focus_row(keep)
+        else:
+            table.move_cursor(row=0)
+            self.inspect(self.highlighted_id() or "")
+        self._pending_focus = None
+
+    def _rest_width(self, columns: list[tuple[str, int]]) -> int:
+        """What is left of the table's width for the first line (estimated while the tab is hidden)."""
+        table = self.query_one("#memory-table", DataTable)
+        width = table.size.width
+        if not width:
+            screen = self.app.size.width - 2
+            width = screen if screen < 100 else screen * 2 // 3
+        fixed = sum(w + 2 for _, w in columns if w) + 2  # each column's cell padding, then the last one's
+        return max(24, width - fixed - 2 - 2 - 2)  # border, vertical scrollbar, slack (narrower: it scrolls)
+
+    def on_resize(self, event: Resize) -> None:
+        """Refit the first-line column when the new width changes it."""
+        if self._shown is None:
+            return
+        columns = list(COLUMNS) if not self._shown[3] else [*COLUMNS[:3], ("Scope", 12), *COLUMNS[3:]]
+        table = self.query_one("#memory-table", DataTable)
+        first = table.columns.get(ColumnKey("First line")) if table.columns else None
+        if first is None or first.width != self._rest_width(columns):
+            self._show_page(*self._shown)
+
+    def _focus_row(self, item_id: str) -> None:
+        table = self.query_one("#memory-table", DataTable)
+        try:
+            table.move_cursor(row=table.get_row_index(item_id))
+        except RowDoesNotExist:
+            return
+        self.inspect(item_id)
+
+    @on(DataTable.RowHighlighted, "#memory-table")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Inspect the highlighted item."""
+        event.stop()
+        if event.row_key.value:
+            self.inspect(str(event.row_key.value))
+        self.post_message(SelectionChanged())
+
+    @work(thread=True, exclusive=True, group="inspect", exit_on_error=False, name="inspect memory")
+    def inspect(self, item_id: str) -> None:
+        """Read `Engine.inspect_memory()` for one item (in a worker thread)."""
+        if not item_id:
+            return
+        worker = get_current_worker()
+        with self.app.target.open() as engine:  # type: ignore[attr-defined]
+            result = engine.inspect_memory(item_id)
+            now = engine.clock()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.query_one(InspectionView).show_inspection, result, now)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Failures are notified, never silent."""
+        report_worker_failure(self, event)
+
+    # -- selection ---------------------------------------------------------------------------------
+
+    def highlighted_id(self) -> str | None:
+        """The item under the table cursor."""
+        table = self.query_one("#memory-table", DataTable)
+        if not table.row_count:
+            return None
+        value = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return str(value) if value else None
+
+    def selected_memory(self) -> MemoryRef | None:
+        """The highlighted item as the screen's keys see it."""
+        item_id = self.highlighted_id()
+        row = self.rows.get(item_id or "")
+        if row is None:
+            return None
+        return MemoryRef(row.item_id, row.note_id, row.title, contest="contested" in row.labels)

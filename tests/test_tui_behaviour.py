@@ -1,0 +1,364 @@
+"""The operator TUI driven by keys (Textual's pilot), with the store asserted afterwards.
+
+Each test seeds its own demo store (they write), runs the app headless with a frozen clock, and checks what the
+engine holds once the keys are pressed: a contest resolved, an edit audited, a spoofed edit refused, a delete done
+only after confirming, an external write appearing live, and a never-seen repository left without a store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cortex_engine.engine import Engine, describe_store
+from cortex_engine.errors import InvalidInput, NotFound
+
+from .conftest import Repo
+from .test_tui_snapshots import NOW, NOW_ISO, highlight, settle
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+@pytest.fixture
+def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A freshly seeded demo repository (this test may change it)."""
+    from cortex_engine.demo import seed_demo
+
+    monkeypatch.setenv("CORTEX_NOW", NOW_ISO)
+    return seed_demo(str(tmp_path / "demo-service"))
+
+
+def engine_for(repo: Path) -> Engine:
+    """A second engine on the same store, as another process would open it."""
+    return Engine(repo, clock=lambda: NOW)
+
+
+def drive(repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *,
+          live: bool = False) -> list[tuple[str, str, str]]:
+    """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title, text)."""
+    from cortex_tui.app import make_app
+
+    app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2)
+    notes: list[tuple[str, str, str]] = []
+    original = app.notify
+
+    def notify(message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        notes.append((severity, title, message))
+        original(message, title=title, severity=severity, timeout=timeout, markup=markup)  # type: ignore[arg-type]
+
+    app.notify = notify  # type: ignore[method-assign] - record what the operator is told
+
+    async def run() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await steps(app, pilot, notes)
+
+    asyncio.run(run())
+    return notes
+
+
+def spool_notes(repo: Path) -> dict[str, sqlite3.Row]:
+    """The two sides of the demo's contest, by content."""
+    with engine_for(repo) as engine:
+        rows = engine.conn.execute("SELECT * FROM notes WHERE subject='spool flush policy'").fetchall()
+    return {row["content"]: row for row in rows}
+
+
+FLUSH = "flush the spool at turn end from src/capture/spool.py"
+NO_FLUSH = "do not flush the spool at turn end"
+
+
+def test_resolve_keep_one_side_supersedes_the_other(demo: Path) -> None:
+    """c opens both sides; Keep A leaves A active and marks B superseded; the contest is gone from the overview."""
+    from cortex_tui.dialogs.resolve_dialog import ResolveDialog
+    from cortex_tui.widgets.contests_pane import ContestsPane
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog)
+        assert [side["content"] for side in app.screen.sides] == [FLUSH, NO_FLUSH]
+        await pilot.click("#keep-a")
+        await settle(pilot)
+        assert not isinstance(app.screen, ResolveDialog)
+        assert app.screen.query_one(ContestsPane).contests == []
+
+    notes = drive(demo, steps)
+    sides = spool_notes(demo)
+    assert (sides[FLUSH]["status"], sides[FLUSH]["conflict"]) == ("active", 0)
+    assert (sides[NO_FLUSH]["status"], sides[NO_FLUSH]["conflict"]) == ("superseded", 0)
+    with engine_for(demo) as engine:
+        assert engine.contests() == []
+    assert any(title == "Contest resolved" and "superseded. Contest closed." in text for _, title, text in notes)
+
+
+def test_resolve_both_with_a_replacement(demo: Path) -> None:
+    """A replacement supersedes both sides and becomes the one active note on the subject."""
+    from textual.widgets import Input
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("c")
+        await settle(pilot)
+        app.screen.query_one("#replacement", Input).value = "flush the spool only when it passes 256 KiB"
+        await settle(pilot)
+        assert app.screen.query_one("#keep-a").disabled
+        await pilot.click("#resolve-all")
+        await settle(pilot)
+
+    drive(demo, steps)
+    sides = spool_notes(demo)
+    assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {
+        FLUSH: ("superseded", 0), NO_FLUSH: ("superseded", 0),
+        "flush the spool only when it passes 256 KiB": ("active", 0),
+    }
+
+
+def test_cancelled_resolve_changes_nothing(demo: Path) -> None:
+    """Escape leaves the contest open, and says so."""
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+
+    notes = drive(demo, steps)
+    assert {r["conflict"] for r in spool_notes(demo).values()} == {1}
+    assert ("information", "Resolve", "Contest left open: nothing was changed.") in notes
+
+
+def _note_item(repo: Path, subject: str) -> str:
+    with engine_for(repo) as engine:
+        row = engine.conn.execute("SELECT id FROM notes WHERE subject=?", (subject,)).fetchone()
+    return f"notes:{row['id']}"
+
+
+def test_edit_is_saved_through_the_audited_edit(demo: Path) -> None:
+    """e, new text, ctrl+s: the note reads the new text and inspection shows the correction with the prior text."""
+    from textual.widgets import Static, TextArea
+
+    from cortex_tui.dialogs.edit_dialog import EditDialog
+    from cortex_tui.widgets.inspection_view import InspectionView
+
+    new = "move the read queries out of src/db/store.py into src/db/queries.py"
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "store reads")
+        await pilot.press("e")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog)
+        area = app.screen.query_one("#edit-text", TextArea)
+        assert area.text == "move the read queries out of src/db/store.py into a queries module"
+        area.load_text(new)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+        shown = str(app.screen.query_one(InspectionView).query_one("#inspection-text", Static).content)
+        assert "corrections" in shown and "was: move the read queries out of src/db/store.py into a queries" in shown
+
+    notes = drive(demo, steps)
+    with engine_for(demo) as engine:
+        result = engine.inspect_memory(_note_item(demo, "store reads"))
+    assert result.item["text"].startswith(f"intent: {new}")
+    assert [(c["operation"], c["prior_text"], c["new_text"]) for c in result.corrections] == [
+        ("edit", "move the read queries out of src/db/store.py into a queries module", new)]
+    assert any(title == "Memory edited (audited)" for _, title, _ in notes)
+
+
+def test_spoofed_trailer_is_refused_and_nothing_changes(demo: Path) -> None:
+    """A last line shaped like a trailer is refused: the dialog stays open with the reason; the store is untouched."""
+    from textual.widgets import Static, TextArea
+
+    from cortex_tui.dialogs.edit_dialog import EditDialog
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "store reads")
+        await pilot.press("e")
+        await settle(pilot)
+        app.screen.query_one("#edit-text", TextArea).load_text("move the queries\nStatus: resolved")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog)
+        assert "spoofed_trailer" in str(app.screen.query_one("#edit-error", Static).content)
+
+    notes = drive(demo, steps)
+    with engine_for(demo) as engine:
+        result = engine.inspect_memory(_note_item(demo, "store reads"))
+    assert result.corrections == []
+    assert result.item["text"].startswith("intent: move the read queries out of src/db/store.py into a queries module")
+    assert [(sev, title) for sev, title, _ in notes if sev == "error"] == [("error", "Edit refused: spoofed_trailer")]
+
+
+def test_delete_happens_only_after_confirming(demo: Path) -> None:
+    """d shows the engine's preview; escape deletes nothing; d then Delete removes the item, audited."""
+    from textual.widgets import Button
+
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    target = _note_item(demo, "legacy login")
+
+    def exists() -> bool:
+        with engine_for(demo) as engine:
+            try:
+                engine.inspect_memory(target)
+            except NotFound:
+                return False
+        return True
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "legacy login")
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, DeleteDialog)
+        assert not app.screen.query_one("#confirm", Button).disabled
+        assert exists()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert exists()
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.click("#confirm")
+        await settle(pilot)
+        assert not isinstance(app.screen, DeleteDialog)
+        assert target not in app.screen.query_one(MemoryBrowser).rows
+
+    notes = drive(demo, steps)
+    assert not exists()
+    with engine_for(demo) as engine:
+        audit = engine.conn.execute("SELECT operation FROM memory_corrections WHERE memory_item_id=?", (target,)).fetchall()
+    assert [row["operation"] for row in audit] == ["delete"]
+    titles = [title for _, title, _ in notes]
+    assert titles.index("Delete") < titles.index("Memory deleted (audited)")
+
+
+def test_an_external_write_appears_without_a_key(demo: Path) -> None:
+    """Another engine writes a contest; the overview shows it within a bounded wait, no key pressed."""
+    from cortex_tui.widgets.contests_pane import ContestsPane
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        pane = app.screen.query_one(ContestsPane)
+        assert [c["subject"] for c in pane.contests] == ["spool flush policy"]
+        with engine_for(demo) as other:
+            other.note("decision", "use sqlite for the ledger", "ledger store")
+            other.note("decision", "do not use sqlite for the ledger", "ledger store")
+        for _ in range(100):  # bounded: at most ~5 s for a change that should take well under one
+            if len(pane.contests) == 2:
+                break
+            await pilot.pause(0.05)
+        assert sorted(c["subject"] for c in pane.contests) == ["ledger store", "spool flush policy"]
+
+    drive(demo, steps, live=True)
+
+
+def test_a_never_seen_repository_gets_no_store_until_a_session_starts(repo: Repo) -> None:
+    """Opening the TUI creates nothing; when a session creates the store, the app switches to it live."""
+    from cortex_tui.screens.main import MainScreen
+    from cortex_tui.screens.state import StateScreen
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        assert isinstance(app.screen, StateScreen)
+        assert not Path(describe_store(repo.path).path).exists()
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, StateScreen)
+        assert not Path(describe_store(repo.path).path).exists()
+        with engine_for(repo.path) as engine:
+            engine.start_session("host-1")
+            engine.note("decision", "keep the store in WAL mode", "store mode")
+        for _ in range(100):
+            if isinstance(app.screen, MainScreen) and app.snapshot is not None:
+                break
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, MainScreen)
+        assert app.snapshot.status["items"] >= 1
+
+    drive(repo.path, steps, live=True)
+
+
+def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
+    """A store written by a newer schema is explained, and checking again writes nothing to it."""
+    from cortex_tui.screens.state import StateScreen
+
+    with engine_for(repo.path) as engine:
+        engine.note("decision", "use postgres for the ledger", "ledger store")
+        db = engine.identity.db_path
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        assert isinstance(app.screen, StateScreen)
+        assert app.screen.code == "newer_schema"
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, StateScreen)
+
+    drive(repo.path, steps)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
+    conn.close()
+
+
+def test_every_key_is_in_the_palette(demo: Path) -> None:
+    """The command palette offers resolve, edit, delete, search, re-validate, refresh, help and quit."""
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Resolve contest", "Edit memory", "Delete memory", "Search memory", "Re-validate freshness",
+                "Refresh", "Help", "Quit"} <= titles
+
+    drive(demo, steps)
+
+
+def test_revalidate_reports_what_it_checked(demo: Path) -> None:
+    """v re-checks every reference (nothing persisted) and says what it found."""
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("v")
+        await settle(pilot)
+
+    with engine_for(demo) as engine:
+        before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
+    notes = drive(demo, steps)
+    assert [text for _, title, text in notes if title == "Freshness re-validated"] == [
+        "checked 16 memories; 2 stale; references: 14 exists, 2 missing, 3 moved, 0 unknown"]
+    with engine_for(demo) as engine:
+        after = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
+    assert after == before
+
+
+def test_hook_detection_reads_settings_only(tmp_path: Path, repo: Repo) -> None:
+    """The capture hook is found in ~/.claude or the project's .claude settings; nothing is written there."""
+    from cortex_engine.operator import hooks_installed
+
+    home = tmp_path / "somebody"
+    assert not hooks_installed(str(repo.path), home).installed
+    assert not (home / ".claude").exists()
+    (repo.path / "src").mkdir()
+    repo.write(".claude/settings.json", '{"hooks": {"PostToolUse": [{"hooks": [{"command": "x/cortex-capture.sh"}]}]}}')
+    found = hooks_installed(str(repo.path / "src"), home)
+    assert (found.installed, found.where) == (True, str(repo.path / ".claude" / "settings.json"))
+
+
+def test_resolve_contest_refuses_a_side_that_is_not_in_it(demo: Path) -> None:
+    """Keeping a note that is not a side of the contest is refused before anything changes."""
+    from cortex_engine.operator import resolve_contest
+
+    with engine_for(demo) as engine:
+        sides = [s["id"] for s in engine.contests()[0]["sides"]]
+        with pytest.raises(InvalidInput):
+            resolve_contest(engine, sides, keep="not-a-side")
+        with pytest.raises(InvalidInput):
+            resolve_contest(engine, sides, keep=sides[0], replacement="both at once")
+        assert len(engine.contests()) == 1

@@ -1,0 +1,396 @@
+"""Snapshots of every screen and dialog of the operator TUI, at 120×40 and 80×24, empty and broken states included.
+
+Deterministic: one demo store seeded per session under a fixed `CORTEX_NOW` (ids drawn from a generator seeded by
+it), a frozen engine clock, fixed terminal sizes, no live watcher, no cursor blink, and every worker waited for.
+Paths are shown relative to the test's HOME, so no temporary directory name reaches a picture.
+
+Update baselines only after looking at the report: `pytest tests/test_tui_snapshots.py --snapshot-update`.
+`screenshots/make_screenshots.py` builds the README images from the same world and the same steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+NOW = datetime(2026, 8, 2, 18, 0, tzinfo=timezone.utc)
+NOW_ISO = "2026-08-02T18:00:00Z"
+SIZES = {"wide": (120, 40), "narrow": (80, 24)}
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+           "GIT_AUTHOR_DATE": "2026-08-01T12:00:00+0000", "GIT_COMMITTER_DATE": "2026-08-01T12:00:00+0000"}
+HOOKS_SETTINGS = {"hooks": {"PostToolUse": [{"matcher": "Read|Edit|Write|Bash|Agent", "hooks": [
+    {"type": "command", "command": "bash ~/.claude/hooks/cortex-capture.sh"}]}]}}
+
+
+@dataclass(frozen=True)
+class World:
+    """A HOME holding the demo repository and one directory per empty or broken state."""
+
+    home: Path
+    """HOME and the user's `~/.claude` (with the capture hook wired)."""
+    no_hooks_home: Path
+    """A home whose `~/.claude` wires nothing."""
+    demo: Path
+    """The seeded demo repository (`cortex_engine.demo.seed_demo`)."""
+    fresh: Path
+    """A git repository Cortex has never seen (no store)."""
+    scratch: Path
+    """A directory outside git with no store."""
+    loose: Path
+    """A directory outside git that has a store (degraded identity)."""
+    newer: Path
+    """A repository whose store was written by a newer schema."""
+
+    @property
+    def cortex_home(self) -> Path:
+        """CORTEX_HOME inside the world."""
+        return self.home / ".cortex"
+
+    def env(self) -> dict[str, str]:
+        """The environment the world is seen with."""
+        return {"HOME": str(self.home), "CORTEX_HOME": str(self.cortex_home), "CORTEX_NOW": NOW_ISO, **GIT_ENV}
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for a block (the world is built outside any test's monkeypatch)."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextmanager
+def seeded_ids(seed: int) -> Iterator[None]:
+    """Draw the engine's uuid4 ids from a seeded generator (the state directories' sessions and notes)."""
+    rng = random.Random(seed)
+    original = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]  # deterministic ids
+    try:
+        yield
+    finally:
+        uuid.uuid4 = original  # type: ignore[assignment]  # restore the real generator
+
+
+def _git(path: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def build_world(base: Path) -> World:
+    """Seed the demo and the state directories under `base` (deterministic under NOW)."""
+    from cortex_engine.demo import seed_demo
+    from cortex_engine.engine import Engine
+
+    home = (base / "home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    world = World(home, (base / "no-hooks-home").resolve(), home / "demo-service", home / "fresh-repo",
+                  home / "scratch", home / "loose-notes", home / "newer-repo")
+    with environment(world.env()), seeded_ids(7):
+        seed_demo(str(world.demo))
+        (home / ".claude").mkdir()
+        (home / ".claude" / "settings.json").write_text(json.dumps(HOOKS_SETTINGS, indent=2))
+        world.no_hooks_home.mkdir()
+        for repo in (world.fresh, world.newer):
+            repo.mkdir()
+            (repo / "README.md").write_text("# a repository\n")
+            _git(repo, "init", "-q", "-b", "main")
+            _git(repo, "add", ".")
+            _git(repo, "commit", "-q", "-m", "init")
+        world.scratch.mkdir()
+        world.loose.mkdir()
+        (world.loose / "todo.txt").write_text("notes\n")
+        with Engine(world.loose, clock=lambda: NOW) as engine:
+            engine.note("decision", "keep these scratch notes in todo.txt, not in a repository", "scratch notes")
+        with Engine(world.newer, clock=lambda: NOW) as engine:
+            engine.note("decision", "use postgres for the ledger", "ledger store")
+            db = engine.identity.db_path
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+        conn.commit()
+        conn.close()
+    return world
+
+
+# -- the states, shared with screenshots/make_screenshots.py ---------------------------------------------------
+
+Steps = Callable[..., Awaitable[None]]
+
+
+async def settle(pilot) -> None:  # noqa: ANN001 - a textual Pilot
+    """Wait until no worker runs and the screen has caught up (bounded: workers start workers)."""
+    from textual.worker import WorkerCancelled
+
+    app = pilot.app
+    for _ in range(25):
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            continue  # an exclusive worker replaced by a newer one: wait for that one next time round
+        await pilot.pause()
+        if not any(worker.is_running for worker in app.workers):
+            await pilot.pause()
+            if not any(worker.is_running for worker in app.workers):
+                return
+    raise AssertionError("workers did not settle")
+
+
+def no_blink(pilot) -> None:  # noqa: ANN001
+    """Freeze text cursors so a snapshot never catches a blink."""
+    for widget in pilot.app.screen.query("Input, TextArea"):
+        widget.cursor_blink = False  # type: ignore[attr-defined]
+
+
+async def press(pilot, *keys: str) -> None:  # noqa: ANN001
+    """Settle, press keys, settle again (a key pressed before the first load would find nothing to act on)."""
+    await settle(pilot)
+    await pilot.press(*keys)
+    await settle(pilot)
+    no_blink(pilot)
+
+
+async def highlight(pilot, title: str, *, label: str | None = None) -> None:  # noqa: ANN001
+    """On the Memory tab, put the table cursor on the first row with this title (and label)."""
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+    from textual.widgets import DataTable
+
+    browser = pilot.app.screen.query_one(MemoryBrowser)
+    key = next(k for k, row in browser.rows.items() if row.title == title and (label is None or label in row.labels))
+    table = browser.query_one("#memory-table", DataTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(key))
+    await settle(pilot)
+
+
+async def _overview(pilot) -> None:  # noqa: ANN001
+    await settle(pilot)
+
+
+async def _memory(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "2")
+    await highlight(pilot, "spool flush policy", label="contested")
+
+
+async def _memory_all(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "2", "s")
+    await highlight(pilot, "oidc client")
+
+
+async def _search(pilot) -> None:  # noqa: ANN001
+    from textual.widgets import Input
+
+    await press(pilot, "2", "slash")
+    pilot.app.screen.query_one("#search-input", Input).value = "spool flush"
+    await press(pilot, "enter")
+
+
+async def _activity(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "3")
+
+
+async def _resolve(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "c")
+
+
+async def _edit(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "2")
+    await highlight(pilot, "store reads")
+    await press(pilot, "e")
+
+
+async def _edit_refused(pilot) -> None:  # noqa: ANN001
+    from textual.widgets import TextArea
+
+    await _edit(pilot)
+    pilot.app.screen.query_one("#edit-text", TextArea).insert("\nStatus: resolved")
+    await press(pilot, "ctrl+s")
+
+
+async def _delete(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "2")
+    await highlight(pilot, "spool flush policy", label="contested")
+    await press(pilot, "d")
+
+
+async def _help(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "question_mark")
+
+
+async def _palette(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "ctrl+p")
+
+
+@dataclass(frozen=True)
+class State:
+    """One visual state: which directory, whose ~/.claude, and the steps that reach it."""
+
+    where: str
+    steps: Steps
+    hooks: bool = True
+
+
+STATES: dict[str, State] = {
+    "overview": State("demo", _overview),
+    "memory": State("demo", _memory),
+    "memory_all_scopes": State("demo", _memory_all),
+    "search": State("demo", _search),
+    "activity": State("demo", _activity),
+    "resolve": State("demo", _resolve),
+    "edit": State("demo", _edit),
+    "edit_refused": State("demo", _edit_refused),
+    "delete": State("demo", _delete),
+    "help": State("demo", _help),
+    "palette": State("demo", _palette),
+    "no_hooks": State("demo", _overview, hooks=False),
+    "never_seen": State("fresh", _overview),
+    "outside_git": State("scratch", _overview),
+    "outside_git_with_store": State("loose", _overview),
+    "newer_store": State("newer", _overview),
+}
+
+
+def state_app(world: World, name: str):  # noqa: ANN201 - CortexApp, imported lazily
+    """A fresh app for one state (frozen clock, no live watcher)."""
+    from cortex_tui.app import make_app
+
+    state = STATES[name]
+    return make_app(getattr(world, state.where), clock=lambda: NOW, home=world.cortex_home,
+                    user_home=world.home if state.hooks else world.no_hooks_home, live=False)
+
+
+# -- fixtures and tests -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The demo and the state directories, built once (snapshot tests only read)."""
+    return build_world(tmp_path_factory.mktemp("tui-world"))
+
+
+@pytest.fixture
+def seen_from(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
+    """Run the test with the world's HOME and CORTEX_HOME (paths print as ~/…)."""
+    for key, value in world.env().items():
+        monkeypatch.setenv(key, value)
+    return world
+
+
+def snap(snap_compare, world: World, name: str, size: str) -> bool:  # noqa: ANN001
+    """Compare one state at one size with its baseline."""
+    return bool(snap_compare(state_app(world, name), terminal_size=SIZES[size], run_before=STATES[name].steps))
+
+
+sizes = pytest.mark.parametrize("size", list(SIZES))
+
+
+@sizes
+def test_overview(snap_compare, seen_from: World, size: str) -> None:
+    """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend."""
+    assert snap(snap_compare, seen_from, "overview", size)
+
+
+@sizes
+def test_memory(snap_compare, seen_from: World, size: str) -> None:
+    """Memory browser on this branch, a contested decision highlighted and inspected beside the table."""
+    assert snap(snap_compare, seen_from, "memory", size)
+
+
+@sizes
+def test_memory_all_scopes(snap_compare, seen_from: World, size: str) -> None:
+    """Memory browser switched to every scope (s): the feature branch's notes appear with their scope."""
+    assert snap(snap_compare, seen_from, "memory_all_scopes", size)
+
+
+@sizes
+def test_search(snap_compare, seen_from: World, size: str) -> None:
+    """Search (/) shows the rendered recall exactly as the agent gets it, with tokens/600 and the items shown."""
+    assert snap(snap_compare, seen_from, "search", size)
+
+
+@sizes
+def test_activity(snap_compare, seen_from: World, size: str) -> None:
+    """Activity: sessions newest first, the subagent session under the one that dispatched it, failures counted."""
+    assert snap(snap_compare, seen_from, "activity", size)
+
+
+@sizes
+def test_resolve_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Resolve (c): both sides of the contest, keep A / keep B / resolve both, optional replacement."""
+    assert snap(snap_compare, seen_from, "resolve", size)
+
+
+@sizes
+def test_edit_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Edit (e): the note's text in an editor, saved through the audited edit."""
+    assert snap(snap_compare, seen_from, "edit", size)
+
+
+@sizes
+def test_edit_refused(snap_compare, seen_from: World, size: str) -> None:
+    """A spoofed trailer line is refused: the dialog stays open and says why; nothing was saved."""
+    assert snap(snap_compare, seen_from, "edit_refused", size)
+
+
+@sizes
+def test_delete_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Delete (d): the engine's preview, including that deleting ends the contest; Cancel has focus."""
+    assert snap(snap_compare, seen_from, "delete", size)
+
+
+@sizes
+def test_help_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Help (?): the keys and what the trust, freshness and economy labels mean."""
+    assert snap(snap_compare, seen_from, "help", size)
+
+
+@sizes
+def test_command_palette(snap_compare, seen_from: World, size: str) -> None:
+    """The command palette (ctrl+p) lists every action by name."""
+    assert snap(snap_compare, seen_from, "palette", size)
+
+
+@sizes
+def test_no_hooks_installed(snap_compare, seen_from: World, size: str) -> None:
+    """No Claude Code hooks wired: a warning line names `cortex install`."""
+    assert snap(snap_compare, seen_from, "no_hooks", size)
+
+
+@sizes
+def test_never_seen_repository(snap_compare, seen_from: World, size: str) -> None:
+    """A repository with no store: what it means, `cortex inject-header --quiet`, and that nothing was created."""
+    assert snap(snap_compare, seen_from, "never_seen", size)
+
+
+@sizes
+def test_outside_git(snap_compare, seen_from: World, size: str) -> None:
+    """Outside git with no store: the never-seen state plus the degraded-identity explanation."""
+    assert snap(snap_compare, seen_from, "outside_git", size)
+
+
+@sizes
+def test_outside_git_with_store(snap_compare, seen_from: World, size: str) -> None:
+    """Outside git with a store: the overview, with the degraded identity said in the header and a notice."""
+    assert snap(snap_compare, seen_from, "outside_git_with_store", size)
+
+
+@sizes
+def test_newer_store_refused(snap_compare, seen_from: World, size: str) -> None:
+    """A store written by a newer Cortex: refused, nothing written, and the upgrade command."""
+    assert snap(snap_compare, seen_from, "newer_store", size)
