@@ -365,7 +365,8 @@ class Engine:
             return None
         for line in row["text"].split("\n"):
             clean = line.strip().lstrip("#").strip()
-            if clean and not clean.startswith("Command ("):
+            # The focus is the session's label, not what it did; command-only lines say nothing on their own.
+            if clean and not clean.startswith(("Command (", "Focus: ")):
                 return clean
         return None
 
