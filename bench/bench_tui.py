@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import pty
-import random
 import select
 import signal
 import statistics
@@ -26,51 +25,13 @@ import sys
 import tempfile
 import termios
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-NOW_AT = datetime(2026, 3, 1, tzinfo=timezone.utc)
-NOW = "2026-03-01T00:00:00Z"
-WORDS = (
-    "queue spool flush ledger store graph recall brief state token budget session branch worktree commit "
-    "rename stale moved contest decision insight blocker intent focus index digest hash schema migrate "
-    "cache tier decay reinforce access scope subject kafka postgres sqlite oidc auth login parser lexer "
-    "render label trust freshness economy hook capture subagent summary episode failure test build"
-).split()
-KINDS = ("insight", "decision", "intent", "blocker", "focus")
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import synth  # noqa: E402
 
-
-def seed(root: Path, items: int) -> tuple[Path, Path]:
-    """A git repository of 50 files and `items` notes written through `Engine.note` (one scope, newest last).
-
-    Subjects repeat every 400 notes, so supersession and contests happen as they would; references point at
-    files that exist and files that do not, so the freshness pane has work.
-    """
-    from cortex_engine.engine import Engine
-
-    repo, home = root / "repo", root / "home"
-    repo.mkdir(parents=True)
-    env = {**os.environ, **GIT_ENV}
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    for n in range(50):
-        path = repo / "src" / WORDS[n % len(WORDS)] / f"file_{n}.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x = 1\n")
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-qm", "init"], cwd=repo, check=True, env=env)
-    rng = random.Random(7)
-    start = NOW_AT - timedelta(minutes=items)
-    with Engine(repo, home=home, clock=lambda: start) as engine:
-        for n in range(items):
-            kind = KINDS[n % len(KINDS)]
-            words = rng.sample(WORDS, 9)
-            subject = None if kind == "insight" else f"{words[0]} {words[1]} {n % 400}"
-            text = " ".join(words[2:]) + f" in src/{words[2]}/{words[3]}_{n % 50}.py"
-            engine.clock = lambda n=n: start + timedelta(minutes=n)
-            engine.note(kind, text, subject)
-    return repo, home
+NOW_AT = synth.NOW
+NOW = synth.NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
 SIZE = (40, 120)
 
 
@@ -130,56 +91,47 @@ def in_process(repo: Path, home: Path) -> dict[str, float]:
     return {"overview_load_ms": round(load_ms, 1), "freshness_check_ms": round(fresh_ms, 1)}
 
 
+def measure(repo: Path, home: Path, *, runs: int = 5, writes: int = 5) -> dict[str, object]:
+    """Cold starts to first paint and to a filled overview, then external writes to their appearance."""
+    from cortex_engine.engine import Engine
+
+    env = {**os.environ, "CORTEX_HOME": str(home), "CORTEX_NOW": NOW, "TERM": "xterm-256color",
+           "COLUMNS": str(SIZE[1]), "LINES": str(SIZE[0])}
+    first, filled, live = [], [], []
+    for run in range(runs):
+        term = Terminal(repo, env)
+        first.append((term.wait_for(b"Cortex") - term.started) * 1000)
+        filled.append((term.wait_for(b"what SessionStart injects") - term.started) * 1000)
+        if run == 0:
+            term.wait_for(b"checked", timeout=60)  # the freshness pane, so the next frames are only our writes
+            time.sleep(1.5)  # let the app go idle (no reload in flight) before the first write
+            for n in range(writes):
+                subject = f"a{writes - n:02d} probe"  # each sorts first, so it is painted at the top
+                mark = len(term.buffer)
+                with Engine(repo, home=home) as other:
+                    other.note("decision", f"use the probe cache for batch {n}", subject)
+                    other.note("decision", f"do not use the probe cache for batch {n}", subject)
+                    written = time.perf_counter()
+                live.append((term.wait_for(subject.encode(), since=mark) - written) * 1000)
+                time.sleep(1.5)
+        term.close()
+    return {"first_paint_ms": first, "data_paint_ms": filled, "live_ms": live, **in_process(repo, home)}
+
+
 def main() -> None:
-    """Seed, start `cortex` in a pty, and time first paint and live updates."""
+    """Build a synthetic store, start `cortex` in a pty, and time first paint and live updates."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=5)
     parser.add_argument("--runs", type=int, default=5, help="cold starts to time")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        began = time.perf_counter()
-        repo, home = seed(Path(tmp), args.items)
-        seconds = time.perf_counter() - began
-        env = {**os.environ, "CORTEX_HOME": str(home), "HOME": tmp, "CORTEX_NOW": NOW, "TERM": "xterm-256color",
-               "COLUMNS": str(SIZE[1]), "LINES": str(SIZE[0])}
-        os.environ["CORTEX_HOME"] = str(home)
-
-        from cortex_engine.engine import Engine
-
-        first, filled, live = [], [], []
-        for run in range(args.runs):
-            term = Terminal(repo, env)
-            first.append((term.wait_for(b"Cortex") - term.started) * 1000)
-            filled.append((term.wait_for(b"what SessionStart injects") - term.started) * 1000)
-            if run == 0:
-                term.wait_for(b"checked", timeout=60)  # the freshness pane, so the next frames are only our writes
-                time.sleep(1.5)  # let the app go idle (no reload in flight) before the first write
-                for n in range(args.writes):
-                    subject = f"a{args.writes - n:02d} probe"  # each sorts first, so it is painted at the top
-                    mark = len(term.buffer)
-                    with Engine(repo, home=home) as other:
-                        other.note("decision", f"use the probe cache for batch {n}", subject)
-                        other.note("decision", f"do not use the probe cache for batch {n}", subject)
-                        written = time.perf_counter()
-                    live.append((term.wait_for(subject.encode(), since=mark) - written) * 1000)
-                    time.sleep(1.5)
-            term.close()
-        with Engine(repo, home=home) as engine:
-            in_scope, in_store = engine.status()["items"], engine.list_memory(limit=1).total
-        print(json.dumps({
-            "items": args.items,
-            "items_in_store": in_store,
-            "items_in_scope": in_scope,
-            "seed_seconds": round(seconds, 1),
-            "first_paint_ms": {"median": round(statistics.median(first), 1), "min": round(min(first), 1),
-                               "runs": [round(x) for x in first]},
-            "data_paint_ms": {"median": round(statistics.median(filled), 1), "min": round(min(filled), 1),
-                              "runs": [round(x) for x in filled]},
-            "live_ms": {"median": round(statistics.median(live), 1), "max": round(max(live), 1),
-                        "runs": [round(x) for x in live]},
-            **in_process(repo, home),
-        }, indent=2))
+        built = synth.build(Path(tmp), args.items)
+        os.environ["CORTEX_HOME"] = str(built.home)
+        figures = measure(built.repo, built.home, runs=args.runs, writes=args.writes)
+        print(json.dumps({"items": args.items, **{
+            k: ({"median": round(statistics.median(v), 1), "max": round(max(v), 1)} if isinstance(v, list) else v)
+            for k, v in figures.items()}}, indent=2))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ TARGETS: dict[str, dict[int, float | None]] = {
     "serve_first_answer_ms": {10000: 2500},
     "flush_10k_lines_ms": {10000: 2000},
     "doctor_ms": {10000: 1000},
+    "tui_first_paint_ms": {10000: 1500},
+    "tui_live_ms": {10000: 1000},
 }
 
 
@@ -159,6 +161,13 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
     result["flush_processed"] = flushed.processed
     engine.close()
     result.update(mcp_figures(repo, env, runs))
+    if not quick and items == 10_000:
+        import bench_tui
+
+        tui = bench_tui.measure(repo, built.home, runs=3, writes=3)
+        result["tui_first_paint_ms"] = stats(tui["first_paint_ms"])
+        result["tui_data_paint_ms"] = stats(tui["data_paint_ms"])
+        result["tui_live_ms"] = stats(tui["live_ms"])
     return result
 
 
