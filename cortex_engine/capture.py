@@ -140,12 +140,24 @@ def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict,
                 entry["p"] = _decode(blob.read_bytes().replace(b"\r", b"").replace(b"\n", b""))
             except (OSError, UnicodeDecodeError, ValueError, RecursionError):
                 skipped += 1
+                _discard(blob)  # whole (the hook writes it before its pointer line) but unusable: never kept
                 continue
         if not isinstance(entry.get("p"), dict):
             skipped += 1
+            for blob in blobs:
+                _discard(blob)
             continue
         good.append((_key(entry, raw), entry, blobs))
     return good, end, skipped
+
+
+def _discard(blob: Path) -> None:
+    """Remove the blob of a payload that cannot be replayed (it may hold unredacted output)."""
+    try:
+        if blob.is_file():
+            blob.unlink()
+    except OSError:
+        pass  # already gone, or not ours to remove: the next flush skips it again
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -350,7 +362,12 @@ class Replayer:
             stderr = stderr or error
         else:
             exit_code = _exit_from(payload, response)
-        record = commands.record_command(command, exit_code, stdout, stderr, interrupted=interrupted)
+        if exit_code not in (None, 0):
+            # A failing run keeps its output tails. Redact a window wider than the tail before it is cut, so a
+            # secret straddling the cut is caught whole rather than leaving an unrecognisable fragment.
+            stdout, stderr = _redacted_window(stdout), _redacted_window(stderr)
+        # Redacted before anything is derived from it: the files a command touched are read from its words too.
+        record = commands.record_command(redaction.redact(command), exit_code, stdout, stderr, interrupted=interrupted)
         meta = {"category": record.category, "exit_code": exit_code, "safe_summary": record.summary,
                 "files_touched": record.files, "interrupted": interrupted,
                 "background": bool(tool_input.get("run_in_background"))}
@@ -392,6 +409,14 @@ def _exit_from(payload: dict, response: object) -> int:
             if isinstance(value, str) and re.fullmatch(r"-?\d{1,12}", value.strip()) and _exit_value(int(value)) is not None:
                 return int(value)
     return 0
+
+
+OUTPUT_WINDOW = 16 * 1024
+
+
+def _redacted_window(text: str | None) -> str | None:
+    """The last 16 KiB of an output, redacted (the stored tail is cut from this)."""
+    return redaction.redact(text[-OUTPUT_WINDOW:]) if text else text
 
 
 def _exit_value(value: int) -> int | None:
@@ -615,11 +640,13 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
     while True:
         try:
             entries, consumed, skipped = _lines(folder, claim, offset)
+        except FileNotFoundError:
+            return  # a concurrent flush finished this claim first (it unlinks only after its commit)
         except OSError as exc:
             result.errors.append(f"{claim.name}: {exc}")
             return
         result.skipped += skipped
-        mutations = [t for _, e, _ in entries if e["p"].get("tool_name") in MUTATING_TOOLS and (t := _epoch(e)) is not None]
+        mutations = [t for _, e, _ in entries if _str(e["p"].get("tool_name")) in MUTATING_TOOLS and (t := _epoch(e)) is not None]
         # First the whole batch in one transaction (a savepoint per entry would make FTS5 flush a segment per
         # entry); only if some payload cannot be replayed is the batch redone with each entry isolated.
         for isolated in (False, True):
@@ -662,7 +689,10 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
         for blob in blobs:
             blob.unlink(missing_ok=True)
         # A hook that opened the spool just before the claim may still append to it: read on while it grows.
-        size = claim.stat().st_size
+        try:
+            size = claim.stat().st_size
+        except FileNotFoundError:
+            return  # two flushes may replay one claim (spool_seen keeps it once); the other one finished it
         if consumed == offset or size <= consumed:
             if size > consumed:
                 result.skipped += 1  # a torn last line (a writer died mid-line): skipped, the rest kept

@@ -11,6 +11,7 @@ from .errors import InvalidInput, NotFound
 from .freshness import Validator
 from .memory import STATES, alternatives_list, collapse, is_contested, is_superseded
 from .notes import extract_item_references, item_id_for, sync_note_item
+from .redact import redact
 from .scope import Scope
 from .store import transaction
 
@@ -78,6 +79,8 @@ def list_memory(
             raise InvalidInput(f"unknown state {state!r}; use {', '.join(STATES)}", code="bad_state")
     if offset < 0:
         raise InvalidInput("offset must be 0 or more", code="bad_args")
+    if offset >= 2**63:  # SQLite's integers are 64-bit: a larger offset would escape as an OverflowError
+        raise InvalidInput("offset is too large", code="bad_args")
     limit = LIST_DEFAULT if limit is None or limit <= 0 else min(limit, LIST_MAX)
     where, args = [], []
     for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
@@ -221,7 +224,7 @@ def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: 
     Raises:
         NotFound: no such item. InvalidInput: empty or spoofed text.
     """
-    text = check_edit_text(text)
+    text = redact(check_edit_text(text))  # stored redacted, like captured text
     row = find_item(conn, item_or_note_id)
     with transaction(conn):
         if row["source_table"] == "notes":

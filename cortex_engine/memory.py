@@ -36,6 +36,16 @@ DEFAULT_KIND_WEIGHT = (1.0, 0.5)
 
 TRAILER_PREFIXES = ("Subject: ", "Alternatives: ", "Conflict: ", "Status: ")
 _WS = re.compile(r"\s+")
+# A content line shaped like a trailer (any case, any indentation): projected indented by one space, so
+# `split_trailers` can never take the author's words for the note's own Conflict:/Status: bookkeeping.
+_TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status)\s*:", re.IGNORECASE)
+# Label look-alikes inside memory text (`[contested]`, `(superseded)`, `(resolved)`, `[stale: …`, `[moved: …`):
+# rendered with fullwidth brackets so only the labels Cortex appends read as labels.
+_LABEL_SHAPED = (
+    (re.compile(r"\[(\s*contested\s*)\]", re.IGNORECASE), "［\\1］"),
+    (re.compile(r"\[(\s*(?:stale|moved)\s*:)", re.IGNORECASE), "［\\1"),
+    (re.compile(r"\((\s*(?:superseded|resolved)\s*)\)", re.IGNORECASE), "（\\1）"),
+)
 
 
 def collapse(text: str) -> str:
@@ -52,7 +62,8 @@ def project_note_text(
     kind: str, content: str, subject: str | None, alternatives: list[str] | None, conflict: bool, status: str
 ) -> str:
     """Project a note into memory text: `<kind>: <content>` then trailers in canonical order."""
-    lines = [f"{kind}: {content}"]
+    first, *rest = content.split("\n")
+    lines = [f"{kind}: {first}", *(f" {line}" if _TRAILER_SHAPED.match(line) else line for line in rest)]
     if subject:
         lines.append(f"Subject: {collapse(subject)}")
     payload = alternatives_payload(alternatives)
@@ -82,10 +93,10 @@ def split_trailers(text: str) -> tuple[str, dict[str, str]]:
 
 
 def is_contested(kind: str, text: str) -> bool:
-    """A note item is contested when its projection carries `Conflict: true`."""
-    if not kind.startswith("note:") or "onflict: " not in text.lower():
+    """A note item is contested when its projection's trailers carry `Conflict: true` (never a line of its content)."""
+    if not kind.startswith("note:") or "\nConflict: " not in text:
         return False
-    return any(line.strip().lower() == "conflict: true" for line in text.split("\n"))
+    return split_trailers(text)[1].get("conflict", "").strip().lower() == "true"
 
 
 def note_status(kind: str, text: str) -> str:
@@ -101,15 +112,32 @@ def is_superseded(kind: str, text: str) -> bool:
 
 
 def is_resolved(text: str) -> bool:
-    """True when the text records `status: resolved` (any case)."""
-    return "status: resolved" in text.lower()
+    """True when the text's trailers record `Status: resolved` (words in the content never count)."""
+    if "\nStatus: " not in text:
+        return False
+    return split_trailers(text)[1].get("status", "").strip().lower() == "resolved"
 
 
 def note_content(text: str) -> str:
-    """The note's content line: the first line after its `<kind>: ` prefix."""
+    """The note's content line: the first line after its `<kind>: ` prefix, label look-alikes defused."""
     first = text.split("\n", 1)[0]
     _, sep, rest = first.partition(": ")
-    return rest if sep else first
+    return defuse_labels(rest if sep else first)
+
+
+def defuse_labels(text: str) -> str:
+    """Control characters removed, and label-shaped words given fullwidth brackets: `[contested]` → `［contested］`.
+
+    Control characters go first, so `[\\x1bcontested]` cannot slip past and be completed by a later strip.
+    """
+    from .render import strip_control  # render imports this module
+
+    text = strip_control(text)
+    if "[" not in text and "(" not in text:
+        return text
+    for pattern, replacement in _LABEL_SHAPED:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def fresh_note_state(kind: str, status: str) -> str:

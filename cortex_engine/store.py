@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -12,6 +13,8 @@ from .errors import StoreRefused
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 5000
+WAL_MAX_BYTES = 4 * 1024 * 1024
+WAL_MIN_BYTES = 4096
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -297,24 +300,46 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
         conn = connect(path)
         version = stored_version(conn)
     except sqlite3.DatabaseError as exc:
+        if _busy(exc):
+            raise _busy_refusal(path, exc) from exc
         raise StoreRefused(
             f"{path} is not a readable Cortex store ({exc}); nothing was written — move it aside and retry",
             code="unreadable_store",
         ) from exc
     if version < SCHEMA_VERSION:
-        with transaction(conn):
-            version = stored_version(conn)  # re-read under the write lock: another process may have migrated
-            for script in MIGRATIONS[version:]:
-                for statement in _split_sql(script):
-                    conn.execute(statement)
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                (str(SCHEMA_VERSION),),
-            )
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
+        try:
+            with transaction(conn):
+                version = stored_version(conn)  # re-read under the write lock: another process may have migrated
+                for script in MIGRATIONS[version:]:
+                    for statement in _split_sql(script):
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    (str(SCHEMA_VERSION),),
+                )
+                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
+                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if _busy(exc):
+                raise _busy_refusal(path, exc) from exc
+            raise
     return conn
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock (not a damaged file)."""
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def _busy_refusal(path: Path, exc: sqlite3.Error) -> StoreRefused:
+    """A store another process held past the busy timeout: say so, and never advise moving a healthy store aside."""
+    return StoreRefused(
+        f"{path} is busy: another Cortex process held it for over {BUSY_TIMEOUT_MS / 1000:g} s ({exc}); "
+        "nothing was written — try again in a moment",
+        code="store_busy",
+    )
 
 
 def _split_sql(script: str) -> Iterator[str]:
@@ -340,3 +365,40 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     conn.execute("COMMIT")
 
+
+def wal_bound() -> int:
+    """The WAL size past which a flush checkpoints: `CORTEX_WAL_MAX_BYTES` (an integer >= 4096), else 4 MiB."""
+    raw = os.environ.get("CORTEX_WAL_MAX_BYTES", "").strip()
+    if raw.isdigit() and int(raw) >= WAL_MIN_BYTES:
+        return int(raw)
+    return WAL_MAX_BYTES
+
+
+def checkpoint_if_large(conn: sqlite3.Connection) -> str | None:
+    """Checkpoint the WAL when it has grown past its bound, without ever waiting for a lock.
+
+    SQLite's automatic checkpoint copies pages back but never shrinks the `-wal` file, and it cannot finish
+    while a reader holds an old snapshot. Past the bound this copies what it can (PASSIVE) and then tries to
+    truncate the file (TRUNCATE) with the busy timeout set to 0, so a concurrent reader or writer makes it
+    give up at once instead of blocking the hook that flushed. Returns None when the WAL is within bounds,
+    else `truncated` or `busy` (retried by the next flush).
+    """
+    row = conn.execute("PRAGMA database_list").fetchone()
+    path = row[2] if row is not None else ""
+    if not path or conn.in_transaction:
+        return None
+    try:
+        size = os.path.getsize(path + "-wal")
+    except OSError:
+        return None
+    if size <= wal_bound():
+        return None
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    except sqlite3.OperationalError:
+        busy = 1
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    return "busy" if busy else "truncated"
