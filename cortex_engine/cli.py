@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -26,8 +27,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
 def _emit_json(payload: object) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    # JSON escapes C0 controls itself; DEL and the C1 range (U+009B is a CSI) would reach the terminal raw,
+    # so they are escaped too. The document decodes to exactly the same text.
+    text = json.dumps(payload, ensure_ascii=False, indent=2)
+    sys.stdout.write(_UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def _print(text: str) -> None:
@@ -284,7 +291,7 @@ def _hook_payload() -> dict:
     try:
         raw = sys.stdin.read()
         value = json.loads(raw) if raw.strip() else {}
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -430,8 +437,10 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
 
 def cmd_summarize(args: argparse.Namespace) -> int:
     """Write the current session's summary now."""
+    from .render import strip_control
+
     with _engine(args) as engine:
-        text = engine.summarize(" ".join(args.description) if args.description else None)
+        text = strip_control(engine.summarize(" ".join(args.description) if args.description else None))
     _emit_json({"summary": text}) if args.json else _print(text)
     return 0
 

@@ -97,6 +97,11 @@ class Engine:
             StoreRefused: the store was written by a newer version or its version is corrupt.
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
+        if not os.path.isdir(self.cwd):
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"{self.cwd} is not a directory; run Cortex from (or -C) a working directory",
+                               code="bad_cwd")
         self.clock = clock or clock_from_env()
         location = locate_git(self.cwd)
         self.identity: StoreIdentity = store_identity(self.cwd, home, location)

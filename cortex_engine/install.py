@@ -276,6 +276,11 @@ def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, corte
     if read.error:
         plan.add(Action("settings", "refused", str(target), f"{read.error}; fix the file and re-run (it was not touched)"))
         return None
+    if read.exists and not _writable(target):
+        plan.add(Action("settings", "refused", str(target),
+                        "it is read-only; make it writable (chmod u+w) and re-run, or add the wiring yourself "
+                        "(it was not touched)"))
+        return None
     data = copy.deepcopy(read.data) if read.data is not None else {}
     try:
         changes, left = merge_wirings(data, hooks_dir, cortex_bin, _provided_elsewhere(target, project))
@@ -345,13 +350,35 @@ def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_ta
 # -- applying --------------------------------------------------------------------------------------
 
 
+def _writable(path: Path) -> bool:
+    """Whether the user lets this file be written (its owner-write bit, as root ignores permissions)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return True
+    return bool(mode & 0o200) and os.access(path, os.W_OK)
+
+
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Write via a temp file in the same directory and a rename; the old bytes go to `<file>.bak` first."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        _replace(backup, path.read_bytes(), _mode(path, mode))
-    _replace(path, data, mode)
+    """Write via a temp file and a rename; the old bytes go to `<file>.bak` first.
+
+    A symlinked file (dotfiles) keeps its link: the file it points at is the one replaced.
+
+    Raises:
+        CortexError: the write failed (a full disk, no permission); files written before it stay as they are.
+    """
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            backup = path.with_name(path.name + ".bak")
+            _replace(backup, target.read_bytes(), _mode(target, mode))
+        _replace(target, data, mode)
+    except OSError as exc:
+        raise CortexError(
+            f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its .bak, if any, "
+            "holds the earlier bytes) — free the space or fix the permission and re-run", code="write_failed",
+        ) from exc
 
 
 def _replace(path: Path, data: bytes, mode: int) -> None:
@@ -433,7 +460,11 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
         for path, data, mode in plan.writes:
             _atomic_write(path, data, mode)
         for path in plan.chmods:
-            os.chmod(path, 0o755)
+            try:
+                os.chmod(path, 0o755)
+            except OSError as exc:
+                raise CortexError(f"could not make {path} executable: {exc.strerror}; fix the permission and re-run",
+                                  code="write_failed") from exc
     result = InstallResult(scope, dry_run, str(directory), cortex_bin, project, plan.actions)
     if diagnose and not dry_run:
         from .doctor import diagnose as run_doctor

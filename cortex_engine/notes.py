@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -22,6 +23,17 @@ from .scope import Scope
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 contradiction = LazyModule("contradiction")
 references = LazyModule("references")
+redaction = LazyModule("redact")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """Note text as stored: secrets redacted and terminal control characters removed (tabs and newlines kept).
+
+    A note is the author's words, but a token pasted into a decision would otherwise be injected into every
+    later brief; the redaction that capture applies applies here too.
+    """
+    return _CONTROL.sub("", redaction.redact(text))
 
 MAX_CONTENT_CHARS = 20_000
 MAX_ALTERNATIVES_CHARS = 2_000
@@ -58,7 +70,7 @@ def normalize_subject(subject: str | None) -> str | None:
     """Subjects are stored trimmed, whitespace-collapsed and lowercased; blank means none."""
     if subject is None:
         return None
-    value = " ".join(subject.split()).lower()
+    value = " ".join(_CONTROL.sub("", redaction.redact(subject)).split()).lower()
     return value or None
 
 
@@ -68,11 +80,11 @@ def validate_note(kind: str, content: str, subject: str | None, alternatives: li
         raise InvalidInput(f"unknown note kind {kind!r}; use one of {', '.join(NOTE_KINDS)}", code="bad_kind")
     if not content.strip():
         raise InvalidInput("note text is empty", code="empty_text")
-    if len(content) > MAX_CONTENT_CHARS:
+    if len(content) > MAX_CONTENT_CHARS and len(clean_text(content)) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"note text is over {MAX_CONTENT_CHARS} characters", code="too_long")
     if kind != "insight" and normalize_subject(subject) is None:
         raise InvalidInput(f"Subject is required for {kind} notes", code="subject_required")
-    if alternatives and sum(len(a) for a in alternatives) > MAX_ALTERNATIVES_CHARS:
+    if alternatives and sum(len(clean_text(a)) for a in alternatives) > MAX_ALTERNATIVES_CHARS:
         raise InvalidInput(f"alternatives are over {MAX_ALTERNATIVES_CHARS} characters", code="too_long")
 
 
@@ -144,8 +156,8 @@ def write_note(
     """
     validate_note(kind, content, subject, alternatives)
     subject_n = normalize_subject(subject)
-    content = content.strip()
-    alts = [a for a in (alternatives or []) if a.strip()]
+    content = clean_text(content.strip())
+    alts = [clean_text(a) for a in (alternatives or []) if a.strip()]
     note_id = str(uuid.uuid4())
     conflicts: list[Conflict] = []
     superseded: list[str] = []
@@ -310,7 +322,7 @@ def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id:
     conn.execute(
         "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict) "
         "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
-        (new_id, session_id, note["scope_key"], now, note["kind"], note["subject"], text.strip()),
+        (new_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
     )
     _resync(conn, new_id, "branch")
     return new_id

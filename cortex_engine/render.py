@@ -130,59 +130,80 @@ class Assembled:
 
 
 def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint: Callable[[int], str]) -> Assembled:
-    """Place lines within `budget`: the first evidence line always, alternatives only with what is left."""
-    used = estimate_tokens(lead) if lead else 0
+    """Place lines within `budget`: the first evidence line always, alternatives only with what is left.
+
+    The budget is held on the rendered text itself (every character, the newlines between lines and the
+    trimmed-count hint included), so with more than one line kept the text's own estimate never exceeds it;
+    only a first line that alone overruns is placed anyway (with the lead and the hint).
+    """
+    limit = budget * 4
+    chars = len(lead) if lead else 0
+    lines = 1 if lead else 0
+
+    def cost(text: str) -> int:
+        return len(text) + (1 if lines else 0)
+
     kept: list[Entry] = []
     for entry in entries:
-        cost = estimate_tokens(entry.line)
-        if kept and used + cost > budget:
+        if kept and chars + cost(entry.line) > limit:
             break
+        chars += cost(entry.line)
+        lines += 1
         kept.append(entry)
-        used += cost
     dropped = len(entries) - len(kept)
     tail = None
     if dropped:
         tail = hint(dropped)
-        hint_cost = estimate_tokens(tail)
-        while len(kept) > 1 and used + hint_cost > budget:
-            used -= estimate_tokens(kept.pop().line)
+        while len(kept) > 1 and chars + len(tail) + 1 > limit:
+            chars -= len(kept.pop().line) + 1
+            lines -= 1
             dropped += 1
             tail = hint(dropped)
-            hint_cost = estimate_tokens(tail)
-        used += hint_cost
+        chars += len(tail) + 1
+        lines += 1
     continued: set[int] = set()
     for index, entry in enumerate(kept):
         if entry.continuation is None:
             continue
-        cost = estimate_tokens(entry.continuation)
-        if used + cost > budget:
+        if chars + len(entry.continuation) + 1 > limit:
             break
         continued.add(index)
-        used += cost
-    lines = [lead] if lead else []
+        chars += len(entry.continuation) + 1
+    out = [lead] if lead else []
     for index, entry in enumerate(kept):
-        lines.append(entry.line)
+        out.append(entry.line)
         if index in continued and entry.continuation is not None:
-            lines.append(entry.continuation)
+            out.append(entry.continuation)
     if tail:
-        lines.append(tail)
-    return Assembled("\n".join(lines), kept, dropped)
+        out.append(tail)
+    return Assembled("\n".join(out), kept, dropped)
+
+
+def sections_trimmed(count: int) -> str:
+    """The trailer state prints for sections that did not fit."""
+    return f"…{count} section{'s' if count != 1 else ''} trimmed (cortex_recall(topic) for more)"
 
 
 def assemble_sections(sections: list[str], budget: int) -> tuple[str, list[int]]:
-    """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on."""
+    """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on.
+
+    Sections are joined by a blank line, and the trailer counting what was skipped is charged too, so with
+    more than one section kept the rendered text never exceeds the budget.
+    """
+    limit = budget * 4
     kept: list[int] = []
-    used = 0
+    chars = 0
     for index, section in enumerate(sections):
-        cost = estimate_tokens(section)
-        if kept and used + cost > budget:
+        cost = len(section) + (2 if kept else 0)
+        if kept and chars + cost > limit:
             continue
         kept.append(index)
-        used += cost
+        chars += cost
+    while len(kept) < len(sections) and len(kept) > 1 and chars + 2 + len(sections_trimmed(len(sections) - len(kept))) > limit:
+        chars -= len(sections[kept.pop()]) + 2
     parts = [sections[i] for i in kept]
-    skipped = len(sections) - len(kept)
-    if skipped:
-        parts.append(f"…{skipped} section{'s' if skipped != 1 else ''} trimmed (cortex_recall(topic) for more)")
+    if len(kept) < len(sections):
+        parts.append(sections_trimmed(len(sections) - len(kept)))
     return "\n\n".join(parts), kept
 
 

@@ -353,7 +353,7 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         shown.append(_surface_item(row, validation))
     lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
     if resume:
-        lines.append(f"- resume: {shorten(resume, 110)}")
+        lines.append(f"- resume: {shorten(strip_control(resume), 110)}")
     ledger_line = None
     if ledger_files:
         ledger_line = "- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5])

@@ -255,6 +255,11 @@ class JsonFile:
     raw: bytes | None = None
 
 
+def _reject_constant(name: str) -> object:
+    """NaN and Infinity parse in Python but not in Claude Code's JSON.parse: such a file is not valid JSON."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def read_json(path: Path) -> JsonFile:
     """Read a JSON object file without ever raising; an unparseable or non-object file carries `error`."""
     try:
@@ -265,11 +270,13 @@ def read_json(path: Path) -> JsonFile:
         return JsonFile(path, True, error=f"cannot read it ({exc.strerror or exc.__class__.__name__})")
     try:
         text = raw.decode("utf-8-sig")
-        data = json.loads(text) if text.strip() else {}
+        data = json.loads(text, parse_constant=_reject_constant) if text.strip() else {}
     except UnicodeDecodeError:
         return JsonFile(path, True, error="it is not UTF-8 text", raw=raw)
     except ValueError as exc:
         return JsonFile(path, True, error=f"not valid JSON ({exc})", raw=raw)
+    except RecursionError:
+        return JsonFile(path, True, error="not valid JSON (nested too deeply to read)", raw=raw)
     if not isinstance(data, dict):
         return JsonFile(path, True, error="its top level is not a JSON object", raw=raw)
     return JsonFile(path, True, data=data, raw=raw)

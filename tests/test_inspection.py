@@ -449,10 +449,13 @@ def _has_control(text: str) -> bool:
     return any(ch in text for ch in ("\x1b", "\r", "\x07"))
 
 
-def test_control_characters_are_stripped_when_printed_but_kept_in_json(repo: Repo) -> None:
-    """ESC, BEL and lone CR never reach the terminal from stored text; --json keeps every byte."""
+def test_control_characters_never_reach_the_terminal_and_notes_are_stored_clean(repo: Repo) -> None:
+    """ESC, BEL and lone CR never reach the terminal; a note is stored without them (subject, content and
+    alternatives), and --json gives exactly what is stored."""
+    from cortex_engine.render import strip_control
+
     note = ok_json(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "--alternative", ESC_ALT, ESC_TEXT)
-    assert note["content"] == ESC_TEXT
+    assert note["content"] == strip_control(ESC_TEXT)
     echo = ok(repo.path, "note", "--kind", "insight", ESC_TEXT)
     listing = ok(repo.path, "list-memory")
     inspected = ok(repo.path, "inspect-memory", note["id"])
@@ -463,11 +466,12 @@ def test_control_characters_are_stripped_when_printed_but_kept_in_json(repo: Rep
     assert "  already rejected: blue]0;title zone" in inspected
     assert "decision: use [31mred[0m hereOVERWRITTEN" in inspected
     data = ok_json(repo.path, "inspect-memory", note["id"])
-    assert data["subject"] == ESC_SUBJECT
-    assert data["text"].split("\n")[0] == f"decision: {ESC_TEXT}"
-    assert data["conflict"]["alternatives"] == [ESC_ALT]
+    assert data["subject"] == " ".join(strip_control(ESC_SUBJECT).split())
+    assert data["text"].split("\n")[0] == f"decision: {strip_control(ESC_TEXT)}"
+    assert data["conflict"]["alternatives"] == [strip_control(ESC_ALT)]
     page = ok_json(repo.path, "list-memory")
-    assert {i["id"]: i["text"].split("\n")[0] for i in page["items"]}[note["item_id"]] == f"decision: {ESC_TEXT}"
+    stored = {i["id"]: i["text"].split("\n")[0] for i in page["items"]}[note["item_id"]]
+    assert stored == f"decision: {strip_control(ESC_TEXT)}"
 
 
 def test_recall_strips_control_characters_from_subjects(repo: Repo) -> None:

@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cortex_engine.clock import ts_min
+from cortex_engine.render import strip_control
 
 from ..data.text import ago, humanize_kind, one_line, scope_label, short_id
 
@@ -82,7 +83,7 @@ class InspectionView(VerticalScroll):
             for corr in result.corrections:
                 lines.append(Content(f"  {ts_min(str(corr['at']))}  {corr['operation']}"))
                 lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
-        lines += [Content(""), Content.from_markup("[b]text[/]"), Content(str(item["text"]))]
+        lines += [Content(""), Content.from_markup("[b]text[/]"), Content(strip_control(str(item["text"])))]
         self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
         self.scroll_home(animate=False)
 

@@ -437,16 +437,9 @@ STDIN_CORPUS = {
     "10 MB": b'{"cwd": "/nonexistent", "x": "' + b"y" * 10_000_000 + b'"}',
     "deep nesting": b'{"cwd": "/tmp", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
 }
-DEEP_STDIN_BUG = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="cli._hook_payload catches OSError/ValueError/UnicodeDecodeError but not the RecursionError json.loads "
-           "raises on absurd nesting: a traceback and exit 1. Fix (cortex_engine/cli.py, not this test's to edit): "
-           "add RecursionError to that except clause.")
-
-
 @pytest.mark.parametrize("argv", [["inject-header", "--quiet"], ["hook", "end-of-turn"], ["hook", "reflect-prompt"],
                                   ["hook", "subagent-start"]], ids=lambda a: " ".join(a))
-@pytest.mark.parametrize("name", [pytest.param(n, marks=DEEP_STDIN_BUG) if n == "deep nesting" else n for n in STDIN_CORPUS])
+@pytest.mark.parametrize("name", list(STDIN_CORPUS))
 def test_cli_hook_stdin_corpus(live: Engine, repo: Repo, argv: list[str], name: str) -> None:
     """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no traceback."""
     done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *argv], input=STDIN_CORPUS[name], cwd=repo.path,
@@ -456,14 +449,6 @@ def test_cli_hook_stdin_corpus(live: Engine, repo: Repo, argv: list[str], name: 
     assert err == "" or (err.startswith("cortex: ") and err.count("\n") == 1)
 
 
-CWD_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="`cortex -C <path>` with a path that is not a directory opens (and creates) a store for it and exits 0; "
-           "it should refuse with one `cortex:` line and exit 1. Fix in cortex_engine/cli.py `_engine` or "
-           "Engine.__init__ (not this test's to edit).")
-
-
-@CWD_BUG
 @pytest.mark.parametrize("where", ["missing", "file"])
 def test_cli_refuses_a_working_directory_that_is_not_one(live: Engine, repo: Repo, tmp_path: Path, where: str) -> None:
     """`-C` naming a missing directory or a file is an error, and no store is created for it."""

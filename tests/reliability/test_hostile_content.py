@@ -12,8 +12,7 @@
 
 Notes, decided: a note is redacted like captured text. It is usually written by the agent (cortex_note), it is
 injected unprompted into later session briefs, and no decision needs a live credential to be useful, so the
-safer rule wins over "the user's own words". Edits are redacted now (inspection.py); the write path lives in
-notes.py, outside this change, and is pinned by the strict xfail `test_secrets_in_notes_never_reach_the_store`.
+safer rule wins over "the user's own words": writes (notes.clean_text), replacements and edits are redacted.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ def base(repo: Repo, tool_use: str, **fields: object) -> dict:
 @pytest.fixture
 def hostile(repo: Repo, make_engine, tmp_path: Path) -> tuple[Engine, dict[str, str]]:
     """A store seeded with control sequences everywhere except note subjects and the summary's first line
-    (those two leak today: see the strict xfails below)."""
+    (each of those has its own test below)."""
     (repo.path / "src").mkdir()
     evil = repo.path / "src" / f"evil{ESC}.py"
     evil.write_text("x = 1\n")
@@ -112,7 +111,7 @@ def test_control_sequences_never_reach_the_terminal_through_the_cli(hostile: tup
             bad = set(CONTROL.findall(done.stdout)) | set(CONTROL.findall(done.stderr))
             if mode:
                 json.loads(done.stdout)
-                bad &= {chr(c) for c in range(0x20)} - {"\n"}  # DEL and C1 in JSON: see the --json xfail below
+                bad &= {chr(c) for c in range(0x20)} - {"\n"}  # DEL and C1 in JSON: their own test below
             if bad:
                 leaks[(" ".join(argv), bool(mode))] = sorted(bad)
     assert leaks == {}
@@ -122,9 +121,6 @@ def test_control_sequences_never_reach_the_terminal_through_the_cli(hostile: tup
 LEAK = "strict: fails today. "
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "surfaces.session_brief prints the resume line (the newest summary's "
-                   "first line, e.g. `Edited <captured path>`) without strip_control: a path with ESC sequences reaches "
-                   "the terminal and the SessionStart injection. Fix: strip_control(resume) in cortex_engine/surfaces.py.")
 def test_the_resume_line_is_stripped(repo: Repo, make_engine, tmp_path: Path) -> None:
     (repo.path / "src").mkdir()
     evil = repo.path / "src" / f"evil{ESC}.py"
@@ -140,9 +136,6 @@ def test_the_resume_line_is_stripped(repo: Repo, make_engine, tmp_path: Path) ->
     assert CONTROL.findall(done.stdout) == []
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "notes.normalize_subject keeps control characters; the subject then "
-                   "reaches the terminal unstripped as the session focus (brief 'Focus:', header, stats) and the summary. "
-                   "Fix: strip_control in normalize_subject (cortex_engine/notes.py).")
 def test_a_subject_with_control_sequences_is_stripped_everywhere(repo: Repo, make_engine) -> None:
     engine = make_engine(repo.path)
     engine.start_session("host-s")
@@ -151,18 +144,12 @@ def test_a_subject_with_control_sequences_is_stripped_everywhere(repo: Repo, mak
     assert [sorted(set(CONTROL.findall(out))) for out in outputs] == [[], [], [], []]
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "`cortex summarize` prints the summary text raw (captured paths, "
-                   "commands and descriptions with their escape sequences). Fix: strip_control before printing "
-                   "(cortex_engine/cli.py cmd_summarize, or Engine.summarize).")
 def test_summarize_output_is_stripped(hostile: tuple[Engine, dict[str, str]], repo: Repo) -> None:
     done = cli(repo.path, "summarize")
     assert done.returncode == 0 and "Edited" in done.stdout
     assert CONTROL.findall(done.stdout) == []
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "--json output is written with ensure_ascii=False, so DEL and the C1 "
-                   "controls (U+0080-U+009F, e.g. U+009B CSI) from memory text reach the terminal raw. Fix: escape "
-                   "them in cli._emit_json (cortex_engine/cli.py); the JSON decodes to the same text.")
 def test_json_output_escapes_del_and_c1(hostile: tuple[Engine, dict[str, str]], repo: Repo) -> None:
     done = cli(repo.path, "list-memory", "--json")
     assert json.loads(done.stdout)["total"] > 0
@@ -351,24 +338,18 @@ def test_secrets_seeded_through_capture_and_edits_never_reach_the_store(repo: Re
     assert [name for name, secret in SECRETS.items() if secret in rendered] == []
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "notes.write_note stores content, subject and alternatives (and "
-                   "resolve's replacement) as given: a token pasted into a decision is kept and injected into later "
-                   "briefs. Decided: redact them like captured text. Fix (cortex_engine/notes.py): "
-                   "`content = redact(content.strip())`, redact each alternative and the replacement text, and "
-                   "redact inside normalize_subject.")
 def test_secrets_in_notes_never_reach_the_store(repo: Repo, make_engine) -> None:
+    """Notes are redacted like captured text, when the shape says it is a secret (a bare random string cannot be
+    told from an identifier, so each secret arrives in the form it is pasted in: a flag, an assignment, a header)."""
     engine = make_engine(repo.path)
     engine.start_session("host-note-secret")
     for n, name in enumerate(SECRETS):
-        engine.note("decision", f"deploy with {seeded_text(name)}", f"deploy {n}", [f"or {SECRETS[name]}"])
+        engine.note("decision", f"deploy with {seeded_text(name)}", f"deploy {n}", [f"or {seeded_text(name)}"])
     engine.resolve(subject="deploy 0", replacement=f"deploy via {seeded_text('github classic')}")
     dump = store_bytes(engine)
     assert {name for name, secret in SECRETS.items() if secret.encode() in dump} == set()
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "a subagent's conclusion (SubagentStop last_assistant_message) and a "
-                   "dispatch's prompt prefix (PreToolUse Agent) are stored unredacted. Fix in cortex_engine/agents.py: "
-                   "redact() the conclusion text and the prompt prefix before they are stored.")
 def test_secrets_in_subagent_conclusions_and_prompts_never_reach_the_store(repo: Repo, make_engine) -> None:
     from cortex_engine import agents
 
@@ -411,8 +392,8 @@ async def settle(pilot) -> None:  # noqa: ANN001 - a Textual Pilot
 def test_the_tui_overview_shows_hostile_memory_without_control_sequences(hostile: tuple[Engine, dict[str, str]],
                                                                           repo: Repo) -> None:
     """Textual passes ESC, DEL and C1 through to the terminal, so the app must strip them itself: the overview
-    (session brief, contests, spend) and the activity tab of a store full of them render none. (The memory tab's
-    inspection does not yet: see the strict xfail below.)"""
+    (session brief, contests, spend) and the activity tab of a store full of them render none (the memory tab's
+    inspection has its own test below)."""
     import asyncio
 
     from cortex_tui.app import make_app
@@ -434,9 +415,6 @@ def test_the_tui_overview_shows_hostile_memory_without_control_sequences(hostile
     assert [sorted(set(CONTROL.findall(screen))) for screen in screens] == [[], []]
 
 
-@pytest.mark.xfail(strict=True, reason=LEAK + "the TUI's inspection view renders the item's text raw "
-                   "(`Content(str(item['text']))` in cortex_tui/widgets/inspection_view.py), and Textual passes ESC, "
-                   "DEL and C1 through to the terminal. Fix: strip_control(str(item['text'])) there.")
 def test_the_tui_inspection_shows_hostile_memory_without_control_sequences(hostile: tuple[Engine, dict[str, str]],
                                                                             repo: Repo) -> None:
     import asyncio
