@@ -378,7 +378,9 @@ class Replayer:
             (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code, record.stdout_tail,
              record.stderr_tail, json.dumps(record.files)),
         )
-        projection.sync_command_item(self.conn, event_id)
+        # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
+        if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
+            projection.sync_command_item(self.conn, event_id)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
             projection.sync_episode_item(self.conn, episode_id)
@@ -649,6 +651,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
         mutations = [t for _, e, _ in entries if _str(e["p"].get("tool_name")) in MUTATING_TOOLS and (t := _epoch(e)) is not None]
         # First the whole batch in one transaction (a savepoint per entry would make FTS5 flush a segment per
         # entry); only if some payload cannot be replayed is the batch redone with each entry isolated.
+        seen_at = iso(now)
         for isolated in (False, True):
             attempt = FlushResult()
             replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=str(folder.parent))
@@ -657,7 +660,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
             try:
                 for key, entry, entry_blobs in entries:
                     blobs.extend(entry_blobs)
-                    seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, iso(now)))
+                    seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
                     if seen.rowcount == 0:
                         attempt.duplicates += 1
                         continue

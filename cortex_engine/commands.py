@@ -132,10 +132,12 @@ def upsert_failure_episode(conn: sqlite3.Connection, session_id: str, scope_key:
     """
     base = failure_summary(record)
     stamp = parse_iso(now)
+    # The same failure reads `base` or `base (seen Nx)`: an equality and a prefix range, both on the index.
+    seen = base + " (seen "
     rows = conn.execute(
         "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
-        "AND (summary=? OR summary LIKE ?) ORDER BY created_at DESC LIMIT 1",
-        (session_id, base, base.replace("%", "\\%") + " (seen %"),
+        "AND (summary=? OR (summary >= ? AND summary < ?)) ORDER BY created_at DESC LIMIT 1",
+        (session_id, base, seen, seen + "\uffff"),
     ).fetchall()
     for row in rows:
         created = parse_iso(row["created_at"])

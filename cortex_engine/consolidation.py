@@ -112,12 +112,13 @@ def trailing_test_cycle(conn: sqlite3.Connection, session_id: str) -> Step | Non
     rows = conn.execute(
         "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp DESC, rowid DESC LIMIT ?",
         (session_id, CYCLE_LOOKBACK),
-    ).fetchall()
-    if not rows or _role(rows[0]) != "pass":
+    )
+    first = rows.fetchone()  # rows are read lazily: the walk usually stops within a few
+    if first is None or _role(first) != "pass":
         return None
     failures = 0
     files: list[str] = []
-    for row in rows[1:]:
+    for row in rows:
         role = _role(row)
         if role == "file":
             if row["target"] and row["target"] not in files:
@@ -155,8 +156,9 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
         "FROM command_runs WHERE session_id=? GROUP BY category ORDER BY category",
         (session_id,),
     ).fetchall()
+    note_count = conn.execute("SELECT COUNT(*) FROM notes WHERE session_id=?", (session_id,)).fetchone()[0]
     notes = conn.execute(
-        "SELECT kind, subject, content FROM notes WHERE session_id=? ORDER BY timestamp", (session_id,)
+        "SELECT kind, subject FROM notes WHERE session_id=? ORDER BY timestamp LIMIT 5", (session_id,)
     ).fetchall()
     if not steps and not commands and not notes and not description:
         return None
@@ -182,9 +184,9 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
     lines.extend(agents[:3])
     # Notes are memory in their own right: the summary names them rather than repeating their text,
     # so a recall on their words finds the note, not three echoes of it.
-    noted = [f"{n['kind']} on {n['subject']}" if n["subject"] else n["kind"] for n in notes[:5]]
+    noted = [f"{n['kind']} on {n['subject']}" if n["subject"] else n["kind"] for n in notes]
     if noted:
-        lines.append("Noted " + ", ".join(noted) + (f" (+{len(notes) - 5} more)" if len(notes) > 5 else ""))
+        lines.append("Noted " + ", ".join(noted) + (f" (+{note_count - 5} more)" if note_count > 5 else ""))
     summary = "\n".join(lines)
     episode_id = f"session_summary:{session_id}"
     conn.execute(
@@ -229,13 +231,19 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
                 if steps:
                     summary = render(steps[-8:])
                     break
-    active = conn.execute(
-        "SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' ORDER BY timestamp DESC", (scope.key,)
-    ).fetchall()
-    intents = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in active if n["kind"] == "intent"][:5]
-    blockers = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in active if n["kind"] == "blocker"][:5]
-    if summary is None and active:
-        summary = "\n".join(f"[{n['subject'] or n['kind']}] {collapse(n['content'])[:100]}" for n in active[:4])
+    def newest(kind: str | None, limit: int) -> list[sqlite3.Row]:
+        where = "AND kind=?" if kind else ""
+        return conn.execute(
+            f"SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' {where} "
+            "ORDER BY timestamp DESC LIMIT ?",
+            (scope.key, kind, limit) if kind else (scope.key, limit),
+        ).fetchall()
+
+    intents = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest("intent", 5)]
+    blockers = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest("blocker", 5)]
+    if summary is None:
+        fallback = newest(None, 4)
+        summary = "\n".join(f"[{n['subject'] or n['kind']}] {collapse(n['content'])[:100]}" for n in fallback) or None
     files: list[str] = []
     if ids:
         marks = ",".join("?" * len(ids[:3]))

@@ -123,12 +123,14 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
         if row["text"] == text and row["subject"] == note["subject"]:
             return
-    extract_item_references(conn, item_id, note["subject"], text)
+    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None)
 
 
-def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str) -> int:
-    """Replace an item's stored references with those extracted from its subject and text."""
-    conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
+def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
+                            fresh: bool = False) -> int:
+    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none)."""
+    if not fresh:
+        conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
     refs = references.extract_references(subject, text)
     conn.executemany(
         "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path) VALUES (?,?,?,?)",

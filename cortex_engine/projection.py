@@ -25,7 +25,7 @@ def _upsert(conn: sqlite3.Connection, item_id: str, session_id: str, scope_key: 
         conn.execute("UPDATE memory_items SET text=?, subject=?, created_at=? WHERE id=?", (text, subject, created_at, item_id))
     else:
         return
-    extract_item_references(conn, item_id, subject, text)
+    extract_item_references(conn, item_id, subject, text, fresh=row is None)
 
 
 def sync_command_item(conn: sqlite3.Connection, run_id: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .errors import StoreRefused
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -246,8 +246,16 @@ CREATE TABLE IF NOT EXISTS negative_results (
 ) WITHOUT ROWID;
 """
 
+# Version 3: indexes for the branch snapshot's newest notes by kind, a session's notes, and the `(seen Nx)`
+# lookup of a repeated failure (100k-item stores and 10k-line flushes).
+_V3 = """
+CREATE INDEX IF NOT EXISTS notes_scope_time ON notes(scope_key, status, kind, timestamp);
+CREATE INDEX IF NOT EXISTS notes_session ON notes(session_id, timestamp);
+CREATE INDEX IF NOT EXISTS episodes_summary ON episodes(session_id, kind, summary);
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
