@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from .memory import collapse
-from .projection import sync_episode_item
+from .projection import sync_episode_item, upsert_item
 from .scope import Scope
 
 SNAPSHOT_IMPORTANCE = 0.92
@@ -268,16 +268,8 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     text = "\n".join(lines)
     snapshot_id = f"branch:{scope.key}"
     item_id = f"branch_snapshots:{snapshot_id}"
-    row = conn.execute("SELECT text FROM memory_items WHERE id=?", (item_id,)).fetchone()
-    if row is None:
-        conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
-            "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (item_id, ids[0] if ids else None, scope.type, scope.key, "branch_snapshot", "branch_snapshots", snapshot_id,
-             scope.branch or focus, text, "hot", SNAPSHOT_IMPORTANCE, at),
-        )
-    elif row["text"] != text:
-        conn.execute("UPDATE memory_items SET text=?, created_at=? WHERE id=?", (text, at, item_id))
+    upsert_item(conn, item_id, ids[0] if ids else None, scope.key, "branch_snapshot", "branch_snapshots", snapshot_id,
+                scope.branch or focus, text, "hot", SNAPSHOT_IMPORTANCE, at, references=False)
     return item_id
 
 
@@ -312,14 +304,6 @@ def merge_project_state(conn: sqlite3.Connection, scope: Scope, at: str) -> str 
     if len(text) > PROJECT_STATE_CHARS:
         text = text[:PROJECT_STATE_CHARS] + "\n[truncated]"
     item_id = f"project_snapshots:{scope.key}"
-    row = conn.execute("SELECT text FROM memory_items WHERE id=?", (item_id,)).fetchone()
-    if row is None:
-        conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
-            "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (item_id, None, scope.type, scope.key, "project_snapshot", "project_snapshots", scope.key, None, text, "warm",
-             0.8, at),
-        )
-    elif row["text"] != text:
-        conn.execute("UPDATE memory_items SET text=?, created_at=? WHERE id=?", (text, at, item_id))
+    upsert_item(conn, item_id, None, scope.key, "project_snapshot", "project_snapshots", scope.key, None, text, "warm",
+                0.8, at, references=False)
     return item_id

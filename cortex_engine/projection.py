@@ -10,8 +10,11 @@ from .notes import extract_item_references
 EPISODE_IMPORTANCE = {"command_failure": 0.88, "test_cycle": 0.8, "session_summary": 0.68, "subagent_conclusion": 0.75}
 
 
-def _upsert(conn: sqlite3.Connection, item_id: str, session_id: str, scope_key: str, kind: str, source_table: str,
-            source_id: str, subject: str | None, text: str, state: str, importance: float, created_at: str) -> None:
+def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, scope_key: str, kind: str,
+                source_table: str, source_id: str, subject: str | None, text: str, state: str, importance: float,
+                created_at: str, *, references: bool = True) -> None:
+    """Insert a derived item, or re-project its text (keeping tier and access history); references follow unless
+    the item only restates others' (a snapshot's file list would double every stale label)."""
     row = conn.execute("SELECT text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     scope_type = scope_key.split(":", 1)[0]
     if row is None:
@@ -25,7 +28,8 @@ def _upsert(conn: sqlite3.Connection, item_id: str, session_id: str, scope_key: 
         conn.execute("UPDATE memory_items SET text=?, subject=?, created_at=? WHERE id=?", (text, subject, created_at, item_id))
     else:
         return
-    extract_item_references(conn, item_id, subject, text, fresh=row is None)
+    if references:
+        extract_item_references(conn, item_id, subject, text, fresh=row is None)
 
 
 def sync_command_item(conn: sqlite3.Connection, run_id: str) -> None:
@@ -44,7 +48,7 @@ def sync_command_item(conn: sqlite3.Connection, run_id: str) -> None:
         lines.append("Stderr: " + run["stderr_tail"])
     failed = run["exit_code"] not in (None, 0)
     importance = 0.72 if failed else 0.45 if run["category"] in ("test", "build", "git") else 0.3
-    _upsert(conn, f"command_runs:{run_id}", run["session_id"], run["scope_key"], "command_run", "command_runs", run_id,
+    upsert_item(conn, f"command_runs:{run_id}", run["session_id"], run["scope_key"], "command_run", "command_runs", run_id,
             None, "\n".join(lines), "warm" if failed else "cold", importance, run["timestamp"])
 
 
@@ -67,5 +71,5 @@ def sync_episode_item(conn: sqlite3.Connection, episode_id: str) -> None:
     if meta.get("stderr_tail"):
         lines.append(f"Stderr: {meta['stderr_tail']}")
     state = "hot" if ep["kind"] == "command_failure" else "warm"
-    _upsert(conn, f"episodes:{episode_id}", ep["session_id"], ep["scope_key"], f"episode:{ep['kind']}", "episodes",
+    upsert_item(conn, f"episodes:{episode_id}", ep["session_id"], ep["scope_key"], f"episode:{ep['kind']}", "episodes",
             episode_id, ep["target"], "\n".join(lines), state, EPISODE_IMPORTANCE.get(ep["kind"], 0.6), ep["created_at"])
