@@ -401,6 +401,30 @@ class Engine:
             return capture.FlushResult()
         return capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
 
+    def replay_transcript_failures(self, transcript_path: str, payload: dict) -> int:
+        """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""
+        from .transcript import fallback_entries
+
+        folder = capture.find_runtime(self.cwd)
+        entries = fallback_entries(transcript_path, payload)
+        if folder is None or not entries:
+            return 0
+        now = self.clock()
+        done = 0
+        with transaction(self.conn):
+            replayer = capture.Replayer(self.conn, now, home=str(folder.parent))
+            for entry in entries:
+                use_id = entry["p"]["tool_use_id"]
+                # A call the spool recorded either way (success or failure) is never recorded twice.
+                if self.conn.execute("SELECT 1 FROM spool_seen WHERE key=?", (f"PostToolUse:{use_id}",)).fetchone():
+                    continue
+                if self.conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
+                                     (f"PostToolUseFailure:{use_id}", iso(now))).rowcount == 0:
+                    continue
+                done += int(replayer.replay(entry, iso(now)))
+            replayer.sync_snapshots(iso(now))
+        return done
+
     def log_event(self, kind: str, *, file: str | None = None, command: str | None = None, exit_code: int | None = None,
                   stdout: str | None = None, stderr: str | None = None, description: str | None = None) -> bool:
         """Capture one event directly (`cortex log …`), through the same replay the spool uses.

@@ -49,6 +49,9 @@ def run(action: str, payload: dict) -> str:
             if payload.get("stop_hook_active") is True:
                 return ""
             engine.flush_spool(turn_end=True)
+            transcript = payload.get("transcript_path")
+            if isinstance(transcript, str) and transcript:
+                engine.replay_transcript_failures(transcript, payload)
             if os.environ.get("CORTEX_STOP_NUDGE", "").strip().lower() == "off":
                 return ""
             return agents.end_of_turn_nudge(engine, _session(engine, payload))

@@ -331,3 +331,27 @@ def test_project_state_outside_git_folds_older_sessions(tmp_path: Path, make_eng
     text = engine.conn.execute("SELECT text FROM memory_items WHERE kind='project_snapshot'").fetchone()[0]
     assert text.startswith("Earlier sessions:\n- Noted insight")
     assert "Active notes:\n- insight: observation number 6 about the parser" in text
+
+
+def test_transcript_fallback_records_a_failure_the_host_did_not_send(live: Engine, repo: Repo, tmp_path: Path) -> None:
+    """Without PostToolUseFailure, the turn's transcript still turns a failed test run into a failure episode,
+    once; a failure the spool already recorded is not recorded again."""
+    from cortex_engine.hookentry import run
+
+    transcript = tmp_path / "transcript.jsonl"
+    rows = []
+    for n, command in enumerate(("python -m pytest tests/test_api.py", "npm test")):
+        rows.append({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": command}}]}})
+        rows.append({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{n}", "is_error": True, "content": "Exit code 1\nFAILED"}]}})
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (runtime_dir(repo.path) / SPOOL).write_text(json.dumps({"v": 1, "t": 1785700000, "p": {
+        **bash_payload(repo, "npm test", failed=True, tool_use="toolu_1")}}) + "\n")
+    stop = {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "Stop", "transcript_path": str(transcript),
+            "stop_hook_active": False}
+    run("end-of-turn", stop)
+    run("end-of-turn", stop)
+    summaries = sorted(r[0] for r in live.conn.execute("SELECT summary FROM episodes WHERE kind='command_failure'"))
+    assert summaries == ["test failed: npm test (exit 1)", "test failed: python -m pytest tests/test_api.py (exit 1)"]
+    assert live.conn.execute("SELECT COUNT(*) FROM command_runs").fetchone()[0] == 2
