@@ -302,6 +302,13 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
                     fresh = conn.execute("SELECT * FROM notes WHERE id=?", (other["id"],)).fetchone()
                     sync_note_item(conn, fresh, row["scope_type"])
             conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
+        if row["source_table"] == "command_runs" or (
+            row["source_table"] == "episodes" and row["kind"] != "episode:session_summary"
+        ):
+            # The source goes too, or the next `(seen Nx)` of the same failure would re-project the item. A session
+            # summary's episode stays (without its item): it marks the session as summarised, so the summary is not
+            # written again at the next SessionStart.
+            conn.execute(f"DELETE FROM {row['source_table']} WHERE id=?", (row["source_id"],))
         conn.execute("DELETE FROM memory_items WHERE id=?", (row["id"],))
     return Deletion(**{**preview.__dict__, "deleted": True})
 

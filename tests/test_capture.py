@@ -355,3 +355,12 @@ def test_transcript_fallback_records_a_failure_the_host_did_not_send(live: Engin
     summaries = sorted(r[0] for r in live.conn.execute("SELECT summary FROM episodes WHERE kind='command_failure'"))
     assert summaries == ["test failed: npm test (exit 1)", "test failed: python -m pytest tests/test_api.py (exit 1)"]
     assert live.conn.execute("SELECT COUNT(*) FROM command_runs").fetchone()[0] == 2
+
+
+def test_deleting_a_failure_item_deletes_its_episode(live: Engine, repo: Repo) -> None:
+    """A deleted failure does not come back at its next occurrence as `(seen 2x)`: the episode goes with it."""
+    live.log_event("cmd", command="pytest tests/test_x.py", exit_code=1)
+    item = live.conn.execute("SELECT id FROM memory_items WHERE kind='episode:command_failure'").fetchone()["id"]
+    assert live.delete_memory(item, yes=True).deleted
+    live.log_event("cmd", command="pytest tests/test_x.py", exit_code=1)
+    assert [r[0] for r in live.conn.execute("SELECT summary FROM episodes")] == ["test failed: pytest tests/test_x.py (exit 1)"]
