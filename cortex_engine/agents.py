@@ -22,7 +22,6 @@ from .tokens import estimate_tokens
 if TYPE_CHECKING:
     from .engine import Engine
 
-BRIEF_BUDGET = 150
 HORIZON_SECONDS = 300
 CONCLUSION_CHARS = 4000
 PREFIX_CHARS = 8192

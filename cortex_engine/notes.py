@@ -37,7 +37,6 @@ def clean_text(text: str) -> str:
 
 MAX_CONTENT_CHARS = 20_000
 MAX_ALTERNATIVES_CHARS = 2_000
-NOTE_STATUSES = ("active", "superseded", "resolved")
 
 
 @dataclass(frozen=True)
