@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +21,33 @@ GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
     "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
+
+
+HOOK_TOOLS = ("cat", "du", "mkdir", "date", "nohup")
+
+
+def tool_path(directory: Path, tools: tuple[str, ...] = HOOK_TOOLS) -> str:
+    """A PATH holding only `tools` (by default what the hooks may use: no jq, no python)."""
+    if not directory.is_dir():
+        directory.mkdir(parents=True)
+        for tool in tools:
+            found = shutil.which(tool)
+            assert found, tool
+            (directory / tool).symlink_to(found)
+    return str(directory)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished `cortex` invocation (stdout and stderr decoded exactly, no newline translation)."""
+
+    code: int
+    out: str
+    err: str
+
+    def data(self) -> Any:
+        """stdout parsed as JSON."""
+        return json.loads(self.out)
 
 
 @pytest.fixture(autouse=True)

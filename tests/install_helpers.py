@@ -7,25 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from tests.conftest import Run
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = "2026-08-02T18:00:00Z"
-
-
-@dataclass(frozen=True)
-class Run:
-    """One finished `cortex` invocation."""
-
-    code: int
-    out: str
-    err: str
-
-    def data(self) -> Any:
-        """stdout parsed as JSON."""
-        return json.loads(self.out)
 
 
 def cortex_bin(tmp_path: Path) -> Path:

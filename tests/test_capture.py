@@ -16,7 +16,7 @@ import pytest
 from cortex_engine.capture import CLAIMS, SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
-from .conftest import Repo
+from .conftest import Repo, tool_path
 
 HOOKS = Path(__file__).resolve().parent.parent / "hooks"
 
@@ -24,13 +24,7 @@ HOOKS = Path(__file__).resolve().parent.parent / "hooks"
 @pytest.fixture
 def nojq_path(tmp_path: Path) -> str:
     """A PATH holding only the few tools the hooks may use: jq is deliberately absent."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for tool in ("cat", "du", "mkdir", "date", "nohup"):
-        found = shutil.which(tool)
-        assert found, tool
-        (bin_dir / tool).symlink_to(found)
-    return str(bin_dir)
+    return tool_path(tmp_path / "bin")
 
 
 def run_hook(script: str, payload: dict | str, path_env: str, *, extra_env: dict | None = None) -> subprocess.CompletedProcess:

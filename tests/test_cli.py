@@ -20,26 +20,13 @@ import pytest
 
 from cortex_engine.engine import Engine
 
-from .conftest import Repo
+from .conftest import Repo, Run
 
 NOW_ISO = "2026-08-02T18:00:00Z"
 TS = "2026-08-02 18:00Z"
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Run:
-    """One finished `cortex` invocation (stdout and stderr decoded exactly, no newline translation)."""
-
-    code: int
-    out: str
-    err: str
-
-    def data(self) -> Any:
-        """stdout parsed as JSON."""
-        return json.loads(self.out)
 
 
 def cortex(cwd: Path, *args: str, now: str = NOW_ISO) -> Run:

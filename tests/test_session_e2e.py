@@ -13,7 +13,7 @@ import pytest
 
 from cortex_engine.engine import Engine
 
-from .conftest import Repo
+from .conftest import HOOK_TOOLS, Repo, tool_path
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / "hooks"
@@ -26,11 +26,8 @@ def host(tmp_path: Path, repo: Repo):
     wrapper = tmp_path / "cortex-bin"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli \"$@\"\n")
     wrapper.chmod(0o755)
-    bin_dir = tmp_path / "nojq"
-    bin_dir.mkdir()
-    for tool in ("cat", "du", "mkdir", "date", "nohup", "sh", "git"):  # git is for Cortex itself, not the hooks
-        (bin_dir / tool).symlink_to(shutil.which(tool))
-    env = {"PATH": str(bin_dir), "HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"],
+    bin_dir = tool_path(tmp_path / "nojq", (*HOOK_TOOLS, "sh", "git"))  # git is for Cortex itself, not the hooks
+    env = {"PATH": bin_dir, "HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"],
            "CORTEX_BIN": str(wrapper), "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
     counter = {"n": 0}
 

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import Repo, git
+from tests.conftest import Repo, git, tool_path
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOKS = ROOT / "hooks"
@@ -24,14 +24,7 @@ COUNTED_TABLES = ("notes", "memory_items", "events", "command_runs", "episodes",
 
 def hook_path(tmp: Path) -> str:
     """A PATH with only what the hooks may use (cat, du, mkdir, date, nohup): no jq, no python."""
-    bin_dir = tmp / "hook-bin"
-    if not bin_dir.is_dir():
-        bin_dir.mkdir()
-        for tool in ("cat", "du", "mkdir", "date", "nohup"):
-            found = shutil.which(tool)
-            assert found, tool
-            (bin_dir / tool).symlink_to(found)
-    return str(bin_dir)
+    return tool_path(tmp / "hook-bin")
 
 
 @dataclass
