@@ -243,6 +243,15 @@ class Replayer:
         stamp = _epoch(entry)
         return stamp is None or any(t >= stamp for t in self._mutations)
 
+    def cwd_of(self, payload: dict) -> str:
+        """The directory an entry happened in (the spool's worktree when the payload does not say)."""
+        return _str(payload.get("cwd")) or self.home or os.getcwd()
+
+    def prime_scopes(self, entries: list[dict]) -> None:
+        """Detect every entry's scope before the write transaction: git runs outside the store's lock."""
+        for entry in entries:
+            self.scope_for(self.cwd_of(entry["p"]))
+
     def scope_for(self, cwd: str) -> Scope:
         """Scope of a payload's cwd, detected once per flush."""
         scope = self._scopes.get(cwd)
@@ -274,7 +283,7 @@ class Replayer:
             return self._credit(payload, entry["credit"], at)
         if event not in ("PostToolUse", "PostToolUseFailure") or not tool:
             return False
-        cwd = _str(payload.get("cwd")) or self.home or os.getcwd()
+        cwd = self.cwd_of(payload)
         scope = self.scope_for(cwd)
         tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
         response = payload.get("tool_response")
@@ -322,7 +331,7 @@ class Replayer:
         if (not isinstance(path, str) or not path or not isinstance(size, int) or not 0 <= size < 2**53
                 or not isinstance(line, str)):
             return False
-        cwd = _str(payload.get("cwd")) or self.home or os.getcwd()
+        cwd = self.cwd_of(payload)
         scope = self.scope_for(cwd)
         session = self.session_for(payload, scope, at)
         rel = relative_path(path, scope.worktree)
@@ -655,6 +664,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
         for isolated in (False, True):
             attempt = FlushResult()
             replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=str(folder.parent))
+            replayer.prime_scopes([entry for _, entry, _ in entries])
             blobs: list[Path] = []
             conn.execute("BEGIN IMMEDIATE")
             try:
