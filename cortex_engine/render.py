@@ -10,7 +10,6 @@ from datetime import datetime
 from .clock import parse_iso, ts_min
 from .freshness import Validation
 from .memory import collapse, is_contested, is_resolved, is_superseded, note_content, split_trailers
-from .tokens import estimate_tokens
 
 SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240

@@ -15,12 +15,10 @@ What `render.assemble_budgeted(lead, entries, budget, hint)` guarantees, read fr
 from __future__ import annotations
 
 import itertools
-import math
 import uuid
 from collections import Counter
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
