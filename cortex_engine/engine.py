@@ -21,7 +21,7 @@ from .render import strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
 from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
-from .store import SCHEMA_VERSION, open_store, transaction
+from .store import SCHEMA_VERSION, open_store, store_error, transaction
 from .surfaces import BUDGETS, Surface
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
@@ -94,7 +94,8 @@ class Engine:
         """Open (creating and migrating forward) the store for `cwd`.
 
         Raises:
-            StoreRefused: the store was written by a newer version or its version is corrupt.
+            StoreRefused: the store was written by a newer version, its version is corrupt, or SQLite cannot
+                use it (busy, full, read-only, damaged; see `store.store_error`).
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
         if not os.path.isdir(self.cwd):
@@ -108,7 +109,11 @@ class Engine:
         self.scope: Scope = detect_scope(self.cwd, location)
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         self._consulted: str | None = None
-        row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise store_error(exc, self.identity.db_path) from exc
         self.project_key = project_scope_key(row["value"] if row else None)
 
     # -- basics -------------------------------------------------------------------------------
@@ -124,8 +129,11 @@ class Engine:
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        """Close the store; an sqlite3 error leaving the block becomes the `StoreRefused` that says what to do."""
         self.close()
+        if isinstance(exc, sqlite3.Error):
+            raise store_error(exc, self.identity.db_path) from exc
 
     @property
     def scope_keys(self) -> list[str]:
