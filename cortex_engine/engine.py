@@ -87,6 +87,21 @@ def check_budget(budget: int | None, channel: str) -> int:
     return budget
 
 
+def check_path(path: str) -> str:
+    """A caller's file path, refused when it holds a NUL (no file name can, and the OS would raise).
+
+    Raises:
+        InvalidInput: the path holds a NUL character.
+    """
+    if "\0" in path:
+        from .errors import InvalidInput
+
+        shown = strip_control(path.replace("\0", "\\0"))[:120]
+        raise InvalidInput(f"path '{shown}' contains a NUL character, which no file name can hold; "
+                           "pass the path as it is on disk", code="bad_path")
+    return path
+
+
 class Engine:
     """The Cortex engine over one store, seen from one working directory's scope."""
 
@@ -521,13 +536,27 @@ class Engine:
         return capture.disengage(self.scope.worktree)
 
     def read_ledger(self, paths: list[str]) -> list[ledger.LedgerVerdict]:
-        """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing)."""
+        """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing).
+
+        Raises:
+            InvalidInput: a path holds a NUL character.
+        """
+        for path in paths:
+            check_path(path)
         session = self.current_session()
         return [ledger.judge(self.conn, self.scope, session["id"] if session else None, p, self.cwd) for p in paths]
 
     def search_ledger(self, queries: list[dict]) -> list[searchledger.SearchVerdict]:
-        """For each search (at most 16): no-matches-at when it provably still finds nothing, else miss or unknown."""
-        return [searchledger.check(self.conn, self.scope, q) for q in queries[: searchledger.MAX_QUERIES]]
+        """For each search (at most 16): no-matches-at when it provably still finds nothing, else miss or unknown.
+
+        Raises:
+            InvalidInput: a query's path holds a NUL character.
+        """
+        queries = queries[: searchledger.MAX_QUERIES]
+        for query in queries:
+            if isinstance(query.get("path"), str):
+                check_path(query["path"])
+        return [searchledger.check(self.conn, self.scope, q) for q in queries]
 
     def stats(self) -> dict[str, object]:
         """Injected, saved (evidence only), net and ratio for the session and the scope, plus retrieval health."""
