@@ -344,7 +344,14 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     Raises:
         StoreRefused: a newer or corrupt version, or a store SQLite cannot use (see `store_error`).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"cannot create the store folder {path.parent} ({exc.strerror or exc.__class__.__name__}); nothing was "
+            "written — make its parent writable, or point CORTEX_HOME at a folder you can write",
+            code="store_folder", path=str(path),
+        ) from exc
     try:
         if path.exists():
             read_version(path)

@@ -189,3 +189,13 @@ def test_read_only_store_folder_is_not_called_unreadable(site: Site) -> None:
     db.parent.chmod(0o755)
     assert _notes(db) == before
     assert site.cortex("recall", "kafka").code == 0
+
+
+def test_a_store_folder_that_cannot_be_created_is_one_line(site: Site, tmp_path: Path) -> None:
+    """CORTEX_HOME under a regular file: the store folder cannot exist, and the line says where to point it."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file\n")
+    run = site.cortex("recall", "kafka", extra_env={"CORTEX_HOME": str(blocker / "cortex")})
+    line = _one_cortex_line(run)
+    assert "cannot create the store folder" in line and "CORTEX_HOME" in line
+    assert blocker.read_text() == "a file\n"
