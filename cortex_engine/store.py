@@ -382,7 +382,8 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
 
 
 _DAMAGED_HINT = (
-    "keep a copy of it, then move it aside (Cortex starts a fresh store) or salvage it with `sqlite3 {path} .recover`"
+    "keep a copy of it, then salvage what it holds (`sqlite3 {path} .recover | sqlite3 recovered.db`) or move it "
+    "aside (Cortex starts a fresh store)"
 )
 
 
@@ -399,11 +400,13 @@ def store_error(exc: sqlite3.Error, path: Path | str) -> StoreRefused:
         return StoreBusy(
             f"{path} is busy: another Cortex process held it for over {BUSY_TIMEOUT_MS / 1000:g} s ({said}); "
             "nothing was written — try again in a moment",
+            path=str(path),
         )
     if primary == sqlite3.SQLITE_FULL:
         return StoreFull(
             f"the disk holding {path} is full ({said}); this change was not saved and what was stored before is "
             "intact — free some disk space and run the command again",
+            path=str(path),
         )
     if primary == sqlite3.SQLITE_READONLY or (primary == sqlite3.SQLITE_CANTOPEN and not _writable(folder)):
         # SQLite gives the -wal and -shm files the database file's mode, so they may need the fix too.
@@ -418,7 +421,7 @@ def store_error(exc: sqlite3.Error, path: Path | str) -> StoreRefused:
         )
     if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return StoreDamaged(
-            f"{path} is damaged or is not a Cortex store ({said}); nothing was written — "
+            f"{path} is damaged or is not a Cortex store ({said}); the command stopped there — "
             + _DAMAGED_HINT.format(path=path),
             path=str(path),
         )
