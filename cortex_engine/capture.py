@@ -23,7 +23,7 @@ from pathlib import Path
 from .clock import iso
 from .lazy import LazyModule
 from .scope import Scope, detect_scope
-from .store import checkpoint_if_large
+from .store import checkpoint_if_large, rollback
 from .tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
@@ -684,15 +684,15 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
                 replayer.sync_snapshots(iso(now))
                 conn.execute("COMMIT")
             except sqlite3.OperationalError:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
             except Exception:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 if isolated:
                     raise
                 continue
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
             break
         result.processed += attempt.processed

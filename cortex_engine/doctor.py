@@ -295,49 +295,14 @@ def _engagement(report: Report, worktree: str) -> None:
         report.add("engagement", "pass", f"engaged ({wiring.display(folder)})")
 
 
-def _read_version(db: Path) -> int:
-    """The store's schema version, read without migrating and, where possible, without creating sidecars.
-
-    With no `-wal` file the database file holds everything committed, so it is read as immutable and SQLite
-    creates no `-wal`/`-shm`. With a WAL present it is opened read-only, so the WAL is read too (reading
-    past it could report a stale version); those sidecars exist already.
-
-    Raises:
-        StoreRefused: a newer or corrupt schema version.
-        sqlite3.Error: the file cannot be opened or read as SQLite.
-    """
-    from urllib.parse import quote
-
-    from .store import connect, stored_version
-
-    wal = db.with_name(db.name + "-wal")
-    if not wal.exists():
-        try:
-            conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
-        except sqlite3.Error:
-            conn = None
-        if conn is not None:
-            try:
-                return stored_version(conn)
-            except sqlite3.Error:
-                pass
-            finally:
-                conn.close()
-    conn = connect(db, readonly=True)
-    try:
-        return stored_version(conn)
-    finally:
-        conn.close()
-
-
 def _database(report: Report, db: Path) -> None:
-    from .store import SCHEMA_VERSION
+    from .store import SCHEMA_VERSION, read_version
 
     if not db.exists():
         report.add("database", "fail", f"no store yet at {wiring.display(db)}", FIX_START, expected=True)
         return
     try:
-        version = _read_version(db)
+        version = read_version(db)
     except StoreRefused as exc:
         fix = ("upgrade Cortex (pip install -U cortex-memory-layer); this build must not touch a newer store"
                if exc.code == "newer_schema" else "move the store aside (see `cortex store`); Cortex starts a fresh one")

@@ -21,7 +21,7 @@ from .render import strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
 from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
-from .store import SCHEMA_VERSION, open_store, transaction
+from .store import SCHEMA_VERSION, open_store, store_error, transaction
 from .surfaces import BUDGETS, Surface
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
@@ -87,6 +87,21 @@ def check_budget(budget: int | None, channel: str) -> int:
     return budget
 
 
+def check_path(path: str) -> str:
+    """A caller's file path, refused when it holds a NUL (no file name can, and the OS would raise).
+
+    Raises:
+        InvalidInput: the path holds a NUL character.
+    """
+    if "\0" in path:
+        from .errors import InvalidInput
+
+        shown = strip_control(path.replace("\0", "\\0"))[:120]
+        raise InvalidInput(f"path '{shown}' contains a NUL character, which no file name can hold; "
+                           "pass the path as it is on disk", code="bad_path")
+    return path
+
+
 class Engine:
     """The Cortex engine over one store, seen from one working directory's scope."""
 
@@ -94,7 +109,8 @@ class Engine:
         """Open (creating and migrating forward) the store for `cwd`.
 
         Raises:
-            StoreRefused: the store was written by a newer version or its version is corrupt.
+            StoreRefused: the store was written by a newer version, its version is corrupt, or SQLite cannot
+                use it (busy, full, read-only, damaged; see `store.store_error`).
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
         if not os.path.isdir(self.cwd):
@@ -108,7 +124,11 @@ class Engine:
         self.scope: Scope = detect_scope(self.cwd, location)
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         self._consulted: str | None = None
-        row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+        except sqlite3.Error as exc:
+            self.conn.close()
+            raise store_error(exc, self.identity.db_path) from exc
         self.project_key = project_scope_key(row["value"] if row else None)
 
     # -- basics -------------------------------------------------------------------------------
@@ -124,8 +144,11 @@ class Engine:
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        """Close the store; an sqlite3 error leaving the block becomes the `StoreRefused` that says what to do."""
         self.close()
+        if isinstance(exc, sqlite3.Error):
+            raise store_error(exc, self.identity.db_path) from exc
 
     @property
     def scope_keys(self) -> list[str]:
@@ -513,13 +536,27 @@ class Engine:
         return capture.disengage(self.scope.worktree)
 
     def read_ledger(self, paths: list[str]) -> list[ledger.LedgerVerdict]:
-        """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing)."""
+        """For each path: unread, unchanged-since, changed-since or edited-by-you-since (by re-hashing).
+
+        Raises:
+            InvalidInput: a path holds a NUL character.
+        """
+        for path in paths:
+            check_path(path)
         session = self.current_session()
         return [ledger.judge(self.conn, self.scope, session["id"] if session else None, p, self.cwd) for p in paths]
 
     def search_ledger(self, queries: list[dict]) -> list[searchledger.SearchVerdict]:
-        """For each search (at most 16): no-matches-at when it provably still finds nothing, else miss or unknown."""
-        return [searchledger.check(self.conn, self.scope, q) for q in queries[: searchledger.MAX_QUERIES]]
+        """For each search (at most 16): no-matches-at when it provably still finds nothing, else miss or unknown.
+
+        Raises:
+            InvalidInput: a query's path holds a NUL character.
+        """
+        queries = queries[: searchledger.MAX_QUERIES]
+        for query in queries:
+            if isinstance(query.get("path"), str):
+                check_path(query["path"])
+        return [searchledger.check(self.conn, self.scope, q) for q in queries]
 
     def stats(self) -> dict[str, object]:
         """Injected, saved (evidence only), net and ratio for the session and the scope, plus retrieval health."""

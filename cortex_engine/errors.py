@@ -39,6 +39,37 @@ class Refused(CortexError):
 
 
 class StoreRefused(CortexError):
-    """The store cannot be opened safely (newer schema, corrupt version); nothing was written to it."""
+    """The store cannot be used safely (newer schema, corrupt version, a failing file); the failed change was
+    not written."""
 
     code = "store_refused"
+
+
+class StoreBusy(StoreRefused):
+    """Another process held the store's lock past the busy timeout; retrying later works."""
+
+    code = "store_busy"
+
+
+class StoreFull(StoreRefused):
+    """The disk (or the store's size limit) is full; the change was rolled back."""
+
+    code = "store_full"
+
+
+class StoreReadOnly(StoreRefused):
+    """The store file or its folder cannot be written; the change was not saved."""
+
+    code = "store_read_only"
+
+
+class StoreDamaged(StoreRefused):
+    """The store file is damaged or is not a Cortex store at all; Cortex leaves it as it is."""
+
+    code = "unreadable_store"
+
+
+class StoreUnavailable(StoreRefused):
+    """SQLite cannot open, read or write the store file for another reason (permissions, I/O error)."""
+
+    code = "store_unavailable"

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from .scope import Scope, read_head
+from .store import rollback
 
 RENAME_HOPS = 5
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
@@ -176,7 +177,7 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
 
 

@@ -3,7 +3,8 @@ then run doctor. Standard library only.
 
 Idempotent by construction: every file is compared with what would be written and left untouched
 (bytes, mtime, formatting) when nothing differs, so a second run changes nothing and says so.
-Whatever it does change is backed up to `<file>.bak` first and lands via a temp file and a rename.
+Whatever it does change is backed up first (to `<file>.bak`, or `.bak.1`, `.bak.2`, … when that name is taken:
+a backup, the user's own included, is never overwritten) and lands via a temp file and a rename.
 """
 
 from __future__ import annotations
@@ -149,18 +150,20 @@ def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force:
     except UnicodeDecodeError:
         current = None
     stamp = wiring.stamp_of(current) if current is not None else None
+    backup = _backup_path(path).name
     if stamp == wiring.template_digest(text):
         if current is not None and wiring.render_pattern(text).fullmatch(current):
-            plan.add(Action(label, "updated", str(path), "paths changed; previous copy kept as .bak"))
+            plan.add(Action(label, "updated", str(path), f"paths changed; previous copy kept as {backup}"))
         elif force:
-            plan.add(Action(label, "updated", str(path), "replaced your edited copy (--force); it is kept as .bak"))
+            plan.add(Action(label, "updated", str(path), f"replaced your edited copy (--force); it is kept as {backup}"))
         else:
-            plan.add(Action(label, "refused", str(path),
-                            "this script was edited after install; re-run with --force to replace it (your copy is kept as .bak)"))
+            plan.add(Action(label, "refused", str(path), "this script was edited after install; re-run with --force "
+                                                         f"to replace it (your copy is then kept as {backup})"))
             return
     else:
         why = f"stamp {stamp}" if stamp else "no stamp"
-        plan.add(Action(label, "updated", str(path), f"replaced a script from another build ({why}); previous copy kept as .bak"))
+        plan.add(Action(label, "updated", str(path),
+                        f"replaced a script from another build ({why}); previous copy kept as {backup}"))
     plan.writes.append((path, rendered, 0o755))
 
 
@@ -359,8 +362,21 @@ def _writable(path: Path) -> bool:
     return bool(mode & 0o200) and os.access(path, os.W_OK)
 
 
+def _backup_path(path: Path) -> Path:
+    """The first free backup name for `path`: `<file>.bak`, then `<file>.bak.1`, `<file>.bak.2`, …
+
+    An existing backup may be the user's own, or the only copy of an earlier version: it is never replaced.
+    """
+    backup = path.with_name(path.name + ".bak")
+    number = 0
+    while os.path.lexists(backup):
+        number += 1
+        backup = path.with_name(f"{path.name}.bak.{number}")
+    return backup
+
+
 def _atomic_write(path: Path, data: bytes, mode: int) -> None:
-    """Write via a temp file and a rename; the old bytes go to `<file>.bak` first.
+    """Write via a temp file and a rename; the old bytes go to a new backup first (see `_backup_path`).
 
     A symlinked file (dotfiles) keeps its link: the file it points at is the one replaced.
 
@@ -371,13 +387,12 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
-            backup = path.with_name(path.name + ".bak")
-            _replace(backup, target.read_bytes(), _mode(target, mode))
+            _replace(_backup_path(path), target.read_bytes(), _mode(target, mode))
         _replace(target, data, mode)
     except OSError as exc:
         raise CortexError(
-            f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its .bak, if any, "
-            "holds the earlier bytes) — free the space or fix the permission and re-run", code="write_failed",
+            f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its newest .bak, if "
+            "any, holds the earlier bytes) — free the space or fix the permission and re-run", code="write_failed",
         ) from exc
 
 

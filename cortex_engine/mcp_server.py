@@ -6,7 +6,8 @@ plain tools run in worker threads, a SQLite connection must not be shared betwee
 engine sees a branch switch made since the server started. Every tool output is booked in the token
 ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
-their message; stdout carries nothing but the protocol.
+their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
+SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped.
 """
 
 from __future__ import annotations
@@ -14,15 +15,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
+import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import Field
 
 from . import messages
@@ -253,12 +259,88 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     return server
 
 
+# A `\uD800`-`\uDFFF` escape: the only way a lone surrogate reaches us (raw ones are invalid UTF-8, replaced).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+BAD_TEXT = ("the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
+            "nothing was done — send the text as valid UTF-8")
+
+
+def lone_surrogate(line: str) -> tuple[Any, str, str] | None:
+    """(request id, method, escape) when `line` is a JSON-RPC request whose text holds a lone surrogate, else None.
+
+    The SDK's JSON parser rejects such a line outright, so without this the request would never be answered.
+    """
+    if not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        message = json.loads(line)
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        escape = f"\\u{ord(exc.object[exc.start]):04x}"
+    except (ValueError, RecursionError):
+        return None  # not JSON at all: the SDK reports it like any other malformed line
+    else:
+        return None
+    if not isinstance(message, dict) or "id" not in message or not isinstance(message.get("method"), str):
+        return None  # a notification or a response: there is no one to answer
+    return message["id"], message["method"], escape
+
+
+class _GuardedStdin:
+    """The wire's lines for the SDK, minus requests it could not parse; those are answered here with an error."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines
+        self._answer: Any = None
+        self._ready = anyio.Event()
+
+    def answer_on(self, write_stream: Any) -> None:
+        """Where refusals go: the transport's write stream (known only once the transport is up)."""
+        self._answer = write_stream
+        self._ready.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._lines:
+            bad = lone_surrogate(line)
+            if bad is None:
+                yield line
+                continue
+            await self._ready.wait()
+            await self._answer.send(SessionMessage(_refusal(*bad)))
+
+
+def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
+    """A tool call's is_error result, or a JSON-RPC invalid-params error for any other request."""
+    text = BAD_TEXT.format(escape=escape)
+    if method == "tools/call":
+        result = types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        return types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result.model_dump(by_alias=True, exclude_unset=True))
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_PARAMS, message=text))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """`server.run("stdio")`, with every request answered even when the SDK cannot parse its text.
+
+    Reads the wire from a private duplicate of fd 0 and points fd 0 at the null device, as the SDK does for
+    the streams it claims itself, so a child process (git) can never consume protocol bytes.
+    """
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    stdin = _GuardedStdin(anyio.wrap_file(open(wire, encoding="utf-8", errors="replace", closefd=True)))
+    lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async offers no hook on unparseable lines
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+        stdin.answer_on(write_stream)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def main(cwd: str | None = None) -> int:
     """Serve the store of `cwd` over stdio until the client closes the connection."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     server = build_server(os.path.realpath(cwd or os.getcwd()))
     try:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -19,6 +19,7 @@ from .memory import (
 )
 from .lazy import LazyModule
 from .scope import Scope
+from .store import rollback
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 contradiction = LazyModule("contradiction")
@@ -202,7 +203,7 @@ def write_note(
         _resync(conn, note_id, scope.type)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))
 
@@ -312,7 +313,7 @@ def resolve_note(
         _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id)
 

@@ -8,8 +8,9 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
-from .errors import StoreRefused
+from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
@@ -264,7 +265,8 @@ _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try aga
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """Open a connection with the store's pragmas (WAL, foreign keys, busy timeout)."""
     if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None,
+                               check_same_thread=False)
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
@@ -276,6 +278,36 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.execute("PRAGMA cache_size=-16384")  # 16 MiB: a 10k-line flush or a 100k-item recall stays in memory
         conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def read_version(db: Path) -> int:
+    """The schema version of an existing store, read without writing a byte of it.
+
+    With no `-wal` file the database file holds everything committed, so it is read as immutable and SQLite
+    creates no `-wal`/`-shm`. Otherwise (or when that read fails) it is opened read-only, so a WAL is read
+    too (reading past it could report a stale version).
+
+    Raises:
+        StoreRefused: a newer or corrupt schema version.
+        sqlite3.Error: the file cannot be opened or read as SQLite.
+    """
+    if not _sidecars(db)[0].exists():
+        try:
+            conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
+        except sqlite3.Error:
+            conn = None
+        if conn is not None:
+            try:
+                return stored_version(conn)
+            except sqlite3.Error:
+                pass
+            finally:
+                conn.close()
+    conn = connect(db, readonly=True)
+    try:
+        return stored_version(conn)
+    finally:
+        conn.close()
 
 
 def stored_version(conn: sqlite3.Connection) -> int:
@@ -304,20 +336,31 @@ def stored_version(conn: sqlite3.Connection) -> int:
 
 
 def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
-    """Open (creating if needed) and migrate the store forward; refuse newer or corrupt versions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Open (creating if needed) and migrate the store forward; refuse newer or corrupt versions.
+
+    An existing store's version is checked read-only first: the read-write open switches the journal to
+    WAL, which rewrites header bytes of a store this build must refuse.
+
+    Raises:
+        StoreRefused: a newer or corrupt version, or a store SQLite cannot use (see `store_error`).
+    """
     try:
-        conn = connect(path)
-        version = stored_version(conn)
-    except sqlite3.DatabaseError as exc:
-        if _busy(exc):
-            raise _busy_refusal(path, exc) from exc
-        raise StoreRefused(
-            f"{path} is not a readable Cortex store ({exc}); nothing was written — move it aside and retry",
-            code="unreadable_store",
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnavailable(
+            f"cannot create the store folder {path.parent} ({exc.strerror or exc.__class__.__name__}); nothing was "
+            "written — make its parent writable, or point CORTEX_HOME at a folder you can write",
+            code="store_folder", path=str(path),
         ) from exc
-    if version < SCHEMA_VERSION:
-        try:
+    try:
+        if path.exists():
+            read_version(path)
+        conn = connect(path)
+    except sqlite3.Error as exc:
+        raise store_error(exc, path) from exc
+    try:
+        version = stored_version(conn)
+        if version < SCHEMA_VERSION:
             with transaction(conn):
                 version = stored_version(conn)  # re-read under the write lock: another process may have migrated
                 for script in MIGRATIONS[version:]:
@@ -330,26 +373,84 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
                 )
                 conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
                 conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if _busy(exc):
-                raise _busy_refusal(path, exc) from exc
-            raise
+    except (sqlite3.Error, StoreRefused) as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise store_error(exc, path) from exc
+        raise
     return conn
+
+
+_DAMAGED_HINT = (
+    "keep a copy of it, then salvage what it holds (`sqlite3 {path} .recover | sqlite3 recovered.db`) or move it "
+    "aside (Cortex starts a fresh store)"
+)
+
+
+def store_error(exc: sqlite3.Error, path: Path | str) -> StoreRefused:
+    """Say in one line what SQLite's failure means for the store at `path`, and what to do about it.
+
+    Every sqlite3 error that leaves the engine passes through here (opening a store, and `Engine.__exit__`).
+    """
+    path = Path(path)
+    folder = path.parent
+    primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    said = " ".join(str(exc).split())
+    if primary in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or (not primary and _busy(exc)):
+        return StoreBusy(
+            f"{path} is busy: another Cortex process held it for over {BUSY_TIMEOUT_MS / 1000:g} s ({said}); "
+            "nothing was written — try again in a moment",
+            path=str(path),
+        )
+    if primary == sqlite3.SQLITE_FULL:
+        return StoreFull(
+            f"the disk holding {path} is full ({said}); this change was not saved and what was stored before is "
+            "intact — free some disk space and run the command again",
+            path=str(path),
+        )
+    if primary == sqlite3.SQLITE_READONLY or (primary == sqlite3.SQLITE_CANTOPEN and not _writable(folder)):
+        # SQLite gives the -wal and -shm files the database file's mode, so they may need the fix too.
+        files = [f for f in (path, *_sidecars(path)) if f.exists() and not os.access(f, os.W_OK)]
+        targets = [folder] if not _writable(folder) else files or [path]
+        return StoreReadOnly(
+            f"{' and '.join(map(str, targets))} {'is' if len(targets) == 1 else 'are'} read-only ({said}); this "
+            "change was not saved and the store is intact — make "
+            f"{'it' if len(targets) == 1 else 'them'} writable (chmod u+w {' '.join(map(str, targets))}), "
+            "or run Cortex as the user who owns the store",
+            path=str(path),
+        )
+    if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return StoreDamaged(
+            f"{path} is damaged or is not a Cortex store ({said}); the command stopped there — "
+            + _DAMAGED_HINT.format(path=path),
+            path=str(path),
+        )
+    if primary in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH):
+        return StoreUnavailable(
+            f"cannot open {path} ({said}); nothing was written — check that you can read and write the file "
+            f"and its folder {folder}",
+            path=str(path),
+        )
+    return StoreUnavailable(
+        f"the store {path} failed ({said}); this change was not saved — check the disk, then run the command "
+        "again (`cortex doctor` checks the store)",
+        path=str(path),
+    )
+
+
+def _sidecars(path: Path) -> tuple[Path, Path]:
+    """The store's WAL and shared-memory files."""
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process may create files in `folder` (SQLite's `-wal`, `-shm` and journal live there)."""
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def _busy(exc: sqlite3.Error) -> bool:
     """Whether SQLite gave up waiting for another connection's lock (not a damaged file)."""
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
-
-
-def _busy_refusal(path: Path, exc: sqlite3.Error) -> StoreRefused:
-    """A store another process held past the busy timeout: say so, and never advise moving a healthy store aside."""
-    return StoreRefused(
-        f"{path} is busy: another Cortex process held it for over {BUSY_TIMEOUT_MS / 1000:g} s ({exc}); "
-        "nothing was written — try again in a moment",
-        code="store_busy",
-    )
 
 
 def _split_sql(script: str) -> Iterator[str]:
@@ -366,14 +467,28 @@ def _split_sql(script: str) -> Iterator[str]:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Run a short `BEGIN IMMEDIATE` write transaction; roll back on any error."""
+    """Run a short `BEGIN IMMEDIATE` write transaction; roll back on any error (which is re-raised as is)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
-    conn.execute("COMMIT")
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back whatever is still open, never masking the error that got us here.
+
+    After SQLITE_FULL, SQLITE_IOERR or a failed COMMIT, SQLite may already have rolled the transaction back;
+    a second ROLLBACK would then raise "no transaction is active" in place of the real cause.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass  # the original error is what the caller must see; SQLite discards the transaction on close
 
 
 def wal_bound() -> int:
