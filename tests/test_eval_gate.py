@@ -716,3 +716,17 @@ def test_placeholder_rule(reason: str, ok: bool) -> None:
 def test_check_passes_on_this_repository() -> None:
     done = subprocess.run([sys.executable, str(CHECK_BASELINES)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_check_refuses_a_shallow_clone_it_cannot_judge(history: History, tmp_path: Path) -> None:
+    """A loosened baseline without a trailer must not pass just because the clone lacks its parent."""
+    history.write("eval/baselines/stemming.json", '{"metrics": {"output_tokens": 999}}\n')
+    history.commit("Loosen stemming quietly")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{history.path}", str(shallow)], check=True,
+                   capture_output=True)
+    done = subprocess.run([sys.executable, str(CHECK_BASELINES)], cwd=shallow, capture_output=True, text=True)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "shallow clone" in done.stderr
+    assert "git fetch --unshallow" in done.stderr
+    assert "ok" not in done.stdout
