@@ -56,6 +56,9 @@ SURFACES = ("brief", "header", "full_state")
 RECALL_DEPTH = 20_000
 """The budget of the ranking probe: high enough that recall keeps every result it retrieved."""
 
+RANK_DEPTH = 5
+"""How deep the gate compares a fixture's ranking with its baseline's (nDCG@RANK_DEPTH)."""
+
 MAX_RELEVANT = 3
 REGENERATE_REMINDER = "Baseline-Regenerated: <why this quality change is intended>"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -678,6 +681,20 @@ def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0")
 
 
+def ranking_agreement(now: list[str], base: list[str], depth: int = RANK_DEPTH) -> float:
+    """nDCG@depth of `now`, graded by `base`: the baseline's rank r (0-based) is worth depth - r.
+
+    1.0 exactly when the top `depth` of both rankings agree position by position; any swap, drop or intruder
+    in the baseline's top `depth` lowers it, and a move near the top costs more than one near the bottom.
+    """
+    gain = {ref: depth - r for r, ref in enumerate(base[:depth])}
+    ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gain.values(), reverse=True)))
+    if ideal == 0:
+        return 1.0
+    actual = sum(gain.get(ref, 0) / math.log2(r + 2) for r, ref in enumerate(now[:depth]))
+    return round(actual / ideal, 4)
+
+
 def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str], dict[str, Any]]:
     """Compare a suite result with its baseline.
 
@@ -723,6 +740,17 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
             continue
         into: dict[str, Any] = {}
         judge(where, fixture, by_topic[topic], into)
+        base_ranking = by_topic[topic].get("ranking")
+        if not isinstance(base_ranking, list):
+            problems.append(f"{where}: baseline lacks its ranking (the order could not be gated)")
+        else:
+            agreement = ranking_agreement(fixture["ranking"], base_ranking)
+            into["ranking_ndcg"] = agreement
+            if agreement < 1.0:
+                line = (f"{where}: ranking order drops against the baseline (nDCG@{RANK_DEPTH} {_fmt(agreement)}): "
+                        f"baseline {base_ranking[:RANK_DEPTH]} → now {fixture['ranking'][:RANK_DEPTH]}")
+                regressions.append(line)
+                problems.append(line)
         deltas["fixtures"][topic] = into
     for topic in sorted(t for t in by_topic if t not in current):
         problems.append(f"{name} [{topic}]: baseline fixture no longer exists in the suite")

@@ -410,6 +410,33 @@ def test_drops_fail_and_improvements_pass() -> None:
     assert evaluation.compare(result, better)[0] == []
 
 
+def test_a_swap_below_the_top_fails_the_gate(make_eval: Callable[..., EvalDir]) -> None:
+    """The whole top of the ranking is gated, not only rank 1: ranks 2 and 3 swapped in the baseline fail."""
+    budget = make_eval("budget")
+    baseline = budget.baseline("budget")
+    fixture = next(f for f in baseline["fixtures"] if len(f["ranking"]) >= 3)
+    locked = list(fixture["ranking"])
+    fixture["ranking"][1], fixture["ranking"][2] = locked[2], locked[1]
+    budget.write_baseline("budget", baseline)
+    assert_fails(budget.gate(), f"budget [{fixture['topic']}]: ranking order drops against the baseline")
+
+
+@pytest.mark.parametrize(
+    ("now", "agreement"),
+    [(["a", "b", "c"], 1.0), (["a", "c", "b"], None), (["b", "a", "c"], None), (["a", "b"], None),
+     (["a", "b", "x", "c"], None)],
+)
+def test_ranking_agreement_is_one_only_for_the_same_order(now: list[str], agreement: float | None) -> None:
+    value = evaluation.ranking_agreement(now, ["a", "b", "c"])
+    if agreement is None:
+        assert 0 < value < 1
+    else:
+        assert value == agreement
+    # a move at the top costs more than the same move lower down
+    assert evaluation.ranking_agreement(["b", "a", "c"], ["a", "b", "c"]) < evaluation.ranking_agreement(
+        ["a", "c", "b"], ["a", "b", "c"])
+
+
 # -- determinism, isolation, hermeticity -------------------------------------------------------
 
 
