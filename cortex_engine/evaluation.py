@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -66,13 +67,23 @@ _GIT_REDIRECTS = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
     "GIT_NAMESPACE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES",
 )
-_SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces"}
-_SEED_KEYS = {"_comment", "now", "scope", "items", "app_graph", "renames", "deletions"}
+_SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
+_SEED_KEYS = {"_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads"}
 _ITEM_KEYS = {
     "_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "layer",
-    "state", "importance", "access_count", "last_accessed_days_ago",
+    "state", "importance", "access_count", "last_accessed_days_ago", "branch",
 }
-_NOTE_ONLY = {"alternatives", "resolve"}
+_NOTE_ONLY = {"alternatives", "resolve", "branch"}
+_DISTRACTOR_KEYS = {"_comment", "count", "seed", "words", "max_age_days"}
+_READ_KEYS = {"_comment", "topic", "times"}
+TIERS = ("pinned", "hot", "warm", "cold", "archived")
+MAX_DISTRACTORS = 1000
+_FILLER = (
+    "the of service worker retries cache layer request handler module config deploy review notes staging metrics "
+    "dashboard timeout window batch schema field client server session token queue index build pipeline release "
+    "latency budget owner team ticket follow-up rollout flag default path option plugin adapter format parser"
+).split()
+"""Filler vocabulary for generated distractors: common engineering words, shared across every suite."""
 _EPISODE_ONLY = {"layer", "state", "importance", "access_count", "last_accessed_days_ago"}
 _FIXTURE_KEYS = {
     "_comment", "topic", "expected_top", "allowed", "forbidden", "budget", "max_output_tokens", "fresh_after",
@@ -106,6 +117,7 @@ class SeedItem:
     importance: float = 0.5
     access_count: int = 0
     last_accessed: datetime | None = None
+    branch: str | None = None
 
     @property
     def is_note(self) -> bool:
@@ -158,6 +170,8 @@ class Suite:
     deletions: tuple[str, ...]
     fixtures: tuple[Fixture, ...]
     surfaces: tuple[SurfaceCheck, ...]
+    reads: tuple[tuple[str, int], ...] = ()
+    expect_states: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def exercised_kinds(self) -> set[str]:
         """Kinds of the items some fixture names (as expected top, allowed or forbidden)."""
@@ -253,6 +267,11 @@ def load_suite(path: Path) -> Suite:
     if not isinstance(raw_items, list) or not raw_items:
         raise _fail(name, "seed.items must be a non-empty list")
     items = tuple(_load_item(raw, f"{name}: seed.items[{i}]", now) for i, raw in enumerate(raw_items))
+    if any(item.branch == branch for item in items):
+        raise _fail(name, f"an item's branch is the suite's own branch {branch!r} (leave branch out instead)")
+    if "distractors" in seed:
+        items += distractors(_obj(seed["distractors"], f"{name}: seed.distractors", _DISTRACTOR_KEYS),
+                             f"{name}: seed.distractors", now)
     labels = [item.label for item in items]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
@@ -279,7 +298,55 @@ def load_suite(path: Path) -> Suite:
     if not isinstance(raw_surfaces, list):
         raise _fail(name, "surfaces must be a list")
     surfaces = tuple(_load_surface(raw, f"{name}: surfaces[{i}]") for i, raw in enumerate(raw_surfaces))
-    return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces)
+    reads = []
+    for i, raw in enumerate(seed.get("reads") or []):
+        read = _obj(raw, f"{name}: seed.reads[{i}]", _READ_KEYS)
+        topic = _str(read.get("topic"), f"{name}: seed.reads[{i}].topic") or ""
+        reads.append((topic, int(_num(read.get("times", 1), f"{name}: seed.reads[{i}].times", lo=1, hi=50, integer=True))))
+    raw_states = data.get("expect_states", {})
+    if not isinstance(raw_states, dict):
+        raise _fail(name, "expect_states must map item ids to lists of tiers")
+    states = []
+    for label, tiers in sorted(raw_states.items()):
+        where = f"{name}: expect_states[{label!r}]"
+        if label == "_comment":
+            continue
+        if label not in labels:
+            raise _fail(where, "names an item the seed does not define")
+        allowed_tiers = _strs(tiers, where)
+        if not allowed_tiers or any(t not in TIERS for t in allowed_tiers):
+            raise _fail(where, f"must list one or more of {', '.join(TIERS)}")
+        states.append((label, allowed_tiers))
+    return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
+                 tuple(reads), tuple(states))
+
+
+def distractors(spec: dict[str, Any], where: str, now: datetime) -> tuple[SeedItem, ...]:
+    """Deterministic distractor notes: each shares one of `words` with the answers, plus filler.
+
+    The same spec always gives the same items (ids `distractor-<n>`), so baselines stay stable; they make
+    top-1 and recall@3 measure ranking among look-alikes rather than mere presence.
+    """
+    count = int(_num(spec.get("count"), f"{where}.count", lo=1, hi=MAX_DISTRACTORS, integer=True))
+    rng = random.Random(int(_num(spec.get("seed", 0), f"{where}.seed", lo=0, hi=2**31, integer=True)))
+    words = _strs(spec.get("words"), f"{where}.words")
+    if not words:
+        raise _fail(where, "words must name the terms distractors share with the answers")
+    max_age = float(_num(spec.get("max_age_days", 365), f"{where}.max_age_days", lo=0, hi=3650))
+    # Filler never carries a shared word in another form ("deploy" for "deploys"): one shared term per distractor.
+    stems = {w.lower()[:4] for w in words}
+    filler = [f for f in _FILLER if f[:4] not in stems]
+    out = []
+    for n in range(count):
+        shared = [rng.choice(words)]
+        body = rng.sample(filler, k=rng.randint(5, 10))
+        text = " ".join(rng.sample([*shared, *body], k=len(shared) + len(body))) + f" (case {n})"
+        created = now - timedelta(days=round(rng.uniform(0, max_age), 3))
+        if rng.random() < 0.25:
+            out.append(SeedItem(f"distractor-{n}", "note:decision", text, f"{rng.choice(body)} {n}", created))
+        else:
+            out.append(SeedItem(f"distractor-{n}", "note:insight", text, None, created))
+    return tuple(out)
 
 
 def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
@@ -318,8 +385,11 @@ def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
     accessed = None
     if "last_accessed_days_ago" in item:
         accessed = now - timedelta(days=_num(item["last_accessed_days_ago"], f"{where}.last_accessed_days_ago", lo=0, hi=3650))
+    branch = _str(item.get("branch"), f"{where}.branch", required=False)
+    if branch is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}", branch):
+        raise _fail(where, "branch must be a plain branch name")
     return SeedItem(
-        label, kind, text, subject, created,
+        label, kind, text, subject, created, branch=branch,
         alternatives=_strs(item.get("alternatives"), f"{where}.alternatives"),
         resolve=resolve, layer=layer, state=state,
         importance=float(_num(item.get("importance", 0.5), f"{where}.importance", lo=0, hi=1)),
@@ -449,7 +519,8 @@ class Scenario:
             target.write_text(f"// {path}: seeded by the {suite.name} eval suite\n", encoding="utf-8")
         _git(self.repo, suite.now, "add", "-A")
         _git(self.repo, suite.now, "commit", "-q", "--allow-empty", "-m", "eval: app graph")
-        self.engine = Engine(self.repo, home=root / "home", clock=self.clock)
+        self.home = root / "home"
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)
         self.labels: dict[str, str] = {}
         for item in suite.items:
             self.clock.at = item.created
@@ -466,17 +537,48 @@ class Scenario:
             _git(self.repo, suite.now, "rm", "-q", *suite.deletions)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: deletions")
         self.engine.refresh()
+        for topic, times in suite.reads:
+            self.read(topic, times)
         self._snapshot = sqlite3.connect(":memory:")
         self.engine.conn.backup(self._snapshot)
 
     def seed(self, item: SeedItem) -> str:
         """Write one item through the engine; returns its memory-item id."""
+        if item.is_note and item.branch is not None:
+            return self._seed_on_branch(item)
         if item.is_note:
             written = self.engine.note(item.kind[5:], item.text, item.subject, list(item.alternatives) or None)
             if item.resolve is not None:
                 self.engine.resolve(written.id, status=item.resolve)
             return written.item_id
         return seed_memory_item(self.engine, item)
+
+    def _seed_on_branch(self, item: SeedItem) -> str:
+        """Write a note as an agent on another branch would: check it out, open an engine there, come back."""
+        from .engine import Engine
+
+        assert item.branch is not None
+        exists = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{item.branch}"], cwd=self.repo,
+                                capture_output=True).returncode == 0
+        _git(self.repo, self.clock.at, "checkout", "-q", *(() if exists else ("-b",)), item.branch)
+        try:
+            with Engine(self.repo, home=self.home, clock=self.clock) as other:
+                written = other.note(item.kind[5:], item.text, item.subject, list(item.alternatives) or None)
+                if item.resolve is not None:
+                    other.resolve(written.id, status=item.resolve)
+        finally:
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+        return written.item_id
+
+    def read(self, topic: str, times: int) -> None:
+        """Recall a topic as an agent would (booked, so reads reinforce what they show)."""
+        for _ in range(times):
+            self.engine.recall(topic)
+
+    def state_of(self, label: str) -> str:
+        """The tier a seeded item is in now (through the engine's read-only inspection)."""
+        item_id = next(i for i, name in self.labels.items() if name == label)
+        return str(self.engine.inspect_memory(item_id).item["state"])
 
     def restore(self) -> None:
         """Put the store back exactly as seeded (undoing bookings and reinforcement of earlier probes)."""
@@ -623,6 +725,8 @@ def run_suite(suite: Suite) -> dict[str, Any]:
         with scenario(suite) as sc:
             fixtures = [run_fixture(sc, fx) for fx in suite.fixtures]
             surfaces = [run_surface(sc, check) for check in suite.surfaces]
+            sc.restore()
+            states = [run_state_check(sc, label, tiers) for label, tiers in suite.expect_states]
     except SuiteError:
         raise
     except CortexError as exc:
@@ -642,10 +746,20 @@ def run_suite(suite: Suite) -> dict[str, Any]:
         "seeded_items": len(suite.items),
         "kinds_exercised": sorted(suite.exercised_kinds()),
         "metrics": metrics,
-        "passed": all(f["passed"] for f in fixtures) and all(s["passed"] for s in surfaces),
+        "passed": all(f["passed"] for f in fixtures) and all(s["passed"] for s in surfaces)
+        and all(s["passed"] for s in states),
         "fixtures": fixtures,
         "surfaces": surfaces,
+        "states": states,
     }
+
+
+def run_state_check(sc: Scenario, label: str, tiers: tuple[str, ...]) -> dict[str, Any]:
+    """Check the tier a seeded item holds after seeding and the suite's reads."""
+    state = sc.state_of(label)
+    passed = state in tiers
+    failures = [] if passed else [f"is {state}, expected {' or '.join(tiers)}"]
+    return {"item": label, "state": state, "expected": list(tiers), "passed": passed, "failures": failures}
 
 
 def baseline_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -758,7 +872,7 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
 
 
 def own_failures(result: dict[str, Any], baseline: Any = None) -> list[str]:
-    """Failures of the suite's own assertions (fixtures and surfaces); no baseline can excuse them."""
+    """Failures of the suite's own assertions (fixtures, surfaces, tiers); no baseline can excuse them."""
     base_passed = {}
     if isinstance(baseline, dict) and isinstance(baseline.get("fixtures"), list):
         base_passed = {f.get("topic"): f.get("passed") for f in baseline["fixtures"] if isinstance(f, dict)}
@@ -772,6 +886,9 @@ def own_failures(result: dict[str, Any], baseline: Any = None) -> list[str]:
     for surface in result["surfaces"]:
         if not surface["passed"]:
             out.append(f"{name} <{surface['surface']}>: surface {'; '.join(surface['failures'])}")
+    for state in result.get("states", []):
+        if not state["passed"]:
+            out.append(f"{name} {{{state['item']}}}: tier {'; '.join(state['failures'])}")
     return out
 
 
