@@ -89,7 +89,7 @@ _FIXTURE_KEYS = {
     "_comment", "topic", "expected_top", "allowed", "forbidden", "budget", "max_output_tokens", "fresh_after",
     "expect_output_contains", "expect_output_excludes",
 }
-_SURFACE_KEYS = {"_comment", "surface", "expect_contains", "expect_excludes", "max_tokens", "budget"}
+_SURFACE_KEYS = {"_comment", "surface", "expect_contains", "expect_excludes", "max_tokens", "budget", "expect_budget"}
 
 
 class SuiteError(CortexError):
@@ -154,6 +154,8 @@ class SurfaceCheck:
     excludes: tuple[str, ...] = ()
     max_tokens: int | None = None
     budget: int | None = None
+    expect_budget: int | None = None
+    """The budget the surface must report spending against (the documented default when `budget` is unset)."""
 
 
 @dataclass(frozen=True)
@@ -440,8 +442,10 @@ def _load_surface(raw: Any, where: str) -> SurfaceCheck:
         else int(_num(block["max_tokens"], f"{where}.max_tokens", lo=1, integer=True)),
         budget=None if block.get("budget") is None
         else int(_num(block["budget"], f"{where}.budget", lo=20, hi=20_000, integer=True)),
+        expect_budget=None if block.get("expect_budget") is None
+        else int(_num(block["expect_budget"], f"{where}.expect_budget", lo=1, integer=True)),
     )
-    if not (check.contains or check.excludes or check.max_tokens is not None):
+    if not (check.contains or check.excludes or check.max_tokens is not None or check.expect_budget is not None):
         raise _fail(where, f"the {surface} block asserts nothing")
     return check
 
@@ -706,6 +710,8 @@ def run_surface(sc: Scenario, check: SurfaceCheck) -> dict[str, Any]:
     failures += [f"contains {n!r}" for n in check.excludes if n in text]
     if check.max_tokens is not None and surface.tokens > check.max_tokens:
         failures.append(f"is {surface.tokens} tokens, over max_tokens {check.max_tokens}")
+    if check.expect_budget is not None and surface.budget != check.expect_budget:
+        failures.append(f"spends against a budget of {surface.budget}, expected {check.expect_budget}")
     return {
         "surface": check.surface, "budget": surface.budget, "tokens": surface.tokens,
         "passed": not failures, "failures": failures, "text": text,

@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -197,6 +198,55 @@ def test_fixture_whose_assertions_fail_fails(stemming: EvalDir) -> None:
     line = assert_fails(result, "stemming [testing flakes]", "fixture fails its own assertions", "lacks '[stale:'")
     assert "recorded it failing" not in line
     assert len(result.failures) == 1
+
+
+def test_tier_expectation_that_fails_fails_the_gate(stemming: EvalDir) -> None:
+    """expect_states is an own assertion: an item in a tier the suite forbids fails, whatever the baseline."""
+    suite = stemming.suite("stemming")
+    label = suite["seed"]["items"][0]["id"]
+    suite["expect_states"] = {label: ["archived"]}
+    stemming.write_suite("stemming", suite)
+    assert_fails(stemming.gate(), f"stemming {{{label}}}: tier is", "expected archived")
+
+
+def test_surface_budget_expectation_that_fails_fails_the_gate(stemming: EvalDir) -> None:
+    suite = stemming.suite("stemming")
+    suite["surfaces"] = [{"surface": "brief", "expect_budget": 300}]
+    stemming.write_suite("stemming", suite)
+    assert_fails(stemming.gate(), "stemming <brief>", "spends against a budget of 150, expected 300")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s["seed"]["items"][0].update(branch=s["seed"]["scope"]["key"]), "is the suite's own branch"),
+        (lambda s: s["seed"]["items"][0].update(branch="../escape"), "plain branch name"),
+        (lambda s: s["seed"].update(distractors={"count": 0, "words": ["x"]}), "distractors.count"),
+        (lambda s: s["seed"].update(distractors={"count": 5, "words": []}), "words"),
+        (lambda s: s["seed"].update(reads=[{"topic": "x", "times": 0}]), "reads[0].times"),
+        (lambda s: s.update(expect_states={"no-such-item": ["hot"]}), "names an item the seed does not define"),
+        (lambda s: s.update(expect_states={s["seed"]["items"][0]["id"]: ["lukewarm"]}), "must list one or more of"),
+    ],
+)
+def test_new_seed_keys_refuse_what_they_cannot_judge(stemming: EvalDir, change: Callable[[dict], object],
+                                                    message: str) -> None:
+    suite = stemming.suite("stemming")
+    change(suite)
+    stemming.write_suite("stemming", suite)
+    with pytest.raises(SuiteError, match=re.escape(message)):
+        load_suite(stemming.suites / "stemming.json")
+
+
+def test_distractors_are_deterministic_and_share_one_word() -> None:
+    spec = {"count": 40, "seed": 7, "words": ["deploys", "staging"]}
+    now = evaluation.parse_iso("2026-03-14T09:30:00Z")
+    first, again = evaluation.distractors(spec, "t", now), evaluation.distractors(spec, "t", now)
+    assert first == again and len(first) == 40
+    assert evaluation.distractors({**spec, "seed": 8}, "t", now) != first
+    for item in first:
+        words = set(item.text.split())
+        assert len(words & {"deploys", "staging"}) == 1, item.text
+        assert not any(w.startswith(("depl", "stag")) for w in words - {"deploys", "staging"}), item.text
 
 
 def test_fixture_already_failing_in_its_baseline_still_fails(stemming: EvalDir) -> None:
