@@ -817,3 +817,12 @@ def test_check_refuses_a_shallow_clone_it_cannot_judge(history: History, tmp_pat
     assert "shallow clone" in done.stderr
     assert "git fetch --unshallow" in done.stderr
     assert "ok" not in done.stdout
+
+
+def test_every_mutant_still_applies_to_the_engine() -> None:
+    """eval/mutants/run.py refuses a mutant whose text is gone; catch that here, long before CI runs it."""
+    spec = json.loads((EVAL / "mutants" / "mutants.json").read_text(encoding="utf-8"))
+    mutants = spec["mutants"]
+    assert len(mutants) >= 10
+    counts = {m["name"]: (ROOT / "cortex_engine" / m["file"]).read_text(encoding="utf-8").count(m["find"]) for m in mutants}
+    assert counts == {name: 1 for name in counts}
