@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -35,8 +36,6 @@ from typing import Any
 from .clock import iso, parse_iso
 from .errors import CortexError
 from .memory import KIND_WEIGHTS, NOTE_KINDS
-from .notes import extract_item_references
-from .store import transaction
 from .tokens import estimate_tokens
 
 RESULT_SCHEMA = 1
@@ -56,6 +55,9 @@ SURFACES = ("brief", "header", "full_state")
 RECALL_DEPTH = 20_000
 """The budget of the ranking probe: high enough that recall keeps every result it retrieved."""
 
+RANK_DEPTH = 5
+"""How deep the gate compares a fixture's ranking with its baseline's (nDCG@RANK_DEPTH)."""
+
 MAX_RELEVANT = 3
 REGENERATE_REMINDER = "Baseline-Regenerated: <why this quality change is intended>"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -63,19 +65,38 @@ _GIT_REDIRECTS = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
     "GIT_NAMESPACE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES",
 )
-_SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces"}
-_SEED_KEYS = {"_comment", "now", "scope", "items", "app_graph", "renames", "deletions"}
-_ITEM_KEYS = {
-    "_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "layer",
-    "state", "importance", "access_count", "last_accessed_days_ago",
+_SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
+_SEED_KEYS = {
+    "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
+    "snapshots",
 }
-_NOTE_ONLY = {"alternatives", "resolve"}
-_EPISODE_ONLY = {"layer", "state", "importance", "access_count", "last_accessed_days_ago"}
+_ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
+_SESSION_KEYS = {"_comment", "host", "age_days", "events"}
+_EVENT_KEYS = {"_comment", "id", "kind", "bash", "exit", "stdout", "stderr", "summary", "subagent", "conclusion", "edit"}
+_EVENT_ACTIONS = ("bash", "summary", "subagent", "edit")
+_EVENT_KINDS = {
+    "bash": ("command_run", "episode:command_failure", "episode:test_cycle"),
+    "summary": ("episode:session_summary",),
+    "subagent": ("episode:subagent_conclusion",),
+    "edit": (),
+}
+"""What each captured event can produce, so a label names exactly one item the real pipeline wrote."""
+_SNAPSHOT_KINDS = ("branch_snapshot", "project_snapshot")
+_DISTRACTOR_KEYS = {"_comment", "count", "seed", "words", "max_age_days"}
+_READ_KEYS = {"_comment", "topic", "times"}
+TIERS = ("pinned", "hot", "warm", "cold", "archived")
+MAX_DISTRACTORS = 1000
+_FILLER = (
+    "the of service worker retries cache layer request handler module config deploy review notes staging metrics "
+    "dashboard timeout window batch schema field client server session token queue index build pipeline release "
+    "latency budget owner team ticket follow-up rollout flag default path option plugin adapter format parser"
+).split()
+"""Filler vocabulary for generated distractors: common engineering words, shared across every suite."""
 _FIXTURE_KEYS = {
     "_comment", "topic", "expected_top", "allowed", "forbidden", "budget", "max_output_tokens", "fresh_after",
     "expect_output_contains", "expect_output_excludes",
 }
-_SURFACE_KEYS = {"_comment", "surface", "expect_contains", "expect_excludes", "max_tokens", "budget"}
+_SURFACE_KEYS = {"_comment", "surface", "expect_contains", "expect_excludes", "max_tokens", "budget", "expect_budget"}
 
 
 class SuiteError(CortexError):
@@ -89,7 +110,7 @@ class SuiteError(CortexError):
 
 @dataclass(frozen=True)
 class SeedItem:
-    """One memory to seed: a note (through the engine) or another kind (a memory_items row)."""
+    """One note to seed through the engine, as an agent would write it."""
 
     label: str
     kind: str
@@ -98,16 +119,35 @@ class SeedItem:
     created: datetime
     alternatives: tuple[str, ...] = ()
     resolve: str | None = None
-    layer: str = "branch"
-    state: str = "warm"
-    importance: float = 0.5
-    access_count: int = 0
-    last_accessed: datetime | None = None
+    branch: str | None = None
 
     @property
     def is_note(self) -> bool:
-        """Whether the item is written through `Engine.note`."""
+        """Whether the item is a note (every seeded item is; other kinds are captured through sessions)."""
         return self.kind.startswith("note:")
+
+
+@dataclass(frozen=True)
+class SeedEvent:
+    """One thing an agent does in a captured session: a Bash call, an edit, a summary or a subagent's answer."""
+
+    action: str
+    value: str
+    label: str | None = None
+    kind: str | None = None
+    exit: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    conclusion: str = ""
+
+
+@dataclass(frozen=True)
+class SeedSession:
+    """A host session replayed through the real pipeline: SessionStart, hook payloads → spool → flush, the end."""
+
+    host: str
+    started: datetime
+    events: tuple[SeedEvent, ...]
 
 
 @dataclass(frozen=True)
@@ -139,6 +179,8 @@ class SurfaceCheck:
     excludes: tuple[str, ...] = ()
     max_tokens: int | None = None
     budget: int | None = None
+    expect_budget: int | None = None
+    """The budget the surface must report spending against (the documented default when `budget` is unset)."""
 
 
 @dataclass(frozen=True)
@@ -155,10 +197,24 @@ class Suite:
     deletions: tuple[str, ...]
     fixtures: tuple[Fixture, ...]
     surfaces: tuple[SurfaceCheck, ...]
+    reads: tuple[tuple[str, int], ...] = ()
+    expect_states: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    sessions: tuple[SeedSession, ...] = ()
+    snapshots: tuple[tuple[str, str], ...] = ()
+    """(kind, label) of the snapshots the session lifecycle leaves once every session has ended."""
+    layer: str = "branch"
+    """'branch': a branch of a seeded git repository; 'project': a folder outside git (the project layer)."""
+
+    def label_kinds(self) -> dict[str, str]:
+        """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
+        kinds = {item.label: item.kind for item in self.items}
+        kinds.update((e.label, e.kind) for session in self.sessions for e in session.events if e.label)
+        kinds.update((label, kind) for kind, label in self.snapshots)
+        return kinds
 
     def exercised_kinds(self) -> set[str]:
         """Kinds of the items some fixture names (as expected top, allowed or forbidden)."""
-        by_label = {item.label: item.kind for item in self.items}
+        by_label = self.label_kinds()
         return {by_label[ref] for f in self.fixtures for ref in (*f.relevant, *f.forbidden)}
 
 
@@ -243,14 +299,34 @@ def load_suite(path: Path) -> Suite:
     seed = _obj(data["seed"], f"{name}: seed", _SEED_KEYS)
     now = _when(seed.get("now"), f"{name}: seed.now")
     scope = _obj(seed.get("scope", {"type": "branch", "key": f"eval/{name}"}), f"{name}: seed.scope", {"type", "key"})
-    if scope.get("type", "branch") != "branch":
-        raise _fail(name, "seed.scope.type must be 'branch' (suites run on a branch of a seeded repository)")
-    branch = _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
-    raw_items = seed.get("items")
-    if not isinstance(raw_items, list) or not raw_items:
-        raise _fail(name, "seed.items must be a non-empty list")
+    layer = scope.get("type", "branch")
+    if layer not in ("branch", "project"):
+        raise _fail(name, "seed.scope.type must be 'branch' (a branch of a seeded repository) or 'project' (a folder "
+                          "outside git)")
+    if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions"))):
+        raise _fail(name, "a project suite runs outside git: it takes no scope key, app graph, renames or deletions")
+    branch = "" if layer == "project" else _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
+    raw_items = seed.get("items", [])
+    raw_sessions = seed.get("sessions", [])
+    if not isinstance(raw_items, list) or not isinstance(raw_sessions, list) or not (raw_items or raw_sessions):
+        raise _fail(name, "seed.items and seed.sessions must be lists, and at least one must be non-empty")
     items = tuple(_load_item(raw, f"{name}: seed.items[{i}]", now) for i, raw in enumerate(raw_items))
+    sessions = tuple(_load_session(raw, f"{name}: seed.sessions[{i}]", now) for i, raw in enumerate(raw_sessions))
+    raw_snapshots = _obj(seed.get("snapshots", {}), f"{name}: seed.snapshots", {"_comment", *_SNAPSHOT_KINDS})
+    snapshots = tuple((kind, _str(raw_snapshots[kind], f"{name}: seed.snapshots.{kind}") or "")
+                      for kind in _SNAPSHOT_KINDS if kind in raw_snapshots)
+    if snapshots and not sessions:
+        raise _fail(name, "seed.snapshots needs seed.sessions (snapshots are what ended sessions leave)")
+    if layer == "project" and any(item.branch for item in items):
+        raise _fail(name, "a project suite has no branches to write on")
+    if any(item.branch == branch for item in items):
+        raise _fail(name, f"an item's branch is the suite's own branch {branch!r} (leave branch out instead)")
+    if "distractors" in seed:
+        items += distractors(_obj(seed["distractors"], f"{name}: seed.distractors", _DISTRACTOR_KEYS),
+                             f"{name}: seed.distractors", now)
     labels = [item.label for item in items]
+    labels += [e.label for session in sessions for e in session.events if e.label]
+    labels += [label for _, label in snapshots]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise _fail(name, f"duplicate item id(s) {', '.join(duplicates)}")
@@ -276,7 +352,97 @@ def load_suite(path: Path) -> Suite:
     if not isinstance(raw_surfaces, list):
         raise _fail(name, "surfaces must be a list")
     surfaces = tuple(_load_surface(raw, f"{name}: surfaces[{i}]") for i, raw in enumerate(raw_surfaces))
-    return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces)
+    reads = []
+    for i, raw in enumerate(seed.get("reads") or []):
+        read = _obj(raw, f"{name}: seed.reads[{i}]", _READ_KEYS)
+        topic = _str(read.get("topic"), f"{name}: seed.reads[{i}].topic") or ""
+        reads.append((topic, int(_num(read.get("times", 1), f"{name}: seed.reads[{i}].times", lo=1, hi=50, integer=True))))
+    raw_states = data.get("expect_states", {})
+    if not isinstance(raw_states, dict):
+        raise _fail(name, "expect_states must map item ids to lists of tiers")
+    states = []
+    for label, tiers in sorted(raw_states.items()):
+        where = f"{name}: expect_states[{label!r}]"
+        if label == "_comment":
+            continue
+        if label not in labels:
+            raise _fail(where, "names an item the seed does not define")
+        allowed_tiers = _strs(tiers, where)
+        if not allowed_tiers or any(t not in TIERS for t in allowed_tiers):
+            raise _fail(where, f"must list one or more of {', '.join(TIERS)}")
+        states.append((label, allowed_tiers))
+    return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
+                 tuple(reads), tuple(states), sessions, snapshots, layer)
+
+
+def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
+    session = _obj(raw, where, _SESSION_KEYS)
+    host = _str(session.get("host"), f"{where}.host") or ""
+    started = now - timedelta(days=_num(session.get("age_days", 0), f"{where}.age_days", lo=0, hi=3650))
+    raw_events = session.get("events")
+    if not isinstance(raw_events, list) or not raw_events:
+        raise _fail(where, "events must be a non-empty list")
+    events = tuple(_load_event(e, f"{where}.events[{i}]") for i, e in enumerate(raw_events))
+    if started + timedelta(minutes=len(events)) > now:
+        raise _fail(where, "its events (one a minute) would run past the scenario clock; make it older")
+    return SeedSession(host, started, events)
+
+
+def _load_event(raw: Any, where: str) -> SeedEvent:
+    event = _obj(raw, where, _EVENT_KEYS)
+    actions = [a for a in _EVENT_ACTIONS if a in event]
+    if len(actions) != 1:
+        raise _fail(where, f"must hold exactly one of {', '.join(_EVENT_ACTIONS)}")
+    action = actions[0]
+    value = _str(event[action], f"{where}.{action}") or ""
+    label = _str(event.get("id"), f"{where}.id", required=False)
+    kind = _str(event.get("kind"), f"{where}.kind", required=False)
+    possible = _EVENT_KINDS[action]
+    if label is not None:
+        if kind is None and len(possible) == 1:
+            kind = possible[0]
+        if kind not in possible:
+            raise _fail(where, f"a {action} event labels one of: {', '.join(possible) or 'nothing'} (give kind)")
+    elif kind is not None:
+        raise _fail(where, "kind without id names nothing")
+    if action != "bash" and any(k in event for k in ("exit", "stdout", "stderr")):
+        raise _fail(where, "exit, stdout and stderr belong to bash events")
+    if ("conclusion" in event) != (action == "subagent"):
+        raise _fail(where, "a subagent event needs its conclusion (and only it has one)")
+    return SeedEvent(
+        action, value, label, kind,
+        exit=int(_num(event.get("exit", 0), f"{where}.exit", lo=0, hi=255, integer=True)),
+        stdout=str(event.get("stdout", "")), stderr=str(event.get("stderr", "")),
+        conclusion=_str(event.get("conclusion"), f"{where}.conclusion", required=False) or "",
+    )
+
+
+def distractors(spec: dict[str, Any], where: str, now: datetime) -> tuple[SeedItem, ...]:
+    """Deterministic distractor notes: each shares one of `words` with the answers, plus filler.
+
+    The same spec always gives the same items (ids `distractor-<n>`), so baselines stay stable; they make
+    top-1 and recall@3 measure ranking among look-alikes rather than mere presence.
+    """
+    count = int(_num(spec.get("count"), f"{where}.count", lo=1, hi=MAX_DISTRACTORS, integer=True))
+    rng = random.Random(int(_num(spec.get("seed", 0), f"{where}.seed", lo=0, hi=2**31, integer=True)))
+    words = _strs(spec.get("words"), f"{where}.words")
+    if not words:
+        raise _fail(where, "words must name the terms distractors share with the answers")
+    max_age = float(_num(spec.get("max_age_days", 365), f"{where}.max_age_days", lo=0, hi=3650))
+    # Filler never carries a shared word in another form ("deploy" for "deploys"): one shared term per distractor.
+    stems = {w.lower()[:4] for w in words}
+    filler = [f for f in _FILLER if f[:4] not in stems]
+    out = []
+    for n in range(count):
+        shared = [rng.choice(words)]
+        body = rng.sample(filler, k=rng.randint(5, 10))
+        text = " ".join(rng.sample([*shared, *body], k=len(shared) + len(body))) + f" (case {n})"
+        created = now - timedelta(days=round(rng.uniform(0, max_age), 3))
+        if rng.random() < 0.25:
+            out.append(SeedItem(f"distractor-{n}", "note:decision", text, f"{rng.choice(body)} {n}", created))
+        else:
+            out.append(SeedItem(f"distractor-{n}", "note:insight", text, None, created))
+    return tuple(out)
 
 
 def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
@@ -286,12 +452,10 @@ def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
     kind = _str(item.get("kind"), f"{where}.kind") or ""
     if kind not in KIND_WEIGHTS:
         raise _fail(where, f"kind {kind!r} is not a registered memory kind ({', '.join(registered_kinds())})")
-    note = kind.startswith("note:")
-    misplaced = sorted(set(item) & (_EPISODE_ONLY if note else _NOTE_ONLY))
-    if misplaced:
-        owner = "notes take their tier, importance and layer from the engine" if note else "only notes have these"
-        raise _fail(where, f"{', '.join(misplaced)} not allowed on {kind} ({owner})")
-    if note and kind[5:] not in NOTE_KINDS:
+    if not kind.startswith("note:"):
+        raise _fail(where, f"{kind} is not seeded directly: capture it through seed.sessions (commands, failures, "
+                           "test cycles, summaries, subagent conclusions) or seed.snapshots, as the real pipeline does")
+    if kind[5:] not in NOTE_KINDS:
         raise _fail(where, f"unknown note kind {kind!r}")
     text = _str(item.get("text"), f"{where}.text") or ""
     subject = _str(item.get("subject"), f"{where}.subject", required=False)
@@ -306,22 +470,13 @@ def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
     resolve = item.get("resolve")
     if resolve is not None and resolve not in ("resolved", "superseded"):
         raise _fail(where, "resolve must be 'resolved' or 'superseded'")
-    layer = item.get("layer", "branch")
-    if layer not in ("branch", "project"):
-        raise _fail(where, "layer must be 'branch' or 'project'")
-    state = item.get("state", "warm")
-    if state not in ("pinned", "hot", "warm", "cold", "archived"):
-        raise _fail(where, "state must be one of pinned, hot, warm, cold, archived")
-    accessed = None
-    if "last_accessed_days_ago" in item:
-        accessed = now - timedelta(days=_num(item["last_accessed_days_ago"], f"{where}.last_accessed_days_ago", lo=0, hi=3650))
+    branch = _str(item.get("branch"), f"{where}.branch", required=False)
+    if branch is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}", branch):
+        raise _fail(where, "branch must be a plain branch name")
     return SeedItem(
-        label, kind, text, subject, created,
+        label, kind, text, subject, created, branch=branch,
         alternatives=_strs(item.get("alternatives"), f"{where}.alternatives"),
-        resolve=resolve, layer=layer, state=state,
-        importance=float(_num(item.get("importance", 0.5), f"{where}.importance", lo=0, hi=1)),
-        access_count=int(_num(item.get("access_count", 0), f"{where}.access_count", lo=0, hi=10_000, integer=True)),
-        last_accessed=accessed,
+        resolve=resolve,
     )
 
 
@@ -367,8 +522,10 @@ def _load_surface(raw: Any, where: str) -> SurfaceCheck:
         else int(_num(block["max_tokens"], f"{where}.max_tokens", lo=1, integer=True)),
         budget=None if block.get("budget") is None
         else int(_num(block["budget"], f"{where}.budget", lo=20, hi=20_000, integer=True)),
+        expect_budget=None if block.get("expect_budget") is None
+        else int(_num(block["expect_budget"], f"{where}.expect_budget", lo=1, integer=True)),
     )
-    if not (check.contains or check.excludes or check.max_tokens is not None):
+    if not (check.contains or check.excludes or check.max_tokens is not None or check.expect_budget is not None):
         raise _fail(where, f"the {surface} block asserts nothing")
     return check
 
@@ -438,19 +595,34 @@ class Scenario:
         self.clock = ScenarioClock(suite.now)
         self.repo = root / "repo"
         self.repo.mkdir()
-        _git(self.repo, suite.now, "init", "-q", "-b", suite.branch)
-        for path in suite.files:
-            target = self.repo / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # Distinct, non-empty contents keep git's rename detection unambiguous.
-            target.write_text(f"// {path}: seeded by the {suite.name} eval suite\n", encoding="utf-8")
-        _git(self.repo, suite.now, "add", "-A")
-        _git(self.repo, suite.now, "commit", "-q", "--allow-empty", "-m", "eval: app graph")
-        self.engine = Engine(self.repo, home=root / "home", clock=self.clock)
+        if suite.layer == "branch":
+            _git(self.repo, suite.now, "init", "-q", "-b", suite.branch)
+            for path in suite.files:
+                target = self.repo / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                # Distinct, non-empty contents keep git's rename detection unambiguous.
+                target.write_text(f"// {path}: seeded by the {suite.name} eval suite\n", encoding="utf-8")
+            _git(self.repo, suite.now, "add", "-A")
+            _git(self.repo, suite.now, "commit", "-q", "--allow-empty", "-m", "eval: app graph")
+        self.home = root / "home"
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)
+        if self.engine.scope.type != suite.layer:
+            self.engine.close()
+            raise SuiteError(f"{suite.name}: the scenario folder {self.repo} resolved to a {self.engine.scope.type} scope, "
+                             f"not {suite.layer} (is the temp dir inside a git repository?)")
         self.labels: dict[str, str] = {}
         for item in suite.items:
             self.clock.at = item.created
             self.labels[self.seed(item)] = item.label
+        for session in suite.sessions:
+            self.capture(session)
+        if suite.sessions:
+            # The probe runs in a session of its own: SessionStart ends the last seeded one (its summary and the
+            # snapshots are written then, exactly as the next real session would write them).
+            self.clock.at = suite.now
+            self.engine.start_session("eval-probe")
+            for kind, label in suite.snapshots:
+                self.labels[self._newest(kind, set(), upsert=True)] = label
         self.clock.at = suite.now
         self.engine.refresh()  # records the app graph at the seeded HEAD, so later moves diff against it
         if suite.renames:
@@ -463,17 +635,122 @@ class Scenario:
             _git(self.repo, suite.now, "rm", "-q", *suite.deletions)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: deletions")
         self.engine.refresh()
+        for topic, times in suite.reads:
+            self.read(topic, times)
         self._snapshot = sqlite3.connect(":memory:")
         self.engine.conn.backup(self._snapshot)
 
     def seed(self, item: SeedItem) -> str:
         """Write one item through the engine; returns its memory-item id."""
-        if item.is_note:
-            written = self.engine.note(item.kind[5:], item.text, item.subject, list(item.alternatives) or None)
-            if item.resolve is not None:
-                self.engine.resolve(written.id, status=item.resolve)
-            return written.item_id
-        return seed_memory_item(self.engine, item)
+        if item.is_note and item.branch is not None:
+            return self._seed_on_branch(item)
+        written = self.engine.note(item.kind[5:], item.text, item.subject, list(item.alternatives) or None)
+        if item.resolve is not None:
+            self.engine.resolve(written.id, status=item.resolve)
+        return written.item_id
+
+    def capture(self, session: SeedSession) -> None:
+        """Replay one host session through the real pipeline, one event a minute.
+
+        SessionStart as the hook runs it, then each tool call as the payload Claude Code sends, appended to the
+        worktree's spool in the capture hook's line format and flushed as the Stop hook flushes it; summaries
+        through the engine's summarize (cortex_summarize), subagents through the SubagentStart/Stop handlers.
+        """
+        self.clock.at = session.started
+        self.engine.start_session(session.host)
+        for n, event in enumerate(session.events, start=1):
+            self.clock.at = session.started + timedelta(minutes=n)
+            before = self._ids(event.kind) if event.kind else set()
+            if event.action == "summary":
+                self.engine.summarize(event.value)
+            elif event.action == "subagent":
+                self._subagent(session.host, n, event)
+            else:
+                self._spool(self._payload(session.host, n, event))
+                self.engine.flush_spool(turn_end=True)
+            if event.label and event.kind:
+                # A summary is rewritten in place when the session checkpoints again; everything else is new.
+                upsert = event.kind == "episode:session_summary"
+                self.labels[self._newest(event.kind, before, upsert=upsert)] = event.label
+
+    def _payload(self, host: str, n: int, event: SeedEvent) -> dict[str, Any]:
+        """The PostToolUse / PostToolUseFailure payload Claude Code sends for the event's tool call."""
+        base = {"session_id": host, "transcript_path": "", "cwd": str(self.repo), "tool_use_id": f"{host}-{n}"}
+        if event.action == "edit":
+            target = self.repo / event.value
+            return {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+                    "tool_input": {"file_path": str(target), "old_string": "a", "new_string": "b"},
+                    "tool_response": {"filePath": str(target)}}
+        call = {**base, "tool_name": "Bash", "tool_input": {"command": event.value}}
+        if event.exit:
+            error = f"Command failed with exit code {event.exit}\n{event.stderr}".strip()
+            return {**call, "hook_event_name": "PostToolUseFailure", "error": error, "is_interrupt": False}
+        return {**call, "hook_event_name": "PostToolUse",
+                "tool_response": {"stdout": event.stdout, "stderr": event.stderr, "interrupted": False}}
+
+    def _spool(self, payload: dict[str, Any]) -> None:
+        """Append one line to the worktree's spool exactly as the capture hook writes it."""
+        from .capture import SPOOL, runtime_dir
+
+        line = json.dumps({"v": 1, "t": self.clock.at.timestamp(), "p": payload}, ensure_ascii=False)
+        fd = os.open(runtime_dir(self.repo) / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def _subagent(self, host: str, n: int, event: SeedEvent) -> None:
+        """SubagentStart, then SubagentStop with the subagent's last message, through the hook handlers."""
+        from . import agents
+
+        agent = {"session_id": host, "cwd": str(self.repo), "agent_id": f"{host}-agent-{n}", "agent_type": event.value}
+        agents.subagent_start(self.engine, {**agent, "hook_event_name": "SubagentStart"})
+        agents.subagent_stop(self.engine, {**agent, "hook_event_name": "SubagentStop", "stop_hook_active": False,
+                                           "last_assistant_message": event.conclusion})
+
+    def _ids(self, kind: str | None) -> set[str]:
+        """Ids of every item of a kind (through the engine's read-only listing)."""
+        if kind is None:
+            return set()
+        from .inspection import LIST_MAX
+
+        return {str(i["id"]) for i in self.engine.list_memory(kinds=[kind], limit=LIST_MAX).items}
+
+    def _newest(self, kind: str, before: set[str], *, upsert: bool = False) -> str:
+        """The item of `kind` the last step wrote: the new one, or for an upserted kind the newest one."""
+        from .inspection import LIST_MAX
+
+        page = self.engine.list_memory(kinds=[kind], scopes=self.engine.scope_keys, limit=LIST_MAX).items
+        fresh = [i for i in page if str(i["id"]) not in before]
+        found = fresh or (page if upsert else [])
+        if not found:
+            raise SuiteError(f"{self.suite.name}: the pipeline wrote no {kind} item where the suite expects one")
+        return str(found[0]["id"])
+
+    def _seed_on_branch(self, item: SeedItem) -> str:
+        """Write a note as an agent on another branch would: check it out, open an engine there, come back."""
+        from .engine import Engine
+
+        assert item.branch is not None
+        exists = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{item.branch}"], cwd=self.repo,
+                                capture_output=True).returncode == 0
+        _git(self.repo, self.clock.at, "checkout", "-q", *(() if exists else ("-b",)), item.branch)
+        try:
+            with Engine(self.repo, home=self.home, clock=self.clock) as other:
+                written = other.note(item.kind[5:], item.text, item.subject, list(item.alternatives) or None)
+                if item.resolve is not None:
+                    other.resolve(written.id, status=item.resolve)
+        finally:
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+        return written.item_id
+
+    def read(self, topic: str, times: int) -> None:
+        """Recall a topic as an agent would (booked, so reads reinforce what they show)."""
+        for _ in range(times):
+            self.engine.recall(topic)
+
+    def state_of(self, label: str) -> str:
+        """The tier a seeded item is in now (through the engine's read-only inspection)."""
+        item_id = next(i for i, name in self.labels.items() if name == label)
+        return str(self.engine.inspect_memory(item_id).item["state"])
 
     def restore(self) -> None:
         """Put the store back exactly as seeded (undoing bookings and reinforcement of earlier probes)."""
@@ -483,30 +760,6 @@ class Scenario:
         """Close the engine and the snapshot."""
         self.engine.close()
         self._snapshot.close()
-
-
-def seed_memory_item(engine: Any, item: SeedItem) -> str:
-    """Insert a non-note item (episode, command run, snapshot, …) as a memory_items row, with references.
-
-    Args:
-        engine: the scenario's engine; its clock is at the item's creation time.
-        item: the item to insert.
-
-    Returns:
-        The new memory-item id.
-    """
-    session_id = engine.ensure_session() if item.layer == "branch" else None
-    scope_type, scope_key = ("project", engine.project_key) if item.layer == "project" else (engine.scope.type, engine.scope.key)
-    item_id = f"eval:{item.label}"
-    with transaction(engine.conn):
-        engine.conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
-            "state, importance, access_count, last_accessed_at, created_at) VALUES (?,?,?,?,?,NULL,NULL,?,?,?,?,?,?,?)",
-            (item_id, session_id, scope_type, scope_key, item.kind, item.subject, item.text, item.state, item.importance,
-             item.access_count, iso(item.last_accessed) if item.last_accessed else None, iso(item.created)),
-        )
-        extract_item_references(engine.conn, item_id, item.subject, item.text)
-    return item_id
 
 
 @contextmanager
@@ -536,10 +789,6 @@ def run_fixture(sc: Scenario, fx: Fixture) -> dict[str, Any]:
     sc.restore()
     ranking_surface = sc.engine.recall(fx.topic, RECALL_DEPTH)
     ranking = [sc.labels.get(i.id, f"(unseeded {i.kind})") for i in ranking_surface.items]
-    created = {
-        row["id"]: row["created_at"]
-        for row in sc.engine.conn.execute("SELECT id, created_at FROM memory_items")
-    }
     by_label = {label: item_id for item_id, label in sc.labels.items()}
     sc.restore()
     rendered = sc.engine.recall(fx.topic, fx.budget)
@@ -552,7 +801,7 @@ def run_fixture(sc: Scenario, fx: Fixture) -> dict[str, Any]:
     if fx.fresh_after is not None:
         for ref in top3:
             if ref in fx.relevant:
-                stamp = parse_iso(created.get(by_label.get(ref, ""), ""))
+                stamp = parse_iso(str(sc.engine.inspect_memory(by_label[ref]).item["created_at"]))
                 stale += 1 if stamp is None or stamp < fx.fresh_after else 0
     tokens = estimate_tokens(output)
     failures = []
@@ -601,6 +850,8 @@ def run_surface(sc: Scenario, check: SurfaceCheck) -> dict[str, Any]:
     failures += [f"contains {n!r}" for n in check.excludes if n in text]
     if check.max_tokens is not None and surface.tokens > check.max_tokens:
         failures.append(f"is {surface.tokens} tokens, over max_tokens {check.max_tokens}")
+    if check.expect_budget is not None and surface.budget != check.expect_budget:
+        failures.append(f"spends against a budget of {surface.budget}, expected {check.expect_budget}")
     return {
         "surface": check.surface, "budget": surface.budget, "tokens": surface.tokens,
         "passed": not failures, "failures": failures, "text": text,
@@ -620,6 +871,8 @@ def run_suite(suite: Suite) -> dict[str, Any]:
         with scenario(suite) as sc:
             fixtures = [run_fixture(sc, fx) for fx in suite.fixtures]
             surfaces = [run_surface(sc, check) for check in suite.surfaces]
+            sc.restore()
+            states = [run_state_check(sc, label, tiers) for label, tiers in suite.expect_states]
     except SuiteError:
         raise
     except CortexError as exc:
@@ -639,10 +892,20 @@ def run_suite(suite: Suite) -> dict[str, Any]:
         "seeded_items": len(suite.items),
         "kinds_exercised": sorted(suite.exercised_kinds()),
         "metrics": metrics,
-        "passed": all(f["passed"] for f in fixtures) and all(s["passed"] for s in surfaces),
+        "passed": all(f["passed"] for f in fixtures) and all(s["passed"] for s in surfaces)
+        and all(s["passed"] for s in states),
         "fixtures": fixtures,
         "surfaces": surfaces,
+        "states": states,
     }
+
+
+def run_state_check(sc: Scenario, label: str, tiers: tuple[str, ...]) -> dict[str, Any]:
+    """Check the tier a seeded item holds after seeding and the suite's reads."""
+    state = sc.state_of(label)
+    passed = state in tiers
+    failures = [] if passed else [f"is {state}, expected {' or '.join(tiers)}"]
+    return {"item": label, "state": state, "expected": list(tiers), "passed": passed, "failures": failures}
 
 
 def baseline_of(result: dict[str, Any]) -> dict[str, Any]:
@@ -676,6 +939,20 @@ def _metric(values: Any, metric: str) -> float | None:
 
 def _fmt(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0")
+
+
+def ranking_agreement(now: list[str], base: list[str], depth: int = RANK_DEPTH) -> float:
+    """nDCG@depth of `now`, graded by `base`: the baseline's rank r (0-based) is worth depth - r.
+
+    1.0 exactly when the top `depth` of both rankings agree position by position; any swap, drop or intruder
+    in the baseline's top `depth` lowers it, and a move near the top costs more than one near the bottom.
+    """
+    gain = {ref: depth - r for r, ref in enumerate(base[:depth])}
+    ideal = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gain.values(), reverse=True)))
+    if ideal == 0:
+        return 1.0
+    actual = sum(gain.get(ref, 0) / math.log2(r + 2) for r, ref in enumerate(now[:depth]))
+    return round(actual / ideal, 4)
 
 
 def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str], dict[str, Any]]:
@@ -723,6 +1000,17 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
             continue
         into: dict[str, Any] = {}
         judge(where, fixture, by_topic[topic], into)
+        base_ranking = by_topic[topic].get("ranking")
+        if not isinstance(base_ranking, list):
+            problems.append(f"{where}: baseline lacks its ranking (the order could not be gated)")
+        else:
+            agreement = ranking_agreement(fixture["ranking"], base_ranking)
+            into["ranking_ndcg"] = agreement
+            if agreement < 1.0:
+                line = (f"{where}: ranking order drops against the baseline (nDCG@{RANK_DEPTH} {_fmt(agreement)}): "
+                        f"baseline {base_ranking[:RANK_DEPTH]} → now {fixture['ranking'][:RANK_DEPTH]}")
+                regressions.append(line)
+                problems.append(line)
         deltas["fixtures"][topic] = into
     for topic in sorted(t for t in by_topic if t not in current):
         problems.append(f"{name} [{topic}]: baseline fixture no longer exists in the suite")
@@ -730,7 +1018,7 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
 
 
 def own_failures(result: dict[str, Any], baseline: Any = None) -> list[str]:
-    """Failures of the suite's own assertions (fixtures and surfaces); no baseline can excuse them."""
+    """Failures of the suite's own assertions (fixtures, surfaces, tiers); no baseline can excuse them."""
     base_passed = {}
     if isinstance(baseline, dict) and isinstance(baseline.get("fixtures"), list):
         base_passed = {f.get("topic"): f.get("passed") for f in baseline["fixtures"] if isinstance(f, dict)}
@@ -744,6 +1032,9 @@ def own_failures(result: dict[str, Any], baseline: Any = None) -> list[str]:
     for surface in result["surfaces"]:
         if not surface["passed"]:
             out.append(f"{name} <{surface['surface']}>: surface {'; '.join(surface['failures'])}")
+    for state in result.get("states", []):
+        if not state["passed"]:
+            out.append(f"{name} {{{state['item']}}}: tier {'; '.join(state['failures'])}")
     return out
 
 

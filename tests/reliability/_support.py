@@ -62,19 +62,23 @@ def worker(role: str, spec: dict, *, env: dict[str, str] | None = None) -> subpr
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(spec).encode())
     proc.stdin.close()
+    proc.stdin = None  # delivered and closed: finish()'s communicate() must not touch it again
     return proc
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, object, str]:
-    """Wait for a worker (bounded): its exit code, its JSON result (None if it printed none) and its stderr."""
+    """Wait for a worker (bounded): its exit code, its JSON result (None if it printed none) and its stderr.
+
+    communicate() drains both pipes while waiting (a worker that prints past the pipe buffer cannot block)
+    and closes them, so no file handle outlives the worker.
+    """
     try:
-        proc.wait(timeout=timeout)
+        raw_out, raw_err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        proc.communicate()
         raise
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    out, err = raw_out.decode(), raw_err.decode()
     lines = [line for line in out.splitlines() if line.strip()]
     return proc.returncode, (json.loads(lines[-1]) if lines else None), err
 

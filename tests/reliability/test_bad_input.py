@@ -465,7 +465,7 @@ def test_mcp_tools_answer_bad_calls_with_errors_and_keep_serving(live: Engine, r
     """Over the SDK's stdio client: wrong types, missing arguments, out-of-range budgets, huge and hostile text,
     FTS syntax, unicode — every call gets an answer (an error result where the input is bad), the server keeps
     serving, writes nothing but protocol to stdout, and the store stays intact."""
-    mcp_tests = pytest.importorskip("tests.test_mcp_server", reason="the MCP server tests are not in this checkout")
+    from tests import test_mcp_server as mcp_tests  # a rename must fail loudly, never skip
     calls: list[tuple[str, dict, bool]] = [
         ("cortex_note", {"kind": "decision", "content": "x"}, True),  # decision without a subject
         ("cortex_note", {"kind": "verdict", "content": "x", "subject": "s"}, True),
