@@ -42,3 +42,9 @@ class StoreRefused(CortexError):
     """The store cannot be opened safely (newer schema, corrupt version); nothing was written to it."""
 
     code = "store_refused"
+
+
+class RuntimeUntrusted(CortexError):
+    """The worktree's runtime folder may not be used: a link, someone else's, open to others, or tracked by git."""
+
+    code = "untrusted_runtime"
