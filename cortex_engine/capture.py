@@ -84,6 +84,15 @@ def runtime_problem(worktree: str | os.PathLike[str]) -> str | None:
     return problem(runtime_dir(worktree))
 
 
+def reclaim(worktree: str | os.PathLike[str]) -> bool:
+    """Close this user's untracked runtime folder that is open to others, dropping what no one can vouch for.
+
+    An older Cortex made the folder 0755; an archive unpacked into the worktree does too. Its pending capture may
+    not be this machine's, so it is removed (the entries, never a link's target) before the folder is closed to 0700.
+    """
+    return adopt(runtime_dir(worktree), keep=(SUBSTITUTION,), subs=(CLAIMS, BLOBS))
+
+
 def engage(worktree: str | os.PathLike[str]) -> Path:
     """Create the self-ignoring runtime folder (0700) and mark the worktree engaged with this machine's key.
 
@@ -91,7 +100,7 @@ def engage(worktree: str | os.PathLike[str]) -> Path:
         RuntimeUntrusted: the folder is a link, someone else's, or tracked by git (nothing is written).
     """
     folder = runtime_dir(worktree)
-    adopt(folder, keep=(SUBSTITUTION,), subs=(CLAIMS, BLOBS))
+    reclaim(worktree)
     key = home_key(cortex_home())
     with Runtime.open(folder, create=True) as rt:
         rt.mkdir(CLAIMS)

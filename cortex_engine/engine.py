@@ -490,6 +490,7 @@ class Engine:
             RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
                 nothing is flushed, started or engaged.
         """
+        capture.reclaim(self.scope.worktree)
         problem = capture.runtime_problem(self.scope.worktree)
         if problem is not None:
             raise capture.RuntimeUntrusted(problem)

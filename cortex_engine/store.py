@@ -303,9 +303,28 @@ def stored_version(conn: sqlite3.Connection) -> int:
     return version
 
 
+def _private(path: Path) -> None:
+    """The store holds what agents read and ran: its folder is 0700 and its file 0600 (SQLite gives the WAL the same).
+
+    Only group and other bits are ever removed, so a store its owner made read-only stays read-only.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass  # it exists (or cannot be created: connect says why)
+    for item in (path.parent, path):
+        try:
+            mode = item.stat().st_mode
+            if mode & 0o077 and item.stat().st_uid == os.geteuid():
+                os.chmod(item, mode & 0o700)
+        except OSError:
+            pass  # not ours to change: opening it reports any real problem
+
+
 def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store forward; refuse newer or corrupt versions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _private(path)
     try:
         conn = connect(path)
         version = stored_version(conn)
