@@ -102,6 +102,7 @@ def engage(worktree: str | os.PathLike[str]) -> Path:
     folder = runtime_dir(worktree)
     reclaim(worktree)
     key = home_key(cortex_home())
+    assert key is not None  # created on demand
     with Runtime.open(folder, create=True) as rt:
         rt.mkdir(CLAIMS)
         rt.mkdir(BLOBS)
@@ -128,11 +129,8 @@ def is_engaged(worktree: str | os.PathLike[str]) -> bool:
         return False
     if marker is None:
         return False
-    try:
-        key = home_key(cortex_home())
-    except OSError:
-        return False
-    return marker.decode("utf-8", "replace").splitlines()[:1] == [marker_text(key).strip()]
+    key = home_key(cortex_home(), create=False)
+    return key is not None and marker.decode("utf-8", "replace").splitlines()[:1] == [marker_text(key).strip()]
 
 
 @dataclass

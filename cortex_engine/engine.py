@@ -554,7 +554,8 @@ class Engine:
 
     def summarize(self, description: str | None = None) -> str:
         """Write the current session's summary now (a checkpoint); returns its text."""
-        self.flush_spool()
+        if capture.runtime_problem(self.scope.worktree) is None:
+            self.flush_spool()  # an untrusted runtime folder is never read: the summary covers what is stored
         session = self.current_session()
         if session is None:
             return "No active session."

@@ -93,8 +93,8 @@ def problem(folder: Path, *, tracked: bool = True) -> str | None:
     return None if reason is None else f"the runtime folder is not trusted: {reason}; hooks capture nothing here — {FIX}"
 
 
-def home_key(home: Path) -> str:
-    """This machine's runtime key (created 0600 in Cortex's home on first use)."""
+def home_key(home: Path, *, create: bool = True) -> str | None:
+    """This machine's runtime key (created 0600 in Cortex's home on first use; None when absent and not created)."""
     path = home / KEY_FILE
     try:
         existing = _read_plain(path)
@@ -104,6 +104,8 @@ def home_key(home: Path) -> str:
         key = existing.decode("ascii", "replace").strip()
         if re.fullmatch(r"[0-9a-f]{32}", key):
             return key
+    if not create:
+        return None
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     key = secrets.token_hex(16)
     temp = home / f"{KEY_FILE}.tmp-{os.getpid()}"

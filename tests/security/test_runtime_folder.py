@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from cortex_engine.engine import describe_store
 
 from ..conftest import Repo, git, tool_path
-from ..install_helpers import cortex, cortex_bin
+from ..install_helpers import NOW, ROOT, cortex, cortex_bin
 from ..test_capture import bash_payload, read_payload, run_hook
 
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nnot really\n"
@@ -66,15 +68,10 @@ def clone(repo: Repo, tmp_path: Path) -> Repo:
     return Repo(target)
 
 
-def session_start(repo: Repo) -> None:
+def session_start(repo: Repo) -> subprocess.CompletedProcess:
     """The SessionStart hook as wired: `cortex inject-header --quiet` with the host's payload on stdin."""
     payload = json.dumps({"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "SessionStart",
                           "source": "startup"})
-    import subprocess
-    import sys
-
-    from ..install_helpers import NOW, ROOT
-
     env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"], cwd=repo.path,
                           input=payload.encode(), env=env, capture_output=True, timeout=120)
