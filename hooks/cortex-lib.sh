@@ -18,7 +18,7 @@ cortex_read_payload() {
 # so a folder counts only when it is no link, is this user's, and its marker holds the key kept in Cortex's home
 # (written there by Cortex after it checked the folder; a repository cannot know it).
 cortex_find_runtime() {
-  local re='"cwd"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' key= mark=
+  local re='"cwd"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' keyfile key= mark=
   [[ $payload =~ $re ]] || return 1
   dir=${BASH_REMATCH[1]}
   dir=${dir//\\\//\/}
@@ -31,9 +31,9 @@ cortex_find_runtime() {
   done
   rt="$dir/.cortex"
   [ ! -L "$rt" ] && [ -O "$rt" ] && [ ! -L "$rt/engaged" ] && [ -O "$rt/engaged" ] || return 1
-  key="${CORTEX_HOME:-$HOME/.cortex}/runtime.key"
-  [ -f "$key" ] || return 1
-  IFS= read -r key < "$key" 2>/dev/null || :
+  keyfile="${CORTEX_HOME:-$HOME/.cortex}/runtime.key"
+  [ -f "$keyfile" ] || return 1
+  IFS= read -r key < "$keyfile" 2>/dev/null || :
   IFS= read -r mark < "$rt/engaged" 2>/dev/null || :
   [ -n "$key" ] && [ "$mark" = "engaged=$key" ]
 }
