@@ -22,7 +22,9 @@ from pathlib import Path
 
 from .clock import iso
 from .lazy import LazyModule
-from .scope import Scope, detect_scope
+from .runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime, RuntimeUntrusted, adopt,
+                      home_key, marker_text, problem)
+from .scope import Scope, cortex_home, detect_scope
 from .store import checkpoint_if_large, rollback
 from .tokens import estimate_file_tokens, estimate_tokens
 
@@ -33,15 +35,22 @@ projection = LazyModule("projection")
 redaction = LazyModule("redact")
 searchledger = LazyModule("searchledger")
 
-RUNTIME = ".cortex"
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
 BLOBS = "blobs"
-ENGAGED = "engaged"
 INDEX = "index"
 SUBSTITUTION = "substitution"
+TURN_READS = "turn-reads"
+FLUSH_AFTER = "flush-after"
+"""Epoch seconds before which the capture hook spawns no flush (one is running, or the store was refused)."""
+PAUSED = "paused"
+"""Written by the capture hook when the folder reached RUNTIME_CAP: capture stops until a flush succeeds."""
 DIGEST_CEILING = 2 * 1024 * 1024
 FLUSH_THRESHOLD = 256 * 1024
+RUNTIME_CAP = 32 * 1024 * 1024
+"""The runtime folder's size cap; hooks/cortex-capture.sh holds the same figure in KiB."""
+REFUSED_BACKOFF_SECONDS = 600
+"""How long hooks wait before spawning another flush after the store refused one."""
 EDIT_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "Write": "write", "NotebookEdit": "edit"}
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}(-?\d+)", re.IGNORECASE)
 
@@ -52,40 +61,76 @@ def runtime_dir(worktree: str | os.PathLike[str]) -> Path:
 
 
 def find_runtime(cwd: str) -> Path | None:
-    """Walk up from `cwd` to the nearest runtime folder, engaged or not."""
+    """Walk up from `cwd` to the nearest runtime folder, engaged or not (and trusted or not: see `runtime`)."""
     here = Path(os.path.realpath(cwd))
     for folder in (here, *here.parents):
         candidate = folder / RUNTIME
-        if candidate.is_dir() and (candidate / ".gitignore").is_file():
+        if os.path.lexists(candidate / IGNORE):
             return candidate
     return None
 
 
+def open_runtime(folder: Path) -> Runtime:
+    """The runtime folder opened for use.
+
+    Raises:
+        RuntimeUntrusted: it is a link, someone else's, open to others, or git tracks files in it.
+    """
+    return Runtime.open(folder)
+
+
+def runtime_problem(worktree: str | os.PathLike[str]) -> str | None:
+    """Why the worktree's runtime folder must not be used (one line with what to do), or None."""
+    return problem(runtime_dir(worktree))
+
+
+def reclaim(worktree: str | os.PathLike[str]) -> bool:
+    """Close this user's untracked runtime folder that is open to others, dropping what no one can vouch for.
+
+    An older Cortex made the folder 0755; an archive unpacked into the worktree does too. Its pending capture may
+    not be this machine's, so it is removed (the entries, never a link's target) before the folder is closed to 0700.
+    """
+    return adopt(runtime_dir(worktree), keep=(SUBSTITUTION,), subs=(CLAIMS, BLOBS))
+
+
 def engage(worktree: str | os.PathLike[str]) -> Path:
-    """Create the self-ignoring runtime folder and mark the worktree engaged."""
+    """Create the self-ignoring runtime folder (0700) and mark the worktree engaged with this machine's key.
+
+    Raises:
+        RuntimeUntrusted: the folder is a link, someone else's, or tracked by git (nothing is written).
+    """
     folder = runtime_dir(worktree)
-    for sub in (folder, folder / CLAIMS, folder / BLOBS):
-        sub.mkdir(parents=True, exist_ok=True)
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# Cortex runtime files; this folder ignores itself.\n*\n", encoding="utf-8")
-    (folder / ENGAGED).write_text("enabled=true\n", encoding="utf-8")
+    reclaim(worktree)
+    key = home_key(cortex_home())
+    assert key is not None  # created on demand
+    with Runtime.open(folder, create=True) as rt:
+        rt.mkdir(CLAIMS)
+        rt.mkdir(BLOBS)
+        rt.write(IGNORE, IGNORE_TEXT)
+        rt.write(ENGAGED, marker_text(key))
     return folder
 
 
 def disengage(worktree: str | os.PathLike[str]) -> bool:
     """Stop capture for the worktree; returns whether it was engaged."""
-    marker = runtime_dir(worktree) / ENGAGED
     try:
-        marker.unlink()
-    except FileNotFoundError:
+        with Runtime.open(runtime_dir(worktree), tracked=False) as rt:
+            return rt.unlink(ENGAGED)
+    except (OSError, RuntimeUntrusted):
         return False
-    return True
 
 
 def is_engaged(worktree: str | os.PathLike[str]) -> bool:
-    """Whether hooks capture in this worktree."""
-    return (runtime_dir(worktree) / ENGAGED).is_file()
+    """Whether hooks capture in this worktree: a trusted folder whose marker holds this machine's key."""
+    try:
+        with Runtime.open(runtime_dir(worktree)) as rt:
+            marker = rt.read(ENGAGED)
+    except (OSError, RuntimeUntrusted):
+        return False
+    if marker is None:
+        return False
+    key = home_key(cortex_home(), create=False)
+    return key is not None and marker.decode("utf-8", "replace").splitlines()[:1] == [marker_text(key).strip()]
 
 
 @dataclass
@@ -104,21 +149,23 @@ class FlushResult:
         return {"processed": self.processed, "skipped": self.skipped, "duplicates": self.duplicates, "claims": self.claims}
 
 
-def _claim(folder: Path) -> None:
+def _claim(rt: Runtime) -> None:
     """Move the live spool into claims/ (atomic rename); a concurrent claimer simply finds nothing."""
-    spool = folder / SPOOL
-    (folder / CLAIMS).mkdir(exist_ok=True)
-    target = folder / CLAIMS / f"{time.time_ns():020d}-{os.getpid()}.jsonl"
-    try:
-        os.rename(spool, target)
-    except FileNotFoundError:
-        return
+    if not rt.is_file(SPOOL):
+        return  # absent, or not a plain file (a link is never read)
+    rt.rename(SPOOL, None, f"{time.time_ns():020d}-{os.getpid()}.jsonl", CLAIMS)
 
 
-def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict, list[Path]]], int, int]:
-    """Parse a claim from byte `start`: (key, entry, blob files) per good line, bytes consumed, lines skipped."""
-    data = claim.read_bytes()
-    good: list[tuple[str, dict, list[Path]]] = []
+def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, dict, list[str]]], int, int]:
+    """Parse a claim from byte `start`: (key, entry, blob names) per good line, bytes consumed, lines skipped.
+
+    Raises:
+        FileNotFoundError: the claim is gone (a concurrent flush finished it).
+    """
+    data = rt.read(claim, CLAIMS)
+    if data is None:
+        raise FileNotFoundError(claim)
+    good: list[tuple[str, dict, list[str]]] = []
     skipped = 0
     end = data.rfind(b"\n") + 1
     for raw in data[start:end].split(b"\n"):
@@ -132,32 +179,29 @@ def _lines(folder: Path, claim: Path, start: int) -> tuple[list[tuple[str, dict,
         if not isinstance(entry, dict):
             skipped += 1
             continue
-        blobs: list[Path] = []
-        if isinstance(entry.get("blob"), str) and "p" not in entry:
-            blob = folder / BLOBS / os.path.basename(entry["blob"])
-            blobs.append(blob)
+        blobs: list[str] = []
+        if "blob" in entry and "p" not in entry:
+            name = entry["blob"]
+            if not isinstance(name, str) or not BLOB_NAME.fullmatch(name):
+                skipped += 1  # not a name the hook makes: never opened, never removed
+                continue
+            blobs.append(name)
             try:
-                entry["p"] = _decode(blob.read_bytes().replace(b"\r", b"").replace(b"\n", b""))
+                raw_blob = rt.read(name, BLOBS)
+                if raw_blob is None:
+                    raise FileNotFoundError(name)
+                entry["p"] = _decode(raw_blob.replace(b"\r", b"").replace(b"\n", b""))
             except (OSError, UnicodeDecodeError, ValueError, RecursionError):
                 skipped += 1
-                _discard(blob)  # whole (the hook writes it before its pointer line) but unusable: never kept
+                rt.unlink(name, BLOBS)  # whole (the hook writes it before its pointer line) but unusable: never kept
                 continue
         if not isinstance(entry.get("p"), dict):
             skipped += 1
-            for blob in blobs:
-                _discard(blob)
+            for name in blobs:
+                rt.unlink(name, BLOBS)
             continue
         good.append((_key(entry, raw), entry, blobs))
     return good, end, skipped
-
-
-def _discard(blob: Path) -> None:
-    """Remove the blob of a payload that cannot be replayed (it may hold unredacted output)."""
-    try:
-        if blob.is_file():
-            blob.unlink()
-    except OSError:
-        pass  # already gone, or not ours to remove: the next flush skips it again
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -585,27 +629,45 @@ def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None
 
 
 def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime, *, turn_end: bool = False) -> FlushResult:
-    """Claim the spool, finish any orphaned claims, replay every claim in order, rewrite the digest index."""
+    """Claim the spool, finish any orphaned claims, replay every claim in order, rewrite the digest index.
+
+    Raises:
+        RuntimeUntrusted: the runtime folder is a link, someone else's, open to others, or tracked by git.
+    """
     result = FlushResult()
-    _claim(folder)
-    claims_dir = folder / CLAIMS
-    if claims_dir.is_dir():
-        for claim in sorted(claims_dir.glob("*.jsonl")):
-            result.claims += 1
-            _process_claim(conn, folder, claim, now, result, turn_end)
-    if result.processed or not (folder / INDEX).exists():
-        write_index(conn, folder)
+    with open_runtime(folder) as rt:
+        _claim(rt)
+        for name in rt.names(CLAIMS):
+            if CLAIM_NAME.fullmatch(name) and rt.is_file(name, CLAIMS):
+                result.claims += 1
+                _process_claim(conn, rt, name, now, result, turn_end)
+        if result.processed or not rt.is_file(INDEX):
+            write_index(conn, rt)
+        # The store took the spool: capture resumes, and the next spool past the threshold may flush again.
+        rt.unlink(PAUSED)
+        rt.unlink(FLUSH_AFTER)
     result.checkpoint = checkpoint_if_large(conn)
     return result
 
 
-def write_index(conn: sqlite3.Connection, folder: Path) -> int:
+def back_off(folder: Path, wall_now: float, seconds: float | None = None) -> bool:
+    """Tell the capture hook not to spawn flushes before `wall_now + seconds` (the store refused one)."""
+    seconds = REFUSED_BACKOFF_SECONDS if seconds is None else seconds
+    try:
+        with open_runtime(folder) as rt:
+            rt.write(FLUSH_AFTER, f"{int(wall_now + seconds)}\n")
+    except (OSError, RuntimeUntrusted):
+        return False
+    return True
+
+
+def write_index(conn: sqlite3.Connection, rt: Runtime) -> int:
     """The flat digest index the substitution hook reads: reads that may be refunded, per host session.
 
     One line per file: `<absolute path>\t<sha256>\t<size>\t<host session id>`. Only complete reads by an active
     primary session (whose context holds them) that nothing in their turn could have changed afterwards.
     """
-    worktree = str(folder.parent)
+    worktree = str(rt.folder.parent)
     rows = conn.execute(
         "SELECT d.path, d.sha256, d.byte_size, s.host_session_id FROM content_digests d JOIN sessions s ON s.id = d.session_id "
         "WHERE s.worktree_path=? AND s.parent_session_id IS NULL AND s.status='active' AND s.host_session_id IS NOT NULL "
@@ -618,9 +680,7 @@ def write_index(conn: sqlite3.Connection, folder: Path) -> int:
         if "\t" in path or "\n" in path:
             continue
         lines.append(f"{path}\t{row['sha256']}\t{row['byte_size']}\t{row['host_session_id']}\n")
-    temp = folder / f"{INDEX}.tmp-{os.getpid()}"
-    temp.write_text("".join(lines), encoding="utf-8")
-    os.replace(temp, folder / INDEX)
+    rt.write(INDEX, "".join(lines))
     return len(lines)
 
 
@@ -645,16 +705,17 @@ def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: dict, 
     return done
 
 
-def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: datetime, result: FlushResult,
+def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datetime, result: FlushResult,
                    turn_end: bool) -> None:
     offset = 0
+    home = str(rt.folder.parent)
     while True:
         try:
-            entries, consumed, skipped = _lines(folder, claim, offset)
+            entries, consumed, skipped = _lines(rt, claim, offset)
         except FileNotFoundError:
             return  # a concurrent flush finished this claim first (it unlinks only after its commit)
         except OSError as exc:
-            result.errors.append(f"{claim.name}: {exc}")
+            result.errors.append(f"{claim}: {exc}")
             return
         result.skipped += skipped
         mutations = [t for _, e, _ in entries if _str(e["p"].get("tool_name")) in MUTATING_TOOLS and (t := _epoch(e)) is not None]
@@ -663,9 +724,9 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
         seen_at = iso(now)
         for isolated in (False, True):
             attempt = FlushResult()
-            replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=str(folder.parent))
+            replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=home)
             replayer.prime_scopes([entry for _, entry, _ in entries])
-            blobs: list[Path] = []
+            blobs: list[str] = []
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for key, entry, entry_blobs in entries:
@@ -675,7 +736,7 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
                         attempt.duplicates += 1
                         continue
                     at = line_time(entry, now)
-                    done = (_replay_isolated(conn, replayer, entry, at, claim.name, attempt) if isolated
+                    done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
                             else replayer.replay(entry, at))
                     if done:
                         attempt.processed += 1
@@ -699,16 +760,16 @@ def _process_claim(conn: sqlite3.Connection, folder: Path, claim: Path, now: dat
         result.skipped += attempt.skipped
         result.duplicates += attempt.duplicates
         result.errors.extend(attempt.errors)
-        for blob in blobs:
-            blob.unlink(missing_ok=True)
+        for name in blobs:  # committed: the raw payloads go now, not at the end of the claim
+            rt.unlink(name, BLOBS)
         # A hook that opened the spool just before the claim may still append to it: read on while it grows.
-        try:
-            size = claim.stat().st_size
-        except FileNotFoundError:
+        info = rt.lstat(claim, CLAIMS)
+        if info is None:
             return  # two flushes may replay one claim (spool_seen keeps it once); the other one finished it
+        size = info.st_size
         if consumed == offset or size <= consumed:
             if size > consumed:
                 result.skipped += 1  # a torn last line (a writer died mid-line): skipped, the rest kept
             break
         offset = consumed
-    claim.unlink(missing_ok=True)
+    rt.unlink(claim, CLAIMS)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from .errors import CortexError
+from .errors import CortexError, RuntimeUntrusted, StoreRefused
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -307,6 +307,10 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
         with open_engine(cwd or args.cwd or os.getcwd()) as engine:
             engine.start_session(host)
             surface = engine.session_brief() if args.quiet else engine.header()
+    except RuntimeUntrusted:
+        if not args.quiet:
+            raise
+        return 0  # a runtime folder that came with the repository: the hook stays silent (`cortex doctor` says why)
     except Exception as exc:  # noqa: BLE001 - as the SessionStart hook it must never fail the host; say why
         if not args.quiet:
             raise
@@ -317,8 +321,19 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
 
 
 def cmd_flush_spool(args: argparse.Namespace) -> int:
-    """Replay the worktree's capture spool into the store."""
-    with _engine(args) as engine:
+    """Replay the worktree's capture spool into the store; a refused store makes the hooks back off."""
+    try:
+        engine = _engine(args)
+    except StoreRefused as exc:
+        from .capture import back_off, find_runtime
+
+        folder = find_runtime(args.cwd or os.getcwd())
+        if folder is not None:
+            import time
+
+            back_off(folder, time.time(), 30 if exc.code == "store_busy" else None)
+        raise
+    with engine:
         result = engine.flush_spool()
     _emit_json(result.to_dict()) if args.json else _print(json.dumps(result.to_dict()))
     return 0

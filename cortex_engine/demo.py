@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from . import agents, reflex
-from .capture import SPOOL, runtime_dir
+from .capture import SPOOL, open_runtime, runtime_dir
 from .clock import Clock, clock_from_env
 from .engine import Engine
 from .scope import cortex_home, store_identity
@@ -90,9 +90,8 @@ class _Player:
             body = {"session_id": host, "cwd": str(self.repo), "hook_event_name": "PostToolUse",
                     "tool_use_id": f"demo-{self.tool_use}", **payload}
             lines.append(json.dumps({"v": 1, "t": int(start + 60 * n), "p": body}))
-        spool = runtime_dir(self.repo) / SPOOL
-        with spool.open("a", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
+        with open_runtime(runtime_dir(self.repo)) as rt:
+            rt.append(SPOOL, ("\n".join(lines) + "\n").encode("utf-8"))
 
     def read(self, rel: str, **extra: object) -> dict[str, object]:
         """A Read payload returning the file's current content."""

@@ -27,8 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import wiring
-from .capture import BLOBS, CLAIMS, ENGAGED, FLUSH_THRESHOLD, RUNTIME, SPOOL
-from .errors import StoreRefused
+from .capture import (BLOBS, CLAIMS, FLUSH_AFTER, FLUSH_THRESHOLD, PAUSED, RUNTIME, RUNTIME_CAP, SPOOL, is_engaged,
+                      open_runtime)
+from .errors import RuntimeUntrusted, StoreRefused
+from .runtime import FIX as RUNTIME_FIX
+from .runtime import Runtime, untrusted_reason
 from .wiring import WIRINGS, Wiring
 
 STALE_SPOOL_SECONDS = 60 * 60
@@ -286,9 +289,14 @@ def _executable(word: str) -> bool:
 
 def _engagement(report: Report, worktree: str) -> None:
     folder = Path(worktree) / RUNTIME
-    if not folder.is_dir():
+    if not os.path.lexists(folder):
         report.add("engagement", "fail", f"not engaged yet: no {RUNTIME}/ folder in {worktree}", FIX_START, expected=True)
-    elif not (folder / ENGAGED).is_file():
+        return
+    reason = untrusted_reason(folder)
+    if reason is not None:
+        report.add("engagement", "fail", f"the runtime folder is not trusted: {reason}; hooks capture nothing and "
+                                         "Cortex reads nothing from it", RUNTIME_FIX)
+    elif not is_engaged(worktree):
         report.add("engagement", "warn", "disengaged for this worktree (cortex_disengage); hooks capture nothing",
                    "call cortex_engage, run `cortex engage`, or start a new session")
     else:
@@ -323,26 +331,49 @@ def _database(report: Report, db: Path) -> None:
 
 def _spool(report: Report, worktree: str, now: float) -> None:
     folder = Path(worktree) / RUNTIME
-    spool = folder / SPOOL
-    if not folder.is_dir():
+    if not os.path.lexists(folder):
         report.add("spool", "pass", "no runtime folder yet, nothing pending")
         return
-    if os.path.lexists(spool) and not spool.is_file():
+    try:
+        rt = open_runtime(folder)
+    except (OSError, RuntimeUntrusted):
+        report.add("spool", "warn", "not read: the runtime folder is not trusted (see engagement)", RUNTIME_FIX)
+        return
+    with rt:
+        _pending(report, rt, now)
+
+
+def _pending(report: Report, rt: Runtime, now: float) -> None:
+    spool = rt.folder / SPOOL
+    if rt.lstat(SPOOL) is not None and not rt.is_file(SPOOL):
         report.add("spool", "fail", f"{wiring.display(spool)} is not a regular file", "remove it; capture recreates it")
         return
-    pending = [spool] if spool.is_file() else []
-    pending += sorted((folder / CLAIMS).glob("*.jsonl")) if (folder / CLAIMS).is_dir() else []
-    blobs = [p for p in (folder / BLOBS).iterdir() if p.is_file()] if (folder / BLOBS).is_dir() else []
-    sizes = {p: _size(p) for p in (*pending, *blobs)}
+    pending = [(SPOOL, None)] if rt.is_file(SPOOL) else []
+    pending += [(name, CLAIMS) for name in rt.names(CLAIMS) if rt.is_file(name, CLAIMS)]
+    blobs = [name for name in rt.names(BLOBS) if rt.is_file(name, BLOBS)]
+    sizes = {entry: _size(rt.lstat(*entry)) for entry in (*pending, *((name, BLOBS) for name in blobs))}
     total = sum(sizes.values())
-    claims = len(pending) - (1 if spool.is_file() else 0)
-    shape = f"{_kib(total)} pending ({_kib(sizes.get(spool, 0))} spool, {claims} claim{'s' if claims != 1 else ''}, " \
+    claims = len(pending) - (1 if rt.is_file(SPOOL) else 0)
+    shape = f"{_kib(total)} pending ({_kib(sizes.get((SPOOL, None), 0))} spool, {claims} claim{'s' if claims != 1 else ''}, " \
             f"{len(blobs)} blob{'s' if len(blobs) != 1 else ''})"
+    held = rt.size()
+    if held >= RUNTIME_CAP or rt.lstat(PAUSED) is not None:
+        report.add("spool", "fail", f"capture is paused: the runtime folder holds {held / 2**20:.1f} MiB, "
+                                    f"at its {RUNTIME_CAP // 2**20} MiB cap, because flushes into the store failed",
+                   "see the database check for why the store is refused; fix that, then run `cortex flush-spool` "
+                   "(capture resumes once a flush succeeds)")
+        return
+    retry = _retry_at(rt)
+    if retry is not None and retry > now and total:
+        report.add("spool", "warn", f"{shape}; the store refused the last flush, so hooks wait until "
+                                    f"{time.strftime('%H:%M', time.localtime(retry))} before trying again",
+                   "see the database check for why; then run `cortex flush-spool`")
+        return
     if total >= FLUSH_THRESHOLD:
         report.add("spool", "fail", f"{shape}: past the {FLUSH_THRESHOLD // 1024} KiB flush threshold",
                    "run `cortex flush-spool`; if it fills again, check the Stop hook with `cortex doctor`")
         return
-    oldest = _oldest_pending(pending)
+    oldest = _oldest_pending(rt, pending)
     age = now - oldest if oldest is not None and total else 0.0
     if age > STALE_SPOOL_SECONDS:
         report.add("spool", "warn", f"{shape}; the oldest pending capture is {int(age // 60)} min old",
@@ -351,35 +382,40 @@ def _spool(report: Report, worktree: str, now: float) -> None:
     report.add("spool", "pass", shape if total else "empty")
 
 
-def _size(path: Path) -> int:
+def _retry_at(rt: Runtime) -> float | None:
+    """When the capture hook may spawn its next flush (`flush-after`), if it was told to wait."""
     try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+        raw = rt.read(FLUSH_AFTER)
+        return float(raw.decode("ascii").strip()) if raw else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _size(info: os.stat_result | None) -> int:
+    return info.st_size if info is not None else 0
 
 
 def _kib(size: int) -> str:
     return f"{size / 1024:.1f} KiB" if size else "0 KiB"
 
 
-def _oldest_pending(files: list[Path]) -> float | None:
+def _oldest_pending(rt: Runtime, files: list[tuple[str, str | None]]) -> float | None:
     """Epoch seconds of the oldest pending line: the `t` of each file's first line (else its mtime)."""
     times: list[float] = []
-    for path in files:
+    for name, sub in files:
         try:
-            with path.open("rb") as handle:
-                first = handle.readline(65536)
+            data = rt.read(name, sub) or b""
         except OSError:
             continue
+        first = data[:65536].split(b"\n", 1)[0]
         if not first.strip():
             continue
         try:
             times.append(float(str(json.loads(first)["t"]).replace(",", ".")))
         except (ValueError, KeyError, TypeError):
-            try:
-                times.append(path.stat().st_mtime)
-            except OSError:
-                continue
+            info = rt.lstat(name, sub)
+            if info is not None:
+                times.append(info.st_mtime)
     return min(times) if times else None
 
 

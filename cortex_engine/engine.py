@@ -418,6 +418,9 @@ class Engine:
 
         Args:
             turn_end: the Stop hook's flush, which sees a whole turn and so may certify reads for substitution.
+
+        Raises:
+            RuntimeUntrusted: the runtime folder is a link, someone else's, open to others, or tracked by git.
         """
         folder = capture.find_runtime(self.cwd)
         if folder is None:
@@ -489,18 +492,31 @@ class Engine:
         """Turn verified read substitution on or off for this worktree, or report it: on | off | status."""
         from .errors import InvalidInput
 
-        marker = capture.runtime_dir(self.scope.worktree) / capture.SUBSTITUTION
+        if action not in ("on", "off", "status"):
+            raise InvalidInput(f"unknown substitution action {action!r}; use on, off or status", code="bad_args")
+        folder = capture.runtime_dir(self.scope.worktree)
         if action == "on":
             capture.engage(self.scope.worktree)
-            marker.write_text("on\n", encoding="utf-8")
-        elif action == "off":
-            marker.unlink(missing_ok=True)
-        elif action != "status":
-            raise InvalidInput(f"unknown substitution action {action!r}; use on, off or status", code="bad_args")
-        return "on" if marker.is_file() else "off"
+        elif not folder.exists():
+            return "off"
+        with capture.open_runtime(folder) as rt:
+            if action == "on":
+                rt.write(capture.SUBSTITUTION, "on\n")
+            elif action == "off":
+                rt.unlink(capture.SUBSTITUTION)
+            return "on" if rt.is_file(capture.SUBSTITUTION) else "off"
 
     def start_session(self, host_session_id: str | None = None) -> str:
-        """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture."""
+        """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture.
+
+        Raises:
+            RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
+                nothing is flushed, started or engaged.
+        """
+        capture.reclaim(self.scope.worktree)
+        problem = capture.runtime_problem(self.scope.worktree)
+        if problem is not None:
+            raise capture.RuntimeUntrusted(problem)
         self.flush_spool()
         now = self.now()
         with transaction(self.conn):
@@ -520,8 +536,9 @@ class Engine:
             session_id = capture.create_session(self.conn, self.scope, now, host_session=host_session_id)
         folder = capture.engage(self.scope.worktree)
         # A new context holds none of the old session's reads: the substitution index must forget them now.
-        capture.write_index(self.conn, folder)
-        (folder / "turn-reads").unlink(missing_ok=True)
+        with capture.open_runtime(folder) as rt:
+            capture.write_index(self.conn, rt)
+            rt.unlink(capture.TURN_READS)
         from .gc import auto as auto_gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
 
         auto_gc(self)
@@ -574,7 +591,8 @@ class Engine:
 
     def summarize(self, description: str | None = None) -> str:
         """Write the current session's summary now (a checkpoint); returns its text."""
-        self.flush_spool()
+        if capture.runtime_problem(self.scope.worktree) is None:
+            self.flush_spool()  # an untrusted runtime folder is never read: the summary covers what is stored
         session = self.current_session()
         if session is None:
             return "No active session."
@@ -728,6 +746,7 @@ class Engine:
         session = self.current_session()
         return {
             "engaged": capture.is_engaged(self.scope.worktree),
+            "runtime_problem": capture.runtime_problem(self.scope.worktree),
             "worktree": self.scope.worktree,
             "branch": self.scope.branch,
             "head_oid": self.scope.head_oid,

@@ -73,3 +73,9 @@ class StoreUnavailable(StoreRefused):
     """SQLite cannot open, read or write the store file for another reason (permissions, I/O error)."""
 
     code = "store_unavailable"
+
+
+class RuntimeUntrusted(CortexError):
+    """The worktree's runtime folder may not be used: a link, someone else's, open to others, or tracked by git."""
+
+    code = "untrusted_runtime"

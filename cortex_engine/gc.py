@@ -31,7 +31,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .capture import BLOBS, CLAIMS, SPOOL, find_runtime
+from .capture import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
+from .errors import RuntimeUntrusted
+from .runtime import BLOB_NAME, CLAIM_NAME
 from .clock import iso, parse_iso
 from .store import transaction
 
@@ -138,41 +140,42 @@ def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, a
 
 
 def _runtime_rules(folder: Path | None, report: GcReport, wall_now: float, apply: bool) -> None:
-    """Blobs nothing points at and claims with nothing to replay, older than a day."""
+    """Blobs nothing points at and claims with nothing to replay, older than a day (only in a trusted folder)."""
     blobs_rule = report.rules["orphaned_blobs"] = Rule()
     claims_rule = report.rules["empty_claims"] = Rule()
     if folder is None:
         return
-    old = wall_now - ORPHAN_AGE_SECONDS
-    lines: list[Path] = [folder / SPOOL]
-    claims = sorted((folder / CLAIMS).glob("*.jsonl")) if (folder / CLAIMS).is_dir() else []
-    lines += claims
-    referenced: set[str] = set()
-    for path in lines:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        referenced.update(m.decode("utf-8", "replace") for m in _BLOB_REF.findall(data))
-        if path.parent.name == CLAIMS and b"\n" not in data and _mtime(path) < old:
-            claims_rule.candidates += 1
-            if apply:
-                path.unlink(missing_ok=True)
-                claims_rule.deleted += 1
-    blob_dir = folder / BLOBS
-    for blob in sorted(blob_dir.iterdir()) if blob_dir.is_dir() else []:
-        if blob.is_file() and blob.name not in referenced and _mtime(blob) < old:
-            blobs_rule.candidates += 1
-            if apply:
-                blob.unlink(missing_ok=True)
-                blobs_rule.deleted += 1
-
-
-def _mtime(path: Path) -> float:
     try:
-        return path.stat().st_mtime
-    except OSError:
-        return float("inf")
+        rt = open_runtime(folder)
+    except (OSError, RuntimeUntrusted):
+        return  # a folder Cortex may not use is never pruned: `cortex doctor` says why
+    with rt:
+        old = wall_now - ORPHAN_AGE_SECONDS
+        lines: list[tuple[str, str | None]] = [(SPOOL, None)]
+        lines += [(name, CLAIMS) for name in rt.names(CLAIMS) if CLAIM_NAME.fullmatch(name)]
+        referenced: set[str] = set()
+        for name, sub in lines:
+            try:
+                data = rt.read(name, sub)
+            except OSError:
+                continue
+            if data is None:
+                continue
+            referenced.update(m.decode("utf-8", "replace") for m in _BLOB_REF.findall(data))
+            if sub == CLAIMS and b"\n" not in data and _mtime(rt.lstat(name, sub)) < old:
+                claims_rule.candidates += 1
+                if apply and rt.unlink(name, sub):
+                    claims_rule.deleted += 1
+        for name in rt.names(BLOBS):
+            if (BLOB_NAME.fullmatch(name) and rt.is_file(name, BLOBS) and name not in referenced
+                    and _mtime(rt.lstat(name, BLOBS)) < old):
+                blobs_rule.candidates += 1
+                if apply and rt.unlink(name, BLOBS):
+                    blobs_rule.deleted += 1
+
+
+def _mtime(info: os.stat_result | None) -> float:
+    return info.st_mtime if info is not None else float("inf")
 
 
 def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True) -> GcReport:

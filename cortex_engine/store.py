@@ -335,6 +335,24 @@ def stored_version(conn: sqlite3.Connection) -> int:
     return version
 
 
+def _private(path: Path) -> None:
+    """The store holds what agents read and ran: its folder is 0700 and its file 0600 (SQLite gives the WAL the same).
+
+    Only group and other bits are ever removed, so a store its owner made read-only stays read-only.
+    """
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass  # it exists (or cannot be created: connect says why)
+    for item in (path.parent, path):
+        try:
+            mode = item.stat().st_mode
+            if mode & 0o077 and item.stat().st_uid == os.geteuid():
+                os.chmod(item, mode & 0o700)
+        except OSError:
+            pass  # not ours to change: opening it reports any real problem
+
+
 def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the store forward; refuse newer or corrupt versions.
 
@@ -345,13 +363,14 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
         StoreRefused: a newer or corrupt version, or a store SQLite cannot use (see `store_error`).
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreUnavailable(
             f"cannot create the store folder {path.parent} ({exc.strerror or exc.__class__.__name__}); nothing was "
             "written — make its parent writable, or point CORTEX_HOME at a folder you can write",
             code="store_folder", path=str(path),
         ) from exc
+    _private(path)
     try:
         if path.exists():
             read_version(path)

@@ -7,8 +7,8 @@ CORTEX_BIN="${CORTEX_BIN:-__CORTEX_BIN__}"
 . "${BASH_SOURCE[0]%/*}/cortex-lib.sh" 2>/dev/null || exit 0
 cortex_read_payload || exit 0
 cortex_find_runtime || exit 0
-# A new turn: files substituted in this one may be substituted again.
-[ -f "$rt/turn-reads" ] && : > "$rt/turn-reads"
+# A new turn: files substituted in this one may be substituted again (never truncated through a link).
+[ -f "$rt/turn-reads" ] && [ ! -L "$rt/turn-reads" ] && : > "$rt/turn-reads"
 [ -x "$CORTEX_BIN" ] || exit 0
-printf '%s' "$payload" | "$CORTEX_BIN" hook end-of-turn 2>/dev/null
+printf '%s' "$payload" | LC_ALL=$cortex_lc_all "$CORTEX_BIN" hook end-of-turn 2>/dev/null
 exit 0

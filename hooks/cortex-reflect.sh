@@ -10,5 +10,5 @@ case $action in reflect-pre|reflect-prompt) ;; *) exit 0 ;; esac
 cortex_read_payload || exit 0
 cortex_find_runtime || exit 0
 [ -x "$CORTEX_BIN" ] || exit 0
-printf '%s' "$payload" | "$CORTEX_BIN" hook "$action" 2>/dev/null
+printf '%s' "$payload" | LC_ALL=$cortex_lc_all "$CORTEX_BIN" hook "$action" 2>/dev/null
 exit 0

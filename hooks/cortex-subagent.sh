@@ -14,5 +14,5 @@ if [ "$action" = guard-memory ]; then
 fi
 cortex_find_runtime || exit 0
 [ -x "$CORTEX_BIN" ] || exit 0
-printf '%s' "$payload" | "$CORTEX_BIN" hook "$action" 2>/dev/null
+printf '%s' "$payload" | LC_ALL=$cortex_lc_all "$CORTEX_BIN" hook "$action" 2>/dev/null
 exit 0

@@ -23,7 +23,7 @@ GIT_ENV = {
 }
 
 
-HOOK_TOOLS = ("cat", "du", "mkdir", "date", "nohup")
+HOOK_TOOLS = ("cat", "tr", "du", "mkdir", "date", "nohup")
 
 
 def tool_path(directory: Path, tools: tuple[str, ...] = HOOK_TOOLS) -> str:

@@ -292,7 +292,7 @@ def test_the_installed_capture_hook_captures(repo: Repo, home: Path, bin_path: P
     engine.start_session("host-1")
     path_dir = tmp_path / "nojq"
     path_dir.mkdir()
-    for tool in ("cat", "du", "mkdir", "date", "nohup"):
+    for tool in ("cat", "tr", "du", "mkdir", "date", "nohup"):
         (path_dir / tool).symlink_to(shutil.which(tool))
     payload = {
         "session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "PostToolUse", "tool_name": "Read",

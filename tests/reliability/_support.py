@@ -23,7 +23,7 @@ COUNTED_TABLES = ("notes", "memory_items", "events", "command_runs", "episodes",
 
 
 def hook_path(tmp: Path) -> str:
-    """A PATH with only what the hooks may use (cat, du, mkdir, date, nohup): no jq, no python."""
+    """A PATH with only what the hooks may use (cat, tr, du, mkdir, date, nohup): no jq, no python."""
     return tool_path(tmp / "hook-bin")
 
 
