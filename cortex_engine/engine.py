@@ -600,8 +600,12 @@ class Engine:
         limit: int | None = None,
         offset: int = 0,
     ) -> inspection.Page:
-        """Every memory item, newest first; no default filters. Reads only."""
-        return inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        """Every memory item, newest first, each with one freshness verdict per referenced path; no default filters."""
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
+        for item in page.items:
+            item["references"] = found[str(item["id"])].verdicts
+        return page
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""
@@ -642,7 +646,8 @@ class Engine:
                     )
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "validity": v.validity,
-             "label": v.label, "references": [{"path": r.path, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
+             "label": v.label,
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
             for row, v in pairs
         ]
         summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
