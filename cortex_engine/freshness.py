@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import history
-from .scope import Scope, read_head
+from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
@@ -540,3 +540,57 @@ class Validator:
                     self.judge(scopes[item_id], row["normalized_path"], row["reference_type"], row["head_oid"])
                 )
         return {item_id: Validation(tuple(v)) for item_id, v in refs.items()}
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """What one scope's memories are checked against, or why they cannot be (`validator` None)."""
+
+    scope_key: str
+    against: str  # worktree | branch tip | commit | unchecked
+    where: str | None
+    validator: Validator | None
+    reason: str | None = None
+
+
+def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: list[str], now: str) -> list[Checkout]:
+    """For each scope key, its own checkout state: the worktree on that branch, else the branch tip (git objects).
+
+    The project layer and a store outside git are checked against the current checkout; a branch that no
+    longer exists, a detached commit git no longer has, or a scope of another worktree's repository cannot
+    be checked, and say why.
+    """
+    found: list[Checkout] = []
+    if current.git_root is None:
+        for key in keys:
+            if key in (current.key, project_key):
+                found.append(Checkout(key, "worktree", current.worktree, Validator(conn, current)))
+            else:
+                found.append(Checkout(key, "unchecked", None, None, "not in a git repository"))
+        return found
+    live: dict[str, Scope] = {current.key: current}
+    for tree in list_worktrees(current.worktree):
+        if os.path.isdir(tree.path):
+            other = detect_scope(tree.path)
+            live.setdefault(other.key, other)
+    for key in keys:
+        scope = live.get(key)
+        if key == project_key:
+            scope = current
+        if scope is not None:
+            if scope is not current:
+                refresh_app_graph(conn, scope, now)
+            found.append(Checkout(key, "worktree", scope.worktree, Validator(conn, scope)))
+            continue
+        branch, oid = scope_key_branch(key), scope_key_oid(key)
+        ref = f"refs/heads/{branch}" if branch else oid
+        tip = _git(current.git_root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") if ref else None
+        if not tip or not tip.strip():
+            why = (f"branch {branch} no longer exists" if branch else
+                   f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
+            found.append(Checkout(key, "unchecked", None, None, why))
+            continue
+        tip = tip.strip()
+        at = Scope("branch" if branch else "detached", key, current.worktree, current.git_root, branch, tip, None)
+        found.append(Checkout(key, "branch tip" if branch else "commit", tip, Validator(conn, at, at_commit=tip)))
+    return found

@@ -214,3 +214,48 @@ def test_warm_check_reuses_the_stored_chain(repo: Repo, make_engine) -> None:
     rows = engine.conn.execute("SELECT from_oid, to_oid, moves_json FROM rename_chains").fetchall()
     head = repo.git("rev-parse", "HEAD").strip()
     assert [(r["to_oid"], json.loads(r["moves_json"])) for r in rows] == [(head, {"a/one.py": "a/two.py"})]
+
+
+def test_validate_all_scopes_checks_each_against_its_own_checkout(repo: Repo, make_engine, tmp_path) -> None:
+    """Worktrees are checked live, a branch without one at its tip, a deleted branch is reported unchecked."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    main = make_engine(repo.path)
+    main.note("decision", "main keeps a/x.py", "main x")
+
+    def worktree(name: str, branch: str) -> Repo:
+        path = tmp_path / name
+        repo.git("worktree", "add", "-q", "-b", branch, str(path))
+        return Repo(path)
+
+    feat = worktree("wt-feat", "feat")
+    make_engine(feat.path).note("decision", "feat keeps a/x.py", "feat x")
+    (feat.path / "b").mkdir()
+    feat.git("mv", "a/x.py", "b/x.py")
+    feat.commit("feat moves x")
+    side = worktree("wt-side", "side")
+    make_engine(side.path).note("decision", "side keeps a/x.py", "side x")
+    side.git("rm", "-q", "a/x.py")
+    side.commit("side drops x")
+    repo.git("worktree", "remove", str(side.path))
+    gone = worktree("wt-gone", "gone")
+    make_engine(gone.path).note("decision", "gone keeps a/x.py", "gone x")
+    repo.git("worktree", "remove", str(gone.path))
+    repo.git("branch", "-D", "gone")
+
+    report = main.validate_memory(all_scopes=True, persist=False)
+    by_subject = {
+        item["subject"]: [(r["path"], r["verdict"], r["to"]) for r in item["references"]] for item in report["items"]
+    }
+    assert by_subject == {
+        "main x": [("a/x.py", "exists", None)],
+        "feat x": [("a/x.py", "moved", "b/x.py")],
+        "side x": [("a/x.py", "missing", None)],
+    }
+    against = {s["scope_key"].rsplit(":", 1)[1]: (s["against"], s["checked"]) for s in report["scopes"]}
+    tip = repo.git("rev-parse", "side").strip()
+    assert against == {"main": ("worktree", 1), "feat": ("worktree", 1), "side": ("branch tip", 1)}
+    assert [s["where"] for s in report["scopes"] if s["against"] == "branch tip"] == [tip]
+    assert [(u["scope_key"].rsplit(":", 1)[1], u["reason"]) for u in report["unchecked"]] == [
+        ("gone", "branch gone no longer exists")
+    ]
