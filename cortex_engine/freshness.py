@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import history
+from .store import BUSY_TIMEOUT_MS
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
@@ -236,6 +237,28 @@ def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None
     return done
 
 
+def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history.Chain]) -> None:
+    """Keep chains a read path walked for the next process, if the store takes the write at once (else skip)."""
+    if not walked or conn.in_transaction:
+        return
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json) VALUES (?,?,?,?)",
+                [(oid, head, chain.start, json.dumps(dict(chain.moves))) for oid, chain in walked.items()],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error:
+        pass  # a busy or read-only store: the chain is walked again next time, nothing is lost
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
 CHAIN_CACHE_SIZE = 4096
 _chain_cache: dict[tuple[str, str], history.Chain] = {}
 
@@ -367,6 +390,7 @@ class Validator:
         self._at_commit = at_commit
         self._views: dict[str, _ScopeView] = {}
         self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
+        self._pending: dict[tuple[str, str], set[str]] = {}
 
     def _view(self, scope_key: str) -> _ScopeView:
         view = self._views.get(scope_key)
@@ -410,17 +434,26 @@ class Validator:
         chain = _chain_cache.get(key)
         if chain is not None:
             return chain
-        row = self._conn.execute(
-            "SELECT start_oid, moves_json FROM rename_chains WHERE from_oid=? AND to_oid=?", key
-        ).fetchone()
-        if row is not None:
-            chain = history.Chain(row["start_oid"], json.loads(row["moves_json"]))
-        elif view.repo and head:
-            chain = history.chains(view.repo, [recorded], head)[recorded]
-        else:
-            chain = history.Chain(None)
-        _remember_chain(recorded, head, chain)
-        return chain
+        # Every recorded HEAD this pass will need towards this head is loaded (or walked) at once: one
+        # query, and at most one `git log` over the union of their ranges.
+        wanted = [r for r in {recorded, *self._pending.get((view.repo or "", head), ())} if (r, head) not in _chain_cache]
+        marks = ",".join("?" * len(wanted))
+        for row in self._conn.execute(
+            f"SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=? AND from_oid IN ({marks})",
+            (head, *wanted),
+        ):
+            _remember_chain(row["from_oid"], head, history.Chain(row["start_oid"], json.loads(row["moves_json"])))
+        walk = [r for r in wanted if (r, head) not in _chain_cache]
+        if walk and view.repo and head:
+            walked = history.chains(view.repo, walk, head)
+            for oid, found in walked.items():
+                _remember_chain(oid, head, found)
+            _store_chains(self._conn, head, walked)
+        for oid in walk:
+            if (oid, head) not in _chain_cache:
+                _remember_chain(oid, head, history.Chain(None))
+        self._pending.pop((view.repo or "", head), None)
+        return _chain_cache[key]
 
     def judge(self, scope_key: str, path: str, ref_type: str, recorded: str | None = None) -> RefVerdict:
         """Decide exists / missing / moved / unknown for one reference of an item in `scope_key`.
@@ -533,7 +566,11 @@ class Validator:
                 f"SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
                 f"WHERE memory_item_id IN ({marks}) ORDER BY id",
                 chunk,
-            )
+            ).fetchall()
+            for row in rows:
+                if row["head_oid"]:
+                    view = self._view(scopes[row["memory_item_id"]])
+                    self._pending.setdefault((view.repo or "", view.head or ""), set()).add(row["head_oid"])
             for row in rows:
                 item_id = row["memory_item_id"]
                 refs[item_id].append(

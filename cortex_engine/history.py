@@ -20,11 +20,12 @@ _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120
 
 
-def git(repo: str, *args: str) -> str | None:
+def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
     """Run git read-only in `repo` (a worktree or a git directory); its stdout, or None on any failure."""
     try:
         done = subprocess.run(
             ["git", "-C", repo, "-c", "core.quotepath=off", *args],
+            input=stdin,
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -74,57 +75,78 @@ def compose(first: Chain, then: Chain) -> Chain:
 
 
 def chains(repo: str, recorded: Iterable[str], head: str) -> dict[str, Chain]:
-    """Follow every path from each recorded HEAD to `head`, with one `git log` over the union of the ranges."""
+    """Follow every path from each recorded HEAD to `head`, with one `git log` over the union of the ranges.
+
+    A recorded HEAD that is an ancestor of `head` starts the walk itself; one that is not (rebased away) starts
+    it from its merge base with `head`; one git does not know gets `Chain(None)`.
+    """
     result: dict[str, Chain] = {}
-    starts: dict[str, str] = {}
-    for oid in dict.fromkeys(recorded):
-        if oid == head:
-            result[oid] = Chain(oid)
-            continue
-        base = git(repo, "merge-base", oid, head)
-        start = base.strip() if base else ""
-        if not start:
+    todo = [oid for oid in dict.fromkeys(recorded) if oid != head]
+    if len(todo) < len(set(recorded)):
+        result[head] = Chain(head)
+    known = _commits(repo, todo)
+    for oid in todo:
+        if oid not in known:
             result[oid] = Chain(None)
-        else:
-            starts[oid] = start
-    distinct = sorted({s for s in starts.values() if s != head})
-    for oid, start in starts.items():
-        if start == head:
-            result[oid] = Chain(start)
-    if not distinct:
+    todo = [oid for oid in todo if oid in known]
+    if not todo:
         return result
-    commits = _log(repo, head, distinct)
+    base = git(repo, "merge-base", "--octopus", head, *todo)
+    base = base.strip() if base else ""
+    commits = _log(repo, head, base)
     if commits is None:
-        for oid in starts:
-            result.setdefault(oid, Chain(None))
+        result.update({oid: Chain(None) for oid in todo})
         return result
     order = [c[0] for c in commits]
     parents = {c[0]: c[1] for c in commits}
     events = {c[0]: c[2] for c in commits}
+    starts: dict[str, str] = {}
+    for oid in todo:
+        if oid in parents or oid == base:
+            starts[oid] = oid
+            continue
+        fork = git(repo, "merge-base", oid, head)
+        if fork and fork.strip():
+            starts[oid] = fork.strip()
+        else:
+            result[oid] = Chain(None)
+    eventful = [oid for oid in order if events[oid]]
     per_start: dict[str, Chain] = {}
-    for start in distinct:
+    for start in set(starts.values()):
         excluded = _ancestors_within(start, parents)
         moves: dict[str, str | None] = {}
         current: dict[str, set[str]] = {}
-        for oid in order:
-            if oid not in excluded and events[oid]:
+        for oid in eventful:
+            if oid not in excluded:
                 _apply(events[oid], moves, current)
         per_start[start] = Chain(start, moves)
     for oid, start in starts.items():
-        if oid not in result:
-            result[oid] = per_start[start]
+        result[oid] = per_start[start]
     return result
+
+
+def _commits(repo: str, oids: list[str]) -> set[str]:
+    """Which of `oids` name commits git has (one `cat-file --batch-check`)."""
+    if not oids:
+        return set()
+    out = git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)", stdin="".join(f"{o}\n" for o in oids))
+    found = set()
+    for line in (out or "").splitlines():
+        name, _, kind = line.partition(" ")
+        if kind == "commit":
+            found.add(name)
+    return found & set(oids)
 
 
 Event = tuple[str, str, str]  # (status letter, old path, new path or "")
 
 
-def _log(repo: str, head: str, starts: list[str]) -> list[tuple[str, list[str], list[Event]]] | None:
-    """Every commit reachable from `head` and not from the common ancestor of `starts`, oldest first."""
-    exclude: list[str] = []
-    base = git(repo, "merge-base", "--octopus", *starts) if len(starts) > 1 else starts[0] + "\n"
-    if base and base.strip():
-        exclude = ["^" + base.strip()]
+def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Event]]] | None:
+    """Every commit reachable from `head` and not from `base` (all of them without one), oldest first.
+
+    Only renames and deletes (and the adds of a commit that has both, for `_apply`'s folder rule) are kept.
+    """
+    exclude = ["^" + base] if base else []
     out = git(
         repo, "log", "--no-color", "--no-ext-diff", "--reverse", "--topo-order", "-M", "--name-status", "-z",
         "--format=%x01%H %P", head, *exclude, "--",
@@ -158,6 +180,8 @@ def _log(repo: str, head: str, starts: list[str]) -> list[tuple[str, list[str], 
                 i += 2
             else:
                 i += 1
+        if not any(letter in "RD" for letter, _, _ in found):
+            found = []
         commits.append((oids[0], oids[1:], found))
     return commits
 

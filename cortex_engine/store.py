@@ -263,7 +263,7 @@ CREATE TABLE IF NOT EXISTS rename_chains (
     to_oid TEXT NOT NULL,
     start_oid TEXT,
     moves_json TEXT NOT NULL DEFAULT '{}',
-    computed_at TEXT NOT NULL,
+    computed_at TEXT,
     PRIMARY KEY (from_oid, to_oid)
 ) WITHOUT ROWID;
 """
