@@ -11,17 +11,18 @@ are rebuilt only when HEAD or the git index changed.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
-import subprocess
 import time
 from dataclasses import dataclass, field
 
 from . import history
-from .store import BUSY_TIMEOUT_MS
+from .store import BUSY_TIMEOUT_MS, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
+_log = logging.getLogger(__name__)
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
@@ -243,18 +244,13 @@ def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history
         return
     conn.execute("PRAGMA busy_timeout=0")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             conn.executemany(
                 "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json) VALUES (?,?,?,?)",
                 [(oid, head, chain.start, json.dumps(dict(chain.moves))) for oid, chain in walked.items()],
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    except sqlite3.Error:
-        pass  # a busy or read-only store: the chain is walked again next time, nothing is lost
+    except sqlite3.Error as exc:  # busy or read-only: the chain is walked again next time, nothing is lost
+        _log.debug("rename chains not stored: %s", exc)
     finally:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
@@ -286,6 +282,10 @@ def _parse_renames(out: str) -> list[tuple[str, str]]:
         else:
             i += 1
     return pairs
+
+
+HISTORY_LOOKUPS = 32
+"""How many ref-shaped candidates one repository view asks git's history about (each is a `git log --all`)."""
 
 
 class GitPaths:
@@ -335,6 +335,8 @@ class GitPaths:
         if path in self._inventory:
             return True
         hit = self._ever.get(path)
+        if hit is None and len(self._ever) >= HISTORY_LOOKUPS:
+            return False  # a text naming many ref-shaped paths gets no more git walks: they read as refs
         if hit is None:
             out = _git(self._repo, "--literal-pathspecs", "log", "--all", "-1", "--format=%H", "--", path)
             hit = bool(out and out.strip()) or os.path.exists(os.path.join(self._repo, path))
