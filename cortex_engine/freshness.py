@@ -285,7 +285,7 @@ def _parse_renames(out: str) -> list[tuple[str, str]]:
 
 
 HISTORY_LOOKUPS = 32
-"""How many ref-shaped candidates one repository view asks git's history about (each is a `git log --all`)."""
+"""How many new ref-shaped candidates one extraction asks git's history about (each is a `git log --all`)."""
 
 
 class GitPaths:
@@ -303,6 +303,12 @@ class GitPaths:
         self._refs: frozenset[str] | None = None
         self._remotes: frozenset[str] | None = None
         self._ever: dict[str, bool] = {}
+        self._lookups_left = HISTORY_LOOKUPS
+
+    def begin(self) -> GitPaths:
+        """Start one extraction: it may ask git's history about up to HISTORY_LOOKUPS new paths."""
+        self._lookups_left = HISTORY_LOOKUPS
+        return self
 
     def tracked_root_file(self, name: str) -> bool:
         """Whether a file called `name` is tracked at the root at HEAD, or is in the checkout's inventory."""
@@ -335,9 +341,10 @@ class GitPaths:
         if path in self._inventory:
             return True
         hit = self._ever.get(path)
-        if hit is None and len(self._ever) >= HISTORY_LOOKUPS:
+        if hit is None and self._lookups_left <= 0:
             return False  # a text naming many ref-shaped paths gets no more git walks: they read as refs
         if hit is None:
+            self._lookups_left -= 1
             out = _git(self._repo, "--literal-pathspecs", "log", "--all", "-1", "--format=%H", "--", path)
             hit = bool(out and out.strip()) or os.path.exists(os.path.join(self._repo, path))
             self._ever[path] = hit
@@ -357,7 +364,7 @@ def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths |
         paths = GitPaths(row["worktree_path"], row["head_oid"], frozenset(json.loads(row["files_json"])))
         _repositories.clear()
         _repositories[key] = paths
-    return paths, row["head_oid"]
+    return paths.begin(), row["head_oid"]
 
 
 _repositories: dict[tuple[str, str], GitPaths] = {}
