@@ -15,7 +15,7 @@ import logging
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import history
 from .store import BUSY_TIMEOUT_MS, transaction
@@ -372,13 +372,16 @@ _repositories: dict[tuple[str, str], GitPaths] = {}
 
 @dataclass
 class _ScopeView:
+    """One scope's checkout as a pass sees it; what only a gone path needs is loaded on first need."""
+
+    scope_key: str
     worktree: str | None
     files: frozenset[str] | None
     live: bool
-    renames: dict[str, str]
     head: str | None = None
     repo: str | None = None
-    by_basename: dict[str, list[str]] = field(default_factory=dict)
+    renames: dict[str, str] | None = None
+    by_basename: dict[str, list[str]] | None = None
     rescanned: bool = False
     staged: dict[str, str] | None = None
 
@@ -405,31 +408,49 @@ class Validator:
         view = self._views.get(scope_key)
         if view is not None:
             return view
-        graph = self._conn.execute(
-            "SELECT worktree_path, files_json, head_oid FROM current_app_graphs WHERE scope_key=?", (scope_key,)
-        ).fetchone()
-        renames = {
-            r["old_path"]: r["new_path"]
-            for r in self._conn.execute("SELECT old_path, new_path FROM file_renames WHERE scope_key=?", (scope_key,))
-        }
         current = scope_key == self._current.key
         if current and self._at_commit is not None:
             repo = self._current.git_root or self._current.worktree
             listing = _git(repo, "ls-tree", "-r", "-z", "--name-only", self._at_commit)
             files = frozenset(p for p in (listing or "").split("\0") if p) if listing is not None else None
-            view = _ScopeView(None, files, False, {}, self._at_commit, repo)
+            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo, renames={})
+        elif current:
+            # The live checkout is judged by stat; its stored inventory is read only for a basename move.
+            head = read_head(self._current.git_dir, self._current.git_root)[1] if (
+                self._current.git_dir and self._current.git_root) else None
+            view = _ScopeView(scope_key, self._current.worktree, None, True, head, self._current.worktree)
         else:
+            graph = self._conn.execute(
+                "SELECT worktree_path, files_json, head_oid FROM current_app_graphs WHERE scope_key=?", (scope_key,)
+            ).fetchone()
             files = frozenset(json.loads(graph["files_json"])) if graph is not None else None
-            live = current
-            worktree = self._current.worktree if live else (graph["worktree_path"] if graph is not None else None)
-            head = graph["head_oid"] if graph is not None else None
-            if live and self._current.git_dir and self._current.git_root:
-                head = read_head(self._current.git_dir, self._current.git_root)[1]
-            view = _ScopeView(worktree, files, live, renames, head, worktree)
-        for f in view.files or ():
-            view.by_basename.setdefault(os.path.basename(f), []).append(f)
+            worktree = graph["worktree_path"] if graph is not None else None
+            view = _ScopeView(scope_key, worktree, files, False, graph["head_oid"] if graph is not None else None,
+                              worktree)
         self._views[scope_key] = view
         return view
+
+    def _renames(self, view: _ScopeView) -> dict[str, str]:
+        if view.renames is None:
+            view.renames = {
+                r["old_path"]: r["new_path"]
+                for r in self._conn.execute(
+                    "SELECT old_path, new_path FROM file_renames WHERE scope_key=?", (view.scope_key,)
+                )
+            }
+        return view.renames
+
+    def _by_basename(self, view: _ScopeView) -> dict[str, list[str]]:
+        if view.by_basename is None:
+            if view.files is None and view.live:
+                graph = self._conn.execute(
+                    "SELECT files_json FROM current_app_graphs WHERE scope_key=?", (view.scope_key,)
+                ).fetchone()
+                view.files = frozenset(json.loads(graph["files_json"])) if graph is not None else frozenset()
+            view.by_basename = {}
+            for f in view.files or ():
+                view.by_basename.setdefault(os.path.basename(f), []).append(f)
+        return view.by_basename
 
     def _present(self, view: _ScopeView, path: str) -> bool:
         if view.live and view.worktree:
@@ -526,8 +547,9 @@ class Validator:
     def _legacy(self, view: _ScopeView, path: str, ref_type: str) -> RefVerdict:
         """A reference with no recorded HEAD: the scope's accumulated rename map, then a unique basename."""
         target, hops = path, 0
-        while target in view.renames and hops < RENAME_HOPS:
-            target, hops = view.renames[target], hops + 1
+        renames = self._renames(view)
+        while target in renames and hops < RENAME_HOPS:
+            target, hops = renames[target], hops + 1
         if hops and target != path and self._present(view, target):
             return RefVerdict(path, ref_type, "moved", target)
         moved = self._basename_move(view, path)
@@ -545,14 +567,12 @@ class Validator:
         # and at most every RESCAN_SECONDS in a long-lived process: meanwhile the answer is "missing").
         view.rescanned = True
         view.files = rescan(view.worktree)
-        view.by_basename = {}
-        for f in view.files:
-            view.by_basename.setdefault(os.path.basename(f), []).append(f)
+        view.by_basename = None
         return self._basename_move(view, path)
 
     def _basename_move(self, view: _ScopeView, path: str) -> str | None:
         """The one file elsewhere with this basename, or None when there is none or several."""
-        candidates = [f for f in view.by_basename.get(os.path.basename(path), []) if f != path]
+        candidates = [f for f in self._by_basename(view).get(os.path.basename(path), []) if f != path]
         if len(candidates) == 1 and self._present(view, candidates[0]):
             return candidates[0]
         return None
