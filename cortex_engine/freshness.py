@@ -255,7 +255,7 @@ def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
-CHAIN_CACHE_SIZE = 4096
+CHAIN_CACHE_SIZE = 512
 _chain_cache: dict[tuple[str, str], history.Chain] = {}
 
 
