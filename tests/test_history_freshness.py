@@ -7,6 +7,7 @@ import json
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
+from .test_cli import ok, ok_json
 
 LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range(20))
 OTHER = "".join(f"totally_different_{n:02d} = 'rewritten {n}'\n" for n in range(20))
@@ -259,3 +260,24 @@ def test_validate_all_scopes_checks_each_against_its_own_checkout(repo: Repo, ma
     assert [(u["scope_key"].rsplit(":", 1)[1], u["reason"]) for u in report["unchecked"]] == [
         ("gone", "branch gone no longer exists")
     ]
+
+
+def test_cli_validate_all_scopes_names_what_it_could_not_check(repo: Repo, make_engine, tmp_path) -> None:
+    """`cortex validate-memory --all-scopes` prints each scope's count and an unchecked line; --json lists both."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    make_engine(repo.path).note("decision", "main keeps a/x.py", "main x")
+    gone = tmp_path / "wt-gone"
+    repo.git("worktree", "add", "-q", "-b", "gone", str(gone))
+    make_engine(gone).note("decision", "gone keeps a/x.py", "gone x")
+    repo.git("worktree", "remove", str(gone))
+    repo.git("branch", "-D", "gone")
+    text = ok(repo.path, "validate-memory", "--all-scopes").splitlines()
+    assert text[0] == "checked 1 memory; 0 stale; references: 1 exists, 0 missing, 0 moved, 0 unknown"
+    assert [line.split(": ", 1)[1] for line in text if line.startswith("scope ")] == [
+        f"1 checked, 0 stale (against worktree {repo.path.resolve()})",
+        "not checked (branch gone no longer exists)",
+    ]
+    data = ok_json(repo.path, "validate-memory", "--all-scopes")
+    assert [s["against"] for s in data["scopes"]] == ["worktree"]
+    assert [u["reason"] for u in data["unchecked"]] == ["branch gone no longer exists"]
