@@ -148,7 +148,8 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     """
     exclude = ["^" + base] if base else []
     out = git(
-        repo, "log", "--no-color", "--no-ext-diff", "--no-show-signature", "--reverse", "--topo-order", "-M", "--name-status", "-z",
+        repo, "log", "--no-color", "--no-ext-diff", "--no-show-signature", "--reverse", "--topo-order", "-M",
+        "--name-status", "-z",
         "--format=%x01%H %P", head, *exclude, "--",
     )
     if out is None:
