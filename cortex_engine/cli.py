@@ -193,7 +193,7 @@ def cmd_delete_memory(args: argparse.Namespace) -> int:
 def cmd_validate_memory(args: argparse.Namespace) -> int:
     """Audit memory references against the checkout."""
     with _engine(args) as engine:
-        report = engine.validate_memory(" ".join(args.topic) if args.topic else None)
+        report = engine.validate_memory(" ".join(args.topic) if args.topic else None, all_scopes=args.all_scopes)
     if args.json:
         _emit_json(report)
         return 0
@@ -205,6 +205,11 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
     for item in report["items"]:  # type: ignore[attr-defined]
         if item["label"]:
             lines.append(f"  {item['id']}  [{item['label']}]")
+    for scope in report.get("scopes", []):  # type: ignore[attr-defined]
+        lines.append(f"scope {scope['scope_key']}: {scope['checked']} checked, {scope['stale']} stale "
+                     f"(against {scope['against']} {scope['where']})")
+    for scope in report.get("unchecked", []):  # type: ignore[attr-defined]
+        lines.append(f"scope {scope['scope_key']}: not checked ({scope['reason']})")
     _print("\n".join(lines))
     return 0
 
@@ -662,6 +667,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true")
     p = add("validate-memory", cmd_validate_memory, "check memory references against the checkout")
     p.add_argument("--topic", nargs="+")
+    p.add_argument("--all-scopes", action="store_true",
+                   help="check every branch and worktree of the store, each against its own checkout")
     add("store", cmd_store, "where this directory's store is")
     add("status", cmd_status, "what the store holds for this scope")
     p = add("demo", cmd_demo, "seed a demo repository and open the TUI on it")

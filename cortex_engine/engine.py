@@ -15,7 +15,7 @@ from .lazy import LazyModule
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
-from .freshness import Validator, refresh_app_graph
+from .freshness import Validation, Validator, checkouts, refresh_app_graph
 from .memory import collapse, derive_state, note_content, split_trailers
 from .render import strip_control
 from .tokens import estimate_tokens
@@ -655,8 +655,12 @@ class Engine:
         limit: int | None = None,
         offset: int = 0,
     ) -> inspection.Page:
-        """Every memory item, newest first; no default filters. Reads only."""
-        return inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        """Every memory item, newest first, each with one freshness verdict per referenced path; no default filters."""
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
+        for item in page.items:
+            item["references"] = found[str(item["id"])].verdicts
+        return page
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""
@@ -671,22 +675,37 @@ class Engine:
         """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
         return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
 
-    def validate_memory(self, topic: str | None = None, *, persist: bool = True) -> dict[str, object]:
-        """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to."""
+    def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
+        """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
+
+        `all_scopes` checks every scope of the store, each against its own checkout state (its worktree, else its
+        branch tip from git objects), and lists the scopes it could not check.
+        """
         self.refresh()
         ctx = self._context()
+        scopes: list[dict[str, object]] = []
+        unchecked: list[dict[str, object]] = []
         if topic:
             _, _, found = surfaces.ranked(ctx, topic, 20)
             pairs = [(c.row, c.validation) for c in found]
+        elif all_scopes:
+            keys = [r[0] for r in self.conn.execute(
+                "SELECT DISTINCT scope_key FROM memory_items WHERE state != 'archived' "
+                "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY scope_key"
+            )]
+            pairs = []
+            for checkout in checkouts(self.conn, self.scope, self.project_key, keys, self.now()):
+                if checkout.validator is None:
+                    unchecked.append({"scope_key": checkout.scope_key, "reason": checkout.reason})
+                    continue
+                checked = self._validate_scope_rows([checkout.scope_key], checkout.validator)
+                pairs.extend(checked)
+                scopes.append({
+                    "scope_key": checkout.scope_key, "against": checkout.against, "where": checkout.where,
+                    "checked": len(checked), "stale": sum(1 for _, v in checked if v.stale),
+                })
         else:
-            marks = ",".join("?" * len(self.scope_keys))
-            rows = self.conn.execute(
-                f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' "
-                "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC",
-                self.scope_keys,
-            ).fetchall()
-            validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
-            pairs = [(r, validations[r["id"]]) for r in rows]
+            pairs = self._validate_scope_rows(self.scope_keys, ctx.validator)
         now = self.now()
         with transaction(self.conn):
             for row, validation in (pairs if persist else []):
@@ -696,13 +715,31 @@ class Engine:
                         (ref.status, ref.moved_to, now, row["id"], ref.path),
                     )
         results = [
-            {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "validity": v.validity,
-             "label": v.label, "references": [{"path": r.path, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
+            {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
+             "validity": v.validity, "label": v.label,
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
             for row, v in pairs
         ]
         summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
-        return {"topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale), "references": summary,
-                "items": results}
+        report: dict[str, object] = {
+            "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale), "references": summary,
+            "items": results,
+        }
+        if all_scopes and not topic:
+            report["scopes"] = scopes
+            report["unchecked"] = unchecked
+        return report
+
+    def _validate_scope_rows(self, keys: list[str], validator: Validator) -> list[tuple[sqlite3.Row, Validation]]:
+        """Every non-archived item with references in `keys`, newest first, with its validation."""
+        marks = ",".join("?" * len(keys))
+        rows = self.conn.execute(
+            f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' "
+            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC",
+            keys,
+        ).fetchall()
+        validations = validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+        return [(r, validations[r["id"]]) for r in rows]
 
     def contests(self) -> list[dict[str, object]]:
         """Every open contest in this scope: the active contested notes of a subject, seated together."""

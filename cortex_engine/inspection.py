@@ -169,7 +169,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
                 "projection": {"contested": text_contested, "superseded": text_superseded},
             }
     references = [
-        {"path": r.path, "type": r.type, "status": r.status, "moved_to": r.moved_to} for r in validation.refs
+        {**r.verdict, "type": r.type, "status": r.status, "moved_to": r.moved_to} for r in validation.refs
     ]
     log = conn.execute(
         "SELECT created_at, topic, result_ids_json FROM retrieval_log WHERE result_ids_json LIKE ? "

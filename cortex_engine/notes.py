@@ -24,6 +24,7 @@ from .store import rollback
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 contradiction = LazyModule("contradiction")
 references = LazyModule("references")
+freshness = LazyModule("freshness")
 redaction = LazyModule("redact")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
@@ -131,10 +132,13 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none)."""
     if not fresh:
         conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
-    refs = references.extract_references(subject, text)
+    scope = conn.execute("SELECT scope_key FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
+    refs = references.extract_references(subject, text, repo)
     conn.executemany(
-        "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path) VALUES (?,?,?,?)",
-        [(item_id, r.type, r.raw, r.normalized) for r in refs],
+        "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, head_oid) "
+        "VALUES (?,?,?,?,?)",
+        [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
     )
     return len(refs)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
-__all__ = ["Reference", "ReferenceType", "extract_references"]
+__all__ = ["Reference", "ReferenceType", "Repository", "extract_references"]
 
 ReferenceType = Literal["file", "absolute_path"]
 """How a reference is validated: against the app graph (`file`) or the filesystem (`absolute_path`)."""
@@ -43,10 +43,33 @@ _UNROOTED_SPAN = re.compile(
     r"|\+\s*+[\"'`][\\/])"
     r"[A-Za-z0-9_.@$%:~+\\/-]*+"
 )
+# A bare file name (`main.py`, `./setup.py`): only a reference when the repository tracks it at its root.
+_BARE = re.compile(rf"(?<![A-Za-z0-9_.@~/\\-])(?:\./)?{_NAME}")
+# What a branch looks like where a path would: a version-like last "extension" (`origin/8.0.x`, `user/7.x`,
+# `feature/completion_6.6`), or the name a merge message gives (`Merge pull request #1 from user/x.y`).
+_VERSION_TAIL = re.compile(r"\.(?:[0-9]+|[xX])\Z")
+_MERGE_LEAD = re.compile(r"(?i)\bmerge\b.*\b(?:from|branch|into|of)\s+[\'\"`]?\Z")
+_MERGE_LOOKBACK = 160
 _LEADING_OPENERS = re.compile(r"\A[(\[{<]+")
 _TRAILING_LINE_COL = re.compile(r":[0-9]+(?::[0-9]+)?\Z")
 _TRAILING_PUNCTUATION = re.compile(r"[)\]}>,.;:'\"!]+\Z")
 _DRIVE_ROOT = re.compile(r"[A-Za-z]:/")
+
+
+class Repository(Protocol):
+    """What extraction may ask of the repository a memory was written in (see `freshness.GitPaths`)."""
+
+    def tracked_root_file(self, name: str) -> bool:
+        """Whether a file called `name` is tracked at the repository root (at the recorded HEAD or now)."""
+        ...
+
+    def names_ref(self, path: str) -> bool:
+        """Whether `path` is the short name of a branch, tag or remote branch, or starts with a remote's name."""
+        ...
+
+    def ever_tracked(self, path: str) -> bool:
+        """Whether `path` is in the checkout or was a tracked path at any commit."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -58,8 +81,12 @@ class Reference:
     type: ReferenceType
 
 
-def extract_references(subject: str | None, text: str) -> list[Reference]:
-    """Return the distinct path references in `subject` and `text`, in order of first appearance."""
+def extract_references(subject: str | None, text: str, repo: Repository | None = None) -> list[Reference]:
+    """Return the distinct path references in `subject` and `text`, in order of first appearance.
+
+    With `repo`, a bare file name is a reference when the repository tracks it at its root, and a relative
+    candidate that names (or is shaped like) a branch and was never a tracked path is not one.
+    """
     joined = text if subject is None else f"{subject}\n{text}"
     span_starts, span_ends = _unrooted_spans(joined)
     windows = _windows_absolute_matches(joined)
@@ -78,6 +105,7 @@ def extract_references(subject: str | None, text: str) -> list[Reference]:
         *_matches(_HOME_RELATIVE, joined),
         *posix,
         *_matches(_RELATIVE, joined),
+        *(_matches(_BARE, joined) if repo is not None else []),
     ]
     seen: set[str] = set()
     absolutes: list[str] = []
@@ -89,9 +117,14 @@ def extract_references(subject: str | None, text: str) -> list[Reference]:
             continue
         raw = _trim(value)
         normalized = _normalize(raw)
-        if "/" not in normalized or normalized in seen:
+        if normalized in seen:
             continue
+        if "/" not in normalized:
+            if repo is None or not repo.tracked_root_file(normalized):
+                continue
         absolute = _is_absolute(normalized)
+        if repo is not None and not absolute and "/" in normalized and _branch_like(repo, normalized, joined, index):
+            continue
         if not absolute:
             if blob_stale:
                 absolutes_blob, blob_stale = "\n".join(absolutes), False
@@ -105,6 +138,17 @@ def extract_references(subject: str | None, text: str) -> list[Reference]:
         kept.append((index, Reference(raw, normalized, "absolute_path" if absolute else "file")))
     kept.sort(key=lambda item: item[0])
     return [reference for _, reference in kept]
+
+
+def _branch_like(repo: Repository, path: str, text: str, index: int) -> bool:
+    """A relative candidate that names a ref, or has a branch's shape, and was never a tracked path."""
+    line_start = max(text.rfind("\n", 0, index) + 1, index - _MERGE_LOOKBACK)
+    shaped = (
+        bool(_VERSION_TAIL.search(path))
+        or bool(_MERGE_LEAD.search(text, line_start, index))
+        or repo.names_ref(path)
+    )
+    return shaped and not repo.ever_tracked(path)
 
 
 def _matches(pattern: re.Pattern[str], text: str) -> list[tuple[int, str]]:

@@ -197,3 +197,42 @@ def store_identity(cwd: str, home: Path | None = None, loc: GitLocation | None =
     store_id = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:16]
     store_dir = (home or cortex_home()) / "projects" / f"{label}-{store_id}"
     return StoreIdentity(store_id, label, ident, store_dir, store_dir / "cortex.db", reason, root)
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """One checkout of a repository as `git worktree list` reports it."""
+
+    path: str
+    head: str | None
+    branch: str | None
+
+
+def list_worktrees(cwd: str) -> list[Worktree]:
+    """Every worktree of the repository `cwd` is in (the main one first); empty outside git."""
+    out = _git(cwd, "worktree", "list", "--porcelain", "-z")
+    if out is None:
+        return []
+    found: list[Worktree] = []
+    for block in out.split("\0\0"):
+        fields = dict(
+            (line.split(" ", 1) + [""])[:2] for line in block.split("\0") if line and not line.startswith("bare")
+        )
+        if "worktree" not in fields or "prunable" in fields:
+            continue
+        branch = fields.get("branch", "")
+        found.append(Worktree(
+            fields["worktree"], fields.get("HEAD") or None,
+            branch[len("refs/heads/"):] if branch.startswith("refs/heads/") else None,
+        ))
+    return found
+
+
+def scope_key_branch(key: str) -> str | None:
+    """The branch a `branch:` scope key names (git forbids `:` in branch names, so it follows the last one)."""
+    return key.rsplit(":", 1)[1] if key.startswith("branch:") and key.count(":") >= 3 else None
+
+
+def scope_key_oid(key: str) -> str | None:
+    """The commit a `detached:` scope key names."""
+    return key.rsplit(":", 1)[1] if key.startswith("detached:") and key.count(":") >= 3 else None

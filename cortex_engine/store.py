@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -255,8 +255,22 @@ CREATE INDEX IF NOT EXISTS notes_session ON notes(session_id, timestamp);
 CREATE INDEX IF NOT EXISTS episodes_summary ON episodes(session_id, kind, summary);
 """
 
+# Version 4: each reference records the HEAD its item was written on, so freshness can follow the path commit
+# by commit from there; `rename_chains` caches that walk per (recorded HEAD, current HEAD).
+_V4 = """
+ALTER TABLE memory_references ADD COLUMN head_oid TEXT;
+CREATE TABLE IF NOT EXISTS rename_chains (
+    from_oid TEXT NOT NULL,
+    to_oid TEXT NOT NULL,
+    start_oid TEXT,
+    moves_json TEXT NOT NULL DEFAULT '{}',
+    computed_at TEXT,
+    PRIMARY KEY (from_oid, to_oid)
+) WITHOUT ROWID;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

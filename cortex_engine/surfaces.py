@@ -45,6 +45,7 @@ class SurfaceItem:
     kind: str
     subject: str | None
     labels: tuple[str, ...]
+    references: tuple[dict[str, str | None], ...] = ()
 
 
 @dataclass
@@ -72,13 +73,18 @@ class Surface:
             "tokens": self.tokens,
             "budget": self.budget,
             "items": [
-                {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels)} for i in self.items
+                {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels),
+                 "references": list(i.references)}
+                for i in self.items
             ],
         }
 
 
 def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> SurfaceItem:
-    return SurfaceItem(row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)))
+    return SurfaceItem(
+        row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)),
+        tuple(validation.verdicts) if validation is not None else (),
+    )
 
 
 @dataclass

@@ -23,3 +23,16 @@ def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path) -> None:
     assert {f: tier[f]["median"] > 0 for f in figures} == {f: True for f in figures}
     assert tier["items"] > 500 and tier["flush_processed"] > 0
     assert "| capture_hook_ms | 1,000 |" in (tmp_path / "RESULTS.md").read_text()
+
+
+def test_freshness_history_replays_a_synthetic_repository(tmp_path: Path) -> None:
+    """`bench/freshness_history.py --synthetic` builds, replays and scores every class, with no false alarm."""
+    out = tmp_path / "freshness.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "freshness_history.py"), "--synthetic", "--steps", "40",
+                           "--commits", "15", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["notes"] == 15 and report["pairs"] >= 15
+    assert set(report["classes"]) <= {"alive", "renamed", "deleted", "unclassified"} and "alive" in report["classes"]
+    assert report["false_alarms"] == []
+    assert report["warm_validate_1000_notes_ms"]["notes"] == 1000

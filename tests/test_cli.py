@@ -203,7 +203,7 @@ def test_surface_json_text_is_the_plain_output_byte_for_byte(seeded: Seeded, arg
     assert data["tokens"] == math.ceil(len(data["text"]) / 4)
     assert data["budget"] == budget
     assert data["items"] != []
-    assert {tuple(sorted(i)) for i in data["items"]} == {("id", "kind", "labels", "subject")}
+    assert {tuple(sorted(i)) for i in data["items"]} == {("id", "kind", "labels", "references", "subject")}
 
 
 def test_session_brief_on_a_cold_start_prints_nothing(repo: Repo) -> None:

@@ -273,8 +273,9 @@ def test_inspect_judges_references_against_the_checkout_now(repo: Repo, make_eng
     assert refs == ["  moved    src/a.py → src/b.py", "  missing  src/x.py"]
     data = ok_json(repo.path, "inspect-memory", note.id)
     assert data["references"] == [
-        {"path": "src/a.py", "type": "file", "status": "moved", "moved_to": "src/b.py"},
-        {"path": "src/x.py", "type": "file", "status": "missing", "moved_to": None},
+        {"path": "src/a.py", "verdict": "moved", "to": "src/b.py", "type": "file", "status": "moved",
+         "moved_to": "src/b.py"},
+        {"path": "src/x.py", "verdict": "missing", "to": None, "type": "file", "status": "missing", "moved_to": None},
     ]
 
 
