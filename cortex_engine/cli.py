@@ -494,6 +494,36 @@ def cmd_gc(args: argparse.Namespace) -> int:
     return cli_gc(args)
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
+    from . import transfer
+
+    with _engine(args) as engine:
+        notes = engine.export_notes(args.scope)
+    text = transfer.render_jsonl(notes) if args.format == "jsonl" else transfer.render_markdown(notes)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CortexError(f"cannot write {args.output}: {exc.strerror or exc.__class__.__name__}", code="bad_file") from exc
+    if args.json:
+        _emit_json({"path": args.output, "format": args.format, "notes": len(notes)})
+    else:
+        _print(f"Exported {len(notes)} note(s) to {args.output} ({args.format}).")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a Cortex export, or Claude Code's CLAUDE.md / MEMORY.md as insight notes (one transaction)."""
+    with _engine(args) as engine:
+        result = engine.import_file(args.file)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -664,6 +694,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--dir", help="where to write the hook scripts (default ~/.claude/hooks)")
     p = add("doctor", cmd_doctor, "diagnose the installation (exit 1 if any check fails)")
     p.add_argument("--hooks-dir", help="where the hook scripts are installed (default ~/.claude/hooks)")
+    p = add("export", cmd_export, "write every note (kind, subject, alternatives, status, scope, contests) to a file")
+    p.add_argument("--format", choices=["jsonl", "markdown"], default="jsonl",
+                   help="jsonl (what import reads, the default) or markdown (for reading)")
+    p.add_argument("--scope", action="append",
+                   help="a scope key to export (repeatable; `here` = this worktree's scopes; default every scope)")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
+    p.add_argument("file")
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
     p.add_argument("--apply", action="store_true")
     return parser

@@ -30,6 +30,7 @@ consolidation = LazyModule("consolidation")
 inspection = LazyModule("inspection")
 ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
+transfer = LazyModule("transfer")
 
 MIN_BUDGET = 20
 MAX_BUDGET = 20_000
@@ -670,6 +671,31 @@ class Engine:
             }
             for subject, sides in grouped.items()
         ]
+
+    # -- export / import ------------------------------------------------------------------------
+
+    def export_notes(self, scopes: list[str] | None = None) -> list:
+        """Every note (of `scopes`; `here` names this worktree's scopes) as `transfer.ExportedNote`s.
+
+        Raises:
+            InvalidInput: a scope key no note carries.
+        """
+        keys: list[str] = []
+        for key in scopes or []:
+            for each in (self.scope_keys if key == "here" else [key]):
+                if each not in keys:
+                    keys.append(each)
+        return transfer.export_notes(self.conn, keys or None, implied=tuple(self.scope_keys))
+
+    def import_file(self, path: str):  # noqa: ANN201 - transfer.ImportResult, imported lazily
+        """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
+
+        Raises:
+            InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
+        """
+        fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        return transfer.import_notes(self.conn, result, incoming)
 
     # -- store ----------------------------------------------------------------------------------
 

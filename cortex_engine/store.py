@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .errors import StoreRefused
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -254,8 +254,13 @@ CREATE INDEX IF NOT EXISTS notes_session ON notes(session_id, timestamp);
 CREATE INDEX IF NOT EXISTS episodes_summary ON episodes(session_id, kind, summary);
 """
 
+# Version 4: where a note came from when it was imported (`cortex import CLAUDE.md`); NULL for notes written here.
+_V4 = """
+ALTER TABLE notes ADD COLUMN source TEXT;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
