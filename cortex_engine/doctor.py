@@ -36,6 +36,8 @@ LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 FIX_INSTALL = "run `cortex install`"
 FRESH = {"database", "engagement"}
 FIX_START = "start a Claude Code session in this project, or run `cortex inject-header --quiet` here"
+FIX_PATH = ("put `cortex` on PATH on this machine (`pipx install <this repository>` or `uv tool install <this "
+            "repository>`); the project's hooks and server look it up there")
 
 
 @dataclass
@@ -138,6 +140,8 @@ class Wired:
     matcher: object
     command: str
     key: str
+    plugin_root: str | None = None
+    """Set for a hook the Cortex plugin declares: what `${CLAUDE_PLUGIN_ROOT}` stands for."""
 
 
 def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.JsonFile]]:
@@ -156,6 +160,42 @@ def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.Js
     wired = [Wired(r.path, event, matcher, command, key)
              for r in present for event, matcher, command, key in wiring.hook_entries(r.data or {}) if key]
     return wired, reads
+
+
+def _plugin(report: Report, project: str) -> tuple[list[Wired], dict | None]:
+    """The `plugin` check: the Cortex plugin enabled in a settings file, and what it wires (hooks, server)."""
+    from .plugin import enabled_plugin
+
+    found = enabled_plugin(project)
+    if found is None:
+        return [], None
+    where = wiring.display(found.settings)
+    if found.install_path is None:
+        report.add("plugin", "fail", f"{found.key} is enabled in {where} but Claude Code has not installed it",
+                   f"run `/plugin install {found.key}` in Claude Code")
+        return [], None
+    hooks = wiring.read_json(found.install_path / "hooks" / "hooks.json")
+    if hooks.data is None:
+        report.add("plugin", "fail", f"{found.key} (enabled in {where}) has no readable hooks/hooks.json at "
+                   f"{wiring.display(found.install_path)}" + (f": {hooks.error}" if hooks.error else ""),
+                   f"reinstall it: `/plugin uninstall {found.key}` then `/plugin install {found.key}`")
+        return [], None
+    root = str(found.install_path)
+    wired = [Wired(hooks.path, event, matcher, command, key, root)
+             for event, matcher, command, key in wiring.hook_entries(hooks.data) if key]
+    server = wiring.mcp_registration(wiring.read_json(found.install_path / ".mcp.json").data)
+    report.add("plugin", "pass", f"{found.key} enabled in {where}, installed at {wiring.display(found.install_path)}")
+    return wired, server
+
+
+def _duplicates(report: Report, wired: list[Wired]) -> None:
+    """Warn when the plugin and a settings file both wire a hook: Claude Code would run it twice."""
+    from_plugin = {(w.event, w.key) for w in wired if w.plugin_root is not None}
+    twice = sorted({f"{w.event} {w.key} ({wiring.display(w.file)})" for w in wired
+                    if w.plugin_root is None and (w.event, w.key) in from_plugin})
+    if twice:
+        report.add("duplicates", "warn", "wired by the plugin and again by a settings file: " + ", ".join(twice),
+                   "run `cortex uninstall` to remove the settings-file installation (the plugin keeps working)")
 
 
 def _found(wired: list[Wired], want: Wiring) -> list[Wired]:
@@ -190,13 +230,18 @@ def _wiring_checks(report: Report, wired: list[Wired]) -> None:
             report.add(name, "pass", f"{' and '.join(w.event for w in wants)} select {wants[0].matcher}")
 
 
-def _script_paths(wired: list[Wired], hooks_dir: Path) -> list[Path]:
+def _script_of(w: Wired, project: str) -> Path | None:
+    """The script file a wiring runs, with `$CLAUDE_PROJECT_DIR` / `${CLAUDE_PLUGIN_ROOT}` filled in."""
+    raw = wiring.script_path(w.command)
+    return Path(wiring.expand_vars(raw, project, w.plugin_root)) if raw else None
+
+
+def _script_paths(wired: list[Wired], hooks_dir: Path, project: str) -> list[Path]:
     """The hook scripts to inspect: every script a wiring runs, plus each one's library, else the hooks dir's."""
     paths: list[Path] = []
     for w in wired:
-        raw = wiring.script_path(w.command)
-        if raw:
-            path = Path(raw)
+        path = _script_of(w, project)
+        if path is not None:
             for candidate in (path, path.parent / wiring.LIBRARY):
                 if candidate not in paths:
                     paths.append(candidate)
@@ -205,9 +250,9 @@ def _script_paths(wired: list[Wired], hooks_dir: Path) -> list[Path]:
     return paths
 
 
-def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, explicit_dir: bool) -> None:
+def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, project: str, *, explicit_dir: bool) -> None:
     """hook-scripts, hook-substitution, hook-currency and hook-interpreter."""
-    paths = _script_paths([] if explicit_dir else wired, hooks_dir)
+    paths = _script_paths([] if explicit_dir else wired, hooks_dir, project)
     texts: dict[Path, str] = {}
     missing: list[str] = []
     for path in paths:
@@ -251,15 +296,25 @@ def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, expli
 
     problems: list[str] = []
     found: list[str] = []
+    on_path = False
     for w in wired:
         tokens = wiring.command_tokens(w.command)
         first = tokens[0] if tokens else ""
         if first and not _executable(first):
             problems.append(f"{first} (first word of the {w.event} command) is not found")
+            on_path = on_path or "/" not in first
         elif first:
             found.append(first)
+    portable = [p.name for p, t in texts.items() if p.name in wiring.SCRIPTS and wiring.baked_bin(t) == wiring.PORTABLE_BIN]
+    if portable and shutil.which(wiring.PORTABLE_COMMAND) is None:
+        problems.append(f"`cortex` is not on PATH, and {', '.join(portable)} look it up there")
+        on_path = True
+    elif portable:
+        found.append(str(shutil.which(wiring.PORTABLE_COMMAND)))
     for path, text in texts.items():
         baked = wiring.baked_bin(text)
+        if baked == wiring.PORTABLE_BIN:
+            continue
         if path.name in wiring.SCRIPTS and baked and "__CORTEX_" not in baked and not _executable(baked):
             problems.append(f"{baked} (baked into {path.name}) is not an executable file")
         elif baked and "__CORTEX_" not in baked:
@@ -267,7 +322,7 @@ def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, expli
     problems = list(dict.fromkeys(problems))
     if problems:
         report.add("hook-interpreter", "fail", "; ".join(problems),
-                   f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)")
+                   FIX_PATH if on_path else f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)")
     elif found:
         report.add("hook-interpreter", "pass", ", ".join(dict.fromkeys(found)) + " found")
     else:
@@ -433,7 +488,15 @@ def _store(report: Report, cwd: str) -> Path:
 # -- MCP registration -----------------------------------------------------------------------------
 
 
-def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
+def _mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin_server: dict | None = None) -> None:
+    if plugin_server is not None:
+        command = plugin_server.get("command")
+        if isinstance(command, str) and _executable(command):
+            report.add("mcp", "pass", f"the cortex plugin: {command} serve")
+        else:
+            report.add("mcp", "fail", f"the cortex plugin's server runs {command}, which is not found on this machine",
+                       FIX_PATH)
+        return
     sources: list[tuple[wiring.JsonFile, str | None]] = [(r, None) for r in reads]
     project_file = wiring.read_json(wiring.project_mcp_file(project))
     user_file = wiring.read_json(wiring.user_mcp_file())
@@ -449,7 +512,7 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
             report.add("mcp", "fail", f"the cortex server in {where} has no command", FIX_INSTALL)
         elif not _executable(command):
             report.add("mcp", "fail", f"the cortex server in {where} runs {command}, which is not found",
-                       f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
+                       FIX_PATH if "/" not in command else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
         else:
             args = entry.get("args") if isinstance(entry.get("args"), list) else []
             detail = f"{where}: {command} {' '.join(str(a) for a in args)}".rstrip()
@@ -467,14 +530,14 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
 # -- entry points ----------------------------------------------------------------------------------
 
 
-def _hooks_dir(explicit: str | None, wired: list[Wired]) -> Path:
+def _hooks_dir(explicit: str | None, wired: list[Wired], project: str) -> Path:
     """The hooks directory: as given, else where the wired capture script lives, else `~/.claude/hooks`."""
     if explicit:
         return Path(os.path.abspath(os.path.expanduser(explicit)))
     for w in wired:
-        raw = wiring.script_path(w.command)
-        if raw:
-            return Path(raw).parent
+        path = _script_of(w, project)
+        if path is not None:
+            return path.parent
     return wiring.default_hooks_dir()
 
 
@@ -484,16 +547,20 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     project = wiring.project_root(cwd)
     report = Report(project, "")
     wired, reads = _settings(report, project)
-    directory = _hooks_dir(hooks_dir, wired)
+    from_plugin, plugin_server = _plugin(report, project)
+    # The plugin's own hooks first: with both, the scripts inspected are the plugin's.
+    wired = [*from_plugin, *wired]
+    _duplicates(report, wired)
+    directory = _hooks_dir(hooks_dir, wired, project)
     report.hooks_dir = str(directory)
     _wiring_checks(report, wired)
     # With --hooks-dir the scripts there are inspected; otherwise the scripts the wiring runs.
-    _script_checks(report, wired, directory, explicit_dir=bool(hooks_dir))
+    _script_checks(report, wired, directory, project, explicit_dir=bool(hooks_dir))
     _engagement(report, project)
     db = _store(report, cwd)
     _database(report, db)
     _spool(report, project, time.time())
-    _mcp(report, project, reads)
+    _mcp(report, project, reads, plugin_server)
     report.seconds = time.monotonic() - began
     return report
 
