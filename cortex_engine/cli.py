@@ -480,6 +480,13 @@ def cmd_install(args: argparse.Namespace) -> int:
     return cli_install(args)
 
 
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    """Remove what install added (scripts it wrote, the wiring, the server entry); the store only with --purge."""
+    from .uninstall import cli_uninstall
+
+    return cli_uninstall(args)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Diagnose the installation; exit 1 when any check fails. Changes nothing it reports on."""
     from .doctor import cli_doctor
@@ -692,6 +699,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="report every outcome and write nothing")
         p.add_argument("--force", action="store_true", help="replace hook scripts you edited (a .bak is kept)")
         p.add_argument("--dir", help="where to write the hook scripts (default ~/.claude/hooks)")
+    p = add("uninstall", cmd_uninstall, "remove what install added (hooks, wiring, MCP entry); keeps .bak copies and the store")
+    p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
+    p.add_argument("--dry-run", action="store_true", help="report every outcome and change nothing")
+    p.add_argument("--dir", help="where install wrote the hook scripts (default: where install writes them)")
+    p.add_argument("--purge", action="store_true", help="also delete this repository's store and runtime folder (asks)")
+    p.add_argument("--yes", action="store_true", help="with --purge: do not ask")
     p = add("doctor", cmd_doctor, "diagnose the installation (exit 1 if any check fails)")
     p.add_argument("--hooks-dir", help="where the hook scripts are installed (default ~/.claude/hooks)")
     p = add("export", cmd_export, "write every note (kind, subject, alternatives, status, scope, contests) to a file")
