@@ -531,6 +531,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_completion(args: argparse.Namespace) -> int:
+    """Print a shell completion script generated from this parser."""
+    from .completion import script
+
+    sys.stdout.write(script(args.shell, build_parser()))
+    return 0
+
+
 def _run_tui(cwd: str) -> int:
     from cortex_tui.app import run
 
@@ -715,6 +723,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
     p.add_argument("file")
+    p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
+    p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
     p.add_argument("--apply", action="store_true")
     return parser
