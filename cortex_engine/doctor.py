@@ -473,6 +473,116 @@ def _oldest_pending(files: list[Path]) -> float | None:
     return min(times) if times else None
 
 
+# -- substitution, digest index, subagents, memory guard --------------------------------------------
+
+PAIRING_FLOOR = 3
+
+
+def _digest_index(report: Report, worktree: str) -> None:
+    """`substitution` and `digest-index`: the opt-in marker, and the index file the substitution hook reads
+    (`<path>\t<sha256>\t<size>\t<session>` per line; the hook skips what it cannot parse)."""
+    from .capture import INDEX, SUBSTITUTION
+
+    folder = Path(worktree) / RUNTIME
+    index = folder / INDEX
+    on = (folder / SUBSTITUTION).is_file()
+    entries = bad = 0
+    readable = True
+    if os.path.lexists(index):
+        if index.is_symlink() or not index.is_file():
+            report.add("digest-index", "warn", f"{wiring.display(index)} is not a regular file; substitution ignores it",
+                       "remove it; the next `cortex flush-spool` rewrites it")
+            readable = False
+        else:
+            try:
+                lines = index.read_bytes().decode("utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                lines, readable = [], False
+                report.add("digest-index", "warn", f"{wiring.display(index)} cannot be read ({exc.__class__.__name__})",
+                           "remove it; the next `cortex flush-spool` rewrites it")
+            for line in lines:
+                fields = line.split("\t")
+                ok = (len(fields) == 4 and fields[0].startswith("/") and len(fields[1]) == 64
+                      and all(c in "0123456789abcdef" for c in fields[1]) and fields[2].isdigit() and fields[3] != "")
+                entries += ok
+                bad += not ok
+            if readable and bad:
+                report.add("digest-index", "warn", f"{bad} of {bad + entries} lines of {wiring.display(index)} do not "
+                           "parse; substitution skips them", "run `cortex flush-spool` (it rewrites the index)")
+            elif readable:
+                report.add("digest-index", "pass", f"{entries} verified read{'s' if entries != 1 else ''} indexed")
+    else:
+        report.add("digest-index", "pass", "none yet (the first flush writes it)")
+    if not on:
+        report.add("substitution", "pass", "off (opt in with `cortex substitution on`)")
+    elif not os.path.lexists(index) or not readable:
+        report.add("substitution", "warn", "on, but there is no readable digest index, so no Read is substituted",
+                   "run `cortex flush-spool` (the Stop hook does it every turn; check hook-wiring if it does not)")
+    else:
+        report.add("substitution", "pass", f"on; {entries} read{'s' if entries != 1 else ''} can be answered from the index")
+
+
+def _open_readonly(db: Path) -> sqlite3.Connection | None:
+    """The store opened read-only without creating sidecars where possible (see `_read_version`); None if it
+    cannot be opened."""
+    from urllib.parse import quote
+
+    from .store import connect
+
+    try:
+        if not db.with_name(db.name + "-wal").exists():
+            conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
+            conn.row_factory = sqlite3.Row
+            return conn
+        return connect(db, readonly=True)
+    except sqlite3.Error:
+        return None
+
+
+def _subagents_and_guard(report: Report, db: Path) -> None:
+    """`subagent-sessions` (children left open, briefs that never pair) and `memory-guard` (refusals)."""
+    if not db.exists():
+        return
+    conn = _open_readonly(db)
+    if conn is None:
+        return
+    try:
+        counters = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM counters WHERE key LIKE 'subagent_%'")}
+        open_children = conn.execute(
+            "SELECT COUNT(*) FROM sessions c LEFT JOIN sessions p ON p.id = c.parent_session_id "
+            "WHERE c.parent_session_id IS NOT NULL AND c.status='active' AND (p.id IS NULL OR p.status != 'active')",
+        ).fetchone()[0]
+        refusals = conn.execute(
+            "SELECT COUNT(*), MAX(timestamp) FROM token_ledger WHERE channel='memory_guard_deny'").fetchone()
+    except sqlite3.Error as exc:
+        report.add("subagent-sessions", "warn", f"the store's subagent records cannot be read ({exc})",
+                   "run `cortex doctor` again after the next session; if it persists, see `cortex store`")
+        return
+    finally:
+        conn.close()
+    dispatches = counters.get("subagent_dispatch_count", 0)
+    starts = counters.get("subagent_start_count", 0)
+    paired = counters.get("subagent_paired_count", 0)
+    ambiguous = counters.get("subagent_ambiguous_count", 0)
+    shape = f"{dispatches} dispatch{'es' if dispatches != 1 else ''}, {starts} started, {paired} briefed"
+    shape += f", {ambiguous} ambiguous" if ambiguous else ""
+    if any(v < 0 for v in counters.values()):
+        report.add("subagent-sessions", "warn", f"corrupt counters ({shape})", "run `cortex gc --apply`")
+    elif open_children:
+        report.add("subagent-sessions", "warn",
+                   f"{open_children} subagent session{'s' if open_children != 1 else ''} left open "
+                   f"after their parent session ended; {shape}",
+                   "check that SubagentStop is wired (hook-wiring); they close when their parent's session ends")
+    elif dispatches >= PAIRING_FLOOR and paired == 0:
+        report.add("subagent-sessions", "warn", f"no subagent was ever briefed: {shape}",
+                   "check dispatch-matcher and the SubagentStart wiring (`cortex install` repairs both)")
+    else:
+        report.add("subagent-sessions", "pass", shape if dispatches or starts else "no subagent recorded yet")
+    count, last = refusals
+    report.add("memory-guard", "pass", f"{count} subagent call{'s' if count != 1 else ''} refused (last {last})"
+               if count else "no subagent call refused")
+
+
 def _store(report: Report, cwd: str) -> Path:
     from .engine import describe_store
 
@@ -560,6 +670,8 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     db = _store(report, cwd)
     _database(report, db)
     _spool(report, project, time.time())
+    _digest_index(report, project)
+    _subagents_and_guard(report, db)
     _mcp(report, project, reads, plugin_server)
     report.seconds = time.monotonic() - began
     return report
