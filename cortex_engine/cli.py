@@ -247,8 +247,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
-    from .demo import seed_demo
+    from .demo import demo_target, seed_demo
 
+    target, store_dir = demo_target(args.dir)
+    # Said before anything is written, on stderr so --json stays one document.
+    sys.stderr.write(f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
+                     "(both re-created on every run)\n")
+    sys.stderr.flush()
     repo = seed_demo(args.dir)
     if args.print or args.json:
         from .engine import open_engine
