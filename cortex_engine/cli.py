@@ -509,10 +509,15 @@ def cmd_gc(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
     from . import transfer
+    from .progress import progress, wanted
 
     with _engine(args) as engine:
         notes = engine.export_notes(args.scope)
-    text = transfer.render_jsonl(notes) if args.format == "jsonl" else transfer.render_markdown(notes)
+    if args.format == "jsonl":
+        with progress("exporting", len(notes), enabled=wanted(args.json)) as tick:
+            text = transfer.render_jsonl(notes, tick)
+    else:
+        text = transfer.render_markdown(notes)
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -530,8 +535,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import a Cortex export, or Claude Code's CLAUDE.md / MEMORY.md as insight notes (one transaction)."""
-    with _engine(args) as engine:
-        result = engine.import_file(args.file)
+    from contextlib import ExitStack
+
+    from .progress import progress, wanted
+
+    with _engine(args) as engine, ExitStack() as stack:
+        def bar(total: int):  # noqa: ANN202 - a progress tick
+            return stack.enter_context(progress("importing", total, enabled=wanted(args.json)))
+
+        result = engine.import_file(args.file, progress=bar)
     _emit_json(result.to_dict()) if args.json else _print(result.render())
     return 0
 

@@ -687,15 +687,19 @@ class Engine:
                     keys.append(each)
         return transfer.export_notes(self.conn, keys or None, implied=tuple(self.scope_keys))
 
-    def import_file(self, path: str):  # noqa: ANN201 - transfer.ImportResult, imported lazily
+    def import_file(self, path: str, *, progress=None):  # noqa: ANN001, ANN201 - transfer types, imported lazily
         """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
+
+        Args:
+            progress: called with the number of notes read; returns the `tick(n)` to call per note.
 
         Raises:
             InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
         """
         fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
         result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
-        return transfer.import_notes(self.conn, result, incoming)
+        tick = progress(len(incoming)) if progress is not None else None
+        return transfer.import_notes(self.conn, result, incoming, tick)
 
     # -- store ----------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import os
 import re
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from .errors import InvalidInput
 from .memory import NOTE_KINDS, alternatives_list
 from .notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
 from .notes import contradiction
+
+Tick = Callable[[int], None]
 
 FORMAT_VERSION = 1
 HEADER_KEY = "cortex_export"
@@ -100,10 +103,13 @@ def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
     return out
 
 
-def render_jsonl(notes: list[ExportedNote]) -> str:
-    """The JSON Lines export: a header line, then one note per line."""
+def render_jsonl(notes: list[ExportedNote], tick: Tick | None = None) -> str:
+    """The JSON Lines export: a header line, then one note per line (`tick(1)` after each)."""
     lines = [json.dumps({HEADER_KEY: FORMAT_VERSION, "notes": len(notes)}, ensure_ascii=False)]
-    lines += [json.dumps(n.to_dict(), ensure_ascii=False) for n in notes]
+    for note in notes:
+        lines.append(json.dumps(note.to_dict(), ensure_ascii=False))
+        if tick is not None:
+            tick(1)
     return "\n".join(lines) + "\n"
 
 
@@ -368,8 +374,10 @@ def _memory_blocks(text: str) -> list[tuple[int, str | None, str]]:
 # -- writing -------------------------------------------------------------------------------------------
 
 
-def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming]) -> ImportResult:
-    """Write the incoming notes in one transaction, in (timestamp, file order), applying the note rules.
+def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming],
+                 tick: Tick | None = None) -> ImportResult:
+    """Write the incoming notes in one transaction, in (timestamp, file order), applying the note rules
+    (`tick(1)` after each note).
 
     Raises:
         InvalidInput: a note the store cannot hold (the transaction is rolled back; nothing is imported).
@@ -382,8 +390,12 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
             note = incoming[i]
             if conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
                 result.present += 1
+                if tick is not None:
+                    tick(1)
                 continue
             touched |= _import_one(conn, note, result)
+            if tick is not None:
+                tick(1)
         for note_id in sorted(touched):
             row = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
             sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
