@@ -543,7 +543,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         def bar(total: int):  # noqa: ANN202 - a progress tick
             return stack.enter_context(progress("importing", total, enabled=wanted(args.json)))
 
-        result = engine.import_file(args.file, progress=bar)
+        result = engine.import_file(args.file, scope=args.scope, progress=bar)
     _emit_json(result.to_dict()) if args.json else _print(result.render())
     return 0
 
@@ -740,6 +740,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
     p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
     p.add_argument("file")
+    p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
     p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
     p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")

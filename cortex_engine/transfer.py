@@ -163,6 +163,8 @@ class ImportResult:
     superseded: list[str] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    unread_scopes: list[str] = field(default_factory=list)
+    """Scopes the imported notes landed in that the importing worktree does not read."""
 
     @property
     def changed(self) -> bool:
@@ -173,7 +175,8 @@ class ImportResult:
         """The `--json` shape."""
         return {"path": self.path, "format": self.format, "read": self.read, "added": len(self.added),
                 "already_present": self.present, "superseded": self.superseded, "contested": self.contested,
-                "skipped": self.skipped, "changed": self.changed, "ids": self.added, "text": self.render()}
+                "skipped": self.skipped, "unread_scopes": self.unread_scopes, "changed": self.changed,
+                "ids": self.added, "text": self.render()}
 
     def render(self) -> str:
         """The text report."""
@@ -189,6 +192,9 @@ class ImportResult:
         if self.contested:
             lines.append(f"Contested (resolve with `cortex resolve`): {', '.join(self.contested)}")
         lines += [f"Not imported: {s}" for s in self.skipped]
+        if self.unread_scopes:
+            lines.append(f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
+                         "(`cortex import FILE --scope here` puts them in this worktree's scope instead)")
         return "\n".join(lines)
 
 
@@ -372,6 +378,13 @@ def _memory_blocks(text: str) -> list[tuple[int, str | None, str]]:
 
 
 # -- writing -------------------------------------------------------------------------------------------
+
+
+def rescope(incoming: list[Incoming], scope: str) -> list[Incoming]:
+    """The same notes under another scope key (importing another machine's export into this worktree)."""
+    from dataclasses import replace
+
+    return [replace(note, scope=scope) for note in incoming]
 
 
 def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming],

@@ -164,3 +164,18 @@ def test_export_scope_filter(seeded: Engine, repo: Repo, tmp_path: Path) -> None
     assert len(here.out.splitlines()) == 7
     unknown = cortex(repo.path, "export", "--scope", "branch:nowhere")
     assert unknown.code == 1 and "branch:nowhere" in unknown.err
+
+
+def test_another_machines_export_is_named_and_can_be_rescoped(repo: Repo, tmp_path: Path) -> None:
+    """Notes under scopes this worktree does not read are not dropped silently: the report names the scopes,
+    and --scope here puts them where this worktree reads them."""
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
+        "id": "00000000-0000-4000-8000-0000000000aa", "scope": "branch:/elsewhere/.git:/elsewhere:main",
+        "timestamp": "2026-08-01T00:00:00Z", "kind": "decision", "subject": "queue", "content": "use nats"}) + "\n")
+    fresh = tmp_path / "h1"
+    done = cortex(repo.path, "import", str(path), home=fresh)
+    assert done.code == 0 and "branch:/elsewhere/.git:/elsewhere:main" in done.out and "--scope here" in done.out
+    moved = cortex(repo.path, "import", str(path), "--scope", "here", "--json", home=tmp_path / "h2")
+    assert moved.data()["unread_scopes"] == []
+    assert "use nats" in cortex(repo.path, "recall", "queue", home=tmp_path / "h2").out
