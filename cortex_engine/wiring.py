@@ -62,6 +62,9 @@ class Wiring:
     def command(self, hooks_dir: str, cortex_bin: str) -> str:
         """The command text written into settings."""
         if self.script is None:
+            if cortex_bin == PORTABLE_COMMAND:
+                # Found on PATH when the hook runs: a machine without it gets a silent no-op, like the scripts.
+                return f"{PORTABLE_COMMAND} inject-header --quiet 2>/dev/null || true"
             return f'"{cortex_bin}" inject-header --quiet'
         tail = f" {self.action}" if self.action else ""
         return f'bash "{hooks_dir}/{self.script}"{tail}'
