@@ -188,14 +188,23 @@ class ImportResult:
             lines = [f"Imported {len(self.added)} {what} from {self.path}"
                      + (f"; {self.present} already present, left as they are." if self.present else ".")]
         if self.superseded:
-            lines.append(f"Superseded by the import: {', '.join(self.superseded)}")
+            lines.append(f"Superseded by the import: {_some(self.superseded)}")
         if self.contested:
-            lines.append(f"Contested (resolve with `cortex resolve`): {', '.join(self.contested)}")
+            lines.append(f"Contested (resolve with `cortex resolve`): {_some(self.contested)}")
         lines += [f"Not imported: {s}" for s in self.skipped]
         if self.unread_scopes:
             lines.append(f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
                          "(`cortex import FILE --scope here` puts them in this worktree's scope instead)")
         return "\n".join(lines)
+
+
+SHOWN_IDS = 5
+
+
+def _some(ids: list[str]) -> str:
+    """The first few ids, and how many more (`--json` lists them all)."""
+    more = len(ids) - SHOWN_IDS
+    return ", ".join(ids[:SHOWN_IDS]) + (f" and {more} more (--json lists them all)" if more > 0 else "")
 
 
 def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Incoming], list[str]]:
