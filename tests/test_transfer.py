@@ -179,3 +179,16 @@ def test_another_machines_export_is_named_and_can_be_rescoped(repo: Repo, tmp_pa
     moved = cortex(repo.path, "import", str(path), "--scope", "here", "--json", home=tmp_path / "h2")
     assert moved.data()["unread_scopes"] == []
     assert "use nats" in cortex(repo.path, "recall", "queue", home=tmp_path / "h2").out
+
+
+def test_auto_memory_index_imports_through_the_cli(repo: Repo, tmp_path: Path) -> None:
+    """Claude Code's auto-memory MEMORY.md (an index of one-line entries): each entry is one insight."""
+    memory = tmp_path / "memory" / "MEMORY.md"
+    memory.parent.mkdir()
+    memory.write_text("- [Testing](testing.md) — run pytest with -x; the suite needs docker\n"
+                      "- [Style](style.md) — black, 100 columns\n")
+    done = cortex(repo.path, "import", str(memory), "--json")
+    assert done.code == 0, done.err
+    assert done.data()["added"] == 2 and done.data()["format"] == "MEMORY.md"
+    assert "Imported 2 insight(s)" in done.data()["text"]
+    assert "the suite needs docker" in cortex(repo.path, "recall", "docker").out
