@@ -252,8 +252,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
-    from .demo import seed_demo
+    from .demo import demo_target, seed_demo
 
+    target, store_dir = demo_target(args.dir)
+    # Said before anything is written, on stderr so --json stays one document.
+    sys.stderr.write(f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
+                     "(both re-created on every run)\n")
+    sys.stderr.flush()
     repo = seed_demo(args.dir)
     if args.print or args.json:
         from .engine import open_engine
@@ -500,6 +505,13 @@ def cmd_install(args: argparse.Namespace) -> int:
     return cli_install(args)
 
 
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    """Remove what install added (scripts it wrote, the wiring, the server entry); the store only with --purge."""
+    from .uninstall import cli_uninstall
+
+    return cli_uninstall(args)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Diagnose the installation; exit 1 when any check fails. Changes nothing it reports on."""
     from .doctor import cli_doctor
@@ -512,6 +524,56 @@ def cmd_gc(args: argparse.Namespace) -> int:
     from .gc import cli_gc
 
     return cli_gc(args)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
+    from . import transfer
+    from .progress import progress, wanted
+
+    with _engine(args) as engine:
+        notes = engine.export_notes(args.scope)
+    if args.format == "jsonl":
+        with progress("exporting", len(notes), enabled=wanted(args.json)) as tick:
+            text = transfer.render_jsonl(notes, tick)
+    else:
+        text = transfer.render_markdown(notes)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CortexError(f"cannot write {args.output}: {exc.strerror or exc.__class__.__name__}", code="bad_file") from exc
+    if args.json:
+        _emit_json({"path": args.output, "format": args.format, "notes": len(notes)})
+    else:
+        _print(f"Exported {len(notes)} note(s) to {args.output} ({args.format}).")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a Cortex export, or Claude Code's CLAUDE.md / MEMORY.md as insight notes (one transaction)."""
+    from contextlib import ExitStack
+
+    from .progress import progress, wanted
+
+    with _engine(args) as engine, ExitStack() as stack:
+        def bar(total: int):  # noqa: ANN202 - a progress tick
+            return stack.enter_context(progress("importing", total, enabled=wanted(args.json)))
+
+        result = engine.import_file(args.file, scope=args.scope, progress=bar)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    """Print a shell completion script generated from this parser."""
+    from .completion import script
+
+    sys.stdout.write(script(args.shell, build_parser()))
+    return 0
 
 
 def _run_tui(cwd: str) -> int:
@@ -684,8 +746,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="report every outcome and write nothing")
         p.add_argument("--force", action="store_true", help="replace hook scripts you edited (a .bak is kept)")
         p.add_argument("--dir", help="where to write the hook scripts (default ~/.claude/hooks)")
+    p = add("uninstall", cmd_uninstall, "remove what install added (hooks, wiring, MCP entry); keeps .bak copies and the store")
+    p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
+    p.add_argument("--dry-run", action="store_true", help="report every outcome and change nothing")
+    p.add_argument("--dir", help="where install wrote the hook scripts (default: where install writes them)")
+    p.add_argument("--purge", action="store_true", help="also delete this repository's store and runtime folder (asks)")
+    p.add_argument("--yes", action="store_true", help="with --purge: do not ask")
     p = add("doctor", cmd_doctor, "diagnose the installation (exit 1 if any check fails)")
     p.add_argument("--hooks-dir", help="where the hook scripts are installed (default ~/.claude/hooks)")
+    p = add("export", cmd_export, "write every note (kind, subject, alternatives, status, scope, contests) to a file")
+    p.add_argument("--format", choices=["jsonl", "markdown"], default="jsonl",
+                   help="jsonl (what import reads, the default) or markdown (for reading)")
+    p.add_argument("--scope", action="append",
+                   help="a scope key to export (repeatable; `here` = this worktree's scopes; default every scope)")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
+    p.add_argument("file")
+    p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
+    p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
+    p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
     p.add_argument("--apply", action="store_true")
     return parser

@@ -28,7 +28,7 @@ from . import agents, reflex
 from .capture import SPOOL, open_runtime, runtime_dir
 from .clock import Clock, clock_from_env
 from .engine import Engine
-from .scope import cortex_home, store_identity
+from .scope import GitLocation, cortex_home, store_identity
 
 MARKER = ".cortex-demo"
 FEATURE_BRANCH = "feature/oidc-login"
@@ -116,14 +116,21 @@ class _Player:
                 "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}
 
 
+def demo_target(directory: str | None = None) -> tuple[Path, Path]:
+    """(the demo repository, its store directory): where `seed_demo` will write."""
+    repo = Path(directory) if directory else cortex_home() / "demo" / "demo-service"
+    repo = repo.expanduser().resolve()
+    git = str(repo / ".git")  # the repository `seed_demo` initialises: its own common dir keys the store
+    return repo, store_identity(str(repo), loc=GitLocation(str(repo), git, git)).store_dir
+
+
 def seed_demo(directory: str | None = None) -> Path:
     """Create (or re-create) the demo repository and its store; returns the repository path.
 
     Raises:
         Refused: `directory` exists and was not made by `cortex demo`.
     """
-    repo = Path(directory) if directory else cortex_home() / "demo" / "demo-service"
-    repo = repo.expanduser().resolve()
+    repo, _ = demo_target(directory)
     if repo.exists():
         if not (repo / MARKER).exists():
             from .errors import Refused

@@ -39,6 +39,8 @@ LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
 FIX_INSTALL = "run `cortex install`"
 FRESH = {"database", "engagement"}
 FIX_START = "start a Claude Code session in this project, or run `cortex inject-header --quiet` here"
+FIX_PATH = ("put `cortex` on PATH on this machine (`pipx install <this repository>` or `uv tool install <this "
+            "repository>`); the project's hooks and server look it up there")
 
 
 @dataclass
@@ -141,6 +143,8 @@ class Wired:
     matcher: object
     command: str
     key: str
+    plugin_root: str | None = None
+    """Set for a hook the Cortex plugin declares: what `${CLAUDE_PLUGIN_ROOT}` stands for."""
 
 
 def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.JsonFile]]:
@@ -159,6 +163,42 @@ def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.Js
     wired = [Wired(r.path, event, matcher, command, key)
              for r in present for event, matcher, command, key in wiring.hook_entries(r.data or {}) if key]
     return wired, reads
+
+
+def _plugin(report: Report, project: str) -> tuple[list[Wired], dict | None]:
+    """The `plugin` check: the Cortex plugin enabled in a settings file, and what it wires (hooks, server)."""
+    from .plugin import enabled_plugin
+
+    found = enabled_plugin(project)
+    if found is None:
+        return [], None
+    where = wiring.display(found.settings)
+    if found.install_path is None:
+        report.add("plugin", "fail", f"{found.key} is enabled in {where} but Claude Code has not installed it",
+                   f"run `/plugin install {found.key}` in Claude Code")
+        return [], None
+    hooks = wiring.read_json(found.install_path / "hooks" / "hooks.json")
+    if hooks.data is None:
+        report.add("plugin", "fail", f"{found.key} (enabled in {where}) has no readable hooks/hooks.json at "
+                   f"{wiring.display(found.install_path)}" + (f": {hooks.error}" if hooks.error else ""),
+                   f"reinstall it: `/plugin uninstall {found.key}` then `/plugin install {found.key}`")
+        return [], None
+    root = str(found.install_path)
+    wired = [Wired(hooks.path, event, matcher, command, key, root)
+             for event, matcher, command, key in wiring.hook_entries(hooks.data) if key]
+    server = wiring.mcp_registration(wiring.read_json(found.install_path / ".mcp.json").data)
+    report.add("plugin", "pass", f"{found.key} enabled in {where}, installed at {wiring.display(found.install_path)}")
+    return wired, server
+
+
+def _duplicates(report: Report, wired: list[Wired]) -> None:
+    """Warn when the plugin and a settings file both wire a hook: Claude Code would run it twice."""
+    from_plugin = {(w.event, w.key) for w in wired if w.plugin_root is not None}
+    twice = sorted({f"{w.event} {w.key} ({wiring.display(w.file)})" for w in wired
+                    if w.plugin_root is None and (w.event, w.key) in from_plugin})
+    if twice:
+        report.add("duplicates", "warn", "wired by the plugin and again by a settings file: " + ", ".join(twice),
+                   "run `cortex uninstall` to remove the settings-file installation (the plugin keeps working)")
 
 
 def _found(wired: list[Wired], want: Wiring) -> list[Wired]:
@@ -193,13 +233,18 @@ def _wiring_checks(report: Report, wired: list[Wired]) -> None:
             report.add(name, "pass", f"{' and '.join(w.event for w in wants)} select {wants[0].matcher}")
 
 
-def _script_paths(wired: list[Wired], hooks_dir: Path) -> list[Path]:
+def _script_of(w: Wired, project: str) -> Path | None:
+    """The script file a wiring runs, with `$CLAUDE_PROJECT_DIR` / `${CLAUDE_PLUGIN_ROOT}` filled in."""
+    raw = wiring.script_path(w.command)
+    return Path(wiring.expand_vars(raw, project, w.plugin_root)) if raw else None
+
+
+def _script_paths(wired: list[Wired], hooks_dir: Path, project: str) -> list[Path]:
     """The hook scripts to inspect: every script a wiring runs, plus each one's library, else the hooks dir's."""
     paths: list[Path] = []
     for w in wired:
-        raw = wiring.script_path(w.command)
-        if raw:
-            path = Path(raw)
+        path = _script_of(w, project)
+        if path is not None:
             for candidate in (path, path.parent / wiring.LIBRARY):
                 if candidate not in paths:
                     paths.append(candidate)
@@ -208,9 +253,9 @@ def _script_paths(wired: list[Wired], hooks_dir: Path) -> list[Path]:
     return paths
 
 
-def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, explicit_dir: bool) -> None:
+def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, project: str, *, explicit_dir: bool) -> None:
     """hook-scripts, hook-substitution, hook-currency and hook-interpreter."""
-    paths = _script_paths([] if explicit_dir else wired, hooks_dir)
+    paths = _script_paths([] if explicit_dir else wired, hooks_dir, project)
     texts: dict[Path, str] = {}
     missing: list[str] = []
     for path in paths:
@@ -254,15 +299,25 @@ def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, expli
 
     problems: list[str] = []
     found: list[str] = []
+    on_path = False
     for w in wired:
         tokens = wiring.command_tokens(w.command)
         first = tokens[0] if tokens else ""
         if first and not _executable(first):
             problems.append(f"{first} (first word of the {w.event} command) is not found")
+            on_path = on_path or "/" not in first
         elif first:
             found.append(first)
+    portable = [p.name for p, t in texts.items() if p.name in wiring.SCRIPTS and wiring.baked_bin(t) == wiring.PORTABLE_BIN]
+    if portable and shutil.which(wiring.PORTABLE_COMMAND) is None:
+        problems.append(f"`cortex` is not on PATH, and {', '.join(portable)} look it up there")
+        on_path = True
+    elif portable:
+        found.append(str(shutil.which(wiring.PORTABLE_COMMAND)))
     for path, text in texts.items():
         baked = wiring.baked_bin(text)
+        if baked == wiring.PORTABLE_BIN:
+            continue
         if path.name in wiring.SCRIPTS and baked and "__CORTEX_" not in baked and not _executable(baked):
             problems.append(f"{baked} (baked into {path.name}) is not an executable file")
         elif baked and "__CORTEX_" not in baked:
@@ -270,7 +325,7 @@ def _script_checks(report: Report, wired: list[Wired], hooks_dir: Path, *, expli
     problems = list(dict.fromkeys(problems))
     if problems:
         report.add("hook-interpreter", "fail", "; ".join(problems),
-                   f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)")
+                   FIX_PATH if on_path else f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)")
     elif found:
         report.add("hook-interpreter", "pass", ", ".join(dict.fromkeys(found)) + " found")
     else:
@@ -419,6 +474,116 @@ def _oldest_pending(rt: Runtime, files: list[tuple[str, str | None]]) -> float |
     return min(times) if times else None
 
 
+# -- substitution, digest index, subagents, memory guard --------------------------------------------
+
+PAIRING_FLOOR = 3
+
+
+def _digest_index(report: Report, worktree: str) -> None:
+    """`substitution` and `digest-index`: the opt-in marker, and the index file the substitution hook reads
+    (`<path>\t<sha256>\t<size>\t<session>` per line; the hook skips what it cannot parse)."""
+    from .capture import INDEX, SUBSTITUTION
+
+    folder = Path(worktree) / RUNTIME
+    index = folder / INDEX
+    on = (folder / SUBSTITUTION).is_file()
+    entries = bad = 0
+    readable = True
+    if os.path.lexists(index):
+        if index.is_symlink() or not index.is_file():
+            report.add("digest-index", "warn", f"{wiring.display(index)} is not a regular file; substitution ignores it",
+                       "remove it; the next `cortex flush-spool` rewrites it")
+            readable = False
+        else:
+            try:
+                lines = index.read_bytes().decode("utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                lines, readable = [], False
+                report.add("digest-index", "warn", f"{wiring.display(index)} cannot be read ({exc.__class__.__name__})",
+                           "remove it; the next `cortex flush-spool` rewrites it")
+            for line in lines:
+                fields = line.split("\t")
+                ok = (len(fields) == 4 and fields[0].startswith("/") and len(fields[1]) == 64
+                      and all(c in "0123456789abcdef" for c in fields[1]) and fields[2].isdigit() and fields[3] != "")
+                entries += ok
+                bad += not ok
+            if readable and bad:
+                report.add("digest-index", "warn", f"{bad} of {bad + entries} lines of {wiring.display(index)} do not "
+                           "parse; substitution skips them", "run `cortex flush-spool` (it rewrites the index)")
+            elif readable:
+                report.add("digest-index", "pass", f"{entries} verified read{'s' if entries != 1 else ''} indexed")
+    else:
+        report.add("digest-index", "pass", "none yet (the first flush writes it)")
+    if not on:
+        report.add("substitution", "pass", "off (opt in with `cortex substitution on`)")
+    elif not os.path.lexists(index) or not readable:
+        report.add("substitution", "warn", "on, but there is no readable digest index, so no Read is substituted",
+                   "run `cortex flush-spool` (the Stop hook does it every turn; check hook-wiring if it does not)")
+    else:
+        report.add("substitution", "pass", f"on; {entries} read{'s' if entries != 1 else ''} can be answered from the index")
+
+
+def _open_readonly(db: Path) -> sqlite3.Connection | None:
+    """The store opened read-only without creating sidecars where possible (see `_read_version`); None if it
+    cannot be opened."""
+    from urllib.parse import quote
+
+    from .store import connect
+
+    try:
+        if not db.with_name(db.name + "-wal").exists():
+            conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
+            conn.row_factory = sqlite3.Row
+            return conn
+        return connect(db, readonly=True)
+    except sqlite3.Error:
+        return None
+
+
+def _subagents_and_guard(report: Report, db: Path) -> None:
+    """`subagent-sessions` (children left open, briefs that never pair) and `memory-guard` (refusals)."""
+    if not db.exists():
+        return
+    conn = _open_readonly(db)
+    if conn is None:
+        return
+    try:
+        counters = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM counters WHERE key LIKE 'subagent_%'")}
+        open_children = conn.execute(
+            "SELECT COUNT(*) FROM sessions c LEFT JOIN sessions p ON p.id = c.parent_session_id "
+            "WHERE c.parent_session_id IS NOT NULL AND c.status='active' AND (p.id IS NULL OR p.status != 'active')",
+        ).fetchone()[0]
+        refusals = conn.execute(
+            "SELECT COUNT(*), MAX(timestamp) FROM token_ledger WHERE channel='memory_guard_deny'").fetchone()
+    except sqlite3.Error as exc:
+        report.add("subagent-sessions", "warn", f"the store's subagent records cannot be read ({exc})",
+                   "run `cortex doctor` again after the next session; if it persists, see `cortex store`")
+        return
+    finally:
+        conn.close()
+    dispatches = counters.get("subagent_dispatch_count", 0)
+    starts = counters.get("subagent_start_count", 0)
+    paired = counters.get("subagent_paired_count", 0)
+    ambiguous = counters.get("subagent_ambiguous_count", 0)
+    shape = f"{dispatches} dispatch{'es' if dispatches != 1 else ''}, {starts} started, {paired} briefed"
+    shape += f", {ambiguous} ambiguous" if ambiguous else ""
+    if any(v < 0 for v in counters.values()):
+        report.add("subagent-sessions", "warn", f"corrupt counters ({shape})", "run `cortex gc --apply`")
+    elif open_children:
+        report.add("subagent-sessions", "warn",
+                   f"{open_children} subagent session{'s' if open_children != 1 else ''} left open "
+                   f"after their parent session ended; {shape}",
+                   "check that SubagentStop is wired (hook-wiring); they close when their parent's session ends")
+    elif dispatches >= PAIRING_FLOOR and paired == 0:
+        report.add("subagent-sessions", "warn", f"no subagent was ever briefed: {shape}",
+                   "check dispatch-matcher and the SubagentStart wiring (`cortex install` repairs both)")
+    else:
+        report.add("subagent-sessions", "pass", shape if dispatches or starts else "no subagent recorded yet")
+    count, last = refusals
+    report.add("memory-guard", "pass", f"{count} subagent call{'s' if count != 1 else ''} refused (last {last})"
+               if count else "no subagent call refused")
+
+
 def _store(report: Report, cwd: str) -> Path:
     from .engine import describe_store
 
@@ -434,7 +599,15 @@ def _store(report: Report, cwd: str) -> Path:
 # -- MCP registration -----------------------------------------------------------------------------
 
 
-def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
+def _mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin_server: dict | None = None) -> None:
+    if plugin_server is not None:
+        command = plugin_server.get("command")
+        if isinstance(command, str) and _executable(command):
+            report.add("mcp", "pass", f"the cortex plugin: {command} serve")
+        else:
+            report.add("mcp", "fail", f"the cortex plugin's server runs {command}, which is not found on this machine",
+                       FIX_PATH)
+        return
     sources: list[tuple[wiring.JsonFile, str | None]] = [(r, None) for r in reads]
     project_file = wiring.read_json(wiring.project_mcp_file(project))
     user_file = wiring.read_json(wiring.user_mcp_file())
@@ -450,7 +623,7 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
             report.add("mcp", "fail", f"the cortex server in {where} has no command", FIX_INSTALL)
         elif not _executable(command):
             report.add("mcp", "fail", f"the cortex server in {where} runs {command}, which is not found",
-                       f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
+                       FIX_PATH if "/" not in command else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
         else:
             args = entry.get("args") if isinstance(entry.get("args"), list) else []
             detail = f"{where}: {command} {' '.join(str(a) for a in args)}".rstrip()
@@ -468,14 +641,14 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile]) -> None:
 # -- entry points ----------------------------------------------------------------------------------
 
 
-def _hooks_dir(explicit: str | None, wired: list[Wired]) -> Path:
+def _hooks_dir(explicit: str | None, wired: list[Wired], project: str) -> Path:
     """The hooks directory: as given, else where the wired capture script lives, else `~/.claude/hooks`."""
     if explicit:
         return Path(os.path.abspath(os.path.expanduser(explicit)))
     for w in wired:
-        raw = wiring.script_path(w.command)
-        if raw:
-            return Path(raw).parent
+        path = _script_of(w, project)
+        if path is not None:
+            return path.parent
     return wiring.default_hooks_dir()
 
 
@@ -485,16 +658,22 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     project = wiring.project_root(cwd)
     report = Report(project, "")
     wired, reads = _settings(report, project)
-    directory = _hooks_dir(hooks_dir, wired)
+    from_plugin, plugin_server = _plugin(report, project)
+    # The plugin's own hooks first: with both, the scripts inspected are the plugin's.
+    wired = [*from_plugin, *wired]
+    _duplicates(report, wired)
+    directory = _hooks_dir(hooks_dir, wired, project)
     report.hooks_dir = str(directory)
     _wiring_checks(report, wired)
     # With --hooks-dir the scripts there are inspected; otherwise the scripts the wiring runs.
-    _script_checks(report, wired, directory, explicit_dir=bool(hooks_dir))
+    _script_checks(report, wired, directory, project, explicit_dir=bool(hooks_dir))
     _engagement(report, project)
     db = _store(report, cwd)
     _database(report, db)
     _spool(report, project, time.time())
-    _mcp(report, project, reads)
+    _digest_index(report, project)
+    _subagents_and_guard(report, db)
+    _mcp(report, project, reads, plugin_server)
     report.seconds = time.monotonic() - began
     return report
 

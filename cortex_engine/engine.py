@@ -30,6 +30,7 @@ consolidation = LazyModule("consolidation")
 inspection = LazyModule("inspection")
 ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
+transfer = LazyModule("transfer")
 
 MIN_BUDGET = 20
 MAX_BUDGET = 20_000
@@ -762,6 +763,40 @@ class Engine:
             }
             for subject, sides in grouped.items()
         ]
+
+    # -- export / import ------------------------------------------------------------------------
+
+    def export_notes(self, scopes: list[str] | None = None) -> list:
+        """Every note (of `scopes`; `here` names this worktree's scopes) as `transfer.ExportedNote`s.
+
+        Raises:
+            InvalidInput: a scope key no note carries.
+        """
+        keys: list[str] = []
+        for key in scopes or []:
+            for each in (self.scope_keys if key == "here" else [key]):
+                if each not in keys:
+                    keys.append(each)
+        return transfer.export_notes(self.conn, keys or None, implied=tuple(self.scope_keys))
+
+    def import_file(self, path: str, *, scope: str | None = None, progress=None):  # noqa: ANN001, ANN201
+        """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
+
+        Args:
+            scope: put every note under this scope key instead (`here`: this worktree's own scope).
+            progress: called with the number of notes read; returns the `tick(n)` to call per note.
+
+        Raises:
+            InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
+        """
+        fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
+        if scope is not None:
+            incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        tick = progress(len(incoming)) if progress is not None else None
+        transfer.import_notes(self.conn, result, incoming, tick)
+        result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
+        return result
 
     # -- store ----------------------------------------------------------------------------------
 

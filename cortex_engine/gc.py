@@ -26,6 +26,7 @@ import re
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -178,12 +179,19 @@ def _mtime(info: os.stat_result | None) -> float:
     return info.st_mtime if info is not None else float("inf")
 
 
-def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True) -> GcReport:
+GC_STEPS = 3
+"""The store's rules, the runtime folder, the VACUUM: what `tick` counts."""
+
+
+def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
+           tick: Callable[[int], None] | None = None) -> GcReport:
     """Find (and with `apply`, delete) what retention allows; VACUUM a fragmented store when applying.
 
     Args:
         vacuum: allow a VACUUM when more than a fifth of the pages are free (applying only).
+        tick: called with 1 after each of the GC_STEPS steps (a progress bar's).
     """
+    step = tick or (lambda n: None)
     conn = engine.conn
     report = GcReport(dry_run=not apply)
     now = engine.clock()
@@ -196,7 +204,9 @@ def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True) -> GcRep
             )
     else:
         _database_rules(conn, report, now, apply=False)
+    step(1)
     _runtime_rules(find_runtime(engine.cwd), report, time.time(), apply)
+    step(1)
     pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
     free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
     report.freelist_ratio = free / pages if pages else 0.0
@@ -206,6 +216,7 @@ def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True) -> GcRep
             pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
             free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
             report.freelist_ratio = free / pages if pages else 0.0
+    step(1)
     return report
 
 
@@ -255,8 +266,11 @@ def cli_gc(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write("No store for this directory yet; nothing to collect.\n")
         return 0
-    with open_engine(cwd) as engine:
-        report = run_gc(engine, apply=args.apply)
+    from .progress import progress, wanted
+
+    with open_engine(cwd) as engine, progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json),
+                                              min_items=1) as tick:
+        report = run_gc(engine, apply=args.apply, tick=tick)
     if args.json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -165,6 +165,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
                 "note_id": note["id"],
                 "counterparts": counterparts,
                 "alternatives": alternatives_list(note["alternatives"]),
+                "source": note["source"],
                 "projection_disagrees": disagrees,
                 "projection": {"contested": text_contested, "superseded": text_superseded},
             }

@@ -451,6 +451,34 @@ def check_cortex_bin(path: str) -> str:
     return path
 
 
+def default_hooks_dir(scope: str, project: str) -> Path:
+    """Where install writes the scripts: `~/.claude/hooks`, or `<project>/.claude/hooks` for project scope
+    (committed with the project, so every teammate has them)."""
+    return wiring.default_hooks_dir() if scope == "user" else Path(project) / ".claude" / "hooks"
+
+
+def settings_file(scope: str, project: str) -> Path:
+    """The settings file install merges the wiring into."""
+    return wiring.home() / ".claude" / "settings.json" if scope == "user" else Path(project) / ".claude" / "settings.json"
+
+
+def portable_paths(scope: str, project: str, directory: Path, cortex_bin: str) -> tuple[str, str, str]:
+    """(cortex path baked into the scripts, hooks directory as the wiring names it, cortex command in the wiring).
+
+    User scope bakes this machine's absolute paths. Project scope writes files a team commits: scripts find
+    `cortex` on PATH when they run, the wiring names a scripts folder inside the project through
+    `$CLAUDE_PROJECT_DIR`, and the server is `cortex` from PATH. A `--dir` outside the project stays absolute.
+    """
+    if scope == "user":
+        return cortex_bin, str(directory), cortex_bin
+    try:
+        rel = directory.relative_to(project)
+    except ValueError:
+        return wiring.PORTABLE_BIN, str(directory), wiring.PORTABLE_COMMAND
+    command_dir = wiring.PROJECT_DIR_VAR + ("" if str(rel) == "." else "/" + rel.as_posix())
+    return wiring.PORTABLE_BIN, command_dir, wiring.PORTABLE_COMMAND
+
+
 def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_run: bool = False,
             force: bool = False, diagnose: bool = True) -> InstallResult:
     """Install Cortex into Claude Code for the project at `cwd`; see the module docstring.
@@ -461,16 +489,25 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
     """
     if scope not in SCOPES:
         raise InvalidInput(f"unknown --scope {scope!r}; use user or project", code="bad_scope")
-    directory = check_hooks_dir(hooks_dir if hooks_dir else str(wiring.default_hooks_dir()))
-    cortex_bin = check_cortex_bin(wiring.cortex_executable())
     project = wiring.project_root(cwd)
+    directory = check_hooks_dir(hooks_dir if hooks_dir else str(default_hooks_dir(scope, project)))
+    cortex_bin = check_cortex_bin(wiring.cortex_executable())
     plan = Plan()
-    for name in wiring.TEMPLATES:
-        _plan_script(plan, name, directory, cortex_bin, force)
-    settings_target = (wiring.home() / ".claude" / "settings.json") if scope == "user" \
-        else Path(project) / ".claude" / "settings.json"
-    merged = _plan_settings(plan, settings_target, project, str(directory), cortex_bin)
-    _plan_mcp(plan, scope, project, cortex_bin, settings_target, merged)
+    from .plugin import enabled_plugin
+
+    plugin = enabled_plugin(project)
+    if plugin is not None:
+        # The plugin already runs every hook and the server: wiring them again would run each twice.
+        plan.add(Action("plugin", "unchanged", str(plugin.settings),
+                        f"the {plugin.key} plugin provides the hooks and the MCP server; nothing to wire "
+                        "(`cortex uninstall` removes an earlier settings-file installation)"))
+    else:
+        baked, command_dir, command_bin = portable_paths(scope, project, directory, cortex_bin)
+        for name in wiring.TEMPLATES:
+            _plan_script(plan, name, directory, baked, force)
+        settings_target = settings_file(scope, project)
+        merged = _plan_settings(plan, settings_target, project, command_dir, command_bin)
+        _plan_mcp(plan, scope, project, command_bin, settings_target, merged)
     if not dry_run:
         for path, data, mode in plan.writes:
             _atomic_write(path, data, mode)

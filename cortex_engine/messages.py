@@ -107,6 +107,8 @@ def inspection(result: Inspection) -> str:
         else:
             lines.append("conflict:   none")
         lines.append(f"status:     {conflict['status']}")
+        if conflict.get("source"):
+            lines.append(f"source:     imported from {_one_line(str(conflict['source']))}")
         for other in conflict["counterparts"]:  # type: ignore[attr-defined]
             lines.append(f"  contested with {other['id']} ({other['kind']}, {ts_min(other['timestamp'])})")
         if conflict["state"] == "contested" and not conflict["counterparts"]:

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -269,8 +269,13 @@ CREATE TABLE IF NOT EXISTS rename_chains (
 ) WITHOUT ROWID;
 """
 
+# Version 5: where a note came from when it was imported (`cortex import CLAUDE.md`); NULL for notes written here.
+_V5 = """
+ALTER TABLE notes ADD COLUMN source TEXT;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

@@ -23,6 +23,12 @@ STAMP_LINE = re.compile(r"^# cortex-hook-template: (\S*)[ \t]*$", re.MULTILINE)
 BAKED_BIN = re.compile(r'^CORTEX_BIN="\$\{CORTEX_BIN:-([^\n"]*)\}"[ \t]*$', re.MULTILINE)
 INSTALL_BIN_ENV = "CORTEX_INSTALL_BIN"
 SERVER_NAME = "cortex"
+# What portable scripts (project scope, the plugin) call: `cortex` as found on PATH when the hook runs, so a
+# committed script works on every teammate's machine; a hook finding none exits 0 and does nothing.
+PORTABLE_BIN = "$(command -v cortex)"
+PORTABLE_COMMAND = "cortex"
+PROJECT_DIR_VAR = "$CLAUDE_PROJECT_DIR"
+PLUGIN_ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 
 # Characters the shell would expand (or that end the quoting) inside `bash "<dir>/script"` and
 # `CORTEX_BIN="${CORTEX_BIN:-<bin>}"`: a path holding one would resolve somewhere else while looking right.
@@ -56,6 +62,9 @@ class Wiring:
     def command(self, hooks_dir: str, cortex_bin: str) -> str:
         """The command text written into settings."""
         if self.script is None:
+            if cortex_bin == PORTABLE_COMMAND:
+                # Found on PATH when the hook runs: a machine without it gets a silent no-op, like the scripts.
+                return f"{PORTABLE_COMMAND} inject-header --quiet 2>/dev/null || true"
             return f'"{cortex_bin}" inject-header --quiet'
         tail = f" {self.action}" if self.action else ""
         return f'bash "{hooks_dir}/{self.script}"{tail}'
@@ -123,6 +132,14 @@ def wiring_key(command: object) -> str | None:
     if "inject-header" in tokens:
         return "inject-header"
     return None
+
+
+def expand_vars(text: str, project: str, plugin_root: str | None = None) -> str:
+    """A command path with Claude Code's variables filled in as the hook would see them."""
+    for name, value in (("CLAUDE_PROJECT_DIR", project), ("CLAUDE_PLUGIN_ROOT", plugin_root)):
+        if value is not None:
+            text = text.replace("${" + name + "}", value).replace("$" + name, value)
+    return text
 
 
 def script_path(command: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,18 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     contests, brief = asyncio.run(drive())
     assert contests == ["spool flush policy"]
     assert brief.startswith("Cortex memory (main):")
+
+
+def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
+    """The first line names the repository and the store it is about to (re)create (issue 21), and the store
+    it names is the one the demo then uses."""
+    target = tmp_path / "demo"
+    env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
+                          capture_output=True, text=True, check=True, env=env)
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"Cortex demo: writing a demo repository to {target.resolve()} and its store to ")
+    store = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "store", "--json"], capture_output=True,
+                           text=True, check=True, cwd=target, env=env)
+    assert str(Path(json.loads(store.stdout)["path"]).parent) in first
+    json.loads(done.stdout)

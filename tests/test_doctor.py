@@ -49,7 +49,7 @@ def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo) 
     assert {c.name for c in report.checks} == {
         "settings", "hook-wiring", "capture-matcher", "reflect-matcher", "dispatch-matcher", "guard-matcher",
         "hook-scripts", "hook-substitution", "hook-currency", "hook-interpreter", "engagement", "store", "database",
-        "spool", "mcp",
+        "spool", "mcp", "digest-index", "substitution", "subagent-sessions", "memory-guard",
     }
     assert report.exit_code == 0
     assert report.seconds < 3.0
@@ -226,3 +226,40 @@ def test_install_doctor_and_gc_load_no_heavy_modules() -> None:
             "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+# -- issue 21: the substitution index, the digest index, subagent sessions, the memory guard ----------------
+
+
+def test_substitution_on_without_a_readable_index_warns(started: Engine, repo: Repo) -> None:
+    """Substitution switched on but the index is missing, then half garbage: each is a warning with its fix."""
+    started.substitution("on")
+    index = repo.path / ".cortex" / "index"
+    index.unlink(missing_ok=True)
+    assert statuses(repo.path)["substitution"][0] == "warn"
+    index.write_text(f"/abs/a.py\t{'a' * 64}\t12\tclaude-1\nnot a line\n")
+    checks = statuses(repo.path)
+    assert checks["digest-index"] == ("warn", "1 of 2 lines of " + str(index).replace(str(Path.home()), "~")
+                                      + " do not parse; substitution skips them")
+    assert checks["substitution"] == ("pass", "on; 1 read can be answered from the index")
+
+
+def test_subagent_sessions_left_open_and_guard_refusals_are_reported(started: Engine, repo: Repo) -> None:
+    """A child session still open after its parent ended warns; refusals by the memory guard are counted."""
+    primary = started.current_session()["id"]
+    started.conn.execute(
+        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, scope_type, scope_key) "
+        "VALUES ('child-1', ?, ?, 'Explore', 'agent-1', 'active', 'branch', ?)", (primary, started.now(), started.scope.key))
+    assert statuses(repo.path)["subagent-sessions"][0] == "pass"
+    started.conn.execute("UPDATE sessions SET status='ended' WHERE id=?", (primary,))
+    started.book_text("memory_guard_deny", "Cortex refused this", "child-1")
+    checks = statuses(repo.path)
+    assert checks["subagent-sessions"][0] == "warn" and "1 subagent session left open" in checks["subagent-sessions"][1]
+    assert checks["memory-guard"][0] == "pass" and checks["memory-guard"][1].startswith("1 subagent call refused")
+
+
+def test_briefs_that_never_pair_warn(started: Engine, repo: Repo) -> None:
+    """Three dispatches captured and no subagent briefed: the SubagentStart side is not reaching Cortex."""
+    started.conn.execute("INSERT INTO counters(key, value) VALUES ('subagent_dispatch_count', 3)")
+    check = statuses(repo.path)["subagent-sessions"]
+    assert check[0] == "warn" and "no subagent was ever briefed" in check[1]

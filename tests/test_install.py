@@ -155,14 +155,23 @@ def test_settings_of_the_wrong_shape_are_refused(repo: Repo, home: Path, bin_pat
 
 
 def test_project_scope_writes_project_settings_and_mcp_json(repo: Repo, home: Path, bin_path: Path) -> None:
-    """--scope project: <project>/.claude/settings.json and <project>/.mcp.json; nothing in the user's files."""
+    """--scope project: <project>/.claude/settings.json and <project>/.mcp.json; nothing in the user's files.
+    Everything it writes is portable (issue 21): no path of this machine, `cortex` found through PATH."""
     sub = repo.path / "src"
     sub.mkdir()
     run = cortex(sub, "install", "--scope", "project", bin_path=bin_path)
     assert run.code == 0, run.out
     data = settings(repo.path / ".claude" / "settings.json")
     assert sum(len(commands(data, e)) for e in data["hooks"]) == 11
-    assert settings(repo.path / ".mcp.json") == {"mcpServers": {"cortex": {"command": str(bin_path), "args": ["serve"]}}}
+    assert settings(repo.path / ".mcp.json") == {"mcpServers": {"cortex": {"command": "cortex", "args": ["serve"]}}}
+    written = [repo.path / ".claude" / "settings.json", repo.path / ".mcp.json",
+               *sorted((repo.path / ".claude" / "hooks").iterdir())]
+    assert len(written) == 2 + len(wiring.TEMPLATES)
+    for path in written:
+        text = path.read_text()
+        assert str(repo.path.parent) not in text and str(bin_path) not in text, path
+    assert (None, 'bash "$CLAUDE_PROJECT_DIR/.claude/hooks/cortex-end-of-turn.sh"') in commands(data, "Stop")
+    assert not (home / ".claude" / "hooks").exists()
     assert not (home / ".claude" / "settings.json").exists()
     assert not (home / ".claude.json").exists()
     again = cortex(sub, "install", "--scope", "project", bin_path=bin_path)

@@ -1,0 +1,58 @@
+"""`cortex completion bash|zsh|fish` (issue 21): generated from the parser, and working in a real bash."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def script(shell: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "completion", shell], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def complete(source: str, *words: str) -> list[str]:
+    """What bash offers for the command line `words` (the last word is the one being completed)."""
+    line = " ".join(f"'{w}'" for w in words)
+    body = (f"{source}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _cortex\n"
+            'printf "%s\\n" "${COMPREPLY[@]}"\n')
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", body], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_bash_completes_commands_options_and_choices() -> None:
+    """Sub-commands, a sub-command's options, an option's fixed choices, and a positional's choices."""
+    source = script("bash")
+    assert {"export", "import", "uninstall", "completion"} <= set(complete(source, "cortex", ""))
+    assert complete(source, "cortex", "un") == ["uninstall"]
+    assert {"--format", "--scope", "--output"} <= set(complete(source, "cortex", "export", "--"))
+    assert complete(source, "cortex", "export", "--format", "") == ["jsonl", "markdown"]
+    assert complete(source, "cortex", "-C", "/tmp", "completion", "f") == ["fish"]
+    assert complete(source, "cortex", "uninstall", "--p") == ["--purge"]
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_scripts_parse(shell: str) -> None:
+    """Each script names every sub-command, and parses in its shell where that shell is installed."""
+    text = script(shell)
+    assert "uninstall" in text and "export" in text and "jsonl markdown" in text
+    if shutil.which(shell):
+        done = subprocess.run([shell, "-n"], input=text, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+
+
+def test_unknown_shell_is_a_usage_error() -> None:
+    """A shell Cortex has no script for: exit 2 with one `cortex:` line."""
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "completion", "tcsh"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stderr.startswith("cortex: ") and done.stderr.count("\n") == 1
