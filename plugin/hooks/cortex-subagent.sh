@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cortex-hook-template: 17bb1384ce7fcaa0
+# cortex-hook-template: bc0394448cd2212a
 # Cortex subagent hooks: dispatch-pre (PreToolUse Agent), subagent-start, subagent-stop, guard-memory.
 # One Cortex process per subagent event, never per ordinary tool call. Always exits 0.
 CORTEX_BIN="${CORTEX_BIN:-$(command -v cortex)}"
@@ -14,5 +14,5 @@ if [ "$action" = guard-memory ]; then
 fi
 cortex_find_runtime || exit 0
 [ -x "$CORTEX_BIN" ] || exit 0
-printf '%s' "$payload" | "$CORTEX_BIN" hook "$action" 2>/dev/null
+printf '%s' "$payload" | LC_ALL=$cortex_lc_all "$CORTEX_BIN" hook "$action" 2>/dev/null
 exit 0

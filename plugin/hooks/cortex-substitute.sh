@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cortex-hook-template: 3f601a176919ae69
+# cortex-hook-template: 789b2bf146426a54
 # Cortex verified read substitution (PreToolUse Read; opt-in with `cortex substitution on`). When a whole
 # file this session already read is byte-identical now (size and sha256 checked at this moment), the Read
 # is answered with one line instead of the file. A second Read of it in the same turn always goes through,
@@ -9,7 +9,11 @@ CORTEX_BIN="${CORTEX_BIN:-$(command -v cortex)}"
 . "${BASH_SOURCE[0]%/*}/cortex-lib.sh" 2>/dev/null || exit 0
 cortex_read_payload || exit 0
 cortex_find_runtime || exit 0
+# Never through a link: the markers and files read and appended here must be plain files in the folder.
 [ -f "$rt/substitution" ] && [ -f "$rt/index" ] || exit 0
+cortex_plain "$rt/substitution" && cortex_plain "$rt/index" && cortex_plain "$rt/turn-reads" &&
+  cortex_plain "$rt/spool.jsonl" || exit 0
+[ -e "$rt/paused" ] || [ -L "$rt/paused" ] && exit 0
 case $payload in *'"offset"'*|*'"limit"'*|*'"pages"'*) exit 0 ;; esac
 
 re='"file_path"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
