@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -28,6 +29,7 @@ from .surfaces import BUDGETS, Surface
 agents = LazyModule("agents")
 consolidation = LazyModule("consolidation")
 inspection = LazyModule("inspection")
+merges = LazyModule("merges")
 ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
 
@@ -339,15 +341,29 @@ class Engine:
 
     # -- surfaces -------------------------------------------------------------------------------
 
-    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True) -> Surface:
+    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
+               scope: str | None = None) -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
             book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
+            scope: read another scope instead (a branch name, deleted or not, or a full scope key); its lines
+                are led by the scope they come from.
+
+        Raises:
+            NotFound: `scope` names nothing in the store.
         """
         budget = check_budget(budget, "recall")
         self.refresh()
-        surface = surfaces.recall(self._context(), topic, budget, detail)
+        if scope is not None:
+            keys = merges.scope_keys_for(self.conn, self.scope, scope)
+            lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
+            ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
+            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail)
+            surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
+                              inner.total_candidates)
+        else:
+            surface = surfaces.recall(self._context(), topic, budget, detail)
         if not book:
             return surface
         self.mark_consulted()
@@ -420,9 +436,29 @@ class Engine:
             turn_end: the Stop hook's flush, which sees a whole turn and so may certify reads for substitution.
         """
         folder = capture.find_runtime(self.cwd)
-        if folder is None:
-            return capture.FlushResult()
-        return capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
+        done = capture.FlushResult() if folder is None else capture.flush_spool(
+            self.conn, folder, self.clock(), turn_end=turn_end)
+        self.check_merges()
+        return done
+
+    # -- memory follows git ----------------------------------------------------------------------
+
+    def check_merges(self, *, force: bool = False) -> merges.MergeCheck:
+        """Bring merged branches' notes into this branch's scope; a no-op unless HEAD moved since the last check."""
+        return merges.check(self.conn, self.scope, self.now(), force=force)
+
+    def promote(self, branch: str, *, dry_run: bool = False) -> list[merges.Promotion]:
+        """Promote a branch's active notes into this branch's scope by hand (a squash merge git cannot see).
+
+        Raises:
+            InvalidInput: not on a branch, or the branch named is this one.
+            NotFound: the store holds no memory of that branch.
+        """
+        return merges.promote(self.conn, self.scope, branch, self.now(), dry_run=dry_run)
+
+    def branches(self) -> list[merges.BranchScope]:
+        """Every scope of the store: notes, open contests, last activity, merged into, exists in git."""
+        return merges.list_scopes(self.conn, self.scope)
 
     def replay_transcript_failures(self, transcript_path: str, payload: dict) -> int:
         """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""

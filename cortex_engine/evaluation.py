@@ -68,7 +68,7 @@ _GIT_REDIRECTS = (
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots",
+    "snapshots", "merges",
 }
 _ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
 _SESSION_KEYS = {"_comment", "host", "age_days", "events"}
@@ -204,6 +204,8 @@ class Suite:
     """(kind, label) of the snapshots the session lifecycle leaves once every session has ended."""
     layer: str = "branch"
     """'branch': a branch of a seeded git repository; 'project': a folder outside git (the project layer)."""
+    merges: tuple[str, ...] = ()
+    """Branches merged (`git merge --no-ff`) into the suite's branch once seeded; the merge check then runs."""
 
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
@@ -371,8 +373,12 @@ def load_suite(path: Path) -> Suite:
         if not allowed_tiers or any(t not in TIERS for t in allowed_tiers):
             raise _fail(where, f"must list one or more of {', '.join(TIERS)}")
         states.append((label, allowed_tiers))
+    merges = _strs(seed.get("merges"), f"{name}: seed.merges")
+    seeded_branches = {item.branch for item in items if item.branch}
+    if any(m not in seeded_branches for m in merges):
+        raise _fail(name, "seed.merges names a branch no seed item is written on")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer)
+                 tuple(reads), tuple(states), sessions, snapshots, layer, merges)
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
@@ -624,6 +630,8 @@ class Scenario:
             for kind, label in suite.snapshots:
                 self.labels[self._newest(kind, set(), upsert=True)] = label
         self.clock.at = suite.now
+        if suite.merges:
+            self._merge(suite.merges)
         self.engine.refresh()  # records the app graph at the seeded HEAD, so later moves diff against it
         if suite.renames:
             for old, new in suite.renames:
@@ -741,6 +749,25 @@ class Scenario:
         finally:
             _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
         return written.item_id
+
+    def _merge(self, branches: tuple[str, ...]) -> None:
+        """Commit on each branch, merge it with `--no-ff`, then run the merge check as the next flush would.
+
+        A merged note's label moves to the copy promoted into the suite's branch (its original stays behind).
+        """
+        from .engine import Engine
+
+        for branch in branches:
+            _git(self.repo, self.clock.at, "checkout", "-q", branch)
+            _git(self.repo, self.clock.at, "commit", "-q", "--allow-empty", "-m", f"eval: work on {branch}")
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+            _git(self.repo, self.clock.at, "merge", "-q", "--no-ff", "-m", f"eval: merge {branch}", branch)
+        self.engine.close()
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)  # the scope's HEAD moved
+        for promoted in self.engine.check_merges().promoted:
+            original = f"notes:{promoted.source_note_id}"
+            if original in self.labels and promoted.note_id:
+                self.labels[f"notes:{promoted.note_id}"] = self.labels.pop(original)
 
     def read(self, topic: str, times: int) -> None:
         """Recall a topic as an agent would (booked, so reads reinforce what they show)."""
