@@ -115,6 +115,30 @@ def cmd_promote(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Write decisions as MADR files for the user to commit."""
+    with _engine(args) as engine:
+        paths = engine.publish(args.ids)
+    if args.json:
+        _emit_json({"written": paths})
+    else:
+        _print("\n".join([f"Wrote {p}" for p in paths] + ["Review and commit them to share these decisions."]))
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Read the decisions folder at HEAD as shared decisions."""
+    with _engine(args) as engine:
+        result = engine.sync_shared(force=True)
+    if args.json:
+        _emit_json(result.to_dict())
+        return 0
+    lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
+    lines += [f"skipped {path}: {why}" for path, why in result.malformed]
+    _print("\n".join(lines))
+    return 0
+
+
 def cmd_branches(args: argparse.Namespace) -> int:
     """Every scope of the store."""
     from . import messages
@@ -677,6 +701,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("promote", cmd_promote, "bring a merged branch's notes into this branch (for a squash merge)")
     p.add_argument("--from", dest="source", required=True, metavar="BRANCH", help="the branch to promote from")
     p.add_argument("--dry-run", action="store_true", help="show what would be promoted; write nothing")
+    p = add("publish", cmd_publish, "write decisions as MADR files in the repository (docs/decisions/) to commit")
+    p.add_argument("ids", nargs="+", metavar="ID", help="a decision's note or memory id")
+    add("sync", cmd_sync, "read the committed decisions folder at HEAD as shared decisions")
     add("branches", cmd_branches, "every scope of the store: notes, contests, activity, merged into, in git")
     add("store", cmd_store, "where this directory's store is")
     add("status", cmd_status, "what the store holds for this scope")

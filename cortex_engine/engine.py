@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import sqlite3
 import uuid
@@ -30,6 +31,7 @@ agents = LazyModule("agents")
 consolidation = LazyModule("consolidation")
 inspection = LazyModule("inspection")
 merges = LazyModule("merges")
+sharing = LazyModule("sharing")
 ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
 
@@ -456,6 +458,23 @@ class Engine:
         """
         return merges.promote(self.conn, self.scope, branch, self.now(), dry_run=dry_run)
 
+    def publish(self, ids: list[str]) -> list[str]:
+        """Write decisions as MADR files in the repository's decisions folder; returns the paths, for the user to commit.
+
+        Raises:
+            NotFound: an id names no note.
+            InvalidInput: a note is not a decision, or the folder is misconfigured or a symlink.
+        """
+        return sharing.publish(self.conn, self.scope, ids)
+
+    def sync_shared(self, *, force: bool = False) -> sharing.SyncResult:
+        """Read the decisions folder at HEAD into this branch's scope as `(shared)` decisions (when HEAD moved).
+
+        Raises:
+            InvalidInput: the configured decisions folder is not a path inside the repository.
+        """
+        return sharing.sync(self.conn, self.scope, self.now(), force=force)
+
     def branches(self) -> list[merges.BranchScope]:
         """Every scope of the store: notes, open contests, last activity, merged into, exists in git."""
         return merges.list_scopes(self.conn, self.scope)
@@ -536,8 +555,14 @@ class Engine:
         return "on" if marker.is_file() else "off"
 
     def start_session(self, host_session_id: str | None = None) -> str:
-        """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture."""
+        """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one."""
         self.flush_spool()
+        from .errors import InvalidInput
+
+        try:
+            self.sync_shared()
+        except InvalidInput as exc:  # a bad decisions-folder setting must not cost the session its start
+            logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
         now = self.now()
         with transaction(self.conn):
             for row in self.conn.execute(

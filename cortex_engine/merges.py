@@ -135,6 +135,7 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, branch: str | None = Non
         "SELECT n.*, COALESCE(p.source_note_id, n.id) AS root_id, COALESCE(p.source_scope_key, n.scope_key) AS root_scope "
         "FROM notes n LEFT JOIN promotions p ON p.note_id = n.id "
         f"WHERE substr(n.scope_key, 1, ?) = ? AND n.scope_key != ? AND n.status = 'active' AND n.kind IN ({marks}) "
+        "AND n.origin IS NOT 'shared' "  # a shared decision reaches every branch from the repository itself
         "ORDER BY n.timestamp, n.rowid",
         (len(prefix), prefix, scope.key, *PROMOTED_KINDS),
     ).fetchall()
@@ -312,9 +313,12 @@ def _merged_branches(conn: sqlite3.Connection, scope: Scope, branches: set[str],
     _remember_tips(conn, prefix, {name: live[name] for name in branches if name in live}, now)
     head = str(scope.head_oid)
     ancestors = _merged_by_ancestry(scope.worktree, head, tips)
-    if before and before != head and ancestors:
-        ancestors -= _merged_by_ancestry(scope.worktree, before, {n: tips[n] for n in ancestors})
-    elif before == head:
+    # With no earlier HEAD on record (a scope's first check), HEAD's first parent stands in: a merge made by the
+    # newest commit still counts, a branch that never had a commit of its own does not.
+    base = before or (_git(scope.worktree, "rev-parse", "-q", "--verify", f"{head}^1^{{commit}}") or "").strip() or None
+    if base and base != head and ancestors:
+        ancestors -= _merged_by_ancestry(scope.worktree, base, {n: tips[n] for n in ancestors})
+    elif base == head:
         ancestors = set()
     merged = {name: "ancestor" for name in ancestors}
     rest = {name: tips[name] for name in tips if name not in ancestors}

@@ -279,3 +279,14 @@ def test_label_lookalikes_in_note_text_are_defused(repo: Repo, make_engine: Open
     surface = eng.recall("fast path")
     assert surface.items[0].labels == ()
     assert "(shared)" not in surface.text and "(from release)" not in surface.text
+
+
+def test_first_check_does_not_take_a_commitless_branch_for_merged(repo: Repo, make_engine: Open) -> None:
+    """No earlier HEAD recorded for main: a branch forked earlier with notes but no commits is still not merged."""
+    repo.git("checkout", "-q", "-b", "feature/idle")
+    make_engine(repo.path).note("decision", "rewrite the parser by hand", "parser")
+    repo.git("checkout", "-q", "main")
+    repo.write("z.py")
+    repo.commit("main moves")
+    main = make_engine(repo.path)  # main never had a session or a check
+    assert main.check_merges().promoted == ()
