@@ -701,7 +701,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("promote", cmd_promote, "bring a merged branch's notes into this branch (for a squash merge)")
     p.add_argument("--from", dest="source", required=True, metavar="BRANCH", help="the branch to promote from")
     p.add_argument("--dry-run", action="store_true", help="show what would be promoted; write nothing")
-    p = add("publish", cmd_publish, "write decisions as MADR files in the repository (docs/decisions/) to commit")
+    p = add("publish", cmd_publish, "write decisions as MADR files to commit (docs/decisions/; CORTEX_DECISIONS_DIR "
+                                    "or `git config cortex.decisionsDir` moves it)")
     p.add_argument("ids", nargs="+", metavar="ID", help="a decision's note or memory id")
     add("sync", cmd_sync, "read the committed decisions folder at HEAD as shared decisions")
     add("branches", cmd_branches, "every scope of the store: notes, contests, activity, merged into, in git")
