@@ -157,11 +157,11 @@ def write_note(
 ) -> NoteWrite:
     """Insert a note in one IMMEDIATE transaction: detect contests, supersede priors, project.
 
-    `now` is the note's timestamp. A dated write (a merged branch's note, a shared decision) may be older than
-    notes already in the scope: the contradiction check still meets those, but only older notes are superseded
-    by it, and a newer active note of the same kind and subject supersedes it on arrival. `origin` labels a
-    note not written in its scope (`from <branch>`, `shared`). `record(conn, note_id)` runs inside the same
-    transaction (a promotion or a shared file is recorded with its note, or neither is).
+    `now` is the note's timestamp. A write with an origin (a merged branch's note, a shared decision) is dated
+    and may be older than notes already in the scope: the contradiction check still meets those, but only
+    older notes are superseded by it, and a newer active note of the same kind and subject supersedes it on
+    arrival. `origin` labels a note not written in its scope (`from <branch>`, `shared`). `record(conn, note_id)`
+    runs inside the same transaction (a promotion or a shared file is recorded with its note, or neither is).
 
     Raises:
         InvalidInput: the kind, text, subject or alternatives are not acceptable (nothing is written).
@@ -182,9 +182,10 @@ def write_note(
                 "ORDER BY timestamp, rowid",
                 (scope.key, subject_n, kind),
             ).fetchall()
-        # Only a dated write meets newer notes; a note written now has none.
-        newer = [p for p in priors if p["timestamp"] > now]
-        priors = [p for p in priors if p["timestamp"] <= now]
+        # Only a dated write (one with an origin) is placed among newer notes; a note written now has none, and
+        # a local write keeps superseding whatever came before it.
+        newer = [p for p in priors if p["timestamp"] > now] if origin else []
+        priors = [p for p in priors if p["timestamp"] <= now] if origin else priors
         if detect:
             for prior in [*priors, *newer]:
                 if prior["kind"] != "decision":
