@@ -97,9 +97,59 @@ def _surface_out(args: argparse.Namespace, surface) -> int:  # noqa: ANN001
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    """Evidence for a topic."""
+    """Evidence for a topic (in another scope with --scope)."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail))
+        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, scope=args.scope))
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    """Promote a branch's notes into this branch by hand (a squash merge git cannot recognise)."""
+    from . import messages
+
+    with _engine(args) as engine:
+        done = engine.promote(args.source, dry_run=args.dry_run)
+    if args.json:
+        _emit_json({"from": args.source, "dry_run": args.dry_run, "promoted": [p.to_dict() for p in done]})
+    else:
+        _print(messages.promoted(args.source, done, args.dry_run))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Write decisions as MADR files for the user to commit."""
+    with _engine(args) as engine:
+        paths = engine.publish(args.ids)
+    if args.json:
+        _emit_json({"written": paths})
+    else:
+        _print("\n".join([f"Wrote {p}" for p in paths] + ["Review and commit them to share these decisions."]))
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Read the decisions folder at HEAD as shared decisions."""
+    with _engine(args) as engine:
+        result = engine.sync_shared(force=True)
+    if args.json:
+        _emit_json(result.to_dict())
+        return 0
+    lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
+    lines += [f"skipped {path}: {why}" for path, why in result.malformed]
+    _print("\n".join(lines))
+    return 0
+
+
+def cmd_branches(args: argparse.Namespace) -> int:
+    """Every scope of the store."""
+    from . import messages
+
+    with _engine(args) as engine:
+        scopes = engine.branches()
+    if args.json:
+        _emit_json({"scopes": [s.to_dict() for s in scopes]})
+    else:
+        _print(messages.branch_scopes(scopes))
+    return 0
 
 
 def cmd_brief(args: argparse.Namespace) -> int:
@@ -648,6 +698,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--budget", type=int)
         if name == "recall":
             p.add_argument("--detail", choices=["none", "scores"], default=None)
+            p.add_argument("--scope", help="read another scope: a branch name (deleted or not) or a scope key")
         else:
             p.add_argument("--for", dest="for_agent", help="the agent being briefed")
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")
@@ -731,6 +782,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--topic", nargs="+")
     p.add_argument("--all-scopes", action="store_true",
                    help="check every branch and worktree of the store, each against its own checkout")
+    p = add("promote", cmd_promote, "bring a merged branch's notes into this branch (for a squash merge)")
+    p.add_argument("--from", dest="source", required=True, metavar="BRANCH", help="the branch to promote from")
+    p.add_argument("--dry-run", action="store_true", help="show what would be promoted; write nothing")
+    p = add("publish", cmd_publish, "write decisions as MADR files to commit (docs/decisions/; CORTEX_DECISIONS_DIR "
+                                    "or `git config cortex.decisionsDir` moves it)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="a decision's note or memory id")
+    add("sync", cmd_sync, "read the committed decisions folder at HEAD as shared decisions")
+    add("branches", cmd_branches, "every scope of the store: notes, contests, activity, merged into, in git")
     add("store", cmd_store, "where this directory's store is")
     add("status", cmd_status, "what the store holds for this scope")
     p = add("demo", cmd_demo, "seed a demo repository and open the TUI on it")

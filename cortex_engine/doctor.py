@@ -384,6 +384,35 @@ def _database(report: Report, db: Path) -> None:
         report.add("database", "pass", f"schema {version} at {wiring.display(db)}")
 
 
+def _shared_decisions(report: Report, db: Path) -> None:
+    """Decision files the last sync skipped as malformed (issue 19): reported, never half-imported."""
+    from urllib.parse import quote
+
+    from .sharing import problems
+    from .store import connect
+
+    if not db.exists():
+        return
+    try:
+        # As `store.read_version`: with no -wal file the database file is read as immutable, so nothing is created.
+        if Path(str(db) + "-wal").exists():
+            conn = connect(db, readonly=True)
+        else:
+            conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
+        try:
+            found = problems(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return  # the database check reports a store that cannot be read
+    if not found:
+        return  # nothing to say: no check line, so stores without shared decisions read as before
+    listed = "; ".join(f"{path}: {why}" for path, why in found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+    report.add("shared-decisions", "warn", f"{len(found)} decision file(s) skipped as malformed — {listed}",
+               "fix the file(s) in the repository (a `# title` and a `## Decision Outcome` with `Chosen option:`), "
+               "commit, then run `cortex sync`")
+
+
 def _spool(report: Report, worktree: str, now: float) -> None:
     folder = Path(worktree) / RUNTIME
     if not os.path.lexists(folder):
@@ -670,6 +699,7 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     _engagement(report, project)
     db = _store(report, cwd)
     _database(report, db)
+    _shared_decisions(report, db)
     _spool(report, project, time.time())
     _digest_index(report, project)
     _subagents_and_guard(report, db)

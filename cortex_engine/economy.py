@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .clock import ts_min
 from .memory import collapse
-from .render import humanize_kind, item_labels, strip_control
+from .render import humanize_kind, item_labels, origin_suffix, strip_control
 from .scope import Scope
 
 
@@ -158,6 +158,7 @@ def render_stats(report: dict) -> str:
             text = collapse(strip_control(entry["text"].split("\n", 1)[0]))[:100]
             marks = "".join(" (superseded)" if lab == "superseded" else " [contested]" if lab == "contested" else ""
                             for lab in entry["labels"])
+            marks += origin_suffix(entry["kind"], entry["text"])
             lines.append(f"    {entry['access_count']}× {humanize_kind(entry['kind'])} [{ts_min(entry['created_at'])}]: "
                          f"{text}{marks} — {entry['id']}")
     lines.append(f"{'Database:':<15}{report['database_bytes']} bytes")

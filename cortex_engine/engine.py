@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 import sqlite3
 import uuid
@@ -28,6 +30,8 @@ from .surfaces import BUDGETS, Surface
 agents = LazyModule("agents")
 consolidation = LazyModule("consolidation")
 inspection = LazyModule("inspection")
+merges = LazyModule("merges")
+sharing = LazyModule("sharing")
 ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
 transfer = LazyModule("transfer")
@@ -340,15 +344,29 @@ class Engine:
 
     # -- surfaces -------------------------------------------------------------------------------
 
-    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True) -> Surface:
+    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
+               scope: str | None = None) -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
             book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
+            scope: read another scope instead (a branch name, deleted or not, or a full scope key); its lines
+                are led by the scope they come from.
+
+        Raises:
+            NotFound: `scope` names nothing in the store.
         """
         budget = check_budget(budget, "recall")
         self.refresh()
-        surface = surfaces.recall(self._context(), topic, budget, detail)
+        if scope is not None:
+            keys = merges.scope_keys_for(self.conn, self.scope, scope)
+            lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
+            ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
+            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail)
+            surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
+                              inner.total_candidates)
+        else:
+            surface = surfaces.recall(self._context(), topic, budget, detail)
         if not book:
             return surface
         self.mark_consulted()
@@ -424,9 +442,46 @@ class Engine:
             RuntimeUntrusted: the runtime folder is a link, someone else's, open to others, or tracked by git.
         """
         folder = capture.find_runtime(self.cwd)
-        if folder is None:
-            return capture.FlushResult()
-        return capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
+        done = capture.FlushResult() if folder is None else capture.flush_spool(
+            self.conn, folder, self.clock(), turn_end=turn_end)
+        self.check_merges()
+        return done
+
+    # -- memory follows git ----------------------------------------------------------------------
+
+    def check_merges(self, *, force: bool = False) -> merges.MergeCheck:
+        """Bring merged branches' notes into this branch's scope; a no-op unless HEAD moved since the last check."""
+        return merges.check(self.conn, self.scope, self.now(), force=force)
+
+    def promote(self, branch: str, *, dry_run: bool = False) -> list[merges.Promotion]:
+        """Promote a branch's active notes into this branch's scope by hand (a squash merge git cannot see).
+
+        Raises:
+            InvalidInput: not on a branch, or the branch named is this one.
+            NotFound: the store holds no memory of that branch.
+        """
+        return merges.promote(self.conn, self.scope, branch, self.now(), dry_run=dry_run)
+
+    def publish(self, ids: list[str]) -> list[str]:
+        """Write decisions as MADR files in the repository's decisions folder; returns the paths, for the user to commit.
+
+        Raises:
+            NotFound: an id names no note.
+            InvalidInput: a note is not a decision, or the folder is misconfigured or a symlink.
+        """
+        return sharing.publish(self.conn, self.scope, ids)
+
+    def sync_shared(self, *, force: bool = False) -> sharing.SyncResult:
+        """Read the decisions folder at HEAD into this branch's scope as `(shared)` decisions (when HEAD moved).
+
+        Raises:
+            InvalidInput: the configured decisions folder is not a path inside the repository.
+        """
+        return sharing.sync(self.conn, self.scope, self.now(), force=force)
+
+    def branches(self) -> list[merges.BranchScope]:
+        """Every scope of the store: notes, open contests, last activity, merged into, exists in git."""
+        return merges.list_scopes(self.conn, self.scope)
 
     def replay_transcript_failures(self, transcript_path: str, payload: dict) -> int:
         """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""
@@ -508,7 +563,7 @@ class Engine:
             return "on" if rt.is_file(capture.SUBSTITUTION) else "off"
 
     def start_session(self, host_session_id: str | None = None) -> str:
-        """SessionStart: flush leftovers, end this scope's primary, start a fresh one, engage capture.
+        """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one, engage capture.
 
         Raises:
             RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
@@ -519,6 +574,12 @@ class Engine:
         if problem is not None:
             raise capture.RuntimeUntrusted(problem)
         self.flush_spool()
+        from .errors import InvalidInput
+
+        try:
+            self.sync_shared()
+        except InvalidInput as exc:  # a bad decisions-folder setting must not cost the session its start
+            logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
         now = self.now()
         with transaction(self.conn):
             for row in self.conn.execute(

@@ -68,8 +68,9 @@ _GIT_REDIRECTS = (
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots",
+    "snapshots", "merges", "shared",
 }
+_SHARED_KEYS = {"_comment", "id", "file", "text"}
 _ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
 _SESSION_KEYS = {"_comment", "host", "age_days", "events"}
 _EVENT_KEYS = {"_comment", "id", "kind", "bash", "exit", "stdout", "stderr", "summary", "subagent", "conclusion", "edit"}
@@ -204,12 +205,17 @@ class Suite:
     """(kind, label) of the snapshots the session lifecycle leaves once every session has ended."""
     layer: str = "branch"
     """'branch': a branch of a seeded git repository; 'project': a folder outside git (the project layer)."""
+    merges: tuple[str, ...] = ()
+    """Branches merged (`git merge --no-ff`) into the suite's branch once seeded; the merge check then runs."""
+    shared: tuple[tuple[str, str, str], ...] = ()
+    """(label, path, text) of decision files committed once seeded, then read back as `(shared)` decisions."""
 
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
         kinds = {item.label: item.kind for item in self.items}
         kinds.update((e.label, e.kind) for session in self.sessions for e in session.events if e.label)
         kinds.update((label, kind) for kind, label in self.snapshots)
+        kinds.update((label, "note:decision") for label, _, _ in self.shared)
         return kinds
 
     def exercised_kinds(self) -> set[str]:
@@ -327,6 +333,7 @@ def load_suite(path: Path) -> Suite:
     labels = [item.label for item in items]
     labels += [e.label for session in sessions for e in session.events if e.label]
     labels += [label for _, label in snapshots]
+    labels += [entry.get("id") for entry in seed.get("shared") or [] if isinstance(entry, dict) and entry.get("id")]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise _fail(name, f"duplicate item id(s) {', '.join(duplicates)}")
@@ -371,8 +378,22 @@ def load_suite(path: Path) -> Suite:
         if not allowed_tiers or any(t not in TIERS for t in allowed_tiers):
             raise _fail(where, f"must list one or more of {', '.join(TIERS)}")
         states.append((label, allowed_tiers))
+    merges = _strs(seed.get("merges"), f"{name}: seed.merges")
+    seeded_branches = {item.branch for item in items if item.branch}
+    if any(m not in seeded_branches for m in merges):
+        raise _fail(name, "seed.merges names a branch no seed item is written on")
+    shared = []
+    for i, raw in enumerate(seed.get("shared") or []):
+        entry = _obj(raw, f"{name}: seed.shared[{i}]", _SHARED_KEYS)
+        file = _str(entry.get("file"), f"{name}: seed.shared[{i}].file") or ""
+        if not re.fullmatch(r"docs/decisions/[A-Za-z0-9._-]+\.md", file):
+            raise _fail(name, f"seed.shared[{i}].file must be docs/decisions/<name>.md")
+        shared.append((_str(entry.get("id"), f"{name}: seed.shared[{i}].id") or "", file,
+                       _str(entry.get("text"), f"{name}: seed.shared[{i}].text") or ""))
+    if shared and layer != "branch":
+        raise _fail(name, "seed.shared needs a branch suite (decision files are read from a git HEAD)")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer)
+                 tuple(reads), tuple(states), sessions, snapshots, layer, merges, tuple(shared))
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
@@ -624,6 +645,10 @@ class Scenario:
             for kind, label in suite.snapshots:
                 self.labels[self._newest(kind, set(), upsert=True)] = label
         self.clock.at = suite.now
+        if suite.merges:
+            self._merge(suite.merges)
+        if suite.shared:
+            self._share(suite.shared)
         self.engine.refresh()  # records the app graph at the seeded HEAD, so later moves diff against it
         if suite.renames:
             for old, new in suite.renames:
@@ -741,6 +766,45 @@ class Scenario:
         finally:
             _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
         return written.item_id
+
+    def _merge(self, branches: tuple[str, ...]) -> None:
+        """Commit on each branch, merge it with `--no-ff`, then run the merge check as the next flush would.
+
+        A merged note's label moves to the copy promoted into the suite's branch (its original stays behind).
+        """
+        from .engine import Engine
+
+        for branch in branches:
+            _git(self.repo, self.clock.at, "checkout", "-q", branch)
+            _git(self.repo, self.clock.at, "commit", "-q", "--allow-empty", "-m", f"eval: work on {branch}")
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+            _git(self.repo, self.clock.at, "merge", "-q", "--no-ff", "-m", f"eval: merge {branch}", branch)
+        self.engine.close()
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)  # the scope's HEAD moved
+        for promoted in self.engine.check_merges().promoted:
+            original = f"notes:{promoted.source_note_id}"
+            if original in self.labels and promoted.note_id:
+                self.labels[f"notes:{promoted.note_id}"] = self.labels.pop(original)
+
+    def _share(self, files: tuple[tuple[str, str, str], ...]) -> None:
+        """Commit the decision files, reopen at the new HEAD and sync them as SessionStart would."""
+        from .engine import Engine
+
+        for _, path, text in files:
+            target = self.repo / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        _git(self.repo, self.clock.at, "add", "-A")
+        _git(self.repo, self.clock.at, "commit", "-q", "-m", "eval: shared decisions")
+        self.engine.close()
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)
+        done = self.engine.sync_shared(force=True)
+        by_path = dict(done.notes)
+        for label, path, _ in files:
+            if path not in by_path:
+                raise SuiteError(f"{self.suite.name}: the shared decision file {path} was not imported "
+                                 f"({dict(done.malformed).get(path, 'no decision written')})")
+            self.labels[f"notes:{by_path[path]}"] = label
 
     def read(self, topic: str, times: int) -> None:
         """Recall a topic as an agent would (booked, so reads reinforce what they show)."""

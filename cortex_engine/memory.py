@@ -34,17 +34,19 @@ KIND_WEIGHTS: dict[str, tuple[float, float]] = {
 }
 DEFAULT_KIND_WEIGHT = (1.0, 0.5)
 
-TRAILER_PREFIXES = ("Subject: ", "Alternatives: ", "Conflict: ", "Status: ")
+TRAILER_PREFIXES = ("Subject: ", "Alternatives: ", "Conflict: ", "Status: ", "Origin: ")
 _WS = re.compile(r"\s+")
 # A content line shaped like a trailer (any case, any indentation): projected indented by one space, so
 # `split_trailers` can never take the author's words for the note's own Conflict:/Status: bookkeeping.
-_TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status)\s*:", re.IGNORECASE)
+_TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status|origin)\s*:", re.IGNORECASE)
 # Label look-alikes inside memory text (`[contested]`, `(superseded)`, `(resolved)`, `[stale: …`, `[moved: …`):
 # rendered with fullwidth brackets so only the labels Cortex appends read as labels.
 _LABEL_SHAPED = (
     (re.compile(r"\[(\s*contested\s*)\]", re.IGNORECASE), "［\\1］"),
     (re.compile(r"\[(\s*(?:stale|moved)\s*:)", re.IGNORECASE), "［\\1"),
     (re.compile(r"\((\s*(?:superseded|resolved)\s*)\)", re.IGNORECASE), "（\\1）"),
+    (re.compile(r"\((\s*shared\s*)\)", re.IGNORECASE), "（\\1）"),
+    (re.compile(r"\((\s*from\s)", re.IGNORECASE), "（\\1"),
 )
 
 
@@ -59,9 +61,14 @@ def alternatives_payload(alternatives: list[str] | None) -> str:
 
 
 def project_note_text(
-    kind: str, content: str, subject: str | None, alternatives: list[str] | None, conflict: bool, status: str
+    kind: str, content: str, subject: str | None, alternatives: list[str] | None, conflict: bool, status: str,
+    origin: str | None = None,
 ) -> str:
-    """Project a note into memory text: `<kind>: <content>` then trailers in canonical order."""
+    """Project a note into memory text: `<kind>: <content>` then trailers in canonical order.
+
+    `origin` is where a note came from when it was not written in its scope: `from <branch>` (a merged
+    branch's note) or `shared` (a decision read from the repository); it renders as a label.
+    """
     first, *rest = content.split("\n")
     lines = [f"{kind}: {first}", *(f" {line}" if _TRAILER_SHAPED.match(line) else line for line in rest)]
     if subject:
@@ -73,6 +80,8 @@ def project_note_text(
         lines.append("Conflict: true")
     if status in ("superseded", "resolved"):
         lines.append(f"Status: {status}")
+    if origin:
+        lines.append(f"Origin: {collapse(origin)}")
     return "\n".join(lines)
 
 
@@ -104,6 +113,13 @@ def note_status(kind: str, text: str) -> str:
     if not kind.startswith("note:") or "\nStatus: " not in text:
         return "active"
     return split_trailers(text)[1].get("status", "active")
+
+
+def note_origin(kind: str, text: str) -> str | None:
+    """Where a note item came from (`from <branch>`, `shared`), from its `Origin:` trailer; None when written here."""
+    if not kind.startswith("note:") or "\nOrigin: " not in text:
+        return None
+    return split_trailers(text)[1].get("origin") or None
 
 
 def is_superseded(kind: str, text: str) -> bool:

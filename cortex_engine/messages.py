@@ -175,3 +175,35 @@ def deletion(result: Deletion) -> str:
         lines.append(f'  cleared the contest on "{_one_line(result.subject)}"')
     lines.append("  the prior text is kept in the audit log (memory_corrections)")
     return "\n".join(lines)
+
+
+def promoted(branch: str, done: list, dry_run: bool) -> str:  # list[merges.Promotion]; merges imported lazily
+    """What `cortex promote` did (or, with --dry-run, would do), one line per note."""
+    name = _one_line(branch)
+    if not done:
+        return f"Nothing to promote from {name}: every active note of it is already here (or it has none)."
+    verb = "Would promote" if dry_run else "Promoted"
+    lines = [f"{verb} {len(done)} note{'s' if len(done) != 1 else ''} from {name}:"]
+    for p in done:
+        subject = f"[{_one_line(p.subject)}] " if p.subject else ""
+        extra = ""
+        if p.contests:
+            extra += f" — contests {len(p.contests)}"
+        if p.supersedes:
+            extra += f" — supersedes {len(p.supersedes)}"
+        lines.append(f"  - {p.kind} [{ts_min(p.timestamp)}]: {subject}{_cut(p.content, 60)}{extra}")
+    return "\n".join(lines)
+
+
+def branch_scopes(scopes: list) -> str:  # list[merges.BranchScope]
+    """The `cortex branches` table: one scope a line."""
+    if not scopes:
+        return "The store holds no scopes yet."
+    lines = [f"{'':2}{'scope':<28} {'notes':>5} {'contests':>8}  {'last activity':<17}  {'in git':<6}  merged into"]
+    for s in scopes:
+        git = "-" if s.exists_in_git is None else ("yes" if s.exists_in_git else "no")
+        last = ts_min(s.last_activity) if s.last_activity else "-"
+        merged = ", ".join(_one_line(m) for m in s.merged_into) or "-"
+        lines.append(f"{'* ' if s.current else '  '}{_cut(s.label, 27):<28} {s.notes:>5} {s.open_contests:>8}  "
+                     f"{last:<17}  {git:<6}  {merged}")
+    return "\n".join(lines)

@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import InvalidInput, NotFound, Refused
@@ -98,7 +99,8 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
     """Project a note into memory_items (insert, or re-project keeping tier and access history)."""
     alternatives = alternatives_list(note["alternatives"])
     text = project_note_text(
-        note["kind"], note["content"], note["subject"], alternatives, bool(note["conflict"]), note["status"]
+        note["kind"], note["content"], note["subject"], alternatives, bool(note["conflict"]), note["status"],
+        note["origin"] if "origin" in note.keys() else None,
     )
     item_id = item_id_for(note["id"])
     row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
@@ -154,8 +156,16 @@ def write_note(
     now: str,
     *,
     detect: bool = True,
+    origin: str | None = None,
+    record: Callable[[sqlite3.Connection, str], None] | None = None,
 ) -> NoteWrite:
     """Insert a note in one IMMEDIATE transaction: detect contests, supersede priors, project.
+
+    `now` is the note's timestamp. A write with an origin (a merged branch's note, a shared decision) is dated
+    and may be older than notes already in the scope: the contradiction check still meets those, but only
+    older notes are superseded by it, and a newer active note of the same kind and subject supersedes it on
+    arrival. `origin` labels a note not written in its scope (`from <branch>`, `shared`). `record(conn, note_id)`
+    runs inside the same transaction (a promotion or a shared file is recorded with its note, or neither is).
 
     Raises:
         InvalidInput: the kind, text, subject or alternatives are not acceptable (nothing is written).
@@ -176,8 +186,12 @@ def write_note(
                 "ORDER BY timestamp, rowid",
                 (scope.key, subject_n, kind),
             ).fetchall()
+        # Only a dated write (one with an origin) is placed among newer notes; a note written now has none, and
+        # a local write keeps superseding whatever came before it.
+        newer = [p for p in priors if p["timestamp"] > now] if origin else []
+        priors = [p for p in priors if p["timestamp"] <= now] if origin else priors
         if detect:
-            for prior in priors:
+            for prior in [*priors, *newer]:
                 if prior["kind"] != "decision":
                     continue
                 verdict = contradiction.compare(prior["content"], content)
@@ -186,16 +200,20 @@ def write_note(
                         Conflict(prior["id"], prior["subject"], prior["timestamp"], prior["content"], verdict.signal, verdict.trigger)
                     )
         veto = {c.id for c in conflicts} | {p["id"] for p in priors if p["conflict"]}
+        status = "active"
         if kind in ("decision", "intent") and subject_n is not None:
             superseded = [p["id"] for p in priors if p["kind"] == kind and p["id"] not in veto]
+            if any(p["kind"] == kind and p["id"] not in veto and not p["conflict"] for p in newer):
+                status = "superseded"
         for prior_id in superseded:
             conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (prior_id,))
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
         conn.execute(
-            "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict) "
-            "VALUES (?,?,?,?,?,?,?,?, 'active', ?)",
-            (note_id, session_id, scope.key, now, kind, subject_n, content, json.dumps(alts) if alts else None, int(bool(conflicts))),
+            "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (note_id, session_id, scope.key, now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
+             int(bool(conflicts)), clean_text(origin) if origin else None),
         )
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
             column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
@@ -205,6 +223,8 @@ def write_note(
         for conflict in conflicts:
             _resync(conn, conflict.id, scope.type)
         _resync(conn, note_id, scope.type)
+        if record is not None:
+            record(conn, note_id)
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from .clock import parse_iso, ts_min
 from .freshness import Validation
-from .memory import collapse, is_contested, is_resolved, is_superseded, note_content, split_trailers
+from .memory import collapse, is_contested, is_resolved, is_superseded, note_content, note_origin, split_trailers
 
 SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
@@ -60,7 +60,7 @@ def snippet(text: str, max_lines: int) -> str:
 
 
 def item_labels(kind: str, text: str, validation: Validation | None) -> list[str]:
-    """The trust labels of one item as separate strings (contested, superseded, resolved, stale, moved)."""
+    """The trust labels of one item as separate strings (contested, superseded, resolved, origin, stale, moved)."""
     labels = []
     if is_contested(kind, text):
         labels.append("contested")
@@ -69,9 +69,18 @@ def item_labels(kind: str, text: str, validation: Validation | None) -> list[str
             labels.append("superseded")
         elif is_resolved(text):
             labels.append("resolved")
+        origin = note_origin(kind, text)
+        if origin:
+            labels.append(origin)
     if validation is not None and validation.label:
         labels.extend(validation.label.split("; "))
     return labels
+
+
+def origin_suffix(kind: str, text: str) -> str:
+    """` (from <branch>)` or ` (shared)` for a note that was not written in the scope showing it, else ''."""
+    origin = note_origin(kind, text)
+    return f" ({strip_control(origin)})" if origin else ""
 
 
 def render_memory_line(row: dict, validation: Validation | None, max_lines: int) -> str:
@@ -89,7 +98,7 @@ def render_memory_line(row: dict, validation: Validation | None, max_lines: int)
             line += " (superseded)"
         elif is_resolved(text):
             line += " (resolved)"
-        return line + ref_label
+        return line + origin_suffix(kind, text) + ref_label
     if kind in ("session_state", "episode:session_summary"):
         return f"[session state] {snippet(text, max_lines)}{ref_label}"
     if kind == "project_snapshot":

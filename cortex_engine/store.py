@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -274,8 +274,40 @@ _V5 = """
 ALTER TABLE notes ADD COLUMN source TEXT;
 """
 
+# Version 6: memory follows git. A note's origin (`from <branch>`, `shared`); the last HEAD seen for each scope
+# (a deleted branch's tip); which note was promoted into which scope (a merge check never copies twice); and
+# the shared decision files read from the repository at HEAD (path, blob, the note they became).
+_V6 = """
+ALTER TABLE notes ADD COLUMN origin TEXT;
+CREATE TABLE IF NOT EXISTS scope_heads (
+    scope_key TEXT PRIMARY KEY,
+    branch TEXT,
+    head_oid TEXT NOT NULL,
+    seen_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS promotions (
+    source_note_id TEXT NOT NULL,
+    target_scope_key TEXT NOT NULL,
+    source_scope_key TEXT NOT NULL,
+    note_id TEXT NOT NULL,
+    how TEXT NOT NULL,
+    promoted_at TEXT NOT NULL,
+    PRIMARY KEY (source_note_id, target_scope_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS promotions_note ON promotions(note_id);
+CREATE TABLE IF NOT EXISTS shared_files (
+    scope_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    blob_oid TEXT NOT NULL,
+    note_id TEXT,
+    problem TEXT,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (scope_key, path)
+) WITHOUT ROWID;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

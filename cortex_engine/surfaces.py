@@ -17,6 +17,7 @@ from .render import (
     assemble_sections,
     humanize_kind,
     item_labels,
+    origin_suffix,
     render_memory_line,
     subject_tag,
     shorten,
@@ -227,7 +228,7 @@ def _bullet(row: sqlite3.Row | dict) -> str:
         line += " (superseded)"
     elif "resolved" in labels:
         line += " (resolved)"
-    return line
+    return line + origin_suffix(kind, text)
 
 
 def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
@@ -351,6 +352,7 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
         if "contested" in item_labels(row["kind"], row["text"], None):
             line += " [contested]"
+        line += origin_suffix(row["kind"], row["text"])
         if validation.count("missing"):
             line += f" (refs: {validation.count('missing')} missing)"
         elif validation.count("moved"):
@@ -431,6 +433,7 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
             line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
             line += "".join(" [contested]" if lab == "contested" else " (superseded)" if lab == "superseded" else ""
                             for lab in labels)
+            line += origin_suffix(row["kind"], row["text"])
             parts.append(line)
             shown.append(_surface_item(row, validation))
         lines.append("Hot: " + " | ".join(parts))
@@ -443,6 +446,7 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
         labels = item_labels(row["kind"], row["text"], None)
         line += " [contested]" if "contested" in labels else ""
         line += " (superseded)" if "superseded" in labels else ""
+        line += origin_suffix(row["kind"], row["text"])
         lines.append(line)
         if all(s.id != row["id"] for s in shown):
             shown.append(_surface_item(row, validation))
