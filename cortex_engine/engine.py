@@ -253,30 +253,30 @@ class Engine:
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": text}})
 
     def _touch(self, items: list[surfaces.SurfaceItem], now: str) -> None:
-        """Reads reinforce: access count and last access, and the tier the read earns.
+        """Reads reinforce: access count, last access, and the tier the read earns — for live items only.
 
-        A stale item (a missing reference, as judged for the surface just shown) is counted but not reheated,
-        and neither is a superseded one; a resolved one stays cold.
+        What counts as a use (README "What counts as a use"): an agent-facing surface that was injected (the
+        recall, brief and state an agent asked for). A person looking (`--peek`, `session-brief`, the TUI) is
+        not a use. Being shown is never a use of a superseded, resolved or stale item (a missing reference,
+        as judged for the surface just shown): its access count, last access and tier stay as they were, so a
+        read can never re-heat what the surface itself marks as no longer holding.
         """
         if not items:
             return
+        from .memory import is_resolved, is_superseded
+
         marks = ",".join("?" * len(items))
         rows = {r["id"]: r for r in self.conn.execute(
-            f"SELECT id, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
+            f"SELECT id, kind, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
         updates = []
         for item in items:
             row = rows.get(item.id)
             if row is None:
                 continue
-            state = row["state"]
-            lowered = row["text"].lower()
             stale = any(label.startswith("stale:") for label in item.labels)
-            if state in ("pinned", "archived") or stale or "status: superseded" in lowered:
-                pass
-            elif "status: resolved" in lowered:
-                state = "cold"
-            else:
-                state = "hot"
+            if stale or is_superseded(row["kind"], row["text"]) or is_resolved(row["text"]):
+                continue
+            state = row["state"] if row["state"] in ("pinned", "archived") else "hot"
             updates.append((now, state, item.id))
         self.conn.executemany(
             "UPDATE memory_items SET access_count=access_count+1, last_accessed_at=?, state=? WHERE id=?", updates
@@ -600,8 +600,18 @@ class Engine:
         limit: int | None = None,
         offset: int = 0,
     ) -> inspection.Page:
-        """Every memory item, newest first; no default filters. Reads only."""
-        return inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        """Every memory item, newest first, each with its trust labels; no default filters. Reads only.
+
+        Raises:
+            InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
+        """
+        from .operator import page_labels
+
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        labels = page_labels(self, page)
+        for item in page.items:
+            item["labels"] = labels[str(item["id"])]
+        return page
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""
