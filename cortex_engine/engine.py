@@ -607,6 +607,7 @@ class Engine:
         """
         from .operator import page_labels
 
+        refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
         page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
         labels = page_labels(self, page)
         for item in page.items:
@@ -623,8 +624,20 @@ class Engine:
         return inspection.edit_memory(self.conn, item_id, text, self.now())
 
     def delete_memory(self, item_id: str, *, yes: bool = False) -> inspection.Deletion:
-        """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
-        return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
+        """Preview a delete, or with `yes` delete it and everything derived from it (audited).
+
+        Derived: the contest it was part of ends, the session focus it set falls back, and this scope's branch
+        snapshot (focus, intents, blockers) is rebuilt without it, so brief, header and stats stop naming it.
+        """
+        result = inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
+        has_snapshot = self.conn.execute(
+            "SELECT 1 FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'", (self.scope.key,)).fetchone()
+        if result.deleted and result.scope_key == self.scope.key and result.kind != "branch_snapshot" and has_snapshot:
+            with transaction(self.conn):
+                if consolidation.sync_branch_snapshot(self.conn, self.scope, self.now()) is None:
+                    self.conn.execute("DELETE FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'",
+                                      (self.scope.key,))
+        return result
 
     def validate_memory(self, topic: str | None = None, *, persist: bool = True) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to."""

@@ -353,6 +353,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
                     fresh = conn.execute("SELECT * FROM notes WHERE id=?", (other["id"],)).fetchone()
                     sync_note_item(conn, fresh, row["scope_type"])
             conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
+            _forget_focus(conn, note)
         if row["source_table"] == "command_runs" or (
             row["source_table"] == "episodes" and row["kind"] != "episode:session_summary"
         ):
@@ -362,6 +363,24 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
             conn.execute(f"DELETE FROM {row['source_table']} WHERE id=?", (row["source_id"],))
         conn.execute("DELETE FROM memory_items WHERE id=?", (row["id"],))
     return Deletion(**{**preview.__dict__, "deleted": True})
+
+
+def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
+    """A deleted focus or intent note takes the session focus it set with it.
+
+    Each session whose focus came from this note falls back to the newest remaining focus (then intent) note
+    of that session, or to none. Called inside the delete's transaction, after the note row is gone.
+    """
+    if note["kind"] not in ("focus", "intent") or not note["subject"]:
+        return
+    for session in conn.execute("SELECT id FROM sessions WHERE scope_key=? AND focus=?",
+                                (note["scope_key"], note["subject"])).fetchall():
+        fallback = conn.execute(
+            "SELECT subject FROM notes WHERE session_id=? AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
+            "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
+            (session["id"],),
+        ).fetchone()
+        conn.execute("UPDATE sessions SET focus=? WHERE id=?", (fallback["subject"] if fallback else None, session["id"]))
 
 
 def summarize_text(text: str, limit: int = 160) -> str:
