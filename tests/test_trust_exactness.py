@@ -246,6 +246,9 @@ def test_superseding_demotes_one_tier(repo: Repo) -> None:
     ok(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use NATS for the queue engine")
     row = item_row(repo, first["id"])
     assert "Status: superseded" in row["text"] and row["state"] == "warm"
+    # An hour later the tier refresh re-derives every tier: the superseded note still sits one below its score.
+    assert cortex(repo.path, "recall", "kafka", "--peek", now="2026-08-02T19:00:00Z").code == 0
+    assert item_row(repo, first["id"])["state"] == "warm"
 
 
 def test_reads_never_reheat_superseded_or_stale_items(repo: Repo) -> None:
