@@ -365,7 +365,7 @@ def cmd_search_ledger(args: argparse.Namespace) -> int:
              "case_insensitive": args.i, "multiline": args.multiline}
     with _engine(args) as engine:
         [verdict] = engine.search_ledger([query])
-    _emit_json({"results": [verdict.to_dict()]}) if args.json else _print(verdict.line())
+    _emit_json({"results": [verdict.to_dict()]}) if args.json else _print(verdict.describe())
     return 0
 
 
@@ -434,7 +434,12 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
     """Suggest notes worth saving from a session (writes nothing)."""
     with _engine(args) as engine:
         result = engine.suggest_notes(args.session)
-    _emit_json(result) if args.json else _print(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.json:
+        _emit_json(result)
+    else:
+        from .messages import suggestions
+
+        _print(suggestions(result))
     return 0
 
 

@@ -219,3 +219,18 @@ def deletion(result: Deletion) -> str:
         lines.append(f'  cleared the contest on "{_one_line(result.subject)}"')
     lines.append("  the prior text is kept in the audit log (memory_corrections)")
     return "\n".join(lines)
+
+
+def suggestions(result: dict[str, object]) -> str:
+    """suggest-notes as text: one line per suggestion with its confidence, and how to save one."""
+    items = result.get("suggestions") or []
+    if not result.get("session_id"):
+        return "No session yet: nothing to suggest."
+    if not items:
+        return f"No notes to suggest from session {short_id(str(result['session_id']))}."
+    lines = [f"Notes worth saving from session {short_id(str(result['session_id']))} (nothing was written):"]
+    for item in items:  # type: ignore[union-attr]
+        subject = f"[{_one_line(item['subject'])}] " if item.get("subject") else ""
+        lines.append(f"  {item['kind']} {subject}{_cut(str(item['content']), 100)} (confidence {float(item['confidence']):.2f})")
+    lines.append('Save one with: cortex note --kind KIND --subject "SUBJECT" "TEXT"')
+    return "\n".join(lines)
