@@ -258,7 +258,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         with open_engine(repo) as engine:
             brief = engine.preview_session_brief()
-            state = engine.state()
+            state = engine.state(book=False)  # a person looking: nothing booked
         if args.json:
             _emit_json({"repo": str(repo), "session_brief": brief.to_dict(), "state": state.to_dict()})
         else:
