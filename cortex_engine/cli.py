@@ -14,6 +14,7 @@ from .errors import CortexError, RuntimeUntrusted, StoreRefused
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+PEEK_HELP = "look without booking: no token-ledger entry, no reinforcement (a person looking is not a use)"
 
 
 class UsageError(Exception):
@@ -57,7 +58,7 @@ def _lenient_limit(value: str) -> int | None:
 
 def _read_text_arg(args: argparse.Namespace) -> str:
     if (args.text is None) == (args.file is None):
-        raise CortexError("give exactly one of --text or --file", code="bad_args")
+        raise UsageError("give exactly one of --text or --file")
     if args.text is not None:
         return str(args.text)
     try:
@@ -81,10 +82,10 @@ def cmd_note(args: argparse.Namespace) -> int:
             "id": result.id, "item_id": result.item_id, "kind": result.kind, "subject": result.subject,
             "content": result.content, "timestamp": result.timestamp,
             "conflicts": [c.__dict__ for c in result.conflicts], "superseded": list(result.superseded),
-            "text": messages.note_written(result),
+            "text": messages.note_written(result, "cli"),
         })
     else:
-        _print(messages.note_written(result))
+        _print(messages.note_written(result, "cli"))
     return 0
 
 
@@ -99,7 +100,8 @@ def _surface_out(args: argparse.Namespace, surface) -> int:  # noqa: ANN001
 def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic (in another scope with --scope)."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, scope=args.scope))
+        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, book=not args.peek,
+                                                 scope=args.scope))
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
@@ -155,19 +157,19 @@ def cmd_branches(args: argparse.Namespace) -> int:
 def cmd_brief(args: argparse.Namespace) -> int:
     """A topical brief."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.brief(" ".join(args.topic), args.for_agent, args.budget))
+        return _surface_out(args, engine.brief(" ".join(args.topic), args.for_agent, args.budget, book=not args.peek))
 
 
 def cmd_state(args: argparse.Namespace) -> int:
     """The working state."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.state(args.budget))
+        return _surface_out(args, engine.state(args.budget, book=not args.peek))
 
 
 def cmd_session_brief(args: argparse.Namespace) -> int:
-    """The SessionStart brief as it would be injected now (booked)."""
+    """The SessionStart brief as it would be injected now: a preview, so nothing is booked."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.session_brief())
+        return _surface_out(args, engine.preview_session_brief())
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
@@ -175,6 +177,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from . import messages
 
     note_id = getattr(args, "note_id", None) or getattr(args, "id", None)
+    if (note_id is None) == (args.subject is None):
+        raise UsageError("give exactly one of a NOTE_ID (or --id) and --subject")
     with _engine(args) as engine:
         result = engine.resolve(note_id, subject=args.subject, status=args.status, replacement=args.replacement)
     if args.json:
@@ -315,7 +319,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         with open_engine(repo) as engine:
             brief = engine.preview_session_brief()
-            state = engine.state()
+            state = engine.state(book=False)  # a person looking: nothing booked
         if args.json:
             _emit_json({"repo": str(repo), "session_brief": brief.to_dict(), "state": state.to_dict()})
         else:
@@ -437,7 +441,7 @@ def cmd_search_ledger(args: argparse.Namespace) -> int:
              "case_insensitive": args.i, "multiline": args.multiline}
     with _engine(args) as engine:
         [verdict] = engine.search_ledger([query])
-    _emit_json({"results": [verdict.to_dict()]}) if args.json else _print(verdict.line())
+    _emit_json({"results": [verdict.to_dict()]}) if args.json else _print(verdict.describe())
     return 0
 
 
@@ -506,7 +510,12 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
     """Suggest notes worth saving from a session (writes nothing)."""
     with _engine(args) as engine:
         result = engine.suggest_notes(args.session)
-    _emit_json(result) if args.json else _print(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.json:
+        _emit_json(result)
+    else:
+        from .messages import suggestions
+
+        _print(suggestions(result))
     return 0
 
 
@@ -668,22 +677,51 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
+COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("everyday", ("note", "recall", "brief", "state", "session-brief", "resolve", "tui", "demo", "stats", "route")),
+    ("inspection and correction", (
+        "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
+        "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
+        "disengage", "gc")),
+    ("setup", ("install", "doctor", "serve", "eval-gate")),
+)
+"""The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
+NO_JSON = frozenset({"tui", "serve"})
+"""Commands where --json means nothing (they open a UI or speak a protocol)."""
+HELP: dict[str, str] = {}
+"""Each command's one-line help, as registered."""
+
+
+def _grouped_help() -> str:
+    """The epilog of `cortex --help`: one block per group, each command with its one-line help."""
+    width = max(len(name) for _, names in COMMAND_GROUPS for name in names) + 2
+    blocks = ["cortex COMMAND --help shows one command's options."]
+    for title, names in COMMAND_GROUPS:
+        blocks.append(f"{title}:\n" + "\n".join(f"  {name.ljust(width)}{HELP.get(name, '')}" for name in names))
+    return "\n\n".join(blocks)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with `only`, just that sub-command (hooks start faster without the other forty)."""
-    parser = _Parser(prog="cortex", description="Trust, freshness and economy for coding-agent memory.")
+    parser = _Parser(prog="cortex", description="Trust, freshness and economy for coding-agent memory.",
+                     usage="cortex [-h] [--version] [-C CWD] [COMMAND ...]", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="cortex 0.1.0")
     parser.add_argument("-C", "--cwd", help="work as if started in this directory")
     parser.set_defaults(func=cmd_tui, json=False)
     parser.command_names = set()  # type: ignore[attr-defined]
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    # The flat listing is suppressed: the epilog lists commands by group, and internals not at all.
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND", help=argparse.SUPPRESS)
 
     def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str, **kw: object) -> argparse.ArgumentParser:
         if only is not None and name != only:
             return _IGNORED  # type: ignore[return-value]
         parser.command_names.add(name)  # type: ignore[attr-defined]
-        p = sub.add_parser(name, help=help_text, description=help_text, **kw)  # type: ignore[arg-type]
-        p.add_argument("--json", action="store_true", help="print the result as JSON")
-        p.set_defaults(func=func)
+        # No `help=`: the flat listing stays empty and the epilog lists commands by group (internals unlisted).
+        p = sub.add_parser(name, description=help_text, **kw)  # type: ignore[arg-type]
+        HELP[name] = help_text
+        if name not in NO_JSON:
+            p.add_argument("--json", action="store_true", help="print the result as JSON")
+        p.set_defaults(func=func, json=False)
         return p
 
     p = add("note", cmd_note, "record an insight, decision, intent, blocker or focus")
@@ -696,6 +734,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add(name, func, f"{name} memory for a topic (budget {budget_help} tokens)")
         p.add_argument("topic", nargs="+")
         p.add_argument("--budget", type=int)
+        p.add_argument("--peek", action="store_true", help=PEEK_HELP)
         if name == "recall":
             p.add_argument("--detail", choices=["none", "scores"], default=None)
             p.add_argument("--scope", help="read another scope: a branch name (deleted or not) or a scope key")
@@ -703,6 +742,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             p.add_argument("--for", dest="for_agent", help="the agent being briefed")
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")
     p.add_argument("--budget", type=int)
+    p.add_argument("--peek", action="store_true", help=PEEK_HELP)
     add("session-brief", cmd_session_brief, "the SessionStart brief as it would be injected now")
     add("header", cmd_header, "the full branch-aware working-memory header")
     p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
@@ -826,6 +866,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
     p.add_argument("--apply", action="store_true")
+    if only is None:
+        parser.epilog = _grouped_help()
     return parser
 
 
@@ -841,10 +883,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), "usage", wants_json, EXIT_USAGE)
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        return _fail(f"{args.cwd} is not a directory; -C takes a working directory", "bad_cwd", args.json, EXIT_ERROR)
     try:
         return int(args.func(args))
+    except UsageError as exc:
+        return _fail(str(exc), "usage", args.json, EXIT_USAGE)
     except CortexError as exc:
-        return _fail(exc.message, exc.code, args.json, EXIT_ERROR, exc.details)
+        from .messages import error_text
+
+        return _fail(error_text(exc, "cli"), exc.code, args.json, EXIT_ERROR, exc.details)
     except KeyboardInterrupt:
         return 130
 

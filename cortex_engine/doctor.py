@@ -6,10 +6,10 @@ database, which is the one exception). Binaries are located on PATH, never execu
 well under the 3-second budget.
 
 Exit code: 1 when any check fails, 0 otherwise — with one exception. On a project Cortex has not started
-in yet, exactly two checks fail for a reason nobody needs to fix: `database` (no store file yet) and
-`engagement` (no `.cortex/` runtime folder yet); the first Claude Code session, or
-`cortex inject-header --quiet`, creates both. When exactly those two checks fail, each for that reason,
-and nothing else fails, the report says so and the exit code is 0. Anything else exits 1 when a check
+in yet, checks fail for a reason nobody needs to fix: `engagement` (no `.cortex/` runtime folder yet) and,
+unless a command such as `cortex note` already made one, `database` (no store file yet); the first Claude
+Code session, or `cortex inject-header --quiet`, creates both. When exactly those checks fail, each for
+that reason, and nothing else fails, the report says so and the exit code is 0. Anything else exits 1 when a check
 fails: one of the two alone (a store deleted under an engaged worktree, say), a store that exists but
 cannot be read, a newer schema, or any other failing check next to them.
 """
@@ -80,9 +80,10 @@ class Report:
 
     @property
     def fresh_project(self) -> bool:
-        """The only failures are the two a brand-new project has: no store file and no runtime folder yet."""
+        """The only failures are those of a project no session has started in yet: no runtime folder, and no store
+        unless a command (`cortex note`, say) made one first. A missing store under an engaged worktree is not."""
         failing = [c for c in self.checks if c.status == "fail"]
-        return {c.name for c in failing} == FRESH and all(c.expected for c in failing)
+        return {c.name for c in failing} in (FRESH, {"engagement"}) and all(c.expected for c in failing)
 
     @property
     def exit_code(self) -> int:
@@ -124,9 +125,9 @@ class Report:
             lines.append(f"{fails} failing check{'s' if fails != 1 else ''}, {warns} warning{'s' if warns != 1 else ''}.")
         if self.fresh_project:
             lines.append(
-                "Expected on a project Cortex has not started in yet: the store and the engagement state are created "
-                "by the first Claude Code session here, or now by `cortex inject-header --quiet`. The installation "
-                "itself is complete, so this exits 0."
+                "Expected on a project Cortex has not started in yet: the engagement state (and the store, if none "
+                "exists) is created by the first Claude Code session here, or now by `cortex inject-header --quiet`. "
+                "The installation itself is complete, so this exits 0."
             )
         return "\n".join(lines)
 

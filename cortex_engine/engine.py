@@ -281,30 +281,30 @@ class Engine:
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": text}})
 
     def _touch(self, items: list[surfaces.SurfaceItem], now: str) -> None:
-        """Reads reinforce: access count and last access, and the tier the read earns.
+        """Reads reinforce: access count, last access, and the tier the read earns — for live items only.
 
-        A stale item (a missing reference, as judged for the surface just shown) is counted but not reheated,
-        and neither is a superseded one; a resolved one stays cold.
+        What counts as a use (README "What counts as a use"): an agent-facing surface that was injected (the
+        recall, brief and state an agent asked for). A person looking (`--peek`, `session-brief`, the TUI) is
+        not a use. Being shown is never a use of a superseded, resolved or stale item (a missing reference,
+        as judged for the surface just shown): its access count, last access and tier stay as they were, so a
+        read can never re-heat what the surface itself marks as no longer holding.
         """
         if not items:
             return
+        from .memory import is_resolved, is_superseded
+
         marks = ",".join("?" * len(items))
         rows = {r["id"]: r for r in self.conn.execute(
-            f"SELECT id, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
+            f"SELECT id, kind, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
         updates = []
         for item in items:
             row = rows.get(item.id)
             if row is None:
                 continue
-            state = row["state"]
-            lowered = row["text"].lower()
             stale = any(label.startswith("stale:") for label in item.labels)
-            if state in ("pinned", "archived") or stale or "status: superseded" in lowered:
-                pass
-            elif "status: resolved" in lowered:
-                state = "cold"
-            else:
-                state = "hot"
+            if stale or is_superseded(row["kind"], row["text"]) or is_resolved(row["text"]):
+                continue
+            state = row["state"] if row["state"] in ("pinned", "archived") else "hot"
             updates.append((now, state, item.id))
         self.conn.executemany(
             "UPDATE memory_items SET access_count=access_count+1, last_accessed_at=?, state=? WHERE id=?", updates
@@ -717,10 +717,21 @@ class Engine:
         limit: int | None = None,
         offset: int = 0,
     ) -> inspection.Page:
-        """Every memory item, newest first, each with one freshness verdict per referenced path; no default filters."""
+        """Every memory item, newest first, with its trust labels and one freshness verdict per referenced path.
+
+        No default filters. Reads only.
+
+        Raises:
+            InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
+        """
+        from .operator import page_labels
+
+        refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
         page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
+        labels = page_labels(self, page)
         found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
         for item in page.items:
+            item["labels"] = labels[str(item["id"])]
             item["references"] = found[str(item["id"])].verdicts
         return page
 
@@ -734,8 +745,20 @@ class Engine:
         return inspection.edit_memory(self.conn, item_id, text, self.now())
 
     def delete_memory(self, item_id: str, *, yes: bool = False) -> inspection.Deletion:
-        """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
-        return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
+        """Preview a delete, or with `yes` delete it and everything derived from it (audited).
+
+        Derived: the contest it was part of ends, the session focus it set falls back, and this scope's branch
+        snapshot (focus, intents, blockers) is rebuilt without it, so brief, header and stats stop naming it.
+        """
+        result = inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
+        has_snapshot = self.conn.execute(
+            "SELECT 1 FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'", (self.scope.key,)).fetchone()
+        if result.deleted and result.scope_key == self.scope.key and result.kind != "branch_snapshot" and has_snapshot:
+            with transaction(self.conn):
+                if consolidation.sync_branch_snapshot(self.conn, self.scope, self.now()) is None:
+                    self.conn.execute("DELETE FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'",
+                                      (self.scope.key,))
+        return result
 
     def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.

@@ -1374,6 +1374,11 @@ def cli_evaluate(args: argparse.Namespace) -> int:
 def cli_eval_gate(args: argparse.Namespace) -> int:
     """`cortex eval-gate`: run the gate (or regenerate one baseline) and print the report."""
     suites_dir, baselines_dir = _path(args, args.suites), _path(args, args.baselines)
+    if not suites_dir.is_dir() and not baselines_dir.is_dir():
+        # Not the Cortex source tree (a user's repository): say where the gate runs instead of failing every check.
+        raise SuiteError(f"eval-gate runs in the Cortex source tree, which holds eval/suites and eval/baselines "
+                         f"(none under {_base(args)}); run it from there or pass --suites and --baselines",
+                         code="not_cortex_tree")
     if args.regenerate_baseline:
         code, lines = regenerate_baseline(args.regenerate_baseline, suites_dir, baselines_dir)
         if args.json:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidInput, NotFound
 from .freshness import Validator
-from .memory import STATES, alternatives_list, collapse, is_contested, is_superseded
+from .memory import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
 from .notes import extract_item_references, item_id_for, sync_note_item
 from .redact import redact
 from .scope import Scope
@@ -23,23 +23,72 @@ _TRAILER_START = re.compile(r"^(subject|alternatives|conflict|status):", re.IGNO
 
 
 def not_found(item_id: str) -> NotFound:
-    """The error for an id that names nothing."""
-    return NotFound(f'No memory item found for id "{item_id}". List ids with: cortex list-memory', id=item_id)
+    """The error for an id that names nothing (adapters add how to list ids in their own words)."""
+    return NotFound(f'no memory item found for id "{item_id}"', code="not_found", id=item_id)
 
 
 def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
-    """A memory item by its own id or by the id of the note behind it.
+    """A memory item by its own id, the id of the note behind it, or a unique prefix of either (≥ 8 characters).
 
     Raises:
-        NotFound: neither matches.
+        NotFound: nothing matches.
+        InvalidInput: the prefix matches more than one item.
     """
+    from .ids import resolve_prefix
+
     raw = item_or_note_id.strip()
     row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (raw,)).fetchone()
     if row is None:
         row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (item_id_for(raw),)).fetchone()
     if row is None:
+        full = resolve_prefix(conn, "memory_items", raw, what="memory item")
+        row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (full,)).fetchone() if full else None
+    if row is None:
         raise not_found(raw)
     return row
+
+
+ITEM_KINDS = tuple(KIND_WEIGHTS)
+"""Every kind of memory item, by its stored name (`note:decision`, `episode:command_failure`, `command_run`, …)."""
+
+
+def short_kind_name(kind: str) -> str:
+    """The short name a person types for a kind: `note:decision` → `decision`, `command_run` stays."""
+    return kind.split(":", 1)[1] if ":" in kind else kind
+
+
+def normalize_kinds(kinds: list[str] | None) -> list[str] | None:
+    """Stored kind names for what a person typed: a full name or its short name (`decision`, `command_failure`).
+
+    Raises:
+        InvalidInput: a name that is no kind (the message lists the valid ones).
+    """
+    if not kinds:
+        return None
+    by_name = {**{short_kind_name(k): k for k in ITEM_KINDS}, **{k: k for k in ITEM_KINDS}}
+    out = []
+    for kind in kinds:
+        full = by_name.get(kind.strip().lower())
+        if full is None:
+            valid = ", ".join(short_kind_name(k) for k in ITEM_KINDS)
+            raise InvalidInput(f"unknown kind {kind!r}; valid kinds: {valid} (or their full names, e.g. note:decision)",
+                               code="bad_kind", kinds=[short_kind_name(k) for k in ITEM_KINDS])
+        if full not in out:
+            out.append(full)
+    return out
+
+
+def scope_label(key: str) -> str:
+    """A scope key as a person reads it: the branch, `detached@abc1234`, or `project`.
+
+    Git forbids `:` in ref names, so a branch is whatever follows the key's last colon.
+    """
+    kind, _, rest = key.partition(":")
+    if kind == "branch":
+        return rest.rsplit(":", 1)[-1]
+    if kind == "detached":
+        return f"detached@{rest.rsplit(':', 1)[-1][:7]}"
+    return "project"
 
 
 @dataclass
@@ -72,8 +121,9 @@ def list_memory(
     """Every memory item, newest first, with no default filters (archived and other scopes included).
 
     Raises:
-        InvalidInput: an unknown state or a negative offset.
+        InvalidInput: an unknown kind or state, or a negative offset.
     """
+    kinds = normalize_kinds(kinds)
     for state in states or []:
         if state not in STATES:
             raise InvalidInput(f"unknown state {state!r}; use {', '.join(STATES)}", code="bad_state")
@@ -96,7 +146,8 @@ def list_memory(
     items = [
         {
             "id": r["id"], "note_id": r["source_id"] if r["source_table"] == "notes" else None, "kind": r["kind"],
-            "subject": r["subject"], "state": r["state"], "scope_key": r["scope_key"], "created_at": r["created_at"],
+            "subject": r["subject"], "state": r["state"], "scope_key": r["scope_key"], "scope": scope_label(r["scope_key"]),
+            "created_at": r["created_at"],
             "access_count": r["access_count"], "text": r["text"],
         }
         for r in rows
@@ -303,6 +354,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
                     fresh = conn.execute("SELECT * FROM notes WHERE id=?", (other["id"],)).fetchone()
                     sync_note_item(conn, fresh, row["scope_type"])
             conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
+            _forget_focus(conn, note)
         if row["source_table"] == "command_runs" or (
             row["source_table"] == "episodes" and row["kind"] != "episode:session_summary"
         ):
@@ -312,6 +364,24 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
             conn.execute(f"DELETE FROM {row['source_table']} WHERE id=?", (row["source_id"],))
         conn.execute("DELETE FROM memory_items WHERE id=?", (row["id"],))
     return Deletion(**{**preview.__dict__, "deleted": True})
+
+
+def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
+    """A deleted focus or intent note takes the session focus it set with it.
+
+    Each session whose focus came from this note falls back to the newest remaining focus (then intent) note
+    of that session, or to none. Called inside the delete's transaction, after the note row is gone.
+    """
+    if note["kind"] not in ("focus", "intent") or not note["subject"]:
+        return
+    for session in conn.execute("SELECT id FROM sessions WHERE scope_key=? AND focus=?",
+                                (note["scope_key"], note["subject"])).fetchall():
+        fallback = conn.execute(
+            "SELECT subject FROM notes WHERE session_id=? AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
+            "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
+            (session["id"],),
+        ).fetchone()
+        conn.execute("UPDATE sessions SET focus=? WHERE id=?", (fallback["subject"] if fallback else None, session["id"]))
 
 
 def summarize_text(text: str, limit: int = 160) -> str:

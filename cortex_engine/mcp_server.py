@@ -12,6 +12,7 @@ SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of be
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
@@ -76,7 +77,7 @@ class CortexTools:
                 with self._open(self.cwd) as engine:
                     yield engine
             except CortexError as exc:
-                raise ToolError(" ".join(exc.message.split())) from exc
+                raise ToolError(" ".join(messages.error_text(exc, "mcp").split())) from exc
             except sqlite3.OperationalError as exc:
                 # Typically another process holding the write lock past the busy timeout: worth a retry.
                 raise ToolError(f"the Cortex store is busy or unreadable ({exc}); try again in a moment") from exc
@@ -107,11 +108,47 @@ def _query(entry: dict[str, Any] | str) -> dict[str, Any]:
     return {"pattern": entry} if isinstance(entry, str) else dict(entry)
 
 
+def argument_problem(tool: str, error: ValidationError) -> str:
+    """A schema violation in MCP words: the tool, each parameter and what it accepts (no pydantic dump)."""
+    problems = []
+    for err in error.errors():
+        param = ".".join(str(part) for part in err["loc"]) or "arguments"
+        kind, ctx = err["type"], err.get("ctx") or {}
+        if kind == "missing":
+            problems.append(f"parameter {param} is required")
+        elif kind == "literal_error":
+            accepted = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+            problems.append(f"parameter {param} must be one of {accepted}")
+        else:
+            message = str(err["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
+            problems.append(f"parameter {param} must be {message}" if err["msg"].startswith("Input should be")
+                            else f"parameter {param}: {message}")
+    return f"{tool}: " + "; ".join(problems)
+
+
+class CortexServer(MCPServer):
+    """The SDK's server, with argument errors reported in MCP words and tool descriptions without indentation."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call a tool; a schema violation becomes a one-line ToolError naming the tool and the parameters."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_problem(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
 def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
     """The MCP server with the 13 Cortex tools, serving the store of `cwd`."""
     tools = CortexTools(cwd, opener)
-    server: MCPServer = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
-    tool = server.tool
+    server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def tool(**kw: Any) -> Callable[[Callable[..., str]], Callable[..., str]]:
+        """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description."""
+        def register(fn: Callable[..., str]) -> Callable[..., str]:
+            return server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **kw)(fn)
+        return register
 
     @tool(structured_output=False)
     def cortex_route() -> str:

@@ -3,10 +3,47 @@
 from __future__ import annotations
 
 from .clock import ts_min
-from .inspection import Deletion, Edit, Inspection, Page, quote_arg, summarize_text
+from .errors import CortexError
+from .inspection import Deletion, Edit, Inspection, Page, quote_arg, short_kind_name, summarize_text
 from .memory import collapse
 from .notes import NoteWrite, Resolution
 from .render import humanize_kind, strip_control
+
+
+ERROR_HINTS: dict[str, dict[str, str]] = {
+    "cli": {
+        "subject_required": "give it with --subject",
+        "not_found": "list ids with: cortex list-memory",
+        "contested_subject": "cortex resolve <id>, or cortex resolve --subject … --replacement …",
+        "id_or_subject": "a NOTE_ID argument or --subject",
+        "bad_kind": "",
+    },
+    "mcp": {
+        "subject_required": "pass the subject parameter",
+        "not_found": "note ids are in cortex_note's answers; check the id",
+        "contested_subject": "call cortex_resolve with note_id, or with subject and replacement",
+        "id_or_subject": "pass note_id or subject",
+        "bad_kind": "",
+    },
+}
+"""How to go on after an engine error, in each adapter's own words (the engine's messages name no flag or tool)."""
+
+
+def error_text(error: CortexError, adapter: str) -> str:
+    """An engine error's message for one adapter (`cli` or `mcp`), with that adapter's hint when it has one."""
+    hint = ERROR_HINTS.get(adapter, {}).get(error.code, "")
+    return f"{error.message} ({hint})" if hint else error.message
+
+
+def contest_hint(adapter: str) -> str:
+    """How to close a contest, in the adapter's words."""
+    return ("Close it with: cortex resolve <id> once you know which one holds." if adapter == "cli"
+            else "Close it with cortex_resolve(note_id) once you know which one holds.")
+
+
+def short_id(item_id: str) -> str:
+    """The 8 characters a person reads and types for an id (every id-taking command accepts a unique 8+ prefix)."""
+    return item_id.split(":")[-1][:8]
 
 
 def _cut(text: str, limit: int) -> str:
@@ -20,10 +57,11 @@ def _one_line(value: object) -> str:
     return collapse(strip_control(str(value)))
 
 
-def note_written(result: NoteWrite) -> str:
-    """`Noted (<kind>[<subject>]) [<ts>]: <content>` plus the contest report when there is one."""
+def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
+    """`Noted (<kind>[<subject>]) [<ts>]: <content>`, the new note's id, and the contest report when there is one."""
     subject = f"[{_one_line(result.subject)}]" if result.subject else ""
-    lines = [f"Noted ({result.kind}{subject}) [{ts_min(result.timestamp)}]: {_cut(result.content, 60)}"]
+    lines = [f"Noted ({result.kind}{subject}) [{ts_min(result.timestamp)}]: {_cut(result.content, 60)}",
+             f"id: {result.id}"]
     if result.conflicts:
         n = len(result.conflicts)
         lines.append(
@@ -33,7 +71,7 @@ def note_written(result: NoteWrite) -> str:
         lines.extend(f"  - {c.id} [{ts_min(c.timestamp)}]: {_cut(c.content, 60)}" for c in result.conflicts[:3])
         if n > 3:
             lines.append(f"  … and {n - 3} more (cortex_recall for the rest)")
-        lines.append("Close it with cortex_resolve(note_id) once you know which one holds.")
+        lines.append(contest_hint(adapter))
     if result.superseded:
         n = len(result.superseded)
         lines.append(f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler).")
@@ -48,6 +86,10 @@ def resolved(result: Resolution) -> str:
         text += " Contest closed."
     if result.replacement_id:
         text += f"\nReplaced with note {result.replacement_id}."
+    if result.superseded:
+        n = len(result.superseded)
+        text += (f"\nSuperseded {n} other active {result.kind}{'s' if n != 1 else ''} on this subject: "
+                 f"the replacement is the one active {result.kind} on it.")
     return text
 
 
@@ -60,17 +102,21 @@ def memory_page(page: Page) -> str:
     filters = " ".join(f"{k}={','.join(v)}" for k, v in page.filters.items()) or "none"
     end = page.offset + len(page.items)
     lines = [f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"]
-    id_width = max(len(str(i["id"])) for i in page.items)
-    state_width = max(len(str(i["state"])) for i in page.items)
-    kind_width = max(len(humanize_kind(str(i["kind"]))) for i in page.items)
+    rows = []
     for item in page.items:
-        subject = f"[{_one_line(item['subject'])}] " if item["subject"] else ""
-        first = strip_control(str(item["text"]).split("\n", 1)[0])
-        lines.append(
-            f"{str(item['id']).ljust(id_width)}  {str(item['state']).ljust(state_width)}  "
-            f"{humanize_kind(str(item['kind'])).ljust(kind_width)}  {ts_min(str(item['created_at']))}  "
-            f"{subject}{summarize_text(first, 80)}"
-        )
+        labels = item.get("labels") or []
+        rows.append((
+            short_id(str(item["id"])), str(item["state"]), short_kind_name(str(item["kind"])), _one_line(item.get("scope", "")),
+            " ".join(f"[{_one_line(label)}]" for label in labels) or "-",  # type: ignore[union-attr]
+            ts_min(str(item["created_at"])),
+            (f"[{_one_line(item['subject'])}] " if item["subject"] else "")
+            + summarize_text(strip_control(str(item["text"]).split("\n", 1)[0]), 80),
+        ))
+    header = ("ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
+    for row in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
     if end < page.total:
         args = [f"--scope {quote_arg(s)}" for s in page.filters.get("scope", [])]
         if page.filters.get("kind"):
@@ -206,4 +252,19 @@ def branch_scopes(scopes: list) -> str:  # list[merges.BranchScope]
         merged = ", ".join(_one_line(m) for m in s.merged_into) or "-"
         lines.append(f"{'* ' if s.current else '  '}{_cut(s.label, 27):<28} {s.notes:>5} {s.open_contests:>8}  "
                      f"{last:<17}  {git:<6}  {merged}")
+    return "\n".join(lines)
+
+
+def suggestions(result: dict[str, object]) -> str:
+    """suggest-notes as text: one line per suggestion with its confidence, and how to save one."""
+    items = result.get("suggestions") or []
+    if not result.get("session_id"):
+        return "No session yet: nothing to suggest."
+    if not items:
+        return f"No notes to suggest from session {short_id(str(result['session_id']))}."
+    lines = [f"Notes worth saving from session {short_id(str(result['session_id']))} (nothing was written):"]
+    for item in items:  # type: ignore[union-attr]
+        subject = f"[{_one_line(item['subject'])}] " if item.get("subject") else ""
+        lines.append(f"  {item['kind']} {subject}{_cut(str(item['content']), 100)} (confidence {float(item['confidence']):.2f})")
+    lines.append('Save one with: cortex note --kind KIND --subject "SUBJECT" "TEXT"')
     return "\n".join(lines)

@@ -253,19 +253,27 @@ class Resolution:
     status: str
     cleared_contest: bool
     replacement_id: str | None
+    superseded: tuple[str, ...] = ()
+    """Other active notes on the subject that the replacement superseded (the other sides of a contest)."""
 
 
 def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
-    """Find a note by its id or its memory-item id.
+    """Find a note by its id, its memory-item id, or a unique prefix of either (at least 8 characters).
 
     Raises:
         NotFound: nothing carries that id.
+        InvalidInput: the prefix is shorter than 8 characters or matches more than one note.
     """
+    from .ids import resolve_prefix
+
     raw = note_or_item_id.strip()
     note_id = raw[len("notes:"):] if raw.startswith("notes:") else raw
     note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
     if note is None:
-        raise NotFound(f'No note found for id "{raw}". List ids with: cortex list-memory', id=raw)
+        full = resolve_prefix(conn, "notes", note_id, what="note")
+        note = conn.execute("SELECT * FROM notes WHERE id=?", (full,)).fetchone() if full else None
+    if note is None:
+        raise NotFound(f'no note found for id "{raw}"', code="not_found", id=raw)
     return note
 
 
@@ -282,15 +290,29 @@ def resolve_note(
 ) -> Resolution:
     """Resolve or supersede a note by id, or by subject in this scope; optionally write its replacement.
 
+    The rules (README "Resolving and superseding" says the same):
+
+    - One side of a contest, by id, without a replacement: that side takes `status`. The sides still
+      active keep standing; when one is left it is no longer contested (the contest is closed and it is the
+      one active decision on the subject); when two or more are left they stay contested with each other.
+    - Any note (a side of a contest or not), by id or by subject, with a replacement: the note takes
+      `status`, the replacement is written as an active note of the same kind and subject, and every other
+      active note of that kind on the subject in that scope is superseded (one tier cooler). The contest,
+      if any, is closed: exactly one active note of that kind remains on the subject, the replacement.
+    - By subject without a replacement: the newest active note on the subject in this scope takes
+      `status`. Refused while a contest is open on the subject (it would have to guess the side).
+    - By subject with a replacement on a contested subject: every side is superseded by the replacement.
+
     Raises:
-        InvalidInput: neither or both of id and subject, or an unknown status.
+        InvalidInput: neither or both of id and subject, an unknown status, an empty replacement, or an
+            ambiguous id prefix.
         NotFound: no such note, or no active note on the subject.
-        Refused: resolving by subject while a contest is open on it.
+        Refused: resolving by subject, without a replacement, while a contest is open on it.
     """
     if status not in ("resolved", "superseded"):
         raise InvalidInput(f"unknown status {status!r}; use resolved or superseded", code="bad_status")
     if (note_id is None) == (subject is None):
-        raise InvalidInput("give exactly one of a note id or --subject", code="bad_args")
+        raise InvalidInput("give exactly one of a note id or a subject", code="id_or_subject")
     if replacement is not None and not replacement.strip():
         raise InvalidInput("replacement text is empty", code="empty_text")
     if note_id is not None:
@@ -304,42 +326,58 @@ def resolve_note(
             (scope.key, subject_n),
         ).fetchall()
         contested = [n for n in active if n["conflict"]]
-        if len(contested) > 1:
+        if len(contested) > 1 and replacement is None:
             ids = ", ".join(n["id"] for n in contested)
             raise Refused(
-                f'"{subject_n}" has an open contest between {ids}; resolve one side by id '
+                f'"{subject_n}" has an open contest between {ids}; resolve one side by id, or give a replacement '
                 "(resolving by subject would have to guess which side you meant)",
                 code="contested_subject",
                 ids=[n["id"] for n in contested],
             )
         if not active:
-            raise NotFound(f'No active note on subject "{subject_n}" in this scope', subject=subject_n)
-        note = active[0]
+            raise NotFound(f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n)
+        note = contested[0] if contested else active[0]
     if replacement is not None:
         validate_note(note["kind"], replacement, note["subject"], None)
     replacement_id = None
+    others: list[str] = []
     conn.execute("BEGIN IMMEDIATE")
     try:
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
+            if note["subject"]:
+                others = [r["id"] for r in conn.execute(
+                    "SELECT id FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
+                    (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
+                )]
+            for other_id in others:
+                conn.execute("UPDATE notes SET status='superseded', conflict=0 WHERE id=?", (other_id,))
         before = note["status"]
-        conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note["id"]))
+        conn.execute("UPDATE notes SET status=?, conflict=0 WHERE id=?", (status, note["id"]))
         cleared = False
         if note["conflict"] and note["subject"]:
-            conn.execute(
-                "UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1", (note["scope_key"], note["subject"])
-            )
-            cleared = True
+            standing = conn.execute(
+                "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active'",
+                (note["scope_key"], note["subject"]),
+            ).fetchall()
+            if len(standing) <= 1:
+                # The last side standing is the decision; a contest among several remaining sides stays open.
+                conn.execute("UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1",
+                             (note["scope_key"], note["subject"]))
+                cleared = True
             for other in conn.execute(
                 "SELECT id FROM notes WHERE scope_key=? AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
             ).fetchall():
-                _resync(conn, other["id"], scope.type)
+                if other["id"] not in others:
+                    _resync(conn, other["id"], scope.type)
+        for other_id in others:
+            _resync(conn, other_id, scope.type, demote_tier=True)
         _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
         raise
-    return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id)
+    return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
 
 
 def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:
@@ -350,5 +388,5 @@ def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id:
         "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
         (new_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
     )
-    _resync(conn, new_id, "branch")
+    _resync(conn, new_id, _scope_type_of(note["scope_key"], "branch"))
     return new_id

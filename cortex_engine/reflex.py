@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .memory import is_resolved, is_superseded
-from .render import render_memory_line
+from .render import label_suffix, render_memory_line
 from .store import transaction
 
 if TYPE_CHECKING:
@@ -86,8 +86,10 @@ def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
         return ""
     line = "Cortex memory: " + render_memory_line(pick.row, pick.validation, 3)
     if len(line) > WHISPER_CHARS:
-        keep = " [contested]" if pick.contested else ""
-        line = line[: WHISPER_CHARS - 1 - len(keep)] + "…" + keep
+        # The content is cut, never a label: every label the item carries stays on the line.
+        keep = label_suffix(pick.kind, pick.row["text"], pick.validation)
+        body = line[: len(line) - len(keep)] if keep and line.endswith(keep) else line
+        line = body[: max(0, WHISPER_CHARS - 1 - len(keep))] + "…" + keep
     set_flag(engine, session_id, f"reflex:{focus_key}")
     engine.book_text("whisper", line, session_id)
     return _output("PreToolUse", line)

@@ -83,6 +83,24 @@ def origin_suffix(kind: str, text: str) -> str:
     return f" ({strip_control(origin)})" if origin else ""
 
 
+def note_label_suffix(kind: str, text: str) -> str:
+    """The status labels a note line ends with: ` [contested]`, ` (superseded)` or ` (resolved)`; '' for none."""
+    suffix = ""
+    if is_contested(kind, text):
+        suffix += " [contested]"
+    if is_superseded(kind, text):
+        suffix += " (superseded)"
+    elif kind.startswith("note:") and is_resolved(text):
+        suffix += " (resolved)"
+    return suffix
+
+
+def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
+    """Every label of one item as its line carries them: status labels, the origin, then `[stale: …]`/`[moved: …]`."""
+    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
+    return note_label_suffix(kind, text) + origin_suffix(kind, text) + ref_label
+
+
 def render_memory_line(row: dict, validation: Validation | None, max_lines: int) -> str:
     """One memory as a line, carrying every trust label it has."""
     kind, text = row["kind"], row["text"]
@@ -92,13 +110,7 @@ def render_memory_line(row: dict, validation: Validation | None, max_lines: int)
         body, _ = split_trailers(text)
         content = collapse(strip_control(note_content(body)))
         line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
-        if is_contested(kind, text):
-            line += " [contested]"
-        if is_superseded(kind, text):
-            line += " (superseded)"
-        elif is_resolved(text):
-            line += " (resolved)"
-        return line + origin_suffix(kind, text) + ref_label
+        return line + label_suffix(kind, text, validation)
     if kind in ("session_state", "episode:session_summary"):
         return f"[session state] {snippet(text, max_lines)}{ref_label}"
     if kind == "project_snapshot":

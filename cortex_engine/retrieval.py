@@ -10,7 +10,7 @@ from datetime import datetime
 
 from .clock import parse_iso
 from .freshness import Validation, Validator
-from .memory import KIND_WEIGHTS, DEFAULT_KIND_WEIGHT, is_contested, is_resolved
+from .memory import KIND_WEIGHTS, DEFAULT_KIND_WEIGHT, is_contested, is_resolved, note_status
 
 LOW_SIGNAL = frozenset(
     "a all an and are as at be by can continue could did do does fix fixed fixes fixing for from has have implement "
@@ -243,4 +243,39 @@ def seat_contested(items: list[Candidate]) -> list[Candidate]:
             ):
                 out.append(other)
                 placed.add(other.id)
+    return out
+
+
+def supersession_group(cand: Candidate) -> tuple[str, str, str] | None:
+    """(kind, subject, scope) of a note with a subject: the notes that can supersede one another; else None."""
+    if not cand.kind.startswith("note:") or not cand.row["subject"]:
+        return None
+    return (cand.kind, str(cand.row["subject"]), str(cand.row["scope_key"]))
+
+
+def seat_superseded(items: list[Candidate]) -> list[Candidate]:
+    """No superseded note ranks above the active note that replaced it: that one is pulled up just before it.
+
+    And a superseded note never leads while anything that is not superseded matched: the best such item is
+    placed first. This is an ordering rule over what the rerank returned, not a score: scores are untouched.
+    """
+    if items and note_status(items[0].kind, items[0].row["text"]) == "superseded":
+        current = next((c for c in items if note_status(c.kind, c.row["text"]) != "superseded"), None)
+        if current is not None:
+            items = [current, *(c for c in items if c.id != current.id)]
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for i, cand in enumerate(items):
+        if cand.id in placed:
+            continue
+        group = supersession_group(cand)
+        if group is not None and note_status(cand.kind, cand.row["text"]) == "superseded":
+            for other in items[i + 1:]:
+                if (other.id not in placed and supersession_group(other) == group
+                        and note_status(other.kind, other.row["text"]) == "active"):
+                    out.append(other)
+                    placed.add(other.id)
+                    break
+        out.append(cand)
+        placed.add(cand.id)
     return out

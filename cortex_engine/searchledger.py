@@ -85,6 +85,18 @@ class SearchVerdict:
             pattern = pattern[: max(1, room - 1)] + "…"
         return f"{pattern}: {tail}"
 
+    def describe(self) -> str:
+        """The verdict in words for a person (the CLI): what it means and what to do."""
+        pattern = re.sub(r"[\x00-\x1f\x7f]", "", self.pattern)
+        if len(pattern) > 60:
+            pattern = pattern[:59] + "…"
+        if self.verdict == "no-matches-at":
+            return (f'"{pattern}" found nothing at {(self.head or "-")[:7]} ({ts_min(self.recorded_at or "")}) '
+                    "and provably still would: no need to run it again")
+        if self.verdict == "miss":
+            return f'"{pattern}": no record that this search found nothing here; run it'
+        return f'"{pattern}": cannot tell whether it would still find nothing; run it'
+
     def to_dict(self) -> dict[str, object]:
         """JSON shape."""
         return {"pattern": self.pattern, "verdict": self.verdict, "head": self.head, "recorded_at": self.recorded_at}

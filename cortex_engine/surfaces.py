@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .freshness import Validation, Validator
-from .memory import ItemFacts, collapse, hotness, is_superseded, note_content
+from .memory import ItemFacts, collapse, hotness, is_superseded, note_content, note_status
 from .render import (
     Entry,
     age_text,
@@ -17,14 +17,15 @@ from .render import (
     assemble_sections,
     humanize_kind,
     item_labels,
-    origin_suffix,
+    label_suffix,
+    note_label_suffix,
     render_memory_line,
     subject_tag,
     shorten,
     strip_control,
 )
 from .memory import split_trailers
-from .retrieval import Candidate, candidates, rerank, seat_contested, tokenize_topic
+from .retrieval import Candidate, candidates, rerank, seat_contested, seat_superseded, supersession_group, tokenize_topic
 from .tokens import estimate_tokens
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
@@ -108,7 +109,41 @@ def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tupl
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
     ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus)
+    ordered = seat_superseded(ordered + _replacements(ctx, ordered[:limit]))
     return query, len(found), ordered[:limit]
+
+
+def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
+    """The active notes that superseded a shown note but did not match the topic themselves.
+
+    A superseded decision is only half an answer: the surface also shows what holds now (seat_superseded
+    places it just above the superseded one).
+    """
+    have = {supersession_group(c) for c in shown if note_status(c.kind, c.row["text"]) == "active"}
+    wanted = {g for c in shown if (g := supersession_group(c)) is not None and g not in have
+              and note_status(c.kind, c.row["text"]) == "superseded"}
+    rows = []
+    for kind, subject, scope_key in sorted(wanted):
+        rows.extend(ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE scope_key=? AND kind=? AND subject=? AND source_table='notes' AND source_id IN "
+            "(SELECT id FROM notes WHERE status='active' AND scope_key=? AND subject=?) ORDER BY created_at DESC LIMIT 1",
+            (scope_key, kind, subject, scope_key, subject),
+        ).fetchall())
+    known = {c.id for c in shown}
+    rows = [r for r in rows if r["id"] not in known]
+    validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+    return [Candidate(r, None, validations[r["id"]]) for r in rows]
+
+
+def lead_line(ctx: Context, top: Candidate) -> str:
+    """`Most relevant — <Kind> [<subject>] (<age>, <validity>)` plus the item's status labels: the first line below.
+
+    The validity (`refs OK`, `refs moved`, `stale refs`, …) already says what the reference labels say in full
+    on the item's own line, so the lead repeats only the status labels (contested, superseded, resolved).
+    """
+    subject = subject_tag(top.row["subject"], lead=True)
+    return (f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, "
+            f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
 
 
 def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> Surface:
@@ -118,9 +153,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> 
         text = f'No matches for "{collapse(topic)}". Try a broader topic, or cortex_state for the working set.'
         return Surface("recall", text, budget, [], topic, query, total)
     ordered = seat_contested(results)
-    top = ordered[0]
-    subject = subject_tag(top.row["subject"], lead=True)
-    lead = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
+    lead = lead_line(ctx, ordered[0])
     entries = []
     for cand in ordered:
         line = render_memory_line(cand.row, cand.validation, 3)
@@ -163,10 +196,8 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
             run = []
         run.append(cand)
     ordered.extend(seat_contested(run))
-    top = results[0]
-    subject = subject_tag(top.row["subject"], lead=True)
-    lead_line = f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, {top.validation.validity})"
-    lead = "\n".join([*header, lead_line])
+    ordered = seat_superseded(ordered)
+    lead = "\n".join([*header, lead_line(ctx, ordered[0])])
     entries = [
         Entry(render_memory_line(c.row, c.validation, 2), alternatives_line(c.kind, c.row["text"]), c.id) for c in ordered
     ]
@@ -216,19 +247,13 @@ def _neg(value: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in value)
 
 
-def _bullet(row: sqlite3.Row | dict) -> str:
+def _bullet(row: sqlite3.Row | dict, validation: Validation | None) -> str:
+    """A state bullet: kind, time, subject, content, and every label the item carries (status and references)."""
     kind, text = row["kind"], row["text"]
     body, _ = split_trailers(text)
     subject = subject_tag(row["subject"])
     line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{collapse(strip_control(note_content(body)))}"
-    labels = item_labels(kind, text, None)
-    if "contested" in labels:
-        line += " [contested]"
-    if "superseded" in labels:
-        line += " (superseded)"
-    elif "resolved" in labels:
-        line += " (resolved)"
-    return line + origin_suffix(kind, text)
+    return line + label_suffix(kind, text, validation)
 
 
 def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
@@ -273,7 +298,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         session_rows = [r for r in rows if not validations[r["id"]].stale and not is_superseded(r["kind"], r["text"])][:5]
         if session_rows:
             seated = _seat_rows(session_rows)
-            sections.append(("Current session:\n" + "\n".join(_bullet(r) for r in seated),
+            sections.append(("Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
                              [_surface_item(r, validations[r["id"]]) for r in seated]))
     snapshot = branch_snapshot(ctx)
     if snapshot is not None:
@@ -287,7 +312,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         if pairs:
             valid = {r["id"]: v for r, v in pairs}
             seated = _seat_rows([r for r, _ in pairs])
-            sections.append((title + "\n" + "\n".join(_bullet(r) for r in seated),
+            sections.append((title + "\n" + "\n".join(_bullet(r, valid[r["id"]]) for r in seated),
                              [_surface_item(r, valid[r["id"]]) for r in seated]))
     evidence: list[str] = []
     evidence_items: list[SurfaceItem] = []
@@ -331,10 +356,17 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
 
 
 def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
-    """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start."""
-    eligible = []
+    """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
+
+    Every side of an open contest in this scope comes first, marked, whatever its heat: an unresolved
+    disagreement is the most load-bearing thing a new session can be told. The other notes fill what is left.
+    """
+    contested = open_contest_rows(ctx)
+    contest_validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in contested])
+    eligible = [(row, contest_validations[row["id"]]) for row in contested]
+    seen = {row["id"] for row in contested}
     for row, validation in working_set_for_brief(ctx, 24):
-        if row["kind"] not in ("note:decision", "note:blocker", "note:intent"):
+        if row["kind"] not in ("note:decision", "note:blocker", "note:intent") or row["id"] in seen:
             continue
         if row["state"] not in ("pinned", "hot", "warm") or is_superseded(row["kind"], row["text"]):
             continue
@@ -342,22 +374,17 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
             continue
         eligible.append((row, validation))
     valid = {row["id"]: validation for row, validation in eligible}
+    picked = _seat_rows([row for row, _ in eligible])
+    picked = picked[:max(3, len(contested))]
     bullets: list[str] = []
     shown: list[SurfaceItem] = []
-    for row in _seat_rows([row for row, _ in eligible])[:3]:
+    for row in picked:
         validation = valid[row["id"]]
         body, _ = split_trailers(row["text"])
         content = shorten(strip_control(note_content(body)), 110)
         subject = subject_tag(row["subject"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
-        if "contested" in item_labels(row["kind"], row["text"], None):
-            line += " [contested]"
-        line += origin_suffix(row["kind"], row["text"])
-        if validation.count("missing"):
-            line += f" (refs: {validation.count('missing')} missing)"
-        elif validation.count("moved"):
-            line += " (refs moved)"
-        bullets.append(line)
+        bullets.append(line + label_suffix(row["kind"], row["text"], validation))
         shown.append(_surface_item(row, validation))
     lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
     if resume:
@@ -371,12 +398,23 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         return Surface("session_brief", "", budget, [])
     if estimate_tokens("\n".join(lines)) > budget and ledger_line is not None:
         lines.remove(ledger_line)
-    while estimate_tokens("\n".join(lines)) > budget and len(lines) > 2:
+    # Trim from the bottom, but never an open contest's side (they lead): the budget gives way to them.
+    floor = 1 + len(contested)
+    while estimate_tokens("\n".join(lines)) > budget and len(lines) > max(2, floor + 1):
         lines.pop(-2)
     if len(lines) <= 2:
         return Surface("session_brief", "", budget, [])
     shown = [item for line, item in zip(bullets, shown) if line in lines]
     return Surface("session_brief", "\n".join(lines), budget, shown)
+
+
+def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
+    """The items of every side of an open contest in this scope, seated by subject, oldest side first."""
+    return ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key=? AND source_table='notes' AND source_id IN "
+        "(SELECT id FROM notes WHERE scope_key=? AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
+        (ctx.scope_key, ctx.scope_key),
+    ).fetchall()
 
 
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
@@ -429,12 +467,8 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
     if hot:
         parts = []
         for row, validation in hot:
-            labels = item_labels(row["kind"], row["text"], None)
             line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
-            line += "".join(" [contested]" if lab == "contested" else " (superseded)" if lab == "superseded" else ""
-                            for lab in labels)
-            line += origin_suffix(row["kind"], row["text"])
-            parts.append(line)
+            parts.append(line + label_suffix(row["kind"], row["text"], validation))
             shown.append(_surface_item(row, validation))
         lines.append("Hot: " + " | ".join(parts))
     resume = next(((r, v) for r, v in working if r["kind"] in ("note:intent", "note:focus") and r["state"] in ("hot", "pinned")), None)
@@ -443,11 +477,7 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
         body, _ = split_trailers(row["text"])
         subject = subject_tag(row["subject"])
         line = f"Resume: {subject}{shorten(strip_control(note_content(body)), 100)}"
-        labels = item_labels(row["kind"], row["text"], None)
-        line += " [contested]" if "contested" in labels else ""
-        line += " (superseded)" if "superseded" in labels else ""
-        line += origin_suffix(row["kind"], row["text"])
-        lines.append(line)
+        lines.append(line + label_suffix(row["kind"], row["text"], validation))
         if all(s.id != row["id"] for s in shown):
             shown.append(_surface_item(row, validation))
     lines.append("Use cortex_recall(topic) before re-deriving past decisions; cortex_state for the working set.")

@@ -139,11 +139,13 @@ def seeded(repo: Repo, make_engine: Callable[..., Engine]) -> Seeded:
 def test_note_prints_the_confirmation_and_json_gives_the_id(repo: Repo) -> None:
     """Plain `note` prints the MCP confirmation line; --json gives the id, the item id and the same text."""
     out = ok(repo.path, "note", "--kind", "decision", "--subject", "Queue  Engine", "use kafka for the queue engine")
-    assert out == f"Noted (decision[queue engine]) [{TS}]: use kafka for the queue engine\n"
+    first, id_line = out.splitlines()
+    assert first == f"Noted (decision[queue engine]) [{TS}]: use kafka for the queue engine"
+    assert id_line.startswith("id: ") and len(id_line) == len("id: ") + 36
     data = ok_json(repo.path, "note", "--kind", "insight", "the porter tokenizer stems queries too")
     assert data["conflicts"] == []
     assert data["item_id"] == f"notes:{data['id']}"
-    assert data["text"] == f"Noted (insight) [{TS}]: the porter tokenizer stems queries too"
+    assert data["text"] == f"Noted (insight) [{TS}]: the porter tokenizer stems queries too\nid: {data['id']}"
     listed = {i["note_id"]: i for i in ok_json(repo.path, "list-memory")["items"]}
     assert listed[data["id"]]["text"] == "insight: the porter tokenizer stems queries too"
     assert len(listed) == 2
@@ -157,11 +159,14 @@ def test_note_reports_the_contest_with_the_opposed_note_id(repo: Repo) -> None:
     report = [
         "Contested — opposes 1 active decision on this subject. Both sides are now marked contested:",
         f"  - {first} [{TS}]: use kafka for the queue engine",
-        "Close it with cortex_resolve(note_id) once you know which one holds.",
+        "Close it with: cortex resolve <id> once you know which one holds.",
     ]
-    assert data["text"] == "\n".join([f"Noted (decision[queue engine]) [{TS}]: do not use kafka for the queue engine", *report])
+    assert data["text"] == "\n".join([f"Noted (decision[queue engine]) [{TS}]: do not use kafka for the queue engine",
+                                      f"id: {data['id']}", *report])
     out = ok(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "never use kafka for the queue engine")
-    assert out == "\n".join([f"Noted (decision[queue engine]) [{TS}]: never use kafka for the queue engine", *report]) + "\n"
+    lines = out.splitlines()
+    assert lines[0] == f"Noted (decision[queue engine]) [{TS}]: never use kafka for the queue engine"
+    assert lines[2:] == report
 
 
 def test_note_alternatives_are_repeatable_and_shown_as_rejected(repo: Repo) -> None:
@@ -285,11 +290,14 @@ def test_resolve_by_subject_is_refused_while_contested_and_by_id_closes_it(repo:
     data = ok_json(repo.path, "resolve", kafka, "--status", "superseded", "--replacement", "use nats for the queue engine")
     assert data["cleared_contest"] is True
     assert data["text"] == (
-        f"Marked decision[queue engine] as superseded. Contest closed.\nReplaced with note {data['replacement_id']}."
+        f"Marked decision[queue engine] as superseded. Contest closed.\nReplaced with note {data['replacement_id']}.\n"
+        "Superseded 1 other active decision on this subject: the replacement is the one active decision on it."
     )
     recall = ok_json(repo.path, "recall", "queue", "engine")
     labels = {i["id"]: i["labels"] for i in recall["items"]}
-    assert labels == {f"notes:{kafka}": ["superseded"], f"notes:{other}": [], f"notes:{data['replacement_id']}": []}
+    # A replacement leaves one active decision on the subject: the other side is superseded by it too.
+    assert labels == {f"notes:{kafka}": ["superseded"], f"notes:{other}": ["superseded"],
+                      f"notes:{data['replacement_id']}": []}
     assert "[contested]" not in recall["text"]
 
 
@@ -319,7 +327,7 @@ BAD_INPUTS: list[tuple[tuple[str, ...], str, int]] = [
     (("edit-memory", "no-such-id", "--text", "new text"), "not_found", 1),
     (("delete-memory", "no-such-id", "--yes"), "not_found", 1),
     (("resolve", "no-such-id"), "not_found", 1),
-    (("resolve",), "bad_args", 1),
+    (("resolve",), "usage", 2),
     (("resolve", "--subject", "queue engine", "--status", "deleted"), "usage", 2),
     (("note-resolve", "--subject", "queue engine"), "contested_subject", 1),
     (("list-memory", "--state", "hot,boiling"), "bad_state", 1),
@@ -338,7 +346,7 @@ def test_bad_input_fails_cleanly_and_loses_nothing(seeded: Seeded, argv: tuple[s
 def test_not_found_json_names_the_id(seeded: Seeded) -> None:
     """A missing id is reported by the same words in both modes; --json also carries the id."""
     payload = fail(seeded.path, "inspect-memory", "nope", code="not_found")
-    assert payload["message"] == 'No memory item found for id "nope". List ids with: cortex list-memory'
+    assert payload["message"] == 'no memory item found for id "nope" (list ids with: cortex list-memory)'
     assert payload["id"] == "nope"
 
 

@@ -73,9 +73,11 @@ def test_list_memory_has_no_default_filters(repo: Repo, make_engine: Callable[..
     assert by_id[decision.item_id]["note_id"] == decision.id
     lines = ok(repo.path, "list-memory").splitlines()
     assert lines[0] == f"memory items 1-4 of 4 · {ORDER} · filters: none"
-    assert lines[-1] == "command_runs:1                              warm      Command   2026-08-01 09:00Z  pytest -q"
-    assert f"{decision.item_id}  warm      Decision  {TS}  [queue engine] decision: use kafka for the queue engine" in lines
-    assert f"{archived.item_id}  archived  Insight   {TS}  insight: an old insight nobody reads" in lines
+    assert lines[1].split() == ["ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT"]
+    assert lines[-1] == "1         warm      command_run  main     -       2026-08-01 09:00Z  pytest -q"
+    assert f"{decision.id[:8]}  warm      decision     main     -       {TS}  [queue engine] decision: use kafka for the queue engine" in lines
+    assert f"{archived.id[:8]}  archived  insight      main     -       {TS}  insight: an old insight nobody reads" in lines
+    assert f"{other.id[:8]}  warm      insight      feature  -       {TS}  insight: written on the feature branch" in lines
     only = ok_json(repo.path, "list-memory", "--state", "archived")
     assert [i["id"] for i in only["items"]] == [archived.item_id]
 
@@ -94,15 +96,17 @@ def test_list_memory_rows_header_footer_and_empty_pages(repo: Repo, make_engine:
     out = ok(repo.path, "list-memory", "--limit", "2")
     assert out == "\n".join([
         f"memory items 1-2 of 3 · {ORDER} · filters: none",
-        f"{third.item_id}  warm  Insight   2026-08-02 18:02Z  {first_line[:79]}…",
-        f"{second.item_id}  warm  Decision  2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
+        "ID        TIER  KIND      SCOPE  LABELS  CREATED            TEXT",
+        f"{third.id[:8]}  warm  insight   main   -       2026-08-02 18:02Z  {first_line[:79]}…",
+        f"{second.id[:8]}  warm  decision  main   -       2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
         "",
         "next page: cortex list-memory --limit 2 --offset 2",
     ]) + "\n"
     last = ok(repo.path, "list-memory", "--limit", "2", "--offset", "2")
     assert last == "\n".join([
         f"memory items 3-3 of 3 · {ORDER} · filters: none",
-        f"{first.item_id}  warm  Insight  {TS}  insight: the porter tokenizer stems queries too",
+        "ID        TIER  KIND     SCOPE  LABELS  CREATED            TEXT",
+        f"{first.id[:8]}  warm  insight  main   -       {TS}  insight: the porter tokenizer stems queries too",
     ]) + "\n"
     assert ok(repo.path, "list-memory", "--offset", "3") == "offset 3 is past the end; 3 item(s) match.\n"
     assert ok(repo.path, "list-memory", "--state", "pinned") == "no items match these filters.\n"
@@ -314,8 +318,8 @@ BAD_EDITS: list[tuple[tuple[str, ...], str]] = [
     (("--text", ""), "empty_text"),
     (("--text", "  \n\t \n"), "empty_text"),
     (("--text", "\ufeff \n"), "empty_text"),
-    ((), "bad_args"),
-    (("--text", "both", "--file", "edit.txt"), "bad_args"),
+    ((), "usage"),
+    (("--text", "both", "--file", "edit.txt"), "usage"),
     (("--file", "no-such-file.txt"), "bad_file"),
 ]
 
@@ -330,7 +334,7 @@ def test_edit_refuses_spoofed_trailers_blank_text_and_bad_arguments(
     engine.note("decision", "use kafka for the queue engine", "queue engine")
     before = held_in_process(engine)
     (repo.path / "edit.txt").write_text("from a file\n", encoding="utf-8")
-    fail(repo.path, "edit-memory", note.id, *argv, code=code)
+    fail(repo.path, "edit-memory", note.id, *argv, code=code, exit_code=2 if code == "usage" else 1)
     assert held(repo.path) == before
     assert engine.conn.execute("SELECT content FROM notes WHERE id=?", (note.id,)).fetchone()[0] == "the parser lives in src/x.py"
     assert count(engine, "memory_corrections") == 0

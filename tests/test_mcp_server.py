@@ -113,7 +113,7 @@ def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Pa
     assert not any(r.is_error for r in out.values())
     assert text(out["first"]).startswith("Noted (decision[queue engine]) [2026-08-02 18:00Z]: use kafka")
     assert "Contested — opposes 1 active decision on this subject." in text(out["second"])
-    contested = [line for line in text(out["recall"]).splitlines() if line.endswith("[contested]")]
+    contested = [line for line in text(out["recall"]).splitlines()[1:] if line.endswith("[contested]")]
     assert len(contested) == 2
     assert text(out["resolve"]) == "Marked decision[queue engine] as superseded. Contest closed."
     assert "[contested]" not in text(out["after"])

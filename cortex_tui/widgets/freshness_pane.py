@@ -65,10 +65,12 @@ class FreshnessPane(Vertical):
         refs = report["references"]
         stale = sum(1 for item in flagged if "stale:" in item["label"])
         moved = len(flagged) - stale
-        self.border_title = f"Freshness · {stale} stale · {moved} moved"
+        # The title counts memories, the subtitle file references (one memory may name several moved files):
+        # each says which, so "2 moved" and "3 moved" never read as a contradiction.
+        self.border_title = f"Freshness · memories: {stale} stale · {moved} moved"
         self.border_subtitle = (
-            f"{report['checked']} checked · refs {refs.get('exists', 0)} ok, {refs.get('missing', 0)} missing, "
-            f"{refs.get('moved', 0)} moved"
+            f"{report['checked']} memories checked · file references: {refs.get('exists', 0)} ok, "
+            f"{refs.get('missing', 0)} missing, {refs.get('moved', 0)} moved"
         )
         self.set_class(bool(flagged), "-stale")
 

@@ -412,8 +412,8 @@ CLI_CORPUS = [
     (["state", "--budget", "abc"], 2),
     (["list-memory", "--offset", "99999999999999999999999"], 1),
     (["inspect-memory", "no-such-id"], 1),
-    (["edit-memory", "x", "--text", "a", "--file", "b"], 1),
-    (["resolve"], 1),
+    (["edit-memory", "x", "--text", "a", "--file", "b"], 2),
+    (["resolve"], 2),
     (["log", "read"], 1),
     (["no-such-command"], 2),
 ]
