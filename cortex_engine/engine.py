@@ -32,6 +32,7 @@ ledger = LazyModule("ledger")
 searchledger = LazyModule("searchledger")
 
 MIN_BUDGET = 20
+SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary
 MAX_BUDGET = 20_000
 REFRESH_ITEMS = 500
 TIER_REFRESH_SECONDS = 600
@@ -261,19 +262,21 @@ class Engine:
         if not items:
             return
         marks = ",".join("?" * len(items))
+        # A note's status is read from the notes table, never from its text: content may say "status: resolved".
         rows = {r["id"]: r for r in self.conn.execute(
-            f"SELECT id, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
+            f"SELECT m.id, m.state, n.status AS note_status FROM memory_items m "
+            f"LEFT JOIN notes n ON m.source_table='notes' AND n.id=m.source_id WHERE m.id IN ({marks})",
+            [i.id for i in items])}
         updates = []
         for item in items:
             row = rows.get(item.id)
             if row is None:
                 continue
             state = row["state"]
-            lowered = row["text"].lower()
             stale = any(label.startswith("stale:") for label in item.labels)
-            if state in ("pinned", "archived") or stale or "status: superseded" in lowered:
+            if state in ("pinned", "archived") or stale or row["note_status"] == "superseded":
                 pass
-            elif "status: resolved" in lowered:
+            elif row["note_status"] == "resolved":
                 state = "cold"
             else:
                 state = "hot"
@@ -536,7 +539,16 @@ class Engine:
         return {"session_id": session, "suggestions": [s.to_dict() for s in agents.suggestions_for(self, tree)]}
 
     def summarize(self, description: str | None = None) -> str:
-        """Write the current session's summary now (a checkpoint); returns its text."""
+        """Write the current session's summary now (a checkpoint); returns its text.
+
+        Raises:
+            InvalidInput: a description over `SUMMARY_DESCRIPTION_CHARS` characters (nothing is written).
+        """
+        if description is not None and len(description) > SUMMARY_DESCRIPTION_CHARS:
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"the summary's description is {len(description)} characters; the limit is "
+                               f"{SUMMARY_DESCRIPTION_CHARS} (one line on what the session did)", code="too_long")
         self.flush_spool()
         session = self.current_session()
         if session is None:

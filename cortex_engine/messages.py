@@ -6,18 +6,18 @@ from .clock import ts_min
 from .inspection import Deletion, Edit, Inspection, Page, quote_arg, summarize_text
 from .memory import collapse
 from .notes import NoteWrite, Resolution
-from .render import humanize_kind, strip_control
+from .render import defuse, humanize_kind, strip_control
 
 
 def _cut(text: str, limit: int) -> str:
     """Collapse to one control-free line; over `limit` characters keep `limit` and add an ellipsis."""
-    flat = collapse(strip_control(text))
+    flat = collapse(defuse(text))
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 def _one_line(value: object) -> str:
     """An author-supplied string (subject, alternative) as one line with no terminal control characters."""
-    return collapse(strip_control(str(value)))
+    return collapse(defuse(str(value)))
 
 
 def note_written(result: NoteWrite) -> str:
@@ -65,7 +65,7 @@ def memory_page(page: Page) -> str:
     kind_width = max(len(humanize_kind(str(i["kind"]))) for i in page.items)
     for item in page.items:
         subject = f"[{_one_line(item['subject'])}] " if item["subject"] else ""
-        first = strip_control(str(item["text"]).split("\n", 1)[0])
+        first = defuse(str(item["text"]).split("\n", 1)[0])
         lines.append(
             f"{str(item['id']).ljust(id_width)}  {str(item['state']).ljust(state_width)}  "
             f"{humanize_kind(str(item['kind'])).ljust(kind_width)}  {ts_min(str(item['created_at']))}  "

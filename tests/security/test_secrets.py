@@ -7,14 +7,11 @@ are scanned for the secret bytes.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
-import unicodedata
 from pathlib import Path
 
 from cortex_engine.engine import describe_store
-from cortex_engine.redact import clean_param, clean_text
 
 from ..conftest import Repo
 from .conftest import Host, serve, text_of
@@ -126,17 +123,3 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     assert notes >= len(cases) and descriptions == 2 * len(cases)  # the paths really stored something
     assert len(cases) >= 69 and len(tried) == 12
     assert found == []
-
-
-def test_format_character_table_covers_unicode_category_cf() -> None:
-    """Every Cf code point this Python knows is stripped (the table in redact.py is maintained by hand)."""
-    cf = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
-    assert len(cf) > 150
-    assert clean_text("a" + "".join(cf) + "b") == "ab"
-
-
-def test_controls_go_and_json_parameters_stay_json() -> None:
-    """ESC, BEL, CR and C1 are stripped, tab and newline kept; a JSON parameter is cleaned value by value."""
-    assert clean_text("\x1b[31mred\x07\r\n\tx\x9b2J") == "[31mred\n\tx2J"
-    document = json.dumps({"description": "deploy \u200b--token abcdefghijklmnop", "n": 1})
-    assert json.loads(clean_param(document)) == {"description": "deploy --token [REDACTED]", "n": 1}
