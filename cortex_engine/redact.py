@@ -12,6 +12,7 @@ prefix). Both err toward redacting: a false positive costs a word of memory, a f
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
@@ -139,7 +140,6 @@ PROVIDER_TOKENS: tuple[Rule, ...] = (
     _rule("Slack app-level token", ('xapp-',), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
     _rule("Slack webhook URL", ('hooks.slack.com',), r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", MARK),
     _rule("Discord webhook URL", ('/api/webhooks/',), r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", MARK),
-    _rule("Discord bot token", ('.',), r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", MARK),
     _rule("Stripe keys (sk_/rk_/pk_ live and test)", ('_live_', '_test_'), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", MARK),
     _rule("Stripe webhook secret", ('whsec_',), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
     _rule("OpenAI / Anthropic keys (sk-, sk-proj-, sk-ant-)", ('sk-',), r"\bsk-[A-Za-z0-9_-]{16,}", MARK),
@@ -216,6 +216,16 @@ def clean_text(text: str) -> str:
     """A string as it may be stored: invisible characters removed, then secrets redacted."""
     if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
         return text
+    if len(text) <= _CACHED_CHARS:  # scope keys, paths, kinds and subjects recur in every statement of a flush
+        return _clean_short(text)
+    return redact(strip_invisible(text))
+
+
+_CACHED_CHARS = 1024
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_short(text: str) -> str:
     return redact(strip_invisible(text))
 
 
