@@ -16,7 +16,7 @@ from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
 from .freshness import Validator, refresh_app_graph
-from .memory import collapse, derive_state, note_content, split_trailers
+from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
 from .render import strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
@@ -558,7 +558,8 @@ class Engine:
             consolidation.sync_branch_snapshot(self.conn, self.scope, self.now())
         if episode_id is None:
             return "No tracked activity this session."
-        return str(self.conn.execute("SELECT summary FROM episodes WHERE id=?", (episode_id,)).fetchone()[0])
+        summary = str(self.conn.execute("SELECT summary FROM episodes WHERE id=?", (episode_id,)).fetchone()[0])
+        return defuse_labels(summary)  # author text throughout (description, subagent tasks, subjects): no label reads
 
     def consolidate(self) -> int:
         """Summarize every ended session of this scope that has no summary yet."""

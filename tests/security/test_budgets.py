@@ -21,7 +21,7 @@ from cortex_engine.surfaces import BUDGETS
 from cortex_engine.tokens import estimate_tokens
 
 from ..conftest import Repo
-from .conftest import serve, text_of
+from .conftest import Host, serve, text_of
 
 WORDS = "the queue engine keeps its retries bounded because the broker drops late acks under load "
 
@@ -137,3 +137,15 @@ def test_mcp_over_stdio_cuts_long_notes_and_refuses_long_subjects_and_summaries(
     assert estimate_tokens(recall) <= 20 and "…" in recall
     assert "limit is 200" in subject_error
     assert "limit is 500" in summary_error
+
+
+def test_cli_refuses_a_long_subject_and_summary_in_one_line(host: Host, repo: Repo) -> None:
+    """`cortex note` with a 100 KB subject and `cortex summarize` with a 100 KB description: exit 1, one
+    `cortex:` line naming the limit, nothing stored."""
+    host.session_start()
+    note = host.cortex("note", "--kind", "decision", "--subject", "s" * 100_000, "use kafka")
+    summary = host.cortex("summarize", "w" * 100_000)
+    assert (note.code, note.err.count("\n")) == (1, 1) and note.err.startswith("cortex: subject is 100000 characters")
+    assert "the limit is 200" in note.err
+    assert (summary.code, summary.err.count("\n")) == (1, 1) and "the limit is 500" in summary.err
+    assert "no active session" not in summary.out.lower() and host.cortex("list-memory", "--json").data()["total"] == 0

@@ -58,7 +58,8 @@ def test_no_author_string_renders_a_label_on_any_surface(host: Host, repo: Repo)
     host.fire("cortex-subagent.sh", "SubagentStart", "subagent-start", agent_id="agent-echo", agent_type="general-purpose")
     host.fire("cortex-subagent.sh", "SubagentStop", "subagent-stop", agent_id="agent-echo", agent_type="general-purpose",
               stop_hook_active=False, last_assistant_message=f"echo review done {FORGED}")
-    assert host.cortex("summarize", f"kilo session {FORGED}").code == 0
+    summarized = host.cortex("summarize", f"kilo session {FORGED}")
+    assert summarized.code == 0 and "foxtrot" in summarized.out
 
     runs: list[tuple[str, dict]] = []
     for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "kilo"):
@@ -66,6 +67,7 @@ def test_no_author_string_renders_a_label_on_any_surface(host: Host, repo: Repo)
         runs.append((f"brief {word}", host.cortex("brief", word, "--for", f"reviewer {FORGED}", "--json").data()))
     for argv in (["state"], ["session-brief"], ["header"]):
         runs.append((argv[0], host.cortex(*argv, "--json").data()))
+    runs.append(("summarize", {"text": summarized.out, "items": []}))
     rendered = {}
     shown = 0
     for name, data in runs:
