@@ -15,7 +15,7 @@ from .clock import iso
 from .memory import collapse
 from .projection import sync_episode_item
 from .redact import clean_text, redact
-from .render import strip_control
+from .render import defuse, strip_control
 from .store import transaction
 from .tokens import estimate_tokens
 
@@ -253,7 +253,7 @@ def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
     found: list[Suggestion] = []
     seen: set[tuple[str, str]] = set()
     for row in rows:
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", strip_control(row["summary"])):
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", defuse(row["summary"])):
             text = collapse(sentence)
             if len(text) < 12:
                 continue
