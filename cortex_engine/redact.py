@@ -206,6 +206,8 @@ def redact(text: str) -> str:
 
 def strip_invisible(text: str) -> str:
     """Remove terminal control characters (C0/C1 except tab and newline) and Unicode format characters (Cf)."""
+    if text.isascii() and text.isprintable():  # the common case, decided in C: nothing to remove
+        return text
     return _FORMAT.sub("", _CONTROL.sub("", text))
 
 
