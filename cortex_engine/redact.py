@@ -231,10 +231,28 @@ def _clean_short(text: str) -> str:
     return redact(strip_invisible(text))
 
 
+def _clean_strings(values: list[str]) -> list[str]:
+    """`clean_text` over many strings (a file inventory): the hint words are looked for once in all of them,
+    so a value holding none of those present, and nothing invisible, is kept without a per-value scan."""
+    joined = "\n".join(values).lower()
+    present = [hint for hint in _HINTS if hint in joined]
+    out = []
+    for value in values:
+        if value.isascii() and value.isprintable():
+            lowered = value.lower()
+            if not any(hint in lowered for hint in present):
+                out.append(value)
+                continue
+        out.append(clean_text(value))
+    return out
+
+
 def _clean_json_value(value: Any) -> Any:
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, list):
+        if len(value) > 64 and all(isinstance(v, str) for v in value):
+            return _clean_strings(value)
         return [_clean_json_value(v) for v in value]
     if isinstance(value, dict):
         return {clean_text(k) if isinstance(k, str) else k: _clean_json_value(v) for k, v in value.items()}

@@ -38,3 +38,10 @@ def test_controls_go_and_json_parameters_stay_json() -> None:
     assert clean_text("\x1b[31mred\x07\r\n\tx\x9b2J") == "[31mred\n\tx2J"
     document = json.dumps({"description": "deploy \u200b--token abcdefghijklmnop", "n": 1})
     assert json.loads(clean_param(document)) == {"description": "deploy --token [REDACTED]", "n": 1}
+
+
+def test_a_long_json_list_is_cleaned_like_each_of_its_strings() -> None:
+    """The batched path for big string lists (file inventories) gives exactly the per-string result."""
+    values = [f"src/pkg{i}/file_{i}.py" for i in range(200)] + ["conf/DB_PASS=abcdefghijkl", "x\u202ey.py", "a\x1b[2Jb"]
+    assert json.loads(clean_param(json.dumps(values))) == [clean_text(v) for v in values]
+    assert clean_text("conf/DB_PASS=abcdefghijkl") == "conf/DB_PASS=[REDACTED]"
