@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from .clock import iso
 from .memory import collapse
 from .projection import sync_episode_item
-from .redact import redact
-from .render import strip_control
+from .redact import clean_text, redact
+from .render import defuse, strip_control
 from .store import transaction
 from .tokens import estimate_tokens
 
@@ -75,8 +75,9 @@ def dispatch_pre(engine: Engine, payload: dict) -> None:
         engine.conn.execute(
             "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
             "prompt_prefix, captured_at) VALUES (?,?,?,?,?,?,?,?)",
-            (engine.scope.key, host, str(agent_type), payload.get("tool_use_id"), redact(description.strip())[:500],
-             hashlib.sha256(prompt_text.encode()).hexdigest()[:16], redact(normalize_prompt(prompt_text))[:PREFIX_CHARS],
+            (engine.scope.key, host, str(agent_type), payload.get("tool_use_id"), clean_text(description.strip())[:500],
+             # Cleaned before it is lowercased: provider prefixes and key headers are recognised by their case.
+             hashlib.sha256(prompt_text.encode()).hexdigest()[:16], normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS],
              engine.now()),
         )
         _counter(engine, "subagent_dispatch_count")
@@ -252,7 +253,7 @@ def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
     found: list[Suggestion] = []
     seen: set[tuple[str, str]] = set()
     for row in rows:
-        for sentence in re.split(r"(?<=[.!?])\s+|\n+", strip_control(row["summary"])):
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", defuse(row["summary"])):
             text = collapse(sentence)
             if len(text) < 12:
                 continue

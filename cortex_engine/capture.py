@@ -365,7 +365,7 @@ class Replayer:
         if tool in ("Agent", "Task"):
             desc = _str(tool_input.get("description")) or _str(tool_input.get("subagent_type")) or "subagent"
             self._event(session, scope, at, "agent", None,
-                        {"description": desc[:300], "subagent_type": tool_input.get("subagent_type")})
+                        {"description": redaction.clean_text(desc)[:300], "subagent_type": tool_input.get("subagent_type")})
             return True
         return False
 

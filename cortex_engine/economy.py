@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .clock import ts_min
 from .memory import collapse
-from .render import humanize_kind, item_labels, origin_suffix, strip_control
+from .render import defuse, humanize_kind, item_labels, origin_suffix
 from .scope import Scope
 
 
@@ -155,7 +155,7 @@ def render_stats(report: dict) -> str:
     else:
         lines.append("  Most retrieved (by access count; ties: latest access, then rowid):")
         for entry in items["most_retrieved"]:
-            text = collapse(strip_control(entry["text"].split("\n", 1)[0]))[:100]
+            text = collapse(defuse(entry["text"].split("\n", 1)[0]))[:100]
             marks = "".join(" (superseded)" if lab == "superseded" else " [contested]" if lab == "contested" else ""
                             for lab in entry["labels"])
             marks += origin_suffix(entry["kind"], entry["text"])

@@ -18,7 +18,7 @@ from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
 from .freshness import Validation, Validator, checkouts, refresh_app_graph
-from .memory import collapse, derive_state, note_content, split_trailers
+from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
 from .render import strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
@@ -37,6 +37,7 @@ searchledger = LazyModule("searchledger")
 transfer = LazyModule("transfer")
 
 MIN_BUDGET = 20
+SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary
 MAX_BUDGET = 20_000
 REFRESH_ITEMS = 500
 TIER_REFRESH_SECONDS = 600
@@ -291,18 +292,19 @@ class Engine:
         """
         if not items:
             return
-        from .memory import is_resolved, is_superseded
-
         marks = ",".join("?" * len(items))
+        # A note's status is read from the notes table, never from its text: content may say "status: resolved".
         rows = {r["id"]: r for r in self.conn.execute(
-            f"SELECT id, kind, state, text FROM memory_items WHERE id IN ({marks})", [i.id for i in items])}
+            f"SELECT m.id, m.state, n.status AS note_status FROM memory_items m "
+            f"LEFT JOIN notes n ON m.source_table='notes' AND n.id=m.source_id WHERE m.id IN ({marks})",
+            [i.id for i in items])}
         updates = []
         for item in items:
             row = rows.get(item.id)
             if row is None:
                 continue
             stale = any(label.startswith("stale:") for label in item.labels)
-            if stale or is_superseded(row["kind"], row["text"]) or is_resolved(row["text"]):
+            if stale or row["note_status"] in ("superseded", "resolved"):
                 continue
             state = row["state"] if row["state"] in ("pinned", "archived") else "hot"
             updates.append((now, state, item.id))
@@ -652,7 +654,16 @@ class Engine:
         return {"session_id": session, "suggestions": [s.to_dict() for s in agents.suggestions_for(self, tree)]}
 
     def summarize(self, description: str | None = None) -> str:
-        """Write the current session's summary now (a checkpoint); returns its text."""
+        """Write the current session's summary now (a checkpoint); returns its text.
+
+        Raises:
+            InvalidInput: a description over `SUMMARY_DESCRIPTION_CHARS` characters (nothing is written).
+        """
+        if description is not None and len(description) > SUMMARY_DESCRIPTION_CHARS:
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"the summary's description is {len(description)} characters; the limit is "
+                               f"{SUMMARY_DESCRIPTION_CHARS} (one line on what the session did)", code="too_long")
         if capture.runtime_problem(self.scope.worktree) is None:
             self.flush_spool()  # an untrusted runtime folder is never read: the summary covers what is stored
         session = self.current_session()
@@ -663,7 +674,8 @@ class Engine:
             consolidation.sync_branch_snapshot(self.conn, self.scope, self.now())
         if episode_id is None:
             return "No tracked activity this session."
-        return str(self.conn.execute("SELECT summary FROM episodes WHERE id=?", (episode_id,)).fetchone()[0])
+        summary = str(self.conn.execute("SELECT summary FROM episodes WHERE id=?", (episode_id,)).fetchone()[0])
+        return defuse_labels(summary)  # author text throughout (description, subagent tasks, subjects): no label reads
 
     def consolidate(self) -> int:
         """Summarize every ended session of this scope that has no summary yet."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -47,6 +48,7 @@ _LABEL_SHAPED = (
     (re.compile(r"\((\s*(?:superseded|resolved)\s*)\)", re.IGNORECASE), "（\\1）"),
     (re.compile(r"\((\s*shared\s*)\)", re.IGNORECASE), "（\\1）"),
     (re.compile(r"\((\s*from\s)", re.IGNORECASE), "（\\1"),
+    (re.compile(r"\((\s*refs\b)", re.IGNORECASE), "（\\1"),
 )
 
 
@@ -142,13 +144,16 @@ def note_content(text: str) -> str:
 
 
 def defuse_labels(text: str) -> str:
-    """Control characters removed, and label-shaped words given fullwidth brackets: `[contested]` → `［contested］`.
+    """Author text made safe to render next to labels: the one defusing every surface applies.
 
-    Control characters go first, so `[\\x1bcontested]` cannot slip past and be completed by a later strip.
+    Terminal control and Unicode format characters (category Cf: zero-width space, word joiner, bidi controls …)
+    go first, then NFKC folds compatibility look-alikes (fullwidth, circled, ligatures) to plain characters, and
+    only then are label-shaped words given fullwidth brackets: `[con\u200btested]` → `［contested］`. Removing
+    first means an invisible character cannot hide a label from the patterns and be dropped later.
     """
-    from .render import strip_control  # render imports this module
+    from .redact import strip_invisible  # redact is imported lazily on the hook paths
 
-    text = strip_control(text)
+    text = strip_invisible(unicodedata.normalize("NFKC", strip_invisible(text)))
     if "[" not in text and "(" not in text:
         return text
     for pattern, replacement in _LABEL_SHAPED:

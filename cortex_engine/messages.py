@@ -7,7 +7,7 @@ from .errors import CortexError
 from .inspection import Deletion, Edit, Inspection, Page, quote_arg, short_kind_name, summarize_text
 from .memory import collapse
 from .notes import NoteWrite, Resolution
-from .render import humanize_kind, strip_control
+from .render import defuse, humanize_kind, strip_control
 
 
 ERROR_HINTS: dict[str, dict[str, str]] = {
@@ -48,13 +48,13 @@ def short_id(item_id: str) -> str:
 
 def _cut(text: str, limit: int) -> str:
     """Collapse to one control-free line; over `limit` characters keep `limit` and add an ellipsis."""
-    flat = collapse(strip_control(text))
+    flat = collapse(defuse(text))
     return flat if len(flat) <= limit else flat[:limit] + "…"
 
 
 def _one_line(value: object) -> str:
     """An author-supplied string (subject, alternative) as one line with no terminal control characters."""
-    return collapse(strip_control(str(value)))
+    return collapse(defuse(str(value)))
 
 
 def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
@@ -110,7 +110,7 @@ def memory_page(page: Page) -> str:
             " ".join(f"[{_one_line(label)}]" for label in labels) or "-",  # type: ignore[union-attr]
             ts_min(str(item["created_at"])),
             (f"[{_one_line(item['subject'])}] " if item["subject"] else "")
-            + summarize_text(strip_control(str(item["text"]).split("\n", 1)[0]), 80),
+            + summarize_text(defuse(str(item["text"]).split("\n", 1)[0]), 80),
         ))
     header = ("ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]

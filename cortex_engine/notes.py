@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -27,19 +26,20 @@ contradiction = LazyModule("contradiction")
 references = LazyModule("references")
 freshness = LazyModule("freshness")
 redaction = LazyModule("redact")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
 
 def clean_text(text: str) -> str:
-    """Note text as stored: secrets redacted and terminal control characters removed (tabs and newlines kept).
+    """Note text as stored: invisible characters removed and secrets redacted (`redact.clean_text`).
 
-    A note is the author's words, but a token pasted into a decision would otherwise be injected into every
-    later brief; the redaction that capture applies applies here too.
+    The store's connection applies the same rule to every string it is given; a note applies it before
+    anything is derived from its text (length checks, the normalized subject, contradiction signals).
     """
-    return _CONTROL.sub("", redaction.redact(text))
+    return redaction.clean_text(text)
+
 
 MAX_CONTENT_CHARS = 20_000
 MAX_ALTERNATIVES_CHARS = 2_000
+MAX_SUBJECT_CHARS = 200  # a subject names a topic in a few words; every surface prints it on one line
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def normalize_subject(subject: str | None) -> str | None:
     """Subjects are stored trimmed, whitespace-collapsed and lowercased; blank means none."""
     if subject is None:
         return None
-    value = " ".join(_CONTROL.sub("", redaction.redact(subject)).split()).lower()
+    value = " ".join(clean_text(subject).split()).lower()
     return value or None
 
 
@@ -84,8 +84,12 @@ def validate_note(kind: str, content: str, subject: str | None, alternatives: li
         raise InvalidInput("note text is empty", code="empty_text")
     if len(content) > MAX_CONTENT_CHARS and len(clean_text(content)) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"note text is over {MAX_CONTENT_CHARS} characters", code="too_long")
-    if kind != "insight" and normalize_subject(subject) is None:
+    normalized = normalize_subject(subject)
+    if kind != "insight" and normalized is None:
         raise InvalidInput(f"Subject is required for {kind} notes", code="subject_required")
+    if normalized is not None and len(normalized) > MAX_SUBJECT_CHARS:
+        raise InvalidInput(f"subject is {len(normalized)} characters; the limit is {MAX_SUBJECT_CHARS} "
+                           "(name the topic in a few words, put the detail in the note text)", code="too_long")
     if alternatives and sum(len(clean_text(a)) for a in alternatives) > MAX_ALTERNATIVES_CHARS:
         raise InvalidInput(f"alternatives are over {MAX_ALTERNATIVES_CHARS} characters", code="too_long")
 

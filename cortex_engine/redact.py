@@ -1,39 +1,314 @@
-"""Secret redaction for captured commands and outputs: applied before anything is stored."""
+"""What may be stored: secrets redacted, terminal control and Unicode format characters removed.
+
+`clean_text` is the one rule. It is applied at one choke point, the store's connection (`store.connect`
+installs `CleanConnection`), to every string parameter of every statement, so no capture path, note path or
+summary writer can store a secret or a raw escape by forgetting to call it. JSON documents passed as
+parameters are cleaned value by value, so they stay valid JSON.
+
+The secret shapes live in two tables below: `CONTEXT_RULES` (a secret recognised by what surrounds it: a
+header, a flag, an assignment, a URL) and `PROVIDER_TOKENS` (a secret recognised by its own well-known
+prefix). Both err toward redacting: a false positive costs a word of memory, a false negative leaks a key.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 MARK = "[REDACTED]"
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # Bearer / token authorization headers.
-    (re.compile(r"(?i)\b(authorization:\s*(?:bearer|token|basic)\s+|bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1" + MARK),
-    # Flags that carry a secret: --password=x, --token x, -p'x' is too ambiguous and left alone.
-    (re.compile(r"(?i)(--(?:password|passwd|token|secret|api-key|apikey|access-key|auth-token|client-secret)(?:=|\s+))"
-                r"(\"[^\"]*\"|'[^']*'|\S+)"), r"\1" + MARK),
-    # NAME_TOKEN=value, API_KEY=value, export SECRET=value, and the quoted-key forms of JSON / YAML output.
-    (re.compile(r"(?i)\b([A-Z0-9_]*(?:API_KEY|APIKEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?|AUTH_KEY|PRIVATE_KEY)"
-                r"[A-Z0-9_]*[\"']?\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s\"']+)"), r"\1" + MARK),
-    # URLs with credentials: scheme://user:password@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+@"), r"\1" + MARK + "@"),
-    # Provider token shapes.
-    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b"), MARK),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"), MARK),
-    (re.compile(r"\bglpat-[A-Za-z0-9_-]{16,}\b"), MARK),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), MARK),
-    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), MARK),
-    (re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}\b"), MARK),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}\b"), MARK),
-    (re.compile(r"\bnpm_[A-Za-z0-9]{30,}\b"), MARK),
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"), MARK),
-    # An output tail that starts inside a key (its BEGIN line cut off): everything up to the orphaned END.
-    (re.compile(r"\A[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"), MARK),
+# C0 and C1 controls except tab and newline (ESC, BEL, CR, backspace, DEL, CSI …).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Unicode general category Cf (format characters: zero-width space/joiners, bidi controls, BOM, soft hyphen,
+# invisible operators, tag characters …): they render as nothing, so text holding them can look like a label
+# or a command it is not. Kept in sync with `unicodedata` by tests/security/test_secrets.py.
+_FORMAT = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
 )
+
+# A secret value after a name or flag: quoted, or a run up to whitespace / a quote / a separator.
+_VALUE = r"(?!\[REDACTED\])(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\&;,<>]+)"
+# A header value: the rest of the line (or of the quoted string it sits in).
+_HEADER_VALUE = r"(?!\[REDACTED\])([^\s\"'\\][^\n\"'\\]*)"
+
+
+def _keep_quotes(match: re.Match[str]) -> str:
+    """Replacement for (prefix)(value): the prefix kept, the value replaced, its quotes kept (JSON stays valid)."""
+    value = match.group(match.lastindex or 1)
+    prefix = match.group(1) if (match.lastindex or 0) > 1 else ""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return f"{prefix}{value[0]}{MARK}{value[0]}"
+    return prefix + MARK
+
+
+def _url_userinfo(match: re.Match[str]) -> str:
+    """`scheme://user:pass@` → `scheme://user:[REDACTED]@`; a bare user name that could be a token → redacted."""
+    scheme, user, password = match.group(1), match.group(2), match.group(3)
+    if password is not None:
+        return f"{scheme}{user}:{MARK}@"
+    if re.fullmatch(r"[A-Za-z][A-Za-z._-]{0,31}", user):
+        return match.group(0)  # git@, deploy@, admin@: a plain name, not a credential
+    return f"{scheme}{MARK}@"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One secret shape: a name for people, the lowercase words one of which any match must contain (a cheap
+    pre-check, so text without them never pays for the regex), the pattern and what replaces a match."""
+
+    name: str
+    hints: tuple[str, ...]
+    pattern: re.Pattern[str]
+    replace: str | Callable[[re.Match[str]], str]
+
+
+def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
+          flags: int = 0) -> Rule:
+    return Rule(name, hints, re.compile(pattern, flags), replace)
+
+
+_I = re.IGNORECASE
+
+# Secrets recognised by their surroundings. Order matters: whole blocks first, then headers, then flags and
+# assignments, so a later rule never sees half of what an earlier one replaced.
+CONTEXT_RULES: tuple[Rule, ...] = (
+    # PEM / OpenSSH / PGP private key blocks, whole (to the END line, or to the end of the text when cut).
+    _rule("private key block", ('private key',), r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----[\s\S]*?"
+          r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)", MARK),
+    # An output tail that starts inside a key (its BEGIN line cut off): everything up to the orphaned END.
+    _rule("private key tail", ('private key',), r"\A[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----", MARK),
+    # PuTTY private key files.
+    _rule("putty private key", ('private-lines',), r"Private-Lines:\s*\d+[\s\S]*?(?:Private-MAC:\s*\S+|\Z)", MARK, _I),
+    # Authorization / Proxy-Authorization headers, any scheme: the whole value.
+    _rule("authorization header", ('authorization',), r"\b((?:proxy-)?authorization\s*[:=]\s*)" + _HEADER_VALUE, flags=_I),
+    # Cookie / Set-Cookie headers carry session tokens.
+    _rule("cookie header", ('cookie',), r"\b((?:set-)?cookie\s*:\s*)" + _HEADER_VALUE, flags=_I),
+    # API-key style headers: X-API-Key, api-key, X-Auth-Token, Private-Token (GitLab), X-Amz-Security-Token …
+    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:x-)?(?:api-?key|auth-token|access-token|private-token|amz-security-token|"
+          r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
+          + _HEADER_VALUE, flags=_I),
+    # A bearer token outside a header line.
+    _rule("bearer token", ('bearer',), r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", flags=_I),
+    # Long flags that name a secret: --password=x, --token x, --jwt x, --client-secret x, --api-key x …
+    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'credential', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
+          r"access-key|private-key|auth|jwt|credentials?|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
+    # MySQL / MariaDB clients: -pSECRET (attached, so no space).
+    _rule("mysql -p", ('mysql', 'mariadb'), r"(\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?\s-p)([^\s\"'|;&]\S*|\"[^\"]*\"|'[^']*')"),
+    # sshpass -p SECRET, redis-cli -a SECRET, curl/wget -u user:pass, htpasswd -b user pass.
+    _rule("sshpass -p", ('sshpass',), r"(\bsshpass\b[^\n|;&]*?\s-p\s*)" + _VALUE),
+    _rule("redis-cli -a", ('redis-cli',), r"(\bredis-cli\b[^\n|;&]*?\s-a\s*)" + _VALUE),
+    _rule("curl -u", ('curl', 'wget', 'http'), r"(\b(?:curl|wget|http|https)\b[^\n|;&]*?\s(?:-u|-U|--user|--proxy-user)(?:\s+|=)?)" + _VALUE),
+    _rule("htpasswd -b", ('htpasswd',), r"(\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE),
+    # openssl -passin pass:SECRET / -passout / -pass / -k.
+    _rule("openssl pass:", ('-pass',), r"((?:^|\s)-pass(?:in|out|word)?\s+(?:(?:pass|env|file|fd):)?)(?!(?:pass|env|file|fd):)" + _VALUE, flags=_I),
+    # `aws configure set aws_secret_access_key X`, `npm config set //r/:_authToken X`, `git config user.signingkey X`.
+    _rule("config set", ('config',), r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
+          r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE, flags=_I),
+    # Azure storage / service bus connection strings and SAS URLs; ODBC passwords.
+    _rule("azure key", ('key', 'sharedaccess', 'sig', 'pwd', 'password'), r"\b((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig|Pwd|Password)\s*=\s*)([^;\s\"'\\&]+)",
+          flags=_I),
+    # URLs with credentials: scheme://user:password@host, and a token used as the user name.
+    _rule("url credentials", ('://',), r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"'<>]*)(?::([^/\s@\"'<>]*))?@", _url_userinfo, _I),
+    # Signed-URL query parameters.
+    _rule("signed url", ('sig', 'token', 'code', 'key', 'secret', 'password', 'auth', 'credential'), r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|"
+          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|secret|client_secret|"
+          r"password|auth)=)([^&\s\"'\\#]+)", flags=_I),
+    # UPPER_CASE assignments whose name has a secret segment: DB_PASS=, MYSQL_PWD=, *_PASSPHRASE=, ENCRYPTION_KEY=,
+    # GITHUB_TOKEN=, export API_SECRET=, and the quoted-key JSON / YAML forms.
+    _rule("secret assignment", ('pass', 'pwd', 'secret', 'token', 'key', 'auth', 'sig', 'cred', 'salt', 'dsn', 'private'), r"\b((?:[A-Z0-9]+_)*(?:[A-Z0-9]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|"
+          r"CREDENTIALS?)|PASS|PWD|KEY|AUTH|SIG|CREDS|SALT|DSN|PRIVATE)(?:_[A-Z0-9]+)*[\"']?\s*[=:]\s*)" + _VALUE),
+    # lower / mixed case names with an unmistakable word: password: x, api_key = x, "client_secret": "x".
+    _rule("secret key-value", ('pass', 'secret', 'token', 'key', 'credential'), r"(?<![\w-])([\w.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+          r"private[_-]?key|auth[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+)
+
+# Secrets recognised by their own shape: one row per provider, newest shapes included. Add rows here.
+PROVIDER_TOKENS: tuple[Rule, ...] = (
+    _rule("AWS access key id", ('akia', 'asia', 'agpa', 'aida', 'aroa', 'aipa', 'anpa', 'anva', 'abia', 'acca'), r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b", MARK),
+    _rule("GitHub token (ghp_/gho_/ghu_/ghs_/ghr_)", ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'), r"\bgh[pousr]_[A-Za-z0-9]{20,}", MARK),
+    _rule("GitHub fine-grained PAT", ('github_pat_',), r"\bgithub_pat_[A-Za-z0-9_]{20,}", MARK),
+    _rule("GitLab tokens (glpat-, gldt-, glrt- …)", ('gl',), r"\bgl(?:pat|dt|ptt|rt|cbt|soat|oas|ft|imt|agent|wt)-[A-Za-z0-9_-]{16,}", MARK),
+    _rule("GitLab runner registration token", ('gr1348941',), r"\bGR1348941[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Slack tokens (xoxb-, xoxp-, xoxa-, xoxe- …)", ('xox',), r"\bxox[a-z]-[A-Za-z0-9-]{10,}", MARK),
+    _rule("Slack app-level token", ('xapp-',), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
+    _rule("Slack webhook URL", ('hooks.slack.com',), r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", MARK),
+    _rule("Discord webhook URL", ('/api/webhooks/',), r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", MARK),
+    _rule("Stripe keys (sk_/rk_/pk_ live and test)", ('_live_', '_test_'), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", MARK),
+    _rule("Stripe webhook secret", ('whsec_',), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
+    _rule("OpenAI / Anthropic keys (sk-, sk-proj-, sk-ant-)", ('sk-',), r"\bsk-[A-Za-z0-9_-]{16,}", MARK),
+    _rule("Google API key", ('aiza',), r"\bAIza[0-9A-Za-z_-]{30,}", MARK),
+    _rule("Google OAuth access token", ('ya29.',), r"\bya29\.[0-9A-Za-z_-]{20,}", MARK),
+    _rule("Google OAuth client secret", ('gocspx-',), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Google OAuth refresh token", ('1//0',), r"(?<![\w/])1//0[A-Za-z0-9_-]{30,}", MARK),
+    _rule("SendGrid API key", ('sg.',), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", MARK),
+    _rule("DigitalOcean tokens (dop_v1_, doo_v1_, dor_v1_)", ('_v1_',), r"\bdo[opr]_v1_[A-Za-z0-9]{32,}", MARK),
+    _rule("Shopify tokens (shpat_, shpca_, shppa_, shpss_)", ('shp',), r"\bshp(?:at|ca|pa|ss)_[A-Za-z0-9]{20,}", MARK),
+    _rule("PyPI upload token", ('pypi-',), r"\bpypi-[A-Za-z0-9_-]{32,}", MARK),
+    _rule("npm access token", ('npm_',), r"\bnpm_[A-Za-z0-9]{30,}", MARK),
+    _rule("Hugging Face token", ('hf_',), r"\bhf_[A-Za-z0-9]{30,}", MARK),
+    _rule("JSON Web Token", ('eyj',), r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*", MARK),
+    _rule("Mapbox secret token", ('k.eyj',), r"\b[sp]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}", MARK),
+    _rule("Twilio API key", ('sk',), r"\bSK[0-9a-fA-F]{32}\b", MARK),
+    _rule("Mailgun API key", ('key-',), r"\bkey-[0-9a-zA-Z]{32}\b", MARK),
+    _rule("Mailchimp API key", ('-us',), r"\b[0-9a-f]{32}-us\d{1,2}\b", MARK),
+    _rule("Atlassian API token", ('atatt3',), r"\bATATT3[A-Za-z0-9_=-]{20,}", MARK),
+    _rule("Linear API key", ('lin_',), r"\blin_(?:api|oauth)_[A-Za-z0-9]{30,}", MARK),
+    _rule("Notion integration token", ('secret_', 'ntn_'), r"\b(?:secret_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{30,})", MARK),
+    _rule("Doppler token", ('dp.',), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}", MARK),
+    _rule("HashiCorp Vault token", ('hvs.', 'hvb.', 'hvr.'), r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Terraform Cloud token", ('.atlasv1.',), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}", MARK),
+    _rule("Heroku API key", ('hrku-',), r"\bHRKU-[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Databricks token", ('dapi',), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", MARK),
+    _rule("Grafana tokens (glsa_, glc_)", ('glsa_', 'glc_'), r"\bgl(?:sa|c)_[A-Za-z0-9_=+/-]{30,}", MARK),
+    _rule("New Relic key", ('nrak-', 'nraa-', 'nrii-', 'nrjs-'), r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,}", MARK),
+    _rule("Sentry tokens", ('sntr',), r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}", MARK),
+    _rule("Postman API key", ('pmak-',), r"\bPMAK-[A-Za-z0-9-]{30,}", MARK),
+    _rule("Square tokens", ('sq0', 'eaaa'), r"\b(?:sq0atp|sq0csp|EAAA)[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Telegram bot token", (':aa',), r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}", MARK),
+    _rule("Supabase token", ('sbp_',), r"\bsbp_[a-f0-9]{40}\b", MARK),
+    _rule("Docker Hub PAT", ('dckr_pat_',), r"\bdckr_pat_[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Figma PAT", ('figd_',), r"\bfigd_[A-Za-z0-9_-]{30,}", MARK),
+    _rule("Groq / Replicate / Perplexity / xAI keys", ('gsk_', 'r8_', 'pplx-', 'xai-'), r"\b(?:gsk_|r8_|pplx-|xai-)[A-Za-z0-9]{30,}", MARK),
+    _rule("Age secret key", ('age-secret-key-1',), r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", MARK),
+    _rule("Alibaba Cloud access key id", ('ltai',), r"\bLTAI[A-Za-z0-9]{12,20}\b", MARK),
+    _rule("Azure AD client secret", ('q~',), r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", MARK),
+    _rule("Buildkite / CircleCI / Netlify / Prefect tokens", ('bkua_', 'ccipat_', 'nfp_', 'pnu_'), r"\b(?:bkua_|CCIPAT_|nfp_|pnu_)[A-Za-z0-9_]{30,}", MARK),
+    _rule("Pulumi / RubyGems tokens", ('pul-', 'rubygems_'), r"\b(?:pul-[a-f0-9]{40}|rubygems_[a-f0-9]{48})\b", MARK),
+    _rule("NuGet API key", ('oy2',), r"\boy2[a-z0-9]{43}\b", MARK),
+    _rule("Sendinblue / Brevo key", ('xkeysib-',), r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", MARK),
+)
+
+RULES: tuple[Rule, ...] = CONTEXT_RULES + PROVIDER_TOKENS
+_HINTS = frozenset(hint for rule in RULES for hint in rule.hints)
+_MIN_SECRET = 6  # no rule matches anything shorter
 
 
 def redact(text: str) -> str:
-    """Replace every recognised secret in `text` with `[REDACTED]`."""
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    """Replace every recognised secret in `text` with `[REDACTED]` (idempotent)."""
+    if len(text) < _MIN_SECRET:
+        return text
+    lowered = text.lower()
+    present = {hint for hint in _HINTS if hint in lowered}
+    if not present:
+        return text
+    for rule in RULES:
+        if not present.isdisjoint(rule.hints):
+            text = rule.pattern.sub(rule.replace, text)
     return text
+
+
+def strip_invisible(text: str) -> str:
+    """Remove terminal control characters (C0/C1 except tab and newline) and Unicode format characters (Cf)."""
+    if text.isascii() and text.isprintable():  # the common case, decided in C: nothing to remove
+        return text
+    return _FORMAT.sub("", _CONTROL.sub("", text))
+
+
+_PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
+
+
+def clean_text(text: str) -> str:
+    """A string as it may be stored: invisible characters removed, then secrets redacted."""
+    if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
+        return text
+    if len(text) <= _CACHED_CHARS:  # scope keys, paths, kinds and subjects recur in every statement of a flush
+        return _clean_short(text)
+    return redact(strip_invisible(text))
+
+
+_CACHED_CHARS = 1024
+
+
+@functools.lru_cache(maxsize=8192)
+def _clean_short(text: str) -> str:
+    return redact(strip_invisible(text))
+
+
+def _clean_strings(values: list[str]) -> list[str]:
+    """`clean_text` over many strings (a file inventory): the hint words are looked for once in all of them,
+    so a value holding none of those present, and nothing invisible, is kept without a per-value scan."""
+    joined = "\n".join(values).lower()
+    present = [hint for hint in _HINTS if hint in joined]
+    out = []
+    for value in values:
+        if value.isascii() and value.isprintable():
+            lowered = value.lower()
+            if not any(hint in lowered for hint in present):
+                out.append(value)
+                continue
+        out.append(clean_text(value))
+    return out
+
+
+def _clean_json_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        if len(value) > 64 and all(isinstance(v, str) for v in value):
+            return _clean_strings(value)
+        return [_clean_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k) if isinstance(k, str) else k: _clean_json_value(v) for k, v in value.items()}
+    return value
+
+
+def clean_param(value: object) -> object:
+    """A statement parameter as it may reach SQLite: strings cleaned, JSON documents cleaned value by value."""
+    if not isinstance(value, str):
+        return value
+    if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
+        try:
+            document = json.loads(value)
+        except ValueError:
+            return clean_text(value)
+        cleaned = _clean_json_value(document)
+        return value if cleaned == document else json.dumps(cleaned)
+    return clean_text(value)
+
+
+def _clean_params(parameters: Any) -> Any:
+    if isinstance(parameters, dict):
+        return {k: clean_param(v) for k, v in parameters.items()}
+    if isinstance(parameters, (list, tuple)):
+        return [clean_param(v) for v in parameters]
+    return parameters
+
+
+class CleanCursor(sqlite3.Cursor):
+    """A cursor whose statements only ever see cleaned strings (see `clean_text`)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:  # type: ignore[override]
+        """Execute with every string parameter cleaned."""
+        return super().execute(sql, _clean_params(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:  # type: ignore[override]
+        """Execute for each row of parameters, each cleaned."""
+        return super().executemany(sql, (_clean_params(p) for p in seq_of_parameters))
+
+
+class CleanConnection(sqlite3.Connection):
+    """The store's connection: the one choke point every stored string passes through.
+
+    Every string parameter of every statement is cleaned, lookups included, so a key compared against stored
+    text is cleaned the same way the stored text was. SQL text itself is never rewritten: author text is
+    always passed as a parameter.
+    """
+
+    def cursor(self, factory: Any = None) -> CleanCursor:  # type: ignore[override]
+        """A cleaning cursor."""
+        return super().cursor(factory or CleanCursor)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:  # type: ignore[override]
+        """Execute with every string parameter cleaned."""
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:  # type: ignore[override]
+        """Execute for each row of parameters, each cleaned."""
+        return self.cursor().executemany(sql, seq_of_parameters)

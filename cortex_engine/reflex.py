@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .memory import is_resolved, is_superseded
-from .render import label_suffix, render_memory_line
+from .render import clip, inspect_pointer, render_memory_line
 from .store import transaction
 
 if TYPE_CHECKING:
@@ -85,11 +85,7 @@ def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
     if pick is None:
         return ""
     line = "Cortex memory: " + render_memory_line(pick.row, pick.validation, 3)
-    if len(line) > WHISPER_CHARS:
-        # The content is cut, never a label: every label the item carries stays on the line.
-        keep = label_suffix(pick.kind, pick.row["text"], pick.validation)
-        body = line[: len(line) - len(keep)] if keep and line.endswith(keep) else line
-        line = body[: max(0, WHISPER_CHARS - 1 - len(keep))] + "…" + keep
+    line = clip(line, WHISPER_CHARS, inspect_pointer(pick.id))  # its labels are kept whole
     set_flag(engine, session_id, f"reflex:{focus_key}")
     engine.book_text("whisper", line, session_id)
     return _output("PreToolUse", line)

@@ -9,24 +9,57 @@ from datetime import datetime
 
 from .clock import parse_iso, ts_min
 from .freshness import Validation
-from .memory import collapse, is_contested, is_resolved, is_superseded, note_content, note_origin, split_trailers
+from .memory import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content, note_origin,
+                     split_trailers)
+from .redact import strip_invisible
 
 SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+SUBJECT_CHARS = 200  # as notes.MAX_SUBJECT_CHARS; a longer one (stored before the cap) is cut when shown
+NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one `inspect-memory` away
+# Trust labels at the end of a rendered line: kept whole when the line is cut.
+_LABEL_TAIL = re.compile(r"(?:\s(?:\[contested\]|\((?:superseded|resolved)\)|\[(?:stale|moved): [^\]\n]*\]))+$")
 
 
 def strip_control(text: str) -> str:
-    """Remove terminal control characters (ESC, lone CR, …) but keep tabs and newlines."""
-    return _CONTROL.sub("", text)
+    """Remove terminal control characters (ESC, lone CR, …) and Unicode format characters; keep tabs and newlines."""
+    return strip_invisible(text)
+
+
+def inspect_pointer(item_id: str | None) -> str:
+    """Where the whole text of a cut item is: ` (full text: cortex inspect-memory <id>)`; '' without an id."""
+    return f" (full text: cortex inspect-memory {item_id})" if item_id else ""
+
+
+def clip(text: str, room: int, pointer: str = "") -> str:
+    """`text` within `room` characters: cut with a visible `…` and the pointer when it does not fit.
+
+    The pointer is dropped when even it does not fit; with no room at all the result is empty.
+    """
+    if len(text) <= room:
+        return text
+    if room <= 0:
+        return ""
+    labels = _LABEL_TAIL.search(text)  # the labels Cortex appended (author text is defused) survive the cut
+    suffix = labels.group(0) if labels is not None and len(labels.group(0)) + 8 <= room else ""
+    body = text[: len(text) - len(suffix)]
+    room -= len(suffix)
+    if len(pointer) + 8 > room:
+        pointer = ""
+    return body[: room - 1 - len(pointer)].rstrip() + "…" + pointer + suffix
+
+
+def defuse(text: str) -> str:
+    """Author text as every surface renders it (see `memory.defuse_labels`: invisible characters, NFKC, labels)."""
+    return defuse_labels(text)
 
 
 def subject_tag(subject: str | None, *, lead: bool = False) -> str:
-    """`[subject] ` (or ` [subject]` with lead) on one line with control characters removed; '' for none."""
+    """`[subject] ` (or ` [subject]` with lead) on one line, defused: a subject never reads as a label; '' for none."""
     if not subject:
         return ""
-    clean = collapse(strip_control(subject))
-    return f" [{clean}]" if lead else f"[{clean}] "
+    tag = defuse(f"[{clip(collapse(defuse(subject)), SUBJECT_CHARS)}]")
+    return f" {tag}" if lead else f"{tag} "
 
 
 def humanize_kind(kind: str) -> str:
@@ -54,7 +87,7 @@ def age_text(created_at: str, now: datetime) -> str:
 
 def snippet(text: str, max_lines: int) -> str:
     """The first non-empty trimmed lines joined by ` | `, capped at 260 characters."""
-    lines = [line.strip() for line in strip_control(text).split("\n") if line.strip()][:max_lines]
+    lines = [line.strip() for line in defuse(text).split("\n") if line.strip()][:max_lines]
     joined = " | ".join(lines)
     return joined if len(joined) <= SNIPPET_CHARS else joined[: SNIPPET_CHARS - 1] + "…"
 
@@ -108,7 +141,7 @@ def render_memory_line(row: dict, validation: Validation | None, max_lines: int)
     if kind.startswith("note:"):
         subject = subject_tag(row["subject"])
         body, _ = split_trailers(text)
-        content = collapse(strip_control(note_content(body)))
+        content = clip(collapse(note_content(body)), NOTE_LINE_CHARS, inspect_pointer(row["id"]))
         line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
         return line + label_suffix(kind, text, validation)
     if kind in ("session_state", "episode:session_summary"):
@@ -123,7 +156,7 @@ def alternatives_line(kind: str, text: str) -> str | None:
     """`  already rejected: …` for a note that records rejected alternatives, else None."""
     if not kind.startswith("note:"):
         return None
-    payload = collapse(strip_control(split_trailers(text)[1].get("alternatives", "")))
+    payload = collapse(defuse(split_trailers(text)[1].get("alternatives", "")))
     if not payload:
         return None
     if len(payload) > ALTERNATIVES_CHARS:
@@ -153,8 +186,9 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     """Place lines within `budget`: the first evidence line always, alternatives only with what is left.
 
     The budget is held on the rendered text itself (every character, the newlines between lines and the
-    trimmed-count hint included), so with more than one line kept the text's own estimate never exceeds it;
-    only a first line that alone overruns is placed anyway (with the lead and the hint).
+    trimmed-count hint included), so the text's own estimate never exceeds it. A first line that alone
+    overruns is cut to fit, with `…` and where its whole text is (`inspect-memory <id>`); a lead too long
+    to leave it room is cut first, and the trimmed-count hint goes before the first line would lose its pointer.
     """
     limit = budget * 4
     chars = len(lead) if lead else 0
@@ -181,6 +215,12 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
             tail = hint(dropped)
         chars += len(tail) + 1
         lines += 1
+    lines_out = [entry.line for entry in kept]
+    if not kept and lead and len(lead) > limit:
+        lead = clip(lead, limit)
+    if kept and chars > limit:  # one line kept, and it overruns: cut the lead and the line to fit
+        lead, lines_out[0], tail = _fit_first(lead, kept[0], tail, limit)
+        chars = limit
     continued: set[int] = set()
     for index, entry in enumerate(kept):
         if entry.continuation is None:
@@ -191,7 +231,7 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
         chars += len(entry.continuation) + 1
     out = [lead] if lead else []
     for index, entry in enumerate(kept):
-        out.append(entry.line)
+        out.append(lines_out[index])
         if index in continued and entry.continuation is not None:
             out.append(entry.continuation)
     if tail:
@@ -199,16 +239,30 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     return Assembled("\n".join(out), kept, dropped)
 
 
+def _fit_first(lead: str | None, first: Entry, tail: str | None, limit: int) -> tuple[str | None, str, str | None]:
+    """Share `limit` characters between the lead, the one kept line and the hint, the line coming first."""
+    pointer = inspect_pointer(first.item_id)
+    if tail and limit - len(tail) - 1 < len(pointer) + 40:
+        tail = None  # the hint is advice; the pointer to the cut item's text is not
+    room = limit - (len(tail) + 1 if tail else 0)
+    if lead:
+        lead_room = max(room - 1 - len(first.line), room // 3)
+        lead = clip(lead, lead_room) or None
+        room -= len(lead) + 1 if lead else 0
+    return lead, clip(first.line, room, pointer), tail
+
+
 def sections_trimmed(count: int) -> str:
     """The trailer state prints for sections that did not fit."""
     return f"…{count} section{'s' if count != 1 else ''} trimmed (cortex_recall(topic) for more)"
 
 
-def assemble_sections(sections: list[str], budget: int) -> tuple[str, list[int]]:
+def assemble_sections(sections: list[str], budget: int, pointers: list[str | None] | None = None) -> tuple[str, list[int]]:
     """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on.
 
-    Sections are joined by a blank line, and the trailer counting what was skipped is charged too, so with
-    more than one section kept the rendered text never exceeds the budget.
+    Sections are joined by a blank line, and the trailer counting what was skipped is charged too, so the
+    rendered text never exceeds the budget: a first section that alone overruns is cut to fit with `…` and,
+    when `pointers` names its first item, where that item's whole text is.
     """
     limit = budget * 4
     kept: list[int] = []
@@ -222,8 +276,14 @@ def assemble_sections(sections: list[str], budget: int) -> tuple[str, list[int]]
     while len(kept) < len(sections) and len(kept) > 1 and chars + 2 + len(sections_trimmed(len(sections) - len(kept))) > limit:
         chars -= len(sections[kept.pop()]) + 2
     parts = [sections[i] for i in kept]
-    if len(kept) < len(sections):
-        parts.append(sections_trimmed(len(sections) - len(kept)))
+    trailer = sections_trimmed(len(sections) - len(kept)) if len(kept) < len(sections) else None
+    if parts and chars + (len(trailer) + 2 if trailer else 0) > limit:  # only the first section, and it overruns
+        if trailer and limit - len(trailer) - 2 < 80:
+            trailer = None
+        pointer = inspect_pointer(pointers[kept[0]] if pointers else None)
+        parts = [clip(parts[0], limit - (len(trailer) + 2 if trailer else 0), pointer)]
+    if trailer:
+        parts.append(trailer)
     return "\n\n".join(parts), kept
 
 

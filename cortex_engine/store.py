@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
+from .redact import CleanConnection
 
 SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 5000
@@ -314,12 +315,16 @@ _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try aga
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open a connection with the store's pragmas (WAL, foreign keys, busy timeout)."""
+    """Open a connection with the store's pragmas (WAL, foreign keys, busy timeout).
+
+    The connection cleans every string parameter (`redact.CleanConnection`): the one choke point that keeps
+    secrets and terminal escapes out of the store, whichever path writes.
+    """
     if readonly:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=CleanConnection)
     else:
-        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, factory=CleanConnection)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")

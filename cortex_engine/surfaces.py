@@ -12,7 +12,11 @@ from .memory import ItemFacts, collapse, hotness, is_superseded, note_content, n
 from .render import (
     Entry,
     age_text,
+    NOTE_LINE_CHARS,
     alternatives_line,
+    clip,
+    defuse,
+    inspect_pointer,
     assemble_budgeted,
     assemble_sections,
     humanize_kind,
@@ -22,7 +26,6 @@ from .render import (
     render_memory_line,
     subject_tag,
     shorten,
-    strip_control,
 )
 from .memory import split_trailers
 from .retrieval import Candidate, candidates, rerank, seat_contested, seat_superseded, supersession_group, tokenize_topic
@@ -150,7 +153,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> 
     """Answer-shaped evidence for a topic: a lead line, then labelled lines within the budget."""
     query, total, results = ranked(ctx, topic, RECALL_LIMIT)
     if not results:
-        text = f'No matches for "{collapse(topic)}". Try a broader topic, or cortex_state for the working set.'
+        text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
         return Surface("recall", text, budget, [], topic, query, total)
     ordered = seat_contested(results)
     lead = lead_line(ctx, ordered[0])
@@ -177,14 +180,14 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
     """A smaller topical brief: decisions first, then intents, blockers, insights, others."""
     header = []
     if for_agent:
-        header.append(f"Briefing for {collapse(for_agent)}:")
+        header.append(f"Briefing for {collapse(defuse(for_agent))}:")
     if not ctx.is_project_scope:
         header.append(f"Scope: {ctx.scope_label}")
     if ctx.focus:
-        header.append(f"Focus: {collapse(ctx.focus)}")
+        header.append(f"Focus: {collapse(defuse(ctx.focus))}")
     query, total, results = ranked(ctx, topic, BRIEF_LIMIT)
     if not results:
-        text = "\n".join([*header, f'No context found for "{collapse(topic)}".'])
+        text = "\n".join([*header, f'No context found for "{collapse(defuse(topic))}".'])
         return Surface("brief", text, budget, [], topic, query, total)
     position = {c.id: i for i, c in enumerate(results)}
     by_kind = sorted(results, key=lambda c: (BRIEF_KIND_PRIORITY.get(c.kind, 99), position[c.id]))
@@ -252,7 +255,8 @@ def _bullet(row: sqlite3.Row | dict, validation: Validation | None) -> str:
     kind, text = row["kind"], row["text"]
     body, _ = split_trailers(text)
     subject = subject_tag(row["subject"])
-    line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{collapse(strip_control(note_content(body)))}"
+    content = clip(collapse(note_content(body)), NOTE_LINE_CHARS, inspect_pointer(row["id"]))
+    line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{content}"
     return line + label_suffix(kind, text, validation)
 
 
@@ -330,7 +334,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         sections.append(("Recent evidence:\n" + "\n".join(evidence), evidence_items))
     if not sections:
         return Surface("state", EMPTY_STATE, budget, [])
-    text, kept = assemble_sections([t for t, _ in sections], budget)
+    text, kept = assemble_sections([t for t, _ in sections], budget, [items[0].id if items else None for _, items in sections])
     items = [item for index in kept for item in sections[index][1]]
     return Surface("state", text, budget, items)
 
@@ -345,7 +349,7 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     if row is None:
         return None
     lines = []
-    for line in strip_control(row["text"]).split("\n"):
+    for line in defuse(row["text"]).split("\n"):  # author text throughout: subjects, summaries, file names
         if _COMMAND_LINE.match(line.strip()):
             continue
         for old, new in SNAPSHOT_RENAMES.items():
@@ -381,14 +385,14 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     for row in picked:
         validation = valid[row["id"]]
         body, _ = split_trailers(row["text"])
-        content = shorten(strip_control(note_content(body)), 110)
+        content = shorten(note_content(body), 110)
         subject = subject_tag(row["subject"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
         bullets.append(line + label_suffix(row["kind"], row["text"], validation))
         shown.append(_surface_item(row, validation))
     lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
     if resume:
-        lines.append(f"- resume: {shorten(strip_control(resume), 110)}")
+        lines.append(f"- resume: {shorten(defuse(resume), 110)}")
     ledger_line = None
     if ledger_files:
         ledger_line = "- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5])
@@ -437,7 +441,7 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
 
 
 def _short_path(path: str) -> str:
-    clean = " ".join(strip_control(path).split())
+    clean = " ".join(defuse(path).split())
     if len(clean) > 44:
         clean = clean[:12] + "…" + clean[-31:]
     return f'"{clean}"' if "," in clean else clean
@@ -446,7 +450,7 @@ def _short_path(path: str) -> str:
 
 def header(ctx: Context, sessions: int, budget: int) -> Surface:
     """The full branch-aware header: a status line, hot items, the resume line and how to use memory."""
-    focus = collapse(ctx.focus) if ctx.focus else "unfocused"
+    focus = collapse(defuse(ctx.focus)) if ctx.focus else "unfocused"
     plural = "s" if sessions != 1 else ""
     lines = [f"Cortex: {focus} | {sessions} session{plural} on {ctx.scope_label}"]
     shown: list[SurfaceItem] = []
@@ -476,7 +480,7 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
         row, validation = resume
         body, _ = split_trailers(row["text"])
         subject = subject_tag(row["subject"])
-        line = f"Resume: {subject}{shorten(strip_control(note_content(body)), 100)}"
+        line = f"Resume: {subject}{shorten(note_content(body), 100)}"
         lines.append(line + label_suffix(row["kind"], row["text"], validation))
         if all(s.id != row["id"] for s in shown):
             shown.append(_surface_item(row, validation))

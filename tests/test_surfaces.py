@@ -89,12 +89,12 @@ def test_recall_budget_keeps_first_line_and_hints(engine: Engine) -> None:
     assert roomy.tokens <= 600
 
 
-def test_single_oversized_result_overruns_rather_than_vanishes(engine: Engine) -> None:
-    """recall never drops its top-ranked result, even when it alone exceeds the budget."""
+def test_single_oversized_result_is_cut_to_fit_rather_than_dropped(engine: Engine) -> None:
+    """recall never drops its top-ranked result; when it alone exceeds the budget it is cut, visibly (issue 11 §3)."""
     engine.note("insight", "huge " * 400)
     surface = engine.recall("huge", budget=20)
     assert len(surface.items) == 1
-    assert surface.tokens > 20
+    assert surface.tokens <= 20 and "…" in surface.text
 
 
 def test_alternatives_only_after_every_decision_that_fits(engine: Engine) -> None:

@@ -168,27 +168,32 @@ def test_assemble_budgeted_guarantees() -> None:
         n = len(done.kept)
         # 1. The kept lines are a prefix of the entries, never empty when there are entries.
         assert done.kept == entries[:n] and (n >= 1 or not entries) and done.dropped == len(entries) - n
-        # 2. The text is the lead, each kept line with (for a prefix of those that have one) its continuation,
-        #    then the hint when something was dropped.
-        with_cont = [e for e in done.kept if e.continuation is not None]
-        for placed in range(len(with_cont) + 1):
-            continued = {id(e) for e in with_cont[:placed]}
-            rendered = [lead] if lead else []
-            for e in done.kept:
-                rendered += [e.line, e.continuation] if id(e) in continued else [e.line]
-            rendered += [hint(done.dropped)] if done.dropped else []
-            if done.text == "\n".join(rendered):  # type: ignore[arg-type]
-                break
+        # 2. The rendered text itself always fits the budget (issue 11 §3: the first line is cut, not overrun).
+        assert estimate_tokens(done.text) <= budget
+        first_only = "\n".join([*([lead] if lead else []), *(entries[:1] and [entries[0].line]),
+                                *([hint(done.dropped)] if done.dropped else [])])
+        if n <= 1 and estimate_tokens(first_only) > budget:
+            # 3. A first line that alone overruns is cut with a visible ellipsis, never dropped (or only the
+            #    trimmed-count hint gave way, the lead and the line fitting without it).
+            bare_first = "\n".join([*([lead] if lead else []), *(entries[:1] and [entries[0].line])])
+            assert "…" in done.text or estimate_tokens(bare_first) <= budget
+            cases["first line over budget"] += 1
+            placed = 0
         else:
-            raise AssertionError("the text is not lead + kept lines + a prefix of continuations + hint")
-        # 3. With more than one line kept, the rendered text itself fits the budget.
-        if n >= 2:
-            assert estimate_tokens(done.text) <= budget
-            cases["several lines"] += 1
-        elif n == 1:
-            first_only = "\n".join([*([lead] if lead else []), entries[0].line, *([hint(done.dropped)] if done.dropped else [])])
-            assert estimate_tokens(done.text) <= max(budget, estimate_tokens(first_only) + estimate_tokens(entries[0].continuation or "") + 1)
-            cases["first line over budget" if estimate_tokens(first_only) > budget else "one line"] += 1
+            # 3'. Otherwise the text is the lead, each kept line with (for a prefix of those that have one) its
+            #     continuation, then the hint when something was dropped.
+            with_cont = [e for e in done.kept if e.continuation is not None]
+            for placed in range(len(with_cont) + 1):
+                continued = {id(e) for e in with_cont[:placed]}
+                rendered = [lead] if lead else []
+                for e in done.kept:
+                    rendered += [e.line, e.continuation] if id(e) in continued else [e.line]
+                rendered += [hint(done.dropped)] if done.dropped else []
+                if done.text == "\n".join(rendered):  # type: ignore[arg-type]
+                    break
+            else:
+                raise AssertionError("the text is not lead + kept lines + a prefix of continuations + hint")
+            cases["several lines" if n >= 2 else "one line"] += 1
         # 4. Continuations never change which lines are kept.
         bare = assemble_budgeted(lead, [Entry(e.line, None, e.item_id) for e in entries], budget, hint)
         assert [e.item_id for e in bare.kept] == [e.item_id for e in done.kept] and bare.dropped == done.dropped

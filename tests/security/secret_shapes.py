@@ -1,0 +1,190 @@
+"""Realistic fake secrets, one per shape the redaction must catch: `(shape, text carrying it, the secret bytes)`.
+
+Every body is generated from a seed, so no real credential is ever in the repository and every secret is
+unique (a scan of the store for its bytes cannot be confused by another case). The texts are what an agent
+would really type or read: a command line, a header, a config line, a log line.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+_ALNUM = string.ascii_letters + string.digits
+_UPPER = string.ascii_uppercase + string.digits
+_HEX = "0123456789abcdef"
+_B64URL = _ALNUM + "-_"
+
+
+def _body(seed: int, length: int, alphabet: str = _ALNUM) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def _pem(label: str, seed: int) -> tuple[str, str]:
+    lines = [_body(seed * 10 + i, 64, string.ascii_letters + string.digits + "+/") for i in range(4)]
+    block = f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----"
+    return block, lines[1]
+
+
+def shapes() -> list[tuple[str, str, str]]:
+    """Every shape: (name, a realistic text carrying the secret, the secret's own bytes)."""
+    b = _body
+    cases: list[tuple[str, str, str]] = []
+
+    def add(name: str, text: str, secret: str) -> None:
+        assert secret in text, name
+        cases.append((name, text, secret))
+
+    s = "AKIA" + b(1, 16, _UPPER)
+    add("AWS access key id", f"export AWS_ACCESS_KEY_ID={s}", s)
+    s = "ASIA" + b(2, 16, _UPPER)
+    add("AWS session key id (bare)", f"using credentials {s} from the profile", s)
+    s = b(3, 40, _ALNUM + "/+")
+    add("aws configure set secret", f"aws configure set aws_secret_access_key {s}", s)
+    s = b(4, 40, _ALNUM + "/+")
+    add("AWS_SECRET_ACCESS_KEY env", f"AWS_SECRET_ACCESS_KEY={s} aws s3 ls", s)
+    s = "ghp_" + b(5, 36)
+    add("GitHub ghp_", f"git clone https://github.com/acme/app && echo {s}", s)
+    s = "gho_" + b(6, 36)
+    add("GitHub gho_", f"gh auth status shows token {s}", s)
+    s = "github_pat_" + b(7, 22) + "_" + b(8, 59)
+    add("GitHub github_pat_", f"GH_PAT={s}", s)
+    s = "ghs_" + b(9, 36)
+    add("GitHub ghs_ in URL user", f"git push https://x-access-token:{s}@github.com/acme/app.git", s)
+    s = "glpat-" + b(10, 20, _B64URL)
+    add("GitLab glpat-", f"curl --header 'PRIVATE-TOKEN: {s}' https://gitlab.com/api/v4/projects", s)
+    s = "glpat-" + b(11, 20, _B64URL)
+    add("GitLab glpat- bare", f"the token {s} expired", s)
+    s = "xoxb-" + b(12, 12, string.digits) + "-" + b(13, 13, string.digits) + "-" + b(14, 24)
+    add("Slack xoxb-", f"SLACK_BOT={s} node bot.js", s)
+    s = "xoxp-" + b(15, 12, string.digits) + "-" + b(16, 12, string.digits) + "-" + b(17, 32, _HEX)
+    add("Slack xoxp-", f"slack token {s}", s)
+    s = "xapp-1-A" + b(18, 10, _UPPER) + "-" + b(19, 13, string.digits) + "-" + b(20, 64, _HEX)
+    add("Slack xapp-", f"app token: {s}", s)
+    s = "T" + b(21, 8, _UPPER) + "/B" + b(22, 8, _UPPER) + "/" + b(23, 24)
+    add("Slack webhook URL", f"curl -X POST https://hooks.slack.com/services/{s} -d '{{}}'", s)
+    s = b(24, 18, string.digits) + "/" + b(25, 68, _B64URL)
+    add("Discord webhook URL", f"post to https://discord.com/api/webhooks/{s}", s)
+    s = "sk_live_" + b(26, 24)
+    add("Stripe sk_live_", f"Stripe.api_key = '{s}'", s)
+    s = "sk_live_" + b(27, 24)
+    add("Stripe sk_live_ bare", f"charging with {s} now", s)
+    s = "rk_live_" + b(28, 24)
+    add("Stripe rk_live_", f"restricted key {s}", s)
+    s = "whsec_" + b(29, 32)
+    add("Stripe whsec_", f"stripe listen printed {s}", s)
+    s = "sk-" + b(30, 48)
+    add("OpenAI sk-", f"OPENAI_API_KEY={s}", s)
+    s = "sk-proj-" + b(31, 56, _B64URL)
+    add("OpenAI sk-proj-", f"client = OpenAI(api_key=\"{s}\")", s)
+    s = "sk-ant-api03-" + b(32, 93, _B64URL) + "AA"
+    add("Anthropic sk-ant-", f"x-api-key: {s}", s)
+    s = "sk-ant-api03-" + b(33, 93, _B64URL) + "AA"
+    add("Anthropic sk-ant- bare", f"use {s} for the eval", s)
+    s = "AIza" + b(34, 35, _B64URL)
+    add("Google AIza", f"https://maps.googleapis.com/maps/api/geocode/json?address=x&key={s}", s)
+    s = "AIza" + b(35, 35, _B64URL)
+    add("Google AIza bare", f"firebase apiKey {s}", s)
+    s = "ya29." + b(36, 120, _B64URL)
+    add("Google ya29.", f"gcloud auth print-access-token -> {s}", s)
+    s = "SG." + b(37, 22, _B64URL) + "." + b(38, 43, _B64URL)
+    add("SendGrid SG.", f"sendgrid key {s}", s)
+    s = "dop_v1_" + b(39, 64, _HEX)
+    add("DigitalOcean dop_v1_", f"doctl auth init -t {s}", s)
+    s = "shpat_" + b(40, 32, _HEX)
+    add("Shopify shpat_", f"shopify token {s}", s)
+    s = "pypi-AgEIcHlwaS5vcmc" + b(41, 120, _B64URL)
+    add("PyPI pypi-", f"twine upload -p {s} dist/*", s)
+    s = "npm_" + b(42, 36)
+    add("npm npm_", f"echo //registry.npmjs.org/:_authToken={s} > .npmrc", s)
+    s = "hf_" + b(43, 34)
+    add("Hugging Face hf_", f"huggingface-cli login --token {s}", s)
+    s = "hf_" + b(44, 34)
+    add("Hugging Face hf_ bare", f"loaded model with {s}", s)
+    header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    s = header + ".eyJ" + b(45, 60, _B64URL) + "." + b(46, 43, _B64URL)
+    add("JWT bare", f"token is {s}", s)
+    s = header + ".eyJ" + b(47, 60, _B64URL) + "." + b(48, 43, _B64URL)
+    add("JWT after --jwt", f"deploy --jwt {s}", s)
+    s = header + ".eyJ" + b(49, 60, _B64URL) + "." + b(50, 43, _B64URL)
+    add("JWT in Cookie header", f"curl -H 'Cookie: session={s}' https://app.local/", s)
+    block, s = _pem("RSA PRIVATE KEY", 51)
+    add("PEM RSA private key", block, s)
+    block, s = _pem("OPENSSH PRIVATE KEY", 52)
+    add("OpenSSH private key", f"cat ~/.ssh/id_ed25519\n{block}", s)
+    block, s = _pem("PRIVATE KEY", 53)
+    add("PKCS8 private key", block, s)
+    block, s = _pem("ENCRYPTED PRIVATE KEY", 54)
+    add("encrypted private key", block, s)
+    block, s = _pem("PGP PRIVATE KEY BLOCK", 55)
+    add("PGP private key block", block, s)
+    s = b(56, 86, _ALNUM + "+/") + "=="
+    add("Azure AccountKey=", f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net", s)
+    s = b(57, 43, _ALNUM) + "%3D"
+    add("Azure SAS sig=", f"https://acme.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-01-01&sp=r&sig={s}", s)
+    s = b(58, 16)
+    add("URL user:pass@", f"psql postgres://admin:{s}@db.internal:5432/app", s)
+    s = b(59, 40, _HEX)
+    add("URL token@ as user", f"git clone https://{s}@github.com/acme/private.git", s)
+    s = b(60, 14)
+    add("redis URL :pass@", f"REDIS_URL=redis://:{s}@cache:6379/0", s)
+    s = b(61, 14)
+    add("mysql -pX", f"mysql -u root -p{s} app < dump.sql", s)
+    s = b(62, 14)
+    add("mysqldump -pX", f"mysqldump -h db -uroot -p{s} app > dump.sql", s)
+    s = b(63, 14)
+    add("sshpass -p", f"sshpass -p {s} ssh deploy@host", s)
+    s = b(64, 14)
+    add("redis-cli -a", f"redis-cli -h cache -a {s} ping", s)
+    s = b(65, 14)
+    add("curl -u user:pass", f"curl -u admin:{s} https://api.local/v1/items", s)
+    s = b(66, 14)
+    add("openssl -passin pass:", f"openssl rsa -in key.pem -passin pass:{s} -out plain.pem", s)
+    s = b(67, 14)
+    add("--password=", f"mongo --username admin --password={s} db", s)
+    s = b(68, 14)
+    add("--password value", f"docker login --username me --password {s} registry.local", s)
+    s = b(69, 20)
+    add("--token value", f"vault login --token {s}", s)
+    s = b(70, 16)
+    add("DB_PASSWORD=", f"DB_PASSWORD={s} ./manage.py migrate", s)
+    s = b(71, 16)
+    add("DB_PASS=", f"DB_PASS={s} npm start", s)
+    s = b(72, 16)
+    add("MYSQL_PWD=", f"MYSQL_PWD={s} mysql -u root", s)
+    s = b(73, 16)
+    add("*_PASSPHRASE=", f"export GPG_PASSPHRASE={s}", s)
+    s = b(74, 32, _HEX)
+    add("ENCRYPTION_KEY=", f"ENCRYPTION_KEY={s} python app.py", s)
+    s = b(75, 24)
+    add("*_SECRET=", f"export CLIENT_SECRET={s}", s)
+    s = b(76, 24)
+    add("*_TOKEN=", f"API_TOKEN=\"{s}\" ./run.sh", s)
+    s = b(77, 24)
+    add("*_KEY=", f"STRIPE_SIGNING_KEY='{s}'", s)
+    s = b(78, 16)
+    add("yaml password:", f"database:\n  user: app\n  password: {s}\n", s)
+    s = b(79, 24)
+    add("json client_secret", f'{{"client_id": "abc", "client_secret": "{s}"}}', s)
+    s = b(80, 32)
+    add("Authorization: Bearer", f"curl -H 'Authorization: Bearer {s}' https://api.local/", s)
+    s = b(81, 24, _ALNUM + "+/") + "=="
+    add("Authorization: Basic", f"Authorization: Basic {s}", s)
+    s = b(82, 32)
+    add("X-API-Key header", f"curl -H \"X-API-Key: {s}\" https://api.local/", s)
+    s = b(83, 32)
+    add("api-key header", f"api-key: {s}", s)
+    s = b(84, 32)
+    add("Cookie header", f"Cookie: sessionid={s}; csrftoken=abc", s)
+    s = "SK" + b(85, 32, _HEX)
+    add("Twilio SK", f"twilio api key {s}", s)
+    s = "hvs." + b(86, 90, _B64URL)
+    add("Vault hvs.", f"VAULT_TOKEN is {s}", s)
+    s = "dckr_pat_" + b(87, 27, _B64URL)
+    add("Docker Hub dckr_pat_", f"docker login -u me -p {s}", s)
+    s = "GOCSPX-" + b(88, 28, _B64URL)
+    add("Google OAuth GOCSPX-", f"client secret {s}", s)
+    s = "AGE-SECRET-KEY-1" + b(89, 58, _UPPER)
+    add("age secret key", f"# created: 2026\n{s}", s)
+    return cases

@@ -1,0 +1,47 @@
+"""The stored-string rule itself: invisible characters removed, secrets redacted, JSON parameters kept JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+import unicodedata
+
+from cortex_engine.redact import clean_param, clean_text
+
+from .secret_shapes import shapes
+
+
+def test_every_shape_is_redacted_and_redaction_is_idempotent() -> None:
+    """Each shape's secret is gone from its text, and cleaning twice changes nothing."""
+    leaked = [name for name, text, secret in shapes() if secret in clean_text(text)]
+    unstable = [name for name, text, _ in shapes() if clean_text(clean_text(text)) != clean_text(text)]
+    assert (leaked, unstable) == ([], [])
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    """Paths, plain commands and prose without a secret come back unchanged."""
+    for text in ("python -m pytest tests/test_api.py -k token", "git@github.com:acme/app.git", "ssh://git@host/x",
+                 "see https://example.com/a?b=1", "use the token bucket for rate limits", "mysql -u root -p app",
+                 "branch:/home/u/p/.git:/home/u/p:main", "Decision: keep the parser pure"):
+        assert clean_text(text) == text
+
+
+def test_format_character_table_covers_unicode_category_cf() -> None:
+    """Every Cf code point this Python knows is stripped (the table in redact.py is maintained by hand)."""
+    cf = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(cf) > 150
+    assert clean_text("a" + "".join(cf) + "b") == "ab"
+
+
+def test_controls_go_and_json_parameters_stay_json() -> None:
+    """ESC, BEL, CR and C1 are stripped, tab and newline kept; a JSON parameter is cleaned value by value."""
+    assert clean_text("\x1b[31mred\x07\r\n\tx\x9b2J") == "[31mred\n\tx2J"
+    document = json.dumps({"description": "deploy \u200b--token abcdefghijklmnop", "n": 1})
+    assert json.loads(clean_param(document)) == {"description": "deploy --token [REDACTED]", "n": 1}
+
+
+def test_a_long_json_list_is_cleaned_like_each_of_its_strings() -> None:
+    """The batched path for big string lists (file inventories) gives exactly the per-string result."""
+    values = [f"src/pkg{i}/file_{i}.py" for i in range(200)] + ["conf/DB_PASS=abcdefghijkl", "x\u202ey.py", "a\x1b[2Jb"]
+    assert json.loads(clean_param(json.dumps(values))) == [clean_text(v) for v in values]
+    assert clean_text("conf/DB_PASS=abcdefghijkl") == "conf/DB_PASS=[REDACTED]"

@@ -1,0 +1,125 @@
+"""Issue 11 §2 and §5: no secret and no raw terminal escape reaches the store, whichever path writes it.
+
+Every shape of `secret_shapes` goes through every entry path (the real hook scripts with Claude Code
+payloads, the `cortex` CLI, a real MCP client), then the database file, its WAL and every runtime file
+are scanned for the secret bytes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+from cortex_engine.engine import describe_store
+
+from ..conftest import Repo
+from .conftest import Host, serve, text_of
+from .secret_shapes import shapes
+
+CHUNK = 8
+
+
+def _chunks(items: list, size: int = CHUNK) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _files_to_scan(repo: Repo, home: Path) -> list[Path]:
+    """The store (db, WAL, shm), every file under the runtime folder and under CORTEX_HOME."""
+    found = [p for p in (repo.path / ".cortex").rglob("*") if p.is_file()]
+    found += [p for p in home.rglob("*") if p.is_file()]
+    return sorted(set(found))
+
+
+def _leaks(secret: str, blobs: list[bytes]) -> bool:
+    """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS lowercases)."""
+    middle = secret[len(secret) // 2 - 6: len(secret) // 2 + 6]
+    needles = {secret.lower().encode(), middle.lower().encode()}
+    return any(needle in blob for blob in blobs for needle in needles)
+
+
+def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host, repo: Repo, tmp_path: Path) -> None:
+    """75 shapes × 12 entry paths; afterwards zero secret bytes in the database, its WAL or any runtime file."""
+    cases = [(name, f"case{i:02d} {text}", secret) for i, (name, text, secret) in enumerate(shapes())]
+    host.session_start()
+    tried: dict[str, int] = {}
+
+    def count(path: str, n: int = 1) -> None:
+        tried[path] = tried.get(path, 0) + n
+
+    capture = "cortex-capture.sh"
+    for _, text, _ in cases:
+        host.fire(capture, "PostToolUseFailure", tool_name="Bash", tool_input={"command": text},
+                  error="Command exited with non-zero status code 1", is_interrupt=False)
+        count("hook: Bash command")
+        host.fire(capture, "PostToolUse", tool_name="Bash", tool_input={"command": "python -m pytest -q tests"},
+                  tool_response={"stdout": text, "stderr": text, "interrupted": False, "exit_code": 1})
+        count("hook: failing command output")
+        host.fire(capture, "PostToolUseFailure", tool_name="Bash", tool_input={"command": "make build"},
+                  error=f"Command exited with non-zero status code 2\n{text}", is_interrupt=False)
+        count("hook: failure error")
+        host.fire(capture, "PostToolUse", tool_name="Grep", tool_input={"pattern": text, "path": "src"},
+                  tool_response={"mode": "files_with_matches", "filenames": [], "numFiles": 0})
+        count("hook: Grep pattern")
+        for tool in ("Agent", "Task"):
+            host.fire(capture, "PostToolUse", tool_name=tool,
+                      tool_input={"description": text, "subagent_type": "general-purpose", "prompt": text},
+                      tool_response={"content": [{"type": "text", "text": "done"}]})
+            count(f"hook: {tool} description")
+    for index, chunk in enumerate(_chunks(cases)):
+        joined = "\n".join(text for _, text, _ in chunk)
+        agent = f"agent-{index}"
+        host.fire("cortex-subagent.sh", "PreToolUse", "dispatch-pre", tool_name="Agent", tool_use_id=f"toolu_d{index}",
+                  tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined})
+        count("hook: Agent dispatch (description, prompt)", len(chunk))
+        host.fire("cortex-subagent.sh", "SubagentStart", "subagent-start", agent_id=agent, agent_type="general-purpose")
+        host.fire("cortex-subagent.sh", "SubagentStop", "subagent-stop", agent_id=agent, agent_type="general-purpose",
+                  stop_hook_active=False, last_assistant_message=joined)
+        count("hook: subagent conclusion", len(chunk))
+        alternatives = [arg for _, text, _ in chunk for arg in ("--alternative", text)]
+        run = host.cortex("note", "--kind", "decision", "--subject", f"chunk {index}", *alternatives, joined)
+        assert run.code == 0, run.err
+        count("cli: cortex note (content, alternatives)", len(chunk))
+        run = host.cortex("log", "cmd", "--cmd", " && ".join(text for _, text, _ in chunk), "--stdout", joined,
+                          "--stderr", joined, "--exit", "1")
+        assert run.code == 0, run.err
+        count("cli: cortex log cmd", len(chunk))
+    host.fire("cortex-end-of-turn.sh", "Stop", stop_hook_active=False)
+
+    async def script(session) -> list[str]:
+        errors = []
+        for name, text, _ in cases:
+            subject = " ".join(text.split())[:200]
+            result = await session.call_tool("cortex_note", {"kind": "decision", "content": text, "subject": subject,
+                                                             "alternatives": [text]})
+            if result.is_error:
+                errors.append(f"{name}: {text_of(result)}")
+            result = await session.call_tool("cortex_summarize", {"what": " ".join(text.split())[:400]})
+            if result.is_error:
+                errors.append(f"{name}: {text_of(result)}")
+        return errors
+
+    assert serve(repo, tmp_path, script) == []
+    count("mcp: cortex_note (content, subject, alternatives)", len(cases))
+    count("mcp: cortex_summarize(what)", len(cases))
+
+    store = describe_store(repo.path).path
+    conn = sqlite3.connect(store)
+    dump = "\n".join(conn.iterdump()).encode()
+    notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+    descriptions = conn.execute("SELECT COUNT(*) FROM events WHERE type='agent'").fetchone()[0]
+    conn.close()
+    home = Path(str(store)).parents[2]
+    blobs = [p.read_bytes().lower() for p in _files_to_scan(repo, home)] + [dump.lower()]
+    found = [(name, secret) for name, _, secret in cases if _leaks(secret, blobs)]
+    if found:  # say where, to fix the path that leaked
+        files = _files_to_scan(repo, home)
+        for name, secret in found:
+            where = [str(f) for f, blob in zip(files, blobs) if _leaks(secret, [blob])]
+            print(name, where, _leaks(secret, [dump.lower()]), file=sys.stderr)
+    pairs = sum(tried.values())
+    print(f"\nsecret shapes: {len(cases)}; entry paths: {len(tried)}; shape x path tried: {pairs}; found: {len(found)}",
+          file=sys.stderr)
+    assert notes >= len(cases) and descriptions == 2 * len(cases)  # the paths really stored something
+    assert len(cases) >= 69 and len(tried) == 12
+    assert found == []
