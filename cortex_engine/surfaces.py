@@ -380,35 +380,49 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])
     picked = picked[:max(3, len(contested))]
-    bullets: list[str] = []
-    shown: list[SurfaceItem] = []
-    for row in picked:
-        validation = valid[row["id"]]
+    contest_ids = {row["id"] for row in contested}
+
+    def bullet(row: sqlite3.Row, width: int) -> str:
         body, _ = split_trailers(row["text"])
-        content = shorten(note_content(body), 110)
-        subject = subject_tag(row["subject"])
-        line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject}{content}"
-        bullets.append(line + label_suffix(row["kind"], row["text"], validation))
-        shown.append(_surface_item(row, validation))
-    lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
-    if resume:
-        lines.append(f"- resume: {shorten(defuse(resume), 110)}")
-    ledger_line = None
-    if ledger_files:
-        ledger_line = "- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5])
-        lines.append(ledger_line)
-    lines.append("More: cortex_recall(topic).")
-    if len(lines) <= 2:
+        line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
+        return line + shorten(note_content(body), width) + label_suffix(row["kind"], row["text"], valid[row["id"]])
+
+    def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
+        bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
+        lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+        if hidden:
+            lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
+        if resume:
+            lines.append(f"- resume: {shorten(defuse(resume), 110)}")
+        if ledger and ledger_files:
+            lines.append("- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5]))
+        lines.append("More: cortex_recall(topic).")
+        return lines, bullets
+
+    def fits(lines: list[str]) -> bool:
+        return estimate_tokens("\n".join(lines)) <= budget
+
+    # The budget is spent, never exceeded, and an open contest's sides lead: first the ledger line and the other
+    # notes give way (from the bottom), then contest lines are cut shorter, then the last sides are named by count.
+    rows, width, hidden, ledger = list(picked), 110, 0, True
+    lines, bullets = assemble(rows, width, hidden, ledger)
+    if not fits(lines):
+        ledger = False
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    while not fits(lines) and rows and rows[-1]["id"] not in contest_ids:
+        rows.pop()
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    for width in (80, 50, 30):
+        if fits(lines):
+            break
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    while not fits(lines) and len(rows) > 1:
+        rows.pop()
+        hidden += 1
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    if len(lines) <= 2 or not fits(lines):
         return Surface("session_brief", "", budget, [])
-    if estimate_tokens("\n".join(lines)) > budget and ledger_line is not None:
-        lines.remove(ledger_line)
-    # Trim from the bottom, but never an open contest's side (they lead): the budget gives way to them.
-    floor = 1 + len(contested)
-    while estimate_tokens("\n".join(lines)) > budget and len(lines) > max(2, floor + 1):
-        lines.pop(-2)
-    if len(lines) <= 2:
-        return Surface("session_brief", "", budget, [])
-    shown = [item for line, item in zip(bullets, shown) if line in lines]
+    shown = [_surface_item(row, valid[row["id"]]) for row in rows]
     return Surface("session_brief", "\n".join(lines), budget, shown)
 
 
