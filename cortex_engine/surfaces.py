@@ -23,7 +23,7 @@ from .render import (
     strip_control,
 )
 from .memory import split_trailers
-from .retrieval import Candidate, candidates, rerank, seat_contested, tokenize_topic
+from .retrieval import Candidate, candidates, rerank, seat_contested, term_weights, tokenize_topic
 from .tokens import estimate_tokens
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
@@ -100,7 +100,8 @@ def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tupl
     """Candidates for a topic, reranked, deduplicated and cut to `limit`; `exact` matches the topic as a phrase."""
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
-    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus)
+    weights = term_weights(ctx.conn, tokens) if found else {}
+    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
     return query, len(found), ordered[:limit]
 
 
