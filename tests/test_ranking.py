@@ -1,0 +1,54 @@
+"""Ranking causes from the ranking issue: each test pins one cause with a query and the rank it must give."""
+
+from __future__ import annotations
+
+from cortex_engine.engine import Engine
+
+from .conftest import Clock
+
+
+def _subjects(engine: Engine, topic: str) -> list[str | None]:
+    return [item.subject for item in engine.recall(topic).items]
+
+
+def test_meaningful_words_are_not_stop_words(engine: Engine, clock: Clock) -> None:
+    """`implement` is searched: of three pager notes, the one that says "implement streaming pager" comes first,
+    though the other two are newer (the old stop list dropped `implement` and recency chose)."""
+    engine.note("decision", "implement streaming pager", "pager a")
+    clock.advance(days=20)
+    engine.note("decision", "streaming pager flushes on resize", "pager b")
+    clock.advance(days=20)
+    engine.note("decision", "pager streaming mode for logs", "pager c")
+    assert _subjects(engine, "Implement streaming pager.")[0] == "pager a"
+
+
+def test_identical_texts_stay_separate_items(engine: Engine, clock: Clock) -> None:
+    """Two notes with the same words on different days are two memories, and recall shows both."""
+    engine.note("insight", "the nightly export job timed out")
+    clock.advance(days=3)
+    engine.note("insight", "the nightly export job timed out")
+    assert len(engine.recall("nightly export").items) == 2
+
+
+def test_path_topic_matches_the_path_not_its_parts(engine: Engine) -> None:
+    """`src/db/pool.ts timeout` finds the note about that file before notes that hold `src`, `db`, `pool`, `ts` and
+    `timeout` apart (an OR of the path's parts ranked those first)."""
+    for n in range(4):
+        engine.note("insight", f"db timeout {n} raised for src/api/pool.ts and src/api/db.ts")
+    engine.note("insight", "src/db/pool.ts waits forever when the pool is exhausted")
+    top = engine.recall("src/db/pool.ts timeout").items[0]
+    assert "src/db/pool.ts" in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (top.id,)).fetchone()[0]
+
+
+def test_being_shown_cannot_keep_an_item_on_top(engine: Engine, clock: Clock) -> None:
+    """An item recalled over and over (hot, many accesses) does not stay above a better match that is cold."""
+    engine.note("insight", "cache eviction runs hourly from the scheduler")
+    clock.advance(days=90)
+    engine.note("insight", "cache eviction policy is least recently used")
+    clock.advance(days=90)
+    engine.refresh_tiers(force=True)
+    weaker = engine.conn.execute("SELECT id FROM memory_items WHERE text LIKE '%hourly%'").fetchone()[0]
+    engine.conn.execute("UPDATE memory_items SET access_count=200, state='hot', last_accessed_at=? WHERE id=?",
+                        (engine.now(), weaker))
+    engine.conn.commit()
+    assert engine.recall("cache eviction policy nightly budget", book=False).items[0].id != weaker
