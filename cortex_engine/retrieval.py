@@ -207,35 +207,30 @@ def candidates(
     """The best max(limit × 5, 20) FTS5 matches in these scopes (bm25, subject weighted over text), else a substring
     fallback.
 
-    Ranked inside FTS5 (`ORDER BY rank LIMIT`), so only the candidates are joined to their rows. When a page's matches
-    lie in other scopes or are archived, the next page (twice as long) follows until the pool is full or matches end.
+    Ranked inside FTS5 (`ORDER BY rank LIMIT`) with the scope and archive filter in the same statement: rows come
+    out best first and only the pool's rows are read whole (sorting whole rows of every match cost most of a recall).
 
     Args:
         phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
     """
     query = phrase_query(phrase) if phrase else fts_query(tokens)
     marks = ",".join("?" * len(scope_keys))
-    pool = max(limit * 5, 20)
     rows: list[tuple[sqlite3.Row, float | None]] = []
-    offset, page = 0, pool
-    while query is not None and len(rows) < pool:
+    if query is not None:
         hits = conn.execute(
-            "SELECT rowid, rank FROM memory_items_fts WHERE memory_items_fts MATCH ? AND rank MATCH 'bm25(8.0, 1.5)' "
-            "ORDER BY rank LIMIT ? OFFSET ?",
-            (query, page, offset),
+            "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
+            "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
+            f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+            (query, *scope_keys, max(limit * 5, 20)),
         ).fetchall()
         rank_of = {hit[0]: float(hit[1]) for hit in hits}
         if rank_of:
             found = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))}) "
-                f"AND m.state != 'archived' AND m.scope_key IN ({marks})",
-                (*rank_of, *scope_keys),
+                f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                tuple(rank_of),
             ).fetchall()
             found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], _desc(r["created_at"])))
-            rows.extend((r, rank_of[r["rowid"]]) for r in found[: pool - len(rows)])
-        if len(hits) < page:
-            break
-        offset, page = offset + page, page * 2
+            rows = [(r, rank_of[r["rowid"]]) for r in found]
     if rows:
         return query, rows
     fallback = conn.execute(
