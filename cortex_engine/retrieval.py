@@ -267,8 +267,10 @@ def rerank(
     Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
     (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
     (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal intent. Recency, tier and
-    access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Identical texts stay separate
-    items: two notes saying the same thing on different days are two memories.
+    access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes with identical texts stay
+    separate items (two notes saying the same thing on different days are two memories, each line dated); captured
+    evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
+    counted by the episode that tracks them (`seen 2x`).
 
     Args:
         weights: each term's IDF (`term_weights`); a term without one weighs 1.
@@ -280,7 +282,13 @@ def rerank(
     validations = validator.validate_many([(r["id"], r["scope_key"]) for r, _ in found])
     best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
     ranked: list[Candidate] = []
+    seen: set[tuple[str, str | None, str]] = set()
     for row, bm25 in found:
+        if not row["kind"].startswith("note:"):
+            key = (row["kind"], row["subject"], row["text"])
+            if key in seen:
+                continue
+            seen.add(key)
         cand = Candidate(row, bm25, validations[row["id"]])
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + row["text"].lower()
