@@ -52,3 +52,38 @@ def test_being_shown_cannot_keep_an_item_on_top(engine: Engine, clock: Clock) ->
                         (engine.now(), weaker))
     engine.conn.commit()
     assert engine.recall("cache eviction policy nightly budget", book=False).items[0].id != weaker
+
+
+def _bulk(engine: Engine, count: int, tag: str) -> None:
+    """`count` newer warm items inserted as rows (fast), so the note under test is not among the newest 500."""
+    now = engine.now()
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.7, ?)",
+        [(f"bulk:{tag}:{n}", engine.scope.key, f"{tag}{n}", f"insight: filler {tag} {n}", now) for n in range(count)],
+    )
+    engine.conn.commit()
+
+
+def _state(engine: Engine, text: str) -> str:
+    return engine.conn.execute("SELECT state FROM memory_items WHERE text LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+def test_tiers_follow_the_data_not_the_newest_500(engine: Engine, clock: Clock) -> None:
+    """A note with 600 newer items above it still cools when its age says so (the refresh took the newest 500)."""
+    engine.note("insight", "the gateway router drops idle sockets")
+    clock.advance(days=1)
+    _bulk(engine, 600, "a")
+    clock.advance(days=120)
+    engine.refresh_tiers(force=True)
+    assert _state(engine, "gateway router") == "cold"
+
+
+def test_a_step_crossed_since_the_last_refresh_is_derived(engine: Engine, clock: Clock) -> None:
+    """After a refresh, an item whose age crosses a step is re-derived however many items were written since."""
+    engine.note("insight", "the gateway router drops idle sockets")
+    engine.refresh_tiers(force=True)
+    clock.advance(days=100)
+    _bulk(engine, 2100, "b")
+    engine.refresh_tiers(force=True)
+    assert _state(engine, "gateway router") == "cold"
