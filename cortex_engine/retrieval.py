@@ -50,7 +50,7 @@ REINFORCEMENT_MAX = STATE_WEIGHT["hot"] - STATE_WEIGHT["cold"] + ACCESS_MAX
 one topic term adds (COVERAGE_WEIGHT times its IDF share), so being shown cannot by itself keep an item on top."""
 RECENCY_MAX = 1.0
 """Recency by creation date breaks near-ties only: 1 point for an item made today, halved at a week, a tenth at two
-months; a quarter of what one of four equally rare topic terms adds (COVERAGE_WEIGHT / 4 = 3), where it used to be
+months; a third of what one of four equally rare topic terms adds (COVERAGE_WEIGHT / 4 = 3), where it used to be
 up to 2.2 points plus the tier's 2.0 and let weak new matches win."""
 
 
