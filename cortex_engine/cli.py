@@ -99,7 +99,7 @@ def _surface_out(args: argparse.Namespace, surface) -> int:  # noqa: ANN001
 def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic."""
     with _engine(args) as engine:
-        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail))
+        return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, limit=args.limit))
 
 
 def cmd_brief(args: argparse.Namespace) -> int:
@@ -566,6 +566,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--budget", type=int)
         if name == "recall":
             p.add_argument("--detail", choices=["none", "scores"], default=None)
+            p.add_argument("--limit", type=int, help="how many ranked items to take (default 8, at most 50)")
         else:
             p.add_argument("--for", dest="for_agent", help="the agent being briefed")
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")

@@ -345,15 +345,24 @@ class Engine:
 
     # -- surfaces -------------------------------------------------------------------------------
 
-    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True) -> Surface:
+    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
+               limit: int | None = None) -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
             book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
+            limit: how many ranked items to take (default 8, at most 50); the budget still decides what is shown.
+
+        Raises:
+            InvalidInput: a budget outside 20..20000 or a limit outside 1..50.
         """
         budget = check_budget(budget, "recall")
+        if limit is not None and not 1 <= limit <= surfaces.RECALL_MAX_LIMIT:
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"limit must be between 1 and {surfaces.RECALL_MAX_LIMIT} items", code="bad_limit")
         self.refresh()
-        surface = surfaces.recall(self._context(), topic, budget, detail)
+        surface = surfaces.recall(self._context(), topic, budget, detail, limit or surfaces.RECALL_LIMIT)
         if not book:
             return surface
         self.mark_consulted()

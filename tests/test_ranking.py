@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from cortex_engine.engine import Engine
 
-from .conftest import Clock
+from .conftest import Clock, Repo
+from .test_cli import cortex
 
 
 def _subjects(engine: Engine, topic: str) -> list[str | None]:
@@ -87,3 +90,13 @@ def test_a_step_crossed_since_the_last_refresh_is_derived(engine: Engine, clock:
     _bulk(engine, 2100, "b")
     engine.refresh_tiers(force=True)
     assert _state(engine, "gateway router") == "cold"
+
+
+def test_recall_limit_asks_for_a_deeper_list_within_the_budget(repo: Repo, engine: Engine) -> None:
+    """`cortex recall --limit 12` returns twelve of twelve matches where the default stops at eight."""
+    for n in range(12):
+        engine.note("insight", f"the parser rejects input case {n}")
+    engine.close()
+    deep = json.loads(cortex(repo.path, "recall", "parser", "--limit", "12", "--json").out)
+    assert len(deep["items"]) == 12 and deep["tokens"] <= deep["budget"]
+    assert len(json.loads(cortex(repo.path, "recall", "parser", "--json").out)["items"]) == 8
