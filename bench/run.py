@@ -213,7 +213,7 @@ def markdown(report: dict[str, object]) -> str:
         lines.append("")
     locomo = report.get("locomo")
     if locomo:
-        lines += ["## Retrieval quality on LoCoMo (a sanity check, not a target)", "", locomo["note"], ""]
+        lines += ["## Retrieval quality on LoCoMo (a check, not a training set)", "", locomo["note"], ""]
         lines += ["| ranker | split | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|---|"]
         for row in locomo["rows"]:
             lines.append(f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | {row['r10']} | {row['mrr']} |")

@@ -101,7 +101,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic (in another scope with --scope)."""
     with _engine(args) as engine:
         return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, book=not args.peek,
-                                                 scope=args.scope))
+                                                 scope=args.scope, limit=args.limit))
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
@@ -738,6 +738,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if name == "recall":
             p.add_argument("--detail", choices=["none", "scores"], default=None)
             p.add_argument("--scope", help="read another scope: a branch name (deleted or not) or a scope key")
+            p.add_argument("--limit", type=int, help="how many ranked items to take (default 8, at most 50)")
         else:
             p.add_argument("--for", dest="for_agent", help="the agent being briefed")
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")

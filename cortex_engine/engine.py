@@ -18,6 +18,7 @@ from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
 from .freshness import Validation, Validator, checkouts, refresh_app_graph
+from . import memory
 from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
 from .render import strip_control
 from .tokens import estimate_tokens
@@ -39,8 +40,13 @@ transfer = LazyModule("transfer")
 MIN_BUDGET = 20
 SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary
 MAX_BUDGET = 20_000
-REFRESH_ITEMS = 500
 TIER_REFRESH_SECONDS = 600
+TIER_BACKFILL_ITEMS = 2000
+"""Rows past the last one derived that a refresh takes: new items, or an older store catching up."""
+
+
+def _chunks(values: list[str], size: int) -> list[list[str]]:
+    return [values[i:i + size] for i in range(0, len(values), size)]
 
 
 @dataclass(frozen=True)
@@ -190,30 +196,53 @@ class Engine:
         self.refresh_tiers()
 
     def refresh_tiers(self, *, force: bool = False) -> int:
-        """Re-derive hot/warm/cold for the newest items of this scope; returns how many changed.
+        """Re-derive hot/warm/cold for every item of these scopes whose tier can have changed; returns how many did.
 
-        Writes and reads set the tier of what they touch; what is left to refresh is decay with time, whose
-        steps are days apart, so a refresh within TIER_REFRESH_SECONDS of the last one is skipped.
+        A tier is a function of an item's columns and the clock, and the clock alone changes it only when the item's
+        age or time since last access crosses a step of `hotness` (AGE_STEPS, ACCESS_STEPS). So a refresh re-derives
+        the items whose age or last access (the retrieval log records every read that reinforces) crossed a step since
+        the last refresh, plus up to TIER_BACKFILL_ITEMS rows past the last rowid it derived: items written since, and
+        on a store older than this rule all of them over a few refreshes. Tiers follow the data, not which items
+        happened to be the newest 500 when a refresh ran.
+        Within TIER_REFRESH_SECONDS of the last refresh nothing runs unless `force`.
         """
-        key = f"tiers_refreshed:{self.scope.key}"
+        key, backfill_key = f"tiers_derived:{self.scope.key}", f"tiers_backfill:{self.scope.key}"
         now_dt = self.clock()
-        if not force:
-            row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-            last = parse_iso(row["value"]) if row is not None else None
-            if last is not None and 0 <= (now_dt - last).total_seconds() < TIER_REFRESH_SECONDS:
-                return 0
+        stored = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (key, backfill_key)).fetchall())
+        last = parse_iso(stored[key]) if key in stored else None
+        if not force and last is not None and 0 <= (now_dt - last).total_seconds() < TIER_REFRESH_SECONDS:
+            return 0
         marks = ",".join("?" * len(self.scope_keys))
-        rows = self.conn.execute(
-            f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) ORDER BY created_at DESC LIMIT {REFRESH_ITEMS}",
-            self.scope_keys,
-        ).fetchall()
-        changes = [(new, row["id"]) for row in rows if (new := derive_state(surfaces.facts(row), now_dt)) != row["state"]]
+        ids: set[str] = set()
+        if last is not None and last <= now_dt:
+            for days in memory.AGE_STEPS:
+                window = (iso(last - timedelta(days=days)), iso(now_dt - timedelta(days=days)))
+                ids.update(r[0] for r in self.conn.execute(
+                    f"SELECT id FROM memory_items WHERE scope_key IN ({marks}) AND created_at > ? AND created_at <= ?",
+                    (*self.scope_keys, *window)))
+            for days in memory.ACCESS_STEPS:
+                window = (iso(last - timedelta(days=days)), iso(now_dt - timedelta(days=days)))
+                for (shown,) in self.conn.execute(
+                        "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?", window):
+                    ids.update(i for i in json.loads(shown) if isinstance(i, str))
+        cursor = int(stored.get(backfill_key, 0))
+        walked = [r[0] for r in self.conn.execute(
+            f"SELECT rowid FROM memory_items WHERE scope_key IN ({marks}) AND rowid > ? ORDER BY rowid LIMIT ?",
+            (*self.scope_keys, cursor, TIER_BACKFILL_ITEMS))]
+        rows = [row for chunk in _chunks(sorted(ids), 500) for row in self.conn.execute(
+            f"{surfaces.ITEM_SELECT} WHERE id IN ({','.join('?' * len(chunk))}) AND scope_key IN ({marks})",
+            (*chunk, *self.scope_keys))]
+        if walked:
+            rows += self.conn.execute(
+                f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND rowid > ? AND rowid <= ?",
+                (*self.scope_keys, cursor, walked[-1])).fetchall()
+        changes = {row["id"]: new for row in rows if (new := derive_state(surfaces.facts(row), now_dt)) != row["state"]}
         with transaction(self.conn):
             if changes:
-                self.conn.executemany("UPDATE memory_items SET state=? WHERE id=?", changes)
-            self.conn.execute(
+                self.conn.executemany("UPDATE memory_items SET state=? WHERE id=?", [(v, k) for k, v in changes.items()])
+            self.conn.executemany(
                 "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                (key, iso(now_dt)),
+                [(key, iso(now_dt)), (backfill_key, str(walked[-1] if walked else cursor))],
             )
         return len(changes)
 
@@ -347,28 +376,35 @@ class Engine:
     # -- surfaces -------------------------------------------------------------------------------
 
     def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
-               scope: str | None = None) -> Surface:
+               scope: str | None = None, limit: int | None = None) -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
             book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
             scope: read another scope instead (a branch name, deleted or not, or a full scope key); its lines
                 are led by the scope they come from.
+            limit: how many ranked items to take (default 8, at most 50); the budget still decides what is shown.
 
         Raises:
             NotFound: `scope` names nothing in the store.
+            InvalidInput: a budget outside 20..20000 or a limit outside 1..50.
         """
         budget = check_budget(budget, "recall")
+        if limit is not None and not 1 <= limit <= surfaces.RECALL_MAX_LIMIT:
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"limit must be between 1 and {surfaces.RECALL_MAX_LIMIT} items", code="bad_limit")
         self.refresh()
         if scope is not None:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
             ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
-            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail)
+            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail,
+                                    limit or surfaces.RECALL_LIMIT)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
                               inner.total_candidates)
         else:
-            surface = surfaces.recall(self._context(), topic, budget, detail)
+            surface = surfaces.recall(self._context(), topic, budget, detail, limit or surfaces.RECALL_LIMIT)
         if not book:
             return surface
         self.mark_consulted()

@@ -202,11 +202,13 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
         budget: RecallBudget = 600,
         detail: Annotated[Detail, Field(description="scores: also show each line's ranking score.")] = "none",
+        limit: Annotated[int, Field(ge=1, le=50, description="How many ranked items to take (default 8); the budget "
+                                                              "still decides how many are shown.")] = 8,
     ) -> str:
         """Evidence for a topic: a lead line, then timestamped lines labelled [contested], (superseded),
         [stale: …] or [moved: …]. Call before deciding something earlier work may have settled.
         """
-        return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail))
+        return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
 
     @tool(structured_output=False)
     def cortex_brief(

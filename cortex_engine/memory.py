@@ -197,6 +197,20 @@ class ItemFacts:
     created_at: str
 
 
+CREATED_BONUS = ((1, 2.6), (3, 2.1), (7, 1.4), (30, 0.5), (90, -0.6))
+"""(age in days up to, bonus); older items get -1.6."""
+ACCESS_BONUS = ((1, 3.2), (7, 1.8), (30, 0.7))
+"""(days since last access up to, bonus); longer ago -0.2, never 0."""
+UNUSED_AGES = (14, 45)
+"""Ages at which a never-accessed item is penalised (-1.6, then -2.4 more)."""
+INSIGHT_UNUSED_AGE = 30
+SNAPSHOT_OLD_AGE = 45
+AGE_STEPS = tuple(sorted({0, *(d for d, _ in CREATED_BONUS), *UNUSED_AGES, INSIGHT_UNUSED_AGE, SNAPSHOT_OLD_AGE}))
+"""Every age (days since created) at which `hotness` can change with the clock alone."""
+ACCESS_STEPS = (0, *(d for d, _ in ACCESS_BONUS))
+"""Every time since last access (days) at which `hotness` can change with the clock alone."""
+
+
 def hotness(item: ItemFacts, now: datetime) -> float:
     """Score an item's working-set heat from importance, kind, age, access and staleness."""
     if item.state == "pinned":
@@ -207,23 +221,23 @@ def hotness(item: ItemFacts, now: datetime) -> float:
     if age is None:
         created_bonus = -1.6
     else:
-        created_bonus = next((b for limit, b in ((1, 2.6), (3, 2.1), (7, 1.4), (30, 0.5), (90, -0.6)) if age <= limit), -1.6)
+        created_bonus = next((b for limit, b in CREATED_BONUS if age <= limit), -1.6)
     since_access = _days(item.last_accessed_at, now)
     if since_access is None:
         access_bonus = 0.0
     else:
-        access_bonus = next((b for limit, b in ((1, 3.2), (7, 1.8), (30, 0.7)) if since_access <= limit), -0.2)
+        access_bonus = next((b for limit, b in ACCESS_BONUS if since_access <= limit), -0.2)
     penalty = 0.0
     age_v = age if age is not None else math.inf
-    if item.access_count == 0 and age_v > 14:
+    if item.access_count == 0 and age_v > UNUSED_AGES[0]:
         penalty -= 1.6
-    if item.access_count == 0 and age_v > 45:
+    if item.access_count == 0 and age_v > UNUSED_AGES[1]:
         penalty -= 2.4
     if item.kind == "command_run":
         penalty -= 0.8
-    if item.kind == "note:insight" and item.access_count == 0 and age_v > 30:
+    if item.kind == "note:insight" and item.access_count == 0 and age_v > INSIGHT_UNUSED_AGE:
         penalty -= 1.1
-    if item.kind == "project_snapshot" and age_v > 45:
+    if item.kind == "project_snapshot" and age_v > SNAPSHOT_OLD_AGE:
         penalty -= 0.7
     if is_resolved(item.text):
         penalty -= 1.6

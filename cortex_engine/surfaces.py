@@ -28,11 +28,15 @@ from .render import (
     shorten,
 )
 from .memory import split_trailers
-from .retrieval import Candidate, candidates, rerank, seat_contested, seat_superseded, supersession_group, tokenize_topic
+from .retrieval import (Candidate, candidates, rerank, seat_contested, seat_superseded, supersession_group, term_weights,
+                        tokenize_topic)
 from .tokens import estimate_tokens
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
+"""How many ranked items recall takes by default; the budget then decides how many of them are shown."""
+RECALL_MAX_LIMIT = 50
+"""The deepest list a caller may ask recall for (`cortex recall --limit N`, `cortex_recall(limit)`)."""
 BRIEF_LIMIT = 5
 BRIEF_KIND_PRIORITY = {"note:decision": 0, "note:intent": 1, "note:blocker": 2, "note:insight": 3}
 STATE_WEIGHT = {"pinned": 5.0, "hot": 4.0, "warm": 2.0, "cold": 0.5, "archived": -5.0}
@@ -111,7 +115,8 @@ def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tupl
     """Candidates for a topic, reranked, deduplicated and cut to `limit`; `exact` matches the topic as a phrase."""
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
-    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus)
+    weights = term_weights(ctx.conn, tokens) if found else {}
+    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
     ordered = seat_superseded(ordered + _replacements(ctx, ordered[:limit]))
     return query, len(found), ordered[:limit]
 
@@ -149,9 +154,9 @@ def lead_line(ctx: Context, top: Candidate) -> str:
             f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
 
 
-def recall(ctx: Context, topic: str, budget: int, detail: str | None = None) -> Surface:
-    """Answer-shaped evidence for a topic: a lead line, then labelled lines within the budget."""
-    query, total, results = ranked(ctx, topic, RECALL_LIMIT)
+def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int = RECALL_LIMIT) -> Surface:
+    """Answer-shaped evidence for a topic: a lead line, then the best `limit` items' lines that fit the budget."""
+    query, total, results = ranked(ctx, topic, limit)
     if not results:
         text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
         return Surface("recall", text, budget, [], topic, query, total)

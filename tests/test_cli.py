@@ -322,6 +322,8 @@ BAD_INPUTS: list[tuple[tuple[str, ...], str, int]] = [
     (("note", "--kind", "insight", "   "), "empty_text", 1),
     (("note", "--kind", "insight"), "usage", 2),
     (("recall", "queue", "--budget", "5"), "bad_budget", 1),
+    (("recall", "queue", "--limit", "0"), "bad_limit", 1),
+    (("recall", "queue", "--limit", "51"), "bad_limit", 1),
     (("brief", "queue", "--budget", "999999"), "bad_budget", 1),
     (("inspect-memory", "no-such-id"), "not_found", 1),
     (("edit-memory", "no-such-id", "--text", "new text"), "not_found", 1),

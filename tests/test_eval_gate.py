@@ -427,10 +427,10 @@ def test_grandfathering_a_covered_kind_fails(stemming: EvalDir) -> None:
 
 
 def test_rerank_weight_change_that_flips_a_fixture_fails(make_eval: Callable[..., EvalDir], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Raising the insight retrieval weight to the decision's lets the audit insight outrank the contest."""
+    """Raising the insight retrieval weight well above the decision's lets the audit insight outrank the contest."""
     contested = make_eval("contested")
     assert contested.gate().exit_code == 0
-    monkeypatch.setitem(memory.KIND_WEIGHTS, "note:insight", (3.4, 2.1))
+    monkeypatch.setitem(memory.KIND_WEIGHTS, "note:insight", (5.0, 2.1))
     result = contested.gate()
     assert_fails(result, "contested: top1_hit -1 (baseline 1 → now 0)")
     assert_fails(result, "contested [refresh token storage]: top1_hit -1")
@@ -439,7 +439,7 @@ def test_rerank_weight_change_that_flips_a_fixture_fails(make_eval: Callable[...
 
 def test_rerank_weight_change_fails_the_real_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same one-number change turns the gate over the repository's own eval/ red."""
-    monkeypatch.setitem(memory.KIND_WEIGHTS, "note:insight", (3.4, 2.1))
+    monkeypatch.setitem(memory.KIND_WEIGHTS, "note:insight", (5.0, 2.1))
     result = run_gate(EVAL / "suites", EVAL / "baselines", EVAL / "kind-coverage.json")
     assert_fails(result, "contested: top1_hit -1")
 

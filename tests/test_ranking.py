@@ -1,0 +1,102 @@
+"""Ranking causes from the ranking issue: each test pins one cause with a query and the rank it must give."""
+
+from __future__ import annotations
+
+import json
+
+from cortex_engine.engine import Engine
+
+from .conftest import Clock, Repo
+from .test_cli import cortex
+
+
+def _subjects(engine: Engine, topic: str) -> list[str | None]:
+    return [item.subject for item in engine.recall(topic).items]
+
+
+def test_meaningful_words_are_not_stop_words(engine: Engine, clock: Clock) -> None:
+    """`implement` is searched: of three pager notes, the one that says "implement streaming pager" comes first,
+    though the other two are newer (the old stop list dropped `implement` and recency chose)."""
+    engine.note("decision", "implement streaming pager", "pager a")
+    clock.advance(days=20)
+    engine.note("decision", "streaming pager flushes on resize", "pager b")
+    clock.advance(days=20)
+    engine.note("decision", "pager streaming mode for logs", "pager c")
+    assert _subjects(engine, "Implement streaming pager.")[0] == "pager a"
+
+
+def test_identical_texts_stay_separate_items(engine: Engine, clock: Clock) -> None:
+    """Two notes with the same words on different days are two memories, and recall shows both."""
+    engine.note("insight", "the nightly export job timed out")
+    clock.advance(days=3)
+    engine.note("insight", "the nightly export job timed out")
+    assert len(engine.recall("nightly export").items) == 2
+
+
+def test_path_topic_matches_the_path_not_its_parts(engine: Engine) -> None:
+    """`src/db/pool.ts timeout` finds the note about that file before notes that hold `src`, `db`, `pool`, `ts` and
+    `timeout` apart (an OR of the path's parts ranked those first)."""
+    for n in range(4):
+        engine.note("insight", f"db timeout {n} raised for src/api/pool.ts and src/api/db.ts")
+    engine.note("insight", "src/db/pool.ts waits forever when the pool is exhausted")
+    top = engine.recall("src/db/pool.ts timeout").items[0]
+    assert "src/db/pool.ts" in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (top.id,)).fetchone()[0]
+
+
+def test_being_shown_cannot_keep_an_item_on_top(engine: Engine, clock: Clock) -> None:
+    """An item recalled over and over (hot, many accesses) does not stay above a better match that is cold."""
+    engine.note("insight", "cache eviction runs hourly from the scheduler")
+    clock.advance(days=90)
+    engine.note("insight", "cache eviction policy is least recently used")
+    clock.advance(days=90)
+    engine.refresh_tiers(force=True)
+    weaker = engine.conn.execute("SELECT id FROM memory_items WHERE text LIKE '%hourly%'").fetchone()[0]
+    engine.conn.execute("UPDATE memory_items SET access_count=200, state='hot', last_accessed_at=? WHERE id=?",
+                        (engine.now(), weaker))
+    engine.conn.commit()
+    assert engine.recall("cache eviction policy nightly budget", book=False).items[0].id != weaker
+
+
+def _bulk(engine: Engine, count: int, tag: str) -> None:
+    """`count` newer warm items inserted as rows (fast), so the note under test is not among the newest 500."""
+    now = engine.now()
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.7, ?)",
+        [(f"bulk:{tag}:{n}", engine.scope.key, f"{tag}{n}", f"insight: filler {tag} {n}", now) for n in range(count)],
+    )
+    engine.conn.commit()
+
+
+def _state(engine: Engine, text: str) -> str:
+    return engine.conn.execute("SELECT state FROM memory_items WHERE text LIKE ?", (f"%{text}%",)).fetchone()[0]
+
+
+def test_tiers_follow_the_data_not_the_newest_500(engine: Engine, clock: Clock) -> None:
+    """A note with 600 newer items above it still cools when its age says so (the refresh took the newest 500)."""
+    engine.note("insight", "the gateway router drops idle sockets")
+    clock.advance(days=1)
+    _bulk(engine, 600, "a")
+    clock.advance(days=120)
+    engine.refresh_tiers(force=True)
+    assert _state(engine, "gateway router") == "cold"
+
+
+def test_a_step_crossed_since_the_last_refresh_is_derived(engine: Engine, clock: Clock) -> None:
+    """After a refresh, an item whose age crosses a step is re-derived however many items were written since."""
+    engine.note("insight", "the gateway router drops idle sockets")
+    engine.refresh_tiers(force=True)
+    clock.advance(days=100)
+    _bulk(engine, 2100, "b")
+    engine.refresh_tiers(force=True)
+    assert _state(engine, "gateway router") == "cold"
+
+
+def test_recall_limit_asks_for_a_deeper_list_within_the_budget(repo: Repo, engine: Engine) -> None:
+    """`cortex recall --limit 12` returns twelve of twelve matches where the default stops at eight."""
+    for n in range(12):
+        engine.note("insight", f"the parser rejects input case {n}")
+    engine.close()
+    deep = json.loads(cortex(repo.path, "recall", "parser", "--limit", "12", "--json").out)
+    assert len(deep["items"]) == 12 and deep["tokens"] <= deep["budget"]
+    assert len(json.loads(cortex(repo.path, "recall", "parser", "--json").out)["items"]) == 8
