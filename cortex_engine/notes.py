@@ -6,6 +6,7 @@ import json
 import re
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput, NotFound, Refused
@@ -254,13 +255,18 @@ def resolve_note(
     subject: str | None = None,
     status: str = "resolved",
     replacement: str | None = None,
+    expected_sides: Sequence[str] | None = None,
 ) -> Resolution:
     """Resolve or supersede a note by id, or by subject in this scope; optionally write its replacement.
+
+    Args:
+        expected_sides: the note ids of the contest as the caller saw it; checked inside the write transaction,
+            so a contest resolved or joined by another process since is refused rather than acted on blindly.
 
     Raises:
         InvalidInput: neither or both of id and subject, or an unknown status.
         NotFound: no such note, or no active note on the subject.
-        Refused: resolving by subject while a contest is open on it.
+        Refused: resolving by subject while a contest is open on it; the contest is not the one the caller saw.
     """
     if status not in ("resolved", "superseded"):
         raise InvalidInput(f"unknown status {status!r}; use resolved or superseded", code="bad_status")
@@ -295,6 +301,8 @@ def resolve_note(
     replacement_id = None
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if expected_sides is not None:
+            check_contest(conn, note["id"], expected_sides)
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
         before = note["status"]
@@ -315,6 +323,31 @@ def resolve_note(
         conn.execute("ROLLBACK")
         raise
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id)
+
+
+def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
+    """Refuse unless `note_id` is a side of an open contest whose sides are exactly `expected_sides`.
+
+    Call it inside the write transaction that acts on the contest (the check and the act see one state).
+
+    Raises:
+        Refused: code `contest_changed`, naming what the contest is now.
+    """
+    note = conn.execute("SELECT scope_key, subject FROM notes WHERE id=?", (note_id,)).fetchone()
+    current: list[str] = []
+    if note is not None and note["subject"]:
+        current = [row["id"] for row in conn.execute(
+            "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active' "
+            "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
+    if note_id in current and set(current) == set(expected_sides):
+        return
+    subject = note["subject"] if note is not None else None
+    now = (f"its open sides are now {', '.join(i[:8] for i in current)}" if current
+           else "it is no longer open")
+    raise Refused(
+        f'the contest on "{subject or note_id}" changed since it was shown: {now}; nothing was changed',
+        code="contest_changed", expected=list(expected_sides), current=current,
+    )
 
 
 def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:
