@@ -1,0 +1,97 @@
+"""Layout at every terminal size and legibility of labels (issue 17 items 1 and 9).
+
+Focus never rests on a widget that is off screen; every overview pane is reachable by keyboard where the panes
+stack; highlighted labels keep 4.5:1 contrast; a pane that flags something keeps its colour with focus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from .test_tui_behaviour import demo, drive  # noqa: F401
+from .test_tui_snapshots import NOW, settle
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+def _visible(app, widget) -> bool:  # noqa: ANN001
+    """Whether any of the widget is on screen (not clipped away by a scrolled or too-short container)."""
+    region = app.screen.find_widget(widget).visible_region
+    return region.width > 0 and region.height > 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) -> None:  # noqa: F811
+    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view)."""
+    from cortex_tui.widgets.spend_pane import SpendPane
+
+    seen: set[str] = set()
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for tab in ("1", "2", "3"):
+            await pilot.press(tab)
+            await settle(pilot)
+            for _ in range(12):
+                focused = app.screen.focused
+                assert focused is not None
+                assert _visible(app, focused), (tab, focused)
+                seen.add(focused.id or type(focused).__name__)
+                await pilot.press("tab")
+                await settle(pilot)
+        assert isinstance(app.screen.query_one(SpendPane), SpendPane)
+
+    async def run() -> None:
+        from cortex_tui.app import make_app
+
+        app = make_app(demo, clock=lambda: NOW, live=False)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await steps(app, pilot, [])
+
+    asyncio.run(run())
+    assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen
+
+
+
+def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors
+    """WCAG contrast ratio of two opaque colours."""
+    def channel(value: int) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    def luminance(color) -> float:  # noqa: ANN001
+        return 0.2126 * channel(color.r) + 0.7152 * channel(color.g) + 0.0722 * channel(color.b)
+
+    high, low = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo: Path) -> None:  # noqa: F811
+    """`[contested]` and `[stale: …]` on a focused, highlighted row reach 4.5:1; the red border survives focus."""
+    from textual.color import Color
+    from textual.widgets import OptionList
+
+    from cortex_tui.widgets.contests_pane import ContestsPane
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        variables = app.theme_variables
+        base = Color.parse(variables["background"])
+        for pane_id in ("#contests", "#freshness"):
+            options = app.screen.query_one(f"{pane_id} OptionList", OptionList)
+            options.focus()
+            await settle(pilot)
+            assert options.highlighted is not None
+            background = options.get_component_styles("option-list--option-highlighted").background
+            background = base.blend(background, background.a) if background.a < 1 else background
+            for name in ("text-error", "text-warning"):
+                assert _contrast(Color.parse(variables[name]), background) >= 4.5, (pane_id, name)
+        pane = app.screen.query_one(ContestsPane)
+        pane.query_one(OptionList).focus()
+        await settle(pilot)
+        assert pane.has_focus_within
+        assert pane.styles.border_top[1] == Color.parse(variables["error"])
+
+    drive(demo, steps)
