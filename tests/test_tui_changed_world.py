@@ -13,7 +13,7 @@ import pytest
 from cortex_engine.errors import Refused
 
 from .test_tui_behaviour import FLUSH, NO_FLUSH, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
-from .test_tui_snapshots import highlight, settle
+from .test_tui_snapshots import NOW, highlight, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -221,3 +221,72 @@ def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path,
         assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked
 
     drive(demo, steps)
+
+
+def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path) -> None:  # noqa: F811
+    """Hook events only append to the spool, which nothing on screen shows: no reload; a store commit: reloads."""
+    from cortex_tui.widgets.contests_pane import ContestsPane
+
+    spool = demo / ".cortex" / "spool.jsonl"
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for _ in range(40):  # let the watcher start and the first load finish (bounded)
+            await pilot.pause(0.05)
+        await settle(pilot)
+        loads = app._requested
+        for n in range(5):
+            with spool.open("a", encoding="utf-8") as out:
+                out.write('{"p": {"tool_name": "Read", "n": %d}}\n' % n)
+            await pilot.pause(0.3)  # more than the poll interval: a watched spool would have reloaded by now
+        await settle(pilot)
+        assert app._requested == loads
+        with engine_for(demo) as other:
+            other.note("decision", "use sqlite for the ledger", "ledger store")
+            other.note("decision", "do not use sqlite for the ledger", "ledger store")
+        pane = app.screen.query_one(ContestsPane)
+        for _ in range(100):
+            if len(pane.contests) == 2:
+                break
+            await pilot.pause(0.05)
+        assert len(pane.contests) == 2 and app._requested > loads
+
+    drive(demo, steps, live=True)
+
+
+def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # noqa: ANN001 - conftest.Repo
+    """The search hit is the oldest of 230 items: the browser opens the page that holds it and highlights it."""
+    from datetime import timedelta
+
+    from textual.widgets import Input
+
+    from cortex_engine.engine import Engine
+    from cortex_tui.widgets.memory_browser import PAGE, MemoryBrowser
+
+    moment = [NOW - timedelta(days=1)]
+    with Engine(repo.path, clock=lambda: moment[0]) as engine:
+        engine.note("insight", "the zebra migration needs a dry run first")
+        for n in range(229):
+            moment[0] += timedelta(minutes=1)
+            engine.note("insight", f"routine observation number {n} about the build")
+        oldest = engine.list_memory(limit=PAGE, offset=PAGE).items[-1]["id"]
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("slash")
+        await settle(pilot)
+        app.screen.query_one("#search-input", Input).value = "zebra migration"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.surface.items[0].id == oldest
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        browser = app.screen.query_one(MemoryBrowser)
+        assert browser.page_offset == PAGE
+        assert browser.highlighted_id() == oldest
+        await pilot.press("home")
+        await settle(pilot)
+        assert browser.page_offset == 0
+        await pilot.press("end")
+        await settle(pilot)
+        assert (browser.page_offset, browser.highlighted_id()) == (PAGE, oldest)
+
+    drive(repo.path, steps)
