@@ -79,9 +79,21 @@ class CortexApp(App[None]):
     # -- lifecycle ------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """Paint the main screen at once, then read the store in a worker."""
+        """Paint the main screen at once, then read the store in a worker; use and keep the operator's theme."""
+        from .data.settings import load_theme
+
+        saved = load_theme(self.target.home)
+        if saved in self.available_themes:
+            self.theme = saved
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(MainScreen())
         self.request_reload("start")
+
+    def _theme_changed(self, theme: Any) -> None:
+        """Remember the theme chosen in the palette for the next start."""
+        from .data.settings import save_theme
+
+        save_theme(self.target.home, str(theme.name))
 
     def on_unmount(self) -> None:
         """Stop watching."""

@@ -95,3 +95,55 @@ def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo:
         assert pane.styles.border_top[1] == Color.parse(variables["error"])
 
     drive(demo, steps)
+
+
+def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
+    """A theme picked in the palette is the theme of the next start; opening the app alone writes no setting."""
+    from cortex_tui.data.settings import settings_path
+
+    async def pick(app, pilot, notes) -> None:  # noqa: ANN001
+        assert app.theme == "textual-dark"
+        app.theme = "nord"
+        await settle(pilot)
+
+    async def check(app, pilot, notes) -> None:  # noqa: ANN001
+        assert app.theme == "nord"
+
+    drive(demo, _noop)
+    assert not settings_path(None).exists()
+    drive(demo, pick)
+    drive(demo, check)
+
+
+async def _noop(app, pilot, notes) -> None:  # noqa: ANN001
+    """Open the app and do nothing."""
+    await settle(pilot)
+
+
+def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noqa: F811
+    """`y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the Delete button."""
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    from .test_tui_snapshots import highlight
+
+    copied: list[str] = []
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        app.copy_to_clipboard = copied.append
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "legacy login")
+        target = app.screen.query_one(MemoryBrowser).highlighted_id()
+        await pilot.press("y")
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, DeleteDialog)
+        await pilot.press("y")
+        await settle(pilot)
+        assert not isinstance(app.screen, DeleteDialog)
+        assert copied == [target]
+        assert target not in app.screen.query_one(MemoryBrowser).rows
+
+    notes = drive(demo, steps)
+    assert any(title == "Memory deleted (audited)" for _, title, _ in notes)

@@ -39,8 +39,8 @@ class DeleteDialog(ModalScreen[str | None]):
         #delete-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-    """Escape deletes nothing."""
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Delete", show=False)]
+    """Escape deletes nothing; y confirms once the preview is shown (like pressing Delete)."""
 
     def __init__(self, memory: MemoryRef) -> None:
         """Preview deleting one memory item."""
@@ -107,8 +107,12 @@ class DeleteDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
     @on(Button.Pressed, "#confirm")
-    def _confirm(self) -> None:
-        self.query_one("#confirm", Button).disabled = True
+    def action_confirm(self) -> None:
+        """Delete, if the preview was shown (the button is enabled only then)."""
+        button = self.query_one("#confirm", Button)
+        if button.disabled:
+            return
+        button.disabled = True
         self.delete()
 
     @work(thread=True, exclusive=True, group="delete", exit_on_error=False, name="delete")

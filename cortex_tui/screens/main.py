@@ -42,6 +42,7 @@ class MainScreen(Screen[None]):
         Binding("slash", "search", "Search"),
         Binding("s", "toggle_scope", "Scope"),
         Binding("v", "revalidate", "Validate"),
+        Binding("y", "copy_id", "Copy id", show=False),
         Binding("r", "app.refresh", "Refresh", show=False),  # changes arrive live; r stays in help and the palette
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.quit", "Quit"),
@@ -262,6 +263,15 @@ class MainScreen(Screen[None]):
     def action_last_row(self) -> None:
         """The oldest item: last page, last row."""
         self.query_one(MemoryBrowser).jump(to_end=True)
+
+    def action_copy_id(self) -> None:
+        """Copy the highlighted memory's id to the clipboard (the terminal's, through OSC 52)."""
+        memory = self.selection()
+        if memory is None:
+            self.notify("Highlight a memory first.", title="Copy id", severity="warning")
+            return
+        self.app.copy_to_clipboard(memory.item_id)
+        self.notify(memory.item_id, title="Copied id", markup=False, timeout=3)
 
     def action_revalidate(self) -> None:
         """Check every reference against the checkout now."""
