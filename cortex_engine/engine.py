@@ -8,6 +8,7 @@ import logging
 import os
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -361,16 +362,21 @@ class Engine:
         subject: str | None = None,
         status: str = "resolved",
         replacement: str | None = None,
+        expected_sides: Sequence[str] | None = None,
     ) -> Resolution:
         """Resolve or supersede a note by id, or by subject in this scope, optionally with a replacement.
 
+        Args:
+            expected_sides: the contest's note ids as the caller saw them (a dialog left open); when the open
+                contest is no longer exactly these sides, nothing is written.
+
         Raises:
-            InvalidInput, NotFound, Refused: see `notes.resolve_note`.
+            InvalidInput, NotFound, Refused: see `notes.resolve_note` (Refused `contest_changed` for a stale contest).
         """
         session = self.current_session()
         return notes_mod.resolve_note(
             self.conn, self.scope, session["id"] if session is not None else None, self.now(),
-            note_id=note_id, subject=subject, status=status, replacement=replacement,
+            note_id=note_id, subject=subject, status=status, replacement=replacement, expected_sides=expected_sides,
         )
 
     # -- surfaces -------------------------------------------------------------------------------
@@ -782,6 +788,13 @@ class Engine:
             item["labels"] = labels[str(item["id"])]
             item["references"] = found[str(item["id"])].verdicts
         return page
+
+    def memory_position(
+        self, item_id: str, *, scopes: list[str] | None = None, kinds: list[str] | None = None,
+        states: list[str] | None = None,
+    ) -> int | None:
+        """An item's index in `list_memory`'s order under these filters (None when it is not listed). Reads only."""
+        return inspection.memory_position(self.conn, item_id, scopes=scopes, kinds=kinds, states=states)
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""

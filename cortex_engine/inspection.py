@@ -156,6 +156,33 @@ def list_memory(
     return Page(total, offset, limit, items, filters)
 
 
+def memory_position(
+    conn: sqlite3.Connection,
+    item_id: str,
+    *,
+    scopes: list[str] | None = None,
+    kinds: list[str] | None = None,
+    states: list[str] | None = None,
+) -> int | None:
+    """Where an item sits in `list_memory`'s order under the same filters (0 is the newest); None if not listed.
+
+    Lets a caller open the page that holds an item (a search hit, a deep link) whatever its age.
+    """
+    row = conn.execute("SELECT rowid, created_at, scope_key, kind, state FROM memory_items WHERE id=?",
+                       (item_id,)).fetchone()
+    if row is None:
+        return None
+    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+        if values and row[column] not in values:
+            return None
+    where, args = ["(created_at > ? OR (created_at = ? AND rowid > ?))"], [row["created_at"], row["created_at"], row["rowid"]]
+    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+        if values:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
+    return int(conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {' AND '.join(where)}", args).fetchone()[0])
+
+
 def quote_arg(value: str) -> str:
     """Quote a value for a printed command line unless it is plainly safe."""
     return value if _SAFE_ARG.match(value) else json.dumps(value, ensure_ascii=False)

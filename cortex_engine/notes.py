@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .errors import InvalidInput, NotFound, Refused
@@ -291,6 +291,7 @@ def resolve_note(
     subject: str | None = None,
     status: str = "resolved",
     replacement: str | None = None,
+    expected_sides: Sequence[str] | None = None,
 ) -> Resolution:
     """Resolve or supersede a note by id, or by subject in this scope; optionally write its replacement.
 
@@ -307,11 +308,16 @@ def resolve_note(
       `status`. Refused while a contest is open on the subject (it would have to guess the side).
     - By subject with a replacement on a contested subject: every side is superseded by the replacement.
 
+    Args:
+        expected_sides: the note ids of the contest as the caller saw it; checked inside the write transaction,
+            so a contest resolved or joined by another process since is refused rather than acted on blindly.
+
     Raises:
         InvalidInput: neither or both of id and subject, an unknown status, an empty replacement, or an
             ambiguous id prefix.
         NotFound: no such note, or no active note on the subject.
-        Refused: resolving by subject, without a replacement, while a contest is open on it.
+        Refused: resolving by subject, without a replacement, while a contest is open on it; or the contest is
+            not the one the caller saw (`expected_sides`).
     """
     if status not in ("resolved", "superseded"):
         raise InvalidInput(f"unknown status {status!r}; use resolved or superseded", code="bad_status")
@@ -347,6 +353,8 @@ def resolve_note(
     others: list[str] = []
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if expected_sides is not None:
+            check_contest(conn, note["id"], expected_sides)
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
             if note["subject"]:
@@ -382,6 +390,31 @@ def resolve_note(
         rollback(conn)
         raise
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
+    """Refuse unless `note_id` is a side of an open contest whose sides are exactly `expected_sides`.
+
+    Call it inside the write transaction that acts on the contest (the check and the act see one state).
+
+    Raises:
+        Refused: code `contest_changed`, naming what the contest is now.
+    """
+    note = conn.execute("SELECT scope_key, subject FROM notes WHERE id=?", (note_id,)).fetchone()
+    current: list[str] = []
+    if note is not None and note["subject"]:
+        current = [row["id"] for row in conn.execute(
+            "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active' "
+            "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
+    if note_id in current and set(current) == set(expected_sides):
+        return
+    subject = note["subject"] if note is not None else None
+    now = (f"its open sides are now {', '.join(i[:8] for i in current)}" if current
+           else "it is no longer open")
+    raise Refused(
+        f'the contest on "{subject or note_id}" changed since it was shown: {now}; nothing was changed',
+        code="contest_changed", expected=list(expected_sides), current=current,
+    )
 
 
 def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:

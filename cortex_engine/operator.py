@@ -139,6 +139,7 @@ def resolve_contest(
     Raises:
         InvalidInput: `keep` is not one of `sides`, a replacement given with `keep`, or an empty replacement.
         NotFound: a side no longer exists.
+        Refused: `contest_changed`, the contest is no longer exactly `sides` (nothing was written).
     """
     from .errors import InvalidInput
 
@@ -146,10 +147,14 @@ def resolve_contest(
         raise InvalidInput("the side to keep is not part of this contest", code="bad_args")
     if keep is not None and replacement is not None:
         raise InvalidInput("a replacement supersedes every side; it cannot be combined with keeping one", code="bad_args")
+    # The first write checks, in its transaction, that the contest is still exactly these sides: a dialog left open
+    # while another shell resolved it must not supersede the survivor (zero active decisions) or act on a new side.
     if keep is not None:
-        return [engine.resolve(side, status="superseded") for side in sides if side != keep]
+        others = [side for side in sides if side != keep]
+        results = [engine.resolve(others[0], status="superseded", expected_sides=sides)]
+        return results + [engine.resolve(side, status="superseded") for side in others[1:]]
     status = "superseded" if replacement is not None else "resolved"
-    results = [engine.resolve(sides[0], status=status, replacement=replacement)]
+    results = [engine.resolve(sides[0], status=status, replacement=replacement, expected_sides=sides)]
     results += [engine.resolve(side, status=status) for side in sides[1:]]
     return results
 

@@ -25,12 +25,14 @@ from cortex_engine.clock import Clock, clock_from_env
 from cortex_engine.errors import StoreRefused
 
 from .data.snapshot import Snapshot, load_snapshot
+from .data.text import count
 from .data.target import StoreTarget
 from .failures import report_worker_failure
 from .live import StoreWatcher
 from .messages import FreshnessReady, SnapshotReady, StoreChanged, StoreUnavailable
 from .screens.main import MainScreen
 from .screens.state import StateScreen
+from .widgets.memory_browser import ROOMY
 
 FRESHNESS_SHOWN = 200
 
@@ -40,7 +42,8 @@ class CortexApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "Cortex"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide"), (ROOMY, "-roomy")]
+    """Below 100 the overview stacks; from ROOMY the Memory tab puts the inspection beside the table."""
     BINDINGS = [Binding("f1", "help", "Help", show=False)]
     """Global keys beyond Textual's (ctrl+q quit, ctrl+p palette); screens own the feature keys."""
 
@@ -76,9 +79,21 @@ class CortexApp(App[None]):
     # -- lifecycle ------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """Paint the main screen at once, then read the store in a worker."""
+        """Paint the main screen at once, then read the store in a worker; use and keep the operator's theme."""
+        from .data.settings import load_theme
+
+        saved = load_theme(self.target.home)
+        if saved in self.available_themes:
+            self.theme = saved
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(MainScreen())
         self.request_reload("start")
+
+    def _theme_changed(self, theme: Any) -> None:
+        """Remember the theme chosen in the palette for the next start."""
+        from .data.settings import save_theme
+
+        save_theme(self.target.home, str(theme.name))
 
     def on_unmount(self) -> None:
         """Stop watching."""
@@ -152,7 +167,8 @@ class CortexApp(App[None]):
             self.call_after_refresh(self._apply, snapshot)
         else:
             self._apply(snapshot)
-        self._ensure_watcher(Path(snapshot.info.path), Path(str(snapshot.status["worktree"])) / ".cortex", True)
+        self._ensure_watcher(Path(snapshot.info.path), Path(str(snapshot.status["worktree"])) / ".cortex", True,
+                             Path(snapshot.git_dir) if snapshot.git_dir else None)
 
     def _apply(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -168,7 +184,7 @@ class CortexApp(App[None]):
         if message.announce:
             refs = report["references"]
             self.notify(
-                f"checked {report['checked']} memories; {report['stale']} stale; references: "
+                f"checked {count(report['checked'], 'memory', 'memories')}; {report['stale']} stale; references: "
                 + ", ".join(f"{n} {state}" for state, n in refs.items()),
                 title="Freshness re-validated", markup=False,
             )
@@ -192,8 +208,11 @@ class CortexApp(App[None]):
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        """Another process changed the store: reload (coalesced)."""
-        self.request_reload(message.reason)
+        """Another process changed the store or the checkout: reload what depends on it (coalesced)."""
+        if message.checkout_only:
+            self.request_freshness()
+        else:
+            self.request_reload(message.reason)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report failures; run the reload that was queued behind a finished one."""
@@ -213,18 +232,18 @@ class CortexApp(App[None]):
 
     # -- live -----------------------------------------------------------------------------------------
 
-    def _ensure_watcher(self, store: Path, runtime: Path | None, has_store: bool) -> None:
+    def _ensure_watcher(self, store: Path, runtime: Path | None, has_store: bool, git_dir: Path | None = None) -> None:
         """(Re)start the watcher when what it should watch changed."""
         if not self.live:
             return
-        key = (store, runtime, has_store)
+        key = (store, runtime, has_store, git_dir)
         if key == self._watch_key:
             return
         self._stop_watcher()
         self._watch_key = key
         self._watcher = StoreWatcher(
             store, runtime, self._changed_elsewhere, self.target.open if has_store else None,
-            interval=self.poll_interval,
+            git_dir=git_dir, interval=self.poll_interval,
         )
         self._watcher.start()
 

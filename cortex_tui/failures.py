@@ -9,6 +9,8 @@ from textual.worker import Worker, WorkerState
 
 from cortex_engine.errors import CortexError
 
+from .data.text import one_line
+
 
 def report_worker_failure(node: DOMNode, event: Worker.StateChanged) -> None:
     """Notify the error of a worker that failed (workers run with exit_on_error=False)."""
@@ -16,7 +18,7 @@ def report_worker_failure(node: DOMNode, event: Worker.StateChanged) -> None:
         return
     error = event.worker.error
     if isinstance(error, CortexError):
-        node.app.notify(" ".join(error.message.split()), title=f"Cortex: {error.code}", severity="error", markup=False)
+        node.app.notify(one_line(error.message), title=f"Cortex: {error.code}", severity="error", markup=False)
         return
     if error is not None:
         node.log.error("".join(traceback.format_exception(error)))

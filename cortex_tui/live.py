@@ -1,4 +1,8 @@
-"""Live refresh: watchdog on the store and runtime folders, plus a one-second `PRAGMA data_version` poll.
+"""Live refresh: watchdog on the store, runtime and git folders, plus a one-second poll of the same.
+
+What is watched is what the screen shows: store commits (`data_version`), the engaged marker and claims, and the
+checkout (HEAD, the index, the branch's ref), whose changes move freshness verdicts. Spool appends are not watched:
+nothing on screen depends on the spool until a flush commits it to the store, which the store watch sees.
 
 No Textual here (the toolong pattern): the watcher calls `on_change` from its own threads and the
 app turns that into a coalesced `StoreChanged` message. The poll is the fallback for file systems
@@ -23,11 +27,13 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0
 STORE_FILES = ("cortex.db", "cortex.db-wal")
 """Files of the store folder whose change means a commit (the -shm index changes on reads too)."""
-RUNTIME_FILES = ("spool.jsonl", "engaged")
+RUNTIME_FILES = ("engaged",)
+"""Files of the worktree's runtime folder whose change the operator should see (claims live in `claims/`)."""
+GIT_FILES = ("HEAD", "index")
+"""Files of the worktree's git dir whose change moves freshness (a commit also moves the branch's ref: polled)."""
 CHANGES = ("modified", "created", "deleted", "moved")
 """Event types that mean content changed: every connection's open and close also touch the WAL (opened, attrib,
 closed), and reacting to those would make each reload trigger the next."""
-"""Files of the worktree's runtime folder whose change the operator should see (claims live in `claims/`)."""
 
 
 class StoreWatcher:
@@ -40,6 +46,7 @@ class StoreWatcher:
         on_change: Callable[[str], None],
         opener: Callable[[], Engine] | None,
         *,
+        git_dir: Path | None = None,
         interval: float = POLL_SECONDS,
         use_watchdog: bool = True,
     ) -> None:
@@ -50,11 +57,14 @@ class StoreWatcher:
             runtime_dir: the worktree's runtime folder (`.cortex/`), watched when present.
             on_change: called with a short reason from a watcher thread; must be thread-safe.
             opener: opens an engine for the poll thread; None polls only for the store file to appear.
+            git_dir: the worktree's git dir (HEAD and index), watched when given; changes are reported as
+                `checkout` (index, ref) or `head` (HEAD itself: another branch, so another scope).
             interval: seconds between polls.
             use_watchdog: False leaves only the poll (for file systems without notifications).
         """
         self.store_path = store_path
         self.runtime_dir = runtime_dir
+        self.git_dir = git_dir
         self.on_change = on_change
         self.opener = opener
         self.interval = interval
@@ -96,13 +106,17 @@ class StoreWatcher:
                     return
                 path = os.fsdecode(event.dest_path or event.src_path)
                 name = os.path.basename(path)
+                if watcher.git_dir is not None and os.path.dirname(path) == str(watcher.git_dir):
+                    if name in GIT_FILES:
+                        watcher.on_change("head" if name == "HEAD" else "checkout")
+                    return
                 if name in STORE_FILES or name in RUNTIME_FILES or f"{os.sep}claims{os.sep}" in path:
                     watcher.on_change(f"file:{name}")
 
         observer = Observer()
         handler = Handler()
         watched = 0
-        for folder, recursive in ((self.store_path.parent, False), (self.runtime_dir, True)):
+        for folder, recursive in ((self.store_path.parent, False), (self.runtime_dir, True), (self.git_dir, False)):
             if folder is not None and folder.is_dir():
                 observer.schedule(handler, str(folder), recursive=recursive)
                 watched += 1
@@ -128,11 +142,38 @@ class StoreWatcher:
                     except Exception as exc:  # noqa: BLE001 - the poll is a fallback; the app's own load reports errors
                         log.warning("data_version poll failed: %s", exc)
                 engaged = self.runtime_dir is not None and (self.runtime_dir / "engaged").is_file()
-                probe = (exists, version, engaged)
+                head, checkout = checkout_probe(self.git_dir)
+                probe = (exists, version, engaged, head, checkout)
                 if last is not None and probe != last:
-                    self.on_change("poll")
+                    if probe[:4] != last[:4]:
+                        self.on_change("poll")
+                    else:
+                        self.on_change("checkout")
                 last = probe
                 self._stop.wait(self.interval)
         finally:
             if engine is not None:
                 engine.close()
+
+
+def checkout_probe(git_dir: Path | None) -> tuple[str | None, tuple[object, ...] | None]:
+    """What HEAD says, and a cheap fingerprint of the index and the commit HEAD points at (no git process)."""
+    if git_dir is None:
+        return None, None
+    from cortex_engine.scope import read_head
+
+    try:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None, None
+    common = git_dir
+    try:
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        pass  # not a linked worktree: the git dir is the common dir
+    try:
+        index = (git_dir / "index").stat()
+        index_mark: tuple[object, ...] = (index.st_mtime_ns, index.st_size, index.st_ino)
+    except OSError:
+        index_mark = ()
+    return head, (read_head(str(git_dir), str(common))[1], *index_mark)

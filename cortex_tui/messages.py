@@ -16,13 +16,22 @@ if TYPE_CHECKING:
 
 @dataclass
 class StoreChanged(Message, bubble=False):
-    """Something under the store or the worktree's runtime folder changed (posted from the watcher threads)."""
+    """Something the app shows changed elsewhere (posted from the watcher threads).
+
+    `checkout` means only the checkout moved (index, a commit): freshness is re-checked, nothing else is read.
+    Any other reason reloads the snapshot (and freshness after it).
+    """
 
     reason: str = "change"
 
+    @property
+    def checkout_only(self) -> bool:
+        """Whether only freshness depends on this change."""
+        return self.reason == "checkout"
+
     def can_replace(self, message: Message) -> bool:
-        """A burst of changes is one reload: a newer StoreChanged replaces a queued one."""
-        return isinstance(message, StoreChanged)
+        """A burst is one reload: a queued change is dropped for a newer one that reloads at least as much."""
+        return isinstance(message, StoreChanged) and (self.checkout_only or not message.checkout_only)
 
 
 @dataclass

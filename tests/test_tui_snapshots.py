@@ -27,6 +27,8 @@ import pytest
 NOW = datetime(2026, 8, 2, 18, 0, tzinfo=timezone.utc)
 NOW_ISO = "2026-08-02T18:00:00Z"
 SIZES = {"wide": (120, 40), "narrow": (80, 24)}
+MORE_SIZES = {"medium": (100, 30), "huge": (200, 60)}
+"""The overview is also recorded at these (issue 17: every breakpoint of the layout)."""
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
            "GIT_AUTHOR_DATE": "2026-08-01T12:00:00+0000", "GIT_COMMITTER_DATE": "2026-08-01T12:00:00+0000"}
@@ -52,6 +54,8 @@ class World:
     """A directory outside git that has a store (degraded identity)."""
     newer: Path
     """A repository whose store was written by a newer schema."""
+    hostile: Path
+    """A repository whose memory holds markup-shaped subjects, an ANSI escape and a bidi override."""
 
     @property
     def cortex_home(self) -> Path:
@@ -102,13 +106,13 @@ def build_world(base: Path) -> World:
     home = (base / "home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     world = World(home, (base / "no-hooks-home").resolve(), home / "demo-service", home / "fresh-repo",
-                  home / "scratch", home / "loose-notes", home / "newer-repo")
+                  home / "scratch", home / "loose-notes", home / "newer-repo", home / "hostile-repo")
     with environment(world.env()), seeded_ids(7):
         seed_demo(str(world.demo))
         (home / ".claude").mkdir()
         (home / ".claude" / "settings.json").write_text(json.dumps(HOOKS_SETTINGS, indent=2))
         world.no_hooks_home.mkdir()
-        for repo in (world.fresh, world.newer):
+        for repo in (world.fresh, world.newer, world.hostile):
             repo.mkdir()
             (repo / "README.md").write_text("# a repository\n")
             _git(repo, "init", "-q", "-b", "main")
@@ -126,6 +130,9 @@ def build_world(base: Path) -> World:
         conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
         conn.commit()
         conn.close()
+        from .test_tui_hostile import seed_hostile
+
+        seed_hostile(world.hostile)
     return world
 
 
@@ -229,6 +236,37 @@ async def _delete(pilot) -> None:  # noqa: ANN001
     await press(pilot, "d")
 
 
+async def _hostile_memory(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "2")
+    await highlight(pilot, "close [/] tag")
+
+
+async def _hostile_command(pilot) -> None:  # noqa: ANN001
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    await press(pilot, "2")
+    rows = pilot.app.screen.query_one(MemoryBrowser).rows
+    await highlight(pilot, next(row.title for row in rows.values() if "RED" in row.title))
+
+
+async def _hostile_edit(pilot) -> None:  # noqa: ANN001
+    await _hostile_command(pilot)
+    await press(pilot, "e")
+
+
+async def _hostile_delete(pilot) -> None:  # noqa: ANN001
+    await _hostile_command(pilot)
+    await press(pilot, "d")
+
+
+async def _hostile_search(pilot) -> None:  # noqa: ANN001
+    from textual.widgets import Input
+
+    await press(pilot, "slash")
+    pilot.app.screen.query_one("#search-input", Input).value = "[bold red]x[/]"
+    await press(pilot, "enter")
+
+
 async def _help(pilot) -> None:  # noqa: ANN001
     await press(pilot, "question_mark")
 
@@ -263,6 +301,14 @@ STATES: dict[str, State] = {
     "outside_git": State("scratch", _overview),
     "outside_git_with_store": State("loose", _overview),
     "newer_store": State("newer", _overview),
+    "hostile_overview": State("hostile", _overview),
+    "hostile_memory": State("hostile", _hostile_memory),
+    "hostile_command": State("hostile", _hostile_command),
+    "hostile_edit": State("hostile", _hostile_edit),
+    "hostile_delete": State("hostile", _hostile_delete),
+    "hostile_resolve": State("hostile", _resolve),
+    "hostile_search": State("hostile", _hostile_search),
+    "hostile_activity": State("hostile", _activity),
 }
 
 
@@ -294,7 +340,8 @@ def seen_from(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
 
 def snap(snap_compare, world: World, name: str, size: str) -> bool:  # noqa: ANN001
     """Compare one state at one size with its baseline."""
-    return bool(snap_compare(state_app(world, name), terminal_size=SIZES[size], run_before=STATES[name].steps))
+    terminal = {**SIZES, **MORE_SIZES}[size]
+    return bool(snap_compare(state_app(world, name), terminal_size=terminal, run_before=STATES[name].steps))
 
 
 sizes = pytest.mark.parametrize("size", list(SIZES))
@@ -304,6 +351,19 @@ sizes = pytest.mark.parametrize("size", list(SIZES))
 def test_overview(snap_compare, seen_from: World, size: str) -> None:
     """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend."""
     assert snap(snap_compare, seen_from, "overview", size)
+
+
+@pytest.mark.parametrize("size", list(MORE_SIZES))
+def test_overview_sizes(snap_compare, seen_from: World, size: str) -> None:
+    """The overview at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
+    assert snap(snap_compare, seen_from, "overview", size)
+
+
+@pytest.mark.parametrize("name", [name for name in STATES if name.startswith("hostile_")])
+def test_hostile_content(snap_compare, seen_from: World, name: str) -> None:
+    """Markup-shaped subjects (`close [/] tag`, `list[int]`, `[WIP] parser`, `[bold red]x[/]`, a @click link), an ANSI
+    escape in a captured command and U+202E in a note: shown literally on every screen and dialog, nothing raw."""
+    assert snap(snap_compare, seen_from, name, "narrow")
 
 
 @sizes

@@ -40,6 +40,8 @@ class Snapshot:
     """Spend per channel for the whole scope."""
     activity: list[dict[str, Any]] = field(default_factory=list)
     """`Engine.activity()`: sessions and subagent sessions, newest first."""
+    git_dir: str | None = None
+    """The worktree's git dir (HEAD, index), watched for checkout changes; None outside git."""
 
     def contest_of(self, note_id: str | None) -> dict[str, Any] | None:
         """The open contest a note is a side of, if any."""
@@ -74,4 +76,5 @@ def load_snapshot(engine: Engine, generation: int, hooks: HookInstall) -> Snapsh
         session_spend=channel_spend(engine, session_id) if session_id else [],
         scope_spend=channel_spend(engine),
         activity=engine.activity(40),
+        git_dir=engine.scope.git_dir,
     )

@@ -1,8 +1,16 @@
-"""Small formatting helpers for the operator view (presentation only; the engine decides every label)."""
+"""Small formatting helpers for the operator view (presentation only; the engine decides every label).
+
+Every author-supplied string (a subject, a note's text, a captured command, a typed topic) reaches the screen
+through `clean`, `one_line`, `plain` or `line`: never as markup, and without terminal controls or bidi overrides.
+Stores written before capture stripped those on the way in are shown safely too.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+
+from textual.content import Content
 
 from cortex_engine.clock import parse_iso
 from cortex_engine.economy import fmt_tokens
@@ -10,9 +18,16 @@ from cortex_engine.memory import collapse, note_content, split_trailers
 from cortex_engine.render import humanize_kind, strip_control
 
 __all__ = [
-    "ago", "age", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "one_line", "scope_label", "short_id",
-    "short_kind",
+    "ago", "age", "clean", "count", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
+    "plain", "scope_label", "short_id", "short_kind",
 ]
+
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline) and C1 controls: ESC sequences, BEL, OSC …
+    "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]"  # bidi and invisible format
+)
+"""Characters never drawn as they are: terminal controls and the Unicode format characters that reorder or hide
+text (U+202E RIGHT-TO-LEFT OVERRIDE makes a line read backwards)."""
 
 SHORT_KINDS = {
     "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
@@ -38,6 +53,11 @@ def ago(stamp: str | None, now: datetime) -> str:
     return str(stamp)[:10]
 
 
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """`1 memory`, `2 memories`, `1,204 items`."""
+    return f"{n:,} {singular if n == 1 else plural or singular + 's'}"
+
+
 def short_id(value: object) -> str:
     """The first eight characters of an id (sessions, notes), or a dash."""
     text = str(value or "")
@@ -57,9 +77,24 @@ def scope_label(key: str) -> str:
     return "project"
 
 
+def clean(text: object) -> str:
+    """Author-supplied text without terminal controls or bidi/format characters (newlines and tabs kept)."""
+    return _UNSAFE.sub("", strip_control(str(text or "")))
+
+
 def one_line(text: object) -> str:
     """Author-supplied text on one control-free line."""
-    return collapse(strip_control(str(text or "")))
+    return collapse(clean(text))
+
+
+def plain(text: object) -> Content:
+    """Author-supplied text as literal content (never parsed as markup), cleaned, line breaks kept."""
+    return Content(clean(text).expandtabs(4))
+
+
+def line(text: object) -> Content:
+    """Author-supplied text as literal content on one line (border titles, cells, list entries)."""
+    return Content(one_line(text))
 
 
 def first_line(kind: str, text: str) -> str:

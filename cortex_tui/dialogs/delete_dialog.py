@@ -16,7 +16,7 @@ from textual.worker import Worker, get_current_worker
 from cortex_engine.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
-from ..data.text import humanize_kind, one_line, scope_label
+from ..data.text import humanize_kind, line, one_line, plain, scope_label
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ class DeleteDialog(ModalScreen[str | None]):
         #delete-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-    """Escape deletes nothing."""
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Delete", show=False)]
+    """Escape deletes nothing; y confirms once the preview is shown (like pressing Delete)."""
 
     def __init__(self, memory: MemoryRef) -> None:
         """Preview deleting one memory item."""
@@ -50,7 +50,7 @@ class DeleteDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """The preview, then Delete / Cancel (Cancel focused)."""
         with Vertical(id="delete-box") as box:
-            box.border_title = f"Delete “{self.memory.title}”?"
+            box.border_title = Content.assemble("Delete “", line(self.memory.title), "”?")
             box.border_subtitle = "preview only — nothing is deleted until you press Delete · esc cancel"
             with VerticalScroll(id="delete-preview"):
                 yield Static("loading the preview…", id="delete-text")
@@ -66,10 +66,20 @@ class DeleteDialog(ModalScreen[str | None]):
 
     @work(thread=True, exclusive=True, group="delete", exit_on_error=False, name="delete preview")
     def preview(self) -> None:
-        """`Engine.delete_memory(yes=False)` in a worker thread (deletes nothing)."""
-        with self.app.target.open() as engine:  # type: ignore[attr-defined]
-            result = engine.delete_memory(self.memory.item_id, yes=False)
+        """`Engine.delete_memory(yes=False)` in a worker thread (deletes nothing); a memory gone since is said so."""
+        try:
+            with self.app.target.open() as engine:  # type: ignore[attr-defined]
+                result = engine.delete_memory(self.memory.item_id, yes=False)
+        except CortexError as exc:
+            self.app.call_from_thread(self._gone, exc.message)
+            return
         self.app.call_from_thread(self._show_preview, result)
+
+    def _gone(self, message: str) -> None:
+        """The highlighted memory no longer exists (deleted elsewhere): nothing to delete."""
+        self.query_one("#delete-text", Static).update(
+            Content(f"This memory is gone (changed since it was shown): {one_line(message)}"))
+        self._refused(message)
 
     def _show_preview(self, result: Deletion) -> None:
         lines = [
@@ -86,7 +96,7 @@ class DeleteDialog(ModalScreen[str | None]):
             lines.append(Content.from_markup(
                 "  [b $warning]contest     deleting this ends the contest on “$subject”[/]",
                 subject=one_line(result.subject)))
-        lines += [Content(""), Content.from_markup("[b]text[/]"), Content(result.text), Content(""),
+        lines += [Content(""), Content.from_markup("[b]text[/]"), plain(result.text), Content(""),
                   Content.from_markup("[dim]The prior text is kept in the audit log (memory_corrections).[/]")]
         self.query_one("#delete-text", Static).update(Content("\n").join(lines))
         self.query_one("#confirm", Button).disabled = False
@@ -97,8 +107,12 @@ class DeleteDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
     @on(Button.Pressed, "#confirm")
-    def _confirm(self) -> None:
-        self.query_one("#confirm", Button).disabled = True
+    def action_confirm(self) -> None:
+        """Delete, if the preview was shown (the button is enabled only then)."""
+        button = self.query_one("#confirm", Button)
+        if button.disabled:
+            return
+        button.disabled = True
         self.delete()
 
     @work(thread=True, exclusive=True, group="delete", exit_on_error=False, name="delete")

@@ -14,6 +14,7 @@ from textual.worker import Worker, get_current_worker
 from cortex_engine.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
+from ..data.text import clean, line, one_line
 from ..failures import report_worker_failure
 
 
@@ -46,7 +47,7 @@ class EditDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Explanation, the editor, the refusal line and the buttons."""
         with Vertical(id="edit-box") as box:
-            box.border_title = f"Edit “{self.memory.title}”"
+            box.border_title = Content.assemble("Edit “", line(self.memory.title), "”")
             box.border_subtitle = "ctrl+s save · esc cancel"
             yield Static(
                 "The corrected text replaces the memory's text; the prior text is kept in the audit log and shown "
@@ -68,13 +69,17 @@ class EditDialog(ModalScreen[str | None]):
         """Read the editable text (a note's content, else the item's text) in a worker thread."""
         from cortex_engine.operator import editable_text
 
-        with self.app.target.open() as engine:  # type: ignore[attr-defined]
-            text = editable_text(engine, self.memory.item_id)
+        try:
+            with self.app.target.open() as engine:  # type: ignore[attr-defined]
+                text = editable_text(engine, self.memory.item_id)
+        except CortexError as exc:  # deleted since it was highlighted: say so, offer nothing to save
+            self.app.call_from_thread(self._refused, f"this memory is gone: {exc.message}", exc.code)
+            return
         self.app.call_from_thread(self._loaded, text)
 
     def _loaded(self, text: str) -> None:
         area = self.query_one("#edit-text", TextArea)
-        area.load_text(text)
+        area.load_text(clean(text))  # no raw escape reaches the terminal (a stored command may hold one)
         area.disabled = False
         self.query_one("#save", Button).disabled = False
         area.focus()
@@ -110,7 +115,7 @@ class EditDialog(ModalScreen[str | None]):
         """Show why nothing was saved, in the dialog and as a notification."""
         line = " ".join(message.split())
         error = self.query_one("#edit-error", Static)
-        error.update(Content.from_markup("[b]Not saved ($code):[/] $line", code=code, line=line))
+        error.update(Content.from_markup("[b]Not saved ($code):[/] $line", code=code, line=one_line(line)))
         error.set_class(False, "-empty")
         self.app.notify(line, title=f"Edit refused: {code}", severity="error", markup=False)
 

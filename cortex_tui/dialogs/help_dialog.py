@@ -15,9 +15,11 @@ KEYS = (
     ("d", "delete the highlighted memory (the engine's preview first; nothing without confirming)"),
     ("v", "re-validate freshness: check every reference against the checkout now"),
     ("r", "refresh everything from the store (changes also appear live, within a second)"),
-    ("/", "recall: search memory exactly as the agent would (Memory tab)"),
+    ("/", "recall: search memory exactly as the agent would (any tab; ↓ into the items, enter opens one)"),
     ("s", "switch the Memory table between this branch and every scope"),
     ("[ ]", "previous / next page of the Memory table"),
+    ("home end", "the newest / the oldest memory (first or last page)"),
+    ("y", "copy the highlighted memory's id (in the delete dialog: confirm)"),
     ("tab", "move between panes; arrows move within one"),
     ("ctrl+p", "command palette: every action by name"),
     ("?  q", "this help · quit"),
@@ -42,7 +44,7 @@ class HelpDialog(ModalScreen[None]):
             width: 100; max-width: 100%; height: auto; max-height: 100%;
             border: thick $accent; background: $surface; padding: 0 1;
         }
-        .help-grid { grid-size: 2; grid-columns: 9 1fr; grid-rows: auto; height: auto; }
+        .help-grid { grid-size: 2; grid-columns: 10 1fr; grid-rows: auto; height: auto; }
         #glossary { grid-columns: 16 1fr; }
         .help-key { color: $accent; text-style: bold; }
         .help-heading { text-style: bold; margin-top: 1; }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,10 +16,24 @@ from textual.worker import Worker, get_current_worker
 
 from cortex_engine.errors import CortexError
 
-from ..data.text import ago, one_line, short_id
+from ..data.text import ago, line, one_line, short_id
 from ..failures import report_worker_failure
 
+if TYPE_CHECKING:
+    from cortex_engine.notes import Resolution
+
 LETTERS = "ABCDEFGH"
+
+
+def outcome(result: Resolution) -> str:
+    """`Decision [spool flush policy] 1a2b3c4d marked superseded. Contest closed.` (one line per note changed)."""
+    subject = f" [{one_line(result.subject)}]" if result.subject else ""
+    text = f"{result.kind.capitalize()}{subject} {short_id(result.id)} marked {result.status}."
+    if result.cleared_contest:
+        text += " Contest closed."
+    if result.replacement_id:
+        text += f" Replaced by note {short_id(result.replacement_id)}."
+    return text
 
 
 class ResolveDialog(ModalScreen[str | None]):
@@ -55,13 +69,14 @@ class ResolveDialog(ModalScreen[str | None]):
         """Both sides, the replacement field, and one button per way out."""
         subject = one_line(self.contest["subject"]) or "(no subject)"
         with Vertical(id="resolve-box") as box:
-            box.border_title = f"Resolve the contest on “{subject}”"
+            box.border_title = Content.assemble("Resolve the contest on “", line(subject), "”")
             box.border_subtitle = "esc cancel · nothing changes until you choose"
             with VerticalScroll(id="resolve-sides"):
                 for letter, side in zip(LETTERS, self.sides):
-                    body = Static(Content(one_line(side["content"])), classes="side")
-                    body.border_title = f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}"
-                    body.border_subtitle = f"from session {short_id(side['session_id'])} · note {short_id(side['id'])}"
+                    body = Static(line(side["content"]), classes="side")
+                    body.border_title = Content(f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}")
+                    body.border_subtitle = Content(
+                        f"from session {short_id(side['session_id'])} · note {short_id(side['id'])}")
                     yield body
             yield Static(
                 "Keep one side: the other is marked superseded (it cools, never vanishes). Resolve both: both are "
@@ -110,7 +125,6 @@ class ResolveDialog(ModalScreen[str | None]):
     @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")
     def apply(self, keep: str | None, replacement: str | None) -> None:
         """Close the contest through the engine (in a worker thread); errors stay in the dialog."""
-        from cortex_engine import messages
         from cortex_engine.operator import resolve_contest
 
         worker = get_current_worker()
@@ -121,7 +135,7 @@ class ResolveDialog(ModalScreen[str | None]):
             self.app.call_from_thread(self._refused, exc.message)
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self.dismiss, "\n".join(messages.resolved(r) for r in results))
+            self.app.call_from_thread(self.dismiss, "\n".join(outcome(r) for r in results))
 
     def _refused(self, message: str) -> None:
         self.query_one("#resolve-error", Static).update(Content(f"Not resolved: {' '.join(message.split())}"))

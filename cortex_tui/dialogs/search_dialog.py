@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from ..data.text import humanize_kind, one_line
+from ..data.text import count, humanize_kind, line, one_line, plain
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ class SearchDialog(ModalScreen[str | None]):
         #search-hint { color: $text-muted; height: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "close", "Close")]
-    """Escape closes the search."""
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("down", "focus_items", "Items", show=False)]
+    """Escape closes the search; ↓ from the topic moves into the items the recall showed."""
 
     def __init__(self, topic: str = "") -> None:
         """Open with an optional topic already typed."""
@@ -85,25 +85,34 @@ class SearchDialog(ModalScreen[str | None]):
     def _show(self, topic: str, surface: Surface) -> None:
         self.surface = surface
         result = self.query_one("#search-result", VerticalScroll)
-        result.border_title = f"Rendered recall · “{topic}”"
-        result.border_subtitle = f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates"
-        self.query_one("#search-text", Static).update(Content(surface.text))
+        result.border_title = Content.assemble("Rendered recall · “", line(topic), "”")
+        result.border_subtitle = Content(f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates")
+        self.query_one("#search-text", Static).update(plain(surface.text))
         self.query_one("#search-hint", Static).update(
-            f"{len(surface.items)} memories shown to the agent for this topic · ↓ then enter to open one in the browser"
+            f"{count(len(surface.items), 'memory', 'memories')} shown to the agent for this topic · "
+            "↓ then enter to open one in the browser"
         )
         items = self.query_one("#search-items", OptionList)
         items.clear_options()
         for n, item in enumerate(surface.items):
-            labels = f"  [{', '.join(item.labels)}]" if item.labels else ""
+            labels = f"  [{', '.join(one_line(label) for label in item.labels)}]" if item.labels else ""
             subject = f" [{one_line(item.subject)}]" if item.subject else ""
             items.add_option(Option(Content(f"{humanize_kind(item.kind)}{subject}{labels}"), id=f"hit-{n}"))
-        items.border_title = f"Items · {len(surface.items)}"
+        items.border_title = Content(f"Items · {len(surface.items)}")
 
     @on(OptionList.OptionSelected, "#search-items")
     def _picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if self.surface is not None and event.option.id:
             self.dismiss(self.surface.items[int(event.option.id.split("-", 1)[1])].id)
+
+    def action_focus_items(self) -> None:
+        """Move from the topic into the result items (the list keeps ↓ for itself once focused)."""
+        items = self.query_one("#search-items", OptionList)
+        if items.option_count:
+            items.focus()
+            if items.highlighted is None:
+                items.highlighted = 0
 
     def action_close(self) -> None:
         """Close without opening anything."""

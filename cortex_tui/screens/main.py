@@ -13,12 +13,13 @@ from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from ..data.memory_ref import MemoryRef
+from ..data.text import clean
 from ..messages import SelectionChanged
 from ..widgets.activity_table import ActivityTable
 from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
-from ..widgets.memory_browser import MemoryBrowser
+from ..widgets.memory_browser import PAGE, MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
 from ..widgets.spend_pane import SpendPane
 from ..widgets.status_header import StatusHeader
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
     from ..app import CortexApp
     from ..data.snapshot import Snapshot
 
-MEMORY_ACTIONS = ("search", "toggle_scope", "next_page", "previous_page")
+MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row")
+"""Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
 
 
 class MainScreen(Screen[None]):
@@ -38,16 +40,19 @@ class MainScreen(Screen[None]):
         Binding("e", "edit", "Edit"),
         Binding("d", "delete", "Delete"),
         Binding("slash", "search", "Search"),
-        Binding("s", "toggle_scope", "Scope", show=False),
+        Binding("s", "toggle_scope", "Scope"),
         Binding("v", "revalidate", "Validate"),
-        Binding("r", "app.refresh", "Refresh"),
+        Binding("y", "copy_id", "Copy id", show=False),
+        Binding("r", "app.refresh", "Refresh", show=False),  # changes arrive live; r stays in help and the palette
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.quit", "Quit"),
-        Binding("1", "show_tab('overview')", "Overview", show=False),
+        Binding("1", "show_tab('overview')", "Tabs", key_display="1-3"),
         Binding("2", "show_tab('memory')", "Memory", show=False),
         Binding("3", "show_tab('activity')", "Activity", show=False),
+        Binding("left_square_bracket", "previous_page", "Page", key_display="[ ]"),
         Binding("right_square_bracket", "next_page", "Next page", show=False),
-        Binding("left_square_bracket", "previous_page", "Previous page", show=False),
+        Binding("home", "first_row", "Newest", show=False, priority=True),
+        Binding("end", "last_row", "Oldest", show=False, priority=True),
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
 
@@ -154,6 +159,8 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Memory-tab keys only on that tab; edit/delete/resolve dimmed when nothing they act on is highlighted."""
+        if action in ("next_page", "previous_page") and self._active_tab() == "memory":
+            return self.query_one(MemoryBrowser).total > PAGE  # one page: the keys would do nothing (and crowd the footer)
         if action in MEMORY_ACTIONS:
             return self._active_tab() == "memory"
         if action in ("edit", "delete"):
@@ -184,7 +191,7 @@ class MainScreen(Screen[None]):
         if outcome is None:
             self.notify("Contest left open: nothing was changed.", title="Resolve")
             return
-        self.notify(outcome, title="Contest resolved", markup=False)
+        self.notify(clean(outcome), title="Contest resolved", markup=False)
         self.cortex.request_reload("resolve")
 
     def action_edit(self) -> None:
@@ -201,7 +208,7 @@ class MainScreen(Screen[None]):
         if outcome is None:
             self.notify("Edit cancelled: nothing was changed.", title="Edit")
             return
-        self.notify(outcome, title="Memory edited (audited)", markup=False)
+        self.notify(clean(outcome), title="Memory edited (audited)", markup=False)
         self.cortex.request_reload("edit")
 
     def action_delete(self) -> None:
@@ -218,7 +225,7 @@ class MainScreen(Screen[None]):
         if outcome is None:
             self.notify("Delete cancelled: nothing was deleted.", title="Delete")
             return
-        self.notify(outcome, title="Memory deleted (audited)", markup=False)
+        self.notify(clean(outcome), title="Memory deleted (audited)", markup=False)
         self.cortex.request_reload("delete")
 
     def action_search(self) -> None:
@@ -228,7 +235,9 @@ class MainScreen(Screen[None]):
         self.app.push_screen(SearchDialog(), self._searched)
 
     def _searched(self, item_id: str | None) -> None:
+        """Open the picked item in the Memory tab, on whichever page holds it."""
         if item_id:
+            self.action_show_tab("memory")
             self.query_one(MemoryBrowser).reveal(item_id)
             self.query_one("#memory-table").focus()
 
@@ -246,6 +255,23 @@ class MainScreen(Screen[None]):
         """Previous page of the table."""
         if not self.query_one(MemoryBrowser).previous_page():
             self.notify("This is the first page.", title="Memory", timeout=2)
+
+    def action_first_row(self) -> None:
+        """The newest item: first page, first row."""
+        self.query_one(MemoryBrowser).jump(to_end=False)
+
+    def action_last_row(self) -> None:
+        """The oldest item: last page, last row."""
+        self.query_one(MemoryBrowser).jump(to_end=True)
+
+    def action_copy_id(self) -> None:
+        """Copy the highlighted memory's id to the clipboard (the terminal's, through OSC 52)."""
+        memory = self.selection()
+        if memory is None:
+            self.notify("Highlight a memory first.", title="Copy id", severity="warning")
+            return
+        self.app.copy_to_clipboard(memory.item_id)
+        self.notify(memory.item_id, title="Copied id", markup=False, timeout=3)
 
     def action_revalidate(self) -> None:
         """Check every reference against the checkout now."""

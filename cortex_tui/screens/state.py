@@ -79,10 +79,11 @@ class StateScreen(Screen[None]):
     def _body(self) -> Content:
         """What it means and the command that fixes it."""
         cwd = self.target.shorten(self.target.cwd)
+        place = "directory" if self.info is not None and self.info.degraded else "repository"
         lines: list[Content] = []
         if self.state == "missing":
             lines += [
-                Content.from_markup("[b]No Cortex memory for this repository yet.[/]"),
+                Content.from_markup("[b]No Cortex memory for this $place yet.[/]", place=place),
                 Content(""),
                 Content.from_markup(
                     "Cortex keeps one store per repository and creates it at the first Claude Code session here "

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.text import Text
+from textual import on
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
@@ -23,6 +24,11 @@ class ActivityTable(DataTable[Any]):
     ActivityTable { height: 1fr; }
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        """Empty until the first snapshot."""
+        super().__init__(**kwargs)
+        self.sessions: dict[str, dict[str, Any]] = {}
+
     def on_mount(self) -> None:
         """Columns, row cursor."""
         self.cursor_type = "row"
@@ -36,6 +42,7 @@ class ActivityTable(DataTable[Any]):
         if self.row_count:
             keep = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         self.clear()
+        self.sessions = {str(row["id"]): row for row in sessions}
         children: dict[str, list[dict[str, Any]]] = {}
         for row in sessions:
             if row["parent_session_id"]:
@@ -61,3 +68,17 @@ class ActivityTable(DataTable[Any]):
         cells = (age(row["started_at"], now) + " ago", session, agent, str(row["reads"]), str(row["edits"]),
                  str(row["commands"]), fails, str(row["notes"]), one_line(row.get("focus") or ""))
         self.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=str(row["id"]))
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a session: what it did, in full (the row's cells are cut to fit)."""
+        event.stop()
+        row = self.sessions.get(str(event.row_key.value))
+        if row is None:
+            return
+        lines = [f"agent {one_line(row['agent_type'])} · {row['status']} · started {row['started_at']}",
+                 f"reads {row['reads']} · edits {row['edits']} · commands {row['commands']} · "
+                 f"failures {row['failures']} · notes {row['notes']}"]
+        if row.get("focus"):
+            lines.append(f"focus: {one_line(row['focus'])}")
+        self.app.notify("\n".join(lines), title=f"Session {row['id']}", markup=False, timeout=8)

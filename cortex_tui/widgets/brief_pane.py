@@ -9,6 +9,8 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from ..data.text import plain
+
 if TYPE_CHECKING:
     from cortex_engine.surfaces import Surface
 
@@ -32,11 +34,11 @@ class BriefPane(VerticalScroll):
         """Show the brief and its tokens/budget (red border if it ever exceeded the budget)."""
         text = self.query_one("#brief-text", Static)
         if brief.text:
-            text.update(Content(brief.text))
+            text.update(plain(brief.text))
         else:
             text.update(Content.from_markup(
                 "[dim]Nothing: a cold start. At the next session start the agent is told nothing from memory "
                 "(there is nothing on this branch worth a line yet).[/]"
             ))
-        self.border_subtitle = f"{brief.tokens}/{brief.budget} tokens · what SessionStart injects"
+        self.border_subtitle = Content(f"{brief.tokens}/{brief.budget} tokens · what SessionStart injects")
         self.set_class(brief.tokens > brief.budget, "-over-budget")

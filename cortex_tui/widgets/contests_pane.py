@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from ..data.text import ago, one_line, short_id
 from ..messages import SelectionChanged
@@ -34,16 +34,23 @@ class ContestsPane(Vertical):
         """An empty pane until the first snapshot."""
         super().__init__(**kwargs)
         self.contests: list[dict[str, Any]] = []
+        self._by_key: dict[str, dict[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
         """The list of contests."""
         yield OptionList(Option("loading…", disabled=True), id="contest-list")
 
     def show_contests(self, contests: list[dict[str, Any]], now: datetime) -> None:
-        """Seat each contest's sides together, newest side first within the subject as the engine orders them."""
-        self.contests = contests
+        """Seat each contest's sides together, newest side first within the subject as the engine orders them.
+
+        The highlight stays on the same contest (by subject) when it is still open, so a contest arriving live
+        never moves what `c` would resolve; when it is gone, the highlight stays at the same place.
+        """
         options = self.query_one("#contest-list", OptionList)
-        keep = options.highlighted
+        keep_id = options.highlighted_option.id if options.highlighted_option is not None else None
+        keep_at = options.highlighted
+        self.contests = contests
+        self._by_key = {self._key(contest): contest for contest in contests}
         options.clear_options()
         if not contests:
             options.add_option(Option(Content.from_markup(
@@ -57,14 +64,17 @@ class ContestsPane(Vertical):
                 lines.append(Content(
                     f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
                 ).stylize("dim"))
-            options.add_option(Option(Content("\n").join(lines), id=f"contest-{n}"))
+            options.add_option(Option(Content("\n").join(lines), id=self._key(contest)))
             if n < len(contests) - 1:
                 options.add_option(None)
         if contests:
-            options.highlighted = min(keep or 0, len(options.options) - 1)
+            try:
+                options.highlighted = options.get_option_index(keep_id) if keep_id else 0
+            except OptionDoesNotExist:
+                options.highlighted = min(keep_at or 0, len(options.options) - 1)
             while options.highlighted and options.get_option_at_index(options.highlighted).disabled:
                 options.highlighted -= 1
-        self.border_title = f"Contests · {len(contests)} open" if contests else "Contests · none open"
+        self.border_title = Content(f"Contests · {len(contests)} open" if contests else "Contests · none open")
         self.set_class(bool(contests), "-has-contests")
 
     def selected_contest(self) -> dict[str, Any] | None:
@@ -72,9 +82,14 @@ class ContestsPane(Vertical):
         if not self.contests:
             return None
         option = self.query_one("#contest-list", OptionList).highlighted_option
-        if option is not None and option.id and option.id.startswith("contest-"):
-            return self.contests[int(option.id.split("-", 1)[1])]
+        if option is not None and option.id in self._by_key:
+            return self._by_key[option.id]
         return self.contests[0]
+
+    @staticmethod
+    def _key(contest: dict[str, Any]) -> str:
+        """A contest's identity in the list: its subject (a scope has one open contest per subject)."""
+        return "contest:" + str(contest["subject"])
 
     def selected_memory(self) -> MemoryRef | None:
         """The first side of the highlighted contest (resolve acts on the whole contest)."""

@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from ..data.memory_ref import MemoryRef
-from ..data.text import first_line, humanize_kind, one_line
+from ..data.text import count, first_line, humanize_kind, one_line
 from ..messages import SelectionChanged
 
 SHOWN = 200
@@ -34,6 +34,7 @@ class FreshnessPane(Vertical):
         """An empty pane until the first check."""
         super().__init__(**kwargs)
         self.flagged: list[dict[str, Any]] = []
+        self._by_key: dict[str, dict[str, Any]] = {}
 
     def compose(self) -> ComposeResult:
         """The list of flagged memories."""
@@ -44,31 +45,36 @@ class FreshnessPane(Vertical):
         flagged = [item for item in report["items"] if item.get("label")]
         flagged.sort(key=lambda item: (item["validity"] != "stale", 0))
         self.flagged = flagged[:SHOWN]
+        self._by_key = {f"fresh:{item['id']}": item for item in self.flagged}
         options = self.query_one("#freshness-list", OptionList)
-        keep = options.highlighted
+        keep_id = options.highlighted_option.id if options.highlighted_option is not None else None
+        keep_at = options.highlighted
         options.clear_options()
         if not flagged:
-            options.add_option(Option(Content.from_markup(
-                f"[dim]Every reference is current: {report['checked']} memories with file references checked "
-                "against the checkout.[/]"), disabled=True))
-        for n, item in enumerate(self.flagged):
-            style = "$error" if "stale:" in item["label"] else "$warning"
+            options.add_option(Option(Content(
+                f"Every reference is current: {count(report['checked'], 'memory', 'memories')} with file references checked "
+                "against the checkout.").stylize("dim"), disabled=True))
+        for item in self.flagged:
+            style = "$text-error" if "stale:" in item["label"] else "$text-warning"
             kind = humanize_kind(str(item["kind"]))
             subject = f"[{one_line(item['subject'])}] " if item.get("subject") else ""
             body = first_line(str(item["kind"]), texts.get(item["id"], ""))
             options.add_option(Option(Content.assemble(
-                Content.from_markup(f"[b {style}]\\[$label][/]\n", label=one_line(item["label"])),
+                Content.assemble((f"[{one_line(item['label'])}]", f"bold {style}"), "\n"),
                 Content.from_markup("  [dim]$kind[/] $subject$body", kind=kind, subject=subject, body=body),
-            ), id=f"fresh-{n}"))
-        if self.flagged:
-            options.highlighted = min(keep or 0, len(self.flagged) - 1)
+            ), id=f"fresh:{item['id']}"))
+        if self.flagged:  # the same memory stays highlighted while it is listed; else the same place
+            try:
+                options.highlighted = options.get_option_index(keep_id) if keep_id else 0
+            except OptionDoesNotExist:
+                options.highlighted = min(keep_at or 0, len(self.flagged) - 1)
         refs = report["references"]
         stale = sum(1 for item in flagged if "stale:" in item["label"])
         moved = len(flagged) - stale
         # The title counts memories, the subtitle file references (one memory may name several moved files):
         # each says which, so "2 moved" and "3 moved" never read as a contradiction.
-        self.border_title = f"Freshness · memories: {stale} stale · {moved} moved"
-        self.border_subtitle = (
+        self.border_title = Content(f"Freshness · memories: {stale} stale · {moved} moved")
+        self.border_subtitle = Content(
             f"{report['checked']} memories checked · file references: {refs.get('exists', 0)} ok, "
             f"{refs.get('missing', 0)} missing, {refs.get('moved', 0)} moved"
         )
@@ -77,9 +83,9 @@ class FreshnessPane(Vertical):
     def selected_memory(self) -> MemoryRef | None:
         """The highlighted flagged memory."""
         option = self.query_one("#freshness-list", OptionList).highlighted_option
-        if option is None or not option.id:
+        item = self._by_key.get(option.id or "") if option is not None else None
+        if item is None:
             return None
-        item = self.flagged[int(option.id.split("-", 1)[1])]
         title = one_line(item.get("subject") or humanize_kind(str(item["kind"])))
         note_id = str(item["id"]).split(":", 1)[1] if str(item["id"]).startswith("notes:") else None
         return MemoryRef(str(item["id"]), note_id, title)

@@ -11,9 +11,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cortex_engine.clock import ts_min
-from cortex_engine.render import strip_control
-
-from ..data.text import ago, humanize_kind, one_line, scope_label, short_id
+from ..data.text import ago, humanize_kind, line, one_line, plain, scope_label, short_id
 
 if TYPE_CHECKING:
     from cortex_engine.inspection import Inspection
@@ -43,15 +41,15 @@ class InspectionView(VerticalScroll):
 
     def show_message(self, text: str) -> None:
         """Show a placeholder (nothing highlighted, or the item is gone)."""
-        self.border_title = "Inspection"
+        self.border_title = Content("Inspection")
         self.query_one("#inspection-text", Static).update(Content.from_markup("[dim]$text[/]", text=text))
 
     def show_inspection(self, result: Inspection, now: datetime) -> None:
         """Render the inspection."""
         item = result.item
         kind = str(item["kind"])
-        title = humanize_kind(kind) + (f" · {one_line(item['subject'])}" if item.get("subject") else "")
-        self.border_title = f"Inspection · {title}"
+        subject = Content.assemble(" · ", line(item["subject"])) if item.get("subject") else Content("")
+        self.border_title = Content.assemble(f"Inspection · {humanize_kind(kind)}", subject)
         lines: list[Content] = [
             _row("id", self.app.target.shorten(str(item["id"]))),  # type: ignore[attr-defined]
             _row("scope", scope_label(str(item["scope_key"]))
@@ -68,7 +66,7 @@ class InspectionView(VerticalScroll):
         for ref in result.references:
             moved = f" → {ref['moved_to']}" if ref["moved_to"] else ""
             lines.append(Content.assemble("  ", (f"{str(ref['status']):<8} ", REF_STYLE.get(str(ref["status"]), "")),
-                                          f"{ref['path']}{moved}"))
+                                          one_line(f"{ref['path']}{moved}")))
         access = result.access
         lines += [Content(""), Content.from_markup(
             "[b]access history[/]  [dim]count $count, last $last[/]", count=str(access["count"]),
@@ -83,7 +81,7 @@ class InspectionView(VerticalScroll):
             for corr in result.corrections:
                 lines.append(Content(f"  {ts_min(str(corr['at']))}  {corr['operation']}"))
                 lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
-        lines += [Content(""), Content.from_markup("[b]text[/]"), Content(strip_control(str(item["text"])))]
+        lines += [Content(""), Content.from_markup("[b]text[/]"), plain(item["text"])]
         self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
         self.scroll_home(animate=False)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on, work
 from textual.app import ComposeResult
 from rich.text import Text
-from textual.containers import Horizontal, Vertical
+from textual.containers import Container, Horizontal, Vertical
 from textual.events import Resize
 from textual.reactive import var
 from textual.widgets import DataTable, Select, Static
@@ -28,8 +28,42 @@ if TYPE_CHECKING:
     from cortex_engine.inspection import Page
 
 PAGE = 200
+ROOMY = 150
+"""From this terminal width the inspection sits beside the table (the app's `-roomy` breakpoint); below, under it."""
 COLUMNS = (("Kind", 10), ("Tier", 4), ("Age", 4), ("Subject", 18), ("Labels", 11), ("First line", 0))
 """Column labels and widths (0: the rest of the table's width)."""
+SCOPE_COLUMN = ("Scope", 12)
+"""Inserted after Age when every scope is listed."""
+SHRINK = (("Subject", 10), ("Scope", 8), ("Labels", 9), ("Kind", 8))
+"""Which columns give up width (down to these floors) so the first line keeps `FIRST_LINE_MIN` characters."""
+FIRST_LINE_MIN = 28
+SUBJECT_MAX = 28
+"""On a wide table the subject grows to this before the first line takes everything else."""
+
+
+def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
+    """Column widths for a table `width` cells wide (its border and scrollbar included): nothing scrolls sideways.
+
+    Fixed columns shrink to their floors before the first line drops under `FIRST_LINE_MIN`; the first line then
+    takes all that is left, so it is never the column that a narrow table hides.
+    """
+    columns = list(COLUMNS) if not all_scopes else [*COLUMNS[:3], SCOPE_COLUMN, *COLUMNS[3:]]
+    widths = dict(columns)
+    inner = width - 2 - 2 - 1  # round border, vertical scrollbar, one cell of slack
+    rest = inner - sum(w + 2 for w in widths.values()) + 2  # every column pads one cell each side
+    for name, floor in SHRINK:
+        if rest >= FIRST_LINE_MIN:
+            break
+        if name in widths:
+            give = min(widths[name] - floor, FIRST_LINE_MIN - rest)
+            widths[name] -= give
+            rest += give
+    if rest > 3 * FIRST_LINE_MIN:
+        grow = min(SUBJECT_MAX - widths["Subject"], rest - 3 * FIRST_LINE_MIN)
+        widths["Subject"] += grow
+        rest -= grow
+    widths["First line"] = max(8, rest)
+    return [(label, widths[label]) for label, _ in columns]
 KIND_OPTIONS = [(humanize_kind(kind), kind) for kind in sorted(KIND_WEIGHTS, key=humanize_kind)]
 TIER_OPTIONS = [(state, state) for state in STATES]
 SCOPE_OPTIONS = [("This branch", False), ("All scopes", True)]
@@ -55,8 +89,6 @@ class MemoryBrowser(Vertical):
         & > #filter-bar > #kind-filter { width: 26; }
         & > #filter-bar > #page-info { width: 1fr; content-align: right middle; color: $text-muted; }
         & > #browser-body { height: 1fr; }
-        #memory-table { width: 2fr; height: 1fr; }
-        #inspection { width: 1fr; height: 1fr; }
     }
     """
 
@@ -75,6 +107,11 @@ class MemoryBrowser(Vertical):
         self.rows: dict[str, _Row] = {}
         self.total = 0
         self._pending_focus: str | None = None
+        """An item to highlight once its page is loaded (a search hit), found by id on any page."""
+        self._pending_edge: str | None = None
+        """`start` or `end`: the next load goes to the first or the last page and row."""
+        self._painted: tuple[object, ...] | None = None
+        """What the table shows (columns and cells): an identical reload repaints nothing, so scroll stays."""
         self._shown: tuple[Page, dict[str, list[str]], datetime, bool] | None = None
 
     def compose(self) -> ComposeResult:
@@ -85,7 +122,7 @@ class MemoryBrowser(Vertical):
             yield Select(KIND_OPTIONS, prompt="All kinds", compact=True, type_to_search=False, id="kind-filter")
             yield Select(TIER_OPTIONS, prompt="All tiers", compact=True, type_to_search=False, id="tier-filter")
             yield Static("", id="page-info")
-        with Horizontal(id="browser-body"):
+        with Container(id="browser-body"):  # app.tcss: beside the table when roomy, under it otherwise
             yield DataTable(id="memory-table", cursor_type="row", zebra_stripes=True)
             yield InspectionView(id="inspection")
 
@@ -152,18 +189,24 @@ class MemoryBrowser(Vertical):
         return True
 
     def reveal(self, item_id: str) -> None:
-        """Show an item (from a search): every scope, no filters, then highlight its row once loaded."""
-        self._pending_focus = item_id
+        """Show an item (from a search): every scope, no filters, on whichever page holds it, highlighted."""
         self.query_one("#kind-filter", Select).clear()
         self.query_one("#tier-filter", Select).clear()
         if self.rows.get(item_id) and self.kind is None and self.tier is None:
             self._focus_row(item_id)
             return
-        self.kind, self.tier = None, None
-        if not self.all_scopes:
-            self.all_scopes = True
-        else:
-            self._refilter()
+        self._pending_focus = item_id
+        with self.prevent(Select.Changed):
+            self.set_reactive(MemoryBrowser.kind, None)
+            self.set_reactive(MemoryBrowser.tier, None)
+            self.set_reactive(MemoryBrowser.all_scopes, True)
+            self.query_one("#scope-filter", Select).value = True
+        self.load_page()
+
+    def jump(self, *, to_end: bool) -> None:
+        """The newest item (first page, first row) or the oldest (last page, last row)."""
+        self._pending_edge = "end" if to_end else "start"
+        self.load_page()
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -174,28 +217,42 @@ class MemoryBrowser(Vertical):
 
         worker = get_current_worker()
         all_scopes, kind, tier, offset = self.all_scopes, self.kind, self.tier, self.page_offset
+        reveal, edge = self._pending_focus, self._pending_edge
         with self.app.target.open() as engine:  # type: ignore[attr-defined]
-            page = engine.list_memory(
-                scopes=None if all_scopes else engine.scope_keys, kinds=[kind] if kind else None,
-                states=[tier] if tier else None, limit=PAGE, offset=offset,
-            )
+            filters = {"scopes": None if all_scopes else engine.scope_keys, "kinds": [kind] if kind else None,
+                       "states": [tier] if tier else None}
+            if reveal is not None:
+                position = engine.memory_position(reveal, **filters)
+                if position is None:  # deleted since the search showed it
+                    self.app.call_from_thread(self._gone, reveal)
+                else:
+                    offset = position // PAGE * PAGE
+            elif edge == "start":
+                offset = 0
+            elif edge == "end":
+                total = engine.list_memory(**filters, limit=1).total
+                offset = max(0, (total - 1) // PAGE * PAGE)
+            page = engine.list_memory(**filters, limit=PAGE, offset=offset)
             labels = page_labels(engine, page)
             now = engine.clock()
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_page, page, labels, now, all_scopes)
+
+    def _gone(self, item_id: str) -> None:
+        """A search hit that no longer exists: say so instead of highlighting some other row."""
+        self._pending_focus = None
+        self.app.notify(f"Memory {item_id} is no longer stored (deleted since the search showed it).",
+                        title="Not found", severity="warning", markup=False)
 
     def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool) -> None:
         """Fill the table, keeping the highlighted item when it is still listed."""
         self._shown = (page, labels, now, all_scopes)
         table = self.query_one("#memory-table", DataTable)
         keep = self._pending_focus or self.highlighted_id()
-        table.clear(columns=True)
-        columns = list(COLUMNS) if not all_scopes else [*COLUMNS[:3], ("Scope", 12), *COLUMNS[3:]]
-        rest = self._rest_width(columns)
-        for label, width in columns:
-            table.add_column(label, width=width or rest, key=label)
-        self.rows = {}
-        self.total = page.total
+        edge, self._pending_edge = self._pending_edge, None
+        columns = fit_columns(self._table_width(), all_scopes)
+        rows: dict[str, _Row] = {}
+        cells_by_id: list[tuple[str, list[str]]] = []
         for item in page.items:
             item_id, kind, text = str(item["id"]), str(item["kind"]), str(item["text"])
             subject = one_line(item["subject"] or "")
@@ -204,10 +261,24 @@ class MemoryBrowser(Vertical):
                      label_tags(item_labels), first_line(kind, text)]
             if all_scopes:
                 cells.insert(3, scope_label(str(item["scope_key"])))
-            table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=item_id)
+            cells_by_id.append((item_id, cells))
             title = subject or first_line(kind, text)[:40] or humanize_kind(kind)
             note_id = str(item["note_id"]) if item["note_id"] else None
-            self.rows[item_id] = _Row(item_id, note_id, title, item_labels)
+            rows[item_id] = _Row(item_id, note_id, title, item_labels)
+        painted = (tuple(columns), page.offset, page.total, tuple((i, tuple(c)) for i, c in cells_by_id))
+        self.set_reactive(MemoryBrowser.page_offset, page.offset)
+        if painted == self._painted and edge is None and self._pending_focus is None:
+            return  # a reload that changed nothing on this page: keep the scroll, the cursor and the inspection
+        same_page = self._painted is not None and self._painted[:2] == painted[:2]
+        self._painted = painted
+        was_at, scroll = table.cursor_row, (table.scroll_x, table.scroll_y)
+        table.clear(columns=True)
+        for label, width in columns:
+            table.add_column(label, width=width, key=label)
+        for item_id, cells in cells_by_id:
+            table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=item_id)
+        self.rows = rows
+        self.total = page.total
         end = page.offset + len(page.items)
         info = f"{page.offset + 1}–{end} of {page.total:,} · newest first" if page.items else "0 items"
         if end < page.total:
@@ -217,31 +288,34 @@ class MemoryBrowser(Vertical):
             self.query_one(InspectionView).show_message("No memory matches these filters.")
             self.post_message(SelectionChanged())
             return
-        if keep and keep in self.rows:
+        if same_page:  # a live update of this page: the view stays where the operator left it
+            table.scroll_to(*scroll, animate=False, immediate=True)
+        if edge is not None:
+            table.move_cursor(row=0 if edge == "start" else table.row_count - 1)
+            self.inspect(self.highlighted_id() or "")
+        elif keep and keep in self.rows:
             self._focus_row(keep)
-        else:
-            table.move_cursor(row=0)
+        else:  # the highlighted item is gone (deleted): stay at the same place, not back at the top
+            table.move_cursor(row=min(max(was_at, 0), table.row_count - 1) if keep and same_page else 0)
             self.inspect(self.highlighted_id() or "")
         self._pending_focus = None
+        self.post_message(SelectionChanged())  # the footer's page keys depend on the total
 
-    def _rest_width(self, columns: list[tuple[str, int]]) -> int:
-        """What is left of the table's width for the first line (estimated while the tab is hidden)."""
-        table = self.query_one("#memory-table", DataTable)
-        width = table.size.width
-        if not width:
-            screen = self.app.size.width - 2
-            width = screen if screen < 100 else screen * 2 // 3
-        fixed = sum(w + 2 for _, w in columns if w) + 2  # each column's cell padding, then the last one's
-        return max(24, width - fixed - 2 - 2 - 2)  # border, vertical scrollbar, slack (narrower: it scrolls)
+    def _table_width(self) -> int:
+        """The table's width in cells (estimated from the terminal while the tab is hidden, as app.tcss lays it out)."""
+        width = self.query_one("#memory-table", DataTable).size.width
+        if width:
+            return width
+        screen = self.app.size.width - 2
+        return screen if screen < ROOMY else screen * 2 // 3
 
     def on_resize(self, event: Resize) -> None:
-        """Refit the first-line column when the new width changes it."""
+        """Refit the columns when the new width changes them."""
         if self._shown is None:
             return
-        columns = list(COLUMNS) if not self._shown[3] else [*COLUMNS[:3], ("Scope", 12), *COLUMNS[3:]]
         table = self.query_one("#memory-table", DataTable)
         first = table.columns.get(ColumnKey("First line")) if table.columns else None
-        if first is None or first.width != self._rest_width(columns):
+        if first is None or first.width != dict(fit_columns(self._table_width(), self._shown[3]))["First line"]:
             self._show_page(*self._shown)
 
     def _focus_row(self, item_id: str) -> None:

@@ -34,7 +34,7 @@ def _bar(largest: int, budget: int | None) -> Content:
         return Content.from_markup("[dim]" + "·" * BAR + "[/]")
     filled = min(BAR, round(BAR * largest / budget))
     style = "$error" if largest > budget else "$success" if largest else "$foreground-muted"
-    return Content.from_markup(f"[{style}]{'█' * filled}[/][dim]{'░' * (BAR - filled)}[/]")
+    return Content.assemble(("█" * filled, style), ("░" * (BAR - filled), "dim"))
 
 
 def sparkline(values: list[int]) -> Content:
@@ -59,6 +59,8 @@ class SpendPane(Vertical):
     }
     """
     BORDER_TITLE = "Token spend"
+    can_focus = True
+    """Focusable, so Tab reaches it and scrolls it into view where the overview stacks (narrow terminals)."""
 
     def compose(self) -> ComposeResult:
         """Figures, then the per-session chart."""
@@ -72,7 +74,7 @@ class SpendPane(Vertical):
         lines = [Content.from_markup("[dim]            injected    saved      net   ratio[/]")]
         for name, figures in (("session", session), ("scope", scope)):
             if not isinstance(figures, dict):
-                lines.append(Content.from_markup(f"[b]{name:<10}[/]  [dim]no session yet[/]"))
+                lines.append(Content.assemble((f"{name:<10}", "bold"), ("  no session yet", "dim")))
                 continue
             lines.append(Content(
                 f"{name:<10}  {fmt_tokens(figures['injected']):>8} {fmt_tokens(figures['saved']):>8} "

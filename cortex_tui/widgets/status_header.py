@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..data.text import ago, short_id
+from ..data.text import ago, count, short_id
 
 if TYPE_CHECKING:
     from ..data.snapshot import Snapshot
@@ -50,14 +50,14 @@ class StatusHeader(Widget):
             Content.from_markup("  [dim]worktree[/] $path", path=target.shorten(str(status.get("worktree") or ""))),
         )
         self.query_one("#identity-line", Static).update(identity)
-        items, contested = int(status.get("items") or 0), int(status.get("contested_notes") or 0)
+        items, contests = int(status.get("items") or 0), len(snapshot.contests)
         if snapshot.info.degraded:
             store = Content.from_markup("[$warning]● store: degraded identity (outside git)[/]")
         else:
             store = Content.from_markup("[$success]● store ok[/]")
         counts = Content.from_markup(
-            "  [dim]$items · $contested contested[/]", items=f"{items:,} item{'s' if items != 1 else ''}",
-            contested=str(contested),
+            "  [dim]$items · $contests[/]", items=count(items, "item"),
+            contests=count(contests, "open contest"),  # what the Contests pane counts, not contested notes
         )
         engaged = (
             Content.from_markup("   [$success]● engaged[/]")

@@ -1,0 +1,162 @@
+"""Layout at every terminal size and legibility of labels (issue 17 items 1 and 9).
+
+Focus never rests on a widget that is off screen; every overview pane is reachable by keyboard where the panes
+stack; highlighted labels keep 4.5:1 contrast; a pane that flags something keeps its colour with focus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from .test_tui_behaviour import demo, drive  # noqa: F401
+from .test_tui_snapshots import NOW, settle
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+
+def _visible(app, widget) -> bool:  # noqa: ANN001
+    """Whether any of the widget is on screen (not clipped away by a scrolled or too-short container)."""
+    region = app.screen.find_widget(widget).visible_region
+    return region.width > 0 and region.height > 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
+def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) -> None:  # noqa: F811
+    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view)."""
+    from cortex_tui.widgets.spend_pane import SpendPane
+
+    seen: set[str] = set()
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for tab in ("1", "2", "3"):
+            await pilot.press(tab)
+            await settle(pilot)
+            for _ in range(12):
+                focused = app.screen.focused
+                assert focused is not None
+                assert _visible(app, focused), (tab, focused)
+                seen.add(focused.id or type(focused).__name__)
+                await pilot.press("tab")
+                await settle(pilot)
+        assert isinstance(app.screen.query_one(SpendPane), SpendPane)
+
+    async def run() -> None:
+        from cortex_tui.app import make_app
+
+        app = make_app(demo, clock=lambda: NOW, live=False)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await steps(app, pilot, [])
+
+    asyncio.run(run())
+    assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen
+
+
+
+def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors
+    """WCAG contrast ratio of two opaque colours."""
+    def channel(value: int) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    def luminance(color) -> float:  # noqa: ANN001
+        return 0.2126 * channel(color.r) + 0.7152 * channel(color.g) + 0.0722 * channel(color.b)
+
+    high, low = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo: Path) -> None:  # noqa: F811
+    """`[contested]` and `[stale: …]` on a focused, highlighted row reach 4.5:1; the red border survives focus."""
+    from textual.color import Color
+    from textual.widgets import OptionList
+
+    from cortex_tui.widgets.contests_pane import ContestsPane
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        variables = app.theme_variables
+        base = Color.parse(variables["background"])
+        for pane_id in ("#contests", "#freshness"):
+            options = app.screen.query_one(f"{pane_id} OptionList", OptionList)
+            options.focus()
+            await settle(pilot)
+            assert options.highlighted is not None
+            background = options.get_component_styles("option-list--option-highlighted").background
+            background = base.blend(background, background.a) if background.a < 1 else background
+            for name in ("text-error", "text-warning"):
+                assert _contrast(Color.parse(variables[name]), background) >= 4.5, (pane_id, name)
+        pane = app.screen.query_one(ContestsPane)
+        pane.query_one(OptionList).focus()
+        await settle(pilot)
+        assert pane.has_focus_within
+        assert pane.styles.border_top[1] == Color.parse(variables["error"])
+
+    drive(demo, steps)
+
+
+def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
+    """A theme picked in the palette is the theme of the next start; opening the app alone writes no setting."""
+    from cortex_tui.data.settings import settings_path
+
+    async def pick(app, pilot, notes) -> None:  # noqa: ANN001
+        assert app.theme == "textual-dark"
+        app.theme = "nord"
+        await settle(pilot)
+
+    async def check(app, pilot, notes) -> None:  # noqa: ANN001
+        assert app.theme == "nord"
+
+    drive(demo, _noop)
+    assert not settings_path(None).exists()
+    drive(demo, pick)
+    drive(demo, check)
+
+
+async def _noop(app, pilot, notes) -> None:  # noqa: ANN001
+    """Open the app and do nothing."""
+    await settle(pilot)
+
+
+def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noqa: F811
+    """`y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the Delete button."""
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    from .test_tui_snapshots import highlight
+
+    copied: list[str] = []
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        app.copy_to_clipboard = copied.append
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "legacy login")
+        target = app.screen.query_one(MemoryBrowser).highlighted_id()
+        await pilot.press("y")
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, DeleteDialog)
+        await pilot.press("y")
+        await settle(pilot)
+        assert not isinstance(app.screen, DeleteDialog)
+        assert copied == [target]
+        assert target not in app.screen.query_one(MemoryBrowser).rows
+
+    notes = drive(demo, steps)
+    assert any(title == "Memory deleted (audited)" for _, title, _ in notes)
+
+
+def test_enter_on_an_activity_row_shows_the_session(demo: Path) -> None:  # noqa: F811
+    """Enter on a session row says what that session did, in full (it did nothing before)."""
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+
+    notes = drive(demo, steps)
+    shown = [(title, text) for _, title, text in notes if title.startswith("Session ")]
+    assert len(shown) == 1 and "reads " in shown[0][1] and "failures " in shown[0][1]
