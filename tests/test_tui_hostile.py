@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,20 @@ def seed_hostile(path: Path) -> None:
         engine.note("decision", "do not use the [bold red]x[/] flag for releases", HOSTILE_SUBJECTS[4])
         engine.note("insight", "placeholder for the bidi text")
         engine.log_event("cmd", command="pytest placeholder", exit_code=1, stderr="failed")
-        # What a store written before capture stripped controls holds (the TUI must be safe on its own).
-        engine.conn.execute("UPDATE notes SET content=? WHERE content='placeholder for the bidi text'", (BIDI,))
-        engine.conn.execute("UPDATE memory_items SET text=? WHERE text LIKE 'insight: placeholder for the bidi%'",
-                            (f"insight: {BIDI}",))
-        engine.conn.execute("UPDATE memory_items SET text=replace(text, 'pytest placeholder', ?)", (ESCAPED_COMMAND,))
-        engine.conn.commit()
-        assert engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE text LIKE '%' || char(27) || '%'").fetchone()[0]
+        db_path = engine.identity.db_path
         assert len(engine.contests()) == 1
+    # What a store written before capture stripped controls holds (the TUI must be safe on its own): written
+    # through a plain connection, past the engine's cleaning choke point, as an older Cortex would have left it.
+    raw = sqlite3.connect(db_path)
+    try:
+        raw.execute("UPDATE notes SET content=? WHERE content='placeholder for the bidi text'", (BIDI,))
+        raw.execute("UPDATE memory_items SET text=? WHERE text LIKE 'insight: placeholder for the bidi%'",
+                    (f"insight: {BIDI}",))
+        raw.execute("UPDATE memory_items SET text=replace(text, 'pytest placeholder', ?)", (ESCAPED_COMMAND,))
+        raw.commit()
+        assert raw.execute("SELECT COUNT(*) FROM memory_items WHERE text LIKE '%' || char(27) || '%'").fetchone()[0]
+    finally:
+        raw.close()
 
 
 @pytest.fixture
