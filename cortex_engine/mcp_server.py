@@ -7,7 +7,8 @@ engine sees a branch switch made since the server started. Every tool output is 
 ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
 their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
-SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped.
+SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped, and one
+still in flight when the client closes stdin is answered before the server exits.
 """
 
 from __future__ import annotations
@@ -261,6 +262,8 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
 # A `\uD800`-`\uDFFF` escape: the only way a lone surrogate reaches us (raw ones are invalid UTF-8, replaced).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# How long a server whose input has ended still waits for the answers to requests it already read.
+DRAIN_SECONDS = 300.0
 BAD_TEXT = ("the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
             "nothing was done — send the text as valid UTF-8")
 
@@ -286,13 +289,84 @@ def lone_surrogate(line: str) -> tuple[Any, str, str] | None:
     return message["id"], message["method"], escape
 
 
+class _InFlight:
+    """The ids of requests read from the wire and not answered yet, so stdin closing never drops one."""
+
+    def __init__(self) -> None:
+        self.ids: set[Any] = set()
+        self._changed = anyio.Event()
+
+    def read(self, line: str) -> None:
+        """Note a request read from the wire; a cancellation withdraws the request it names (no answer is due)."""
+        if '"id"' not in line and "cancelled" not in line:
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return  # the SDK answers a malformed line itself, without an id to wait for
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        if "id" in message:
+            self.ids.add(_id_key(message["id"]))
+        elif message["method"] == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):
+                self.answered(params.get("requestId"))
+
+    def answered(self, request_id: Any) -> None:
+        """Note that `request_id` got its answer."""
+        self.ids.discard(_id_key(request_id))
+        self._changed.set()
+
+    async def drained(self, limit: float = DRAIN_SECONDS) -> None:
+        """Return once every request read has been answered (or after `limit` seconds, whatever is left)."""
+        with anyio.move_on_after(limit):
+            while self.ids:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
+
+def _id_key(request_id: Any) -> Any:
+    """A hashable key for a JSON-RPC id (a number and a string that look alike stay distinct)."""
+    return (type(request_id).__name__, request_id) if isinstance(request_id, (int, str)) else repr(request_id)
+
+
+class _AnsweringWriter:
+    """The transport's write stream, noting each response's id in `_InFlight` once it is sent."""
+
+    def __init__(self, stream: Any, in_flight: _InFlight) -> None:
+        self._stream = stream
+        self._in_flight = in_flight
+
+    async def send(self, item: Any) -> None:
+        """Send `item`; when it answers a request, that request is no longer in flight."""
+        await self._stream.send(item)
+        message = getattr(item, "message", None)
+        if message is not None and not hasattr(message, "method") and hasattr(message, "id"):
+            self._in_flight.answered(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> _AnsweringWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stream.aclose()
+
+
 class _GuardedStdin:
-    """The wire's lines for the SDK, minus requests it could not parse; those are answered here with an error."""
+    """The wire's lines for the SDK, minus requests it could not parse; those are answered here with an error.
+
+    At end of input the stream stays open until every request already read has been answered: the SDK ends
+    its serving loop (cancelling handlers still running) as soon as its input ends.
+    """
 
     def __init__(self, lines: Any) -> None:
         self._lines = lines
         self._answer: Any = None
         self._ready = anyio.Event()
+        self.in_flight = _InFlight()
 
     def answer_on(self, write_stream: Any) -> None:
         """Where refusals go: the transport's write stream (known only once the transport is up)."""
@@ -303,10 +377,12 @@ class _GuardedStdin:
         async for line in self._lines:
             bad = lone_surrogate(line)
             if bad is None:
+                self.in_flight.read(line)
                 yield line
                 continue
             await self._ready.wait()
             await self._answer.send(SessionMessage(_refusal(*bad)))
+        await self.in_flight.drained()
 
 
 def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
@@ -331,8 +407,9 @@ async def _serve_stdio(server: MCPServer) -> None:
     stdin = _GuardedStdin(anyio.wrap_file(open(wire, encoding="utf-8", errors="replace", closefd=True)))
     lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async offers no hook on unparseable lines
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
-        stdin.answer_on(write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        writer = _AnsweringWriter(write_stream, stdin.in_flight)
+        stdin.answer_on(writer)
+        await lowlevel.run(read_stream, writer, lowlevel.create_initialization_options())
 
 
 def main(cwd: str | None = None) -> int:

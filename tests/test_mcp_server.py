@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -187,3 +188,34 @@ def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
                               capture_output=True, text=True, timeout=60)
         assert (args, done.returncode, done.stdout) == (args, 0, expected + "\n")
+
+
+def serve_once(repo: Repo, lines: list[str], timeout: float = 60) -> tuple[list[dict], str, int]:
+    """Start `cortex serve`, write `lines` and close stdin at once; every JSON message it printed, its stderr,
+    and its exit code. A server that hangs fails the test through the timeout instead of stalling it."""
+    env = {"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
+           "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]}
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=repo.path, env=env,
+                          input="".join(line + "\n" for line in lines), capture_output=True, text=True,
+                          timeout=timeout)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr, done.returncode
+
+
+def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> None:
+    """A client that sends initialize, initialized and one tool call, then closes its end, gets every answer."""
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "cortex_note", "arguments": {"kind": "insight", "content": "kafka keeps order per partition"}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "cortex_route", "arguments": {}}}),
+    ]
+    messages, stderr, code = serve_once(repo, lines)
+    answers = {m["id"]: m for m in messages if "id" in m}
+    assert sorted(answers) == [0, 1, 2], (messages, stderr)
+    assert "serverInfo" in answers[0]["result"]
+    assert "kafka keeps order" in answers[1]["result"]["content"][0]["text"]
+    assert "cortex_recall" in answers[2]["result"]["content"][0]["text"]
+    assert code == 0 and "Traceback" not in stderr
