@@ -22,7 +22,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -36,19 +36,13 @@ from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from .errors import CortexError
 from .route import ROUTE
+from .serve import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 
-SERVER_NAME = "cortex"
-SERVER_VERSION = "0.1.0"
 DISENGAGED = "Cortex disengaged. Event logging and gates disabled for this session."
-INSTRUCTIONS = (
-    "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
-    "each labelled [contested], (superseded), [stale: …] or [moved: …] when it no longer simply holds. "
-    "Call cortex_route once to see which tool answers what."
-)
 
 NoteKind = Literal["insight", "decision", "intent", "blocker", "focus"]
 Status = Literal["resolved", "superseded"]
@@ -334,14 +328,29 @@ def _id_key(request_id: Any) -> Any:
 class _AnsweringWriter:
     """The transport's write stream, noting each response's id in `_InFlight` once it is sent."""
 
-    def __init__(self, stream: Any, in_flight: _InFlight) -> None:
+    def __init__(self, stream: Any, in_flight: _InFlight, answered: dict[str, Any] | None = None) -> None:
         self._stream = stream
         self._in_flight = in_flight
+        self._answered = answered
 
     async def send(self, item: Any) -> None:
-        """Send `item`; when it answers a request, that request is no longer in flight."""
-        await self._stream.send(item)
+        """Send `item`; when it answers a request, that request is no longer in flight.
+
+        The SDK's own answer to an `initialize` that `serve` already answered is not sent again; when it
+        differs from the one sent, the difference is logged (the SDK changed what it declares).
+        """
         message = getattr(item, "message", None)
+        answered = self._answered
+        if answered is not None and message is not None and getattr(message, "id", None) == answered["id"]:
+            self._answered = None
+            mine = json.loads(json.dumps(answered))
+            theirs = json.loads(message.model_dump_json(by_alias=True, exclude_none=True))
+            if mine != theirs:
+                logging.getLogger("cortex.serve").warning("initialize answered early differs from the SDK's: %s != %s",
+                                                          json.dumps(mine), json.dumps(theirs))
+            self._in_flight.answered(message.id)
+            return
+        await self._stream.send(item)
         if message is not None and not hasattr(message, "method") and hasattr(message, "id"):
             self._in_flight.answered(message.id)
 
@@ -362,8 +371,9 @@ class _GuardedStdin:
     its serving loop (cancelling handlers still running) as soon as its input ends.
     """
 
-    def __init__(self, lines: Any) -> None:
+    def __init__(self, lines: Any, preamble: list[str] | None = None) -> None:
         self._lines = lines
+        self._preamble = preamble or []
         self._answer: Any = None
         self._ready = anyio.Event()
         self.in_flight = _InFlight()
@@ -374,15 +384,23 @@ class _GuardedStdin:
         self._ready.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
+        for line in self._preamble:
+            async for passed in self._pass(line):
+                yield passed
         async for line in self._lines:
-            bad = lone_surrogate(line)
-            if bad is None:
-                self.in_flight.read(line)
-                yield line
-                continue
-            await self._ready.wait()
-            await self._answer.send(SessionMessage(_refusal(*bad)))
+            async for passed in self._pass(line):
+                yield passed
         await self.in_flight.drained()
+
+    async def _pass(self, line: str) -> AsyncIterator[str]:
+        """`line` for the SDK, or nothing when it was answered here with a refusal."""
+        bad = lone_surrogate(line)
+        if bad is None:
+            self.in_flight.read(line)
+            yield line
+            return
+        await self._ready.wait()
+        await self._answer.send(SessionMessage(_refusal(*bad)))
 
 
 def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
@@ -394,30 +412,27 @@ def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_PARAMS, message=text))
 
 
-async def _serve_stdio(server: MCPServer) -> None:
-    """`server.run("stdio")`, with every request answered even when the SDK cannot parse its text.
-
-    Reads the wire from a private duplicate of fd 0 and points fd 0 at the null device, as the SDK does for
-    the streams it claims itself, so a child process (git) can never consume protocol bytes.
+async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: dict[str, Any] | None) -> None:
+    """`server.run("stdio")` over `wire` (already claimed from fd 0 by `serve.claim_stdin`), with every request
+    answered even when the SDK cannot parse its text; `preamble` holds lines `serve` read before the SDK was
+    loaded, and `answered` the `initialize` answer it already sent for the first of them.
     """
-    wire = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    stdin = _GuardedStdin(anyio.wrap_file(open(wire, encoding="utf-8", errors="replace", closefd=True)))
+    stdin = _GuardedStdin(anyio.wrap_file(wire), preamble)
     lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async offers no hook on unparseable lines
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
-        writer = _AnsweringWriter(write_stream, stdin.in_flight)
+        writer = _AnsweringWriter(write_stream, stdin.in_flight, answered)
         stdin.answer_on(writer)
         await lowlevel.run(read_stream, writer, lowlevel.create_initialization_options())
 
 
-def main(cwd: str | None = None) -> int:
-    """Serve the store of `cwd` over stdio until the client closes the connection."""
+def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list[str] | None = None,
+         answered: dict[str, Any] | None = None) -> int:
+    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     server = build_server(os.path.realpath(cwd or os.getcwd()))
+    wire = stdin if stdin is not None else claim_stdin()
     try:
-        anyio.run(_serve_stdio, server)
+        anyio.run(_serve_stdio, server, wire, preamble or [], answered)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -14,7 +14,8 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
     "module",
     ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.messages", "cortex_engine.demo",
      "cortex_engine.hookentry", "cortex_engine.evaluation", "cortex_engine.transfer", "cortex_engine.uninstall",
-     "cortex_engine.plugin", "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.doctor"],
+     "cortex_engine.plugin", "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.doctor",
+     "cortex_engine.serve"],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""

@@ -219,3 +219,17 @@ def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> 
     assert "kafka keeps order" in answers[1]["result"]["content"][0]["text"]
     assert "cortex_recall" in answers[2]["result"]["content"][0]["text"]
     assert code == 0 and "Traceback" not in stderr
+
+
+def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) -> None:
+    """`serve` answers `initialize` before loading the SDK; the SDK's own answer (compared, then dropped) agrees
+    for every protocol version a client may ask for, a version the SDK does not know included."""
+    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"):
+        lines = [json.dumps({"jsonrpc": "2.0", "id": "start", "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})]
+        messages, stderr, code = serve_once(repo, lines)
+        assert [m.get("id") for m in messages] == ["start"], (version, messages)
+        result = messages[0]["result"]
+        assert result["serverInfo"] == {"name": "cortex", "version": "0.1.0"} and "cortex_route" in result["instructions"]
+        assert result["protocolVersion"] == (version if version < "2026" and version > "2000" else "2025-11-25")
+        assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
