@@ -1,9 +1,10 @@
 """`cortex serve`: the engine headless over stdio as an MCP server (the only module that imports `mcp`).
 
 Every tool makes the same engine call as the matching CLI command and returns the text the CLI prints.
-Each call opens the engine for the server's working directory and closes it afterwards, under one lock:
-plain tools run in worker threads, a SQLite connection must not be shared between them, and a fresh
-engine sees a branch switch made since the server started. Every tool output is booked in the token
+Calls share one warm engine for the server's working directory, under one lock (plain tools run in
+worker threads): its store connection and git location are kept, its scope is re-read from HEAD on
+every call so a branch switch or a commit made since is seen, and it is reopened when the git directory
+or the store file is replaced; the checkout inventory refreshes itself when HEAD or the index moves. Every tool output is booked in the token
 ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
 their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
@@ -13,6 +14,7 @@ still in flight when the client closes stdin is answered before the server exits
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -35,6 +37,7 @@ from pydantic import Field
 from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from .errors import CortexError
+from .store import store_error
 from .route import ROUTE
 from .serve import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 
@@ -55,21 +58,46 @@ BriefBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Mo
 
 
 class CortexTools:
-    """The engine calls behind the tools, one engine per call, serialized by a lock."""
+    """The engine calls behind the tools, on one warm engine per server, serialized by a lock."""
 
     def __init__(self, cwd: str, opener: Callable[[str], Engine] = open_engine) -> None:
         """Serve the store of `cwd` (the directory Claude Code started the server in)."""
         self.cwd = cwd
         self._open = opener
         self._lock = threading.Lock()
+        self._engine: Engine | None = None
+
+    def _warm(self) -> Engine:
+        """The server's engine: kept between calls (store connection, git location), its scope re-read from
+        HEAD on every call; reopened when the git directory or the store file went away or was replaced."""
+        engine = self._engine
+        if engine is not None and not engine.rescope():
+            self.close()
+            engine = None
+        if engine is None:
+            engine = self._engine = self._open(self.cwd)
+        return engine
+
+    def close(self) -> None:
+        """Close the warm engine, if any (the next call opens a new one)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
 
     @contextmanager
     def engine(self) -> Iterator[Engine]:
-        """An engine for one call; a `CortexError` becomes a tool error with its message."""
+        """The engine for one call; a `CortexError` becomes a tool error with its message.
+
+        Plain tools run in worker threads: the lock keeps the one connection to one call at a time.
+        """
         with self._lock:
             try:
-                with self._open(self.cwd) as engine:
+                engine = self._warm()
+                try:
                     yield engine
+                except sqlite3.Error as exc:
+                    self.close()  # a damaged or replaced store: the next call starts afresh
+                    raise store_error(exc, engine.identity.db_path) from exc
             except CortexError as exc:
                 raise ToolError(" ".join(exc.message.split())) from exc
             except sqlite3.OperationalError as exc:
@@ -105,6 +133,7 @@ def _query(entry: dict[str, Any] | str) -> dict[str, Any]:
 def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
     """The MCP server with the 13 Cortex tools, serving the store of `cwd`."""
     tools = CortexTools(cwd, opener)
+    atexit.register(tools.close)
     server: MCPServer = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
     tool = server.tool
 
