@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +14,7 @@ from .lazy import LazyModule
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
+from .ids import new_id
 from .freshness import Validation, Validator, checkouts, refresh_app_graph
 from .memory import collapse, derive_state, note_content, split_trailers
 from .render import strip_control
@@ -197,7 +197,7 @@ class Engine:
         row = self.current_session()
         if row is not None:
             return str(row["id"])
-        session_id = str(uuid.uuid4())
+        session_id = new_id()
         s = self.scope
         with transaction(self.conn):
             self.conn.execute(
