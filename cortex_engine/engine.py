@@ -138,6 +138,7 @@ class Engine:
         self._consulted: str | None = None
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+            self._schema_cookie = self.conn.execute("PRAGMA schema_version").fetchone()[0]
         except sqlite3.Error as exc:
             self.conn.close()
             raise store_error(exc, self.identity.db_path) from exc
@@ -147,7 +148,8 @@ class Engine:
 
     def rescope(self) -> bool:
         """Re-read HEAD so a long-lived engine follows a branch switch or a new commit; False when it cannot
-        (the git directory or the store file is gone or was replaced): the caller opens a new engine.
+        (the git directory or the store file is gone or was replaced, or another process changed the store's
+        schema, e.g. a newer Cortex migrated it): the caller opens a new engine, which checks the version.
 
         Costs a few small file reads, no git process: the git location and the store connection are kept.
         A connection outside a transaction sees what other processes committed since (WAL), so nothing
@@ -157,6 +159,8 @@ class Engine:
         if location is not None and not os.path.isdir(location.git_dir):
             return False
         if _file_id(self.identity.db_path) != self._store_file:
+            return False
+        if self.conn.execute("PRAGMA schema_version").fetchone()[0] != self._schema_cookie:
             return False
         self.scope = detect_scope(self.cwd, location)
         self._consulted = None

@@ -4,8 +4,8 @@ Every tool makes the same engine call as the matching CLI command and returns th
 Calls share one warm engine for the server's working directory, under one lock (plain tools run in
 worker threads): its store connection and git location are kept, its scope is re-read from HEAD on
 every call so a branch switch or a commit made since is seen, and it is reopened when the git directory
-or the store file is replaced; the checkout inventory refreshes itself when HEAD or the index moves. Every tool output is booked in the token
-ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
+or the store file is replaced or the store's schema changed; the checkout inventory refreshes itself
+when HEAD or the index moves. Every tool output is booked in the token ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
 their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
 SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped, and one
@@ -37,9 +37,9 @@ from pydantic import Field
 from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from .errors import CortexError
-from .store import store_error
 from .route import ROUTE
 from .serve import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from .store import store_error
 
 if TYPE_CHECKING:
     from .engine import Engine
