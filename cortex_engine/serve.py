@@ -13,6 +13,7 @@ Anything else on the first line goes to the SDK untouched.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -36,19 +37,29 @@ CAPABILITIES: dict[str, Any] = {
 
 
 def handshake_versions() -> tuple[str, ...] | None:
-    """The protocol versions the installed SDK negotiates through `initialize`, newest last; None if unknown."""
+    """The protocol versions the installed SDK negotiates through `initialize`, newest last; None if unknown.
+
+    Read as a literal from the SDK's `mcp_types/version.py` (parsed, not executed or imported: importing
+    `mcp_types` loads every protocol model).
+    """
     try:
         spec = importlib.util.find_spec("mcp_types")
         if spec is None or not spec.submodule_search_locations:
             return None
         path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
-        scope: dict[str, Any] = {"__name__": "mcp_types_version_peek"}
         with open(path, encoding="utf-8") as source:
-            exec(compile(source.read(), path, "exec"), scope)  # noqa: S102 - the SDK's own version registry
-        versions = tuple(scope["HANDSHAKE_PROTOCOL_VERSIONS"])
-    except (OSError, SyntaxError, KeyError, TypeError, ImportError, ValueError):
+            tree = ast.parse(source.read(), path)
+        versions: object = None
+        for node in tree.body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id == "HANDSHAKE_PROTOCOL_VERSIONS" and node.value is not None:
+                versions = ast.literal_eval(node.value)
+    except (OSError, SyntaxError, ValueError, TypeError, ImportError, UnicodeDecodeError):
         return None
-    return versions if versions and all(isinstance(v, str) for v in versions) else None
+    if isinstance(versions, tuple) and versions and all(isinstance(v, str) for v in versions):
+        return versions
+    return None
 
 
 def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | None:
