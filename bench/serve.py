@@ -8,12 +8,13 @@ DIR is a tier built by bench/synth.py (it holds `repo/` and `home/`). For each t
     (`cortex_route`), plus the process's CPU (user+sys) for that whole short session;
   - warm recall: CPU per `cortex_recall` call in one server (from /proc, over a batch of calls), against
     the same recall made in process (`Engine.recall`) under the same tree.
-Medians are printed as JSON.
+Both trees are byte-compiled first. Medians are printed as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -121,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=30)
     args = parser.parse_args(argv)
+    for tree in (args.old, args.new):  # as installed: a tree without bytecode recompiles on every start
+        compileall.compile_dir(os.path.join(tree, "cortex_engine"), quiet=1)
     samples: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
     for _ in range(args.runs):
         for name, tree in (("old", args.old), ("new", args.new)):
