@@ -15,11 +15,11 @@ import os
 import re
 import sqlite3
 import time
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .ids import new_id
 from .clock import iso
 from .lazy import LazyModule
 from .runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime, RuntimeUntrusted, adopt,
@@ -388,7 +388,7 @@ class Replayer:
         return True
 
     def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: dict) -> str:
-        event_id = str(uuid.uuid4())
+        event_id = new_id()
         self.conn.execute(
             "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
             (event_id, session, scope.key, at, kind, target, json.dumps(meta)),
@@ -588,7 +588,7 @@ def primary_session(conn: sqlite3.Connection, scope: Scope, host_session: str, a
 def create_session(conn: sqlite3.Connection, scope: Scope, at: str, *, host_session: str | None = None,
                    parent: str | None = None, agent_id: str | None = None, agent_type: str = "primary") -> str:
     """Insert a session row carrying the scope."""
-    session_id = str(uuid.uuid4())
+    session_id = new_id()
     conn.execute(
         "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
@@ -609,7 +609,7 @@ def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id
         if agent_type and row["agent_type"] in ("subagent", "") and agent_type != row["agent_type"]:
             conn.execute("UPDATE sessions SET agent_type=? WHERE id=?", (agent_type, row["id"]))
         return str(row["id"])
-    session_id = str(uuid.uuid4())
+    session_id = new_id()
     conn.execute(
         "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id) "

@@ -552,7 +552,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the engine headless as an MCP server over stdio (the only path that imports mcp)."""
-    from .mcp_server import main as serve
+    from .serve import main as serve
 
     return serve(args.cwd or os.getcwd())
 

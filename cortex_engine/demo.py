@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -28,6 +26,7 @@ from . import agents, reflex
 from .capture import SPOOL, open_runtime, runtime_dir
 from .clock import Clock, clock_from_env
 from .engine import Engine
+from .ids import seeded as seeded_ids
 from .scope import GitLocation, cortex_home, store_identity
 
 MARKER = ".cortex-demo"
@@ -141,21 +140,9 @@ def seed_demo(directory: str | None = None) -> Path:
         shutil.rmtree(repo)
     repo.mkdir(parents=True)
     now = clock_from_env()()
-    with _seeded_ids(int(now.timestamp())):
+    with seeded_ids(int(now.timestamp())):  # deterministic demo ids
         _history_and_sessions(_Player(repo, now))
     return repo
-
-
-@contextmanager
-def _seeded_ids(seed: int) -> Iterator[None]:
-    """Draw uuid4 ids from a generator seeded by the demo clock while seeding (restored afterwards)."""
-    rng = random.Random(seed)
-    original = uuid.uuid4
-    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # deterministic demo ids (restored below)
-    try:
-        yield
-    finally:
-        uuid.uuid4 = original  # restore the real generator
 
 
 def _history_and_sessions(p: _Player) -> None:

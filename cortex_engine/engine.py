@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,6 +17,7 @@ from .lazy import LazyModule
 from . import notes as notes_mod
 from . import surfaces
 from .clock import Clock, clock_from_env, iso, parse_iso
+from .ids import new_id
 from .freshness import Validation, Validator, checkouts, refresh_app_graph
 from . import memory
 from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
@@ -85,6 +85,15 @@ def describe_store(cwd: str | os.PathLike[str] = ".", home: Path | None = None) 
     )
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a file, None when it does not exist: tells a replaced or deleted file apart."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def check_budget(budget: int | None, channel: str) -> int:
     """The channel's default budget, or the caller's within sane bounds.
 
@@ -133,18 +142,41 @@ class Engine:
                                code="bad_cwd")
         self.clock = clock or clock_from_env()
         location = locate_git(self.cwd)
+        self._location = location
         self.identity: StoreIdentity = store_identity(self.cwd, home, location)
         self.scope: Scope = detect_scope(self.cwd, location)
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
+        self._store_file = _file_id(self.identity.db_path)
         self._consulted: str | None = None
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
+            self._schema_cookie = self.conn.execute("PRAGMA schema_version").fetchone()[0]
         except sqlite3.Error as exc:
             self.conn.close()
             raise store_error(exc, self.identity.db_path) from exc
         self.project_key = project_scope_key(row["value"] if row else None)
 
     # -- basics -------------------------------------------------------------------------------
+
+    def rescope(self) -> bool:
+        """Re-read HEAD so a long-lived engine follows a branch switch or a new commit; False when it cannot
+        (the git directory or the store file is gone or was replaced, or another process changed the store's
+        schema, e.g. a newer Cortex migrated it): the caller opens a new engine, which checks the version.
+
+        Costs a few small file reads, no git process: the git location and the store connection are kept.
+        A connection outside a transaction sees what other processes committed since (WAL), so nothing
+        else is cached across calls.
+        """
+        location = self._location
+        if location is not None and not os.path.isdir(location.git_dir):
+            return False
+        if _file_id(self.identity.db_path) != self._store_file:
+            return False
+        if self.conn.execute("PRAGMA schema_version").fetchone()[0] != self._schema_cookie:
+            return False
+        self.scope = detect_scope(self.cwd, location)
+        self._consulted = None
+        return True
 
     def now(self) -> str:
         """The injected clock's time as a stored ISO string."""
@@ -181,7 +213,7 @@ class Engine:
         row = self.current_session()
         if row is not None:
             return str(row["id"])
-        session_id = str(uuid.uuid4())
+        session_id = new_id()
         s = self.scope
         with transaction(self.conn):
             self.conn.execute(

@@ -11,7 +11,6 @@ are rebuilt only when HEAD or the git index changed.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import time
@@ -22,7 +21,6 @@ from .store import BUSY_TIMEOUT_MS, rollback, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
-_log = logging.getLogger(__name__)
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
@@ -250,7 +248,9 @@ def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history
                 [(oid, head, chain.start, json.dumps(dict(chain.moves))) for oid, chain in walked.items()],
             )
     except sqlite3.Error as exc:  # busy or read-only: the chain is walked again next time, nothing is lost
-        _log.debug("rename chains not stored: %s", exc)
+        import logging  # here, not at import: only this rare path logs
+
+        logging.getLogger(__name__).debug("rename chains not stored: %s", exc)
     finally:
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import re
 import sqlite3
@@ -39,9 +38,9 @@ from .clock import iso, parse_iso
 from .store import transaction
 
 if TYPE_CHECKING:
+    import logging
     from .engine import Engine
 
-log = logging.getLogger(__name__)
 
 AUTO_ENV = "CORTEX_GC_AUTO"
 OFF = ("0", "off", "false", "no", "never", "disabled")
@@ -227,12 +226,19 @@ def _vacuum(conn: sqlite3.Connection) -> bool:
         conn.execute("VACUUM")
         return True
     except sqlite3.OperationalError as exc:
-        log.info("gc: VACUUM skipped (%s)", exc)
+        _log().info("gc: VACUUM skipped (%s)", exc)
         return False
     finally:
         from .store import BUSY_TIMEOUT_MS
 
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def _log() -> logging.Logger:
+    """This module's logger; `logging` is imported only when there is something to log (not at session start)."""
+    import logging
+
+    return logging.getLogger(__name__)
 
 
 def auto_enabled() -> bool:
@@ -251,7 +257,7 @@ def auto(engine: Engine) -> GcReport | None:
             return None
         return run_gc(engine, apply=True)
     except (sqlite3.Error, OSError) as exc:
-        log.warning("cortex gc at session start skipped: %s", exc)
+        _log().warning("cortex gc at session start skipped: %s", exc)
         return None
 
 

@@ -1,17 +1,20 @@
 """`cortex serve`: the engine headless over stdio as an MCP server (the only module that imports `mcp`).
 
 Every tool makes the same engine call as the matching CLI command and returns the text the CLI prints.
-Each call opens the engine for the server's working directory and closes it afterwards, under one lock:
-plain tools run in worker threads, a SQLite connection must not be shared between them, and a fresh
-engine sees a branch switch made since the server started. Every tool output is booked in the token
-ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
+Calls share one warm engine for the server's working directory, under one lock (plain tools run in
+worker threads): its store connection and git location are kept, its scope is re-read from HEAD on
+every call so a branch switch or a commit made since is seen, and it is reopened when the git directory
+or the store file is replaced or the store's schema changed; the checkout inventory refreshes itself
+when HEAD or the index moves. Every tool output is booked in the token ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
 their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
-SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped.
+SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped, and one
+still in flight when the client closes stdin is answered before the server exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import json
 import logging
@@ -22,7 +25,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
 import mcp_types as types
@@ -36,19 +39,14 @@ from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from .errors import CortexError
 from .route import ROUTE
+from .serve import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from .store import store_error
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 
-SERVER_NAME = "cortex"
-SERVER_VERSION = "0.1.0"
 DISENGAGED = "Cortex disengaged. Event logging and gates disabled for this session."
-INSTRUCTIONS = (
-    "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
-    "each labelled [contested], (superseded), [stale: …] or [moved: …] when it no longer simply holds. "
-    "Call cortex_route once to see which tool answers what."
-)
 
 NoteKind = Literal["insight", "decision", "intent", "blocker", "focus"]
 Status = Literal["resolved", "superseded"]
@@ -61,21 +59,46 @@ BriefBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Mo
 
 
 class CortexTools:
-    """The engine calls behind the tools, one engine per call, serialized by a lock."""
+    """The engine calls behind the tools, on one warm engine per server, serialized by a lock."""
 
     def __init__(self, cwd: str, opener: Callable[[str], Engine] = open_engine) -> None:
         """Serve the store of `cwd` (the directory Claude Code started the server in)."""
         self.cwd = cwd
         self._open = opener
         self._lock = threading.Lock()
+        self._engine: Engine | None = None
+
+    def _warm(self) -> Engine:
+        """The server's engine: kept between calls (store connection, git location), its scope re-read from
+        HEAD on every call; reopened when the git directory or the store file went away or was replaced."""
+        engine = self._engine
+        if engine is not None and not engine.rescope():
+            self.close()
+            engine = None
+        if engine is None:
+            engine = self._engine = self._open(self.cwd)
+        return engine
+
+    def close(self) -> None:
+        """Close the warm engine, if any (the next call opens a new one)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
 
     @contextmanager
     def engine(self) -> Iterator[Engine]:
-        """An engine for one call; a `CortexError` becomes a tool error with its message."""
+        """The engine for one call; a `CortexError` becomes a tool error with its message.
+
+        Plain tools run in worker threads: the lock keeps the one connection to one call at a time.
+        """
         with self._lock:
             try:
-                with self._open(self.cwd) as engine:
+                engine = self._warm()
+                try:
                     yield engine
+                except sqlite3.Error as exc:
+                    self.close()  # a damaged or replaced store: the next call starts afresh
+                    raise store_error(exc, engine.identity.db_path) from exc
             except CortexError as exc:
                 raise ToolError(" ".join(messages.error_text(exc, "mcp").split())) from exc
             except sqlite3.OperationalError as exc:
@@ -142,6 +165,7 @@ class CortexServer(MCPServer):
 def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
     """The MCP server with the 13 Cortex tools, serving the store of `cwd`."""
     tools = CortexTools(cwd, opener)
+    atexit.register(tools.close)
     server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(**kw: Any) -> Callable[[Callable[..., str]], Callable[..., str]]:
@@ -300,6 +324,8 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
 # A `\uD800`-`\uDFFF` escape: the only way a lone surrogate reaches us (raw ones are invalid UTF-8, replaced).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# How long a server whose input has ended still waits for the answers to requests it already read.
+DRAIN_SECONDS = 300.0
 BAD_TEXT = ("the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
             "nothing was done — send the text as valid UTF-8")
 
@@ -325,13 +351,100 @@ def lone_surrogate(line: str) -> tuple[Any, str, str] | None:
     return message["id"], message["method"], escape
 
 
-class _GuardedStdin:
-    """The wire's lines for the SDK, minus requests it could not parse; those are answered here with an error."""
+class _InFlight:
+    """The ids of requests read from the wire and not answered yet, so stdin closing never drops one."""
 
-    def __init__(self, lines: Any) -> None:
+    def __init__(self) -> None:
+        self.ids: set[Any] = set()
+        self._changed = anyio.Event()
+
+    def read(self, line: str) -> None:
+        """Note a request read from the wire; a cancellation withdraws the request it names (no answer is due)."""
+        if '"id"' not in line and "cancelled" not in line:
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return  # the SDK answers a malformed line itself, without an id to wait for
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return
+        if "id" in message:
+            self.ids.add(_id_key(message["id"]))
+        elif message["method"] == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):
+                self.answered(params.get("requestId"))
+
+    def answered(self, request_id: Any) -> None:
+        """Note that `request_id` got its answer."""
+        self.ids.discard(_id_key(request_id))
+        self._changed.set()
+
+    async def drained(self, limit: float = DRAIN_SECONDS) -> None:
+        """Return once every request read has been answered (or after `limit` seconds, whatever is left)."""
+        with anyio.move_on_after(limit):
+            while self.ids:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
+
+def _id_key(request_id: Any) -> Any:
+    """A hashable key for a JSON-RPC id (a number and a string that look alike stay distinct)."""
+    return (type(request_id).__name__, request_id) if isinstance(request_id, (int, str)) else repr(request_id)
+
+
+class _AnsweringWriter:
+    """The transport's write stream, noting each response's id in `_InFlight` once it is sent."""
+
+    def __init__(self, stream: Any, in_flight: _InFlight, answered: dict[str, Any] | None = None) -> None:
+        self._stream = stream
+        self._in_flight = in_flight
+        self._answered = answered
+
+    async def send(self, item: Any) -> None:
+        """Send `item`; when it answers a request, that request is no longer in flight.
+
+        The SDK's own answer to an `initialize` that `serve` already answered is not sent again; when it
+        differs from the one sent, the difference is logged (the SDK changed what it declares).
+        """
+        message = getattr(item, "message", None)
+        answered = self._answered
+        if answered is not None and message is not None and getattr(message, "id", None) == answered["id"]:
+            self._answered = None
+            mine = json.loads(json.dumps(answered))
+            theirs = json.loads(message.model_dump_json(by_alias=True, exclude_none=True))
+            if mine != theirs:
+                logging.getLogger("cortex.serve").warning("initialize answered early differs from the SDK's: %s != %s",
+                                                          json.dumps(mine), json.dumps(theirs))
+            self._in_flight.answered(message.id)
+            return
+        await self._stream.send(item)
+        if message is not None and not hasattr(message, "method") and hasattr(message, "id"):
+            self._in_flight.answered(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> _AnsweringWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stream.aclose()
+
+
+class _GuardedStdin:
+    """The wire's lines for the SDK, minus requests it could not parse; those are answered here with an error.
+
+    At end of input the stream stays open until every request already read has been answered: the SDK ends
+    its serving loop (cancelling handlers still running) as soon as its input ends.
+    """
+
+    def __init__(self, lines: Any, preamble: list[str] | None = None) -> None:
         self._lines = lines
+        self._preamble = preamble or []
         self._answer: Any = None
         self._ready = anyio.Event()
+        self.in_flight = _InFlight()
 
     def answer_on(self, write_stream: Any) -> None:
         """Where refusals go: the transport's write stream (known only once the transport is up)."""
@@ -339,13 +452,23 @@ class _GuardedStdin:
         self._ready.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
+        for line in self._preamble:
+            async for passed in self._pass(line):
+                yield passed
         async for line in self._lines:
-            bad = lone_surrogate(line)
-            if bad is None:
-                yield line
-                continue
-            await self._ready.wait()
-            await self._answer.send(SessionMessage(_refusal(*bad)))
+            async for passed in self._pass(line):
+                yield passed
+        await self.in_flight.drained()
+
+    async def _pass(self, line: str) -> AsyncIterator[str]:
+        """`line` for the SDK, or nothing when it was answered here with a refusal."""
+        bad = lone_surrogate(line)
+        if bad is None:
+            self.in_flight.read(line)
+            yield line
+            return
+        await self._ready.wait()
+        await self._answer.send(SessionMessage(_refusal(*bad)))
 
 
 def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
@@ -357,29 +480,27 @@ def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_PARAMS, message=text))
 
 
-async def _serve_stdio(server: MCPServer) -> None:
-    """`server.run("stdio")`, with every request answered even when the SDK cannot parse its text.
-
-    Reads the wire from a private duplicate of fd 0 and points fd 0 at the null device, as the SDK does for
-    the streams it claims itself, so a child process (git) can never consume protocol bytes.
+async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: dict[str, Any] | None) -> None:
+    """`server.run("stdio")` over `wire` (already claimed from fd 0 by `serve.claim_stdin`), with every request
+    answered even when the SDK cannot parse its text; `preamble` holds lines `serve` read before the SDK was
+    loaded, and `answered` the `initialize` answer it already sent for the first of them.
     """
-    wire = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    stdin = _GuardedStdin(anyio.wrap_file(open(wire, encoding="utf-8", errors="replace", closefd=True)))
+    stdin = _GuardedStdin(anyio.wrap_file(wire), preamble)
     lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async offers no hook on unparseable lines
     async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
-        stdin.answer_on(write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        writer = _AnsweringWriter(write_stream, stdin.in_flight, answered)
+        stdin.answer_on(writer)
+        await lowlevel.run(read_stream, writer, lowlevel.create_initialization_options())
 
 
-def main(cwd: str | None = None) -> int:
-    """Serve the store of `cwd` over stdio until the client closes the connection."""
+def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list[str] | None = None,
+         answered: dict[str, Any] | None = None) -> int:
+    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     server = build_server(os.path.realpath(cwd or os.getcwd()))
+    wire = stdin if stdin is not None else claim_stdin()
     try:
-        anyio.run(_serve_stdio, server)
+        anyio.run(_serve_stdio, server, wire, preamble or [], answered)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .ids import new_id
 from .errors import InvalidInput, NotFound, Refused
 from .memory import (
     IMPORTANCE,
@@ -178,7 +178,7 @@ def write_note(
     subject_n = normalize_subject(subject)
     content = clean_text(content.strip())
     alts = [clean_text(a) for a in (alternatives or []) if a.strip()]
-    note_id = str(uuid.uuid4())
+    note_id = new_id()
     conflicts: list[Conflict] = []
     superseded: list[str] = []
     conn.execute("BEGIN IMMEDIATE")
@@ -419,11 +419,11 @@ def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequen
 
 def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:
     """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
-    new_id = str(uuid.uuid4())
+    replacement_id = new_id()
     conn.execute(
         "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict) "
         "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
-        (new_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
+        (replacement_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
     )
-    _resync(conn, new_id, _scope_type_of(note["scope_key"], "branch"))
-    return new_id
+    _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))
+    return replacement_id

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 import subprocess
 from pathlib import Path
@@ -47,8 +46,49 @@ def _euid() -> int | None:
     return os.geteuid() if hasattr(os, "geteuid") else None
 
 
+# git's answer per (worktree, index file and its stat): `git ls-files` reads only the index, so an unchanged
+# index gives the same answer, and a session start asks four times.
+_TRACKED: dict[tuple[object, ...], list[str]] = {}
+
+
+def _index_stamp(worktree: str) -> tuple[object, ...] | None:
+    """Where the worktree's git index is and its stat, None when that cannot be told without git."""
+    dotgit = os.path.join(worktree, ".git")
+    try:
+        if os.path.isdir(dotgit):
+            index = os.path.join(dotgit, "index")
+        else:
+            with open(dotgit, encoding="utf-8") as pointer:
+                line = pointer.read(4096).strip()
+            if not line.startswith("gitdir:") or "\n" in line:
+                return None
+            index = os.path.join(worktree, line[len("gitdir:"):].strip(), "index")
+        info = os.stat(index)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return worktree, os.path.realpath(index), info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size
+
+
 def tracked_files(worktree: str | os.PathLike[str]) -> list[str]:
-    """The files under the runtime folder git tracks ([] outside git, or when git cannot answer)."""
+    """The files under the runtime folder git tracks ([] outside git, or when git cannot answer).
+
+    Asked of git once per state of the index (see `_TRACKED`); environment overrides of git's
+    directories (GIT_DIR, GIT_INDEX_FILE) always ask git.
+    """
+    stamp = None
+    if "GIT_DIR" not in os.environ and "GIT_INDEX_FILE" not in os.environ:
+        stamp = _index_stamp(os.path.realpath(os.fspath(worktree)))
+    if stamp is not None and stamp in _TRACKED:
+        return list(_TRACKED[stamp])
+    files = _ask_tracked(worktree)
+    if stamp is not None:
+        _TRACKED.clear()  # one worktree per process in practice: keep only the newest answer
+        _TRACKED[stamp] = files
+    return list(files)
+
+
+def _ask_tracked(worktree: str | os.PathLike[str]) -> list[str]:
+    """`git ls-files` of the runtime folder."""
     try:
         done = subprocess.run(["git", "-C", str(worktree), "ls-files", "-z", "--", RUNTIME], capture_output=True,
                               timeout=30, check=False)
@@ -107,7 +147,7 @@ def home_key(home: Path, *, create: bool = True) -> str | None:
     if not create:
         return None
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    key = secrets.token_hex(16)
+    key = os.urandom(16).hex()
     temp = home / f"{KEY_FILE}.tmp-{os.getpid()}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as handle:
@@ -257,7 +297,7 @@ class Runtime:
         if fd is None:
             raise OSError(f"{sub} in {self.folder} is not a directory")
         raw = data.encode("utf-8") if isinstance(data, str) else data
-        temp = f".{_plain(name)}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        temp = f".{_plain(name)}.tmp-{os.getpid()}-{os.urandom(4).hex()}"
         handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=fd)
         try:
             with os.fdopen(handle, "wb") as stream:

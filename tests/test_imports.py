@@ -14,7 +14,8 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
     "module",
     ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.messages", "cortex_engine.demo",
      "cortex_engine.hookentry", "cortex_engine.evaluation", "cortex_engine.transfer", "cortex_engine.uninstall",
-     "cortex_engine.plugin", "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.doctor"],
+     "cortex_engine.plugin", "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.doctor",
+     "cortex_engine.serve"],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
@@ -45,6 +46,21 @@ def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa
         "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
         f"code = cli.main({argv!r})\n"
         f"print('LOADED', ' '.join(m for m in {HEAVY!r} if m in sys.modules), code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
+    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
+
+
+UNNEEDED = ("uuid", "platform", "logging", "secrets", "mcp_types")
+
+
+@pytest.mark.parametrize("argv", [["recall", "queue"], ["inject-header", "--quiet"], ["note", "--kind", "insight", "x"]])
+def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(argv: list[str], repo) -> None:  # noqa: ANN001
+    """One-shot commands pay for no `uuid` (it imports `platform`), `logging` or `secrets` import."""
+    code = (
+        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        f"code = cli.main({argv!r})\n"
+        f"print('LOADED', ' '.join(m for m in {UNNEEDED!r} if m in sys.modules), code)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
     assert done.stdout.strip().splitlines()[-1] == "LOADED  0"

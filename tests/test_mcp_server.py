@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -189,3 +190,91 @@ def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
                               capture_output=True, text=True, timeout=60)
         assert (args, done.returncode, done.stdout) == (args, 0, expected + "\n")
+
+
+def serve_once(repo: Repo, lines: list[str], timeout: float = 60, path: str | None = None) -> tuple[list[dict], str, int]:
+    """Start `cortex serve`, write `lines` and close stdin at once; every JSON message it printed, its stderr,
+    and its exit code. A server that hangs fails the test through the timeout instead of stalling it."""
+    env = {"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
+           "PYTHONPATH": str(ROOT), "PATH": path or os.environ["PATH"]}
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=repo.path, env=env,
+                          input="".join(line + "\n" for line in lines), capture_output=True, text=True,
+                          timeout=timeout)
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr, done.returncode
+
+
+def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> None:
+    """A client that sends initialize, initialized and one tool call, then closes its end, gets every answer."""
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "cortex_note", "arguments": {"kind": "insight", "content": "kafka keeps order per partition"}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "cortex_route", "arguments": {}}}),
+    ]
+    messages, stderr, code = serve_once(repo, lines)
+    answers = {m["id"]: m for m in messages if "id" in m}
+    assert sorted(answers) == [0, 1, 2], (messages, stderr)
+    assert "serverInfo" in answers[0]["result"]
+    assert "kafka keeps order" in answers[1]["result"]["content"][0]["text"]
+    assert "cortex_recall" in answers[2]["result"]["content"][0]["text"]
+    assert code == 0 and "Traceback" not in stderr
+
+
+def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) -> None:
+    """`serve` answers `initialize` before loading the SDK; the SDK's own answer (compared, then dropped) agrees
+    for every protocol version a client may ask for, a version the SDK does not know included."""
+    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"):
+        lines = [json.dumps({"jsonrpc": "2.0", "id": "start", "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})]
+        messages, stderr, code = serve_once(repo, lines)
+        assert [m.get("id") for m in messages] == ["start"], (version, messages)
+        result = messages[0]["result"]
+        assert result["serverInfo"] == {"name": "cortex", "version": "0.1.0"} and "cortex_route" in result["instructions"]
+        assert result["protocolVersion"] == (version if version < "2026" and version > "2000" else "2025-11-25")
+        assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
+
+
+def test_warm_calls_reuse_one_engine_and_run_git_once_to_locate_the_repository(repo: Repo, tmp_path: Path) -> None:
+    """Five recalls in one server locate the repository with git once, not once per call."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+        "name": "cortex_recall", "arguments": {"topic": f"queue {n}"}}}) for n in range(1, 6)]
+    messages, stderr, code = serve_once(repo, lines, path=f"{shim}:{os.environ['PATH']}")
+    assert sorted(m["id"] for m in messages) == [0, 1, 2, 3, 4, 5], stderr
+    located = [line for line in log.read_text().splitlines() if line.startswith("rev-parse")]
+    assert len(located) == 1, located
+
+
+def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(repo: Repo, tmp_path: Path) -> None:
+    """Between two calls of one server: a branch switch moves the next note to the new branch's scope, and a
+    note the CLI wrote in another process is found by the next recall."""
+    env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
+
+    async def script(session: ClientSession) -> str:
+        await session.call_tool("cortex_note", {"kind": "insight", "content": "first note on the main branch"})
+        repo.git("checkout", "-q", "-b", "feature/warm")
+        await session.call_tool("cortex_note", {"kind": "insight", "content": "second note on the feature branch"})
+        subprocess.run([sys.executable, "-m", "cortex_engine.cli", "note", "--kind", "insight",
+                        "zeppelin written by another process"], cwd=repo.path, env=env, check=True, timeout=60)
+        return text(await session.call_tool("cortex_recall", {"topic": "zeppelin"}))
+
+    recalled, stray = serve(repo, tmp_path, script)
+    assert stray == [] and "zeppelin written by another process" in recalled
+    conn = sqlite3.connect(describe_store(repo.path).path)
+    try:
+        scopes = dict(conn.execute("SELECT content, scope_key FROM notes"))
+    finally:
+        conn.close()
+    assert not scopes["first note on the main branch"].endswith(":feature/warm")
+    assert scopes["second note on the feature branch"].endswith(":feature/warm")

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import sqlite3
 import subprocess
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,13 +83,10 @@ def environment(values: dict[str, str]) -> Iterator[None]:
 @contextmanager
 def seeded_ids(seed: int) -> Iterator[None]:
     """Draw the engine's uuid4 ids from a seeded generator (the state directories' sessions and notes)."""
-    rng = random.Random(seed)
-    original = uuid.uuid4
-    uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # type: ignore[assignment]  # deterministic ids
-    try:
+    from cortex_engine.ids import seeded
+
+    with seeded(seed):
         yield
-    finally:
-        uuid.uuid4 = original  # type: ignore[assignment]  # restore the real generator
 
 
 def _git(path: Path, *args: str) -> None:

@@ -1,0 +1,113 @@
+"""`cortex serve` start-up: answer the client's `initialize` before the MCP SDK is imported.
+
+Importing the official `mcp` SDK costs about a second of CPU (its package imports the client, every
+protocol version's pydantic models and the HTTP transports), far past the half second a client should
+wait for `initialize`. The answer to `initialize` depends on nothing the SDK computes at run time: the
+server's name, version, instructions and capabilities are fixed, and the protocol version follows the
+SDK's own rule over the SDK's own version registry (read here from `mcp_types/version.py` without
+importing the package). So the first line is read and, when it is a well-formed `initialize`, answered
+here; then the SDK is imported and served the same line as well, so its session state is exactly what it
+would be, and its own answer to that line is compared with ours and dropped (`mcp_server` does that).
+Anything else on the first line goes to the SDK untouched.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import sys
+from typing import IO, Any
+
+SERVER_NAME = "cortex"
+SERVER_VERSION = "0.1.0"
+INSTRUCTIONS = (
+    "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
+    "each labelled [contested], (superseded), [stale: …] or [moved: …] when it no longer simply holds. "
+    "Call cortex_route once to see which tool answers what."
+)
+# What the SDK's MCPServer declares for a server that registers tools only (checked against the SDK's own
+# answer on every start: a mismatch is logged by `mcp_server`).
+CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"subscribe": False, "listChanged": False},
+    "tools": {"listChanged": False},
+}
+
+
+def handshake_versions() -> tuple[str, ...] | None:
+    """The protocol versions the installed SDK negotiates through `initialize`, newest last; None if unknown.
+
+    Read as a literal from the SDK's `mcp_types/version.py` (parsed, not executed or imported: importing
+    `mcp_types` loads every protocol model).
+    """
+    try:
+        spec = importlib.util.find_spec("mcp_types")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        path = os.path.join(list(spec.submodule_search_locations)[0], "version.py")
+        with open(path, encoding="utf-8") as source:
+            tree = ast.parse(source.read(), path)
+        versions: object = None
+        for node in tree.body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id == "HANDSHAKE_PROTOCOL_VERSIONS" and node.value is not None:
+                versions = ast.literal_eval(node.value)
+    except (OSError, SyntaxError, ValueError, TypeError, ImportError, UnicodeDecodeError):
+        return None
+    if isinstance(versions, tuple) and versions and all(isinstance(v, str) for v in versions):
+        return versions
+    return None
+
+
+def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | None:
+    """The JSON-RPC answer to `line` when it is a well-formed `initialize` request, else None (the SDK decides)."""
+    if "initialize" not in line or "\\u" in line:
+        return None  # not a handshake, or escapes (a lone surrogate?) better left to the SDK's guarded path
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "initialize" or message.get("jsonrpc") != "2.0":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or not isinstance(params, dict):
+        return None
+    requested, client = params.get("protocolVersion"), params.get("clientInfo")
+    if not isinstance(requested, str) or not isinstance(params.get("capabilities"), dict) or not isinstance(client, dict):
+        return None
+    if not isinstance(client.get("name"), str) or not isinstance(client.get("version"), str) or "_meta" in params:
+        return None  # an unusual handshake: the SDK validates and answers it itself
+    result = {
+        "protocolVersion": requested if requested in versions else versions[-1],
+        "capabilities": CAPABILITIES,
+        "serverInfo": {"name": SERVER_NAME, "version": SERVER_VERSION},
+        "instructions": INSTRUCTIONS,
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def claim_stdin() -> IO[str]:
+    """The wire, read from a private duplicate of fd 0; fd 0 then points at the null device, as the SDK does
+    for the streams it claims, so a child process (git) can never consume protocol bytes."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return open(wire, encoding="utf-8", errors="replace", closefd=True)
+
+
+def main(cwd: str | None = None) -> int:
+    """Serve the store of `cwd` over stdio: `initialize` answered at once, then the SDK for the rest."""
+    stdin = claim_stdin()
+    first = stdin.readline()
+    versions = handshake_versions()
+    answer = initialize_answer(first, versions) if first and versions else None
+    if answer is not None:
+        sys.stdout.buffer.write((json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+        sys.stdout.buffer.flush()
+    from .mcp_server import main as serve_sdk
+
+    return serve_sdk(cwd, stdin=stdin, preamble=[first] if first else [], answered=answer)
