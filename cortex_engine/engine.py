@@ -676,6 +676,20 @@ class Engine:
         """Preview a delete, or with `yes` delete (audited; ends any contest it was part of)."""
         return inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
 
+    def reanchor(self, item_id: str) -> inspection.Reanchor:
+        """Re-anchor a drifted memory to the code as it is now (after the caller checked it still holds); audited.
+
+        Raises:
+            NotFound: no such item. Refused: nothing drifted.
+        """
+        refresh_app_graph(self.conn, self.scope, self.now())
+        head = None
+        if self.scope.git_dir and self.scope.git_root:
+            from .scope import read_head
+
+            head = read_head(self.scope.git_dir, self.scope.git_root)[1]
+        return inspection.reanchor_memory(self.conn, self.scope, item_id, head, self.now())
+
     def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
 

@@ -25,6 +25,7 @@ from .store import rollback
 contradiction = LazyModule("contradiction")
 references = LazyModule("references")
 freshness = LazyModule("freshness")
+anchors = LazyModule("anchors")
 redaction = LazyModule("redact")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
@@ -140,7 +141,22 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
         "VALUES (?,?,?,?,?)",
         [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
     )
+    if not fresh:
+        conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    files = [r.normalized for r in refs if r.type == "file"]
+    if repo is not None and files:
+        joined = text if subject is None else f"{subject}\n{text}"
+        write_anchors(conn, item_id, anchors.find_anchors(repo.worktree, files, joined), head, None)
     return len(refs)
+
+
+def write_anchors(conn: sqlite3.Connection, item_id: str, found: list, head: str | None, now: str | None) -> None:
+    """Store an item's anchors (`anchors.Anchor`), recorded at `head`."""
+    conn.executemany(
+        "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
+        "anchored_at) VALUES (?,?,?,?,?,?,?,?)",
+        [(item_id, a.path, a.symbol, a.start, a.end, a.digest, head, now) for a in found],
+    )
 
 
 def write_note(
