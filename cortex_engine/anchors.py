@@ -110,6 +110,7 @@ class Source:
     _found: dict[tuple[int, str], int | None] = field(default_factory=dict, repr=False)
     _spans: dict[str, list[Span]] = field(default_factory=dict, repr=False)
     _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
+    _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
 
     def definitions(self) -> dict[str, list[Span]]:
         """Every name (simple and qualified) the file defines, each with its spans."""
@@ -122,7 +123,10 @@ class Source:
         hit = self._spans.get(name)
         if hit is not None:
             return hit
-        spans = self.definitions().get(name, [])
+        if self.language == "python" and self._defs is None:
+            spans = _python_named(self.text, self.lines, name)
+        else:
+            spans = self.definitions().get(name, [])
         if spans and self.language == "python":
             confirmed = [_python_confirm(self.lines, span) for span in spans]
             if any(c is None for c in confirmed):
@@ -334,6 +338,43 @@ def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
     return names
 
 
+def _python_named(text: str, lines: list[str], name: str) -> list[Span]:
+    """The spans of the Python definitions qualified as `name`, found without scanning the whole file: the
+    definition lines of its last part, each qualified by walking up to the enclosing `def`/`class` lines."""
+    parts = name.split(".")
+    offsets: list[int] | None = None
+    found: list[Span] = []
+    short = parts[-1]
+    at = text.find(short)
+    while at >= 0:
+        here, at = at, text.find(short, at + 1)
+        line_start = text.rfind("\n", 0, here) + 1
+        head = _PY_DEF.match(text, line_start)
+        if head is None or head.start(2) != here or head.group(2) != short:
+            continue
+        if offsets is None:
+            offsets = _line_offsets(text)
+        start = _line_of(offsets, here)
+        depth = len(head.group(1).expandtabs())
+        outer: list[str] = []
+        level = depth
+        for j in range(start - 2, -1, -1):
+            if level == 0:
+                break
+            here = _indent(lines[j])
+            if here is None or here >= level:
+                continue
+            level = here
+            head = _PY_DEF.match(lines[j])
+            if head is not None:
+                outer.insert(0, head.group(2))
+        if (outer + [parts[-1]])[-len(parts):] != parts:
+            continue
+        end = _python_block_end(lines, None, start, depth)
+        found.append(Span(start, end))
+    return found
+
+
 def _python_confirm(lines: list[str], span: Span) -> Span | None:
     """The span as `ast` reads the cut block (its true last line), or None when the cut is not one definition."""
     block = textwrap.dedent("".join(lines[span.start - 1:span.end]))
@@ -346,7 +387,7 @@ def _python_confirm(lines: list[str], span: Span) -> Span | None:
     return Span(span.start, span.start + (tree.body[0].end_lineno or 1) - 1)
 
 
-def _python_block_end(lines: list[str], indents: list[int | None], start: int, depth: int) -> int:
+def _python_block_end(lines: list[str], indents: list[int | None] | None, start: int, depth: int) -> int:
     """The last line of the block whose header is on line `start` (1-based), by brackets then indentation."""
     i = start - 1
     balance = 0
@@ -358,7 +399,7 @@ def _python_block_end(lines: list[str], indents: list[int | None], start: int, d
         i += 1
     last = i
     for j in range(i + 1, len(lines)):
-        level = indents[j]
+        level = indents[j] if indents is not None else _indent(lines[j])
         if level is None:
             continue
         if level <= depth:
@@ -521,6 +562,14 @@ def locate(source: Source | None, symbol: str | None, start: int, end: int, dige
     """Where an anchor's content is in `source` now, or how it changed (see the module docstring)."""
     if source is None:
         return Located("unknown")
+    key = (symbol, start, end, digest)
+    hit = source._located.get(key)
+    if hit is None:
+        hit = source._located[key] = _locate(source, symbol, start, end, digest)
+    return hit
+
+
+def _locate(source: Source, symbol: str | None, start: int, end: int, digest: str) -> Located:
     if symbol:
         spans = source.spans(symbol) if source.language else None
         if not spans:

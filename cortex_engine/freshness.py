@@ -456,6 +456,7 @@ class Validator:
         self._views: dict[str, _ScopeView] = {}
         self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
         self._pending: dict[tuple[str, str], set[str]] = {}
+        self._sources: dict[tuple[str, str], anchors.Source | None] = {}
 
     def _view(self, scope_key: str) -> _ScopeView:
         view = self._views.get(scope_key)
@@ -678,8 +679,11 @@ class Validator:
         view = self._view(scope_key)
         found = anchors.Located("unknown")
         if ref.status in ("exists", "moved") and view.worktree and self._at_commit is None:
-            found = anchors.locate(anchors.read_source(view.worktree, where), row["symbol"], row["start_line"],
-                                   row["end_line"], row["content_hash"])
+            key = (view.worktree, where)
+            if key not in self._sources:  # one stat per file per pass
+                self._sources[key] = anchors.read_source(view.worktree, where)
+            found = anchors.locate(self._sources[key], row["symbol"], row["start_line"], row["end_line"],
+                                   row["content_hash"])
         recorded = anchors.Anchor(where, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
         return AnchorVerdict(
             row["id"], recorded.name, path, where, row["symbol"], row["start_line"], row["end_line"],
