@@ -123,13 +123,14 @@ class Source:
         hit = self._spans.get(name)
         if hit is not None:
             return hit
-        if self.language == "python" and self._defs is None:
-            spans = _python_named(self.text, self.lines, name)
+        unsure = False
+        if self.language == "python":
+            spans, unsure = _python_named(self.text, self.lines, name)
         else:
             spans = self.definitions().get(name, [])
-        if spans and self.language == "python":
+        if (spans or unsure) and self.language == "python":
             confirmed = [_python_confirm(self.lines, span) for span in spans]
-            if any(c is None for c in confirmed):
+            if unsure or any(c is None for c in confirmed):
                 if self._whole is None:
                     self._whole = _python_definitions_ast(self.text)
                 spans = self._whole.get(name, [])
@@ -338,9 +339,13 @@ def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
     return names
 
 
-def _python_named(text: str, lines: list[str], name: str) -> list[Span]:
+def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], bool]:
     """The spans of the Python definitions qualified as `name`, found without scanning the whole file: the
-    definition lines of its last part, each qualified by walking up to the enclosing `def`/`class` lines."""
+    definition lines of its last part, each qualified by walking up to the enclosing `def`/`class` lines.
+
+    Also whether a definition of the last part was seen but not matched (the walk may have been misled by a
+    string at a lower indentation): then the caller asks `ast` about the whole file."""
+    seen = False
     parts = name.split(".")
     offsets: list[int] | None = None
     found: list[Span] = []
@@ -362,17 +367,18 @@ def _python_named(text: str, lines: list[str], name: str) -> list[Span]:
             if level == 0:
                 break
             here = _indent(lines[j])
-            if here is None or here >= level:
-                continue
+            if here is None or here >= level or lines[j].lstrip()[:1] in ")]}":
+                continue  # deeper, blank, or the closing line of a multi-line header
             level = here
             head = _PY_DEF.match(lines[j])
             if head is not None:
                 outer.insert(0, head.group(2))
         if (outer + [parts[-1]])[-len(parts):] != parts:
+            seen = True
             continue
         end = _python_block_end(lines, None, start, depth)
         found.append(Span(start, end))
-    return found
+    return found, seen and not found
 
 
 def _python_confirm(lines: list[str], span: Span) -> Span | None:

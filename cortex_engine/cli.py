@@ -212,7 +212,8 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
         return 0
     refs = report["references"]
     lines = [
-        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; references: "
+        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; "
+        + (f"{report['drifted']} drifted; " if report.get("drifted") else "") + "references: "
         + ", ".join(f"{n} {s}" for s, n in refs.items())  # type: ignore[attr-defined]
     ]
     for item in report["items"]:  # type: ignore[attr-defined]

@@ -732,12 +732,15 @@ class Engine:
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
              "validity": v.validity, "label": v.label,
-             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs],
+             "anchors": [{"anchor": a.name, "status": a.status, "path": a.path, "start": a.start, "end": a.end}
+                         for a in v.anchors]}
             for row, v in pairs
         ]
         summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
         report: dict[str, object] = {
-            "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale), "references": summary,
+            "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale),
+            "drifted": sum(1 for _, v in pairs if v.drifted and not v.stale), "references": summary,
             "items": results,
         }
         if all_scopes and not topic:

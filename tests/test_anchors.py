@@ -237,3 +237,28 @@ def test_drift_ranks_between_fresh_and_missing() -> None:
         assert scores[4] == scores[3]
     assert very.ranking_score(False) == -3.0  # capped
     assert (drifted.validity, symbol_gone.validity, fresh.validity) == ("code drifted", "stale refs", "refs OK")
+
+
+def test_validate_memory_reports_drifted_items_for_the_freshness_pane(repo: Repo, engine: Engine) -> None:
+    """validate-memory (where the TUI's Freshness pane reads) counts drifted items and lists each anchor's span."""
+    path = note_on(repo, engine, "python")
+    _, target, other, _ = LANGS["python"]
+    repo.write(path, HEADS["python"] + other + "\n\n" + target.replace("+ 1", "+ 2"))
+    report = engine.validate_memory(persist=False)
+    assert (report["stale"], report["drifted"]) == (0, 1)
+    assert report["items"][0]["anchors"] == [
+        {"anchor": f"{path}:refresh_token", "status": "drifted", "path": path, "start": 7, "end": 9}]
+    text = ok(repo.path, "validate-memory")
+    assert text.startswith("checked 1 memory; 0 stale; 1 drifted; references: 1 exists")
+    assert f"[drifted: {path}:refresh_token changed]" in text
+
+
+def test_python_qualification_survives_multiline_headers_and_flush_left_strings() -> None:
+    """A nested def under a multi-line method header, and a method after a flush-left string, are still found."""
+    text = ('class AppGroup:\n    def command(\n        self, *args\n    ) -> None:\n'
+            '        def decorator(f):\n            return f\n        return decorator\n\n'
+            '    def helper(self):\n        s = """\nflush left\n"""\n        def inner():\n            return s\n'
+            '        return inner\n')
+    source = anchors.source_of("src/cli.py", text)
+    assert [(s.start, s.end) for s in source.spans("AppGroup.command.decorator")] == [(5, 6)]
+    assert [(s.start, s.end) for s in source.spans("AppGroup.helper.inner")] == [(13, 14)]
