@@ -34,7 +34,7 @@ MAX_FILE_BYTES = 1 << 20
 MAX_ANCHORS = 8
 """At most this many anchors per note."""
 MAX_LINE_SPAN = 400
-"""A written line range longer than this is not anchored."""
+"""A line range or definition longer than this is not anchored."""
 
 _WS = re.compile(r"\s+")
 _LINES_AFTER = r"(?::(?P<a>[0-9]{1,7})(?:-(?P<b>[0-9]{1,7}))?|#L(?P<c>[0-9]{1,7})(?:-L?(?P<d>[0-9]{1,7}))?)(?![0-9])"
@@ -129,7 +129,10 @@ class Source:
         else:
             spans = self.definitions().get(name, [])
         if (spans or unsure) and self.language == "python":
-            confirmed = [_python_confirm(self.lines, span) for span in spans]
+            # A span too long to anchor (a module-sized class) is kept as the scan cut it: parsing it would cost
+            # a whole-file parse on every write that names it, for an anchor `find_anchors` will not make.
+            confirmed = [_python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span
+                         for span in spans]
             if unsure or any(c is None for c in confirmed):
                 if self._whole is None:
                     self._whole = _python_definitions_ast(self.text)
@@ -538,6 +541,8 @@ def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
             if len(spans) != 1:
                 continue  # not defined here, or ambiguous (several definitions): no anchor
             span = spans[0]
+            if span.end - span.start >= MAX_LINE_SPAN:
+                continue  # a module-sized definition: any change anywhere would read as drift
             anchors.append(Anchor(path, name, span.start, span.end, span_digest(source.lines, span.start, span.end)))
         if len(anchors) >= MAX_ANCHORS:
             break

@@ -262,3 +262,11 @@ def test_python_qualification_survives_multiline_headers_and_flush_left_strings(
     source = anchors.source_of("src/cli.py", text)
     assert [(s.start, s.end) for s in source.spans("AppGroup.command.decorator")] == [(5, 6)]
     assert [(s.start, s.end) for s in source.spans("AppGroup.helper.inner")] == [(13, 14)]
+
+
+def test_module_sized_definition_is_not_anchored(tmp_path) -> None:
+    body = "class Huge:\n" + "".join(f"    def m{n}(self):\n        return {n}\n" for n in range(anchors.MAX_LINE_SPAN))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "huge.py").write_text(body + "def tiny_helper():\n    return 1\n")
+    found = anchors.find_anchors(str(tmp_path), ["src/huge.py"], "`Huge` in src/huge.py, Huge.m3() and tiny_helper()")
+    assert [(a.symbol, a.start, a.end) for a in found] == [("Huge.m3", 8, 9), ("tiny_helper", 802, 803)]
