@@ -346,8 +346,9 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
     """The spans of the Python definitions qualified as `name`, found without scanning the whole file: the
     definition lines of its last part, each qualified by walking up to the enclosing `def`/`class` lines.
 
-    Also whether a definition of the last part was seen but not matched (the walk may have been misled by a
-    string at a lower indentation): then the caller asks `ast` about the whole file."""
+    Also whether a definition of the last part was not matched after a walk that passed a lower-indented line
+    that is not a definition (a block, or a string the walk cannot tell from code): then the caller asks `ast`
+    about the whole file."""
     seen = False
     parts = name.split(".")
     offsets: list[int] | None = None
@@ -366,6 +367,7 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
         depth = len(head.group(1).expandtabs())
         outer: list[str] = []
         level = depth
+        doubtful = False
         for j in range(start - 2, -1, -1):
             if level == 0:
                 break
@@ -376,8 +378,10 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
             head = _PY_DEF.match(lines[j])
             if head is not None:
                 outer.insert(0, head.group(2))
+            elif not lines[j].lstrip().startswith("@"):
+                doubtful = True  # an `if`/`try` block, or a flush-left string the walk cannot tell from code
         if (outer + [parts[-1]])[-len(parts):] != parts:
-            seen = True
+            seen = seen or doubtful
             continue
         end = _python_block_end(lines, None, start, depth)
         found.append(Span(start, end))
