@@ -18,7 +18,6 @@ matching for JS/TS, Go, Rust, Java and Ruby. Files are read without following sy
 from __future__ import annotations
 
 import ast
-import difflib
 import hashlib
 import os
 import re
@@ -613,6 +612,8 @@ def _locate(source: Source, symbol: str | None, start: int, end: int, digest: st
 
 def short_diff(then: list[str], now: list[str], limit: int) -> list[str]:
     """A unified diff of a span (no context), at most `limit` lines, then `…` when cut."""
+    import difflib  # only inspect-memory shows a diff
+
     lines = [line.rstrip("\n") for line in difflib.unified_diff(then, now, n=0, lineterm="")][2:]
     lines = [line for line in lines if not line.startswith("@@")]
     return lines[:limit] + (["…"] if len(lines) > limit else [])

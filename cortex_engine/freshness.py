@@ -17,12 +17,14 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from . import anchors, history
+from . import history
+from .lazy import LazyModule
 from .store import BUSY_TIMEOUT_MS, rollback, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
 _log = logging.getLogger(__name__)
+anchors = LazyModule("anchors")  # regex- and ast-heavy: imported only when an item has anchors
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
