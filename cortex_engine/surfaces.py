@@ -355,6 +355,8 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
             line += f" (refs: {validation.count('missing')} missing)"
         elif validation.count("moved"):
             line += " (refs moved)"
+        if validation.drifted:
+            line += " (code drifted)"
         bullets.append(line)
         shown.append(_surface_item(row, validation))
     lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]

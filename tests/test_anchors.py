@@ -270,3 +270,12 @@ def test_module_sized_definition_is_not_anchored(tmp_path) -> None:
     (tmp_path / "src" / "huge.py").write_text(body + "def tiny_helper():\n    return 1\n")
     found = anchors.find_anchors(str(tmp_path), ["src/huge.py"], "`Huge` in src/huge.py, Huge.m3() and tiny_helper()")
     assert [(a.symbol, a.start, a.end) for a in found] == [("Huge.m3", 8, 9), ("tiny_helper", 802, 803)]
+
+
+def test_session_brief_says_code_drifted(repo: Repo, engine: Engine, clock) -> None:
+    path = note_on(repo, engine, "python")
+    _, target, other, _ = LANGS["python"]
+    repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
+    clock.advance(minutes=5)
+    text = engine.session_brief(book=False).text
+    assert "refresh_token() in src/auth/session.py" in text and "(code drifted)" in text
