@@ -125,12 +125,17 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
         if row["text"] == text and row["subject"] == note["subject"]:
             return
-    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None)
+    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True)
 
 
 def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
-                            fresh: bool = False) -> int:
-    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none)."""
+                            fresh: bool = False, anchor: bool = False) -> int:
+    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
+
+    With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
+    ranges the text names; captured activity (command output, stack traces) is not, which keeps the flush
+    from reading every file a traceback mentions.
+    """
     if not fresh:
         conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
     scope = conn.execute("SELECT scope_key FROM memory_items WHERE id=?", (item_id,)).fetchone()
@@ -143,7 +148,7 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     )
     if not fresh:
         conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
-    files = [r.normalized for r in refs if r.type == "file"]
+    files = [r.normalized for r in refs if r.type == "file"] if anchor else []
     if repo is not None and files:
         joined = text if subject is None else f"{subject}\n{text}"
         write_anchors(conn, item_id, anchors.find_anchors(repo.worktree, files, joined), head, None)

@@ -279,3 +279,15 @@ def test_session_brief_says_code_drifted(repo: Repo, engine: Engine, clock) -> N
     clock.advance(minutes=5)
     text = engine.session_brief(book=False).text
     assert "refresh_token() in src/auth/session.py" in text and "(code drifted)" in text
+
+
+def test_captured_failure_is_not_anchored(repo: Repo, engine: Engine) -> None:
+    """Only notes (claims someone wrote) are anchored; a captured traceback naming a function is not."""
+    path, target, other, _ = LANGS["python"]
+    repo.write(path, HEADS["python"] + target + "\n" + other)
+    repo.commit("session")
+    engine.refresh()  # the checkout's inventory is recorded, so extraction knows the repository
+    ok(repo.path, "log", "cmd", "--cmd", "pytest -q", "--exit", "1",
+       "--stderr", f'File "{path}", line 5, in refresh_token\n    return y\nAssertionError')
+    refs = engine.conn.execute("SELECT COUNT(*) FROM memory_references").fetchone()[0]
+    assert refs >= 1 and anchored(engine) == []
