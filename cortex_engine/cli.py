@@ -244,6 +244,19 @@ def cmd_delete_memory(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reanchor(args: argparse.Namespace) -> int:
+    """Re-anchor a drifted memory to the current code."""
+    with _engine(args) as engine:
+        result = engine.reanchor(args.id)
+    moved = ", ".join(f"{a['anchor']} (lines {a['start']}-{a['end']})" for a in result.anchors)
+    message = f"re-anchored {result.id}: {moved}\n(the prior anchor is kept in the audit log; see inspect-memory)"
+    if args.json:
+        _emit_json({"id": result.id, "anchors": result.anchors, "message": message})
+    else:
+        _print(message)
+    return 0
+
+
 def cmd_validate_memory(args: argparse.Namespace) -> int:
     """Audit memory references against the checkout."""
     with _engine(args) as engine:
@@ -253,7 +266,8 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
         return 0
     refs = report["references"]
     lines = [
-        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; references: "
+        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; "
+        + (f"{report['drifted']} drifted; " if report.get("drifted") else "") + "references: "
         + ", ".join(f"{n} {s}" for s, n in refs.items())  # type: ignore[attr-defined]
     ]
     for item in report["items"]:  # type: ignore[attr-defined]
@@ -819,6 +833,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("delete-memory", cmd_delete_memory, "preview deleting a memory; --yes deletes (audited)")
     p.add_argument("id")
     p.add_argument("--yes", action="store_true")
+    p = add("reanchor", cmd_reanchor, "re-anchor a drifted memory to the current code, once it still holds (audited)")
+    p.add_argument("id")
     p = add("validate-memory", cmd_validate_memory, "check memory references against the checkout")
     p.add_argument("--topic", nargs="+")
     p.add_argument("--all-scopes", action="store_true",

@@ -853,6 +853,20 @@ class Engine:
                                       (self.scope.key,))
         return result
 
+    def reanchor(self, item_id: str) -> inspection.Reanchor:
+        """Re-anchor a drifted memory to the code as it is now (after the caller checked it still holds); audited.
+
+        Raises:
+            NotFound: no such item. Refused: nothing drifted.
+        """
+        refresh_app_graph(self.conn, self.scope, self.now())
+        head = None
+        if self.scope.git_dir and self.scope.git_root:
+            from .scope import read_head
+
+            head = read_head(self.scope.git_dir, self.scope.git_root)[1]
+        return inspection.reanchor_memory(self.conn, self.scope, item_id, head, self.now())
+
     def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
 
@@ -895,12 +909,15 @@ class Engine:
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
              "validity": v.validity, "label": v.label,
-             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs]}
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs],
+             "anchors": [{"anchor": a.name, "status": a.status, "path": a.path, "start": a.start, "end": a.end}
+                         for a in v.anchors]}
             for row, v in pairs
         ]
         summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
         report: dict[str, object] = {
-            "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale), "references": summary,
+            "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale),
+            "drifted": sum(1 for _, v in pairs if v.drifted and not v.stale), "references": summary,
             "items": results,
         }
         if all_scopes and not topic:

@@ -68,7 +68,7 @@ _GIT_REDIRECTS = (
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots", "merges", "shared",
+    "snapshots", "merges", "shared", "edits",
 }
 _SHARED_KEYS = {"_comment", "id", "file", "text"}
 _ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
@@ -205,6 +205,10 @@ class Suite:
     """(kind, label) of the snapshots the session lifecycle leaves once every session has ended."""
     layer: str = "branch"
     """'branch': a branch of a seeded git repository; 'project': a folder outside git (the project layer)."""
+    contents: tuple[tuple[str, str], ...] = ()
+    """(path, text) of app-graph files seeded with this text instead of a placeholder line."""
+    edits: tuple[tuple[str, str], ...] = ()
+    """(path, text) written over files after seeding and the renames, committed before the deletions."""
     merges: tuple[str, ...] = ()
     """Branches merged (`git merge --no-ff`) into the suite's branch once seeded; the merge check then runs."""
     shared: tuple[tuple[str, str, str], ...] = ()
@@ -309,7 +313,7 @@ def load_suite(path: Path) -> Suite:
     if layer not in ("branch", "project"):
         raise _fail(name, "seed.scope.type must be 'branch' (a branch of a seeded repository) or 'project' (a folder "
                           "outside git)")
-    if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions"))):
+    if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions", "edits"))):
         raise _fail(name, "a project suite runs outside git: it takes no scope key, app graph, renames or deletions")
     branch = "" if layer == "project" else _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
     raw_items = seed.get("items", [])
@@ -337,8 +341,11 @@ def load_suite(path: Path) -> Suite:
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise _fail(name, f"duplicate item id(s) {', '.join(duplicates)}")
-    graph = _obj(seed.get("app_graph", {}), f"{name}: seed.app_graph", {"_comment", "files"})
+    graph = _obj(seed.get("app_graph", {}), f"{name}: seed.app_graph", {"_comment", "files", "contents"})
     files = _strs(graph.get("files"), f"{name}: seed.app_graph.files")
+    raw_contents = _obj(graph.get("contents", {}), f"{name}: seed.app_graph.contents", set(files))
+    contents = tuple((path, _str(text, f"{name}: seed.app_graph.contents[{path!r}]") or "")
+                     for path, text in sorted(raw_contents.items()))
     renames = []
     for i, raw in enumerate(seed.get("renames") or []):
         rename = _obj(raw, f"{name}: seed.renames[{i}]", {"old_path", "new_path"})
@@ -346,7 +353,12 @@ def load_suite(path: Path) -> Suite:
         new = _str(rename.get("new_path"), f"{name}: seed.renames[{i}].new_path") or ""
         renames.append((old, new))
     deletions = _strs(seed.get("deletions"), f"{name}: seed.deletions")
-    _check_paths(name, files, renames, deletions)
+    edits = []
+    for i, raw in enumerate(seed.get("edits") or []):
+        edit = _obj(raw, f"{name}: seed.edits[{i}]", {"path", "text"})
+        edits.append((_str(edit.get("path"), f"{name}: seed.edits[{i}].path") or "",
+                      _str(edit.get("text"), f"{name}: seed.edits[{i}].text") or ""))
+    _check_paths(name, files, renames, deletions, [path for path, _ in edits])
 
     raw_fixtures = data.get("fixtures")
     if not isinstance(raw_fixtures, list) or not raw_fixtures:
@@ -393,7 +405,7 @@ def load_suite(path: Path) -> Suite:
     if shared and layer != "branch":
         raise _fail(name, "seed.shared needs a branch suite (decision files are read from a git HEAD)")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer, merges, tuple(shared))
+                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared))
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
@@ -551,8 +563,9 @@ def _load_surface(raw: Any, where: str) -> SurfaceCheck:
     return check
 
 
-def _check_paths(name: str, files: tuple[str, ...], renames: list[tuple[str, str]], deletions: tuple[str, ...]) -> None:
-    for path in (*files, *(p for pair in renames for p in pair), *deletions):
+def _check_paths(name: str, files: tuple[str, ...], renames: list[tuple[str, str]], deletions: tuple[str, ...],
+                 edited: list[str] | None = None) -> None:
+    for path in (*files, *(p for pair in renames for p in pair), *deletions, *(edited or ())):
         parts = path.split("/")
         if path.startswith("/") or "\\" in path or any(p in ("", ".", "..", ".git") for p in parts):
             raise _fail(name, f"app-graph path {path!r} must be a plain relative path")
@@ -562,6 +575,9 @@ def _check_paths(name: str, files: tuple[str, ...], renames: list[tuple[str, str
             raise _fail(name, f"rename {old} -> {new} needs {old} in the app graph and {new} not yet in it")
         present.discard(old)
         present.add(new)
+    for path in edited or ():
+        if path not in present:
+            raise _fail(name, f"edit of {path} needs it in the app graph (after the renames)")
     for path in deletions:
         if path not in present:
             raise _fail(name, f"deletion of {path} needs it in the app graph")
@@ -618,11 +634,13 @@ class Scenario:
         self.repo.mkdir()
         if suite.layer == "branch":
             _git(self.repo, suite.now, "init", "-q", "-b", suite.branch)
+            contents = dict(suite.contents)
             for path in suite.files:
                 target = self.repo / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 # Distinct, non-empty contents keep git's rename detection unambiguous.
-                target.write_text(f"// {path}: seeded by the {suite.name} eval suite\n", encoding="utf-8")
+                target.write_text(contents.get(path, f"// {path}: seeded by the {suite.name} eval suite\n"),
+                                  encoding="utf-8")
             _git(self.repo, suite.now, "add", "-A")
             _git(self.repo, suite.now, "commit", "-q", "--allow-empty", "-m", "eval: app graph")
         self.home = root / "home"
@@ -656,6 +674,11 @@ class Scenario:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 _git(self.repo, suite.now, "mv", old, new)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: renames")
+        if suite.edits:
+            for path, text in suite.edits:
+                (self.repo / path).write_text(text, encoding="utf-8")
+            _git(self.repo, suite.now, "add", "-A")
+            _git(self.repo, suite.now, "commit", "-q", "-m", "eval: edits")
         if suite.deletions:
             _git(self.repo, suite.now, "rm", "-q", *suite.deletions)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: deletions")

@@ -17,10 +17,12 @@ import time
 from dataclasses import dataclass
 
 from . import history
+from .lazy import LazyModule
 from .store import BUSY_TIMEOUT_MS, rollback, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
+anchors = LazyModule("anchors")  # regex- and ast-heavy: imported only when an item has anchors
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
@@ -41,14 +43,51 @@ class RefVerdict:
 
 
 @dataclass(frozen=True)
+class AnchorVerdict:
+    """One anchor of an item (a symbol or line range in a referenced file) and what the checkout says about it.
+
+    `status` is fresh | drifted | missing | unknown; `path` is where the file is now (it follows renames),
+    `start`/`end` where the span is now (None when it is not found).
+    """
+
+    anchor_id: int
+    name: str
+    recorded_path: str
+    path: str
+    symbol: str | None
+    recorded_start: int
+    recorded_end: int
+    recorded_hash: str
+    head_oid: str | None
+    status: str
+    start: int | None = None
+    end: int | None = None
+    current_hash: str | None = None
+
+    @property
+    def verdict(self) -> dict[str, str | None]:
+        """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
+        return {"path": self.name, "verdict": self.status, "to": None}
+
+
+@dataclass(frozen=True)
 class Validation:
-    """All references of one memory item, judged together."""
+    """All references of one memory item, judged together, with the anchors inside them."""
 
     refs: tuple[RefVerdict, ...] = ()
+    anchors: tuple[AnchorVerdict, ...] = ()
 
     def count(self, status: str) -> int:
-        """How many references have `status`."""
-        return sum(1 for r in self.refs if r.status == status)
+        """How many references have `status` (a drifted or missing anchor counts as one more)."""
+        found = sum(1 for r in self.refs if r.status == status)
+        if status in ("drifted", "missing"):
+            found += sum(1 for a in self.anchors if a.status == status)
+        return found
+
+    @property
+    def drifted(self) -> bool:
+        """True when a symbol or line range this item names changed since it was written."""
+        return any(a.status == "drifted" for a in self.anchors)
 
     @property
     def stale(self) -> bool:
@@ -65,6 +104,7 @@ class Validation:
         """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
         parts = []
         missing = [r.path for r in self.refs if r.status == "missing"]
+        missing += [a.name for a in self.anchors if a.status == "missing"]
         if missing:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
@@ -72,12 +112,16 @@ class Validation:
         if moved:
             more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
             parts.append("moved: " + ", ".join(moved[:2]) + more)
+        drifted = [f"{a.name} changed" for a in self.anchors if a.status == "drifted"]
+        if drifted:
+            more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
+            parts.append("drifted: " + ", ".join(drifted[:2]) + more)
         return "; ".join(parts) or None
 
     @property
     def verdicts(self) -> list[dict[str, str | None]]:
         """One verdict per referenced path, never cut short (the label may say `+N more`; this does not)."""
-        return [r.verdict for r in self.refs]
+        return [r.verdict for r in self.refs] + [a.verdict for a in self.anchors if a.status in ("drifted", "missing")]
 
     @property
     def validity(self) -> str:
@@ -86,6 +130,8 @@ class Validation:
             return "no file refs"
         if self.count("missing"):
             return "stale refs"
+        if self.drifted:
+            return "code drifted"
         if self.count("unknown"):
             return "refs unverified"
         if self.count("moved"):
@@ -95,6 +141,10 @@ class Validation:
     def ranking_score(self, historical: bool) -> float:
         """The graduated, capped "current truth" term of the rerank."""
         missing = self.count("missing")
+        drifted = self.count("drifted")
+        if self.refs and missing == 0 and drifted:
+            # Between fresh (+3) and one missing (-5 at most): the file is there, the code it names changed.
+            return max(-1.0, -0.5 * drifted) if historical else max(-3.0, 1.0 - 2.0 * drifted)
         if not self.refs or missing == 0:
             return 3.0 if self.count("exists") + self.count("moved") > 0 else 0.0
         if historical:
@@ -305,6 +355,11 @@ class GitPaths:
         self._ever: dict[str, bool] = {}
         self._lookups_left = HISTORY_LOOKUPS
 
+    @property
+    def worktree(self) -> str:
+        """The worktree these answers are for (where a note's anchors are read)."""
+        return self._repo
+
     def begin(self) -> GitPaths:
         """Start one extraction: it may ask git's history about up to HISTORY_LOOKUPS new paths."""
         self._lookups_left = HISTORY_LOOKUPS
@@ -403,6 +458,7 @@ class Validator:
         self._views: dict[str, _ScopeView] = {}
         self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
         self._pending: dict[tuple[str, str], set[str]] = {}
+        self._sources: dict[tuple[str, str], anchors.Source | None] = {}
 
     def _view(self, scope_key: str) -> _ScopeView:
         view = self._views.get(scope_key)
@@ -587,6 +643,7 @@ class Validator:
             return {}
         scopes = dict(items)
         refs: dict[str, list[RefVerdict]] = {item_id: [] for item_id, _ in items}
+        pinned: dict[str, list[AnchorVerdict]] = {}
         ids = list(scopes)
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
@@ -605,7 +662,35 @@ class Validator:
                 refs[item_id].append(
                     self.judge(scopes[item_id], row["normalized_path"], row["reference_type"], row["head_oid"])
                 )
-        return {item_id: Validation(tuple(v)) for item_id, v in refs.items()}
+            for row in self._conn.execute(
+                f"SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
+                f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
+                chunk,
+            ):
+                item_id = row["memory_item_id"]
+                pinned.setdefault(item_id, []).append(self._check_anchor(scopes[item_id], refs[item_id], row))
+        return {item_id: Validation(tuple(v), tuple(pinned.get(item_id, ()))) for item_id, v in refs.items()}
+
+    def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
+        """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
+        path = row["path"]
+        ref = next((r for r in refs if r.path == path), None)
+        if ref is None:
+            ref = self.judge(scope_key, path, "file", row["head_oid"])
+        where = ref.moved_to if ref.status == "moved" and ref.moved_to else path
+        view = self._view(scope_key)
+        found = anchors.Located("unknown")
+        if ref.status in ("exists", "moved") and view.worktree and self._at_commit is None:
+            key = (view.worktree, where)
+            if key not in self._sources:  # one stat per file per pass
+                self._sources[key] = anchors.read_source(view.worktree, where)
+            found = anchors.locate(self._sources[key], row["symbol"], row["start_line"], row["end_line"],
+                                   row["content_hash"])
+        recorded = anchors.Anchor(where, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
+        return AnchorVerdict(
+            row["id"], recorded.name, path, where, row["symbol"], row["start_line"], row["end_line"],
+            row["content_hash"], row["head_oid"], found.status, found.start, found.end, found.digest,
+        )
 
 
 @dataclass(frozen=True)

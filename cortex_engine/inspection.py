@@ -7,8 +7,9 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
-from .errors import InvalidInput, NotFound
-from .freshness import Validator
+from . import anchors, history
+from .errors import InvalidInput, NotFound, Refused
+from .freshness import AnchorVerdict, Validator
 from .memory import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
 from .notes import extract_item_references, item_id_for, sync_note_item
 from .redact import redact
@@ -198,12 +199,13 @@ class Inspection:
     references: list[dict[str, object]]
     access: dict[str, object]
     corrections: list[dict[str, object]] = field(default_factory=list)
+    anchors: list[dict[str, object]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         """The `inspect-memory --json` shape (byte-faithful text)."""
         return {
             **self.item, "trust": self.trust, "conflict": self.conflict, "references": self.references,
-            "access": self.access, "corrections": self.corrections,
+            "anchors": self.anchors, "access": self.access, "corrections": self.corrections,
         }
 
 
@@ -265,7 +267,90 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
             "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", (row["id"],)
         )
     ]
-    return Inspection(item, validation.validity, conflict, references, access, corrections)
+    shown = [anchor_entry(scope.worktree, a) for a in validation.anchors]
+    return Inspection(item, validation.validity, conflict, references, access, corrections, shown)
+
+
+DIFF_LINES = 12
+"""At most this many lines of a drifted span's diff are shown."""
+
+
+def anchor_entry(worktree: str, anchor: AnchorVerdict) -> dict[str, object]:
+    """One anchor as inspect-memory shows it: recorded and current place and hash, and for a drifted span the
+    commit that changed it (when `git log -L` says) and a short diff against the recorded content."""
+    entry: dict[str, object] = {
+        "anchor": anchor.name, "status": anchor.status, "symbol": anchor.symbol,
+        "recorded": {"path": anchor.recorded_path, "start": anchor.recorded_start, "end": anchor.recorded_end,
+                     "hash": anchor.recorded_hash, "head": anchor.head_oid},
+        "current": {"path": anchor.path, "start": anchor.start, "end": anchor.end, "hash": anchor.current_hash},
+        "changed_in": None, "diff": [],
+    }
+    if anchor.status != "drifted" or anchor.start is None or anchor.end is None:
+        return entry
+    source = anchors.read_source(worktree, anchor.path)
+    if source is None:
+        return entry
+    now = source.lines[anchor.start - 1:anchor.end]
+    then = _recorded_span(worktree, anchor)
+    if then is not None:
+        entry["diff"] = anchors.short_diff(then, now, DIFF_LINES)
+    if anchor.head_oid:
+        out = history.git(worktree, "log", "-1", "--no-patch", "--format=%h %s", "-L",
+                          f"{anchor.start},{anchor.end}:{anchor.path}", f"{anchor.head_oid}..HEAD")
+        entry["changed_in"] = collapse(out.strip())[:120] if out and out.strip() else None
+    return entry
+
+
+def _recorded_span(worktree: str, anchor: AnchorVerdict) -> list[str] | None:
+    """The span's lines at the HEAD it was recorded on, when that commit holds exactly the recorded content."""
+    if not anchor.head_oid:
+        return None
+    blob = history.git(worktree, "show", f"{anchor.head_oid}:{anchor.recorded_path}")
+    if blob is None or len(blob) > anchors.MAX_FILE_BYTES:
+        return None
+    then = anchors.source_of(anchor.recorded_path, blob)
+    if anchors.span_digest(then.lines, anchor.recorded_start, anchor.recorded_end) != anchor.recorded_hash:
+        return None  # the note was written on uncommitted code: the recorded content is not in git
+    return then.lines[anchor.recorded_start - 1:anchor.recorded_end]
+
+
+@dataclass(frozen=True)
+class Reanchor:
+    """What `cortex reanchor` moved: each drifted anchor's name and its new lines."""
+
+    id: str
+    anchors: list[dict[str, object]]
+
+
+def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str, head: str | None,
+                    now: str) -> Reanchor:
+    """Re-anchor an item's drifted anchors to the code as it is now (the caller checked the note still holds); audited.
+
+    Raises:
+        NotFound: no such item. Refused: the item has no drifted anchor.
+    """
+    row = find_item(conn, item_or_note_id)
+    validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
+    drifted = [a for a in validation.anchors if a.status == "drifted" and a.start is not None and a.current_hash]
+    if not drifted:
+        raise Refused(f"{row['id']} has no drifted anchor to re-anchor")
+    moved = []
+    with transaction(conn):
+        for a in drifted:
+            conn.execute(
+                "UPDATE memory_anchors SET path=?, start_line=?, end_line=?, content_hash=?, head_oid=?, anchored_at=? "
+                "WHERE id=?",
+                (a.path, a.start, a.end, a.current_hash, head, now, a.anchor_id),
+            )
+            conn.execute(
+                "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+                "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'reanchor', ?,?,?,?)",
+                (row["id"], row["source_table"], row["source_id"], row["scope_key"],
+                 f"{a.name} lines {a.recorded_start}-{a.recorded_end} hash {a.recorded_hash}",
+                 f"{a.name} lines {a.start}-{a.end} hash {a.current_hash}", row["subject"], now),
+            )
+            moved.append({"anchor": a.name, "start": a.start, "end": a.end, "hash": a.current_hash})
+    return Reanchor(row["id"], moved)
 
 
 def check_edit_text(text: str) -> str:

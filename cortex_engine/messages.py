@@ -174,6 +174,20 @@ def inspection(result: Inspection) -> str:
     for ref in result.references:
         moved = f" → {ref['moved_to']}" if ref["moved_to"] else ""
         lines.append(f"  {str(ref['status']).ljust(9)}{ref['path']}{moved}")
+    if result.anchors:
+        lines += ["", "anchors:"]
+    for anchor in result.anchors:
+        rec, cur = anchor["recorded"], anchor["current"]  # type: ignore[index]
+        where = f"lines {rec['start']}-{rec['end']}, hash {rec['hash']}"  # type: ignore[index]
+        if rec["head"]:  # type: ignore[index]
+            where += f", at {str(rec['head'])[:12]}"  # type: ignore[index]
+        lines.append(f"  {str(anchor['status']).ljust(9)}{anchor['anchor']} (recorded {where})")
+        if cur["start"] is not None:  # type: ignore[index]
+            lines.append(f"           now {cur['path']} lines {cur['start']}-{cur['end']}, hash {cur['hash']}")  # type: ignore[index]
+        if anchor["changed_in"]:
+            lines.append(f"           changed in {strip_control(str(anchor['changed_in']))}")
+        for diff_line in anchor["diff"]:  # type: ignore[attr-defined]
+            lines.append(f"           {strip_control(str(diff_line))}")
     access = result.access
     last = ts_min(str(access["last"])) if access["last"] else "never"
     lines += ["", "access history:", f"  count {access['count']}, last {last}"]

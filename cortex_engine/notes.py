@@ -25,6 +25,7 @@ from .store import rollback
 contradiction = LazyModule("contradiction")
 references = LazyModule("references")
 freshness = LazyModule("freshness")
+anchors = LazyModule("anchors")
 redaction = LazyModule("redact")
 
 
@@ -130,12 +131,17 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
         if row["text"] == text and row["subject"] == note["subject"]:
             return
-    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None)
+    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True)
 
 
 def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
-                            fresh: bool = False) -> int:
-    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none)."""
+                            fresh: bool = False, anchor: bool = False) -> int:
+    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
+
+    With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
+    ranges the text names; captured activity (command output, stack traces) is not, which keeps the flush
+    from reading every file a traceback mentions.
+    """
     if not fresh:
         conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
     scope = conn.execute("SELECT scope_key FROM memory_items WHERE id=?", (item_id,)).fetchone()
@@ -146,7 +152,22 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
         "VALUES (?,?,?,?,?)",
         [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
     )
+    if not fresh:
+        conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    files = [r.normalized for r in refs if r.type == "file"] if anchor else []
+    if repo is not None and files:
+        joined = text if subject is None else f"{subject}\n{text}"
+        write_anchors(conn, item_id, anchors.find_anchors(repo.worktree, files, joined), head, None)
     return len(refs)
+
+
+def write_anchors(conn: sqlite3.Connection, item_id: str, found: list, head: str | None, now: str | None) -> None:
+    """Store an item's anchors (`anchors.Anchor`), recorded at `head`."""
+    conn.executemany(
+        "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
+        "anchored_at) VALUES (?,?,?,?,?,?,?,?)",
+        [(item_id, a.path, a.symbol, a.start, a.end, a.digest, head, now) for a in found],
+    )
 
 
 def write_note(

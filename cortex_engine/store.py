@@ -13,7 +13,7 @@ from urllib.parse import quote
 from .errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from .redact import CleanConnection
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -307,8 +307,25 @@ CREATE TABLE IF NOT EXISTS shared_files (
 ) WITHOUT ROWID;
 """
 
+# Version 7: claim-level anchors: the symbol or line range a note names inside a file it references, with the
+# hash of that span's whitespace-free content when the note was written (`anchors.py`).
+_V7 = """
+CREATE TABLE IF NOT EXISTS memory_anchors (
+    id INTEGER PRIMARY KEY,
+    memory_item_id TEXT NOT NULL REFERENCES memory_items(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    symbol TEXT,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    head_oid TEXT,
+    anchored_at TEXT
+);
+CREATE INDEX IF NOT EXISTS memory_anchors_item ON memory_anchors(memory_item_id);
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

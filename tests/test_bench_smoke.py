@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,3 +37,36 @@ def test_freshness_history_replays_a_synthetic_repository(tmp_path: Path) -> Non
     assert set(report["classes"]) <= {"alive", "renamed", "deleted", "unclassified"} and "alive" in report["classes"]
     assert report["false_alarms"] == []
     assert report["warm_validate_1000_notes_ms"]["notes"] == 1000
+
+
+def test_anchors_history_replays_a_small_repository(tmp_path: Path) -> None:
+    """`bench/anchors_history.py` replays commits that changed functions and scores them against git log -L."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+
+    def commit(body: str, message: str) -> None:
+        (repo / "pkg").mkdir(exist_ok=True)
+        (repo / "pkg" / "core.py").write_text(body)
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+        subprocess.run(["git", "commit", "-qm", message], cwd=repo, check=True, env=env)
+
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
+    funcs = {name: f"def {name}(x):\n    return x + 1\n" for name in ("alpha", "beta", "gamma")}
+    commit("\n\n".join(funcs.values()), "start")
+    for n, name in enumerate(funcs, start=2):
+        funcs[name] = funcs[name].replace("+ 1", f"+ {n}")
+        commit("\n\n".join(funcs.values()), f"change {name}")
+    funcs["beta"] = funcs["beta"].replace("x +", "x * 2 +")
+    commit("\n\n".join(funcs.values()), "change beta again")
+    out = tmp_path / "anchors.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "anchors_history.py"), "--repo", str(repo),
+                           "--commits", "4", "--window", "4", "--out", str(out)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["anchors_made"] == 4
+    assert report["classes"] == {"fresh": 3, "drifted": 1, "missing": 0, "unknown_file_gone": 0}
+    assert report["agreement"] == 1.0 and report["drifted_on_identical_text"] == []
+    assert report["warm_check_1000_notes_ms"]["notes"] == 1000

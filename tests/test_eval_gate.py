@@ -330,6 +330,11 @@ def test_surface_whose_assertions_fail_fails(stemming: EvalDir) -> None:
         (lambda s: s["seed"]["items"][0].update(age_days=-1), "age_days: must be a number"),
         (lambda s: s["seed"].update(now="yesterday"), "seed.now: must be an ISO-8601 time"),
         (lambda s: s["seed"].update(deletions=["src/nowhere.py"]), "deletion of src/nowhere.py needs it in the app graph"),
+        (lambda s: s["seed"].update(edits=[{"path": "src/nowhere.py", "text": "x"}]),
+         "edit of src/nowhere.py needs it in the app graph"),
+        (lambda s: s["seed"].update(edits=[{"path": "src/a.py"}]), "seed.edits[0].text"),
+        (lambda s: s["seed"].update(app_graph={"files": ["src/a.py"], "contents": {"src/b.py": "x"}}),
+         "seed.app_graph.contents: unknown key(s) src/b.py"),
     ],
 )
 def test_invalid_suite_fails_closed(stemming: EvalDir, mutate: Callable[[dict[str, Any]], object], message: str) -> None:

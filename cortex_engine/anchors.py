@@ -1,0 +1,619 @@
+"""Claim-level anchors: the line range or symbol a note names inside a file it references, and whether it drifted.
+
+Write time (`find_anchors`): for each file reference of a note, a line range written next to the path
+(`src/x.py:42`, `src/x.py:40-52`, `src/x.py#L40-L52`) or a symbol the note names that the file defines
+(`refresh_token()`, `SessionStore.refresh`, `` `parse_args` ``) becomes an anchor: the span's location and a
+hash of its content with all whitespace removed, read from the checkout as it is.
+
+Read time (`locate`): the span is looked up again in the file as it is now (a symbol by its name, a line range
+where it was, else anywhere in the file by content). Same content → fresh (wherever it now is); a symbol whose
+body changed, or a line range whose content is nowhere → drifted; a symbol no longer defined → missing.
+
+Definitions are found with `ast` for Python (a quick indentation scan finds the candidate, `ast` confirms its
+extent; a file the scan cannot cut is parsed whole) and with `DEFINITION_PATTERNS` plus brace (or `end`)
+matching for JS/TS, Go, Rust, Java and Ruby. Files are read without following symlinks and only up to
+`MAX_FILE_BYTES`; parsed files are kept per (path, mtime, size, inode) for the life of the process.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import stat
+import textwrap
+from dataclasses import dataclass, field
+
+__all__ = ["Anchor", "Located", "Source", "find_anchors", "locate", "read_source", "short_diff", "source_of",
+           "span_digest"]
+
+MAX_FILE_BYTES = 1 << 20
+"""A file larger than this gets no anchor and is never read for one."""
+MAX_ANCHORS = 8
+"""At most this many anchors per note."""
+MAX_LINE_SPAN = 400
+"""A line range or definition longer than this is not anchored."""
+
+_WS = re.compile(r"\s+")
+_LINES_AFTER = r"(?::(?P<a>[0-9]{1,7})(?:-(?P<b>[0-9]{1,7}))?|#L(?P<c>[0-9]{1,7})(?:-L?(?P<d>[0-9]{1,7}))?)(?![0-9])"
+# What a note names as a symbol: a call (`name(`), a qualified name (`A.b`, `A::b`, `A#b`), a backticked
+# identifier, or an identifier shaped like code (snake_case or camelCase).
+_CALLED = re.compile(r"(?<![\w.$])([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*)\s*\(")
+_QUALIFIED = re.compile(r"(?<![\w.$/])([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+)(?![\w$/])")
+_TICKED = re.compile(r"`([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*)(?:\(\))?`")
+_CODE_SHAPED = re.compile(r"(?<![\w.$/])([a-z_$][\w$]*_[\w$]*|[a-z$][a-z0-9$]*[A-Z][\w$]*)(?![\w$/.])")
+_IGNORED = frozenset({"if", "for", "while", "switch", "catch", "return", "new", "else", "print", "self", "this",
+                      "super", "function", "def", "class", "len", "str", "int", "list", "dict", "set", "type"})
+
+
+def normalise(text: str) -> str:
+    """The content with every whitespace character removed (so reindenting or rewrapping is no change)."""
+    return _WS.sub("", text)
+
+
+def span_digest(lines: list[str], start: int, end: int) -> str:
+    """The hash of lines `start`..`end` (1-based, inclusive), whitespace-insensitive."""
+    body = normalise("".join(lines[start - 1:end]))
+    return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a definition is: 1-based inclusive lines."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One anchor: a symbol (`symbol` set) or a line range in `path`, with its content hash."""
+
+    path: str
+    symbol: str | None
+    start: int
+    end: int
+    digest: str
+
+    @property
+    def kind(self) -> str:
+        """`symbol` or `lines`."""
+        return "symbol" if self.symbol else "lines"
+
+    @property
+    def name(self) -> str:
+        """How labels name it: `path:symbol`, `path:40-52` or `path:42`."""
+        where = self.symbol or (f"{self.start}-{self.end}" if self.end != self.start else str(self.start))
+        return f"{self.path}:{where}"
+
+
+@dataclass(frozen=True)
+class Located:
+    """What the current file says about an anchor: fresh | drifted | missing | unknown, and where it is."""
+
+    status: str
+    start: int | None = None
+    end: int | None = None
+    digest: str | None = None
+
+
+@dataclass
+class Source:
+    """One file's text as read once, with its definitions found on first need."""
+
+    text: str
+    lines: list[str]
+    language: str | None
+    _defs: dict[str, list[Span]] | None = field(default=None, repr=False)
+    _found: dict[tuple[int, str], int | None] = field(default_factory=dict, repr=False)
+    _spans: dict[str, list[Span]] = field(default_factory=dict, repr=False)
+    _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
+    _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
+
+    def definitions(self) -> dict[str, list[Span]]:
+        """Every name (simple and qualified) the file defines, each with its spans."""
+        if self._defs is None:
+            self._defs = _definitions(self.language, self.text, self.lines) if self.language else {}
+        return self._defs
+
+    def spans(self, name: str) -> list[Span]:
+        """The spans defining `name`; for Python each is confirmed with `ast` (a file the scan cannot cut is parsed whole)."""
+        hit = self._spans.get(name)
+        if hit is not None:
+            return hit
+        unsure = False
+        if self.language == "python":
+            spans, unsure = _python_named(self.text, self.lines, name)
+        else:
+            spans = self.definitions().get(name, [])
+        if (spans or unsure) and self.language == "python":
+            # A span too long to anchor (a module-sized class) is kept as the scan cut it: parsing it would cost
+            # a whole-file parse on every write that names it, for an anchor `find_anchors` will not make.
+            confirmed = [_python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span
+                         for span in spans]
+            if unsure or any(c is None for c in confirmed):
+                if self._whole is None:
+                    self._whole = _python_definitions_ast(self.text)
+                spans = self._whole.get(name, [])
+            else:
+                spans = [c for c in confirmed if c is not None]
+        self._spans[name] = spans
+        return spans
+
+    def find_content(self, length: int, digest: str, near: int) -> int | None:
+        """The start line of a `length`-line window with this digest (nearest `near`), or None."""
+        key = (length, digest)
+        if key not in self._found:
+            norm = [normalise(line) for line in self.lines]
+            hits = []
+            for start in range(0, len(norm) - length + 1):
+                body = "".join(norm[start:start + length])
+                if hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest() == digest:
+                    hits.append(start + 1)
+            self._found[key] = min(hits, key=lambda s: abs(s - near)) if hits else None
+        return self._found[key]
+
+
+LANGUAGES = {
+    ".py": "python", ".pyi": "python",
+    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
+    ".go": "go", ".rs": "rust", ".java": "java", ".rb": "ruby",
+}
+
+_JS_METHOD_SKIP = r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with)\b)"
+DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    # (role, pattern): a `container` qualifies what it encloses and a `qualifier` (Rust's impl) only does that;
+    # a `method` must have a `{` body.
+    "js": (
+        ("container", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?(?:class|interface|namespace|enum)[ \t]+(?P<name>[A-Za-z_$][\w$]*)", re.M)),
+        ("def", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\*?[ \t]*(?P<name>[A-Za-z_$][\w$]*)", re.M)),
+        ("def", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*[ \t]*=>)", re.M)),
+        ("method", re.compile(r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|get|set)[ \t]+)*\*?" + _JS_METHOD_SKIP + r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?[ \t]*\(", re.M)),
+    ),
+    "go": (
+        ("def", re.compile(r"^func[ \t]+(?:\([ \t]*\w*[ \t]*\*?[ \t]*(?P<recv>\w+)(?:\[[^\]]*\])?[ \t]*\)[ \t]*)?(?P<name>\w+)[ \t]*[\[(]", re.M)),
+        ("def", re.compile(r"^type[ \t]+(?P<name>\w+)(?:\[[^\]]*\])?[ \t]+(?:struct|interface)\b", re.M)),
+    ),
+    "rust": (
+        ("qualifier", re.compile(r"^[ \t]*impl(?:[ \t]*<[^{\n]*?>)?[ \t]+(?:[\w:<>, ]+?[ \t]+for[ \t]+)?(?P<name>\w+)", re.M)),
+        ("container", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?trait[ \t]+(?P<name>\w+)", re.M)),
+        ("def", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?(?:extern[ \t]+\"[^\"\n]*\"[ \t]+)?fn[ \t]+(?P<name>\w+)", re.M)),
+        ("def", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|union)[ \t]+(?P<name>\w+)", re.M)),
+    ),
+    "java": (
+        ("container", re.compile(r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)[ \t]+)*(?:class|interface|enum|record)[ \t]+(?P<name>\w+)", re.M)),
+        ("method", re.compile(r"^[ \t]*(?:@\w+[ \t]+)*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp)[ \t]+)*(?:<[^>\n]+>[ \t]+)?" + _JS_METHOD_SKIP + r"[\w$][\w$<>\[\]?,. ]*?[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*\(", re.M)),
+    ),
+    "ruby": (
+        ("container", re.compile(r"^[ \t]*(?:class|module)[ \t]+(?:\w+::)*(?P<name>[A-Z]\w*)", re.M)),
+        ("def", re.compile(r"^[ \t]*def[ \t]+(?:self\.)?(?P<name>\w+[?!=]?)", re.M)),
+    ),
+}
+
+
+def _definitions(language: str, text: str, lines: list[str]) -> dict[str, list[Span]]:
+    if language == "python":
+        return _python_definitions(text, lines)
+    found: list[tuple[int, int, str, str | None, bool]] = []  # start, end, name, receiver, container
+    offsets = _line_offsets(text)
+    for role, pattern in DEFINITION_PATTERNS[language]:
+        for match in pattern.finditer(text):
+            name = match.group("name")
+            if name in _IGNORED:
+                continue
+            start = _line_of(offsets, match.start())
+            if language == "ruby":
+                end = _ruby_end(lines, start)
+            else:
+                end = _brace_end(text, match.end(), offsets, start, need_body=role == "method",
+                                 lifetimes=language == "rust")
+            if end is None:
+                continue
+            recv = match.groupdict().get("recv")
+            found.append((start, end, name, recv, role))
+    found.sort()
+    containers = [(s, e, n) for s, e, n, _, role in found if role in ("container", "qualifier")]
+    names: dict[str, list[Span]] = {}
+    for start, end, name, recv, role in found:
+        if role == "qualifier":
+            continue
+        span = Span(start, end)
+        owner = recv or next((n for s, e, n in reversed(containers) if s < start and end <= e), None)
+        _add(names, name, span)
+        if owner and owner != name:
+            _add(names, f"{owner}.{name}", span)
+    return names
+
+
+def _add(names: dict[str, list[Span]], name: str, span: Span) -> None:
+    spans = names.setdefault(name, [])
+    if span not in spans:
+        spans.append(span)
+
+
+def _line_offsets(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
+
+
+def _line_of(offsets: list[int], index: int) -> int:
+    from bisect import bisect_right
+
+    return bisect_right(offsets, index)
+
+
+def _brace_end(text: str, index: int, offsets: list[int], start: int, *, need_body: bool,
+               lifetimes: bool = False) -> int | None:
+    """The line of the `}` closing the body that begins after `index`; a bodiless definition ends on its `;`."""
+    depth_paren = 0
+    depth = 0
+    i, n = index, len(text)
+    opened = False
+    while i < n:
+        ch = text[i]
+        if ch in "\"'`" and not (lifetimes and ch == "'" and not _char_literal(text, i)):
+            i = _skip_string(text, i)
+            continue
+        if ch == "/" and i + 1 < n and text[i + 1] in "/*":
+            i = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2) + 1
+            if i <= 0:
+                return None
+            i += 1
+            continue
+        if ch in "([":
+            depth_paren += 1
+        elif ch in ")]":
+            depth_paren -= 1
+        elif ch == "{" and depth_paren <= 0:
+            depth += 1
+            opened = True
+        elif ch == "}" and depth_paren <= 0:
+            depth -= 1
+            if opened and depth == 0:
+                return _line_of(offsets, i)
+            if depth < 0:
+                return None
+        elif ch == ";" and depth_paren <= 0 and not opened:
+            return None if need_body else _line_of(offsets, i)
+        elif ch == "\n" and not opened and depth_paren <= 0 and need_body and _line_of(offsets, i) - start > 8:
+            return None
+        i += 1
+    return None
+
+
+def _ruby_end(lines: list[str], start: int) -> int | None:
+    """The line of the `end` at the definition's own indentation (Ruby), or None."""
+    depth = _indent(lines[start - 1])
+    for j in range(start, len(lines)):
+        if _indent(lines[j]) == depth and re.match(r"end\b", lines[j].lstrip()):
+            return j + 1
+    return None
+
+
+def _char_literal(text: str, i: int) -> bool:
+    """Whether the `'` at `i` opens a Rust char literal (`'x'`, `'\\n'`) rather than a lifetime (`'a`)."""
+    return text[i + 1:i + 2] == "\\" or text[i + 2:i + 3] == "'"
+
+
+def _skip_string(text: str, i: int) -> int:
+    quote = text[i]
+    j = i + 1
+    n = len(text)
+    while j < n:
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == quote:
+            return j + 1
+        if ch == "\n" and quote != "`":
+            return j  # an unterminated quote (a Rust lifetime, a Go rune gone wrong) ends at the line
+        j += 1
+    return n
+
+
+def _indent(line: str) -> int | None:
+    stripped = line.lstrip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    return len(line) - len(stripped)
+
+
+_PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
+    """Python definitions by an indentation scan (cheap); `Source.spans` confirms a wanted one with `ast`."""
+    offsets = _line_offsets(text)
+    indents = [_indent(line) for line in lines]
+    names: dict[str, list[Span]] = {}
+    stack: list[tuple[int, str]] = []
+    for match in _PY_DEF.finditer(text):
+        start = _line_of(offsets, match.start())
+        depth = len(match.group(1).expandtabs())
+        end = _python_block_end(lines, indents, start, depth)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        qualified = [n for _, n in stack] + [match.group(2)]
+        for k in range(len(qualified)):
+            _add(names, ".".join(qualified[k:]), Span(start, end))
+        stack.append((depth, match.group(2)))
+    return names
+
+
+def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], bool]:
+    """The spans of the Python definitions qualified as `name`, found without scanning the whole file: the
+    definition lines of its last part, each qualified by walking up to the enclosing `def`/`class` lines.
+
+    Also whether a definition of the last part was not matched after a walk that passed a lower-indented line
+    that is not a definition (a block, or a string the walk cannot tell from code): then the caller asks `ast`
+    about the whole file."""
+    seen = False
+    parts = name.split(".")
+    offsets: list[int] | None = None
+    found: list[Span] = []
+    short = parts[-1]
+    at = text.find(short)
+    while at >= 0:
+        here, at = at, text.find(short, at + 1)
+        line_start = text.rfind("\n", 0, here) + 1
+        head = _PY_DEF.match(text, line_start)
+        if head is None or head.start(2) != here or head.group(2) != short:
+            continue
+        if offsets is None:
+            offsets = _line_offsets(text)
+        start = _line_of(offsets, here)
+        depth = len(head.group(1).expandtabs())
+        outer: list[str] = []
+        level = depth
+        doubtful = False
+        for j in range(start - 2, -1, -1):
+            if level == 0:
+                break
+            here = _indent(lines[j])
+            if here is None or here >= level or lines[j].lstrip()[:1] in ")]}":
+                continue  # deeper, blank, or the closing line of a multi-line header
+            level = here
+            head = _PY_DEF.match(lines[j])
+            if head is not None:
+                outer.insert(0, head.group(2))
+            elif not lines[j].lstrip().startswith("@"):
+                doubtful = True  # an `if`/`try` block, or a flush-left string the walk cannot tell from code
+        if (outer + [parts[-1]])[-len(parts):] != parts:
+            seen = seen or doubtful
+            continue
+        end = _python_block_end(lines, None, start, depth)
+        found.append(Span(start, end))
+    return found, seen and not found
+
+
+def _python_confirm(lines: list[str], span: Span) -> Span | None:
+    """The span as `ast` reads the cut block (its true last line), or None when the cut is not one definition."""
+    block = textwrap.dedent("".join(lines[span.start - 1:span.end]))
+    try:
+        tree = ast.parse(block)
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    return Span(span.start, span.start + (tree.body[0].end_lineno or 1) - 1)
+
+
+def _python_block_end(lines: list[str], indents: list[int | None] | None, start: int, depth: int) -> int:
+    """The last line of the block whose header is on line `start` (1-based), by brackets then indentation."""
+    i = start - 1
+    balance = 0
+    while i < len(lines) and not lines[i].rstrip().endswith(":"):
+        code = lines[i].split("#", 1)[0]
+        balance += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        if balance <= 0:
+            break
+        i += 1
+    last = i
+    for j in range(i + 1, len(lines)):
+        level = indents[j] if indents is not None else _indent(lines[j])
+        if level is None:
+            continue
+        if level <= depth:
+            break
+        last = j
+    return min(last, len(lines) - 1) + 1
+
+
+def _python_definitions_ast(text: str) -> dict[str, list[Span]]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    names: dict[str, list[Span]] = {}
+
+    def walk(body: list[ast.stmt], outer: list[str]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = node.lineno
+                qualified = [*outer, node.name]
+                for k in range(len(qualified)):
+                    _add(names, ".".join(qualified[k:]), Span(start, node.end_lineno or start))
+                walk(node.body, qualified)
+
+    walk(tree.body, [])
+    return names
+
+
+# -- reading files -------------------------------------------------------------------------------------
+
+_sources: dict[str, tuple[tuple[int, int, int], Source | None]] = {}
+SOURCE_CACHE_SIZE = 2048
+
+
+def read_source(root: str, rel: str) -> Source | None:
+    """The file `rel` under `root` as it is now, or None: absent, a symlink (anywhere under root), not a regular file,
+    over `MAX_FILE_BYTES`, or outside `root`. Kept per (mtime, size, inode) for the life of the process."""
+    if not rel or rel.startswith("/") or ".." in rel.split("/"):
+        return None
+    full = os.path.join(root, rel)
+    try:
+        st = os.lstat(full)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+        return None
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _sources.get(full)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    source = _load(root, rel, full)
+    if len(_sources) >= SOURCE_CACHE_SIZE:
+        for old in list(_sources)[: SOURCE_CACHE_SIZE // 4]:
+            del _sources[old]
+    _sources[full] = (key, source)
+    return source
+
+
+def _load(root: str, rel: str, full: str) -> Source | None:
+    # No directory on the way may be a symlink: each component is checked, the file opened without following.
+    here = root
+    for part in rel.split("/")[:-1]:
+        here = os.path.join(here, part)
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                return None
+        except OSError:
+            return None
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        return None
+    return source_of(rel, data.decode("utf-8", "replace"))
+
+
+def source_of(path: str, text: str) -> Source:
+    """A `Source` for `text` as the file `path` (its extension picks the language)."""
+    return Source(text, text.splitlines(keepends=True), LANGUAGES.get(os.path.splitext(path)[1].lower()))
+
+
+# -- write time ----------------------------------------------------------------------------------------
+
+
+def named_symbols(text: str) -> list[str]:
+    """The symbol-shaped names a text mentions, in order, `::` and `#` read as `.`."""
+    found: dict[str, int] = {}
+    for pattern in (_CALLED, _QUALIFIED, _TICKED, _CODE_SHAPED):
+        for match in pattern.finditer(text):
+            name = match.group(1).replace("::", ".").replace("#", ".")
+            if name.split(".")[-1] in _IGNORED or len(name) < 3:
+                continue
+            found.setdefault(name, match.start())
+    return sorted(found, key=found.__getitem__)
+
+
+def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
+    """The anchors a note's text makes in the files `paths` (its file references) of the checkout at `root`."""
+    anchors: list[Anchor] = []
+    symbols: list[str] | None = None
+    for path in paths:
+        ranges = _written_ranges(text, path)
+        source = None
+        if ranges or _mentions_code(text):
+            source = read_source(root, path)
+        if source is None:
+            continue
+        for start, end in ranges:
+            end = min(end, len(source.lines))
+            if 1 <= start <= end and end - start < MAX_LINE_SPAN and normalise("".join(source.lines[start - 1:end])):
+                anchors.append(Anchor(path, None, start, end, span_digest(source.lines, start, end)))
+        if source.language is None:
+            continue
+        if symbols is None:
+            symbols = named_symbols(text)
+        for name in symbols:
+            short = name.split(".")[-1]
+            if short not in source.text:
+                continue
+            spans = source.spans(name)
+            if len(spans) != 1:
+                continue  # not defined here, or ambiguous (several definitions): no anchor
+            span = spans[0]
+            if span.end - span.start >= MAX_LINE_SPAN:
+                continue  # a module-sized definition: any change anywhere would read as drift
+            anchors.append(Anchor(path, name, span.start, span.end, span_digest(source.lines, span.start, span.end)))
+        if len(anchors) >= MAX_ANCHORS:
+            break
+    unique = list(dict.fromkeys(anchors))
+    return unique[:MAX_ANCHORS]
+
+
+def _mentions_code(text: str) -> bool:
+    return bool(_CALLED.search(text) or _TICKED.search(text) or _QUALIFIED.search(text) or _CODE_SHAPED.search(text))
+
+
+def _written_ranges(text: str, path: str) -> list[tuple[int, int]]:
+    ranges = []
+    for match in re.finditer(r"(?<![\w./-])(?:\./)?" + re.escape(path) + _LINES_AFTER, text):
+        a = match.group("a") or match.group("c")
+        b = match.group("b") or match.group("d") or a
+        start, end = int(a), int(b)
+        if end < start:
+            start, end = end, start
+        ranges.append((start, end))
+    return ranges
+
+
+# -- read time -----------------------------------------------------------------------------------------
+
+
+def locate(source: Source | None, symbol: str | None, start: int, end: int, digest: str) -> Located:
+    """Where an anchor's content is in `source` now, or how it changed (see the module docstring)."""
+    if source is None:
+        return Located("unknown")
+    key = (symbol, start, end, digest)
+    hit = source._located.get(key)
+    if hit is None:
+        hit = source._located[key] = _locate(source, symbol, start, end, digest)
+    return hit
+
+
+def _locate(source: Source, symbol: str | None, start: int, end: int, digest: str) -> Located:
+    if symbol:
+        spans = source.spans(symbol) if source.language else None
+        if not spans:
+            return Located("missing")
+        best = None
+        for span in spans:
+            now = span_digest(source.lines, span.start, span.end)
+            if now == digest:
+                return Located("fresh", span.start, span.end, now)
+            if best is None or abs(span.start - start) < abs(best[0].start - start):
+                best = (span, now)
+        assert best is not None
+        return Located("drifted", best[0].start, best[0].end, best[1])
+    length = end - start + 1
+    if end <= len(source.lines):
+        now = span_digest(source.lines, start, end)
+        if now == digest:
+            return Located("fresh", start, end, now)
+    else:
+        now = None
+    found = source.find_content(length, digest, start)
+    if found is not None:
+        return Located("fresh", found, found + length - 1, digest)
+    return Located("drifted", start, min(end, len(source.lines)), now)
+
+
+def short_diff(then: list[str], now: list[str], limit: int) -> list[str]:
+    """A unified diff of a span (no context), at most `limit` lines, then `…` when cut."""
+    import difflib  # only inspect-memory shows a diff
+
+    lines = [line.rstrip("\n") for line in difflib.unified_diff(then, now, n=0, lineterm="")][2:]
+    lines = [line for line in lines if not line.startswith("@@")]
+    return lines[:limit] + (["…"] if len(lines) > limit else [])
