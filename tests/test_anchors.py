@@ -273,12 +273,14 @@ def test_module_sized_definition_is_not_anchored(tmp_path) -> None:
 
 
 def test_session_brief_says_code_drifted(repo: Repo, engine: Engine, clock) -> None:
+    """The SessionStart brief carries the drifted label on the note's line, like every other label."""
     path = note_on(repo, engine, "python")
     _, target, other, _ = LANGS["python"]
     repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
     clock.advance(minutes=5)
     text = engine.session_brief(book=False).text
-    assert "refresh_token() in src/auth/session.py" in text and "(code drifted)" in text
+    line = next(line for line in text.splitlines() if "refresh_token() in src/auth/session.py" in line)
+    assert "[drifted: src/auth/session.py:refresh_token changed]" in line
 
 
 def test_captured_failure_is_not_anchored(repo: Repo, engine: Engine) -> None:
