@@ -593,10 +593,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
-    """Report what cleanup would remove; --apply removes it."""
-    from .gc import cli_gc
+    """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
+    from .engine import describe_store
+    from .gc import GC_STEPS, run_gc
+    from .progress import progress, wanted
 
-    return cli_gc(args)
+    if not describe_store(args.cwd or os.getcwd()).exists:
+        if args.json:
+            _emit_json({"dry_run": not args.apply, "store": None})
+        else:
+            _print("No store for this directory yet; nothing to collect.")
+        return 0
+    with _engine(args) as engine, progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json), min_items=1) as tick:
+        report = run_gc(engine, apply=args.apply, tick=tick)
+    if args.json:
+        _emit_json(report.to_dict())
+    else:
+        _print(report.render())
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:

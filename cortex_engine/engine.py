@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -655,6 +654,8 @@ class Engine:
         try:
             self.sync_shared()
         except InvalidInput as exc:  # a bad decisions-folder setting must not cost the session its start
+            import logging  # here, not at import: one-shot commands never pay for it
+
             logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
         now = self.now()
         with transaction(self.conn):

@@ -18,12 +18,9 @@ Applying VACUUMs the store when more than a fifth of its pages are free.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -259,26 +256,3 @@ def auto(engine: Engine) -> GcReport | None:
     except (sqlite3.Error, OSError) as exc:
         _log().warning("cortex gc at session start skipped: %s", exc)
         return None
-
-
-def cli_gc(args: argparse.Namespace) -> int:
-    """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
-    from .engine import describe_store, open_engine
-
-    cwd = getattr(args, "cwd", None) or os.getcwd()
-    if not describe_store(cwd).exists:
-        if args.json:
-            sys.stdout.write(json.dumps({"dry_run": not args.apply, "store": None}, indent=2) + "\n")
-        else:
-            sys.stdout.write("No store for this directory yet; nothing to collect.\n")
-        return 0
-    from .progress import progress, wanted
-
-    with open_engine(cwd) as engine, progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json),
-                                              min_items=1) as tick:
-        report = run_gc(engine, apply=args.apply, tick=tick)
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(report.render() + "\n")
-    return 0

@@ -39,7 +39,7 @@ from . import messages
 from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from .errors import CortexError
 from .route import ROUTE
-from .serve import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from .wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 from .store import store_error
 
 if TYPE_CHECKING:
@@ -481,7 +481,7 @@ def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
 
 
 async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: dict[str, Any] | None) -> None:
-    """`server.run("stdio")` over `wire` (already claimed from fd 0 by `serve.claim_stdin`), with every request
+    """`server.run("stdio")` over `wire` (already claimed from fd 0 by `wire.claim_stdin`), with every request
     answered even when the SDK cannot parse its text; `preamble` holds lines `serve` read before the SDK was
     loaded, and `answered` the `initialize` answer it already sent for the first of them.
     """

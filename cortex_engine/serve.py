@@ -18,15 +18,10 @@ import importlib.util
 import json
 import os
 import sys
-from typing import IO, Any
+from typing import Any
 
-SERVER_NAME = "cortex"
-SERVER_VERSION = "0.1.0"
-INSTRUCTIONS = (
-    "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
-    "each labelled [contested], (superseded), [stale: …] or [moved: …] when it no longer simply holds. "
-    "Call cortex_route once to see which tool answers what."
-)
+from .wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+
 # What the SDK's MCPServer declares for a server that registers tools only (checked against the SDK's own
 # answer on every start: a mismatch is logged by `mcp_server`).
 CAPABILITIES: dict[str, Any] = {
@@ -87,16 +82,6 @@ def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | 
         "instructions": INSTRUCTIONS,
     }
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-def claim_stdin() -> IO[str]:
-    """The wire, read from a private duplicate of fd 0; fd 0 then points at the null device, as the SDK does
-    for the streams it claims, so a child process (git) can never consume protocol bytes."""
-    wire = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return open(wire, encoding="utf-8", errors="replace", closefd=True)
 
 
 def main(cwd: str | None = None) -> int:
