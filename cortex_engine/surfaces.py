@@ -467,8 +467,12 @@ def _short_path(path: str) -> str:
 
 
 
+HEADER_CONTEST_SIDES = 4
+"""How many open-contest sides the header names before it counts the rest."""
+
+
 def header(ctx: Context, sessions: int, budget: int) -> Surface:
-    """The full branch-aware header: a status line, hot items, the resume line and how to use memory."""
+    """The full branch-aware header: a status line, open contests, hot items, the resume line, how to use memory."""
     focus = collapse(defuse(ctx.focus)) if ctx.focus else "unfocused"
     plural = "s" if sessions != 1 else ""
     lines = [f"Cortex: {focus} | {sessions} session{plural} on {ctx.scope_label}"]
@@ -482,9 +486,21 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
         shown.append(_surface_item(row, None))
     elif not working:
         lines.append("No memory on this scope yet.")
+    # An open contest is what a new session most needs to hear: every side leads, marked, whatever its heat.
+    contested = open_contest_rows(ctx)
+    if contested:
+        validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in contested])
+        parts = []
+        for row in contested[:HEADER_CONTEST_SIDES]:
+            line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
+            parts.append(line + label_suffix(row["kind"], row["text"], validations[row["id"]]))
+            shown.append(_surface_item(row, validations[row["id"]]))
+        more = len(contested) - HEADER_CONTEST_SIDES
+        lines.append("Contested: " + " | ".join(parts) + (f" | +{more} more sides: cortex_state" if more > 0 else ""))
+    seated = {r["id"] for r in contested}
     hot = [
         (r, v) for r, v in working
-        if r["state"] in ("hot", "pinned")
+        if r["state"] in ("hot", "pinned") and r["id"] not in seated
         and (r["kind"].startswith("note:") or r["kind"] in ("episode:command_failure", "episode:test_cycle"))
     ][:2]
     if hot:
