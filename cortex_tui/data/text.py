@@ -14,6 +14,7 @@ from textual.content import Content
 
 from cortex_engine.clock import parse_iso
 from cortex_engine.economy import fmt_tokens
+from cortex_engine.inspection import scope_label  # one rule for how a scope key reads, shared with list-memory
 from cortex_engine.memory import collapse, note_content, split_trailers
 from cortex_engine.render import humanize_kind, strip_control
 
@@ -62,19 +63,6 @@ def short_id(value: object) -> str:
     """The first eight characters of an id (sessions, notes), or a dash."""
     text = str(value or "")
     return text.split(":")[-1][:8] if text else "—"
-
-
-def scope_label(key: str) -> str:
-    """A scope key as a person reads it: the branch, `detached@abc1234`, or `project`.
-
-    Git forbids `:` in ref names, so a branch is whatever follows the key's last colon.
-    """
-    kind, _, rest = key.partition(":")
-    if kind == "branch":
-        return rest.rsplit(":", 1)[-1]
-    if kind == "detached":
-        return f"detached@{rest.rsplit(':', 1)[-1][:7]}"
-    return "project"
 
 
 def clean(text: object) -> str:
