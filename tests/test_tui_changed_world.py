@@ -290,3 +290,25 @@ def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # n
         assert (browser.page_offset, browser.highlighted_id()) == (PAGE, oldest)
 
     drive(repo.path, steps)
+
+
+def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:  # noqa: ANN001 - conftest.Repo
+    """A note naming `flush()` in src/spool.py: once the function's body changes, the pane lists it, drifted."""
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+
+    repo.write("src/spool.py", "def flush():\n    return 1\n\n\ndef other():\n    return 2\n")
+    repo.commit("add the spool")
+    with engine_for(repo.path) as engine:
+        engine.note("decision", "flush() in src/spool.py runs at turn end", "spool flush")
+    repo.write("src/spool.py", "def flush():\n    return 42\n\n\ndef other():\n    return 2\n")
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        pane = app.screen.query_one(FreshnessPane)
+        for _ in range(200):  # the first freshness check, bounded
+            if pane.flagged:
+                break
+            await pilot.pause(0.05)
+        assert [item["label"] for item in pane.flagged] == ["drifted: src/spool.py:flush changed"]
+        assert "1 drifted" in str(pane.border_title) and "0 moved" in str(pane.border_title)
+
+    drive(repo.path, steps, live=True)

@@ -1,4 +1,4 @@
-"""The freshness pane: memories whose references are missing or moved in the checkout, with label and path."""
+"""The freshness pane: memories whose references are missing, moved or drifted in the checkout, with label and path."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ SHOWN = 200
 
 
 class FreshnessPane(Vertical):
-    """One option per flagged memory: its label (`stale: missing …`, `moved: a → b`) and what it says."""
+    """One option per flagged memory: its label (`stale: missing …`, `moved: a → b`, `drifted: …`) and what it says."""
 
     DEFAULT_CSS = """
     FreshnessPane {
@@ -70,10 +70,13 @@ class FreshnessPane(Vertical):
                 options.highlighted = min(keep_at or 0, len(self.flagged) - 1)
         refs = report["references"]
         stale = sum(1 for item in flagged if "stale:" in item["label"])
-        moved = len(flagged) - stale
+        drifted = sum(1 for item in flagged if "stale:" not in item["label"] and "drifted:" in item["label"])
+        moved = len(flagged) - stale - drifted
         # The title counts memories, the subtitle file references (one memory may name several moved files):
-        # each says which, so "2 moved" and "3 moved" never read as a contradiction.
-        self.border_title = Content(f"Freshness · memories: {stale} stale · {moved} moved")
+        # each says which, so "2 moved" and "3 moved" never read as a contradiction. A memory counts once, under
+        # its worst label: stale, then drifted (the code it names changed), then moved.
+        self.border_title = Content(f"Freshness · memories: {stale} stale · {moved} moved"
+                                    + (f" · {drifted} drifted" if drifted else ""))
         self.border_subtitle = Content(
             f"{report['checked']} memories checked · file references: {refs.get('exists', 0)} ok, "
             f"{refs.get('missing', 0)} missing, {refs.get('moved', 0)} moved"
