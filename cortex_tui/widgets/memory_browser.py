@@ -236,7 +236,7 @@ class MemoryBrowser(Vertical):
             labels = page_labels(engine, page)
             now = engine.clock()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_page, page, labels, now, all_scopes)
+            self.app.call_from_thread(self._show_page, page, labels, now, all_scopes, reveal)
 
     def _gone(self, item_id: str) -> None:
         """A search hit that no longer exists: say so instead of highlighting some other row."""
@@ -244,11 +244,17 @@ class MemoryBrowser(Vertical):
         self.app.notify(f"Memory {item_id} is no longer stored (deleted since the search showed it).",
                         title="Not found", severity="warning", markup=False)
 
-    def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool) -> None:
-        """Fill the table, keeping the highlighted item when it is still listed."""
+    def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool,
+                   revealed: str | None = None) -> None:
+        """Fill the table, keeping the highlighted item when it is still listed.
+
+        `revealed` is the item this page was loaded to show. A page loaded for something else (a reload that
+        was already on its way when a search asked to reveal an item) neither highlights nor forgets the
+        pending reveal: only the page loaded for it does.
+        """
         self._shown = (page, labels, now, all_scopes)
         table = self.query_one("#memory-table", DataTable)
-        keep = self._pending_focus or self.highlighted_id()
+        keep = revealed or self.highlighted_id()
         edge, self._pending_edge = self._pending_edge, None
         columns = fit_columns(self._table_width(), all_scopes)
         rows: dict[str, _Row] = {}
@@ -298,7 +304,8 @@ class MemoryBrowser(Vertical):
         else:  # the highlighted item is gone (deleted): stay at the same place, not back at the top
             table.move_cursor(row=min(max(was_at, 0), table.row_count - 1) if keep and same_page else 0)
             self.inspect(self.highlighted_id() or "")
-        self._pending_focus = None
+        if revealed is not None and self._pending_focus == revealed:
+            self._pending_focus = None
         self.post_message(SelectionChanged())  # the footer's page keys depend on the total
 
     def _table_width(self) -> int:
