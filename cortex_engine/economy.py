@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from .clock import ts_min
 from .memory import collapse
-from .render import defuse, humanize_kind, item_labels, origin_suffix
+from .render import defuse, humanize_kind, item_labels, label_suffix
 from .scope import Scope
 
 
@@ -156,9 +156,7 @@ def render_stats(report: dict) -> str:
         lines.append("  Most retrieved (by access count; ties: latest access, then rowid):")
         for entry in items["most_retrieved"]:
             text = collapse(defuse(entry["text"].split("\n", 1)[0]))[:100]
-            marks = "".join(" (superseded)" if lab == "superseded" else " [contested]" if lab == "contested" else ""
-                            for lab in entry["labels"])
-            marks += origin_suffix(entry["kind"], entry["text"])
+            marks = label_suffix(entry["kind"], entry["text"], None)  # the one label rule every surface uses
             lines.append(f"    {entry['access_count']}× {humanize_kind(entry['kind'])} [{ts_min(entry['created_at'])}]: "
                          f"{text}{marks} — {entry['id']}")
     lines.append(f"{'Database:':<15}{report['database_bytes']} bytes")
