@@ -738,12 +738,11 @@ class Scenario:
 
     def _spool(self, payload: dict[str, Any]) -> None:
         """Append one line to the worktree's spool exactly as the capture hook writes it."""
-        from .capture import SPOOL, runtime_dir
+        from .capture import SPOOL, open_runtime, runtime_dir
 
         line = json.dumps({"v": 1, "t": self.clock.at.timestamp(), "p": payload}, ensure_ascii=False)
-        fd = os.open(runtime_dir(self.repo) / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        with open_runtime(runtime_dir(self.repo)) as rt:  # the one way into .cortex/: no link is ever followed
+            rt.append(SPOOL, (line + "\n").encode("utf-8"))
 
     def _subagent(self, host: str, n: int, event: SeedEvent) -> None:
         """SubagentStart, then SubagentStop with the subagent's last message, through the hook handlers."""
