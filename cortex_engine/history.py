@@ -113,7 +113,7 @@ def chains(repo: str, recorded: Iterable[str], head: str) -> dict[str, Chain]:
     eventful = [oid for oid in order if events[oid]]
     per_start: dict[str, Chain] = {}
     for start in set(starts.values()):
-        excluded = _ancestors_within(start, parents)
+        excluded = ancestors_within(start, parents)
         moves: dict[str, str | None] = {}
         current: dict[str, set[str]] = {}
         for oid in eventful:
@@ -187,7 +187,7 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     return commits
 
 
-def _ancestors_within(start: str, parents: Mapping[str, list[str]]) -> set[str]:
+def ancestors_within(start: str, parents: Mapping[str, list[str]]) -> set[str]:
     """`start` and its ancestors among the logged commits (those outside the log are excluded anyway)."""
     seen: set[str] = set()
     stack = [start]

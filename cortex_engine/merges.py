@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 from dataclasses import dataclass, field
 
+from . import history
 from . import notes as notes_mod
 from .errors import InvalidInput, NotFound
 from .lazy import LazyModule
@@ -238,13 +239,7 @@ def patch_merged(cwd: str, head: str, before: str | None, tips: dict[str, str]) 
     upstream = {patch_of[oid] for oid in patch_of if oid not in parents}
     merged = set()
     for name, tip in tips.items():
-        own, stack = set(), [tip]
-        while stack:
-            oid = stack.pop()
-            if oid in own or oid not in parents:
-                continue
-            own.add(oid)
-            stack.extend(parents[oid])
+        own = history.ancestors_within(tip, parents)
         patched = [patch_of[oid] for oid in own if oid in patch_of]
         if patched and all(pid in upstream for pid in patched):
             merged.add(name)
