@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import wiring
 from .errors import CortexError, InvalidInput
-from .install import SCOPES, _atomic_write, _json_bytes, _mode, check_hooks_dir, default_hooks_dir, settings_file
+from .install import SCOPES, Action, _atomic_write, _json_bytes, _mode, check_hooks_dir, default_hooks_dir, settings_file
 from .wiring import WIRINGS
 
 BADGES = {"removed": "GONE ", "updated": "WROTE", "restored": "BACK ", "kept": "KEPT ", "absent": "NONE ",
@@ -30,18 +30,8 @@ BADGES = {"removed": "GONE ", "updated": "WROTE", "restored": "BACK ", "kept": "
 OUR_KEYS = {(w.event, w.key) for w in WIRINGS}
 
 
-@dataclass
-class Step:
-    """One outcome: removed | updated | restored | kept | absent | refused, with what and why."""
-
-    name: str
-    status: str
-    path: str
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        """The `--json` shape."""
-        return {"name": self.name, "status": self.status, "path": self.path, "detail": self.detail}
+Step = Action
+"""One outcome of an uninstall (removed | updated | restored | kept | absent | refused): install's own record."""
 
 
 @dataclass
