@@ -41,9 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cortex_engine import anchors  # noqa: E402
+from cortex_engine.scope import anchors  # noqa: E402
 from cortex_engine.engine import Engine  # noqa: E402
-from cortex_engine.freshness import Validator  # noqa: E402
+from cortex_engine.scope.freshness import Validator  # noqa: E402
 
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 WARM_NOTES = 1000

@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cortex_engine.engine import Engine  # noqa: E402
-from cortex_engine import freshness  # noqa: E402
-from cortex_engine.freshness import Validator  # noqa: E402
+from cortex_engine.scope import freshness  # noqa: E402
+from cortex_engine.scope.freshness import Validator  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cortex_engine.engine import Engine  # noqa: E402
-from cortex_engine.notes import write_note  # noqa: E402
+from cortex_engine.memory.notes import write_note  # noqa: E402
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid", "GIT_COMMITTER_NAME": "b",
        "GIT_COMMITTER_EMAIL": "b@x.invalid"}

@@ -124,7 +124,7 @@ def mcp_figures(repo: Path, env: dict, runs: int) -> dict[str, dict[str, float]]
 
 def store_figures(built: synth.Built) -> dict[str, object]:
     """Item counts and on-disk size of the store."""
-    from cortex_engine.scope import store_identity
+    from cortex_engine.scope.identity import store_identity
 
     db = store_identity(str(built.repo), built.home).db_path
     conn = sqlite3.connect(db)

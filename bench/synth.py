@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from cortex_engine.capture import SPOOL, runtime_dir
+from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from .errors import CortexError, RuntimeUntrusted, StoreRefused
+from cortex_engine.base.errors import CortexError, RuntimeUntrusted, StoreRefused
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -43,7 +43,7 @@ def _print(text: str) -> None:
 
 
 def _engine(args: argparse.Namespace):  # noqa: ANN202 - the Engine type is imported lazily
-    from .engine import open_engine
+    from cortex_engine.engine import open_engine
 
     return open_engine(args.cwd or os.getcwd())
 
@@ -73,7 +73,7 @@ def _read_text_arg(args: argparse.Namespace) -> str:
 
 def cmd_note(args: argparse.Namespace) -> int:
     """Record a note."""
-    from . import messages
+    from cortex_engine.query import messages
 
     with _engine(args) as engine:
         result = engine.note(args.kind, " ".join(args.text), args.subject, args.alternative or None)
@@ -106,7 +106,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     """Promote a branch's notes into this branch by hand (a squash merge git cannot recognise)."""
-    from . import messages
+    from cortex_engine.query import messages
 
     with _engine(args) as engine:
         done = engine.promote(args.source, dry_run=args.dry_run)
@@ -143,7 +143,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_branches(args: argparse.Namespace) -> int:
     """Every scope of the store."""
-    from . import messages
+    from cortex_engine.query import messages
 
     with _engine(args) as engine:
         scopes = engine.branches()
@@ -174,7 +174,7 @@ def cmd_session_brief(args: argparse.Namespace) -> int:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     """Resolve or supersede a note."""
-    from . import messages
+    from cortex_engine.query import messages
 
     note_id = getattr(args, "note_id", None) or getattr(args, "id", None)
     if (note_id is None) == (args.subject is None):
@@ -190,7 +190,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 def cmd_list_memory(args: argparse.Namespace) -> int:
     """List memory items."""
-    from . import messages
+    from cortex_engine.query import messages
 
     split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
     with _engine(args) as engine:
@@ -206,7 +206,7 @@ def cmd_list_memory(args: argparse.Namespace) -> int:
 
 def cmd_inspect_memory(args: argparse.Namespace) -> int:
     """Inspect one memory item."""
-    from . import messages
+    from cortex_engine.query import messages
 
     with _engine(args) as engine:
         result = engine.inspect_memory(args.id)
@@ -219,7 +219,7 @@ def cmd_inspect_memory(args: argparse.Namespace) -> int:
 
 def cmd_edit_memory(args: argparse.Namespace) -> int:
     """Edit one memory item's text."""
-    from . import messages
+    from cortex_engine.query import messages
 
     text = _read_text_arg(args)
     with _engine(args) as engine:
@@ -233,7 +233,7 @@ def cmd_edit_memory(args: argparse.Namespace) -> int:
 
 def cmd_delete_memory(args: argparse.Namespace) -> int:
     """Preview or delete one memory item."""
-    from . import messages
+    from cortex_engine.query import messages
 
     with _engine(args) as engine:
         result = engine.delete_memory(args.id, yes=args.yes)
@@ -284,7 +284,7 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
 
 def cmd_store(args: argparse.Namespace) -> int:
     """Where this directory's store is (does not create it)."""
-    from .engine import describe_store
+    from cortex_engine.engine import describe_store
 
     info = describe_store(args.cwd or os.getcwd())
     if args.json:
@@ -320,7 +320,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
-    from .demo import demo_target, seed_demo
+    from cortex_engine.ops.demo import demo_target, seed_demo
 
     target, store_dir = demo_target(args.dir)
     # Said before anything is written, on stderr so --json stays one document.
@@ -329,7 +329,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sys.stderr.flush()
     repo = seed_demo(args.dir)
     if args.print or args.json:
-        from .engine import open_engine
+        from cortex_engine.engine import open_engine
 
         with open_engine(repo) as engine:
             brief = engine.preview_session_brief()
@@ -350,14 +350,14 @@ def cmd_header(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Run one eval suite (or topics against the live store) and print the JSON result."""
-    from .evaluation import cli_evaluate
+    from cortex_engine.ops.evaluation.commands import cli_evaluate
 
     return cli_evaluate(args)
 
 
 def cmd_eval_gate(args: argparse.Namespace) -> int:
     """Compare every eval suite with its locked baseline; exit 1 on any regression or ambiguity."""
-    from .evaluation import cli_eval_gate
+    from cortex_engine.ops.evaluation.commands import cli_eval_gate
 
     return cli_eval_gate(args)
 
@@ -376,7 +376,7 @@ def _hook_payload() -> dict:
 
 def cmd_inject_header(args: argparse.Namespace) -> int:
     """SessionStart: start a fresh session, engage capture, print the brief (--quiet) or the full header."""
-    from .engine import open_engine
+    from cortex_engine.engine import open_engine
 
     payload = _hook_payload()
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
@@ -403,7 +403,7 @@ def cmd_flush_spool(args: argparse.Namespace) -> int:
     try:
         engine = _engine(args)
     except StoreRefused as exc:
-        from .capture import back_off, find_runtime
+        from cortex_engine.capture.flush import back_off, find_runtime
 
         folder = find_runtime(args.cwd or os.getcwd())
         if folder is not None:
@@ -480,7 +480,7 @@ def cmd_disengage(args: argparse.Namespace) -> int:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Handle one hook event from stdin; prints only what the host expects, and always exits 0."""
-    from .hookentry import run
+    from cortex_engine.hookentry import run
 
     payload = _hook_payload()
     try:
@@ -495,7 +495,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     """Run a reflex by hand: the consult hint for a prompt, or the whisper for a file being edited."""
-    from . import reflex
+    from cortex_engine.capture import reflex
 
     with _engine(args) as engine:
         session = engine.ensure_session()
@@ -512,7 +512,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Token economy and retrieval health."""
-    from .economy import render_stats
+    from cortex_engine.query.economy import render_stats
 
     with _engine(args) as engine:
         report = engine.stats()
@@ -527,7 +527,7 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(result)
     else:
-        from .messages import suggestions
+        from cortex_engine.query.messages import suggestions
 
         _print(suggestions(result))
     return 0
@@ -535,7 +535,7 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
 
 def cmd_summarize(args: argparse.Namespace) -> int:
     """Write the current session's summary now."""
-    from .render import strip_control
+    from cortex_engine.query.render import strip_control
 
     with _engine(args) as engine:
         text = strip_control(engine.summarize(" ".join(args.description) if args.description else None))
@@ -556,7 +556,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Print the capability map."""
-    from .route import ROUTE
+    from cortex_engine.query.route import ROUTE
 
     with _engine(args) as engine:
         engine.mark_consulted()
@@ -566,37 +566,37 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the engine headless as an MCP server over stdio (the only path that imports mcp)."""
-    from .serve import main as serve
+    from cortex_engine.serve import main as serve
 
     return serve(args.cwd or os.getcwd())
 
 
 def cmd_install(args: argparse.Namespace) -> int:
     """Render the hook scripts, merge Claude Code's wiring, register the MCP server, then run doctor."""
-    from .install import cli_install
+    from cortex_engine.ops.install import cli_install
 
     return cli_install(args)
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     """Remove what install added (scripts it wrote, the wiring, the server entry); the store only with --purge."""
-    from .uninstall import cli_uninstall
+    from cortex_engine.ops.uninstall import cli_uninstall
 
     return cli_uninstall(args)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Diagnose the installation; exit 1 when any check fails. Changes nothing it reports on."""
-    from .doctor import cli_doctor
+    from cortex_engine.ops.doctor import cli_doctor
 
     return cli_doctor(args)
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
-    from .engine import describe_store
-    from .gc import GC_STEPS, run_gc
-    from .progress import progress, wanted
+    from cortex_engine.engine import describe_store
+    from cortex_engine.capture.gc import GC_STEPS, run_gc
+    from cortex_engine.progress import progress, wanted
 
     if not describe_store(args.cwd or os.getcwd()).exists:
         if args.json:
@@ -615,8 +615,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
-    from . import transfer
-    from .progress import progress, wanted
+    from cortex_engine.memory import transfer
+    from cortex_engine.progress import progress, wanted
 
     with _engine(args) as engine:
         notes = engine.export_notes(args.scope)
@@ -644,7 +644,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Import a Cortex export, or Claude Code's CLAUDE.md / MEMORY.md as insight notes (one transaction)."""
     from contextlib import ExitStack
 
-    from .progress import progress, wanted
+    from cortex_engine.progress import progress, wanted
 
     with _engine(args) as engine, ExitStack() as stack:
         def bar(total: int):  # noqa: ANN202 - a progress tick
@@ -657,7 +657,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_completion(args: argparse.Namespace) -> int:
     """Print a shell completion script generated from this parser."""
-    from .completion import script
+    from cortex_engine.completion import script
 
     sys.stdout.write(script(args.shell, build_parser()))
     return 0
@@ -921,7 +921,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(str(exc), "usage", args.json, EXIT_USAGE)
     except CortexError as exc:
-        from .messages import error_text
+        from cortex_engine.query.messages import error_text
 
         return _fail(error_text(exc, "cli"), exc.code, args.json, EXIT_ERROR, exc.details)
     except KeyboardInterrupt:

@@ -11,31 +11,32 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from . import capture
-from .lazy import LazyModule
-from . import notes as notes_mod
-from . import surfaces
-from .clock import Clock, clock_from_env, iso, parse_iso
-from .ids import new_id
-from .freshness import Validation, Validator, checkouts, refresh_app_graph
-from . import memory
-from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
-from .render import strip_control
-from .tokens import estimate_tokens
-from .notes import NoteWrite, Resolution
-from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
-from .store import SCHEMA_VERSION, open_store, store_error, transaction
-from .surfaces import BUDGETS, Surface
+from cortex_engine.capture import flush as capture
+from cortex_engine.base.lazy import LazyModule
+from cortex_engine.memory import notes as notes_mod
+from cortex_engine.query import surfaces
+from cortex_engine.base.clock import Clock, clock_from_env, iso, parse_iso
+from cortex_engine.base.ids import new_id
+from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
+from cortex_engine.memory import items as memory
+from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
+from cortex_engine.query.render import strip_control
+from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.memory.notes import NoteWrite, Resolution
+from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
+    store_identity)
+from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
+from cortex_engine.query.surfaces import BUDGETS, Surface
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
-agents = LazyModule("agents")
-consolidation = LazyModule("consolidation")
-inspection = LazyModule("inspection")
-merges = LazyModule("merges")
-sharing = LazyModule("sharing")
-ledger = LazyModule("ledger")
-searchledger = LazyModule("searchledger")
-transfer = LazyModule("transfer")
+agents = LazyModule("capture.agents")
+consolidation = LazyModule("capture.consolidation")
+inspection = LazyModule("memory.inspection")
+merges = LazyModule("memory.merges")
+sharing = LazyModule("memory.sharing")
+ledger = LazyModule("capture.ledger")
+searchledger = LazyModule("capture.searchledger")
+transfer = LazyModule("memory.transfer")
 
 MIN_BUDGET = 20
 SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary
@@ -99,7 +100,7 @@ def check_budget(budget: int | None, channel: str) -> int:
     Raises:
         InvalidInput: a budget outside 20..20000.
     """
-    from .errors import InvalidInput
+    from cortex_engine.base.errors import InvalidInput
 
     if budget is None:
         return BUDGETS[channel]
@@ -115,7 +116,7 @@ def check_path(path: str) -> str:
         InvalidInput: the path holds a NUL character.
     """
     if "\0" in path:
-        from .errors import InvalidInput
+        from cortex_engine.base.errors import InvalidInput
 
         shown = strip_control(path.replace("\0", "\\0"))[:120]
         raise InvalidInput(f"path '{shown}' contains a NUL character, which no file name can hold; "
@@ -135,7 +136,7 @@ class Engine:
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
         if not os.path.isdir(self.cwd):
-            from .errors import InvalidInput
+            from cortex_engine.base.errors import InvalidInput
 
             raise InvalidInput(f"{self.cwd} is not a directory; run Cortex from (or -C) a working directory",
                                code="bad_cwd")
@@ -428,7 +429,7 @@ class Engine:
         """
         budget = check_budget(budget, "recall")
         if limit is not None and not 1 <= limit <= surfaces.RECALL_MAX_LIMIT:
-            from .errors import InvalidInput
+            from cortex_engine.base.errors import InvalidInput
 
             raise InvalidInput(f"limit must be between 1 and {surfaces.RECALL_MAX_LIMIT} items", code="bad_limit")
         self.refresh()
@@ -560,7 +561,7 @@ class Engine:
 
     def replay_transcript_failures(self, transcript_path: str, payload: dict) -> int:
         """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""
-        from .transcript import fallback_entries
+        from cortex_engine.capture.transcript import fallback_entries
 
         folder = capture.find_runtime(self.cwd)
         entries = fallback_entries(transcript_path, payload)
@@ -589,7 +590,7 @@ class Engine:
         Raises:
             InvalidInput: an unknown kind, or a kind without what it needs (a file, a command, a description).
         """
-        from .errors import InvalidInput
+        from cortex_engine.base.errors import InvalidInput
 
         tools = {"read": "Read", "edit": "Edit", "write": "Write", "cmd": "Bash", "agent": "Agent"}
         if kind not in tools:
@@ -621,7 +622,7 @@ class Engine:
 
     def substitution(self, action: str) -> str:
         """Turn verified read substitution on or off for this worktree, or report it: on | off | status."""
-        from .errors import InvalidInput
+        from cortex_engine.base.errors import InvalidInput
 
         if action not in ("on", "off", "status"):
             raise InvalidInput(f"unknown substitution action {action!r}; use on, off or status", code="bad_args")
@@ -649,7 +650,7 @@ class Engine:
         if problem is not None:
             raise capture.RuntimeUntrusted(problem)
         self.flush_spool()
-        from .errors import InvalidInput
+        from cortex_engine.base.errors import InvalidInput
 
         try:
             self.sync_shared()
@@ -678,7 +679,7 @@ class Engine:
         with capture.open_runtime(folder) as rt:
             capture.write_index(self.conn, rt)
             rt.unlink(capture.TURN_READS)
-        from .gc import auto as auto_gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
+        from cortex_engine.capture.gc import auto as auto_gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
 
         auto_gc(self)
         return session_id
@@ -716,7 +717,7 @@ class Engine:
 
     def stats(self) -> dict[str, object]:
         """Injected, saved (evidence only), net and ratio for the session and the scope, plus retrieval health."""
-        from .economy import stats
+        from cortex_engine.query.economy import stats
 
         return stats(self.conn, self.scope, str(self.identity.db_path))
 
@@ -735,7 +736,7 @@ class Engine:
             InvalidInput: a description over `SUMMARY_DESCRIPTION_CHARS` characters (nothing is written).
         """
         if description is not None and len(description) > SUMMARY_DESCRIPTION_CHARS:
-            from .errors import InvalidInput
+            from cortex_engine.base.errors import InvalidInput
 
             raise InvalidInput(f"the summary's description is {len(description)} characters; the limit is "
                                f"{SUMMARY_DESCRIPTION_CHARS} (one line on what the session did)", code="too_long")
@@ -763,7 +764,7 @@ class Engine:
         """The agent asked memory something: the consult hint is no longer needed this session."""
         session = self.current_session()
         if session is not None and session["id"] != self._consulted:
-            from .reflex import flag, set_flag
+            from cortex_engine.capture.reflex import flag, set_flag
 
             if not flag(self, session["id"], "consulted"):
                 set_flag(self, session["id"], "consulted")
@@ -811,7 +812,7 @@ class Engine:
         Raises:
             InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
         """
-        from .operator import page_labels
+        from cortex_engine.operator import page_labels
 
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
         page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
@@ -863,7 +864,7 @@ class Engine:
         refresh_app_graph(self.conn, self.scope, self.now())
         head = None
         if self.scope.git_dir and self.scope.git_root:
-            from .scope import read_head
+            from cortex_engine.scope.identity import read_head
 
             head = read_head(self.scope.git_dir, self.scope.git_root)[1]
         return inspection.reanchor_memory(self.conn, self.scope, item_id, head, self.now())

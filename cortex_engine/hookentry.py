@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from .capture import find_runtime, is_engaged
-from .engine import Engine, open_engine
-from .lazy import LazyModule
+from cortex_engine.capture.flush import find_runtime, is_engaged
+from cortex_engine.engine import Engine, open_engine
+from cortex_engine.base.lazy import LazyModule
 
-agents = LazyModule("agents")
-reflex = LazyModule("reflex")
+agents = LazyModule("capture.agents")
+reflex = LazyModule("capture.reflex")
 
 ACTIONS = ("dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn", "reflect-pre", "reflect-prompt")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -17,8 +17,8 @@ EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 
 def _session(engine: Engine, payload: dict) -> str:
     """The primary session for the payload's host session (created if the store has none)."""
-    from .capture import primary_session
-    from .store import transaction
+    from cortex_engine.capture.flush import primary_session
+    from cortex_engine.store.database import transaction
 
     host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     with transaction(engine.conn):
@@ -64,7 +64,7 @@ def run(action: str, payload: dict) -> str:
             if tool in EDIT_TOOLS:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
                 if isinstance(path, str) and path:
-                    from .capture import relative_path
+                    from cortex_engine.capture.flush import relative_path
 
                     return reflex.whisper(engine, _session(engine, payload), "edit", relative_path(path, engine.scope.worktree))
             return ""

@@ -35,15 +35,15 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
-from . import messages
-from .engine import MAX_BUDGET, MIN_BUDGET, open_engine
-from .errors import CortexError
-from .route import ROUTE
-from .wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
-from .store import store_error
+from cortex_engine.query import messages
+from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
+from cortex_engine.base.errors import CortexError
+from cortex_engine.query.route import ROUTE
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.store.database import store_error
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from cortex_engine.engine import Engine
 
 
 DISENGAGED = "Cortex disengaged. Event logging and gates disabled for this session."

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .freshness import Validator
-from .inspection import Page, find_item
-from .reflex import WHISPER_CHARS
-from .render import item_labels
-from .scope import locate_git
-from .surfaces import BUDGETS
-from .tokens import estimate_tokens
+from cortex_engine.scope.freshness import Validator
+from cortex_engine.memory.inspection import Page, find_item
+from cortex_engine.capture.reflex import WHISPER_CHARS
+from cortex_engine.query.render import item_labels
+from cortex_engine.scope.identity import locate_git
+from cortex_engine.query.surfaces import BUDGETS
+from cortex_engine.base.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .notes import Resolution
+    from cortex_engine.engine import Engine
+    from cortex_engine.memory.notes import Resolution
 
 CAPTURE_SCRIPT = "cortex-capture.sh"
 SETTINGS_FILES = ("settings.json", "settings.local.json")
@@ -141,7 +141,7 @@ def resolve_contest(
         NotFound: a side no longer exists.
         Refused: `contest_changed`, the contest is no longer exactly `sides` (nothing was written).
     """
-    from .errors import InvalidInput
+    from cortex_engine.base.errors import InvalidInput
 
     if keep is not None and keep not in sides:
         raise InvalidInput("the side to keep is not part of this contest", code="bad_args")

@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any
 
-from .wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 
 # What the SDK's MCPServer declares for a server that registers tools only (checked against the SDK's own
 # answer on every start: a mismatch is logged by `mcp_server`).
@@ -93,6 +93,6 @@ def main(cwd: str | None = None) -> int:
     if answer is not None:
         sys.stdout.buffer.write((json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
         sys.stdout.buffer.flush()
-    from .mcp_server import main as serve_sdk
+    from cortex_engine.mcp_server import main as serve_sdk
 
     return serve_sdk(cwd, stdin=stdin, preamble=[first] if first else [], answered=answer)

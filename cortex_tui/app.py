@@ -21,8 +21,8 @@ from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from cortex_engine.clock import Clock, clock_from_env
-from cortex_engine.errors import StoreRefused
+from cortex_engine.base.clock import Clock, clock_from_env
+from cortex_engine.base.errors import StoreRefused
 
 from .data.snapshot import Snapshot, load_snapshot
 from .data.text import count

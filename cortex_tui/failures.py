@@ -7,7 +7,7 @@ import traceback
 from textual.dom import DOMNode
 from textual.worker import Worker, WorkerState
 
-from cortex_engine.errors import CortexError
+from cortex_engine.base.errors import CortexError
 
 from .data.text import one_line
 

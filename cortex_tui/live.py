@@ -160,7 +160,7 @@ def checkout_probe(git_dir: Path | None) -> tuple[str | None, tuple[object, ...]
     """What HEAD says, and a cheap fingerprint of the index and the commit HEAD points at (no git process)."""
     if git_dir is None:
         return None, None
-    from cortex_engine.scope import read_head
+    from cortex_engine.results import read_head
 
     try:
         head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from cortex_engine import agents, reflex
+from cortex_engine.capture import agents
+from cortex_engine.capture import reflex
 from cortex_engine.engine import Engine
 
 from .conftest import Repo

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from cortex_engine import anchors
+from cortex_engine.scope import anchors
 from cortex_engine.engine import Engine
-from cortex_engine.freshness import AnchorVerdict, RefVerdict, Validation
+from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation
 
 from .conftest import Repo
 from .test_cli import fail, ok, ok_json

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.capture import CLAIMS, SPOOL, runtime_dir
+from cortex_engine.capture.flush import CLAIMS, SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 from .conftest import Repo, tool_path

@@ -1,18 +1,11 @@
-"""Tests for the deterministic, offline contradiction rule (cortex_engine.contradiction)."""
+"""Tests for the deterministic, offline contradiction rule (cortex_engine.memory.contradiction)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cortex_engine.contradiction import (
-    NEGATION_ADVERBS,
-    NEGATORS,
-    POLARITY_STEMS,
-    STRUCTURAL_STOPWORDS,
-    Verdict,
-    compare,
-    stem_lite,
-)
+from cortex_engine.memory.contradiction import (NEGATION_ADVERBS, NEGATORS, POLARITY_STEMS, STRUCTURAL_STOPWORDS,
+    Verdict, compare, stem_lite)
 
 # ---------------------------------------------------------------------------------------------
 # stem_lite

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.errors import Refused
+from cortex_engine.base.errors import Refused
 
 
 def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
@@ -35,7 +35,7 @@ def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
 
 def test_demo_refuses_a_foreign_directory(tmp_path: Path) -> None:
     """The demo never deletes a directory it did not create."""
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
 
     foreign = tmp_path / "mine"
     foreign.mkdir()
@@ -47,7 +47,7 @@ def test_demo_refuses_a_foreign_directory(tmp_path: Path) -> None:
 
 def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real git history (two branches, a rename, a deletion) and every kind of record the operator view shows."""
-    from cortex_engine.demo import FEATURE_BRANCH, seed_demo
+    from cortex_engine.ops.demo import FEATURE_BRANCH, seed_demo
     from cortex_engine.engine import open_engine
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
@@ -75,7 +75,7 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_demo_is_deterministic_under_cortex_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two seeds with the same CORTEX_NOW give the same commits and the same memory ids."""
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
     from cortex_engine.engine import open_engine
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
@@ -94,7 +94,7 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     """The operator app mounts on the demo and fills its panes from the engine."""
     import asyncio
 
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
     from cortex_tui.app import make_app
     from cortex_tui.widgets.brief_pane import BriefPane
     from cortex_tui.widgets.contests_pane import ContestsPane

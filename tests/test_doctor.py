@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import wiring
-from cortex_engine.doctor import diagnose
+from cortex_engine.ops import wiring
+from cortex_engine.ops.doctor import diagnose
 from cortex_engine.engine import Engine, describe_store
-from cortex_engine.install import install
+from cortex_engine.ops.install import install
 
 from .conftest import Repo
 from .install_helpers import cortex, cortex_bin, digest, settings, tree
@@ -222,7 +222,7 @@ def test_hooks_dir_option_inspects_that_directory(started: Engine, repo: Repo, t
 
 def test_install_doctor_and_gc_load_no_heavy_modules() -> None:
     """The adapters other than `serve` stay standard-library only (mcp is imported by serve alone)."""
-    code = ("import sys, cortex_engine.install, cortex_engine.doctor, cortex_engine.gc, cortex_engine.wiring; "
+    code = ("import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, cortex_engine.capture.gc, cortex_engine.ops.wiring; "
             "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""

@@ -20,8 +20,13 @@ from typing import Any
 
 import pytest
 
-from cortex_engine import cli, evaluation, memory
-from cortex_engine.evaluation import GateResult, SuiteError, load_suite, run_gate, run_suite
+from cortex_engine import cli
+from cortex_engine.base.clock import parse_iso
+from cortex_engine.ops.evaluation import gate, runner, scenario, suites
+from cortex_engine.memory import items as memory
+from cortex_engine.ops.evaluation.gate import GateResult, run_gate
+from cortex_engine.ops.evaluation.runner import run_suite
+from cortex_engine.ops.evaluation.suites import SuiteError, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "eval"
@@ -239,10 +244,10 @@ def test_new_seed_keys_refuse_what_they_cannot_judge(stemming: EvalDir, change: 
 
 def test_distractors_are_deterministic_and_share_one_word() -> None:
     spec = {"count": 40, "seed": 7, "words": ["deploys", "staging"]}
-    now = evaluation.parse_iso("2026-03-14T09:30:00Z")
-    first, again = evaluation.distractors(spec, "t", now), evaluation.distractors(spec, "t", now)
+    now = parse_iso("2026-03-14T09:30:00Z")
+    first, again = suites.distractors(spec, "t", now), suites.distractors(spec, "t", now)
     assert first == again and len(first) == 40
-    assert evaluation.distractors({**spec, "seed": 8}, "t", now) != first
+    assert suites.distractors({**spec, "seed": 8}, "t", now) != first
     for item in first:
         words = set(item.text.split())
         assert len(words & {"deploys", "staging"}) == 1, item.text
@@ -256,7 +261,7 @@ def test_fixture_already_failing_in_its_baseline_still_fails(stemming: EvalDir) 
     suite["fixtures"][0]["allowed"] = ["test-flake-insight"]
     stemming.write_suite("stemming", suite)
     result = run_suite(load_suite(stemming.suites / "stemming.json"))
-    stemming.write_baseline("stemming", evaluation.baseline_of(result))
+    stemming.write_baseline("stemming", runner.baseline_of(result))
     assert stemming.baseline("stemming")["fixtures"][0]["passed"] is False
     gate = stemming.gate()
     assert_fails(gate, "stemming [testing flakes]", "top is test-flake-insight", "baseline recorded it failing too")
@@ -465,14 +470,14 @@ def test_drops_fail_and_improvements_pass() -> None:
              "fixtures": []}
     better = {"metrics": {"top1_hit": 0.0, "recall_at_3": 0.5, "output_tokens": 100, "noise_count": 9, "stale_count": 9},
               "fixtures": []}
-    problems, regressions, _ = evaluation.compare(result, worse)
+    problems, regressions, _ = gate.compare(result, worse)
     assert regressions == [
         "s: top1_hit -0.5 (baseline 1 → now 0.5)",
         "s: recall_at_3 -0.25 (baseline 1 → now 0.75)",
         "s: output_tokens +10 (baseline 80 → now 90)",
     ]
     assert problems == regressions
-    assert evaluation.compare(result, better)[0] == []
+    assert gate.compare(result, better)[0] == []
 
 
 def test_a_swap_below_the_top_fails_the_gate(make_eval: Callable[..., EvalDir]) -> None:
@@ -492,13 +497,13 @@ def test_a_swap_below_the_top_fails_the_gate(make_eval: Callable[..., EvalDir]) 
      (["a", "b", "x", "c"], None)],
 )
 def test_ranking_agreement_is_one_only_for_the_same_order(now: list[str], agreement: float | None) -> None:
-    value = evaluation.ranking_agreement(now, ["a", "b", "c"])
+    value = gate.ranking_agreement(now, ["a", "b", "c"])
     if agreement is None:
         assert 0 < value < 1
     else:
         assert value == agreement
     # a move at the top costs more than the same move lower down
-    assert evaluation.ranking_agreement(["b", "a", "c"], ["a", "b", "c"]) < evaluation.ranking_agreement(
+    assert gate.ranking_agreement(["b", "a", "c"], ["a", "b", "c"]) < gate.ranking_agreement(
         ["a", "c", "b"], ["a", "b", "c"])
 
 
@@ -508,8 +513,8 @@ def test_ranking_agreement_is_one_only_for_the_same_order(now: list[str], agreem
 @pytest.mark.parametrize("name", ["rename-moved", "stale-label"])
 def test_same_suite_gives_byte_identical_results(name: str) -> None:
     suite = load_suite(EVAL / "suites" / f"{name}.json")
-    first = evaluation.dumps(run_suite(suite))
-    second = evaluation.dumps(run_suite(suite))
+    first = runner.dumps(run_suite(suite))
+    second = runner.dumps(run_suite(suite))
     assert first == second
 
 
@@ -517,24 +522,24 @@ def test_each_probe_starts_from_the_seeded_store() -> None:
     """A probe books and reinforces what it shows; restoring undoes it, so no probe sees another's reads."""
     suite = load_suite(EVAL / "suites" / "stemming.json")
 
-    def reads(sc: evaluation.Scenario) -> tuple[int, int]:
+    def reads(sc: scenario.Scenario) -> tuple[int, int]:
         conn = sc.engine.conn
         return (conn.execute("SELECT COUNT(*) FROM token_ledger").fetchone()[0],
                 conn.execute("SELECT COALESCE(SUM(access_count), 0) FROM memory_items").fetchone()[0])
 
-    with evaluation.scenario(suite) as sc:
+    with scenario.scenario(suite) as sc:
         assert reads(sc) == (0, 0)
-        first = evaluation.run_fixture(sc, suite.fixtures[0])
+        first = runner.run_fixture(sc, suite.fixtures[0])
         booked, accessed = reads(sc)
         assert booked > 0
         assert accessed > 0
         sc.restore()
         assert reads(sc) == (0, 0)
-        assert evaluation.run_fixture(sc, suite.fixtures[0]) == first
+        assert runner.run_fixture(sc, suite.fixtures[0]) == first
 
 
 def test_harness_imports_no_heavy_modules() -> None:
-    code = "import sys, cortex_engine.evaluation; print(' '.join(m for m in ('textual', 'mcp', 'rich', 'watchdog', 'sqlite_utils') if m in sys.modules))"
+    code = "import sys, cortex_engine.ops.evaluation; print(' '.join(m for m in ('textual', 'mcp', 'rich', 'watchdog', 'sqlite_utils') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
@@ -560,7 +565,7 @@ def test_regenerate_prints_the_regressions_it_accepts(stemming: EvalDir) -> None
     baseline["metrics"]["output_tokens"] = now - 5
     stemming.write_baseline("stemming", baseline)
     assert stemming.gate().exit_code == 1
-    code, lines = evaluation.regenerate_baseline("stemming", stemming.suites, stemming.baselines)
+    code, lines = gate.regenerate_baseline("stemming", stemming.suites, stemming.baselines)
     assert code == 0
     assert f"accepting regression: stemming: output_tokens +5 (baseline {now - 5} → now {now})" in lines
     assert lines[-1].endswith("Baseline-Regenerated: <why this quality change is intended>")
@@ -574,7 +579,7 @@ def test_regenerate_refuses_a_suite_whose_fixtures_fail(stemming: EvalDir) -> No
     suite["fixtures"][0]["allowed"] = []
     stemming.write_suite("stemming", suite)
     before = (stemming.baselines / "stemming.json").read_bytes()
-    code, lines = evaluation.regenerate_baseline("stemming", stemming.suites, stemming.baselines)
+    code, lines = gate.regenerate_baseline("stemming", stemming.suites, stemming.baselines)
     assert code == 1
     assert lines[-1] == "refused: stemming's own assertions fail; no baseline was written"
     assert (stemming.baselines / "stemming.json").read_bytes() == before
@@ -583,7 +588,7 @@ def test_regenerate_refuses_a_suite_whose_fixtures_fail(stemming: EvalDir) -> No
 @pytest.mark.parametrize("name", ["../stemming", "eval/suites/stemming.json", "Stemming"])
 def test_regenerate_takes_a_bare_name(stemming: EvalDir, name: str) -> None:
     with pytest.raises(SuiteError, match="bare suite name"):
-        evaluation.regenerate_baseline(name, stemming.suites, stemming.baselines)
+        gate.regenerate_baseline(name, stemming.suites, stemming.baselines)
 
 
 # -- the CLI -----------------------------------------------------------------------------------

@@ -16,10 +16,10 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
 
 @pytest.mark.parametrize(
     "module",
-    ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.messages", "cortex_engine.demo",
-     "cortex_engine.hookentry", "cortex_engine.evaluation", "cortex_engine.transfer", "cortex_engine.uninstall",
-     "cortex_engine.plugin", "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.doctor",
-     "cortex_engine.serve"],
+    ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.query.messages",
+     "cortex_engine.ops.demo", "cortex_engine.hookentry", "cortex_engine.ops.evaluation",
+     "cortex_engine.memory.transfer", "cortex_engine.ops.uninstall", "cortex_engine.ops.plugin",
+     "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.ops.doctor", "cortex_engine.serve"],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
@@ -104,7 +104,7 @@ def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -
                         add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
                 elif (isinstance(child, ast.Call) and ast.unparse(child.func).endswith("LazyModule") and child.args
                       and isinstance(child.args[0], ast.Constant) and isinstance(child.args[0].value, str)):
-                    add(f"{home}.{child.args[0].value}")
+                    add(f"cortex_engine.{child.args[0].value}")
                 walk(child)
 
         walk(ast.parse(path.read_text(encoding="utf-8")))
@@ -157,3 +157,84 @@ def test_the_cycle_check_sees_a_lazy_cycle() -> None:
     """The checker itself: a function-level import back up the graph is a cycle."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+# The stage folders, bottom to top: a stage imports only itself and the stages below it (issue 15).
+STAGES = ("base", "store", "scope", "memory", "query", "capture")
+FACADE = ("cortex_engine", "cortex_engine.engine", "cortex_engine.operator")
+ADAPTER_LIBRARIES = ("textual", "mcp", "rich", "watchdog", "pydantic", "starlette", "uvicorn", "httpx")
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "cortex_engine" and len(parts) > 2 and parts[1] in STAGES else None
+
+
+def _layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that goes up: a stage into a higher stage, the facade, an adapter, `ops` or the TUI, and
+    the facade into an adapter, `ops` or the TUI."""
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        stage = _stage(module)
+        for target in sorted(targets):
+            up = _stage(target)
+            if stage is not None and (up is None or STAGES.index(up) > STAGES.index(stage)):
+                wrong.append(f"{module} -> {target}")
+            elif module in FACADE and up is None and target not in FACADE:
+                wrong.append(f"{module} -> {target}")
+    return wrong
+
+
+def _external_imports(path: Path) -> set[str]:
+    """Top-level names of every module a file imports, at any depth, `if TYPE_CHECKING:` blocks excluded."""
+    found: set[str] = set()
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                found.add(child.module.split(".")[0])
+            walk(child)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_stages_import_only_downwards_and_the_facade_imports_no_adapter() -> None:
+    """base < store < scope < memory < query < capture; the facade sits on them; adapters and ops on it."""
+    graph = _import_graph()
+    assert sum(1 for module in graph if _stage(module)) > 30  # the walk really saw the stage folders
+    assert _layer_violations(graph) == []
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    """The checker itself: memory reaching into query, a stage into the facade, the facade into the CLI."""
+    graph = {"cortex_engine.memory.notes": {"cortex_engine.query.render", "cortex_engine.base.clock"},
+             "cortex_engine.capture.flush": {"cortex_engine.engine"},
+             "cortex_engine.engine": {"cortex_engine.cli", "cortex_engine.store.database"}}
+    assert _layer_violations(graph) == ["cortex_engine.capture.flush -> cortex_engine.engine",
+                                        "cortex_engine.engine -> cortex_engine.cli",
+                                        "cortex_engine.memory.notes -> cortex_engine.query.render"]
+
+
+def test_no_stage_and_not_the_facade_imports_an_adapter_library() -> None:
+    """"The engine imports no textual, mcp, rich or watchdog" holds by structure: only adapters may, lazily."""
+    engine = ROOT / "cortex_engine"
+    paths = [*[p for stage in STAGES for p in (engine / stage).rglob("*.py")], engine / "engine.py",
+             engine / "operator.py", engine / "__init__.py"]
+    assert len(paths) > 30
+    offenders = {str(p.relative_to(ROOT)): sorted(_external_imports(p) & set(ADAPTER_LIBRARIES)) for p in paths}
+    assert {p: libs for p, libs in offenders.items() if libs} == {}
+
+
+def test_the_tui_reaches_the_engine_only_through_the_facade() -> None:
+    """The TUI imports the facade (`engine`, `operator`), its result types (`results`) and `base`, nothing below."""
+    graph = _import_graph()
+    allowed = {"cortex_engine", "cortex_engine.engine", "cortex_engine.operator", "cortex_engine.results"}
+    reached = {target for module, targets in graph.items() if module.startswith("cortex_tui")
+               for target in targets if target.startswith("cortex_engine")}
+    assert "cortex_engine.engine" in reached
+    assert {t for t in reached if t not in allowed and not t.startswith("cortex_engine.base")} == set()

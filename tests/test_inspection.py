@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from cortex_engine.engine import Engine
-from cortex_engine.notes import extract_item_references
+from cortex_engine.memory.notes import extract_item_references
 
 from .conftest import NOW, Clock, Repo, git
 from .test_cli import TS, fail, held, held_in_process, ok, ok_json
@@ -457,7 +457,7 @@ def _has_control(text: str) -> bool:
 def test_control_characters_never_reach_the_terminal_and_notes_are_stored_clean(repo: Repo) -> None:
     """ESC, BEL and lone CR never reach the terminal; a note is stored without them (subject, content and
     alternatives), and --json gives exactly what is stored."""
-    from cortex_engine.render import strip_control
+    from cortex_engine.query.render import strip_control
 
     note = ok_json(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "--alternative", ESC_ALT, ESC_TEXT)
     assert note["content"] == strip_control(ESC_TEXT)

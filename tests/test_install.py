@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import wiring
+from cortex_engine.ops import wiring
 from cortex_engine.engine import Engine
-from cortex_engine.wiring import WIRINGS
+from cortex_engine.ops.wiring import WIRINGS
 
 from .conftest import Repo
 from .install_helpers import commands, cortex, cortex_bin, digest, settings, tree

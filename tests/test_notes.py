@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.engine import Engine
-from cortex_engine.errors import InvalidInput, NotFound, Refused
+from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 
 from .conftest import Repo
 

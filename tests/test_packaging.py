@@ -7,7 +7,7 @@ import fnmatch
 import tomllib
 from pathlib import Path
 
-from cortex_engine import wiring
+from cortex_engine.ops import wiring
 
 ROOT = Path(__file__).resolve().parent.parent
 

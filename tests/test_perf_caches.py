@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cortex_engine import runtime
+from cortex_engine.capture import runtime
 
 from .conftest import Repo
 

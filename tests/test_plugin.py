@@ -1,5 +1,5 @@
 """The Claude Code plugin and its marketplace entry (issue 21): the four files validate against schemas written
-from Claude Code's plugin reference, they are what `cortex_engine.plugin` generates from the install tables,
+from Claude Code's plugin reference, they are what `cortex_engine.ops.plugin` generates from the install tables,
 every hook runs exactly as the plugin declares it against real payloads, and install/doctor recognise a user
 who has the plugin."""
 
@@ -15,7 +15,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from cortex_engine import plugin, wiring
+from cortex_engine.ops import plugin
+from cortex_engine.ops import wiring
 
 from .conftest import HOOK_TOOLS, Repo, tool_path
 from .install_helpers import NOW, ROOT, cortex, cortex_bin
@@ -51,9 +52,9 @@ def test_schemas_reject_what_claude_code_would_not_load() -> None:
 
 def test_committed_plugin_is_what_the_install_tables_generate() -> None:
     """No drift: the plugin's hooks, scripts and server are generated from WIRINGS and the templates
-    (regenerate with `python -m cortex_engine.plugin`)."""
+    (regenerate with `python -m cortex_engine.ops.plugin`)."""
     for rel, data in plugin.plugin_files().items():
-        assert (ROOT / rel).read_bytes() == data, f"{rel} is stale: run python -m cortex_engine.plugin"
+        assert (ROOT / rel).read_bytes() == data, f"{rel} is stale: run python -m cortex_engine.ops.plugin"
     declared = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())
     keys = {(event, key) for event, _, _, key in wiring.hook_entries(declared)}
     assert keys == {(w.event, w.key) for w in wiring.WIRINGS}

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from cortex_engine.references import Reference, extract_references
+from cortex_engine.scope.references import Reference, extract_references
 
 
 def normalized(subject: str | None, text: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cortex_engine.scope import detect_scope, normalize_scope_path
+from cortex_engine.scope.identity import detect_scope, normalize_scope_path
 
 from .conftest import Repo, git
 

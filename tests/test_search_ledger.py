@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cortex_engine.capture import SPOOL, runtime_dir
+from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 from .conftest import Repo

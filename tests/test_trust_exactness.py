@@ -189,7 +189,7 @@ def test_list_memory_kinds_columns_and_prefix_ids(repo: Repo) -> None:
 
 def test_ambiguous_prefix_lists_the_candidates(engine: Any) -> None:
     """Two notes sharing an 8-character prefix: the prefix is refused with both candidates named."""
-    from cortex_engine.errors import InvalidInput
+    from cortex_engine.base.errors import InvalidInput
 
     engine.note("insight", "first")
     engine.note("insight", "second")
@@ -434,7 +434,7 @@ def test_deleting_the_focus_note_removes_the_focus_everywhere(repo: Repo, engine
     engine.note("insight", "the batch size is 500")
     focus = engine.note("focus", "speed up the batching", "batching")
     engine.flush_spool()
-    from cortex_engine import consolidation
+    from cortex_engine.capture import consolidation
 
     consolidation.sync_branch_snapshot(engine.conn, engine.scope, engine.now())
     engine.conn.commit()
@@ -478,7 +478,7 @@ def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_nam
                                                                                               monkeypatch: Any) -> None:
     """Pilot: the dialog's promise (keep one → the other superseded; a replacement → every side superseded) holds
     in the store after Keep B; the freshness title counts memories and its footer file references, each saying so."""
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
     from cortex_tui.widgets.freshness_pane import FreshnessPane
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cortex_engine.engine import Engine, describe_store
-from cortex_engine.errors import InvalidInput, NotFound
+from cortex_engine.base.errors import InvalidInput, NotFound
 
 from .conftest import Repo
 from .test_tui_snapshots import NOW, NOW_ISO, highlight, settle
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A freshly seeded demo repository (this test may change it)."""
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
 
     monkeypatch.setenv("CORTEX_NOW", NOW_ISO)
     return seed_demo(str(tmp_path / "demo-service"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.errors import Refused
+from cortex_engine.base.errors import Refused
 
 from .test_tui_behaviour import FLUSH, NO_FLUSH, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
 from .test_tui_snapshots import NOW, highlight, settle

@@ -43,7 +43,7 @@ class World:
     no_hooks_home: Path
     """A home whose `~/.claude` wires nothing."""
     demo: Path
-    """The seeded demo repository (`cortex_engine.demo.seed_demo`)."""
+    """The seeded demo repository (`cortex_engine.ops.demo.seed_demo`)."""
     fresh: Path
     """A git repository Cortex has never seen (no store)."""
     scratch: Path
@@ -83,7 +83,7 @@ def environment(values: dict[str, str]) -> Iterator[None]:
 @contextmanager
 def seeded_ids(seed: int) -> Iterator[None]:
     """Draw the engine's uuid4 ids from a seeded generator (the state directories' sessions and notes)."""
-    from cortex_engine.ids import seeded
+    from cortex_engine.base.ids import seeded
 
     with seeded(seed):
         yield
@@ -95,7 +95,7 @@ def _git(path: Path, *args: str) -> None:
 
 def build_world(base: Path) -> World:
     """Seed the demo and the state directories under `base` (deterministic under NOW)."""
-    from cortex_engine.demo import seed_demo
+    from cortex_engine.ops.demo import seed_demo
     from cortex_engine.engine import Engine
 
     home = (base / "home").resolve()

@@ -19,7 +19,7 @@ FILE = "tui.json"
 
 def settings_path(home: Path | None) -> Path:
     """Where the settings live for this CORTEX_HOME (None: the environment's)."""
-    from cortex_engine.scope import cortex_home
+    from cortex_engine.results import cortex_home
 
     return (home or cortex_home()) / FILE
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine, StoreInfo
     from cortex_engine.operator import ChannelSpend, HookInstall
-    from cortex_engine.surfaces import Surface
+    from cortex_engine.results import Surface
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.clock import Clock, clock_from_env
+from cortex_engine.base.clock import Clock, clock_from_env
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine, StoreInfo

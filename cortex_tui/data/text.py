@@ -12,11 +12,9 @@ from datetime import datetime
 
 from textual.content import Content
 
-from cortex_engine.clock import parse_iso
-from cortex_engine.economy import fmt_tokens
-from cortex_engine.inspection import scope_label  # one rule for how a scope key reads, shared with list-memory
-from cortex_engine.memory import collapse, note_content, split_trailers
-from cortex_engine.render import humanize_kind, strip_control
+from cortex_engine.base.clock import parse_iso
+from cortex_engine.results import (collapse, fmt_tokens, humanize_kind, note_content, scope_label, split_trailers,
+                                   strip_control)
 
 __all__ = [
     "ago", "age", "clean", "count", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",

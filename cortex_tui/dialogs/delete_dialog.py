@@ -13,14 +13,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.worker import Worker, get_current_worker
 
-from cortex_engine.errors import CortexError
+from cortex_engine.base.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import humanize_kind, line, one_line, plain, scope_label
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
-    from cortex_engine.inspection import Deletion
+    from cortex_engine.results import Deletion
 
 
 class DeleteDialog(ModalScreen[str | None]):
@@ -118,7 +118,7 @@ class DeleteDialog(ModalScreen[str | None]):
     @work(thread=True, exclusive=True, group="delete", exit_on_error=False, name="delete")
     def delete(self) -> None:
         """`Engine.delete_memory(yes=True)` in a worker thread (audited)."""
-        from cortex_engine import messages
+        from cortex_engine.results import messages
 
         worker = get_current_worker()
         try:

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 from textual.worker import Worker, get_current_worker
 
-from cortex_engine.errors import CortexError
+from cortex_engine.base.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import clean, line, one_line
@@ -99,7 +99,7 @@ class EditDialog(ModalScreen[str | None]):
     @work(thread=True, exclusive=True, group="edit", exit_on_error=False, name="save edit")
     def save(self, text: str) -> None:
         """`Engine.edit_memory()` in a worker thread; a refusal (spoofed trailer, empty text) stays in the dialog."""
-        from cortex_engine import messages
+        from cortex_engine.results import messages
 
         worker = get_current_worker()
         try:

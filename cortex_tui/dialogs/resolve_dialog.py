@@ -14,13 +14,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 from textual.worker import Worker, get_current_worker
 
-from cortex_engine.errors import CortexError
+from cortex_engine.base.errors import CortexError
 
 from ..data.text import ago, line, one_line, short_id
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
-    from cortex_engine.notes import Resolution
+    from cortex_engine.results import Resolution
 
 LETTERS = "ABCDEFGH"
 

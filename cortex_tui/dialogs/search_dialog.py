@@ -18,7 +18,7 @@ from ..data.text import count, humanize_kind, line, one_line, plain
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
-    from cortex_engine.surfaces import Surface
+    from cortex_engine.results import Surface
 
 
 class SearchDialog(ModalScreen[str | None]):

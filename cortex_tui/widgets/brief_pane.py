@@ -12,7 +12,7 @@ from textual.widgets import Static
 from ..data.text import plain
 
 if TYPE_CHECKING:
-    from cortex_engine.surfaces import Surface
+    from cortex_engine.results import Surface
 
 
 class BriefPane(VerticalScroll):

@@ -10,11 +10,11 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from cortex_engine.clock import ts_min
+from cortex_engine.base.clock import ts_min
 from ..data.text import ago, humanize_kind, line, one_line, plain, scope_label, short_id
 
 if TYPE_CHECKING:
-    from cortex_engine.inspection import Inspection
+    from cortex_engine.results import Inspection
 
 TRUST_STYLE = {"refs OK": "$success", "no file refs": "$foreground-muted", "stale refs": "$error", "refs moved": "$warning"}
 REF_STYLE = {"exists": "$success", "missing": "$error", "moved": "$warning", "unknown": "$foreground-muted"}

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Select, Static
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 from textual.worker import Worker, get_current_worker
 
-from cortex_engine.memory import KIND_WEIGHTS, STATES
+from cortex_engine.results import KIND_WEIGHTS, STATES
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import age, first_line, humanize_kind, label_tags, one_line, scope_label, short_kind
@@ -25,7 +25,7 @@ from ..messages import SelectionChanged
 from .inspection_view import InspectionView
 
 if TYPE_CHECKING:
-    from cortex_engine.inspection import Page
+    from cortex_engine.results import Page
 
 PAGE = 200
 ROOMY = 150

@@ -25,9 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex_engine import capture, cli
+from cortex_engine import cli
+from cortex_engine.capture import flush as capture
 from cortex_engine.engine import Engine
-from cortex_engine.redact import clean_text
+from cortex_engine.store.redact import clean_text
 from tests.conftest import Repo
 
 from ._support import HOOK_SECONDS, ROOT, assert_intact, hook_path, run_hook, spool_line

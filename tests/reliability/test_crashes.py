@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import capture, store
+from cortex_engine.capture import flush as capture
+from cortex_engine.store import database as store
 from cortex_engine.engine import Engine
 from tests.conftest import Repo
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import capture
+from cortex_engine.capture import flush as capture
 from cortex_engine.engine import Engine
 from tests.conftest import Repo
 
@@ -357,7 +357,7 @@ def test_secrets_in_notes_never_reach_the_store(repo: Repo, make_engine) -> None
 
 
 def test_secrets_in_subagent_conclusions_and_prompts_never_reach_the_store(repo: Repo, make_engine) -> None:
-    from cortex_engine import agents
+    from cortex_engine.capture import agents
 
     engine = make_engine(repo.path)
     engine.start_session("host-agent")

@@ -140,7 +140,7 @@ class Tripwire:
 
 def role_crash(spec: dict) -> dict:
     """One flush or note write that dies with SIGKILL at the spec's point; `{"survived": ...}` if it never hit it."""
-    from cortex_engine import capture
+    from cortex_engine.capture import flush as capture
     from cortex_engine.engine import Engine
 
     engine = Engine(spec["cwd"])

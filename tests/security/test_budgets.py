@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex_engine import reflex
+from cortex_engine.capture import reflex
 from cortex_engine.engine import Engine
 from cortex_engine.mcp_server import build_server
-from cortex_engine.surfaces import BUDGETS
-from cortex_engine.tokens import estimate_tokens
+from cortex_engine.query.surfaces import BUDGETS
+from cortex_engine.base.tokens import estimate_tokens
 
 from ..conftest import Repo
 from .conftest import Host, serve, text_of
@@ -85,7 +85,7 @@ def test_a_long_first_item_is_cut_with_a_pointer_to_its_text(engine: Engine) -> 
 
 def test_a_subject_over_the_cap_is_refused_naming_the_limit(engine: Engine) -> None:
     """A 100 KB subject is refused at write time with the limit in the message; nothing is written."""
-    from cortex_engine.errors import InvalidInput
+    from cortex_engine.base.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="limit is 200"):
         engine.note("decision", "use kafka", "s" * 100_000)

@@ -6,7 +6,7 @@ import json
 import sys
 import unicodedata
 
-from cortex_engine.redact import clean_param, clean_text
+from cortex_engine.store.redact import clean_param, clean_text
 
 from .secret_shapes import shapes
 

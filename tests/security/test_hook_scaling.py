@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.capture import FLUSH_AFTER, PAUSED, RUNTIME_CAP
+from cortex_engine.capture.flush import FLUSH_AFTER, PAUSED, RUNTIME_CAP
 from cortex_engine.engine import describe_store
 
 from ..conftest import Repo, tool_path

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.engine import describe_store
-from cortex_engine.store import SCHEMA_VERSION
+from cortex_engine.store.database import SCHEMA_VERSION
 
 from ..conftest import Repo, Run
 

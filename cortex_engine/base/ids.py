@@ -1,0 +1,81 @@
+"""Ids: making new ones, and reading the ones people type.
+
+New ids are random RFC 4122 version-4 UUIDs made without the `uuid` module (it imports `platform` at import
+time, a cost every one-shot command and hook would pay for one call to `uuid4`); `seeded` makes them
+deterministic for a while (the demo and the TUI snapshots), in this one place.
+
+Typed ids are a full id, a memory-item id (`notes:<id>`), or a unique prefix of at least 8 characters: the
+one place every id-taking command (CLI, MCP, TUI) turns what it was given into a stored id, so a prefix that
+the TUI shows (8 characters) works everywhere and an ambiguous one is refused the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from cortex_engine.base.errors import InvalidInput
+
+_draw: Callable[[], bytes] | None = None  # a seeded source of 16 bytes while `seeded` is active
+
+
+def new_id() -> str:
+    """A random RFC 4122 version-4 UUID in its usual text form, as `str(uuid.uuid4())` gives."""
+    raw = bytearray(_draw() if _draw is not None else os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+@contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Draw ids from a generator seeded with `seed` inside the block (the same ids as
+    `uuid.UUID(int=random.Random(seed).getrandbits(128), version=4)` would give), then randomly again."""
+    import random
+
+    global _draw
+    rng = random.Random(seed)
+    previous, _draw = _draw, lambda: rng.getrandbits(128).to_bytes(16, "big")
+    try:
+        yield
+    finally:
+        _draw = previous
+
+
+MIN_PREFIX = 8
+"""The shortest prefix accepted (the TUI and `list-memory` show 8 characters)."""
+MAX_CANDIDATES = 5
+"""How many candidates an ambiguous-prefix error lists."""
+
+_QUERIES = {
+    # A note's id, or the note part of its memory-item id.
+    "notes": "SELECT id FROM notes WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+    # A memory item's own id (`<table>:<source id>`) or the source id behind it.
+    "memory_items": (
+        "SELECT id FROM memory_items WHERE substr(id, 1, ?1) = ?2 OR substr(source_id, 1, ?1) = ?2 ORDER BY id LIMIT ?3"
+    ),
+}
+
+
+def resolve_prefix(conn: sqlite3.Connection, table: str, prefix: str, *, what: str) -> str | None:
+    """The one stored id in `table` that starts with `prefix`, or None when none does.
+
+    Args:
+        table: `notes` or `memory_items`.
+        what: how the error names the thing (`note`, `memory item`).
+
+    Raises:
+        InvalidInput: the prefix matches more than one id (the error lists them).
+    """
+    raw = prefix.strip()
+    if len(raw) < MIN_PREFIX:
+        return None
+    found = [str(r[0]) for r in conn.execute(_QUERIES[table], (len(raw), raw, MAX_CANDIDATES + 1))]
+    if len(found) > 1:
+        shown = ", ".join(found[:MAX_CANDIDATES]) + (", …" if len(found) > MAX_CANDIDATES else "")
+        raise InvalidInput(f'id prefix "{raw}" matches more than one {what}: {shown}; give more characters',
+                           code="ambiguous_id", candidates=found[:MAX_CANDIDATES])
+    return found[0] if found else None

@@ -1,0 +1,420 @@
+"""Subagents: dispatch capture, the subagent brief, conclusions kept and offered once, and the memory guard."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from cortex_engine.base.clock import iso
+from cortex_engine.memory.items import collapse
+from cortex_engine.memory.projection import sync_episode_item
+from cortex_engine.store.redact import clean_text, redact
+from cortex_engine.query.render import defuse, strip_control
+from cortex_engine.store.database import transaction
+from cortex_engine.base.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from cortex_engine.engine import Engine
+
+HORIZON_SECONDS = 300
+CONCLUSION_CHARS = 4000
+PREFIX_CHARS = 8192
+NUDGE_ITEMS = 3
+NUDGE_CHARS = 140
+
+_DECISION = re.compile(r"\b(decided|decision|we'll use|use|using|chose|chosen|picked|settled on)\b", re.I)
+_BLOCKER = re.compile(r"\b(blocked|blocker|blocking|stuck|failed|failure|cannot|can't|unable|missing|error)\b", re.I)
+_INTENT = re.compile(r"\b(next|plan|planned|todo|to-do|follow-?up|later|need to|will|going to)\b", re.I)
+_ROUTINE = re.compile(r"\b(pass(ed|ing)?|success(ful)?|done|completed|progress|read|looked at|inspected)\b", re.I)
+_LEAD = re.compile(r"^(?:decided|decision|next|plan|todo|to-do|follow-up)\s*[:,-]?\s*|^we'll\s+|^will\s+", re.I)
+_SUBJECT_AFTER = re.compile(r"\b(?:use|using|chose|chosen|picked|settled on|wire|into|for|about|on)\s+([A-Za-z0-9_.-]{2,})", re.I)
+_STOP = frozenset("the a an and or but this that with from into for about then than have has was were are is".split())
+
+
+def _counter(engine: Engine, key: str) -> None:
+    engine.conn.execute(
+        "INSERT INTO counters(key, value) VALUES (?, 1) ON CONFLICT(key) DO UPDATE SET value=value+1", (key,)
+    )
+
+
+def _active_primary(engine: Engine, host_session: str) -> str | None:
+    row = engine.conn.execute(
+        "SELECT id FROM sessions WHERE parent_session_id IS NULL AND status='active' AND scope_key=? "
+        "AND (host_session_id=? OR ?='') ORDER BY started_at DESC, rowid DESC LIMIT 1",
+        (engine.scope.key, host_session, host_session),
+    ).fetchone()
+    return str(row["id"]) if row is not None else None
+
+
+def normalize_prompt(text: str) -> str:
+    """Whitespace-collapsed, trimmed, lowercased."""
+    return collapse(text).lower()
+
+
+def dispatch_pre(engine: Engine, payload: dict) -> None:
+    """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
+    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+        return
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    host = payload.get("session_id")
+    agent_type = tool_input.get("subagent_type") or "general-purpose"
+    description = tool_input.get("description") or ""
+    prompt = tool_input.get("prompt") or ""
+    if not isinstance(host, str) or not host or not isinstance(description, str) or not description.strip():
+        return
+    if _active_primary(engine, host) is None:
+        return
+    prompt_text = prompt if isinstance(prompt, str) else ""
+    with transaction(engine.conn):
+        engine.conn.execute(
+            "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
+            "prompt_prefix, captured_at) VALUES (?,?,?,?,?,?,?,?)",
+            (engine.scope.key, host, str(agent_type), payload.get("tool_use_id"), clean_text(description.strip())[:500],
+             # Cleaned before it is lowercased: provider prefixes and key headers are recognised by their case.
+             hashlib.sha256(prompt_text.encode()).hexdigest()[:16], normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS],
+             engine.now()),
+        )
+        _counter(engine, "subagent_dispatch_count")
+
+
+def cap(text: str, budget: int) -> str:
+    """Hold a text to `budget` tokens: drop lines from the bottom, then cut the last line."""
+    lines = text.split("\n")
+    while len(lines) > 1 and estimate_tokens("\n".join(lines)) > budget:
+        lines.pop()
+    capped = "\n".join(lines)
+    if estimate_tokens(capped) > budget:
+        capped = capped[: budget * 4 - 1] + "…"
+    return capped
+
+
+def subagent_start(engine: Engine, payload: dict) -> str:
+    """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches."""
+    agent_id = payload.get("agent_id") or payload.get("agentId")
+    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    if not isinstance(agent_id, str) or not agent_id:
+        return ""
+    primary = _active_primary(engine, host)
+    if primary is None:
+        return ""
+    agent_type = payload.get("agent_type") or payload.get("agentType") or "subagent"
+    from cortex_engine.capture.flush import child_session
+
+    now = engine.now()
+    with transaction(engine.conn):
+        child = child_session(engine.conn, engine.scope, primary, agent_id, str(agent_type), now)
+        _counter(engine, "subagent_start_count")
+    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+        return ""
+    horizon = iso(engine.clock() - timedelta(seconds=HORIZON_SECONDS))
+    pending = engine.conn.execute(
+        "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL AND captured_at >= ?",
+        (host, str(agent_type), horizon),
+    ).fetchall()
+    if len(pending) != 1:
+        if len(pending) > 1:
+            with transaction(engine.conn):
+                _counter(engine, "subagent_ambiguous_count")
+        return ""
+    dispatch = pending[0]
+    with transaction(engine.conn):
+        claimed = engine.conn.execute(
+            "UPDATE subagent_dispatches SET consumed_at=?, consumed_by_agent_id=? WHERE id=? AND consumed_at IS NULL",
+            (now, agent_id, dispatch["id"]),
+        ).rowcount
+        if claimed:
+            _counter(engine, "subagent_paired_count")
+    if not claimed:
+        return ""
+    surface = engine.brief_for_subagent(dispatch["description"], str(agent_type), dispatch["prompt_prefix"] or "", child)
+    return surface
+
+
+def conclusion_text(payload: dict) -> tuple[str, str]:
+    """The subagent's final answer: the payload's last message, else the transcript's last assistant text."""
+    message = payload.get("last_assistant_message")
+    if isinstance(message, str) and message.strip():
+        return message, "message"
+    path = payload.get("agent_transcript_path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return "", "none"
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, os.path.getsize(path) - 256 * 1024))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return "", "none"
+    last = ""
+    for line in tail.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        msg = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(msg, dict) or msg.get("role", entry.get("type")) != "assistant":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            last = content or last
+        elif isinstance(content, list):
+            texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+            if any(t.strip() for t in texts):
+                last = "\n".join(texts)
+    return last, "transcript" if last else "none"
+
+
+def subagent_stop(engine: Engine, payload: dict) -> None:
+    """SubagentStop: keep the subagent's conclusion (once, trimmed at 4000 characters and said so)."""
+    if payload.get("stop_hook_active") is True:
+        return
+    agent_id = payload.get("agent_id") or payload.get("agentId")
+    if not isinstance(agent_id, str) or not agent_id:
+        return
+    child = engine.conn.execute(
+        "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1", (engine.scope.key, agent_id)
+    ).fetchone()
+    if child is None:
+        return
+    text, source = conclusion_text(payload)
+    text = strip_control(redact(text.replace("\r\n", "\n"))).strip()
+    if not text:
+        return
+    truncated = len(text) > CONCLUSION_CHARS
+    if truncated:
+        text = text[: CONCLUSION_CHARS - 1].rstrip() + "…"
+    episode_id = f"subagent_conclusion:{child['id']}"
+    meta = {"agent_id": agent_id, "source": source, "truncated": truncated, "surfaced_at": None}
+    with transaction(engine.conn):
+        engine.conn.execute(
+            "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (episode_id, child["id"], child["scope_key"], "subagent_conclusion",
+             text + ("\n[trimmed at 4000 characters]" if truncated else ""), child["agent_type"], json.dumps(meta), engine.now()),
+        )
+        sync_episode_item(engine.conn, episode_id)
+        engine.conn.execute("UPDATE sessions SET status='ended', ended_at=COALESCE(ended_at, ?) WHERE id=?",
+                            (engine.now(), child["id"]))
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A note worth saving, offered (never written)."""
+
+    kind: str
+    subject: str | None
+    content: str
+    confidence: float
+    evidence: tuple[str, ...]
+    source_id: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON shape."""
+        return {"kind": self.kind, "subject": self.subject, "content": self.content, "confidence": self.confidence,
+                "evidence": list(self.evidence)}
+
+
+def classify(text: str) -> tuple[str, float] | None:
+    """decision 0.82 / blocker 0.80 / intent 0.72 from the words a text uses; None when routine."""
+    if _DECISION.search(text):
+        return "decision", 0.82
+    if _BLOCKER.search(text):
+        return "blocker", 0.80
+    if _INTENT.search(text):
+        return "intent", 0.72
+    return None
+
+
+def _subject(text: str) -> str | None:
+    match = _SUBJECT_AFTER.search(text)
+    if match:
+        return match.group(1).lower().strip(".-")
+    for word in re.findall(r"[A-Za-z0-9_-]{3,}", text):
+        if word.lower() not in _STOP:
+            return word.lower()
+    return None
+
+
+def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
+    """Candidate notes from these sessions' episodes (conclusions first) and failed commands; never writes."""
+    if not session_ids:
+        return []
+    marks = ",".join("?" * len(session_ids))
+    rows = engine.conn.execute(
+        f"SELECT id, kind, summary FROM episodes WHERE session_id IN ({marks}) "
+        f"ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at",
+        session_ids,
+    ).fetchall()
+    found: list[Suggestion] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", defuse(row["summary"])):
+            text = collapse(sentence)
+            if len(text) < 12:
+                continue
+            verdict = classify(text)
+            if verdict is None:
+                continue
+            kind, confidence = verdict
+            content = _LEAD.sub("", text).strip()
+            key = (kind, content.lower())
+            if key in seen or confidence < 0.6:
+                continue
+            seen.add(key)
+            evidence = f"episode:{row['kind']}: {text if len(text) <= 180 else text[:177] + '...'}"
+            found.append(Suggestion(kind, _subject(content) or kind, content, confidence, (evidence,), row["id"]))
+    return found
+
+
+def end_of_turn_nudge(engine: Engine, primary: str) -> str:
+    """At turn end: offer notes suggested by subagent conclusions not yet offered; each is offered once."""
+    children = [r["id"] for r in engine.conn.execute(
+        "SELECT id FROM sessions WHERE parent_session_id=?", (primary,)).fetchall()]
+    if not children:
+        return ""
+    marks = ",".join("?" * len(children))
+    fresh = engine.conn.execute(
+        f"SELECT id, metadata_json FROM episodes WHERE kind='subagent_conclusion' AND session_id IN ({marks})", children
+    ).fetchall()
+    unsurfaced = [r["id"] for r in fresh if not json.loads(r["metadata_json"] or "{}").get("surfaced_at")]
+    if not unsurfaced:
+        return ""
+    picks = [s for s in suggestions_for(engine, children) if s.source_id in unsurfaced][:NUDGE_ITEMS]
+    now = engine.now()
+    with transaction(engine.conn):
+        for episode_id in unsurfaced:
+            row = engine.conn.execute("SELECT metadata_json FROM episodes WHERE id=?", (episode_id,)).fetchone()
+            meta = json.loads(row["metadata_json"] or "{}")
+            meta["surfaced_at"] = now
+            engine.conn.execute("UPDATE episodes SET metadata_json=? WHERE id=?", (json.dumps(meta), episode_id))
+    if not picks:
+        return ""
+    lines = ["Cortex found candidate notes from this turn:"]
+    for s in picks:
+        content = s.content if len(s.content) <= NUDGE_CHARS else s.content[: NUDGE_CHARS - 1] + "…"
+        lines.append(f"- {s.kind}: {content}")
+    lines.append("Write the load-bearing ones with cortex_note(kind, content); if none apply, reply DONE.")
+    reason = "\n".join(lines)
+    engine.book_text("stop_nudge", reason, primary)
+    return json.dumps({"decision": "block", "reason": reason})
+
+
+# -- memory guard ---------------------------------------------------------------------------------
+
+_CORTEX_WORD = re.compile(r"(^|/)cortex[^/]*$|\.js$|^-m$")
+
+
+def _shell_targets(command: str) -> list[tuple[str, str, str | None]]:
+    """(verb, id or '', subject or None) for each memory-changing cortex call in a shell command."""
+    found: list[tuple[str, str, str | None]] = []
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return found
+    expanded: list[str] = []
+    for i, word in enumerate(words):
+        if word == "-c" and i > 0 and words[i - 1].endswith(("bash", "sh", "zsh")) and i + 1 < len(words):
+            try:
+                expanded.extend(shlex.split(words[i + 1]))
+            except ValueError:
+                pass
+    words = words + expanded
+    for i, word in enumerate(words):
+        if i == 0 or not (_CORTEX_WORD.search(words[i - 1]) or words[i - 1] == "cortex_engine.cli"):
+            continue
+        rest = words[i + 1:i + 8]
+        if word == "note-resolve" or word == "resolve":
+            note_id = _flag(rest, "--id") or (rest[0] if word == "resolve" and rest and not rest[0].startswith("-") else "")
+            found.append(("retire", note_id, _flag(rest, "--subject") or None))
+        elif word in ("edit-memory", "reanchor") and rest:
+            found.append(("rewrite", rest[0], None))
+        elif word == "delete-memory" and rest and "--yes" in rest:
+            found.append(("delete", rest[0], None))
+    return found
+
+
+def _flag(words: list[str], name: str) -> str:
+    for i, word in enumerate(words):
+        if word == name and i + 1 < len(words):
+            return words[i + 1]
+        if word.startswith(name + "="):
+            return word.split("=", 1)[1]
+    return ""
+
+
+def guard(engine: Engine, payload: dict) -> str:
+    """PreToolUse for a subagent: deny retiring, rewriting or deleting earlier work on this branch."""
+    agent_id = payload.get("agent_id") or payload.get("agentId")
+    if not isinstance(agent_id, str) or not agent_id:
+        return ""
+    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    primary = _active_primary(engine, host)
+    if primary is None:
+        return ""
+    child = engine.conn.execute(
+        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", (engine.scope.key, agent_id, primary)
+    ).fetchone()
+    if child is None:
+        return ""
+    tree = {primary, *[r["id"] for r in engine.conn.execute("SELECT id FROM sessions WHERE parent_session_id=?", (primary,))]}
+    tool = payload.get("tool_name") or ""
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    targets: list[tuple[str, dict]] = []
+    if tool.endswith("cortex_note"):
+        kind, subject = tool_input.get("kind"), tool_input.get("subject")
+        if kind in ("decision", "intent") and isinstance(subject, str) and subject.strip():
+            for note in engine.conn.execute(
+                "SELECT * FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND conflict=0",
+                (engine.scope.key, " ".join(subject.split()).lower(), kind),
+            ):
+                targets.append(("retire", dict(note)))
+    elif tool.endswith("cortex_resolve"):
+        targets.extend(("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""),
+                                                          tool_input.get("subject")))
+    elif tool in ("Bash", "PowerShell", "shell_command"):
+        for verb, ident, subject in _shell_targets(str(tool_input.get("command") or "")):
+            targets.extend((verb, n) for n in _named_notes(engine, ident, subject))
+    outside = [(verb, n) for verb, n in targets if n.get("session_id") not in tree and n.get("scope_key") == engine.scope.key]
+    if not outside:
+        return ""
+    verb = next(v for v in ("delete", "rewrite", "retire") if any(x == v for x, _ in outside))
+    count = len(outside)
+    lines = [
+        f"Cortex refused this: a subagent may not {verb} memory from earlier work on this branch.",
+        f"This call would {verb} {'1 memory' if count == 1 else f'{count} memories'} that this conversation did not write:",
+    ]
+    for _, note in outside[:3]:
+        subject = f"[{note.get('subject')}]" if note.get("subject") else ""
+        lines.append(f"  - {note.get('kind')}{subject} ({note.get('id')})")
+    if count > 3:
+        lines.append(f"  - …and {count - 3} more")
+    lines.append("Put the finding in your final message instead — it is recorded automatically, and the parent can act on it.")
+    reason = "\n".join(lines)
+    engine.book_text("memory_guard_deny", reason, child["id"])
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                              "permissionDecisionReason": reason}})
+
+
+def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict]:
+    """The notes an id (note or item id) or a subject names in this scope; nothing when unsure."""
+    if ident:
+        note_id = ident[len("notes:"):] if ident.startswith("notes:") else ident
+        row = engine.conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+        if row is None:
+            item = engine.conn.execute("SELECT source_id, source_table FROM memory_items WHERE id=?", (ident,)).fetchone()
+            if item is not None and item["source_table"] == "notes":
+                row = engine.conn.execute("SELECT * FROM notes WHERE id=?", (item["source_id"],)).fetchone()
+        return [dict(row)] if row is not None else []
+    if isinstance(subject, str) and subject.strip():
+        row = engine.conn.execute(
+            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
+            (engine.scope.key, " ".join(subject.split()).lower()),
+        ).fetchone()
+        return [dict(row)] if row is not None else []
+    return []
+

@@ -1,0 +1,165 @@
+"""Command capture: categories, files touched, output tails, and the episodes a failure becomes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sqlite3
+from dataclasses import dataclass
+
+from cortex_engine.base.clock import parse_iso
+from cortex_engine.store.redact import redact
+
+TAIL_LINES = 40
+TAIL_CHARS = 2000
+_FILES = re.compile(r"(?<![\w./-])[\w./-]+\.(?:ts|tsx|js|jsx|py|go|rs|java|cs|css|json|md|yaml|yml|toml|sql|sh|rb|c|h|cpp)\b")
+_WRAPPERS = {"sudo", "env", "time", "nice", "nohup", "command", "exec"}
+_TEST_TOOLS = {"pytest", "vitest", "jest", "mocha", "ava", "tox", "nox", "rspec", "phpunit", "ctest"}
+_BUILD_TOOLS = {"tsc", "make", "cmake", "gradle", "mvn", "ninja", "bazel", "webpack", "vite", "esbuild"}
+_READ_TOOLS = {"ls", "dir", "cat", "head", "tail", "wc", "find", "grep", "rg", "fd", "tree", "less", "more"}
+_SHELL_TOOLS = {"cd", "pwd", "echo", "mkdir", "cp", "mv", "rm", "touch", "chmod", "export", "source"}
+_PKG = {"npm", "npx", "yarn", "pnpm", "bun"}
+FAILURE_CATEGORIES = ("test", "build", "git")
+
+
+def _words(command: str) -> list[str]:
+    first = re.split(r"&&|\|\||;|\|", command, maxsplit=1)[0]
+    try:
+        words = shlex.split(first)
+    except ValueError:
+        words = first.split()
+    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in _WRAPPERS):
+        words = words[1:]
+    return words
+
+
+def classify(command: str) -> str:
+    """test | build | run | git | npm | read | shell | other, from the command's first words."""
+    words = _words(command)
+    if not words:
+        return "other"
+    tool = words[0].rsplit("/", 1)[-1]
+    rest = words[1:]
+    if tool in ("uv", "poetry", "pipenv", "hatch", "pdm") and rest[:1] == ["run"]:
+        return classify(" ".join(rest[1:]))
+    if tool.startswith("python") and rest[:2] in (["-m", "pytest"], ["-m", "unittest"], ["-m", "tox"]):
+        return "test"
+    if tool in _TEST_TOOLS:
+        return "test"
+    if tool in ("go", "cargo", "dotnet", "swift", "mix", "deno"):
+        sub = rest[0] if rest else ""
+        return {"test": "test", "build": "build", "run": "run", "check": "build"}.get(sub, "other")
+    if tool in _PKG:
+        sub = [w for w in rest if not w.startswith("-")]
+        if sub[:1] == ["test"] or sub[:2] == ["run", "test"] or (sub[:1] and sub[0] in _TEST_TOOLS):
+            return "test"
+        if sub[:1] == ["run"] and len(sub) > 1 and sub[1].startswith("test"):
+            return "test"
+        if sub[:1] == ["build"] or sub[:2] == ["run", "build"]:
+            return "build"
+        return "npm"
+    if tool == "git":
+        return "git"
+    if tool in _BUILD_TOOLS:
+        return "build"
+    if tool.startswith("python") or tool in ("node", "ruby", "java"):
+        return "run"
+    if tool in _READ_TOOLS:
+        return "read"
+    if tool in _SHELL_TOOLS:
+        return "shell"
+    return "other"
+
+
+def files_touched(command: str) -> list[str]:
+    """File-looking words in a command, unique, in order."""
+    seen: list[str] = []
+    for match in _FILES.findall(command):
+        if match not in seen:
+            seen.append(match)
+    return seen[:20]
+
+
+def tail(text: str | None) -> str | None:
+    """The redacted last 40 lines / 2000 characters of an output, or None when empty."""
+    if not text:
+        return None
+    clean = text.replace("\r\n", "\n").replace("\0", "").rstrip()
+    clean = "\n".join(clean.split("\n")[-TAIL_LINES:])[-TAIL_CHARS:]
+    return redact(clean) or None
+
+
+@dataclass(frozen=True)
+class CommandRecord:
+    """A captured command, already redacted."""
+
+    summary: str
+    category: str
+    exit_code: int | None
+    stdout_tail: str | None
+    stderr_tail: str | None
+    files: list[str]
+    interrupted: bool = False
+
+
+def record_command(command: str, exit_code: int | None, stdout: str | None, stderr: str | None, *, interrupted: bool = False) -> CommandRecord:
+    """Redact and classify a command; output tails kept only for failing test/build/git commands."""
+    category = classify(command)
+    keep = category in FAILURE_CATEGORIES and exit_code not in (None, 0)
+    return CommandRecord(
+        summary=redact(" ".join(command.split()))[:500],
+        category=category,
+        exit_code=exit_code,
+        stdout_tail=tail(stdout) if keep else None,
+        stderr_tail=tail(stderr) if keep else None,
+        files=files_touched(command),
+        interrupted=interrupted,
+    )
+
+
+def failure_summary(record: CommandRecord) -> str:
+    """`<category> failed: <command> (exit N)`."""
+    return f"{record.category} failed: {record.summary} (exit {record.exit_code})"
+
+
+def upsert_failure_episode(conn: sqlite3.Connection, session_id: str, scope_key: str, event_id: str,
+                           record: CommandRecord, now: str) -> tuple[str, bool]:
+    """A failure episode, or a `(seen Nx)` bump of the same failure in this session within 24 hours.
+
+    Returns:
+        (episode id, created) — created is False when an existing episode was bumped.
+    """
+    base = failure_summary(record)
+    stamp = parse_iso(now)
+    # The same failure reads `base` or `base (seen Nx)`: an equality and a prefix range, both on the index.
+    seen = base + " (seen "
+    rows = conn.execute(
+        "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
+        "AND (summary=? OR (summary >= ? AND summary < ?)) ORDER BY created_at DESC LIMIT 1",
+        (session_id, base, seen, seen + "\uffff"),
+    ).fetchall()
+    for row in rows:
+        created = parse_iso(row["created_at"])
+        if stamp is not None and created is not None and (stamp - created).total_seconds() <= 86400:
+            meta = json.loads(row["metadata_json"] or "{}")
+            occurrences = int(meta.get("occurrences", 1)) + 1
+            meta.update(occurrences=occurrences, last_occurred_at=now, event_id=event_id)
+            conn.execute(
+                "UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
+                (f"{base} (seen {occurrences}x)", json.dumps(meta), now, row["id"]),
+            )
+            return row["id"], False
+    episode_id = f"command_failure:{event_id}"
+    meta = {
+        "category": record.category, "exit_code": record.exit_code, "command_summary": record.summary,
+        "files_touched": record.files, "stdout_tail": record.stdout_tail, "stderr_tail": record.stderr_tail,
+        "event_id": event_id, "occurrences": 1,
+    }
+    conn.execute(
+        "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (episode_id, session_id, scope_key, "command_failure", base, record.files[0] if record.files else None,
+         json.dumps(meta), now),
+    )
+    return episode_id, True

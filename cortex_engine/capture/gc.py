@@ -1,0 +1,258 @@
+"""`cortex gc`: retention. Dry run by default; `--apply` deletes; automatic at session start at most
+once a day (`CORTEX_GC_AUTO=0` turns that off). Standard library only.
+
+What it prunes (each window overridable by environment):
+- events of sessions that ended and were summarized more than 30 days ago (`CORTEX_GC_EVENT_DAYS`);
+  the summary, the command runs and the episodes stay;
+- the retrieval log older than 30 days, always keeping the newest 2000 rows
+  (`CORTEX_GC_RETRIEVAL_LOG_DAYS`, `CORTEX_GC_RETRIEVAL_LOG_KEEP`);
+- spool replay keys older than 30 days (`CORTEX_GC_SPOOL_SEEN_DAYS`): a claim that old was replayed or lost;
+- archived memory items never accessed and older than 90 days (`CORTEX_GC_ARCHIVED_DAYS`), except notes,
+  snapshots and session summaries;
+- in this worktree's runtime folder, files older than a day that hold nothing to replay: blobs no spool or
+  claim line points at, and claims without one complete line.
+
+Never pruned: notes, snapshots, sessions, session summaries, and the token ledger (the economy record).
+Applying VACUUMs the store when more than a fifth of its pages are free.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cortex_engine.capture.flush import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
+from cortex_engine.base.errors import RuntimeUntrusted
+from cortex_engine.capture.runtime import BLOB_NAME, CLAIM_NAME
+from cortex_engine.base.clock import iso, parse_iso
+from cortex_engine.store.database import transaction
+
+if TYPE_CHECKING:
+    import logging
+    from cortex_engine.engine import Engine
+
+
+AUTO_ENV = "CORTEX_GC_AUTO"
+OFF = ("0", "off", "false", "no", "never", "disabled")
+AUTO_INTERVAL = timedelta(hours=24)
+ORPHAN_AGE_SECONDS = 24 * 60 * 60
+VACUUM_RATIO = 0.2
+NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_summary")
+_BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
+
+
+def _days(name: str, default: int) -> int:
+    """A retention window from the environment (whole days ≥ 1), else the default."""
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+@dataclass
+class Rule:
+    """What one rule found and removed."""
+
+    candidates: int = 0
+    deleted: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        """The report shape."""
+        return {"candidates": self.candidates, "deleted": self.deleted}
+
+
+@dataclass
+class GcReport:
+    """What a gc run found (and, applied, removed)."""
+
+    dry_run: bool
+    rules: dict[str, Rule] = field(default_factory=dict)
+    freelist_ratio: float = 0.0
+    vacuumed: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        """The `gc --json` shape."""
+        return {"dry_run": self.dry_run, **{k: v.to_dict() for k, v in self.rules.items()},
+                "freelist_ratio": round(self.freelist_ratio, 4), "vacuumed": self.vacuumed}
+
+    def render(self) -> str:
+        """The text report."""
+        head = "cortex gc — dry run: nothing deleted (re-run with --apply to prune)" if self.dry_run else "cortex gc — applied"
+        width = max(len(k) for k in self.rules)
+        lines = [head]
+        for name, rule in self.rules.items():
+            tail = "" if self.dry_run else f", {rule.deleted} deleted"
+            lines.append(f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} candidate{'s' if rule.candidates != 1 else ''}{tail}")
+        lines.append(f"  free pages {self.freelist_ratio:.1%}" + (", vacuumed" if self.vacuumed else ""))
+        lines.append("Notes, snapshots, sessions, summaries and the token ledger are never pruned.")
+        return "\n".join(lines)
+
+
+def _cutoff(now: datetime, days: int) -> str:
+    return iso(now - timedelta(days=days))
+
+
+def _rule(conn: sqlite3.Connection, report: GcReport, name: str, select: str, params: tuple, delete: str, apply: bool) -> None:
+    """Count the rows `select` finds; with `apply`, delete them with `delete` (same parameters)."""
+    rule = report.rules[name] = Rule(int(conn.execute(select, params).fetchone()[0]))
+    if apply and rule.candidates:
+        rule.deleted = conn.execute(delete, params).rowcount
+
+
+def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, apply: bool) -> None:
+    events_where = (
+        "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL AND s.ended_at < ? "
+        "AND EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))"
+    )
+    cutoff = _cutoff(now, _days("CORTEX_GC_EVENT_DAYS", 30))
+    _rule(conn, report, "events", f"SELECT COUNT(*) FROM events WHERE {events_where}", (cutoff,),
+          f"DELETE FROM events WHERE {events_where}", apply)
+
+    keep = _days("CORTEX_GC_RETRIEVAL_LOG_KEEP", 2000)
+    log_where = "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)"
+    _rule(conn, report, "retrieval_log", f"SELECT COUNT(*) FROM retrieval_log WHERE {log_where}",
+          (_cutoff(now, _days("CORTEX_GC_RETRIEVAL_LOG_DAYS", 30)), keep), f"DELETE FROM retrieval_log WHERE {log_where}", apply)
+
+    cutoff = _cutoff(now, _days("CORTEX_GC_SPOOL_SEEN_DAYS", 30))
+    _rule(conn, report, "spool_seen", "SELECT COUNT(*) FROM spool_seen WHERE seen_at < ?", (cutoff,),
+          "DELETE FROM spool_seen WHERE seen_at < ?", apply)
+
+    marks = ",".join("?" * len(NEVER_PRUNED_KINDS))
+    archived_where = (
+        "state='archived' AND access_count=0 AND created_at < ? AND kind NOT LIKE 'note:%' "
+        f"AND kind NOT IN ({marks}) AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')"
+    )
+    _rule(conn, report, "archived_memory_items", f"SELECT COUNT(*) FROM memory_items WHERE {archived_where}",
+          (_cutoff(now, _days("CORTEX_GC_ARCHIVED_DAYS", 90)), *NEVER_PRUNED_KINDS),
+          f"DELETE FROM memory_items WHERE {archived_where}", apply)
+
+
+def _runtime_rules(folder: Path | None, report: GcReport, wall_now: float, apply: bool) -> None:
+    """Blobs nothing points at and claims with nothing to replay, older than a day (only in a trusted folder)."""
+    blobs_rule = report.rules["orphaned_blobs"] = Rule()
+    claims_rule = report.rules["empty_claims"] = Rule()
+    if folder is None:
+        return
+    try:
+        rt = open_runtime(folder)
+    except (OSError, RuntimeUntrusted):
+        return  # a folder Cortex may not use is never pruned: `cortex doctor` says why
+    with rt:
+        old = wall_now - ORPHAN_AGE_SECONDS
+        lines: list[tuple[str, str | None]] = [(SPOOL, None)]
+        lines += [(name, CLAIMS) for name in rt.names(CLAIMS) if CLAIM_NAME.fullmatch(name)]
+        referenced: set[str] = set()
+        for name, sub in lines:
+            try:
+                data = rt.read(name, sub)
+            except OSError:
+                continue
+            if data is None:
+                continue
+            referenced.update(m.decode("utf-8", "replace") for m in _BLOB_REF.findall(data))
+            if sub == CLAIMS and b"\n" not in data and _mtime(rt.lstat(name, sub)) < old:
+                claims_rule.candidates += 1
+                if apply and rt.unlink(name, sub):
+                    claims_rule.deleted += 1
+        for name in rt.names(BLOBS):
+            if (BLOB_NAME.fullmatch(name) and rt.is_file(name, BLOBS) and name not in referenced
+                    and _mtime(rt.lstat(name, BLOBS)) < old):
+                blobs_rule.candidates += 1
+                if apply and rt.unlink(name, BLOBS):
+                    blobs_rule.deleted += 1
+
+
+def _mtime(info: os.stat_result | None) -> float:
+    return info.st_mtime if info is not None else float("inf")
+
+
+GC_STEPS = 3
+"""The store's rules, the runtime folder, the VACUUM: what `tick` counts."""
+
+
+def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
+           tick: Callable[[int], None] | None = None) -> GcReport:
+    """Find (and with `apply`, delete) what retention allows; VACUUM a fragmented store when applying.
+
+    Args:
+        vacuum: allow a VACUUM when more than a fifth of the pages are free (applying only).
+        tick: called with 1 after each of the GC_STEPS steps (a progress bar's).
+    """
+    step = tick or (lambda n: None)
+    conn = engine.conn
+    report = GcReport(dry_run=not apply)
+    now = engine.clock()
+    if apply:
+        with transaction(conn):
+            _database_rules(conn, report, now, apply=True)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('last_gc_at', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (iso(now),),
+            )
+    else:
+        _database_rules(conn, report, now, apply=False)
+    step(1)
+    _runtime_rules(find_runtime(engine.cwd), report, time.time(), apply)
+    step(1)
+    pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    report.freelist_ratio = free / pages if pages else 0.0
+    if apply and vacuum and report.freelist_ratio > VACUUM_RATIO:
+        report.vacuumed = _vacuum(conn)
+        if report.vacuumed:
+            pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+            free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+            report.freelist_ratio = free / pages if pages else 0.0
+    step(1)
+    return report
+
+
+def _vacuum(conn: sqlite3.Connection) -> bool:
+    """VACUUM with a short busy wait: another reader holding the store means try again another day."""
+    conn.execute("PRAGMA busy_timeout=250")
+    try:
+        conn.execute("VACUUM")
+        return True
+    except sqlite3.OperationalError as exc:
+        _log().info("gc: VACUUM skipped (%s)", exc)
+        return False
+    finally:
+        from cortex_engine.store.database import BUSY_TIMEOUT_MS
+
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def _log() -> logging.Logger:
+    """This module's logger; `logging` is imported only when there is something to log (not at session start)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
+def auto_enabled() -> bool:
+    """Whether the session-start run is on (`CORTEX_GC_AUTO` unset or not an off spelling)."""
+    return os.environ.get(AUTO_ENV, "").strip().lower() not in OFF
+
+
+def auto(engine: Engine) -> GcReport | None:
+    """The session-start run: apply at most once a day, unless turned off; never fails the session start."""
+    if not auto_enabled():
+        return None
+    try:
+        row = engine.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()
+        last = parse_iso(row["value"]) if row is not None else None
+        if last is not None and engine.clock() - last < AUTO_INTERVAL:
+            return None
+        return run_gc(engine, apply=True)
+    except (sqlite3.Error, OSError) as exc:
+        _log().warning("cortex gc at session start skipped: %s", exc)
+        return None

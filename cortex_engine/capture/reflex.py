@@ -1,0 +1,91 @@
+"""Unprompted hints: the consult hint (at most once per session) and the reflex whisper (high confidence)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from cortex_engine.memory.items import is_resolved, is_superseded
+from cortex_engine.query.render import clip, inspect_pointer, render_memory_line
+from cortex_engine.store.database import transaction
+
+if TYPE_CHECKING:
+    from cortex_engine.engine import Engine
+
+HINT = "Cortex may have prior context for this work — cortex_recall(topic) checks; cortex_state for broad state."
+WHISPER_CHARS = 460
+MIN_SCORE = 9.0
+WHISPER_KINDS = ("note:decision", "note:blocker", "note:insight", "episode:command_failure")
+_RELEVANT = re.compile(
+    r"\b(resume|resumed|resuming|continue|continuing|again|earlier|previous|prior|follow[- ]?up|pick up|fix|debug|bug|"
+    r"error|failure|failing|broken|regression|implement|plan|multi[- ]?step|decision|remember|memory|refactor)\b",
+    re.IGNORECASE,
+)
+
+
+def flag(engine: Engine, session_id: str, key: str) -> str | None:
+    """A per-session flag's value."""
+    row = engine.conn.execute("SELECT value FROM session_flags WHERE session_id=? AND key=?", (session_id, key)).fetchone()
+    return row["value"] if row is not None else None
+
+
+def set_flag(engine: Engine, session_id: str, key: str, value: str = "1") -> None:
+    """Set a per-session flag."""
+    with transaction(engine.conn):
+        engine.conn.execute(
+            "INSERT INTO session_flags(session_id, key, value) VALUES (?,?,?) "
+            "ON CONFLICT(session_id, key) DO UPDATE SET value=excluded.value",
+            (session_id, key, value),
+        )
+
+
+def _output(event: str, text: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
+    """UserPromptSubmit: one line pointing at memory, at most once per session and never after a consult."""
+    if flag(engine, session_id, "consulted") or flag(engine, session_id, "consult_hint"):
+        return ""
+    sessions = engine.conn.execute(
+        "SELECT COUNT(*) FROM sessions WHERE scope_key=? AND parent_session_id IS NULL", (engine.scope.key,)
+    ).fetchone()[0]
+    if not _RELEVANT.search(prompt) and sessions <= 1:
+        return ""
+    set_flag(engine, session_id, "consult_hint")
+    engine.book_text("consult_gate", HINT, session_id)
+    return _output("UserPromptSubmit", HINT)
+
+
+def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
+    """PreToolUse: one remembered line about the file or command at hand, only when confidence is high."""
+    anchor_key = " ".join(anchor.replace("\\", "/").split()).lower()
+    if not anchor_key:
+        return ""
+    focus_key = f"{event}:{anchor_key}"
+    if flag(engine, session_id, f"reflex:{focus_key}"):
+        return ""
+    engine.refresh()
+    ctx = engine._context()
+    from cortex_engine.query.surfaces import ranked
+
+    _, _, results = ranked(ctx, anchor, 6, exact=True)
+    pick = None
+    for cand in results:
+        text = cand.row["text"]
+        if cand.kind not in WHISPER_KINDS or cand.score < MIN_SCORE or cand.row["scope_key"] != engine.scope.key:
+            continue
+        if is_superseded(cand.kind, text) or is_resolved(text):
+            continue
+        if anchor_key not in ((cand.row["subject"] or "") + "\n" + text).replace("\\", "/").lower():
+            continue
+        pick = cand
+        break
+    if pick is None:
+        return ""
+    line = "Cortex memory: " + render_memory_line(pick.row, pick.validation, 3)
+    line = clip(line, WHISPER_CHARS, inspect_pointer(pick.id))  # its labels are kept whole
+    set_flag(engine, session_id, f"reflex:{focus_key}")
+    engine.book_text("whisper", line, session_id)
+    return _output("PreToolUse", line)

@@ -1,0 +1,7 @@
+"""Memory rules: what a note means. In: notes written by a person, an agent or capture. Out: `memory_items`,
+the one retrieval layer, with trust state (active, contested, superseded, resolved) and tiers.
+
+`notes` writes, supersedes and resolves; `contradiction` detects opposing notes; `items` projects notes into
+memory_items, defuses author text and derives tiers; `projection` projects captured rows; `merges` and
+`sharing` bring notes home from merged branches and shared decision files; `inspection` lists, edits and
+deletes with an audit trail; `transfer` exports notes and imports them (also Claude Code's own memory files)."""

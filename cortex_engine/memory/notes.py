@@ -1,0 +1,444 @@
+"""Notes: writing with contradiction and supersession, resolving, and projecting into memory_items."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cortex_engine.base.ids import new_id
+from cortex_engine.base.errors import InvalidInput, NotFound, Refused
+from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
+    project_note_text)
+from cortex_engine.base.lazy import LazyModule
+from cortex_engine.scope.identity import Scope
+from cortex_engine.store.database import rollback
+
+# Regex-heavy; imported on the first write, never by a read-only hook path.
+contradiction = LazyModule("memory.contradiction")
+references = LazyModule("scope.references")
+freshness = LazyModule("scope.freshness")
+anchors = LazyModule("scope.anchors")
+redaction = LazyModule("store.redact")
+
+
+def clean_text(text: str) -> str:
+    """Note text as stored: invisible characters removed and secrets redacted (`redact.clean_text`).
+
+    The store's connection applies the same rule to every string it is given; a note applies it before
+    anything is derived from its text (length checks, the normalized subject, contradiction signals).
+    """
+    return redaction.clean_text(text)
+
+
+MAX_CONTENT_CHARS = 20_000
+MAX_ALTERNATIVES_CHARS = 2_000
+MAX_SUBJECT_CHARS = 200  # a subject names a topic in a few words; every surface prints it on one line
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An active decision the new note contradicts."""
+
+    id: str
+    subject: str | None
+    timestamp: str
+    content: str
+    signal: str
+    trigger: str
+
+
+@dataclass(frozen=True)
+class NoteWrite:
+    """What writing a note did."""
+
+    id: str
+    item_id: str
+    kind: str
+    subject: str | None
+    content: str
+    timestamp: str
+    conflicts: tuple[Conflict, ...]
+    superseded: tuple[str, ...]
+
+
+def normalize_subject(subject: str | None) -> str | None:
+    """Subjects are stored trimmed, whitespace-collapsed and lowercased; blank means none."""
+    if subject is None:
+        return None
+    value = " ".join(clean_text(subject).split()).lower()
+    return value or None
+
+
+def validate_note(kind: str, content: str, subject: str | None, alternatives: list[str] | None) -> None:
+    """Refuse a note the store should not hold, before anything is written."""
+    if kind not in NOTE_KINDS:
+        raise InvalidInput(f"unknown note kind {kind!r}; use one of {', '.join(NOTE_KINDS)}", code="bad_kind")
+    if not content.strip():
+        raise InvalidInput("note text is empty", code="empty_text")
+    if len(content) > MAX_CONTENT_CHARS and len(clean_text(content)) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"note text is over {MAX_CONTENT_CHARS} characters", code="too_long")
+    normalized = normalize_subject(subject)
+    if kind != "insight" and normalized is None:
+        raise InvalidInput(f"Subject is required for {kind} notes", code="subject_required")
+    if normalized is not None and len(normalized) > MAX_SUBJECT_CHARS:
+        raise InvalidInput(f"subject is {len(normalized)} characters; the limit is {MAX_SUBJECT_CHARS} "
+                           "(name the topic in a few words, put the detail in the note text)", code="too_long")
+    if alternatives and sum(len(clean_text(a)) for a in alternatives) > MAX_ALTERNATIVES_CHARS:
+        raise InvalidInput(f"alternatives are over {MAX_ALTERNATIVES_CHARS} characters", code="too_long")
+
+
+def item_id_for(note_id: str) -> str:
+    """The memory-item id a note projects to."""
+    return f"notes:{note_id}"
+
+
+def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str, *, demote_tier: bool = False) -> None:
+    """Project a note into memory_items (insert, or re-project keeping tier and access history)."""
+    alternatives = alternatives_list(note["alternatives"])
+    text = project_note_text(
+        note["kind"], note["content"], note["subject"], alternatives, bool(note["conflict"]), note["status"],
+        note["origin"] if "origin" in note.keys() else None,
+    )
+    item_id = item_id_for(note["id"])
+    row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    if row is None:
+        conn.execute(
+            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, "
+            "text, state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                item_id, note["session_id"], scope_type, note["scope_key"], f"note:{note['kind']}", "notes",
+                note["id"], note["subject"], text, fresh_note_state(note["kind"], note["status"]),
+                IMPORTANCE.get(note["kind"], 0.5), note["timestamp"],
+            ),
+        )
+    else:
+        state = row["state"]
+        if note["status"] == "resolved":
+            state = "cold"
+        elif demote_tier:
+            state = demote(state)
+        if row["text"] != text or row["subject"] != note["subject"]:
+            conn.execute("UPDATE memory_items SET text=?, subject=?, state=? WHERE id=?", (text, note["subject"], state, item_id))
+        elif state != row["state"]:
+            conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
+        if row["text"] == text and row["subject"] == note["subject"]:
+            return
+    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True)
+
+
+def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
+                            fresh: bool = False, anchor: bool = False) -> int:
+    """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
+
+    With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
+    ranges the text names; captured activity (command output, stack traces) is not, which keeps the flush
+    from reading every file a traceback mentions.
+    """
+    if not fresh:
+        conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
+    scope = conn.execute("SELECT scope_key FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
+    refs = references.extract_references(subject, text, repo)
+    conn.executemany(
+        "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, head_oid) "
+        "VALUES (?,?,?,?,?)",
+        [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
+    )
+    if not fresh:
+        conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    files = [r.normalized for r in refs if r.type == "file"] if anchor else []
+    if repo is not None and files:
+        joined = text if subject is None else f"{subject}\n{text}"
+        write_anchors(conn, item_id, anchors.find_anchors(repo.worktree, files, joined), head, None)
+    return len(refs)
+
+
+def write_anchors(conn: sqlite3.Connection, item_id: str, found: list, head: str | None, now: str | None) -> None:
+    """Store an item's anchors (`anchors.Anchor`), recorded at `head`."""
+    conn.executemany(
+        "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
+        "anchored_at) VALUES (?,?,?,?,?,?,?,?)",
+        [(item_id, a.path, a.symbol, a.start, a.end, a.digest, head, now) for a in found],
+    )
+
+
+def write_note(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str | None,
+    kind: str,
+    content: str,
+    subject: str | None,
+    alternatives: list[str] | None,
+    now: str,
+    *,
+    detect: bool = True,
+    origin: str | None = None,
+    record: Callable[[sqlite3.Connection, str], None] | None = None,
+) -> NoteWrite:
+    """Insert a note in one IMMEDIATE transaction: detect contests, supersede priors, project.
+
+    `now` is the note's timestamp. A write with an origin (a merged branch's note, a shared decision) is dated
+    and may be older than notes already in the scope: the contradiction check still meets those, but only
+    older notes are superseded by it, and a newer active note of the same kind and subject supersedes it on
+    arrival. `origin` labels a note not written in its scope (`from <branch>`, `shared`). `record(conn, note_id)`
+    runs inside the same transaction (a promotion or a shared file is recorded with its note, or neither is).
+
+    Raises:
+        InvalidInput: the kind, text, subject or alternatives are not acceptable (nothing is written).
+    """
+    validate_note(kind, content, subject, alternatives)
+    subject_n = normalize_subject(subject)
+    content = clean_text(content.strip())
+    alts = [clean_text(a) for a in (alternatives or []) if a.strip()]
+    note_id = new_id()
+    conflicts: list[Conflict] = []
+    superseded: list[str] = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        priors = []
+        if subject_n is not None:
+            priors = conn.execute(
+                "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+                "ORDER BY timestamp, rowid",
+                (scope.key, subject_n, kind),
+            ).fetchall()
+        # Only a dated write (one with an origin) is placed among newer notes; a note written now has none, and
+        # a local write keeps superseding whatever came before it.
+        newer = [p for p in priors if p["timestamp"] > now] if origin else []
+        priors = [p for p in priors if p["timestamp"] <= now] if origin else priors
+        if detect:
+            for prior in [*priors, *newer]:
+                if prior["kind"] != "decision":
+                    continue
+                verdict = contradiction.compare(prior["content"], content)
+                if verdict is not None:
+                    conflicts.append(
+                        Conflict(prior["id"], prior["subject"], prior["timestamp"], prior["content"], verdict.signal, verdict.trigger)
+                    )
+        veto = {c.id for c in conflicts} | {p["id"] for p in priors if p["conflict"]}
+        status = "active"
+        if kind in ("decision", "intent") and subject_n is not None:
+            superseded = [p["id"] for p in priors if p["kind"] == kind and p["id"] not in veto]
+            if any(p["kind"] == kind and p["id"] not in veto and not p["conflict"] for p in newer):
+                status = "superseded"
+        for prior_id in superseded:
+            conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (prior_id,))
+        for conflict in conflicts:
+            conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
+        conn.execute(
+            "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (note_id, session_id, scope.key, now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
+             int(bool(conflicts)), clean_text(origin) if origin else None),
+        )
+        if session_id and subject_n and (kind == "focus" or kind == "intent"):
+            column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
+            conn.execute(f"UPDATE sessions SET {column} WHERE id=?", (subject_n, session_id))
+        for prior_id in superseded:
+            _resync(conn, prior_id, scope.type, demote_tier=True)
+        for conflict in conflicts:
+            _resync(conn, conflict.id, scope.type)
+        _resync(conn, note_id, scope.type)
+        if record is not None:
+            record(conn, note_id)
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))
+
+
+def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, *, demote_tier: bool = False) -> None:
+    note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    if note is not None:
+        sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type), demote_tier=demote_tier)
+
+
+def _scope_type_of(scope_key: str, fallback: str) -> str:
+    head = scope_key.split(":", 1)[0]
+    return head if head in ("branch", "detached", "project") else fallback
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What resolving a note did."""
+
+    id: str
+    kind: str
+    subject: str | None
+    status: str
+    cleared_contest: bool
+    replacement_id: str | None
+    superseded: tuple[str, ...] = ()
+    """Other active notes on the subject that the replacement superseded (the other sides of a contest)."""
+
+
+def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
+    """Find a note by its id, its memory-item id, or a unique prefix of either (at least 8 characters).
+
+    Raises:
+        NotFound: nothing carries that id.
+        InvalidInput: the prefix is shorter than 8 characters or matches more than one note.
+    """
+    from cortex_engine.base.ids import resolve_prefix
+
+    raw = note_or_item_id.strip()
+    note_id = raw[len("notes:"):] if raw.startswith("notes:") else raw
+    note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    if note is None:
+        full = resolve_prefix(conn, "notes", note_id, what="note")
+        note = conn.execute("SELECT * FROM notes WHERE id=?", (full,)).fetchone() if full else None
+    if note is None:
+        raise NotFound(f'no note found for id "{raw}"', code="not_found", id=raw)
+    return note
+
+
+def resolve_note(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session_id: str | None,
+    now: str,
+    *,
+    note_id: str | None = None,
+    subject: str | None = None,
+    status: str = "resolved",
+    replacement: str | None = None,
+    expected_sides: Sequence[str] | None = None,
+) -> Resolution:
+    """Resolve or supersede a note by id, or by subject in this scope; optionally write its replacement.
+
+    The rules (README "Resolving and superseding" says the same):
+
+    - One side of a contest, by id, without a replacement: that side takes `status`. The sides still
+      active keep standing; when one is left it is no longer contested (the contest is closed and it is the
+      one active decision on the subject); when two or more are left they stay contested with each other.
+    - Any note (a side of a contest or not), by id or by subject, with a replacement: the note takes
+      `status`, the replacement is written as an active note of the same kind and subject, and every other
+      active note of that kind on the subject in that scope is superseded (one tier cooler). The contest,
+      if any, is closed: exactly one active note of that kind remains on the subject, the replacement.
+    - By subject without a replacement: the newest active note on the subject in this scope takes
+      `status`. Refused while a contest is open on the subject (it would have to guess the side).
+    - By subject with a replacement on a contested subject: every side is superseded by the replacement.
+
+    Args:
+        expected_sides: the note ids of the contest as the caller saw it; checked inside the write transaction,
+            so a contest resolved or joined by another process since is refused rather than acted on blindly.
+
+    Raises:
+        InvalidInput: neither or both of id and subject, an unknown status, an empty replacement, or an
+            ambiguous id prefix.
+        NotFound: no such note, or no active note on the subject.
+        Refused: resolving by subject, without a replacement, while a contest is open on it; or the contest is
+            not the one the caller saw (`expected_sides`).
+    """
+    if status not in ("resolved", "superseded"):
+        raise InvalidInput(f"unknown status {status!r}; use resolved or superseded", code="bad_status")
+    if (note_id is None) == (subject is None):
+        raise InvalidInput("give exactly one of a note id or a subject", code="id_or_subject")
+    if replacement is not None and not replacement.strip():
+        raise InvalidInput("replacement text is empty", code="empty_text")
+    if note_id is not None:
+        note = find_note(conn, note_id)
+    else:
+        subject_n = normalize_subject(subject)
+        if subject_n is None:
+            raise InvalidInput("subject is empty", code="bad_args")
+        active = conn.execute(
+            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC, rowid DESC",
+            (scope.key, subject_n),
+        ).fetchall()
+        contested = [n for n in active if n["conflict"]]
+        if len(contested) > 1 and replacement is None:
+            ids = ", ".join(n["id"] for n in contested)
+            raise Refused(
+                f'"{subject_n}" has an open contest between {ids}; resolve one side by id, or give a replacement '
+                "(resolving by subject would have to guess which side you meant)",
+                code="contested_subject",
+                ids=[n["id"] for n in contested],
+            )
+        if not active:
+            raise NotFound(f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n)
+        note = contested[0] if contested else active[0]
+    if replacement is not None:
+        validate_note(note["kind"], replacement, note["subject"], None)
+    replacement_id = None
+    others: list[str] = []
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if expected_sides is not None:
+            check_contest(conn, note["id"], expected_sides)
+        if replacement is not None:
+            replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
+            if note["subject"]:
+                others = [r["id"] for r in conn.execute(
+                    "SELECT id FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
+                    (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
+                )]
+            for other_id in others:
+                conn.execute("UPDATE notes SET status='superseded', conflict=0 WHERE id=?", (other_id,))
+        before = note["status"]
+        conn.execute("UPDATE notes SET status=?, conflict=0 WHERE id=?", (status, note["id"]))
+        cleared = False
+        if note["conflict"] and note["subject"]:
+            standing = conn.execute(
+                "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active'",
+                (note["scope_key"], note["subject"]),
+            ).fetchall()
+            if len(standing) <= 1:
+                # The last side standing is the decision; a contest among several remaining sides stays open.
+                conn.execute("UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1",
+                             (note["scope_key"], note["subject"]))
+                cleared = True
+            for other in conn.execute(
+                "SELECT id FROM notes WHERE scope_key=? AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
+            ).fetchall():
+                if other["id"] not in others:
+                    _resync(conn, other["id"], scope.type)
+        for other_id in others:
+            _resync(conn, other_id, scope.type, demote_tier=True)
+        _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
+    """Refuse unless `note_id` is a side of an open contest whose sides are exactly `expected_sides`.
+
+    Call it inside the write transaction that acts on the contest (the check and the act see one state).
+
+    Raises:
+        Refused: code `contest_changed`, naming what the contest is now.
+    """
+    note = conn.execute("SELECT scope_key, subject FROM notes WHERE id=?", (note_id,)).fetchone()
+    current: list[str] = []
+    if note is not None and note["subject"]:
+        current = [row["id"] for row in conn.execute(
+            "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active' "
+            "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
+    if note_id in current and set(current) == set(expected_sides):
+        return
+    subject = note["subject"] if note is not None else None
+    now = (f"its open sides are now {', '.join(i[:8] for i in current)}" if current
+           else "it is no longer open")
+    raise Refused(
+        f'the contest on "{subject or note_id}" changed since it was shown: {now}; nothing was changed',
+        code="contest_changed", expected=list(expected_sides), current=current,
+    )
+
+
+def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:
+    """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
+    replacement_id = new_id()
+    conn.execute(
+        "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict) "
+        "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
+        (replacement_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
+    )
+    _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))
+    return replacement_id

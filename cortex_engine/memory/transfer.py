@@ -1,0 +1,478 @@
+"""`cortex export` / `cortex import`: notes out to JSON Lines or Markdown, and back in (also Claude Code's own
+memory files, `CLAUDE.md` and the auto-memory `MEMORY.md`). Standard library only.
+
+The JSON Lines export is the exchange format: one header line, then one note per line in (timestamp, id)
+order with a fixed key order, so exporting the same notes always gives the same bytes. Import runs in one
+`BEGIN IMMEDIATE` transaction: a file with one bad line imports nothing and names the line. Notes whose id is
+already stored are left as they are, so importing a file twice changes nothing and says so. The supersession
+and contradiction rules of `notes.write_note` are applied in timestamp order against what the store holds:
+an imported active decision supersedes an older active one on its subject, is superseded by a newer one, and
+opens a contest with one it contradicts.
+
+sqlite-utils is not used here: every imported string has to pass the engine's own choke points (redaction,
+subject normalisation, the contradiction rule) inside one transaction on the engine's connection, and the
+export is two ordered SELECTs; its `insert_all` would bypass those rules and buy nothing for the reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cortex_engine.base.clock import iso, parse_iso
+from cortex_engine.base.errors import InvalidInput
+from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
+from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
+from cortex_engine.memory.notes import contradiction
+
+Tick = Callable[[int], None]
+
+FORMAT_VERSION = 1
+HEADER_KEY = "cortex_export"
+MARKDOWN_TITLE = "# Cortex export"
+STATUSES = ("active", "superseded", "resolved")
+FORMATS = ("jsonl", "markdown")
+# Fixed, so ids of notes imported from a memory file are the same on every machine and every run.
+_MEMORY_NAMESPACE = uuid.UUID("6f1c0b8e-2d2a-4a53-9a55-3c0a1e0c7a21")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass(frozen=True)
+class ExportedNote:
+    """One note as exported: everything needed to put it back."""
+
+    id: str
+    scope: str
+    timestamp: str
+    kind: str
+    subject: str | None
+    content: str
+    alternatives: tuple[str, ...]
+    status: str
+    contested: bool
+    contested_with: tuple[str, ...]
+    source: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON Lines record (this key order is part of the format)."""
+        return {
+            "id": self.id, "scope": self.scope, "timestamp": self.timestamp, "kind": self.kind,
+            "subject": self.subject, "content": self.content, "alternatives": list(self.alternatives),
+            "status": self.status, "contested": self.contested, "contested_with": list(self.contested_with),
+            "source": self.source,
+        }
+
+
+def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
+                 implied: tuple[str, ...] = ()) -> list[ExportedNote]:
+    """Every note (of `scopes`, when given) in (timestamp, id) order, with the notes each contest links it to.
+
+    Raises:
+        InvalidInput: a scope key that no note carries (`implied` keys, such as this worktree's, may be empty).
+    """
+    if scopes:
+        known = {r[0] for r in conn.execute("SELECT DISTINCT scope_key FROM notes")}
+        unknown = [s for s in scopes if s not in known and s not in implied]
+        if unknown:
+            raise InvalidInput(f"no note is stored under scope {unknown[0]!r}; list the scopes with "
+                               "`cortex list-memory --json` (or omit --scope to export every scope)", code="bad_scope")
+        marks = ",".join("?" for _ in scopes)
+        rows = conn.execute(f"SELECT * FROM notes WHERE scope_key IN ({marks}) ORDER BY timestamp, id", scopes).fetchall()
+    else:
+        rows = conn.execute("SELECT * FROM notes ORDER BY timestamp, id").fetchall()
+    contested: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row["conflict"] and row["subject"]:
+            contested.setdefault((row["scope_key"], row["subject"]), []).append(row["id"])
+    out = []
+    for row in rows:
+        peers = contested.get((row["scope_key"], row["subject"]), []) if row["conflict"] else []
+        out.append(ExportedNote(
+            row["id"], row["scope_key"], row["timestamp"], row["kind"], row["subject"], row["content"],
+            tuple(alternatives_list(row["alternatives"])), row["status"], bool(row["conflict"]),
+            tuple(sorted(p for p in peers if p != row["id"])), row["source"],
+        ))
+    return out
+
+
+def render_jsonl(notes: list[ExportedNote], tick: Tick | None = None) -> str:
+    """The JSON Lines export: a header line, then one note per line (`tick(1)` after each)."""
+    lines = [json.dumps({HEADER_KEY: FORMAT_VERSION, "notes": len(notes)}, ensure_ascii=False)]
+    for note in notes:
+        lines.append(json.dumps(note.to_dict(), ensure_ascii=False))
+        if tick is not None:
+            tick(1)
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(notes: list[ExportedNote]) -> str:
+    """A Markdown export for reading (import reads the JSON Lines export, not this)."""
+    lines = [MARKDOWN_TITLE, "", f"{len(notes)} note(s). Import reads the JSON Lines export (`--format jsonl`)."]
+    scope = None
+    for note in sorted(notes, key=lambda n: (n.scope, n.timestamp, n.id)):
+        if note.scope != scope:
+            scope = note.scope
+            lines += ["", f"## {scope}"]
+        head = " · ".join(x for x in (note.kind, note.subject or "", note.status, "contested" if note.contested else "") if x)
+        lines += ["", f"### {head}", "", f"`{note.id}` · {note.timestamp}" + (f" · from {note.source}" if note.source else ""),
+                  "", *(f"> {line}" if line else ">" for line in note.content.split("\n"))]
+        if note.alternatives:
+            lines += ["", "Rejected alternatives:", *(f"- {a}" for a in note.alternatives)]
+        if note.contested_with:
+            lines += ["", "Contested with: " + ", ".join(f"`{p}`" for p in note.contested_with)]
+    return "\n".join(lines) + "\n"
+
+
+# -- reading a file ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A note read from a file, not yet checked against the store."""
+
+    id: str
+    scope: str
+    timestamp: str
+    kind: str
+    subject: str | None
+    content: str
+    alternatives: tuple[str, ...]
+    status: str
+    contested: bool
+    source: str | None
+    where: str
+
+
+@dataclass
+class ImportResult:
+    """What an import did: notes added, already present, superseded or contested by the rules."""
+
+    path: str
+    format: str
+    read: int
+    added: list[str] = field(default_factory=list)
+    present: int = 0
+    superseded: list[str] = field(default_factory=list)
+    contested: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    unread_scopes: list[str] = field(default_factory=list)
+    """Scopes the imported notes landed in that the importing worktree does not read."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether the store changed."""
+        return bool(self.added)
+
+    def to_dict(self) -> dict[str, object]:
+        """The `--json` shape."""
+        return {"path": self.path, "format": self.format, "read": self.read, "added": len(self.added),
+                "already_present": self.present, "superseded": self.superseded, "contested": self.contested,
+                "skipped": self.skipped, "unread_scopes": self.unread_scopes, "changed": self.changed,
+                "ids": self.added, "text": self.render()}
+
+    def render(self) -> str:
+        """The text report."""
+        what = "note(s)" if self.format == "jsonl" else "insight(s)"
+        if not self.added:
+            lines = [f"Nothing changed: all {self.present} {what} in {self.path} are already in the store."
+                     if self.present else f"Nothing changed: {self.path} holds no note to import."]
+        else:
+            lines = [f"Imported {len(self.added)} {what} from {self.path}"
+                     + (f"; {self.present} already present, left as they are." if self.present else ".")]
+        if self.superseded:
+            lines.append(f"Superseded by the import: {_some(self.superseded)}")
+        if self.contested:
+            lines.append(f"Contested (resolve with `cortex resolve`): {_some(self.contested)}")
+        lines += [f"Not imported: {s}" for s in self.skipped]
+        if self.unread_scopes:
+            lines.append(f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
+                         "(`cortex import FILE --scope here` puts them in this worktree's scope instead)")
+        return "\n".join(lines)
+
+
+SHOWN_IDS = 5
+
+
+def _some(ids: list[str]) -> str:
+    """The first few ids, and how many more (`--json` lists them all)."""
+    more = len(ids) - SHOWN_IDS
+    return ", ".join(ids[:SHOWN_IDS]) + (f" and {more} more (--json lists them all)" if more > 0 else "")
+
+
+def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Incoming], list[str]]:
+    """Read an export or a Claude Code memory file: (format, notes, blocks left out and why).
+
+    Raises:
+        InvalidInput: the file cannot be read, is a Markdown export, or has a line that is not a valid note
+            (named by its line number; nothing is imported).
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc.__class__.__name__}", code="bad_file") from exc
+    try:
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text; nothing was imported", code="bad_file") from exc
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    if first.strip() == MARKDOWN_TITLE:
+        raise InvalidInput(f"{path} is a Markdown export, which is for reading; import the JSON Lines export "
+                           "(`cortex export --format jsonl`); nothing was imported", code="bad_file")
+    header = _json_object(first)
+    if header is not None and HEADER_KEY in header:
+        if header[HEADER_KEY] != FORMAT_VERSION:
+            raise InvalidInput(f"{path} is a Cortex export of format {header[HEADER_KEY]!r}; this build reads format "
+                               f"{FORMAT_VERSION}; nothing was imported", code="bad_file")
+        return "jsonl", _read_jsonl(path, text), []
+    if header is not None or first.lstrip().startswith("{"):
+        raise InvalidInput(f"{path} is JSON but not a Cortex export (its first line has no {HEADER_KEY!r} key); "
+                           "nothing was imported", code="bad_file")
+    source = os.path.realpath(path)
+    incoming, skipped = _read_memory_file(text, source, default_scope, now)
+    return Path(path).name, incoming, skipped
+
+
+def _json_object(line: str) -> dict | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _read_jsonl(path: str, text: str) -> list[Incoming]:
+    out: list[Incoming] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.split("\n")[1:], start=2):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        record = _json_object(line)
+        if record is None:
+            raise InvalidInput(f"{where} is not a JSON object; nothing was imported", code="bad_file")
+        note = _incoming(record, where)
+        if note.id in seen:
+            raise InvalidInput(f"{where} repeats note id {note.id}; nothing was imported", code="bad_file")
+        seen.add(note.id)
+        out.append(note)
+    return out
+
+
+def _incoming(record: dict, where: str) -> Incoming:
+    """One exported record checked field by field."""
+    def bad(why: str) -> InvalidInput:
+        return InvalidInput(f"{where}: {why}; nothing was imported", code="bad_file")
+
+    def text_field(name: str, *, optional: bool = False) -> str | None:
+        value = record.get(name)
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise bad(f"{name!r} must be a non-empty string")
+        return value
+
+    note_id = text_field("id")
+    assert note_id is not None
+    try:
+        note_id = str(uuid.UUID(note_id))
+    except ValueError as exc:
+        raise bad(f"id {note_id!r} is not a UUID") from exc
+    kind = text_field("kind")
+    if kind not in NOTE_KINDS:
+        raise bad(f"unknown kind {kind!r}")
+    status = record.get("status", "active")
+    if status not in STATUSES:
+        raise bad(f"unknown status {status!r}")
+    stamp = parse_iso(text_field("timestamp") or "")
+    if stamp is None:
+        raise bad(f"timestamp {record.get('timestamp')!r} is not an ISO time")
+    alternatives = record.get("alternatives") or []
+    if not isinstance(alternatives, list) or not all(isinstance(a, str) for a in alternatives):
+        raise bad("'alternatives' must be a list of strings")
+    contested = record.get("contested", False)
+    if not isinstance(contested, bool):
+        raise bad("'contested' must be true or false")
+    content = text_field("content")
+    assert content is not None
+    try:
+        validate_note(kind, content, record.get("subject") if isinstance(record.get("subject"), str) else None,
+                      alternatives)
+    except InvalidInput as exc:
+        raise bad(exc.message) from exc
+    return Incoming(note_id, text_field("scope") or "", iso(stamp), kind, text_field("subject", optional=True),
+                    content, tuple(alternatives), status, contested, text_field("source", optional=True), where)
+
+
+def _read_memory_file(text: str, source: str, scope: str, now: str) -> tuple[list[Incoming], list[str]]:
+    """A CLAUDE.md / MEMORY.md: each bullet or paragraph becomes an insight, its heading the subject."""
+    blocks = _memory_blocks(text)
+    out: list[Incoming] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+    for line_no, heading, body in blocks:
+        where = f"{Path(source).name} line {line_no}"
+        try:
+            validate_note("insight", body, heading, None)
+        except InvalidInput as exc:
+            skipped.append(f"{where}: {exc.message}")
+            continue
+        note_id = str(uuid.uuid5(_MEMORY_NAMESPACE, "\n".join((source, scope, heading or "", body))))
+        if note_id in seen:
+            skipped.append(f"{where}: the same text appears earlier under the same heading")
+            continue
+        seen.add(note_id)
+        out.append(Incoming(note_id, scope, now, "insight", heading, body, (), "active", False, source, where))
+    return out, skipped
+
+
+def _memory_blocks(text: str) -> list[tuple[int, str | None, str]]:
+    """(first line number, heading, text) of every bullet and paragraph; front matter and blank lines dropped."""
+    lines = text.split("\n")
+    start = 0
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is not None:
+            start = end + 1
+    blocks: list[tuple[int, str | None, str]] = []
+    heading: str | None = None
+    current: list[str] = []
+    current_line = 0
+    fenced = False
+
+    def close() -> None:
+        body = "\n".join(current).strip()
+        if body:
+            blocks.append((current_line, heading, body))
+        current.clear()
+
+    for index in range(start, len(lines)):
+        line = lines[index]
+        if fenced:
+            current.append(line)
+            fenced = not _FENCE.match(line)
+            continue
+        if _FENCE.match(line):
+            if not current:
+                current_line = index + 1
+            current.append(line)
+            fenced = True
+            continue
+        found = _HEADING.match(line)
+        if found:
+            close()
+            heading = found.group(2) or None
+            continue
+        if not line.strip():
+            close()
+            continue
+        bullet = _BULLET.match(line)
+        if bullet and not bullet.group(1):
+            close()
+            current_line = index + 1
+            current.append(bullet.group(2))
+            continue
+        if not current:
+            current_line = index + 1
+        current.append(line.strip() if bullet is None else line)
+    close()
+    return blocks
+
+
+# -- writing -------------------------------------------------------------------------------------------
+
+
+def rescope(incoming: list[Incoming], scope: str) -> list[Incoming]:
+    """The same notes under another scope key (importing another machine's export into this worktree)."""
+    from dataclasses import replace
+
+    return [replace(note, scope=scope) for note in incoming]
+
+
+def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming],
+                 tick: Tick | None = None) -> ImportResult:
+    """Write the incoming notes in one transaction, in (timestamp, file order), applying the note rules
+    (`tick(1)` after each note).
+
+    Raises:
+        InvalidInput: a note the store cannot hold (the transaction is rolled back; nothing is imported).
+    """
+    order = sorted(range(len(incoming)), key=lambda i: (incoming[i].timestamp, i))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        touched: set[str] = set()
+        for i in order:
+            note = incoming[i]
+            if conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
+                result.present += 1
+                if tick is not None:
+                    tick(1)
+                continue
+            touched |= _import_one(conn, note, result)
+            if tick is not None:
+                tick(1)
+        for note_id in sorted(touched):
+            row = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+            sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
+                           demote_tier=note_id in result.superseded)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) -> set[str]:
+    """Insert one note and apply supersession and contradiction against the active notes on its subject."""
+    subject = normalize_subject(note.subject)
+    content = clean_text(note.content.strip())
+    alternatives = [clean_text(a) for a in note.alternatives if a.strip()]
+    status, conflict = note.status, note.contested
+    touched = {note.id}
+    opposed: set[str] = set()
+    if status == "active" and subject is not None:
+        rows = conn.execute(
+            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+            "ORDER BY timestamp, rowid", (note.scope, subject, note.kind),
+        ).fetchall()
+        for row in rows:
+            earlier = row["timestamp"] <= note.timestamp
+            if "decision" not in (row["kind"], note.kind) or not (row["kind"] == "decision" if earlier else note.kind == "decision"):
+                continue
+            verdict = contradiction.compare(row["content"], content) if earlier else contradiction.compare(content, row["content"])
+            if verdict is not None:
+                opposed.add(row["id"])
+        for row in rows:
+            if row["id"] in opposed:
+                conflict = True
+                if not row["conflict"]:
+                    conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (row["id"],))
+                    touched.add(row["id"])
+                    result.contested.append(row["id"])
+                continue
+            if row["kind"] != note.kind or note.kind not in ("decision", "intent") or row["conflict"]:
+                continue
+            if row["timestamp"] <= note.timestamp:
+                conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (row["id"],))
+                touched.add(row["id"])
+                result.superseded.append(row["id"])
+            elif status == "active":
+                status = "superseded"
+                result.superseded.append(note.id)
+    if opposed and not note.contested:
+        result.contested.append(note.id)
+    conn.execute(
+        "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+        "source) VALUES (?,NULL,?,?,?,?,?,?,?,?,?)",
+        (note.id, note.scope, note.timestamp, note.kind, subject, content,
+         json.dumps(alternatives) if alternatives else None, status, int(conflict), note.source),
+    )
+    result.added.append(note.id)
+    return touched

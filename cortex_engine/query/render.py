@@ -1,0 +1,293 @@
+"""Rendering: memory lines with their trust labels, and budgeted assembly of the surfaces."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cortex_engine.base.clock import parse_iso, ts_min
+from cortex_engine.scope.freshness import Validation
+from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded,
+    note_content, note_origin, split_trailers)
+from cortex_engine.store.redact import strip_invisible
+
+SNIPPET_CHARS = 260
+ALTERNATIVES_CHARS = 240
+SUBJECT_CHARS = 200  # as notes.MAX_SUBJECT_CHARS; a longer one (stored before the cap) is cut when shown
+NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one `inspect-memory` away
+# Trust labels at the end of a rendered line: kept whole when the line is cut.
+_LABEL_TAIL = re.compile(r"(?:\s(?:\[contested\]|\((?:superseded|resolved)\)|\[(?:stale|moved): [^\]\n]*\]))+$")
+
+
+def strip_control(text: str) -> str:
+    """Remove terminal control characters (ESC, lone CR, …) and Unicode format characters; keep tabs and newlines."""
+    return strip_invisible(text)
+
+
+def inspect_pointer(item_id: str | None) -> str:
+    """Where the whole text of a cut item is: ` (full text: cortex inspect-memory <id>)`; '' without an id."""
+    return f" (full text: cortex inspect-memory {item_id})" if item_id else ""
+
+
+def clip(text: str, room: int, pointer: str = "") -> str:
+    """`text` within `room` characters: cut with a visible `…` and the pointer when it does not fit.
+
+    The pointer is dropped when even it does not fit; with no room at all the result is empty.
+    """
+    if len(text) <= room:
+        return text
+    if room <= 0:
+        return ""
+    labels = _LABEL_TAIL.search(text)  # the labels Cortex appended (author text is defused) survive the cut
+    suffix = labels.group(0) if labels is not None and len(labels.group(0)) + 8 <= room else ""
+    body = text[: len(text) - len(suffix)]
+    room -= len(suffix)
+    if len(pointer) + 8 > room:
+        pointer = ""
+    return body[: room - 1 - len(pointer)].rstrip() + "…" + pointer + suffix
+
+
+def defuse(text: str) -> str:
+    """Author text as every surface renders it (see `memory.defuse_labels`: invisible characters, NFKC, labels)."""
+    return defuse_labels(text)
+
+
+def subject_tag(subject: str | None, *, lead: bool = False) -> str:
+    """`[subject] ` (or ` [subject]` with lead) on one line, defused: a subject never reads as a label; '' for none."""
+    if not subject:
+        return ""
+    tag = defuse(f"[{clip(collapse(defuse(subject)), SUBJECT_CHARS)}]")
+    return f" {tag}" if lead else f"{tag} "
+
+
+def humanize_kind(kind: str) -> str:
+    """`note:decision` → `Decision`, `episode:command_failure` → `Command failure`, …"""
+    if kind.startswith("note:") or kind.startswith("episode:"):
+        name = kind.split(":", 1)[1]
+    else:
+        name = {"branch_snapshot": "snapshot", "project_snapshot": "project", "command_run": "command"}.get(kind, kind)
+    name = name.replace("_", " ")
+    return name[:1].upper() + name[1:]
+
+
+def age_text(created_at: str, now: datetime) -> str:
+    """`today`, `<N>d ago` up to 30 days, else the date."""
+    stamp = parse_iso(created_at)
+    if stamp is None:
+        return "unknown age"
+    days = (now - stamp).total_seconds() / 86400.0
+    if days < 1:
+        return "today"
+    if days <= 30:
+        return f"{int(days)}d ago"
+    return created_at[:10]
+
+
+def snippet(text: str, max_lines: int) -> str:
+    """The first non-empty trimmed lines joined by ` | `, capped at 260 characters."""
+    lines = [line.strip() for line in defuse(text).split("\n") if line.strip()][:max_lines]
+    joined = " | ".join(lines)
+    return joined if len(joined) <= SNIPPET_CHARS else joined[: SNIPPET_CHARS - 1] + "…"
+
+
+def item_labels(kind: str, text: str, validation: Validation | None) -> list[str]:
+    """The trust labels of one item as separate strings (contested, superseded, resolved, origin, stale, moved)."""
+    labels = []
+    if is_contested(kind, text):
+        labels.append("contested")
+    if kind.startswith("note:"):
+        if is_superseded(kind, text):
+            labels.append("superseded")
+        elif is_resolved(text):
+            labels.append("resolved")
+        origin = note_origin(kind, text)
+        if origin:
+            labels.append(origin)
+    if validation is not None and validation.label:
+        labels.extend(validation.label.split("; "))
+    return labels
+
+
+def origin_suffix(kind: str, text: str) -> str:
+    """` (from <branch>)` or ` (shared)` for a note that was not written in the scope showing it, else ''."""
+    origin = note_origin(kind, text)
+    return f" ({strip_control(origin)})" if origin else ""
+
+
+def note_label_suffix(kind: str, text: str) -> str:
+    """The status labels a note line ends with: ` [contested]`, ` (superseded)` or ` (resolved)`; '' for none."""
+    suffix = ""
+    if is_contested(kind, text):
+        suffix += " [contested]"
+    if is_superseded(kind, text):
+        suffix += " (superseded)"
+    elif kind.startswith("note:") and is_resolved(text):
+        suffix += " (resolved)"
+    return suffix
+
+
+def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
+    """Every label of one item as its line carries them: status labels, the origin, then `[stale: …]`/`[moved: …]`."""
+    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
+    return note_label_suffix(kind, text) + origin_suffix(kind, text) + ref_label
+
+
+def render_memory_line(row: dict, validation: Validation | None, max_lines: int) -> str:
+    """One memory as a line, carrying every trust label it has."""
+    kind, text = row["kind"], row["text"]
+    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
+    if kind.startswith("note:"):
+        subject = subject_tag(row["subject"])
+        body, _ = split_trailers(text)
+        content = clip(collapse(note_content(body)), NOTE_LINE_CHARS, inspect_pointer(row["id"]))
+        line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
+        return line + label_suffix(kind, text, validation)
+    if kind in ("session_state", "episode:session_summary"):
+        return f"[session state] {snippet(text, max_lines)}{ref_label}"
+    if kind == "project_snapshot":
+        return f"[project state] {snippet(text, max_lines)}"
+    subject = subject_tag(row["subject"])
+    return f"{humanize_kind(kind)}: {subject}{snippet(text, max_lines)}{ref_label}"
+
+
+def alternatives_line(kind: str, text: str) -> str | None:
+    """`  already rejected: …` for a note that records rejected alternatives, else None."""
+    if not kind.startswith("note:"):
+        return None
+    payload = collapse(defuse(split_trailers(text)[1].get("alternatives", "")))
+    if not payload:
+        return None
+    if len(payload) > ALTERNATIVES_CHARS:
+        payload = payload[: ALTERNATIVES_CHARS - 1].rstrip() + "…"
+    return f"  already rejected: {payload}"
+
+
+@dataclass
+class Entry:
+    """One evidence line and its optional continuation (rejected alternatives)."""
+
+    line: str
+    continuation: str | None = None
+    item_id: str | None = None
+
+
+@dataclass
+class Assembled:
+    """What a budgeted assembly kept."""
+
+    text: str
+    kept: list[Entry] = field(default_factory=list)
+    dropped: int = 0
+
+
+def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint: Callable[[int], str]) -> Assembled:
+    """Place lines within `budget`: the first evidence line always, alternatives only with what is left.
+
+    The budget is held on the rendered text itself (every character, the newlines between lines and the
+    trimmed-count hint included), so the text's own estimate never exceeds it. A first line that alone
+    overruns is cut to fit, with `…` and where its whole text is (`inspect-memory <id>`); a lead too long
+    to leave it room is cut first, and the trimmed-count hint goes before the first line would lose its pointer.
+    """
+    limit = budget * 4
+    chars = len(lead) if lead else 0
+    lines = 1 if lead else 0
+
+    def cost(text: str) -> int:
+        return len(text) + (1 if lines else 0)
+
+    kept: list[Entry] = []
+    for entry in entries:
+        if kept and chars + cost(entry.line) > limit:
+            break
+        chars += cost(entry.line)
+        lines += 1
+        kept.append(entry)
+    dropped = len(entries) - len(kept)
+    tail = None
+    if dropped:
+        tail = hint(dropped)
+        while len(kept) > 1 and chars + len(tail) + 1 > limit:
+            chars -= len(kept.pop().line) + 1
+            lines -= 1
+            dropped += 1
+            tail = hint(dropped)
+        chars += len(tail) + 1
+        lines += 1
+    lines_out = [entry.line for entry in kept]
+    if not kept and lead and len(lead) > limit:
+        lead = clip(lead, limit)
+    if kept and chars > limit:  # one line kept, and it overruns: cut the lead and the line to fit
+        lead, lines_out[0], tail = _fit_first(lead, kept[0], tail, limit)
+        chars = limit
+    continued: set[int] = set()
+    for index, entry in enumerate(kept):
+        if entry.continuation is None:
+            continue
+        if chars + len(entry.continuation) + 1 > limit:
+            break
+        continued.add(index)
+        chars += len(entry.continuation) + 1
+    out = [lead] if lead else []
+    for index, entry in enumerate(kept):
+        out.append(lines_out[index])
+        if index in continued and entry.continuation is not None:
+            out.append(entry.continuation)
+    if tail:
+        out.append(tail)
+    return Assembled("\n".join(out), kept, dropped)
+
+
+def _fit_first(lead: str | None, first: Entry, tail: str | None, limit: int) -> tuple[str | None, str, str | None]:
+    """Share `limit` characters between the lead, the one kept line and the hint, the line coming first."""
+    pointer = inspect_pointer(first.item_id)
+    if tail and limit - len(tail) - 1 < len(pointer) + 40:
+        tail = None  # the hint is advice; the pointer to the cut item's text is not
+    room = limit - (len(tail) + 1 if tail else 0)
+    if lead:
+        lead_room = max(room - 1 - len(first.line), room // 3)
+        lead = clip(lead, lead_room) or None
+        room -= len(lead) + 1 if lead else 0
+    return lead, clip(first.line, room, pointer), tail
+
+
+def sections_trimmed(count: int) -> str:
+    """The trailer state prints for sections that did not fit."""
+    return f"…{count} section{'s' if count != 1 else ''} trimmed (cortex_recall(topic) for more)"
+
+
+def assemble_sections(sections: list[str], budget: int, pointers: list[str | None] | None = None) -> tuple[str, list[int]]:
+    """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on.
+
+    Sections are joined by a blank line, and the trailer counting what was skipped is charged too, so the
+    rendered text never exceeds the budget: a first section that alone overruns is cut to fit with `…` and,
+    when `pointers` names its first item, where that item's whole text is.
+    """
+    limit = budget * 4
+    kept: list[int] = []
+    chars = 0
+    for index, section in enumerate(sections):
+        cost = len(section) + (2 if kept else 0)
+        if kept and chars + cost > limit:
+            continue
+        kept.append(index)
+        chars += cost
+    while len(kept) < len(sections) and len(kept) > 1 and chars + 2 + len(sections_trimmed(len(sections) - len(kept))) > limit:
+        chars -= len(sections[kept.pop()]) + 2
+    parts = [sections[i] for i in kept]
+    trailer = sections_trimmed(len(sections) - len(kept)) if len(kept) < len(sections) else None
+    if parts and chars + (len(trailer) + 2 if trailer else 0) > limit:  # only the first section, and it overruns
+        if trailer and limit - len(trailer) - 2 < 80:
+            trailer = None
+        pointer = inspect_pointer(pointers[kept[0]] if pointers else None)
+        parts = [clip(parts[0], limit - (len(trailer) + 2 if trailer else 0), pointer)]
+    if trailer:
+        parts.append(trailer)
+    return "\n\n".join(parts), kept
+
+
+def shorten(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to `limit` characters with an ellipsis."""
+    text = collapse(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

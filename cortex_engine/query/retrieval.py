@@ -1,0 +1,394 @@
+"""Retrieval: topic tokens, FTS5 candidates, the rerank, temporal intent and contested seating."""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from dataclasses import dataclass
+from functools import lru_cache
+from datetime import datetime
+
+from cortex_engine.base.clock import parse_iso
+from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.memory.items import (KIND_WEIGHTS, DEFAULT_KIND_WEIGHT, is_contested, is_resolved, is_superseded,
+    note_status)
+
+FUNCTION_WORDS = frozenset(
+    "a an the i me my we our ours us you your yours he him his she her hers it its they them their theirs this that "
+    "these those am is are was were be been being do does did doing have has had having can could will would shall "
+    "should may might must and or but if so nor of to in on at by for from with into onto as than what which who "
+    "whom whose when where why how".split()
+)
+"""English function words: articles, pronouns, auxiliaries and modals, conjunctions, the commonest prepositions and the
+question words.
+
+Only these are dropped from a topic: a word that carries meaning (`fix`, `implement`, `now`, `old`) stays, and its
+IDF in this store decides how much it counts.
+"""
+MAX_TOPIC_TOKENS = 32
+"""Bounds the FTS expression for a pasted paragraph; terms are weighted by IDF, so a long topic dilutes nothing."""
+_TOKEN = re.compile(r"[^\W_][\w./-]*")
+_WORD = re.compile(r"[^\W_]+")
+RECENT_WORDS = frozenset("latest current recent newest now".split())
+OLD_WORDS = frozenset("old older oldest previous previously prior history historical earlier formerly originally".split())
+RESOLVED_WORDS = frozenset("resolved fixed closed done".split())
+TEMPORAL_WORDS = RECENT_WORDS | OLD_WORDS | RESOLVED_WORDS
+"""A topic's temporal words set its intent, which scores them; they stay in the full-text query (bm25 weighs them
+like any word) but not in coverage, so `old` in `old search backend` cannot also count as a word to find."""
+FTS_WEIGHT = 6.0
+COVERAGE_WEIGHT = 12.0
+SUBJECT_WEIGHT = 6.0
+STATE_WEIGHT = {"pinned": 3.0, "hot": 0.4, "warm": 0.2, "cold": 0.0, "archived": -3.0}
+"""Tier in the rerank. Hot, warm and cold follow age and use, so like recency they only break near-ties; pinned and
+archived are an operator's choice and weigh as such."""
+ACCESS_MAX = 0.3
+SUPERSEDED_PENALTY = 3.0
+"""A decision or intent that a newer note on its subject retired is not current truth: it ranks below the current one
+(its tier used to carry this, but tiers now only break near-ties), and stays reachable for history, labelled."""
+REINFORCEMENT_MAX = STATE_WEIGHT["hot"] - STATE_WEIGHT["cold"] + ACCESS_MAX
+"""All that being shown can add to an item's score (a read makes it hot and counts an access): 0.7, well under what
+one topic term adds (COVERAGE_WEIGHT times its IDF share), so being shown cannot by itself keep an item on top."""
+RECENCY_MAX = 1.0
+"""Recency by creation date breaks near-ties only: 1 point for an item made today, halved at a week, a tenth at two
+months; a third of what one of four equally rare topic terms adds (COVERAGE_WEIGHT / 4 = 3), where it used to be
+up to 2.2 points plus the tier's 2.0 and let weak new matches win."""
+
+
+@dataclass(frozen=True)
+class TopicToken:
+    """One query term: a word (its form and light stem), or a path, file name, identifier or compound as a phrase."""
+
+    raw: str
+    stem: str
+    phrase: bool = False
+
+
+def tokenize_topic(topic: str) -> list[TopicToken]:
+    """Lowercase and split into terms; drop one-letter words, function words and duplicates; at most MAX_TOPIC_TOKENS.
+
+    A path, file name, identifier or hyphenated compound (`src/db/pool.ts`, `pool.ts`, `flush_spool`, `append-only`)
+    is one term whose words must occur in order, not an OR of `src`, `db`, `pool` and `ts`, which match most of a code
+    project's memory.
+    """
+    tokens: list[TopicToken] = []
+    seen: set[str] = set()
+    for match in _TOKEN.findall(topic.lower()):
+        parts = _WORD.findall(match)
+        if len(parts) > 1:
+            found = [TopicToken(" ".join(parts), " ".join(parts), True)]
+        else:
+            found = [TopicToken(part, _stem(part)) for part in parts if len(part) > 1 and part not in FUNCTION_WORDS]
+        for token in found:
+            if token.raw in seen:
+                continue
+            seen.add(token.raw)
+            tokens.append(token)
+            if len(tokens) == MAX_TOPIC_TOKENS:
+                return tokens
+    return tokens
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    from cortex_engine.memory.contradiction import stem_lite  # the note rule's stemmer; imported on first use, not by every hook
+
+    return stem_lite(word)
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_query(tokens: list[TopicToken]) -> str | None:
+    """Each term double-quoted (a phrase when it has several words), OR-joined: no user text reaches FTS syntax."""
+    if not tokens:
+        return None
+    return " OR ".join(_quoted(t.raw) for t in tokens)
+
+
+def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str, float]:
+    """Each term's weight: 1 + its IDF in this store, ln(1 + (N − n + ½) / (n + ½)) for n of N items matching.
+
+    A word most items contain weighs about one, a rare one many times that, so coverage counts information rather
+    than words; the one keeps a word counting in a store too small for its rarity to mean anything.
+    """
+    if not tokens:
+        return {}
+    total = conn.execute("SELECT count(*) FROM memory_items").fetchone()[0]
+    weights = {}
+    for token in tokens:
+        found = conn.execute(
+            "SELECT count(*) FROM memory_items_fts WHERE memory_items_fts MATCH ?", (_quoted(token.raw),)
+        ).fetchone()[0]
+        weights[token.raw] = 1 + math.log(1 + (total - found + 0.5) / (found + 0.5))
+    return weights
+
+
+def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> float:
+    """The IDF-weighted share of the topic's terms that occur in `text` as whole words, 0 to 1.
+
+    A word counts when the text has it or a word with its stem; a phrase when its words stand in order.
+    """
+    total = sum(weights.get(t.raw, 1.0) for t in tokens)
+    if total <= 0:
+        return 0.0
+    words = _WORD.findall(text.lower())
+    forms = set(words)
+    forms.update(_stem(w) for w in words)
+    joined = " " + " ".join(words) + " "
+    hit = sum(
+        weights.get(t.raw, 1.0) for t in tokens
+        if (f" {t.raw} " in joined if t.phrase else t.raw in forms or t.stem in forms)
+    )
+    return hit / total
+
+
+@dataclass(frozen=True)
+class Intent:
+    """Temporal intent read from a topic."""
+
+    recent: bool
+    old: bool
+    resolved: bool
+
+
+def temporal_intent(topic: str) -> Intent:
+    """Which temporal words the topic uses."""
+    words = set(_WORD.findall(topic.lower()))
+    return Intent(bool(words & RECENT_WORDS), bool(words & OLD_WORDS), bool(words & RESOLVED_WORDS))
+
+
+@dataclass
+class Candidate:
+    """A memory item under consideration, with its score parts."""
+
+    row: sqlite3.Row
+    bm25: float | None
+    validation: Validation
+    score: float = 0.0
+    lexical: float = 0.0
+    kind_weight: float = 0.0
+    truth: float = 0.0
+    hot: float = 0.0
+
+    @property
+    def id(self) -> str:
+        """The memory item id."""
+        return str(self.row["id"])
+
+    @property
+    def kind(self) -> str:
+        """The memory item kind (e.g. `note:decision`)."""
+        return str(self.row["kind"])
+
+    @property
+    def contested(self) -> bool:
+        """Whether the projection says contested."""
+        return is_contested(self.kind, self.row["text"])
+
+
+ITEM_COLUMNS = (
+    "m.rowid AS rowid, m.id, m.session_id, m.scope_type, m.scope_key, m.kind, m.source_table, m.source_id, "
+    "m.subject, m.text, m.state, m.importance, m.access_count, m.last_accessed_at, m.created_at"
+)
+
+
+def phrase_query(anchor: str) -> str | None:
+    """An FTS5 phrase for an exact anchor such as a path: its words in order, each quoted away from syntax."""
+    words = re.findall(r"[a-z0-9]+", anchor.lower())
+    if not words:
+        return None
+    return '"' + " ".join(words) + '"'
+
+
+def candidates(
+    conn: sqlite3.Connection, scope_keys: list[str], tokens: list[TopicToken], limit: int, *, phrase: str | None = None
+) -> tuple[str | None, list[tuple[sqlite3.Row, float | None]]]:
+    """The best max(limit × 5, 20) FTS5 matches in these scopes (bm25, subject weighted over text), else a substring
+    fallback.
+
+    Ranked inside FTS5 (`ORDER BY rank LIMIT`) with the scope and archive filter in the same statement: rows come
+    out best first and only the pool's rows are read whole (sorting whole rows of every match cost most of a recall).
+
+    Args:
+        phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
+    """
+    query = phrase_query(phrase) if phrase else fts_query(tokens)
+    marks = ",".join("?" * len(scope_keys))
+    rows: list[tuple[sqlite3.Row, float | None]] = []
+    if query is not None:
+        hits = conn.execute(
+            "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
+            "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
+            f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+            (query, *scope_keys, max(limit * 5, 20)),
+        ).fetchall()
+        rank_of = {hit[0]: float(hit[1]) for hit in hits}
+        if rank_of:
+            found = conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                tuple(rank_of),
+            ).fetchall()
+            found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], _desc(r["created_at"])))
+            rows = [(r, rank_of[r["rowid"]]) for r in found]
+    if rows:
+        return query, rows
+    fallback = conn.execute(
+        f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.state != 'archived' AND m.scope_key IN ({marks}) "
+        f"ORDER BY m.importance DESC, m.created_at DESC LIMIT ?",
+        (*scope_keys, max(limit * 4, 16)),
+    ).fetchall()
+    kept = []
+    for r in fallback:
+        hay = ((r["subject"] or "") + "\n" + r["text"]).lower()
+        if not tokens or any(t.raw in hay or t.stem in hay for t in tokens):
+            kept.append((r, None))
+    return query, kept
+
+
+def _days(value: str, now: datetime) -> float:
+    stamp = parse_iso(value)
+    return max(0.0, (now - stamp).total_seconds() / 86400.0) if stamp else 365.0
+
+
+def rerank(
+    found: list[tuple[sqlite3.Row, float | None]],
+    tokens: list[TopicToken],
+    topic: str,
+    scope_key: str,
+    validator: Validator,
+    now: datetime,
+    *,
+    focus: str | None = None,
+    weights: dict[str, float] | None = None,
+) -> list[Candidate]:
+    """Score candidates and sort: how well each matches first, then what the store knows about it.
+
+    Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
+    (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
+    (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal intent. Recency, tier and
+    access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes with identical texts stay
+    separate items (two notes saying the same thing on different days are two memories, each line dated); captured
+    evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
+    counted by the episode that tracks them (`seen 2x`).
+
+    Args:
+        weights: each term's IDF (`term_weights`); a term without one weighs 1.
+    """
+    weights = weights or {}
+    intent = temporal_intent(topic)
+    content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
+    lowered_topic = topic.strip().lower()
+    validations = validator.validate_many([(r["id"], r["scope_key"]) for r, _ in found])
+    best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
+    ranked: list[Candidate] = []
+    seen: set[tuple[str, str | None, str]] = set()
+    for row, bm25 in found:
+        if not row["kind"].startswith("note:"):
+            key = (row["kind"], row["subject"], row["text"])
+            if key in seen:
+                continue
+            seen.add(key)
+        cand = Candidate(row, bm25, validations[row["id"]])
+        subject = (row["subject"] or "").lower()
+        combined = subject + "\n" + row["text"].lower()
+        if content:
+            cand.lexical = COVERAGE_WEIGHT * coverage(content, weights, combined)
+            if subject:
+                cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, subject)
+        if lowered_topic and lowered_topic in combined:
+            cand.lexical += 4
+        if focus and focus.lower() in combined:
+            cand.lexical += 1.5
+        scope_score = 6.0 if row["scope_key"] == scope_key else (2.0 if not scope_key.startswith("project:") else 4.0)
+        cand.kind_weight = KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
+        age = _days(row["created_at"], now)
+        recency = RECENCY_MAX / (1 + age / 7)
+        temporal = 0.0
+        if intent.recent:
+            temporal += max(0.0, 5 - math.log(1 + age) * 0.9)
+        if intent.old:
+            temporal += min(5.0, math.log(1 + age) * 0.9)
+        if intent.resolved:
+            temporal += 8.0 if is_resolved(row["text"]) else -2.0
+        cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
+        access = min(row["access_count"] * 0.1, ACCESS_MAX)
+        cand.truth = cand.validation.ranking_score(intent.old)
+        if is_superseded(cand.kind, row["text"]):
+            cand.truth -= SUPERSEDED_PENALTY
+        # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
+        # the others their share of it (bm25 also saturates repeated words and normalises for length).
+        fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
+        cand.score = (
+            cand.lexical + scope_score + cand.kind_weight + recency + temporal + cand.hot + access + cand.truth
+            + row["importance"] * 3 + fts
+        )
+        ranked.append(cand)
+    ranked.sort(key=lambda c: (-c.score, -c.row["importance"], _desc(c.row["created_at"])))
+    return ranked
+
+
+class _desc(str):
+    """Sort helper: a string that orders in reverse."""
+
+    def __lt__(self, other: str) -> bool:  # type: ignore[override]
+        return str.__gt__(self, other)
+
+
+def seat_contested(items: list[Candidate]) -> list[Candidate]:
+    """Keep rank 0 fixed; after each contested note pull up later contested notes on its subject and scope."""
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for i, cand in enumerate(items):
+        if cand.id in placed:
+            continue
+        out.append(cand)
+        placed.add(cand.id)
+        if not cand.contested or not cand.row["subject"]:
+            continue
+        for other in items[i + 1:]:
+            if (
+                other.id not in placed
+                and other.contested
+                and other.row["subject"] == cand.row["subject"]
+                and other.row["scope_key"] == cand.row["scope_key"]
+            ):
+                out.append(other)
+                placed.add(other.id)
+    return out
+
+
+def supersession_group(cand: Candidate) -> tuple[str, str, str] | None:
+    """(kind, subject, scope) of a note with a subject: the notes that can supersede one another; else None."""
+    if not cand.kind.startswith("note:") or not cand.row["subject"]:
+        return None
+    return (cand.kind, str(cand.row["subject"]), str(cand.row["scope_key"]))
+
+
+def seat_superseded(items: list[Candidate]) -> list[Candidate]:
+    """No superseded note ranks above the active note that replaced it: that one is pulled up just before it.
+
+    And a superseded note never leads while anything that is not superseded matched: the best such item is
+    placed first. This is an ordering rule over what the rerank returned, not a score: scores are untouched.
+    """
+    if items and note_status(items[0].kind, items[0].row["text"]) == "superseded":
+        current = next((c for c in items if note_status(c.kind, c.row["text"]) != "superseded"), None)
+        if current is not None:
+            items = [current, *(c for c in items if c.id != current.id)]
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for i, cand in enumerate(items):
+        if cand.id in placed:
+            continue
+        group = supersession_group(cand)
+        if group is not None and note_status(cand.kind, cand.row["text"]) == "superseded":
+            for other in items[i + 1:]:
+                if (other.id not in placed and supersession_group(other) == group
+                        and note_status(other.kind, other.row["text"]) == "active"):
+                    out.append(other)
+                    placed.add(other.id)
+                    break
+        out.append(cand)
+        placed.add(cand.id)
+    return out

@@ -1,0 +1,515 @@
+"""The surfaces an agent reads: recall, brief, state and the session brief, each within its budget."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.memory.items import ItemFacts, collapse, hotness, is_superseded, note_content, note_status
+from cortex_engine.query.render import (Entry, age_text, NOTE_LINE_CHARS, alternatives_line, clip, defuse,
+    inspect_pointer, assemble_budgeted, assemble_sections, humanize_kind, item_labels, label_suffix, note_label_suffix,
+    render_memory_line, subject_tag, shorten)
+from cortex_engine.memory.items import split_trailers
+from cortex_engine.query.retrieval import (Candidate, candidates, rerank, seat_contested, seat_superseded,
+    supersession_group, term_weights, tokenize_topic)
+from cortex_engine.base.tokens import estimate_tokens
+
+BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
+RECALL_LIMIT = 8
+"""How many ranked items recall takes by default; the budget then decides how many of them are shown."""
+RECALL_MAX_LIMIT = 50
+"""The deepest list a caller may ask recall for (`cortex recall --limit N`, `cortex_recall(limit)`)."""
+BRIEF_LIMIT = 5
+BRIEF_KIND_PRIORITY = {"note:decision": 0, "note:intent": 1, "note:blocker": 2, "note:insight": 3}
+STATE_WEIGHT = {"pinned": 5.0, "hot": 4.0, "warm": 2.0, "cold": 0.5, "archived": -5.0}
+EMPTY_STATE = (
+    "Cortex state: no current working memory for this scope.\n"
+    "Use cortex_route for the capability map, or cortex_recall(topic) if you are resuming a known area."
+)
+
+
+@dataclass(frozen=True)
+class SurfaceItem:
+    """One memory a surface rendered, with the labels it carried."""
+
+    id: str
+    kind: str
+    subject: str | None
+    labels: tuple[str, ...]
+    references: tuple[dict[str, str | None], ...] = ()
+
+
+@dataclass
+class Surface:
+    """A rendered surface: exactly the text injected, its token estimate, and what it showed."""
+
+    channel: str
+    text: str
+    budget: int
+    items: list[SurfaceItem] = field(default_factory=list)
+    topic: str | None = None
+    query: str | None = None
+    total_candidates: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """The token estimate of the text."""
+        return estimate_tokens(self.text)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON contract: text, tokens, budget, items."""
+        return {
+            "channel": self.channel,
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "items": [
+                {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels),
+                 "references": list(i.references)}
+                for i in self.items
+            ],
+        }
+
+
+def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> SurfaceItem:
+    return SurfaceItem(
+        row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)),
+        tuple(validation.verdicts) if validation is not None else (),
+    )
+
+
+@dataclass
+class Context:
+    """What every surface needs: the connection, scopes, validator, clock and focus."""
+
+    conn: sqlite3.Connection
+    scope_key: str
+    scope_keys: list[str]
+    scope_label: str
+    is_project_scope: bool
+    validator: Validator
+    now: datetime
+    focus: str | None = None
+    session_id: str | None = None
+
+
+def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tuple[str | None, int, list[Candidate]]:
+    """Candidates for a topic, reranked, deduplicated and cut to `limit`; `exact` matches the topic as a phrase."""
+    tokens = tokenize_topic(topic)
+    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
+    weights = term_weights(ctx.conn, tokens) if found else {}
+    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
+    ordered = seat_superseded(ordered + _replacements(ctx, ordered[:limit]))
+    return query, len(found), ordered[:limit]
+
+
+def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
+    """The active notes that superseded a shown note but did not match the topic themselves.
+
+    A superseded decision is only half an answer: the surface also shows what holds now (seat_superseded
+    places it just above the superseded one).
+    """
+    have = {supersession_group(c) for c in shown if note_status(c.kind, c.row["text"]) == "active"}
+    wanted = {g for c in shown if (g := supersession_group(c)) is not None and g not in have
+              and note_status(c.kind, c.row["text"]) == "superseded"}
+    rows = []
+    for kind, subject, scope_key in sorted(wanted):
+        rows.extend(ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE scope_key=? AND kind=? AND subject=? AND source_table='notes' AND source_id IN "
+            "(SELECT id FROM notes WHERE status='active' AND scope_key=? AND subject=?) ORDER BY created_at DESC LIMIT 1",
+            (scope_key, kind, subject, scope_key, subject),
+        ).fetchall())
+    known = {c.id for c in shown}
+    rows = [r for r in rows if r["id"] not in known]
+    validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+    return [Candidate(r, None, validations[r["id"]]) for r in rows]
+
+
+def lead_line(ctx: Context, top: Candidate) -> str:
+    """`Most relevant — <Kind> [<subject>] (<age>, <validity>)` plus the item's status labels: the first line below.
+
+    The validity (`refs OK`, `refs moved`, `stale refs`, …) already says what the reference labels say in full
+    on the item's own line, so the lead repeats only the status labels (contested, superseded, resolved).
+    """
+    subject = subject_tag(top.row["subject"], lead=True)
+    return (f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, "
+            f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
+
+
+def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int = RECALL_LIMIT) -> Surface:
+    """Answer-shaped evidence for a topic: a lead line, then the best `limit` items' lines that fit the budget."""
+    query, total, results = ranked(ctx, topic, limit)
+    if not results:
+        text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
+        return Surface("recall", text, budget, [], topic, query, total)
+    ordered = seat_contested(results)
+    lead = lead_line(ctx, ordered[0])
+    entries = []
+    for cand in ordered:
+        line = render_memory_line(cand.row, cand.validation, 3)
+        if detail == "scores":
+            line += (
+                f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
+                f"truth {cand.truth:.1f}, hot {cand.hot:.1f})"
+            )
+        entries.append(Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id))
+
+    def hint(n: int) -> str:
+        return f"…{n} more match{'es' if n != 1 else ''} trimmed (raise budget or refine topic)"
+
+    done = assemble_budgeted(lead, entries, budget, hint)
+    by_id = {c.id: c for c in ordered}
+    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    return Surface("recall", done.text, budget, items, topic, query, total)
+
+
+def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surface:
+    """A smaller topical brief: decisions first, then intents, blockers, insights, others."""
+    header = []
+    if for_agent:
+        header.append(f"Briefing for {collapse(defuse(for_agent))}:")
+    if not ctx.is_project_scope:
+        header.append(f"Scope: {ctx.scope_label}")
+    if ctx.focus:
+        header.append(f"Focus: {collapse(defuse(ctx.focus))}")
+    query, total, results = ranked(ctx, topic, BRIEF_LIMIT)
+    if not results:
+        text = "\n".join([*header, f'No context found for "{collapse(defuse(topic))}".'])
+        return Surface("brief", text, budget, [], topic, query, total)
+    position = {c.id: i for i, c in enumerate(results)}
+    by_kind = sorted(results, key=lambda c: (BRIEF_KIND_PRIORITY.get(c.kind, 99), position[c.id]))
+    ordered: list[Candidate] = []
+    run: list[Candidate] = []
+    for cand in by_kind:
+        if run and run[-1].kind != cand.kind:
+            ordered.extend(seat_contested(run))
+            run = []
+        run.append(cand)
+    ordered.extend(seat_contested(run))
+    ordered = seat_superseded(ordered)
+    lead = "\n".join([*header, lead_line(ctx, ordered[0])])
+    entries = [
+        Entry(render_memory_line(c.row, c.validation, 2), alternatives_line(c.kind, c.row["text"]), c.id) for c in ordered
+    ]
+    done = assemble_budgeted(lead, entries, budget, lambda n: f"…{n} more trimmed (raise budget or refine topic)")
+    by_id = {c.id: c for c in ordered}
+    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    return Surface("brief", done.text, budget, items, topic, query, total)
+
+
+ITEM_SELECT = (
+    "SELECT rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, "
+    "importance, access_count, last_accessed_at, created_at FROM memory_items"
+)
+
+
+def facts(row: sqlite3.Row) -> ItemFacts:
+    """The scoring view of an item row."""
+    return ItemFacts(
+        row["kind"], row["text"], row["state"], row["importance"], row["access_count"], row["last_accessed_at"], row["created_at"]
+    )
+
+
+def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
+    """The scored working set of these scopes, stale items excluded, hottest first."""
+    marks = ",".join("?" * len(ctx.scope_keys))
+    rows = ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' ORDER BY created_at DESC LIMIT 500",
+        ctx.scope_keys,
+    ).fetchall()
+    kept = []
+    for row in rows:
+        if row["state"] == "cold" and row["kind"] not in ("episode:command_failure", "branch_snapshot"):
+            continue
+        if row["kind"] == "command_run" and row["state"] != "hot":
+            continue
+        score = hotness(facts(row), ctx.now) + STATE_WEIGHT.get(row["state"], 0.0)
+        score += 2.8 if row["scope_key"] == ctx.scope_key else 0.8
+        kept.append((score, row))
+    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"], _neg(pair[1]["created_at"])))
+    wanted = kept[: max(4 * limit, limit + 20)]
+    validations = ctx.validator.validate_many([(row["id"], row["scope_key"]) for _, row in wanted])
+    fresh = [(row, validations[row["id"]]) for _, row in wanted if not validations[row["id"]].stale]
+    return fresh[:limit]
+
+
+def _neg(value: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in value)
+
+
+def _bullet(row: sqlite3.Row | dict, validation: Validation | None) -> str:
+    """A state bullet: kind, time, subject, content, and every label the item carries (status and references)."""
+    kind, text = row["kind"], row["text"]
+    body, _ = split_trailers(text)
+    subject = subject_tag(row["subject"])
+    content = clip(collapse(note_content(body)), NOTE_LINE_CHARS, inspect_pointer(row["id"]))
+    line = f"- {humanize_kind(kind)} [{row['created_at'][:16].replace('T', ' ')}Z]: {subject}{content}"
+    return line + label_suffix(kind, text, validation)
+
+
+def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
+    """Contested grouping for plain rows (same subject and scope seated together)."""
+    out: list[sqlite3.Row] = []
+    placed: set[str] = set()
+    for i, row in enumerate(rows):
+        if row["id"] in placed:
+            continue
+        out.append(row)
+        placed.add(row["id"])
+        if "contested" not in item_labels(row["kind"], row["text"], None) or not row["subject"]:
+            continue
+        for other in rows[i + 1:]:
+            if (
+                other["id"] not in placed
+                and "contested" in item_labels(other["kind"], other["text"], None)
+                and other["subject"] == row["subject"]
+                and other["scope_key"] == row["scope_key"]
+            ):
+                out.append(other)
+                placed.add(other["id"])
+    return out
+
+
+SECTION_ORDER = (("note:intent", "Intents:"), ("note:focus", "Focus:"), ("note:decision", "Decisions:"),
+                 ("note:blocker", "Blockers:"), ("note:insight", "Insights:"))
+EVIDENCE_KINDS = ("episode:command_failure", "episode:test_cycle", "episode:session_summary", "session_state", "command_run")
+
+
+def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
+    """Current-session notes first, then the scored working set by kind, then recent evidence; whole sections."""
+    sections: list[tuple[str, list[SurfaceItem]]] = []
+    session_rows: list[sqlite3.Row] = []
+    if ctx.session_id:
+        rows = ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE session_id=? AND scope_key=? AND kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
+            "ORDER BY created_at DESC, rowid DESC LIMIT 20",
+            (ctx.session_id, ctx.scope_key),
+        ).fetchall()
+        validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
+        session_rows = [r for r in rows if not validations[r["id"]].stale and not is_superseded(r["kind"], r["text"])][:5]
+        if session_rows:
+            seated = _seat_rows(session_rows)
+            sections.append(("Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
+                             [_surface_item(r, validations[r["id"]]) for r in seated]))
+    snapshot = branch_snapshot(ctx)
+    if snapshot is not None:
+        row, block = snapshot
+        sections.append(("Branch snapshot:\n" + block, [_surface_item(row, None)]))
+    sections.extend((extra, []) for extra in extra_sections or [])
+    in_session = {r["id"] for r in session_rows}
+    working = [(r, v) for r, v in working_set(ctx, 12) if r["id"] not in in_session]
+    for kind, title in SECTION_ORDER:
+        pairs = [(r, v) for r, v in working if r["kind"] == kind]
+        if pairs:
+            valid = {r["id"]: v for r, v in pairs}
+            seated = _seat_rows([r for r, _ in pairs])
+            sections.append((title + "\n" + "\n".join(_bullet(r, valid[r["id"]]) for r in seated),
+                             [_surface_item(r, valid[r["id"]]) for r in seated]))
+    evidence: list[str] = []
+    evidence_items: list[SurfaceItem] = []
+    seen_lines: set[str] = set()
+    for row, validation in working:
+        if row["kind"] not in EVIDENCE_KINDS or len(evidence) == 4:
+            continue
+        first = row["text"].strip().split("\n", 1)[0].lower()
+        if first in seen_lines:
+            continue
+        seen_lines.add(first)
+        evidence.append(f"- {render_memory_line(row, validation, 2)}")
+        evidence_items.append(_surface_item(row, validation))
+    if evidence:
+        sections.append(("Recent evidence:\n" + "\n".join(evidence), evidence_items))
+    if not sections:
+        return Surface("state", EMPTY_STATE, budget, [])
+    text, kept = assemble_sections([t for t, _ in sections], budget, [items[0].id if items else None for _, items in sections])
+    items = [item for index in kept for item in sections[index][1]]
+    return Surface("state", text, budget, items)
+
+
+SNAPSHOT_RENAMES = {"Focus: ": "Last focus: ", "Intents: ": "Stored intents: ", "Blockers: ": "Stored blockers: "}
+_COMMAND_LINE = re.compile(r"^Command \([^)]+\): exit \??\d*$")
+
+
+def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
+    """This scope's snapshot item and its state block (command-only lines dropped)."""
+    row = ctx.conn.execute(f"{ITEM_SELECT} WHERE scope_key=? AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)).fetchone()
+    if row is None:
+        return None
+    lines = []
+    for line in defuse(row["text"]).split("\n"):  # author text throughout: subjects, summaries, file names
+        if _COMMAND_LINE.match(line.strip()):
+            continue
+        for old, new in SNAPSHOT_RENAMES.items():
+            if line.startswith(old):
+                line = new + line[len(old):]
+        lines.append(line)
+    return row, "\n".join(lines)
+
+
+def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
+    """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
+
+    Every side of an open contest in this scope comes first, marked, whatever its heat: an unresolved
+    disagreement is the most load-bearing thing a new session can be told. The other notes fill what is left.
+    """
+    contested = open_contest_rows(ctx)
+    contest_validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in contested])
+    eligible = [(row, contest_validations[row["id"]]) for row in contested]
+    seen = {row["id"] for row in contested}
+    for row, validation in working_set_for_brief(ctx, 24):
+        if row["kind"] not in ("note:decision", "note:blocker", "note:intent") or row["id"] in seen:
+            continue
+        if row["state"] not in ("pinned", "hot", "warm") or is_superseded(row["kind"], row["text"]):
+            continue
+        if validation.all_missing:
+            continue
+        eligible.append((row, validation))
+    valid = {row["id"]: validation for row, validation in eligible}
+    picked = _seat_rows([row for row, _ in eligible])
+    picked = picked[:max(3, len(contested))]
+    contest_ids = {row["id"] for row in contested}
+
+    def bullet(row: sqlite3.Row, width: int) -> str:
+        body, _ = split_trailers(row["text"])
+        line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
+        return line + shorten(note_content(body), width) + label_suffix(row["kind"], row["text"], valid[row["id"]])
+
+    def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
+        bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
+        lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+        if hidden:
+            lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
+        if resume:
+            lines.append(f"- resume: {shorten(defuse(resume), 110)}")
+        if ledger and ledger_files:
+            lines.append("- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5]))
+        lines.append("More: cortex_recall(topic).")
+        return lines, bullets
+
+    def fits(lines: list[str]) -> bool:
+        return estimate_tokens("\n".join(lines)) <= budget
+
+    # The budget is spent, never exceeded, and an open contest's sides lead: first the ledger line and the other
+    # notes give way (from the bottom), then contest lines are cut shorter, then the last sides are named by count.
+    rows, width, hidden, ledger = list(picked), 110, 0, True
+    lines, bullets = assemble(rows, width, hidden, ledger)
+    if not fits(lines):
+        ledger = False
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    while not fits(lines) and rows and rows[-1]["id"] not in contest_ids:
+        rows.pop()
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    for width in (80, 50, 30):
+        if fits(lines):
+            break
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    while not fits(lines) and len(rows) > 1:
+        rows.pop()
+        hidden += 1
+        lines, bullets = assemble(rows, width, hidden, ledger)
+    if len(lines) <= 2 or not fits(lines):
+        return Surface("session_brief", "", budget, [])
+    shown = [_surface_item(row, valid[row["id"]]) for row in rows]
+    return Surface("session_brief", "\n".join(lines), budget, shown)
+
+
+def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
+    """The items of every side of an open contest in this scope, seated by subject, oldest side first."""
+    return ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key=? AND source_table='notes' AND source_id IN "
+        "(SELECT id FROM notes WHERE scope_key=? AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
+        (ctx.scope_key, ctx.scope_key),
+    ).fetchall()
+
+
+def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
+    """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
+    marks = ",".join("?" * len(ctx.scope_keys))
+    rows = ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state IN ('pinned','hot','warm') ORDER BY created_at DESC LIMIT 500",
+        ctx.scope_keys,
+    ).fetchall()
+    scored = sorted(
+        rows,
+        key=lambda r: (
+            -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
+            -r["importance"],
+            _neg(r["created_at"]),
+        ),
+    )[:limit]
+    validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in scored])
+    return [(r, validations[r["id"]]) for r in scored]
+
+
+def _short_path(path: str) -> str:
+    clean = " ".join(defuse(path).split())
+    if len(clean) > 44:
+        clean = clean[:12] + "…" + clean[-31:]
+    return f'"{clean}"' if "," in clean else clean
+
+
+
+HEADER_CONTEST_SIDES = 4
+"""How many open-contest sides the header names before it counts the rest."""
+
+
+def header(ctx: Context, sessions: int, budget: int) -> Surface:
+    """The full branch-aware header: a status line, open contests, hot items, the resume line, how to use memory."""
+    focus = collapse(defuse(ctx.focus)) if ctx.focus else "unfocused"
+    plural = "s" if sessions != 1 else ""
+    lines = [f"Cortex: {focus} | {sessions} session{plural} on {ctx.scope_label}"]
+    shown: list[SurfaceItem] = []
+    working = working_set(ctx, 12)
+    snapshot = branch_snapshot(ctx)
+    if snapshot is not None:
+        row, block = snapshot
+        summary = [line for line in block.split("\n") if not line.startswith(("Stored intents: ", "Recent files: "))]
+        lines.extend(summary[:4])
+        shown.append(_surface_item(row, None))
+    elif not working:
+        lines.append("No memory on this scope yet.")
+    # An open contest is what a new session most needs to hear: every side leads, marked, whatever its heat.
+    contested = open_contest_rows(ctx)
+    if contested:
+        validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in contested])
+        parts = []
+        for row in contested[:HEADER_CONTEST_SIDES]:
+            line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
+            parts.append(line + label_suffix(row["kind"], row["text"], validations[row["id"]]))
+            shown.append(_surface_item(row, validations[row["id"]]))
+        more = len(contested) - HEADER_CONTEST_SIDES
+        lines.append("Contested: " + " | ".join(parts) + (f" | +{more} more sides: cortex_state" if more > 0 else ""))
+    seated = {r["id"] for r in contested}
+    hot = [
+        (r, v) for r, v in working
+        if r["state"] in ("hot", "pinned") and r["id"] not in seated
+        and (r["kind"].startswith("note:") or r["kind"] in ("episode:command_failure", "episode:test_cycle"))
+    ][:2]
+    if hot:
+        parts = []
+        for row, validation in hot:
+            line = shorten(render_memory_line(_without_labels(row), None, 1), 110)
+            parts.append(line + label_suffix(row["kind"], row["text"], validation))
+            shown.append(_surface_item(row, validation))
+        lines.append("Hot: " + " | ".join(parts))
+    resume = next(((r, v) for r, v in working if r["kind"] in ("note:intent", "note:focus") and r["state"] in ("hot", "pinned")), None)
+    if resume is not None:
+        row, validation = resume
+        body, _ = split_trailers(row["text"])
+        subject = subject_tag(row["subject"])
+        line = f"Resume: {subject}{shorten(note_content(body), 100)}"
+        lines.append(line + label_suffix(row["kind"], row["text"], validation))
+        if all(s.id != row["id"] for s in shown):
+            shown.append(_surface_item(row, validation))
+    lines.append("Use cortex_recall(topic) before re-deriving past decisions; cortex_state for the working set.")
+    text, _ = assemble_sections(["\n".join(lines)], budget)
+    return Surface("header", text, budget, shown)
+
+
+def _without_labels(row: sqlite3.Row) -> dict[str, object]:
+    """A copy of the row whose text has no trailers, so truncation never cuts a label in half."""
+    body, trailers = split_trailers(row["text"])
+    return {**{k: row[k] for k in row.keys()}, "text": body}

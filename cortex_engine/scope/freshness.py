@@ -1,0 +1,747 @@
+"""Freshness: the checkout's file inventory, history following, and per-reference verdicts.
+
+Every surface judges references against the checkout as it is at that moment: existence is a
+stat on disk (so an uncommitted delete counts). A reference that is gone is followed through
+every commit from the HEAD its memory was written on to the current HEAD (`history.chains`),
+cached per (recorded HEAD, current HEAD) in `rename_chains`; moves not yet committed (staged
+or plain `mv`) are found from the index and a unique basename. The inventory and the chains
+are rebuilt only when HEAD or the git index changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from cortex_engine.scope import history
+from cortex_engine.base.lazy import LazyModule
+from cortex_engine.store.database import BUSY_TIMEOUT_MS, rollback, transaction
+from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
+
+RENAME_HOPS = 5
+anchors = LazyModule("scope.anchors")  # regex- and ast-heavy: imported only when an item has anchors
+_SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
+
+
+@dataclass(frozen=True)
+class RefVerdict:
+    """One reference and what the checkout says about it."""
+
+    path: str
+    type: str
+    status: str  # exists | missing | moved | unknown
+    moved_to: str | None = None
+
+    @property
+    def verdict(self) -> dict[str, str | None]:
+        """The per-path verdict every `--json` carries: exists | moved (with `to`) | missing | unverified."""
+        word = "unverified" if self.status == "unknown" else self.status
+        return {"path": self.path, "verdict": word, "to": self.moved_to}
+
+
+@dataclass(frozen=True)
+class AnchorVerdict:
+    """One anchor of an item (a symbol or line range in a referenced file) and what the checkout says about it.
+
+    `status` is fresh | drifted | missing | unknown; `path` is where the file is now (it follows renames),
+    `start`/`end` where the span is now (None when it is not found).
+    """
+
+    anchor_id: int
+    name: str
+    recorded_path: str
+    path: str
+    symbol: str | None
+    recorded_start: int
+    recorded_end: int
+    recorded_hash: str
+    head_oid: str | None
+    status: str
+    start: int | None = None
+    end: int | None = None
+    current_hash: str | None = None
+
+    @property
+    def verdict(self) -> dict[str, str | None]:
+        """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
+        return {"path": self.name, "verdict": self.status, "to": None}
+
+
+@dataclass(frozen=True)
+class Validation:
+    """All references of one memory item, judged together, with the anchors inside them."""
+
+    refs: tuple[RefVerdict, ...] = ()
+    anchors: tuple[AnchorVerdict, ...] = ()
+
+    def count(self, status: str) -> int:
+        """How many references have `status` (a drifted or missing anchor counts as one more)."""
+        found = sum(1 for r in self.refs if r.status == status)
+        if status in ("drifted", "missing"):
+            found += sum(1 for a in self.anchors if a.status == status)
+        return found
+
+    @property
+    def drifted(self) -> bool:
+        """True when a symbol or line range this item names changed since it was written."""
+        return any(a.status == "drifted" for a in self.anchors)
+
+    @property
+    def stale(self) -> bool:
+        """True when any reference is missing."""
+        return self.count("missing") > 0
+
+    @property
+    def all_missing(self) -> bool:
+        """True when there are references and every one is missing."""
+        return bool(self.refs) and all(r.status == "missing" for r in self.refs)
+
+    @property
+    def label(self) -> str | None:
+        """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
+        parts = []
+        missing = [r.path for r in self.refs if r.status == "missing"]
+        missing += [a.name for a in self.anchors if a.status == "missing"]
+        if missing:
+            more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
+            parts.append("stale: missing " + ", ".join(missing[:3]) + more)
+        moved = [f"{r.path} → {r.moved_to}" for r in self.refs if r.status == "moved"]
+        if moved:
+            more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
+            parts.append("moved: " + ", ".join(moved[:2]) + more)
+        drifted = [f"{a.name} changed" for a in self.anchors if a.status == "drifted"]
+        if drifted:
+            more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
+            parts.append("drifted: " + ", ".join(drifted[:2]) + more)
+        return "; ".join(parts) or None
+
+    @property
+    def verdicts(self) -> list[dict[str, str | None]]:
+        """One verdict per referenced path, never cut short (the label may say `+N more`; this does not)."""
+        return [r.verdict for r in self.refs] + [a.verdict for a in self.anchors if a.status in ("drifted", "missing")]
+
+    @property
+    def validity(self) -> str:
+        """The one-word trust summary used in lead lines and inspection."""
+        if not self.refs:
+            return "no file refs"
+        if self.count("missing"):
+            return "stale refs"
+        if self.drifted:
+            return "code drifted"
+        if self.count("unknown"):
+            return "refs unverified"
+        if self.count("moved"):
+            return "refs moved"
+        return "refs OK"
+
+    def ranking_score(self, historical: bool) -> float:
+        """The graduated, capped "current truth" term of the rerank."""
+        missing = self.count("missing")
+        drifted = self.count("drifted")
+        if self.refs and missing == 0 and drifted:
+            # Between fresh (+3) and one missing (-5 at most): the file is there, the code it names changed.
+            return max(-1.0, -0.5 * drifted) if historical else max(-3.0, 1.0 - 2.0 * drifted)
+        if not self.refs or missing == 0:
+            return 3.0 if self.count("exists") + self.count("moved") > 0 else 0.0
+        if historical:
+            return -1.5 * missing
+        return max(-8.0, -4.0 - missing)
+
+
+def _git(worktree: str, *args: str) -> str | None:
+    return history.git(worktree, *args)
+
+
+def checkout_signature(scope: Scope) -> str | None:
+    """HEAD plus the git index's stat: unchanged means the inventory need not be rebuilt."""
+    if scope.git_dir is None or scope.git_root is None:
+        return None
+    _, oid = read_head(scope.git_dir, scope.git_root)
+    try:
+        st = os.stat(os.path.join(scope.git_dir, "index"))
+        index_sig = f"{st.st_mtime_ns}:{st.st_size}"
+    except OSError:
+        index_sig = "noindex"
+    return f"{oid or 'unborn'}|{index_sig}|{scope.worktree}"
+
+
+def list_files(worktree: str) -> list[str]:
+    """The checkout's inventory: tracked and untracked-not-ignored files that exist on disk."""
+    out = _git(worktree, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if out is None:
+        return []
+    files = set()
+    for raw in out.split("\0"):
+        if not raw or os.path.basename(raw) in _SKIP_BASENAMES:
+            continue
+        if os.path.isfile(os.path.join(worktree, raw)):
+            files.add(raw.replace("\\", "/").removeprefix("./"))
+    return sorted(files)
+
+
+RESCAN_SECONDS = 10.0
+_rescans: dict[str, tuple[float, frozenset[str]]] = {}
+
+
+def rescan(worktree: str) -> frozenset[str]:
+    """The live inventory for the untracked-move check, reused for a few seconds within one process."""
+    now = time.monotonic()
+    hit = _rescans.get(worktree)
+    if hit is not None and now - hit[0] < RESCAN_SECONDS:
+        return hit[1]
+    files = frozenset(list_files(worktree))
+    _rescans[worktree] = (now, files)
+    return files
+
+
+def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
+    """Rebuild the scope's inventory, rename map and history chains when HEAD or the index moved; else do nothing."""
+    signature = checkout_signature(scope)
+    if signature is None:
+        return
+    row = conn.execute("SELECT head_oid, signature FROM current_app_graphs WHERE scope_key=?", (scope.key,)).fetchone()
+    if row is not None and row["signature"] == signature:
+        return
+    _, head = read_head(scope.git_dir or "", scope.git_root or "")
+    files = list_files(scope.worktree)
+    renames: list[tuple[str, str]] = []
+    old_head = row["head_oid"] if row is not None else None
+    if old_head and head:
+        out = _git(scope.worktree, "diff", "--cached", "--name-status", "-M70", "-z", old_head)
+        renames = _parse_renames(out or "")
+    chains = _advance_chains(conn, scope, old_head, head) if head and head != old_head else {}
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, signature, files_json, file_count, updated_at) "
+            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(scope_key) DO UPDATE SET worktree_path=excluded.worktree_path, "
+            "head_oid=excluded.head_oid, signature=excluded.signature, files_json=excluded.files_json, "
+            "file_count=excluded.file_count, updated_at=excluded.updated_at",
+            (scope.key, scope.worktree, head, signature, json.dumps(files), len(files), now),
+        )
+        for old, new in renames:
+            conn.execute(
+                "INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(scope_key, old_path) DO UPDATE SET new_path=excluded.new_path, "
+                "head_oid=excluded.head_oid, detected_at=excluded.detected_at",
+                (scope.key, old, new, head, now),
+            )
+        if chains:
+            conn.executemany(
+                "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json, computed_at) VALUES (?,?,?,?,?)",
+                [(oid, head, chain.start, json.dumps(dict(chain.moves)), now) for oid, chain in chains.items()],
+            )
+        # A chain is only ever read towards a HEAD some checkout is on.
+        conn.execute(
+            "DELETE FROM rename_chains WHERE to_oid NOT IN (SELECT head_oid FROM current_app_graphs WHERE head_oid IS NOT NULL)"
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    for oid, chain in chains.items():
+        _remember_chain(oid, head or "", chain)
+
+
+def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None, head: str) -> dict[str, history.Chain]:
+    """The chains from every HEAD this scope's references were recorded on to `head`.
+
+    When the checkout moved forward, the chains already known towards the old HEAD are extended by the
+    few commits in between; only recorded HEADs never followed before cost a walk over their range.
+    """
+    recorded = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT r.head_oid FROM memory_references r JOIN memory_items m ON m.id = r.memory_item_id "
+            "WHERE m.scope_key=? AND r.head_oid IS NOT NULL AND r.head_oid != ?",
+            (scope.key, head),
+        )
+    ]
+    if not recorded:
+        return {}
+    repo = scope.worktree
+    known = {r["from_oid"]: r for r in conn.execute(
+        "SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=?", (old_head,)
+    )} if old_head else {}
+    done: dict[str, history.Chain] = {}
+    if known and old_head and history.is_ancestor(repo, old_head, head):
+        step = history.chains(repo, [old_head], head)[old_head]
+        for oid in recorded:
+            row = known.get(oid)
+            if row is not None and row["start_oid"] and step.start is not None:
+                done[oid] = history.compose(history.Chain(row["start_oid"], json.loads(row["moves_json"])), step)
+            elif oid == old_head:
+                done[oid] = step
+    rest = [oid for oid in recorded if oid not in done]
+    already = {r[0] for r in conn.execute(
+        f"SELECT from_oid FROM rename_chains WHERE to_oid=? AND from_oid IN ({','.join('?' * len(rest))})", (head, *rest)
+    )} if rest else set()
+    rest = [oid for oid in rest if oid not in already]
+    if rest:
+        done.update(history.chains(repo, rest, head))
+    return done
+
+
+def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history.Chain]) -> None:
+    """Keep chains a read path walked for the next process, if the store takes the write at once (else skip)."""
+    if not walked or conn.in_transaction:
+        return
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        with transaction(conn):
+            conn.executemany(
+                "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json) VALUES (?,?,?,?)",
+                [(oid, head, chain.start, json.dumps(dict(chain.moves))) for oid, chain in walked.items()],
+            )
+    except sqlite3.Error as exc:  # busy or read-only: the chain is walked again next time, nothing is lost
+        import logging  # here, not at import: only this rare path logs
+
+        logging.getLogger(__name__).debug("rename chains not stored: %s", exc)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+CHAIN_CACHE_SIZE = 512
+_chain_cache: dict[tuple[str, str], history.Chain] = {}
+
+
+def _remember_chain(recorded: str, head: str, chain: history.Chain) -> None:
+    """Keep a chain for this process (bounded: the oldest entries go first)."""
+    if len(_chain_cache) >= CHAIN_CACHE_SIZE:
+        for key in list(_chain_cache)[: CHAIN_CACHE_SIZE // 4]:
+            del _chain_cache[key]
+    _chain_cache[(recorded, head)] = chain
+
+
+def _parse_renames(out: str) -> list[tuple[str, str]]:
+    fields = out.split("\0")
+    pairs, i = [], 0
+    while i < len(fields):
+        status = fields[i]
+        if status.startswith("R") and i + 2 < len(fields):
+            pairs.append((fields[i + 1], fields[i + 2]))
+            i += 3
+        elif status.startswith("C") and i + 2 < len(fields):
+            i += 3
+        elif status:
+            i += 2
+        else:
+            i += 1
+    return pairs
+
+
+HISTORY_LOOKUPS = 32
+"""How many new ref-shaped candidates one extraction asks git's history about (each is a `git log --all`)."""
+
+
+class GitPaths:
+    """What extraction asks of a repository (`references.Repository`), answered from git at one HEAD.
+
+    Each answer costs at most one git call, made on first need and kept for the life of the object.
+    """
+
+    def __init__(self, repo: str, head: str | None, inventory: frozenset[str] = frozenset()) -> None:
+        """Answer for the repository at `repo` (a worktree), at commit `head`, with the checkout's inventory."""
+        self._repo = repo
+        self._head = head
+        self._inventory = inventory
+        self._root: frozenset[str] | None = None
+        self._refs: frozenset[str] | None = None
+        self._remotes: frozenset[str] | None = None
+        self._ever: dict[str, bool] = {}
+        self._lookups_left = HISTORY_LOOKUPS
+
+    @property
+    def worktree(self) -> str:
+        """The worktree these answers are for (where a note's anchors are read)."""
+        return self._repo
+
+    def begin(self) -> GitPaths:
+        """Start one extraction: it may ask git's history about up to HISTORY_LOOKUPS new paths."""
+        self._lookups_left = HISTORY_LOOKUPS
+        return self
+
+    def tracked_root_file(self, name: str) -> bool:
+        """Whether a file called `name` is tracked at the root at HEAD, or is in the checkout's inventory."""
+        if self._root is None:
+            names = {f for f in self._inventory if "/" not in f}
+            if self._head:
+                out = _git(self._repo, "ls-tree", "-z", self._head)
+                for entry in (out or "").split("\0"):
+                    meta, _, name_ = entry.partition("\t")
+                    if name_ and meta.split(" ")[1:2] == ["blob"]:
+                        names.add(name_)
+            self._root = frozenset(names)
+        return name in self._root
+
+    def names_ref(self, path: str) -> bool:
+        """Whether `path` is a branch, tag or remote-branch short name, or starts with a remote's name."""
+        if self._refs is None:
+            out = _git(self._repo, "for-each-ref", "--format=%(refname)")
+            refs = set()
+            for ref in (out or "").splitlines():
+                for prefix in ("refs/heads/", "refs/remotes/", "refs/tags/"):
+                    if ref.startswith(prefix):
+                        refs.add(ref[len(prefix):])
+            self._refs = frozenset(refs)
+            self._remotes = frozenset((_git(self._repo, "remote") or "").split())
+        return path in self._refs or path.split("/", 1)[0] in (self._remotes or ())
+
+    def ever_tracked(self, path: str) -> bool:
+        """Whether `path` is in the checkout, or some commit of any ref ever had it."""
+        if path in self._inventory:
+            return True
+        hit = self._ever.get(path)
+        if hit is None and self._lookups_left <= 0:
+            return False  # a text naming many ref-shaped paths gets no more git walks: they read as refs
+        if hit is None:
+            self._lookups_left -= 1
+            out = _git(self._repo, "--literal-pathspecs", "log", "--all", "-1", "--format=%H", "--", path)
+            hit = bool(out and out.strip()) or os.path.exists(os.path.join(self._repo, path))
+            self._ever[path] = hit
+        return hit
+
+
+def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths | None, str | None]:
+    """The repository a memory of `scope_key` is written in, and its HEAD, as the last refresh saw them."""
+    row = conn.execute(
+        "SELECT worktree_path, head_oid, files_json FROM current_app_graphs WHERE scope_key=?", (scope_key,)
+    ).fetchone()
+    if row is None or not row["worktree_path"] or not row["head_oid"]:
+        return None, None
+    key = (row["worktree_path"], row["head_oid"])
+    paths = _repositories.get(key)
+    if paths is None:
+        paths = GitPaths(row["worktree_path"], row["head_oid"], frozenset(json.loads(row["files_json"])))
+        _repositories.clear()
+        _repositories[key] = paths
+    return paths.begin(), row["head_oid"]
+
+
+_repositories: dict[tuple[str, str], GitPaths] = {}
+
+
+@dataclass
+class _ScopeView:
+    """One scope's checkout as a pass sees it; what only a gone path needs is loaded on first need."""
+
+    scope_key: str
+    worktree: str | None
+    files: frozenset[str] | None
+    live: bool
+    head: str | None = None
+    repo: str | None = None
+    renames: dict[str, str] | None = None
+    by_basename: dict[str, list[str]] | None = None
+    rescanned: bool = False
+    staged: dict[str, str] | None = None
+
+
+class Validator:
+    """Judges references for one retrieval pass, memoized per scope and per path.
+
+    `at_commit` judges the `current` scope against that commit's tree (read from git objects) instead of
+    a working tree: a branch that no worktree has checked out is checked against its tip.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, current: Scope, home: str | None = None, *,
+                 at_commit: str | None = None) -> None:
+        """Bind to the store and the scope whose worktree (or `at_commit`) is the live checkout."""
+        self._conn = conn
+        self._current = current
+        self._home = home if home is not None else os.path.expanduser("~")
+        self._at_commit = at_commit
+        self._views: dict[str, _ScopeView] = {}
+        self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
+        self._pending: dict[tuple[str, str], set[str]] = {}
+        self._sources: dict[tuple[str, str], anchors.Source | None] = {}
+
+    def _view(self, scope_key: str) -> _ScopeView:
+        view = self._views.get(scope_key)
+        if view is not None:
+            return view
+        current = scope_key == self._current.key
+        if current and self._at_commit is not None:
+            repo = self._current.git_root or self._current.worktree
+            listing = _git(repo, "ls-tree", "-r", "-z", "--name-only", self._at_commit)
+            files = frozenset(p for p in (listing or "").split("\0") if p) if listing is not None else None
+            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo, renames={})
+        elif current:
+            # The live checkout is judged by stat; its stored inventory is read only for a basename move.
+            head = read_head(self._current.git_dir, self._current.git_root)[1] if (
+                self._current.git_dir and self._current.git_root) else None
+            view = _ScopeView(scope_key, self._current.worktree, None, True, head, self._current.worktree)
+        else:
+            graph = self._conn.execute(
+                "SELECT worktree_path, files_json, head_oid FROM current_app_graphs WHERE scope_key=?", (scope_key,)
+            ).fetchone()
+            files = frozenset(json.loads(graph["files_json"])) if graph is not None else None
+            worktree = graph["worktree_path"] if graph is not None else None
+            view = _ScopeView(scope_key, worktree, files, False, graph["head_oid"] if graph is not None else None,
+                              worktree)
+        self._views[scope_key] = view
+        return view
+
+    def _renames(self, view: _ScopeView) -> dict[str, str]:
+        if view.renames is None:
+            view.renames = {
+                r["old_path"]: r["new_path"]
+                for r in self._conn.execute(
+                    "SELECT old_path, new_path FROM file_renames WHERE scope_key=?", (view.scope_key,)
+                )
+            }
+        return view.renames
+
+    def _by_basename(self, view: _ScopeView) -> dict[str, list[str]]:
+        if view.by_basename is None:
+            if view.files is None and view.live:
+                graph = self._conn.execute(
+                    "SELECT files_json FROM current_app_graphs WHERE scope_key=?", (view.scope_key,)
+                ).fetchone()
+                view.files = frozenset(json.loads(graph["files_json"])) if graph is not None else frozenset()
+            view.by_basename = {}
+            for f in view.files or ():
+                view.by_basename.setdefault(os.path.basename(f), []).append(f)
+        return view.by_basename
+
+    def _present(self, view: _ScopeView, path: str) -> bool:
+        if view.live and view.worktree:
+            return os.path.isfile(os.path.join(view.worktree, path))
+        return view.files is not None and path in view.files
+
+    def _chain(self, view: _ScopeView, recorded: str) -> history.Chain:
+        """The history chain from `recorded` to the view's HEAD: this process's cache, the store's, else git."""
+        head = view.head or ""
+        key = (recorded, head)
+        chain = _chain_cache.get(key)
+        if chain is not None:
+            return chain
+        # Every recorded HEAD this pass will need towards this head is loaded (or walked) at once: one
+        # query, and at most one `git log` over the union of their ranges.
+        wanted = [r for r in {recorded, *self._pending.get((view.repo or "", head), ())} if (r, head) not in _chain_cache]
+        marks = ",".join("?" * len(wanted))
+        for row in self._conn.execute(
+            f"SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=? AND from_oid IN ({marks})",
+            (head, *wanted),
+        ):
+            _remember_chain(row["from_oid"], head, history.Chain(row["start_oid"], json.loads(row["moves_json"])))
+        walk = [r for r in wanted if (r, head) not in _chain_cache]
+        if walk and view.repo and head:
+            walked = history.chains(view.repo, walk, head)
+            for oid, found in walked.items():
+                _remember_chain(oid, head, found)
+            _store_chains(self._conn, head, walked)
+        for oid in walk:
+            if (oid, head) not in _chain_cache:
+                _remember_chain(oid, head, history.Chain(None))
+        self._pending.pop((view.repo or "", head), None)
+        return _chain_cache[key]
+
+    def judge(self, scope_key: str, path: str, ref_type: str, recorded: str | None = None) -> RefVerdict:
+        """Decide exists / missing / moved / unknown for one reference of an item in `scope_key`.
+
+        `recorded` is the HEAD the reference was written on; without it (references stored before it was
+        recorded) a gone path is looked up in the scope's rename map and by a unique basename.
+        """
+        key = (scope_key, path, recorded)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        verdict = self._judge(scope_key, path, ref_type, recorded)
+        self._memo[key] = verdict
+        return verdict
+
+    def _judge(self, scope_key: str, path: str, ref_type: str, recorded: str | None) -> RefVerdict:
+        if ref_type == "absolute_path":
+            full = path
+            if path.startswith("~/"):
+                if not self._home:
+                    return RefVerdict(path, ref_type, "unknown")
+                full = os.path.join(self._home, path[2:])
+            return RefVerdict(path, ref_type, "exists" if os.path.exists(full) else "missing")
+        view = self._view(scope_key)
+        if not view.live and view.files is None:
+            return RefVerdict(path, ref_type, "unknown")
+        if view.live and not (view.worktree and os.path.isdir(view.worktree)):
+            return RefVerdict(path, ref_type, "unknown")
+        if self._present(view, path):
+            return RefVerdict(path, ref_type, "exists")
+        if recorded is None or not view.head:
+            return self._legacy(view, path, ref_type)
+        target: str | None = path
+        if recorded != view.head:
+            chain = self._chain(view, recorded)
+            if chain.start is None:
+                return RefVerdict(path, ref_type, "unknown")
+            target = chain.follow(path)
+            if target is None:
+                return RefVerdict(path, ref_type, "missing")
+            if target != path and self._present(view, target):
+                return RefVerdict(path, ref_type, "moved", target)
+        # Gone from the checkout without a commit saying where: a staged rename, else a plain `mv`.
+        moved = self._uncommitted_move(view, target)
+        if moved is not None and moved != path:
+            return RefVerdict(path, ref_type, "moved", moved)
+        return RefVerdict(path, ref_type, "missing")
+
+    def _uncommitted_move(self, view: _ScopeView, path: str) -> str | None:
+        """Where a path went since HEAD: a rename staged in the index, else the one file of its basename."""
+        if not view.live or not view.worktree:
+            return None
+        if view.staged is None:
+            out = _git(view.worktree, "diff", "--cached", "--name-status", "-M", "-z", "HEAD")
+            view.staged = dict(_parse_renames(out or ""))
+        staged = view.staged.get(path)
+        if staged is not None and self._present(view, staged):
+            return staged
+        return self._rescanned_basename_move(view, path)
+
+    def _legacy(self, view: _ScopeView, path: str, ref_type: str) -> RefVerdict:
+        """A reference with no recorded HEAD: the scope's accumulated rename map, then a unique basename."""
+        target, hops = path, 0
+        renames = self._renames(view)
+        while target in renames and hops < RENAME_HOPS:
+            target, hops = renames[target], hops + 1
+        if hops and target != path and self._present(view, target):
+            return RefVerdict(path, ref_type, "moved", target)
+        moved = self._basename_move(view, path)
+        if moved is None:
+            moved = self._rescanned_basename_move(view, path)
+        if moved is not None:
+            return RefVerdict(path, ref_type, "moved", moved)
+        return RefVerdict(path, ref_type, "missing")
+
+    def _rescanned_basename_move(self, view: _ScopeView, path: str) -> str | None:
+        if not view.live or view.rescanned or not view.worktree:
+            return self._basename_move(view, path) if view.rescanned else None
+        # The cached inventory only moves with HEAD and the index; an untracked move does neither,
+        # so before calling a reference missing, look at the checkout as it is now (once per pass,
+        # and at most every RESCAN_SECONDS in a long-lived process: meanwhile the answer is "missing").
+        view.rescanned = True
+        view.files = rescan(view.worktree)
+        view.by_basename = None
+        return self._basename_move(view, path)
+
+    def _basename_move(self, view: _ScopeView, path: str) -> str | None:
+        """The one file elsewhere with this basename, or None when there is none or several."""
+        candidates = [f for f in self._by_basename(view).get(os.path.basename(path), []) if f != path]
+        if len(candidates) == 1 and self._present(view, candidates[0]):
+            return candidates[0]
+        return None
+
+    def validate(self, item_id: str, scope_key: str) -> Validation:
+        """Judge every stored reference of one item."""
+        return self.validate_many([(item_id, scope_key)])[item_id]
+
+    def validate_many(self, items: list[tuple[str, str]]) -> dict[str, Validation]:
+        """Judge the references of many items with one query."""
+        if not items:
+            return {}
+        scopes = dict(items)
+        refs: dict[str, list[RefVerdict]] = {item_id: [] for item_id, _ in items}
+        pinned: dict[str, list[AnchorVerdict]] = {}
+        ids = list(scopes)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
+                f"WHERE memory_item_id IN ({marks}) ORDER BY id",
+                chunk,
+            ).fetchall()
+            for row in rows:
+                if row["head_oid"]:
+                    view = self._view(scopes[row["memory_item_id"]])
+                    self._pending.setdefault((view.repo or "", view.head or ""), set()).add(row["head_oid"])
+            for row in rows:
+                item_id = row["memory_item_id"]
+                refs[item_id].append(
+                    self.judge(scopes[item_id], row["normalized_path"], row["reference_type"], row["head_oid"])
+                )
+            for row in self._conn.execute(
+                f"SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
+                f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
+                chunk,
+            ):
+                item_id = row["memory_item_id"]
+                pinned.setdefault(item_id, []).append(self._check_anchor(scopes[item_id], refs[item_id], row))
+        return {item_id: Validation(tuple(v), tuple(pinned.get(item_id, ()))) for item_id, v in refs.items()}
+
+    def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
+        """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
+        path = row["path"]
+        ref = next((r for r in refs if r.path == path), None)
+        if ref is None:
+            ref = self.judge(scope_key, path, "file", row["head_oid"])
+        where = ref.moved_to if ref.status == "moved" and ref.moved_to else path
+        view = self._view(scope_key)
+        found = anchors.Located("unknown")
+        if ref.status in ("exists", "moved") and view.worktree and self._at_commit is None:
+            key = (view.worktree, where)
+            if key not in self._sources:  # one stat per file per pass
+                self._sources[key] = anchors.read_source(view.worktree, where)
+            found = anchors.locate(self._sources[key], row["symbol"], row["start_line"], row["end_line"],
+                                   row["content_hash"])
+        recorded = anchors.Anchor(where, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
+        return AnchorVerdict(
+            row["id"], recorded.name, path, where, row["symbol"], row["start_line"], row["end_line"],
+            row["content_hash"], row["head_oid"], found.status, found.start, found.end, found.digest,
+        )
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """What one scope's memories are checked against, or why they cannot be (`validator` None)."""
+
+    scope_key: str
+    against: str  # worktree | branch tip | commit | unchecked
+    where: str | None
+    validator: Validator | None
+    reason: str | None = None
+
+
+def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: list[str], now: str) -> list[Checkout]:
+    """For each scope key, its own checkout state: the worktree on that branch, else the branch tip (git objects).
+
+    The project layer and a store outside git are checked against the current checkout; a branch that no
+    longer exists, a detached commit git no longer has, or a scope of another worktree's repository cannot
+    be checked, and say why.
+    """
+    found: list[Checkout] = []
+    if current.git_root is None:
+        for key in keys:
+            if key in (current.key, project_key):
+                found.append(Checkout(key, "worktree", current.worktree, Validator(conn, current)))
+            else:
+                found.append(Checkout(key, "unchecked", None, None, "not in a git repository"))
+        return found
+    live: dict[str, Scope] = {current.key: current}
+    for tree in list_worktrees(current.worktree):
+        if os.path.isdir(tree.path):
+            other = detect_scope(tree.path)
+            live.setdefault(other.key, other)
+    for key in keys:
+        scope = live.get(key)
+        if key == project_key:
+            scope = current
+        if scope is not None:
+            if scope is not current:
+                refresh_app_graph(conn, scope, now)
+            found.append(Checkout(key, "worktree", scope.worktree, Validator(conn, scope)))
+            continue
+        branch, oid = scope_key_branch(key), scope_key_oid(key)
+        ref = f"refs/heads/{branch}" if branch else oid
+        tip = _git(current.git_root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") if ref else None
+        if not tip or not tip.strip():
+            why = (f"branch {branch} no longer exists" if branch else
+                   f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
+            found.append(Checkout(key, "unchecked", None, None, why))
+            continue
+        tip = tip.strip()
+        at = Scope("branch" if branch else "detached", key, current.worktree, current.git_root, branch, tip, None)
+        found.append(Checkout(key, "branch tip" if branch else "commit", tip, Validator(conn, at, at_commit=tip)))
+    return found

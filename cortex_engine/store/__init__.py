@@ -1,0 +1,4 @@
+"""Store: one SQLite file per repository. In: SQL from the stages above. Out: rows.
+
+`database` opens it (settings, schema, forward migrations, the version guard, error mapping, `transaction`);
+`redact` is the one cleaning choke point every string parameter passes through on its way in."""
