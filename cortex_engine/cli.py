@@ -497,16 +497,18 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     """Run a reflex by hand: the consult hint for a prompt, or the whisper for a file being edited."""
     from cortex_engine.capture import reflex
 
+    from cortex_engine.hookentry import context_output
+
     with _engine(args) as engine:
         session = engine.ensure_session()
         if args.event == "prompt":
-            out = reflex.consult_hint(engine, session, args.prompt or "")
+            event, text = "UserPromptSubmit", reflex.consult_hint(engine, session, args.prompt or "")
         else:
-            out = reflex.whisper(engine, session, args.event, args.file or args.cmd or "")
+            event, text = "PreToolUse", reflex.whisper(engine, session, args.event, args.file or args.cmd or "")
     if args.json:
-        _emit_json(json.loads(out) if out else {})
-    elif out:
-        _print(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+        _emit_json(json.loads(context_output(event, text)) if text else {})
+    elif text:
+        _print(text)
     return 0
 
 

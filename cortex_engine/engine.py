@@ -327,7 +327,7 @@ class Engine:
             )
 
     def brief_for_subagent(self, description: str, agent_type: str, prompt_prefix: str, child_session: str) -> str:
-        """The SubagentStart brief: ≤150 tokens on this brief itself; silent when nothing matches or all is pasted."""
+        """The SubagentStart brief's text: ≤150 tokens; "" when nothing matches or all of it is already pasted."""
         self.refresh()
         ctx = self._context()
         _, _, results = surfaces.ranked(ctx, description, surfaces.BRIEF_LIMIT)
@@ -341,7 +341,7 @@ class Engine:
         surface = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"])
         text = agents.cap(surface.text, BUDGETS["subagent_brief"])
         self.book_text("subagent_brief", text, child_session)
-        return json.dumps({"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": text}})
+        return text
 
     def _touch(self, items: list[surfaces.SurfaceItem], now: str) -> None:
         """Reads reinforce: access count, last access, and the tier the read earns — for live items only.

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from cortex_engine import hookentry
 from cortex_engine.capture import agents
 from cortex_engine.capture import reflex
 from cortex_engine.engine import Engine
@@ -40,9 +41,7 @@ def start(engine: Engine, agent_id: str, agent_type: str = "general-purpose") ->
 def test_subagent_brief_when_exactly_one_dispatch_matches(live: Engine) -> None:
     """One matching dispatch: the child gets a brief within 150 tokens, booked to the child."""
     dispatch(live, "review the api serving design")
-    out = json.loads(start(live, "a1"))
-    text = out["hookSpecificOutput"]["additionalContext"]
-    assert out["hookSpecificOutput"]["hookEventName"] == "SubagentStart"
+    text = start(live, "a1")
     assert "[api serving] serve the api from src/api.py behind the gateway" in text
     child = live.conn.execute("SELECT id FROM sessions WHERE agent_id='a1'").fetchone()["id"]
     booked = live.conn.execute("SELECT channel, tokens FROM token_ledger WHERE session_id=?", (child,)).fetchall()
@@ -53,7 +52,7 @@ def test_subagent_brief_cap_is_enforced_on_the_brief_itself(live: Engine) -> Non
     """One very long memory cannot make an unasked-for brief exceed 150 tokens."""
     live.note("decision", "api serving: " + "a very long rationale about the gateway " * 60, "api gateway")
     dispatch(live, "review the api gateway")
-    text = json.loads(start(live, "a1"))["hookSpecificOutput"]["additionalContext"]
+    text = start(live, "a1")
     assert len(text) <= 600
 
 
@@ -97,8 +96,8 @@ def test_conclusion_kept_trimmed_and_offered_once(live: Engine) -> None:
     summary = live.conn.execute("SELECT summary FROM episodes WHERE kind='subagent_conclusion'").fetchone()[0]
     assert summary.endswith("[trimmed at 4000 characters]")
     primary = live.current_session()["id"]
-    nudge = json.loads(agents.end_of_turn_nudge(live, primary))
-    assert "- decision: We decided to cache the app graph per turn." in nudge["reason"]
+    nudge = agents.end_of_turn_nudge(live, primary)
+    assert "- decision: We decided to cache the app graph per turn." in nudge
     assert agents.end_of_turn_nudge(live, primary) == ""
     assert live.conn.execute("SELECT COUNT(*) FROM notes WHERE content LIKE '%cache the app graph%'").fetchone()[0] == 0
 
@@ -108,9 +107,7 @@ def test_guard_refuses_a_subagent_retiring_earlier_work(live: Engine) -> None:
     start(live, "a1")
     out = agents.guard(live, {"session_id": HOST, "agent_id": "a1", "tool_name": "mcp__cortex__cortex_note",
                               "tool_input": {"kind": "decision", "subject": "API serving", "content": "serve directly"}})
-    decision = json.loads(out)["hookSpecificOutput"]
-    assert decision["permissionDecision"] == "deny"
-    assert decision["permissionDecisionReason"].startswith(
+    assert out.startswith(
         "Cortex refused this: a subagent may not retire memory from earlier work on this branch.")
 
 
@@ -125,7 +122,7 @@ def test_guard_reads_shell_commands(live: Engine, command: str, verb: str) -> No
     note_id = live.conn.execute("SELECT id FROM notes").fetchone()["id"]
     out = agents.guard(live, {"session_id": HOST, "agent_id": "a1", "tool_name": "Bash",
                               "tool_input": {"command": command.format(id=note_id)}})
-    assert f"a subagent may not {verb} memory" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert f"a subagent may not {verb} memory" in out
 
 
 def test_guard_allows_parent_own_work_previews_and_other_subjects(live: Engine) -> None:
@@ -146,7 +143,7 @@ def test_consult_hint_at_most_once_and_never_after_a_consult(live: Engine) -> No
     """The hint fires once for a memory-relevant prompt, and not at all once memory was consulted."""
     session = live.current_session()["id"]
     first = reflex.consult_hint(live, session, "let's fix the failing gateway test")
-    assert json.loads(first)["hookSpecificOutput"]["additionalContext"] == reflex.HINT
+    assert first == reflex.HINT
     assert reflex.consult_hint(live, session, "fix it again") == ""
     live.start_session("claude-2")
     fresh = live.current_session()["id"]
@@ -158,7 +155,7 @@ def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine
     """Editing a file memory talks about whispers the note once; a superseded one is never whispered."""
     session = live.current_session()["id"]
     out = reflex.whisper(live, session, "edit", "src/api.py")
-    assert json.loads(out)["hookSpecificOutput"]["additionalContext"].startswith(
+    assert out.startswith(
         "Cortex memory: Decision [2026-08-02 18:00Z]: [api serving] serve the api from src/api.py")
     assert reflex.whisper(live, session, "edit", "src/api.py") == ""
     assert reflex.whisper(live, session, "edit", "src/unrelated.py") == ""
@@ -170,3 +167,13 @@ def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine
     later = reflex.whisper(live, live.current_session()["id"], "edit", "src/api.py")
     assert "directly" not in later
     assert other != live.current_session()["id"]
+
+
+def test_the_hook_adapter_alone_speaks_the_wire_format() -> None:
+    """The engine answers in text; `hookentry` wraps it as Claude Code expects, and says nothing for ""."""
+    assert json.loads(hookentry.context_output("SubagentStart", "brief")) == {
+        "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "brief"}}
+    assert json.loads(hookentry.deny_output("no")) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+    assert json.loads(hookentry.block_output("more")) == {"decision": "block", "reason": "more"}
+    assert (hookentry.context_output("PreToolUse", ""), hookentry.deny_output(""), hookentry.block_output("")) == ("", "", "")

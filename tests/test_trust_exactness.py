@@ -396,8 +396,8 @@ def test_every_label_on_every_surface(repo: Repo, engine: Any, tmp_path: Path) -
         seen[name] = check_labels(name, data["text"], data["items"], oracle, keys)
     whisper = json.loads(ok(repo.path, "reflect", "--event", "edit", "--file", "src/old_name.py", "--json"))
     seen["whisper"] = check_labels("whisper", whisper["hookSpecificOutput"]["additionalContext"], None, oracle, keys)
-    sub = json.loads(engine.brief_for_subagent("billing release and queue", "general-purpose", "", engine.ensure_session()))
-    seen["subagent brief"] = check_labels("subagent brief", sub["hookSpecificOutput"]["additionalContext"], None, oracle, keys)
+    sub = engine.brief_for_subagent("billing release and queue", "general-purpose", "", engine.ensure_session())
+    seen["subagent brief"] = check_labels("subagent brief", sub, None, oracle, keys)
 
     async def script(session: ClientSession) -> list[str]:
         return [text(await session.call_tool("cortex_recall", {"topic": "billing", "budget": 2000})),

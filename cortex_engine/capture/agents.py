@@ -95,7 +95,9 @@ def cap(text: str, budget: int) -> str:
 
 
 def subagent_start(engine: Engine, payload: dict) -> str:
-    """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches."""
+    """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches.
+
+    Returns the brief's text ("" for none)."""
     agent_id = payload.get("agent_id") or payload.get("agentId")
     host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     if not isinstance(agent_id, str) or not agent_id:
@@ -272,7 +274,9 @@ def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
 
 
 def end_of_turn_nudge(engine: Engine, primary: str) -> str:
-    """At turn end: offer notes suggested by subagent conclusions not yet offered; each is offered once."""
+    """At turn end: offer notes suggested by subagent conclusions not yet offered; each is offered once.
+
+    Returns the reason to keep the turn going ("" to let it end)."""
     children = [r["id"] for r in engine.conn.execute(
         "SELECT id FROM sessions WHERE parent_session_id=?", (primary,)).fetchall()]
     if not children:
@@ -301,7 +305,7 @@ def end_of_turn_nudge(engine: Engine, primary: str) -> str:
     lines.append("Write the load-bearing ones with cortex_note(kind, content); if none apply, reply DONE.")
     reason = "\n".join(lines)
     engine.book_text("stop_nudge", reason, primary)
-    return json.dumps({"decision": "block", "reason": reason})
+    return reason
 
 
 # -- memory guard ---------------------------------------------------------------------------------
@@ -348,7 +352,9 @@ def _flag(words: list[str], name: str) -> str:
 
 
 def guard(engine: Engine, payload: dict) -> str:
-    """PreToolUse for a subagent: deny retiring, rewriting or deleting earlier work on this branch."""
+    """PreToolUse for a subagent: deny retiring, rewriting or deleting earlier work on this branch.
+
+    Returns the reason for the denial ("" to allow)."""
     agent_id = payload.get("agent_id") or payload.get("agentId")
     if not isinstance(agent_id, str) or not agent_id:
         return ""
@@ -396,8 +402,7 @@ def guard(engine: Engine, payload: dict) -> str:
     lines.append("Put the finding in your final message instead — it is recorded automatically, and the parent can act on it.")
     reason = "\n".join(lines)
     engine.book_text("memory_guard_deny", reason, child["id"])
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                              "permissionDecisionReason": reason}})
+    return reason
 
 
 def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict]:

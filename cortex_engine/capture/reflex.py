@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING
 
@@ -40,12 +39,10 @@ def set_flag(engine: Engine, session_id: str, key: str, value: str = "1") -> Non
         )
 
 
-def _output(event: str, text: str) -> str:
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
-
-
 def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
-    """UserPromptSubmit: one line pointing at memory, at most once per session and never after a consult."""
+    """UserPromptSubmit: one line pointing at memory, at most once per session and never after a consult.
+
+    Returns the line ("" for none); the hook adapter (`hookentry`) puts it on the wire."""
     if flag(engine, session_id, "consulted") or flag(engine, session_id, "consult_hint"):
         return ""
     sessions = engine.conn.execute(
@@ -55,11 +52,13 @@ def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
         return ""
     set_flag(engine, session_id, "consult_hint")
     engine.book_text("consult_gate", HINT, session_id)
-    return _output("UserPromptSubmit", HINT)
+    return HINT
 
 
 def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
-    """PreToolUse: one remembered line about the file or command at hand, only when confidence is high."""
+    """PreToolUse: one remembered line about the file or command at hand, only when confidence is high.
+
+    Returns the line ("" for none); the hook adapter (`hookentry`) puts it on the wire."""
     anchor_key = " ".join(anchor.replace("\\", "/").split()).lower()
     if not anchor_key:
         return ""
@@ -88,4 +87,4 @@ def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
     line = clip(line, WHISPER_CHARS, inspect_pointer(pick.id))  # its labels are kept whole
     set_flag(engine, session_id, f"reflex:{focus_key}")
     engine.book_text("whisper", line, session_id)
-    return _output("PreToolUse", line)
+    return line

@@ -7,7 +7,6 @@ every surface (recall, brief, state, session brief, header, subagent brief, refl
 
 from __future__ import annotations
 
-import json
 
 import anyio
 import pytest
@@ -57,12 +56,10 @@ def test_every_surface_holds_its_budget_for_any_note_size(engine: Engine, notes,
         "header": (engine.header(budget), budget or BUDGETS["header"]),
     }
     over = {name: (estimate_tokens(s.text), limit) for name, (s, limit) in shown.items() if estimate_tokens(s.text) > limit}
-    raw = engine.brief_for_subagent("kiwi queue", "general-purpose", "", session)
-    sub = json.loads(raw)["hookSpecificOutput"]["additionalContext"] if raw else ""
+    sub = engine.brief_for_subagent("kiwi queue", "general-purpose", "", session)
     if estimate_tokens(sub) > BUDGETS["subagent_brief"]:
         over["subagent_brief"] = (estimate_tokens(sub), BUDGETS["subagent_brief"])
-    whisper = reflex.whisper(engine, session, "edit", "kiwi")
-    line = json.loads(whisper)["hookSpecificOutput"]["additionalContext"] if whisper else ""
+    line = reflex.whisper(engine, session, "edit", "kiwi")
     if len(line) > reflex.WHISPER_CHARS:
         over["whisper"] = (len(line), reflex.WHISPER_CHARS)
     assert over == {}
