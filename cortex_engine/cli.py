@@ -73,7 +73,7 @@ def _read_text_arg(args: argparse.Namespace) -> str:
 
 def cmd_note(args: argparse.Namespace) -> int:
     """Record a note."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     with _engine(args) as engine:
         result = engine.note(args.kind, " ".join(args.text), args.subject, args.alternative or None)
@@ -106,7 +106,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     """Promote a branch's notes into this branch by hand (a squash merge git cannot recognise)."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     with _engine(args) as engine:
         done = engine.promote(args.source, dry_run=args.dry_run)
@@ -143,7 +143,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def cmd_branches(args: argparse.Namespace) -> int:
     """Every scope of the store."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     with _engine(args) as engine:
         scopes = engine.branches()
@@ -174,7 +174,7 @@ def cmd_session_brief(args: argparse.Namespace) -> int:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     """Resolve or supersede a note."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     note_id = getattr(args, "note_id", None) or getattr(args, "id", None)
     if (note_id is None) == (args.subject is None):
@@ -190,7 +190,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 def cmd_list_memory(args: argparse.Namespace) -> int:
     """List memory items."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
     with _engine(args) as engine:
@@ -206,7 +206,7 @@ def cmd_list_memory(args: argparse.Namespace) -> int:
 
 def cmd_inspect_memory(args: argparse.Namespace) -> int:
     """Inspect one memory item."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     with _engine(args) as engine:
         result = engine.inspect_memory(args.id)
@@ -219,7 +219,7 @@ def cmd_inspect_memory(args: argparse.Namespace) -> int:
 
 def cmd_edit_memory(args: argparse.Namespace) -> int:
     """Edit one memory item's text."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     text = _read_text_arg(args)
     with _engine(args) as engine:
@@ -233,7 +233,7 @@ def cmd_edit_memory(args: argparse.Namespace) -> int:
 
 def cmd_delete_memory(args: argparse.Namespace) -> int:
     """Preview or delete one memory item."""
-    from cortex_engine.query import messages
+    from cortex_engine.results import messages
 
     with _engine(args) as engine:
         result = engine.delete_memory(args.id, yes=args.yes)
@@ -403,13 +403,9 @@ def cmd_flush_spool(args: argparse.Namespace) -> int:
     try:
         engine = _engine(args)
     except StoreRefused as exc:
-        from cortex_engine.capture.flush import back_off, find_runtime
+        from cortex_engine.engine import back_off_capture
 
-        folder = find_runtime(args.cwd or os.getcwd())
-        if folder is not None:
-            import time
-
-            back_off(folder, time.time(), 30 if exc.code == "store_busy" else None)
+        back_off_capture(args.cwd or os.getcwd(), busy=exc.code == "store_busy")
         raise
     with engine:
         result = engine.flush_spool()
@@ -495,16 +491,13 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     """Run a reflex by hand: the consult hint for a prompt, or the whisper for a file being edited."""
-    from cortex_engine.capture import reflex
-
     from cortex_engine.hookentry import context_output
 
     with _engine(args) as engine:
-        session = engine.ensure_session()
         if args.event == "prompt":
-            event, text = "UserPromptSubmit", reflex.consult_hint(engine, session, args.prompt or "")
+            event, text = "UserPromptSubmit", engine.consult_hint(args.prompt or "")
         else:
-            event, text = "PreToolUse", reflex.whisper(engine, session, args.event, args.file or args.cmd or "")
+            event, text = "PreToolUse", engine.whisper(args.event, args.file or args.cmd or "")
     if args.json:
         _emit_json(json.loads(context_output(event, text)) if text else {})
     elif text:
@@ -514,7 +507,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Token economy and retrieval health."""
-    from cortex_engine.query.economy import render_stats
+    from cortex_engine.results import render_stats
 
     with _engine(args) as engine:
         report = engine.stats()
@@ -529,15 +522,15 @@ def cmd_suggest_notes(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(result)
     else:
-        from cortex_engine.query.messages import suggestions
+        from cortex_engine.results import messages
 
-        _print(suggestions(result))
+        _print(messages.suggestions(result))
     return 0
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
     """Write the current session's summary now."""
-    from cortex_engine.query.render import strip_control
+    from cortex_engine.results import strip_control
 
     with _engine(args) as engine:
         text = strip_control(engine.summarize(" ".join(args.description) if args.description else None))
@@ -558,7 +551,7 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Print the capability map."""
-    from cortex_engine.query.route import ROUTE
+    from cortex_engine.results import ROUTE
 
     with _engine(args) as engine:
         engine.mark_consulted()
@@ -597,7 +590,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_gc(args: argparse.Namespace) -> int:
     """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
     from cortex_engine.engine import describe_store
-    from cortex_engine.capture.gc import GC_STEPS, run_gc
+    from cortex_engine.results import GC_STEPS
     from cortex_engine.progress import progress, wanted
 
     if not describe_store(args.cwd or os.getcwd()).exists:
@@ -607,7 +600,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
             _print("No store for this directory yet; nothing to collect.")
         return 0
     with _engine(args) as engine, progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json), min_items=1) as tick:
-        report = run_gc(engine, apply=args.apply, tick=tick)
+        report = engine.gc(apply=args.apply, tick=tick)
     if args.json:
         _emit_json(report.to_dict())
     else:
@@ -617,16 +610,16 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
-    from cortex_engine.memory import transfer
     from cortex_engine.progress import progress, wanted
+    from cortex_engine.results import render_jsonl, render_markdown
 
     with _engine(args) as engine:
         notes = engine.export_notes(args.scope)
     if args.format == "jsonl":
         with progress("exporting", len(notes), enabled=wanted(args.json)) as tick:
-            text = transfer.render_jsonl(notes, tick)
+            text = render_jsonl(notes, tick)
     else:
-        text = transfer.render_markdown(notes)
+        text = render_markdown(notes)
     if args.output is None:
         sys.stdout.write(text)
         return 0
@@ -923,9 +916,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(str(exc), "usage", args.json, EXIT_USAGE)
     except CortexError as exc:
-        from cortex_engine.query.messages import error_text
+        from cortex_engine.results import messages
 
-        return _fail(error_text(exc, "cli"), exc.code, args.json, EXIT_ERROR, exc.details)
+        return _fail(messages.error_text(exc, "cli"), exc.code, args.json, EXIT_ERROR, exc.details)
     except KeyboardInterrupt:
         return 130
 

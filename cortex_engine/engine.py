@@ -6,10 +6,11 @@ import dataclasses
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cortex_engine.capture import flush as capture
 from cortex_engine.base.lazy import LazyModule
@@ -28,6 +29,9 @@ from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, lo
 from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
 from cortex_engine.query.surfaces import BUDGETS, Surface
 
+if TYPE_CHECKING:
+    from cortex_engine.capture.gc import GcReport
+
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 agents = LazyModule("capture.agents")
 consolidation = LazyModule("capture.consolidation")
@@ -36,6 +40,7 @@ merges = LazyModule("memory.merges")
 sharing = LazyModule("memory.sharing")
 ledger = LazyModule("capture.ledger")
 searchledger = LazyModule("capture.searchledger")
+reflex = LazyModule("capture.reflex")
 transfer = LazyModule("memory.transfer")
 
 MIN_BUDGET = 20
@@ -522,6 +527,20 @@ class Engine:
             self.conn, folder, self.clock(), turn_end=turn_end)
         self.check_merges()
         return done
+
+    def consult_hint(self, prompt: str) -> str:
+        """The consult hint for a prompt in the current session ("" when it is not due)."""
+        return reflex.consult_hint(self, self.ensure_session(), prompt)
+
+    def whisper(self, event: str, anchor: str) -> str:
+        """The reflex whisper for the file or command at hand in the current session ("" when not confident)."""
+        return reflex.whisper(self, self.ensure_session(), event, anchor)
+
+    def gc(self, *, apply: bool = False, tick: Callable[[int], None] | None = None) -> GcReport:
+        """Retention: find (with `apply`, delete) what the retention windows allow; see `capture/gc.py`."""
+        from cortex_engine.capture.gc import run_gc
+
+        return run_gc(self, apply=apply, tick=tick)
 
     # -- memory follows git ----------------------------------------------------------------------
 
@@ -1030,6 +1049,15 @@ class Engine:
             "contested_notes": contested,
             "session": session["id"] if session is not None else None,
         }
+
+
+def back_off_capture(cwd: str | os.PathLike[str], busy: bool) -> None:
+    """The store refused a flush: make this worktree's hooks wait before the next one (30 s when only busy)."""
+    import time
+
+    folder = capture.find_runtime(cwd)
+    if folder is not None:
+        capture.back_off(folder, time.time(), 30 if busy else None)
 
 
 def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None) -> Engine:

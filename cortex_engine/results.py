@@ -2,21 +2,55 @@
 face (CLI, MCP, TUI) must apply the same way. Adapters import these from here, never from a stage folder, so a
 stage can be reorganised without touching a screen (issue 15; `tests/test_imports.py` holds the boundary).
 
-Standard library only at import: each name is defined in its stage and only re-exported here."""
+Each name is defined in its stage and only re-exported here, imported on first use: a one-shot command that
+prints one error pays for `messages`, not for every stage listed below."""
 
 from __future__ import annotations
 
-from cortex_engine.memory.inspection import Deletion, Inspection, Page, scope_label
-from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
-from cortex_engine.memory.notes import Resolution
-from cortex_engine.query import messages
-from cortex_engine.query.economy import fmt_tokens
-from cortex_engine.query.render import humanize_kind, strip_control
-from cortex_engine.query.surfaces import Surface
-from cortex_engine.scope.identity import cortex_home, read_head
+import importlib
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "KIND_WEIGHTS", "STATES", "Deletion", "Inspection", "Page", "Resolution", "Surface", "collapse", "cortex_home",
-    "fmt_tokens", "humanize_kind", "messages", "note_content", "read_head", "scope_label", "split_trailers",
-    "strip_control",
-]
+if TYPE_CHECKING:
+    from cortex_engine.capture.gc import GC_STEPS
+    from cortex_engine.memory.inspection import Deletion, Inspection, Page, scope_label
+    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
+    from cortex_engine.memory.notes import Resolution
+    from cortex_engine.memory.transfer import render_jsonl, render_markdown
+    from cortex_engine.query import messages
+    from cortex_engine.query.economy import fmt_tokens, render_stats
+    from cortex_engine.query.render import humanize_kind, strip_control
+    from cortex_engine.query.route import ROUTE
+    from cortex_engine.query.surfaces import Surface
+    from cortex_engine.scope.identity import cortex_home, read_head
+    from cortex_engine.store.database import store_error
+
+# name → the stage module that defines it ("" for the module itself)
+_HOME = {
+    "GC_STEPS": "capture.gc",
+    "Deletion": "memory.inspection", "Inspection": "memory.inspection", "Page": "memory.inspection",
+    "scope_label": "memory.inspection",
+    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items",
+    "note_content": "memory.items", "split_trailers": "memory.items",
+    "Resolution": "memory.notes",
+    "render_jsonl": "memory.transfer", "render_markdown": "memory.transfer",
+    "messages": "query.messages",
+    "fmt_tokens": "query.economy", "render_stats": "query.economy",
+    "humanize_kind": "query.render", "strip_control": "query.render",
+    "ROUTE": "query.route",
+    "Surface": "query.surfaces",
+    "cortex_home": "scope.identity", "read_head": "scope.identity",
+    "store_error": "store.database",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> object:
+    """Import a re-exported name from its stage on first use."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"cortex_engine.{home}")
+    value = module if name == home.rpartition(".")[2] else getattr(module, name)
+    globals()[name] = value
+    return value

@@ -230,11 +230,25 @@ def test_no_stage_and_not_the_facade_imports_an_adapter_library() -> None:
     assert {p: libs for p, libs in offenders.items() if libs} == {}
 
 
-def test_the_tui_reaches_the_engine_only_through_the_facade() -> None:
-    """The TUI imports the facade (`engine`, `operator`), its result types (`results`) and `base`, nothing below."""
+def test_the_tui_the_cli_and_the_mcp_server_reach_the_engine_only_through_the_facade() -> None:
+    """The TUI, the CLI and the MCP server import the facade (`engine`, `operator`), its result types
+    (`results`), `base`, each other and `ops`; never a stage module directly."""
     graph = _import_graph()
-    allowed = {"cortex_engine", "cortex_engine.engine", "cortex_engine.operator", "cortex_engine.results"}
-    reached = {target for module, targets in graph.items() if module.startswith("cortex_tui")
+    faces = ("cortex_tui", "cortex_engine.cli", "cortex_engine.mcp_server", "cortex_engine.serve",
+             "cortex_engine.wire", "cortex_engine.completion", "cortex_engine.progress")
+    reached = {(module, target) for module, targets in graph.items() if module.startswith(faces)
                for target in targets if target.startswith("cortex_engine")}
-    assert "cortex_engine.engine" in reached
-    assert {t for t in reached if t not in allowed and not t.startswith("cortex_engine.base")} == set()
+    assert ("cortex_engine.cli", "cortex_engine.engine") in reached
+    assert {(m, t) for m, t in reached if _stage(t) is not None and not t.startswith("cortex_engine.base")} == set()
+
+
+def test_every_result_name_resolves_to_its_stage() -> None:
+    """`results` re-exports lazily: each listed name imports from the stage that defines it."""
+    from cortex_engine import results
+
+    assert len(results.__all__) > 20
+    missing = [name for name in results.__all__ if getattr(results, name, None) is None]
+    assert missing == []
+    assert results.strip_control.__module__ == "cortex_engine.query.render"
+    with pytest.raises(AttributeError):
+        results.not_a_result  # noqa: B018 - the attribute access is the test
