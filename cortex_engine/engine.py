@@ -528,13 +528,52 @@ class Engine:
         self.check_merges()
         return done
 
-    def consult_hint(self, prompt: str) -> str:
-        """The consult hint for a prompt in the current session ("" when it is not due)."""
-        return reflex.consult_hint(self, self.ensure_session(), prompt)
+    # -- the hooks that need the store (the hook adapter, `hookentry`, puts each answer on the wire) ------
 
-    def whisper(self, event: str, anchor: str) -> str:
-        """The reflex whisper for the file or command at hand in the current session ("" when not confident)."""
-        return reflex.whisper(self, self.ensure_session(), event, anchor)
+    def host_session(self, host: str) -> str:
+        """The primary session for the host's session id (`""`: the current one), created when there is none."""
+        with transaction(self.conn):
+            return capture.primary_session(self.conn, self.scope, host, self.now())
+
+    def consult_hint(self, prompt: str, session: str | None = None) -> str:
+        """The consult hint for a prompt ("" when it is not due); `session` defaults to the current one."""
+        return reflex.consult_hint(self, session or self.ensure_session(), prompt)
+
+    def whisper(self, event: str, anchor: str, session: str | None = None) -> str:
+        """The reflex whisper for the file or command at hand ("" when not confident); an absolute path inside
+        the worktree is read as the worktree-relative path memory names."""
+        if event == "edit":
+            anchor = capture.relative_path(anchor, self.scope.worktree)
+        return reflex.whisper(self, session or self.ensure_session(), event, anchor)
+
+    def dispatch_pre(self, payload: dict) -> None:
+        """PreToolUse of an Agent call: record the dispatch, so the subagent it starts can be briefed."""
+        agents.dispatch_pre(self, payload)
+
+    def subagent_start(self, payload: dict) -> str:
+        """SubagentStart: the child's session, and its brief's text ("" for none)."""
+        return agents.subagent_start(self, payload)
+
+    def subagent_stop(self, payload: dict) -> None:
+        """SubagentStop: flush what the subagent did, then keep its conclusion."""
+        self.flush_spool()
+        agents.subagent_stop(self, payload)
+
+    def guard_memory(self, payload: dict) -> str:
+        """PreToolUse in a subagent: the reason to deny a call that would retire earlier work ("" allows it)."""
+        return agents.guard(self, payload)
+
+    def end_of_turn(self, payload: dict) -> str:
+        """Stop: flush the turn, replay failures only the transcript reports, and the reason to offer candidate
+        notes ("" lets the turn end; also when `CORTEX_STOP_NUDGE=off`)."""
+        self.flush_spool(turn_end=True)
+        transcript = payload.get("transcript_path")
+        if isinstance(transcript, str) and transcript:
+            self.replay_transcript_failures(transcript, payload)
+        if os.environ.get("CORTEX_STOP_NUDGE", "").strip().lower() == "off":
+            return ""
+        host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+        return agents.end_of_turn_nudge(self, self.host_session(host))
 
     def gc(self, *, apply: bool = False, tick: Callable[[int], None] | None = None) -> GcReport:
         """Retention: find (with `apply`, delete) what the retention windows allow; see `capture/gc.py`."""
@@ -1049,6 +1088,12 @@ class Engine:
             "contested_notes": contested,
             "session": session["id"] if session is not None else None,
         }
+
+
+def engaged_worktree(cwd: str) -> str | None:
+    """The worktree whose capture is engaged for `cwd` (its runtime folder trusted and keyed to this machine)."""
+    folder = capture.find_runtime(cwd)
+    return str(folder.parent) if folder is not None and capture.is_engaged(folder.parent) else None
 
 
 def back_off_capture(cwd: str | os.PathLike[str], busy: bool) -> None:

@@ -230,12 +230,12 @@ def test_no_stage_and_not_the_facade_imports_an_adapter_library() -> None:
     assert {p: libs for p, libs in offenders.items() if libs} == {}
 
 
-def test_the_tui_the_cli_and_the_mcp_server_reach_the_engine_only_through_the_facade() -> None:
-    """The TUI, the CLI and the MCP server import the facade (`engine`, `operator`), its result types
-    (`results`), `base`, each other and `ops`; never a stage module directly."""
+def test_every_adapter_reaches_the_engine_only_through_the_facade() -> None:
+    """The TUI, the CLI, the MCP server and the hook entry import the facade (`engine`, `operator`), its result
+    types (`results`), `base`, each other and `ops`; never a stage module directly."""
     graph = _import_graph()
     faces = ("cortex_tui", "cortex_engine.cli", "cortex_engine.mcp_server", "cortex_engine.serve",
-             "cortex_engine.wire", "cortex_engine.completion", "cortex_engine.progress")
+             "cortex_engine.hookentry", "cortex_engine.wire", "cortex_engine.completion", "cortex_engine.progress")
     reached = {(module, target) for module, targets in graph.items() if module.startswith(faces)
                for target in targets if target.startswith("cortex_engine")}
     assert ("cortex_engine.cli", "cortex_engine.engine") in reached
