@@ -61,7 +61,7 @@ def dispatch_pre(engine: Engine, payload: dict) -> None:
     """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
     if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
         return
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
     host = payload.get("session_id")
     agent_type = tool_input.get("subagent_type") or "general-purpose"
     description = tool_input.get("description") or ""
@@ -97,7 +97,7 @@ def cap(text: str, budget: int) -> str:
 def subagent_start(engine: Engine, payload: dict) -> str:
     """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches."""
     agent_id = payload.get("agent_id") or payload.get("agentId")
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
     if not isinstance(agent_id, str) or not agent_id:
         return ""
     primary = _active_primary(engine, host)
@@ -352,7 +352,7 @@ def guard(engine: Engine, payload: dict) -> str:
     agent_id = payload.get("agent_id") or payload.get("agentId")
     if not isinstance(agent_id, str) or not agent_id:
         return ""
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
     primary = _active_primary(engine, host)
     if primary is None:
         return ""
@@ -363,7 +363,7 @@ def guard(engine: Engine, payload: dict) -> str:
         return ""
     tree = {primary, *[r["id"] for r in engine.conn.execute("SELECT id FROM sessions WHERE parent_session_id=?", (primary,))]}
     tool = payload.get("tool_name") or ""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
     targets: list[tuple[str, dict]] = []
     if tool.endswith("cortex_note"):
         kind, subject = tool_input.get("kind"), tool_input.get("subject")

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .ids import new_id
 from .clock import iso
@@ -29,11 +30,18 @@ from .store import checkpoint_if_large, rollback
 from .tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
-commands = LazyModule("commands")
-consolidation = LazyModule("consolidation")
-projection = LazyModule("projection")
-redaction = LazyModule("redact")
-searchledger = LazyModule("searchledger")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import commands
+    from . import consolidation
+    from . import projection
+    from . import redact as redaction
+    from . import searchledger
+else:
+    commands = LazyModule("commands")
+    consolidation = LazyModule("consolidation")
+    projection = LazyModule("projection")
+    redaction = LazyModule("redact")
+    searchledger = LazyModule("searchledger")
 
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
@@ -329,7 +337,7 @@ class Replayer:
             return False
         cwd = self.cwd_of(payload)
         scope = self.scope_for(cwd)
-        tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
         response = payload.get("tool_response")
         session = self.session_for(payload, scope, at)
         agent_id = _str(payload.get("agent_id") or payload.get("agentId")) or None
@@ -500,7 +508,7 @@ def _read_content(tool_input: dict, response: object) -> str | None:
     """The whole text a Read returned, when the payload proves it was complete; else None."""
     if not isinstance(response, dict):
         return None
-    file = response.get("file") if isinstance(response.get("file"), dict) else response
+    file = found if isinstance(found := response.get("file"), dict) else response
     content = file.get("content")
     if not isinstance(content, str):
         return None
@@ -536,6 +544,8 @@ def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id
     A read is refund-eligible (may later be substituted) only when nothing in its batch could have changed
     files after it: a command rewrites files invisibly, and an edit makes the context differ from the disk.
     """
+    sha: str | None
+    size: int | None
     if content is not None:
         data = content.encode("utf-8")
         oversize = len(data) > DIGEST_CEILING

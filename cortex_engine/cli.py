@@ -380,7 +380,7 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
 
     payload = _hook_payload()
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    host = found if isinstance(found := payload.get("session_id"), str) else None
     try:
         with open_engine(cwd or args.cwd or os.getcwd()) as engine:
             engine.start_session(host)

@@ -433,7 +433,7 @@ def _pending(report: Report, rt: Runtime, now: float) -> None:
     if rt.lstat(SPOOL) is not None and not rt.is_file(SPOOL):
         report.add("spool", "fail", f"{wiring.display(spool)} is not a regular file", "remove it; capture recreates it")
         return
-    pending = [(SPOOL, None)] if rt.is_file(SPOOL) else []
+    pending: list[tuple[str, str | None]] = [(SPOOL, None)] if rt.is_file(SPOOL) else []
     pending += [(name, CLAIMS) for name in rt.names(CLAIMS) if rt.is_file(name, CLAIMS)]
     blobs = [name for name in rt.names(BLOBS) if rt.is_file(name, BLOBS)]
     sizes = {entry: _size(rt.lstat(*entry)) for entry in (*pending, *((name, BLOBS) for name in blobs))}
@@ -655,7 +655,7 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin_serv
             report.add("mcp", "fail", f"the cortex server in {where} runs {command}, which is not found",
                        FIX_PATH if "/" not in command else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
         else:
-            args = entry.get("args") if isinstance(entry.get("args"), list) else []
+            args = found if isinstance(found := entry.get("args"), list) else []
             detail = f"{where}: {command} {' '.join(str(a) for a in args)}".rstrip()
             if malformed:
                 report.add("mcp", "warn", f"{detail}; unreadable: {'; '.join(malformed)}", "fix the JSON in those files")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import capture
 from .lazy import LazyModule
@@ -28,14 +29,24 @@ from .store import SCHEMA_VERSION, open_store, store_error, transaction
 from .surfaces import BUDGETS, Surface
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
-agents = LazyModule("agents")
-consolidation = LazyModule("consolidation")
-inspection = LazyModule("inspection")
-merges = LazyModule("merges")
-sharing = LazyModule("sharing")
-ledger = LazyModule("ledger")
-searchledger = LazyModule("searchledger")
-transfer = LazyModule("transfer")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import agents
+    from . import consolidation
+    from . import inspection
+    from . import merges
+    from . import sharing
+    from . import ledger
+    from . import searchledger
+    from . import transfer
+else:
+    agents = LazyModule("agents")
+    consolidation = LazyModule("consolidation")
+    inspection = LazyModule("inspection")
+    merges = LazyModule("merges")
+    sharing = LazyModule("sharing")
+    ledger = LazyModule("ledger")
+    searchledger = LazyModule("searchledger")
+    transfer = LazyModule("transfer")
 
 MIN_BUDGET = 20
 SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary

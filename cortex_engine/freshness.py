@@ -15,6 +15,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import history
 from .lazy import LazyModule
@@ -22,7 +23,10 @@ from .store import BUSY_TIMEOUT_MS, rollback, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
-anchors = LazyModule("anchors")  # regex- and ast-heavy: imported only when an item has anchors
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import anchors  # regex- and ast-heavy: imported only when an item has anchors
+else:
+    anchors = LazyModule("anchors")  # regex- and ast-heavy: imported only when an item has anchors
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
@@ -572,14 +576,15 @@ class Validator:
             return RefVerdict(path, ref_type, "exists")
         if recorded is None or not view.head:
             return self._legacy(view, path, ref_type)
-        target: str | None = path
+        target = path
         if recorded != view.head:
             chain = self._chain(view, recorded)
             if chain.start is None:
                 return RefVerdict(path, ref_type, "unknown")
-            target = chain.follow(path)
-            if target is None:
+            followed = chain.follow(path)
+            if followed is None:
                 return RefVerdict(path, ref_type, "missing")
+            target = followed
             if target != path and self._present(view, target):
                 return RefVerdict(path, ref_type, "moved", target)
         # Gone from the checkout without a commit saying where: a staged rename, else a plain `mv`.

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .capture import find_runtime, is_engaged
 from .engine import Engine, open_engine
 from .lazy import LazyModule
 
-agents = LazyModule("agents")
-reflex = LazyModule("reflex")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import agents
+    from . import reflex
+else:
+    agents = LazyModule("agents")
+    reflex = LazyModule("reflex")
 
 ACTIONS = ("dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn", "reflect-pre", "reflect-prompt")
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -20,7 +25,7 @@ def _session(engine: Engine, payload: dict) -> str:
     from .capture import primary_session
     from .store import transaction
 
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
     with transaction(engine.conn):
         return primary_session(engine.conn, engine.scope, host, engine.now())
 
@@ -56,11 +61,11 @@ def run(action: str, payload: dict) -> str:
                 return ""
             return agents.end_of_turn_nudge(engine, _session(engine, payload))
         if action == "reflect-prompt":
-            prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else ""
+            prompt = found if isinstance(found := payload.get("prompt"), str) else ""
             return reflex.consult_hint(engine, _session(engine, payload), prompt)
         if action == "reflect-pre":
             tool = payload.get("tool_name")
-            tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+            tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
             if tool in EDIT_TOOLS:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
                 if isinstance(path, str) and path:

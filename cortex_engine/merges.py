@@ -19,6 +19,7 @@ import os
 import sqlite3
 import subprocess
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import history
 from . import notes as notes_mod
@@ -28,7 +29,10 @@ from .memory import alternatives_list
 from .scope import Scope, normalize_scope_path
 from .store import transaction
 
-contradiction = LazyModule("contradiction")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import contradiction
+else:
+    contradiction = LazyModule("contradiction")
 
 # Focus is the session's "what I am doing now": a merged branch's focus would hijack the target's.
 PROMOTED_KINDS = ("decision", "intent", "insight", "blocker")

@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .ids import new_id
 from .errors import InvalidInput, NotFound, Refused
@@ -22,11 +23,18 @@ from .scope import Scope
 from .store import rollback
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
-contradiction = LazyModule("contradiction")
-references = LazyModule("references")
-freshness = LazyModule("freshness")
-anchors = LazyModule("anchors")
-redaction = LazyModule("redact")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from . import contradiction
+    from . import references
+    from . import freshness
+    from . import anchors
+    from . import redact as redaction
+else:
+    contradiction = LazyModule("contradiction")
+    references = LazyModule("references")
+    freshness = LazyModule("freshness")
+    anchors = LazyModule("anchors")
+    redaction = LazyModule("redact")
 
 
 def clean_text(text: str) -> str:

@@ -249,7 +249,9 @@ def parse_madr(raw: bytes) -> SharedDecision:
             if sep:
                 front[key.strip().lower()] = value.strip()
         lines = lines[end + 1:]
-    title, section, sections = None, None, {}
+    title: str | None = None
+    section: str | None = None
+    sections: dict[str, list[str]] = {}
     for line in lines:
         if line.startswith("# ") and title is None:
             title = line[2:].strip()
@@ -382,7 +384,9 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     known = {r["path"]: r for r in conn.execute("SELECT * FROM shared_files WHERE scope_key=?", (scope.key,))}
     changed = {p: v for p, v in at_head.items() if p not in known or known[p]["blob_oid"] != v[0]}
     blobs = read_blobs(scope.worktree, sorted({oid for oid, size in changed.values() if size <= MAX_FILE_BYTES}))
-    added, updated, retired, malformed = [], [], [], []
+    added: list[str] = []
+    updated: list[str] = []
+    retired, malformed = [], []
     written: list[tuple[str, str]] = []
     for path in sorted(changed):
         oid, size = changed[path]

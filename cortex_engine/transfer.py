@@ -303,7 +303,7 @@ def _incoming(record: dict, where: str) -> Incoming:
     content = text_field("content")
     assert content is not None
     try:
-        validate_note(kind, content, record.get("subject") if isinstance(record.get("subject"), str) else None,
+        validate_note(kind, content, found if isinstance(found := record.get("subject"), str) else None,
                       alternatives)
     except InvalidInput as exc:
         raise bad(exc.message) from exc

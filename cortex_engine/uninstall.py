@@ -136,7 +136,9 @@ def strip_wiring(data: dict, before: dict | None) -> int:
 def strip_server(data: dict, before: dict | None) -> str | None:
     """Remove the `cortex` server entry if it is what install writes; returns why it was kept, if it was."""
     servers = data.get("mcpServers")
-    entry = servers.get(wiring.SERVER_NAME) if isinstance(servers, dict) else None
+    if not isinstance(servers, dict):
+        return None
+    entry = servers.get(wiring.SERVER_NAME)
     if not isinstance(entry, dict):
         return None
     if set(entry) != {"command", "args"} or entry.get("args") != ["serve"]:
