@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from . import settings
 from .clock import iso
 from .memory import collapse
 from .projection import sync_episode_item
@@ -59,7 +60,7 @@ def normalize_prompt(text: str) -> str:
 
 def dispatch_pre(engine: Engine, payload: dict) -> None:
     """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
-    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+    if not settings.subagent_brief():
         return
     tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
     host = payload.get("session_id")
@@ -110,7 +111,7 @@ def subagent_start(engine: Engine, payload: dict) -> str:
     with transaction(engine.conn):
         child = child_session(engine.conn, engine.scope, primary, agent_id, str(agent_type), now)
         _counter(engine, "subagent_start_count")
-    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+    if not settings.subagent_brief():
         return ""
     horizon = iso(engine.clock() - timedelta(seconds=HORIZON_SECONDS))
     pending = engine.conn.execute(

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import settings
 from .capture import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
 from .errors import RuntimeUntrusted
 from .runtime import BLOB_NAME, CLAIM_NAME
@@ -39,23 +40,12 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 
-AUTO_ENV = "CORTEX_GC_AUTO"
-OFF = ("0", "off", "false", "no", "never", "disabled")
 AUTO_INTERVAL = timedelta(hours=24)
 ORPHAN_AGE_SECONDS = 24 * 60 * 60
 VACUUM_RATIO = 0.2
 NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_summary")
 _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
-
-def _days(name: str, default: int) -> int:
-    """A retention window from the environment (whole days ≥ 1), else the default."""
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        return default
-    return value if value >= 1 else default
 
 
 @dataclass
@@ -113,16 +103,16 @@ def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, a
         "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL AND s.ended_at < ? "
         "AND EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))"
     )
-    cutoff = _cutoff(now, _days("CORTEX_GC_EVENT_DAYS", 30))
+    cutoff = _cutoff(now, settings.retention_days(settings.GC_EVENT_DAYS))
     _rule(conn, report, "events", f"SELECT COUNT(*) FROM events WHERE {events_where}", (cutoff,),
           f"DELETE FROM events WHERE {events_where}", apply)
 
-    keep = _days("CORTEX_GC_RETRIEVAL_LOG_KEEP", 2000)
+    keep = settings.retention_days(settings.GC_RETRIEVAL_LOG_KEEP)
     log_where = "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)"
     _rule(conn, report, "retrieval_log", f"SELECT COUNT(*) FROM retrieval_log WHERE {log_where}",
-          (_cutoff(now, _days("CORTEX_GC_RETRIEVAL_LOG_DAYS", 30)), keep), f"DELETE FROM retrieval_log WHERE {log_where}", apply)
+          (_cutoff(now, settings.retention_days(settings.GC_RETRIEVAL_LOG_DAYS)), keep), f"DELETE FROM retrieval_log WHERE {log_where}", apply)
 
-    cutoff = _cutoff(now, _days("CORTEX_GC_SPOOL_SEEN_DAYS", 30))
+    cutoff = _cutoff(now, settings.retention_days(settings.GC_SPOOL_SEEN_DAYS))
     _rule(conn, report, "spool_seen", "SELECT COUNT(*) FROM spool_seen WHERE seen_at < ?", (cutoff,),
           "DELETE FROM spool_seen WHERE seen_at < ?", apply)
 
@@ -132,7 +122,7 @@ def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, a
         f"AND kind NOT IN ({marks}) AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')"
     )
     _rule(conn, report, "archived_memory_items", f"SELECT COUNT(*) FROM memory_items WHERE {archived_where}",
-          (_cutoff(now, _days("CORTEX_GC_ARCHIVED_DAYS", 90)), *NEVER_PRUNED_KINDS),
+          (_cutoff(now, settings.retention_days(settings.GC_ARCHIVED_DAYS)), *NEVER_PRUNED_KINDS),
           f"DELETE FROM memory_items WHERE {archived_where}", apply)
 
 
@@ -240,7 +230,7 @@ def _log() -> logging.Logger:
 
 def auto_enabled() -> bool:
     """Whether the session-start run is on (`CORTEX_GC_AUTO` unset or not an off spelling)."""
-    return os.environ.get(AUTO_ENV, "").strip().lower() not in OFF
+    return settings.gc_auto()
 
 
 def auto(engine: Engine) -> GcReport | None:

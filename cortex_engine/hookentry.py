@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from . import settings
 from .capture import find_runtime, is_engaged
 from .engine import Engine, open_engine
 from .lazy import LazyModule
@@ -57,7 +58,7 @@ def run(action: str, payload: dict) -> str:
             transcript = payload.get("transcript_path")
             if isinstance(transcript, str) and transcript:
                 engine.replay_transcript_failures(transcript, payload)
-            if os.environ.get("CORTEX_STOP_NUDGE", "").strip().lower() == "off":
+            if not settings.stop_nudge():
                 return ""
             return agents.end_of_turn_nudge(engine, _session(engine, payload))
         if action == "reflect-prompt":

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from . import settings
 from . import notes as notes_mod
 from .errors import InvalidInput
 from .memory import alternatives_list, collapse
@@ -99,7 +100,7 @@ def decisions_folder(worktree: str) -> str:
     Raises:
         InvalidInput: the configured folder is absolute or climbs out of the repository.
     """
-    raw = os.environ.get("CORTEX_DECISIONS_DIR", "").strip()
+    raw = settings.decisions_dir()
     if not raw:
         out = _git(worktree, "config", "--get", "cortex.decisionsDir")
         raw = out.decode("utf-8", "replace").strip() if out else ""
@@ -371,7 +372,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     # The fast path spawns nothing: a changed `git config cortex.decisionsDir` is read at the next HEAD move
     # (or by `cortex sync`); CORTEX_DECISIONS_DIR is compared here.
-    env_folder = os.environ.get("CORTEX_DECISIONS_DIR", "").strip()
+    env_folder = settings.decisions_dir()
     if not force and row is not None:
         head, _, synced_folder = str(row["value"]).partition(" ")
         if head == scope.head_oid and (not env_folder or synced_folder == env_folder.strip("/")):
