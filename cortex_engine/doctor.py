@@ -16,12 +16,10 @@ cannot be read, a newer schema, or any other failing check next to them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -708,12 +706,3 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     report.seconds = time.monotonic() - began
     return report
 
-
-def cli_doctor(args: argparse.Namespace) -> int:
-    """`cortex doctor [--json] [--hooks-dir D]`: print the report; exit 1 when a check fails."""
-    report = diagnose(getattr(args, "cwd", None) or os.getcwd(), getattr(args, "hooks_dir", None))
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(report.render() + "\n")
-    return report.exit_code

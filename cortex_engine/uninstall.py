@@ -10,12 +10,9 @@ overwritten or removed. The store stays unless `--purge`, which asks first (or t
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,23 +266,3 @@ def uninstall(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dr
             pass
     return result
 
-
-def cli_uninstall(args: argparse.Namespace) -> int:
-    """`cortex uninstall`: print the result; exit 1 when something was refused."""
-    cwd = getattr(args, "cwd", None) or os.getcwd()
-
-    def ask(question: str) -> bool:
-        if args.yes:
-            return True
-        if not sys.stdin.isatty():
-            return False
-        sys.stderr.write(f"{question} [y/N] ")
-        sys.stderr.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-    result = uninstall(cwd, scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run, purge=args.purge, confirm=ask)
-    if args.json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(result.render() + "\n")
-    return result.exit_code
