@@ -26,7 +26,7 @@ from .lazy import LazyModule
 from .runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime, RuntimeUntrusted, adopt,
                       home_key, marker_text, problem)
 from .scope import Scope, cortex_home, detect_scope
-from .store import checkpoint_if_large, rollback
+from .store import checkpoint_if_large, transaction
 from .tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
@@ -737,34 +737,28 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
             replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=home)
             replayer.prime_scopes([entry for _, entry, _ in entries])
             blobs: list[str] = []
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                for key, entry, entry_blobs in entries:
-                    blobs.extend(entry_blobs)
-                    seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
-                    if seen.rowcount == 0:
-                        attempt.duplicates += 1
-                        continue
-                    at = line_time(entry, now)
-                    done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
-                            else replayer.replay(entry, at))
-                    if done:
-                        attempt.processed += 1
-                    else:
-                        attempt.skipped += 1
-                replayer.sync_snapshots(iso(now))
-                conn.execute("COMMIT")
+                with transaction(conn):
+                    for key, entry, entry_blobs in entries:
+                        blobs.extend(entry_blobs)
+                        seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
+                        if seen.rowcount == 0:
+                            attempt.duplicates += 1
+                            continue
+                        at = line_time(entry, now)
+                        done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
+                                else replayer.replay(entry, at))
+                        if done:
+                            attempt.processed += 1
+                        else:
+                            attempt.skipped += 1
+                    replayer.sync_snapshots(iso(now))
             except sqlite3.OperationalError:
-                rollback(conn)
-                raise
+                raise  # the store's own trouble (busy, full, I/O): the claim is kept for the next run
             except Exception:
-                rollback(conn)
                 if isolated:
                     raise
-                continue
-            except BaseException:
-                rollback(conn)
-                raise
+                continue  # rolled back: redo the batch with each entry isolated
             break
         result.processed += attempt.processed
         result.skipped += attempt.skipped

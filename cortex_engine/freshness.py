@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from . import history
 from .lazy import LazyModule
-from .store import BUSY_TIMEOUT_MS, rollback, transaction
+from .store import BUSY_TIMEOUT_MS, transaction
 from .scope import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
@@ -218,8 +218,7 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         out = _git(scope.worktree, "diff", "--cached", "--name-status", "-M70", "-z", old_head)
         renames = _parse_renames(out or "")
     chains = _advance_chains(conn, scope, old_head, head) if head and head != old_head else {}
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.execute(
             "INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, signature, files_json, file_count, updated_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(scope_key) DO UPDATE SET worktree_path=excluded.worktree_path, "
@@ -243,10 +242,6 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         conn.execute(
             "DELETE FROM rename_chains WHERE to_oid NOT IN (SELECT head_oid FROM current_app_graphs WHERE head_oid IS NOT NULL)"
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     for oid, chain in chains.items():
         _remember_chain(oid, head or "", chain)
 

@@ -20,7 +20,7 @@ from .memory import (
 )
 from .lazy import LazyModule
 from .scope import Scope
-from .store import rollback
+from .store import transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -210,8 +210,7 @@ def write_note(
     note_id = new_id()
     conflicts: list[Conflict] = []
     superseded: list[str] = []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         priors = []
         if subject_n is not None:
             priors = conn.execute(
@@ -258,10 +257,6 @@ def write_note(
         _resync(conn, note_id, scope.type)
         if record is not None:
             record(conn, note_id)
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))
 
 
@@ -380,8 +375,7 @@ def resolve_note(
         validate_note(note["kind"], replacement, note["subject"], None)
     replacement_id = None
     others: list[str] = []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if expected_sides is not None:
             check_contest(conn, note["id"], expected_sides)
         if replacement is not None:
@@ -414,10 +408,6 @@ def resolve_note(
         for other_id in others:
             _resync(conn, other_id, scope.type, demote_tier=True)
         _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
 
 
