@@ -6,6 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from . import queries
 from .memory import is_resolved, is_superseded
 from .render import clip, inspect_pointer, render_memory_line
 from .store import transaction
@@ -26,18 +27,13 @@ _RELEVANT = re.compile(
 
 def flag(engine: Engine, session_id: str, key: str) -> str | None:
     """A per-session flag's value."""
-    row = engine.conn.execute("SELECT value FROM session_flags WHERE session_id=? AND key=?", (session_id, key)).fetchone()
-    return row["value"] if row is not None else None
+    return queries.session_flag(engine.conn, session_id, key)
 
 
 def set_flag(engine: Engine, session_id: str, key: str, value: str = "1") -> None:
     """Set a per-session flag."""
     with transaction(engine.conn):
-        engine.conn.execute(
-            "INSERT INTO session_flags(session_id, key, value) VALUES (?,?,?) "
-            "ON CONFLICT(session_id, key) DO UPDATE SET value=excluded.value",
-            (session_id, key, value),
-        )
+        queries.set_session_flag(engine.conn, session_id, key, value)
 
 
 def _output(event: str, text: str) -> str:
@@ -48,9 +44,7 @@ def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
     """UserPromptSubmit: one line pointing at memory, at most once per session and never after a consult."""
     if flag(engine, session_id, "consulted") or flag(engine, session_id, "consult_hint"):
         return ""
-    sessions = engine.conn.execute(
-        "SELECT COUNT(*) FROM sessions WHERE scope_key=? AND parent_session_id IS NULL", (engine.scope.key,)
-    ).fetchone()[0]
+    sessions = queries.primary_session_count(engine.conn, engine.scope.key)
     if not _RELEVANT.search(prompt) and sessions <= 1:
         return ""
     set_flag(engine, session_id, "consult_hint")

@@ -133,3 +133,16 @@ def test_every_transaction_goes_through_the_store_helper() -> None:
     found = [f"{p.relative_to(root)}:{n}" for p in sources if p.name != "store.py"
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if statement.search(line)]
     assert found == []
+
+
+@pytest.mark.parametrize("module", ["agents", "reflex", "operator", "gc"])
+def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> None:
+    """The subagent, reflex, operator and retention modules hold rules; their SQL lives in the store layer
+    (`queries`), so a schema change is made there and nowhere else."""
+    import ast
+
+    path = Path(__file__).resolve().parent.parent / "cortex_engine" / f"{module}.py"
+    calls = [f"{module}.py:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr in ("execute", "executemany", "executescript")]
+    assert calls == []
