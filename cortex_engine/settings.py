@@ -1,4 +1,5 @@
-"""Every `CORTEX_*` environment variable, read here and nowhere else. Standard library only (hook paths import it).
+"""Every `CORTEX_*` environment variable Python reads, read here and nowhere else (the hook scripts read
+`CORTEX_BIN` themselves; it is listed here so that it is documented). Standard library only (hook paths import it).
 
 Each function reads the environment when called, never at import: a test, the demo or a long-lived server
 sees the value in force at that moment. A blank value is the same as an unset one, and a value that does not
