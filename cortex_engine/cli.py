@@ -350,16 +350,36 @@ def cmd_header(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Run one eval suite (or topics against the live store) and print the JSON result."""
-    from cortex_engine.ops.evaluation.commands import cli_evaluate
+    from cortex_engine.ops.evaluation.commands import evaluate
 
-    return cli_evaluate(args)
+    topics = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
+    _emit_json(evaluate(args.cwd or os.getcwd(), args.suite, args.compare, topics))
+    return 0
 
 
 def cmd_eval_gate(args: argparse.Namespace) -> int:
     """Compare every eval suite with its locked baseline; exit 1 on any regression or ambiguity."""
-    from cortex_engine.ops.evaluation.commands import cli_eval_gate
+    from cortex_engine.ops.evaluation.commands import require_eval_tree, under
+    from cortex_engine.ops.evaluation.gate import regenerate_baseline, run_gate
 
-    return cli_eval_gate(args)
+    base = args.cwd or os.getcwd()
+    suites_dir, baselines_dir = under(base, args.suites), under(base, args.baselines)
+    require_eval_tree(base, suites_dir, baselines_dir)
+    if args.regenerate_baseline:
+        code, lines = regenerate_baseline(args.regenerate_baseline, suites_dir, baselines_dir)
+        if args.json:
+            _emit_json({"written": code == 0, "lines": lines})
+        else:
+            _print("\n".join(lines))
+        return code
+    gate = run_gate(suites_dir, baselines_dir, under(base, args.coverage))
+    if args.json:
+        _emit_json(gate.to_dict())
+    else:
+        _print("\n".join(gate.lines))
+    if not gate.passed:
+        sys.stderr.write(f"cortex: retrieval quality gate failed ({len(gate.failures)} problem(s))\n")
+    return gate.exit_code
 
 
 def _hook_payload() -> dict:
@@ -380,7 +400,7 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
 
     payload = _hook_payload()
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    host = found if isinstance(found := payload.get("session_id"), str) else None
     try:
         with open_engine(cwd or args.cwd or os.getcwd()) as engine:
             engine.start_session(host)
@@ -568,23 +588,57 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_install(args: argparse.Namespace) -> int:
     """Render the hook scripts, merge Claude Code's wiring, register the MCP server, then run doctor."""
-    from cortex_engine.ops.install import cli_install
+    from cortex_engine.ops.install import install
 
-    return cli_install(args)
+    result = install(args.cwd or os.getcwd(), scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run,
+                     force=args.force)
+    if args.json:
+        _emit_json(result.to_dict())
+    elif result.diagnostic is not None:
+        _print(result.render() + "\n\n" + result.diagnostic.render())
+    else:
+        _print(result.render())
+    return result.exit_code
+
+
+def _confirm(args: argparse.Namespace) -> Callable[[str], bool]:
+    """A yes/no question for a person: yes with --yes; no when stdin is not a terminal (nobody to ask)."""
+
+    def ask(question: str) -> bool:
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        sys.stderr.write(f"{question} [y/N] ")
+        sys.stderr.flush()
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+    return ask
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     """Remove what install added (scripts it wrote, the wiring, the server entry); the store only with --purge."""
-    from cortex_engine.ops.uninstall import cli_uninstall
+    from cortex_engine.ops.uninstall import uninstall
 
-    return cli_uninstall(args)
+    result = uninstall(args.cwd or os.getcwd(), scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run,
+                       purge=args.purge, confirm=_confirm(args))
+    if args.json:
+        _emit_json(result.to_dict())
+    else:
+        _print(result.render())
+    return result.exit_code
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Diagnose the installation; exit 1 when any check fails. Changes nothing it reports on."""
-    from cortex_engine.ops.doctor import cli_doctor
+    from cortex_engine.ops.doctor import diagnose
 
-    return cli_doctor(args)
+    report = diagnose(args.cwd or os.getcwd(), args.hooks_dir)
+    if args.json:
+        _emit_json(report.to_dict())
+    else:
+        _print(report.render())
+    return report.exit_code
 
 
 def cmd_gc(args: argparse.Namespace) -> int:

@@ -32,16 +32,29 @@ from cortex_engine.query.surfaces import BUDGETS, Surface
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
 
+from cortex_engine.base import settings
+
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
-agents = LazyModule("capture.agents")
-consolidation = LazyModule("capture.consolidation")
-inspection = LazyModule("memory.inspection")
-merges = LazyModule("memory.merges")
-sharing = LazyModule("memory.sharing")
-ledger = LazyModule("capture.ledger")
-searchledger = LazyModule("capture.searchledger")
-reflex = LazyModule("capture.reflex")
-transfer = LazyModule("memory.transfer")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from cortex_engine.capture import agents
+    from cortex_engine.capture import consolidation
+    from cortex_engine.memory import inspection
+    from cortex_engine.memory import merges
+    from cortex_engine.memory import sharing
+    from cortex_engine.capture import ledger
+    from cortex_engine.capture import searchledger
+    from cortex_engine.capture import reflex
+    from cortex_engine.memory import transfer
+else:
+    agents = LazyModule("capture.agents")
+    consolidation = LazyModule("capture.consolidation")
+    inspection = LazyModule("memory.inspection")
+    merges = LazyModule("memory.merges")
+    sharing = LazyModule("memory.sharing")
+    ledger = LazyModule("capture.ledger")
+    searchledger = LazyModule("capture.searchledger")
+    reflex = LazyModule("capture.reflex")
+    transfer = LazyModule("memory.transfer")
 
 MIN_BUDGET = 20
 SUMMARY_DESCRIPTION_CHARS = 500  # `summarize(what)`: one line that leads the session summary
@@ -565,14 +578,14 @@ class Engine:
 
     def end_of_turn(self, payload: dict) -> str:
         """Stop: flush the turn, replay failures only the transcript reports, and the reason to offer candidate
-        notes ("" lets the turn end; also when `CORTEX_STOP_NUDGE=off`)."""
+        notes ("" lets the turn end; also when `CORTEX_STOP_NUDGE` is off)."""
         self.flush_spool(turn_end=True)
         transcript = payload.get("transcript_path")
         if isinstance(transcript, str) and transcript:
             self.replay_transcript_failures(transcript, payload)
-        if os.environ.get("CORTEX_STOP_NUDGE", "").strip().lower() == "off":
+        if not settings.stop_nudge():
             return ""
-        host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+        host = found if isinstance(found := payload.get("session_id"), str) else ""
         return agents.end_of_turn_nudge(self, self.host_session(host))
 
     def gc(self, *, apply: bool = False, tick: Callable[[int], None] | None = None) -> GcReport:
@@ -1096,7 +1109,7 @@ def engaged_worktree(cwd: str) -> str | None:
     return str(folder.parent) if folder is not None and capture.is_engaged(folder.parent) else None
 
 
-def back_off_capture(cwd: str | os.PathLike[str], busy: bool) -> None:
+def back_off_capture(cwd: str, busy: bool) -> None:
     """The store refused a flush: make this worktree's hooks wait before the next one (30 s when only busy)."""
     import time
 

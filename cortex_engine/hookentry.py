@@ -43,7 +43,7 @@ def run(action: str, payload: dict) -> str:
     worktree = engaged_worktree(cwd)
     if worktree is None:
         return ""
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
     with open_engine(worktree) as engine:
         if action == "dispatch-pre":
             engine.dispatch_pre(payload)
@@ -60,11 +60,11 @@ def run(action: str, payload: dict) -> str:
                 return ""
             return block_output(engine.end_of_turn(payload))
         if action == "reflect-prompt":
-            prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else ""
+            prompt = found if isinstance(found := payload.get("prompt"), str) else ""
             return context_output("UserPromptSubmit", engine.consult_hint(prompt, engine.host_session(host)))
         if action == "reflect-pre":
             tool = payload.get("tool_name")
-            tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+            tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
             if tool in EDIT_TOOLS:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
                 if isinstance(path, str) and path:

@@ -283,7 +283,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         """Did this search already return nothing here, and provably still would? Verdicts: no-matches-at
         <head>, miss, or unknown. Skip a search whose verdict is no-matches.
         """
-        usable = [_query(q) for q in _as_list(queries)]
+        usable = [_query(q) for q in (queries if isinstance(queries, list) else [queries])]
         if not any(isinstance(q.get("pattern"), str) and q["pattern"] for q in usable):
             raise ToolError("No usable queries: each needs a non-empty pattern.")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cortex_engine.store import queries
 from cortex_engine.scope.freshness import Validator
 from cortex_engine.memory.inspection import Page, find_item
 from cortex_engine.capture.reflex import WHISPER_CHARS
@@ -89,18 +90,10 @@ def channel_spend(engine: Engine, session_id: str | None = None) -> list[Channel
     Args:
         session_id: a primary session; None for the scope's cumulative spend.
     """
-    args: tuple[str, ...]
-    if session_id is None:
-        where, args = "scope_key=?", (engine.scope.key,)
-    else:
-        where = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)"
-        args = (session_id, session_id)
+    rows = (queries.injected_by_channel(engine.conn, scope_key=engine.scope.key) if session_id is None
+            else queries.injected_by_channel(engine.conn, session_tree=session_id))
     totals: dict[str, list[int]] = {name: [0, 0, 0] for name in (*CHANNELS, TOOLS)}
-    for row in engine.conn.execute(
-        f"SELECT channel, COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS total, COALESCE(MAX(tokens), 0) AS top "
-        f"FROM token_ledger WHERE direction='injected' AND {where} GROUP BY channel",
-        args,
-    ):
+    for row in rows:
         slot = totals[row["channel"] if row["channel"] in CHANNELS else TOOLS]
         slot[0] += row["n"]
         slot[1] += row["total"]
@@ -123,9 +116,9 @@ def editable_text(engine: Engine, item_id: str) -> str:
     """
     row = find_item(engine.conn, item_id)
     if row["source_table"] == "notes":
-        note = engine.conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
-        if note is not None:
-            return str(note["content"])
+        content = queries.note_content(engine.conn, row["source_id"])
+        if content is not None:
+            return content
     return str(row["text"])
 
 
@@ -161,11 +154,4 @@ def resolve_contest(
 
 def item_texts(engine: Engine, item_ids: Sequence[str]) -> dict[str, str]:
     """The stored text of each listed item (a report names items by id; the operator reads their words)."""
-    found: dict[str, str] = {}
-    ids = list(item_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in engine.conn.execute(f"SELECT id, text FROM memory_items WHERE id IN ({marks})", chunk):
-            found[str(row["id"])] = str(row["text"])
-    return found
+    return queries.item_texts(engine.conn, item_ids)

@@ -36,4 +36,9 @@ def progress(label: str, total: int, *, enabled: bool, min_items: int = MIN_ITEM
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+        def tick(n: int = 1) -> None:
+            """Advance the bar by `n` steps."""
+            bar.advance(task, n)
+
+        yield tick

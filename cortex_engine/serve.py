@@ -45,11 +45,17 @@ def handshake_versions() -> tuple[str, ...] | None:
         with open(path, encoding="utf-8") as source:
             tree = ast.parse(source.read(), path)
         versions: object = None
+        target: ast.expr
+        value: ast.expr | None
         for node in tree.body:
-            target = node.target if isinstance(node, ast.AnnAssign) else (
-                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-            if isinstance(target, ast.Name) and target.id == "HANDSHAKE_PROTOCOL_VERSIONS" and node.value is not None:
-                versions = ast.literal_eval(node.value)
+            if isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id == "HANDSHAKE_PROTOCOL_VERSIONS" and value is not None:
+                versions = ast.literal_eval(value)
     except (OSError, SyntaxError, ValueError, TypeError, ImportError, UnicodeDecodeError):
         return None
     if isinstance(versions, tuple) and versions and all(isinstance(v, str) for v in versions):

@@ -72,9 +72,10 @@ def test_subagent_brief_silent_when_already_pasted(live: Engine) -> None:
     assert start(live, "a1") == ""
 
 
-def test_subagent_brief_off_switch(live: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CORTEX_SUBAGENT_BRIEF=off stops the recording and the brief."""
-    monkeypatch.setenv("CORTEX_SUBAGENT_BRIEF", "off")
+@pytest.mark.parametrize("off", ["off", "0", "false"])
+def test_subagent_brief_off_switch(live: Engine, monkeypatch: pytest.MonkeyPatch, off: str) -> None:
+    """CORTEX_SUBAGENT_BRIEF=off (or any switch's off spelling) stops the recording and the brief."""
+    monkeypatch.setenv("CORTEX_SUBAGENT_BRIEF", off)
     dispatch(live, "review the api serving design")
     assert start(live, "a1") == ""
     assert live.conn.execute("SELECT COUNT(*) FROM subagent_dispatches").fetchone()[0] == 0

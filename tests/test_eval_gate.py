@@ -416,6 +416,18 @@ def test_baseline_fixture_without_a_suite_fixture_fails(stemming: EvalDir) -> No
     assert_fails(stemming.gate(), "stemming [a deleted fixture]", "baseline fixture no longer exists in the suite")
 
 
+def test_baseline_fixture_without_a_topic_fails_cleanly(stemming: EvalDir) -> None:
+    """A topicless baseline fixture is a problem the gate names; beside a deleted one it once crashed sorted()."""
+    baseline = stemming.baseline("stemming")
+    topicless = dict(baseline["fixtures"][0])
+    del topicless["topic"]
+    baseline["fixtures"] += [topicless, dict(baseline["fixtures"][0], topic="a deleted fixture")]
+    stemming.write_baseline("stemming", baseline)
+    result = stemming.gate()
+    assert_fails(result, "stemming:", "baseline has a fixture without a topic")
+    assert_fails(result, "stemming [a deleted fixture]", "baseline fixture no longer exists in the suite")
+
+
 def test_uncovered_kind_not_grandfathered_fails(stemming: EvalDir) -> None:
     manifest = json.loads(stemming.coverage.read_text(encoding="utf-8"))
     manifest["grandfathered"].remove("session_state")

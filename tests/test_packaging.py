@@ -20,5 +20,5 @@ def test_every_hook_template_is_shipped_as_data_where_templates_dir_looks() -> N
     shipped = {p.name for pattern in data_files[target] for p in ROOT.glob(pattern)}
     assert set(wiring.TEMPLATES) <= shipped
     assert all(any(fnmatch.fnmatch(f"hooks/{name}", p) for p in data_files[target]) for name in wiring.TEMPLATES)
-    source = (ROOT / "cortex_engine" / "wiring.py").read_text()
+    source = (ROOT / "cortex_engine" / "ops" / "wiring.py").read_text()
     assert '"share" / "cortex-memory-layer" / "hooks"' in source  # where templates_dir() looks outside a checkout

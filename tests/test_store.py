@@ -118,3 +118,31 @@ def test_migration_runs_forward_from_an_empty_versioned_store(repo: Repo, clock)
     assert engine.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert engine.note("insight", "migration leaves a usable store").id
     engine.close()
+
+
+def test_every_transaction_goes_through_the_store_helper() -> None:
+    """Only store.py opens, commits or rolls back a transaction; every other module uses `store.transaction`
+    (a savepoint inside one is fine). Hand-rolled copies drifted: one rolled back with a bare ROLLBACK that
+    masks the real error after SQLITE_FULL."""
+    import re
+
+    statement = re.compile(r"""execute\(\s*f?["'](?:BEGIN|COMMIT|END|ROLLBACK(?!\s+TO))\b""", re.IGNORECASE)
+    root = Path(__file__).resolve().parent.parent
+    sources = [p for package in ("cortex_engine", "cortex_tui") for p in sorted((root / package).rglob("*.py"))]
+    assert len(sources) > 40
+    found = [f"{p.relative_to(root)}:{n}" for p in sources if p.name != "database.py"
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if statement.search(line)]
+    assert found == []
+
+
+@pytest.mark.parametrize("module", ["capture/agents", "capture/reflex", "operator", "capture/gc"])
+def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> None:
+    """The subagent, reflex, operator and retention modules hold rules; their SQL lives in the store layer
+    (`queries`), so a schema change is made there and nowhere else."""
+    import ast
+
+    path = Path(__file__).resolve().parent.parent / "cortex_engine" / f"{module}.py"
+    calls = [f"{module}.py:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr in ("execute", "executemany", "executescript")]
+    assert calls == []

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import datetime, timezone
+
+from cortex_engine.base import settings
 
 Clock = Callable[[], datetime]
 
@@ -27,7 +28,7 @@ def parse_iso(value: str) -> datetime | None:
 
 def clock_from_env() -> Clock:
     """Return a fixed clock when CORTEX_NOW holds an ISO time (tests, demos), else the system clock."""
-    fixed = os.environ.get("CORTEX_NOW", "").strip()
+    fixed = settings.fixed_now()
     if fixed:
         stamp = parse_iso(fixed)
         if stamp is not None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from cortex_engine.store import queries
+from cortex_engine.base import settings
 from cortex_engine.base.clock import iso
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.projection import sync_episode_item
@@ -37,21 +39,6 @@ _SUBJECT_AFTER = re.compile(r"\b(?:use|using|chose|chosen|picked|settled on|wire
 _STOP = frozenset("the a an and or but this that with from into for about then than have has was were are is".split())
 
 
-def _counter(engine: Engine, key: str) -> None:
-    engine.conn.execute(
-        "INSERT INTO counters(key, value) VALUES (?, 1) ON CONFLICT(key) DO UPDATE SET value=value+1", (key,)
-    )
-
-
-def _active_primary(engine: Engine, host_session: str) -> str | None:
-    row = engine.conn.execute(
-        "SELECT id FROM sessions WHERE parent_session_id IS NULL AND status='active' AND scope_key=? "
-        "AND (host_session_id=? OR ?='') ORDER BY started_at DESC, rowid DESC LIMIT 1",
-        (engine.scope.key, host_session, host_session),
-    ).fetchone()
-    return str(row["id"]) if row is not None else None
-
-
 def normalize_prompt(text: str) -> str:
     """Whitespace-collapsed, trimmed, lowercased."""
     return collapse(text).lower()
@@ -59,28 +46,26 @@ def normalize_prompt(text: str) -> str:
 
 def dispatch_pre(engine: Engine, payload: dict) -> None:
     """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
-    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+    if not settings.subagent_brief():
         return
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
     host = payload.get("session_id")
     agent_type = tool_input.get("subagent_type") or "general-purpose"
     description = tool_input.get("description") or ""
     prompt = tool_input.get("prompt") or ""
     if not isinstance(host, str) or not host or not isinstance(description, str) or not description.strip():
         return
-    if _active_primary(engine, host) is None:
+    if queries.active_primary(engine.conn, engine.scope.key, host) is None:
         return
     prompt_text = prompt if isinstance(prompt, str) else ""
     with transaction(engine.conn):
-        engine.conn.execute(
-            "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
-            "prompt_prefix, captured_at) VALUES (?,?,?,?,?,?,?,?)",
-            (engine.scope.key, host, str(agent_type), payload.get("tool_use_id"), clean_text(description.strip())[:500],
-             # Cleaned before it is lowercased: provider prefixes and key headers are recognised by their case.
-             hashlib.sha256(prompt_text.encode()).hexdigest()[:16], normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS],
-             engine.now()),
+        queries.record_dispatch(
+            engine.conn, engine.scope.key, host, str(agent_type), payload.get("tool_use_id"),
+            clean_text(description.strip())[:500], hashlib.sha256(prompt_text.encode()).hexdigest()[:16],
+            # Cleaned before it is lowercased: provider prefixes and key headers are recognised by their case.
+            normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS], engine.now(),
         )
-        _counter(engine, "subagent_dispatch_count")
+        queries.bump_counter(engine.conn, "subagent_dispatch_count")
 
 
 def cap(text: str, budget: int) -> str:
@@ -99,10 +84,10 @@ def subagent_start(engine: Engine, payload: dict) -> str:
 
     Returns the brief's text ("" for none)."""
     agent_id = payload.get("agent_id") or payload.get("agentId")
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
     if not isinstance(agent_id, str) or not agent_id:
         return ""
-    primary = _active_primary(engine, host)
+    primary = queries.active_primary(engine.conn, engine.scope.key, host)
     if primary is None:
         return ""
     agent_type = payload.get("agent_type") or payload.get("agentType") or "subagent"
@@ -111,27 +96,21 @@ def subagent_start(engine: Engine, payload: dict) -> str:
     now = engine.now()
     with transaction(engine.conn):
         child = child_session(engine.conn, engine.scope, primary, agent_id, str(agent_type), now)
-        _counter(engine, "subagent_start_count")
-    if os.environ.get("CORTEX_SUBAGENT_BRIEF", "").strip().lower() == "off":
+        queries.bump_counter(engine.conn, "subagent_start_count")
+    if not settings.subagent_brief():
         return ""
     horizon = iso(engine.clock() - timedelta(seconds=HORIZON_SECONDS))
-    pending = engine.conn.execute(
-        "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL AND captured_at >= ?",
-        (host, str(agent_type), horizon),
-    ).fetchall()
+    pending = queries.pending_dispatches(engine.conn, host, str(agent_type), horizon)
     if len(pending) != 1:
         if len(pending) > 1:
             with transaction(engine.conn):
-                _counter(engine, "subagent_ambiguous_count")
+                queries.bump_counter(engine.conn, "subagent_ambiguous_count")
         return ""
     dispatch = pending[0]
     with transaction(engine.conn):
-        claimed = engine.conn.execute(
-            "UPDATE subagent_dispatches SET consumed_at=?, consumed_by_agent_id=? WHERE id=? AND consumed_at IS NULL",
-            (now, agent_id, dispatch["id"]),
-        ).rowcount
+        claimed = queries.claim_dispatch(engine.conn, dispatch["id"], agent_id, now)
         if claimed:
-            _counter(engine, "subagent_paired_count")
+            queries.bump_counter(engine.conn, "subagent_paired_count")
     if not claimed:
         return ""
     surface = engine.brief_for_subagent(dispatch["description"], str(agent_type), dispatch["prompt_prefix"] or "", child)
@@ -178,9 +157,7 @@ def subagent_stop(engine: Engine, payload: dict) -> None:
     agent_id = payload.get("agent_id") or payload.get("agentId")
     if not isinstance(agent_id, str) or not agent_id:
         return
-    child = engine.conn.execute(
-        "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1", (engine.scope.key, agent_id)
-    ).fetchone()
+    child = queries.latest_agent_session(engine.conn, engine.scope.key, agent_id)
     if child is None:
         return
     text, source = conclusion_text(payload)
@@ -193,15 +170,12 @@ def subagent_stop(engine: Engine, payload: dict) -> None:
     episode_id = f"subagent_conclusion:{child['id']}"
     meta = {"agent_id": agent_id, "source": source, "truncated": truncated, "surfaced_at": None}
     with transaction(engine.conn):
-        engine.conn.execute(
-            "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            (episode_id, child["id"], child["scope_key"], "subagent_conclusion",
-             text + ("\n[trimmed at 4000 characters]" if truncated else ""), child["agent_type"], json.dumps(meta), engine.now()),
+        queries.insert_episode_once(
+            engine.conn, episode_id, child["id"], child["scope_key"], "subagent_conclusion",
+            text + ("\n[trimmed at 4000 characters]" if truncated else ""), child["agent_type"], json.dumps(meta), engine.now(),
         )
         sync_episode_item(engine.conn, episode_id)
-        engine.conn.execute("UPDATE sessions SET status='ended', ended_at=COALESCE(ended_at, ?) WHERE id=?",
-                            (engine.now(), child["id"]))
+        queries.end_session(engine.conn, child["id"], engine.now())
 
 
 @dataclass(frozen=True)
@@ -244,14 +218,7 @@ def _subject(text: str) -> str | None:
 
 def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
     """Candidate notes from these sessions' episodes (conclusions first) and failed commands; never writes."""
-    if not session_ids:
-        return []
-    marks = ",".join("?" * len(session_ids))
-    rows = engine.conn.execute(
-        f"SELECT id, kind, summary FROM episodes WHERE session_id IN ({marks}) "
-        f"ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at",
-        session_ids,
-    ).fetchall()
+    rows = queries.episodes_of_sessions(engine.conn, session_ids)
     found: list[Suggestion] = []
     seen: set[tuple[str, str]] = set()
     for row in rows:
@@ -277,14 +244,10 @@ def end_of_turn_nudge(engine: Engine, primary: str) -> str:
     """At turn end: offer notes suggested by subagent conclusions not yet offered; each is offered once.
 
     Returns the reason to keep the turn going ("" to let it end)."""
-    children = [r["id"] for r in engine.conn.execute(
-        "SELECT id FROM sessions WHERE parent_session_id=?", (primary,)).fetchall()]
+    children = queries.child_session_ids(engine.conn, primary)
     if not children:
         return ""
-    marks = ",".join("?" * len(children))
-    fresh = engine.conn.execute(
-        f"SELECT id, metadata_json FROM episodes WHERE kind='subagent_conclusion' AND session_id IN ({marks})", children
-    ).fetchall()
+    fresh = queries.subagent_conclusions(engine.conn, children)
     unsurfaced = [r["id"] for r in fresh if not json.loads(r["metadata_json"] or "{}").get("surfaced_at")]
     if not unsurfaced:
         return ""
@@ -292,10 +255,9 @@ def end_of_turn_nudge(engine: Engine, primary: str) -> str:
     now = engine.now()
     with transaction(engine.conn):
         for episode_id in unsurfaced:
-            row = engine.conn.execute("SELECT metadata_json FROM episodes WHERE id=?", (episode_id,)).fetchone()
-            meta = json.loads(row["metadata_json"] or "{}")
+            meta = json.loads(queries.episode_metadata(engine.conn, episode_id) or "{}")
             meta["surfaced_at"] = now
-            engine.conn.execute("UPDATE episodes SET metadata_json=? WHERE id=?", (json.dumps(meta), episode_id))
+            queries.set_episode_metadata(engine.conn, episode_id, json.dumps(meta))
     if not picks:
         return ""
     lines = ["Cortex found candidate notes from this turn:"]
@@ -358,27 +320,23 @@ def guard(engine: Engine, payload: dict) -> str:
     agent_id = payload.get("agent_id") or payload.get("agentId")
     if not isinstance(agent_id, str) or not agent_id:
         return ""
-    host = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
-    primary = _active_primary(engine, host)
+    host = found if isinstance(found := payload.get("session_id"), str) else ""
+    primary = queries.active_primary(engine.conn, engine.scope.key, host)
     if primary is None:
         return ""
-    child = engine.conn.execute(
-        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", (engine.scope.key, agent_id, primary)
-    ).fetchone()
+    child = queries.agent_session_under(engine.conn, engine.scope.key, agent_id, primary)
     if child is None:
         return ""
-    tree = {primary, *[r["id"] for r in engine.conn.execute("SELECT id FROM sessions WHERE parent_session_id=?", (primary,))]}
+    tree = {primary, *queries.child_session_ids(engine.conn, primary)}
     tool = payload.get("tool_name") or ""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
     targets: list[tuple[str, dict]] = []
     if tool.endswith("cortex_note"):
         kind, subject = tool_input.get("kind"), tool_input.get("subject")
         if kind in ("decision", "intent") and isinstance(subject, str) and subject.strip():
-            for note in engine.conn.execute(
-                "SELECT * FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND conflict=0",
-                (engine.scope.key, " ".join(subject.split()).lower(), kind),
-            ):
-                targets.append(("retire", dict(note)))
+            for row in queries.uncontested_active_notes(engine.conn, engine.scope.key, " ".join(subject.split()).lower(),
+                                                        kind):
+                targets.append(("retire", dict(row)))
     elif tool.endswith("cortex_resolve"):
         targets.extend(("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""),
                                                           tool_input.get("subject")))
@@ -401,7 +359,7 @@ def guard(engine: Engine, payload: dict) -> str:
         lines.append(f"  - …and {count - 3} more")
     lines.append("Put the finding in your final message instead — it is recorded automatically, and the parent can act on it.")
     reason = "\n".join(lines)
-    engine.book_text("memory_guard_deny", reason, child["id"])
+    engine.book_text("memory_guard_deny", reason, child)
     return reason
 
 
@@ -409,17 +367,14 @@ def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict]:
     """The notes an id (note or item id) or a subject names in this scope; nothing when unsure."""
     if ident:
         note_id = ident[len("notes:"):] if ident.startswith("notes:") else ident
-        row = engine.conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+        row = queries.note_row(engine.conn, note_id)
         if row is None:
-            item = engine.conn.execute("SELECT source_id, source_table FROM memory_items WHERE id=?", (ident,)).fetchone()
-            if item is not None and item["source_table"] == "notes":
-                row = engine.conn.execute("SELECT * FROM notes WHERE id=?", (item["source_id"],)).fetchone()
+            source = queries.item_source(engine.conn, ident)
+            if source is not None and source[0] == "notes" and source[1] is not None:
+                row = queries.note_row(engine.conn, source[1])
         return [dict(row)] if row is not None else []
     if isinstance(subject, str) and subject.strip():
-        row = engine.conn.execute(
-            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
-            (engine.scope.key, " ".join(subject.split()).lower()),
-        ).fetchone()
+        row = queries.latest_active_note(engine.conn, engine.scope.key, " ".join(subject.split()).lower())
         return [dict(row)] if row is not None else []
     return []
 

@@ -48,8 +48,8 @@ def classify(command: str) -> str:
     if tool in _TEST_TOOLS:
         return "test"
     if tool in ("go", "cargo", "dotnet", "swift", "mix", "deno"):
-        sub = rest[0] if rest else ""
-        return {"test": "test", "build": "build", "run": "run", "check": "build"}.get(sub, "other")
+        verb = rest[0] if rest else ""
+        return {"test": "test", "build": "build", "run": "run", "check": "build"}.get(verb, "other")
     if tool in _PKG:
         sub = [w for w in rest if not w.startswith("-")]
         if sub[:1] == ["test"] or sub[:2] == ["run", "test"] or (sub[:1] and sub[0] in _TEST_TOOLS):

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.clock import iso
@@ -25,15 +26,22 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime,
     RuntimeUntrusted, adopt, home_key, marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
-from cortex_engine.store.database import checkpoint_if_large, rollback
+from cortex_engine.store.database import checkpoint_if_large, transaction
 from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
-commands = LazyModule("capture.commands")
-consolidation = LazyModule("capture.consolidation")
-projection = LazyModule("memory.projection")
-redaction = LazyModule("store.redact")
-searchledger = LazyModule("capture.searchledger")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from cortex_engine.capture import commands
+    from cortex_engine.capture import consolidation
+    from cortex_engine.memory import projection
+    from cortex_engine.store import redact as redaction
+    from cortex_engine.capture import searchledger
+else:
+    commands = LazyModule("capture.commands")
+    consolidation = LazyModule("capture.consolidation")
+    projection = LazyModule("memory.projection")
+    redaction = LazyModule("store.redact")
+    searchledger = LazyModule("capture.searchledger")
 
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
@@ -329,7 +337,7 @@ class Replayer:
             return False
         cwd = self.cwd_of(payload)
         scope = self.scope_for(cwd)
-        tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
         response = payload.get("tool_response")
         session = self.session_for(payload, scope, at)
         agent_id = _str(payload.get("agent_id") or payload.get("agentId")) or None
@@ -500,7 +508,7 @@ def _read_content(tool_input: dict, response: object) -> str | None:
     """The whole text a Read returned, when the payload proves it was complete; else None."""
     if not isinstance(response, dict):
         return None
-    file = response.get("file") if isinstance(response.get("file"), dict) else response
+    file = found if isinstance(found := response.get("file"), dict) else response
     content = file.get("content")
     if not isinstance(content, str):
         return None
@@ -536,6 +544,8 @@ def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id
     A read is refund-eligible (may later be substituted) only when nothing in its batch could have changed
     files after it: a command rewrites files invisibly, and an edit makes the context differ from the disk.
     """
+    sha: str | None
+    size: int | None
     if content is not None:
         data = content.encode("utf-8")
         oversize = len(data) > DIGEST_CEILING
@@ -727,34 +737,28 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
             replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=home)
             replayer.prime_scopes([entry for _, entry, _ in entries])
             blobs: list[str] = []
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                for key, entry, entry_blobs in entries:
-                    blobs.extend(entry_blobs)
-                    seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
-                    if seen.rowcount == 0:
-                        attempt.duplicates += 1
-                        continue
-                    at = line_time(entry, now)
-                    done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
-                            else replayer.replay(entry, at))
-                    if done:
-                        attempt.processed += 1
-                    else:
-                        attempt.skipped += 1
-                replayer.sync_snapshots(iso(now))
-                conn.execute("COMMIT")
+                with transaction(conn):
+                    for key, entry, entry_blobs in entries:
+                        blobs.extend(entry_blobs)
+                        seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
+                        if seen.rowcount == 0:
+                            attempt.duplicates += 1
+                            continue
+                        at = line_time(entry, now)
+                        done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
+                                else replayer.replay(entry, at))
+                        if done:
+                            attempt.processed += 1
+                        else:
+                            attempt.skipped += 1
+                    replayer.sync_snapshots(iso(now))
             except sqlite3.OperationalError:
-                rollback(conn)
-                raise
+                raise  # the store's own trouble (busy, full, I/O): the claim is kept for the next run
             except Exception:
-                rollback(conn)
                 if isolated:
                     raise
-                continue
-            except BaseException:
-                rollback(conn)
-                raise
+                continue  # rolled back: redo the batch with each entry isolated
             break
         result.processed += attempt.processed
         result.skipped += attempt.skipped

@@ -28,6 +28,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cortex_engine.store import queries
+from cortex_engine.base import settings
 from cortex_engine.capture.flush import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
 from cortex_engine.base.errors import RuntimeUntrusted
 from cortex_engine.capture.runtime import BLOB_NAME, CLAIM_NAME
@@ -39,23 +41,14 @@ if TYPE_CHECKING:
     from cortex_engine.engine import Engine
 
 
-AUTO_ENV = "CORTEX_GC_AUTO"
-OFF = ("0", "off", "false", "no", "never", "disabled")
 AUTO_INTERVAL = timedelta(hours=24)
 ORPHAN_AGE_SECONDS = 24 * 60 * 60
 VACUUM_RATIO = 0.2
+VACUUM_BUSY_MS = 250  # another connection holding the store this long means: try again another day
+LAST_RUN_KEY = "last_gc_at"  # meta key: when retention was last applied
 NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_summary")
 _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
-
-def _days(name: str, default: int) -> int:
-    """A retention window from the environment (whole days ≥ 1), else the default."""
-    raw = os.environ.get(name, "").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        return default
-    return value if value >= 1 else default
 
 
 @dataclass
@@ -101,39 +94,18 @@ def _cutoff(now: datetime, days: int) -> str:
     return iso(now - timedelta(days=days))
 
 
-def _rule(conn: sqlite3.Connection, report: GcReport, name: str, select: str, params: tuple, delete: str, apply: bool) -> None:
-    """Count the rows `select` finds; with `apply`, delete them with `delete` (same parameters)."""
-    rule = report.rules[name] = Rule(int(conn.execute(select, params).fetchone()[0]))
-    if apply and rule.candidates:
-        rule.deleted = conn.execute(delete, params).rowcount
-
-
 def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, apply: bool) -> None:
-    events_where = (
-        "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL AND s.ended_at < ? "
-        "AND EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))"
-    )
-    cutoff = _cutoff(now, _days("CORTEX_GC_EVENT_DAYS", 30))
-    _rule(conn, report, "events", f"SELECT COUNT(*) FROM events WHERE {events_where}", (cutoff,),
-          f"DELETE FROM events WHERE {events_where}", apply)
-
-    keep = _days("CORTEX_GC_RETRIEVAL_LOG_KEEP", 2000)
-    log_where = "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)"
-    _rule(conn, report, "retrieval_log", f"SELECT COUNT(*) FROM retrieval_log WHERE {log_where}",
-          (_cutoff(now, _days("CORTEX_GC_RETRIEVAL_LOG_DAYS", 30)), keep), f"DELETE FROM retrieval_log WHERE {log_where}", apply)
-
-    cutoff = _cutoff(now, _days("CORTEX_GC_SPOOL_SEEN_DAYS", 30))
-    _rule(conn, report, "spool_seen", "SELECT COUNT(*) FROM spool_seen WHERE seen_at < ?", (cutoff,),
-          "DELETE FROM spool_seen WHERE seen_at < ?", apply)
-
-    marks = ",".join("?" * len(NEVER_PRUNED_KINDS))
-    archived_where = (
-        "state='archived' AND access_count=0 AND created_at < ? AND kind NOT LIKE 'note:%' "
-        f"AND kind NOT IN ({marks}) AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')"
-    )
-    _rule(conn, report, "archived_memory_items", f"SELECT COUNT(*) FROM memory_items WHERE {archived_where}",
-          (_cutoff(now, _days("CORTEX_GC_ARCHIVED_DAYS", 90)), *NEVER_PRUNED_KINDS),
-          f"DELETE FROM memory_items WHERE {archived_where}", apply)
+    """Each retention rule's candidates (deleted with `apply`), with its window from settings."""
+    windows: dict[str, tuple[object, ...]] = {
+        "events": (_cutoff(now, settings.retention_days(settings.GC_EVENT_DAYS)),),
+        "retrieval_log": (_cutoff(now, settings.retention_days(settings.GC_RETRIEVAL_LOG_DAYS)),
+                          settings.retention_days(settings.GC_RETRIEVAL_LOG_KEEP)),
+        "spool_seen": (_cutoff(now, settings.retention_days(settings.GC_SPOOL_SEEN_DAYS)),),
+        "archived_memory_items": (_cutoff(now, settings.retention_days(settings.GC_ARCHIVED_DAYS)),),
+    }
+    for name, params in windows.items():
+        candidates, deleted = queries.prune(conn, name, params, apply=apply, never_pruned_kinds=NEVER_PRUNED_KINDS)
+        report.rules[name] = Rule(candidates, deleted)
 
 
 def _runtime_rules(folder: Path | None, report: GcReport, wall_now: float, apply: bool) -> None:
@@ -194,41 +166,31 @@ def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
     if apply:
         with transaction(conn):
             _database_rules(conn, report, now, apply=True)
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('last_gc_at', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                (iso(now),),
-            )
+            queries.set_meta(conn, LAST_RUN_KEY, iso(now))
     else:
         _database_rules(conn, report, now, apply=False)
     step(1)
     _runtime_rules(find_runtime(engine.cwd), report, time.time(), apply)
     step(1)
-    pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
-    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-    report.freelist_ratio = free / pages if pages else 0.0
+    report.freelist_ratio = queries.freelist_ratio(conn)
     if apply and vacuum and report.freelist_ratio > VACUUM_RATIO:
         report.vacuumed = _vacuum(conn)
         if report.vacuumed:
-            pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
-            free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
-            report.freelist_ratio = free / pages if pages else 0.0
+            report.freelist_ratio = queries.freelist_ratio(conn)
     step(1)
     return report
 
 
 def _vacuum(conn: sqlite3.Connection) -> bool:
     """VACUUM with a short busy wait: another reader holding the store means try again another day."""
-    conn.execute("PRAGMA busy_timeout=250")
+    from cortex_engine.store.database import BUSY_TIMEOUT_MS
+
     try:
-        conn.execute("VACUUM")
+        queries.vacuum(conn, VACUUM_BUSY_MS, BUSY_TIMEOUT_MS)
         return True
     except sqlite3.OperationalError as exc:
         _log().info("gc: VACUUM skipped (%s)", exc)
         return False
-    finally:
-        from cortex_engine.store.database import BUSY_TIMEOUT_MS
-
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def _log() -> logging.Logger:
@@ -240,7 +202,7 @@ def _log() -> logging.Logger:
 
 def auto_enabled() -> bool:
     """Whether the session-start run is on (`CORTEX_GC_AUTO` unset or not an off spelling)."""
-    return os.environ.get(AUTO_ENV, "").strip().lower() not in OFF
+    return settings.gc_auto()
 
 
 def auto(engine: Engine) -> GcReport | None:
@@ -248,8 +210,8 @@ def auto(engine: Engine) -> GcReport | None:
     if not auto_enabled():
         return None
     try:
-        row = engine.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()
-        last = parse_iso(row["value"]) if row is not None else None
+        stamp = queries.meta_value(engine.conn, LAST_RUN_KEY)
+        last = parse_iso(stamp) if stamp is not None else None
         if last is not None and engine.clock() - last < AUTO_INTERVAL:
             return None
         return run_gc(engine, apply=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from cortex_engine.store import queries
 from cortex_engine.memory.items import is_resolved, is_superseded
 from cortex_engine.query.render import clip, inspect_pointer, render_memory_line
 from cortex_engine.store.database import transaction
@@ -25,18 +26,13 @@ _RELEVANT = re.compile(
 
 def flag(engine: Engine, session_id: str, key: str) -> str | None:
     """A per-session flag's value."""
-    row = engine.conn.execute("SELECT value FROM session_flags WHERE session_id=? AND key=?", (session_id, key)).fetchone()
-    return row["value"] if row is not None else None
+    return queries.session_flag(engine.conn, session_id, key)
 
 
 def set_flag(engine: Engine, session_id: str, key: str, value: str = "1") -> None:
     """Set a per-session flag."""
     with transaction(engine.conn):
-        engine.conn.execute(
-            "INSERT INTO session_flags(session_id, key, value) VALUES (?,?,?) "
-            "ON CONFLICT(session_id, key) DO UPDATE SET value=excluded.value",
-            (session_id, key, value),
-        )
+        queries.set_session_flag(engine.conn, session_id, key, value)
 
 
 def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
@@ -45,9 +41,7 @@ def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
     Returns the line ("" for none); the hook adapter (`hookentry`) puts it on the wire."""
     if flag(engine, session_id, "consulted") or flag(engine, session_id, "consult_hint"):
         return ""
-    sessions = engine.conn.execute(
-        "SELECT COUNT(*) FROM sessions WHERE scope_key=? AND parent_session_id IS NULL", (engine.scope.key,)
-    ).fetchone()[0]
+    sessions = queries.primary_session_count(engine.conn, engine.scope.key)
     if not _RELEVANT.search(prompt) and sessions <= 1:
         return ""
     set_flag(engine, session_id, "consult_hint")

@@ -186,7 +186,7 @@ def query_from(raw: dict, worktree: str) -> Query | None:
     pattern = raw.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         return None
-    root = scope_root(raw.get("path") if isinstance(raw.get("path"), str) else None, worktree)
+    root = scope_root(found if isinstance(found := raw.get("path"), str) else None, worktree)
     if root is None:
         return None
     glob = raw.get("glob") if isinstance(raw.get("glob"), str) and raw.get("glob") else None
@@ -203,7 +203,7 @@ def proven_empty(response: object) -> bool:
     counts = [response.get(k) for k in ("numFiles", "numMatches", "numLines")]
     if not any(isinstance(c, int) and c == 0 for c in counts):
         return False
-    if any(isinstance(response.get(k), int) and response.get(k) > 0
+    if any(isinstance(value := response.get(k), int) and value > 0
            for k in ("numFiles", "numMatches", "numLines", "totalFiles", "totalLines")):
         return False
     if isinstance(response.get("content"), str) and response["content"].strip():
@@ -235,7 +235,7 @@ def record(conn: sqlite3.Connection, scope: Scope, tool_input: dict, response: o
 
 def check(conn: sqlite3.Connection, scope: Scope, raw: dict) -> SearchVerdict:
     """Answer one query against the ledger by recomputing the census."""
-    pattern = raw.get("pattern") if isinstance(raw.get("pattern"), str) else ""
+    pattern = found if isinstance(found := raw.get("pattern"), str) else ""
     query = query_from(raw, scope.worktree)
     if query is None:
         return SearchVerdict(pattern, "miss")

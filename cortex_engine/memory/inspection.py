@@ -250,7 +250,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
                 "projection_disagrees": disagrees,
                 "projection": {"contested": text_contested, "superseded": text_superseded},
             }
-    references = [
+    references: list[dict[str, object]] = [
         {**r.verdict, "type": r.type, "status": r.status, "moved_to": r.moved_to} for r in validation.refs
     ]
     log = conn.execute(
@@ -268,7 +268,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
             "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", (row["id"],)
         )
     ]
-    shown = [anchor_entry(scope.worktree, a) for a in validation.anchors]
+    shown: list[dict[str, object]] = [anchor_entry(scope.worktree, a) for a in validation.anchors]
     return Inspection(item, validation.validity, conflict, references, access, corrections, shown)
 
 
@@ -335,7 +335,7 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
     drifted = [a for a in validation.anchors if a.status == "drifted" and a.start is not None and a.current_hash]
     if not drifted:
         raise Refused(f"{row['id']} has no drifted anchor to re-anchor")
-    moved = []
+    moved: list[dict[str, object]] = []
     with transaction(conn):
         for a in drifted:
             conn.execute(

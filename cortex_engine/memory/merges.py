@@ -19,6 +19,7 @@ import os
 import sqlite3
 import subprocess
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cortex_engine.scope import history
 from cortex_engine.memory import notes as notes_mod
@@ -28,7 +29,10 @@ from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope.identity import Scope, normalize_scope_path
 from cortex_engine.store.database import transaction
 
-contradiction = LazyModule("memory.contradiction")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from cortex_engine.memory import contradiction
+else:
+    contradiction = LazyModule("memory.contradiction")
 
 # Focus is the session's "what I am doing now": a merged branch's focus would hijack the target's.
 PROMOTED_KINDS = ("decision", "intent", "insight", "blocker")

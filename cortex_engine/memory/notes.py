@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
@@ -13,14 +14,21 @@ from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_lis
     project_note_text)
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import rollback
+from cortex_engine.store.database import transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
-contradiction = LazyModule("memory.contradiction")
-references = LazyModule("scope.references")
-freshness = LazyModule("scope.freshness")
-anchors = LazyModule("scope.anchors")
-redaction = LazyModule("store.redact")
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from cortex_engine.memory import contradiction
+    from cortex_engine.scope import references
+    from cortex_engine.scope import freshness
+    from cortex_engine.scope import anchors
+    from cortex_engine.store import redact as redaction
+else:
+    contradiction = LazyModule("memory.contradiction")
+    references = LazyModule("scope.references")
+    freshness = LazyModule("scope.freshness")
+    anchors = LazyModule("scope.anchors")
+    redaction = LazyModule("store.redact")
 
 
 def clean_text(text: str) -> str:
@@ -196,8 +204,7 @@ def write_note(
     note_id = new_id()
     conflicts: list[Conflict] = []
     superseded: list[str] = []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         priors = []
         if subject_n is not None:
             priors = conn.execute(
@@ -244,10 +251,6 @@ def write_note(
         _resync(conn, note_id, scope.type)
         if record is not None:
             record(conn, note_id)
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))
 
 
@@ -366,8 +369,7 @@ def resolve_note(
         validate_note(note["kind"], replacement, note["subject"], None)
     replacement_id = None
     others: list[str] = []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if expected_sides is not None:
             check_contest(conn, note["id"], expected_sides)
         if replacement is not None:
@@ -400,10 +402,6 @@ def resolve_note(
         for other_id in others:
             _resync(conn, other_id, scope.type, demote_tier=True)
         _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from cortex_engine.base import settings
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory.items import alternatives_list, collapse
@@ -99,7 +100,7 @@ def decisions_folder(worktree: str) -> str:
     Raises:
         InvalidInput: the configured folder is absolute or climbs out of the repository.
     """
-    raw = os.environ.get("CORTEX_DECISIONS_DIR", "").strip()
+    raw = settings.decisions_dir()
     if not raw:
         out = _git(worktree, "config", "--get", "cortex.decisionsDir")
         raw = out.decode("utf-8", "replace").strip() if out else ""
@@ -249,7 +250,9 @@ def parse_madr(raw: bytes) -> SharedDecision:
             if sep:
                 front[key.strip().lower()] = value.strip()
         lines = lines[end + 1:]
-    title, section, sections = None, None, {}
+    title: str | None = None
+    section: str | None = None
+    sections: dict[str, list[str]] = {}
     for line in lines:
         if line.startswith("# ") and title is None:
             title = line[2:].strip()
@@ -369,7 +372,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     # The fast path spawns nothing: a changed `git config cortex.decisionsDir` is read at the next HEAD move
     # (or by `cortex sync`); CORTEX_DECISIONS_DIR is compared here.
-    env_folder = os.environ.get("CORTEX_DECISIONS_DIR", "").strip()
+    env_folder = settings.decisions_dir()
     if not force and row is not None:
         head, _, synced_folder = str(row["value"]).partition(" ")
         if head == scope.head_oid and (not env_folder or synced_folder == env_folder.strip("/")):
@@ -382,7 +385,9 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     known = {r["path"]: r for r in conn.execute("SELECT * FROM shared_files WHERE scope_key=?", (scope.key,))}
     changed = {p: v for p, v in at_head.items() if p not in known or known[p]["blob_oid"] != v[0]}
     blobs = read_blobs(scope.worktree, sorted({oid for oid, size in changed.values() if size <= MAX_FILE_BYTES}))
-    added, updated, retired, malformed = [], [], [], []
+    added: list[str] = []
+    updated: list[str] = []
+    retired, malformed = [], []
     written: list[tuple[str, str]] = []
     for path in sorted(changed):
         oid, size = changed[path]

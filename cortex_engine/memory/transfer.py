@@ -30,6 +30,7 @@ from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
 from cortex_engine.memory.notes import contradiction
+from cortex_engine.store.database import transaction
 
 Tick = Callable[[int], None]
 
@@ -303,7 +304,7 @@ def _incoming(record: dict, where: str) -> Incoming:
     content = text_field("content")
     assert content is not None
     try:
-        validate_note(kind, content, record.get("subject") if isinstance(record.get("subject"), str) else None,
+        validate_note(kind, content, found if isinstance(found := record.get("subject"), str) else None,
                       alternatives)
     except InvalidInput as exc:
         raise bad(exc.message) from exc
@@ -405,8 +406,7 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
         InvalidInput: a note the store cannot hold (the transaction is rolled back; nothing is imported).
     """
     order = sorted(range(len(incoming)), key=lambda i: (incoming[i].timestamp, i))
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         touched: set[str] = set()
         for i in order:
             note = incoming[i]
@@ -422,10 +422,6 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
             row = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
             sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
                            demote_tier=note_id in result.superseded)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return result
 
 

@@ -16,12 +16,10 @@ cannot be read, a newer schema, or any other failing check next to them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -433,7 +431,7 @@ def _pending(report: Report, rt: Runtime, now: float) -> None:
     if rt.lstat(SPOOL) is not None and not rt.is_file(SPOOL):
         report.add("spool", "fail", f"{wiring.display(spool)} is not a regular file", "remove it; capture recreates it")
         return
-    pending = [(SPOOL, None)] if rt.is_file(SPOOL) else []
+    pending: list[tuple[str, str | None]] = [(SPOOL, None)] if rt.is_file(SPOOL) else []
     pending += [(name, CLAIMS) for name in rt.names(CLAIMS) if rt.is_file(name, CLAIMS)]
     blobs = [name for name in rt.names(BLOBS) if rt.is_file(name, BLOBS)]
     sizes = {entry: _size(rt.lstat(*entry)) for entry in (*pending, *((name, BLOBS) for name in blobs))}
@@ -655,7 +653,7 @@ def _mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin_serv
             report.add("mcp", "fail", f"the cortex server in {where} runs {command}, which is not found",
                        FIX_PATH if "/" not in command else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
         else:
-            args = entry.get("args") if isinstance(entry.get("args"), list) else []
+            args = found if isinstance(found := entry.get("args"), list) else []
             detail = f"{where}: {command} {' '.join(str(a) for a in args)}".rstrip()
             if malformed:
                 report.add("mcp", "warn", f"{detail}; unreadable: {'; '.join(malformed)}", "fix the JSON in those files")
@@ -708,12 +706,3 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     report.seconds = time.monotonic() - began
     return report
 
-
-def cli_doctor(args: argparse.Namespace) -> int:
-    """`cortex doctor [--json] [--hooks-dir D]`: print the report; exit 1 when a check fails."""
-    report = diagnose(getattr(args, "cwd", None) or os.getcwd(), getattr(args, "hooks_dir", None))
-    if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(report.render() + "\n")
-    return report.exit_code

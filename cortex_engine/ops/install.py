@@ -9,18 +9,20 @@ a backup, the user's own included, is never overwritten) and lands via a temp fi
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cortex_engine.ops import wiring
 from cortex_engine.base.errors import CortexError, InvalidInput
 from cortex_engine.ops.wiring import WIRINGS, Wiring
+
+if TYPE_CHECKING:
+    from cortex_engine.ops.doctor import Report  # imported at run time only when install diagnoses what it wrote
 
 SCOPES = ("user", "project")
 BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP "}
@@ -65,7 +67,7 @@ class InstallResult:
     cortex_bin: str
     project: str
     actions: list[Action]
-    diagnostic: object | None = None
+    diagnostic: Report | None = None
 
     @property
     def refused(self) -> list[Action]:
@@ -93,12 +95,11 @@ class InstallResult:
         """1 on any refusal or a failing diagnosis (the fresh-project case excepted, see doctor)."""
         if self.refused:
             return 1
-        code = getattr(self.diagnostic, "exit_code", 0)
-        return int(code)
+        return self.diagnostic.exit_code if self.diagnostic is not None else 0
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape: the result with the diagnostic embedded (null for a dry run)."""
-        diagnostic = self.diagnostic.to_dict() if self.diagnostic is not None else None  # type: ignore[attr-defined]
+        diagnostic = self.diagnostic.to_dict() if self.diagnostic is not None else None
         return {
             "scope": self.scope, "dry_run": self.dry_run, "hooks_dir": self.hooks_dir, "cortex_bin": self.cortex_bin,
             "project": self.project, "actions": [a.to_dict() for a in self.actions], "changed": self.changed,
@@ -524,16 +525,3 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
         result.diagnostic = run_doctor(cwd, str(directory))
     return result
 
-
-def cli_install(args: argparse.Namespace) -> int:
-    """`cortex install` / `install-hooks`: print the result (and doctor's report); exit with the verdict."""
-    cwd = getattr(args, "cwd", None) or os.getcwd()
-    result = install(cwd, scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run, force=args.force)
-    if args.json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
-        return result.exit_code
-    out = result.render()
-    if result.diagnostic is not None:
-        out += "\n\n" + result.diagnostic.render()  # type: ignore[attr-defined]
-    sys.stdout.write(out + "\n")
-    return result.exit_code

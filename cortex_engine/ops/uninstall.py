@@ -10,12 +10,9 @@ overwritten or removed. The store stays unless `--purge`, which asks first (or t
 
 from __future__ import annotations
 
-import argparse
 import copy
-import json
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,7 +134,9 @@ def strip_wiring(data: dict, before: dict | None) -> int:
 def strip_server(data: dict, before: dict | None) -> str | None:
     """Remove the `cortex` server entry if it is what install writes; returns why it was kept, if it was."""
     servers = data.get("mcpServers")
-    entry = servers.get(wiring.SERVER_NAME) if isinstance(servers, dict) else None
+    if not isinstance(servers, dict):
+        return None
+    entry = servers.get(wiring.SERVER_NAME)
     if not isinstance(entry, dict):
         return None
     if set(entry) != {"command", "args"} or entry.get("args") != ["serve"]:
@@ -268,23 +267,3 @@ def uninstall(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dr
             pass
     return result
 
-
-def cli_uninstall(args: argparse.Namespace) -> int:
-    """`cortex uninstall`: print the result; exit 1 when something was refused."""
-    cwd = getattr(args, "cwd", None) or os.getcwd()
-
-    def ask(question: str) -> bool:
-        if args.yes:
-            return True
-        if not sys.stdin.isatty():
-            return False
-        sys.stderr.write(f"{question} [y/N] ")
-        sys.stderr.flush()
-        return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-    result = uninstall(cwd, scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run, purge=args.purge, confirm=ask)
-    if args.json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        sys.stdout.write(result.render() + "\n")
-    return result.exit_code

@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from cortex_engine.base import settings
+
 SCRIPTS = ("cortex-capture.sh", "cortex-end-of-turn.sh", "cortex-reflect.sh", "cortex-subagent.sh", "cortex-substitute.sh")
 LIBRARY = "cortex-lib.sh"
 TEMPLATES = (*SCRIPTS, LIBRARY)
@@ -21,7 +23,7 @@ BIN_PLACEHOLDER = "__CORTEX_BIN__"
 STAMP_PLACEHOLDER = "__CORTEX_TEMPLATE_ID__"
 STAMP_LINE = re.compile(r"^# cortex-hook-template: (\S*)[ \t]*$", re.MULTILINE)
 BAKED_BIN = re.compile(r'^CORTEX_BIN="\$\{CORTEX_BIN:-([^\n"]*)\}"[ \t]*$', re.MULTILINE)
-INSTALL_BIN_ENV = "CORTEX_INSTALL_BIN"
+INSTALL_BIN_ENV = settings.INSTALL_BIN
 SERVER_NAME = "cortex"
 # What portable scripts (project scope, the plugin) call: `cortex` as found on PATH when the hook runs, so a
 # committed script works on every teammate's machine; a hook finding none exits 0 and does nothing.
@@ -246,7 +248,7 @@ def project_mcp_file(project: str) -> Path:
 def cortex_executable() -> str:
     """The absolute path of the `cortex` command to bake in: `$CORTEX_INSTALL_BIN`, the running console
     script, `cortex` on PATH, or the running program, in that order."""
-    override = os.environ.get(INSTALL_BIN_ENV, "").strip()
+    override = settings.install_bin()
     if override:
         return os.path.abspath(os.path.expanduser(override))
     argv0 = sys.argv[0] if sys.argv else ""

@@ -104,10 +104,10 @@ def memory_page(page: Page) -> str:
     lines = [f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"]
     rows = []
     for item in page.items:
-        labels = item.get("labels") or []
+        labels = found if isinstance(found := item.get("labels"), list) else []
         rows.append((
             short_id(str(item["id"])), str(item["state"]), short_kind_name(str(item["kind"])), _one_line(item.get("scope", "")),
-            " ".join(f"[{_one_line(label)}]" for label in labels) or "-",  # type: ignore[union-attr]
+            " ".join(f"[{_one_line(label)}]" for label in labels) or "-",
             ts_min(str(item["created_at"])),
             (f"[{_one_line(item['subject'])}] " if item["subject"] else "")
             + summarize_text(defuse(str(item["text"]).split("\n", 1)[0]), 80),
@@ -159,7 +159,8 @@ def inspection(result: Inspection) -> str:
             lines.append(f"  contested with {other['id']} ({other['kind']}, {ts_min(other['timestamp'])})")
         if conflict["state"] == "contested" and not conflict["counterparts"]:
             lines.append("  no counterpart found in this scope — the contest may be stale")
-        alts = ", ".join(_one_line(a) for a in conflict.get("alternatives", []))  # type: ignore[union-attr]
+        alternatives = found if isinstance(found := conflict.get("alternatives"), list) else []
+        alts = ", ".join(_one_line(a) for a in alternatives)
         if alts:
             lines.append(f"  already rejected: {_cut(alts, 240)}")
         if conflict.get("projection_disagrees"):
@@ -271,13 +272,13 @@ def branch_scopes(scopes: list) -> str:  # list[merges.BranchScope]
 
 def suggestions(result: dict[str, object]) -> str:
     """suggest-notes as text: one line per suggestion with its confidence, and how to save one."""
-    items = result.get("suggestions") or []
+    items = found if isinstance(found := result.get("suggestions"), list) else []
     if not result.get("session_id"):
         return "No session yet: nothing to suggest."
     if not items:
         return f"No notes to suggest from session {short_id(str(result['session_id']))}."
     lines = [f"Notes worth saving from session {short_id(str(result['session_id']))} (nothing was written):"]
-    for item in items:  # type: ignore[union-attr]
+    for item in items:
         subject = f"[{_one_line(item['subject'])}] " if item.get("subject") else ""
         lines.append(f"  {item['kind']} {subject}{_cut(str(item['content']), 100)} (confidence {float(item['confidence']):.2f})")
     lines.append('Save one with: cortex note --kind KIND --subject "SUBJECT" "TEXT"')

@@ -6,12 +6,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.scope.freshness import Validation
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded,
     note_content, note_origin, split_trailers)
 from cortex_engine.store.redact import strip_invisible
+
+if TYPE_CHECKING:
+    import sqlite3
 
 SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
@@ -134,7 +138,7 @@ def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
     return note_label_suffix(kind, text) + origin_suffix(kind, text) + ref_label
 
 
-def render_memory_line(row: dict, validation: Validation | None, max_lines: int) -> str:
+def render_memory_line(row: sqlite3.Row | dict, validation: Validation | None, max_lines: int) -> str:
     """One memory as a line, carrying every trust label it has."""
     kind, text = row["kind"], row["text"]
     ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""

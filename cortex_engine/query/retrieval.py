@@ -239,7 +239,7 @@ def candidates(
         f"ORDER BY m.importance DESC, m.created_at DESC LIMIT ?",
         (*scope_keys, max(limit * 4, 16)),
     ).fetchall()
-    kept = []
+    kept: list[tuple[sqlite3.Row, float | None]] = []
     for r in fallback:
         hay = ((r["subject"] or "") + "\n" + r["text"]).lower()
         if not tokens or any(t.raw in hay or t.stem in hay for t in tokens):

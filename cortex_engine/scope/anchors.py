@@ -195,7 +195,7 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
 def _definitions(language: str, text: str, lines: list[str]) -> dict[str, list[Span]]:
     if language == "python":
         return _python_definitions(text, lines)
-    found: list[tuple[int, int, str, str | None, bool]] = []  # start, end, name, receiver, container
+    found: list[tuple[int, int, str, str | None, str]] = []  # start, end, name, receiver, role
     offsets = _line_offsets(text)
     for role, pattern in DEFINITION_PATTERNS[language]:
         for match in pattern.finditer(text):
@@ -370,10 +370,10 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
         for j in range(start - 2, -1, -1):
             if level == 0:
                 break
-            here = _indent(lines[j])
-            if here is None or here >= level or lines[j].lstrip()[:1] in ")]}":
+            indent = _indent(lines[j])
+            if indent is None or indent >= level or lines[j].lstrip()[:1] in ")]}":
                 continue  # deeper, blank, or the closing line of a multi-line header
-            level = here
+            level = indent
             head = _PY_DEF.match(lines[j])
             if head is not None:
                 outer.insert(0, head.group(2))
@@ -598,16 +598,13 @@ def _locate(source: Source, symbol: str | None, start: int, end: int, digest: st
         assert best is not None
         return Located("drifted", best[0].start, best[0].end, best[1])
     length = end - start + 1
-    if end <= len(source.lines):
-        now = span_digest(source.lines, start, end)
-        if now == digest:
-            return Located("fresh", start, end, now)
-    else:
-        now = None
+    current = span_digest(source.lines, start, end) if end <= len(source.lines) else None
+    if current == digest:
+        return Located("fresh", start, end, current)
     found = source.find_content(length, digest, start)
     if found is not None:
         return Located("fresh", found, found + length - 1, digest)
-    return Located("drifted", start, min(end, len(source.lines)), now)
+    return Located("drifted", start, min(end, len(source.lines)), current)
 
 
 def short_diff(then: list[str], now: list[str], limit: int) -> list[str]:

@@ -15,14 +15,18 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cortex_engine.scope import history
 from cortex_engine.base.lazy import LazyModule
-from cortex_engine.store.database import BUSY_TIMEOUT_MS, rollback, transaction
+from cortex_engine.store.database import BUSY_TIMEOUT_MS, transaction
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 
 RENAME_HOPS = 5
-anchors = LazyModule("scope.anchors")  # regex- and ast-heavy: imported only when an item has anchors
+if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
+    from cortex_engine.scope import anchors  # regex- and ast-heavy: imported only when an item has anchors
+else:
+    anchors = LazyModule("scope.anchors")  # regex- and ast-heavy: imported only when an item has anchors
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
@@ -214,8 +218,7 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         out = _git(scope.worktree, "diff", "--cached", "--name-status", "-M70", "-z", old_head)
         renames = _parse_renames(out or "")
     chains = _advance_chains(conn, scope, old_head, head) if head and head != old_head else {}
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.execute(
             "INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, signature, files_json, file_count, updated_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(scope_key) DO UPDATE SET worktree_path=excluded.worktree_path, "
@@ -239,10 +242,6 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         conn.execute(
             "DELETE FROM rename_chains WHERE to_oid NOT IN (SELECT head_oid FROM current_app_graphs WHERE head_oid IS NOT NULL)"
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     for oid, chain in chains.items():
         _remember_chain(oid, head or "", chain)
 
@@ -572,14 +571,15 @@ class Validator:
             return RefVerdict(path, ref_type, "exists")
         if recorded is None or not view.head:
             return self._legacy(view, path, ref_type)
-        target: str | None = path
+        target = path
         if recorded != view.head:
             chain = self._chain(view, recorded)
             if chain.start is None:
                 return RefVerdict(path, ref_type, "unknown")
-            target = chain.follow(path)
-            if target is None:
+            followed = chain.follow(path)
+            if followed is None:
                 return RefVerdict(path, ref_type, "missing")
+            target = followed
             if target != path and self._present(view, target):
                 return RefVerdict(path, ref_type, "moved", target)
         # Gone from the checkout without a commit saying where: a staged rename, else a plain `mv`.

@@ -214,25 +214,26 @@ def _apply(found: list[Event], moves: dict[str, str | None], current: dict[str, 
             src, dst = os.path.dirname(old), os.path.dirname(new)
             folders[src] = dst if folders.get(src, dst) == dst else None
         for old in list(deleted):
-            dst = folders.get(os.path.dirname(old))
-            guess = f"{dst}/{os.path.basename(old)}" if dst else os.path.basename(old)
-            if dst is not None and guess in added:
+            folder = folders.get(os.path.dirname(old))
+            guess = f"{folder}/{os.path.basename(old)}" if folder else os.path.basename(old)
+            if folder is not None and guess in added:
                 renames[old] = guess
                 deleted.remove(old)
                 added.discard(guess)
     targets: dict[str, str | None] = {old: new for old, new in renames.items()}
     targets.update({old: None for old in deleted})
     moved: list[tuple[set[str], str | None]] = []
-    for old, new in targets.items():
-        if old in current:
-            origins = current.pop(old)
-        elif old not in moves:
-            origins = {old}
+    origins: set[str]
+    for source, dest in targets.items():
+        if source in current:
+            origins = current.pop(source)
+        elif source not in moves:
+            origins = {source}
         else:
             continue  # a later file that took a followed path's old name: not what the note meant
-        moved.append((origins, new))
-    for origins, new in moved:
-        for origin in origins:
-            moves[origin] = new
-        if new is not None:
-            current.setdefault(new, set()).update(origins)
+        moved.append((origins, dest))
+    for followed, target in moved:
+        for origin in followed:
+            moves[origin] = target
+        if target is not None:
+            current.setdefault(target, set()).update(followed)

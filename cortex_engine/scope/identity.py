@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from cortex_engine.base import settings
+
 ScopeType = Literal["branch", "detached", "project"]
 
 
@@ -54,10 +56,7 @@ class StoreIdentity:
 
 def cortex_home() -> Path:
     """`$CORTEX_HOME` when set and non-blank, else `~/.cortex`."""
-    env = os.environ.get("CORTEX_HOME", "").strip()
-    if env:
-        return Path(env).expanduser().resolve()
-    return Path.home() / ".cortex"
+    return settings.home()
 
 
 def normalize_scope_path(path: str) -> str:

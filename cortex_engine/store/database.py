@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
@@ -585,10 +586,7 @@ def rollback(conn: sqlite3.Connection) -> None:
 
 def wal_bound() -> int:
     """The WAL size past which a flush checkpoints: `CORTEX_WAL_MAX_BYTES` (an integer >= 4096), else 4 MiB."""
-    raw = os.environ.get("CORTEX_WAL_MAX_BYTES", "").strip()
-    if raw.isdigit() and int(raw) >= WAL_MIN_BYTES:
-        return int(raw)
-    return WAL_MAX_BYTES
+    return settings.wal_max_bytes(WAL_MAX_BYTES, WAL_MIN_BYTES)
 
 
 def checkpoint_if_large(conn: sqlite3.Connection) -> str | None:

@@ -449,3 +449,30 @@ def test_the_tui_inspection_shows_hostile_memory_without_control_sequences(hosti
 
     asyncio.run(run())
     assert len(ids) > 5 and leaks == {}
+
+
+# -- the operations commands print JSON through the CLI's one escaping path ----------------------------------
+
+HOSTILE_NAME = "hooks\x9b31m\x7fx"
+
+
+@pytest.mark.parametrize("argv", [
+    ("doctor", "--json", "--hooks-dir", "{dir}"),
+    ("install", "--json", "--dry-run", "--dir", "{dir}"),
+    ("uninstall", "--json", "--dry-run", "--dir", "{dir}"),
+    ("eval-gate", "--json", "--suites", "{dir}"),
+    ("evaluate", "--topics", HOSTILE_NAME),
+], ids=lambda argv: argv[0])
+def test_ops_json_escapes_del_and_c1(repo: Repo, tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """Regression: doctor, install, uninstall and the eval harness wrote their JSON themselves, so DEL and C1
+    bytes (U+009B is a CSI) from a path or a topic reached the terminal raw. Now the text is escaped and the
+    document still decodes to the same string."""
+    folder = tmp_path / HOSTILE_NAME
+    folder.mkdir()
+    setup = cli(repo.path, "install", "--dir", str(folder))  # so that uninstall has scripts to name
+    assert setup.returncode in (0, 1), setup.stderr
+    assert cli(repo.path, "note", "--kind", "insight", "the cache layer holds up").returncode == 0  # a store
+    done = cli(repo.path, *[arg.replace("{dir}", str(folder)) for arg in argv])
+    assert done.stdout.startswith("{"), done.stderr
+    assert CONTROL.findall(done.stdout.replace("\n", "")) == []
+    assert HOSTILE_NAME in json.dumps(json.loads(done.stdout), ensure_ascii=False)

@@ -74,7 +74,9 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
     if not isinstance(base_fixtures, list):
         problems.append(f"{name}: baseline has no fixtures list")
         return problems, regressions, deltas
-    by_topic = {f.get("topic"): f for f in base_fixtures if isinstance(f, dict)}
+    by_topic = {key: f for f in base_fixtures if isinstance(f, dict) and isinstance(key := f.get("topic"), str)}
+    if len(by_topic) < len(base_fixtures):
+        problems.append(f"{name}: baseline has a fixture without a topic (regenerate the baseline)")
     current = {f["topic"] for f in result["fixtures"]}
     for fixture in result["fixtures"]:
         topic = fixture["topic"]

@@ -194,7 +194,8 @@ class Suite:
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
         kinds = {item.label: item.kind for item in self.items}
-        kinds.update((e.label, e.kind) for session in self.sessions for e in session.events if e.label)
+        kinds.update((event_label, event_kind) for session in self.sessions for e in session.events
+                     if (event_label := e.label) and (event_kind := e.kind))  # a labelled event always has its kind
         kinds.update((label, kind) for kind, label in self.snapshots)
         kinds.update((label, "note:decision") for label, _, _ in self.shared)
         return kinds
@@ -315,7 +316,8 @@ def load_suite(path: Path) -> Suite:
     labels = [item.label for item in items]
     labels += [e.label for session in sessions for e in session.events if e.label]
     labels += [label for _, label in snapshots]
-    labels += [entry.get("id") for entry in seed.get("shared") or [] if isinstance(entry, dict) and entry.get("id")]
+    labels += [found for entry in seed.get("shared") or []
+               if isinstance(entry, dict) and isinstance(found := entry.get("id"), str) and found]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise _fail(name, f"duplicate item id(s) {', '.join(duplicates)}")

@@ -1,0 +1,128 @@
+"""Every `CORTEX_*` environment variable Python reads, read here and nowhere else (the hook scripts read
+`CORTEX_BIN` themselves; it is listed here so that it is documented). Standard library only (hook paths import it).
+
+Each function reads the environment when called, never at import: a test, the demo or a long-lived server
+sees the value in force at that moment. A blank value is the same as an unset one, and a value that does not
+parse falls back to the default rather than failing (a hook must never stop on a typo in a shell profile).
+Switches are on unless set to one of `OFF`'s spellings. `DOCUMENTED` is the table the README's Settings
+section shows (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+HOME = "CORTEX_HOME"
+NOW = "CORTEX_NOW"
+WAL_MAX_BYTES = "CORTEX_WAL_MAX_BYTES"
+DECISIONS_DIR = "CORTEX_DECISIONS_DIR"
+SUBAGENT_BRIEF = "CORTEX_SUBAGENT_BRIEF"
+STOP_NUDGE = "CORTEX_STOP_NUDGE"
+GC_AUTO = "CORTEX_GC_AUTO"
+INSTALL_BIN = "CORTEX_INSTALL_BIN"
+HOOK_BIN = "CORTEX_BIN"  # read by the hook scripts themselves (bash), listed here so that it is documented
+GC_EVENT_DAYS = "CORTEX_GC_EVENT_DAYS"
+GC_RETRIEVAL_LOG_DAYS = "CORTEX_GC_RETRIEVAL_LOG_DAYS"
+GC_RETRIEVAL_LOG_KEEP = "CORTEX_GC_RETRIEVAL_LOG_KEEP"
+GC_SPOOL_SEEN_DAYS = "CORTEX_GC_SPOOL_SEEN_DAYS"
+GC_ARCHIVED_DAYS = "CORTEX_GC_ARCHIVED_DAYS"
+
+OFF = ("0", "off", "false", "no", "never", "disabled")
+"""The spellings (any case) that turn a switch off."""
+
+RETENTION_DAYS = {
+    GC_EVENT_DAYS: 30,
+    GC_RETRIEVAL_LOG_DAYS: 30,
+    GC_RETRIEVAL_LOG_KEEP: 2000,
+    GC_SPOOL_SEEN_DAYS: 30,
+    GC_ARCHIVED_DAYS: 90,
+}
+"""`cortex gc`'s windows and their defaults (whole days, except the retrieval log's KEEP: a row count)."""
+
+DOCUMENTED = {
+    HOME: "where stores live (`~/.cortex` when unset): `<home>/projects/<label>-<id>/cortex.db`",
+    NOW: "pin the engine clock to an ISO-8601 time (tests, demos); unset: the system clock",
+    WAL_MAX_BYTES: "WAL size past which a flush checkpoints (an integer ≥ 4096; default 4 MiB)",
+    DECISIONS_DIR: "the shared decisions folder inside the repository (default `docs/decisions`; "
+                   "`git config cortex.decisionsDir` when unset)",
+    SUBAGENT_BRIEF: "switch: brief a subagent from its dispatch description (on)",
+    STOP_NUDGE: "switch: the end-of-turn nudge to save what the session learnt (on)",
+    GC_AUTO: "switch: the once-a-day `cortex gc` at session start (on)",
+    INSTALL_BIN: "the `cortex` command `cortex install` bakes into hooks (default: the running one)",
+    HOOK_BIN: "the `cortex` command an installed hook script runs (read by the script; default: the baked one)",
+    GC_EVENT_DAYS: f"gc: days an ended, summarized session keeps its events ({RETENTION_DAYS[GC_EVENT_DAYS]})",
+    GC_RETRIEVAL_LOG_DAYS: f"gc: days of retrieval log kept beyond the newest KEEP rows "
+                           f"({RETENTION_DAYS[GC_RETRIEVAL_LOG_DAYS]})",
+    GC_RETRIEVAL_LOG_KEEP: f"gc: newest retrieval log rows always kept ({RETENTION_DAYS[GC_RETRIEVAL_LOG_KEEP]})",
+    GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
+    GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
+                      f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
+}
+"""Every variable Cortex reads, with what it does (README: Settings)."""
+
+
+def _raw(name: str) -> str:
+    """The variable's value, stripped; '' when unset or blank."""
+    return os.environ.get(name, "").strip()
+
+
+def _switch(name: str) -> bool:
+    """A switch: on unless set to one of the OFF spellings."""
+    return _raw(name).lower() not in OFF
+
+
+def home() -> Path:
+    """`$CORTEX_HOME` (expanded and resolved) when set, else `~/.cortex`."""
+    raw = _raw(HOME)
+    return Path(raw).expanduser().resolve() if raw else Path.home() / ".cortex"
+
+
+def fixed_now() -> str:
+    """`$CORTEX_NOW` as given ('' when unset); the clock parses it."""
+    return _raw(NOW)
+
+
+def wal_max_bytes(default: int, minimum: int) -> int:
+    """`$CORTEX_WAL_MAX_BYTES` when it is an integer ≥ `minimum`, else `default`."""
+    raw = _raw(WAL_MAX_BYTES)
+    return int(raw) if raw.isdigit() and int(raw) >= minimum else default
+
+
+def decisions_dir() -> str:
+    """`$CORTEX_DECISIONS_DIR` as given ('' when unset); `sharing` validates it."""
+    return _raw(DECISIONS_DIR)
+
+
+def subagent_brief() -> bool:
+    """Whether subagents are briefed from their dispatch (`CORTEX_SUBAGENT_BRIEF`)."""
+    return _switch(SUBAGENT_BRIEF)
+
+
+def stop_nudge() -> bool:
+    """Whether the end of a turn may nudge the agent to save a note (`CORTEX_STOP_NUDGE`)."""
+    return _switch(STOP_NUDGE)
+
+
+def gc_auto() -> bool:
+    """Whether session start runs retention at most once a day (`CORTEX_GC_AUTO`)."""
+    return _switch(GC_AUTO)
+
+
+def install_bin() -> str:
+    """`$CORTEX_INSTALL_BIN` as given ('' when unset); `wiring` makes it absolute."""
+    return _raw(INSTALL_BIN)
+
+
+def retention_days(name: str) -> int:
+    """One of `RETENTION_DAYS`' windows: the variable when it is a whole number ≥ 1, else its default.
+
+    Raises:
+        KeyError: `name` is not one of the windows.
+    """
+    default = RETENTION_DAYS[name]
+    try:
+        value = int(_raw(name))
+    except ValueError:
+        return default
+    return value if value >= 1 else default

@@ -1,0 +1,304 @@
+"""Named queries of the store layer for the subagent, reflex, operator and retention modules.
+
+In: an open connection and plain values (scope keys, ids, ISO times). Out: rows, ids, counts. The callers hold
+the rules (when to brief, what to deny, what retention keeps); the SQL that serves them lives here, so a schema
+change is made in the store layer and nowhere else. Writes run inside the caller's `store.transaction`.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+CHUNK = 500
+"""Ids bound per `IN (...)` list: well under SQLite's variable limit."""
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ",".join("?" * len(values))
+
+
+# -- meta, counters, session flags ---------------------------------------------------------------------------
+
+
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    """One value of the store's `meta` table; None when unset."""
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return str(row["value"]) if row is not None else None
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """Set one value of the store's `meta` table."""
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                 (key, value))
+
+
+def bump_counter(conn: sqlite3.Connection, key: str) -> None:
+    """Add one to a named counter (created at 1)."""
+    conn.execute("INSERT INTO counters(key, value) VALUES (?, 1) ON CONFLICT(key) DO UPDATE SET value=value+1", (key,))
+
+
+def session_flag(conn: sqlite3.Connection, session_id: str, key: str) -> str | None:
+    """A per-session flag's value; None when unset."""
+    row = conn.execute("SELECT value FROM session_flags WHERE session_id=? AND key=?", (session_id, key)).fetchone()
+    return str(row["value"]) if row is not None else None
+
+
+def set_session_flag(conn: sqlite3.Connection, session_id: str, key: str, value: str) -> None:
+    """Set a per-session flag."""
+    conn.execute(
+        "INSERT INTO session_flags(session_id, key, value) VALUES (?,?,?) "
+        "ON CONFLICT(session_id, key) DO UPDATE SET value=excluded.value",
+        (session_id, key, value),
+    )
+
+
+# -- sessions ------------------------------------------------------------------------------------------------
+
+
+def primary_session_count(conn: sqlite3.Connection, scope_key: str) -> int:
+    """How many primary (non-subagent) sessions the scope has had."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM sessions WHERE scope_key=? AND parent_session_id IS NULL", (scope_key,)
+    ).fetchone()
+    return int(row[0])
+
+
+def active_primary(conn: sqlite3.Connection, scope_key: str, host_session: str) -> str | None:
+    """The newest active primary session of the scope for a host session ('' matches any host)."""
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE parent_session_id IS NULL AND status='active' AND scope_key=? "
+        "AND (host_session_id=? OR ?='') ORDER BY started_at DESC, rowid DESC LIMIT 1",
+        (scope_key, host_session, host_session),
+    ).fetchone()
+    return str(row["id"]) if row is not None else None
+
+
+def child_session_ids(conn: sqlite3.Connection, primary: str) -> list[str]:
+    """The subagent sessions a primary session started."""
+    return [str(r["id"]) for r in conn.execute("SELECT id FROM sessions WHERE parent_session_id=?", (primary,))]
+
+
+def latest_agent_session(conn: sqlite3.Connection, scope_key: str, agent_id: str) -> sqlite3.Row | None:
+    """The newest session of the scope that a subagent id ran in."""
+    return conn.execute(
+        "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1", (scope_key, agent_id)
+    ).fetchone()
+
+
+def agent_session_under(conn: sqlite3.Connection, scope_key: str, agent_id: str, primary: str) -> str | None:
+    """The id of the subagent session `agent_id` runs in under `primary`; None when it is not one."""
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", (scope_key, agent_id, primary)
+    ).fetchone()
+    return str(row["id"]) if row is not None else None
+
+
+def end_session(conn: sqlite3.Connection, session_id: str, at: str) -> None:
+    """Mark a session ended (its first end time is kept)."""
+    conn.execute("UPDATE sessions SET status='ended', ended_at=COALESCE(ended_at, ?) WHERE id=?", (at, session_id))
+
+
+# -- subagent dispatches -------------------------------------------------------------------------------------
+
+
+def record_dispatch(conn: sqlite3.Connection, scope_key: str, host_session: str, agent_type: str,
+                    tool_use_id: object, description: str, prompt_digest: str, prompt_prefix: str, at: str) -> None:
+    """Remember one Agent dispatch, so the subagent it starts can be briefed from it."""
+    conn.execute(
+        "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
+        "prompt_prefix, captured_at) VALUES (?,?,?,?,?,?,?,?)",
+        (scope_key, host_session, agent_type, tool_use_id, description, prompt_digest, prompt_prefix, at),
+    )
+
+
+def pending_dispatches(conn: sqlite3.Connection, host_session: str, agent_type: str, since: str) -> list[sqlite3.Row]:
+    """Unclaimed dispatches of one agent type by a host session, captured at or after `since`."""
+    return conn.execute(
+        "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL AND captured_at >= ?",
+        (host_session, agent_type, since),
+    ).fetchall()
+
+
+def claim_dispatch(conn: sqlite3.Connection, dispatch_id: int, agent_id: str, at: str) -> bool:
+    """Mark a dispatch consumed by a subagent; False when another claimed it first."""
+    return conn.execute(
+        "UPDATE subagent_dispatches SET consumed_at=?, consumed_by_agent_id=? WHERE id=? AND consumed_at IS NULL",
+        (at, agent_id, dispatch_id),
+    ).rowcount > 0
+
+
+# -- episodes ------------------------------------------------------------------------------------------------
+
+
+def insert_episode_once(conn: sqlite3.Connection, episode_id: str, session_id: str, scope_key: str, kind: str,
+                        summary: str, target: str | None, metadata_json: str, at: str) -> None:
+    """Insert an episode unless one with this id exists (a repeated hook keeps the first)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?)",
+        (episode_id, session_id, scope_key, kind, summary, target, metadata_json, at),
+    )
+
+
+def episodes_of_sessions(conn: sqlite3.Connection, session_ids: Sequence[str]) -> list[sqlite3.Row]:
+    """(id, kind, summary) of the sessions' episodes: subagent conclusions first, then by time."""
+    if not session_ids:
+        return []
+    return conn.execute(
+        f"SELECT id, kind, summary FROM episodes WHERE session_id IN ({_marks(session_ids)}) "
+        f"ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at",
+        list(session_ids),
+    ).fetchall()
+
+
+def subagent_conclusions(conn: sqlite3.Connection, session_ids: Sequence[str]) -> list[sqlite3.Row]:
+    """(id, metadata_json) of the subagent conclusions recorded in these sessions."""
+    if not session_ids:
+        return []
+    return conn.execute(
+        f"SELECT id, metadata_json FROM episodes WHERE kind='subagent_conclusion' AND session_id IN ({_marks(session_ids)})",
+        list(session_ids),
+    ).fetchall()
+
+
+def episode_metadata(conn: sqlite3.Connection, episode_id: str) -> str | None:
+    """An episode's metadata JSON text; None when the episode or its metadata is missing."""
+    row = conn.execute("SELECT metadata_json FROM episodes WHERE id=?", (episode_id,)).fetchone()
+    return row["metadata_json"] if row is not None else None
+
+
+def set_episode_metadata(conn: sqlite3.Connection, episode_id: str, metadata_json: str) -> None:
+    """Replace an episode's metadata JSON."""
+    conn.execute("UPDATE episodes SET metadata_json=? WHERE id=?", (metadata_json, episode_id))
+
+
+# -- notes and items -----------------------------------------------------------------------------------------
+
+
+def note_row(conn: sqlite3.Connection, note_id: str) -> sqlite3.Row | None:
+    """A note by id."""
+    return conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+
+
+def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
+    """A note's stored content (without its trailers); None when there is no such note."""
+    row = conn.execute("SELECT content FROM notes WHERE id=?", (note_id,)).fetchone()
+    return str(row["content"]) if row is not None else None
+
+
+def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: str, kind: str) -> list[sqlite3.Row]:
+    """The active, uncontested notes of one kind on a (normalized) subject in the scope."""
+    return conn.execute(
+        "SELECT * FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND conflict=0",
+        (scope_key, subject, kind),
+    ).fetchall()
+
+
+def latest_active_note(conn: sqlite3.Connection, scope_key: str, subject: str) -> sqlite3.Row | None:
+    """The newest active note of any kind on a (normalized) subject in the scope."""
+    return conn.execute(
+        "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
+        (scope_key, subject),
+    ).fetchone()
+
+
+def item_source(conn: sqlite3.Connection, item_id: str) -> tuple[str | None, str | None] | None:
+    """(source_table, source_id) of a memory item; None when there is no such item."""
+    row = conn.execute("SELECT source_table, source_id FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    return (row["source_table"], row["source_id"]) if row is not None else None
+
+
+def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, str]:
+    """The stored text of each listed memory item that exists."""
+    found: dict[str, str] = {}
+    ids = list(item_ids)
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
+        for row in conn.execute(f"SELECT id, text FROM memory_items WHERE id IN ({_marks(chunk)})", chunk):
+            found[str(row["id"])] = str(row["text"])
+    return found
+
+
+# -- the token ledger ----------------------------------------------------------------------------------------
+
+
+def injected_by_channel(conn: sqlite3.Connection, *, scope_key: str | None = None,
+                        session_tree: str | None = None) -> list[sqlite3.Row]:
+    """(channel, n, total, top) of injected tokens per channel: the scope's, or one primary session's tree.
+
+    Raises:
+        ValueError: neither or both of `scope_key` and `session_tree` given.
+    """
+    if (scope_key is None) == (session_tree is None):
+        raise ValueError("give exactly one of scope_key and session_tree")
+    args: tuple[str | None, ...]
+    if session_tree is None:
+        where, args = "scope_key=?", (scope_key,)
+    else:
+        where, args = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)", (session_tree, session_tree)
+    return conn.execute(
+        f"SELECT channel, COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS total, COALESCE(MAX(tokens), 0) AS top "
+        f"FROM token_ledger WHERE direction='injected' AND {where} GROUP BY channel",
+        args,
+    ).fetchall()
+
+
+# -- retention -----------------------------------------------------------------------------------------------
+
+_RETENTION = {
+    # Events of sessions that ended before the cutoff and whose primary has a summary. Params: (cutoff,)
+    "events": ("events",
+               "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL "
+               "AND s.ended_at < ? AND EXISTS (SELECT 1 FROM episodes e "
+               "WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))"),
+    # Retrieval log rows older than the cutoff, beyond the newest KEEP. Params: (cutoff, keep)
+    "retrieval_log": ("retrieval_log",
+                      "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)"),
+    # Spool replay keys older than the cutoff. Params: (cutoff,)
+    "spool_seen": ("spool_seen", "seen_at < ?"),
+    # Archived, never-accessed items older than the cutoff that are no note, snapshot or summary.
+    # Params: (cutoff, *kinds never pruned)
+    "archived_memory_items": ("memory_items",
+                              "state='archived' AND access_count=0 AND created_at < ? AND kind NOT LIKE 'note:%' "
+                              "AND kind NOT IN ({kinds}) "
+                              "AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')"),
+}
+
+
+def prune(conn: sqlite3.Connection, rule: str, params: Sequence[object], *, apply: bool,
+          never_pruned_kinds: Sequence[str] = ()) -> tuple[int, int]:
+    """(candidates, deleted) for one retention rule; rows are deleted only with `apply`.
+
+    Raises:
+        KeyError: an unknown rule.
+    """
+    table, where = _RETENTION[rule]
+    bound = tuple(params)
+    if "{kinds}" in where:
+        where = where.replace("{kinds}", _marks(never_pruned_kinds))
+        bound += tuple(never_pruned_kinds)
+    candidates = int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}", bound).fetchone()[0])
+    deleted = conn.execute(f"DELETE FROM {table} WHERE {where}", bound).rowcount if apply and candidates else 0
+    return candidates, deleted
+
+
+def freelist_ratio(conn: sqlite3.Connection) -> float:
+    """The share of the store's pages that are free (0 for an empty file)."""
+    pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    return free / pages if pages else 0.0
+
+
+def vacuum(conn: sqlite3.Connection, busy_ms: int, restore_ms: int) -> None:
+    """VACUUM, waiting at most `busy_ms` for other connections, then restore the busy timeout to `restore_ms`.
+
+    Raises:
+        sqlite3.OperationalError: the store stayed busy (or the VACUUM failed).
+    """
+    conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+    try:
+        conn.execute("VACUUM")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(restore_ms)}")
