@@ -331,7 +331,7 @@ def _shell_targets(command: str) -> list[tuple[str, str, str | None]]:
         if word == "note-resolve" or word == "resolve":
             note_id = _flag(rest, "--id") or (rest[0] if word == "resolve" and rest and not rest[0].startswith("-") else "")
             found.append(("retire", note_id, _flag(rest, "--subject") or None))
-        elif word in ("edit-memory", "reanchor") and rest:
+        elif word in ("edit-memory", "reanchor", "rewrite-moved") and rest:
             found.append(("rewrite", rest[0], None))
         elif word == "delete-memory" and rest and "--yes" in rest:
             found.append(("delete", rest[0], None))
