@@ -868,6 +868,15 @@ class Engine:
             head = read_head(self.scope.git_dir, self.scope.git_root)[1]
         return inspection.reanchor_memory(self.conn, self.scope, item_id, head, self.now())
 
+    def locate_reference(self, item_id: str) -> inspection.Location:
+        """The file and line to open to check a memory (its drifted span, a renamed file's new place, …); changes no memory.
+
+        Raises:
+            NotFound: no such item, or none of its files is in the checkout.
+        """
+        refresh_app_graph(self.conn, self.scope, self.now())
+        return inspection.locate_reference(self.conn, self.scope, item_id)
+
     def rewrite_moved(self, item_id: str, *, expected_text: str | None = None) -> inspection.MovedRewrite:
         """Rewrite a memory's renamed file references (`[moved: a → b]`) to their new paths in its text; audited.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -356,6 +357,60 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
     return Reanchor(row["id"], moved)
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where to look at what a memory refers to: a file of the checkout, and the line a span starts on."""
+
+    id: str
+    path: str
+    """Relative to the worktree, as the memory's labels name it."""
+    absolute: str
+    """The file on disk (inside the worktree)."""
+    line: int | None
+    """The first line of the anchored span (a drifted symbol or a range), when there is one."""
+    end: int | None
+    reason: str
+    """`drifted`, `moved`, `missing` (the symbol is gone, the file is not) or `exists`."""
+
+
+def locate_reference(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str) -> Location:
+    """The file (and line) a person should open to check a memory, judged against the checkout now.
+
+    In order: a drifted span where it is now; a renamed file where it went (at its anchored line when one
+    follows it); the file of a symbol that is gone; any referenced file that exists. Only files inside the
+    worktree are offered (a reference is author text).
+
+    Raises:
+        NotFound: no such item, or none of the files it names is in the checkout (`file_missing`).
+    """
+    row = find_item(conn, item_or_note_id)
+    validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
+    spans = {a.path: a for a in validation.anchors if a.start is not None}
+    picks: list[tuple[str, int | None, int | None, str]] = []
+    picks += [(a.path, a.start, a.end, "drifted") for a in validation.anchors if a.status == "drifted"]
+    for ref in validation.refs:
+        if ref.status == "moved" and ref.moved_to:
+            span = spans.get(ref.moved_to)
+            picks.append((ref.moved_to, span.start if span else None, span.end if span else None, "moved"))
+    picks += [(a.path, None, None, "missing") for a in validation.anchors if a.status == "missing"]
+    for ref in validation.refs:
+        if ref.status == "exists" and ref.type == "file":
+            span = spans.get(ref.path)
+            picks.append((ref.path, span.start if span else None, span.end if span else None, "exists"))
+    root = os.path.realpath(scope.worktree) if scope.worktree else None
+    for path, line, end, reason in picks:
+        if root is None:
+            break
+        absolute = os.path.realpath(os.path.join(root, path))
+        if os.path.commonpath([root, absolute]) == root and os.path.isfile(absolute):
+            return Location(row["id"], path, absolute, line, end, reason)
+    gone = [ref.path for ref in validation.refs if ref.status == "missing"]
+    if gone:
+        raise NotFound(f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone from the checkout (deleted, or "
+                       "renamed where git cannot follow); nothing to open", code="file_missing", id=row["id"])
+    raise NotFound(f"{row['id']} names no file of this checkout; nothing to open", code="file_missing", id=row["id"])
+
+
 def check_edit_text(text: str) -> str:
     """Accept an edit's text: BOM stripped, not blank, no spoofed trailer line.
 
@@ -488,11 +543,14 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
 
 DIFF_CONTEXT = 40
 """In inspect-memory, an unchanged stretch of a correction's diff keeps this many characters each side."""
-_TOKENS = re.compile(r"\s+|[A-Za-z0-9_]+|[^\sA-Za-z0-9_]")
+_TOKENS = re.compile(r"\s+|\S+")
+"""A diff's words: runs of non-space, as `git diff --word-diff` splits them (a path is one word)."""
 
 
 def text_diff(prior: str, new: str, *, context: int | None = None) -> list[tuple[str, str]]:
     """A word-level diff of two texts as `(op, text)` runs: `=` unchanged, `-` removed, `+` added.
+
+    Whitespace is kept as it was; a changed word is replaced whole (`src/a.py` → `src/b.py`, not `a` → `b`).
 
     Removed text comes before what replaced it. With `context`, an unchanged run longer than twice that many
     characters is cut to its ends around `…` (its start or end alone where it opens or closes the text).

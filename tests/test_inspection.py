@@ -520,9 +520,8 @@ def test_rewrite_moved_rewrites_the_renamed_path_audited(repo: Repo) -> None:
     assert (correction["operation"], correction["prior_text"], correction["new_text"]) == (
         "rewrite-moved", "flush from src/spool.py at turn end, see ./src/spool.py:1",
         "flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1")
-    assert correction["diff"] == [["=", "flush from src/"], ["-", "spool"], ["+", "capture_spool"],
-                                  ["=", ".py at turn end, see ./src/"], ["-", "spool"], ["+", "capture_spool"],
-                                  ["=", ".py:1"]]
+    assert correction["diff"] == [["=", "flush from "], ["-", "src/spool.py"], ["+", "src/capture_spool.py"],
+                                  ["=", " at turn end, see "], ["-", "./src/spool.py:1"], ["+", "./src/capture_spool.py:1"]]
     assert "no moved reference" in fail(repo.path, "rewrite-moved", item_id, code="nothing_moved")["message"]
     fail(repo.path, "rewrite-moved", "no-such-id", code="not_found")
 
