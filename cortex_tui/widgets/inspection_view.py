@@ -94,8 +94,9 @@ class InspectionView(VerticalScroll):
             lines += [Content(""), Content.from_markup("[b]corrections[/]")]
             for corr in result.corrections:
                 lines.append(Content(f"  {ts_min(str(corr['at']))}  {corr['operation']}"))
-                if corr.get("diff"):  # the prior words struck through, the new ones in bold
-                    lines.append(Content.assemble(("    diff: ", "dim"), diff_content(corr["diff"], flat=True)))
+                runs = corr.get("diff")
+                if isinstance(runs, list) and runs:  # the prior words struck through, the new ones in bold
+                    lines.append(Content.assemble(("    diff: ", "dim"), diff_content(runs, flat=True)))
                 else:
                     lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
             lines.append(Content.from_markup("  [dim]a: every correction as a full diff[/]"))
