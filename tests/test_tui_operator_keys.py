@@ -99,15 +99,17 @@ def test_o_opens_the_drifted_span_in_the_editor_with_the_app_suspended(repo: Rep
 
 def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """No $EDITOR: a notice naming the variable; a file gone from the checkout: a notice naming it; no suspend."""
+    """No $EDITOR, or one not on PATH: a notice naming the variable; a file gone from the checkout: a notice naming
+    the file. Nothing is suspended and nothing runs."""
     repo.write("src/gone.py", "x = 1\n")
-    repo.write("src/kept.py", "y = 1\n")
+    repo.write("src/old.py", "y = 1\n")
     repo.commit("two files")
     with engine_for(repo.path) as engine:
         engine.note("insight", "the retry budget lives in src/gone.py")
-        engine.note("insight", "the ledger format lives in src/kept.py")
+        engine.note("insight", "the ledger format lives in src/old.py")
     repo.git("rm", "-q", "src/gone.py")
-    repo.commit("delete one")
+    repo.git("mv", "src/old.py", "src/new.py")
+    repo.commit("delete one, rename the other")
     _, argv = fake_editor(tmp_path)
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
@@ -115,18 +117,24 @@ def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         record_suspends(app, events, argv)
-        await focus_freshness(app, pilot, "stale:")
+        await focus_freshness(app, pilot, "moved:")
         await pilot.press("o")
         await settle(pilot)
-        monkeypatch.setenv("EDITOR", "no-such-editor-anywhere")
+        monkeypatch.setenv("EDITOR", "no-such-editor-anywhere --wait")
+        await pilot.press("o")
+        await settle(pilot)
+        await focus_freshness(app, pilot, "stale:")
         await pilot.press("o")
         await settle(pilot)
 
     notes = drive(repo.path, steps)
     assert events == [] and not argv.exists()
-    told = [(title, text) for severity, title, text in notes if severity == "warning"]
-    assert told == [("Nothing to open", "src/gone.py is gone from the checkout (deleted, or renamed where git cannot "
-                                        "follow); nothing to open")] * 2
+    assert [(title, text) for severity, title, text in notes if severity == "warning"] == [
+        ("No editor", "Set $EDITOR (for example `export EDITOR=vim`) to open files from Cortex. (src/new.py)"),
+        ("No editor", "The editor 'no-such-editor-anywhere' from $EDITOR was not found on PATH. (src/new.py)"),
+        ("Nothing to open", "src/gone.py is gone from the checkout (deleted, or renamed where git cannot follow); "
+                            "nothing to open"),
+    ]
 
 
 def test_editor_command_follows_each_editors_line_convention(tmp_path: Path) -> None:

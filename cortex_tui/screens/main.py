@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -363,7 +362,7 @@ class MainScreen(Screen[None]):
             return
         try:
             with self.app.suspend():
-                code = subprocess.call(call.argv, cwd=os.path.dirname(location.absolute))
+                code = subprocess.call(call.argv, cwd=self.cortex.target.cwd)
         except SuspendNotSupported:
             self.notify(f"This terminal cannot be handed to an editor; open {where} yourself.", title="No editor",
                         severity="warning", markup=False)
