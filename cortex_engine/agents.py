@@ -376,6 +376,9 @@ def guard(engine: Engine, payload: dict) -> str:
     elif tool.endswith("cortex_resolve"):
         targets.extend(("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""),
                                                           tool_input.get("subject")))
+    elif tool.endswith("cortex_reanchor"):  # like `cortex reanchor ID` in Bash: it rewrites what the note claims
+        ident = str(tool_input.get("item_id") or "")
+        targets.extend(("rewrite", n) for n in _named_notes(engine, ident, None) if ident)
     elif tool in ("Bash", "PowerShell", "shell_command"):
         for verb, ident, subject in _shell_targets(str(tool_input.get("command") or "")):
             targets.extend((verb, n) for n in _named_notes(engine, ident, subject))
