@@ -246,12 +246,27 @@ def cmd_delete_memory(args: argparse.Namespace) -> int:
 
 def cmd_reanchor(args: argparse.Namespace) -> int:
     """Re-anchor a drifted memory to the current code."""
+    from cortex_engine.results import messages
+
     with _engine(args) as engine:
         result = engine.reanchor(args.id)
-    moved = ", ".join(f"{a['anchor']} (lines {a['start']}-{a['end']})" for a in result.anchors)
-    message = f"re-anchored {result.id}: {moved}\n(the prior anchor is kept in the audit log; see inspect-memory)"
+    message = messages.reanchored(result)
     if args.json:
         _emit_json({"id": result.id, "anchors": result.anchors, "message": message})
+    else:
+        _print(message)
+    return 0
+
+
+def cmd_rewrite_moved(args: argparse.Namespace) -> int:
+    """Rewrite a memory's renamed file references to their new paths."""
+    from cortex_engine.results import messages
+
+    with _engine(args) as engine:
+        result = engine.rewrite_moved(args.id)
+    message = messages.rewrote_moved(result)
+    if args.json:
+        _emit_json({"id": result.id, "moves": result.moves, "references": result.edit.references, "message": message})
     else:
         _print(message)
     return 0
@@ -897,6 +912,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--yes", action="store_true")
     p = add("reanchor", cmd_reanchor, "re-anchor a drifted memory to the current code, once it still holds (audited)")
+    p.add_argument("id")
+    p = add("rewrite-moved", cmd_rewrite_moved, "rewrite a memory's renamed file references to their new paths (audited)")
     p.add_argument("id")
     p = add("validate-memory", cmd_validate_memory, "check memory references against the checkout")
     p.add_argument("--topic", nargs="+")

@@ -940,6 +940,29 @@ class Engine:
             head = read_head(self.scope.git_dir, self.scope.git_root)[1]
         return inspection.reanchor_memory(self.conn, self.scope, item_id, head, self.now())
 
+    def locate_reference(self, item_id: str) -> inspection.Location:
+        """The file and line to open to check a memory (its drifted span, a renamed file's new place, …); changes no memory.
+
+        Raises:
+            NotFound: no such item, or none of its files is in the checkout.
+        """
+        refresh_app_graph(self.conn, self.scope, self.now())
+        return inspection.locate_reference(self.conn, self.scope, item_id)
+
+    def rewrite_moved(self, item_id: str, *, expected_text: str | None = None) -> inspection.MovedRewrite:
+        """Rewrite a memory's renamed file references (`[moved: a → b]`) to their new paths in its text; audited.
+
+        Args:
+            item_id: the memory item (or note) id.
+            expected_text: the item's text as the caller showed it; if it changed since, nothing is written.
+
+        Raises:
+            NotFound: no such item. Refused: it changed since it was shown, or has no moved reference in its text.
+        """
+        refresh_app_graph(self.conn, self.scope, self.now())
+        return inspection.rewrite_moved_references(self.conn, self.scope, item_id, self.now(),
+                                                   expected_text=expected_text)
+
     def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
 

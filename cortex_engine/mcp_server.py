@@ -161,7 +161,7 @@ class CortexServer(MCPServer):
 
 
 def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
-    """The MCP server with the 13 Cortex tools, serving the store of `cwd`."""
+    """The MCP server with the Cortex tools (the seed's 13 and `cortex_reanchor`), serving the store of `cwd`."""
     tools = CortexTools(cwd, opener)
     atexit.register(tools.close)
     server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -261,6 +261,17 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
             lambda e: json.dumps(e.validate_memory(topic or None), indent=2, ensure_ascii=False),
             consulted=bool(topic),
         )
+
+    @tool(structured_output=False)
+    def cortex_reanchor(
+        item_id: Annotated[str, Field(min_length=1, description="The drifted memory's id (or its note id, or an "
+                                                                "8+ character prefix), as cortex_validate_memory lists it.")],
+    ) -> str:
+        """Re-anchor a memory labelled [drifted: …] to the code as it is now, once you have read the changed code
+        and checked that the memory still holds (otherwise correct it with a new note). Audited; refused when
+        nothing about the memory drifted.
+        """
+        return tools.booked("reanchor", lambda e: messages.reanchored(e.reanchor(item_id)))
 
     @tool(structured_output=False)
     def cortex_read_ledger(

@@ -280,6 +280,13 @@ class CortexApp(App[None]):
             yield SystemCommand("Search memory", "Recall a topic exactly as the agent would (/)", screen.action_search)
             yield SystemCommand("Re-validate freshness", "Check every reference against the checkout (v)",
                                 screen.action_revalidate)
+            yield SystemCommand("Open in editor", "Open the highlighted Freshness item's file in $EDITOR (o)",
+                                screen.action_open_editor)
+            yield SystemCommand("Fix moved path", "Rewrite the highlighted Freshness item's moved path, audited (m)",
+                                screen.action_rewrite_moved)
+            yield SystemCommand("Audit diff", "The highlighted memory's corrections as word diffs (a)", screen.action_audit)
+            yield SystemCommand("Copy text", "Copy the highlighted memory's text to the clipboard (Y)",
+                                screen.action_copy_text)
             yield SystemCommand("Switch scope", "This branch or every scope in the Memory tab (s)",
                                 screen.action_toggle_scope)
             for tab, key in (("overview", "1"), ("memory", "2"), ("activity", "3")):

@@ -126,6 +126,23 @@ def test_guard_reads_shell_commands(live: Engine, command: str, verb: str) -> No
     assert f"a subagent may not {verb} memory" in out
 
 
+def test_guard_refuses_a_subagent_reanchoring_earlier_work_over_mcp(live: Engine) -> None:
+    """cortex_reanchor is guarded like `cortex reanchor ID` in Bash: a subagent may not rewrite an earlier note's
+    anchor; the parent may, and the tool is in the guard's matcher of both install and the plugin."""
+    from cortex_engine.ops.plugin import GUARD_MATCHER
+    from cortex_engine.ops.wiring import WIRINGS
+
+    start(live, "a1")
+    note_id = live.conn.execute("SELECT id FROM notes").fetchone()["id"]
+    call = {"session_id": HOST, "tool_name": "mcp__cortex__cortex_reanchor", "tool_input": {"item_id": f"notes:{note_id}"}}
+    out = agents.guard(live, {**call, "agent_id": "a1"})
+    assert "a subagent may not rewrite memory" in out
+    assert agents.guard(live, call) == ""
+    (guard,) = [w for w in WIRINGS if w.action == "guard-memory"]
+    assert guard.covered_by(guard.matcher) and "mcp__cortex__cortex_reanchor" in guard.matcher.split("|")
+    assert "mcp__.*__cortex_reanchor" in GUARD_MATCHER.split("|")
+
+
 def test_guard_allows_parent_own_work_previews_and_other_subjects(live: Engine) -> None:
     """The parent is never blocked; nor a preview, nor memory this conversation wrote."""
     start(live, "a1")

@@ -485,3 +485,71 @@ def test_recall_strips_control_characters_from_subjects(repo: Repo) -> None:
     out = ok(repo.path, "recall", "zone")
     assert "zone" in out
     assert not _has_control(out)
+
+
+def test_rewrite_path_replaces_whole_mentions_only() -> None:
+    """A mention keeps its `./`, `:line` and punctuation; a longer path that contains the old one is left alone."""
+    from cortex_engine.scope.references import rewrite_path
+
+    text = "see src/a.py, ./src/a.py:42 and (src\\a.py); not src/a.pyc, lib/src/a.py, src/a.py.bak or src/a.py-x"
+    assert rewrite_path(text, "src/a.py", "pkg/b.py") == (
+        "see pkg/b.py, ./pkg/b.py:42 and (pkg/b.py); not src/a.pyc, lib/src/a.py, src/a.py.bak or src/a.py-x", 3)
+    assert rewrite_path("nothing here", "src/a.py", "pkg/b.py") == ("nothing here", 0)
+
+
+def test_rewrite_moved_rewrites_the_renamed_path_audited(repo: Repo) -> None:
+    """`cortex rewrite-moved ID` after `git mv`: the note names the new path, the moved label is gone, the audit
+    row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; a second run is refused."""
+    repo.write("src/spool.py", "def flush():\n    pass\n")
+    repo.commit("add the spool")
+    written = ok_json(repo.path, "note", "--kind", "decision", "--subject", "spool flush",
+                      "flush from src/spool.py at turn end, see ./src/spool.py:1")
+    repo.git("mv", "src/spool.py", "src/capture_spool.py")
+    repo.commit("rename the spool")
+    before = ok_json(repo.path, "validate-memory")
+    assert [i["label"] for i in before["items"]] == ["moved: src/spool.py → src/capture_spool.py"]
+    item_id = before["items"][0]["id"]
+    done = ok_json(repo.path, "rewrite-moved", written["id"])
+    assert (done["id"], done["moves"]) == (item_id, [{"from": "src/spool.py", "to": "src/capture_spool.py", "count": 2}])
+    assert done["message"].startswith(f"rewrote {item_id}: src/spool.py → src/capture_spool.py\n")
+    after = ok_json(repo.path, "validate-memory")
+    assert [i["label"] for i in after["items"]] == [None] and after["references"]["moved"] == 0
+    shown = ok_json(repo.path, "inspect-memory", item_id)
+    assert shown["text"].startswith("decision: flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1")
+    (correction,) = shown["corrections"]
+    assert (correction["operation"], correction["prior_text"], correction["new_text"]) == (
+        "rewrite-moved", "flush from src/spool.py at turn end, see ./src/spool.py:1",
+        "flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1")
+    assert correction["diff"] == [["=", "flush from "], ["-", "src/spool.py"], ["+", "src/capture_spool.py"],
+                                  ["=", " at turn end, see "], ["-", "./src/spool.py:1"], ["+", "./src/capture_spool.py:1"]]
+    assert "no moved reference" in fail(repo.path, "rewrite-moved", item_id, code="nothing_moved")["message"]
+    fail(repo.path, "rewrite-moved", "no-such-id", code="not_found")
+
+
+def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """The text the caller showed is compared before writing: an edit made meanwhile refuses, nothing changes;
+    a path named only in the subject is refused too (a subject is the note's identity)."""
+    from cortex_engine.base.errors import Refused
+
+    repo.write("src/spool.py", "x = 1\n")
+    repo.write("src/ledger.py", "y = 1\n")
+    repo.commit("add files")
+    engine = make_engine(repo.path)
+    note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
+    only_subject = engine.note("decision", "keep it small", "src/ledger.py layout")
+    repo.git("mv", "src/spool.py", "src/capture_spool.py")
+    repo.git("mv", "src/ledger.py", "src/book.py")
+    repo.commit("rename")
+    shown = item(engine, note.item_id)["text"]
+    engine.edit_memory(note.item_id, "flush from src/spool.py at turn end, never mid-turn")
+    with pytest.raises(Refused) as changed:
+        engine.rewrite_moved(note.item_id, expected_text=shown)
+    assert changed.value.code == "changed"
+    assert item(engine, note.item_id)["text"].startswith("decision: flush from src/spool.py at turn end, never mid-turn")
+    with pytest.raises(Refused) as subject:
+        engine.rewrite_moved(only_subject.item_id)
+    assert subject.value.code == "subject_only"
+    ops = [r[0] for r in engine.conn.execute("SELECT operation FROM memory_corrections ORDER BY id")]
+    assert ops == ["edit"]
+    done = engine.rewrite_moved(note.item_id, expected_text=item(engine, note.item_id)["text"])
+    assert done.edit.new_text == "flush from src/capture_spool.py at turn end, never mid-turn"

@@ -62,7 +62,7 @@ def test_fresh_install_writes_scripts_wiring_and_mcp(repo: Repo, home: Path, bin
         ("Edit|Write|MultiEdit", f'bash "{hooks(home)}/cortex-reflect.sh" reflect-pre'),
         ("Read", f'bash "{hooks(home)}/cortex-substitute.sh"'),
         ("Agent", f'bash "{hooks(home)}/cortex-subagent.sh" dispatch-pre'),
-        ("mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|Bash", f'bash "{hooks(home)}/cortex-subagent.sh" guard-memory'),
+        ("mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash", f'bash "{hooks(home)}/cortex-subagent.sh" guard-memory'),
     ]
     assert commands(data, "Stop") == [(None, f'bash "{hooks(home)}/cortex-end-of-turn.sh"')]
     assert sum(len(commands(data, e)) for e in data["hooks"]) == len(WIRINGS) == 11

@@ -27,7 +27,7 @@ NOW = "2026-08-02T18:00:00Z"
 TOOLS = {
     "cortex_route", "cortex_state", "cortex_note", "cortex_resolve", "cortex_recall", "cortex_brief",
     "cortex_suggest_notes", "cortex_validate_memory", "cortex_read_ledger", "cortex_search_ledger",
-    "cortex_engage", "cortex_disengage", "cortex_summarize",
+    "cortex_engage", "cortex_disengage", "cortex_summarize", "cortex_reanchor",
 }
 T = TypeVar("T")
 
@@ -70,8 +70,8 @@ def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
         conn.close()
 
 
-def test_lists_the_13_tools_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
-    """Every tool is listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
+def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
+    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
     async def script(session: ClientSession) -> dict[str, dict]:
         listed = await session.list_tools()
         return {t.name: {"schema": t.input_schema, "description": t.description} for t in listed.tools}
@@ -278,3 +278,44 @@ def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(repo: Repo
         conn.close()
     assert not scopes["first note on the main branch"].endswith(":feature/warm")
     assert scopes["second note on the feature branch"].endswith(":feature/warm")
+
+
+def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> None:
+    """cortex_reanchor on a drifted note: the CLI's words, the note fresh again, one `reanchor` audit row, the
+    output booked once; a second call and an unknown id are tool errors with the engine's message."""
+    from .test_anchors import HEADS, LANGS
+
+    path, target, other, _ = LANGS["python"]
+    repo.write(path, HEADS["python"] + target + "\n" + other)
+    repo.commit("session")
+    env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "cortex_engine.cli", "note", "--kind", "decision", "--subject", "tokens",
+                    "refresh_token() in src/auth/session.py adds one"], cwd=repo.path, env=env, check=True,
+                   capture_output=True)
+    repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
+    repo.commit("add two instead")
+    conn = sqlite3.connect(describe_store(repo.path).path)
+    (item_id,) = conn.execute("SELECT id FROM memory_items WHERE kind='note:decision'").fetchone()
+    conn.close()
+
+    async def script(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("cortex_validate_memory", {}),
+            await session.call_tool("cortex_reanchor", {"item_id": item_id}),
+            await session.call_tool("cortex_validate_memory", {}),
+            await session.call_tool("cortex_reanchor", {"item_id": item_id}),
+            await session.call_tool("cortex_reanchor", {"item_id": "no-such-id"}),
+        ]
+
+    (before, done, after, again, unknown), stray = serve(repo, tmp_path, script)
+    assert stray == [] and not done.is_error
+    assert json.loads(text(before))["drifted"] == 1 and json.loads(text(after))["drifted"] == 0
+    assert text(done) == (f"re-anchored {item_id}: src/auth/session.py:refresh_token (lines 3-5)\n"
+                          "(the prior anchor is kept in the audit log; see inspect-memory)")
+    assert again.is_error and "has no drifted anchor" in text(again)
+    assert unknown.is_error and 'no memory item found for id "no-such-id"' in text(unknown)
+    conn = sqlite3.connect(describe_store(repo.path).path)
+    audit = [r[0] for r in conn.execute("SELECT operation FROM memory_corrections WHERE memory_item_id=?", (item_id,))]
+    conn.close()
+    assert audit == ["reanchor"]
+    assert [channel for channel, _ in ledger_rows(repo) if channel == "reanchor"] == ["reanchor"]

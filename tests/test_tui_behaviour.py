@@ -161,7 +161,8 @@ def test_edit_is_saved_through_the_audited_edit(demo: Path) -> None:
         await settle(pilot)
         assert not isinstance(app.screen, EditDialog)
         shown = str(app.screen.query_one(InspectionView).query_one("#inspection-text", Static).content)
-        assert "corrections" in shown and "was: move the read queries out of src/db/store.py into a queries" in shown
+        assert "corrections" in shown and "diff: move the read queries out of src/db/store.py into a queries module" \
+            " src/db/queries.py" in shown
 
     notes = drive(demo, steps)
     with engine_for(demo) as engine:

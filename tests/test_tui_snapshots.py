@@ -54,6 +54,8 @@ class World:
     """A repository whose store was written by a newer schema."""
     hostile: Path
     """A repository whose memory holds markup-shaped subjects, an ANSI escape and a bidi override."""
+    audited: Path
+    """A repository with a note edited twice (once with markup-shaped text and an escape) whose file then moved."""
 
     @property
     def cortex_home(self) -> Path:
@@ -101,7 +103,8 @@ def build_world(base: Path) -> World:
     home = (base / "home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     world = World(home, (base / "no-hooks-home").resolve(), home / "demo-service", home / "fresh-repo",
-                  home / "scratch", home / "loose-notes", home / "newer-repo", home / "hostile-repo")
+                  home / "scratch", home / "loose-notes", home / "newer-repo", home / "hostile-repo",
+                  home / "audited-repo")
     with environment(world.env()), seeded_ids(7):
         seed_demo(str(world.demo))
         (home / ".claude").mkdir()
@@ -128,7 +131,28 @@ def build_world(base: Path) -> World:
         from .test_tui_hostile import seed_hostile
 
         seed_hostile(world.hostile)
+        seed_audited(world.audited)
     return world
+
+
+def seed_audited(path: Path) -> None:
+    """A note on src/spool.py edited twice (the second edit holds markup-shaped text and an escape), then the file
+    renamed by a commit: the Freshness pane lists it as moved, and its audit trail has two edits to diff."""
+    from cortex_engine.engine import Engine
+
+    path.mkdir()
+    (path / "src").mkdir()
+    (path / "src" / "spool.py").write_text("def flush():\n    return 1\n")
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", ".")
+    _git(path, "commit", "-q", "-m", "add the spool")
+    with Engine(path, clock=lambda: NOW) as engine:
+        note = engine.note("decision", "flush the spool from src/spool.py at turn end", "spool flush")
+        engine.edit_memory(note.item_id, "flush the spool from src/spool.py at the end of every turn, never mid-turn")
+        engine.edit_memory(note.item_id, "flush the spool from src/spool.py at the end of every turn "
+                                         "([bold red]x[/] \x1b[31mRED), never mid-turn")
+    _git(path, "mv", "src/spool.py", "src/capture_spool.py")
+    _git(path, "commit", "-q", "-m", "rename the spool")
 
 
 # -- the states, shared with screenshots/make_screenshots.py ---------------------------------------------------
@@ -262,6 +286,33 @@ async def _hostile_search(pilot) -> None:  # noqa: ANN001
     await press(pilot, "enter")
 
 
+async def _freshness_moved(pilot) -> None:  # noqa: ANN001
+    from textual.widgets import OptionList
+
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+
+    await settle(pilot)
+    pane = pilot.app.screen.query_one(FreshnessPane)
+    options = pane.query_one("#freshness-list", OptionList)
+    options.focus()
+    options.highlighted = next(n for n, item in enumerate(pane.flagged) if item["label"].startswith("moved:"))
+    await settle(pilot)
+
+
+async def _audited_memory(pilot) -> None:  # noqa: ANN001
+    from cortex_tui.widgets.inspection_view import InspectionView
+
+    await press(pilot, "2")
+    await highlight(pilot, "spool flush")
+    pilot.app.screen.query_one(InspectionView).scroll_end(animate=False)  # the corrections sit near the end
+    await settle(pilot)
+
+
+async def _audit(pilot) -> None:  # noqa: ANN001
+    await _audited_memory(pilot)
+    await press(pilot, "a")
+
+
 async def _help(pilot) -> None:  # noqa: ANN001
     await press(pilot, "question_mark")
 
@@ -304,6 +355,9 @@ STATES: dict[str, State] = {
     "hostile_resolve": State("hostile", _resolve),
     "hostile_search": State("hostile", _hostile_search),
     "hostile_activity": State("hostile", _activity),
+    "freshness_moved": State("demo", _freshness_moved),
+    "audited_memory": State("audited", _audited_memory),
+    "audit": State("audited", _audit),
 }
 
 
@@ -449,3 +503,21 @@ def test_outside_git_with_store(snap_compare, seen_from: World, size: str) -> No
 def test_newer_store_refused(snap_compare, seen_from: World, size: str) -> None:
     """A store written by a newer Cortex: refused, nothing written, and the upgrade command."""
     assert snap(snap_compare, seen_from, "newer_store", size)
+
+
+@sizes
+def test_freshness_item_keys(snap_compare, seen_from: World, size: str) -> None:
+    """Freshness focused on a moved item: the footer offers o (open in $EDITOR) and m (rewrite the moved path)."""
+    assert snap(snap_compare, seen_from, "freshness_moved", size)
+
+
+@sizes
+def test_inspection_with_corrections(snap_compare, seen_from: World, size: str) -> None:
+    """An edited note inspected: each correction with its word diff, markup-shaped text literal, `a Audit` in the footer."""
+    assert snap(snap_compare, seen_from, "audited_memory", size)
+
+
+@sizes
+def test_audit_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Audit (a): every correction of the memory as a full word diff, removed struck through, added in bold."""
+    assert snap(snap_compare, seen_from, "audit", size)

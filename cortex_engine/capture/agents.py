@@ -297,7 +297,7 @@ def _shell_targets(command: str) -> list[tuple[str, str, str | None]]:
         if word == "note-resolve" or word == "resolve":
             note_id = _flag(rest, "--id") or (rest[0] if word == "resolve" and rest and not rest[0].startswith("-") else "")
             found.append(("retire", note_id, _flag(rest, "--subject") or None))
-        elif word in ("edit-memory", "reanchor") and rest:
+        elif word in ("edit-memory", "reanchor", "rewrite-moved") and rest:
             found.append(("rewrite", rest[0], None))
         elif word == "delete-memory" and rest and "--yes" in rest:
             found.append(("delete", rest[0], None))
@@ -340,6 +340,9 @@ def guard(engine: Engine, payload: dict) -> str:
     elif tool.endswith("cortex_resolve"):
         targets.extend(("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""),
                                                           tool_input.get("subject")))
+    elif tool.endswith("cortex_reanchor"):  # like `cortex reanchor ID` in Bash: it rewrites what the note claims
+        ident = str(tool_input.get("item_id") or "")
+        targets.extend(("rewrite", n) for n in _named_notes(engine, ident, None) if ident)
     elif tool in ("Bash", "PowerShell", "shell_command"):
         for verb, ident, subject in _shell_targets(str(tool_input.get("command") or "")):
             targets.extend((verb, n) for n in _named_notes(engine, ident, subject))

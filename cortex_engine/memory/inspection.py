@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
 
 from cortex_engine.scope import anchors
 from cortex_engine.scope import history
+from cortex_engine.scope import references as paths
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.scope.freshness import AnchorVerdict, Validator
 from cortex_engine.memory.items import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
@@ -263,7 +266,9 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
         "recent": [{"at": r["created_at"], "topic": r["topic"]} for r in log],
     }
     corrections = [
-        {"at": c["created_at"], "operation": c["operation"], "prior_text": c["prior_text"], "new_text": c["new_text"]}
+        {"at": c["created_at"], "operation": c["operation"], "prior_text": c["prior_text"], "new_text": c["new_text"],
+         "diff": [list(part) for part in text_diff(c["prior_text"], c["new_text"], context=DIFF_CONTEXT)]
+         if c["prior_text"] is not None and c["new_text"] is not None else []}
         for c in conn.execute(
             "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", (row["id"],)
         )
@@ -354,6 +359,60 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
     return Reanchor(row["id"], moved)
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where to look at what a memory refers to: a file of the checkout, and the line a span starts on."""
+
+    id: str
+    path: str
+    """Relative to the worktree, as the memory's labels name it."""
+    absolute: str
+    """The file on disk (inside the worktree)."""
+    line: int | None
+    """The first line of the anchored span (a drifted symbol or a range), when there is one."""
+    end: int | None
+    reason: str
+    """`drifted`, `moved`, `missing` (the symbol is gone, the file is not) or `exists`."""
+
+
+def locate_reference(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str) -> Location:
+    """The file (and line) a person should open to check a memory, judged against the checkout now.
+
+    In order: a drifted span where it is now; a renamed file where it went (at its anchored line when one
+    follows it); the file of a symbol that is gone; any referenced file that exists. Only files inside the
+    worktree are offered (a reference is author text).
+
+    Raises:
+        NotFound: no such item, or none of the files it names is in the checkout (`file_missing`).
+    """
+    row = find_item(conn, item_or_note_id)
+    validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
+    spans = {a.path: a for a in validation.anchors if a.start is not None}
+    picks: list[tuple[str, int | None, int | None, str]] = []
+    picks += [(a.path, a.start, a.end, "drifted") for a in validation.anchors if a.status == "drifted"]
+    for ref in validation.refs:
+        if ref.status == "moved" and ref.moved_to:
+            span = spans.get(ref.moved_to)
+            picks.append((ref.moved_to, span.start if span else None, span.end if span else None, "moved"))
+    picks += [(a.path, None, None, "missing") for a in validation.anchors if a.status == "missing"]
+    for ref in validation.refs:
+        if ref.status == "exists" and ref.type == "file":
+            span = spans.get(ref.path)
+            picks.append((ref.path, span.start if span else None, span.end if span else None, "exists"))
+    root = os.path.realpath(scope.worktree) if scope.worktree else None
+    for path, line, end, reason in picks:
+        if root is None:
+            break
+        absolute = os.path.realpath(os.path.join(root, path))
+        if os.path.commonpath([root, absolute]) == root and os.path.isfile(absolute):
+            return Location(row["id"], path, absolute, line, end, reason)
+    gone = [ref.path for ref in validation.refs if ref.status == "missing"]
+    if gone:
+        raise NotFound(f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone from the checkout (deleted, or "
+                       "renamed where git cannot follow); nothing to open", code="file_missing", id=row["id"])
+    raise NotFound(f"{row['id']} names no file of this checkout; nothing to open", code="file_missing", id=row["id"])
+
+
 def check_edit_text(text: str) -> str:
     """Accept an edit's text: BOM stripped, not blank, no spoofed trailer line.
 
@@ -390,12 +449,28 @@ def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: 
         NotFound: no such item. InvalidInput: empty or spoofed text.
     """
     text = redact(check_edit_text(text))  # stored redacted, like captured text
-    row = find_item(conn, item_or_note_id)
+    return _replace_text(conn, find_item(conn, item_or_note_id), text, "edit", now)
+
+
+def _replace_text(conn: sqlite3.Connection, row: sqlite3.Row, text: str, operation: str, now: str, *,
+                  expected: str | None = None) -> Edit:
+    """Write an item's new editable text and its audit row in one transaction (edit and every fix go through here).
+
+    With `expected`, the item's stored text is compared inside the write transaction and a difference refuses
+    (someone changed the memory since the caller read it).
+    """
     with transaction(conn):
+        if expected is not None:
+            now_text = conn.execute("SELECT text FROM memory_items WHERE id=?", (row["id"],)).fetchone()
+            if now_text is None:
+                raise not_found(str(row["id"]))
+            if now_text["text"] != expected:
+                raise Refused(f"{row['id']} changed since it was read; nothing was rewritten (look again, then retry)",
+                              code="changed", id=row["id"])
         if row["source_table"] == "notes":
             note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
-                raise not_found(item_or_note_id)
+                raise not_found(str(row["id"]))
             prior = note["content"]
             new = " ".join(text.split()) if "\n" not in text.strip() else text.strip()
             conn.execute("UPDATE notes SET content=? WHERE id=?", (new, note["id"]))
@@ -409,10 +484,107 @@ def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: 
         count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
-            "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'edit', ?,?,?,?)",
-            (row["id"], row["source_table"], row["source_id"], row["scope_key"], prior, new, row["subject"], now),
+            "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            (row["id"], row["source_table"], row["source_id"], row["scope_key"], operation, prior, new, row["subject"],
+             now),
         )
     return Edit(row["id"], count, prior, new)
+
+
+@dataclass(frozen=True)
+class MovedRewrite:
+    """What `rewrite_moved_references` changed: each moved path, where it went, and the audited edit."""
+
+    id: str
+    moves: list[dict[str, object]]
+    """`{"from", "to", "count"}` per moved reference rewritten in the text."""
+    edit: Edit
+
+
+def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str, now: str, *,
+                             expected_text: str | None = None) -> MovedRewrite:
+    """Rewrite each reference git reports as renamed (`[moved: a → b]`) to its new path in the memory's text; audited.
+
+    The moves are re-checked against the checkout now, not taken from the caller. Only the text is rewritten
+    (a subject is the note's identity and stays). Recorded like an edit, as operation `rewrite-moved`.
+
+    Args:
+        expected_text: the item's text as the caller showed it; if it changed since, nothing is written.
+
+    Raises:
+        NotFound: no such item. Refused: the item changed since it was shown (`changed`), has no moved reference
+            (`nothing_moved`), or names the moved path only in its subject (`subject_only`).
+    """
+    row = find_item(conn, item_or_note_id)
+    expected = row["text"] if expected_text is None else expected_text
+    if row["text"] != expected:
+        raise Refused(f"{row['id']} changed since it was shown; nothing was rewritten (look again, then retry)",
+                      code="changed", id=row["id"])
+    validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
+    moved = [(ref.path, ref.moved_to) for ref in validation.refs if ref.status == "moved" and ref.moved_to]
+    if not moved:
+        raise Refused(f"{row['id']} has no moved reference to rewrite", code="nothing_moved", id=row["id"])
+    text = row["text"]
+    if row["source_table"] == "notes":
+        note = conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        if note is None:
+            raise not_found(str(row["id"]))
+        text = note["content"]
+    done: list[dict[str, object]] = []
+    for old, new in moved:
+        text, replaced = paths.rewrite_path(text, old, new)
+        if replaced:
+            done.append({"from": old, "to": new, "count": replaced})
+    if not done:
+        named = ", ".join(old for old, _ in moved)
+        raise Refused(f"{row['id']} names {named} only in its subject, which is not rewritten; edit the memory instead",
+                      code="subject_only", id=row["id"])
+    edit = _replace_text(conn, row, redact(text), "rewrite-moved", now, expected=expected)
+    return MovedRewrite(row["id"], done, edit)
+
+
+DIFF_CONTEXT = 40
+"""In inspect-memory, an unchanged stretch of a correction's diff keeps this many characters each side."""
+_TOKENS = re.compile(r"\s+|\S+")
+"""A diff's words: runs of non-space, as `git diff --word-diff` splits them (a path is one word)."""
+
+
+def text_diff(prior: str, new: str, *, context: int | None = None) -> list[tuple[str, str]]:
+    """A word-level diff of two texts as `(op, text)` runs: `=` unchanged, `-` removed, `+` added.
+
+    Whitespace is kept as it was; a changed word is replaced whole (`src/a.py` → `src/b.py`, not `a` → `b`).
+
+    Removed text comes before what replaced it. With `context`, an unchanged run longer than twice that many
+    characters is cut to its ends around `…` (its start or end alone where it opens or closes the text).
+    """
+    old_tokens, new_tokens = _TOKENS.findall(prior), _TOKENS.findall(new)
+    runs: list[tuple[str, str]] = []
+
+    def add(op: str, text: str) -> None:
+        if not text:
+            return
+        if runs and runs[-1][0] == op:
+            runs[-1] = (op, runs[-1][1] + text)
+        else:
+            runs.append((op, text))
+
+    matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            add("=", "".join(old_tokens[i1:i2]))
+            continue
+        add("-", "".join(old_tokens[i1:i2]))
+        add("+", "".join(new_tokens[j1:j2]))
+    if context is None:
+        return runs
+    cut: list[tuple[str, str]] = []
+    for index, (op, text) in enumerate(runs):
+        if op == "=" and len(text) > 2 * context:
+            first, last = index == 0, index == len(runs) - 1
+            text = ("…" + text[-context:] if first else text[:context] + "…" if last
+                    else text[:context] + " … " + text[-context:])
+        cut.append((op, text))
+    return cut
 
 
 @dataclass(frozen=True)

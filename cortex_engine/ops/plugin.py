@@ -24,8 +24,8 @@ DESCRIPTION = ("Cortex: a local memory layer for Claude Code that says whether a
                "still true of the checkout, and what it cost to inject. Needs `cortex` on PATH.")
 AUTHOR = {"name": "Cortex contributors"}
 # Plugin MCP tools are not named `mcp__cortex__…` (Claude Code prefixes a plugin's servers), so the guard's
-# matcher selects the two tools by their own names under any server prefix.
-GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|Bash"
+# matcher selects the memory-changing tools by their own names under any server prefix.
+GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
 INSTALLED_PLUGINS = ("plugins", "installed_plugins.json")
 
 

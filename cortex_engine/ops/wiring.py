@@ -95,7 +95,7 @@ WIRINGS: tuple[Wiring, ...] = (
     Wiring("PreToolUse", "Edit|Write|MultiEdit", "cortex-reflect.sh", "reflect-pre"),
     Wiring("PreToolUse", "Read", "cortex-substitute.sh"),
     Wiring("PreToolUse", "Agent", "cortex-subagent.sh", "dispatch-pre"),
-    Wiring("PreToolUse", "mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|Bash", "cortex-subagent.sh", "guard-memory"),
+    Wiring("PreToolUse", "mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash", "cortex-subagent.sh", "guard-memory"),
     Wiring("UserPromptSubmit", None, "cortex-reflect.sh", "reflect-prompt"),
     Wiring("SubagentStart", None, "cortex-subagent.sh", "subagent-start"),
     Wiring("SubagentStop", None, "cortex-subagent.sh", "subagent-stop"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
-from cortex_engine.memory.inspection import Deletion, Edit, Inspection, Page, quote_arg, short_kind_name, summarize_text
+from cortex_engine.memory.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
+    short_kind_name, summarize_text)
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.notes import NoteWrite, Resolution
 from cortex_engine.query.render import defuse, humanize_kind, strip_control
@@ -210,6 +211,19 @@ def inspection(result: Inspection) -> str:
 def edited(result: Edit) -> str:
     """What an edit did."""
     return f"edited {result.id}\nreferences: {result.references} re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
+
+
+def reanchored(result: Reanchor) -> str:
+    """What a re-anchor did (the CLI and the MCP tool print the same words)."""
+    moved = ", ".join(f"{a['anchor']} (lines {a['start']}-{a['end']})" for a in result.anchors)
+    return f"re-anchored {result.id}: {moved}\n(the prior anchor is kept in the audit log; see inspect-memory)"
+
+
+def rewrote_moved(result: MovedRewrite) -> str:
+    """What rewriting moved references did: each old path and its new one."""
+    moves = ", ".join(f"{strip_control(str(m['from']))} → {strip_control(str(m['to']))}" for m in result.moves)
+    return (f"rewrote {result.id}: {moves}\nreferences: {result.edit.references} re-extracted\n"
+            "(the prior text is kept in the audit log; see inspect-memory)")
 
 
 def deletion(result: Deletion) -> str:

@@ -12,5 +12,6 @@ ROUTE = "\n".join([
     "- cortex_read_ledger(paths): already read and unchanged? Verdicts come from re-hashing, never from mtime.",
     "- cortex_search_ledger(queries): did this search already find nothing, and would it still?",
     "- cortex_validate_memory(topic), cortex_suggest_notes, cortex_summarize: audit, suggest (never writes), checkpoint.",
+    "- cortex_reanchor(item_id): a [drifted: …] memory you checked still holds: anchor it to the code as it is now.",
     "- cortex_engage / cortex_disengage: turn capture and the unprompted hints on or off for this worktree.",
 ])

@@ -7,7 +7,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-__all__ = ["Reference", "ReferenceType", "Repository", "extract_references"]
+__all__ = ["Reference", "ReferenceType", "Repository", "extract_references", "rewrite_path"]
 
 ReferenceType = Literal["file", "absolute_path"]
 """How a reference is validated: against the app graph (`file`) or the filesystem (`absolute_path`)."""
@@ -216,3 +216,15 @@ def _normalize(raw: str) -> str:
 def _is_absolute(normalized: str) -> bool:
     """Whether a normalized path is rooted at a drive, `/` or the home directory."""
     return bool(_DRIVE_ROOT.match(normalized)) or normalized.startswith(("/", "~/"))
+
+
+def rewrite_path(text: str, old: str, new: str) -> tuple[str, int]:
+    """`text` with every mention of the relative path `old` replaced by `new`; returns it and how many were replaced.
+
+    A mention is `old` as extraction reads it: either separator, an optional leading `./` (kept), and a trailing
+    `:line[:col]` or punctuation left as they are. A longer path that merely contains `old` (`lib/src/a.py`,
+    `src/a.pyc`, `src/a.py.bak`) is not a mention and stays unchanged.
+    """
+    body = _SEP.join(re.escape(part) for part in old.split("/"))
+    pattern = re.compile(rf"(?<![A-Za-z0-9_.@~/\\-])(?P<lead>\.{_SEP})?{body}(?![A-Za-z0-9_@/\\-])(?!\.{_EXT})")
+    return pattern.subn(lambda match: (match.group("lead") or "") + new, text)

@@ -17,7 +17,7 @@ from cortex_engine.results import (collapse, fmt_tokens, humanize_kind, note_con
                                    strip_control)
 
 __all__ = [
-    "ago", "age", "clean", "count", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
+    "ago", "age", "clean", "count", "diff_content", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
     "plain", "scope_label", "short_id", "short_kind",
 ]
 
@@ -118,3 +118,24 @@ def label_tags(labels: list[str] | tuple[str, ...]) -> str:
         if tag and tag not in tags:
             tags.append(tag)
     return " ".join(tags)
+
+
+DIFF_STYLES = {"-": "$text-error strike", "+": "$text-success bold", "=": ""}
+"""How a word diff's runs are drawn: removed struck through, added in bold (never colour alone)."""
+
+
+def diff_content(runs: list[tuple[str, str]] | list[list[str]], *, flat: bool = False) -> Content:
+    """A word diff (`inspection.text_diff` runs of `=`, `-`, `+`) as literal content; `flat` puts it on one line."""
+    parts: list[Content] = []
+    previous = "="
+    for op, text in runs:
+        if op == "+" and previous == "-":
+            parts.append(Content(" "))  # a removed word and its replacement stay two words on screen
+        previous = op
+        shown = one_line(text) if flat else clean(text).expandtabs(4)
+        if flat and text[:1].isspace():
+            shown = " " + shown
+        if flat and text[-1:].isspace() and shown:
+            shown += " "
+        parts.append(Content(shown).stylize(DIFF_STYLES.get(op, "")) if DIFF_STYLES.get(op) else Content(shown))
+    return Content.assemble(*parts)

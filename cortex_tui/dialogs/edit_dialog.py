@@ -36,8 +36,9 @@ class EditDialog(ModalScreen[str | None]):
         #edit-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel")]
-    """Save or leave without changing anything."""
+    BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel"),
+                Binding("y", "save", "Save", show=False)]
+    """Save or leave without changing anything; `y` saves too once focus is off the text (in it, y is a letter)."""
 
     def __init__(self, memory: MemoryRef) -> None:
         """Edit one memory item."""
@@ -48,7 +49,7 @@ class EditDialog(ModalScreen[str | None]):
         """Explanation, the editor, the refusal line and the buttons."""
         with Vertical(id="edit-box") as box:
             box.border_title = Content.assemble("Edit “", line(self.memory.title), "”")
-            box.border_subtitle = "ctrl+s save · esc cancel"
+            box.border_subtitle = "ctrl+s save (y from the buttons) · esc cancel"
             yield Static(
                 "The corrected text replaces the memory's text; the prior text is kept in the audit log and shown "
                 "under corrections. Trailers (Subject:, Status:, …) are derived, not edited.",

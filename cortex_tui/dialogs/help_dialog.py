@@ -19,7 +19,10 @@ KEYS = (
     ("s", "switch the Memory table between this branch and every scope"),
     ("[ ]", "previous / next page of the Memory table"),
     ("home end", "the newest / the oldest memory (first or last page)"),
-    ("y", "copy the highlighted memory's id (in the delete dialog: confirm)"),
+    ("y  Y", "copy the highlighted memory's id · its text (in the delete and edit dialogs, y confirms)"),
+    ("o", "Freshness: open the file in $EDITOR, at the drifted span's line (the app waits until you quit it)"),
+    ("m", "Freshness: rewrite a moved path ([moved: a → b]) in the note to its new place (audited)"),
+    ("a", "Memory: the highlighted memory's corrections, each edit as a word diff (in resolve: keep side A; b: B)"),
     ("tab", "move between panes; arrows move within one"),
     ("ctrl+p", "command palette: every action by name"),
     ("?  q", "this help · quit"),
@@ -29,6 +32,8 @@ GLOSSARY = (
     ("(superseded)", "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
     ("stale: missing", "Freshness: a file it refers to is gone from the checkout. Ranked lower, still reachable."),
     ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
+    ("drifted: f:x", "Freshness: the code the note names changed since it was written; `cortex reanchor ID` once "
+                     "it still holds."),
     ("tokens/budget", "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
                       "600 recall, 800 state). Saved counts only recorded evidence."),
 )

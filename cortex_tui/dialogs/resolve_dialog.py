@@ -55,8 +55,9 @@ class ResolveDialog(ModalScreen[str | None]):
         #resolve-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-    """Escape leaves the contest open."""
+    BINDINGS = [Binding("escape", "cancel", "Cancel"),
+                *(Binding(letter.lower(), f"keep('{letter.lower()}')", f"Keep {letter}", show=False) for letter in LETTERS)]
+    """Escape leaves the contest open; a letter keeps that side (like its button; not while typing a replacement)."""
 
     def __init__(self, contest: dict[str, Any], now: datetime) -> None:
         """Bind the dialog to one contest as `Engine.contests()` reported it."""
@@ -70,7 +71,7 @@ class ResolveDialog(ModalScreen[str | None]):
         subject = one_line(self.contest["subject"]) or "(no subject)"
         with Vertical(id="resolve-box") as box:
             box.border_title = Content.assemble("Resolve the contest on “", line(subject), "”")
-            box.border_subtitle = "esc cancel · nothing changes until you choose"
+            box.border_subtitle = "a/b keep a side · esc cancel · nothing changes until you choose"
             with VerticalScroll(id="resolve-sides"):
                 for letter, side in zip(LETTERS, self.sides):
                     body = Static(line(side["content"]), classes="side")
@@ -119,7 +120,14 @@ class ResolveDialog(ModalScreen[str | None]):
 
     @on(Button.Pressed, ".keep")
     def _keep(self, event: Button.Pressed) -> None:
-        letter = (event.button.id or "")[-1]
+        self.action_keep((event.button.id or "")[-1])
+
+    def action_keep(self, letter: str) -> None:
+        """Keep the side with this letter (the others are superseded), unless its button is disabled."""
+        found = self.query(f"#keep-{letter}").results(Button)
+        button = next(iter(found), None)
+        if button is None or button.disabled:
+            return
         self.apply(str(self.sides[LETTERS.lower().index(letter)]["id"]), None)
 
     @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")

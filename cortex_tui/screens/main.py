@@ -4,32 +4,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
+from textual.worker import Worker, get_current_worker
+
+from cortex_engine.base.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
-from ..data.text import clean
+from ..data.text import clean, one_line
+from ..failures import report_worker_failure
 from ..messages import SelectionChanged
 from ..widgets.activity_table import ActivityTable
 from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
+from ..widgets.inspection_view import InspectionView
 from ..widgets.memory_browser import PAGE, MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
 from ..widgets.spend_pane import SpendPane
 from ..widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
+    from cortex_engine.results import Location
+
     from ..app import CortexApp
     from ..data.snapshot import Snapshot
 
 MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row")
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
+FRESHNESS_ACTIONS = ("open_editor", "rewrite_moved")
+"""Keys that act on the highlighted Freshness item: shown (and live) only while that pane has focus."""
 
 
 class MainScreen(Screen[None]):
@@ -43,6 +52,10 @@ class MainScreen(Screen[None]):
         Binding("s", "toggle_scope", "Scope"),
         Binding("v", "revalidate", "Validate"),
         Binding("y", "copy_id", "Copy id", show=False),
+        Binding("Y", "copy_text", "Copy text", show=False),
+        Binding("o", "open_editor", "Open"),
+        Binding("m", "rewrite_moved", "Fix path"),
+        Binding("a", "audit", "Audit"),
         Binding("r", "app.refresh", "Refresh", show=False),  # changes arrive live; r stays in help and the palette
         Binding("question_mark", "app.help", "Help"),
         Binding("q", "app.quit", "Quit"),
@@ -168,7 +181,17 @@ class MainScreen(Screen[None]):
             return True if memory is not None and memory.editable else None
         if action == "resolve":
             return True if self.contest_for(self.selection()) is not None else None
+        if action in FRESHNESS_ACTIONS:
+            item = self._freshness_item()
+            return item is not None and (action == "open_editor" or "moved:" in str(item.get("label")))
+        if action == "audit":
+            return self._active_tab() == "memory" and self.query_one(InspectionView).corrections > 0
         return True
+
+    def _freshness_item(self) -> dict[str, Any] | None:
+        """The highlighted Freshness item, while that pane has focus."""
+        pane = self.query_one(FreshnessPane)
+        return pane.selected_item() if pane.has_focus_within else None
 
     # -- actions -------------------------------------------------------------------------------------
 
@@ -276,3 +299,122 @@ class MainScreen(Screen[None]):
     def action_revalidate(self) -> None:
         """Check every reference against the checkout now."""
         self.cortex.request_freshness(announce=True)
+
+    def action_copy_text(self) -> None:
+        """Copy the highlighted memory's text (a note's words, without trailers) to the clipboard."""
+        memory = self.selection()
+        if memory is None:
+            self.notify("Highlight a memory first.", title="Copy text", severity="warning")
+            return
+        self.copy_text(memory.item_id)
+
+    @work(thread=True, exclusive=True, group="copy", exit_on_error=False, name="read text to copy")
+    def copy_text(self, item_id: str) -> None:
+        """Read the text in a worker thread, then copy it (terminal controls removed: a clipboard is no place for them)."""
+        from cortex_engine.operator import editable_text
+
+        try:
+            with self.cortex.target.open() as engine:
+                text = clean(editable_text(engine, item_id))
+        except CortexError as exc:
+            self.app.call_from_thread(self.notify, exc.message, title="Not copied", severity="error", markup=False)
+            return
+        self.app.call_from_thread(self._copy, text)
+
+    def _copy(self, text: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"{len(text):,} characters: {one_line(text)[:60]}", title="Copied text", markup=False, timeout=3)
+
+    def action_open_editor(self) -> None:
+        """Open the file the highlighted Freshness item refers to in $EDITOR (at the drifted span's line)."""
+        item = self._freshness_item()
+        if item is None:
+            self.notify("Highlight an item in the Freshness pane first.", title="Open in editor", severity="warning")
+            return
+        self.locate(str(item["id"]))
+
+    @work(thread=True, exclusive=True, group="locate", exit_on_error=False, name="locate reference")
+    def locate(self, item_id: str) -> None:
+        """Ask the engine where to look, against the checkout now (a file may have gone since the pane was drawn)."""
+        try:
+            with self.cortex.target.open() as engine:
+                location = engine.locate_reference(item_id)
+        except CortexError as exc:
+            self.app.call_from_thread(self.notify, exc.message, title="Nothing to open", severity="warning",
+                                      markup=False)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._open_in_editor, location)
+
+    def _open_in_editor(self, location: Location) -> None:
+        """Hand the terminal to the editor (the app is suspended, then repainted), then re-check freshness."""
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        from ..data.editor import EditorUnavailable, editor_command
+
+        where = f"{location.path}:{location.line}" if location.line else location.path
+        try:
+            call = editor_command(location.absolute, location.line)
+        except EditorUnavailable as exc:
+            self.notify(f"{exc} ({where})", title="No editor", severity="warning", markup=False)
+            return
+        try:
+            with self.app.suspend():
+                code = subprocess.call(call.argv, cwd=self.cortex.target.cwd)
+        except SuspendNotSupported:
+            self.notify(f"This terminal cannot be handed to an editor; open {where} yourself.", title="No editor",
+                        severity="warning", markup=False)
+            return
+        except OSError as exc:
+            self.notify(f"{call.argv[0]} could not start: {exc.strerror or exc}", title="No editor",
+                        severity="error", markup=False)
+            return
+        if code:
+            self.notify(f"{call.argv[0]} exited with status {code}.", title="Editor", severity="warning", markup=False)
+        elif not call.at_line and location.line:
+            self.notify(f"Opened {location.path}; the span starts at line {location.line}.", title="Editor",
+                        markup=False)
+        self.cortex.request_freshness()
+
+    def action_rewrite_moved(self) -> None:
+        """Rewrite the highlighted item's renamed paths to where git says they went (audited)."""
+        item = self._freshness_item()
+        if item is None or "moved:" not in str(item.get("label")):
+            self.notify("Highlight a moved item in the Freshness pane first.", title="Fix moved path",
+                        severity="warning")
+            return
+        self.rewrite_moved(str(item["id"]), self.query_one(FreshnessPane).shown_text(str(item["id"])))
+
+    @work(thread=True, exclusive=True, group="rewrite-moved", exit_on_error=False, name="rewrite moved paths")
+    def rewrite_moved(self, item_id: str, shown: str | None) -> None:
+        """`Engine.rewrite_moved` in a worker thread, refused if the memory changed since the pane showed it."""
+        from cortex_engine.results import messages
+
+        try:
+            with self.cortex.target.open() as engine:
+                result = engine.rewrite_moved(item_id, expected_text=shown)
+        except CortexError as exc:
+            self.app.call_from_thread(self.notify, " ".join(exc.message.split()), title="Not rewritten",
+                                      severity="error", markup=False)
+            return
+        self.app.call_from_thread(self._rewritten, messages.rewrote_moved(result))
+
+    def _rewritten(self, outcome: str) -> None:
+        self.notify(clean(outcome), title="Moved path rewritten (audited)", markup=False)
+        self.cortex.request_reload("rewrite-moved")
+
+    def action_audit(self) -> None:
+        """Show the highlighted memory's corrections, each edit as a word diff."""
+        memory = self.selection()
+        if memory is None:
+            self.notify("Highlight a memory first.", title="Audit", severity="warning")
+            return
+        from ..dialogs.audit_dialog import AuditDialog
+
+        self.app.push_screen(AuditDialog(memory))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Unexpected failures in the screen's own workers are notified, never silent."""
+        report_worker_failure(self, event)

@@ -35,6 +35,7 @@ class FreshnessPane(Vertical):
         super().__init__(**kwargs)
         self.flagged: list[dict[str, Any]] = []
         self._by_key: dict[str, dict[str, Any]] = {}
+        self._texts: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         """The list of flagged memories."""
@@ -46,6 +47,7 @@ class FreshnessPane(Vertical):
         flagged.sort(key=lambda item: (item["validity"] != "stale", 0))
         self.flagged = flagged[:SHOWN]
         self._by_key = {f"fresh:{item['id']}": item for item in self.flagged}
+        self._texts = texts
         options = self.query_one("#freshness-list", OptionList)
         keep_id = options.highlighted_option.id if options.highlighted_option is not None else None
         keep_at = options.highlighted
@@ -83,10 +85,18 @@ class FreshnessPane(Vertical):
         )
         self.set_class(bool(flagged), "-stale")
 
+    def selected_item(self) -> dict[str, Any] | None:
+        """The highlighted item as `validate_memory` reported it (id, label, references, anchors)."""
+        option = self.query_one("#freshness-list", OptionList).highlighted_option
+        return self._by_key.get(option.id or "") if option is not None else None
+
+    def shown_text(self, item_id: str) -> str | None:
+        """The item's text as this pane read it (a fix refuses if the memory changed since)."""
+        return self._texts.get(item_id)
+
     def selected_memory(self) -> MemoryRef | None:
         """The highlighted flagged memory."""
-        option = self.query_one("#freshness-list", OptionList).highlighted_option
-        item = self._by_key.get(option.id or "") if option is not None else None
+        item = self.selected_item()
         if item is None:
             return None
         title = one_line(item.get("subject") or humanize_kind(str(item["kind"])))

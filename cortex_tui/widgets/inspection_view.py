@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -11,7 +11,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cortex_engine.base.clock import ts_min
-from ..data.text import ago, humanize_kind, line, one_line, plain, scope_label, short_id
+from ..data.text import ago, diff_content, humanize_kind, line, one_line, plain, scope_label, short_id
+from ..messages import SelectionChanged
 
 if TYPE_CHECKING:
     from cortex_engine.results import Inspection
@@ -35,6 +36,12 @@ class InspectionView(VerticalScroll):
     """
     BORDER_TITLE = "Inspection"
 
+    def __init__(self, **kwargs: Any) -> None:
+        """Nothing inspected yet."""
+        super().__init__(**kwargs)
+        self.corrections = 0
+        """How many corrections the shown item has (the audit key applies when there are any)."""
+
     def compose(self) -> ComposeResult:
         """The report."""
         yield Static(Content.from_markup("[dim]Highlight a memory to inspect it.[/]"), id="inspection-text")
@@ -43,6 +50,13 @@ class InspectionView(VerticalScroll):
         """Show a placeholder (nothing highlighted, or the item is gone)."""
         self.border_title = Content("Inspection")
         self.query_one("#inspection-text", Static).update(Content.from_markup("[dim]$text[/]", text=text))
+        self._inspected(0)
+
+    def _inspected(self, corrections: int) -> None:
+        """Remember how many corrections are shown; the screen re-checks its keys."""
+        if corrections != self.corrections:
+            self.corrections = corrections
+            self.post_message(SelectionChanged())
 
     def show_inspection(self, result: Inspection, now: datetime) -> None:
         """Render the inspection."""
@@ -80,10 +94,16 @@ class InspectionView(VerticalScroll):
             lines += [Content(""), Content.from_markup("[b]corrections[/]")]
             for corr in result.corrections:
                 lines.append(Content(f"  {ts_min(str(corr['at']))}  {corr['operation']}"))
-                lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
+                runs = corr.get("diff")
+                if isinstance(runs, list) and runs:  # the prior words struck through, the new ones in bold
+                    lines.append(Content.assemble(("    diff: ", "dim"), diff_content(runs, flat=True)))
+                else:
+                    lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
+            lines.append(Content.from_markup("  [dim]a: every correction as a full diff[/]"))
         lines += [Content(""), Content.from_markup("[b]text[/]"), plain(item["text"])]
         self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
         self.scroll_home(animate=False)
+        self._inspected(len(result.corrections))
 
     @staticmethod
     def _conflict(result: Inspection, now: datetime) -> list[Content]:
