@@ -236,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiers", default="1000,10000,100000")
     parser.add_argument("--quick", action="store_true", help="fewer runs and a smaller repository (the smoke run)")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent))
-    parser.add_argument("--locomo", default=str(ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"))
+    import locomo
+
+    parser.add_argument("--locomo", default=str(locomo.default_path()))
     parser.add_argument("--no-locomo", action="store_true")
     args = parser.parse_args(argv)
     tiers: dict[int, dict[str, object]] = {}
@@ -251,8 +253,6 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts": verdicts(tiers),
     }
     if not args.no_locomo:
-        import locomo
-
         report["locomo"] = locomo.evaluate(Path(args.locomo))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
