@@ -209,14 +209,52 @@ def phrase_query(anchor: str) -> str | None:
     return '"' + " ".join(words) + '"'
 
 
+RANK_SPAN = 4
+"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see `ranked_hits`)."""
+
+
+def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
+    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
+
+    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
+    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
+    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
+    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
+    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
+    """
+    span = pool * RANK_SPAN
+    hits = [(int(h[0]), float(h[1])) for h in conn.execute(
+        "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+        "ORDER BY score LIMIT ?",
+        (query, span),
+    )]
+    if not hits:
+        return []
+    marks = ",".join("?" * len(scope_keys))
+    inside = {r[0] for r in conn.execute(  # `+scope_key`: look the rows up by rowid, never walk a scope's index
+        f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
+        f"AND +scope_key IN ({marks})",
+        (*(h[0] for h in hits), *scope_keys),
+    )}
+    kept = [h for h in hits if h[0] in inside]
+    if len(kept) >= pool or len(hits) < span:
+        return kept[:pool]
+    return [(int(h[0]), float(h[1])) for h in conn.execute(
+        "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
+        "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
+        f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+        (query, *scope_keys, pool),
+    )]
+
+
 def candidates(
     conn: sqlite3.Connection, scope_keys: list[str], tokens: list[TopicToken], limit: int, *, phrase: str | None = None
 ) -> tuple[str | None, list[tuple[sqlite3.Row, float | None]]]:
     """The best max(limit × 5, 20) FTS5 matches in these scopes (bm25, subject weighted over text), else a substring
     fallback.
 
-    Ranked inside FTS5 (`ORDER BY rank LIMIT`) with the scope and archive filter in the same statement: rows come
-    out best first and only the pool's rows are read whole (sorting whole rows of every match cost most of a recall).
+    Ranked inside SQLite (`ranked_hits`): only the pool's rows are read whole (sorting whole rows of every match
+    cost most of a recall).
 
     Args:
         phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
@@ -225,13 +263,7 @@ def candidates(
     marks = ",".join("?" * len(scope_keys))
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
-        hits = conn.execute(
-            "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
-            "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
-            f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
-            (query, *scope_keys, max(limit * 5, 20)),
-        ).fetchall()
-        rank_of = {hit[0]: float(hit[1]) for hit in hits}
+        rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
         if rank_of:
             found = conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",

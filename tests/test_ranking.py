@@ -157,3 +157,23 @@ def test_lazy_ranking_orders_as_judging_everything(engine: Engine, repo: Repo) -
     for n in range(1, 31):
         _, _, lazy = surfaces.rank_pool(engine._context(), "queue worker retries", 50)
         assert [c.id for c in lazy.top(n)] == everything[:n]
+
+
+def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
+    """Two hundred stronger matches on another branch and archived here fill the first, unfiltered ranking many times
+    over: recall still finds the three weaker matches of this scope, and only those."""
+    now = engine.now()
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, 'parser', ?, ?, 0.7, ?)",
+        [(f"bulk:{n}", "branch:elsewhere" if n % 2 else engine.scope.key, f"p{n}", "parser parser rejects input",
+          "warm" if n % 2 else "archived", now) for n in range(200)],
+    )
+    engine.conn.executemany(  # important items that do not match: the substring fallback would see only these
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.95, ?)",
+        [(f"filler:{n}", engine.scope.key, f"f{n}", f"unrelated filler {n}", now) for n in range(40)],
+    )
+    engine.conn.commit()
+    mine = {engine.note("insight", f"the parser is slow on case {n}").item_id for n in range(3)}
+    assert {item.id for item in engine.recall("parser rejects input", book=False).items} == mine
