@@ -55,8 +55,9 @@ TARGETS: dict[str, dict[int, float | None]] = {
 
 # What profiling found behind a figure that sits at its target, printed beside it when a run misses.
 WHY = {
-    "recall_inprocess_ms": "Profiled: bm25 ranking of every full-text match (a common topic word matches ~8,000 of "
-                           "100,000 synthetic items) dominates; the rerank, validation and reinforcement take ~3 ms.",
+    "recall_inprocess_ms": "Profiled: bm25 over every full-text match (the bench topics match 7,000-19,000 of "
+                           "100,000 synthetic items) is ~11 ms CPU of it; the rerank, rendering ~18 lines and "
+                           "reinforcement ~5 ms. Wall time on a shared machine is several times CPU time.",
     "flush_10k_lines_ms": "Profiled: one statement batch per line (event, command run, projected item with its "
                           "full-text row and references); the run-to-run spread here is about ±10%.",
 }

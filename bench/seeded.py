@@ -6,8 +6,9 @@ three words. An item is relevant when its subject and text hold all three as who
 not a ranker's opinion). P@8 = relevant items in the top 8 / min(8, relevant items); top-1 = the first is relevant.
 Recall runs as an operator's look (nothing booked), so one topic does not reinforce the next.
 
-Run it against another tree to compare: `PYTHONPATH=<tree> python bench/seeded.py --store DIR` (the store is only
-read: the engine opens it on the repository it was built on).
+Run it against another tree to compare: `PYTHONPATH=<tree> python bench/seeded.py --store DIR`. Nothing is booked,
+but a store that booked recalls since (the latency runs reheat what they show) ranks differently: compare two
+trees on the same store state, back to back.
 """
 
 from __future__ import annotations
