@@ -176,9 +176,20 @@ def table(report: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def default_path() -> Path:
+    """`shared/data/locomo/locomo10.json` beside the nearest folder above this checkout that has it (a worktree
+    sits deeper than the main checkout), else where the main checkout would find it."""
+    here = Path(__file__).resolve()
+    for folder in here.parents[1:]:
+        found = folder / "shared" / "data" / "locomo" / "locomo10.json"
+        if found.is_file():
+            return found
+    return here.parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
+
+
 if __name__ == "__main__":
     import sys
 
     args = [a for a in sys.argv[1:] if a != "--table"]
-    result = evaluate(Path(args[0] if args else str(Path(__file__).resolve().parents[1].parent / "shared/data/locomo/locomo10.json")))
+    result = evaluate(Path(args[0]) if args else default_path())
     print(table(result) if "--table" in sys.argv else json.dumps(result, indent=2))

@@ -830,7 +830,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if name == "recall":
             p.add_argument("--detail", choices=["none", "scores"], default=None)
             p.add_argument("--scope", help="read another scope: a branch name (deleted or not) or a scope key")
-            p.add_argument("--limit", type=int, help="how many ranked items to take (default 8, at most 50)")
+            p.add_argument("--limit", type=int, help="show at most N items, 1-50 (default: as many as fit the budget)")
         else:
             p.add_argument("--for", dest="for_agent", help="the agent being briefed")
     p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")

@@ -439,7 +439,8 @@ class Engine:
             book: False for an operator's look (the TUI): nothing is booked, reinforced or marked consulted.
             scope: read another scope instead (a branch name, deleted or not, or a full scope key); its lines
                 are led by the scope they come from.
-            limit: how many ranked items to take (default 8, at most 50); the budget still decides what is shown.
+            limit: show at most this many ranked items (1..50); by default as many as fit the budget, at most
+                50 (`surfaces.recall` states the rule).
 
         Raises:
             NotFound: `scope` names nothing in the store.
@@ -455,12 +456,11 @@ class Engine:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
             ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
-            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail,
-                                    limit or surfaces.RECALL_LIMIT)
+            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
                               inner.total_candidates)
         else:
-            surface = surfaces.recall(self._context(), topic, budget, detail, limit or surfaces.RECALL_LIMIT)
+            surface = surfaces.recall(self._context(), topic, budget, detail, limit)
         if not book:
             return surface
         self.mark_consulted()

@@ -224,8 +224,8 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
         budget: RecallBudget = 600,
         detail: Annotated[Detail, Field(description="scores: also show each line's ranking score.")] = "none",
-        limit: Annotated[int, Field(ge=1, le=50, description="How many ranked items to take (default 8); the budget "
-                                                              "still decides how many are shown.")] = 8,
+        limit: Annotated[int | None, Field(ge=1, le=50, description="Show at most this many items (1-50); by "
+                                                                     "default as many as fit the budget.")] = None,
     ) -> str:
         """Evidence for a topic: a lead line, then timestamped lines labelled [contested], (superseded),
         [stale: …] or [moved: …]. Call before deciding something earlier work may have settled.

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from cortex_engine.query import surfaces
 from cortex_engine.engine import Engine
+from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.query.retrieval import CHECK_BATCH
 
 from .conftest import Clock, Repo
 from .test_cli import cortex
@@ -92,11 +97,83 @@ def test_a_step_crossed_since_the_last_refresh_is_derived(engine: Engine, clock:
     assert _state(engine, "gateway router") == "cold"
 
 
-def test_recall_limit_asks_for_a_deeper_list_within_the_budget(repo: Repo, engine: Engine) -> None:
-    """`cortex recall --limit 12` returns twelve of twelve matches where the default stops at eight."""
+def test_recall_limit_caps_the_list(repo: Repo, engine: Engine) -> None:
+    """`cortex recall --limit 5` returns five of twelve matches; without it all twelve fit the budget and show."""
     for n in range(12):
         engine.note("insight", f"the parser rejects input case {n}")
     engine.close()
-    deep = json.loads(cortex(repo.path, "recall", "parser", "--limit", "12", "--json").out)
-    assert len(deep["items"]) == 12 and deep["tokens"] <= deep["budget"]
-    assert len(json.loads(cortex(repo.path, "recall", "parser", "--json").out)["items"]) == 8
+    capped = json.loads(cortex(repo.path, "recall", "parser", "--limit", "5", "--json").out)
+    assert len(capped["items"]) == 5 and capped["tokens"] <= capped["budget"]
+    assert len(json.loads(cortex(repo.path, "recall", "parser", "--json").out)["items"]) == 12
+
+
+def test_default_recall_fills_its_budget_past_eight(engine: Engine) -> None:
+    """Sixty short matches: the default recall shows items until the next line would overrun 600 tokens (it used to
+    stop at eight, about 200 tokens), says how many more matched, and its first eight are `--limit 8`'s."""
+    for n in range(60):
+        engine.note("insight", f"the parser rejects input case {n}")
+    full = engine.recall("parser rejects input", book=False)
+    assert 8 < len(full.items) < 40
+    assert full.tokens <= full.budget < full.tokens + 30  # a line (about 25 tokens here) would overrun it
+    assert "more matches trimmed" in full.text.splitlines()[-1]
+    assert [i.id for i in full.items[:8]] == [i.id for i in engine.recall("parser rejects input", book=False,
+                                                                          limit=8).items]
+
+
+def test_recall_judges_only_the_references_it_shows(engine: Engine, repo: Repo,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forty matches that each name a file: a 120-token recall shows a few and judges little more than the first
+    depth it renders, not all forty of the candidate pool (the freshness check is what a deeper list costs)."""
+    for n in range(40):
+        repo.write(f"src/parser_{n}.py")
+        engine.note("insight", f"the parser in src/parser_{n}.py rejects input case {n}")
+    judged: list[str] = []
+    real = Validator.validate_many
+
+    def counting(self: Validator, items: list[tuple[str, str]]) -> dict[str, Validation]:
+        judged.extend(item_id for item_id, _ in items)
+        return real(self, items)
+
+    monkeypatch.setattr(Validator, "validate_many", counting)
+    shown = engine.recall("parser rejects input", budget=120, book=False)
+    assert 1 <= len(shown.items) < surfaces.RECALL_LIMIT
+    assert len(judged) <= surfaces.RECALL_LIMIT + CHECK_BATCH < 40  # the first depth rendered, and one batch more
+
+
+def test_lazy_ranking_orders_as_judging_everything(engine: Engine, repo: Repo) -> None:
+    """The best n of a lazily judged ranking are the first n of the fully judged one, for every n: candidates whose
+    references are missing, moved or fresh sit among ones without references."""
+    for n in range(30):
+        name = f"src/queue_{n}.py"
+        repo.write(name)
+        engine.note("insight", f"queue worker {n} retries" + (f" in {name}" if n % 3 else ""))
+    repo.commit("files")
+    for n in range(1, 30, 4):
+        repo.path.joinpath(f"src/queue_{n}.py").unlink()
+    ctx = engine._context()
+    _, _, full = surfaces.rank_pool(ctx, "queue worker retries", 50)
+    everything = [c.id for c in full.top(len(full))]
+    assert len(everything) == 30 and len({c.truth for c in full.top(30)}) >= 3
+    for n in range(1, 31):
+        _, _, lazy = surfaces.rank_pool(engine._context(), "queue worker retries", 50)
+        assert [c.id for c in lazy.top(n)] == everything[:n]
+
+
+def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
+    """Two hundred stronger matches on another branch and archived here fill the first, unfiltered ranking many times
+    over: recall still finds the three weaker matches of this scope, and only those."""
+    now = engine.now()
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, 'parser', ?, ?, 0.7, ?)",
+        [(f"bulk:{n}", "branch:elsewhere" if n % 2 else engine.scope.key, f"p{n}", "parser parser rejects input",
+          "warm" if n % 2 else "archived", now) for n in range(200)],
+    )
+    engine.conn.executemany(  # important items that do not match: the substring fallback would see only these
+        "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.95, ?)",
+        [(f"filler:{n}", engine.scope.key, f"f{n}", f"unrelated filler {n}", now) for n in range(40)],
+    )
+    engine.conn.commit()
+    mine = {engine.note("insight", f"the parser is slow on case {n}").item_id for n in range(3)}
+    assert {item.id for item in engine.recall("parser rejects input", book=False).items} == mine

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from datetime import datetime
@@ -161,12 +162,19 @@ def temporal_intent(topic: str) -> Intent:
 
 @dataclass
 class Candidate:
-    """A memory item under consideration, with its score parts."""
+    """A memory item under consideration, with its score parts.
+
+    `base` is the score without the reference-truth term; `score` adds it once the item's references were judged
+    (`checked`). A `Ranking` judges only the candidates it has to.
+    """
 
     row: sqlite3.Row
     bm25: float | None
     validation: Validation
     score: float = 0.0
+    base: float = 0.0
+    checked: bool = True
+    order: int = 0
     lexical: float = 0.0
     kind_weight: float = 0.0
     truth: float = 0.0
@@ -202,14 +210,52 @@ def phrase_query(anchor: str) -> str | None:
     return '"' + " ".join(words) + '"'
 
 
+RANK_SPAN = 4
+"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see `ranked_hits`)."""
+
+
+def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
+    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
+
+    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
+    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
+    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
+    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
+    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
+    """
+    span = pool * RANK_SPAN
+    hits = [(int(h[0]), float(h[1])) for h in conn.execute(
+        "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+        "ORDER BY score LIMIT ?",
+        (query, span),
+    )]
+    if not hits:
+        return []
+    marks = ",".join("?" * len(scope_keys))
+    inside = {r[0] for r in conn.execute(  # `+scope_key`: look the rows up by rowid, never walk a scope's index
+        f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
+        f"AND +scope_key IN ({marks})",
+        (*(h[0] for h in hits), *scope_keys),
+    )}
+    kept = [h for h in hits if h[0] in inside]
+    if len(kept) >= pool or len(hits) < span:
+        return kept[:pool]
+    return [(int(h[0]), float(h[1])) for h in conn.execute(
+        "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
+        "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
+        f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+        (query, *scope_keys, pool),
+    )]
+
+
 def candidates(
     conn: sqlite3.Connection, scope_keys: list[str], tokens: list[TopicToken], limit: int, *, phrase: str | None = None
 ) -> tuple[str | None, list[tuple[sqlite3.Row, float | None]]]:
     """The best max(limit × 5, 20) FTS5 matches in these scopes (bm25, subject weighted over text), else a substring
     fallback.
 
-    Ranked inside FTS5 (`ORDER BY rank LIMIT`) with the scope and archive filter in the same statement: rows come
-    out best first and only the pool's rows are read whole (sorting whole rows of every match cost most of a recall).
+    Ranked inside SQLite (`ranked_hits`): only the pool's rows are read whole (sorting whole rows of every match
+    cost most of a recall).
 
     Args:
         phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
@@ -218,13 +264,7 @@ def candidates(
     marks = ",".join("?" * len(scope_keys))
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
-        hits = conn.execute(
-            "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
-            "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
-            f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
-            (query, *scope_keys, max(limit * 5, 20)),
-        ).fetchall()
-        rank_of = {hit[0]: float(hit[1]) for hit in hits}
+        rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
         if rank_of:
             found = conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
@@ -262,8 +302,8 @@ def rerank(
     *,
     focus: str | None = None,
     weights: dict[str, float] | None = None,
-) -> list[Candidate]:
-    """Score candidates and sort: how well each matches first, then what the store knows about it.
+) -> Ranking:
+    """Score candidates and rank them: how well each matches first, then what the store knows about it.
 
     Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
     (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
@@ -273,6 +313,9 @@ def rerank(
     evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
     counted by the episode that tracks them (`seen 2x`).
 
+    References are judged lazily (`Ranking`): the truth term is the one part of the score that needs the
+    checkout, so the order is settled from the best case down and only what is taken is judged.
+
     Args:
         weights: each term's IDF (`term_weights`); a term without one weighs 1.
     """
@@ -280,7 +323,6 @@ def rerank(
     intent = temporal_intent(topic)
     content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
     lowered_topic = topic.strip().lower()
-    validations = validator.validate_many([(r["id"], r["scope_key"]) for r, _ in found])
     best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
@@ -290,7 +332,7 @@ def rerank(
             if key in seen:
                 continue
             seen.add(key)
-        cand = Candidate(row, bm25, validations[row["id"]])
+        cand = Candidate(row, bm25, Validation(), checked=False, order=len(ranked))
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + row["text"].lower()
         if content:
@@ -314,19 +356,81 @@ def rerank(
             temporal += 8.0 if is_resolved(row["text"]) else -2.0
         cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
         access = min(row["access_count"] * 0.1, ACCESS_MAX)
-        cand.truth = cand.validation.ranking_score(intent.old)
         if is_superseded(cand.kind, row["text"]):
-            cand.truth -= SUPERSEDED_PENALTY
+            cand.truth = -SUPERSEDED_PENALTY
         # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
         # the others their share of it (bm25 also saturates repeated words and normalises for length).
         fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
-        cand.score = (
+        cand.base = (
             cand.lexical + scope_score + cand.kind_weight + recency + temporal + cand.hot + access + cand.truth
             + row["importance"] * 3 + fts
         )
+        cand.score = cand.base + TRUTH_MAX
         ranked.append(cand)
-    ranked.sort(key=lambda c: (-c.score, -c.row["importance"], _desc(c.row["created_at"])))
-    return ranked
+    return Ranking(ranked, validator, intent.old)
+
+
+TRUTH_MAX = 3.0
+"""The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned it."""
+CHECK_BATCH = 8
+"""How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
+
+
+def _order_key(cand: Candidate) -> tuple[float, float, _desc, int]:
+    """The ranking order: score, then importance, then newer first, then full-text order."""
+    return (-cand.score, -cand.row["importance"], _desc(cand.row["created_at"]), cand.order)
+
+
+class Ranking:
+    """The reranked candidates in their final order, whose references are judged only as deep as it is read.
+
+    Every candidate's score is known but for the truth term, which is at most TRUTH_MAX. Unjudged candidates wait,
+    best case first; judged ones are settled once none of those waiting could still pass them even at their best
+    case. So `top(n)` returns exactly what judging every candidate and sorting would, judging a few batches of
+    CHECK_BATCH instead of the whole pool (the freshness check costs stats, git walks and anchor reads per item).
+    """
+
+    def __init__(self, cands: list[Candidate], validator: Validator, historical: bool) -> None:
+        """Hold `cands` (scored by `rerank`, none judged yet) for `validator` to judge on demand."""
+        self._validator = validator
+        self._historical = historical
+        self._waiting = sorted(cands, key=_order_key)
+        self._judged: list[Candidate] = []
+        self._settled: list[Candidate] = []
+        self.size = len(cands)
+
+    def __len__(self) -> int:
+        """How many candidates there are (judged or not)."""
+        return self.size
+
+    def top(self, n: int) -> list[Candidate]:
+        """The best `n` candidates in order, every one of them judged."""
+        while len(self._settled) < n and (self._waiting or self._judged):
+            # `not waiting < judged`, never `<=`: tuples compare their first differing element with the operator
+            # itself, and `_desc` reverses only `<`.
+            if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
+                self._settled.append(self._judged.pop(0))
+                continue
+            batch = self._waiting[:max(CHECK_BATCH, n - len(self._settled))]
+            del self._waiting[:len(batch)]
+            validations = self._validator.validate_many([(c.id, str(c.row["scope_key"])) for c in batch])
+            for cand in batch:
+                cand.validation = validations[cand.id]
+                cand.checked = True
+                truth = cand.validation.ranking_score(self._historical)
+                cand.truth += truth
+                cand.score = cand.base + truth
+            self._judged = sorted(self._judged + batch, key=_order_key)
+        return self._settled[:n]
+
+    def first(self, wanted: Callable[[Candidate], bool], start: int) -> Candidate | None:
+        """The best candidate from rank `start` on that is `wanted`, judging deeper only as far as it must."""
+        depth = start
+        while True:
+            found = next((c for c in self.top(depth)[start:] if wanted(c)), None)
+            if found is not None or depth >= self.size:
+                return found
+            depth = min(self.size, max(depth * 2, start + CHECK_BATCH))
 
 
 class _desc(str):

@@ -13,15 +13,17 @@ from cortex_engine.query.render import (Entry, age_text, NOTE_LINE_CHARS, altern
     inspect_pointer, assemble_budgeted, assemble_sections, humanize_kind, item_labels, label_suffix, note_label_suffix,
     render_memory_line, subject_tag, shorten)
 from cortex_engine.memory.items import split_trailers
-from cortex_engine.query.retrieval import (Candidate, candidates, rerank, seat_contested, seat_superseded,
+from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested, seat_superseded,
     supersession_group, term_weights, tokenize_topic)
 from cortex_engine.base.tokens import estimate_tokens
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
-"""How many ranked items recall takes by default; the budget then decides how many of them are shown."""
+"""The depth recall's candidate pool is sized for (5 × 8 = the 40 best full-text matches are reranked) and the
+first depth it renders; without a `limit` it then goes deeper while the budget has room (see `recall`)."""
 RECALL_MAX_LIMIT = 50
-"""The deepest list a caller may ask recall for (`cortex recall --limit N`, `cortex_recall(limit)`)."""
+"""The deepest list recall shows, and the deepest a caller may ask for (`cortex recall --limit N`,
+`cortex_recall(limit)`)."""
 BRIEF_LIMIT = 5
 BRIEF_KIND_PRIORITY = {"note:decision": 0, "note:intent": 1, "note:blocker": 2, "note:insight": 3}
 STATE_WEIGHT = {"pinned": 5.0, "hot": 4.0, "warm": 2.0, "cold": 0.5, "archived": -5.0}
@@ -98,12 +100,31 @@ class Context:
 
 def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tuple[str | None, int, list[Candidate]]:
     """Candidates for a topic, reranked, deduplicated and cut to `limit`; `exact` matches the topic as a phrase."""
+    query, total, ranking = rank_pool(ctx, topic, limit, exact=exact)
+    return query, total, seated(ctx, ranking, limit)
+
+
+def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tuple[str | None, int, Ranking]:
+    """The reranked candidate pool sized for a list `pool` deep (`candidates`), its references not yet judged."""
     tokens = tokenize_topic(topic)
-    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, limit, phrase=topic if exact else None)
+    query, found = candidates(ctx.conn, ctx.scope_keys, tokens, pool, phrase=topic if exact else None)
     weights = term_weights(ctx.conn, tokens) if found else {}
-    ordered = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
-    ordered = seat_superseded(ordered + _replacements(ctx, ordered[:limit]))
-    return query, len(found), ordered[:limit]
+    ranking = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
+    return query, len(found), ranking
+
+
+def seated(ctx: Context, ranking: Ranking, depth: int) -> list[Candidate]:
+    """The best `depth` of a ranking with superseded notes seated below what replaced them (`seat_superseded`).
+
+    Only what is taken is judged: the top `depth`, and deeper only to find the best item that is not superseded
+    when every one of those is.
+    """
+    top = ranking.top(depth)
+    extra = []
+    if top and all(note_status(c.kind, c.row["text"]) == "superseded" for c in top):
+        current = ranking.first(lambda c: note_status(c.kind, c.row["text"]) != "superseded", len(top))
+        extra = [current] if current is not None else []
+    return seat_superseded(top + extra + _replacements(ctx, top))[:depth]
 
 
 def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
@@ -139,31 +160,57 @@ def lead_line(ctx: Context, top: Candidate) -> str:
             f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
 
 
-def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int = RECALL_LIMIT) -> Surface:
-    """Answer-shaped evidence for a topic: a lead line, then the best `limit` items' lines that fit the budget."""
-    query, total, results = ranked(ctx, topic, limit)
-    if not results:
-        text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
-        return Surface("recall", text, budget, [], topic, query, total)
-    ordered = seat_contested(results)
-    lead = lead_line(ctx, ordered[0])
-    entries = []
-    for cand in ordered:
-        line = render_memory_line(cand.row, cand.validation, 3)
-        if detail == "scores":
-            line += (
-                f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
-                f"truth {cand.truth:.1f}, hot {cand.hot:.1f})"
-            )
-        entries.append(Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id))
+def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int | None = None) -> Surface:
+    """Answer-shaped evidence for a topic: a lead line, then ranked items' lines, best first, within the budget.
 
-    def hint(n: int) -> str:
-        return f"…{n} more match{'es' if n != 1 else ''} trimmed (raise budget or refine topic)"
+    How deep it goes (the rule the README states): with a `limit`, the best `limit` items, as many of them as fit.
+    Without one, items are added in rank order until the next line would overrun the budget, at most
+    RECALL_MAX_LIMIT; the list starts RECALL_LIMIT deep and, while every line fits, deepens by as many lines as
+    the room left holds at the length of those so far (plus one, to see the budget bind). Either way the
+    pool reranked is the best 5 × max(limit, RECALL_LIMIT) full-text matches, so the top of a default recall is
+    the same however deep its budget lets it go, and only the items rendered have their references judged.
+    """
+    query, total, ranking = rank_pool(ctx, topic, max(limit or 0, RECALL_LIMIT))
+    cap = limit or RECALL_MAX_LIMIT
+    depth = limit or RECALL_LIMIT
+    lines: dict[str, Entry] = {}
+    while True:
+        results = seated(ctx, ranking, depth)
+        if not results:
+            text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
+            return Surface("recall", text, budget, [], topic, query, total)
+        ordered = seat_contested(results)
+        for cand in ordered:
+            if cand.id not in lines:
+                lines[cand.id] = _recall_entry(cand, detail)
+        entries = [lines[c.id] for c in ordered]
+        beyond = max(0, len(ranking) - depth) if limit is None else 0
 
-    done = assemble_budgeted(lead, entries, budget, hint)
+        def hint(n: int, beyond: int = beyond) -> str:
+            n += beyond
+            return f"…{n} more match{'es' if n != 1 else ''} trimmed (raise budget or refine topic)"
+
+        lead = lead_line(ctx, ordered[0])
+        done = assemble_budgeted(lead, entries, budget, hint)
+        if done.dropped or depth >= cap or len(results) < depth or not beyond:
+            break
+        # Every line fit: go as deep as the room left holds lines as long as these, and one more to know it binds.
+        per_line = max(1, (len(done.text) - len(lead)) // len(done.kept))
+        depth = min(cap, depth + (budget * 4 - len(done.text)) // per_line + 2)
     by_id = {c.id: c for c in ordered}
     items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
     return Surface("recall", done.text, budget, items, topic, query, total)
+
+
+def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
+    """One recall line (with its score parts when `detail` is `scores`) and its alternatives line."""
+    line = render_memory_line(cand.row, cand.validation, 3)
+    if detail == "scores":
+        line += (
+            f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
+            f"truth {cand.truth:.1f}, hot {cand.hot:.1f})"
+        )
+    return Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id)
 
 
 def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surface:
