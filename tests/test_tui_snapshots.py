@@ -174,6 +174,7 @@ async def settle(pilot) -> None:  # noqa: ANN001 - a textual Pilot
         if not any(worker.is_running for worker in app.workers):
             await pilot.pause()
             if not any(worker.is_running for worker in app.workers):
+                await pilot.wait_for_scheduled_animations()  # a focus that scrolls the pane into view animates
                 return
     raise AssertionError("workers did not settle")
 
