@@ -20,7 +20,7 @@ from .ids import new_id
 from .freshness import Validation, Validator, checkouts, refresh_app_graph
 from . import memory
 from .memory import collapse, defuse_labels, derive_state, note_content, split_trailers
-from .render import strip_control
+from .render import item_labels, strip_control
 from .tokens import estimate_tokens
 from .notes import NoteWrite, Resolution
 from .scope import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
@@ -803,31 +803,34 @@ class Engine:
         states: list[str] | None = None,
         limit: int | None = None,
         offset: int = 0,
+        start: inspection.PageKey | None = None,
+        before: inspection.PageKey | None = None,
+        oldest: bool = False,
     ) -> inspection.Page:
         """Every memory item, newest first, with its trust labels and one freshness verdict per referenced path.
 
-        No default filters. Reads only.
+        No default filters. Reads only. A page is found by `offset`, or by key (`start`, `before`, `oldest`: see
+        `inspection.list_memory`), which costs the same on the last page as on the first.
 
         Raises:
-            InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
+            InvalidInput: an unknown kind (full or short name) or state, a negative offset, or two ways of paging.
         """
-        from .operator import page_labels
-
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
-        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
-        labels = page_labels(self, page)
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset,
+                                      start=start, before=before, oldest=oldest)
         found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
         for item in page.items:
-            item["labels"] = labels[str(item["id"])]
-            item["references"] = found[str(item["id"])].verdicts
+            validation = found[str(item["id"])]
+            item["labels"] = item_labels(str(item["kind"]), str(item["text"]), validation)
+            item["references"] = validation.verdicts
         return page
 
-    def memory_position(
+    def memory_key(
         self, item_id: str, *, scopes: list[str] | None = None, kinds: list[str] | None = None,
         states: list[str] | None = None,
-    ) -> int | None:
-        """An item's index in `list_memory`'s order under these filters (None when it is not listed). Reads only."""
-        return inspection.memory_position(self.conn, item_id, scopes=scopes, kinds=kinds, states=states)
+    ) -> inspection.PageKey | None:
+        """An item's place in `list_memory`'s order under these filters (None when they do not list it). Reads only."""
+        return inspection.memory_key(self.conn, item_id, scopes=scopes, kinds=kinds, states=states)
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""

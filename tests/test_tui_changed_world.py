@@ -254,10 +254,10 @@ def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path)
 
 
 def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # noqa: ANN001 - conftest.Repo
-    """The search hit is the oldest of 230 items: the browser opens the page that holds it and highlights it."""
+    """The search hit is the oldest of 230 items: the browser opens a page at it; Home and End jump by key."""
     from datetime import timedelta
 
-    from textual.widgets import Input
+    from textual.widgets import Input, Static
 
     from cortex_engine.engine import Engine
     from cortex_tui.widgets.memory_browser import PAGE, MemoryBrowser
@@ -280,14 +280,21 @@ def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # n
         await pilot.press("down", "enter")
         await settle(pilot)
         browser = app.screen.query_one(MemoryBrowser)
-        assert browser.page_offset == PAGE
-        assert browser.highlighted_id() == oldest
+        assert (browser.position, browser.highlighted_id()) == (229, oldest)
         await pilot.press("home")
         await settle(pilot)
-        assert browser.page_offset == 0
+        assert (browser.position, browser.query_one("#memory-table").cursor_row) == (0, 0)
         await pilot.press("end")
         await settle(pilot)
-        assert (browser.page_offset, browser.highlighted_id()) == (PAGE, oldest)
+        assert (browser.position, browser.highlighted_id()) == (230 - PAGE, oldest)
+        assert str(browser.query_one("#page-info", Static).content) == "31–230 of 230 · newest first"
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert browser.position == 0 and len(browser.rows) == PAGE
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert (browser.position, len(browser.rows)) == (PAGE, 30)
+        assert not browser.next_page()
 
     drive(repo.path, steps)
 
