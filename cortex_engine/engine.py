@@ -793,6 +793,30 @@ class Engine:
         """SQLite's data_version: changes when another connection commits (a cheap change probe)."""
         return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def memory_mark(self) -> tuple[object, ...]:
+        """A cheap fingerprint of what memory views show: equal marks mean no memory row changed. Reads only.
+
+        It covers memory items (rows and tiers), notes (rows and statuses; a contest is a new note), corrections (every edit
+        and delete writes one), references and anchors (what freshness checks) and the checkout's signature. It does
+        not cover sessions, events, the token ledger or access counts: a write that touches only those (a spool
+        flush of reads, a booked injection) leaves it unchanged, so the operator view reloads its overview only.
+        """
+        from .freshness import checkout_signature
+
+        def rows(sql: str) -> tuple[object, ...]:
+            return tuple(tuple(row) for row in self.conn.execute(sql))
+
+        return (
+            rows("SELECT COUNT(*), MAX(rowid) FROM memory_items"),
+            rows("SELECT scope_key, state, COUNT(*) FROM memory_items GROUP BY scope_key, state"),  # covering index
+            rows("SELECT COUNT(*), MAX(rowid) FROM notes"),
+            rows("SELECT scope_key, status, COUNT(*) FROM notes GROUP BY scope_key, status"),  # covering index
+            rows("SELECT COUNT(*), MAX(rowid) FROM memory_corrections"),
+            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_references"),
+            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_anchors"),
+            checkout_signature(self.scope),
+        )
+
     # -- inspection and correction -------------------------------------------------------------
 
     def list_memory(
