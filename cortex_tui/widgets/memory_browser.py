@@ -132,8 +132,8 @@ class MemoryBrowser(Vertical):
             yield InspectionView(id="inspection")
 
     def on_mount(self) -> None:
-        """Reload whenever the app applies a new snapshot (live changes included)."""
-        self.watch(self.app, "generation", self._store_changed, init=False)
+        """Reload whenever the app applies a snapshot in which memory changed (live changes included)."""
+        self.watch(self.app, "memory_generation", self._store_changed, init=False)
 
     def _store_changed(self, _generation: int) -> None:
         """The store changed: reload the page (the inspection follows the highlighted row)."""
@@ -284,7 +284,7 @@ class MemoryBrowser(Vertical):
         self.rows = rows
         self.total = page.total
         end = page.offset + len(page.items)
-        info = f"{page.offset + 1}–{end} of {page.total:,} · newest first" if page.items else "0 items"
+        info = f"{page.offset + 1:,}–{end:,} of {page.total:,} · newest first" if page.items else "0 items"
         if page.next is not None:
             info += " · ] next"
         self.query_one("#page-info", Static).update(info)
