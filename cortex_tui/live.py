@@ -155,7 +155,8 @@ class StoreWatcher:
                 engaged = self.runtime_dir is not None and (self.runtime_dir / "engaged").is_file()
                 head, checkout = checkout_probe(self.git_dir)
                 probe = (exists, version, engaged, head, checkout)
-                heard, _ = self._heard.is_set(), self._heard.clear()
+                heard = self._heard.is_set()
+                self._heard.clear()
                 if last is not None and probe != last:
                     if probe[:4] != last[:4]:
                         if not heard or probe[3] != last[3]:  # the observer already reported this store change
