@@ -1,6 +1,6 @@
 """Operator TUI latency on a store of N notes: `cortex` start to first paint, and an external write to its appearance.
 
-Usage: python bench/bench_tui.py [--items 10000] [--writes 5]
+Usage: python bench/bench_tui.py [--items 10000] [--writes 5] [--events 60] [--store DIR]
 
 `cortex` runs in a pseudo-terminal (120×40), exactly as an operator starts it; the bench reads what it paints.
   first_paint_ms   process start → the first frame (the header is on screen)
@@ -8,8 +8,10 @@ Usage: python bench/bench_tui.py [--items 10000] [--writes 5]
   live_ms          another engine commits a contest → the Contests count is painted (watchdog; poll fallback 1 s)
   idle_cpu_pct     the app's CPU while nothing happens (10 s)
   events_cpu_pct   the app's CPU while a hook event per second is appended to the spool (--events seconds)
+  flushed_events_cpu_pct  the same, each event flushed into the store at once (a store commit every second)
   git_mv_label_ms  `git mv` + `git commit` of the most referenced file → the Freshness title's moved count changes
-Also timed in-process: one overview load and one freshness check. Prints one JSON object; nothing is asserted.
+Also timed in-process: one overview load, one freshness check, and a page of the memory table by key (newest, next,
+oldest, the one before it) against the oldest page by OFFSET. Prints one JSON object; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -110,24 +112,40 @@ class Terminal:
 
 
 def in_process(repo: Path, home: Path) -> dict[str, float]:
-    """One overview load and one freshness check, in-process, as the app's workers run them."""
+    """One overview load, one freshness check and the memory table's pages, in-process, as the app's workers run them.
+
+    Pages are listed the way the browser lists them (by key, every scope, 200 rows): the newest, the next, the oldest
+    (End) and the one before it; `page_by_offset_oldest_ms` lists the oldest page by OFFSET, as the browser used to.
+    """
     from cortex_engine.engine import Engine
     from cortex_engine.operator import hooks_installed
     from cortex_tui.data.snapshot import load_snapshot
+    from cortex_tui.widgets.memory_browser import PAGE
+
+    def timed(call) -> float:  # noqa: ANN001
+        call()  # warm: the figure is a page turn in a running app, not a cold open
+        began = time.perf_counter()
+        call()
+        return round((time.perf_counter() - began) * 1000, 1)
 
     with Engine(repo, home=home, clock=lambda: NOW_AT) as engine:
-        load_snapshot(engine, 0, hooks_installed(str(repo)))
-        began = time.perf_counter()
-        load_snapshot(engine, 1, hooks_installed(str(repo)))
-        load_ms = (time.perf_counter() - began) * 1000
-        began = time.perf_counter()
-        engine.validate_memory(persist=False)
-        fresh_ms = (time.perf_counter() - began) * 1000
-    return {"overview_load_ms": round(load_ms, 1), "freshness_check_ms": round(fresh_ms, 1)}
+        hooks = hooks_installed(str(repo))
+        figures = {"overview_load_ms": timed(lambda: load_snapshot(engine, 1, hooks)),
+                   "freshness_check_ms": timed(lambda: engine.validate_memory(persist=False))}
+        newest = engine.list_memory(limit=PAGE)
+        oldest = engine.list_memory(limit=PAGE, oldest=True)
+        figures.update({
+            "page_newest_ms": timed(lambda: engine.list_memory(limit=PAGE)),
+            "page_next_ms": timed(lambda: engine.list_memory(limit=PAGE, start=newest.next)),
+            "page_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, oldest=True)),
+            "page_before_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, before=oldest.keys[0])),
+            "page_by_offset_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, offset=oldest.offset)),
+        })
+    return figures
 
 
 CONTESTS_TITLE = rb"Contests \xc2\xb7 (\d+|none) open"
-FRESHNESS_TITLE = rb"Freshness \xc2\xb7 (\d+) stale \xc2\xb7 (\d+) moved"
+FRESHNESS_TITLE = rb"Freshness \xc2\xb7 memories: (\d+) stale \xc2\xb7 (\d+) moved"
 
 
 def cpu_and_checkout(term: Terminal, repo: Path, db: Path, *, events: int) -> dict[str, float]:
@@ -137,13 +155,26 @@ def cpu_and_checkout(term: Terminal, repo: Path, db: Path, *, events: int) -> di
     term.drain(10.0)
     idle = (term.cpu_seconds() - cpu) / (time.perf_counter() - began) * 100
     spool = repo / ".cortex" / "spool.jsonl"
-    began, cpu = time.perf_counter(), term.cpu_seconds()
-    for n in range(events):
-        with spool.open("a", encoding="utf-8") as out:  # what the capture hook does on every tool call
-            out.write(json.dumps({"p": {"hook_event_name": "PostToolUse", "tool_name": "Read",
-                                        "tool_input": {"file_path": str(repo / f"bench-{n}.py")}}}) + "\n")
-        term.drain(1.0)
-    busy = (term.cpu_seconds() - cpu) / (time.perf_counter() - began) * 100
+
+    def one_per_second(seconds: int, *, flush: bool) -> float:
+        """The app's CPU (%) while a hook event arrives every second, each flushed into the store when `flush`."""
+        from cortex_engine.engine import Engine
+
+        began, cpu = time.perf_counter(), term.cpu_seconds()
+        for n in range(seconds):
+            tick = time.perf_counter()
+            with spool.open("a", encoding="utf-8") as out:  # what the capture hook does on every tool call
+                out.write(json.dumps({"v": 1, "t": time.time(), "p": {
+                    "session_id": "bench-host", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Read",
+                    "tool_use_id": f"bench-{flush}-{n}", "tool_input": {"file_path": str(repo / f"bench-{n}.py")}}}) + "\n")
+            if flush:  # the worst case: a flush (a store commit) after every event, not once per turn
+                with Engine(repo, home=Path(os.environ["CORTEX_HOME"])) as other:
+                    other.flush_spool()
+            term.drain(max(0.0, 1.0 - (time.perf_counter() - tick)))
+        return (term.cpu_seconds() - cpu) / (time.perf_counter() - began) * 100
+
+    busy = one_per_second(events, flush=False)
+    flushed = one_per_second(events, flush=True)
     conn = sqlite3.connect(db)
     rows = conn.execute("SELECT normalized_path, COUNT(*) FROM memory_references GROUP BY normalized_path "
                         "ORDER BY 2 DESC").fetchall()
@@ -157,7 +188,7 @@ def cpu_and_checkout(term: Terminal, repo: Path, db: Path, *, events: int) -> di
                    env={**os.environ, **synth.GIT_ENV})
     committed = time.perf_counter()
     label = term.wait_for_pattern(FRESHNESS_TITLE, lambda m: int(m.group(2)) != before, since=mark)
-    return {"idle_cpu_pct": round(idle, 2), "events_cpu_pct": round(busy, 2),
+    return {"idle_cpu_pct": round(idle, 2), "events_cpu_pct": round(busy, 2), "flushed_events_cpu_pct": round(flushed, 2),
             "git_mv_label_ms": round((label - committed) * 1000, 1)}
 
 
@@ -205,9 +236,14 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=5)
     parser.add_argument("--runs", type=int, default=5, help="cold starts to time")
     parser.add_argument("--events", type=int, default=60, help="seconds of one hook event per second (0: skip)")
+    parser.add_argument("--store", type=Path, help="build the store here once and reuse it (the bench writes to it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        built = synth.build(Path(tmp), args.items)
+        root = args.store or Path(tmp)
+        if args.store is not None and (root / "repo").is_dir():
+            built = synth.Built(root / "repo", root / "home", (), (), 0, 0)
+        else:
+            built = synth.build(root, args.items)
         os.environ["CORTEX_HOME"] = str(built.home)
         figures = measure(built.repo, built.home, runs=args.runs, writes=args.writes, events=args.events)
         print(json.dumps({"items": args.items, **{

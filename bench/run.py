@@ -180,7 +180,8 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
         result["tui_first_paint_ms"] = stats(tui["first_paint_ms"])
         result["tui_data_paint_ms"] = stats(tui["data_paint_ms"])
         result["tui_live_ms"] = stats(tui["live_ms"])
-        for name in ("idle_cpu_pct", "events_cpu_pct", "git_mv_label_ms"):
+        for name in ("idle_cpu_pct", "events_cpu_pct", "flushed_events_cpu_pct", "git_mv_label_ms", "page_newest_ms",
+                     "page_next_ms", "page_oldest_ms", "page_before_oldest_ms", "page_by_offset_oldest_ms"):
             result[f"tui_{name}"] = stats([tui[name]])
     return result
 

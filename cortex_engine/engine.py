@@ -21,18 +21,17 @@ from cortex_engine.base.ids import new_id
 from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
 from cortex_engine.memory import items as memory
 from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
-from cortex_engine.query.render import strip_control
+from cortex_engine.query.render import item_labels, strip_control
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.notes import NoteWrite, Resolution
 from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
     store_identity)
 from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
 from cortex_engine.query.surfaces import BUDGETS, Surface
+from cortex_engine.base import settings
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
-
-from cortex_engine.base import settings
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -865,6 +864,30 @@ class Engine:
         """SQLite's data_version: changes when another connection commits (a cheap change probe)."""
         return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
+    def memory_mark(self) -> tuple[object, ...]:
+        """A cheap fingerprint of what memory views show: equal marks mean no memory row changed. Reads only.
+
+        It covers memory items (rows and tiers), notes (rows and statuses; a contest is a new note), corrections (every edit
+        and delete writes one), references and anchors (what freshness checks) and the checkout's signature. It does
+        not cover sessions, events, the token ledger or access counts: a write that touches only those (a spool
+        flush of reads, a booked injection) leaves it unchanged, so the operator view reloads its overview only.
+        """
+        from cortex_engine.scope.freshness import checkout_signature
+
+        def rows(sql: str) -> tuple[object, ...]:
+            return tuple(tuple(row) for row in self.conn.execute(sql))
+
+        return (
+            rows("SELECT COUNT(*), MAX(rowid) FROM memory_items"),
+            rows("SELECT scope_key, state, COUNT(*) FROM memory_items GROUP BY scope_key, state"),  # covering index
+            rows("SELECT COUNT(*), MAX(rowid) FROM notes"),
+            rows("SELECT scope_key, status, COUNT(*) FROM notes GROUP BY scope_key, status"),  # covering index
+            rows("SELECT COUNT(*), MAX(rowid) FROM memory_corrections"),
+            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_references"),
+            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_anchors"),
+            checkout_signature(self.scope),
+        )
+
     # -- inspection and correction -------------------------------------------------------------
 
     def list_memory(
@@ -875,31 +898,34 @@ class Engine:
         states: list[str] | None = None,
         limit: int | None = None,
         offset: int = 0,
+        start: inspection.PageKey | None = None,
+        before: inspection.PageKey | None = None,
+        oldest: bool = False,
     ) -> inspection.Page:
         """Every memory item, newest first, with its trust labels and one freshness verdict per referenced path.
 
-        No default filters. Reads only.
+        No default filters. Reads only. A page is found by `offset`, or by key (`start`, `before`, `oldest`: see
+        `inspection.list_memory`), which costs the same on the last page as on the first.
 
         Raises:
-            InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
+            InvalidInput: an unknown kind (full or short name) or state, a negative offset, or two ways of paging.
         """
-        from cortex_engine.operator import page_labels
-
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
-        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
-        labels = page_labels(self, page)
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset,
+                                      start=start, before=before, oldest=oldest)
         found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
         for item in page.items:
-            item["labels"] = labels[str(item["id"])]
-            item["references"] = found[str(item["id"])].verdicts
+            validation = found[str(item["id"])]
+            item["labels"] = item_labels(str(item["kind"]), str(item["text"]), validation)
+            item["references"] = validation.verdicts
         return page
 
-    def memory_position(
+    def memory_key(
         self, item_id: str, *, scopes: list[str] | None = None, kinds: list[str] | None = None,
         states: list[str] | None = None,
-    ) -> int | None:
-        """An item's index in `list_memory`'s order under these filters (None when it is not listed). Reads only."""
-        return inspection.memory_position(self.conn, item_id, scopes=scopes, kinds=kinds, states=states)
+    ) -> inspection.PageKey | None:
+        """An item's place in `list_memory`'s order under these filters (None when they do not list it). Reads only."""
+        return inspection.memory_key(self.conn, item_id, scopes=scopes, kinds=kinds, states=states)
 
     def inspect_memory(self, item_id: str) -> inspection.Inspection:
         """Everything about one item (trust, conflict, references, access, corrections). Reads only."""

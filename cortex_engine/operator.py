@@ -2,7 +2,7 @@
 
 These are the few things the operator view needs that the Engine does not answer in one call:
 which Claude Code settings wire the capture hook (read-only), spend per channel against each
-channel's budget, the labels of a listed page, the editable text of an item, and closing a contest
+channel's budget, the editable text of an item, and closing a contest
 (keep one side, or resolve every side) through `Engine.resolve`.
 """
 
@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cortex_engine.memory.inspection import find_item
 from cortex_engine.store import queries
-from cortex_engine.scope.freshness import Validator
-from cortex_engine.memory.inspection import Page, find_item
 from cortex_engine.capture.reflex import WHISPER_CHARS
-from cortex_engine.query.render import item_labels
 from cortex_engine.scope.identity import locate_git
 from cortex_engine.query.surfaces import BUDGETS
 from cortex_engine.base.tokens import estimate_tokens
@@ -99,13 +97,6 @@ def channel_spend(engine: Engine, session_id: str | None = None) -> list[Channel
         slot[1] += row["total"]
         slot[2] = max(slot[2], row["top"])
     return [ChannelSpend(name, n, total, top, CHANNEL_BUDGETS[name]) for name, (n, total, top) in totals.items()]
-
-
-def page_labels(engine: Engine, page: Page) -> dict[str, list[str]]:
-    """The trust labels (contested, superseded, resolved, stale, moved) of every item on a listed page."""
-    validator = Validator(engine.conn, engine.scope)
-    found = validator.validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
-    return {str(i["id"]): item_labels(str(i["kind"]), str(i["text"]), found.get(str(i["id"]))) for i in page.items}
 
 
 def editable_text(engine: Engine, item_id: str) -> str:

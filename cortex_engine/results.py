@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GC_STEPS
-    from cortex_engine.memory.inspection import Deletion, Inspection, Location, Page, scope_label, text_diff
+    from cortex_engine.memory.inspection import Deletion, Inspection, Location, Page, PageKey, scope_label, text_diff
     from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
@@ -29,6 +29,7 @@ _HOME = {
     "GC_STEPS": "capture.gc",
     "Deletion": "memory.inspection", "Inspection": "memory.inspection", "Page": "memory.inspection",
     "scope_label": "memory.inspection", "Location": "memory.inspection", "text_diff": "memory.inspection",
+    "PageKey": "memory.inspection",
     "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items",
     "note_content": "memory.items", "split_trailers": "memory.items",
     "Resolution": "memory.notes",

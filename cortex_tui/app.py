@@ -35,6 +35,8 @@ from .screens.state import StateScreen
 from .widgets.memory_browser import ROOMY
 
 FRESHNESS_SHOWN = 200
+SETTLE_SECONDS = 0.15
+"""A store change waits this long for the rest of its burst (one flush commits several times) before a reload."""
 
 
 class CortexApp(App[None]):
@@ -52,7 +54,10 @@ class CortexApp(App[None]):
     freshness: var[tuple[dict[str, Any], dict[str, str]] | None] = var(None, init=False)
     """The newest freshness report and the text of its flagged items."""
     generation: var[int] = var(0, init=False)
-    """Bumped each time a snapshot is applied; widgets that load their own data reload on it."""
+    """Bumped each time a snapshot is applied."""
+    memory_generation: var[int] = var(0, init=False)
+    """Bumped when an applied snapshot's memory mark differs from the last one: widgets that list memory reload on
+    it. A store write that touched only sessions, events or the ledger (a spool flush of reads) leaves it alone."""
 
     def __init__(self, target: StoreTarget, *, live: bool = True, poll_interval: float = 1.0) -> None:
         """Bind the app to a store target.
@@ -75,6 +80,8 @@ class CortexApp(App[None]):
         self._watcher: StoreWatcher | None = None
         self._watch_key: tuple[object, ...] | None = None
         self._state: tuple[str, str, str] | None = None
+        self._settling: str | None = None
+        """The reason of a store change waiting out SETTLE_SECONDS (None: nothing waits)."""
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -115,6 +122,9 @@ class CortexApp(App[None]):
     def load(self, generation: int) -> None:
         """Describe the store (never creating it), then read a snapshot through the engine."""
         worker = get_current_worker()
+        if not os.path.isdir(self.target.cwd):  # deleted under us: its store may exist, but nothing here reaches it
+            self.post_message(StoreUnavailable("deleted", None, None))
+            return
         info = self.target.describe()
         hooks = self.target.hooks()
         if not info.exists:
@@ -171,9 +181,13 @@ class CortexApp(App[None]):
                              Path(snapshot.git_dir) if snapshot.git_dir else None)
 
     def _apply(self, snapshot: Snapshot) -> None:
+        """Show a snapshot; memory views and the freshness report are read again only when memory changed."""
+        previous = self.snapshot
         self.snapshot = snapshot
         self.generation += 1
-        self.request_freshness()
+        if previous is None or previous.memory_mark != snapshot.memory_mark or not snapshot.memory_mark:
+            self.memory_generation += 1
+            self.request_freshness()
 
     @on(FreshnessReady)
     def _freshness_ready(self, message: FreshnessReady) -> None:
@@ -191,13 +205,15 @@ class CortexApp(App[None]):
 
     @on(StoreUnavailable)
     def _store_unavailable(self, message: StoreUnavailable) -> None:
-        """No store to show: explain, and keep watching for it."""
+        """No store to show: explain, and keep watching for it (a deleted directory: watch nothing, `r` looks again)."""
         key = (message.state, message.code, message.message)
         if self._state != key:
             self._state = key
             self._swap_screen(StateScreen(message.state, self.target, message.info, message.hooks,
                                              message.message, message.code))
-        if message.info is not None:
+        if message.state == "deleted":
+            self._stop_watcher()
+        elif message.info is not None:
             self._ensure_watcher(Path(message.info.path), None, False)
 
     def _swap_screen(self, screen: Screen[Any]) -> None:
@@ -208,11 +224,22 @@ class CortexApp(App[None]):
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        """Another process changed the store or the checkout: reload what depends on it (coalesced)."""
-        if message.checkout_only:
+        """Another process changed the store or the checkout: once the burst settles, reload what depends on it."""
+        if self._settling is None:
+            self._settling = message.reason
+            self.set_timer(SETTLE_SECONDS, self._settled)
+        elif StoreChanged(self._settling).can_replace(message):
+            self._settling = message.reason  # a change that reloads more than the one waiting
+
+    def _settled(self) -> None:
+        """The burst is over: a checkout change re-checks freshness, anything else reloads the snapshot."""
+        reason, self._settling = self._settling, None
+        if reason is None:
+            return
+        if StoreChanged(reason).checkout_only:
             self.request_freshness()
         else:
-            self.request_reload(message.reason)
+            self.request_reload(reason)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report failures; run the reload that was queued behind a finished one."""

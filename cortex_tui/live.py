@@ -30,7 +30,10 @@ STORE_FILES = ("cortex.db", "cortex.db-wal")
 RUNTIME_FILES = ("engaged",)
 """Files of the worktree's runtime folder whose change the operator should see (claims live in `claims/`)."""
 GIT_FILES = ("HEAD", "index")
-"""Files of the worktree's git dir whose change moves freshness (a commit also moves the branch's ref: polled)."""
+"""Files of the worktree's git dir whose change moves freshness."""
+REFLOG = ("logs", "HEAD")
+"""The worktree's HEAD reflog: every commit, reset and checkout appends to it, so a commit is heard at once (the
+branch's ref lives in the common dir and may be packed; without a reflog the poll still sees the commit)."""
 CHANGES = ("modified", "created", "deleted", "moved")
 """Event types that mean content changed: every connection's open and close also touch the WAL (opened, attrib,
 closed), and reacting to those would make each reload trigger the next."""
@@ -72,6 +75,8 @@ class StoreWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._observer: object | None = None
+        self._heard = threading.Event()
+        """Set when the observer reported a change: the poll then does not report the same change again."""
 
     def start(self) -> None:
         """Start the poll thread and, when the folders exist, the file-system observer."""
@@ -110,13 +115,19 @@ class StoreWatcher:
                     if name in GIT_FILES:
                         watcher.on_change("head" if name == "HEAD" else "checkout")
                     return
+                if watcher.git_dir is not None and path == str(watcher.git_dir.joinpath(*REFLOG)):
+                    watcher.on_change("checkout")
+                    return
                 if name in STORE_FILES or name in RUNTIME_FILES or f"{os.sep}claims{os.sep}" in path:
+                    watcher._heard.set()
                     watcher.on_change(f"file:{name}")
 
         observer = Observer()
         handler = Handler()
         watched = 0
-        for folder, recursive in ((self.store_path.parent, False), (self.runtime_dir, True), (self.git_dir, False)):
+        reflogs = self.git_dir / REFLOG[0] if self.git_dir is not None else None
+        for folder, recursive in ((self.store_path.parent, False), (self.runtime_dir, True), (self.git_dir, False),
+                                  (reflogs, False)):
             if folder is not None and folder.is_dir():
                 observer.schedule(handler, str(folder), recursive=recursive)
                 watched += 1
@@ -144,9 +155,12 @@ class StoreWatcher:
                 engaged = self.runtime_dir is not None and (self.runtime_dir / "engaged").is_file()
                 head, checkout = checkout_probe(self.git_dir)
                 probe = (exists, version, engaged, head, checkout)
+                heard = self._heard.is_set()
+                self._heard.clear()
                 if last is not None and probe != last:
                     if probe[:4] != last[:4]:
-                        self.on_change("poll")
+                        if not heard or probe[3] != last[3]:  # the observer already reported this store change
+                            self.on_change("poll")
                     else:
                         self.on_change("checkout")
                 last = probe

@@ -52,7 +52,8 @@ class FreshnessReady(Message, bubble=False):
 
 @dataclass
 class StoreUnavailable(Message, bubble=False):
-    """The store cannot be shown: it does not exist yet (`missing`) or it was refused (`refused`)."""
+    """The store cannot be shown: it does not exist yet (`missing`), it was refused (`refused`), or the directory
+    the app was opened in was deleted (`deleted`)."""
 
     state: str
     info: StoreInfo | None

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from cortex_engine.engine import Engine
+from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory.notes import extract_item_references
 
 from .conftest import NOW, Clock, Repo, git
@@ -169,6 +170,40 @@ def test_list_memory_orders_by_created_at_then_rowid(repo: Repo, make_engine: Ca
     d = engine.note("insight", "newest")
     ids = [i["id"] for i in ok_json(repo.path, "list-memory")["items"]]
     assert ids == [d.item_id, b.item_id, a.item_id, c.item_id]
+
+
+def test_list_memory_pages_by_key_in_the_same_order_as_offsets(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Keyset pages (start, before, oldest) list exactly what offsets list, ties included, and survive a delete."""
+    engine = make_engine(repo.path)
+    for n in range(23):  # three items share each timestamp: rowid breaks the ties
+        add_item(engine, f"item-{n:02d}", f"run {n}", created_at=f"2026-08-02T{10 + n // 3:02d}:00:00.000Z")
+    everything = [i["id"] for i in engine.list_memory(limit=200).items]
+    assert len(everything) == 23
+
+    pages, page = [], engine.list_memory(limit=5)
+    while True:
+        pages.append(([i["id"] for i in page.items], page.offset))
+        if page.next is None:
+            break
+        page = engine.list_memory(limit=5, start=page.next)
+    assert pages == [(everything[o:o + 5], o) for o in range(0, 23, 5)]
+
+    last = engine.list_memory(limit=5, oldest=True)
+    assert ([i["id"] for i in last.items], last.offset, last.next) == (everything[18:], 18, None)
+    back = engine.list_memory(limit=5, before=last.keys[0])
+    assert ([i["id"] for i in back.items], back.offset) == (everything[13:18], 13)
+    assert back.next == last.keys[0]
+    top = engine.list_memory(limit=5, before=engine.list_memory(limit=5).keys[3])
+    assert ([i["id"] for i in top.items], top.offset) == (everything[:5], 0)  # fewer than a page newer: the first
+
+    key = engine.memory_key(everything[9])
+    assert key is not None and engine.memory_key(everything[9], kinds=["decision"]) is None
+    engine.conn.execute("DELETE FROM memory_items WHERE id=?", (everything[9],))
+    held = engine.list_memory(limit=5, start=key)  # the item is gone: its key still places the page
+    assert ([i["id"] for i in held.items], held.offset) == (everything[10:15], 9)
+    assert engine.memory_key(everything[9]) is None
+    with pytest.raises(InvalidInput):
+        engine.list_memory(limit=5, offset=5, start=key)
 
 
 def test_list_memory_next_page_command_runs_as_printed(tmp_path: Path, make_engine: Callable[..., Engine]) -> None:

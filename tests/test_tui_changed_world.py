@@ -254,10 +254,10 @@ def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path)
 
 
 def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # noqa: ANN001 - conftest.Repo
-    """The search hit is the oldest of 230 items: the browser opens the page that holds it and highlights it."""
+    """The search hit is the oldest of 230 items: the browser opens a page at it; Home and End jump by key."""
     from datetime import timedelta
 
-    from textual.widgets import Input
+    from textual.widgets import Input, Static
 
     from cortex_engine.engine import Engine
     from cortex_tui.widgets.memory_browser import PAGE, MemoryBrowser
@@ -280,14 +280,21 @@ def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # n
         await pilot.press("down", "enter")
         await settle(pilot)
         browser = app.screen.query_one(MemoryBrowser)
-        assert browser.page_offset == PAGE
-        assert browser.highlighted_id() == oldest
+        assert (browser.position, browser.highlighted_id()) == (229, oldest)
         await pilot.press("home")
         await settle(pilot)
-        assert browser.page_offset == 0
+        assert (browser.position, browser.query_one("#memory-table").cursor_row) == (0, 0)
         await pilot.press("end")
         await settle(pilot)
-        assert (browser.page_offset, browser.highlighted_id()) == (PAGE, oldest)
+        assert (browser.position, browser.highlighted_id()) == (230 - PAGE, oldest)
+        assert str(browser.query_one("#page-info", Static).content) == "31–230 of 230 · newest first"
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert browser.position == 0 and len(browser.rows) == PAGE
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert (browser.position, len(browser.rows)) == (PAGE, 30)
+        assert not browser.next_page()
 
     drive(repo.path, steps)
 
@@ -312,3 +319,130 @@ def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:
         assert "1 drifted" in str(pane.border_title) and "0 moved" in str(pane.border_title)
 
     drive(repo.path, steps, live=True)
+
+
+def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:  # noqa: F811
+    """The directory the app watches is deleted: one screen says so, nothing is watched, polled or created any more."""
+    import shutil
+
+    from textual.widgets import Static
+
+    from cortex_engine.engine import describe_store
+    from cortex_tui.screens.state import StateScreen
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("2")  # the Memory tab: its page and inspection workers open engines too
+        for _ in range(40):  # let the watcher start (bounded)
+            if app._watcher is not None:
+                break
+            await pilot.pause(0.05)
+        assert app._watcher is not None
+        shutil.rmtree(demo)
+        for _ in range(100):  # the watcher sees HEAD go within a poll (0.2 s here); bounded at ~5 s
+            if isinstance(app.screen, StateScreen):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert isinstance(app.screen, StateScreen) and app.screen.state == "deleted"
+        assert "no longer exists" in str(app.screen.query_one("#state-box", Static).content)
+        assert app._watcher is None
+        loads = app._requested
+        for _ in range(5):
+            await pilot.pause(0.2)  # a poll interval each: a live watcher would have asked for a reload by now
+        assert app._requested == loads and app._watcher is None
+        await pilot.press("r")  # checking again finds it still gone, and still watches nothing
+        await settle(pilot)
+        assert isinstance(app.screen, StateScreen) and app._watcher is None
+
+    notes = drive(demo, steps, live=True)
+    assert not Path(describe_store(str(demo)).path).exists()  # no store made up for the vanished path
+    assert not [title for _, title, _ in notes if "bad_cwd" in title]
+
+
+def test_a_commit_that_leaves_the_index_alone_is_heard_without_the_poll(repo) -> None:  # noqa: ANN001 - conftest.Repo
+    """`git reset --soft` moves the branch (HEAD's reflog grows) but not the index: the watcher hears it at once."""
+    import threading
+
+    from cortex_tui.live import StoreWatcher
+
+    repo.write("a.txt", "one\n")
+    repo.commit("one")
+    repo.write("a.txt", "two\n")
+    repo.commit("two")
+    heard: list[str] = []
+    checkout = threading.Event()
+
+    def on_change(reason: str) -> None:
+        heard.append(reason)
+        if reason == "checkout":
+            checkout.set()
+
+    watcher = StoreWatcher(repo.path / "no-store" / "cortex.db", None, on_change, None, git_dir=repo.path / ".git",
+                           interval=3600)  # the poll probes once at start, then not again during this test
+    watcher.start()
+    try:
+        repo.git("reset", "-q", "--soft", "HEAD~1")
+        assert checkout.wait(10), heard
+    finally:
+        watcher.close()
+
+
+def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Path) -> None:  # noqa: F811
+    """A flush of a Read event reloads the overview only; a new note reloads the memory page (the highlighted item
+    kept, at the same place on screen) and re-checks freshness."""
+    import json
+
+    from textual.widgets import DataTable
+
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        checks: list[bool] = []
+        original = app.request_freshness
+
+        def counted(*, announce: bool = False) -> None:
+            checks.append(announce)
+            original(announce=announce)
+
+        app.request_freshness = counted
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.query_one("#memory-table", DataTable)
+        browser = app.screen.query_one(MemoryBrowser)
+        table.move_cursor(row=table.row_count - 1)
+        await settle(pilot)
+        kept, scroll, on_screen = browser.highlighted_id(), table.scroll_y, table.cursor_row - table.scroll_y
+        assert kept is not None and scroll > 0
+        for _ in range(40):  # the watcher is up once the first load located the store (bounded)
+            if app._watcher is not None:
+                break
+            await pilot.pause(0.05)
+        generation, memory = app.generation, app.memory_generation
+
+        with (demo / ".cortex" / "spool.jsonl").open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"v": 1, "t": 1785693600, "p": {
+                "session_id": "other", "cwd": str(demo), "hook_event_name": "PostToolUse", "tool_name": "Read",
+                "tool_use_id": "read-1", "tool_input": {"file_path": str(demo / "README.md")}}}) + "\n")
+        with engine_for(demo) as other:
+            before = other.memory_mark()
+            other.flush_spool()
+            assert other.memory_mark() == before  # what this test relies on: the flush wrote no memory
+        for _ in range(100):  # bounded: the overview reloads within a poll
+            if app.generation > generation:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert app.generation > generation and app.memory_generation == memory and checks == []
+
+        with engine_for(demo) as other:
+            other.note("insight", "the ledger compaction runs nightly")
+        for _ in range(100):
+            if app.memory_generation > memory:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert app.memory_generation > memory and checks == [False]
+        # The new note lands above: the highlighted row stays where it was on screen, under the same item.
+        assert (browser.highlighted_id(), table.cursor_row - table.scroll_y) == (kept, on_screen)
+
+    drive(demo, steps, live=True)

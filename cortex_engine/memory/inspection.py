@@ -96,15 +96,28 @@ def scope_label(key: str) -> str:
     return "project"
 
 
+@dataclass(frozen=True)
+class PageKey:
+    """Where an item sits in list order (newest first): its creation time, then its rowid (the tie-breaker)."""
+
+    created_at: str
+    rowid: int
+
+
 @dataclass
 class Page:
     """One page of list-memory."""
 
     total: int
     offset: int
+    """The position of the page's first item in list order (0 is the newest)."""
     limit: int
     items: list[dict[str, object]]
     filters: dict[str, list[str]]
+    keys: list[PageKey] = field(default_factory=list)
+    """Each item's place in list order (for keyset paging; not part of the JSON shape)."""
+    next: PageKey | None = None
+    """Where the next (older) page starts; None on the last page."""
 
     def to_dict(self) -> dict[str, object]:
         """The `list-memory --json` shape."""
@@ -112,6 +125,30 @@ class Page:
             "total": self.total, "offset": self.offset, "limit": self.limit, "order": ORDER_TEXT,
             "filters": self.filters, "items": self.items,
         }
+
+
+_KEY_ORDER = {"desc": "created_at DESC, rowid DESC", "asc": "created_at ASC, rowid ASC"}
+_OLDER = "(created_at < ? OR (created_at = ? AND rowid < ?))"
+_NEWER = "(created_at > ? OR (created_at = ? AND rowid > ?))"
+
+
+def _filters(scopes: list[str] | None, kinds: list[str] | None, states: list[str] | None) -> tuple[list[str], list[object]]:
+    """WHERE terms and arguments for list-memory's filters."""
+    where: list[str] = []
+    args: list[object] = []
+    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+        if values:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
+    return where, args
+
+
+def _key_args(key: PageKey) -> list[object]:
+    return [key.created_at, key.created_at, key.rowid]
+
+
+def _key(row: sqlite3.Row) -> PageKey:
+    return PageKey(str(row["created_at"]), int(row["rowid"]))
 
 
 def list_memory(
@@ -122,11 +159,19 @@ def list_memory(
     states: list[str] | None = None,
     limit: int | None = None,
     offset: int = 0,
+    start: PageKey | None = None,
+    before: PageKey | None = None,
+    oldest: bool = False,
 ) -> Page:
     """Every memory item, newest first, with no default filters (archived and other scopes included).
 
+    Pages are found by offset (the CLI's `--offset`) or, for a browser, by key, which costs the same on any page:
+    `start` lists from that item (inclusive) towards older ones; `before` lists the page just newer than that
+    item (the first page when fewer than a page are newer); `oldest` lists the last page. A key whose item was
+    deleted since still places the page (keys are compared, not looked up).
+
     Raises:
-        InvalidInput: an unknown kind or state, or a negative offset.
+        InvalidInput: an unknown kind or state, a negative offset, or an offset combined with a key.
     """
     kinds = normalize_kinds(kinds)
     for state in states or []:
@@ -136,18 +181,36 @@ def list_memory(
         raise InvalidInput("offset must be 0 or more", code="bad_args")
     if offset >= 2**63:  # SQLite's integers are 64-bit: a larger offset would escape as an OverflowError
         raise InvalidInput("offset is too large", code="bad_args")
+    if offset and (start or before or oldest) or sum(map(bool, (start, before, oldest))) > 1:
+        raise InvalidInput("list by one of offset, start, before or oldest", code="bad_args")
     limit = LIST_DEFAULT if limit is None or limit <= 0 else min(limit, LIST_MAX)
-    where, args = [], []
-    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
-        if values:
-            where.append(f"{column} IN ({','.join('?' * len(values))})")
-            args.extend(values)
+    where, args = _filters(scopes, kinds, states)
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     total = conn.execute(f"SELECT COUNT(*) FROM memory_items{clause}", args).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT rowid, * FROM memory_items{clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-        (*args, limit, offset),
-    ).fetchall()
+
+    def select(extra: str | None, extra_args: list[object], order: str, count: int, skip: int = 0) -> list[sqlite3.Row]:
+        terms = [*where, extra] if extra else where
+        sql = f"SELECT rowid, * FROM memory_items{' WHERE ' + ' AND '.join(terms) if terms else ''}"
+        return conn.execute(f"{sql} ORDER BY {_KEY_ORDER[order]} LIMIT ? OFFSET ?",
+                            (*args, *extra_args, count, skip)).fetchall()
+
+    rows: list[sqlite3.Row] = []
+    if before is not None:
+        rows = select(_NEWER, _key_args(before), "asc", limit)[::-1]
+        if len(rows) < limit:  # fewer than a page are newer: that is the first page
+            before, rows = None, []
+    if oldest:
+        rows = select(None, [], "asc", limit)[::-1]
+        offset = max(0, total - len(rows))
+    elif before is None:
+        inclusive = [start.created_at, start.created_at, start.rowid + 1] if start else []  # rowids are integers
+        rows = select(_OLDER if start else None, inclusive, "desc", limit + 1, offset)
+    rows, following = rows[:limit], rows[limit:]
+    if before is not None and rows:
+        following = select(_OLDER, _key_args(_key(rows[-1])), "desc", 1)
+    if rows and (start is not None or before is not None):
+        newer = f" WHERE {' AND '.join([*where, _NEWER])}"
+        offset = conn.execute(f"SELECT COUNT(*) FROM memory_items{newer}", (*args, *_key_args(_key(rows[0])))).fetchone()[0]
     items = [
         {
             "id": r["id"], "note_id": r["source_id"] if r["source_table"] == "notes" else None, "kind": r["kind"],
@@ -158,34 +221,29 @@ def list_memory(
         for r in rows
     ]
     filters = {k: v for k, v in (("scope", scopes or []), ("kind", kinds or []), ("state", states or [])) if v}
-    return Page(total, offset, limit, items, filters)
+    return Page(total, offset, limit, items, filters, [_key(r) for r in rows], _key(following[0]) if following else None)
 
 
-def memory_position(
+def memory_key(
     conn: sqlite3.Connection,
     item_id: str,
     *,
     scopes: list[str] | None = None,
     kinds: list[str] | None = None,
     states: list[str] | None = None,
-) -> int | None:
-    """Where an item sits in `list_memory`'s order under the same filters (0 is the newest); None if not listed.
+) -> PageKey | None:
+    """Where an item sits in `list_memory`'s order, if these filters list it (None when they do not, or it is gone).
 
-    Lets a caller open the page that holds an item (a search hit, a deep link) whatever its age.
+    Lets a caller open a page at an item (a search hit, a deep link) whatever its age: `list_memory(start=key)`.
     """
     row = conn.execute("SELECT rowid, created_at, scope_key, kind, state FROM memory_items WHERE id=?",
                        (item_id,)).fetchone()
     if row is None:
         return None
-    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+    for column, values in (("scope_key", scopes), ("kind", normalize_kinds(kinds)), ("state", states)):
         if values and row[column] not in values:
             return None
-    where, args = ["(created_at > ? OR (created_at = ? AND rowid > ?))"], [row["created_at"], row["created_at"], row["rowid"]]
-    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
-        if values:
-            where.append(f"{column} IN ({','.join('?' * len(values))})")
-            args.extend(values)
-    return int(conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {' AND '.join(where)}", args).fetchone()[0])
+    return _key(row)
 
 
 def quote_arg(value: str) -> str:

@@ -42,6 +42,8 @@ class Snapshot:
     """`Engine.activity()`: sessions and subagent sessions, newest first."""
     git_dir: str | None = None
     """The worktree's git dir (HEAD, index), watched for checkout changes; None outside git."""
+    memory_mark: tuple[object, ...] = ()
+    """`Engine.memory_mark()`: unchanged means the memory table and the freshness report need not be read again."""
 
     def contest_of(self, note_id: str | None) -> dict[str, Any] | None:
         """The open contest a note is a side of, if any."""
@@ -77,4 +79,5 @@ def load_snapshot(engine: Engine, generation: int, hooks: HookInstall) -> Snapsh
         scope_spend=channel_spend(engine),
         activity=engine.activity(40),
         git_dir=engine.scope.git_dir,
+        memory_mark=engine.memory_mark(),
     )

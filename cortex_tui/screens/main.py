@@ -69,6 +69,14 @@ class MainScreen(Screen[None]):
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
 
+    def __init__(self) -> None:
+        """No snapshot shown yet."""
+        super().__init__()
+        self._shown: Snapshot | None = None
+        """The snapshot the panes show (a new one repaints only the panes whose part changed)."""
+        self._keys: tuple[bool | None, ...] = ()
+        """What `check_action` said of each key when the footer was last asked to redraw."""
+
     @property
     def cortex(self) -> CortexApp:
         """The app, typed."""
@@ -108,21 +116,41 @@ class MainScreen(Screen[None]):
             self.query_one(StatusHeader).show_snapshot(snapshot, self.cortex.target, now=self.cortex.target.clock())
 
     def _show_snapshot(self, snapshot: Snapshot | None) -> None:
-        """Fill every pane from one snapshot."""
+        """Fill the panes from one snapshot: only those whose part of it changed (or whose ages moved a minute)."""
         if snapshot is None:
             return
-        self.query_one(StatusHeader).show_snapshot(snapshot, self.cortex.target)
-        self.query_one(NoticeBar).show_notices(snapshot.info, snapshot.hooks)
-        self.query_one(BriefPane).show_brief(snapshot.brief)
-        self.query_one(ContestsPane).show_contests(snapshot.contests, snapshot.now)
-        self.query_one(SpendPane).show_snapshot(snapshot)
-        self.query_one(ActivityTable).show_sessions(snapshot.activity, snapshot.now)
-        self.refresh_bindings()
+        shown, self._shown = self._shown, snapshot
+        aged = shown is None or shown.now.replace(second=0, microsecond=0) != snapshot.now.replace(second=0, microsecond=0)
+
+        def changed(*parts: str) -> bool:
+            return shown is None or any(getattr(shown, part) != getattr(snapshot, part) for part in parts)
+
+        if aged or changed("status", "contests", "info", "repo"):
+            self.query_one(StatusHeader).show_snapshot(snapshot, self.cortex.target)
+        if changed("info", "hooks"):
+            self.query_one(NoticeBar).show_notices(snapshot.info, snapshot.hooks)
+        if changed("brief"):
+            self.query_one(BriefPane).show_brief(snapshot.brief)
+        if aged or changed("contests"):
+            self.query_one(ContestsPane).show_contests(snapshot.contests, snapshot.now)
+        if changed("stats", "session_spend", "scope_spend"):
+            self.query_one(SpendPane).show_snapshot(snapshot)
+        if aged or changed("activity"):
+            self.query_one(ActivityTable).show_sessions(snapshot.activity, snapshot.now)
+        self._refresh_keys()
 
     def _show_freshness(self, freshness: tuple[dict[str, Any], dict[str, str]] | None) -> None:
         """Fill the freshness pane."""
         if freshness is not None:
             self.query_one(FreshnessPane).show_report(*freshness)
+            self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        """Redraw the footer only when a key became live, dimmed or hidden: it rebuilds every key when asked."""
+        keys = tuple(self.check_action(binding.action.split("(")[0], ())
+                     for binding in self.BINDINGS if isinstance(binding, Binding))
+        if keys != self._keys:
+            self._keys = keys
             self.refresh_bindings()
 
     # -- selection -----------------------------------------------------------------------------------
@@ -159,7 +187,7 @@ class MainScreen(Screen[None]):
     def _selection_changed(self, event: SelectionChanged) -> None:
         """A pane's highlight moved: the footer re-checks which keys apply."""
         event.stop()
-        self.refresh_bindings()
+        self._refresh_keys()
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -1,4 +1,4 @@
-"""Shown instead of the overview when there is no store to show: never seen, or refused. Says what fixes it."""
+"""Shown instead of the overview when there is no store to show: never seen, refused, or its directory deleted."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ FIXES = {
 
 
 class StateScreen(Screen[None]):
-    """A repository never seen (no store yet) or a store refused (newer or corrupt schema): meaning and fix."""
+    """A repository never seen (no store yet), a store refused (newer or corrupt schema) or a directory deleted under
+    the app: meaning and fix."""
 
     DEFAULT_CSS = """
     StateScreen {
@@ -69,19 +70,29 @@ class StateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Fill the header and mark the kind of state."""
-        title = "no store yet" if self.state == "missing" else "store refused"
-        detail = "watching for the first session…" if self.state == "missing" else self.code
+        title, detail, border = {
+            "missing": ("no store yet", "watching for the first session…", "Never seen"),
+            "deleted": ("directory deleted", "watching nothing", "Directory deleted"),
+        }.get(self.state, ("store refused", self.code, "Cannot open the store"))
         self.query_one(StatusHeader).show_unavailable(title, detail, self.target)
-        self.set_class(self.state == "refused", "-refused")
-        box = self.query_one("#state-box", Static)
-        box.border_title = "Never seen" if self.state == "missing" else "Cannot open the store"
+        self.set_class(self.state != "missing", "-refused")
+        self.query_one("#state-box", Static).border_title = border
 
     def _body(self) -> Content:
         """What it means and the command that fixes it."""
         cwd = self.target.shorten(self.target.cwd)
         place = "directory" if self.info is not None and self.info.degraded else "repository"
         lines: list[Content] = []
-        if self.state == "missing":
+        if self.state == "deleted":
+            lines += [
+                Content.from_markup("[b $error]$cwd no longer exists.[/]", cwd=cwd),
+                Content(""),
+                Content.from_markup(
+                    "The directory this view was opened in was deleted (or moved away). Its memory, if it had any, is "
+                    "still in its store: open Cortex in the repository where it lives now. Nothing is watched any "
+                    "more; press [b]r[/] to look again."),
+            ]
+        elif self.state == "missing":
             lines += [
                 Content.from_markup("[b]No Cortex memory for this $place yet.[/]", place=place),
                 Content(""),

@@ -25,7 +25,7 @@ from ..messages import SelectionChanged
 from .inspection_view import InspectionView
 
 if TYPE_CHECKING:
-    from cortex_engine.results import Page
+    from cortex_engine.results import Page, PageKey
 
 PAGE = 200
 ROOMY = 150
@@ -98,14 +98,19 @@ class MemoryBrowser(Vertical):
     """Only this kind (None for all)."""
     tier: var[str | None] = var(None, init=False)
     """Only this tier (None for all)."""
-    page_offset: var[int] = var(0, init=False)
-    """The first row of the page (pages of 200, newest first)."""
 
     def __init__(self, **kwargs: Any) -> None:
         """Empty until mounted and loaded."""
         super().__init__(**kwargs)
         self.rows: dict[str, _Row] = {}
         self.total = 0
+        self.position = 0
+        """Where the shown page's first row sits in list order (0: the newest)."""
+        self._at: tuple[str, PageKey | None] = ("start", None)
+        """Which page to list, by key (never by offset: the last page costs what the first does): `start` from a
+        row (None: the newest), `before` the page just newer than a row, or `oldest`."""
+        self._keys: tuple[PageKey | None, PageKey | None] = (None, None)
+        """The shown page's first row, and where the next page starts (None on the last page)."""
         self._pending_focus: str | None = None
         """An item to highlight once its page is loaded (a search hit), found by id on any page."""
         self._pending_edge: str | None = None
@@ -127,8 +132,8 @@ class MemoryBrowser(Vertical):
             yield InspectionView(id="inspection")
 
     def on_mount(self) -> None:
-        """Reload whenever the app applies a new snapshot (live changes included)."""
-        self.watch(self.app, "generation", self._store_changed, init=False)
+        """Reload whenever the app applies a snapshot in which memory changed (live changes included)."""
+        self.watch(self.app, "memory_generation", self._store_changed, init=False)
 
     def _store_changed(self, _generation: int) -> None:
         """The store changed: reload the page (the inspection follows the highlighted row)."""
@@ -149,15 +154,10 @@ class MemoryBrowser(Vertical):
         """Tier filter changed."""
         self._refilter()
 
-    def watch_page_offset(self) -> None:
-        """Page changed."""
-        self.load_page()
-
     def _refilter(self) -> None:
-        if self.page_offset:
-            self.page_offset = 0
-        else:
-            self.load_page()
+        """Filters changed: back to the newest page."""
+        self._at = ("start", None)
+        self.load_page()
 
     @on(Select.Changed, "#scope-filter")
     def _scope_changed(self, event: Select.Changed) -> None:
@@ -175,17 +175,19 @@ class MemoryBrowser(Vertical):
         self.tier = None if event.value is Select.NULL else str(event.value)
 
     def next_page(self) -> bool:
-        """Move to the next page; False when this is the last."""
-        if self.page_offset + PAGE >= self.total:
+        """Move to the next (older) page; False when this is the last."""
+        if self._keys[1] is None:
             return False
-        self.page_offset += PAGE
+        self._at = ("start", self._keys[1])
+        self.load_page()
         return True
 
     def previous_page(self) -> bool:
-        """Move to the previous page; False on the first."""
-        if not self.page_offset:
+        """Move to the previous (newer) page; False on the first."""
+        if not self.position or self._keys[0] is None:
             return False
-        self.page_offset = max(0, self.page_offset - PAGE)
+        self._at = ("before", self._keys[0])
+        self.load_page()
         return True
 
     def reveal(self, item_id: str) -> None:
@@ -206,6 +208,7 @@ class MemoryBrowser(Vertical):
     def jump(self, *, to_end: bool) -> None:
         """The newest item (first page, first row) or the oldest (last page, last row)."""
         self._pending_edge = "end" if to_end else "start"
+        self._at = ("oldest", None) if to_end else ("start", None)
         self.load_page()
 
     # -- loading ---------------------------------------------------------------------------------
@@ -213,29 +216,23 @@ class MemoryBrowser(Vertical):
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False, name="list memory")
     def load_page(self) -> None:
         """List a page through `Engine.list_memory()` and label it (in a worker thread)."""
-        from cortex_engine.operator import page_labels
-
         worker = get_current_worker()
-        all_scopes, kind, tier, offset = self.all_scopes, self.kind, self.tier, self.page_offset
-        reveal, edge = self._pending_focus, self._pending_edge
+        all_scopes, kind, tier, (how, key) = self.all_scopes, self.kind, self.tier, self._at
+        reveal = self._pending_focus
         with self.app.target.open() as engine:  # type: ignore[attr-defined]
             filters = {"scopes": None if all_scopes else engine.scope_keys, "kinds": [kind] if kind else None,
                        "states": [tier] if tier else None}
             if reveal is not None:
-                position = engine.memory_position(reveal, **filters)
-                if position is None:  # deleted since the search showed it
+                found = engine.memory_key(reveal, **filters)
+                if found is None:  # deleted since the search showed it
                     self.app.call_from_thread(self._gone, reveal)
                 else:
-                    offset = position // PAGE * PAGE
-            elif edge == "start":
-                offset = 0
-            elif edge == "end":
-                total = engine.list_memory(**filters, limit=1).total
-                offset = max(0, (total - 1) // PAGE * PAGE)
-            page = engine.list_memory(**filters, limit=PAGE, offset=offset)
-            labels = page_labels(engine, page)
+                    how, key = "start", found
+            page = engine.list_memory(**filters, limit=PAGE, oldest=how == "oldest",
+                                      start=key if how == "start" else None, before=key if how == "before" else None)
             now = engine.clock()
         if not worker.is_cancelled:
+            labels = {str(item["id"]): list(item["labels"]) for item in page.items}  # type: ignore[call-overload]
             self.app.call_from_thread(self._show_page, page, labels, now, all_scopes, reveal)
 
     def _gone(self, item_id: str) -> None:
@@ -271,8 +268,9 @@ class MemoryBrowser(Vertical):
             title = subject or first_line(kind, text)[:40] or humanize_kind(kind)
             note_id = str(item["note_id"]) if item["note_id"] else None
             rows[item_id] = _Row(item_id, note_id, title, item_labels)
-        painted = (tuple(columns), page.offset, page.total, tuple((i, tuple(c)) for i, c in cells_by_id))
-        self.set_reactive(MemoryBrowser.page_offset, page.offset)
+        first = page.keys[0] if page.keys and page.offset else None  # None: the newest page, which new items join
+        painted = (tuple(columns), first, page.total, tuple((i, tuple(c)) for i, c in cells_by_id))
+        self.position, self._keys, self._at = page.offset, (first, page.next), ("start", first)
         if painted == self._painted and edge is None and self._pending_focus is None:
             return  # a reload that changed nothing on this page: keep the scroll, the cursor and the inspection
         same_page = self._painted is not None and self._painted[:2] == painted[:2]
@@ -286,8 +284,8 @@ class MemoryBrowser(Vertical):
         self.rows = rows
         self.total = page.total
         end = page.offset + len(page.items)
-        info = f"{page.offset + 1}–{end} of {page.total:,} · newest first" if page.items else "0 items"
-        if end < page.total:
+        info = f"{page.offset + 1:,}–{end:,} of {page.total:,} · newest first" if page.items else "0 items"
+        if page.next is not None:
             info += " · ] next"
         self.query_one("#page-info", Static).update(info)
         if not page.items:
