@@ -298,6 +298,10 @@ async def _freshness_moved(pilot) -> None:  # noqa: ANN001
     options.focus()
     options.highlighted = next(n for n, item in enumerate(pane.flagged) if item["label"].startswith("moved:"))
     await settle(pilot)
+    # Where a focus scroll lands depends on when the panes finished growing; bring the list into view once more,
+    # without animation, so the capture shows the settled position rather than the race.
+    options.scroll_visible(animate=False)
+    await settle(pilot)
 
 
 async def _audited_memory(pilot) -> None:  # noqa: ANN001
