@@ -801,6 +801,10 @@ class Engine:
         scopes: list[str] | None = None,
         kinds: list[str] | None = None,
         states: list[str] | None = None,
+        text: str | None = None,
+        labels: list[str] | None = None,
+        sort: str = "created",
+        reverse: bool = False,
         limit: int | None = None,
         offset: int = 0,
     ) -> inspection.Page:
@@ -808,17 +812,25 @@ class Engine:
 
         No default filters. Reads only.
 
+        Args:
+            text: only items whose subject or text contains this (case-insensitive substring).
+            labels: only items carrying any of `inspection.LABEL_FILTERS` (contested, stale, drifted, superseded),
+                judged as the listed labels are (stale and drifted against the checkout as it is now).
+            sort: one of `inspection.SORTS`; `reverse` flips its natural direction.
+
         Raises:
-            InvalidInput: an unknown kind (full or short name) or state, or a negative offset.
+            InvalidInput: an unknown kind (full or short name), state, label or sort, or a negative offset.
         """
         from .operator import page_labels
 
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
-        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset)
-        labels = page_labels(self, page)
-        found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
+        validator = Validator(self.conn, self.scope)
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, text=text, labels=labels,
+                                      validator=validator, sort=sort, reverse=reverse, limit=limit, offset=offset)
+        labels_by_id = page_labels(self, page)
+        found = validator.validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
         for item in page.items:
-            item["labels"] = labels[str(item["id"])]
+            item["labels"] = labels_by_id[str(item["id"])]
             item["references"] = found[str(item["id"])].verdicts
         return page
 

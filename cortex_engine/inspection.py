@@ -110,21 +110,99 @@ class Page:
         }
 
 
+LABEL_FILTERS = ("contested", "stale", "drifted", "superseded")
+"""The labels a listing can be narrowed to (an item is listed when it carries any of those asked for)."""
+SORTS = ("created", "kind", "state", "subject", "scope")
+"""Columns a listing can be ordered by; each has a natural direction (created: newest first; state: pinned first;
+the others A→Z) that `reverse` flips. Ties are always newest first."""
+_SORT_SQL = {
+    "kind": "kind", "scope": "scope_key", "subject": "COALESCE(subject, '') COLLATE NOCASE",
+    "state": "CASE state " + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATES)) + f" ELSE {len(STATES)} END",
+}
+_LABEL_CANDIDATES = {
+    "contested": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Conflict: ') > 0)",
+    "superseded": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Status: ') > 0)",
+    "stale": "(id IN (SELECT memory_item_id FROM memory_references) OR id IN (SELECT memory_item_id FROM memory_anchors))",
+    "drifted": "id IN (SELECT memory_item_id FROM memory_anchors)",
+}
+"""A cheap SQL superset of the items that can carry each label; `render.item_labels` decides."""
+
+
+def _order_by(sort: str, reverse: bool) -> str:
+    if sort not in SORTS:
+        raise InvalidInput(f"unknown sort {sort!r}; use {', '.join(SORTS)}", code="bad_sort")
+    if sort == "created":
+        way = "ASC" if reverse else "DESC"
+        return f"created_at {way}, rowid {way}"
+    way = " DESC" if reverse else ""
+    last = "COALESCE(subject, '') = '', " if sort == "subject" else ""  # items without a subject last, either way
+    return f"{last}{_SORT_SQL[sort]}{way}, created_at DESC, rowid DESC"
+
+
+def _filter_clause(
+    scopes: list[str] | None, kinds: list[str] | None, states: list[str] | None, text: str | None,
+    labels: list[str] | None,
+) -> tuple[str, list[object]]:
+    where: list[str] = []
+    args: list[object] = []
+    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+        if values:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            args.extend(values)
+    if text:
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append("(COALESCE(subject, '') LIKE ? ESCAPE '\\' OR text LIKE ? ESCAPE '\\')")
+        args.extend([pattern, pattern])
+    if labels:
+        where.append("(" + " OR ".join(_LABEL_CANDIDATES[label] for label in labels) + ")")
+    return (f" WHERE {' AND '.join(where)}" if where else ""), args
+
+
+def normalize_labels(labels: list[str] | None) -> list[str] | None:
+    """The label filters asked for, checked against `LABEL_FILTERS`.
+
+    Raises:
+        InvalidInput: a name that is not one of them.
+    """
+    if not labels:
+        return None
+    out: list[str] = []
+    for label in labels:
+        name = label.strip().lower()
+        if name not in LABEL_FILTERS:
+            raise InvalidInput(f"unknown label {label!r}; use {', '.join(LABEL_FILTERS)}", code="bad_label")
+        if name not in out:
+            out.append(name)
+    return out
+
+
 def list_memory(
     conn: sqlite3.Connection,
     *,
     scopes: list[str] | None = None,
     kinds: list[str] | None = None,
     states: list[str] | None = None,
+    text: str | None = None,
+    labels: list[str] | None = None,
+    validator: Validator | None = None,
+    sort: str = "created",
+    reverse: bool = False,
     limit: int | None = None,
     offset: int = 0,
 ) -> Page:
     """Every memory item, newest first, with no default filters (archived and other scopes included).
 
+    Args:
+        text: only items whose subject or text contains this, case-insensitively (a plain substring, not a query).
+        labels: only items carrying any of these `LABEL_FILTERS`, as `render.item_labels` labels them; stale and
+            drifted are judged against the checkout by `validator` (required for them).
+        sort: one of `SORTS` (default: created, newest first); `reverse` flips its direction.
+
     Raises:
-        InvalidInput: an unknown kind or state, or a negative offset.
+        InvalidInput: an unknown kind, state, label or sort, or a negative offset.
     """
     kinds = normalize_kinds(kinds)
+    labels = normalize_labels(labels)
     for state in states or []:
         if state not in STATES:
             raise InvalidInput(f"unknown state {state!r}; use {', '.join(STATES)}", code="bad_state")
@@ -133,17 +211,20 @@ def list_memory(
     if offset >= 2**63:  # SQLite's integers are 64-bit: a larger offset would escape as an OverflowError
         raise InvalidInput("offset is too large", code="bad_args")
     limit = LIST_DEFAULT if limit is None or limit <= 0 else min(limit, LIST_MAX)
-    where, args = [], []
-    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
-        if values:
-            where.append(f"{column} IN ({','.join('?' * len(values))})")
-            args.extend(values)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    total = conn.execute(f"SELECT COUNT(*) FROM memory_items{clause}", args).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT rowid, * FROM memory_items{clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-        (*args, limit, offset),
-    ).fetchall()
+    order = _order_by(sort, reverse)
+    clause, args = _filter_clause(scopes, kinds, states, text, labels)
+    if labels:
+        ids = _labelled(conn, clause, args, order, labels, validator)
+        total = len(ids)
+        chosen = ids[offset:offset + limit]
+        found = {r["id"]: r for r in conn.execute(
+            "SELECT rowid, * FROM memory_items WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(chosen),))}
+        rows = [found[item_id] for item_id in chosen if item_id in found]
+    else:
+        total = conn.execute(f"SELECT COUNT(*) FROM memory_items{clause}", args).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT rowid, * FROM memory_items{clause} ORDER BY {order} LIMIT ? OFFSET ?", (*args, limit, offset),
+        ).fetchall()
     items = [
         {
             "id": r["id"], "note_id": r["source_id"] if r["source_table"] == "notes" else None, "kind": r["kind"],
@@ -153,8 +234,25 @@ def list_memory(
         }
         for r in rows
     ]
-    filters = {k: v for k, v in (("scope", scopes or []), ("kind", kinds or []), ("state", states or [])) if v}
+    filters: dict[str, list[str]] = {
+        k: v for k, v in (("scope", scopes or []), ("kind", kinds or []), ("state", states or []),
+                          ("label", labels or []), ("text", [text] if text else [])) if v}
     return Page(total, offset, limit, items, filters)
+
+
+def _labelled(conn: sqlite3.Connection, clause: str, args: list[object], order: str, labels: list[str],
+              validator: Validator | None) -> list[str]:
+    """The ids, in listing order, of the candidates that carry one of `labels` (the one label rule decides)."""
+    from .render import item_labels, label_tag
+
+    rows = conn.execute(f"SELECT id, kind, text, scope_key FROM memory_items{clause} ORDER BY {order}", args).fetchall()
+    judged = {}
+    if validator is not None and ("stale" in labels or "drifted" in labels):
+        judged = validator.validate_many([(str(r["id"]), str(r["scope_key"])) for r in rows])
+    wanted = set(labels)
+    return [str(r["id"]) for r in rows
+            if wanted.intersection(label_tag(label) for label in item_labels(str(r["kind"]), str(r["text"]),
+                                                                             judged.get(str(r["id"]))))]
 
 
 def memory_position(

@@ -110,6 +110,11 @@ def item_labels(kind: str, text: str, validation: Validation | None) -> list[str
     return labels
 
 
+def label_tag(label: str) -> str:
+    """A label's name without its detail: `stale: missing a.py` → `stale`, `contested` stays (what filters match)."""
+    return label.split(":", 1)[0].strip()
+
+
 def origin_suffix(kind: str, text: str) -> str:
     """` (from <branch>)` or ` (shared)` for a note that was not written in the scope showing it, else ''."""
     origin = note_origin(kind, text)

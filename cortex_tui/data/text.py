@@ -16,7 +16,7 @@ from cortex_engine.clock import parse_iso
 from cortex_engine.economy import fmt_tokens
 from cortex_engine.inspection import scope_label  # one rule for how a scope key reads, shared with list-memory
 from cortex_engine.memory import collapse, note_content, split_trailers
-from cortex_engine.render import humanize_kind, strip_control
+from cortex_engine.render import humanize_kind, label_tag, strip_control
 
 __all__ = [
     "ago", "age", "clean", "count", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
@@ -116,7 +116,7 @@ def label_tags(labels: list[str] | tuple[str, ...]) -> str:
     """Labels as short tags for a table cell (`stale: missing a.py` → `stale`); the inspection has the paths."""
     tags: list[str] = []
     for label in labels:
-        tag = label.split(":", 1)[0].strip()
+        tag = label_tag(label)
         if tag and tag not in tags:
             tags.append(tag)
     return " ".join(tags)
