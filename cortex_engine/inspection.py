@@ -13,6 +13,7 @@ from .freshness import AnchorVerdict, Validator
 from .memory import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
 from .notes import extract_item_references, item_id_for, sync_note_item
 from .redact import redact
+from .render import item_labels, label_tag, short_kind
 from .scope import Scope
 from .store import transaction
 
@@ -116,7 +117,9 @@ SORTS = ("created", "kind", "state", "subject", "scope")
 """Columns a listing can be ordered by; each has a natural direction (created: newest first; state: pinned first;
 the others A→Z) that `reverse` flips. Ties are always newest first."""
 _SORT_SQL = {
-    "kind": "kind", "scope": "scope_key", "subject": "COALESCE(subject, '') COLLATE NOCASE",
+    "kind": "CASE kind " + " ".join(f"WHEN '{k}' THEN {n}" for n, k in enumerate(sorted(ITEM_KINDS, key=short_kind)))
+            + f" ELSE {len(ITEM_KINDS)} END",  # by the short name the operator reads (`failure`, not `episode:…`)
+    "scope": "scope_key", "subject": "COALESCE(subject, '') COLLATE NOCASE",
     "state": "CASE state " + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATES)) + f" ELSE {len(STATES)} END",
 }
 _LABEL_CANDIDATES = {
@@ -243,8 +246,6 @@ def list_memory(
 def _labelled(conn: sqlite3.Connection, clause: str, args: list[object], order: str, labels: list[str],
               validator: Validator | None) -> list[str]:
     """The ids, in listing order, of the candidates that carry one of `labels` (the one label rule decides)."""
-    from .render import item_labels, label_tag
-
     rows = conn.execute(f"SELECT id, kind, text, scope_key FROM memory_items{clause} ORDER BY {order}", args).fetchall()
     judged = {}
     if validator is not None and ("stale" in labels or "drifted" in labels):

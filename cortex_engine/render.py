@@ -72,6 +72,20 @@ def humanize_kind(kind: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+SHORT_KINDS = {
+    "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
+    "episode:test_cycle": "test cycle", "command_run": "command", "branch_snapshot": "snapshot",
+    "project_snapshot": "project", "session_state": "state",
+}
+
+
+def short_kind(kind: str) -> str:
+    """A kind in one short word, as the operator's table shows it and sorts it: `decision`, `failure`, `summary`, …"""
+    if kind.startswith("note:"):
+        return kind.split(":", 1)[1]
+    return SHORT_KINDS.get(kind, kind.split(":")[-1].replace("_", " "))
+
+
 def age_text(created_at: str, now: datetime) -> str:
     """`today`, `<N>d ago` up to 30 days, else the date."""
     stamp = parse_iso(created_at)

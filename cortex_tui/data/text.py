@@ -16,7 +16,7 @@ from cortex_engine.clock import parse_iso
 from cortex_engine.economy import fmt_tokens
 from cortex_engine.inspection import scope_label  # one rule for how a scope key reads, shared with list-memory
 from cortex_engine.memory import collapse, note_content, split_trailers
-from cortex_engine.render import humanize_kind, label_tag, strip_control
+from cortex_engine.render import humanize_kind, label_tag, short_kind, strip_control  # short_kind: also the sort order
 
 __all__ = [
     "ago", "age", "clean", "count", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
@@ -29,13 +29,6 @@ _UNSAFE = re.compile(
 )
 """Characters never drawn as they are: terminal controls and the Unicode format characters that reorder or hide
 text (U+202E RIGHT-TO-LEFT OVERRIDE makes a line read backwards)."""
-
-SHORT_KINDS = {
-    "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
-    "episode:test_cycle": "test cycle", "command_run": "command", "branch_snapshot": "snapshot",
-    "project_snapshot": "project", "session_state": "state",
-}
-
 
 def ago(stamp: str | None, now: datetime) -> str:
     """`just now`, `25m ago`, `3h ago`, `12d ago`, or the date beyond 60 days."""
@@ -103,13 +96,6 @@ def age(stamp: str | None, now: datetime) -> str:
         if seconds < limit:
             return f"{int(seconds // size)}{unit}"
     return f"{int(seconds // (30 * 86400))}mo"
-
-
-def short_kind(kind: str) -> str:
-    """A kind in one short word: `decision`, `failure`, `summary`, `subagent`, …"""
-    if kind.startswith("note:"):
-        return kind.split(":", 1)[1]
-    return SHORT_KINDS.get(kind, kind.split(":")[-1].replace("_", " "))
 
 
 def label_tags(labels: list[str] | tuple[str, ...]) -> str:

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ..app import CortexApp
     from ..data.snapshot import Snapshot
 
-MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row")
+MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row", "filter_text", "cycle_label",
+                  "cycle_sort", "reverse_sort")
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
 
 
@@ -53,6 +54,10 @@ class MainScreen(Screen[None]):
         Binding("right_square_bracket", "next_page", "Next page", show=False),
         Binding("home", "first_row", "Newest", show=False, priority=True),
         Binding("end", "last_row", "Oldest", show=False, priority=True),
+        Binding("f", "filter_text", "Filter", key_display="f l o"),  # last: at 80 columns the filter row says them
+        Binding("l", "cycle_label", "Label", show=False),
+        Binding("o", "cycle_sort", "Sort", show=False),
+        Binding("O", "reverse_sort", "Reverse sort", show=False),
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
 
@@ -263,6 +268,22 @@ class MainScreen(Screen[None]):
     def action_last_row(self) -> None:
         """The oldest item: last page, last row."""
         self.query_one(MemoryBrowser).jump(to_end=True)
+
+    def action_filter_text(self) -> None:
+        """Type a text filter for the Memory table."""
+        self.query_one(MemoryBrowser).focus_text()
+
+    def action_cycle_label(self) -> None:
+        """Show only the next label (contested, stale, drifted, superseded), then every item again."""
+        self.query_one(MemoryBrowser).cycle_label()
+
+    def action_cycle_sort(self) -> None:
+        """Sort the Memory table by its next sortable column."""
+        self.query_one(MemoryBrowser).cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        """Reverse the Memory table's order."""
+        self.query_one(MemoryBrowser).reverse_sort()
 
     def action_copy_id(self) -> None:
         """Copy the highlighted memory's id to the clipboard (the terminal's, through OSC 52)."""
