@@ -769,8 +769,12 @@ class Engine:
                 set_flag(self, session["id"], "consulted")
             self._consulted = session["id"]
 
-    def activity(self, limit: int = 20) -> list[dict[str, object]]:
-        """Sessions and subagent sessions of this scope, newest first, with their reads, edits, commands, failures."""
+    def activity(self, limit: int = 20, *, session_id: str | None = None) -> list[dict[str, object]]:
+        """Sessions and subagent sessions of this scope, newest first, with what each did and injected (its own tokens).
+
+        Args:
+            session_id: only this session (an empty list when it is not one of this scope's).
+        """
         rows = self.conn.execute(
             "SELECT s.*, "
             "(SELECT COUNT(*) FROM events e WHERE e.session_id=s.id AND e.type='read') AS reads, "
@@ -778,14 +782,17 @@ class Engine:
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id) AS commands, "
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id AND c.exit_code NOT IN (0)) AS failures, "
             "(SELECT COUNT(*) FROM notes n WHERE n.session_id=s.id) AS notes "
-            "FROM sessions s WHERE s.scope_key=? ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
-            (self.scope.key, limit),
+            "FROM sessions s WHERE s.scope_key=? AND (? IS NULL OR s.id=?) ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
+            (self.scope.key, session_id, session_id, limit),
         ).fetchall()
+        from .operator import injected_tokens
+
+        tokens = injected_tokens(self, [str(r["id"]) for r in rows])
         return [
             {"id": r["id"], "parent_session_id": r["parent_session_id"], "agent_type": r["agent_type"],
              "agent_id": r["agent_id"], "status": r["status"], "started_at": r["started_at"], "ended_at": r["ended_at"],
              "focus": r["focus"], "reads": r["reads"], "edits": r["edits"], "commands": r["commands"],
-             "failures": r["failures"], "notes": r["notes"]}
+             "failures": r["failures"], "notes": r["notes"], "tokens": tokens.get(str(r["id"]), 0)}
             for r in rows
         ]
 

@@ -8,6 +8,7 @@ channel's budget, the labels of a listed page, the editable text of an item, and
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,15 +84,18 @@ class ChannelSpend:
     budget: int | None
 
 
-def channel_spend(engine: Engine, session_id: str | None = None) -> list[ChannelSpend]:
+def channel_spend(engine: Engine, session_id: str | None = None, *, tree: bool = True) -> list[ChannelSpend]:
     """Injected spend per channel for a session tree (the session and its subagents), or the whole scope.
 
     Args:
         session_id: a primary session; None for the scope's cumulative spend.
+        tree: count the session's subagent sessions too (False: the session's own injections only).
     """
     args: tuple[str, ...]
     if session_id is None:
         where, args = "scope_key=?", (engine.scope.key,)
+    elif not tree:
+        where, args = "session_id=?", (session_id,)
     else:
         where = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)"
         args = (session_id, session_id)
@@ -106,6 +110,57 @@ def channel_spend(engine: Engine, session_id: str | None = None) -> list[Channel
         slot[1] += row["total"]
         slot[2] = max(slot[2], row["top"])
     return [ChannelSpend(name, n, total, top, CHANNEL_BUDGETS[name]) for name, (n, total, top) in totals.items()]
+
+
+def injected_tokens(engine: Engine, session_ids: Sequence[str]) -> dict[str, int]:
+    """Tokens injected into each listed session (its own injections, every channel), in one query."""
+    if not session_ids:
+        return {}
+    rows = engine.conn.execute(
+        "SELECT session_id, COALESCE(SUM(tokens), 0) AS total FROM token_ledger WHERE direction='injected' "
+        "AND session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id", (json.dumps(list(session_ids)),))
+    return {str(row["session_id"]): int(row["total"]) for row in rows}
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    """What one session did, for the operator's drill-down: its notes, its failed commands and its token spend."""
+
+    session: dict[str, object]
+    """The session's `Engine.activity()` row (reads, edits, commands, failures, notes, tokens)."""
+    notes: list[dict[str, object]]
+    """Its notes still stored, oldest first: item id, kind, subject, text, created_at and trust labels."""
+    failures: list[dict[str, object]]
+    """Its commands that exited non-zero, oldest first: timestamp, category, command, exit code, stderr tail."""
+    spend: list[ChannelSpend]
+    """Tokens injected into this session itself, per channel."""
+
+
+def session_detail(engine: Engine, session_id: str) -> SessionDetail:
+    """One session of this scope in full (the Activity drill-down). Reads only.
+
+    Raises:
+        NotFound: no such session in this scope (gone since it was listed, or another scope's).
+    """
+    from .errors import NotFound
+
+    found = engine.activity(1, session_id=session_id)
+    if not found:
+        raise NotFound(f'no session "{session_id}" in this scope', code="not_found", id=session_id)
+    items = engine.conn.execute(
+        "SELECT id, kind, subject, text, scope_key, created_at FROM memory_items WHERE source_table='notes' "
+        "AND source_id IN (SELECT id FROM notes WHERE session_id=?) ORDER BY created_at, rowid", (session_id,)).fetchall()
+    judged = Validator(engine.conn, engine.scope).validate_many([(str(r["id"]), str(r["scope_key"])) for r in items])
+    notes = [{"id": r["id"], "kind": r["kind"], "subject": r["subject"], "text": r["text"], "created_at": r["created_at"],
+              "labels": item_labels(str(r["kind"]), str(r["text"]), judged.get(str(r["id"])))} for r in items]
+    failures = [
+        {"timestamp": r["timestamp"], "category": r["category"], "command": r["command_summary"],
+         "exit_code": r["exit_code"], "stderr_tail": r["stderr_tail"] or ""}
+        for r in engine.conn.execute(
+            "SELECT timestamp, category, command_summary, exit_code, stderr_tail FROM command_runs "
+            "WHERE session_id=? AND exit_code NOT IN (0) ORDER BY timestamp, rowid", (session_id,))
+    ]
+    return SessionDetail(found[0], notes, failures, channel_spend(engine, session_id, tree=False))
 
 
 def page_labels(engine: Engine, page: Page) -> dict[str, list[str]]:

@@ -104,3 +104,70 @@ def test_a_search_hit_clears_label_text_and_sort(demo: Path) -> None:  # noqa: F
 def _ids_of(repo: Path, subject: str) -> list[str]:
     with engine_for(repo) as engine:
         return [str(item["id"]) for item in engine.list_memory(limit=200).items if item["subject"] == subject]
+
+
+def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> None:  # noqa: F811
+    """Enter on an Activity row opens that session: its own injected tokens (the row's Tokens cell agrees with the
+    ledger), its stored notes with their labels, and its failed commands; escape closes; a session gone says so."""
+    from textual.widgets import Static
+
+    from cortex_tui.dialogs.session_dialog import SessionDialog
+    from cortex_tui.widgets.activity_table import ActivityTable
+
+    with engine_for(demo) as engine:
+        ledger = {str(r[0]): int(r[1]) for r in engine.conn.execute(
+            "SELECT session_id, SUM(tokens) FROM token_ledger WHERE direction='injected' GROUP BY session_id")}
+        busy = engine.conn.execute(  # a session that failed a command and wrote a side of the open contest
+            "SELECT session_id FROM notes WHERE conflict=1 AND session_id IN "
+            "(SELECT session_id FROM command_runs WHERE exit_code != 0)").fetchone()[0]
+        failed = [str(r[0]) for r in engine.conn.execute(
+            "SELECT command_summary FROM command_runs WHERE session_id=? AND exit_code != 0", (busy,))]
+        subjects = [str(r[0]) for r in engine.conn.execute("SELECT subject FROM notes WHERE session_id=?", (busy,))]
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("3")
+        await settle(pilot)
+        table = app.screen.query_one(ActivityTable)
+        tokens = {key.value: table.get_row(key)[8].plain for key in table.rows}
+        assert tokens == {sid: str(ledger.get(sid, "·")) for sid in tokens} and any(v != "·" for v in tokens.values())
+        table.move_cursor(row=table.get_row_index(busy))
+        await pilot.press("enter")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, SessionDialog) and dialog.session_id == busy
+
+        def text(part: str) -> str:
+            return str(dialog.query_one(f"#session-{part}", Static).render())
+
+        assert all(command in text("failures") for command in failed) and failed
+        assert all(subject in text("notes") for subject in subjects) and subjects
+        assert "contested" in text("notes")
+        assert f"tokens injected {ledger[busy]}" in text("summary")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is not dialog
+        with engine_for(demo) as engine:  # gone since the table listed it (gc): the dialog says so, nothing else
+            engine.conn.execute("DELETE FROM sessions WHERE id=?", (busy,))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "no longer stored" in str(app.screen.query_one("#session-summary", Static).render())
+
+    drive(demo, steps)
+
+
+def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> None:  # noqa: ANN001
+    """The drill-down never shows another branch's session (a stale id from another scope is not found)."""
+    from cortex_engine.errors import NotFound
+    from cortex_engine.operator import session_detail
+
+    main = make_engine(repo.path)
+    main.note("decision", "use kafka for the queue engine", "queue engine")
+    main.log_event("cmd", command="pytest -q", exit_code=2, stderr="E   boom\n")
+    session = str(main.current_session()["id"])
+    detail = session_detail(main, session)
+    assert [n["subject"] for n in detail.notes] == ["queue engine"]
+    assert [(f["command"], f["exit_code"], f["stderr_tail"].strip()) for f in detail.failures] == [("pytest -q", 2, "E   boom")]
+    assert detail.session["id"] == session and detail.session["tokens"] == sum(s.tokens for s in detail.spend)
+    repo.git("checkout", "-q", "-b", "feature")
+    with pytest.raises(NotFound):
+        session_detail(make_engine(repo.path), session)

@@ -207,6 +207,22 @@ async def _activity(pilot) -> None:  # noqa: ANN001
     await press(pilot, "3")
 
 
+async def _session(pilot) -> None:  # noqa: ANN001
+    """Enter on the Activity row of the session that has notes and failures."""
+    from cortex_tui.widgets.activity_table import ActivityTable
+
+    await press(pilot, "3")
+    table = pilot.app.screen.query_one(ActivityTable)
+    busiest = max(table.sessions.values(), key=lambda row: (row["failures"] > 0, row["notes"], str(row["id"])))
+    table.move_cursor(row=table.get_row_index(str(busiest["id"])))
+    await press(pilot, "enter")
+
+
+async def _memory_filtered(pilot) -> None:  # noqa: ANN001
+    """Contested only (l), sorted by subject (o), a text filter typed (f)."""
+    await press(pilot, "2", "l", "o", "f", *"turn", "enter")
+
+
 async def _resolve(pilot) -> None:  # noqa: ANN001
     await press(pilot, "c")
 
@@ -285,6 +301,8 @@ STATES: dict[str, State] = {
     "memory_all_scopes": State("demo", _memory_all),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
+    "session": State("demo", _session),
+    "memory_filtered": State("demo", _memory_filtered),
     "resolve": State("demo", _resolve),
     "edit": State("demo", _edit),
     "edit_refused": State("demo", _edit_refused),
@@ -304,6 +322,7 @@ STATES: dict[str, State] = {
     "hostile_resolve": State("hostile", _resolve),
     "hostile_search": State("hostile", _hostile_search),
     "hostile_activity": State("hostile", _activity),
+    "hostile_session": State("hostile", _session),
 }
 
 
@@ -383,6 +402,18 @@ def test_search(snap_compare, seen_from: World, size: str) -> None:
 def test_activity(snap_compare, seen_from: World, size: str) -> None:
     """Activity: sessions newest first, the subagent session under the one that dispatched it, failures counted."""
     assert snap(snap_compare, seen_from, "activity", size)
+
+
+@sizes
+def test_session_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Enter on an Activity row: the session's tokens per channel, its notes with their labels, its failed commands."""
+    assert snap(snap_compare, seen_from, "session", size)
+
+
+@sizes
+def test_memory_filtered(snap_compare, seen_from: World, size: str) -> None:
+    """The memory table narrowed to contested items containing `turn`, sorted by subject (the header says ▾)."""
+    assert snap(snap_compare, seen_from, "memory_filtered", size)
 
 
 @sizes

@@ -153,6 +153,14 @@ class MainScreen(Screen[None]):
         event.stop()
         self.refresh_bindings()
 
+    @on(ActivityTable.Opened)
+    def _session_opened(self, event: ActivityTable.Opened) -> None:
+        """Enter on an Activity row: the session's notes, failures and token spend."""
+        event.stop()
+        from ..dialogs.session_dialog import SessionDialog
+
+        self.app.push_screen(SessionDialog(event.session_id, self.cortex.target.clock()))
+
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """Focus the main widget of the tab, so its keys apply at once."""
