@@ -171,3 +171,26 @@ def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> No
     repo.git("checkout", "-q", "-b", "feature")
     with pytest.raises(NotFound):
         session_detail(make_engine(repo.path), session)
+
+
+def test_filter_commands_from_another_tab_show_the_memory_tab(demo: Path) -> None:  # noqa: F811
+    """The palette runs `Filter memory by text` from the Overview: the Memory tab shows and its text input has focus
+    (never a widget on a hidden tab); the filter keys themselves do nothing off the Memory tab."""
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("l", "o")
+        await settle(pilot)
+        browser = app.screen.query_one(MemoryBrowser)
+        assert (browser.label, browser.sort) == (None, ("created", False))
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Filter memory by text")
+        command.callback()
+        await settle(pilot)
+        assert app.screen.query_one("#tabs").active == "memory"
+        assert app.focused is browser.query_one("#text-filter")
+        await pilot.press(*"kafka", "escape")
+        await settle(pilot)
+        assert app.focused is browser.query_one("#memory-table") and browser.text == "kafka"
+        assert {row.title for row in browser.rows.values()} == {"queue engine"}
+
+    drive(demo, steps)

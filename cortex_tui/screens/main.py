@@ -61,6 +61,12 @@ class MainScreen(Screen[None]):
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
 
+    def __init__(self) -> None:
+        """Nothing shown until the first snapshot."""
+        super().__init__()
+        self._focus_on_memory: str | None = None
+        """What to focus once the Memory tab shows (a palette command run from another tab)."""
+
     @property
     def cortex(self) -> CortexApp:
         """The app, typed."""
@@ -166,6 +172,8 @@ class MainScreen(Screen[None]):
         """Focus the main widget of the tab, so its keys apply at once."""
         target = {"overview": "#contest-list", "memory": "#memory-table", "activity": "#activity-table"}.get(
             event.pane.id or "")
+        if event.pane.id == "memory" and self._focus_on_memory:
+            target, self._focus_on_memory = self._focus_on_memory, None
         if target:
             self.query_one(target).focus()
         self.refresh_bindings()
@@ -277,16 +285,26 @@ class MainScreen(Screen[None]):
         """The oldest item: last page, last row."""
         self.query_one(MemoryBrowser).jump(to_end=True)
 
+    def _on_memory_tab(self, focus: str = "#memory-table") -> None:
+        """Show the Memory tab (the palette runs its commands from any tab), focusing `focus` there."""
+        if self._active_tab() == "memory":
+            self.query_one(focus).focus()
+        else:
+            self._focus_on_memory = focus
+            self.action_show_tab("memory")
+
     def action_filter_text(self) -> None:
         """Type a text filter for the Memory table."""
-        self.query_one(MemoryBrowser).focus_text()
+        self._on_memory_tab("#text-filter")
 
     def action_cycle_label(self) -> None:
         """Show only the next label (contested, stale, drifted, superseded), then every item again."""
+        self._on_memory_tab()
         self.query_one(MemoryBrowser).cycle_label()
 
     def action_cycle_sort(self) -> None:
         """Sort the Memory table by its next sortable column."""
+        self._on_memory_tab()
         self.query_one(MemoryBrowser).cycle_sort()
 
     def action_reverse_sort(self) -> None:

@@ -241,10 +241,6 @@ class MemoryBrowser(Vertical):
         """`l`: the next label filter."""
         self.query_one(MemoryFilters).cycle_label()
 
-    def focus_text(self) -> None:
-        """`f`: type a text filter."""
-        self.query_one("#text-filter").focus()
-
     @property
     def narrowed(self) -> bool:
         """Whether a label or text filter, or a sort other than newest first, applies."""

@@ -25,7 +25,7 @@ SORT_WORDS = {
 }
 """How each sort reads, in its natural direction and reversed."""
 TYPING_PAUSE = 0.3
-"""Seconds of no typing before the text filter applies (enter applies at once)."""
+"""Seconds of no typing before the text filter applies (enter and escape apply at once)."""
 
 def describe_sort(sort: str, reverse: bool) -> str:
     """`newest first`, `kind Z→A`, … for the page line."""
@@ -122,5 +122,6 @@ class MemoryFilters(Horizontal):
         self.screen.query_one("#memory-table").focus()
 
     def key_escape(self) -> None:
-        """Escape in the text filter: back to the table (the filter stays)."""
+        """Escape in the text filter: apply what is typed and go back to the table."""
+        self._announce()
         self.screen.query_one("#memory-table").focus()
