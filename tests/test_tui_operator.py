@@ -194,3 +194,65 @@ def test_filter_commands_from_another_tab_show_the_memory_tab(demo: Path) -> Non
         assert {row.title for row in browser.rows.values()} == {"queue engine"}
 
     drive(demo, steps)
+
+
+def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(demo: Path) -> None:  # noqa: F811
+    """What was there at start is not news; a contest opened and a file deleted while the view is open are marked
+    `● new` (pane titles and the Overview tab count them) until the operator highlights them in the focused list."""
+    from textual.widgets import OptionList
+
+    from cortex_tui.widgets.contests_pane import ContestsPane
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+
+    from .test_tui_hostile import drawn, title_text
+
+    referenced = demo / "src" / "capture" / "spool.py"
+    assert referenced.exists()
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        contests, fresh = app.screen.query_one(ContestsPane), app.screen.query_one(FreshnessPane)
+        tab = app.screen.query_one("#tabs").get_tab("overview")
+        assert (len(contests.unseen), len(fresh.unseen), tab.label.plain) == (0, 0, "Overview")
+        assert fresh.flagged and contests.contests and "● new" not in drawn(app)  # flagged at start: not news
+        with engine_for(demo) as other:
+            other.note("decision", "use sqlite for the ledger", "ledger store")
+            other.note("decision", "do not use sqlite for the ledger", "ledger store")
+        referenced.unlink()
+        app.request_reload("test")
+        await settle(pilot)
+        new_flags = [key for key, item in fresh._by_key.items() if "spool.py" in str(item["label"])]
+        assert (len(contests.unseen), len(fresh.unseen)) == (1, len(new_flags)) and new_flags
+        assert title_text(contests).endswith("· 2 open · 1 new")
+        assert title_text(fresh).endswith(f" · {len(new_flags)} new")
+        assert tab.label.plain == f"Overview ● {1 + len(new_flags)} new" and drawn(app).count("● new") >= 2
+        await pilot.press("3")  # the marker is on the Overview tab's label, wherever the operator is
+        await settle(pilot)
+        assert f"Overview ● {1 + len(new_flags)} new" in drawn(app)
+        await pilot.press("1")
+        await settle(pilot)
+
+        options = contests.query_one(OptionList)
+        options.focus()
+        await settle(pilot)
+        assert len(contests.unseen) == 1  # focus alone shows the highlighted (old) contest, not the new one
+        options.highlighted = options.get_option_index("contest:ledger store")
+        await settle(pilot)
+        assert len(contests.unseen) == 0 and title_text(contests).endswith("· 2 open")
+        assert tab.label.plain == f"Overview ● {len(new_flags)} new"
+
+        fresh_list = fresh.query_one(OptionList)
+        fresh_list.highlighted = fresh_list.get_option_index(new_flags[0])  # highlighted without focus: not seen
+        await settle(pilot)
+        assert len(fresh.unseen) == len(new_flags)
+        fresh_list.focus()  # focus: the highlighted one is seen; then each one the operator moves onto
+        await settle(pilot)
+        assert len(fresh.unseen) == len(new_flags) - 1
+        for key in new_flags[1:]:
+            fresh_list.highlighted = fresh_list.get_option_index(key)
+            await settle(pilot)
+        assert len(fresh.unseen) == 0 and tab.label.plain == "Overview" and "● new" not in drawn(app)
+        app.request_reload("again")  # seen stays seen across reloads
+        await settle(pilot)
+        assert (len(contests.unseen), len(fresh.unseen)) == (0, 0)
+
+    drive(demo, steps)

@@ -185,6 +185,24 @@ async def _overview(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
+async def _overview_new(pilot) -> None:  # noqa: ANN001
+    """As if the open contest and every flagged reference had arrived after the view opened (the shared world is
+    read-only, so the panes' baselines are emptied instead of writing to the store); nothing focused, nothing seen."""
+    from cortex_tui.data.unseen import Unseen
+    from cortex_tui.widgets.contests_pane import ContestsPane
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+
+    await settle(pilot)
+    screen = pilot.app.screen
+    screen.set_focus(None)
+    for pane in (screen.query_one(ContestsPane), screen.query_one(FreshnessPane)):
+        pane.unseen = Unseen()
+        pane.unseen.update([])
+    screen._show_snapshot(pilot.app.snapshot)
+    screen._show_freshness(pilot.app.freshness)
+    await settle(pilot)
+
+
 async def _memory(pilot) -> None:  # noqa: ANN001
     await press(pilot, "2")
     await highlight(pilot, "spool flush policy", label="contested")
@@ -297,6 +315,7 @@ class State:
 
 STATES: dict[str, State] = {
     "overview": State("demo", _overview),
+    "overview_new": State("demo", _overview_new),
     "memory": State("demo", _memory),
     "memory_all_scopes": State("demo", _memory_all),
     "search": State("demo", _search),
@@ -371,6 +390,13 @@ def test_overview(snap_compare, seen_from: World, size: str) -> None:
 def test_overview_sizes(snap_compare, seen_from: World, size: str) -> None:
     """The overview at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
     assert snap(snap_compare, seen_from, "overview", size)
+
+
+@sizes
+def test_overview_arrived_live(snap_compare, seen_from: World, size: str) -> None:
+    """A contest and stale references that arrived live: `● new` on each, counted in the pane titles and on the
+    Overview tab, until the operator highlights them."""
+    assert snap(snap_compare, seen_from, "overview_new", size)
 
 
 @pytest.mark.parametrize("name", [name for name in STATES if name.startswith("hostile_")])

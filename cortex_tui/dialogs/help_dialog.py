@@ -33,6 +33,8 @@ GLOSSARY = (
     ("(superseded)", "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
     ("stale: missing", "Freshness: a file it refers to is gone from the checkout. Ranked lower, still reachable."),
     ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
+    ("● new", "Arrived live: a contest opened or a reference went stale since this view opened. The Overview tab "
+              "counts them; highlighting one in its pane marks it seen."),
     ("tokens/budget", "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
                       "600 recall, 800 state). Saved counts only recorded evidence."),
 )

@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
@@ -115,13 +116,23 @@ class MainScreen(Screen[None]):
         self.query_one(ContestsPane).show_contests(snapshot.contests, snapshot.now)
         self.query_one(SpendPane).show_snapshot(snapshot)
         self.query_one(ActivityTable).show_sessions(snapshot.activity, snapshot.now)
+        self._mark_overview()
         self.refresh_bindings()
 
     def _show_freshness(self, freshness: tuple[dict[str, Any], dict[str, str]] | None) -> None:
         """Fill the freshness pane."""
         if freshness is not None:
             self.query_one(FreshnessPane).show_report(*freshness)
+            self._mark_overview()
             self.refresh_bindings()
+
+    def _mark_overview(self) -> None:
+        """The Overview tab says how many contests and stale references arrived live unseen (seen from any tab)."""
+        new = len(self.query_one(ContestsPane).unseen) + len(self.query_one(FreshnessPane).unseen)
+        tab = self.query_one("#tabs", TabbedContent).get_tab("overview")
+        label = Content.assemble("Overview", (f" ● {new} new", "bold $accent") if new else "")
+        if tab.label != label:
+            tab.label = label
 
     # -- selection -----------------------------------------------------------------------------------
 
@@ -155,8 +166,9 @@ class MainScreen(Screen[None]):
 
     @on(SelectionChanged)
     def _selection_changed(self, event: SelectionChanged) -> None:
-        """A pane's highlight moved: the footer re-checks which keys apply."""
+        """A pane's highlight moved: the footer re-checks which keys apply; what was seen is no longer news."""
         event.stop()
+        self._mark_overview()
         self.refresh_bindings()
 
     @on(ActivityTable.Opened)
