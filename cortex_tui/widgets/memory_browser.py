@@ -46,18 +46,19 @@ SUBJECT_MAX = 28
 """On a wide table the subject grows to this before the first line takes everything else."""
 
 
-def _marked(columns: list[tuple[str, int]], sort: tuple[str, bool]) -> list[tuple[str, int]]:
-    """The sorted column's label ends with ▾ (natural order) or ▴ (reversed), widened to show it; the first line
-    gives up those cells, so the table still fits its width."""
-    out = []
+def _marked(columns: list[tuple[str, int]], sort: tuple[str, bool]) -> list[tuple[str, str, int]]:
+    """(key, label, width) per column: the sorted column's label ends with ▾ (natural order) or ▴ (reversed) and is
+    widened to show it; the first line gives up those cells, so the table still fits its width."""
     taken = 0
-    for label, width in columns:
-        if SORT_COLUMNS.get(label) == sort[0]:
-            label = f"{label} {'▴' if sort[1] else '▾'}"
+    marked = []
+    for key, width in columns:
+        label = key
+        if SORT_COLUMNS.get(key) == sort[0]:
+            label = f"{key} {'▴' if sort[1] else '▾'}"
             taken = max(0, len(label) - width)
             width += taken
-        out.append((label, width))
-    return [(label, width - taken if label == "First line" else width) for label, width in out]
+        marked.append((key, label, width))
+    return [(key, label, width - taken if key == "First line" else width) for key, label, width in marked]
 
 
 def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
@@ -137,7 +138,8 @@ class MemoryBrowser(Vertical):
         """`start` or `end`: the next load goes to the first or the last page and row."""
         self._painted: tuple[object, ...] | None = None
         """What the table shows (columns and cells): an identical reload repaints nothing, so scroll stays."""
-        self._shown: tuple[Page, dict[str, list[str]], datetime, bool, str | None, tuple[str, bool]] | None = None
+        self._shown: tuple[Page, dict[str, list[str]], datetime, bool, tuple[str, bool]] | None = None
+        """The last page painted, its labels, clock, scope switch and sort (a resize repaints it)."""
 
     def compose(self) -> ComposeResult:
         """Filter bar, then the table and the inspection side by side."""
@@ -332,7 +334,7 @@ class MemoryBrowser(Vertical):
         was already on its way when a search asked to reveal an item) neither highlights nor forgets the
         pending reveal: only the page loaded for it does.
         """
-        self._shown = (page, labels, now, all_scopes, None, sort)
+        self._shown = (page, labels, now, all_scopes, sort)
         table = self.query_one("#memory-table", DataTable)
         keep = revealed or self.highlighted_id()
         edge, self._pending_edge = self._pending_edge, None
@@ -359,8 +361,8 @@ class MemoryBrowser(Vertical):
         self._painted = painted
         was_at, scroll = table.cursor_row, (table.scroll_x, table.scroll_y)
         table.clear(columns=True)
-        for label, width in columns:
-            table.add_column(label, width=width, key=label.split(" ", 1)[0] if label[-1] in "▾▴" else label)
+        for key, label, width in columns:
+            table.add_column(label, width=width, key=key)
         for item_id, cells in cells_by_id:
             table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=item_id)
         self.rows = rows
@@ -402,9 +404,10 @@ class MemoryBrowser(Vertical):
             return
         table = self.query_one("#memory-table", DataTable)
         first = table.columns.get(ColumnKey("First line")) if table.columns else None
-        fitted = dict(_marked(fit_columns(self._table_width(), self._shown[3]), self._shown[5]))
+        page, labels, now, all_scopes, sort = self._shown
+        fitted = {key: width for key, _, width in _marked(fit_columns(self._table_width(), all_scopes), sort)}
         if first is None or first.width != fitted["First line"]:
-            self._show_page(*self._shown)
+            self._show_page(page, labels, now, all_scopes, None, sort)
 
     def _focus_row(self, item_id: str) -> None:
         table = self.query_one("#memory-table", DataTable)
