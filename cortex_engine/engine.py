@@ -12,42 +12,34 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.capture import flush as capture
-from cortex_engine.base.lazy import LazyModule
-from cortex_engine.memory import notes as notes_mod
-from cortex_engine.query import surfaces
+from cortex_engine.base import settings
 from cortex_engine.base.clock import Clock, clock_from_env, iso, parse_iso
 from cortex_engine.base.ids import new_id
-from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
-from cortex_engine.memory import items as memory
-from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
-from cortex_engine.query.render import item_labels, strip_control
+from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.capture import flush as capture
+from cortex_engine.memory import items as memory, notes as notes_mod
+from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
 from cortex_engine.memory.notes import NoteWrite, Resolution
-from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
-    store_identity)
-from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
+from cortex_engine.query import surfaces
+from cortex_engine.query.render import item_labels, strip_control
 from cortex_engine.query.surfaces import BUDGETS, Surface
-from cortex_engine.base import settings
+from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
+from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
+                                          store_identity)
+from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.capture import agents
-    from cortex_engine.capture import consolidation
-    from cortex_engine.memory import inspection
-    from cortex_engine.memory import merges
-    from cortex_engine.memory import sharing
-    from cortex_engine.capture import ledger
-    from cortex_engine.capture import searchledger
-    from cortex_engine.capture import reflex
-    from cortex_engine.memory import transfer
+    from cortex_engine.capture import agents, consolidation, ledger, reflex, searchledger
+    from cortex_engine.query import inspection, merges, sharing, transfer
 else:
     agents = LazyModule("capture.agents")
     consolidation = LazyModule("capture.consolidation")
-    inspection = LazyModule("memory.inspection")
+    inspection = LazyModule("query.inspection")
     merges = LazyModule("memory.merges")
     sharing = LazyModule("memory.sharing")
     ledger = LazyModule("capture.ledger")
@@ -840,8 +832,12 @@ class Engine:
                 set_flag(self, session["id"], "consulted")
             self._consulted = session["id"]
 
-    def activity(self, limit: int = 20) -> list[dict[str, object]]:
-        """Sessions and subagent sessions of this scope, newest first, with their reads, edits, commands, failures."""
+    def activity(self, limit: int = 20, *, session_id: str | None = None) -> list[dict[str, object]]:
+        """Sessions and subagent sessions of this scope, newest first, with what each did and injected (its own tokens).
+
+        Args:
+            session_id: only this session (an empty list when it is not one of this scope's).
+        """
         rows = self.conn.execute(
             "SELECT s.*, "
             "(SELECT COUNT(*) FROM events e WHERE e.session_id=s.id AND e.type='read') AS reads, "
@@ -849,14 +845,17 @@ class Engine:
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id) AS commands, "
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id AND c.exit_code NOT IN (0)) AS failures, "
             "(SELECT COUNT(*) FROM notes n WHERE n.session_id=s.id) AS notes "
-            "FROM sessions s WHERE s.scope_key=? ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
-            (self.scope.key, limit),
+            "FROM sessions s WHERE s.scope_key=? AND (? IS NULL OR s.id=?) ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
+            (self.scope.key, session_id, session_id, limit),
         ).fetchall()
+        from cortex_engine.operator import injected_tokens
+
+        tokens = injected_tokens(self, [str(r["id"]) for r in rows])
         return [
             {"id": r["id"], "parent_session_id": r["parent_session_id"], "agent_type": r["agent_type"],
              "agent_id": r["agent_id"], "status": r["status"], "started_at": r["started_at"], "ended_at": r["ended_at"],
              "focus": r["focus"], "reads": r["reads"], "edits": r["edits"], "commands": r["commands"],
-             "failures": r["failures"], "notes": r["notes"]}
+             "failures": r["failures"], "notes": r["notes"], "tokens": tokens.get(str(r["id"]), 0)}
             for r in rows
         ]
 
@@ -896,6 +895,10 @@ class Engine:
         scopes: list[str] | None = None,
         kinds: list[str] | None = None,
         states: list[str] | None = None,
+        text: str | None = None,
+        labels: list[str] | None = None,
+        sort: str = "created",
+        reverse: bool = False,
         limit: int | None = None,
         offset: int = 0,
         start: inspection.PageKey | None = None,
@@ -907,13 +910,22 @@ class Engine:
         No default filters. Reads only. A page is found by `offset`, or by key (`start`, `before`, `oldest`: see
         `inspection.list_memory`), which costs the same on the last page as on the first.
 
+        Args:
+            text: only items whose subject or text contains this (case-insensitive substring).
+            labels: only items carrying any of `inspection.LABEL_FILTERS` (contested, stale, drifted, superseded),
+                judged as the listed labels are (stale and drifted against the checkout as it is now).
+            sort: one of `inspection.SORTS`; `reverse` flips its natural direction.
+
         Raises:
-            InvalidInput: an unknown kind (full or short name) or state, a negative offset, or two ways of paging.
+            InvalidInput: an unknown kind (full or short name), state, label or sort, a negative offset, or two ways
+                of paging.
         """
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
-        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, limit=limit, offset=offset,
+        validator = Validator(self.conn, self.scope)
+        page = inspection.list_memory(self.conn, scopes=scopes, kinds=kinds, states=states, text=text, labels=labels,
+                                      validator=validator, sort=sort, reverse=reverse, limit=limit, offset=offset,
                                       start=start, before=before, oldest=oldest)
-        found = Validator(self.conn, self.scope).validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
+        found = validator.validate_many([(str(i["id"]), str(i["scope_key"])) for i in page.items])
         for item in page.items:
             validation = found[str(item["id"])]
             item["labels"] = item_labels(str(item["kind"]), str(item["text"]), validation)

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.memory.inspection import find_item
-from cortex_engine.store import queries
-from cortex_engine.capture.reflex import WHISPER_CHARS
-from cortex_engine.scope.identity import locate_git
-from cortex_engine.query.surfaces import BUDGETS
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.capture.reflex import WHISPER_CHARS
+from cortex_engine.query.inspection import find_item
+from cortex_engine.query.render import item_labels
+from cortex_engine.query.surfaces import BUDGETS
+from cortex_engine.scope.freshness import Validator
+from cortex_engine.scope.identity import locate_git
+from cortex_engine.store import queries
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
@@ -82,14 +84,19 @@ class ChannelSpend:
     budget: int | None
 
 
-def channel_spend(engine: Engine, session_id: str | None = None) -> list[ChannelSpend]:
+def channel_spend(engine: Engine, session_id: str | None = None, *, tree: bool = True) -> list[ChannelSpend]:
     """Injected spend per channel for a session tree (the session and its subagents), or the whole scope.
 
     Args:
         session_id: a primary session; None for the scope's cumulative spend.
+        tree: count the session's subagent sessions too (False: the session's own injections only).
     """
-    rows = (queries.injected_by_channel(engine.conn, scope_key=engine.scope.key) if session_id is None
-            else queries.injected_by_channel(engine.conn, session_tree=session_id))
+    if session_id is None:
+        rows = queries.injected_by_channel(engine.conn, scope_key=engine.scope.key)
+    elif tree:
+        rows = queries.injected_by_channel(engine.conn, session_tree=session_id)
+    else:
+        rows = queries.injected_by_channel(engine.conn, session=session_id)
     totals: dict[str, list[int]] = {name: [0, 0, 0] for name in (*CHANNELS, TOOLS)}
     for row in rows:
         slot = totals[row["channel"] if row["channel"] in CHANNELS else TOOLS]
@@ -97,6 +104,50 @@ def channel_spend(engine: Engine, session_id: str | None = None) -> list[Channel
         slot[1] += row["total"]
         slot[2] = max(slot[2], row["top"])
     return [ChannelSpend(name, n, total, top, CHANNEL_BUDGETS[name]) for name, (n, total, top) in totals.items()]
+
+
+def injected_tokens(engine: Engine, session_ids: Sequence[str]) -> dict[str, int]:
+    """Tokens injected into each listed session (its own injections, every channel), in one query."""
+    if not session_ids:
+        return {}
+    return queries.injected_per_session(engine.conn, list(session_ids))
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    """What one session did, for the operator's drill-down: its notes, its failed commands and its token spend."""
+
+    session: dict[str, object]
+    """The session's `Engine.activity()` row (reads, edits, commands, failures, notes, tokens)."""
+    notes: list[dict[str, object]]
+    """Its notes still stored, oldest first: item id, kind, subject, text, created_at and trust labels."""
+    failures: list[dict[str, object]]
+    """Its commands that exited non-zero, oldest first: timestamp, category, command, exit code, stderr tail."""
+    spend: list[ChannelSpend]
+    """Tokens injected into this session itself, per channel."""
+
+
+def session_detail(engine: Engine, session_id: str) -> SessionDetail:
+    """One session of this scope in full (the Activity drill-down). Reads only.
+
+    Raises:
+        NotFound: no such session in this scope (gone since it was listed, or another scope's).
+    """
+    from cortex_engine.base.errors import NotFound
+
+    found = engine.activity(1, session_id=session_id)
+    if not found:
+        raise NotFound(f'no session "{session_id}" in this scope', code="not_found", id=session_id)
+    items = queries.session_note_items(engine.conn, session_id)
+    judged = Validator(engine.conn, engine.scope).validate_many([(str(r["id"]), str(r["scope_key"])) for r in items])
+    notes = [{"id": r["id"], "kind": r["kind"], "subject": r["subject"], "text": r["text"], "created_at": r["created_at"],
+              "labels": item_labels(str(r["kind"]), str(r["text"]), judged.get(str(r["id"])))} for r in items]
+    failures = [
+        {"timestamp": r["timestamp"], "category": r["category"], "command": r["command_summary"],
+         "exit_code": r["exit_code"], "stderr_tail": r["stderr_tail"] or ""}
+        for r in queries.session_failures(engine.conn, session_id)
+    ]
+    return SessionDetail(found[0], notes, failures, channel_spend(engine, session_id, tree=False))
 
 
 def editable_text(engine: Engine, item_id: str) -> str:

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GC_STEPS
-    from cortex_engine.memory.inspection import Deletion, Inspection, Location, Page, PageKey, scope_label, text_diff
     from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
     from cortex_engine.query.economy import fmt_tokens, render_stats
-    from cortex_engine.query.render import humanize_kind, strip_control
+    from cortex_engine.query.inspection import (LABEL_FILTERS, Deletion, Inspection, Location, Page, PageKey,
+                                                scope_label, text_diff)
+    from cortex_engine.query.render import humanize_kind, label_tag, short_kind, strip_control
     from cortex_engine.query.route import ROUTE
     from cortex_engine.query.surfaces import Surface
     from cortex_engine.scope.identity import cortex_home, read_head
@@ -27,16 +28,17 @@ if TYPE_CHECKING:
 # name → the stage module that defines it ("" for the module itself)
 _HOME = {
     "GC_STEPS": "capture.gc",
-    "Deletion": "memory.inspection", "Inspection": "memory.inspection", "Page": "memory.inspection",
-    "scope_label": "memory.inspection", "Location": "memory.inspection", "text_diff": "memory.inspection",
-    "PageKey": "memory.inspection",
+    "Deletion": "query.inspection", "Inspection": "query.inspection", "Page": "query.inspection",
+    "scope_label": "query.inspection", "Location": "query.inspection", "text_diff": "query.inspection",
+    "PageKey": "query.inspection", "LABEL_FILTERS": "query.inspection",
     "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items",
     "note_content": "memory.items", "split_trailers": "memory.items",
     "Resolution": "memory.notes",
     "render_jsonl": "memory.transfer", "render_markdown": "memory.transfer",
     "messages": "query.messages",
     "fmt_tokens": "query.economy", "render_stats": "query.economy",
-    "humanize_kind": "query.render", "strip_control": "query.render",
+    "humanize_kind": "query.render", "strip_control": "query.render", "label_tag": "query.render",
+    "short_kind": "query.render",
     "ROUTE": "query.route",
     "Surface": "query.surfaces",
     "cortex_home": "scope.identity", "read_head": "scope.identity",

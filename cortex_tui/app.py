@@ -316,6 +316,12 @@ class CortexApp(App[None]):
                                 screen.action_copy_text)
             yield SystemCommand("Switch scope", "This branch or every scope in the Memory tab (s)",
                                 screen.action_toggle_scope)
+            yield SystemCommand("Filter memory by text", "Only items whose subject or text contains it (f)",
+                                screen.action_filter_text)
+            yield SystemCommand("Filter memory by label", "Contested, stale, drifted, superseded, then all (l)",
+                                screen.action_cycle_label)
+            yield SystemCommand("Sort memory", "By the next column of the Memory table (o; O reverses)",
+                                screen.action_cycle_sort)
             for tab, key in (("overview", "1"), ("memory", "2"), ("activity", "3")):
                 yield SystemCommand(f"Show {tab}", f"Switch to the {tab.capitalize()} tab ({key})",
                                     lambda tab=tab: screen.action_show_tab(tab))

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from cortex_engine.engine import Engine
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.engine import Engine
 from cortex_engine.memory.notes import extract_item_references
 
 from .conftest import NOW, Clock, Repo, git
@@ -588,3 +588,61 @@ def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(repo: Repo, m
     assert ops == ["edit"]
     done = engine.rewrite_moved(note.item_id, expected_text=item(engine, note.item_id)["text"])
     assert done.edit.new_text == "flush from src/capture_spool.py at turn end, never mid-turn"
+
+
+# -- list-memory filters and sort (issue 17: the operator narrows the table) -------------------------------------
+
+
+def test_list_memory_filters_by_label_text_and_sorts(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+    """Label filters list exactly what the labels say (any of those asked for); text is a literal substring; every sort
+    column has its natural direction, `reverse` flips it, and paging counts only what matches."""
+    from cortex_engine.base.errors import InvalidInput
+
+    repo.write("src/gone.py", "x = 1\n")
+    repo.write("src/table.py", "".join(f"value_{n} = {n} * 7\n" for n in range(30)))
+    repo.commit("files")
+    engine = make_engine(repo.path)
+    kafka = engine.note("decision", "use kafka for the queue engine", "queue engine")
+    clock.advance(minutes=1)
+    rabbit = engine.note("decision", "do not use kafka for the queue engine", "queue engine")
+    clock.advance(minutes=1)
+    old = engine.note("decision", "pool size 10 for Postgres", "pool size")
+    clock.advance(minutes=1)
+    new = engine.note("decision", "pool size 20 for Postgres", "pool size")  # supersedes `old`
+    clock.advance(minutes=1)
+    stale = engine.note("insight", "src/gone.py holds the 100%_done flag", None)
+    clock.advance(minutes=1)
+    drift = engine.note("insight", "the constants at src/table.py:10-12 are tuned", None)
+    clock.advance(minutes=1)
+    plain = engine.note("insight", "Conflict: true is only a phrase here, Status: superseded too", None)
+    (repo.path / "src/gone.py").unlink()
+    repo.write("src/table.py", "".join(f"value_{n} = {n} * 7\n" for n in range(30)).replace("value_11 = 11", "value_11 = 1"))
+
+    def ids(**kw: Any) -> list[str]:
+        return [str(i["id"]) for i in engine.list_memory(limit=200, **kw).items]
+
+    assert ids(labels=["contested"]) == [rabbit.item_id, kafka.item_id]
+    assert ids(labels=["superseded"]) == [old.item_id]
+    assert ids(labels=["stale"]) == [stale.item_id]
+    assert ids(labels=["drifted"]) == [drift.item_id]
+    assert ids(labels=["stale", "superseded"]) == [stale.item_id, old.item_id]
+    page = engine.list_memory(labels=["contested"], limit=1, offset=1)
+    assert (page.total, [i["id"] for i in page.items], page.items[0]["labels"]) == (2, [kafka.item_id], ["contested"])
+    assert ids(text="POOL SIZE") == [new.item_id, old.item_id]  # subject or text, any case
+    assert ids(text="100%_") == [stale.item_id]  # % and _ are literal characters, not wildcards
+    assert ids(text="1%done") == [] and ids(text="10_") == []
+    assert ids(text="kafka", labels=["contested"], sort="created", reverse=True) == [kafka.item_id, rabbit.item_id]
+    assert ids(sort="created", reverse=True)[:2] == [kafka.item_id, rabbit.item_id]
+    by_subject = ids(sort="subject")
+    assert by_subject[:4] == [new.item_id, old.item_id, rabbit.item_id, kafka.item_id]  # A→Z, ties newest first
+    assert set(by_subject[4:]) == {stale.item_id, drift.item_id, plain.item_id}  # no subject: last
+    assert ids(sort="subject", reverse=True)[:2] == [rabbit.item_id, kafka.item_id]
+    assert ids(sort="subject", reverse=True)[-3:] == by_subject[-3:]
+    engine.conn.execute("UPDATE memory_items SET state='pinned' WHERE id=?", (plain.item_id,))
+    engine.conn.execute("UPDATE memory_items SET state='archived' WHERE id=?", (kafka.item_id,))
+    assert ids(sort="state")[0] == plain.item_id and ids(sort="state")[-1] == kafka.item_id
+    assert ids(sort="state", reverse=True)[0] == kafka.item_id
+    for bad, code in (({"labels": ["moved"]}, "bad_label"), ({"sort": "age"}, "bad_sort")):
+        with pytest.raises(InvalidInput) as raised:
+            engine.list_memory(**bad)
+        assert raised.value.code == code

@@ -47,6 +47,8 @@ def seed_hostile(path: Path) -> None:
         raw.execute("UPDATE memory_items SET text=? WHERE text LIKE 'insight: placeholder for the bidi%'",
                     (f"insight: {BIDI}",))
         raw.execute("UPDATE memory_items SET text=replace(text, 'pytest placeholder', ?)", (ESCAPED_COMMAND,))
+        raw.execute("UPDATE command_runs SET command_summary=replace(command_summary, 'pytest placeholder', ?)",
+                    (ESCAPED_COMMAND,))
         raw.commit()
         assert raw.execute("SELECT COUNT(*) FROM memory_items WHERE text LIKE '%' || char(27) || '%'").fetchone()[0]
     finally:
@@ -85,7 +87,8 @@ def assert_nothing_raw(app: Any) -> None:
 
 
 def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
-    """Overview, memory (every row inspected), edit, delete, resolve, search, activity: literal text, nothing raw."""
+    """Overview, memory (every row inspected), edit, delete, resolve, search, activity and a session: literal text,
+    nothing raw."""
     from textual.widgets import Input, Static, TextArea
 
     from cortex_tui.app import make_app
@@ -93,6 +96,7 @@ def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
     from cortex_tui.dialogs.edit_dialog import EditDialog
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
     from cortex_tui.dialogs.search_dialog import SearchDialog
+    from cortex_tui.dialogs.session_dialog import SessionDialog
     from cortex_tui.screens.main import MainScreen
     from cortex_tui.widgets.inspection_view import InspectionView
     from cortex_tui.widgets.memory_browser import MemoryBrowser
@@ -178,6 +182,12 @@ def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
             await pilot.press("3")
             await settle(pilot)
             assert_nothing_raw(app)
+            await pilot.press("enter")  # the session that wrote every hostile note and ran the escaped command
+            await settle(pilot)
+            assert isinstance(app.screen, SessionDialog)
+            assert "[31mRED" in drawn(app) and f"[{HOSTILE_SUBJECTS[4].lower()}]" in drawn(app)
+            assert_nothing_raw(app)
+            await close_dialog(pilot)
             assert app.is_running
 
     asyncio.run(run())

@@ -150,13 +150,20 @@ def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noq
 
 
 def test_enter_on_an_activity_row_shows_the_session(demo: Path) -> None:  # noqa: F811
-    """Enter on a session row says what that session did, in full (it did nothing before)."""
+    """Enter on a session row opens what that session did, in full (it did nothing before)."""
+    from textual.widgets import Static
+
+    from cortex_tui.dialogs.session_dialog import SessionDialog
+
+    shown: list[str] = []
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("3")
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
+        assert isinstance(app.screen, SessionDialog)
+        shown.append(str(app.screen.query_one("#session-summary", Static).render()))
 
-    notes = drive(demo, steps)
-    shown = [(title, text) for _, title, text in notes if title.startswith("Session ")]
-    assert len(shown) == 1 and "reads " in shown[0][1] and "failures " in shown[0][1]
+    drive(demo, steps)
+    assert len(shown) == 1 and "reads " in shown[0] and "failures " in shown[0]

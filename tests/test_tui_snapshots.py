@@ -97,8 +97,8 @@ def _git(path: Path, *args: str) -> None:
 
 def build_world(base: Path) -> World:
     """Seed the demo and the state directories under `base` (deterministic under NOW)."""
-    from cortex_engine.ops.demo import seed_demo
     from cortex_engine.engine import Engine
+    from cortex_engine.ops.demo import seed_demo
 
     home = (base / "home").resolve()
     home.mkdir(parents=True, exist_ok=True)
@@ -210,6 +210,25 @@ async def _overview(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
+async def _overview_new(pilot) -> None:  # noqa: ANN001
+    """As if the open contest and every flagged reference had arrived after the view opened (the shared world is
+    read-only, so the panes' baselines are emptied instead of writing to the store); nothing focused, nothing seen."""
+    from cortex_tui.data.unseen import Unseen
+    from cortex_tui.widgets.contests_pane import ContestsPane
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+
+    await settle(pilot)
+    screen = pilot.app.screen
+    screen.set_focus(None)
+    for pane in (screen.query_one(ContestsPane), screen.query_one(FreshnessPane)):
+        pane.unseen = Unseen()
+        pane.unseen.update([])
+    screen._shown = None  # repaint every pane, as a snapshot with new contests would
+    screen._show_snapshot(pilot.app.snapshot)
+    screen._show_freshness(pilot.app.freshness)
+    await settle(pilot)
+
+
 async def _memory(pilot) -> None:  # noqa: ANN001
     await press(pilot, "2")
     await highlight(pilot, "spool flush policy", label="contested")
@@ -230,6 +249,22 @@ async def _search(pilot) -> None:  # noqa: ANN001
 
 async def _activity(pilot) -> None:  # noqa: ANN001
     await press(pilot, "3")
+
+
+async def _session(pilot) -> None:  # noqa: ANN001
+    """Enter on the Activity row of the session that has notes and failures."""
+    from cortex_tui.widgets.activity_table import ActivityTable
+
+    await press(pilot, "3")
+    table = pilot.app.screen.query_one(ActivityTable)
+    busiest = max(table.sessions.values(), key=lambda row: (row["failures"] > 0, row["notes"], str(row["id"])))
+    table.move_cursor(row=table.get_row_index(str(busiest["id"])))
+    await press(pilot, "enter")
+
+
+async def _memory_filtered(pilot) -> None:  # noqa: ANN001
+    """Contested only (l), sorted by subject (o), a text filter typed (f)."""
+    await press(pilot, "2", "l", "o", "f", *"turn", "enter")
 
 
 async def _resolve(pilot) -> None:  # noqa: ANN001
@@ -337,10 +372,13 @@ class State:
 
 STATES: dict[str, State] = {
     "overview": State("demo", _overview),
+    "overview_new": State("demo", _overview_new),
     "memory": State("demo", _memory),
     "memory_all_scopes": State("demo", _memory_all),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
+    "session": State("demo", _session),
+    "memory_filtered": State("demo", _memory_filtered),
     "resolve": State("demo", _resolve),
     "edit": State("demo", _edit),
     "edit_refused": State("demo", _edit_refused),
@@ -363,6 +401,7 @@ STATES: dict[str, State] = {
     "freshness_moved": State("demo", _freshness_moved),
     "audited_memory": State("audited", _audited_memory),
     "audit": State("audited", _audit),
+    "hostile_session": State("hostile", _session),
 }
 
 
@@ -413,6 +452,13 @@ def test_overview_sizes(snap_compare, seen_from: World, size: str) -> None:
     assert snap(snap_compare, seen_from, "overview", size)
 
 
+@sizes
+def test_overview_arrived_live(snap_compare, seen_from: World, size: str) -> None:
+    """A contest and stale references that arrived live: `● new` on each, counted in the pane titles and on the
+    Overview tab, until the operator highlights them."""
+    assert snap(snap_compare, seen_from, "overview_new", size)
+
+
 @pytest.mark.parametrize("name", [name for name in STATES if name.startswith("hostile_")])
 def test_hostile_content(snap_compare, seen_from: World, name: str) -> None:
     """Markup-shaped subjects (`close [/] tag`, `list[int]`, `[WIP] parser`, `[bold red]x[/]`, a @click link), an ANSI
@@ -442,6 +488,18 @@ def test_search(snap_compare, seen_from: World, size: str) -> None:
 def test_activity(snap_compare, seen_from: World, size: str) -> None:
     """Activity: sessions newest first, the subagent session under the one that dispatched it, failures counted."""
     assert snap(snap_compare, seen_from, "activity", size)
+
+
+@sizes
+def test_session_dialog(snap_compare, seen_from: World, size: str) -> None:
+    """Enter on an Activity row: the session's tokens per channel, its notes with their labels, its failed commands."""
+    assert snap(snap_compare, seen_from, "session", size)
+
+
+@sizes
+def test_memory_filtered(snap_compare, seen_from: World, size: str) -> None:
+    """The memory table narrowed to contested items containing `turn`, sorted by subject (the header says ▾)."""
+    assert snap(snap_compare, seen_from, "memory_filtered", size)
 
 
 @sizes

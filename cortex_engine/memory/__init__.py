@@ -3,5 +3,5 @@ the one retrieval layer, with trust state (active, contested, superseded, resolv
 
 `notes` writes, supersedes and resolves; `contradiction` detects opposing notes; `items` projects notes into
 memory_items, defuses author text and derives tiers; `projection` projects captured rows; `merges` and
-`sharing` bring notes home from merged branches and shared decision files; `inspection` lists, edits and
-deletes with an audit trail; `transfer` exports notes and imports them (also Claude Code's own memory files)."""
+`sharing` bring notes home from merged branches and shared decision files; `transfer` exports notes and
+imports them (also Claude Code's own memory files)."""

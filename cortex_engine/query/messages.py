@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
-from cortex_engine.memory.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
-    short_kind_name, summarize_text)
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.notes import NoteWrite, Resolution
+from cortex_engine.query.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
+                                            short_kind_name, summarize_text)
 from cortex_engine.query.render import defuse, humanize_kind, strip_control
 
 

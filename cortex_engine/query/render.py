@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.clock import parse_iso, ts_min
+from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
+                                        note_origin, split_trailers)
 from cortex_engine.scope.freshness import Validation
-from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded,
-    note_content, note_origin, split_trailers)
 from cortex_engine.store.redact import strip_invisible
 
 if TYPE_CHECKING:
@@ -76,6 +76,20 @@ def humanize_kind(kind: str) -> str:
     return name[:1].upper() + name[1:]
 
 
+SHORT_KINDS = {
+    "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
+    "episode:test_cycle": "test cycle", "command_run": "command", "branch_snapshot": "snapshot",
+    "project_snapshot": "project", "session_state": "state",
+}
+
+
+def short_kind(kind: str) -> str:
+    """A kind in one short word, as the operator's table shows it and sorts it: `decision`, `failure`, `summary`, …"""
+    if kind.startswith("note:"):
+        return kind.split(":", 1)[1]
+    return SHORT_KINDS.get(kind, kind.split(":")[-1].replace("_", " "))
+
+
 def age_text(created_at: str, now: datetime) -> str:
     """`today`, `<N>d ago` up to 30 days, else the date."""
     stamp = parse_iso(created_at)
@@ -112,6 +126,11 @@ def item_labels(kind: str, text: str, validation: Validation | None) -> list[str
     if validation is not None and validation.label:
         labels.extend(validation.label.split("; "))
     return labels
+
+
+def label_tag(label: str) -> str:
+    """A label's name without its detail: `stale: missing a.py` → `stale`, `contested` stays (what filters match)."""
+    return label.split(":", 1)[0].strip()
 
 
 def origin_suffix(kind: str, text: str) -> str:

@@ -8,6 +8,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
@@ -225,17 +226,20 @@ def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, s
 
 
 def injected_by_channel(conn: sqlite3.Connection, *, scope_key: str | None = None,
-                        session_tree: str | None = None) -> list[sqlite3.Row]:
-    """(channel, n, total, top) of injected tokens per channel: the scope's, or one primary session's tree.
+                        session_tree: str | None = None, session: str | None = None) -> list[sqlite3.Row]:
+    """(channel, n, total, top) of injected tokens per channel: the scope's, one primary session's tree, or one
+    session's own.
 
     Raises:
-        ValueError: neither or both of `scope_key` and `session_tree` given.
+        ValueError: not exactly one of `scope_key`, `session_tree` and `session` given.
     """
-    if (scope_key is None) == (session_tree is None):
-        raise ValueError("give exactly one of scope_key and session_tree")
+    if sum(x is not None for x in (scope_key, session_tree, session)) != 1:
+        raise ValueError("give exactly one of scope_key, session_tree and session")
     args: tuple[str | None, ...]
-    if session_tree is None:
+    if scope_key is not None:
         where, args = "scope_key=?", (scope_key,)
+    elif session is not None:
+        where, args = "session_id=?", (session,)
     else:
         where, args = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)", (session_tree, session_tree)
     return conn.execute(
@@ -243,6 +247,28 @@ def injected_by_channel(conn: sqlite3.Connection, *, scope_key: str | None = Non
         f"FROM token_ledger WHERE direction='injected' AND {where} GROUP BY channel",
         args,
     ).fetchall()
+
+
+def injected_per_session(conn: sqlite3.Connection, session_ids: list[str]) -> dict[str, int]:
+    """Tokens injected into each listed session (its own injections, every channel), in one query."""
+    rows = conn.execute(
+        "SELECT session_id, COALESCE(SUM(tokens), 0) AS total FROM token_ledger WHERE direction='injected' "
+        "AND session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id", (json.dumps(session_ids),))
+    return {str(row["session_id"]): int(row["total"]) for row in rows}
+
+
+def session_note_items(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
+    """The memory items of a session's notes still stored, oldest first."""
+    return conn.execute(
+        "SELECT id, kind, subject, text, scope_key, created_at FROM memory_items WHERE source_table='notes' "
+        "AND source_id IN (SELECT id FROM notes WHERE session_id=?) ORDER BY created_at, rowid", (session_id,)).fetchall()
+
+
+def session_failures(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
+    """A session's commands that exited non-zero, oldest first."""
+    return conn.execute(
+        "SELECT timestamp, category, command_summary, exit_code, stderr_tail FROM command_runs "
+        "WHERE session_id=? AND exit_code NOT IN (0) ORDER BY timestamp, rowid", (session_id,)).fetchall()
 
 
 # -- retention -----------------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from datetime import datetime
 from textual.content import Content
 
 from cortex_engine.base.clock import parse_iso
-from cortex_engine.results import (collapse, fmt_tokens, humanize_kind, note_content, scope_label, split_trailers,
-                                   strip_control)
+from cortex_engine.results import (collapse, fmt_tokens, humanize_kind, label_tag, note_content, scope_label,
+                                   short_kind, split_trailers, strip_control)
 
 __all__ = [
     "ago", "age", "clean", "count", "diff_content", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
@@ -27,13 +27,6 @@ _UNSAFE = re.compile(
 )
 """Characters never drawn as they are: terminal controls and the Unicode format characters that reorder or hide
 text (U+202E RIGHT-TO-LEFT OVERRIDE makes a line read backwards)."""
-
-SHORT_KINDS = {
-    "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
-    "episode:test_cycle": "test cycle", "command_run": "command", "branch_snapshot": "snapshot",
-    "project_snapshot": "project", "session_state": "state",
-}
-
 
 def ago(stamp: str | None, now: datetime) -> str:
     """`just now`, `25m ago`, `3h ago`, `12d ago`, or the date beyond 60 days."""
@@ -103,18 +96,11 @@ def age(stamp: str | None, now: datetime) -> str:
     return f"{int(seconds // (30 * 86400))}mo"
 
 
-def short_kind(kind: str) -> str:
-    """A kind in one short word: `decision`, `failure`, `summary`, `subagent`, …"""
-    if kind.startswith("note:"):
-        return kind.split(":", 1)[1]
-    return SHORT_KINDS.get(kind, kind.split(":")[-1].replace("_", " "))
-
-
 def label_tags(labels: list[str] | tuple[str, ...]) -> str:
     """Labels as short tags for a table cell (`stale: missing a.py` → `stale`); the inspection has the paths."""
     tags: list[str] = []
     for label in labels:
-        tag = label.split(":", 1)[0].strip()
+        tag = label_tag(label)
         if tag and tag not in tags:
             tags.append(tag)
     return " ".join(tags)

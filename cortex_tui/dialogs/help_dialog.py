@@ -17,12 +17,16 @@ KEYS = (
     ("r", "refresh everything from the store (changes also appear live, within a second)"),
     ("/", "recall: search memory exactly as the agent would (any tab; ↓ into the items, enter opens one)"),
     ("s", "switch the Memory table between this branch and every scope"),
+    ("f", "filter the Memory table by text (subject or text contains it; enter applies, esc back to the table)"),
+    ("l", "show only contested, stale, drifted or superseded memory (each press: the next label, then all)"),
+    ("o  O", "sort the Memory table by its next column · reverse (or click a column header)"),
     ("[ ]", "previous / next page of the Memory table"),
     ("home end", "the newest / the oldest memory (first or last page)"),
     ("y  Y", "copy the highlighted memory's id · its text (in the delete and edit dialogs, y confirms)"),
     ("o", "Freshness: open the file in $EDITOR, at the drifted span's line (the app waits until you quit it)"),
     ("m", "Freshness: rewrite a moved path ([moved: a → b]) in the note to its new place (audited)"),
     ("a", "Memory: the highlighted memory's corrections, each edit as a word diff (in resolve: keep side A; b: B)"),
+    ("enter", "on an Activity row: that session's notes, failed commands and token spend"),
     ("tab", "move between panes; arrows move within one"),
     ("ctrl+p", "command palette: every action by name"),
     ("?  q", "this help · quit"),
@@ -34,6 +38,8 @@ GLOSSARY = (
     ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
     ("drifted: f:x", "Freshness: the code the note names changed since it was written; `cortex reanchor ID` once "
                      "it still holds."),
+    ("● new", "Arrived live: a contest opened or a reference went stale since this view opened. The Overview tab "
+              "counts them; highlighting one in its pane marks it seen."),
     ("tokens/budget", "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
                       "600 recall, 800 state). Saved counts only recorded evidence."),
 )

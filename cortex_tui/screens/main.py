@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
     from ..app import CortexApp
     from ..data.snapshot import Snapshot
 
-MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row")
+MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row", "filter_text", "cycle_label",
+                  "cycle_sort", "reverse_sort")
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
 FRESHNESS_ACTIONS = ("open_editor", "rewrite_moved")
 """Keys that act on the highlighted Freshness item: shown (and live) only while that pane has focus."""
@@ -66,6 +68,10 @@ class MainScreen(Screen[None]):
         Binding("right_square_bracket", "next_page", "Next page", show=False),
         Binding("home", "first_row", "Newest", show=False, priority=True),
         Binding("end", "last_row", "Oldest", show=False, priority=True),
+        Binding("f", "filter_text", "Filter", key_display="f l o"),  # last: at 80 columns the filter row says them
+        Binding("l", "cycle_label", "Label", show=False),
+        Binding("o", "cycle_sort", "Sort", show=False),
+        Binding("O", "reverse_sort", "Reverse sort", show=False),
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
 
@@ -76,6 +82,8 @@ class MainScreen(Screen[None]):
         """The snapshot the panes show (a new one repaints only the panes whose part changed)."""
         self._keys: tuple[bool | None, ...] = ()
         """What `check_action` said of each key when the footer was last asked to redraw."""
+        self._focus_on_memory: str | None = None
+        """What to focus once the Memory tab shows (a palette command run from another tab)."""
 
     @property
     def cortex(self) -> CortexApp:
@@ -137,12 +145,14 @@ class MainScreen(Screen[None]):
             self.query_one(SpendPane).show_snapshot(snapshot)
         if aged or changed("activity"):
             self.query_one(ActivityTable).show_sessions(snapshot.activity, snapshot.now)
+        self._mark_overview()
         self._refresh_keys()
 
     def _show_freshness(self, freshness: tuple[dict[str, Any], dict[str, str]] | None) -> None:
         """Fill the freshness pane."""
         if freshness is not None:
             self.query_one(FreshnessPane).show_report(*freshness)
+            self._mark_overview()
             self._refresh_keys()
 
     def _refresh_keys(self) -> None:
@@ -152,6 +162,14 @@ class MainScreen(Screen[None]):
         if keys != self._keys:
             self._keys = keys
             self.refresh_bindings()
+
+    def _mark_overview(self) -> None:
+        """The Overview tab says how many contests and stale references arrived live unseen (seen from any tab)."""
+        new = len(self.query_one(ContestsPane).unseen) + len(self.query_one(FreshnessPane).unseen)
+        tab = self.query_one("#tabs", TabbedContent).get_tab("overview")
+        label = Content.assemble("Overview", (f" ● {new} new", "bold $accent") if new else "")
+        if tab.label != label:
+            tab.label = label
 
     # -- selection -----------------------------------------------------------------------------------
 
@@ -185,15 +203,26 @@ class MainScreen(Screen[None]):
 
     @on(SelectionChanged)
     def _selection_changed(self, event: SelectionChanged) -> None:
-        """A pane's highlight moved: the footer re-checks which keys apply."""
+        """A pane's highlight moved: the footer re-checks which keys apply; what was seen is no longer news."""
         event.stop()
+        self._mark_overview()
         self._refresh_keys()
+
+    @on(ActivityTable.Opened)
+    def _session_opened(self, event: ActivityTable.Opened) -> None:
+        """Enter on an Activity row: the session's notes, failures and token spend."""
+        event.stop()
+        from ..dialogs.session_dialog import SessionDialog
+
+        self.app.push_screen(SessionDialog(event.session_id, self.cortex.target.clock()))
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """Focus the main widget of the tab, so its keys apply at once."""
         target = {"overview": "#contest-list", "memory": "#memory-table", "activity": "#activity-table"}.get(
             event.pane.id or "")
+        if event.pane.id == "memory" and self._focus_on_memory:
+            target, self._focus_on_memory = self._focus_on_memory, None
         if target:
             self.query_one(target).focus()
         self.refresh_bindings()
@@ -314,6 +343,32 @@ class MainScreen(Screen[None]):
     def action_last_row(self) -> None:
         """The oldest item: last page, last row."""
         self.query_one(MemoryBrowser).jump(to_end=True)
+
+    def _on_memory_tab(self, focus: str = "#memory-table") -> None:
+        """Show the Memory tab (the palette runs its commands from any tab), focusing `focus` there."""
+        if self._active_tab() == "memory":
+            self.query_one(focus).focus()
+        else:
+            self._focus_on_memory = focus
+            self.action_show_tab("memory")
+
+    def action_filter_text(self) -> None:
+        """Type a text filter for the Memory table."""
+        self._on_memory_tab("#text-filter")
+
+    def action_cycle_label(self) -> None:
+        """Show only the next label (contested, stale, drifted, superseded), then every item again."""
+        self._on_memory_tab()
+        self.query_one(MemoryBrowser).cycle_label()
+
+    def action_cycle_sort(self) -> None:
+        """Sort the Memory table by its next sortable column."""
+        self._on_memory_tab()
+        self.query_one(MemoryBrowser).cycle_sort()
+
+    def action_reverse_sort(self) -> None:
+        """Reverse the Memory table's order."""
+        self.query_one(MemoryBrowser).reverse_sort()
 
     def action_copy_id(self) -> None:
         """Copy the highlighted memory's id to the clipboard (the terminal's, through OSC 52)."""

@@ -5,16 +5,20 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual import on
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
-from ..data.text import age, one_line, short_id
+from ..data.text import age, fmt_tokens, one_line, short_id
 
 COLUMNS = (("Started", 7), ("Session", 10), ("Agent", 14), ("Reads", 5), ("Edits", 5), ("Cmds", 4), ("Fails", 5),
-           ("Notes", 5), ("Focus", 30))
-"""Column labels and widths; ● marks the active session."""
+           ("Notes", 5), ("Tokens", 6), ("Focus", 30))
+"""Column labels and widths; ● marks the active session; tokens are the session's own injections."""
 
 
 class ActivityTable(DataTable[Any]):
@@ -23,6 +27,14 @@ class ActivityTable(DataTable[Any]):
     DEFAULT_CSS = """
     ActivityTable { height: 1fr; }
     """
+    BINDINGS = [Binding("enter", "select_cursor", "Session", key_display="⏎")]
+    """Enter opens the highlighted session (its notes, failures and token spend)."""
+
+    @dataclass
+    class Opened(Message):
+        """Enter on a session row: the screen opens it."""
+
+        session_id: str
 
     def __init__(self, **kwargs: Any) -> None:
         """Empty until the first snapshot."""
@@ -65,20 +77,14 @@ class ActivityTable(DataTable[Any]):
         agent = f"└ {row['agent_type']}" if child else str(row["agent_type"])
         session = ("● " if row["status"] == "active" else "  ") + short_id(row["id"])
         fails = str(row["failures"]) if row["failures"] else "·"
+        tokens = fmt_tokens(int(row.get("tokens") or 0)) if row.get("tokens") else "·"
         cells = (age(row["started_at"], now) + " ago", session, agent, str(row["reads"]), str(row["edits"]),
-                 str(row["commands"]), fails, str(row["notes"]), one_line(row.get("focus") or ""))
+                 str(row["commands"]), fails, str(row["notes"]), tokens, one_line(row.get("focus") or ""))
         self.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=str(row["id"]))
 
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on a session: what it did, in full (the row's cells are cut to fit)."""
+        """Enter on a session: open it (notes, failures, spend in full; the row's cells are cut to fit)."""
         event.stop()
-        row = self.sessions.get(str(event.row_key.value))
-        if row is None:
-            return
-        lines = [f"agent {one_line(row['agent_type'])} · {row['status']} · started {row['started_at']}",
-                 f"reads {row['reads']} · edits {row['edits']} · commands {row['commands']} · "
-                 f"failures {row['failures']} · notes {row['notes']}"]
-        if row.get("focus"):
-            lines.append(f"focus: {one_line(row['focus'])}")
-        self.app.notify("\n".join(lines), title=f"Session {row['id']}", markup=False, timeout=8)
+        if str(event.row_key.value) in self.sessions:
+            self.post_message(self.Opened(str(event.row_key.value)))

@@ -12,15 +12,17 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
-from ..data.text import ago, one_line, short_id
-from ..messages import SelectionChanged
 from ..data.memory_ref import MemoryRef
+from ..data.text import ago, one_line, short_id
+from ..data.unseen import MARK, Unseen
+from ..messages import SelectionChanged
 
 SIDE_LETTERS = "ABCDEFGH"
 
 
 class ContestsPane(Vertical):
-    """One option per contest; the highlighted one is what `c` resolves."""
+    """One option per contest; the highlighted one is what `c` resolves. A contest that opened live is marked new
+    until the operator highlights it in the focused list."""
 
     DEFAULT_CSS = """
     ContestsPane {
@@ -35,6 +37,9 @@ class ContestsPane(Vertical):
         super().__init__(**kwargs)
         self.contests: list[dict[str, Any]] = []
         self._by_key: dict[str, dict[str, Any]] = {}
+        self.unseen = Unseen()
+        """Contests (by subject and sides) that opened after the first snapshot and were not highlighted yet."""
+        self._now: datetime | None = None
 
     def compose(self) -> ComposeResult:
         """The list of contests."""
@@ -51,20 +56,15 @@ class ContestsPane(Vertical):
         keep_at = options.highlighted
         self.contests = contests
         self._by_key = {self._key(contest): contest for contest in contests}
+        self._now = now
+        self.unseen.update(self._arrival(contest) for contest in contests)
         options.clear_options()
         if not contests:
             options.add_option(Option(Content.from_markup(
                 "[dim]No open contests here. When a note opposes an active decision on the same subject, "
                 "both sides appear here until you resolve them (c).[/]"), disabled=True))
         for n, contest in enumerate(contests):
-            lines = [Content.assemble(("[contested] ", "bold $text-error"),
-                                      (one_line(contest["subject"]) or "(no subject)", "bold"))]
-            for letter, side in zip(SIDE_LETTERS, contest["sides"]):
-                lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))
-                lines.append(Content(
-                    f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
-                ).stylize("dim"))
-            options.add_option(Option(Content("\n").join(lines), id=self._key(contest)))
+            options.add_option(Option(self._prompt(contest, now), id=self._key(contest)))
             if n < len(contests) - 1:
                 options.add_option(None)
         if contests:
@@ -74,8 +74,39 @@ class ContestsPane(Vertical):
                 options.highlighted = min(keep_at or 0, len(options.options) - 1)
             while options.highlighted and options.get_option_at_index(options.highlighted).disabled:
                 options.highlighted -= 1
-        self.border_title = Content(f"Contests · {len(contests)} open" if contests else "Contests · none open")
+        self._retitle()
         self.set_class(bool(contests), "-has-contests")
+        self._see_highlighted()
+
+    def _prompt(self, contest: dict[str, Any], now: datetime) -> Content:
+        """The subject (marked new while unseen), then each side with its kind, age and session."""
+        lines = [Content.assemble(MARK if self._arrival(contest) in self.unseen else "",
+                                  ("[contested] ", "bold $text-error"),
+                                  (one_line(contest["subject"]) or "(no subject)", "bold"))]
+        for letter, side in zip(SIDE_LETTERS, contest["sides"]):
+            lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))
+            lines.append(Content(
+                f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
+            ).stylize("dim"))
+        return Content("\n").join(lines)
+
+    def _retitle(self) -> None:
+        title = f"Contests · {len(self.contests)} open" if self.contests else "Contests · none open"
+        self.border_title = Content(title + (f" · {len(self.unseen)} new" if self.unseen else ""))
+
+    def _see_highlighted(self) -> None:
+        """The highlighted contest of a focused list has been seen: drop its marker."""
+        options = self.query_one("#contest-list", OptionList)
+        option = options.highlighted_option
+        contest = self._by_key.get(option.id or "") if option is not None and self.screen.focused is options else None
+        if contest is not None and self._now is not None and self.unseen.see(self._arrival(contest)):
+            options.replace_option_prompt(self._key(contest), self._prompt(contest, self._now))
+            self._retitle()
+
+    def on_descendant_focus(self) -> None:
+        """Focus came to the list: what it highlights is seen."""
+        self._see_highlighted()
+        self.post_message(SelectionChanged())
 
     def selected_contest(self) -> dict[str, Any] | None:
         """The highlighted contest, or the first one."""
@@ -91,6 +122,11 @@ class ContestsPane(Vertical):
         """A contest's identity in the list: its subject (a scope has one open contest per subject)."""
         return "contest:" + str(contest["subject"])
 
+    @classmethod
+    def _arrival(cls, contest: dict[str, Any]) -> str:
+        """What makes a contest news: its subject and its sides (a new side on an open subject arrives again)."""
+        return cls._key(contest) + "|" + ",".join(sorted(str(side["id"]) for side in contest["sides"]))
+
     def selected_memory(self) -> MemoryRef | None:
         """The first side of the highlighted contest (resolve acts on the whole contest)."""
         contest = self.selected_contest()
@@ -102,6 +138,7 @@ class ContestsPane(Vertical):
 
     @on(OptionList.OptionHighlighted, "#contest-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        """Tell the screen which keys now apply."""
+        """Mark it seen; tell the screen which keys now apply."""
         event.stop()
+        self._see_highlighted()
         self.post_message(SelectionChanged())

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import count, first_line, humanize_kind, one_line
+from ..data.unseen import MARK, Unseen
 from ..messages import SelectionChanged
 
 SHOWN = 200
@@ -20,7 +21,10 @@ SHOWN = 200
 
 
 class FreshnessPane(Vertical):
-    """One option per flagged memory: its label (`stale: missing …`, `moved: a → b`, `drifted: …`) and what it says."""
+    """One option per flagged memory: its label (`stale: missing …`, `moved: a → b`, `drifted: …`) and what it says.
+
+    A memory flagged (or flagged differently) after the first check is marked new until highlighted in the focused list.
+    """
 
     DEFAULT_CSS = """
     FreshnessPane {
@@ -35,7 +39,10 @@ class FreshnessPane(Vertical):
         super().__init__(**kwargs)
         self.flagged: list[dict[str, Any]] = []
         self._by_key: dict[str, dict[str, Any]] = {}
+        self.unseen = Unseen()
+        """Flagged memories (by id and label) that appeared after the first check and were not highlighted yet."""
         self._texts: dict[str, str] = {}
+        self._title = ""
 
     def compose(self) -> ComposeResult:
         """The list of flagged memories."""
@@ -48,6 +55,7 @@ class FreshnessPane(Vertical):
         self.flagged = flagged[:SHOWN]
         self._by_key = {f"fresh:{item['id']}": item for item in self.flagged}
         self._texts = texts
+        self.unseen.update(self._arrival(item) for item in flagged)
         options = self.query_one("#freshness-list", OptionList)
         keep_id = options.highlighted_option.id if options.highlighted_option is not None else None
         keep_at = options.highlighted
@@ -57,14 +65,7 @@ class FreshnessPane(Vertical):
                 f"Every reference is current: {count(report['checked'], 'memory', 'memories')} with file references checked "
                 "against the checkout.").stylize("dim"), disabled=True))
         for item in self.flagged:
-            style = "$text-error" if "stale:" in item["label"] else "$text-warning"
-            kind = humanize_kind(str(item["kind"]))
-            subject = f"[{one_line(item['subject'])}] " if item.get("subject") else ""
-            body = first_line(str(item["kind"]), texts.get(item["id"], ""))
-            options.add_option(Option(Content.assemble(
-                Content.assemble((f"[{one_line(item['label'])}]", f"bold {style}"), "\n"),
-                Content.from_markup("  [dim]$kind[/] $subject$body", kind=kind, subject=subject, body=body),
-            ), id=f"fresh:{item['id']}"))
+            options.add_option(Option(self._prompt(item), id=f"fresh:{item['id']}"))
         if self.flagged:  # the same memory stays highlighted while it is listed; else the same place
             try:
                 options.highlighted = options.get_option_index(keep_id) if keep_id else 0
@@ -77,13 +78,48 @@ class FreshnessPane(Vertical):
         # The title counts memories, the subtitle file references (one memory may name several moved files):
         # each says which, so "2 moved" and "3 moved" never read as a contradiction. A memory counts once, under
         # its worst label: stale, then drifted (the code it names changed), then moved.
-        self.border_title = Content(f"Freshness · memories: {stale} stale · {moved} moved"
-                                    + (f" · {drifted} drifted" if drifted else ""))
+        self._title = f"Freshness · memories: {stale} stale · {moved} moved" + (f" · {drifted} drifted" if drifted else "")
+        self._retitle()
         self.border_subtitle = Content(
             f"{report['checked']} memories checked · file references: {refs.get('exists', 0)} ok, "
             f"{refs.get('missing', 0)} missing, {refs.get('moved', 0)} moved"
         )
         self.set_class(bool(flagged), "-stale")
+        self._see_highlighted()
+
+    def _prompt(self, item: dict[str, Any]) -> Content:
+        """The label (marked new while unseen), then the kind, subject and first line of the memory."""
+        style = "$text-error" if "stale:" in item["label"] else "$text-warning"
+        kind = humanize_kind(str(item["kind"]))
+        subject = f"[{one_line(item['subject'])}] " if item.get("subject") else ""
+        body = first_line(str(item["kind"]), self._texts.get(item["id"], ""))
+        return Content.assemble(
+            Content.assemble(MARK if self._arrival(item) in self.unseen else "",
+                             (f"[{one_line(item['label'])}]", f"bold {style}"), "\n"),
+            Content.from_markup("  [dim]$kind[/] $subject$body", kind=kind, subject=subject, body=body),
+        )
+
+    @staticmethod
+    def _arrival(item: dict[str, Any]) -> str:
+        """What makes a flag news: the memory and its label (a further missing file flags it again)."""
+        return f"{item['id']}|{item['label']}"
+
+    def _retitle(self) -> None:
+        self.border_title = Content(self._title + (f" · {len(self.unseen)} new" if self.unseen else ""))
+
+    def _see_highlighted(self) -> None:
+        """The highlighted memory of a focused list has been seen: drop its marker."""
+        options = self.query_one("#freshness-list", OptionList)
+        option = options.highlighted_option
+        item = self._by_key.get(option.id or "") if option is not None and self.screen.focused is options else None
+        if item is not None and self.unseen.see(self._arrival(item)):
+            options.replace_option_prompt(f"fresh:{item['id']}", self._prompt(item))
+            self._retitle()
+
+    def on_descendant_focus(self) -> None:
+        """Focus came to the list: what it highlights is seen."""
+        self._see_highlighted()
+        self.post_message(SelectionChanged())
 
     def selected_item(self) -> dict[str, Any] | None:
         """The highlighted item as `validate_memory` reported it (id, label, references, anchors)."""
@@ -105,6 +141,7 @@ class FreshnessPane(Vertical):
 
     @on(OptionList.OptionHighlighted, "#freshness-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        """Tell the screen which keys now apply."""
+        """Mark it seen; tell the screen which keys now apply."""
         event.stop()
+        self._see_highlighted()
         self.post_message(SelectionChanged())

@@ -1,4 +1,8 @@
-"""The memory browser: a table of this branch's memory (or every scope's), filters, and the inspection beside it."""
+"""The memory browser: a table of this branch's memory (or every scope's), filters, and the inspection beside it.
+
+Filters: scope, kind and tier on the first row; a label (contested, stale, drifted, superseded) and free text on the
+second. Columns sort by a header click or `o` (`O` reverses); the engine filters and orders, so every page agrees.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from ..data.text import age, first_line, humanize_kind, label_tags, one_line, sc
 from ..failures import report_worker_failure
 from ..messages import SelectionChanged
 from .inspection_view import InspectionView
+from .memory_filters import SORT_COLUMNS, MemoryFilters, describe_sort, next_sort
 
 if TYPE_CHECKING:
     from cortex_engine.results import Page, PageKey
@@ -39,6 +44,21 @@ SHRINK = (("Subject", 10), ("Scope", 8), ("Labels", 9), ("Kind", 8))
 FIRST_LINE_MIN = 28
 SUBJECT_MAX = 28
 """On a wide table the subject grows to this before the first line takes everything else."""
+
+
+def _marked(columns: list[tuple[str, int]], sort: tuple[str, bool]) -> list[tuple[str, str, int]]:
+    """(key, label, width) per column: the sorted column's label ends with ▾ (natural order) or ▴ (reversed) and is
+    widened to show it; the first line gives up those cells, so the table still fits its width."""
+    taken = 0
+    marked = []
+    for key, width in columns:
+        label = key
+        if SORT_COLUMNS.get(key) == sort[0]:
+            label = f"{key} {'▴' if sort[1] else '▾'}"
+            taken = max(0, len(label) - width)
+            width += taken
+        marked.append((key, label, width))
+    return [(key, label, width - taken if key == "First line" else width) for key, label, width in marked]
 
 
 def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
@@ -84,7 +104,7 @@ class MemoryBrowser(Vertical):
 
     DEFAULT_CSS = """
     MemoryBrowser {
-        & > #filter-bar { height: 1; margin-bottom: 1; }
+        & > #filter-bar { height: 1; }
         & > #filter-bar > Select { width: 20; margin-right: 1; }
         & > #filter-bar > #kind-filter { width: 26; }
         & > #filter-bar > #page-info { width: 1fr; content-align: right middle; color: $text-muted; }
@@ -98,6 +118,12 @@ class MemoryBrowser(Vertical):
     """Only this kind (None for all)."""
     tier: var[str | None] = var(None, init=False)
     """Only this tier (None for all)."""
+    label: var[str | None] = var(None, init=False)
+    """Only items carrying this label (None for all)."""
+    text: var[str] = var("", init=False)
+    """Only items whose subject or text contains this ('' for all)."""
+    sort: var[tuple[str, bool]] = var(("created", False), init=False)
+    """The engine sort key and whether it is reversed (default: newest first)."""
 
     def __init__(self, **kwargs: Any) -> None:
         """Empty until mounted and loaded."""
@@ -117,7 +143,8 @@ class MemoryBrowser(Vertical):
         """`start` or `end`: the next load goes to the first or the last page and row."""
         self._painted: tuple[object, ...] | None = None
         """What the table shows (columns and cells): an identical reload repaints nothing, so scroll stays."""
-        self._shown: tuple[Page, dict[str, list[str]], datetime, bool] | None = None
+        self._shown: tuple[Page, dict[str, list[str]], datetime, bool, tuple[str, bool]] | None = None
+        """The last page painted, its labels, clock, scope switch and sort (a resize repaints it)."""
 
     def compose(self) -> ComposeResult:
         """Filter bar, then the table and the inspection side by side."""
@@ -127,6 +154,7 @@ class MemoryBrowser(Vertical):
             yield Select(KIND_OPTIONS, prompt="All kinds", compact=True, type_to_search=False, id="kind-filter")
             yield Select(TIER_OPTIONS, prompt="All tiers", compact=True, type_to_search=False, id="tier-filter")
             yield Static("", id="page-info")
+        yield MemoryFilters(id="filter-line")
         with Container(id="browser-body"):  # app.tcss: beside the table when roomy, under it otherwise
             yield DataTable(id="memory-table", cursor_type="row", zebra_stripes=True)
             yield InspectionView(id="inspection")
@@ -154,6 +182,18 @@ class MemoryBrowser(Vertical):
         """Tier filter changed."""
         self._refilter()
 
+    def watch_label(self) -> None:
+        """Label filter changed."""
+        self._refilter()
+
+    def watch_text(self) -> None:
+        """Text filter changed."""
+        self._refilter()
+
+    def watch_sort(self) -> None:
+        """Order changed: back to the first page."""
+        self._refilter()
+
     def _refilter(self) -> None:
         """Filters changed: back to the newest page."""
         self._at = ("start", None)
@@ -173,6 +213,40 @@ class MemoryBrowser(Vertical):
     def _tier_changed(self, event: Select.Changed) -> None:
         event.stop()
         self.tier = None if event.value is Select.NULL else str(event.value)
+
+    @on(MemoryFilters.Changed)
+    def _filters_changed(self, event: MemoryFilters.Changed) -> None:
+        event.stop()
+        self.label, self.text = event.label, event.text
+
+    @on(DataTable.HeaderSelected, "#memory-table")
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column header sorts by it; a second click reverses."""
+        event.stop()
+        name = str(event.column_key.value or "")
+        key = SORT_COLUMNS.get(name)
+        if key is None:
+            self.app.notify(f"The {name} column is not sortable.", title="Sort", timeout=2, markup=False)
+            return
+        self.sort = (key, not self.sort[1]) if self.sort[0] == key else (key, False)
+
+    def cycle_sort(self) -> None:
+        """`o`: sort by the next sortable column (in the table's order), in its natural direction."""
+        columns = [label for label, _ in fit_columns(80, self.all_scopes)]
+        self.sort = (next_sort(self.sort[0], columns), False)
+
+    def reverse_sort(self) -> None:
+        """`O`: the same column, the other way round."""
+        self.sort = (self.sort[0], not self.sort[1])
+
+    def cycle_label(self) -> None:
+        """`l`: the next label filter."""
+        self.query_one(MemoryFilters).cycle_label()
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether a label or text filter, or a sort other than newest first, applies."""
+        return bool(self.label or self.text) or self.sort != ("created", False)
 
     def next_page(self) -> bool:
         """Move to the next (older) page; False when this is the last."""
@@ -194,13 +268,17 @@ class MemoryBrowser(Vertical):
         """Show an item (from a search): every scope, no filters, on whichever page holds it, highlighted."""
         self.query_one("#kind-filter", Select).clear()
         self.query_one("#tier-filter", Select).clear()
-        if self.rows.get(item_id) and self.kind is None and self.tier is None:
+        if self.rows.get(item_id) and self.kind is None and self.tier is None and not self.narrowed:
             self._focus_row(item_id)
             return
         self._pending_focus = item_id
+        self.query_one(MemoryFilters).clear()
         with self.prevent(Select.Changed):
             self.set_reactive(MemoryBrowser.kind, None)
             self.set_reactive(MemoryBrowser.tier, None)
+            self.set_reactive(MemoryBrowser.label, None)
+            self.set_reactive(MemoryBrowser.text, "")
+            self.set_reactive(MemoryBrowser.sort, ("created", False))
             self.set_reactive(MemoryBrowser.all_scopes, True)
             self.query_one("#scope-filter", Select).value = True
         self.load_page()
@@ -218,12 +296,16 @@ class MemoryBrowser(Vertical):
         """List a page through `Engine.list_memory()` and label it (in a worker thread)."""
         worker = get_current_worker()
         all_scopes, kind, tier, (how, key) = self.all_scopes, self.kind, self.tier, self._at
+        (sort, reverse), label, text = self.sort, self.label, self.text
         reveal = self._pending_focus
         with self.app.target.open() as engine:  # type: ignore[attr-defined]
-            filters = {"scopes": None if all_scopes else engine.scope_keys, "kinds": [kind] if kind else None,
-                       "states": [tier] if tier else None}
-            if reveal is not None:
-                found = engine.memory_key(reveal, **filters)
+            filters: dict[str, Any] = {
+                "scopes": None if all_scopes else engine.scope_keys, "kinds": [kind] if kind else None,
+                "states": [tier] if tier else None, "labels": [label] if label else None, "text": text or None,
+                "sort": sort, "reverse": reverse}
+            if reveal is not None:  # a reveal clears label, text and sort first: the key is newest-first
+                found = engine.memory_key(reveal, scopes=filters["scopes"], kinds=filters["kinds"],
+                                          states=filters["states"])
                 if found is None:  # deleted since the search showed it
                     self.app.call_from_thread(self._gone, reveal)
                 else:
@@ -233,7 +315,7 @@ class MemoryBrowser(Vertical):
             now = engine.clock()
         if not worker.is_cancelled:
             labels = {str(item["id"]): list(item["labels"]) for item in page.items}  # type: ignore[call-overload]
-            self.app.call_from_thread(self._show_page, page, labels, now, all_scopes, reveal)
+            self.app.call_from_thread(self._show_page, page, labels, now, all_scopes, reveal, (sort, reverse))
 
     def _gone(self, item_id: str) -> None:
         """A search hit that no longer exists: say so instead of highlighting some other row."""
@@ -242,18 +324,18 @@ class MemoryBrowser(Vertical):
                         title="Not found", severity="warning", markup=False)
 
     def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool,
-                   revealed: str | None = None) -> None:
+                   revealed: str | None = None, sort: tuple[str, bool] = ("created", False)) -> None:
         """Fill the table, keeping the highlighted item when it is still listed.
 
         `revealed` is the item this page was loaded to show. A page loaded for something else (a reload that
         was already on its way when a search asked to reveal an item) neither highlights nor forgets the
         pending reveal: only the page loaded for it does.
         """
-        self._shown = (page, labels, now, all_scopes)
+        self._shown = (page, labels, now, all_scopes, sort)
         table = self.query_one("#memory-table", DataTable)
         keep = revealed or self.highlighted_id()
         edge, self._pending_edge = self._pending_edge, None
-        columns = fit_columns(self._table_width(), all_scopes)
+        columns = _marked(fit_columns(self._table_width(), all_scopes), sort)
         rows: dict[str, _Row] = {}
         cells_by_id: list[tuple[str, list[str]]] = []
         for item in page.items:
@@ -277,14 +359,14 @@ class MemoryBrowser(Vertical):
         self._painted = painted
         was_at, scroll = table.cursor_row, (table.scroll_x, table.scroll_y)
         table.clear(columns=True)
-        for label, width in columns:
-            table.add_column(label, width=width, key=label)
+        for key, label, width in columns:
+            table.add_column(label, width=width, key=key)
         for item_id, cells in cells_by_id:
             table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=item_id)
         self.rows = rows
         self.total = page.total
         end = page.offset + len(page.items)
-        info = f"{page.offset + 1:,}–{end:,} of {page.total:,} · newest first" if page.items else "0 items"
+        info = f"{page.offset + 1:,}–{end:,} of {page.total:,} · {describe_sort(*sort)}" if page.items else "0 items"
         if page.next is not None:
             info += " · ] next"
         self.query_one("#page-info", Static).update(info)
@@ -320,8 +402,10 @@ class MemoryBrowser(Vertical):
             return
         table = self.query_one("#memory-table", DataTable)
         first = table.columns.get(ColumnKey("First line")) if table.columns else None
-        if first is None or first.width != dict(fit_columns(self._table_width(), self._shown[3]))["First line"]:
-            self._show_page(*self._shown)
+        page, labels, now, all_scopes, sort = self._shown
+        fitted = {key: width for key, _, width in _marked(fit_columns(self._table_width(), all_scopes), sort)}
+        if first is None or first.width != fitted["First line"]:
+            self._show_page(page, labels, now, all_scopes, None, sort)
 
     def _focus_row(self, item_id: str) -> None:
         table = self.query_one("#memory-table", DataTable)
