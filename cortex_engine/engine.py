@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
     from cortex_engine.capture import agents, consolidation, ledger, reflex, searchledger
-    from cortex_engine.query import inspection, merges, sharing, transfer
+    from cortex_engine.memory import merges, sharing, transfer
+    from cortex_engine.query import inspection
 else:
     agents = LazyModule("capture.agents")
     consolidation = LazyModule("capture.consolidation")
