@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -347,11 +348,27 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not readonly:
-        conn.execute("PRAGMA journal_mode=WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA cache_size=-16384")  # 16 MiB: a 10k-line flush or a 100k-item recall stays in memory
         conn.execute("PRAGMA temp_store=MEMORY")
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the store to WAL. Two processes creating the same new store at the same instant both ask to
+    switch, and SQLite answers one of them "locked" at once instead of waiting (waiting could deadlock): that
+    one tries again, for as long as the busy timeout, by which time the other has switched it.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def read_version(db: Path) -> int:
