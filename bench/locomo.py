@@ -65,8 +65,8 @@ def score(ranking: list[str], gold: list[str]) -> tuple[float, float, float, flo
 
 def cortex_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -> list[list[str]]:
     """Cortex's full ranking for each question over one store holding the conversation."""
-    from cortex_engine.query import surfaces
     from cortex_engine.engine import Engine
+    from cortex_engine.query import surfaces
 
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         work = Path(tmp, "conversation")

@@ -659,8 +659,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_gc(args: argparse.Namespace) -> int:
     """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
     from cortex_engine.engine import describe_store
-    from cortex_engine.results import GC_STEPS
     from cortex_engine.progress import progress, wanted
+    from cortex_engine.results import GC_STEPS
 
     if not describe_store(args.cwd or os.getcwd()).exists:
         if args.json:

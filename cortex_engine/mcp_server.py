@@ -35,10 +35,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
-from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from cortex_engine.base.errors import CortexError
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from cortex_engine.results import ROUTE, messages, store_error
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from cortex_engine import hookentry
-from cortex_engine.capture import agents
-from cortex_engine.capture import reflex
+from cortex_engine.capture import agents, reflex
 from cortex_engine.engine import Engine
 
 from .conftest import Repo

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from cortex_engine.scope import anchors
 from cortex_engine.engine import Engine
+from cortex_engine.scope import anchors
 from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation
 
 from .conftest import Repo

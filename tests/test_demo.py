@@ -47,8 +47,8 @@ def test_demo_refuses_a_foreign_directory(tmp_path: Path) -> None:
 
 def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real git history (two branches, a rename, a deletion) and every kind of record the operator view shows."""
-    from cortex_engine.ops.demo import FEATURE_BRANCH, seed_demo
     from cortex_engine.engine import open_engine
+    from cortex_engine.ops.demo import FEATURE_BRANCH, seed_demo
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
     repo = seed_demo(str(tmp_path / "demo"))
@@ -75,8 +75,8 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_demo_is_deterministic_under_cortex_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two seeds with the same CORTEX_NOW give the same commits and the same memory ids."""
-    from cortex_engine.ops.demo import seed_demo
     from cortex_engine.engine import open_engine
+    from cortex_engine.ops.demo import seed_demo
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
     seen = []

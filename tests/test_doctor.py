@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.engine import Engine, describe_store
 from cortex_engine.ops import wiring
 from cortex_engine.ops.doctor import diagnose
-from cortex_engine.engine import Engine, describe_store
 from cortex_engine.ops.install import install
 
 from .conftest import Repo

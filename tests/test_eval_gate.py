@@ -22,8 +22,8 @@ import pytest
 
 from cortex_engine import cli
 from cortex_engine.base.clock import parse_iso
-from cortex_engine.ops.evaluation import gate, runner, scenario, suites
 from cortex_engine.memory import items as memory
+from cortex_engine.ops.evaluation import gate, runner, scenario, suites
 from cortex_engine.ops.evaluation.gate import GateResult, run_gate
 from cortex_engine.ops.evaluation.runner import run_suite
 from cortex_engine.ops.evaluation.suites import SuiteError, load_suite

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.capture import gc
 from cortex_engine.base.clock import iso
+from cortex_engine.capture import gc
 from cortex_engine.engine import Engine
 
 from .conftest import Clock, Repo

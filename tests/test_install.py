@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.ops import wiring
 from cortex_engine.engine import Engine
+from cortex_engine.ops import wiring
 from cortex_engine.ops.wiring import WIRINGS
 
 from .conftest import Repo

@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.engine import describe_store
 from cortex_engine.mcp_server import DISENGAGED
 from cortex_engine.query.route import ROUTE
-from cortex_engine.base.tokens import estimate_tokens
 
 from .conftest import Repo
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.engine import Engine
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
+from cortex_engine.engine import Engine
 
 from .conftest import Repo
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from cortex_engine.ops import plugin
-from cortex_engine.ops import wiring
+from cortex_engine.ops import plugin, wiring
 
 from .conftest import HOOK_TOOLS, Repo, tool_path
 from .install_helpers import NOW, ROOT, cortex, cortex_bin

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from cortex_engine.query import surfaces
 from cortex_engine.engine import Engine
-from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.query import surfaces
 from cortex_engine.query.retrieval import CHECK_BATCH
+from cortex_engine.scope.freshness import Validation, Validator
 
 from .conftest import Clock, Repo
 from .test_cli import cortex

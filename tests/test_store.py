@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.engine import Engine, describe_store
 from cortex_engine.base.errors import StoreRefused
+from cortex_engine.engine import Engine, describe_store
 from cortex_engine.scope.identity import store_identity
 from cortex_engine.store.database import SCHEMA_VERSION, connect
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_engine.query import surfaces
-from cortex_engine.engine import Engine
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.engine import Engine
+from cortex_engine.query import surfaces
 
 from .conftest import Repo
 

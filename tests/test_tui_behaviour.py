@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from cortex_engine.engine import Engine, describe_store
 from cortex_engine.base.errors import InvalidInput, NotFound
+from cortex_engine.engine import Engine, describe_store
 
 from .conftest import Repo
 from .test_tui_snapshots import NOW, NOW_ISO, highlight, settle

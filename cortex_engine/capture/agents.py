@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from cortex_engine.store import queries
 from cortex_engine.base import settings
 from cortex_engine.base.clock import iso
+from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.projection import sync_episode_item
-from cortex_engine.store.redact import clean_text, redact
 from cortex_engine.query.render import defuse, strip_control
+from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
-from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.store.redact import clean_text, redact
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine

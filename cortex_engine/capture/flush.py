@@ -20,22 +20,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.base.ids import new_id
 from cortex_engine.base.clock import iso
+from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
 from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime,
-    RuntimeUntrusted, adopt, home_key, marker_text, problem)
+                                           RuntimeUntrusted, adopt, home_key, marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
-from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.capture import commands
-    from cortex_engine.capture import consolidation
+    from cortex_engine.capture import commands, consolidation, searchledger
     from cortex_engine.memory import projection
     from cortex_engine.store import redact as redaction
-    from cortex_engine.capture import searchledger
 else:
     commands = LazyModule("capture.commands")
     consolidation = LazyModule("capture.consolidation")

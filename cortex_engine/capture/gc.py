@@ -28,12 +28,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.store import queries
 from cortex_engine.base import settings
-from cortex_engine.capture.flush import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
-from cortex_engine.base.errors import RuntimeUntrusted
-from cortex_engine.capture.runtime import BLOB_NAME, CLAIM_NAME
 from cortex_engine.base.clock import iso, parse_iso
+from cortex_engine.base.errors import RuntimeUntrusted
+from cortex_engine.capture.flush import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
+from cortex_engine.capture.runtime import BLOB_NAME, CLAIM_NAME
+from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
-from cortex_engine.capture.flush import DIGEST_CEILING, relative_path
 from cortex_engine.base.clock import ts_min
+from cortex_engine.capture.flush import DIGEST_CEILING, relative_path
 from cortex_engine.scope.identity import Scope
 
 LINE_CHARS = 120

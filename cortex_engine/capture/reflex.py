@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from cortex_engine.store import queries
 from cortex_engine.memory.items import is_resolved, is_superseded
 from cortex_engine.query.render import clip, inspect_pointer, render_memory_line
+from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ import subprocess
 from dataclasses import dataclass
 
 from cortex_engine.base.clock import ts_min
-from cortex_engine.store.redact import redact
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store.redact import redact
 
 CERTIFIABLE = re.compile(r"^[A-Za-z0-9_\-./:@#'\", =]{1,512}$")
 GLOB = re.compile(r"^[A-Za-z0-9_\-./*?{},]+$")

@@ -21,11 +21,11 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cortex_engine.scope import history
-from cortex_engine.memory import notes as notes_mod
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
+from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, normalize_scope_path
 from cortex_engine.store.database import transaction
 

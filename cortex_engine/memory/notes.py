@@ -8,20 +8,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cortex_engine.base.ids import new_id
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
-from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
-    project_note_text)
+from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
+                                        project_note_text)
 from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
     from cortex_engine.memory import contradiction
-    from cortex_engine.scope import references
-    from cortex_engine.scope import freshness
-    from cortex_engine.scope import anchors
+    from cortex_engine.scope import anchors, freshness, references
     from cortex_engine.store import redact as redaction
 else:
     contradiction = LazyModule("memory.contradiction")

@@ -27,8 +27,8 @@ from datetime import datetime
 from pathlib import Path
 
 from cortex_engine.base import settings
-from cortex_engine.memory import notes as notes_mod
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
 from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import transaction

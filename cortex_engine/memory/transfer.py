@@ -28,8 +28,8 @@ from pathlib import Path
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
-from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
-from cortex_engine.memory.notes import contradiction
+from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
+                                        validate_note)
 from cortex_engine.store.database import transaction
 
 Tick = Callable[[int], None]

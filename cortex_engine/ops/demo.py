@@ -22,12 +22,11 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from cortex_engine.capture import agents
-from cortex_engine.capture import reflex
-from cortex_engine.capture.flush import SPOOL, open_runtime, runtime_dir
 from cortex_engine.base.clock import Clock, clock_from_env
-from cortex_engine.engine import Engine
 from cortex_engine.base.ids import seeded as seeded_ids
+from cortex_engine.capture import agents, reflex
+from cortex_engine.capture.flush import SPOOL, open_runtime, runtime_dir
+from cortex_engine.engine import Engine
 from cortex_engine.scope.identity import GitLocation, cortex_home, store_identity
 
 MARKER = ".cortex-demo"

@@ -24,12 +24,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortex_engine.ops import wiring
-from cortex_engine.capture.flush import (BLOBS, CLAIMS, FLUSH_AFTER, FLUSH_THRESHOLD, PAUSED, RUNTIME, RUNTIME_CAP,
-    SPOOL, is_engaged, open_runtime)
 from cortex_engine.base.errors import RuntimeUntrusted, StoreRefused
-from cortex_engine.capture.runtime import FIX as RUNTIME_FIX
-from cortex_engine.capture.runtime import Runtime, untrusted_reason
+from cortex_engine.capture.flush import (BLOBS, CLAIMS, FLUSH_AFTER, FLUSH_THRESHOLD, PAUSED, RUNTIME, RUNTIME_CAP,
+                                         SPOOL, is_engaged, open_runtime)
+from cortex_engine.capture.runtime import FIX as RUNTIME_FIX, Runtime, untrusted_reason
+from cortex_engine.ops import wiring
 from cortex_engine.ops.wiring import WIRINGS, Wiring
 
 STALE_SPOOL_SECONDS = 60 * 60

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.ops import wiring
 from cortex_engine.base.errors import CortexError, InvalidInput
+from cortex_engine.ops import wiring
 from cortex_engine.ops.wiring import WIRINGS, Wiring
 
 if TYPE_CHECKING:

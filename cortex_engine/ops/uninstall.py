@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cortex_engine.ops import wiring
 from cortex_engine.base.errors import CortexError, InvalidInput
+from cortex_engine.ops import wiring
 from cortex_engine.ops.install import (SCOPES, Action, _atomic_write, _json_bytes, _mode, check_hooks_dir,
-    default_hooks_dir, settings_file)
+                                       default_hooks_dir, settings_file)
 from cortex_engine.ops.wiring import WIRINGS
 
 BADGES = {"removed": "GONE ", "updated": "WROTE", "restored": "BACK ", "kept": "KEPT ", "absent": "NONE ",

@@ -11,9 +11,9 @@ from functools import lru_cache
 from datetime import datetime
 
 from cortex_engine.base.clock import parse_iso
+from cortex_engine.memory.items import (DEFAULT_KIND_WEIGHT, KIND_WEIGHTS, is_contested, is_resolved, is_superseded,
+                                        note_status)
 from cortex_engine.scope.freshness import Validation, Validator
-from cortex_engine.memory.items import (KIND_WEIGHTS, DEFAULT_KIND_WEIGHT, is_contested, is_resolved, is_superseded,
-    note_status)
 
 FUNCTION_WORDS = frozenset(
     "a an the i me my we our ours us you your yours he him his she her hers it its they them their theirs this that "

@@ -7,15 +7,15 @@ import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cortex_engine.scope.freshness import Validation, Validator
-from cortex_engine.memory.items import ItemFacts, collapse, hotness, is_superseded, note_content, note_status
-from cortex_engine.query.render import (Entry, age_text, NOTE_LINE_CHARS, alternatives_line, clip, defuse,
-    inspect_pointer, assemble_budgeted, assemble_sections, humanize_kind, item_labels, label_suffix, note_label_suffix,
-    render_memory_line, subject_tag, shorten)
-from cortex_engine.memory.items import split_trailers
-from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested, seat_superseded,
-    supersession_group, term_weights, tokenize_topic)
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
+                                        split_trailers)
+from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
+                                        assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
+                                        label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
+from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested, seat_superseded,
+                                           supersession_group, term_weights, tokenize_topic)
+from cortex_engine.scope.freshness import Validation, Validator
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8

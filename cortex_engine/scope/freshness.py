@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cortex_engine.scope import history
 from cortex_engine.base.lazy import LazyModule
-from cortex_engine.store.database import BUSY_TIMEOUT_MS, transaction
+from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
+from cortex_engine.store.database import BUSY_TIMEOUT_MS, transaction
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.capture import flush as capture
-from cortex_engine.memory.contradiction import compare
 from cortex_engine.engine import Engine
+from cortex_engine.memory.contradiction import compare
 from tests.conftest import Repo
 
 from ._support import HOOK_SECONDS, add_worktree, assert_intact, finish, hook_path, run_hook, worker
@@ -219,9 +219,9 @@ def test_a_store_held_past_the_busy_timeout_is_busy_not_unreadable(
     """Regression: a lock held past the busy timeout while a store was first opened (or migrated) was reported as
     `not a readable Cortex store … move it aside` (or escaped as a raw sqlite3 error). It is a busy store: the
     message says so, with its own code, and advises waiting — never moving a healthy store aside."""
-    from cortex_engine.store import database as store
-    from cortex_engine.engine import describe_store
     from cortex_engine.base.errors import StoreRefused
+    from cortex_engine.engine import describe_store
+    from cortex_engine.store import database as store
 
     monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 50)
     db = Path(describe_store(repo.path).path)

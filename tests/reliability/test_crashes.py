@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.capture import flush as capture
-from cortex_engine.store import database as store
 from cortex_engine.engine import Engine
+from cortex_engine.store import database as store
 from tests.conftest import Repo
 
 from ._support import assert_intact, counts, finish, hook_path, run_hook, spool_line, worker

@@ -22,9 +22,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.contradiction import Verdict, compare
 from cortex_engine.query.render import Entry, assemble_budgeted, assemble_sections
-from cortex_engine.base.tokens import estimate_tokens
 from tests.conftest import Repo
 
 from ._support import add_worktree

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from cortex_engine.memory.items import KIND_WEIGHTS
-from cortex_engine.ops.evaluation.suites import (COUNT_METRICS, GATED_METRICS, METRICS, RANK_DEPTH,
-    REGENERATE_REMINDER, Suite, SuiteError, SUITE_NAME, checked_object, load_suite, read_json)
 from cortex_engine.ops.evaluation.runner import baseline_of, dumps, run_suite
+from cortex_engine.ops.evaluation.suites import (COUNT_METRICS, GATED_METRICS, METRICS, RANK_DEPTH, REGENERATE_REMINDER,
+                                                 SUITE_NAME, Suite, SuiteError, checked_object, load_suite, read_json)
 
 
 def _metric(values: Any, metric: str) -> float | None:

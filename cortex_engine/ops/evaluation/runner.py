@@ -10,9 +10,9 @@ from typing import Any
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import CortexError
 from cortex_engine.base.tokens import estimate_tokens
-from cortex_engine.ops.evaluation.suites import (Fixture, METRICS, RECALL_DEPTH, RESULT_SCHEMA, Suite, SuiteError,
-    SurfaceCheck)
 from cortex_engine.ops.evaluation.scenario import Scenario, scenario
+from cortex_engine.ops.evaluation.suites import (METRICS, RECALL_DEPTH, RESULT_SCHEMA, Fixture, Suite, SuiteError,
+                                                 SurfaceCheck)
 
 
 def _mean(values: list[float]) -> float:
