@@ -1,2 +1,3 @@
-"""Base: what every stage stands on. The error hierarchy, the injected clock, ids, the one token estimator and
-lazy module handles. Imports nothing else from Cortex."""
+"""Base: what every stage stands on. The error hierarchy, the injected clock, ids, the one token estimator,
+lazy module handles and `settings`, the one reader of every `CORTEX_*` variable. Imports nothing else from
+Cortex."""
