@@ -10,6 +10,7 @@ back as messages. Changes made by other processes (hooks, the MCP server, the CL
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,10 @@ from .widgets.memory_browser import ROOMY
 FRESHNESS_SHOWN = 200
 SETTLE_SECONDS = 0.15
 """A store change waits this long for the rest of its burst (one flush commits several times) before a reload."""
+
+
+TERMINAL_CHECK_SECONDS = 2.0
+"""How often the TUI checks that its terminal is still there."""
 
 
 class CortexApp(App[None]):
@@ -95,6 +100,20 @@ class CortexApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.push_screen(MainScreen())
         self.request_reload("start")
+        if not self.is_headless and sys.__stdin__ is not None and sys.__stdin__.isatty():
+            self.set_interval(TERMINAL_CHECK_SECONDS, self._check_terminal, name="terminal check")
+
+    def _check_terminal(self) -> None:
+        """Quit when the terminal hung up. A side terminal closed under a running TUI (a tmux pane killed, a
+        window closed by a program that held the pty) does not always send SIGHUP, and then the input thread
+        reads end-of-file in a loop, using a core for nothing. A terminal that hung up answers EIO."""
+        import termios
+
+        try:
+            termios.tcgetattr(sys.__stdin__.fileno())  # type: ignore[union-attr]
+        except (termios.error, OSError, ValueError):
+            self.log.warning("terminal hung up: quitting")
+            self.exit(return_code=1)
 
     def _theme_changed(self, theme: Any) -> None:
         """Remember the theme chosen in the palette for the next start."""
