@@ -646,3 +646,28 @@ def test_list_memory_filters_by_label_text_and_sorts(repo: Repo, make_engine: Ca
         with pytest.raises(InvalidInput) as raised:
             engine.list_memory(**bad)
         assert raised.value.code == code
+
+
+def test_a_sorted_listing_pages_by_key_in_its_own_order(repo: Repo, make_engine: Callable[..., Engine],
+                                                         clock: Clock) -> None:
+    """Sorted by subject, a page's `next` key opens the following page in that order, `before` the one above it
+    and `oldest` the last; walking every page by key lists each item once, in the order one long page gives."""
+    engine = make_engine(repo.path)
+    for n, subject in enumerate(["delta", "alpha", "echo", "charlie", "bravo", "foxtrot", "golf"]):
+        engine.note("insight", f"note {n} about {subject}", subject)
+        clock.advance(minutes=1)
+    whole = [i["id"] for i in engine.list_memory(sort="subject", limit=200).items]
+    assert len(whole) == 7
+    walked, page = [], engine.list_memory(sort="subject", limit=3)
+    pages = [page]
+    while True:
+        walked += [i["id"] for i in page.items]
+        if page.next is None:
+            break
+        page = engine.list_memory(sort="subject", limit=3, start=page.next)
+        pages.append(page)
+    assert walked == whole and [p.offset for p in pages] == [0, 3, 6]
+    back = engine.list_memory(sort="subject", limit=3, before=pages[2].keys[0])
+    assert [i["id"] for i in back.items] == whole[3:6] and back.offset == 3
+    last = engine.list_memory(sort="subject", limit=3, oldest=True)
+    assert [i["id"] for i in last.items] == whole[4:] and last.next is None
