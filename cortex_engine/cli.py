@@ -195,7 +195,8 @@ def cmd_list_memory(args: argparse.Namespace) -> int:
     split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
     with _engine(args) as engine:
         page = engine.list_memory(
-            scopes=args.scope, kinds=split(args.kind), states=split(args.state), limit=args.limit, offset=args.offset
+            scopes=args.scope, kinds=split(args.kind), states=split(args.state), labels=split(args.label),
+            text=args.text, sort=args.sort, reverse=args.reverse, limit=args.limit, offset=args.offset,
         )
     if args.json:
         _emit_json(page.to_dict())
@@ -902,6 +903,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--state", help="comma-separated states: pinned,hot,warm,cold,archived")
     p.add_argument("--limit", type=_lenient_limit, help="page size (default 20, at most 200; invalid or <= 0 means 20)")
     p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--label", help="comma-separated labels, any of: contested,stale,drifted,superseded (judged as "
+                                   "the listed labels are)")
+    p.add_argument("--text", help="only items whose subject or text contains this (case-insensitive, literal)")
+    p.add_argument("--sort", default="created", help="created (newest first, the default), kind, state, subject or scope")
+    p.add_argument("--reverse", action="store_true", help="the sort's other direction")
     p = add("inspect-memory", cmd_inspect_memory, "show everything Cortex holds about one memory")
     p.add_argument("id")
     p = add("edit-memory", cmd_edit_memory, "replace a memory's text (audited)")

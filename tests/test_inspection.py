@@ -671,3 +671,19 @@ def test_a_sorted_listing_pages_by_key_in_its_own_order(repo: Repo, make_engine:
     assert [i["id"] for i in back.items] == whole[3:6] and back.offset == 3
     last = engine.list_memory(sort="subject", limit=3, oldest=True)
     assert [i["id"] for i in last.items] == whole[4:] and last.next is None
+
+
+def test_list_memory_on_the_command_line_filters_by_label_and_text_and_sorts(repo: Repo) -> None:
+    """`cortex list-memory --label --text --sort --reverse`: the engine's filters, on the CLI surface too; an unknown
+    label or sort is a one-line error with its code."""
+    ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
+    ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "do not use kafka for the queue engine")
+    ok_json(repo.path, "note", "--kind", "insight", "--subject", "auth", "tokens expire after an hour")
+    contested = ok_json(repo.path, "list-memory", "--label", "contested")
+    assert contested["total"] == 2 and all(i["labels"] == ["contested"] for i in contested["items"])
+    assert [i["subject"] for i in ok_json(repo.path, "list-memory", "--text", "EXPIRE")["items"]] == ["auth"]
+    by_subject = [i["subject"] for i in ok_json(repo.path, "list-memory", "--sort", "subject")["items"]]
+    assert by_subject[0] == "auth" and ok_json(repo.path, "list-memory", "--sort", "subject", "--reverse")["items"][-1][
+        "subject"] == "auth"
+    fail(repo.path, "list-memory", "--label", "moved", code="bad_label")
+    fail(repo.path, "list-memory", "--sort", "age", code="bad_sort")
