@@ -37,6 +37,7 @@ from pydantic import Field, ValidationError
 
 from cortex_engine.base.errors import CortexError
 from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
+from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.results import ROUTE, messages, store_error
 from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
 
@@ -167,9 +168,12 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def tool(**kw: Any) -> Callable[[Callable[..., str]], Callable[..., str]]:
-        """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description."""
+        """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description, and
+        `{contested}`, `{drifted}` and `{labels}` filled in from the one label vocabulary (`base/labels.py`)."""
         def register(fn: Callable[..., str]) -> Callable[..., str]:
-            return server.tool(description=inspect.cleandoc(fn.__doc__ or ""), **kw)(fn)
+            text = (inspect.cleandoc(fn.__doc__ or "").replace("{contested}", CONTESTED).replace("{labels}", GLOSSARY)
+                    .replace("{drifted}", reference("drifted: …")))
+            return server.tool(description=text, **kw)(fn)
         return register
 
     @tool(structured_output=False)
@@ -195,7 +199,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         alternatives: Annotated[list[str] | None, Field(description="Options considered and rejected, each with why.")] = None,
     ) -> str:
         """Record a durable note. A decision on a subject supersedes earlier ones, unless it contradicts an
-        active decision: then both are marked [contested] until someone calls cortex_resolve.
+        active decision: then both are marked {contested} until someone calls cortex_resolve.
         """
         def write(engine: Engine) -> str:
             return messages.note_written(engine.note(kind, content, subject, alternatives))
@@ -227,8 +231,8 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         limit: Annotated[int | None, Field(ge=1, le=50, description="Show at most this many items (1-50); by "
                                                                      "default as many as fit the budget.")] = None,
     ) -> str:
-        """Evidence for a topic: a lead line, then timestamped lines labelled [contested], (superseded),
-        [stale: …] or [moved: …]. Call before deciding something earlier work may have settled.
+        """Evidence for a topic: a lead line, then timestamped lines labelled {labels} when they no longer
+        simply hold. Call before deciding something earlier work may have settled.
         """
         return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
 
@@ -267,7 +271,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         item_id: Annotated[str, Field(min_length=1, description="The drifted memory's id (or its note id, or an "
                                                                 "8+ character prefix), as cortex_validate_memory lists it.")],
     ) -> str:
-        """Re-anchor a memory labelled [drifted: …] to the code as it is now, once you have read the changed code
+        """Re-anchor a memory labelled {drifted} to the code as it is now, once you have read the changed code
         and checked that the memory still holds (otherwise correct it with a new note). Audited; refused when
         nothing about the memory drifted.
         """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -254,3 +255,25 @@ def test_every_result_name_resolves_to_its_stage() -> None:
     assert results.strip_control.__module__ == "cortex_engine.query.render"
     with pytest.raises(AttributeError):
         results.not_a_result  # noqa: B018 - the attribute access is the test
+
+
+def test_the_labels_are_spelled_in_one_module() -> None:
+    """`[contested]`, `(superseded)`, `(resolved)` and the `[stale|moved|drifted: …]` shapes are written only in
+    `base/labels.py`: rendering, defusing and every text shown about them quote it, so none can drift apart.
+    (Docstrings may name a label; no string the code shows or compares may spell one.)"""
+    literal = re.compile(r"\[contested\]|\((?:superseded|resolved)\)|\[(?:stale|moved|drifted):")
+    sources = [p for package in ("cortex_engine", "cortex_tui") for p in sorted((ROOT / package).rglob("*.py"))]
+    assert len(sources) > 60
+    found = []
+    for path in sources:
+        if path.name == "labels.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                  and literal.search(node.value)]
+    assert found == []

@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
+from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso
 
 NOTE_KINDS = ("insight", "decision", "intent", "blocker", "focus")
@@ -40,12 +41,12 @@ _WS = re.compile(r"\s+")
 # A content line shaped like a trailer (any case, any indentation): projected indented by one space, so
 # `split_trailers` can never take the author's words for the note's own Conflict:/Status: bookkeeping.
 _TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status|origin)\s*:", re.IGNORECASE)
-# Label look-alikes inside memory text (`[contested]`, `(superseded)`, `(resolved)`, `[stale: …`, `[moved: …`):
-# rendered with fullwidth brackets so only the labels Cortex appends read as labels.
+# Look-alikes of the labels (`base/labels.py`) inside memory text: rendered with fullwidth brackets so only the
+# labels Cortex appends read as labels.
 _LABEL_SHAPED = (
-    (re.compile(r"\[(\s*contested\s*)\]", re.IGNORECASE), "［\\1］"),
-    (re.compile(r"\[(\s*(?:stale|moved)\s*:)", re.IGNORECASE), "［\\1"),
-    (re.compile(r"\((\s*(?:superseded|resolved)\s*)\)", re.IGNORECASE), "（\\1）"),
+    (re.compile(rf"\[(\s*{labels.CONTESTED[1:-1]}\s*)\]", re.IGNORECASE), "［\\1］"),
+    (re.compile(rf"\[(\s*(?:{'|'.join(labels.REFERENCE_VERDICTS)})\s*:)", re.IGNORECASE), "［\\1"),
+    (re.compile(rf"\((\s*(?:{labels.SUPERSEDED[1:-1]}|{labels.RESOLVED[1:-1]})\s*)\)", re.IGNORECASE), "（\\1）"),
     (re.compile(r"\((\s*shared\s*)\)", re.IGNORECASE), "（\\1）"),
     (re.compile(r"\((\s*from\s)", re.IGNORECASE), "（\\1"),
     (re.compile(r"\((\s*refs\b)", re.IGNORECASE), "（\\1"),

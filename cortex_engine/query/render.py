@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.clock import parse_iso, ts_min
+from cortex_engine.base import labels
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
                                         note_origin, split_trailers)
 from cortex_engine.scope.freshness import Validation
@@ -140,27 +141,31 @@ def origin_suffix(kind: str, text: str) -> str:
 
 
 def note_label_suffix(kind: str, text: str) -> str:
-    """The status labels a note line ends with: ` [contested]`, ` (superseded)` or ` (resolved)`; '' for none."""
+    """The status labels a note line ends with (`labels.CONTESTED`, `SUPERSEDED` or `RESOLVED`, space-led); '' for none."""
     suffix = ""
     if is_contested(kind, text):
-        suffix += " [contested]"
+        suffix += " " + labels.CONTESTED
     if is_superseded(kind, text):
-        suffix += " (superseded)"
+        suffix += " " + labels.SUPERSEDED
     elif kind.startswith("note:") and is_resolved(text):
-        suffix += " (resolved)"
+        suffix += " " + labels.RESOLVED
     return suffix
+
+
+def reference_suffix(validation: Validation | None) -> str:
+    """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or ''."""
+    return " " + labels.reference(validation.label) if validation is not None and validation.label else ""
 
 
 def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
     """Every label of one item as its line carries them: status labels, the origin, then `[stale: …]`/`[moved: …]`."""
-    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
-    return note_label_suffix(kind, text) + origin_suffix(kind, text) + ref_label
+    return note_label_suffix(kind, text) + origin_suffix(kind, text) + reference_suffix(validation)
 
 
 def render_memory_line(row: sqlite3.Row | dict, validation: Validation | None, max_lines: int) -> str:
     """One memory as a line, carrying every trust label it has."""
     kind, text = row["kind"], row["text"]
-    ref_label = f" [{validation.label}]" if validation is not None and validation.label else ""
+    ref_label = reference_suffix(validation)
     if kind.startswith("note:"):
         subject = subject_tag(row["subject"])
         body, _ = split_trailers(text)

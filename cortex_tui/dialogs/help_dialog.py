@@ -8,6 +8,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from cortex_engine.base.labels import CONTESTED, SUPERSEDED, reference
+
 KEYS = (
     ("1 2 3", "Overview · Memory · Activity"),
     ("c", "resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
@@ -24,7 +26,7 @@ KEYS = (
     ("home end", "the newest / the oldest memory (first or last page)"),
     ("y  Y", "copy the highlighted memory's id · its text (in the delete and edit dialogs, y confirms)"),
     ("o", "Freshness: open the file in $EDITOR, at the drifted span's line (the app waits until you quit it)"),
-    ("m", "Freshness: rewrite a moved path ([moved: a → b]) in the note to its new place (audited)"),
+    ("m", f"Freshness: rewrite a moved path ({reference('moved: a → b')}) in the note to its new place (audited)"),
     ("a", "Memory: the highlighted memory's corrections, each edit as a word diff (in resolve: keep side A; b: B)"),
     ("enter", "on an Activity row: that session's notes, failed commands and token spend"),
     ("tab", "move between panes; arrows move within one"),
@@ -32,8 +34,8 @@ KEYS = (
     ("?  q", "this help · quit"),
 )
 GLOSSARY = (
-    ("[contested]", "Trust: two active notes on one subject disagree. Both are marked on every surface until resolved."),
-    ("(superseded)", "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
+    (CONTESTED, "Trust: two active notes on one subject disagree. Both are marked on every surface until resolved."),
+    (SUPERSEDED, "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
     ("stale: missing", "Freshness: a file it refers to is gone from the checkout. Ranked lower, still reachable."),
     ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
     ("drifted: f:x", "Freshness: the code the note names changed since it was written; `cortex reanchor ID` once "

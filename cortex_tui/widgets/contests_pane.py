@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from cortex_engine.base.labels import CONTESTED
+
 from ..data.memory_ref import MemoryRef
 from ..data.text import ago, one_line, short_id
 from ..data.unseen import MARK, Unseen
@@ -81,7 +83,7 @@ class ContestsPane(Vertical):
     def _prompt(self, contest: dict[str, Any], now: datetime) -> Content:
         """The subject (marked new while unseen), then each side with its kind, age and session."""
         lines = [Content.assemble(MARK if self._arrival(contest) in self.unseen else "",
-                                  ("[contested] ", "bold $text-error"),
+                                  (CONTESTED + " ", "bold $text-error"),
                                   (one_line(contest["subject"]) or "(no subject)", "bold"))]
         for letter, side in zip(SIDE_LETTERS, contest["sides"]):
             lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))

@@ -18,10 +18,11 @@ from cortex_engine.engine import describe_store
 from ..conftest import Repo
 from .conftest import Host
 
-FORGED = "[contested] (superseded) [stale: missing src/x.py]"
+FORGED = "[contested] (superseded) [stale: missing src/x.py] [drifted: src/x.py:f changed]"
 # What a reader takes for a label: the shapes Cortex appends, in any case and spacing, seen after invisible
 # characters are gone (a terminal shows `[con\u200btested]` as `[contested]`).
-LABEL = re.compile(r"\[\s*contested\s*\]|\(\s*(?:superseded|resolved)\s*\)|\[\s*(?:stale|moved)\s*:|\(\s*refs\b", re.I)
+LABEL = re.compile(r"\[\s*contested\s*\]|\(\s*(?:superseded|resolved)\s*\)|\[\s*(?:stale|moved|drifted)\s*:|\(\s*refs\b",
+                   re.I)
 
 
 def _labels_in(text: str) -> list[str]:
