@@ -14,6 +14,7 @@ from cortex_engine.base.clock import parse_iso
 from cortex_engine.memory.items import (DEFAULT_KIND_WEIGHT, KIND_WEIGHTS, is_contested, is_resolved, is_superseded,
                                         note_status)
 from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.store.database import in_scopes
 
 FUNCTION_WORDS = frozenset(
     "a an the i me my we our ours us you your yours he him his she her hers it its they them their theirs this that "
@@ -231,10 +232,9 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     )]
     if not hits:
         return []
-    marks = ",".join("?" * len(scope_keys))
-    inside = {r[0] for r in conn.execute(  # `+scope_key`: look the rows up by rowid, never walk a scope's index
+    inside = {r[0] for r in conn.execute(  # look the rows up by rowid, never walk a scope's index
         f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
-        f"AND +scope_key IN ({marks})",
+        f"AND {in_scopes(len(scope_keys), indexed=False)}",
         (*(h[0] for h in hits), *scope_keys),
     )}
     kept = [h for h in hits if h[0] in inside]
@@ -243,7 +243,7 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     return [(int(h[0]), float(h[1])) for h in conn.execute(
         "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
         "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
-        f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+        f"AND {in_scopes(len(scope_keys), 'm.')} ORDER BY f.rank LIMIT ?",
         (query, *scope_keys, pool),
     )]
 
@@ -261,13 +261,12 @@ def candidates(
         phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
     """
     query = phrase_query(phrase) if phrase else fts_query(tokens)
-    marks = ",".join("?" * len(scope_keys))
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
         rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
         if rank_of:
             found = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
                 tuple(rank_of),
             ).fetchall()
             found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], _desc(r["created_at"])))
@@ -275,7 +274,7 @@ def candidates(
     if rows:
         return query, rows
     fallback = conn.execute(
-        f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.state != 'archived' AND m.scope_key IN ({marks}) "
+        f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.state != 'archived' AND {in_scopes(len(scope_keys), 'm.')} "
         f"ORDER BY m.importance DESC, m.created_at DESC LIMIT ?",
         (*scope_keys, max(limit * 4, 16)),
     ).fetchall()

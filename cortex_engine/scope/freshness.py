@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
-from cortex_engine.store.database import BUSY_TIMEOUT_MS, transaction
+from cortex_engine.store.database import BUSY_TIMEOUT_MS, in_scopes, transaction
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -256,7 +256,7 @@ def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None
         r[0]
         for r in conn.execute(
             "SELECT DISTINCT r.head_oid FROM memory_references r JOIN memory_items m ON m.id = r.memory_item_id "
-            "WHERE m.scope_key=? AND r.head_oid IS NOT NULL AND r.head_oid != ?",
+            f"WHERE {in_scopes(1, 'm.')} AND r.head_oid IS NOT NULL AND r.head_oid != ?",
             (scope.key, head),
         )
     ]

@@ -301,6 +301,10 @@ class CleanConnection(sqlite3.Connection):
     always passed as a parameter.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.known_scopes: dict[str, int] = {}  # committed scope key → id (`store.scope_id`)
+
     def cursor(self, factory: Any = None) -> CleanCursor:  # type: ignore[override]
         """A cleaning cursor."""
         return super().cursor(factory or CleanCursor)
