@@ -580,10 +580,13 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
     if 0 < version < 8 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
+        conn.execute("PRAGMA busy_timeout=0")  # never wait on a reader for this: it is only about file size
         try:
             conn.execute("VACUUM")
         except sqlite3.OperationalError:
             pass  # another connection is reading: the freed pages are reused by later writes instead
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def in_scopes(count: int = 1, alias: str = "", *, indexed: bool = True) -> str:
