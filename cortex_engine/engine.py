@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.base import settings
+from cortex_engine.base import records, settings
+from cortex_engine.base.records import record
 from cortex_engine.base.clock import Clock, clock_from_env, iso, parse_iso
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
@@ -61,7 +60,7 @@ def _chunks(values: list[str], size: int) -> list[list[str]]:
     return [values[i:i + size] for i in range(0, len(values), size)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoreInfo:
     """Where the store is, how its identity was derived, and whether it exists."""
 
@@ -450,7 +449,7 @@ class Engine:
         if scope is not None:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
-            ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
+            ctx = records.replace(self._context(), scope_key=keys[0], scope_keys=keys)
             inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
                               inner.total_candidates)

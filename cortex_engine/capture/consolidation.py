@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 
+from cortex_engine.base.records import record
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.projection import sync_episode_item, upsert_item
 from cortex_engine.scope.identity import Scope
@@ -14,7 +14,7 @@ from cortex_engine.store.database import IN_SCOPE
 SNAPSHOT_IMPORTANCE = 0.92
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step:
     """One consolidated line of a session's timeline."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from dataclasses import dataclass, field
+from cortex_engine.base.records import field, record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound
@@ -39,7 +39,7 @@ PROMOTED_KINDS = ("decision", "intent", "insight", "blocker")
 GIT_TIMEOUT_S = 10
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Promotion:
     """One note promoted (or, in a dry run, that would be) into the target scope."""
 
@@ -62,7 +62,7 @@ class Promotion:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MergeCheck:
     """What a merge check did: whether it ran (HEAD moved), which branches it found merged and how."""
 
@@ -340,7 +340,7 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
                                   note["timestamp"], contests, supersedes))
             continue
 
-        def record(c: sqlite3.Connection, new_id: str, note: sqlite3.Row = note, name: str = name) -> None:
+        def record_promotion(c: sqlite3.Connection, new_id: str, note: sqlite3.Row = note, name: str = name) -> None:
             c.execute(
                 "INSERT OR IGNORE INTO promotions(source_note_id, target_scope_key, source_scope_key, note_id, how, "
                 "promoted_at) VALUES (?,?,?,?,?,?)",
@@ -349,7 +349,7 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
 
         wrote = notes_mod.write_note(
             conn, scope, None, note["kind"], note["content"], note["subject"], alternatives, note["timestamp"],
-            origin=origin, record=record,
+            origin=origin, record=record_promotion,
         )
         done.append(Promotion(note["root_id"], wrote.id, name, note["kind"], wrote.subject, wrote.content,
                               note["timestamp"], tuple(c.id for c in wrote.conflicts), wrote.superseded))
@@ -400,7 +400,7 @@ def promote(conn: sqlite3.Connection, scope: Scope, branch: str, now: str, *, dr
     return _promote(conn, scope, chosen, {branch: "manual"}, now, dry_run=dry_run)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BranchScope:
     """One scope of the store, as `cortex branches` lists it."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
@@ -43,7 +43,7 @@ MAX_ALTERNATIVES_CHARS = 2_000
 MAX_SUBJECT_CHARS = 200  # a subject names a topic in a few words; every surface prints it on one line
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     """An active decision the new note contradicts."""
 
@@ -55,7 +55,7 @@ class Conflict:
     trigger: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NoteWrite:
     """What writing a note did."""
 
@@ -263,7 +263,7 @@ def _scope_type_of(scope_key: str, fallback: str) -> str:
     return head if head in ("branch", "detached", "project") else fallback
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resolution:
     """What resolving a note did."""
 

@@ -22,12 +22,12 @@ import os
 import re
 import sqlite3
 import subprocess
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.base.records import record
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
 from cortex_engine.scope.identity import Scope
@@ -53,7 +53,7 @@ class MalformedDecision(ValueError):
     """A decision file that cannot be imported whole (the reason is reported by doctor)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SharedDecision:
     """What a decision file says, parsed whole."""
 
@@ -67,7 +67,7 @@ class SharedDecision:
     """The note the file was published from (`cortex-id`), which the publisher's own store already holds."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SyncResult:
     """What a sync did: files added, updated, retired, and those skipped as malformed (path, reason)."""
 

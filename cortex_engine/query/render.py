@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.base import labels
+from cortex_engine.base.clock import parse_iso, ts_min
+from cortex_engine.base.records import field, record
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
                                         note_origin, split_trailers)
 from cortex_engine.scope.freshness import Validation
@@ -192,7 +192,7 @@ def alternatives_line(kind: str, text: str) -> str | None:
     return f"  already rejected: {payload}"
 
 
-@dataclass
+@record
 class Entry:
     """One evidence line and its optional continuation (rejected alternatives)."""
 
@@ -201,7 +201,7 @@ class Entry:
     item_id: str | None = None
 
 
-@dataclass
+@record
 class Assembled:
     """What a budgeted assembly kept."""
 

@@ -6,7 +6,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from functools import lru_cache
 from datetime import datetime
 
@@ -57,7 +57,7 @@ months; a third of what one of four equally rare topic terms adds (COVERAGE_WEIG
 up to 2.2 points plus the tier's 2.0 and let weak new matches win."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TopicToken:
     """One query term: a word (its form and light stem), or a path, file name, identifier or compound as a phrase."""
 
@@ -146,7 +146,7 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
     return hit / total
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
     """Temporal intent read from a topic."""
 
@@ -161,7 +161,7 @@ def temporal_intent(topic: str) -> Intent:
     return Intent(bool(words & RECENT_WORDS), bool(words & OLD_WORDS), bool(words & RESOLVED_WORDS))
 
 
-@dataclass
+@record
 class Candidate:
     """A memory item under consideration, with its score parts.
 

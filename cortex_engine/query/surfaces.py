@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from datetime import datetime
 
+from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
                                         split_trailers)
@@ -34,7 +34,7 @@ EMPTY_STATE = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SurfaceItem:
     """One memory a surface rendered, with the labels it carried."""
 
@@ -45,7 +45,7 @@ class SurfaceItem:
     references: tuple[dict[str, str | None], ...] = ()
 
 
-@dataclass
+@record
 class Surface:
     """A rendered surface: exactly the text injected, its token estimate, and what it showed."""
 
@@ -84,7 +84,7 @@ def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> Sur
     )
 
 
-@dataclass
+@record
 class Context:
     """What every surface needs: the connection, scopes, validator, clock and focus."""
 

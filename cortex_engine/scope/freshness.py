@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
@@ -30,7 +30,7 @@ else:
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RefVerdict:
     """One reference and what the checkout says about it."""
 
@@ -46,7 +46,7 @@ class RefVerdict:
         return {"path": self.path, "verdict": word, "to": self.moved_to}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AnchorVerdict:
     """One anchor of an item (a symbol or line range in a referenced file) and what the checkout says about it.
 
@@ -74,7 +74,7 @@ class AnchorVerdict:
         return {"path": self.name, "verdict": self.status, "to": None}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Validation:
     """All references of one memory item, judged together, with the anchors inside them."""
 
@@ -424,7 +424,7 @@ def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths |
 _repositories: dict[tuple[str, str], GitPaths] = {}
 
 
-@dataclass
+@record
 class _ScopeView:
     """One scope's checkout as a pass sees it; what only a gone path needs is loaded on first need."""
 
@@ -693,7 +693,7 @@ class Validator:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Checkout:
     """What one scope's memories are checked against, or why they cannot be (`validator` None)."""
 

@@ -17,7 +17,6 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 MARK = "[REDACTED]"
@@ -58,20 +57,35 @@ def _url_userinfo(match: re.Match[str]) -> str:
     return f"{scheme}{MARK}@"
 
 
-@dataclass(frozen=True)
 class Rule:
     """One secret shape: a name for people, the lowercase words one of which any match must contain (a cheap
-    pre-check, so text without them never pays for the regex), the pattern and what replaces a match."""
+    pre-check, so text without them never pays for the regex), the pattern and what replaces a match.
 
-    name: str
-    hints: tuple[str, ...]
-    pattern: re.Pattern[str]
-    replace: str | Callable[[re.Match[str]], str]
+    The pattern is compiled the first time text holding one of the hints reaches it: a process that stores
+    nothing secret-shaped (most one-shot commands) never compiles the ~80 patterns.
+    """
+
+    __slots__ = ("name", "hints", "source", "flags", "replace", "_pattern")
+
+    def __init__(self, name: str, hints: tuple[str, ...], source: str, flags: int,
+                 replace: str | Callable[[re.Match[str]], str]) -> None:
+        self.name, self.hints, self.source, self.flags, self.replace = name, hints, source, flags, replace
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled once, on first use)."""
+        if self._pattern is None:
+            self._pattern = re.compile(self.source, self.flags)
+        return self._pattern
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
 
 
 def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
           flags: int = 0) -> Rule:
-    return Rule(name, hints, re.compile(pattern, flags), replace)
+    return Rule(name, hints, pattern, flags, replace)
 
 
 _I = re.IGNORECASE
