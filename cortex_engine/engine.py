@@ -1066,7 +1066,7 @@ class Engine:
         """Every non-archived item with references in `keys`, newest first, with its validation."""
         rows = self.conn.execute(
             f"{surfaces.ITEM_SELECT} WHERE {in_scopes(len(keys))} AND state != 'archived' "
-            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC",
+            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC, rowid DESC",
             keys,
         ).fetchall()
         validations = validator.validate_many([(r["id"], r["scope_key"]) for r in rows])

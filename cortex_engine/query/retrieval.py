@@ -275,7 +275,7 @@ def candidates(
         return query, rows
     fallback = conn.execute(
         f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.state != 'archived' AND {in_scopes(len(scope_keys), 'm.')} "
-        f"ORDER BY m.importance DESC, m.created_at DESC LIMIT ?",
+        f"ORDER BY m.importance DESC, m.created_at DESC, m.rowid DESC LIMIT ?",
         (*scope_keys, max(limit * 4, 16)),
     ).fetchall()
     kept: list[tuple[sqlite3.Row, float | None]] = []

@@ -264,7 +264,7 @@ def facts(row: sqlite3.Row) -> ItemFacts:
 def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The scored working set of these scopes, stale items excluded, hottest first."""
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state != 'archived' ORDER BY created_at DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state != 'archived' ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     kept = []
@@ -475,7 +475,7 @@ def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     scored = sorted(
