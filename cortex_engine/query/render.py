@@ -22,8 +22,12 @@ SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
 SUBJECT_CHARS = 200  # as notes.MAX_SUBJECT_CHARS; a longer one (stored before the cap) is cut when shown
 NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one `inspect-memory` away
-# Trust labels at the end of a rendered line: kept whole when the line is cut.
-_LABEL_TAIL = re.compile(r"(?:\s(?:\[contested\]|\((?:superseded|resolved)\)|\[(?:stale|moved): [^\]\n]*\]))+$")
+# Trust labels at the end of a rendered line: kept whole when the line is cut. Built from the one vocabulary, so a
+# new verdict (`[drifted: …]` was one) is kept like the others.
+_LABEL_TAIL = re.compile(
+    r"(?:\s(?:" + "|".join(map(re.escape, (labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED)))
+    + r"|\[(?:" + "|".join(labels.REFERENCE_VERDICTS) + r"): [^\]\n]*\]))+$"
+)
 
 
 def strip_control(text: str) -> str:
