@@ -503,9 +503,9 @@ def test_control_characters_never_reach_the_terminal_and_notes_are_stored_clean(
     preview = ok(repo.path, "delete-memory", note["id"])
     printed = {"note": echo, "list-memory": listing, "inspect-memory": inspected, "delete-memory": preview}
     assert {name: _has_control(out) for name, out in printed.items()} == dict.fromkeys(printed, False)
-    assert "subject:    red[2j zone" in inspected
-    assert "  already rejected: blue]0;title zone" in inspected
-    assert "decision: use [31mred[0m hereOVERWRITTEN" in inspected
+    assert "subject:    red zone" in inspected  # escape sequences go whole: no `[2j` or `]0;title` left as text
+    assert "  already rejected: blue zone" in inspected
+    assert "decision: use red hereOVERWRITTEN" in inspected
     data = ok_json(repo.path, "inspect-memory", note["id"])
     assert data["subject"] == " ".join(strip_control(ESC_SUBJECT).split())
     assert data["text"].split("\n")[0] == f"decision: {strip_control(ESC_TEXT)}"

@@ -23,6 +23,14 @@ MARK = "[REDACTED]"
 
 # C0 and C1 controls except tab and newline (ESC, BEL, CR, backspace, DEL, CSI …).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Whole terminal escape sequences, removed before the controls so their parameters (`[31m`, `]8;;url`) do not stay
+# behind as text: CSI (ESC [ or 0x9B, parameters, intermediates, a final byte), OSC / DCS / SOS / PM / APC strings
+# up to their terminator (BEL, ESC \ or 0x9C; a string left open ends at the line), and two-byte ESC sequences.
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]"
+)
 # Unicode general category Cf (format characters: zero-width space/joiners, bidi controls, BOM, soft hyphen,
 # invisible operators, tag characters …): they render as nothing, so text holding them can look like a label
 # or a command it is not. Kept in sync with `unicodedata` by tests/security/test_secrets.py.
@@ -219,10 +227,11 @@ def redact(text: str) -> str:
 
 
 def strip_invisible(text: str) -> str:
-    """Remove terminal control characters (C0/C1 except tab and newline) and Unicode format characters (Cf)."""
+    """Remove terminal escape sequences whole, the other control characters (C0/C1 except tab and newline) and
+    Unicode format characters (Cf)."""
     if text.isascii() and text.isprintable():  # the common case, decided in C: nothing to remove
         return text
-    return _FORMAT.sub("", _CONTROL.sub("", text))
+    return _FORMAT.sub("", _CONTROL.sub("", _ESCAPE.sub("", text)))
 
 
 _PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
