@@ -269,7 +269,7 @@ def candidates(
                 f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
                 tuple(rank_of),
             ).fetchall()
-            found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], _desc(r["created_at"])))
+            found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], Descending(r["created_at"])))
             rows = [(r, rank_of[r["rowid"]]) for r in found]
     if rows:
         return query, rows
@@ -375,9 +375,9 @@ CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 
 
-def _order_key(cand: Candidate) -> tuple[float, float, _desc, int]:
+def _order_key(cand: Candidate) -> tuple[float, float, Descending, int]:
     """The ranking order: score, then importance, then newer first, then full-text order."""
-    return (-cand.score, -cand.row["importance"], _desc(cand.row["created_at"]), cand.order)
+    return (-cand.score, -cand.row["importance"], Descending(cand.row["created_at"]), cand.order)
 
 
 class Ranking:
@@ -406,7 +406,7 @@ class Ranking:
         """The best `n` candidates in order, every one of them judged."""
         while len(self._settled) < n and (self._waiting or self._judged):
             # `not waiting < judged`, never `<=`: tuples compare their first differing element with the operator
-            # itself, and `_desc` reverses only `<`.
+            # itself, and `Descending` reverses only `<`.
             if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
                 self._settled.append(self._judged.pop(0))
                 continue
@@ -432,7 +432,7 @@ class Ranking:
             depth = min(self.size, max(depth * 2, start + CHECK_BATCH))
 
 
-class _desc(str):
+class Descending(str):
     """Sort helper: a string that orders in reverse."""
 
     def __lt__(self, other: str) -> bool:  # type: ignore[override]
