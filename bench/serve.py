@@ -111,7 +111,8 @@ print(json.dumps({"inprocess_recall_cpu_ms": (time.process_time() - t0) * 1000 /
 def inprocess(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """CPU per recall made in process by `tree`'s engine."""
     done = subprocess.run([sys.executable, "-c", INPROCESS, str(store / "repo"), json.dumps(TOPICS), str(calls)],
-                          env=env_for(tree, home), capture_output=True, text=True, check=True)
+                          env=env_for(tree, home), capture_output=True, text=True, check=True,
+                          cwd=store / "repo")  # not the caller's folder: `-c` puts it first on sys.path
     return json.loads(done.stdout)
 
 
