@@ -255,7 +255,7 @@ def warm_check(engine: Engine, notes: int) -> dict[str, object]:
                          "FROM memory_anchors WHERE memory_item_id=?", (copy["id"], row["id"]))
     conn.execute("COMMIT")
     items = [(r["id"], r["scope_key"]) for r in conn.execute(
-        "SELECT id, scope_key FROM memory_items WHERE id IN (SELECT memory_item_id FROM memory_anchors)")]
+        "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_anchors)")]
     anchored = conn.execute("SELECT COUNT(*) FROM memory_anchors").fetchone()[0]
 
     def timed() -> float:

@@ -148,7 +148,7 @@ CONTESTS_TITLE = rb"Contests \xc2\xb7 (\d+|none) open"
 FRESHNESS_TITLE = rb"Freshness \xc2\xb7 memories: (\d+) stale \xc2\xb7 (\d+) moved"
 
 
-def cpu_and_checkout(term: Terminal, repo: Path, db: Path, *, events: int) -> dict[str, float]:
+def cpu_and_checkout(term: Terminal, repo: Path, home: Path, db: Path, *, events: int) -> dict[str, float]:
     """Idle CPU, CPU under one hook event per second, and a referenced file's rename to its label on screen."""
     term.drain(2.0)
     began, cpu = time.perf_counter(), term.cpu_seconds()
@@ -168,7 +168,7 @@ def cpu_and_checkout(term: Terminal, repo: Path, db: Path, *, events: int) -> di
                     "session_id": "bench-host", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Read",
                     "tool_use_id": f"bench-{flush}-{n}", "tool_input": {"file_path": str(repo / f"bench-{n}.py")}}}) + "\n")
             if flush:  # the worst case: a flush (a store commit) after every event, not once per turn
-                with Engine(repo, home=Path(os.environ["CORTEX_HOME"])) as other:
+                with Engine(repo, home=home) as other:
                     other.flush_spool()
             term.drain(max(0.0, 1.0 - (time.perf_counter() - tick)))
         return (term.cpu_seconds() - cpu) / (time.perf_counter() - began) * 100
@@ -224,7 +224,7 @@ def measure(repo: Path, home: Path, *, runs: int = 5, writes: int = 5, events: i
             if events:
                 from cortex_engine.engine import describe_store
 
-                extra = cpu_and_checkout(term, repo, Path(describe_store(str(repo), home).path), events=events)
+                extra = cpu_and_checkout(term, repo, home, Path(describe_store(str(repo), home).path), events=events)
         term.close()
     return {"first_paint_ms": first, "data_paint_ms": filled, "live_ms": live, **extra, **in_process(repo, home)}
 

@@ -417,7 +417,7 @@ def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
                                            ref["normalized_path"], ref["head_oid"]))
     conn.execute("COMMIT")
     items = [(r["id"], r["scope_key"]) for r in conn.execute(
-        "SELECT id, scope_key FROM memory_items WHERE id IN (SELECT memory_item_id FROM memory_references)")]
+        "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_references)")]
     Validator(conn, engine.scope).validate_many(items)  # warm-up: this process's chain cache
     runs = []
     for _ in range(7):

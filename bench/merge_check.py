@@ -14,7 +14,6 @@ Prints one JSON object; nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cortex_engine.base import records  # noqa: E402
 from cortex_engine.engine import Engine  # noqa: E402
 from cortex_engine.memory.notes import write_note  # noqa: E402
 
@@ -56,7 +56,7 @@ def build(root: Path, branches: int) -> Path:
             oid = subprocess.run(["git", "commit-tree", new_tree, "-p", base, "-m", f"b{n}"], cwd=repo, env=ENV,
                                  capture_output=True, text=True, check=True).stdout.strip()
             git(repo, "update-ref", f"refs/heads/b{n}", oid)
-            scope = dataclasses.replace(engine.scope, key=engine.scope.key.rsplit(":", 1)[0] + f":b{n}", branch=f"b{n}")
+            scope = records.replace(engine.scope, key=engine.scope.key.rsplit(":", 1)[0] + f":b{n}", branch=f"b{n}")
             write_note(engine.conn, scope, None, "decision", f"branch {n} picks option {n}", f"topic {n}", None,
                        engine.now())
     return repo

@@ -1,14 +1,16 @@
 """`cortex serve` figures, old tree against new, interleaved run by run so machine noise cannot decide.
 
 Usage:
-    python bench/serve.py --store DIR --old TREE [--new TREE] [--runs N]
+    python bench/serve.py --store DIR --old TREE [--new TREE] [--old-home HOME] [--new-home HOME] [--runs N]
 
 DIR is a tier built by bench/synth.py (it holds `repo/` and `home/`). For each tree (its PYTHONPATH) and run:
   - start: wall time from spawning `cortex serve` to the `initialize` answer, and to the first tool answer
     (`cortex_route`), plus the process's CPU (user+sys) for that whole short session;
   - warm recall: CPU per `cortex_recall` call in one server (from /proc, over a batch of calls), against
     the same recall made in process (`Engine.recall`) under the same tree.
-Both trees are byte-compiled first. Medians are printed as JSON.
+Both trees are byte-compiled first. Medians are printed as JSON. When the trees' schemas differ (the old tree
+refuses a store the new one has migrated), give each its own copy: `--old-home DIR/home --new-home DIR/home-v8`
+(bench/store_size.py leaves them side by side).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ TOPICS = ("spool flush", "auth token", "billing retry", "query planner cache", "
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def env_for(tree: str, store: Path) -> dict[str, str]:
-    """The environment a server of `tree` runs with."""
-    return {**os.environ, "PYTHONPATH": tree, "CORTEX_HOME": str(store / "home"), "CORTEX_NOW": NOW}
+def env_for(tree: str, home: Path) -> dict[str, str]:
+    """The environment a server of `tree` runs with, on the store under `home`."""
+    return {**os.environ, "PYTHONPATH": tree, "CORTEX_HOME": str(home), "CORTEX_NOW": NOW}
 
 
 def cpu_of(pid: int) -> float:
@@ -56,11 +58,11 @@ def answer(proc: subprocess.Popen, n: int) -> dict:
             return message
 
 
-def session(tree: str, store: Path, calls: int) -> dict[str, float]:
+def session(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """One server: initialize, route, then `calls` recalls; the figures of that run."""
     began = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=store / "repo",
-                            env=env_for(tree, store), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env_for(tree, home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     proc.stdin.write(request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                                "clientInfo": {"name": "bench", "version": "1"}}))
@@ -106,10 +108,11 @@ print(json.dumps({"inprocess_recall_cpu_ms": (time.process_time() - t0) * 1000 /
 """
 
 
-def inprocess(tree: str, store: Path, calls: int) -> dict[str, float]:
+def inprocess(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """CPU per recall made in process by `tree`'s engine."""
     done = subprocess.run([sys.executable, "-c", INPROCESS, str(store / "repo"), json.dumps(TOPICS), str(calls)],
-                          env=env_for(tree, store), capture_output=True, text=True, check=True)
+                          env=env_for(tree, home), capture_output=True, text=True, check=True,
+                          cwd=store / "repo")  # not the caller's folder: `-c` puts it first on sys.path
     return json.loads(done.stdout)
 
 
@@ -119,15 +122,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--old", required=True)
     parser.add_argument("--new", default=str(Path(__file__).resolve().parent.parent))
+    parser.add_argument("--old-home", type=Path, help="the old tree's CORTEX_HOME (default DIR/home)")
+    parser.add_argument("--new-home", type=Path, help="the new tree's CORTEX_HOME (default DIR/home)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--calls", type=int, default=30)
     args = parser.parse_args(argv)
     for tree in (args.old, args.new):  # as installed: a tree without bytecode recompiles on every start
         compileall.compile_dir(os.path.join(tree, "cortex_engine"), quiet=1)
     samples: dict[str, dict[str, list[float]]] = {"old": {}, "new": {}}
+    homes = {"old": args.old_home or args.store / "home", "new": args.new_home or args.store / "home"}
     for _ in range(args.runs):
         for name, tree in (("old", args.old), ("new", args.new)):
-            figures = {**session(tree, args.store, args.calls), **inprocess(tree, args.store, args.calls)}
+            figures = {**session(tree, args.store, homes[name], args.calls),
+                       **inprocess(tree, args.store, homes[name], args.calls)}
             for key, value in figures.items():
                 samples[name].setdefault(key, []).append(value)
     report = {name: {k: round(statistics.median(v), 2) for k, v in figs.items()} for name, figs in samples.items()}

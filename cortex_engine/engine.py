@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex_engine.base import settings
+from cortex_engine.base import records, settings
+from cortex_engine.base.records import record
 from cortex_engine.base.clock import Clock, clock_from_env, iso, parse_iso
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
@@ -27,7 +26,8 @@ from cortex_engine.query.surfaces import BUDGETS, Surface
 from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
 from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
                                           store_identity)
-from cortex_engine.store.database import SCHEMA_VERSION, open_store, store_error, transaction
+from cortex_engine.store.database import (IN_SCOPE, SCHEMA_VERSION, in_scopes, open_store, remember_scopes, store_error,
+                                          transaction)
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
@@ -60,7 +60,7 @@ def _chunks(values: list[str], size: int) -> list[list[str]]:
     return [values[i:i + size] for i in range(0, len(values), size)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoreInfo:
     """Where the store is, how its identity was derived, and whether it exists."""
 
@@ -161,10 +161,11 @@ class Engine:
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
             self._schema_cookie = self.conn.execute("PRAGMA schema_version").fetchone()[0]
+            self.project_key = project_scope_key(row["value"] if row else None)
+            remember_scopes(self.conn, self.scope_keys)
         except sqlite3.Error as exc:
             self.conn.close()
             raise store_error(exc, self.identity.db_path) from exc
-        self.project_key = project_scope_key(row["value"] if row else None)
 
     # -- basics -------------------------------------------------------------------------------
 
@@ -186,6 +187,7 @@ class Engine:
             return False
         self.scope = detect_scope(self.cwd, location)
         self._consulted = None
+        remember_scopes(self.conn, self.scope_keys)
         return True
 
     def now(self) -> str:
@@ -255,13 +257,13 @@ class Engine:
         last = parse_iso(stored[key]) if key in stored else None
         if not force and last is not None and 0 <= (now_dt - last).total_seconds() < TIER_REFRESH_SECONDS:
             return 0
-        marks = ",".join("?" * len(self.scope_keys))
+        in_mine = in_scopes(len(self.scope_keys))
         ids: set[str] = set()
         if last is not None and last <= now_dt:
             for days in memory.AGE_STEPS:
                 window = (iso(last - timedelta(days=days)), iso(now_dt - timedelta(days=days)))
                 ids.update(r[0] for r in self.conn.execute(
-                    f"SELECT id FROM memory_items WHERE scope_key IN ({marks}) AND created_at > ? AND created_at <= ?",
+                    f"SELECT id FROM memory_items WHERE {in_mine} AND created_at > ? AND created_at <= ?",
                     (*self.scope_keys, *window)))
             for days in memory.ACCESS_STEPS:
                 window = (iso(last - timedelta(days=days)), iso(now_dt - timedelta(days=days)))
@@ -270,14 +272,14 @@ class Engine:
                     ids.update(i for i in json.loads(shown) if isinstance(i, str))
         cursor = int(stored.get(backfill_key, 0))
         walked = [r[0] for r in self.conn.execute(
-            f"SELECT rowid FROM memory_items WHERE scope_key IN ({marks}) AND rowid > ? ORDER BY rowid LIMIT ?",
+            f"SELECT rowid FROM memory_items WHERE {in_mine} AND rowid > ? ORDER BY rowid LIMIT ?",
             (*self.scope_keys, cursor, TIER_BACKFILL_ITEMS))]
         rows = [row for chunk in _chunks(sorted(ids), 500) for row in self.conn.execute(
-            f"{surfaces.ITEM_SELECT} WHERE id IN ({','.join('?' * len(chunk))}) AND scope_key IN ({marks})",
+            f"{surfaces.ITEM_SELECT} WHERE id IN ({','.join('?' * len(chunk))}) AND {in_mine}",
             (*chunk, *self.scope_keys))]
         if walked:
             rows += self.conn.execute(
-                f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND rowid > ? AND rowid <= ?",
+                f"{surfaces.ITEM_SELECT} WHERE {in_mine} AND rowid > ? AND rowid <= ?",
                 (*self.scope_keys, cursor, walked[-1])).fetchall()
         changes = {row["id"]: new for row in rows if (new := derive_state(surfaces.facts(row), now_dt)) != row["state"]}
         with transaction(self.conn):
@@ -447,7 +449,7 @@ class Engine:
         if scope is not None:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
-            ctx = dataclasses.replace(self._context(), scope_key=keys[0], scope_keys=keys)
+            ctx = records.replace(self._context(), scope_key=keys[0], scope_keys=keys)
             inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
                               inner.total_candidates)
@@ -490,7 +492,7 @@ class Engine:
         """The first line of the newest session summary in this scope, when it is at most 7 days old."""
         cutoff = iso(self.clock() - timedelta(days=7))
         row = self.conn.execute(
-            "SELECT text FROM memory_items WHERE scope_key=? AND kind='episode:session_summary' AND created_at >= ? "
+            f"SELECT text FROM memory_items WHERE {IN_SCOPE} AND kind='episode:session_summary' AND created_at >= ? "
             "ORDER BY created_at DESC LIMIT 1",
             (self.scope.key, cutoff),
         ).fetchone()
@@ -879,9 +881,9 @@ class Engine:
 
         return (
             rows("SELECT COUNT(*), MAX(rowid) FROM memory_items"),
-            rows("SELECT scope_key, state, COUNT(*) FROM memory_items GROUP BY scope_key, state"),  # covering index
+            rows("SELECT scope_id, state, COUNT(*) FROM memory_items GROUP BY scope_id, state"),
             rows("SELECT COUNT(*), MAX(rowid) FROM notes"),
-            rows("SELECT scope_key, status, COUNT(*) FROM notes GROUP BY scope_key, status"),  # covering index
+            rows("SELECT scope_id, status, COUNT(*) FROM notes GROUP BY scope_id, status"),
             rows("SELECT COUNT(*), MAX(rowid) FROM memory_corrections"),
             rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_references"),
             rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_anchors"),
@@ -957,11 +959,11 @@ class Engine:
         """
         result = inspection.delete_memory(self.conn, item_id, self.now(), yes=yes)
         has_snapshot = self.conn.execute(
-            "SELECT 1 FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'", (self.scope.key,)).fetchone()
+            f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} AND kind='branch_snapshot'", (self.scope.key,)).fetchone()
         if result.deleted and result.scope_key == self.scope.key and result.kind != "branch_snapshot" and has_snapshot:
             with transaction(self.conn):
                 if consolidation.sync_branch_snapshot(self.conn, self.scope, self.now()) is None:
-                    self.conn.execute("DELETE FROM memory_items WHERE scope_key=? AND kind='branch_snapshot'",
+                    self.conn.execute(f"DELETE FROM memory_items WHERE {IN_SCOPE} AND kind='branch_snapshot'",
                                       (self.scope.key,))
         return result
 
@@ -1017,7 +1019,7 @@ class Engine:
             pairs = [(c.row, c.validation) for c in found]
         elif all_scopes:
             keys = [r[0] for r in self.conn.execute(
-                "SELECT DISTINCT scope_key FROM memory_items WHERE state != 'archived' "
+                "SELECT DISTINCT scope_key FROM scoped_items WHERE state != 'archived' "
                 "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY scope_key"
             )]
             pairs = []
@@ -1062,10 +1064,9 @@ class Engine:
 
     def _validate_scope_rows(self, keys: list[str], validator: Validator) -> list[tuple[sqlite3.Row, Validation]]:
         """Every non-archived item with references in `keys`, newest first, with its validation."""
-        marks = ",".join("?" * len(keys))
         rows = self.conn.execute(
-            f"{surfaces.ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' "
-            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC",
+            f"{surfaces.ITEM_SELECT} WHERE {in_scopes(len(keys))} AND state != 'archived' "
+            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY created_at DESC, rowid DESC",
             keys,
         ).fetchall()
         validations = validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
@@ -1074,8 +1075,8 @@ class Engine:
     def contests(self) -> list[dict[str, object]]:
         """Every open contest in this scope: the active contested notes of a subject, seated together."""
         rows = self.conn.execute(
-            "SELECT n.*, m.id AS item_id FROM notes n LEFT JOIN memory_items m ON m.source_table='notes' AND m.source_id=n.id "
-            "WHERE n.scope_key=? AND n.conflict=1 AND n.status='active' ORDER BY n.subject, n.timestamp, n.rowid",
+            "SELECT n.*, m.id AS item_id FROM scoped_notes n LEFT JOIN memory_items m ON m.source_table='notes' "
+            f"AND m.source_id=n.id WHERE {in_scopes(1, 'n.')} AND n.conflict=1 AND n.status='active' ORDER BY n.subject, n.timestamp, n.rowid",
             (self.scope.key,),
         ).fetchall()
         grouped: dict[str, list[sqlite3.Row]] = {}
@@ -1138,11 +1139,11 @@ class Engine:
         counts = {
             row["state"]: row["n"]
             for row in self.conn.execute(
-                "SELECT state, COUNT(*) AS n FROM memory_items WHERE scope_key=? GROUP BY state", (self.scope.key,)
+                f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (self.scope.key,)
             )
         }
         contested = self.conn.execute(
-            "SELECT COUNT(*) FROM notes WHERE scope_key=? AND conflict=1 AND status='active'", (self.scope.key,)
+            f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active'", (self.scope.key,)
         ).fetchone()[0]
         session = self.current_session()
         return {

@@ -13,6 +13,7 @@ import pytest
 from cortex_engine.base.clock import iso
 from cortex_engine.capture import gc
 from cortex_engine.engine import Engine
+from cortex_engine.store.database import scope_id
 
 from .conftest import Clock, Repo
 from .install_helpers import cortex
@@ -86,9 +87,9 @@ def test_archived_items_go_but_archived_notes_and_snapshots_stay(aged: Engine) -
         aged.conn.execute("BEGIN")
         aged.conn.execute("UPDATE memory_items SET state='archived', access_count=0, created_at=?", (old,))
         aged.conn.execute(
-            "INSERT INTO memory_items(id, scope_type, scope_key, kind, text, state, created_at) "
+            "INSERT INTO memory_items(id, scope_type, scope_id, kind, text, state, created_at) "
             "VALUES ('cmd-old', 'branch', ?, 'command_run', '[test] pytest (exit 0)', 'archived', ?)",
-            (aged.scope.key, old),
+            (scope_id(aged.conn, aged.scope.key), old),
         )
     kinds_before = sorted(r[0] for r in aged.conn.execute("SELECT kind FROM memory_items"))
     report = gc.run_gc(aged, apply=True)

@@ -71,6 +71,19 @@ def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(argv: list[str], re
     assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
 
 
+@pytest.mark.parametrize("argv", [["recall", "queue"], ["inject-header", "--quiet"]])
+def test_recall_and_session_start_build_no_dataclasses(argv: list[str], repo) -> None:  # noqa: ANN001
+    """`dataclasses` (and the `inspect`, `ast`, `dis` it imports) cost ~1 ms per class plus ~10 ms to load: the
+    one-shot recall and SessionStart paths declare their value classes with `records.record` instead."""
+    code = (
+        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        f"code = cli.main({argv!r})\n"
+        "print('LOADED', ' '.join(m for m in ('dataclasses', 'inspect') if m in sys.modules), code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
+    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
+
+
 def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -> dict[str, set[str]]:
     """Module → the package modules it imports, at any depth (function-level and LazyModule imports count;
     `if TYPE_CHECKING:` blocks do not, they never run; their `else:` does)."""

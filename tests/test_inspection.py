@@ -20,6 +20,7 @@ import pytest
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory.notes import extract_item_references
+from cortex_engine.store.database import scope_id
 
 from .conftest import NOW, Clock, Repo, git
 from .test_cli import TS, fail, held, held_in_process, ok, ok_json
@@ -31,9 +32,9 @@ ACCESS_TRAILER = "  (showing at most 10; cortex gc also prunes the retrieval log
 def add_item(engine: Engine, item_id: str, text: str, kind: str = "command_run", created_at: str = "2026-08-02T18:00:00.000Z") -> None:
     """Insert a memory item with no note behind it (as capture would), with its references extracted."""
     engine.conn.execute(
-        "INSERT INTO memory_items(id, scope_type, scope_key, kind, subject, text, state, importance, created_at) "
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, ?, ?, ?, NULL, ?, 'warm', 0.5, ?)",
-        (item_id, engine.scope.type, engine.scope.key, kind, text, created_at),
+        (item_id, engine.scope.type, scope_id(engine.conn, engine.scope.key), kind, text, created_at),
     )
     extract_item_references(engine.conn, item_id, None, text)
 
@@ -502,9 +503,9 @@ def test_control_characters_never_reach_the_terminal_and_notes_are_stored_clean(
     preview = ok(repo.path, "delete-memory", note["id"])
     printed = {"note": echo, "list-memory": listing, "inspect-memory": inspected, "delete-memory": preview}
     assert {name: _has_control(out) for name, out in printed.items()} == dict.fromkeys(printed, False)
-    assert "subject:    red[2j zone" in inspected
-    assert "  already rejected: blue]0;title zone" in inspected
-    assert "decision: use [31mred[0m hereOVERWRITTEN" in inspected
+    assert "subject:    red zone" in inspected  # escape sequences go whole: no `[2j` or `]0;title` left as text
+    assert "  already rejected: blue zone" in inspected
+    assert "decision: use red hereOVERWRITTEN" in inspected
     data = ok_json(repo.path, "inspect-memory", note["id"])
     assert data["subject"] == " ".join(strip_control(ESC_SUBJECT).split())
     assert data["text"].split("\n")[0] == f"decision: {strip_control(ESC_TEXT)}"

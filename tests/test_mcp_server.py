@@ -274,7 +274,7 @@ def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(repo: Repo
     assert stray == [] and "zeppelin written by another process" in recalled
     conn = sqlite3.connect(describe_store(repo.path).path)
     try:
-        scopes = dict(conn.execute("SELECT content, scope_key FROM notes"))
+        scopes = dict(conn.execute("SELECT content, scope_key FROM scoped_notes"))
     finally:
         conn.close()
     assert not scopes["first note on the main branch"].endswith(":feature/warm")

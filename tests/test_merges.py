@@ -40,7 +40,7 @@ def feature_with(repo: Repo, make_engine: Open, clock: Clock, *notes: tuple[str,
 def active(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
     """(content, status, conflict, origin) of this scope's notes on a subject, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, status, conflict, origin FROM notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
+        "SELECT content, status, conflict, origin FROM scoped_notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]
@@ -194,7 +194,7 @@ def test_chain_of_merges_promotes_each_note_once(repo: Repo, make_engine: Open, 
     repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into main")
     main = make_engine(repo.path)
     main.check_merges()
-    rows = main.conn.execute("SELECT content, origin FROM notes WHERE scope_key=? ORDER BY content", (main.scope.key,))
+    rows = main.conn.execute("SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY content", (main.scope.key,))
     assert [tuple(r) for r in rows] == [("the auth service retries thrice", "from feature/auth"),
                                         ("the b service retries twice", "from feature/b")]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import sqlite3
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from cortex_engine.base.errors import StoreRefused
 from cortex_engine.engine import Engine, describe_store
-from cortex_engine.scope.identity import store_identity
+from cortex_engine.scope.identity import detect_scope, store_identity
 from cortex_engine.store.database import SCHEMA_VERSION, connect
 
 from .conftest import Repo, git
@@ -146,3 +147,74 @@ def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> N
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
              and node.func.attr in ("execute", "executemany", "executescript")]
     assert calls == []
+
+
+V7_STORE = Path(__file__).parent / "fixtures" / "store_v7.db.gz"
+NOTE_COLUMNS = "rowid, id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, source, origin"
+ITEM_COLUMNS = ("rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, importance, "
+                "access_count, last_accessed_at, created_at")
+
+
+def _memory(conn: sqlite3.Connection, notes: str, items: str) -> dict[str, list[tuple[object, ...]]]:
+    """Every row that holds memory, each note and item with its scope as the key string, in rowid order."""
+    return {
+        "notes": [tuple(r) for r in conn.execute(f"SELECT {NOTE_COLUMNS} FROM {notes} ORDER BY rowid")],
+        "items": [tuple(r) for r in conn.execute(f"SELECT {ITEM_COLUMNS} FROM {items} ORDER BY rowid")],
+        "references": [tuple(r) for r in conn.execute("SELECT * FROM memory_references ORDER BY id")],
+        "anchors": [tuple(r) for r in conn.execute("SELECT * FROM memory_anchors ORDER BY id")],
+        "sessions": [tuple(r) for r in conn.execute("SELECT * FROM sessions ORDER BY id")],
+        "kafka": [tuple(r) for r in conn.execute(
+            "SELECT rowid FROM memory_items_fts WHERE memory_items_fts MATCH 'kafka OR retry' ORDER BY rowid")],
+    }
+
+
+def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo, clock) -> None:
+    """A store written by schema 7 (tests/fixtures/store_v7.db.gz, made by the schema-7 build) opens as schema 8.
+
+    Notes and items move to integer scope ids with their rowids, references, anchors and full-text index intact,
+    the file shrinks, and reads through the engine still see exactly this scope's memory: the main branch's
+    contest and supersession, and nothing of the feature branches stored beside it.
+    """
+    db = store_identity(str(repo.path)).db_path
+    db.parent.mkdir(parents=True)
+    db.write_bytes(gzip.decompress(V7_STORE.read_bytes()))
+    old = sqlite3.connect(db)
+    assert old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "7"
+    (main_key,) = old.execute("SELECT scope_key FROM notes WHERE scope_key LIKE '%:main' LIMIT 1").fetchone()
+    here = detect_scope(str(repo.path)).key
+    for table in ("notes", "memory_items"):  # the fixture's main branch becomes this repository's
+        old.execute(f"UPDATE {table} SET scope_key=? WHERE scope_key=?", (here, main_key))
+    old.commit()
+    before = _memory(old, "notes", "memory_items")
+    old.close()
+    size_before = db.stat().st_size
+    assert len(before["notes"]) > 60 and before["anchors"] and before["references"] and before["kafka"]
+
+    engine = Engine(repo.path, clock=clock)
+    conn = engine.conn
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "8"
+    assert _memory(conn, "scoped_notes", "scoped_items") == before
+    for table in ("notes", "memory_items"):
+        columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        assert "scope_id" in columns and "scope_key" not in columns
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('integrity-check')")
+    engine.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert db.stat().st_size < size_before
+
+    recalled = engine.recall("job queue kafka").text
+    assert "use kafka for the job queue" in recalled and "never use kafka for the job queue" in recalled
+    assert "contested" in recalled.lower()
+    retry = engine.recall("retry policy").text
+    assert "adds two to every attempt now" in retry
+
+    def shown(scope_test: str) -> list[bool]:
+        rows = conn.execute(f"SELECT content FROM scoped_notes WHERE scope_key {scope_test} ? AND kind='insight' "
+                            "ORDER BY rowid LIMIT 3", (here,)).fetchall()
+        return [row[0][:40] in engine.recall(row[0]).text for row in rows]
+
+    assert shown("=") == [True, True, True]
+    assert shown("!=") == [False, False, False]
+    assert engine.note("insight", "a migrated store takes new notes").id
+    engine.close()

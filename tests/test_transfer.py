@@ -133,7 +133,7 @@ def test_claude_memory_files_become_insights_with_their_file_as_source(engine: E
                                      "## Conventions\n- use ruff for linting\n- never push to main\n  open a PR instead\n\n"
                                      "```sh\nmake build\n```\n\n- " + "x" * 20_001 + "\n")
     result = engine.import_file(str(claude))
-    rows = engine.conn.execute("SELECT kind, subject, content, source, scope_key FROM notes ORDER BY rowid").fetchall()
+    rows = engine.conn.execute("SELECT kind, subject, content, source, scope_key FROM scoped_notes ORDER BY rowid").fetchall()
     assert [(r["subject"], r["content"]) for r in rows] == [
         ("build", "Run `make test`; it needs docker."), ("conventions", "use ruff for linting"),
         ("conventions", "never push to main\nopen a PR instead"), ("conventions", "```sh\nmake build\n```"),

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from cortex_engine.base import labels
 from cortex_engine.engine import describe_store
+from cortex_engine.query.render import clip, inspect_pointer
 
 from .conftest import Repo
 from .test_cli import cortex, ok, ok_json
@@ -504,3 +506,14 @@ def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_nam
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {FLUSH: ("superseded", 0), NO_FLUSH: ("active", 0)}
     assert "memories:" in said["title"] and "file references:" in said["footer"]
+
+
+@pytest.mark.parametrize("label", [labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED,
+                                   *(labels.reference(f"{verdict}: src/pool.py:connect changed")
+                                     for verdict in labels.REFERENCE_VERDICTS)])
+def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
+    """A line too long for its room is cut before the labels Cortex appended, never through them: every label of
+    the vocabulary, the freshness verdicts included (a drifted line once lost its label when cut)."""
+    line = "the pool reconnects with backoff " * 12 + label
+    cut = clip(line, 80, inspect_pointer("abcd1234"))
+    assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 80

@@ -39,7 +39,7 @@ class BigStore:
         return {"HOME": str(self.home), "CORTEX_HOME": str(self.home / ".cortex"), "CORTEX_NOW": NOW_ISO, **GIT_ENV}
 
 
-def _bulk_rows(scope_type: str, scope_key: str) -> Iterator[tuple[object, ...]]:
+def _bulk_rows(scope_type: str, scope: int) -> Iterator[tuple[object, ...]]:
     """ITEMS memory items, one a minute going back from NOW, oldest last; kinds and tiers in a fixed rotation."""
     tiers = ("hot", "warm", "warm", "cold", "archived")
     for n in range(ITEMS):
@@ -51,13 +51,13 @@ def _bulk_rows(scope_type: str, scope_key: str) -> Iterator[tuple[object, ...]]:
             kind, text = "episode:command_failure", f"make {area} failed: exit 2 after {n % 60} s (run {n})"
         else:
             kind, text = "note:insight", f"insight: the {area} path is hot under load; batch it (observation {n})"
-        yield (f"big-{n:05d}", scope_type, scope_key, kind, text, tiers[n % len(tiers)], created)
+        yield (f"big-{n:05d}", scope_type, scope, kind, text, tiers[n % len(tiers)], created)
 
 
 def build_big_store(base: Path) -> BigStore:
     """The repository, an open contest through the engine, and ITEMS items in one transaction."""
     from cortex_engine.engine import Engine
-    from cortex_engine.store.database import transaction
+    from cortex_engine.store.database import scope_id, transaction
 
     home = (base / "home").resolve()
     store = BigStore(home, home / "big-service")
@@ -70,8 +70,8 @@ def build_big_store(base: Path) -> BigStore:
         engine.note("decision", "do not flush the spool at every Stop hook", "spool flush policy")
         with transaction(engine.conn):
             engine.conn.executemany(
-                "INSERT INTO memory_items(id, scope_type, scope_key, kind, text, state, importance, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 0.5, ?)", _bulk_rows(engine.scope.type, engine.scope.key))
+                "INSERT INTO memory_items(id, scope_type, scope_id, kind, text, state, importance, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0.5, ?)", _bulk_rows(engine.scope.type, scope_id(engine.conn, engine.scope.key)))
         assert engine.list_memory(limit=1).total == ITEMS + 2
     return store
 

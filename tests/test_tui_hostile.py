@@ -25,6 +25,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 HOSTILE_SUBJECTS = ("close [/] tag", "list[int]", "[WIP] parser", "[bold red]x[/]", "[@click=app.quit]boom[/]")
 ESCAPED_COMMAND = "pytest \x1b[31mRED\x1b]0;pwned\x07 done"
+
+
+def _escape_removed(text: str) -> bool:
+    """The escaped command is shown, its escape sequences removed whole: no `[31m` or window title left behind."""
+    return "RED" in text and "[31m" not in text and "pwned" not in text
 BIDI = "review \u202eecnalab\u202c the ledger"
 
 
@@ -150,7 +155,7 @@ def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
             command = next(row.title for row in browser.rows.values() if "RED" in row.title)
             await highlight(pilot, command)
             text = str(inspection.query_one("#inspection-text", Static).content)
-            assert "\x1b" not in text and "[31mRED" in text
+            assert "\x1b" not in text and _escape_removed(text)
             await pilot.press("e")
             await settle(pilot)
             assert isinstance(app.screen, EditDialog)
@@ -160,7 +165,7 @@ def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
             await pilot.press("d")
             await settle(pilot)
             assert isinstance(app.screen, DeleteDialog)
-            assert "[31mRED" in str(app.screen.query_one("#delete-text", Static).content)
+            assert _escape_removed(str(app.screen.query_one("#delete-text", Static).content))
             assert_nothing_raw(app)
             await close_dialog(pilot)
 
@@ -185,7 +190,7 @@ def test_hostile_text_on_every_screen_and_dialog(hostile: Repo) -> None:
             await pilot.press("enter")  # the session that wrote every hostile note and ran the escaped command
             await settle(pilot)
             assert isinstance(app.screen, SessionDialog)
-            assert "[31mRED" in drawn(app) and f"[{HOSTILE_SUBJECTS[4].lower()}]" in drawn(app)
+            assert _escape_removed(drawn(app)) and f"[{HOSTILE_SUBJECTS[4].lower()}]" in drawn(app)
             assert_nothing_raw(app)
             await close_dialog(pilot)
             assert app.is_running

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 
+from cortex_engine.base.records import record
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.projection import sync_episode_item, upsert_item
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store.database import IN_SCOPE
 
 SNAPSHOT_IMPORTANCE = 0.92
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step:
     """One consolidated line of a session's timeline."""
 
@@ -234,7 +235,7 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     def newest(kind: str | None, limit: int) -> list[sqlite3.Row]:
         where = "AND kind=?" if kind else ""
         return conn.execute(
-            f"SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' {where} "
+            f"SELECT kind, subject, content FROM notes WHERE {IN_SCOPE} AND status='active' {where} "
             "ORDER BY timestamp DESC LIMIT ?",
             (scope.key, kind, limit) if kind else (scope.key, limit),
         ).fetchall()
@@ -293,7 +294,7 @@ def merge_project_state(conn: sqlite3.Connection, scope: Scope, at: str) -> str 
         return None
     older = [r["summary"].split("\n", 1)[0] for r in summaries[RECENT_SUMMARIES:]]
     notes = conn.execute(
-        "SELECT kind, subject, content FROM notes WHERE scope_key=? AND status='active' ORDER BY timestamp DESC LIMIT 20",
+        f"SELECT kind, subject, content FROM notes WHERE {IN_SCOPE} AND status='active' ORDER BY timestamp DESC LIMIT 20",
         (scope.key,),
     ).fetchall()
     parts = ["Earlier sessions:\n" + "\n".join(f"- {line}" for line in older)]

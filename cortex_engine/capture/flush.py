@@ -15,7 +15,6 @@ import os
 import re
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 from cortex_engine.base.clock import iso
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
 from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime,
                                            RuntimeUntrusted, adopt, home_key, marker_text, problem)
@@ -139,7 +139,7 @@ def is_engaged(worktree: str | os.PathLike[str]) -> bool:
     return key is not None and marker.decode("utf-8", "replace").splitlines()[:1] == [marker_text(key).strip()]
 
 
-@dataclass
+@record
 class FlushResult:
     """What a flush did."""
 

@@ -23,7 +23,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING
 from cortex_engine.base import settings
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import RuntimeUntrusted
+from cortex_engine.base.records import field, record
 from cortex_engine.capture.flush import BLOBS, CLAIMS, SPOOL, find_runtime, open_runtime
 from cortex_engine.capture.runtime import BLOB_NAME, CLAIM_NAME
 from cortex_engine.store import queries
@@ -51,7 +51,7 @@ _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
 
 
-@dataclass
+@record
 class Rule:
     """What one rule found and removed."""
 
@@ -63,7 +63,7 @@ class Rule:
         return {"candidates": self.candidates, "deleted": self.deleted}
 
 
-@dataclass
+@record
 class GcReport:
     """What a gc run found (and, applied, removed)."""
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from dataclasses import dataclass
 
 from cortex_engine.base.clock import ts_min
+from cortex_engine.base.records import record
 from cortex_engine.capture.flush import DIGEST_CEILING, relative_path
 from cortex_engine.scope.identity import Scope
 
 LINE_CHARS = 120
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LedgerVerdict:
     """One file's verdict: unread | unchanged-since | changed-since | edited-by-you-since."""
 

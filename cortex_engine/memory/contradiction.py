@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
+
+from cortex_engine.base.records import record
 
 __all__ = ["Verdict", "compare", "stem_lite"]
 
@@ -137,7 +138,7 @@ _NON_CORE: frozenset[str] = POLARITY_STEMS | STRUCTURAL_STOPWORDS
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verdict:
     """A detected polarity flip: the signal that fired and the token(s) or pair that carried it."""
 
@@ -145,7 +146,7 @@ class Verdict:
     trigger: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Analysis:
     """One note's stems (`all`), its shared-context stems (`core`) and its negated heads."""
 

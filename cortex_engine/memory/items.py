@@ -6,11 +6,11 @@ import json
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from datetime import datetime
 
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso
+from cortex_engine.base.records import record
 
 NOTE_KINDS = ("insight", "decision", "intent", "blocker", "focus")
 STATES = ("pinned", "hot", "warm", "cold", "archived")
@@ -185,7 +185,7 @@ def _days(since: str | None, now: datetime) -> float | None:
     return max(0.0, (now - stamp).total_seconds() / 86400.0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ItemFacts:
     """The columns of a memory item that scoring reads."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from dataclasses import dataclass, field
+from cortex_engine.base.records import field, record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound
@@ -27,7 +27,7 @@ from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, normalize_scope_path
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import IN_SCOPE, transaction
 
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
     from cortex_engine.memory import contradiction
@@ -39,7 +39,7 @@ PROMOTED_KINDS = ("decision", "intent", "insight", "blocker")
 GIT_TIMEOUT_S = 10
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Promotion:
     """One note promoted (or, in a dry run, that would be) into the target scope."""
 
@@ -62,7 +62,7 @@ class Promotion:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MergeCheck:
     """What a merge check did: whether it ran (HEAD moved), which branches it found merged and how."""
 
@@ -138,7 +138,7 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, branch: str | None = Non
     marks = ",".join("?" * len(PROMOTED_KINDS))
     rows = conn.execute(
         "SELECT n.*, COALESCE(p.source_note_id, n.id) AS root_id, COALESCE(p.source_scope_key, n.scope_key) AS root_scope "
-        "FROM notes n LEFT JOIN promotions p ON p.note_id = n.id "
+        "FROM scoped_notes n LEFT JOIN promotions p ON p.note_id = n.id "
         f"WHERE substr(n.scope_key, 1, ?) = ? AND n.scope_key != ? AND n.status = 'active' AND n.kind IN ({marks}) "
         "AND n.origin IS NOT 'shared' "  # a shared decision reaches every branch from the repository itself
         "ORDER BY n.timestamp, n.rowid",
@@ -175,7 +175,7 @@ def _remember_tips(conn: sqlite3.Connection, prefix: str, tips: dict[str, str], 
     if not tips:
         return
     rows = conn.execute(
-        "SELECT DISTINCT scope_key FROM notes WHERE substr(scope_key,1,?)=?", (len(prefix), prefix)
+        "SELECT DISTINCT scope_key FROM scoped_notes WHERE substr(scope_key,1,?)=?", (len(prefix), prefix)
     ).fetchall()
     updates = [(key, branch_of(key), tips[branch_of(key) or ""], now) for (key,) in rows if branch_of(key) in tips]
     with transaction(conn):
@@ -340,7 +340,7 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
                                   note["timestamp"], contests, supersedes))
             continue
 
-        def record(c: sqlite3.Connection, new_id: str, note: sqlite3.Row = note, name: str = name) -> None:
+        def record_promotion(c: sqlite3.Connection, new_id: str, note: sqlite3.Row = note, name: str = name) -> None:
             c.execute(
                 "INSERT OR IGNORE INTO promotions(source_note_id, target_scope_key, source_scope_key, note_id, how, "
                 "promoted_at) VALUES (?,?,?,?,?,?)",
@@ -349,7 +349,7 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
 
         wrote = notes_mod.write_note(
             conn, scope, None, note["kind"], note["content"], note["subject"], alternatives, note["timestamp"],
-            origin=origin, record=record,
+            origin=origin, record=record_promotion,
         )
         done.append(Promotion(note["root_id"], wrote.id, name, note["kind"], wrote.subject, wrote.content,
                               note["timestamp"], tuple(c.id for c in wrote.conflicts), wrote.superseded))
@@ -361,7 +361,7 @@ def _predict(conn: sqlite3.Connection, scope: Scope, note: sqlite3.Row) -> tuple
     if not note["subject"]:
         return (), ()
     rows = conn.execute(
-        "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' AND (kind='decision' OR kind=?)",
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?)",
         (scope.key, note["subject"], note["kind"]),
     ).fetchall()
     contests = tuple(r["id"] for r in rows if r["kind"] == "decision" and contradiction.compare(r["content"], note["content"]))
@@ -390,7 +390,7 @@ def promote(conn: sqlite3.Connection, scope: Scope, branch: str, now: str, *, dr
                            code="same_branch")
     prefix = branch_prefix(scope) or ""
     known = conn.execute(
-        "SELECT 1 FROM notes WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ? LIMIT 1",
+        "SELECT 1 FROM scoped_notes WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ? LIMIT 1",
         (len(prefix), prefix, len(branch) + 1, f":{branch}"),
     ).fetchone()
     if known is None:
@@ -400,7 +400,7 @@ def promote(conn: sqlite3.Connection, scope: Scope, branch: str, now: str, *, dr
     return _promote(conn, scope, chosen, {branch: "manual"}, now, dry_run=dry_run)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BranchScope:
     """One scope of the store, as `cortex branches` lists it."""
 
@@ -427,9 +427,9 @@ def list_scopes(conn: sqlite3.Connection, scope: Scope) -> list[BranchScope]:
     rows = conn.execute(
         "SELECT scope_key, SUM(notes) AS notes, SUM(contests) AS contests, MAX(last) AS last FROM ("
         " SELECT scope_key, SUM(status='active') AS notes, SUM(status='active' AND conflict=1) AS contests, "
-        "  MAX(timestamp) AS last FROM notes GROUP BY scope_key"
+        "  MAX(timestamp) AS last FROM scoped_notes GROUP BY scope_key"
         " UNION ALL SELECT scope_key, 0, 0, MAX(COALESCE(ended_at, started_at)) FROM sessions GROUP BY scope_key"
-        " UNION ALL SELECT scope_key, 0, 0, MAX(created_at) FROM memory_items GROUP BY scope_key"
+        " UNION ALL SELECT scope_key, 0, 0, MAX(created_at) FROM scoped_items GROUP BY scope_key"
         ") GROUP BY scope_key ORDER BY last DESC, scope_key"
     ).fetchall()
     merged: dict[str, set[str]] = {}
@@ -458,14 +458,14 @@ def scope_keys_for(conn: sqlite3.Connection, scope: Scope, name: str) -> list[st
     """
     name = name.strip()
     exists = conn.execute(
-        "SELECT 1 FROM memory_items WHERE scope_key=? LIMIT 1", (name,)
+        f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} LIMIT 1", (name,)
     ).fetchone()
     if exists is not None:
         return [name]
     prefix = branch_prefix(scope) or "branch:"
     keys = [
         r[0] for r in conn.execute(
-            "SELECT DISTINCT scope_key FROM memory_items WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ?",
+            "SELECT DISTINCT scope_key FROM scoped_items WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ?",
             (len(prefix), prefix, len(name) + 1, f":{name}"),
         )
     ]

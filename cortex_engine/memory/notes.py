@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
@@ -14,7 +14,7 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
                                         project_note_text)
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import IN_SCOPE, scope_id, transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -43,7 +43,7 @@ MAX_ALTERNATIVES_CHARS = 2_000
 MAX_SUBJECT_CHARS = 200  # a subject names a topic in a few words; every surface prints it on one line
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Conflict:
     """An active decision the new note contradicts."""
 
@@ -55,7 +55,7 @@ class Conflict:
     trigger: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NoteWrite:
     """What writing a note did."""
 
@@ -111,10 +111,10 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
     row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     if row is None:
         conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, "
+            "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, "
             "text, state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                item_id, note["session_id"], scope_type, note["scope_key"], f"note:{note['kind']}", "notes",
+                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}", "notes",
                 note["id"], note["subject"], text, fresh_note_state(note["kind"], note["status"]),
                 IMPORTANCE.get(note["kind"], 0.5), note["timestamp"],
             ),
@@ -144,7 +144,7 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     """
     if not fresh:
         conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
-    scope = conn.execute("SELECT scope_key FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    scope = conn.execute("SELECT scope_key FROM scoped_items WHERE id=?", (item_id,)).fetchone()
     repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
     refs = references.extract_references(subject, text, repo)
     conn.executemany(
@@ -206,7 +206,7 @@ def write_note(
         priors = []
         if subject_n is not None:
             priors = conn.execute(
-                "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+                f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
                 "ORDER BY timestamp, rowid",
                 (scope.key, subject_n, kind),
             ).fetchall()
@@ -234,9 +234,9 @@ def write_note(
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
         conn.execute(
-            "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
             "origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (note_id, session_id, scope.key, now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
+            (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
              int(bool(conflicts)), clean_text(origin) if origin else None),
         )
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
@@ -253,7 +253,7 @@ def write_note(
 
 
 def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, *, demote_tier: bool = False) -> None:
-    note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is not None:
         sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type), demote_tier=demote_tier)
 
@@ -263,7 +263,7 @@ def _scope_type_of(scope_key: str, fallback: str) -> str:
     return head if head in ("branch", "detached", "project") else fallback
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resolution:
     """What resolving a note did."""
 
@@ -288,10 +288,10 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
 
     raw = note_or_item_id.strip()
     note_id = raw[len("notes:"):] if raw.startswith("notes:") else raw
-    note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is None:
         full = resolve_prefix(conn, "notes", note_id, what="note")
-        note = conn.execute("SELECT * FROM notes WHERE id=?", (full,)).fetchone() if full else None
+        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (full,)).fetchone() if full else None
     if note is None:
         raise NotFound(f'no note found for id "{raw}"', code="not_found", id=raw)
     return note
@@ -348,7 +348,7 @@ def resolve_note(
         if subject_n is None:
             raise InvalidInput("subject is empty", code="bad_args")
         active = conn.execute(
-            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC, rowid DESC",
+            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' ORDER BY timestamp DESC, rowid DESC",
             (scope.key, subject_n),
         ).fetchall()
         contested = [n for n in active if n["conflict"]]
@@ -374,7 +374,7 @@ def resolve_note(
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
             if note["subject"]:
                 others = [r["id"] for r in conn.execute(
-                    "SELECT id FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
+                    f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
                     (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
                 )]
             for other_id in others:
@@ -384,16 +384,16 @@ def resolve_note(
         cleared = False
         if note["conflict"] and note["subject"]:
             standing = conn.execute(
-                "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active'",
+                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active'",
                 (note["scope_key"], note["subject"]),
             ).fetchall()
             if len(standing) <= 1:
                 # The last side standing is the decision; a contest among several remaining sides stays open.
-                conn.execute("UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1",
+                conn.execute(f"UPDATE notes SET conflict=0 WHERE {IN_SCOPE} AND subject=? AND conflict=1",
                              (note["scope_key"], note["subject"]))
                 cleared = True
             for other in conn.execute(
-                "SELECT id FROM notes WHERE scope_key=? AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
+                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
             ).fetchall():
                 if other["id"] not in others:
                     _resync(conn, other["id"], scope.type)
@@ -411,11 +411,11 @@ def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequen
     Raises:
         Refused: code `contest_changed`, naming what the contest is now.
     """
-    note = conn.execute("SELECT scope_key, subject FROM notes WHERE id=?", (note_id,)).fetchone()
+    note = conn.execute("SELECT scope_key, subject FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     current: list[str] = []
     if note is not None and note["subject"]:
         current = [row["id"] for row in conn.execute(
-            "SELECT id FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND status='active' "
+            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' "
             "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
     if note_id in current and set(current) == set(expected_sides):
         return
@@ -432,9 +432,9 @@ def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id:
     """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
     replacement_id = new_id()
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict) "
+        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
         "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
-        (replacement_id, session_id, note["scope_key"], now, note["kind"], note["subject"], clean_text(text.strip())),
+        (replacement_id, session_id, scope_id(conn, note["scope_key"]), now, note["kind"], note["subject"], clean_text(text.strip())),
     )
     _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))
     return replacement_id

@@ -6,6 +6,7 @@ import json
 import sqlite3
 
 from cortex_engine.memory.notes import extract_item_references
+from cortex_engine.store.database import scope_id
 
 EPISODE_IMPORTANCE = {"command_failure": 0.88, "test_cycle": 0.8, "session_summary": 0.68, "subagent_conclusion": 0.75}
 
@@ -19,9 +20,9 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
     scope_type = scope_key.split(":", 1)[0]
     if row is None:
         conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, "
+            "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
             "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (item_id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, importance,
+            (item_id, session_id, scope_type, scope_id(conn, scope_key), kind, source_table, source_id, subject, text, state, importance,
              created_at),
         )
     elif row["text"] != text or row["subject"] != subject:

@@ -22,16 +22,16 @@ import os
 import re
 import sqlite3
 import subprocess
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.base.records import record
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import IN_SCOPE, transaction
 
 DEFAULT_FOLDER = "docs/decisions"
 MAX_FILE_BYTES = 64 * 1024
@@ -53,7 +53,7 @@ class MalformedDecision(ValueError):
     """A decision file that cannot be imported whole (the reason is reported by doctor)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SharedDecision:
     """What a decision file says, parsed whole."""
 
@@ -67,7 +67,7 @@ class SharedDecision:
     """The note the file was published from (`cortex-id`), which the publisher's own store already holds."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SyncResult:
     """What a sync did: files added, updated, retired, and those skipped as malformed (path, reason)."""
 
@@ -175,7 +175,7 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
     written = []
     for note in chosen:
         superseded = conn.execute(
-            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND kind='decision' AND status='superseded' "
+            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND kind='decision' AND status='superseded' "
             "AND timestamp <= ? AND id != ? ORDER BY timestamp, rowid",
             (note["scope_key"], note["subject"], note["timestamp"], note["id"]),
         ).fetchall()
@@ -442,7 +442,7 @@ def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed:
     """
     notes_mod.validate_note("decision", parsed.decision, parsed.subject, list(parsed.alternatives))
     if parsed.note_id and previous is None:
-        own = conn.execute("SELECT id FROM notes WHERE id=? AND scope_key=? AND origin IS NULL",
+        own = conn.execute(f"SELECT id FROM notes WHERE id=? AND {IN_SCOPE} AND origin IS NULL",
                            (parsed.note_id, scope.key)).fetchone()
         if own is not None:  # published from this very scope: the file is that note, not a second copy of it
             with transaction(conn):
@@ -450,7 +450,7 @@ def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed:
             return None
     old = None
     if previous is not None and previous["note_id"]:
-        old = conn.execute("SELECT * FROM notes WHERE id=?", (previous["note_id"],)).fetchone()
+        old = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (previous["note_id"],)).fetchone()
     if old is not None and old["status"] == "active" and old["origin"] == ORIGIN:
         _set_status(conn, scope, old["id"], "superseded")
     if parsed.status in _RETIRED_STATUSES:
@@ -486,7 +486,7 @@ def _set_status(conn: sqlite3.Connection, scope: Scope, note_id: str, status: st
     """Retire a shared decision: superseded, re-projected one tier cooler, still labelled shared."""
     with transaction(conn):
         conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
-        note = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
         notes_mod.sync_note_item(conn, note, scope.type, demote_tier=True)
 
 

@@ -30,7 +30,7 @@ from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
                                         validate_note)
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import IN_SCOPE, in_scopes, scope_id, transaction
 
 Tick = Callable[[int], None]
 
@@ -80,15 +80,14 @@ def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
         InvalidInput: a scope key that no note carries (`implied` keys, such as this worktree's, may be empty).
     """
     if scopes:
-        known = {r[0] for r in conn.execute("SELECT DISTINCT scope_key FROM notes")}
+        known = {r[0] for r in conn.execute("SELECT key FROM scopes WHERE id IN (SELECT scope_id FROM notes)")}
         unknown = [s for s in scopes if s not in known and s not in implied]
         if unknown:
             raise InvalidInput(f"no note is stored under scope {unknown[0]!r}; list the scopes with "
                                "`cortex list-memory --json` (or omit --scope to export every scope)", code="bad_scope")
-        marks = ",".join("?" for _ in scopes)
-        rows = conn.execute(f"SELECT * FROM notes WHERE scope_key IN ({marks}) ORDER BY timestamp, id", scopes).fetchall()
+        rows = conn.execute(f"SELECT * FROM scoped_notes WHERE {in_scopes(len(scopes))} ORDER BY timestamp, id", scopes).fetchall()
     else:
-        rows = conn.execute("SELECT * FROM notes ORDER BY timestamp, id").fetchall()
+        rows = conn.execute("SELECT * FROM scoped_notes ORDER BY timestamp, id").fetchall()
     contested: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         if row["conflict"] and row["subject"]:
@@ -419,7 +418,7 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
             if tick is not None:
                 tick(1)
         for note_id in sorted(touched):
-            row = conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+            row = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
             sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
                            demote_tier=note_id in result.superseded)
     return result
@@ -435,7 +434,7 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     opposed: set[str] = set()
     if status == "active" and subject is not None:
         rows = conn.execute(
-            "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
             "ORDER BY timestamp, rowid", (note.scope, subject, note.kind),
         ).fetchall()
         for row in rows:
@@ -465,9 +464,9 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     if opposed and not note.contested:
         result.contested.append(note.id)
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
         "source) VALUES (?,NULL,?,?,?,?,?,?,?,?,?)",
-        (note.id, note.scope, note.timestamp, note.kind, subject, content,
+        (note.id, scope_id(conn, note.scope), note.timestamp, note.kind, subject, content,
          json.dumps(alternatives) if alternatives else None, status, int(conflict), note.source),
     )
     result.added.append(note.id)

@@ -11,6 +11,7 @@ from cortex_engine.base.clock import ts_min
 from cortex_engine.memory.items import collapse
 from cortex_engine.query.render import defuse, humanize_kind, item_labels, label_suffix
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store.database import IN_SCOPE
 
 
 @dataclass
@@ -85,13 +86,13 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
         )
     ]
     states = {r["state"]: r["n"] for r in conn.execute(
-        "SELECT state, COUNT(*) AS n FROM memory_items WHERE scope_key=? GROUP BY state", (scope.key,))}
-    never = conn.execute("SELECT COUNT(*) FROM memory_items WHERE scope_key=? AND access_count=0", (scope.key,)).fetchone()[0]
+        f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope.key,))}
+    never = conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {IN_SCOPE} AND access_count=0", (scope.key,)).fetchone()[0]
     top = [
         {"id": r["id"], "kind": r["kind"], "access_count": r["access_count"], "created_at": r["created_at"],
          "text": r["text"], "labels": item_labels(r["kind"], r["text"], None)}
         for r in conn.execute(
-            "SELECT * FROM memory_items WHERE scope_key=? AND access_count > 0 "
+            f"SELECT * FROM scoped_items WHERE {IN_SCOPE} AND access_count > 0 "
             "ORDER BY access_count DESC, last_accessed_at DESC, rowid DESC LIMIT 10",
             (scope.key,),
         )
@@ -104,7 +105,7 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
     return {
         "focus": focus["focus"] if focus else None,
         "sessions": conn.execute("SELECT COUNT(*) FROM sessions WHERE scope_key=?", (scope.key,)).fetchone()[0],
-        "active_notes": conn.execute("SELECT COUNT(*) FROM notes WHERE scope_key=? AND status='active'", (scope.key,)).fetchone()[0],
+        "active_notes": conn.execute(f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND status='active'", (scope.key,)).fetchone()[0],
         "session": current,
         "scope": {"key": scope.key, **cumulative.to_dict()},
         "history": history,

@@ -16,7 +16,7 @@ from cortex_engine.query.render import item_labels, label_tag, short_kind
 from cortex_engine.scope import anchors, history, references as paths
 from cortex_engine.scope.freshness import AnchorVerdict, Validator
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import IN_SCOPE, in_scopes, transaction
 from cortex_engine.store.redact import redact
 
 LIST_DEFAULT = 20
@@ -41,12 +41,12 @@ def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
     from cortex_engine.base.ids import resolve_prefix
 
     raw = item_or_note_id.strip()
-    row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (raw,)).fetchone()
+    row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (raw,)).fetchone()
     if row is None:
-        row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (item_id_for(raw),)).fetchone()
+        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (item_id_for(raw),)).fetchone()
     if row is None:
         full = resolve_prefix(conn, "memory_items", raw, what="memory item")
-        row = conn.execute("SELECT rowid, * FROM memory_items WHERE id=?", (full,)).fetchone() if full else None
+        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
     if row is None:
         raise not_found(raw)
     return row
@@ -171,7 +171,7 @@ def _filter_terms(
     args: list[object] = []
     for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
         if values:
-            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            where.append(_in(column, len(values)))
             args.extend(values)
     if text:
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -267,7 +267,7 @@ def list_memory(
 
         def select(extra: str | None, extra_args: list[object], way: str, count: int, skip: int = 0) -> list[sqlite3.Row]:
             terms = [*where, extra] if extra else where
-            sql = f"SELECT rowid, * FROM memory_items{' WHERE ' + ' AND '.join(terms) if terms else ''}"
+            sql = f"SELECT * FROM scoped_items{' WHERE ' + ' AND '.join(terms) if terms else ''}"
             return conn.execute(f"{sql} ORDER BY {_KEY_ORDER[way]} LIMIT ? OFFSET ?",
                                 (*args, *extra_args, count, skip)).fetchall()
 
@@ -323,7 +323,7 @@ def _ordered_page(conn: sqlite3.Connection, clause: str, args: list[object], ord
         offset = max(0, position - limit) if before else position
     chosen = ids[offset:offset + limit + 1]
     found_rows = {r["id"]: r for r in conn.execute(
-        "SELECT rowid, * FROM memory_items WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(chosen),))}
+        "SELECT * FROM scoped_items WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(chosen),))}
     rows = [found_rows[item_id] for item_id in chosen if item_id in found_rows]
     return rows[:limit], rows[limit:], total, offset
 
@@ -331,7 +331,7 @@ def _ordered_page(conn: sqlite3.Connection, clause: str, args: list[object], ord
 def _labelled(conn: sqlite3.Connection, clause: str, args: list[object], order: str, labels: list[str],
               validator: Validator | None) -> list[str]:
     """The ids, in listing order, of the candidates that carry one of `labels` (the one label rule decides)."""
-    rows = conn.execute(f"SELECT id, kind, text, scope_key FROM memory_items{clause} ORDER BY {order}", args).fetchall()
+    rows = conn.execute(f"SELECT id, kind, text, scope_key FROM scoped_items{clause} ORDER BY {order}", args).fetchall()
     judged = {}
     if validator is not None and ("stale" in labels or "drifted" in labels):
         judged = validator.validate_many([(str(r["id"]), str(r["scope_key"])) for r in rows])
@@ -353,7 +353,7 @@ def memory_key(
 
     Lets a caller open a page at an item (a search hit, a deep link) whatever its age: `list_memory(start=key)`.
     """
-    row = conn.execute("SELECT rowid, created_at, scope_key, kind, state FROM memory_items WHERE id=?",
+    row = conn.execute("SELECT rowid, created_at, scope_key, kind, state FROM scoped_items WHERE id=?",
                        (item_id,)).fetchone()
     if row is None:
         return None
@@ -361,6 +361,11 @@ def memory_key(
         if values and row[column] not in values:
             return None
     return _key(row)
+
+
+def _in(column: str, count: int) -> str:
+    """`column IN (?, ...)` for a listing filter; the scope goes through the store's one scope condition."""
+    return in_scopes(count) if column == "scope_key" else f"{column} IN ({','.join('?' * count)})"
 
 
 def quote_arg(value: str) -> str:
@@ -401,7 +406,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
     if row["source_table"] != "notes":
         conflict = {"state": "n/a", "counterparts": []}
     else:
-        note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
         if note is None:
             conflict = {"state": "unknown", "counterparts": [], "orphan": True}
         else:
@@ -410,7 +415,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
                 counterparts = [
                     {"id": c["id"], "kind": c["kind"], "timestamp": c["timestamp"]}
                     for c in conn.execute(
-                        "SELECT id, kind, timestamp FROM notes WHERE scope_key=? AND subject=? AND conflict=1 "
+                        f"SELECT id, kind, timestamp FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 "
                         "AND status='active' AND id != ? ORDER BY timestamp",
                         (note["scope_key"], note["subject"], note["id"]),
                     )
@@ -643,13 +648,13 @@ def _replace_text(conn: sqlite3.Connection, row: sqlite3.Row, text: str, operati
                 raise Refused(f"{row['id']} changed since it was read; nothing was rewritten (look again, then retry)",
                               code="changed", id=row["id"])
         if row["source_table"] == "notes":
-            note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+            note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
                 raise not_found(str(row["id"]))
             prior = note["content"]
             new = " ".join(text.split()) if "\n" not in text.strip() else text.strip()
             conn.execute("UPDATE notes SET content=? WHERE id=?", (new, note["id"]))
-            note = conn.execute("SELECT * FROM notes WHERE id=?", (note["id"],)).fetchone()
+            note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note["id"],)).fetchone()
             sync_note_item(conn, note, row["scope_type"])
         else:
             prior = row["text"]
@@ -787,7 +792,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
     refs = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
     note = None
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT * FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
     contested = bool(note is not None and note["conflict"])
     source = f"{row['source_table']}/{row['source_id']}" if row["source_table"] else None
     preview = Deletion(row["id"], row["kind"], row["subject"], row["scope_key"], source, refs, contested, row["text"], False)
@@ -803,15 +808,15 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
         if note is not None:
             if contested and note["subject"]:
                 others = conn.execute(
-                    "SELECT * FROM notes WHERE scope_key=? AND subject=? AND conflict=1 AND id != ?",
+                    f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND id != ?",
                     (note["scope_key"], note["subject"], note["id"]),
                 ).fetchall()
                 conn.execute(
-                    "UPDATE notes SET conflict=0 WHERE scope_key=? AND subject=? AND conflict=1",
+                    f"UPDATE notes SET conflict=0 WHERE {IN_SCOPE} AND subject=? AND conflict=1",
                     (note["scope_key"], note["subject"]),
                 )
                 for other in others:
-                    fresh = conn.execute("SELECT * FROM notes WHERE id=?", (other["id"],)).fetchone()
+                    fresh = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (other["id"],)).fetchone()
                     sync_note_item(conn, fresh, row["scope_type"])
             conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
             _forget_focus(conn, note)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.base import labels
+from cortex_engine.base.clock import parse_iso, ts_min
+from cortex_engine.base.records import field, record
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
                                         note_origin, split_trailers)
 from cortex_engine.scope.freshness import Validation
@@ -22,8 +22,12 @@ SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
 SUBJECT_CHARS = 200  # as notes.MAX_SUBJECT_CHARS; a longer one (stored before the cap) is cut when shown
 NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one `inspect-memory` away
-# Trust labels at the end of a rendered line: kept whole when the line is cut.
-_LABEL_TAIL = re.compile(r"(?:\s(?:\[contested\]|\((?:superseded|resolved)\)|\[(?:stale|moved): [^\]\n]*\]))+$")
+# Trust labels at the end of a rendered line: kept whole when the line is cut. Built from the one vocabulary, so a
+# new verdict (`[drifted: …]` was one) is kept like the others.
+_LABEL_TAIL = re.compile(
+    r"(?:\s(?:" + "|".join(map(re.escape, (labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED)))
+    + r"|\[(?:" + "|".join(labels.REFERENCE_VERDICTS) + r"): [^\]\n]*\]))+$"
+)
 
 
 def strip_control(text: str) -> str:
@@ -192,7 +196,7 @@ def alternatives_line(kind: str, text: str) -> str | None:
     return f"  already rejected: {payload}"
 
 
-@dataclass
+@record
 class Entry:
     """One evidence line and its optional continuation (rejected alternatives)."""
 
@@ -201,7 +205,7 @@ class Entry:
     item_id: str | None = None
 
 
-@dataclass
+@record
 class Assembled:
     """What a budgeted assembly kept."""
 

@@ -6,7 +6,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from functools import lru_cache
 from datetime import datetime
 
@@ -14,6 +14,7 @@ from cortex_engine.base.clock import parse_iso
 from cortex_engine.memory.items import (DEFAULT_KIND_WEIGHT, KIND_WEIGHTS, is_contested, is_resolved, is_superseded,
                                         note_status)
 from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.store.database import in_scopes
 
 FUNCTION_WORDS = frozenset(
     "a an the i me my we our ours us you your yours he him his she her hers it its they them their theirs this that "
@@ -56,7 +57,7 @@ months; a third of what one of four equally rare topic terms adds (COVERAGE_WEIG
 up to 2.2 points plus the tier's 2.0 and let weak new matches win."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TopicToken:
     """One query term: a word (its form and light stem), or a path, file name, identifier or compound as a phrase."""
 
@@ -145,7 +146,7 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
     return hit / total
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Intent:
     """Temporal intent read from a topic."""
 
@@ -160,7 +161,7 @@ def temporal_intent(topic: str) -> Intent:
     return Intent(bool(words & RECENT_WORDS), bool(words & OLD_WORDS), bool(words & RESOLVED_WORDS))
 
 
-@dataclass
+@record
 class Candidate:
     """A memory item under consideration, with its score parts.
 
@@ -231,10 +232,9 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     )]
     if not hits:
         return []
-    marks = ",".join("?" * len(scope_keys))
-    inside = {r[0] for r in conn.execute(  # `+scope_key`: look the rows up by rowid, never walk a scope's index
+    inside = {r[0] for r in conn.execute(  # look the rows up by rowid, never walk a scope's index
         f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
-        f"AND +scope_key IN ({marks})",
+        f"AND {in_scopes(len(scope_keys), indexed=False)}",
         (*(h[0] for h in hits), *scope_keys),
     )}
     kept = [h for h in hits if h[0] in inside]
@@ -243,7 +243,7 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     return [(int(h[0]), float(h[1])) for h in conn.execute(
         "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
         "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
-        f"AND m.scope_key IN ({marks}) ORDER BY f.rank LIMIT ?",
+        f"AND {in_scopes(len(scope_keys), 'm.')} ORDER BY f.rank LIMIT ?",
         (query, *scope_keys, pool),
     )]
 
@@ -261,22 +261,21 @@ def candidates(
         phrase: match this exact anchor (e.g. a file path) as a phrase instead of OR-ing the topic's words.
     """
     query = phrase_query(phrase) if phrase else fts_query(tokens)
-    marks = ",".join("?" * len(scope_keys))
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
         rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
         if rank_of:
             found = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
                 tuple(rank_of),
             ).fetchall()
-            found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], _desc(r["created_at"])))
+            found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], Descending(r["created_at"])))
             rows = [(r, rank_of[r["rowid"]]) for r in found]
     if rows:
         return query, rows
     fallback = conn.execute(
-        f"SELECT {ITEM_COLUMNS} FROM memory_items m WHERE m.state != 'archived' AND m.scope_key IN ({marks}) "
-        f"ORDER BY m.importance DESC, m.created_at DESC LIMIT ?",
+        f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.state != 'archived' AND {in_scopes(len(scope_keys), 'm.')} "
+        f"ORDER BY m.importance DESC, m.created_at DESC, m.rowid DESC LIMIT ?",
         (*scope_keys, max(limit * 4, 16)),
     ).fetchall()
     kept: list[tuple[sqlite3.Row, float | None]] = []
@@ -376,9 +375,9 @@ CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 
 
-def _order_key(cand: Candidate) -> tuple[float, float, _desc, int]:
+def _order_key(cand: Candidate) -> tuple[float, float, Descending, int]:
     """The ranking order: score, then importance, then newer first, then full-text order."""
-    return (-cand.score, -cand.row["importance"], _desc(cand.row["created_at"]), cand.order)
+    return (-cand.score, -cand.row["importance"], Descending(cand.row["created_at"]), cand.order)
 
 
 class Ranking:
@@ -407,7 +406,7 @@ class Ranking:
         """The best `n` candidates in order, every one of them judged."""
         while len(self._settled) < n and (self._waiting or self._judged):
             # `not waiting < judged`, never `<=`: tuples compare their first differing element with the operator
-            # itself, and `_desc` reverses only `<`.
+            # itself, and `Descending` reverses only `<`.
             if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
                 self._settled.append(self._judged.pop(0))
                 continue
@@ -433,7 +432,7 @@ class Ranking:
             depth = min(self.size, max(depth * 2, start + CHECK_BATCH))
 
 
-class _desc(str):
+class Descending(str):
     """Sort helper: a string that orders in reverse."""
 
     def __lt__(self, other: str) -> bool:  # type: ignore[override]

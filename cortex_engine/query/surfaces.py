@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from datetime import datetime
 
+from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
                                         split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
-from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested, seat_superseded,
-                                           supersession_group, term_weights, tokenize_topic)
+from cortex_engine.query.retrieval import (Candidate, Descending, Ranking, candidates, rerank, seat_contested,
+                                           seat_superseded, supersession_group, term_weights, tokenize_topic)
 from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.store.database import IN_SCOPE, in_scopes
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
@@ -33,7 +34,7 @@ EMPTY_STATE = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SurfaceItem:
     """One memory a surface rendered, with the labels it carried."""
 
@@ -44,7 +45,7 @@ class SurfaceItem:
     references: tuple[dict[str, str | None], ...] = ()
 
 
-@dataclass
+@record
 class Surface:
     """A rendered surface: exactly the text injected, its token estimate, and what it showed."""
 
@@ -83,7 +84,7 @@ def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> Sur
     )
 
 
-@dataclass
+@record
 class Context:
     """What every surface needs: the connection, scopes, validator, clock and focus."""
 
@@ -139,8 +140,8 @@ def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
     rows = []
     for kind, subject, scope_key in sorted(wanted):
         rows.extend(ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE scope_key=? AND kind=? AND subject=? AND source_table='notes' AND source_id IN "
-            "(SELECT id FROM notes WHERE status='active' AND scope_key=? AND subject=?) ORDER BY created_at DESC LIMIT 1",
+            f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND source_table='notes' AND source_id IN "
+            f"(SELECT id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
             (scope_key, kind, subject, scope_key, subject),
         ).fetchall())
     known = {c.id for c in shown}
@@ -249,7 +250,7 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
 
 ITEM_SELECT = (
     "SELECT rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, "
-    "importance, access_count, last_accessed_at, created_at FROM memory_items"
+    "importance, access_count, last_accessed_at, created_at FROM scoped_items"
 )
 
 
@@ -262,9 +263,8 @@ def facts(row: sqlite3.Row) -> ItemFacts:
 
 def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The scored working set of these scopes, stale items excluded, hottest first."""
-    marks = ",".join("?" * len(ctx.scope_keys))
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state != 'archived' ORDER BY created_at DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state != 'archived' ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     kept = []
@@ -276,15 +276,11 @@ def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]
         score = hotness(facts(row), ctx.now) + STATE_WEIGHT.get(row["state"], 0.0)
         score += 2.8 if row["scope_key"] == ctx.scope_key else 0.8
         kept.append((score, row))
-    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"], _neg(pair[1]["created_at"])))
+    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"], Descending(pair[1]["created_at"])))
     wanted = kept[: max(4 * limit, limit + 20)]
     validations = ctx.validator.validate_many([(row["id"], row["scope_key"]) for _, row in wanted])
     fresh = [(row, validations[row["id"]]) for _, row in wanted if not validations[row["id"]].stale]
     return fresh[:limit]
-
-
-def _neg(value: str) -> tuple[int, ...]:
-    return tuple(-ord(ch) for ch in value)
 
 
 def _bullet(row: sqlite3.Row | dict, validation: Validation | None) -> str:
@@ -331,7 +327,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
     session_rows: list[sqlite3.Row] = []
     if ctx.session_id:
         rows = ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE session_id=? AND scope_key=? AND kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
+            f"{ITEM_SELECT} WHERE session_id=? AND {IN_SCOPE} AND kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
             "ORDER BY created_at DESC, rowid DESC LIMIT 20",
             (ctx.session_id, ctx.scope_key),
         ).fetchall()
@@ -382,7 +378,7 @@ _COMMAND_LINE = re.compile(r"^Command \([^)]+\): exit \??\d*$")
 
 def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     """This scope's snapshot item and its state block (command-only lines dropped)."""
-    row = ctx.conn.execute(f"{ITEM_SELECT} WHERE scope_key=? AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)).fetchone()
+    row = ctx.conn.execute(f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)).fetchone()
     if row is None:
         return None
     lines = []
@@ -466,17 +462,16 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
 def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
     """The items of every side of an open contest in this scope, seated by subject, oldest side first."""
     return ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE scope_key=? AND source_table='notes' AND source_id IN "
-        "(SELECT id FROM notes WHERE scope_key=? AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
+        f"{ITEM_SELECT} WHERE {IN_SCOPE} AND source_table='notes' AND source_id IN "
+        f"(SELECT id FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
         (ctx.scope_key, ctx.scope_key),
     ).fetchall()
 
 
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
-    marks = ",".join("?" * len(ctx.scope_keys))
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE scope_key IN ({marks}) AND state IN ('pinned','hot','warm') ORDER BY created_at DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     scored = sorted(
@@ -484,7 +479,7 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
         key=lambda r: (
             -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
             -r["importance"],
-            _neg(r["created_at"]),
+            Descending(r["created_at"]),
         ),
     )[:limit]
     validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in scored])

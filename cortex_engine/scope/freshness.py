@@ -14,13 +14,13 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
-from cortex_engine.store.database import BUSY_TIMEOUT_MS, transaction
+from cortex_engine.store.database import BUSY_TIMEOUT_MS, in_scopes, transaction
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -30,7 +30,7 @@ else:
 _SKIP_BASENAMES = (".cortex.db", ".cortex.db-shm", ".cortex.db-wal", ".cortex.db-journal")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RefVerdict:
     """One reference and what the checkout says about it."""
 
@@ -46,7 +46,7 @@ class RefVerdict:
         return {"path": self.path, "verdict": word, "to": self.moved_to}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AnchorVerdict:
     """One anchor of an item (a symbol or line range in a referenced file) and what the checkout says about it.
 
@@ -74,7 +74,7 @@ class AnchorVerdict:
         return {"path": self.name, "verdict": self.status, "to": None}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Validation:
     """All references of one memory item, judged together, with the anchors inside them."""
 
@@ -256,7 +256,7 @@ def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None
         r[0]
         for r in conn.execute(
             "SELECT DISTINCT r.head_oid FROM memory_references r JOIN memory_items m ON m.id = r.memory_item_id "
-            "WHERE m.scope_key=? AND r.head_oid IS NOT NULL AND r.head_oid != ?",
+            f"WHERE {in_scopes(1, 'm.')} AND r.head_oid IS NOT NULL AND r.head_oid != ?",
             (scope.key, head),
         )
     ]
@@ -424,7 +424,7 @@ def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths |
 _repositories: dict[tuple[str, str], GitPaths] = {}
 
 
-@dataclass
+@record
 class _ScopeView:
     """One scope's checkout as a pass sees it; what only a gone path needs is loaded on first need."""
 
@@ -693,7 +693,7 @@ class Validator:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Checkout:
     """What one scope's memories are checked against, or why they cannot be (`validator` None)."""
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+
+from cortex_engine.base.records import field, record
 
 __all__ = ["Chain", "chains", "compose", "is_ancestor", "git"]
 
@@ -38,7 +39,7 @@ def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Chain:
     """Where each path at `start` is at the head it was followed to.
 
@@ -155,8 +156,8 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     if out is None:
         return None
     commits = []
-    for record in out.split("\x01")[1:]:
-        header, _, body = record.partition("\0")
+    for entry in out.split("\x01")[1:]:
+        header, _, body = entry.partition("\0")
         oids = header.split()
         if not oids:
             continue

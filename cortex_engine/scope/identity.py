@@ -10,16 +10,16 @@ import hashlib
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from cortex_engine.base import settings
+from cortex_engine.base.records import record
 
 ScopeType = Literal["branch", "detached", "project"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scope:
     """Where a memory lives inside a store: the key every read and write carries."""
 
@@ -41,7 +41,7 @@ class Scope:
         return os.path.basename(self.worktree.rstrip("/")) or "project"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StoreIdentity:
     """Which store a working directory belongs to, and how that was decided."""
 
@@ -95,7 +95,7 @@ def _git(cwd: str, *args: str) -> str | None:
     return done.stdout
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GitLocation:
     """What git says about a working directory (None fields when not in a repository)."""
 
@@ -198,7 +198,7 @@ def store_identity(cwd: str, home: Path | None = None, loc: GitLocation | None =
     return StoreIdentity(store_id, label, ident, store_dir, store_dir / "cortex.db", reason, root)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Worktree:
     """One checkout of a repository as `git worktree list` reports it."""
 

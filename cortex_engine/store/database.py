@@ -6,7 +6,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -326,8 +326,84 @@ CREATE TABLE IF NOT EXISTS memory_anchors (
 CREATE INDEX IF NOT EXISTS memory_anchors_item ON memory_anchors(memory_item_id);
 """
 
+# Version 8: a smaller store. Notes and memory items name their scope by a small integer (`scopes`) instead of
+# repeating its key string (~60-120 bytes) in every row and in every scope index; the (scope, state, created_at)
+# index that overlapped (scope, created_at) is gone. Rows keep their rowids, so the external-content full-text
+# index stays valid. Reads that want the key go through the `scoped_notes` and `scoped_items` views, the one
+# place a scope key is matched to its id; writes store `scope_id(conn, key)`.
+_V8 = """
+CREATE TABLE IF NOT EXISTS scopes (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+INSERT OR IGNORE INTO scopes(key) SELECT scope_key FROM memory_items UNION SELECT scope_key FROM notes ORDER BY 1;
+CREATE TABLE notes_v8 (
+    id TEXT PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    timestamp TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    content TEXT NOT NULL,
+    alternatives TEXT,
+    status TEXT NOT NULL DEFAULT 'active',
+    conflict INTEGER NOT NULL DEFAULT 0,
+    source TEXT,
+    origin TEXT
+);
+INSERT INTO notes_v8(rowid, id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict,
+                     source, origin)
+    SELECT n.rowid, n.id, n.session_id, s.id, n.timestamp, n.kind, n.subject, n.content, n.alternatives, n.status,
+           n.conflict, n.source, n.origin
+    FROM notes n JOIN scopes s ON s.key = n.scope_key ORDER BY n.rowid;
+DROP TABLE notes;
+ALTER TABLE notes_v8 RENAME TO notes;
+CREATE INDEX notes_subject ON notes(scope_id, subject, status);
+CREATE INDEX notes_scope_time ON notes(scope_id, status, kind, timestamp);
+CREATE INDEX notes_session ON notes(session_id, timestamp);
+CREATE TABLE memory_items_v8 (
+    id TEXT PRIMARY KEY,
+    session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    scope_type TEXT NOT NULL,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    kind TEXT NOT NULL,
+    source_table TEXT,
+    source_id TEXT,
+    subject TEXT,
+    text TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'warm',
+    importance REAL NOT NULL DEFAULT 0,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    created_at TEXT NOT NULL
+);
+INSERT INTO memory_items_v8(rowid, id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text,
+                            state, importance, access_count, last_accessed_at, created_at)
+    SELECT m.rowid, m.id, m.session_id, m.scope_type, s.id, m.kind, m.source_table, m.source_id, m.subject, m.text,
+           m.state, m.importance, m.access_count, m.last_accessed_at, m.created_at
+    FROM memory_items m JOIN scopes s ON s.key = m.scope_key ORDER BY m.rowid;
+DROP TABLE memory_items;
+ALTER TABLE memory_items_v8 RENAME TO memory_items;
+CREATE UNIQUE INDEX memory_items_source ON memory_items(source_table, source_id) WHERE source_table IS NOT NULL;
+CREATE INDEX memory_items_scope ON memory_items(scope_id, created_at);
+CREATE INDEX memory_items_created ON memory_items(created_at DESC);
+CREATE TRIGGER memory_items_ai AFTER INSERT ON memory_items BEGIN
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE TRIGGER memory_items_ad AFTER DELETE ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+END;
+CREATE TRIGGER memory_items_au AFTER UPDATE OF subject, text ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE VIEW scoped_notes AS
+    SELECT n.rowid AS rowid, n.*, s.key AS scope_key FROM notes n JOIN scopes s ON s.id = n.scope_id;
+CREATE VIEW scoped_items AS
+    SELECT m.rowid AS rowid, m.*, s.key AS scope_key FROM memory_items m JOIN scopes s ON s.id = m.scope_id;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
@@ -471,24 +547,101 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     try:
         version = stored_version(conn)
         if version < SCHEMA_VERSION:
-            with transaction(conn):
-                version = stored_version(conn)  # re-read under the write lock: another process may have migrated
-                for script in MIGRATIONS[version:]:
-                    for statement in _split_sql(script):
-                        conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                    (str(SCHEMA_VERSION),),
-                )
-                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
-                conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
+            _migrate(conn, root=root, now=now)
     except (sqlite3.Error, StoreRefused) as exc:
         conn.close()
         if isinstance(exc, sqlite3.Error):
             raise store_error(exc, path) from exc
         raise
     return conn
+
+
+def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
+    """Run every migration the store lacks in one write transaction.
+
+    Foreign keys are off while it runs: version 8 rebuilds `notes` and `memory_items`, and dropping the old
+    `memory_items` with them on would cascade into every reference and anchor. A store that held rows when
+    it was rebuilt is vacuumed afterwards (best effort), so the file itself shrinks.
+    """
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with transaction(conn):
+            version = stored_version(conn)  # re-read under the write lock: another process may have migrated
+            for script in MIGRATIONS[version:]:
+                for statement in _split_sql(script):
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('root_path', ?)", (root,))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+    if 0 < version < 8 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
+        conn.execute("PRAGMA busy_timeout=0")  # never wait on a reader for this: it is only about file size
+        try:
+            conn.execute("VACUUM")
+        except sqlite3.OperationalError:
+            pass  # another connection is reading: the freed pages are reused by later writes instead
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
+def in_scopes(count: int = 1, alias: str = "", *, indexed: bool = True) -> str:
+    """The one SQL condition "this note's or memory item's scope is one of `count` keys" (bind the key strings).
+
+    Rows store the scope's integer id (schema 8); this matches it through the `scopes` table's unique key
+    index, so callers keep binding keys and SQLite still walks the scope indexes. `alias` qualifies the
+    column (`"m."`). `indexed=False` keeps SQLite off the scope index, for rows already found by rowid.
+    """
+    column = f"{alias}scope_id" if indexed else f"+{alias}scope_id"
+    return f"{column} IN (SELECT id FROM scopes WHERE key IN ({','.join('?' * count)}))"
+
+
+IN_SCOPE = in_scopes(1)
+
+
+def scope_id(conn: sqlite3.Connection, key: str) -> int:
+    """The integer id notes and memory items store for the scope `key`, adding it on first use.
+
+    Called inside the write transaction that stores the row. An id `remember_scopes` read when the engine
+    opened costs no statement (a flush projects thousands of rows into one scope); any other is looked up,
+    and added if new, by two statements, and not remembered: the transaction adding it may still roll back.
+    """
+    known: dict[str, int] | None = getattr(conn, "known_scopes", None)
+    if known and key in known:
+        return known[key]
+    conn.execute("INSERT OR IGNORE INTO scopes(key) VALUES (?)", (key,))
+    return int(conn.execute("SELECT id FROM scopes WHERE key=?", (key,)).fetchone()[0])
+
+
+def remember_scopes(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
+    """Give the engine's own scopes their ids now (adding any the store lacks) and remember them on the
+    connection for `scope_id`, so writes into them cost no extra statement.
+
+    Only outside a transaction, so every id remembered is committed (scope rows are never deleted or
+    renumbered). A store that cannot take the write now (read-only, busy) is left alone: `scope_id` then
+    adds the scope inside the first write that needs it.
+    """
+    known: dict[str, int] | None = getattr(conn, "known_scopes", None)
+    if known is None or conn.in_transaction or not keys:
+        return
+    select = f"SELECT key, id FROM scopes WHERE key IN ({','.join('?' * len(keys))})"
+    known.update((str(key), int(id_)) for key, id_ in conn.execute(select, tuple(keys)))
+    missing = [key for key in keys if key not in known]
+    if not missing:
+        return
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        with transaction(conn):
+            conn.executemany("INSERT OR IGNORE INTO scopes(key) VALUES (?)", [(key,) for key in missing])
+    except sqlite3.Error:
+        return
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    known.update((str(key), int(id_)) for key, id_ in conn.execute(select, tuple(keys)))
 
 
 _DAMAGED_HINT = (

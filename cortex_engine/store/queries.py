@@ -12,6 +12,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from cortex_engine.store.database import IN_SCOPE
+
 CHUNK = 500
 """Ids bound per `IN (...)` list: well under SQLite's variable limit."""
 
@@ -179,8 +181,8 @@ def set_episode_metadata(conn: sqlite3.Connection, episode_id: str, metadata_jso
 
 
 def note_row(conn: sqlite3.Connection, note_id: str) -> sqlite3.Row | None:
-    """A note by id."""
-    return conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    """A note by id, with its scope key."""
+    return conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
 
 
 def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
@@ -192,7 +194,7 @@ def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
 def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: str, kind: str) -> list[sqlite3.Row]:
     """The active, uncontested notes of one kind on a (normalized) subject in the scope."""
     return conn.execute(
-        "SELECT * FROM notes WHERE scope_key=? AND subject=? AND kind=? AND status='active' AND conflict=0",
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND conflict=0",
         (scope_key, subject, kind),
     ).fetchall()
 
@@ -200,7 +202,7 @@ def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: 
 def latest_active_note(conn: sqlite3.Connection, scope_key: str, subject: str) -> sqlite3.Row | None:
     """The newest active note of any kind on a (normalized) subject in the scope."""
     return conn.execute(
-        "SELECT * FROM notes WHERE scope_key=? AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
         (scope_key, subject),
     ).fetchone()
 
@@ -260,7 +262,7 @@ def injected_per_session(conn: sqlite3.Connection, session_ids: list[str]) -> di
 def session_note_items(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
     """The memory items of a session's notes still stored, oldest first."""
     return conn.execute(
-        "SELECT id, kind, subject, text, scope_key, created_at FROM memory_items WHERE source_table='notes' "
+        "SELECT id, kind, subject, text, scope_key, created_at FROM scoped_items WHERE source_table='notes' "
         "AND source_id IN (SELECT id FROM notes WHERE session_id=?) ORDER BY created_at, rowid", (session_id,)).fetchall()
 
 

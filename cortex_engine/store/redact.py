@@ -17,13 +17,20 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 MARK = "[REDACTED]"
 
 # C0 and C1 controls except tab and newline (ESC, BEL, CR, backspace, DEL, CSI …).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Whole terminal escape sequences, removed before the controls so their parameters (`[31m`, `]8;;url`) do not stay
+# behind as text: CSI (ESC [ or 0x9B, parameters, intermediates, a final byte), OSC / DCS / SOS / PM / APC strings
+# up to their terminator (BEL, ESC \ or 0x9C; a string left open ends at the line), and two-byte ESC sequences.
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]"
+)
 # Unicode general category Cf (format characters: zero-width space/joiners, bidi controls, BOM, soft hyphen,
 # invisible operators, tag characters …): they render as nothing, so text holding them can look like a label
 # or a command it is not. Kept in sync with `unicodedata` by tests/security/test_secrets.py.
@@ -58,20 +65,35 @@ def _url_userinfo(match: re.Match[str]) -> str:
     return f"{scheme}{MARK}@"
 
 
-@dataclass(frozen=True)
 class Rule:
     """One secret shape: a name for people, the lowercase words one of which any match must contain (a cheap
-    pre-check, so text without them never pays for the regex), the pattern and what replaces a match."""
+    pre-check, so text without them never pays for the regex), the pattern and what replaces a match.
 
-    name: str
-    hints: tuple[str, ...]
-    pattern: re.Pattern[str]
-    replace: str | Callable[[re.Match[str]], str]
+    The pattern is compiled the first time text holding one of the hints reaches it: a process that stores
+    nothing secret-shaped (most one-shot commands) never compiles the ~80 patterns.
+    """
+
+    __slots__ = ("name", "hints", "source", "flags", "replace", "_pattern")
+
+    def __init__(self, name: str, hints: tuple[str, ...], source: str, flags: int,
+                 replace: str | Callable[[re.Match[str]], str]) -> None:
+        self.name, self.hints, self.source, self.flags, self.replace = name, hints, source, flags, replace
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled once, on first use)."""
+        if self._pattern is None:
+            self._pattern = re.compile(self.source, self.flags)
+        return self._pattern
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
 
 
 def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
           flags: int = 0) -> Rule:
-    return Rule(name, hints, re.compile(pattern, flags), replace)
+    return Rule(name, hints, pattern, flags, replace)
 
 
 _I = re.IGNORECASE
@@ -205,10 +227,11 @@ def redact(text: str) -> str:
 
 
 def strip_invisible(text: str) -> str:
-    """Remove terminal control characters (C0/C1 except tab and newline) and Unicode format characters (Cf)."""
+    """Remove terminal escape sequences whole, the other control characters (C0/C1 except tab and newline) and
+    Unicode format characters (Cf)."""
     if text.isascii() and text.isprintable():  # the common case, decided in C: nothing to remove
         return text
-    return _FORMAT.sub("", _CONTROL.sub("", text))
+    return _FORMAT.sub("", _CONTROL.sub("", _ESCAPE.sub("", text)))
 
 
 _PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
@@ -300,6 +323,10 @@ class CleanConnection(sqlite3.Connection):
     text is cleaned the same way the stored text was. SQL text itself is never rewritten: author text is
     always passed as a parameter.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.known_scopes: dict[str, int] = {}  # committed scope key → id (`store.scope_id`)
 
     def cursor(self, factory: Any = None) -> CleanCursor:  # type: ignore[override]
         """A cleaning cursor."""

@@ -111,7 +111,7 @@ def serialized_outcome(plan: dict[int, list[dict]], repo: Repo, side: Path, home
 
 def outcome(conn: sqlite3.Connection) -> dict:
     """Contested markers and per-subject (active, superseded) counts, keyed by scope."""
-    rows = conn.execute("SELECT scope_key, subject, content, status, conflict FROM notes").fetchall()
+    rows = conn.execute("SELECT scope_key, subject, content, status, conflict FROM scoped_notes").fetchall()
     contested = sorted(r[2].rsplit(" ", 1)[1] for r in rows if r[4] and r[3] == "active")
     by_subject: dict[str, list[int]] = {}
     for scope, subject, _, status, _ in rows:

@@ -122,7 +122,7 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
             engine = engines[scope]
             written = engine.note(kind, text, f"topic {run} {subject}")
             for conflict in written.conflicts:
-                row = conn.execute("SELECT scope_key, subject FROM notes WHERE id=?", (conflict.id,)).fetchone()
+                row = conn.execute("SELECT scope_key, subject FROM scoped_notes WHERE id=?", (conflict.id,)).fetchone()
                 assert (row["scope_key"], row["subject"]) == (engine.scope.key, written.subject)
             by_subject.setdefault(written.subject, set()).add((scope, text))
             tally["conflicts"] += len(written.conflicts)
@@ -130,10 +130,10 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
             scopes = {s for s, _ in writes}
             if len(scopes) > 1 and any(compare(a, b) for (s1, a), (s2, b) in itertools.combinations(writes, 2) if s1 != s2):
                 tally["cross-scope contradictions"] += 1
-        rows = conn.execute("SELECT id, scope_key, subject FROM notes WHERE conflict=1 AND status='active' AND subject LIKE ?",
+        rows = conn.execute("SELECT id, scope_key, subject FROM scoped_notes WHERE conflict=1 AND status='active' AND subject LIKE ?",
                             (f"topic {run} %",)).fetchall()
         for row in rows:
-            partners = conn.execute("SELECT COUNT(*) FROM notes WHERE conflict=1 AND scope_key=? AND subject=? AND id != ?",
+            partners = conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE conflict=1 AND scope_key=? AND subject=? AND id != ?",
                                     (row["scope_key"], row["subject"], row["id"])).fetchone()[0]
             assert partners >= 1
         tally["contested"] += len(rows)
@@ -294,7 +294,7 @@ def test_session_brief_never_over_budget_never_superseded_always_marks_contested
         superseded = [n for n, s in statuses.items() if s == "superseded"]
         tally["superseded"] += len(superseded)
         tally["superseded yet warm or hot"] += engine.conn.execute(
-            "SELECT COUNT(*) FROM memory_items m JOIN notes n ON m.source_id=n.id WHERE n.status='superseded' "
+            "SELECT COUNT(*) FROM scoped_items m JOIN notes n ON m.source_id=n.id WHERE n.status='superseded' "
             "AND m.state IN ('hot', 'warm') AND m.scope_key=?", (engine.scope.key,)).fetchone()[0]
         shown = [item.id.removeprefix("notes:") for item in brief.items]
         assert [n for n in shown if statuses.get(n) == "superseded"] == []

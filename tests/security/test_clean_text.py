@@ -35,7 +35,7 @@ def test_format_character_table_covers_unicode_category_cf() -> None:
 
 def test_controls_go_and_json_parameters_stay_json() -> None:
     """ESC, BEL, CR and C1 are stripped, tab and newline kept; a JSON parameter is cleaned value by value."""
-    assert clean_text("\x1b[31mred\x07\r\n\tx\x9b2J") == "[31mred\n\tx2J"
+    assert clean_text("\x1b[31mred\x07\r\n\tx\x9b2J") == "red\n\tx"
     document = json.dumps({"description": "deploy \u200b--token abcdefghijklmnop", "n": 1})
     assert json.loads(clean_param(document)) == {"description": "deploy --token [REDACTED]", "n": 1}
 
@@ -45,3 +45,19 @@ def test_a_long_json_list_is_cleaned_like_each_of_its_strings() -> None:
     values = [f"src/pkg{i}/file_{i}.py" for i in range(200)] + ["conf/DB_PASS=abcdefghijkl", "x\u202ey.py", "a\x1b[2Jb"]
     assert json.loads(clean_param(json.dumps(values))) == [clean_text(v) for v in values]
     assert clean_text("conf/DB_PASS=abcdefghijkl") == "conf/DB_PASS=[REDACTED]"
+
+
+def test_escape_sequences_go_whole() -> None:
+    """A terminal escape sequence is removed with its parameters, not just its ESC: CSI (7-bit and C1), OSC with
+    either terminator, DCS, two-byte ESC sequences; an OSC left open ends at its line; bracketed text stays."""
+    cases = {
+        "use \x1b[1;31mred\x1b[0m here": "use red here",
+        "\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\ link": "docs link",
+        "title\x1b]0;owned\x07 set": "title set",
+        "a\x9b2Jb\x9d0;t\x9cc": "abc",
+        "\x1bPq#0;2;0;0;0\x1b\\sixel": "sixel",
+        "reset\x1bc and \x1b7save": "reset and save",
+        "open \x1b]0;never closed\nnext line": "open \nnext line",
+        "keep [31m and ]0;x as typed": "keep [31m and ]0;x as typed",
+    }
+    assert {text: clean_text(text) for text in cases} == cases
