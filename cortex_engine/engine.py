@@ -137,12 +137,15 @@ def check_path(path: str) -> str:
 class Engine:
     """The Cortex engine over one store, seen from one working directory's scope."""
 
-    def __init__(self, cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None) -> None:
-        """Open (creating and migrating forward) the store for `cwd`.
+    def __init__(self, cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
+                 create: bool = True) -> None:
+        """Open (creating and migrating forward) the store for `cwd`; with `create=False`, only one that exists.
 
         Raises:
             StoreRefused: the store was written by a newer version, its version is corrupt, or SQLite cannot
                 use it (busy, full, read-only, damaged; see `store.store_error`).
+            StoreUnavailable: `create=False` and `cwd` has no store (for instance its repository was deleted
+                under a running viewer, so the folder now names a store that was never made): none is created.
         """
         self.cwd = os.path.realpath(os.fspath(cwd))
         if not os.path.isdir(self.cwd):
@@ -155,6 +158,11 @@ class Engine:
         self._location = location
         self.identity: StoreIdentity = store_identity(self.cwd, home, location)
         self.scope: Scope = detect_scope(self.cwd, location)
+        if not create and not self.identity.db_path.exists():
+            from cortex_engine.base.errors import StoreUnavailable
+
+            raise StoreUnavailable(f"no Cortex store for {self.cwd}; nothing was created (was its repository moved or "
+                                   "deleted?)", code="store_missing", path=str(self.identity.db_path))
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         self._store_file = _file_id(self.identity.db_path)
         self._consulted: str | None = None
@@ -1181,6 +1189,7 @@ def back_off_capture(cwd: str, busy: bool) -> None:
         capture.back_off(folder, time.time(), 30 if busy else None)
 
 
-def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None) -> Engine:
-    """Open the engine for a working directory."""
-    return Engine(cwd, home=home, clock=clock)
+def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
+                create: bool = True) -> Engine:
+    """Open the engine for a working directory (see `Engine`; `create=False` opens only a store that exists)."""
+    return Engine(cwd, home=home, clock=clock, create=create)

@@ -446,3 +446,29 @@ def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Pat
         assert (browser.highlighted_id(), table.cursor_row - table.scroll_y) == (kept, on_screen)
 
     drive(demo, steps, live=True)
+
+
+def test_a_repository_that_loses_its_git_folder_under_the_viewer_gets_no_store_made_up(repo) -> None:  # noqa: ANN001
+    """The viewer opens engines from many workers; once `.git` is gone (a repository half-deleted, or moved
+    away, under it) the folder names a different store, keyed by its path. Every worker's open is refused with
+    one line and nothing is created; the repository's own store is left as it was."""
+    import shutil
+
+    from cortex_engine.base.errors import StoreUnavailable
+    from cortex_engine.engine import describe_store
+    from cortex_tui.data.target import StoreTarget
+
+    with engine_for(repo.path) as engine:
+        engine.note("decision", "keep the viewer read-only", "viewer")
+    kept = Path(describe_store(str(repo.path)).path)
+    target = StoreTarget(str(repo.path))
+    with target.open() as engine:  # the store that exists opens as before
+        assert engine.identity.db_path == kept
+    shutil.rmtree(repo.path / ".git")
+    made_up = Path(describe_store(str(repo.path)).path)
+    assert made_up != kept and not made_up.exists()
+    with pytest.raises(StoreUnavailable) as refused:
+        target.open()
+    assert refused.value.code == "store_missing" and "nothing was created" in refused.value.message
+    assert not made_up.exists() and not made_up.parent.exists()
+    assert kept.exists()

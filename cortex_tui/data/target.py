@@ -34,14 +34,16 @@ class StoreTarget:
         return describe_store(self.cwd, self.home)
 
     def open(self) -> Engine:
-        """Open an engine for this thread.
+        """Open an engine for this thread, on a store that exists: the viewer never creates one.
 
         Raises:
             StoreRefused: the store was written by a newer version or is unreadable.
+            StoreUnavailable: there is no store for the folder (any more): its repository was deleted or moved
+                under the app, and the folder would now name a new store keyed by its path.
         """
         from cortex_engine.engine import open_engine
 
-        return open_engine(self.cwd, home=self.home, clock=self.clock)
+        return open_engine(self.cwd, home=self.home, clock=self.clock, create=False)
 
     def hooks(self) -> HookInstall:
         """Whether Claude Code's settings wire the capture hook (read-only)."""
