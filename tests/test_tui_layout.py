@@ -25,22 +25,28 @@ def _visible(app, widget) -> bool:  # noqa: ANN001
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
 def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) -> None:  # noqa: F811
-    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view)."""
+    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view).
+    Each tab is walked once round its focus chain (tab wraps), at most 12 presses."""
     from cortex_tui.widgets.spend_pane import SpendPane
 
     seen: set[str] = set()
+    rounds: list[int] = []
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         for tab in ("1", "2", "3"):
             await pilot.press(tab)
             await settle(pilot)
-            for _ in range(12):
+            first = app.screen.focused
+            for presses in range(1, 13):
                 focused = app.screen.focused
                 assert focused is not None
                 assert _visible(app, focused), (tab, focused)
                 seen.add(focused.id or type(focused).__name__)
                 await pilot.press("tab")
                 await settle(pilot)
+                if app.screen.focused is first:
+                    rounds.append(presses)
+                    break
         assert isinstance(app.screen.query_one(SpendPane), SpendPane)
 
     async def run() -> None:
@@ -53,6 +59,7 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
 
     asyncio.run(run())
     assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen
+    assert len(rounds) == 3  # every tab's chain came back round to where it started
 
 
 
