@@ -183,10 +183,8 @@ def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
 
 def _vacuum(conn: sqlite3.Connection) -> bool:
     """VACUUM with a short busy wait: another reader holding the store means try again another day."""
-    from cortex_engine.store.database import BUSY_TIMEOUT_MS
-
     try:
-        queries.vacuum(conn, VACUUM_BUSY_MS, BUSY_TIMEOUT_MS)
+        queries.vacuum(conn, VACUUM_BUSY_MS)
         return True
     except sqlite3.OperationalError as exc:
         _log().info("gc: VACUUM skipped (%s)", exc)

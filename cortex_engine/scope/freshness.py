@@ -14,13 +14,13 @@ import json
 import os
 import sqlite3
 import time
-from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.records import record
 from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
-from cortex_engine.store.database import BUSY_TIMEOUT_MS, in_scopes, transaction
+from cortex_engine.store.database import in_scopes, transaction, waiting_at_most
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -289,9 +289,8 @@ def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history
     """Keep chains a read path walked for the next process, if the store takes the write at once (else skip)."""
     if not walked or conn.in_transaction:
         return
-    conn.execute("PRAGMA busy_timeout=0")
     try:
-        with transaction(conn):
+        with waiting_at_most(conn), transaction(conn):
             conn.executemany(
                 "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json) VALUES (?,?,?,?)",
                 [(oid, head, chain.start, json.dumps(dict(chain.moves))) for oid, chain in walked.items()],
@@ -300,8 +299,6 @@ def _store_chains(conn: sqlite3.Connection, head: str, walked: dict[str, history
         import logging  # here, not at import: only this rare path logs
 
         logging.getLogger(__name__).debug("rename chains not stored: %s", exc)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 CHAIN_CACHE_SIZE = 512

@@ -556,6 +556,17 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     return conn
 
 
+@contextmanager
+def waiting_at_most(conn: sqlite3.Connection, ms: int = 0) -> Iterator[None]:
+    """Run the block with the busy timeout at `ms` (0: fail at once rather than wait on another connection), then
+    put the store's own timeout back. For work that may be skipped or redone when the store is busy."""
+    conn.execute(f"PRAGMA busy_timeout={int(ms)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+
+
 def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     """Run every migration the store lacks in one write transaction.
 
@@ -580,13 +591,11 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
     if 0 < version < 8 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
-        conn.execute("PRAGMA busy_timeout=0")  # never wait on a reader for this: it is only about file size
         try:
-            conn.execute("VACUUM")
+            with waiting_at_most(conn):  # never wait on a reader for this: it is only about file size
+                conn.execute("VACUUM")
         except sqlite3.OperationalError:
             pass  # another connection is reading: the freed pages are reused by later writes instead
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def in_scopes(count: int = 1, alias: str = "", *, indexed: bool = True) -> str:
@@ -633,14 +642,11 @@ def remember_scopes(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
     missing = [key for key in keys if key not in known]
     if not missing:
         return
-    conn.execute("PRAGMA busy_timeout=0")
     try:
-        with transaction(conn):
+        with waiting_at_most(conn), transaction(conn):
             conn.executemany("INSERT OR IGNORE INTO scopes(key) VALUES (?)", [(key,) for key in missing])
     except sqlite3.Error:
         return
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     known.update((str(key), int(id_)) for key, id_ in conn.execute(select, tuple(keys)))
 
 
@@ -778,12 +784,10 @@ def checkpoint_if_large(conn: sqlite3.Connection) -> str | None:
         return None
     if size <= wal_bound():
         return None
-    conn.execute("PRAGMA busy_timeout=0")
     try:
-        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        with waiting_at_most(conn):
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
     except sqlite3.OperationalError:
         busy = 1
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     return "busy" if busy else "truncated"

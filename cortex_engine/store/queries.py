@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from cortex_engine.store.database import IN_SCOPE
+from cortex_engine.store.database import IN_SCOPE, waiting_at_most
 
 CHUNK = 500
 """Ids bound per `IN (...)` list: well under SQLite's variable limit."""
@@ -319,14 +319,11 @@ def freelist_ratio(conn: sqlite3.Connection) -> float:
     return free / pages if pages else 0.0
 
 
-def vacuum(conn: sqlite3.Connection, busy_ms: int, restore_ms: int) -> None:
-    """VACUUM, waiting at most `busy_ms` for other connections, then restore the busy timeout to `restore_ms`.
+def vacuum(conn: sqlite3.Connection, busy_ms: int) -> None:
+    """VACUUM, waiting at most `busy_ms` for other connections (then the store's own busy timeout again).
 
     Raises:
         sqlite3.OperationalError: the store stayed busy (or the VACUUM failed).
     """
-    conn.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
-    try:
+    with waiting_at_most(conn, busy_ms):
         conn.execute("VACUUM")
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={int(restore_ms)}")
