@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex_engine.base import records, settings
-from cortex_engine.base.records import record
 from cortex_engine.base.clock import Clock, clock_from_env, iso, parse_iso
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.records import record
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.capture import flush as capture
 from cortex_engine.memory import items as memory, notes as notes_mod

@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from cortex_engine.base.records import field, record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.records import field, record
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope import history

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from cortex_engine.base.records import record
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
+from cortex_engine.base.records import record
 from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
                                         project_note_text)
 from cortex_engine.scope.identity import Scope

@@ -169,9 +169,12 @@ def _filter_terms(
     """WHERE terms and arguments for list-memory's filters (a label's terms are a superset; the label rule decides)."""
     where: list[str] = []
     args: list[object] = []
-    for column, values in (("scope_key", scopes), ("kind", kinds), ("state", states)):
+    if scopes:
+        where.append(in_scopes(len(scopes)))  # the store's one scope condition
+        args.extend(scopes)
+    for column, values in (("kind", kinds), ("state", states)):
         if values:
-            where.append(_in(column, len(values)))
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
             args.extend(values)
     if text:
         pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -361,11 +364,6 @@ def memory_key(
         if values and row[column] not in values:
             return None
     return _key(row)
-
-
-def _in(column: str, count: int) -> str:
-    """`column IN (?, ...)` for a listing filter; the scope goes through the store's one scope condition."""
-    return in_scopes(count) if column == "scope_key" else f"{column} IN ({','.join('?' * count)})"
 
 
 def quote_arg(value: str) -> str:

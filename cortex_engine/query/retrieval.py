@@ -6,11 +6,11 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable
-from cortex_engine.base.records import record
 from functools import lru_cache
 from datetime import datetime
 
 from cortex_engine.base.clock import parse_iso
+from cortex_engine.base.records import record
 from cortex_engine.memory.items import (DEFAULT_KIND_WEIGHT, KIND_WEIGHTS, is_contested, is_resolved, is_superseded,
                                         note_status)
 from cortex_engine.scope.freshness import Validation, Validator
