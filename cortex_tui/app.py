@@ -232,6 +232,8 @@ class CortexApp(App[None]):
                                              message.message, message.code))
         if message.state == "deleted":
             self._stop_watcher()
+            self._settling = None  # changes heard before it stopped: nothing is there to reload
+            self._pending = False
         elif message.info is not None:
             self._ensure_watcher(Path(message.info.path), None, False)
 
@@ -243,7 +245,10 @@ class CortexApp(App[None]):
 
     @on(StoreChanged)
     def _store_changed(self, message: StoreChanged) -> None:
-        """Another process changed the store or the checkout: once the burst settles, reload what depends on it."""
+        """Another process changed the store or the checkout: once the burst settles, reload what depends on it.
+        A change still queued from a watcher that has been stopped since (the folder was deleted) is dropped."""
+        if self._watcher is None:
+            return
         if self._settling is None:
             self._settling = message.reason
             self.set_timer(SETTLE_SECONDS, self._settled)

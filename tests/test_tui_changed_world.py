@@ -328,6 +328,7 @@ def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:
     from textual.widgets import Static
 
     from cortex_engine.engine import describe_store
+    from cortex_tui.messages import StoreChanged
     from cortex_tui.screens.state import StateScreen
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
@@ -347,6 +348,7 @@ def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:
         assert "no longer exists" in str(app.screen.query_one("#state-box", Static).content)
         assert app._watcher is None
         loads = app._requested
+        app.post_message(StoreChanged("poll"))  # one the stopped watcher posted just before it stopped
         for _ in range(5):
             await pilot.pause(0.2)  # a poll interval each: a live watcher would have asked for a reload by now
         assert app._requested == loads and app._watcher is None
