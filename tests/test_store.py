@@ -169,7 +169,8 @@ def _memory(conn: sqlite3.Connection, notes: str, items: str) -> dict[str, list[
 
 
 def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo, clock) -> None:
-    """A store written by schema 7 (tests/fixtures/store_v7.db.gz, made by the schema-7 build) opens as schema 8.
+    """A store written by schema 7 (tests/fixtures/store_v7.db.gz, made by the schema-7 build) opens as the current
+    schema (8 rebuilt the tables; 9 added two partial indexes).
 
     Notes and items move to integer scope ids with their rowids, references, anchors and full-text index intact,
     the file shrinks, and reads through the engine still see exactly this scope's memory: the main branch's
@@ -192,7 +193,7 @@ def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo,
 
     engine = Engine(repo.path, clock=clock)
     conn = engine.conn
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "8"
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert _memory(conn, "scoped_notes", "scoped_items") == before
     for table in ("notes", "memory_items"):
         columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -218,3 +219,23 @@ def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo,
     assert shown("!=") == [False, False, False]
     assert engine.note("insight", "a migrated store takes new notes").id
     engine.close()
+
+
+def test_session_start_reads_through_its_partial_indexes(engine: Engine) -> None:
+    """The SessionStart brief reads the newest live items and the open contests through schema 9's partial
+    indexes. SQLite uses a partial index only when the query repeats its WHERE terms, so a query rewritten
+    with other words (or the index dropped) silently goes back to reading every item of the scope."""
+    engine.note("decision", "use sqlite for the job ledger", "job ledger")
+    engine.note("decision", "do not use sqlite for the job ledger", "job ledger")
+    engine.note("insight", "the spool flushes at turn end")
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        engine.start_session(None)
+        assert "[contested]" in engine.session_brief().text
+    finally:
+        engine.conn.set_trace_callback(None)
+    selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    plans = {detail for s in selects for *_, detail in engine.conn.execute("EXPLAIN QUERY PLAN " + s)}
+    used = {name for name in ("memory_items_live", "notes_open_contests") if any(name in d for d in plans)}
+    assert len(selects) > 5 and used == {"memory_items_live", "notes_open_contests"}

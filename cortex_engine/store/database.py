@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -402,8 +402,25 @@ CREATE VIEW scoped_items AS
     SELECT m.rowid AS rowid, m.*, s.key AS scope_key FROM memory_items m JOIN scopes s ON s.id = m.scope_id;
 """
 
+# Version 9: indexes for what every SessionStart reads.
+# - command_runs_session: summarizing a session counted its commands by scanning every command run ever recorded
+#   (and deleting a session cascaded through the same scan).
+# - memory_items_live (partial): the brief walks the newest pinned, hot or warm items of its scopes; without it the
+#   query read the state of every item in the scope, ~2 ms at 10k.
+# - notes_open_contests (partial): open contests are a handful of notes; without it the query scanned every active
+#   note in the scope. It repeats status and conflict as columns: without statistics the planner prefers the
+#   index that matches the most equalities, and notes_scope_time's (scope_id, status) would otherwise win.
+# SQLite uses a partial index only for a query that repeats its WHERE terms, so the queries spell them as here.
+_V9 = """
+CREATE INDEX IF NOT EXISTS memory_items_live ON memory_items(scope_id, created_at)
+    WHERE state IN ('pinned','hot','warm');
+CREATE INDEX IF NOT EXISTS notes_open_contests ON notes(scope_id, status, conflict)
+    WHERE conflict=1 AND status='active';
+CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
