@@ -6,7 +6,7 @@ import json
 import sqlite3
 
 from cortex_engine.base.records import record
-from cortex_engine.memory.items import collapse
+from cortex_engine.memory.items import NOTE_KINDS, collapse
 from cortex_engine.memory.projection import sync_episode_item, upsert_item
 from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import IN_SCOPE
@@ -200,10 +200,18 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
 
 
 def consolidate(conn: sqlite3.Connection, scope_key: str, at: str) -> int:
-    """Summarize every ended primary session of the scope that has no summary yet; returns how many."""
+    """Summarize every ended primary session of the scope that has no summary yet; returns how many.
+
+    A session with no event, command or note has nothing to summarize and never gets a summary, so it stays a
+    candidate for good: SQL skips it with three index probes instead of `summarize_session` reading it again
+    (five queries) at every SessionStart. Sessions opened and closed without work (a `/clear`, a quick question)
+    pile up over months.
+    """
     rows = conn.execute(
         "SELECT s.id FROM sessions s WHERE s.scope_key=? AND s.parent_session_id IS NULL AND s.status='ended' "
-        "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || s.id) ORDER BY s.started_at",
+        "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || s.id) "
+        "AND (EXISTS (SELECT 1 FROM events WHERE session_id=s.id) OR EXISTS (SELECT 1 FROM command_runs WHERE "
+        "session_id=s.id) OR EXISTS (SELECT 1 FROM notes WHERE session_id=s.id)) ORDER BY s.started_at",
         (scope_key,),
     ).fetchall()
     return sum(1 for row in rows if summarize_session(conn, row["id"], at) is not None)
@@ -232,18 +240,22 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
                 if steps:
                     summary = render(steps[-8:])
                     break
-    def newest(kind: str | None, limit: int) -> list[sqlite3.Row]:
-        where = "AND kind=?" if kind else ""
+    def newest(kinds: tuple[str, ...], limit: int) -> list[sqlite3.Row]:
+        # The newest of each kind through the (scope, status, kind, timestamp) index, then the newest of those:
+        # across kinds at once SQLite would sort every active note of the scope. Every write path (a note, an
+        # import) refuses a kind outside NOTE_KINDS, so the kinds asked for are all there are.
+        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp FROM notes WHERE {IN_SCOPE} "
+               "AND status='active' AND kind=? ORDER BY timestamp DESC LIMIT ?)")
         return conn.execute(
-            f"SELECT kind, subject, content FROM notes WHERE {IN_SCOPE} AND status='active' {where} "
+            f"SELECT kind, subject, content FROM ({' UNION ALL '.join([one] * len(kinds))}) "
             "ORDER BY timestamp DESC LIMIT ?",
-            (scope.key, kind, limit) if kind else (scope.key, limit),
+            [*(value for kind in kinds for value in (scope.key, kind, limit)), limit],
         ).fetchall()
 
-    intents = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest("intent", 5)]
-    blockers = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest("blocker", 5)]
+    intents = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest(("intent",), 5)]
+    blockers = [f"[{n['subject']}] {collapse(n['content'])[:100]}" for n in newest(("blocker",), 5)]
     if summary is None:
-        fallback = newest(None, 4)
+        fallback = newest(NOTE_KINDS, 4)
         summary = "\n".join(f"[{n['subject'] or n['kind']}] {collapse(n['content'])[:100]}" for n in fallback) or None
     files: list[str] = []
     if ids:
