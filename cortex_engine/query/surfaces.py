@@ -13,7 +13,7 @@ from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superse
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
-from cortex_engine.query.retrieval import (Candidate, Descending, Ranking, candidates, rerank, seat_contested,
+from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested,
                                            seat_superseded, supersession_group, term_weights, tokenize_topic)
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
@@ -276,7 +276,7 @@ def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]
         score = hotness(facts(row), ctx.now) + STATE_WEIGHT.get(row["state"], 0.0)
         score += 2.8 if row["scope_key"] == ctx.scope_key else 0.8
         kept.append((score, row))
-    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"], Descending(pair[1]["created_at"])))
+    kept.sort(key=lambda pair: (-pair[0], -pair[1]["importance"]))  # stable: ties stay newest first, as read
     wanted = kept[: max(4 * limit, limit + 20)]
     validations = ctx.validator.validate_many([(row["id"], row["scope_key"]) for _, row in wanted])
     fresh = [(row, validations[row["id"]]) for _, row in wanted if not validations[row["id"]].stale]
@@ -474,12 +474,11 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
         f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
-    scored = sorted(
+    scored = sorted(  # stable: ties stay in the order read, newest first
         rows,
         key=lambda r: (
             -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
             -r["importance"],
-            Descending(r["created_at"]),
         ),
     )[:limit]
     validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in scored])
