@@ -48,3 +48,17 @@ def test_only_sessions_with_something_in_them_are_summarized(engine: Engine, clo
     finally:
         engine.conn.set_trace_callback(None)
     assert len(statements) == 1  # the candidate query alone: the empty session is not read again
+
+
+def test_notes_written_in_the_same_instant_list_the_last_written_first(engine: Engine) -> None:
+    """Ties on the timestamp (a fixed clock, a burst of notes) are broken by the order of writing, newest first,
+    whatever their kinds: the same store always gives the same snapshot."""
+    for kind, text in [("decision", "ship on tuesdays"), ("insight", "the queue drains at night"),
+                       ("blocker", "the release bucket is read-only"), ("insight", "builds cache wheels"),
+                       ("decision", "pin the wheel cache key")]:
+        engine.note(kind, text, text.split()[-1])
+    consolidation.sync_branch_snapshot(engine.conn, engine.scope, engine.now())
+    text = engine.conn.execute("SELECT text FROM memory_items WHERE kind='branch_snapshot'").fetchone()[0]
+    summary = text.split("Summary: ", 1)[1].split("\nBlockers:")[0].splitlines()
+    assert [line.split("] ", 1)[1] for line in summary] == [
+        "pin the wheel cache key", "builds cache wheels", "the release bucket is read-only", "the queue drains at night"]

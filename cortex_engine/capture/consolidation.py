@@ -244,11 +244,13 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
         # The newest of each kind through the (scope, status, kind, timestamp) index, then the newest of those:
         # across kinds at once SQLite would sort every active note of the scope. Every write path (a note, an
         # import) refuses a kind outside NOTE_KINDS, so the kinds asked for are all there are.
-        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp FROM notes WHERE {IN_SCOPE} "
-               "AND status='active' AND kind=? ORDER BY timestamp DESC LIMIT ?)")
+        # Notes written in the same millisecond come newest-written first (rowid), not in whatever order a sort
+        # leaves them.
+        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp, rowid AS written FROM notes "
+               f"WHERE {IN_SCOPE} AND status='active' AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT ?)")
         return conn.execute(
             f"SELECT kind, subject, content FROM ({' UNION ALL '.join([one] * len(kinds))}) "
-            "ORDER BY timestamp DESC LIMIT ?",
+            "ORDER BY timestamp DESC, written DESC LIMIT ?",
             [*(value for kind in kinds for value in (scope.key, kind, limit)), limit],
         ).fetchall()
 
