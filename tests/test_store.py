@@ -170,7 +170,7 @@ def _memory(conn: sqlite3.Connection, notes: str, items: str) -> dict[str, list[
 
 def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo, clock) -> None:
     """A store written by schema 7 (tests/fixtures/store_v7.db.gz, made by the schema-7 build) opens as the current
-    schema (8 rebuilt the tables; 9 added two partial indexes).
+    schema (8 rebuilt the tables; 9 added three indexes).
 
     Notes and items move to integer scope ids with their rowids, references, anchors and full-text index intact,
     the file shrinks, and reads through the engine still see exactly this scope's memory: the main branch's
