@@ -23,14 +23,34 @@ def _visible(app, widget) -> bool:  # noqa: ANN001
     return region.width > 0 and region.height > 0
 
 
+def _cut_keys(app) -> list[str]:  # noqa: ANN001
+    """The footer keys not wholly on screen (cut at the right edge, or past it)."""
+    from textual.errors import NoWidget
+    from textual.widgets import Footer
+
+    footer = app.screen.query_one(Footer)
+    cut = []
+    for key in footer.children:
+        try:
+            geometry = app.screen.find_widget(key)
+        except NoWidget:
+            cut.append(str(key.description))
+            continue
+        if geometry.visible_region.width < geometry.region.width:
+            cut.append(str(key.description))
+    return cut
+
+
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
 def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) -> None:  # noqa: F811
-    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view).
+    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view),
+    and every key the footer shows for it is whole (a key that does not fit is left out, not cut: `… q Quit 1-`).
     Each tab is walked once round its focus chain (tab wraps), at most 12 presses."""
     from cortex_tui.widgets.spend_pane import SpendPane
 
     seen: set[str] = set()
     rounds: list[int] = []
+    footers: set[int] = set()
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         for tab in ("1", "2", "3"):
@@ -41,6 +61,8 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
                 focused = app.screen.focused
                 assert focused is not None
                 assert _visible(app, focused), (tab, focused)
+                assert _cut_keys(app) == [], (tab, focused)
+                footers.add(len(app.screen.query_one("Footer").children))
                 seen.add(focused.id or type(focused).__name__)
                 await pilot.press("tab")
                 await settle(pilot)
@@ -60,6 +82,7 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
     asyncio.run(run())
     assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen
     assert len(rounds) == 3  # every tab's chain came back round to where it started
+    assert len(footers) > 1  # the footer's keys followed focus and tab
 
 
 

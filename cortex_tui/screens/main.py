@@ -25,6 +25,7 @@ from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
 from ..widgets.inspection_view import InspectionView
+from ..widgets.key_footer import PALETTE, KeyFooter
 from ..widgets.memory_browser import PAGE, MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
 from ..widgets.spend_pane import SpendPane
@@ -41,6 +42,9 @@ MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "la
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
 FRESHNESS_ACTIONS = ("open_editor", "rewrite_moved")
 """Keys that act on the highlighted Freshness item: shown (and live) only while that pane has focus."""
+FOOTER_YIELDS = (PALETTE, "filter_text", "show_tab('overview')")
+"""What leaves the footer first when its keys do not fit: the palette hint (ctrl+p still works), then the Memory
+tab's filter keys (the filter row names them), then the tab keys (the tab bar is on screen)."""
 
 
 class MainScreen(Screen[None]):
@@ -105,7 +109,7 @@ class MainScreen(Screen[None]):
                 yield MemoryBrowser(id="browser")
             with TabPane("Activity", id="activity"):
                 yield ActivityTable(id="activity-table")
-        yield Footer(compact=True)
+        yield KeyFooter(FOOTER_YIELDS, compact=True)
 
     def on_resize(self) -> None:
         """Narrow terminals keep the footer for the keys: the palette hint goes (ctrl+p still works)."""
