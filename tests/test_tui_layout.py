@@ -197,3 +197,41 @@ def test_enter_on_an_activity_row_shows_the_session(demo: Path) -> None:  # noqa
 
     drive(demo, steps)
     assert len(shown) == 1 and "reads " in shown[0] and "failures " in shown[0]
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_options_wrap_again_when_the_scrollbar_comes(wrapped: bool) -> None:
+    """A vertical scrollbar that appears narrows the list without a resize: the options are wrapped again for the
+    width beside it. Textual's own list keeps the wider wrapping, so its height (and what a snapshot shows)
+    depended on whether it measured before or after the bar came; the parameter shows that it does."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import OptionList
+
+    from cortex_tui.widgets.wrapped_options import WrappedOptionList
+
+    # 37 characters: one line in the list's 38 columns, two in the 36 beside the scrollbar.
+    text = "the moved path was followed by git ok"
+    kind = WrappedOptionList if wrapped else OptionList
+
+    class Lists(App[None]):
+        CSS = "OptionList { border: none; padding: 0; height: 6; width: 38; }"
+
+        def compose(self) -> ComposeResult:
+            yield kind(*[text] * 3, id="list")
+
+    heights: list[int] = []
+
+    async def run() -> None:
+        app = Lists()
+        async with app.run_test(size=(40, 8)) as pilot:
+            options = app.query_one("#list", OptionList)
+            await pilot.pause()
+            assert not options.show_vertical_scrollbar and options.virtual_size.height == 3
+            options.add_options([text] * 6)  # nine options: more than six rows, so the scrollbar comes
+            for _ in range(5):
+                await pilot.pause()
+            assert options.show_vertical_scrollbar and options.scrollable_content_region.width == 36
+            heights.append(options.virtual_size.height)
+
+    asyncio.run(run())
+    assert heights == [18] if wrapped else heights == [9]

@@ -16,6 +16,7 @@ from textual.worker import Worker, get_current_worker
 
 from ..data.text import count, humanize_kind, line, one_line, plain
 from ..failures import report_worker_failure
+from ..widgets.wrapped_options import WrappedOptionList
 
 if TYPE_CHECKING:
     from cortex_engine.results import Surface
@@ -58,7 +59,7 @@ class SearchDialog(ModalScreen[str | None]):
             with VerticalScroll(id="search-result") as result:
                 result.border_title = "Rendered recall"
                 yield Static("", id="search-text")
-            yield OptionList(id="search-items")
+            yield WrappedOptionList(id="search-items")
 
     def on_mount(self) -> None:
         """Focus the topic; search at once if one was given."""

@@ -15,6 +15,7 @@ from ..data.memory_ref import MemoryRef
 from ..data.text import count, first_line, humanize_kind, one_line
 from ..data.unseen import MARK, Unseen
 from ..messages import SelectionChanged
+from .wrapped_options import WrappedOptionList
 
 SHOWN = 200
 """At most this many flagged memories are listed (the title carries the full count)."""
@@ -46,7 +47,7 @@ class FreshnessPane(Vertical):
 
     def compose(self) -> ComposeResult:
         """The list of flagged memories."""
-        yield OptionList(Option("checking references…", disabled=True), id="freshness-list")
+        yield WrappedOptionList(Option("checking references…", disabled=True), id="freshness-list")
 
     def show_report(self, report: dict[str, Any], texts: dict[str, str]) -> None:
         """Show `validate_memory` items that carry a label, stale first."""
