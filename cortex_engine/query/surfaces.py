@@ -392,6 +392,10 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     return row, "\n".join(lines)
 
 
+BRIEF_LABEL_CHARS = 80
+"""A SessionStart bullet's labels (and the scope's name in its header) take at most this many characters."""
+
+
 def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
     """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
 
@@ -418,11 +422,14 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     def bullet(row: sqlite3.Row, width: int) -> str:
         body, _ = split_trailers(row["text"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
-        return line + shorten(note_content(body), width) + label_suffix(row["kind"], row["text"], valid[row["id"]])
+        line += shorten(note_content(body), width)
+        # Labels are cut like any other text (their kind and a `…` kept): a 700-character path or a branch name of
+        # thousands cannot push the line past what the brief can hold.
+        return clip(line + label_suffix(row["kind"], row["text"], valid[row["id"]]), len(line) + BRIEF_LABEL_CHARS)
 
     def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
         bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
-        lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+        lines = [f"Cortex memory ({clip(ctx.scope_label, BRIEF_LABEL_CHARS)}):", *bullets]
         if hidden:
             lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
         if resume:
@@ -453,6 +460,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         rows.pop()
         hidden += 1
         lines, bullets = assemble(rows, width, hidden, ledger)
+    if len(lines) > 2 and not fits(lines):  # a brief with something to say is cut to fit, never dropped whole
+        lines = [lines[0], clip(lines[1], budget * 4 - len(lines[0]) - len(lines[-1]) - 2), lines[-1]]
+        rows = rows[:1]
     if len(lines) <= 2 or not fits(lines):
         return Surface("session_brief", "", budget, [])
     shown = [_surface_item(row, valid[row["id"]]) for row in rows]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history
 from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
 from cortex_engine.store.database import in_scopes, transaction, waiting_at_most
@@ -43,7 +44,7 @@ class RefVerdict:
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict every `--json` carries: exists | moved (with `to`) | missing | unverified."""
         word = "unverified" if self.status == "unknown" else self.status
-        return {"path": self.path, "verdict": word, "to": self.moved_to}
+        return {"path": quote_path(self.path), "verdict": word, "to": quote_path(self.moved_to) if self.moved_to else None}
 
 
 @record(frozen=True)
@@ -71,7 +72,7 @@ class AnchorVerdict:
     @property
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
-        return {"path": self.name, "verdict": self.status, "to": None}
+        return {"path": quote_path(self.name), "verdict": self.status, "to": None}
 
 
 @record(frozen=True)
@@ -107,16 +108,16 @@ class Validation:
     def label(self) -> str | None:
         """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
         parts = []
-        missing = [r.path for r in self.refs if r.status == "missing"]
-        missing += [a.name for a in self.anchors if a.status == "missing"]
+        missing = [quote_path(r.path) for r in self.refs if r.status == "missing"]
+        missing += [quote_path(a.name) for a in self.anchors if a.status == "missing"]
         if missing:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
-        moved = [f"{r.path} → {r.moved_to}" for r in self.refs if r.status == "moved"]
+        moved = [f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}" for r in self.refs if r.status == "moved"]
         if moved:
             more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
             parts.append("moved: " + ", ".join(moved[:2]) + more)
-        drifted = [f"{a.name} changed" for a in self.anchors if a.status == "drifted"]
+        drifted = [f"{quote_path(a.name)} changed" for a in self.anchors if a.status == "drifted"]
         if drifted:
             more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
             parts.append("drifted: " + ", ".join(drifted[:2]) + more)

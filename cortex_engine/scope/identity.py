@@ -15,6 +15,7 @@ from typing import Literal
 
 from cortex_engine.base import settings
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 
 ScopeType = Literal["branch", "detached", "project"]
 
@@ -33,12 +34,13 @@ class Scope:
 
     @property
     def label(self) -> str:
-        """A short human label: the branch, `detached@abc1234`, or the worktree's name."""
+        """A short human label: the branch (quoted when it is not a plain name), `detached@abc1234`, or the
+        worktree's name."""
         if self.type == "branch" and self.branch:
-            return self.branch
+            return quote_path(self.branch)
         if self.type == "detached" and self.head_oid:
             return f"detached@{self.head_oid[:7]}"
-        return os.path.basename(self.worktree.rstrip("/")) or "project"
+        return quote_path(os.path.basename(self.worktree.rstrip("/")) or "project")
 
 
 @record(frozen=True)
