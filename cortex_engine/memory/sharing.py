@@ -28,9 +28,10 @@ from pathlib import Path
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
-from cortex_engine.scope.identity import Scope
+from cortex_engine.scope.identity import Scope, scope_key_branch
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 DEFAULT_FOLDER = "docs/decisions"
@@ -179,7 +180,8 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
             "AND timestamp <= ? AND id != ? ORDER BY timestamp, rowid",
             (note["scope_key"], note["subject"], note["timestamp"], note["id"]),
         ).fetchall()
-        body = render_madr(note, superseded, note["scope_key"].rsplit(":", 1)[1] if note["scope_key"].startswith("branch:") else None)
+        branch = scope_key_branch(note["scope_key"])
+        body = render_madr(note, superseded, quote_path(branch) if branch else None)
         name = _file_name(folder, slug(note["subject"] or note["content"]))
         _write_nofollow(folder / name, body)
         written.append(f"{folder_rel}/{name}")

@@ -90,7 +90,7 @@ def scope_label(key: str) -> str:
     """
     kind, _, rest = key.partition(":")
     if kind == "branch":
-        return rest.rsplit(":", 1)[-1]
+        return quote_path(rest.rsplit(":", 1)[-1])
     if kind == "detached":
         return f"detached@{rest.rsplit(':', 1)[-1][:7]}"
     return "project"

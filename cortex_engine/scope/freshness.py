@@ -20,7 +20,8 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history
-from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
+from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees, read_head,
+                                          scope_key_branch, scope_key_oid)
 from cortex_engine.store.database import in_scopes, transaction, waiting_at_most
 
 RENAME_HOPS = 5
@@ -732,10 +733,13 @@ def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: 
             found.append(Checkout(key, "worktree", scope.worktree, Validator(conn, scope)))
             continue
         branch, oid = scope_key_branch(key), scope_key_oid(key)
-        ref = f"refs/heads/{branch}" if branch else oid
-        tip = _git(current.git_root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") if ref else None
+        if branch is not None and BRANCH_TAG in branch:  # a name storing would change: found by its key
+            tip = (branch_tips(current.git_root) or {}).get(branch)
+        else:
+            ref = f"refs/heads/{branch}" if branch else oid
+            tip = _git(current.git_root, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}") if ref else None
         if not tip or not tip.strip():
-            why = (f"branch {branch} no longer exists" if branch else
+            why = (f"branch {quote_path(branch)} no longer exists" if branch else
                    f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
             found.append(Checkout(key, "unchecked", None, None, why))
             continue
