@@ -200,3 +200,20 @@ def test_no_forged_label_renders_on_any_author_surface() -> None:
         assert label.startswith("moved: src/a.py → ") and _seen(label[len("moved:"):]) == [] and "]" not in label
 
     check()
+
+
+def test_the_ignorable_table_is_the_unicode_property() -> None:
+    """`base/untrusted.IGNORABLE_RANGES` is Default_Ignorable_Code_Point as DerivedCoreProperties.txt derives it, from
+    this Python's `unicodedata` (Cf) and PropList's Other_Default_Ignorable_Code_Point and Variation_Selector."""
+    from cortex_engine.base.untrusted import IGNORABLE, IGNORABLE_RANGES
+
+    other = [(0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065), (0x3164, 0x3164), (0xFFA0, 0xFFA0),
+             (0xFFF0, 0xFFF8), (0xE0000, 0xE0000), (0xE0002, 0xE001F), (0xE0080, 0xE00FF), (0xE01F0, 0xE0FFF)]
+    selectors = [(0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF)]
+    prepended = {0x0600, 0x0601, 0x0602, 0x0603, 0x0604, 0x0605, 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD}
+    want = {c for a, b in other + selectors for c in range(a, b + 1)}
+    want |= {c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"}
+    want -= {*range(0xFFF9, 0xFFFC), *range(0x13430, 0x13441), *prepended}
+    want -= {c for c in want if chr(c).isspace()}
+    assert {c for a, b in IGNORABLE_RANGES for c in range(a, b + 1)} == want
+    assert all(IGNORABLE.fullmatch(chr(c)) for c in want) and not IGNORABLE.match("a")
