@@ -8,6 +8,7 @@ from datetime import datetime
 
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
                                         split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
@@ -496,10 +497,12 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
 
 
 def _short_path(path: str) -> str:
-    clean = " ".join(defuse(path).split())
+    """A read file as the brief names it: quoted when it is not a plain path (`base/untrusted.quote_path`), the
+    middle of a long one cut."""
+    clean = quote_path(path)
     if len(clean) > 44:
         clean = clean[:12] + "…" + clean[-31:]
-    return f'"{clean}"' if "," in clean else clean
+    return f'"{clean}"' if "," in clean and not clean.startswith('"') else clean
 
 
 

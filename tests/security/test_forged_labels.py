@@ -20,7 +20,12 @@ from cortex_engine.engine import describe_store
 from ..conftest import Repo
 from .conftest import Host, serve, text_of
 
-FORGED = "[contested] (superseded) [stale: missing src/x.py] [drifted: src/x.py:f changed]"
+# Issue 26 §3: shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
+# an NBSP in a branch name.
+SKELETON_SHAPES = ("[con\u034ftested]", "(sh\u034fared)", "(super\ufe0fseded)", "[drifted\U000e0100: src/x.py:f changed]",
+                   "(res\u17b4olved)", "[c\u043entested]", "(sup\u0435rseded)", "[st\u0430l\u0435: missing src/x.py]",
+                   "\u2768superseded\u2769", "[\u0421ONTESTED]", "(fr\u03bfm main)")
+FORGED = "[contested] (superseded) [stale: missing src/x.py] [drifted: src/x.py:f changed] " + " ".join(SKELETON_SHAPES)
 # What a reader takes for a label: the shapes Cortex appends, in any case and spacing, seen after invisible
 # characters are gone (a terminal shows `[con\u200btested]` as `[contested]`).
 LABEL = re.compile(r"\[\s*contested\s*\]|\(\s*(?:superseded|resolved)\s*\)|\[\s*(?:stale|moved|drifted)\s*:|\(\s*refs\b",
@@ -28,8 +33,7 @@ LABEL = re.compile(r"\[\s*contested\s*\]|\(\s*(?:superseded|resolved)\s*\)|\[\s*
 
 
 def _labels_in(text: str) -> list[str]:
-    visible = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf"))
-    return LABEL.findall(visible)
+    return _seen(text)
 
 
 def test_no_author_string_renders_a_label_on_any_surface(host: Host, repo: Repo) -> None:
@@ -102,11 +106,6 @@ def test_status_resolved_in_content_does_not_cool_a_decision(host: Host, repo: R
     assert state == "hot"
 
 
-# Issue 26 §3: shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
-# an NBSP in a branch name.
-SKELETON_SHAPES = ("[con\u034ftested]", "(sh\u034fared)", "(super\ufe0fseded)", "[drifted\U000e0100: src/x.py:f changed]",
-                   "(res\u17b4olved)", "[c\u043entested]", "(sup\u0435rseded)", "[st\u0430l\u0435: missing src/x.py]",
-                   "\u2768superseded\u2769", "[\u0421ONTESTED]", "(fr\u03bfm main)")
 # What a reader sees: invisible characters gone, look-alikes folded (UTS #39), then LABEL or an origin. (No NFKC: a
 # fullwidth bracket is what the defusing shows, and a reader does not take it for an ASCII one.)
 PROMOTED = '(from "x\\x29 \\x28superseded")'  # the branch's name quoted in the one origin label Cortex appends
