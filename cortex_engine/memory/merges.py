@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import field, record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope import history
@@ -432,7 +433,8 @@ def list_scopes(conn: sqlite3.Connection, scope: Scope) -> list[BranchScope]:
         exists: bool | None = None
         if name is not None and prefix is not None and key.startswith(prefix) and live is not None:
             exists = name in live
-        label = name or (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:") else "project")
+        label = quote_path(name) if name else (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:")
+                                                else "project")
         out.append(BranchScope(key, label, int(row["notes"] or 0), int(row["contests"] or 0), row["last"],
                                tuple(sorted(merged.get(key, ()))), exists, key == scope.key))
     return out
