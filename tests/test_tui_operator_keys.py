@@ -261,7 +261,7 @@ def test_shift_y_copies_the_text_not_the_id(demo: Path) -> None:  # noqa: F811
 
 
 def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path) -> None:  # noqa: F811
-    """In Resolve, `b` keeps side B; while the replacement field has focus, letters are typed, not keys."""
+    """In Resolve, `b` asks and `b` again keeps side B; while the replacement field has focus, letters are typed."""
     from textual.widgets import Input
 
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
@@ -270,13 +270,29 @@ def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path)
         await pilot.press("c")
         await settle(pilot)
         field = app.screen.query_one("#replacement", Input)
-        field.focus()
+        assert app.screen.focused is app.screen.query_one("#cancel")
+        await pilot.press("tab")  # one Tab from Cancel reaches the replacement field
+        await settle(pilot)
+        assert app.screen.focused is field
         await pilot.press("a", "b")
         await settle(pilot)
         assert isinstance(app.screen, ResolveDialog) and field.value == "ab"
         field.value = ""
         app.screen.query_one("#cancel").focus()
-        await pilot.press("b")
+        await pilot.press("b")  # one keystroke only asks: nothing is settled yet
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed == "b"
+        assert "press b again to keep B (A superseded)" in str(app.screen.query_one("#resolve-box").border_subtitle)
+        assert str(app.screen.query_one("#keep-b").label) == "Confirm keep B"
+        with engine_for(demo) as engine:
+            assert len(engine.contests()) == 1
+        await pilot.press("a")  # another letter moves the question, it does not settle
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed == "a"
+        await pilot.press("escape")  # escape takes the question back and keeps the dialog
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed is None
+        await pilot.press("b", "b")
         await settle(pilot)
         assert not isinstance(app.screen, ResolveDialog)
 
