@@ -327,3 +327,38 @@ def test_y_saves_an_edit_from_the_buttons_but_is_a_letter_in_the_text(demo: Path
         shown = engine.inspect_memory(_note_item(demo, "store reads"))
     assert [(c["operation"], c["new_text"]) for c in shown.corrections] == [
         ("edit", "move the read queries out of src/db/store.py into a queries module y")]
+
+
+def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:
+    """A stale item is no dead end: Enter opens the Memory tab on that memory, highlighted and inspected; the footer
+    says so, and counts memories like the title."""
+    from textual.widgets import DataTable
+
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    repo.write("src/gone.py", "x = 1\n")
+    repo.commit("add a file")
+    with engine_for(repo.path) as engine:
+        note = engine.note("decision", "keep the cache in src/gone.py", "cache home")
+    (repo.path / "src" / "gone.py").unlink()
+    repo.commit("delete it")
+    seen: dict[str, object] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        item = await focus_freshness(app, pilot, "stale:")
+        assert item["id"] == note.item_id
+        pane = app.screen.query_one(FreshnessPane)
+        seen["title"], seen["footer"] = str(pane.border_title), str(pane.border_subtitle)
+        await pilot.press("enter")
+        await settle(pilot)
+        browser = app.screen.query_one(MemoryBrowser)
+        table = browser.query_one("#memory-table", DataTable)
+        seen["tab"] = app.screen.query_one("#tabs").active
+        seen["focused"] = app.screen.focused is table
+        seen["row"] = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    drive(repo.path, steps)
+    assert seen["tab"] == "memory" and seen["focused"] is True and seen["row"] == note.item_id
+    assert "memories: 1 stale" in str(seen["title"])
+    assert "⏎ show memory" in str(seen["footer"]) and "memory checked" in str(seen["footer"])
