@@ -256,3 +256,27 @@ def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(de
         assert (len(contests.unseen), len(fresh.unseen)) == (0, 0)
 
     drive(demo, steps)
+
+
+def test_the_activity_table_fits_80_columns_without_a_sideways_scroll(demo: Path) -> None:  # noqa: F811
+    """At 80×24 the Activity table's Focus column was off the right edge; the counts now take one-letter heads
+    (the tooltip names them) and Focus takes what is left. At 120 the full heads come back."""
+    from cortex_tui.widgets.activity_table import ActivityTable
+
+    seen: dict[int, tuple[list[str], int, int]] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("3")
+        await settle(pilot)
+        for width, height in ((80, 24), (120, 40)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot)
+            table = app.screen.query_one(ActivityTable)
+            heads = [str(column.label) for column in table.columns.values()]
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            seen[width] = (heads, used, table.scrollable_content_region.width)
+
+    drive(demo, steps)
+    heads, used, room = seen[80]
+    assert heads[-1] == "Focus" and "R" in heads and used <= room
+    assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]
