@@ -280,3 +280,27 @@ def test_the_activity_table_fits_80_columns_without_a_sideways_scroll(demo: Path
     heads, used, room = seen[80]
     assert heads[-1] == "Focus" and "R" in heads and used <= room
     assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]
+
+
+def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Path) -> None:  # noqa: F811
+    """At 60 columns the header's lines were cut mid-word (`… session 5743…`); now whole parts give way in a stated
+    order (the counts, then the session; the worktree path on the identity line) and nothing is cut."""
+    from textual.widgets import Static
+
+    from cortex_tui.widgets.status_header import StatusHeader
+
+    lines: dict[int, list[str]] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for width in (120, 56):
+            await pilot.resize_terminal(width, 24)
+            await settle(pilot)
+            header = app.screen.query_one(StatusHeader)
+            lines[width] = [str(header.query_one(f"#{name}", Static).render()) for name in ("identity-line", "health-line")]
+
+    drive(demo, steps)
+    assert "worktree" in lines[120][0] and "open contest" in lines[120][1] and "session" in lines[120][1]
+    identity, health = lines[56]
+    assert "worktree" not in identity and "⎇ main" in identity
+    assert "store ok" in health and "engaged" in health and "open contest" not in health
+    assert all(len(text) <= 54 for text in lines[56])
