@@ -304,3 +304,20 @@ def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Pat
     assert "worktree" not in identity and "⎇ main" in identity
     assert "store ok" in health and "engaged" in health and "open contest" not in health
     assert all(len(text) <= 54 for text in lines[56])
+
+
+def test_the_search_hint_fits_80_columns(demo: Path) -> None:  # noqa: F811
+    """At 80×24 the hint under a recall ran past the dialog ('… to open one in'); it now fits whole."""
+    from textual.widgets import Static
+
+    seen: dict[str, int | str] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("slash", *"spool flush", "enter")
+        await settle(pilot)
+        hint = app.screen.query_one("#search-hint", Static)
+        seen["text"], seen["room"] = str(hint.render()), hint.content_region.width
+
+    drive(demo, steps)
+    assert "shown to the agent" in str(seen["text"]) and len(str(seen["text"])) <= int(seen["room"])
