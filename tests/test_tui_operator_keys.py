@@ -133,7 +133,7 @@ def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_
         ("No editor", "Set $EDITOR (for example `export EDITOR=vim`) to open files from Cortex. (src/new.py)"),
         ("No editor", "The editor 'no-such-editor-anywhere' from $EDITOR was not found on PATH. (src/new.py)"),
         ("Nothing to open", "src/gone.py is gone from the checkout (deleted, or renamed where git cannot follow); "
-                            "nothing to open"),
+                            "nothing to open · Enter shows the memory"),
     ]
 
 

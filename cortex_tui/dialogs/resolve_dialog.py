@@ -165,7 +165,7 @@ class ResolveDialog(ModalScreen[str | None]):
             return
         upper = letter.upper()
         others = "/".join(other for other, _side in zip(LETTERS, self.sides) if other != upper)
-        box.border_subtitle = f"press {letter} again to keep {upper} ({others} superseded) · esc cancel"
+        box.border_subtitle = Content(f"press {letter} again to keep {upper} ({others} superseded) · esc cancel")
 
     @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")
     def apply(self, keep: str | None, replacement: str | None) -> None:
