@@ -136,7 +136,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
         _emit_json(result.to_dict())
         return 0
     lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
-    lines += [f"skipped {path}: {why}" for path, why in result.malformed]
+    from cortex_engine.base.untrusted import quote_path
+
+    lines += [f"skipped {quote_path(path)}: {why}" for path, why in result.malformed]
     _print("\n".join(lines))
     return 0
 

@@ -16,6 +16,7 @@ from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.capture import flush as capture
 from cortex_engine.memory import items as memory, notes as notes_mod
 from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
@@ -1054,8 +1055,9 @@ class Engine:
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
              "validity": v.validity, "label": v.label,
-             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs],
-             "anchors": [{"anchor": a.name, "status": a.status, "path": a.path, "start": a.start, "end": a.end}
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.verdict["to"]} for r in v.refs],
+             "anchors": [{"anchor": quote_path(a.name), "status": a.status, "path": quote_path(a.path), "start": a.start,
+                          "end": a.end}
                          for a in v.anchors]}
             for row, v in pairs
         ]

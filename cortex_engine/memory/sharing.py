@@ -28,9 +28,10 @@ from pathlib import Path
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
-from cortex_engine.scope.identity import Scope
+from cortex_engine.scope.identity import Scope, scope_key_branch
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 DEFAULT_FOLDER = "docs/decisions"
@@ -81,8 +82,9 @@ class SyncResult:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"ran": self.ran, "added": list(self.added), "updated": list(self.updated), "retired": list(self.retired),
-                "malformed": [{"path": p, "problem": why} for p, why in self.malformed]}
+        return {"ran": self.ran, "added": [quote_path(p) for p in self.added],
+                "updated": [quote_path(p) for p in self.updated], "retired": [quote_path(p) for p in self.retired],
+                "malformed": [{"path": quote_path(p), "problem": why} for p, why in self.malformed]}
 
 
 def _git(cwd: str, *args: str, stdin: bytes | None = None) -> bytes | None:
@@ -179,7 +181,8 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
             "AND timestamp <= ? AND id != ? ORDER BY timestamp, rowid",
             (note["scope_key"], note["subject"], note["timestamp"], note["id"]),
         ).fetchall()
-        body = render_madr(note, superseded, note["scope_key"].rsplit(":", 1)[1] if note["scope_key"].startswith("branch:") else None)
+        branch = scope_key_branch(note["scope_key"])
+        body = render_madr(note, superseded, quote_path(branch) if branch else None)
         name = _file_name(folder, slug(note["subject"] or note["content"]))
         _write_nofollow(folder / name, body)
         written.append(f"{folder_rel}/{name}")
@@ -194,8 +197,14 @@ def _safe_folder(root: Path, rel: str) -> Path:
         if current.is_symlink():
             raise InvalidInput(f"{current} is a symlink; Cortex writes decisions only into a real folder",
                                code="symlink")
+        if current.exists() and not current.is_dir():
+            raise InvalidInput(f"{current} is a file, not a folder; Cortex writes decisions only into a folder "
+                               "(move it, or set another decisions folder)", code="not_a_folder")
         if not current.exists():
-            current.mkdir()
+            try:
+                current.mkdir()
+            except OSError as exc:
+                raise InvalidInput(f"cannot create {current}: {exc.strerror}", code="not_a_folder") from exc
     return current
 
 
@@ -504,7 +513,7 @@ def problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """Every decision file the last syncs skipped as malformed: (path, reason)."""
     try:
         rows = conn.execute("SELECT DISTINCT path, problem FROM shared_files WHERE problem IS NOT NULL ORDER BY path")
-        return [(r[0], r[1]) for r in rows]
+        return [(quote_path(r[0]), r[1]) for r in rows]
     except sqlite3.OperationalError:  # a store from before schema 4 has no shared_files table
         return []
 

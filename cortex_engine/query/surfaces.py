@@ -8,6 +8,7 @@ from datetime import datetime
 
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
                                         split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
@@ -392,6 +393,10 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     return row, "\n".join(lines)
 
 
+BRIEF_LABEL_CHARS = 80
+"""A SessionStart bullet's labels (and the scope's name in its header) take at most this many characters."""
+
+
 def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
     """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
 
@@ -418,11 +423,14 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     def bullet(row: sqlite3.Row, width: int) -> str:
         body, _ = split_trailers(row["text"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
-        return line + shorten(note_content(body), width) + label_suffix(row["kind"], row["text"], valid[row["id"]])
+        line += shorten(note_content(body), width)
+        # Labels are cut like any other text (their kind and a `…` kept): a 700-character path or a branch name of
+        # thousands cannot push the line past what the brief can hold.
+        return clip(line + label_suffix(row["kind"], row["text"], valid[row["id"]]), len(line) + BRIEF_LABEL_CHARS)
 
     def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
         bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
-        lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+        lines = [f"Cortex memory ({clip(ctx.scope_label, BRIEF_LABEL_CHARS)}):", *bullets]
         if hidden:
             lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
         if resume:
@@ -453,6 +461,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         rows.pop()
         hidden += 1
         lines, bullets = assemble(rows, width, hidden, ledger)
+    if len(lines) > 2 and not fits(lines):  # a brief with something to say is cut to fit, never dropped whole
+        lines = [lines[0], clip(lines[1], budget * 4 - len(lines[0]) - len(lines[-1]) - 2), lines[-1]]
+        rows = rows[:1]
     if len(lines) <= 2 or not fits(lines):
         return Surface("session_brief", "", budget, [])
     shown = [_surface_item(row, valid[row["id"]]) for row in rows]
@@ -486,10 +497,12 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
 
 
 def _short_path(path: str) -> str:
-    clean = " ".join(defuse(path).split())
+    """A read file as the brief names it: quoted when it is not a plain path (`base/untrusted.quote_path`), the
+    middle of a long one cut."""
+    clean = quote_path(path)
     if len(clean) > 44:
         clean = clean[:12] + "…" + clean[-31:]
-    return f'"{clean}"' if "," in clean else clean
+    return f'"{clean}"' if "," in clean and not clean.startswith('"') else clean
 
 
 
