@@ -98,6 +98,65 @@ def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callab
 
 _I = re.IGNORECASE
 
+# How a short option takes its value: only attached (`-pSECRET`: a bare `-p` prompts, and the next word is
+# something else, as for mysql's database), attached or separate (`-p SECRET`, `-pSECRET`, `-p=SECRET`), or only
+# separate (`-k SECRET`: `-kfile` is another option).
+ATTACHED, EITHER, SEPARATE = "attached", "either", "separate"
+
+# Command-line password options: (programs, options, how the value is given). A program may be a command with
+# its subcommand (`docker … login`: `docker run -p` publishes a port). Options are matched case-sensitively
+# (`ldapsearch -W` prompts, `-w` takes the password). Add rows here.
+PASSWORD_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
+    (("mysql", "mysqldump", "mysqladmin", "mysqlsh", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlslap",
+      "mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"), ("-p",), ATTACHED),
+    (("7z", "7za", "7zr", "7zz", "rar", "unrar"), ("-p",), ATTACHED),
+    (("sshpass",), ("-p",), EITHER),
+    (("redis-cli", "keydb-cli", "valkey-cli"), ("-a",), EITHER),
+    (("curl", "wget", "http", "https"), ("-u", "-U", "--user", "--proxy-user"), EITHER),
+    (("docker login", "podman login", "buildah login", "nerdctl login", "finch login", "skopeo login",
+      "crane login", "oras login", "regctl login", "helm login", "cf login", "oc login", "az login"), ("-p",), EITHER),
+    (("zip", "unzip", "zipcloak", "funzip"), ("-P",), EITHER),
+    (("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), EITHER),
+    (("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop",
+      "ldapvc"), ("-w",), EITHER),
+    (("ldappasswd",), ("-w", "-s", "-a"), EITHER),
+    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop",
+      "mongofiles"), ("-p",), EITHER),
+    (("openssl",), ("-k", "-K"), SEPARATE),
+    (("ssh-keygen",), ("-N", "-P"), EITHER),
+    (("ipmitool",), ("-P",), EITHER),
+    (("plink", "pscp", "psftp", "putty"), ("-pw",), SEPARATE),
+    (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P",), EITHER),
+    (("cqlsh", "rabbitmqadmin", "twine", "psexec", "paexec", "rdesktop", "smbmap", "crackmapexec", "netexec",
+      "nxc", "evil-winrm", "ncftp", "ncftpput", "ncftpget", "useradd", "usermod"), ("-p",), EITHER),
+    (("snmpwalk", "snmpbulkwalk", "snmpget", "snmpgetnext", "snmpset", "snmptable", "snmptrap", "snmpbulkget",
+      "snmpdf", "snmpstatus"), ("-A", "-X", "-c"), EITHER),
+)
+
+# A password option's value, after the option: quoted (not empty), or a word (not another option, not already
+# redacted); the separator is part of the kept prefix.
+_OPTION_VALUE = {
+    ATTACHED: r")(?!\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'|;&<>]+)",
+    EITHER: r"(?:\s*=\s*|\s+)?)(?![-=]|\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'\\&;<>|]+)",
+    SEPARATE: r"\s+)(?!-|\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'\\&;<>|]+)",
+}
+
+
+def _option_rule(programs: tuple[str, ...], options: tuple[str, ...], form: str) -> Rule:
+    """The rule for one row of `PASSWORD_OPTIONS`: a program (`docker login`: the program, then its subcommand
+    later in the same command) starts a command; every one of its options in that command (up to a newline, `|`,
+    `;` or `&`) has its value replaced. A quote may open before the option (`'-pSECRET'`)."""
+    names = "|".join(r"\b[^\n|;&]*?\b".join(re.escape(word) for word in name.split()) for name in programs)
+    flags = "|".join(re.escape(option) for option in sorted(options, key=len, reverse=True))
+    hints = tuple(sorted({name.split()[-1].lower() for name in programs}))  # `login` is rarer than `oc`
+    option = re.compile(rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form])
+
+    def replace(command: re.Match[str]) -> str:
+        return option.sub(_keep_quotes, command.group(0))
+
+    return _rule(f"{programs[0]} {'/'.join(options)}", hints, rf"(?<![\w.-])(?:{names})(?![\w.-])[^\n|;&]*", replace)
+
+
 # Secrets recognised by their surroundings. Order matters: whole blocks first, then headers, then flags and
 # assignments, so a later rule never sees half of what an earlier one replaced.
 CONTEXT_RULES: tuple[Rule, ...] = (
@@ -113,23 +172,32 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # Cookie / Set-Cookie headers carry session tokens.
     _rule("cookie header", ('cookie',), r"\b((?:set-)?cookie\s*:\s*)" + _HEADER_VALUE, flags=_I),
     # API-key style headers: X-API-Key, api-key, X-Auth-Token, Private-Token (GitLab), X-Amz-Security-Token …
-    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:x-)?(?:api-?key|auth-token|access-token|private-token|amz-security-token|"
+    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|amz-security-token|"
           r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
           + _HEADER_VALUE, flags=_I),
     # A bearer token outside a header line.
     _rule("bearer token", ('bearer',), r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", flags=_I),
     # Long flags that name a secret: --password=x, --token x, --jwt x, --client-secret x, --api-key x …
-    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'credential', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
-          r"access-key|private-key|auth|jwt|credentials?|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
-    # MySQL / MariaDB clients: -pSECRET (attached, so no space).
-    _rule("mysql -p", ('mysql', 'mariadb'), r"(\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?\s-p)([^\s\"'|;&]\S*|\"[^\"]*\"|'[^']*')"),
-    # sshpass -p SECRET, redis-cli -a SECRET, curl/wget -u user:pass, htpasswd -b user pass.
-    _rule("sshpass -p", ('sshpass',), r"(\bsshpass\b[^\n|;&]*?\s-p\s*)" + _VALUE),
-    _rule("redis-cli -a", ('redis-cli',), r"(\bredis-cli\b[^\n|;&]*?\s-a\s*)" + _VALUE),
-    _rule("curl -u", ('curl', 'wget', 'http'), r"(\b(?:curl|wget|http|https)\b[^\n|;&]*?\s(?:-u|-U|--user|--proxy-user)(?:\s+|=)?)" + _VALUE),
-    _rule("htpasswd -b", ('htpasswd',), r"(\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE),
+    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'cred', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
+          r"access-key|private-key|auth|jwt|credentials?|creds|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
     # openssl -passin pass:SECRET / -passout / -pass / -k.
     _rule("openssl pass:", ('-pass',), r"((?:^|\s)-pass(?:in|out|word)?\s+(?:(?:pass|env|file|fd):)?)(?!(?:pass|env|file|fd):)" + _VALUE, flags=_I),
+    # Programs that take a password as a short option: the table `PASSWORD_OPTIONS` above, one rule per row. Rows
+    # with longer options go first, and so does every named flag above: once lines are joined (a captured command's
+    # summary is one line) a `-p` row's command can run on into `-passin pass:X` or `-pw X`, and `-p` + `assin`
+    # must never be what stands for that option's value.
+    *(_option_rule(*row) for row in sorted(PASSWORD_OPTIONS, key=lambda row: -max(map(len, row[1])))),
+    # Password options whose value is not just the password: user%pass (Samba), user,pass (lftp), /p:pass (FreeRDP),
+    # user/pass@db (Oracle tools), and passwords given as a positional argument (htpasswd -b, wpa_passphrase).
+    _rule("smb -U user%pass", ('%',), r"(\b(?:smbclient|rpcclient|smbget|smbcacls|smbtree|smbcquotas|smbmap|net|winexe|"
+          r"mount\.cifs)\b[^\n|;&]*?\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)"),
+    _rule("lftp -u user,pass", ('lftp',), r"(\blftp\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"),
+    _rule("freerdp /p:", ('freerdp',), r"(\b(?:xfreerdp|wlfreerdp|sdl-freerdp|freerdp)\b[^\n|;&]*?\s/(?:p|password):)" + _VALUE),
+    _rule("oracle user/pass@", ('sqlplus', 'sqlldr', 'expdp', 'impdp', 'rman', 'dgmgrl'),
+          r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)"),
+    _rule("wpa_passphrase", ('wpa_passphrase',), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
+    _rule("htpasswd -b", ('htpasswd',), r"(\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE
+          + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])"),
     # `aws configure set aws_secret_access_key X`, `npm config set //r/:_authToken X`, `git config user.signingkey X`.
     _rule("config set", ('config',), r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
           r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE, flags=_I),
@@ -140,7 +208,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule("url credentials", ('://',), r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"'<>]*)(?::([^/\s@\"'<>]*))?@", _url_userinfo, _I),
     # Signed-URL query parameters.
     _rule("signed url", ('sig', 'token', 'code', 'key', 'secret', 'password', 'auth', 'credential'), r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|"
-          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|secret|client_secret|"
+          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|app_key|application_key|secret|"
+          r"client_secret|"
           r"password|auth)=)([^&\s\"'\\#]+)", flags=_I),
     # UPPER_CASE assignments whose name has a secret segment: DB_PASS=, MYSQL_PWD=, *_PASSPHRASE=, ENCRYPTION_KEY=,
     # GITHUB_TOKEN=, export API_SECRET=, and the quoted-key JSON / YAML forms.
@@ -148,7 +217,19 @@ CONTEXT_RULES: tuple[Rule, ...] = (
           r"CREDENTIALS?)|PASS|PWD|KEY|AUTH|SIG|CREDS|SALT|DSN|PRIVATE)(?:_[A-Z0-9]+)*[\"']?\s*[=:]\s*)" + _VALUE),
     # lower / mixed case names with an unmistakable word: password: x, api_key = x, "client_secret": "x".
     _rule("secret key-value", ('pass', 'secret', 'token', 'key', 'credential'), r"(?<![\w-])([\w.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
-          r"private[_-]?key|auth[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+          r"private[_-]?key|auth[_-]?key|app(?:lication)?[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|"
+          r"client[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+    # JSON / YAML / TOML keys that are a secret only when quoted or in a config file's shape: "pass": "x",
+    # Docker's config.json `"auth": "<base64 user:pass>"` and `"identitytoken"`.
+    _rule("quoted pass key", ('pass', 'pwd'), r"([\"'](?:pass|pwd|pw|passwd|passcode)[\"']\s*[=:]\s*)" + _VALUE, flags=_I),
+    _rule("docker config auth", ('auth', 'token'), r"(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*)(?!\"\[REDACTED\])"
+          r"(\"[A-Za-z0-9+/=._-]{8,}\")", flags=_I),
+    # .netrc: `machine h login u password p`, on one line or several (`default` instead of `machine h`).
+    _rule(".netrc password", ('password',), r"(\b(?:machine\s+\S+|default|login\s+\S+)(?:\s+(?:login|account|port|"
+          r"protocol|machine)\s+\S+)*\s+password\s+)" + _VALUE),
+    # .pgpass: `host:port:database:user:password` (a `*` for any field but the password).
+    _rule(".pgpass line", (':',), r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
+          r"(?!\[REDACTED\])([^\s\"']+)"),
 )
 
 # Secrets recognised by their own shape: one row per provider, newest shapes included. Add rows here.
@@ -161,6 +242,8 @@ PROVIDER_TOKENS: tuple[Rule, ...] = (
     _rule("Slack tokens (xoxb-, xoxp-, xoxa-, xoxe- …)", ('xox',), r"\bxox[a-z]-[A-Za-z0-9-]{10,}", MARK),
     _rule("Slack app-level token", ('xapp-',), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
     _rule("Slack webhook URL", ('hooks.slack.com',), r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", MARK),
+    _rule("Microsoft Teams / Office 365 webhook URL", ('webhook.office', 'outlook.office'),
+          r"https?://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@/_.%-]+", MARK),
     _rule("Discord webhook URL", ('/api/webhooks/',), r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", MARK),
     _rule("Stripe keys (sk_/rk_/pk_ live and test)", ('_live_', '_test_'), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", MARK),
     _rule("Stripe webhook secret", ('whsec_',), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
@@ -278,8 +361,33 @@ def _clean_json_value(value: Any) -> Any:
             return _clean_strings(value)
         return [_clean_json_value(v) for v in value]
     if isinstance(value, dict):
-        return {clean_text(k) if isinstance(k, str) else k: _clean_json_value(v) for k, v in value.items()}
+        return {clean_text(k) if isinstance(k, str) else k: _clean_member(k, v) for k, v in value.items()}
     return value
+
+
+def _clean_member(key: object, value: Any) -> Any:
+    """A JSON object's member value, cleaned; a string under a key that names a secret (`"auth"`, `"pass"`,
+    `"client_secret"`) is also judged with its key, as the text `{"key": "value"}` would be."""
+    cleaned = _clean_json_value(value)
+    if not isinstance(cleaned, str) or not isinstance(key, str) or not _names_a_secret(key):
+        return cleaned
+    pair = json.dumps({key: cleaned})
+    judged = redact(pair)
+    if judged == pair:
+        return cleaned
+    try:
+        return next(iter(json.loads(judged).values()))
+    except (ValueError, StopIteration):
+        return MARK
+
+
+_KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "private", "salt", "dsn")
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_a_secret(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in _KEY_WORDS)
 
 
 def clean_param(value: object) -> object:
