@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -142,19 +143,34 @@ _OPTION_VALUE = {
 }
 
 
-def _option_rule(programs: tuple[str, ...], options: tuple[str, ...], form: str) -> Rule:
-    """The rule for one row of `PASSWORD_OPTIONS`: a program (`docker login`: the program, then its subcommand
-    later in the same command) starts a command; every one of its options in that command (up to a newline, `|`,
-    `;` or `&`) has its value replaced. A quote may open before the option (`'-pSECRET'`)."""
-    names = "|".join(r"\b[^\n|;&]*?\b".join(re.escape(word) for word in name.split()) for name in programs)
-    flags = "|".join(re.escape(option) for option in sorted(options, key=len, reverse=True))
-    hints = tuple(sorted({name.split()[-1].lower() for name in programs}))  # `login` is rarer than `oc`
-    option = re.compile(rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form])
+def _command_rule(name: str, programs: tuple[str, ...], option: str, hints: tuple[str, ...] | None = None) -> Rule:
+    """A secret given to a program on its command line: a program (`docker login`: the program, then its
+    subcommand later in the same command) starts a command, and every match of `option` ((kept prefix)(value))
+    in that command, up to a newline, `|`, `;` or `&`, has its value replaced. Each command is read once, so the
+    cost is linear in the text however often a program's name recurs."""
+    names = "|".join(r"\b[^\n|;&]*?\b".join(re.escape(word) for word in program.split()) for program in programs)
+    inner = re.compile(option)
 
     def replace(command: re.Match[str]) -> str:
-        return option.sub(_keep_quotes, command.group(0))
+        return inner.sub(_keep_quotes, command.group(0))
 
-    return _rule(f"{programs[0]} {'/'.join(options)}", hints, rf"(?<![\w.-])(?:{names})(?![\w.-])[^\n|;&]*", replace)
+    if hints is None:  # `login` is rarer than `oc`; a name's own words otherwise
+        hints = tuple(sorted({program.split()[-1].lower() for program in programs}))
+    return _rule(name, hints, rf"(?<![\w.-])(?:{names})(?![\w.-])[^\n|;&]*", replace)
+
+
+def _option_rule(programs: tuple[str, ...], options: tuple[str, ...], form: str) -> Rule:
+    """The rule for one row of `PASSWORD_OPTIONS` (`_command_rule`); a quote may open before the option
+    (`'-pSECRET'`)."""
+    flags = "|".join(re.escape(option) for option in sorted(options, key=len, reverse=True))
+    prefix = common_prefix(programs)
+    return _command_rule(f"{programs[0]} {'/'.join(options)}", programs, rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form],
+                         (prefix,) if len(prefix) >= 4 else None)
+
+
+def common_prefix(names: tuple[str, ...]) -> str:
+    """The longest start every one of `names` shares (`ldap` of ldapsearch, ldapmodify …)."""
+    return os.path.commonprefix([name.lower() for name in names])
 
 
 # Secrets recognised by their surroundings. Order matters: whole blocks first, then headers, then flags and
@@ -189,15 +205,17 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     *(_option_rule(*row) for row in sorted(PASSWORD_OPTIONS, key=lambda row: -max(map(len, row[1])))),
     # Password options whose value is not just the password: user%pass (Samba), user,pass (lftp), /p:pass (FreeRDP),
     # user/pass@db (Oracle tools), and passwords given as a positional argument (htpasswd -b, wpa_passphrase).
-    _rule("smb -U user%pass", ('%',), r"(\b(?:smbclient|rpcclient|smbget|smbcacls|smbtree|smbcquotas|smbmap|net|winexe|"
-          r"mount\.cifs)\b[^\n|;&]*?\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)"),
-    _rule("lftp -u user,pass", ('lftp',), r"(\blftp\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"),
-    _rule("freerdp /p:", ('freerdp',), r"(\b(?:xfreerdp|wlfreerdp|sdl-freerdp|freerdp)\b[^\n|;&]*?\s/(?:p|password):)" + _VALUE),
+    _command_rule("smb -U user%pass", ("smbclient", "rpcclient", "smbget", "smbcacls", "smbtree", "smbcquotas", "smbmap",
+                                       "net", "winexe", "mount.cifs"),
+                  r"(\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)", ('%',)),
+    _command_rule("lftp -u user,pass", ("lftp",), r"(\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"),
+    _command_rule("freerdp /p:", ("xfreerdp", "wlfreerdp", "sdl-freerdp", "freerdp"), r"(\s/(?:p|password):)" + _VALUE,
+                  ('freerdp',)),
     _rule("oracle user/pass@", ('sqlplus', 'sqlldr', 'expdp', 'impdp', 'rman', 'dgmgrl'),
           r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)"),
     _rule("wpa_passphrase", ('wpa_passphrase',), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
-    _rule("htpasswd -b", ('htpasswd',), r"(\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE
-          + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])"),
+    _command_rule("htpasswd -b", ("htpasswd",), r"(\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE
+                  + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])"),
     # `aws configure set aws_secret_access_key X`, `npm config set //r/:_authToken X`, `git config user.signingkey X`.
     _rule("config set", ('config',), r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
           r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE, flags=_I),
@@ -225,8 +243,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule("docker config auth", ('auth', 'token'), r"(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*)(?!\"\[REDACTED\])"
           r"(\"[A-Za-z0-9+/=._-]{8,}\")", flags=_I),
     # .netrc: `machine h login u password p`, on one line or several (`default` instead of `machine h`).
-    _rule(".netrc password", ('password',), r"(\b(?:machine\s+\S+|default|login\s+\S+)(?:\s+(?:login|account|port|"
-          r"protocol|machine)\s+\S+)*\s+password\s+)" + _VALUE),
+    _rule(".netrc password", ('password',), r"(\b(?:(?:machine|login|account|port|protocol)\s+\S+|default)\s+"
+          r"password\s+)" + _VALUE),
     # .pgpass: `host:port:database:user:password` (a `*` for any field but the password).
     _rule(".pgpass line", (':',), r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
           r"(?!\[REDACTED\])([^\s\"']+)"),

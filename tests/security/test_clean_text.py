@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import unicodedata
 
-from cortex_engine.store.redact import MARK, clean_param, clean_text
+from cortex_engine.store.redact import MARK, RULES, clean_param, clean_text, redact
 
 from .secret_shapes import shapes
 
@@ -93,3 +94,33 @@ def test_shapes_run_together_are_each_redacted() -> None:
                 leaked += [text for text, secret in chunk if secret in cleaned]
                 unstable += [start] if clean_text(cleaned) != cleaned else []
     assert (leaked, unstable) == ([], [])
+
+
+GROWTH = 30
+"""How much more CPU cleaning may spend on 10x the text: linear work is about 10x, quadratic work 100x."""
+
+
+def test_cleaning_is_linear_in_the_text() -> None:
+    """Issue 30: no rule rescans the rest of a line for every occurrence of its anchor word. Each text repeats a
+    rule's anchor (with the word that lets the rule run) without ever completing a secret; 10x the text costs at
+    most GROWTH x the CPU."""
+    hints = " ".join(sorted({hint for rule in RULES for hint in rule.hints})) + " "
+    cases = [("password\n", "login a "), ("password\n", "machine h login u "), ("%\n", "smbclient -U a "),
+             ("", "lftp -u a "), ("", "xfreerdp /u:a "), ("", "htpasswd -x a "), ("", "curl -x "), ("", "sqlplus -s "),
+             ("", "docker login -x "), ("", "mysql -u a "), ("", hints)]
+
+    def cpu(text: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            began = time.process_time()
+            redact(text)
+            best = min(best, time.process_time() - began)
+        return best
+
+    slow = {}
+    for prefix, unit in cases:
+        times = max(1, 3000 // len(unit))
+        small, big = cpu(prefix + unit * times), cpu(prefix + unit * times * 10)
+        if big > GROWTH * max(small, 1e-4):
+            slow[unit.strip()[:20]] = round(big / small, 1)
+    assert slow == {}
