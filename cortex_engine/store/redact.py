@@ -74,11 +74,13 @@ class Rule:
     nothing secret-shaped (most one-shot commands) never compiles the ~80 patterns.
     """
 
-    __slots__ = ("name", "hints", "source", "flags", "replace", "_pattern")
+    __slots__ = ("name", "hints", "source", "flags", "replace", "gate", "_pattern")
 
     def __init__(self, name: str, hints: tuple[str, ...], source: str, flags: int,
-                 replace: str | Callable[[re.Match[str]], str]) -> None:
+                 replace: str | Callable[[re.Match[str]], str], gate: re.Pattern[str] | None = None) -> None:
         self.name, self.hints, self.source, self.flags, self.replace = name, hints, source, flags, replace
+        self.gate = gate
+        """A cheaper pattern any match must hold, for a rule whose hints are common (`:`)."""
         self._pattern: re.Pattern[str] | None = None
 
     @property
@@ -93,8 +95,8 @@ class Rule:
 
 
 def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
-          flags: int = 0) -> Rule:
-    return Rule(name, hints, pattern, flags, replace)
+          flags: int = 0, gate: str | None = None) -> Rule:
+    return Rule(name, hints, pattern, flags, replace, re.compile(gate) if gate else None)
 
 
 _I = re.IGNORECASE
@@ -247,7 +249,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
           r"password\s+)" + _VALUE),
     # .pgpass: `host:port:database:user:password` (a `*` for any field but the password).
     _rule(".pgpass line", (':',), r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
-          r"(?!\[REDACTED\])([^\s\"']+)"),
+          r"(?!\[REDACTED\])([^\s\"']+)", gate=r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"),
 )
 
 # Secrets recognised by their own shape: one row per provider, newest shapes included. Add rows here.
@@ -313,16 +315,79 @@ _HINTS = frozenset(hint for rule in RULES for hint in rule.hints)
 _MIN_SECRET = 6  # no rule matches anything shorter
 
 
+def _hint_index() -> tuple[str, dict[str, tuple[str, ...]], dict[str, tuple[int, ...]]]:
+    """How `redact` finds a text's hints: one pattern that finds every root (a hint holding no other hint) in one
+    pass, each hint's children, and the rules each hint lets run (indexes into RULES: rules run in table order).
+
+    The roots are built into a trie-shaped pattern (`sk|sq0|ssh…` as `s(?:k|q0|sh…)`), so each position of the
+    text costs one step per character matched instead of one per hint, and since no root is the start of
+    another, at most one root matches at a position: a lookahead at every position finds them all, overlapping
+    or not. A hint holding others (`sk-` holds `sk`) is looked for only where the longest of them was found: a
+    hint present implies every hint it holds present, so nothing is missed.
+    """
+    roots = sorted(h for h in _HINTS if not any(g != h and g in h for g in _HINTS))
+    children: dict[str, list[str]] = {}
+    for hint in _HINTS.difference(roots):
+        parent = max((g for g in _HINTS if g != hint and g in hint), key=lambda g: (len(g), g))
+        children.setdefault(parent, []).append(hint)
+    rules_of: dict[str, list[int]] = {}
+    for index, rule in enumerate(RULES):
+        for hint in rule.hints:
+            rules_of.setdefault(hint, []).append(index)
+    return (f"(?=({_trie(roots)}))", {h: tuple(sorted(c)) for h, c in children.items()},
+            {h: tuple(i) for h, i in rules_of.items()})
+
+
+def _trie(words: list[str]) -> str:
+    """A pattern matching any of `words` (none the start of another), shaped as their trie."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+
+    def emit(node: dict[str, dict]) -> str:
+        parts = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
+        return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})" if parts else ""
+
+    return emit(root)
+
+
+_ROOTS_SOURCE, _CHILDREN, _RULES_OF = _hint_index()
+_roots: list[re.Pattern[str]] = []  # compiled on first use
+STATS = {"redact_calls": 0, "scanned": 0, "rules_run": 0}
+"""What redaction did in this process (read by bench/flush_redact.py)."""
+
+
+def _present_hints(lowered: str) -> list[str]:
+    """Every hint `lowered` holds: its roots in one pass, then the longer hints under the roots found."""
+    if not _roots:
+        _roots.append(re.compile(_ROOTS_SOURCE))
+    found = list(set(_roots[0].findall(lowered)))
+    at = 0
+    while at < len(found):
+        found += [child for child in _CHILDREN.get(found[at], ()) if child in lowered]
+        at += 1
+    return found
+
+
 def redact(text: str) -> str:
-    """Replace every recognised secret in `text` with `[REDACTED]` (idempotent)."""
+    """Replace every recognised secret in `text` with `[REDACTED]` (idempotent).
+
+    The text is lowercased once and its hints found (`_present_hints`); only the rules those hints name run, in
+    table order. Every rule reads a text once (see `_command_rule`), so the cost is linear in the text.
+    """
+    STATS["redact_calls"] += 1
     if len(text) < _MIN_SECRET:
         return text
-    lowered = text.lower()
-    present = {hint for hint in _HINTS if hint in lowered}
+    STATS["scanned"] += 1
+    present = _present_hints(text.lower())
     if not present:
         return text
-    for rule in RULES:
-        if not present.isdisjoint(rule.hints):
+    for index in sorted({index for hint in present for index in _RULES_OF.get(hint, ())}):
+        rule = RULES[index]
+        if rule.gate is None or rule.gate.search(text):
+            STATS["rules_run"] += 1
             text = rule.pattern.sub(rule.replace, text)
     return text
 
@@ -339,10 +404,12 @@ _PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
 
 
 def clean_text(text: str) -> str:
-    """A string as it may be stored: invisible characters removed, then secrets redacted."""
-    if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
-        return text
-    if len(text) <= _CACHED_CHARS:  # scope keys, paths, kinds and subjects recur in every statement of a flush
+    """A string as it may be stored: invisible characters removed, then secrets redacted.
+
+    A string up to `_CACHED_CHARS` is looked up first among those already cleaned (scope keys, paths, kinds and
+    subjects recur in every statement of a flush), so a string seen before costs one dictionary lookup.
+    """
+    if len(text) <= _CACHED_CHARS:
         return _clean_short(text)
     return redact(strip_invisible(text))
 
@@ -350,8 +417,10 @@ def clean_text(text: str) -> str:
 _CACHED_CHARS = 1024
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=32768)
 def _clean_short(text: str) -> str:
+    if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
+        return text
     return redact(strip_invisible(text))
 
 
@@ -359,7 +428,7 @@ def _clean_strings(values: list[str]) -> list[str]:
     """`clean_text` over many strings (a file inventory): the hint words are looked for once in all of them,
     so a value holding none of those present, and nothing invisible, is kept without a per-value scan."""
     joined = "\n".join(values).lower()
-    present = [hint for hint in _HINTS if hint in joined]
+    present = _present_hints(joined)
     out = []
     for value in values:
         if value.isascii() and value.isprintable():
@@ -412,6 +481,12 @@ def clean_param(value: object) -> object:
     """A statement parameter as it may reach SQLite: strings cleaned, JSON documents cleaned value by value."""
     if not isinstance(value, str):
         return value
+    if len(value) <= _CACHED_CHARS:
+        return _clean_short_param(value)
+    return _clean_string_param(value)
+
+
+def _clean_string_param(value: str) -> str:
     if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
         try:
             document = json.loads(value)
@@ -422,11 +497,17 @@ def clean_param(value: object) -> object:
     return clean_text(value)
 
 
+# A short parameter seen before (a scope key, a session id, a kind, a path: most of a flush's parameters) costs
+# one lookup, JSON documents included.
+_clean_short_param = functools.lru_cache(maxsize=32768)(_clean_string_param)
+
+
 def _clean_params(parameters: Any) -> Any:
+    if isinstance(parameters, (list, tuple)):
+        return [_clean_short_param(v) if type(v) is str and len(v) <= _CACHED_CHARS else clean_param(v)
+                for v in parameters]
     if isinstance(parameters, dict):
         return {k: clean_param(v) for k, v in parameters.items()}
-    if isinstance(parameters, (list, tuple)):
-        return [clean_param(v) for v in parameters]
     return parameters
 
 
