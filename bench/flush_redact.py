@@ -9,7 +9,10 @@ snapshotted, and each run restores them, writes the same 10,000 spool lines (`sy
 `bench/run.py` does) and times `Engine.flush_spool()` in a fresh process of one tree, old and new alternating.
 Besides wall time each run reports the process CPU time and the number of `clean_text` calls and of strings
 scanned for secrets (new tree only: the counters are `redact.STATS`). `--profile` prints a cProfile of one
-new-tree flush. The figures print as JSON.
+new-tree flush. `--cleaning` records every statement's parameters during one new-tree flush, then times the
+old and the new tree's cleaning (`redact._clean_params`, the store's choke point) over exactly those
+parameters, interleaved in one process, caches emptied before each pass, and checks both clean them alike.
+The figures print as JSON.
 """
 
 from __future__ import annotations
@@ -85,6 +88,62 @@ def flush_once(tree: Path, repo: Path, home: Path, lines: list[str], *, profile:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+CAPTURE = r"""
+import pickle, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import synth
+from cortex_engine.store import redact
+from cortex_engine.engine import Engine
+rows = []
+clean = redact._clean_params
+redact._clean_params = lambda parameters: (rows.append(parameters), clean(parameters))[1]
+engine = Engine(Path(sys.argv[1]), home=Path(sys.argv[2]), clock=lambda: synth.NOW)
+engine.flush_spool()
+engine.close()
+pickle.dump([list(r) if isinstance(r, (list, tuple)) else r for r in rows], open(sys.argv[4], "wb"))
+"""
+
+
+def cleaning(old: Path, repo: Path, home: Path, keep: Path, lines: list[str], runs: int) -> dict:
+    """Old against new cleaning over the parameters of one flush."""
+    import importlib.util
+    import pickle
+    import time
+
+    restore(repo, home, keep)
+    (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
+    dump = keep.parent / "params.pickle"
+    env = {**os.environ, "PYTHONPATH": str(NEW), "CORTEX_HOME": str(home)}
+    subprocess.run([sys.executable, "-c", CAPTURE, str(repo), str(home), str(HERE), str(dump)], env=env, cwd=NEW,
+                   check=True)
+    rows = pickle.loads(dump.read_bytes())
+    modules = {}
+    for name, tree in (("old", old), ("new", NEW)):
+        spec = importlib.util.spec_from_file_location(f"{name}_redact", tree / "cortex_engine/store/redact.py")
+        assert spec is not None and spec.loader is not None
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    times: dict[str, list[float]] = {"old": [], "new": []}
+    for n in range(runs):
+        for name in ("old", "new") if n % 2 == 0 else ("new", "old"):
+            module = modules[name]
+            for cache in ("_clean_short", "_clean_short_param"):
+                if hasattr(module, cache):
+                    getattr(module, cache).cache_clear()
+            began = time.process_time()
+            for row in rows:
+                module._clean_params(row)
+            times[name].append(round((time.process_time() - began) * 1000, 1))
+    values = [v for row in rows if isinstance(row, list) for v in row]
+    differ = sum(1 for v in set(v for v in values if isinstance(v, str))
+                 if modules["old"].clean_param(v) != modules["new"].clean_param(v))
+    strings = [v for v in values if isinstance(v, str)]
+    return {"statements": len(rows), "string_parameters": len(strings), "distinct": len(set(strings)),
+            "bytes": sum(len(v) for v in strings), "cpu_ms": times,
+            "median_cpu_ms": {k: statistics.median(v) for k, v in times.items()}, "cleaned_differently": differ}
+
+
 def main() -> int:
     """Build (or reuse) the tier, then alternate old and new flushes."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -94,6 +153,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--cleaning", action="store_true")
     args = parser.parse_args()
     import synth
 
@@ -106,6 +166,9 @@ def main() -> int:
     repo_name, home_name, files = json.loads((keep / "files.json").read_text())
     repo, home = Path(repo_name), Path(home_name)
     lines = synth.spool_lines(repo, random.Random(3), args.lines, files, start=synth.NOW.timestamp())
+    if args.cleaning:
+        print(json.dumps(cleaning(args.old, repo, home, keep, lines, args.runs), indent=2))
+        return 0
     if args.profile:
         restore(repo, home, keep)
         flush_once(NEW, repo, home, lines, profile=True)
