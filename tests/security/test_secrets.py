@@ -91,9 +91,6 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
                       tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined},
                       tool_response={"content": [{"type": "text", "text": "done"}]})
             count(f"hook: {tool} description", len(chunk))
-        run = host.cortex("recall", " ".join(joined.split()))
-        assert run.code == 0, run.err
-        count("cli: cortex recall (topic)", len(chunk))
     for index, chunk in enumerate(_chunks(cases)):
         joined = "\n".join(text for _, text, _ in chunk)
         agent = f"agent-{index}"
@@ -105,18 +102,20 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
                   stop_hook_active=False, last_assistant_message=joined)
         count("hook: subagent conclusion", len(chunk))
         alternatives = [arg for _, text, _ in chunk for arg in ("--alternative", text)]
-        run = host.cortex("note", "--kind", "decision", "--subject", f"chunk {index}", *alternatives, joined)
+        run = host.cortex("note", "--kind", "decision", "--subject", f"chunk {index}", *alternatives, joined, "--json")
         assert run.code == 0, run.err
         count("cli: cortex note (content, alternatives)", len(chunk))
+        edited = host.cortex("edit-memory", json.loads(run.out)["id"], "--text",
+                             "\n".join(text for _, text, _ in reversed(chunk)))
+        assert edited.code == 0, edited.err
+        count("cli: cortex edit-memory", len(chunk))
+        run = host.cortex("recall", " ".join(joined.split()))
+        assert run.code == 0, run.err
+        count("cli: cortex recall (topic)", len(chunk))
         run = host.cortex("log", "cmd", "--cmd", " && ".join(text for _, text, _ in chunk), "--stdout", joined,
                           "--stderr", joined, "--exit", "1")
         assert run.code == 0, run.err
         count("cli: cortex log cmd", len(chunk))
-        run = host.cortex("note", "--kind", "insight", f"edited later {index}", "--json")
-        assert run.code == 0, run.err
-        run = host.cortex("edit-memory", json.loads(run.out)["id"], "--text", joined)
-        assert run.code == 0, run.err
-        count("cli: cortex edit-memory", len(chunk))
     host.fire("cortex-end-of-turn.sh", "Stop", stop_hook_active=False)
 
     export = tmp_path / "in.jsonl"
@@ -182,6 +181,6 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     unstored = [name for i, (name, _, _) in enumerate(cases) if f"case{i:03d} ".encode() not in dump]
     assert unstored == []  # every shape really reached the store
     assert notes >= 4 * len(cases) and shared == len(cases) and descriptions == 2 * len(_chunks(cases, HOOK_CHUNK))
-    assert recalls == len(cases) + len(_chunks(cases, HOOK_CHUNK))
+    assert recalls == len(cases) + len(_chunks(cases))
     assert len(cases) >= 120 and len(tried) == 18
     assert found == []
