@@ -18,6 +18,7 @@ from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, reran
                                            seat_superseded, supersession_group, term_weights, tokenize_topic)
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
+from cortex_engine.store.redact import clean_text
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
@@ -106,8 +107,16 @@ def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tupl
     return query, total, seated(ctx, ranking, limit)
 
 
+def entered(topic: str) -> str:
+    """A topic as it enters retrieval: cleaned like stored text (secrets redacted, invisible characters removed)
+    before anything is derived from it. The tokens, the full-text query and the lead line are derived forms the
+    store's choke point cannot recognise a secret in (`sk ant api03 …`), so the topic is cleaned first."""
+    return clean_text(topic)
+
+
 def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tuple[str | None, int, Ranking]:
     """The reranked candidate pool sized for a list `pool` deep (`candidates`), its references not yet judged."""
+    topic = entered(topic)
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, pool, phrase=topic if exact else None)
     weights = term_weights(ctx.conn, tokens) if found else {}
@@ -172,6 +181,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
     pool reranked is the best 5 × max(limit, RECALL_LIMIT) full-text matches, so the top of a default recall is
     the same however deep its budget lets it go, and only the items rendered have their references judged.
     """
+    topic = entered(topic)
     query, total, ranking = rank_pool(ctx, topic, max(limit or 0, RECALL_LIMIT))
     cap = limit or RECALL_MAX_LIMIT
     depth = limit or RECALL_LIMIT
@@ -217,6 +227,7 @@ def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
 
 def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surface:
     """A smaller topical brief: decisions first, then intents, blockers, insights, others."""
+    topic = entered(topic)
     header = []
     if for_agent:
         header.append(f"Briefing for {collapse(defuse(for_agent))}:")
