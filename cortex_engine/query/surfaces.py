@@ -392,7 +392,8 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     return row, "\n".join(lines)
 
 
-def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
+def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None,
+                  pending: str | None = None) -> Surface:
     """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
 
     Every side of an open contest in this scope comes first, marked, whatever its heat: an unresolved
@@ -425,6 +426,8 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
         if hidden:
             lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
+        if pending:  # one line, a count: what arrived from outside is not memory until a person accepts it
+            lines.append(pending)
         if resume:
             lines.append(f"- resume: {shorten(defuse(resume), 110)}")
         if ledger and ledger_files:
