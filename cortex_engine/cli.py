@@ -144,12 +144,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def cmd_inbox(args: argparse.Namespace) -> int:
     """List what arrived from outside, or accept / reject it (a person's verdict; refused from an agent's shell)."""
     from cortex_engine.base import settings
-    from cortex_engine.memory.arrivals import STATES, describe
+    from cortex_engine.results import ARRIVAL_STATES, describe_arrival
 
     if args.action == "list":
         if args.ids or args.all:
             raise UsageError("cortex inbox lists; give ids or --all to `cortex inbox accept` or `cortex inbox reject`")
-        states = STATES if args.state == "all" else (args.state,)
+        states = ARRIVAL_STATES if args.state == "all" else (args.state,)
         with _engine(args) as engine:
             found = engine.inbox(states)
         if args.json:
@@ -157,7 +157,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         elif not found:
             _print(f"The inbox holds no {'' if args.state == 'all' else args.state + ' '}arrival.")
         else:
-            lines = [line for a in found for line in describe(a)]
+            lines = [line for a in found for line in describe_arrival(a)]
             if args.state == "pending":
                 lines.append("Accept with `cortex inbox accept ID` (or --all), reject with `cortex inbox reject ID`.")
             _print("\n".join(lines))

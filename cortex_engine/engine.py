@@ -1165,6 +1165,24 @@ class Engine:
         """
         return inbox.accept(self.conn, self.scope, ids, self.now(), every=every)
 
+    def arrival_file(self, arrival_id: str) -> str:
+        """The absolute path of the file an arrival came from (a decision file in this worktree, an imported file).
+
+        Raises:
+            NotFound: no arrival carries that id.
+        """
+        row = arrivals.find(self.conn, arrival_id)
+        return row["path"] if row["channel"] == "import" else os.path.join(self.scope.worktree, row["path"])
+
+    def arrival_commit(self, arrival_id: str) -> str:
+        """Git's account of the commit a decision-file arrival came from (author text, to be shown as such).
+
+        Raises:
+            NotFound: no arrival carries that id.
+            InvalidInput: it names no commit, or git cannot show it.
+        """
+        return sharing.commit_text(self.scope.worktree, arrivals.find(self.conn, arrival_id)["commit_oid"])
+
     def reject_arrivals(self, ids: list[str], *, every: bool = False) -> list[inbox.Verdict]:
         """A person rejects arrivals: they never become notes (the same decision file is not offered again).
 

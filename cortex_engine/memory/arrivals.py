@@ -23,7 +23,7 @@ from cortex_engine.base.records import record
 from cortex_engine.store.database import in_scopes, scope_id
 
 CHANNELS = ("shared", "import")
-STATES = ("pending", "accepted", "rejected", "withdrawn")
+ARRIVAL_STATES = ("pending", "accepted", "rejected", "withdrawn")
 
 
 @record(frozen=True)
@@ -140,7 +140,7 @@ def pending_line(count: int) -> str | None:
 def listing(conn: sqlite3.Connection, scope_keys: Sequence[str] | None,
             states: Iterable[str] = ("pending",)) -> list[Arrival]:
     """The arrivals of these scopes (None: of every scope) in the given states, in the order they arrived."""
-    wanted = [s for s in states if s in STATES]
+    wanted = [s for s in states if s in ARRIVAL_STATES]
     if scope_keys is not None and not scope_keys or not wanted:
         return []
     marks = ",".join("?" * len(wanted))
@@ -179,7 +179,7 @@ def mark(conn: sqlite3.Connection, arrival_id: str, state: str, now: str, note_i
                  (state, now, note_id, arrival_id))
 
 
-def describe(arrival: Arrival) -> list[str]:
+def describe_arrival(arrival: Arrival) -> list[str]:
     """An arrival as the person reviewing it reads it: where it came from, then what it says (author text,
     defused and quoted, never presented as a decision)."""
     from cortex_engine.memory.items import collapse, defuse_labels

@@ -474,6 +474,20 @@ def _needing_review(conn: sqlite3.Connection, scope: Scope, folder: str, parsed:
     return out
 
 
+def commit_text(worktree: str, commit: str | None) -> str:
+    """Git's account of a commit (header, message, files changed) for the person reviewing an arrival: author text.
+
+    Raises:
+        InvalidInput: the arrival names no commit, or git cannot show it.
+    """
+    if not commit or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise InvalidInput("this arrival names no commit (it was imported from a file)", code="no_commit")
+    out = _git(worktree, "show", "--stat", "--no-color", "--format=fuller", commit, "--")
+    if out is None:
+        raise InvalidInput(f"git cannot show commit {commit[:10]} here (gone after a rewrite?)", code="no_commit")
+    return out.decode("utf-8", "replace")
+
+
 def own_email(worktree: str) -> str | None:
     """The email this machine's git would author a commit with (config and environment), lowercased."""
     out = _git(worktree, "var", "GIT_AUTHOR_IDENT")

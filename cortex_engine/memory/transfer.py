@@ -444,7 +444,7 @@ def hold_for_review(conn: sqlite3.Connection, result: ImportResult, incoming: li
             if note.id in waiting or conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
                 result.present += 1
                 continue
-            arrivals.add(conn, note.scope, "import", result.path, kind=note.kind, subject=note.subject,
+            arrivals.add(conn, note.scope, "import", os.path.abspath(result.path), kind=note.kind, subject=note.subject,
                          content=note.content, alternatives=note.alternatives, timestamp=note.timestamp, now=now,
                          status=note.status, note_id=note.id, source=note.source, seq=seq)
             waiting.add(note.id)
