@@ -88,6 +88,8 @@ def test_pulled_decision_files_change_no_local_decision_and_the_brief_shows_one_
     doctor = cortex(repo.path, "doctor", "--json").data()
     check = next(c for c in doctor["checks"] if c["name"] == "shared-decisions")
     assert "0002-improve-readme-wording.md: its `# title` and its cortex-subject name different subjects" in check["detail"]
+    inbox = next(c for c in doctor["checks"] if c["name"] == "inbox")
+    assert inbox["status"] == "warn" and inbox["detail"].startswith("2 arrival(s)")
     resolved = cortex(repo.path, "resolve", "--subject", "tls", "--json")
     assert resolved.code == 0, resolved.err
 
@@ -302,6 +304,19 @@ def test_a_flood_of_decision_files_keeps_the_users_notes_and_costs_a_fixed_numbe
     text = eng.session_brief(book=False).text
     assert "use OIDC" in text and "use postgres" in text and "use tool" not in text
     assert text.count("inbox:") == 1 and "500 arrivals" in text
+
+
+def test_trusted_decision_files_take_no_seat_from_the_users_notes(repo: Repo, local: dict[str, str], make_engine: Open,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even applied at once (`none`), newer shared decisions on other subjects leave the brief's seats to the user's
+    own decisions. (Failed before: the three newest shared decisions took all three seats.)"""
+    commit_as(repo, MALLORY, {f"{FOLDER}/{n:04d}-topic-{n}.md": madr(f"topic {n}", f"use tool {n}") for n in range(6)})
+    monkeypatch.setenv(settings.REVIEW_ARRIVALS, "none")
+    eng = make_engine(repo.path)
+    assert len(eng.sync_shared().added) == 6
+    text = eng.session_brief(book=False).text
+    assert all(t in text for t in ("use OIDC", "use postgres", "verify TLS certificates everywhere")), text
+    assert "(shared)" not in text
 
 
 def test_review_setting_reads_its_three_values(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
-from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
-                                        split_trailers)
+from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_origin,
+                                        note_status, split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
@@ -411,6 +411,10 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         if validation.all_missing:
             continue
         eligible.append((row, validation))
+    # The user's own notes take the seats before decisions read from the repository: a folder of them (even one a
+    # team trusts, `CORTEX_REVIEW_ARRIVALS=none`) cannot push every note written here out of the brief.
+    own = len(contested)
+    eligible[own:] = sorted(eligible[own:], key=lambda pair: note_origin(pair[0]["kind"], pair[0]["text"]) == "shared")
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])
     picked = picked[:max(3, len(contested))]
