@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
     from cortex_engine.capture import agents, consolidation, ledger, reflex, searchledger
-    from cortex_engine.memory import arrivals, inbox, merges, sharing, transfer
+    from cortex_engine.memory import arrivals, merges, sharing, transfer
+    from cortex_engine.memory import inbox as review
     from cortex_engine.query import inspection
 else:
     agents = LazyModule("capture.agents")
@@ -43,7 +44,7 @@ else:
     inspection = LazyModule("query.inspection")
     merges = LazyModule("memory.merges")
     arrivals = LazyModule("memory.arrivals")
-    inbox = LazyModule("memory.inbox")
+    review = LazyModule("memory.inbox")  # not `inbox`: that is the Engine method listing it
     sharing = LazyModule("memory.sharing")
     ledger = LazyModule("capture.ledger")
     searchledger = LazyModule("capture.searchledger")
@@ -1155,7 +1156,7 @@ class Engine:
         """How many arrivals of this worktree's scopes wait for review."""
         return arrivals.pending_count(self.conn, self.scope_keys)
 
-    def accept_arrivals(self, ids: list[str], *, every: bool = False) -> list[inbox.Verdict]:
+    def accept_arrivals(self, ids: list[str], *, every: bool = False) -> list[review.Verdict]:
         """A person accepts arrivals: each becomes a note under the usual rules. Only the CLI and the TUI call this.
 
         Raises:
@@ -1163,7 +1164,7 @@ class Engine:
             InvalidInput: neither ids nor `every`, or an ambiguous prefix.
             Refused: an arrival is no longer pending, or is a decision file of another branch.
         """
-        return inbox.accept(self.conn, self.scope, ids, self.now(), every=every)
+        return review.accept(self.conn, self.scope, ids, self.now(), every=every)
 
     def arrival_file(self, arrival_id: str) -> str:
         """The absolute path of the file an arrival came from (a decision file in this worktree, an imported file).
@@ -1183,7 +1184,7 @@ class Engine:
         """
         return sharing.commit_text(self.scope.worktree, arrivals.find(self.conn, arrival_id)["commit_oid"])
 
-    def reject_arrivals(self, ids: list[str], *, every: bool = False) -> list[inbox.Verdict]:
+    def reject_arrivals(self, ids: list[str], *, every: bool = False) -> list[review.Verdict]:
         """A person rejects arrivals: they never become notes (the same decision file is not offered again).
 
         Raises:
@@ -1191,7 +1192,7 @@ class Engine:
             InvalidInput: neither ids nor `every`, or an ambiguous prefix.
             Refused: an arrival is no longer pending.
         """
-        return inbox.reject(self.conn, self.scope, ids, self.now(), every=every)
+        return review.reject(self.conn, self.scope, ids, self.now(), every=every)
 
     # -- store ----------------------------------------------------------------------------------
 

@@ -202,7 +202,7 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
             if isinstance(node, ast.Attribute) and node.attr in ("accept_arrivals", "reject_arrivals", "accept", "reject"):
                 base = node.value
                 owner = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
-                if node.attr in ("accept_arrivals", "reject_arrivals") or owner == "inbox":
+                if node.attr in ("accept_arrivals", "reject_arrivals") or owner in ("inbox", "review"):
                     callers.setdefault(str(path.relative_to(ROOT)), set()).add(node.attr)
     assert set(callers) == {"cortex_engine/cli.py", "cortex_engine/engine.py", "cortex_tui/screens/inbox.py"}
     assert callers["cortex_engine/engine.py"] == {"accept", "reject"}  # Engine.accept_arrivals → inbox.accept
