@@ -411,10 +411,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         if validation.all_missing:
             continue
         eligible.append((row, validation))
-    # The user's own notes take the seats before decisions read from the repository: a folder of them (even one a
-    # team trusts, `CORTEX_REVIEW_ARRIVALS=none`) cannot push every note written here out of the brief.
-    own = len(contested)
-    eligible[own:] = sorted(eligible[own:], key=lambda pair: note_origin(pair[0]["kind"], pair[0]["text"]) == "shared")
+    # The user's own notes take the seats before decisions read from the repository (`working_set_for_brief` ranks
+    # them last): a folder of them, even one a team trusts (`CORTEX_REVIEW_ARRIVALS=none`), cannot push every note
+    # written here out of the brief.
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])
     picked = picked[:max(3, len(contested))]
@@ -475,15 +474,27 @@ def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
     ).fetchall()
 
 
+SHARED = "shared"
+"""The origin of a decision read from the repository's decisions folder (`memory/sharing.ORIGIN`)."""
+
+
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
     rows = ctx.conn.execute(
         f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
+    if len(rows) == 500:  # a flood of newer items (a folder of decision files): the notes written here still compete
+        seen = {r["id"] for r in rows}
+        rows += [r for r in ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') "
+            "AND kind LIKE 'note:%' AND instr(text, ?) = 0 ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (*ctx.scope_keys, f"\nOrigin: {SHARED}", limit)) if r["id"] not in seen]
     scored = sorted(  # stable: ties stay in the order read, newest first
         rows,
         key=lambda r: (
+            # Decisions read from the repository come after the notes written here (see `session_brief`).
+            note_origin(r["kind"], r["text"]) == SHARED,
             -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
             -r["importance"],
         ),
