@@ -136,6 +136,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         _emit_json(result.to_dict())
         return 0
     lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
+    if result.pending:
+        lines.append(f"{len(result.pending)} decision file(s) by another author wait for your review: `cortex inbox`.")
     lines += [f"skipped {path}: {why}" for path, why in result.malformed]
     _print("\n".join(lines))
     return 0
@@ -970,7 +972,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("ids", nargs="+", metavar="ID", help="a decision's note or memory id")
     add("sync", cmd_sync, "read the committed decisions folder at HEAD as shared decisions")
     p = add("inbox", cmd_inbox, "what arrived from outside (decision files by others, imports): list, accept or reject")
-    p.add_argument("action", nargs="?", default="list", choices=["list", "accept", "reject"])
+    p.add_argument("action", nargs="?", default="list", choices=["list", "accept", "reject"],
+                   help="list (the default), accept or reject")
     p.add_argument("ids", nargs="*", metavar="ID", help="an arrival's id (or its first 8+ characters)")
     p.add_argument("--all", action="store_true", help="accept or reject every pending arrival of this branch")
     p.add_argument("--state", default="pending", choices=["pending", "accepted", "rejected", "withdrawn", "all"],
