@@ -329,3 +329,41 @@ def test_review_setting_reads_its_three_values(monkeypatch: pytest.MonkeyPatch) 
         seen.append(settings.review_arrivals())
     assert seen == ["others", "others", "all", "none", "others"]
 
+
+
+def test_tui_inbox_shows_the_commit_and_rejects(repo: Repo, local: dict[str, str], arrived: str, make_engine: Open) -> None:
+    """In the TUI: the footer's Inbox key is live while arrivals wait (and the brief pane says how many), `i` opens
+    the Inbox, `g` shows git's account of the commit (author text, shown literally), `x`
+    rejects the highlighted arrival and the list shrinks; the main footer's key goes once nothing waits."""
+    from textual.widgets import Static
+
+    from .test_tui_behaviour import drive
+    from .test_tui_snapshots import settle
+
+    seen: dict[str, str] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001 - a CortexApp, a Pilot, the notifications
+        seen["key_while_pending"] = str(app.screen.check_action("inbox", ()))
+        seen["brief"] = app.snapshot.brief.text
+        await pilot.press("i")
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        seen["commit"] = str(app.screen.query_one("#inbox-detail", Static).render())
+        for _ in range(2):
+            await pilot.press("x")
+            await settle(pilot)
+        seen["status"] = str(app.screen.query_one("#inbox-status", Static).render())
+        seen["detail"] = str(app.screen.query_one("#inbox-detail", Static).render())
+        await pilot.press("escape")
+        await settle(pilot)
+        seen["inbox_key"] = str(app.screen.check_action("inbox", ()))
+
+    drive(repo.path, steps)
+    assert seen["key_while_pending"] == "True" and "- inbox: 2 arrivals from outside" in seen["brief"]
+    assert f"commit {arrived}" in seen["commit"] and "Author:     Mallory <mallory@evil.example>" in seen["commit"]
+    assert seen["status"].startswith("Rejected ") and "it stays out of memory" in seen["status"]
+    assert seen["detail"] == "The inbox is empty: nothing waits for your review." and seen["inbox_key"] == "False"
+    with make_engine(repo.path) as eng:
+        assert [a.state for a in eng.inbox(("rejected",))] == ["rejected", "rejected"]
+        assert statuses(eng.conn, list(local.values())) == {i: ("active", 0) for i in local.values()}

@@ -443,7 +443,6 @@ STATES: dict[str, State] = {
     "audited_memory": State("audited", _audited_memory),
     "audit": State("audited", _audit),
     "hostile_session": State("hostile", _session),
-    "inbox_overview": State("inbox", _overview),
     "inbox_pending": State("inbox", _inbox),
     "inbox_accepted": State("inbox_accept", _inbox_accepted),
 }
@@ -630,9 +629,9 @@ def test_audit_dialog(snap_compare, seen_from: World, size: str) -> None:
     assert snap(snap_compare, seen_from, "audit", size)
 
 
-@pytest.mark.parametrize("name", ["inbox_overview", "inbox_pending", "inbox_accepted"])
+@pytest.mark.parametrize("name", ["inbox_pending", "inbox_accepted"])
 def test_inbox_flow(snap_compare, seen_from: World, name: str) -> None:
-    """Another author's decision files wait: the brief says so in one line and the footer shows Inbox (i); the
-    Inbox lists each with its file, commit and author, the highlighted one in full (escape and label defused);
-    accepting (a) turns it into a note and leaves the other waiting."""
+    """Another author's decision files wait (the overview's footer shows Inbox, i): the Inbox lists each with its
+    file, commit and author, the highlighted one in full (escape and label defused); accepting (a) turns it into
+    a note and leaves the other waiting."""
     assert snap(snap_compare, seen_from, name, "narrow")
