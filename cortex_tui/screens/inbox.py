@@ -110,7 +110,7 @@ class InboxScreen(Screen[None]):
                      f"{arrival.kind}: {subject}{said(arrival.content)}")
             table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=arrival.id)
         box = self.query_one("#inbox-detail-box")
-        box.border_title = f"Arrival · {len(found)} waiting" if found else "Arrival"
+        box.border_title = Content.assemble("Arrival · ", str(len(found)), " waiting") if found else "Arrival"
         if found:
             table.focus()
             self._detail(found[min(table.cursor_row, len(found) - 1)])
