@@ -231,20 +231,17 @@ def add_references(conn: sqlite3.Connection, item_id: str, refs: Sequence[tuple[
     """Store (type, raw, normalized) references of a memory item, recorded at HEAD `head`.
 
     The raw spelling is stored only when it differs from the normalized path, and the HEAD once per store
-    (`git_oids`); `memory_references` shows both as they were given.
+    (`git_oids`); `memory_references` shows both as they were given. Two statements whatever the count (a flush
+    projects thousands of items).
     """
     if not refs:
         return
-    row = conn.execute("SELECT rowid FROM memory_items WHERE id=?", (item_id,)).fetchone()
-    if row is None:
-        return
-    head_key = None
     if head is not None:
         conn.execute("INSERT OR IGNORE INTO git_oids(oid) VALUES (?)", (head,))
-        head_key = conn.execute("SELECT id FROM git_oids WHERE oid=?", (head,)).fetchone()[0]
     conn.executemany(
-        "INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) VALUES (?,?,?,?,?)",
-        [(row[0], kind, None if raw == normalized else raw, normalized, head_key) for kind, raw, normalized in refs],
+        "INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "
+        "SELECT rowid, ?, ?, ?, (SELECT id FROM git_oids WHERE oid=?) FROM memory_items WHERE id=?",
+        [(kind, None if raw == normalized else raw, normalized, head, item_id) for kind, raw, normalized in refs],
     )
 
 
