@@ -179,3 +179,22 @@ def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
     engine.conn.commit()
     mine = {engine.note("insight", f"the parser is slow on case {n}").item_id for n in range(3)}
     assert {item.id for item in engine.recall("parser rejects input", book=False).items} == mine
+
+
+def test_term_counts_are_read_once_per_store_state(engine: Engine) -> None:
+    """A warm engine weighs a topic's terms by counts it read at this store state: recalling the same topic again
+    evaluates no term a second time (a path phrase is most of a recall's SQL), and a write reads them anew."""
+    engine.note("insight", "the pool in src/db/pool.py times out after five seconds")
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        counts = []
+        for write in (False, False, True):
+            if write:
+                engine.note("insight", "another note about src/db/pool.py")
+            statements.clear()
+            engine.recall("src/db/pool.py timeout", book=False)
+            counts.append(sum("SELECT count(*) FROM memory_items_fts" in s for s in statements))
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert counts == [2, 0, 2]
