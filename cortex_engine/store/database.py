@@ -433,8 +433,9 @@ CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 #   (`own_source` holds them, as JSON, for an item whose id is not). The primary key then finds, and keeps
 #   unique, an item by its source: memory_items_source is gone, and queries ask `id = 'notes:' || n.id`.
 # - References live in `item_refs`, keyed by the item's rowid, with the raw spelling only when it differs from
-#   the normalized path, and the HEAD as an integer into `git_oids` (one HEAD was repeated as 40 hex characters
-#   in every reference). `memory_references` is a view with the old columns for readers; writes go through
+#   the normalized path, the status only once a check set it (NULL reads `unknown`), and the HEAD as an
+#   integer into `git_oids` (one HEAD was repeated as 40 hex characters in every reference).
+#   `memory_references` is a view with the old columns for readers; writes go through
 #   `store.queries` (add_references, drop_references, set_reference_status). Deleting an item deletes its
 #   references (a trigger: a rowid cannot be a foreign key target here).
 # - notes_session keys the session alone (a session's notes are a few dozen, sorted in memory).
@@ -563,21 +564,22 @@ CREATE TABLE item_refs (
     reference_type TEXT NOT NULL,
     raw_reference TEXT,
     normalized_path TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'unknown',
+    status TEXT,
     checked_at TEXT,
     moved_to TEXT,
     head INTEGER REFERENCES git_oids(id)
 );
 INSERT INTO item_refs(id, item, reference_type, raw_reference, normalized_path, status, checked_at, moved_to, head)
-    SELECT r.id, m.rowid, r.reference_type, NULLIF(r.raw_reference, r.normalized_path), r.normalized_path, r.status,
-           r.checked_at, r.moved_to, g.id
+    SELECT r.id, m.rowid, r.reference_type, NULLIF(r.raw_reference, r.normalized_path), r.normalized_path,
+           NULLIF(r.status, 'unknown'), r.checked_at, r.moved_to, g.id
     FROM memory_references r JOIN memory_items m ON m.id = r.memory_item_id LEFT JOIN git_oids g ON g.oid = r.head_oid
     ORDER BY r.id;
 DROP TABLE memory_references;
 CREATE INDEX item_refs_item ON item_refs(item);
 CREATE VIEW memory_references AS
     SELECT r.id AS id, m.id AS memory_item_id, r.reference_type, COALESCE(r.raw_reference, r.normalized_path)
-               AS raw_reference, r.normalized_path, r.status, r.checked_at, r.moved_to, g.oid AS head_oid
+               AS raw_reference, r.normalized_path, COALESCE(r.status, 'unknown') AS status, r.checked_at, r.moved_to,
+           g.oid AS head_oid
     FROM item_refs r JOIN memory_items m ON m.rowid = r.item LEFT JOIN git_oids g ON g.id = r.head;
 CREATE TRIGGER item_refs_cascade AFTER DELETE ON memory_items BEGIN
     DELETE FROM item_refs WHERE item = old.rowid;
