@@ -245,7 +245,7 @@ def warm_check(engine: Engine, notes: int) -> dict[str, object]:
         n += 1
         for row in rows[: notes - len(rows) * n]:
             copy = {**{k: row[k] for k in row.keys() if k not in ("source_table", "source_id")},
-                    "id": f"{row['id']}:copy{n}", "own_source": "[null, null]"}  # schema 10: a copy has no source
+                    "id": f"{row['id']}:copy{n}", "own_source": "[null, null]"}  # schema 11: a copy has no source
             conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
                          tuple(copy.values()))
             conn.execute("INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "

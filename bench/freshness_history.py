@@ -407,7 +407,7 @@ def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
                 break
             copy = {k: row[k] for k in row.keys() if k not in ("source_table", "source_id")}
             copy["id"] = f"{row['id']}:copy{n}"
-            copy["own_source"] = "[null, null]"  # schema 10: a copy has no source
+            copy["own_source"] = "[null, null]"  # schema 11: a copy has no source
             conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
                          tuple(copy.values()))
             for ref in by_item.get(row["id"], []):

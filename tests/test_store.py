@@ -292,7 +292,7 @@ def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(re
 
 
 def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -> None:
-    """Schema 10 stores a note's content once, in its item's text. Any write to the item through raw SQL (an edit
+    """Schema 11 stores a note's content once, in its item's text. Any write to the item through raw SQL (an edit
     that drops the content, a re-projection, a deletion) leaves the note's content readable and exact."""
     conn = engine.conn
     kept = engine.note("decision", "use kafka for the job queue — ünïcode too", "job queue", ["rabbitmq"])

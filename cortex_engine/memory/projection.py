@@ -19,7 +19,7 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
     row = conn.execute("SELECT text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     scope_type = scope_key.split(":", 1)[0]
     if row is None:
-        # The id names the source (`<table>:<id>`, schema 10 computes source_table and source_id from it); an id
+        # The id names the source (`<table>:<id>`, schema 11 computes source_table and source_id from it); an id
         # that does not keeps its source in own_source.
         own = None if item_id == f"{source_table}:{source_id}" else json.dumps([source_table, source_id])
         conn.execute(

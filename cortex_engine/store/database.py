@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -419,7 +419,39 @@ CREATE INDEX IF NOT EXISTS notes_open_contests ON notes(scope_id, status, confli
 CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 """
 
-# Version 10: each text stored once, rows keyed by integer, only the indexes a query plan uses (issue 30: the
+# Version 10: the inbox (issue 26). What arrives from outside (a decision file committed by someone else, an
+# imported note) waits here until a person accepts or rejects it; nothing in it is a note, so no surface ranks it
+# and no rule runs against it. A row keeps where the arrival came from (file path, commit, author and date as git
+# records them) and what it says, and its review state; keyed by the scope's integer id like notes.
+_V10 = """
+CREATE TABLE IF NOT EXISTS arrivals (
+    id TEXT PRIMARY KEY,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    channel TEXT NOT NULL CHECK (channel IN ('shared', 'import')),
+    path TEXT NOT NULL,
+    blob_oid TEXT,
+    commit_oid TEXT,
+    author TEXT,
+    authored_at TEXT,
+    note_id TEXT,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    content TEXT NOT NULL,
+    alternatives TEXT,
+    timestamp TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'active',
+    source TEXT,
+    seq INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'accepted', 'rejected', 'withdrawn')),
+    arrived_at TEXT NOT NULL,
+    decided_at TEXT,
+    result_note_id TEXT
+);
+CREATE INDEX IF NOT EXISTS arrivals_pending ON arrivals(scope_id, state) WHERE state='pending';
+CREATE INDEX IF NOT EXISTS arrivals_file ON arrivals(scope_id, path, blob_oid);
+"""
+
+# Version 11: each text stored once, rows keyed by integer, only the indexes a query plan uses (issue 30: the
 # reference corpus's 10k notes made a 16.8 MiB store). `notes` and `memory_items` are rebuilt with their rowids.
 # - A note's content is kept by its memory item: the item's text is the note's projection, `<kind>: <content>`
 #   then trailers, so `notes.content` is NULL and `content_chars` says how long it is; `scoped_notes` reads it out
@@ -443,9 +475,11 @@ CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 #   the `(seen Nx)` lookup through that one (a session's failures are a handful).
 # - notes_subject holds only notes with a subject: every query through it asks `subject=?` (which SQLite knows
 #   implies the index's `subject IS NOT NULL`), and insights often have none.
+# - arrivals_file (schema 10) is gone: no plan used it (`arrivals.known_files` reads the scope's shared arrivals
+#   without the scope index, by design, and nothing looks an arrival up by path).
 # - memory_items_created ascends: items arrive in time order, and a descending index took every new key at its
 #   left edge, leaving its pages half full (SQLite walks an index backwards for `ORDER BY created_at DESC`).
-_V10 = """
+_V11 = """
 CREATE TABLE notes_v10 (
     id TEXT PRIMARY KEY,
     session INTEGER,
@@ -556,6 +590,7 @@ CREATE VIEW scoped_items AS
            m.last_accessed_at, m.created_at, s.key AS scope_key
     FROM memory_items m JOIN scopes s ON s.id = m.scope_id;
 DROP INDEX episodes_summary;
+DROP INDEX IF EXISTS arrivals_file;
 CREATE TABLE git_oids (id INTEGER PRIMARY KEY, oid TEXT NOT NULL UNIQUE);
 INSERT INTO git_oids(oid) SELECT DISTINCT head_oid FROM memory_references WHERE head_oid IS NOT NULL ORDER BY 1;
 CREATE TABLE item_refs (
@@ -587,7 +622,7 @@ END;
 """
 
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
@@ -774,7 +809,7 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
-    if 0 < version < 10 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
+    if 0 < version < 11 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
         try:
             with waiting_at_most(conn):  # never wait on a reader for this: it is only about file size
                 conn.execute("VACUUM")

@@ -224,7 +224,7 @@ def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, s
     return found
 
 
-# -- references (schema 10: `item_refs` keyed by the item's rowid; `memory_references` is the view readers use) -----
+# -- references (schema 11: `item_refs` keyed by the item's rowid; `memory_references` is the view readers use) -----
 
 
 def add_references(conn: sqlite3.Connection, item_id: str, refs: Sequence[tuple[str, str, str]], head: str | None) -> None:
@@ -422,6 +422,8 @@ INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     "memory_items_live": (  # the SessionStart brief: the newest pinned, hot or warm items
         f"SELECT id FROM memory_items WHERE scope_id IN {_S} AND state IN ('pinned','hot','warm') "
         "ORDER BY created_at DESC LIMIT 40", ("k",)),
+    "arrivals_pending": (  # arrivals.pending_count (the inbox's count on every brief)
+        f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND scope_id IN {_S}", ("k",)),
     "item_refs_item": (  # freshness: an item's references
         "SELECT memory_item_id, normalized_path FROM memory_references WHERE memory_item_id IN (?)", ("i",)),
 }

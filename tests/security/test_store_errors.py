@@ -164,7 +164,7 @@ def _damage_table(db: Path, table: str) -> None:
 def test_damaged_page_is_one_line_and_the_rest_stays_readable(site: Site) -> None:
     """A damaged table page gives one line saying the store is damaged and what to do; other tables still read.
 
-    (Since schema 10 a note's text is stored once, in its memory item: the note rows around it stay readable.)
+    (Since schema 11 a note's text is stored once, in its memory item: the note rows around it stay readable.)
     """
     db = _seed(site)
     before = _note_rows(db)
