@@ -17,7 +17,7 @@ def _item(engine: Engine, note_id: str):
 
 
 def _note(engine: Engine, note_id: str):
-    return engine.conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    return engine.conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
 
 
 def _count(engine: Engine) -> int:

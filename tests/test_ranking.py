@@ -67,9 +67,9 @@ def _bulk(engine: Engine, count: int, tag: str) -> None:
     """`count` newer warm items inserted as rows (fast), so the note under test is not among the newest 500."""
     now = engine.now()
     engine.conn.executemany(
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.7, ?)",
-        [(f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"{tag}{n}", f"insight: filler {tag} {n}", now) for n in range(count)],
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.7, ?)",
+        [(f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"insight: filler {tag} {n}", now) for n in range(count)],
     )
     engine.conn.commit()
 
@@ -166,16 +166,35 @@ def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
     now = engine.now()
     here, elsewhere = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, "branch:elsewhere")
     engine.conn.executemany(
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, 'parser', ?, ?, 0.7, ?)",
-        [(f"bulk:{n}", elsewhere if n % 2 else here, f"p{n}", "parser parser rejects input",
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', 'parser', ?, ?, 0.7, ?)",
+        [(f"bulk:{n}", elsewhere if n % 2 else here, "parser parser rejects input",
           "warm" if n % 2 else "archived", now) for n in range(200)],
     )
     engine.conn.executemany(  # important items that do not match: the substring fallback would see only these
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.95, ?)",
-        [(f"filler:{n}", here, f"f{n}", f"unrelated filler {n}", now) for n in range(40)],
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.95, ?)",
+        [(f"filler:{n}", here, f"unrelated filler {n}", now) for n in range(40)],
     )
     engine.conn.commit()
     mine = {engine.note("insight", f"the parser is slow on case {n}").item_id for n in range(3)}
     assert {item.id for item in engine.recall("parser rejects input", book=False).items} == mine
+
+
+def test_term_counts_are_read_once_per_store_state(engine: Engine) -> None:
+    """A warm engine weighs a topic's terms by counts it read at this store state: recalling the same topic again
+    evaluates no term a second time (a path phrase is most of a recall's SQL), and a write reads them anew."""
+    engine.note("insight", "the pool in src/db/pool.py times out after five seconds")
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        counts = []
+        for write in (False, False, True):
+            if write:
+                engine.note("insight", "another note about src/db/pool.py")
+            statements.clear()
+            engine.recall("src/db/pool.py timeout", book=False)
+            counts.append(sum("SELECT count(*) FROM memory_items_fts" in s for s in statements))
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert counts == [2, 0, 2]

@@ -155,7 +155,7 @@ def test_claude_memory_files_become_insights_with_their_file_as_source(engine: E
     assert len(result.skipped) == 1 and "over 20000 characters" in result.skipped[0]
     assert "Not imported: CLAUDE.md line" in result.render()
     assert "use ruff" in engine.recall("ruff linting", book=False).text
-    ruff = engine.conn.execute("SELECT id FROM notes WHERE content='use ruff for linting'").fetchone()[0]
+    ruff = engine.conn.execute("SELECT id FROM scoped_notes WHERE content='use ruff for linting'").fetchone()[0]
     assert engine.inspect_memory(f"notes:{ruff}").conflict["source"] == os.path.realpath(claude)
     again = engine.import_file(str(claude))
     assert not again.changed and again.present == 4

@@ -14,6 +14,7 @@ from cortex_engine.base.records import record
 from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
                                         project_note_text)
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, scope_id, transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
@@ -111,11 +112,11 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
     row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     if row is None:
         conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, "
-            "text, state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, subject, text, state, importance, "
+            "created_at) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?)",
             (
-                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}", "notes",
-                note["id"], note["subject"], text, fresh_note_state(note["kind"], note["status"]),
+                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}",
+                note["subject"], text, fresh_note_state(note["kind"], note["status"]),
                 IMPORTANCE.get(note["kind"], 0.5), note["timestamp"],
             ),
         )
@@ -143,15 +144,11 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     from reading every file a traceback mentions.
     """
     if not fresh:
-        conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
+        queries.drop_references(conn, item_id)
     scope = conn.execute("SELECT scope_key FROM scoped_items WHERE id=?", (item_id,)).fetchone()
     repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
     refs = references.extract_references(subject, text, repo)
-    conn.executemany(
-        "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, head_oid) "
-        "VALUES (?,?,?,?,?)",
-        [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
-    )
+    queries.add_references(conn, item_id, [(r.type, r.raw, r.normalized) for r in refs], head)
     if not fresh:
         conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
     files = [r.normalized for r in refs if r.type == "file"] if anchor else []
@@ -234,8 +231,8 @@ def write_note(
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
         conn.execute(
-            "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
-            "origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "origin) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?,?)",
             (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
              int(bool(conflicts)), clean_text(origin) if origin else None),
         )
@@ -432,8 +429,8 @@ def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id:
     """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
     replacement_id = new_id()
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
-        "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
+        "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
+        "VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,NULL,'active',0)",
         (replacement_id, session_id, scope_id(conn, note["scope_key"]), now, note["kind"], note["subject"], clean_text(text.strip())),
     )
     _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))

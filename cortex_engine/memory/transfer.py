@@ -500,7 +500,7 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     if opposed:
         result.contested.append(note.id)
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
+        "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
         "source) VALUES (?,NULL,?,?,?,?,?,?,?,?,?)",
         (note.id, scope_id(conn, note.scope), note.timestamp, note.kind, subject, content,
          json.dumps(alternatives) if alternatives else None, status, int(conflict), note.source),

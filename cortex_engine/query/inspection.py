@@ -713,7 +713,7 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
                       "rewritten (edit the memory instead)", code="unsafe_name", id=row["id"])
     text = row["text"]
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
         if note is None:
             raise not_found(str(row["id"]))
         text = note["content"]
@@ -849,7 +849,7 @@ def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
     for session in conn.execute("SELECT id FROM sessions WHERE scope_key=? AND focus=?",
                                 (note["scope_key"], note["subject"])).fetchall():
         fallback = conn.execute(
-            "SELECT subject FROM notes WHERE session_id=? AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
+            "SELECT subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
             "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
             (session["id"],),
         ).fetchone()
