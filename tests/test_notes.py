@@ -8,6 +8,7 @@ import pytest
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.engine import Engine
+from cortex_engine.memory import notes as notes_mod
 
 from .conftest import Repo
 
@@ -150,6 +151,44 @@ def test_resolving_either_side_closes_the_contest(engine: Engine) -> None:
     assert _note(engine, a.id)["conflict"] == 0 and _note(engine, b.id)["conflict"] == 0
     assert "Conflict: true" not in _item(engine, a.id)["text"]
     assert _item(engine, b.id)["text"].endswith("Status: superseded")
+
+
+@pytest.mark.parametrize("leave", ["resolve", "supersede", "delete"])
+def test_a_side_leaving_a_three_way_contest_leaves_the_other_two_contested(engine: Engine, leave: str) -> None:
+    """Issue 27 bug 2: resolved, superseded or deleted, one side leaves and the two left stay contested and
+    marked; the next side to leave closes the contest. (Deleting used to clear the flag on every side.)"""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    c = engine.note("decision", "never flush the spool at turn end", "spool flush")
+
+    def go(note_id: str) -> None:
+        if leave == "delete":
+            engine.delete_memory(note_id, yes=True)
+        else:
+            engine.resolve(note_id, status="resolved" if leave == "resolve" else "superseded")
+
+    assert [c.id for c in c.conflicts] == [a.id]
+    go(b.id)
+    for side in (a, c):
+        assert _note(engine, side.id)["conflict"] == 1
+        assert "Conflict: true" in _item(engine, side.id)["text"]
+    assert sorted(i.id for i in engine.recall("flush the spool").items if "contested" in i.labels) == sorted(
+        f"notes:{side.id}" for side in (a, c))
+    go(c.id)
+    assert _note(engine, a.id)["conflict"] == 0 and "Conflict: true" not in _item(engine, a.id)["text"]
+
+
+def test_a_dated_note_replaced_on_arrival_is_no_side_of_a_contest(engine: Engine, clock) -> None:  # noqa: ANN001
+    """A merged note older than this scope's intent arrives superseded: the decision it contradicts is not left
+    contested alone (a contest of one active side is no contest)."""
+    decision = engine.note("decision", "flush the spool at turn end", "spool")
+    clock.advance(minutes=2)
+    engine.note("intent", "finish the spool rework", "spool")
+    between = _note(engine, decision.id)["timestamp"].replace(":00Z", ":30Z")
+    wrote = notes_mod.write_note(engine.conn, engine.scope, None, "intent", "do not flush the spool at turn end",
+                                 "spool", None, between, origin="from feature/x")
+    assert (_note(engine, wrote.id)["status"], _note(engine, wrote.id)["conflict"]) == ("superseded", 0)
+    assert _note(engine, decision.id)["conflict"] == 0 and wrote.conflicts == ()
 
 
 def test_resolve_by_subject_and_by_item_id(engine: Engine) -> None:
