@@ -290,3 +290,17 @@ def test_first_check_does_not_take_a_commitless_branch_for_merged(repo: Repo, ma
     repo.commit("main moves")
     main = make_engine(repo.path)  # main never had a session or a check
     assert main.check_merges().promoted == ()
+
+
+def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for_merged(
+        repo: Repo, make_engine: Open) -> None:
+    """Issue 27 bug 3: a branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
+    first Cortex session (nothing recorded for it) must not bring its notes home as `(from experiment)`."""
+    eng = on(repo, make_engine, "experiment", create=True)
+    eng.note("decision", "rewrite the parser by hand", "parser")
+    eng.flush_spool()  # the branch's HEAD is recorded: main's HEAD, where it forked
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)  # main never had a session or a check, and has not moved
+    assert main.check_merges().promoted == ()
+    assert active(main, "parser") == []
+    assert "(from experiment)" not in main.recall("parser by hand").text
