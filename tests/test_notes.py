@@ -131,6 +131,25 @@ def test_supersession_and_contests_are_per_scope(repo: Repo, make_engine) -> Non
     assert _note(main, on_feature.id)["conflict"] == 0
 
 
+def test_a_replacement_supersedes_only_its_own_kind_in_its_own_scope(repo: Repo, make_engine, clock) -> None:  # noqa: ANN001
+    """Replacing a decision by subject retires neither the active intent on that subject nor the same subject's
+    decision on another branch; a new intent retires the older intent only (issue 27: both mutants passed)."""
+    repo.git("checkout", "-q", "-b", "feature")
+    elsewhere = make_engine(repo.path).note("decision", "use kafka for the queue", "queue")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    intent = main.note("intent", "move the queue to a managed service", "queue")
+    clock.advance(minutes=1)
+    old = main.note("decision", "use rabbitmq for the queue", "queue")
+    result = main.resolve(subject="queue", status="superseded", replacement="use nats for the queue")
+    assert (result.id, result.superseded) == (old.id, ())
+    assert _note(main, intent.id)["status"] == "active" and _note(main, elsewhere.id)["status"] == "active"
+    clock.advance(minutes=1)
+    newer = main.note("intent", "run the queue on the managed service first", "queue")
+    assert newer.superseded == (intent.id,)
+    assert _note(main, str(result.replacement_id))["status"] == "active"
+
+
 def test_resolve_by_subject_refused_while_contested(engine: Engine) -> None:
     """Resolving by subject during a contest is refused, naming both sides; nothing changes."""
     a = engine.note("decision", "flush the spool at turn end", "spool flush")
