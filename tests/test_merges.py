@@ -304,3 +304,18 @@ def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for
     assert main.check_merges().promoted == ()
     assert active(main, "parser") == []
     assert "(from experiment)" not in main.recall("parser by hand").text
+
+
+def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """The branch's hotfix commit was cherry-picked to main, its work-in-progress commit was not: one patch-id
+    upstream is not a merge, so nothing comes home (issue 27: treating any match as a merge passed)."""
+    feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"), commits=2)
+    repo.write("main.py")
+    repo.commit("main moves on")
+    repo.git("cherry-pick", repo.git("rev-parse", "feature/auth~1").strip())
+    assert repo.git("cherry", "HEAD", "feature/auth").split() == ["-", repo.git("rev-parse", "feature/auth~1").strip(),
+                                                                  "+", repo.git("rev-parse", "feature/auth").strip()]
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert (done.merged, done.promoted) == ({}, ())
+    assert active(main, "auth") == []
