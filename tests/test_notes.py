@@ -241,6 +241,66 @@ def test_resolve_errors(engine: Engine) -> None:
         engine.resolve("x", status="deleted")
 
 
+REFUSALS = [  # (call, error type, code, message): every refusal names itself exactly (CLI and MCP print these)
+    (lambda e: e.note("opinion", "text", "s"), InvalidInput, "bad_kind",
+     "unknown note kind 'opinion'; use one of insight, decision, intent, blocker, focus"),
+    (lambda e: e.note("decision", " \n", "s"), InvalidInput, "empty_text", "note text is empty"),
+    (lambda e: e.note("insight", "x" * 20_001), InvalidInput, "too_long", "note text is over 20000 characters"),
+    (lambda e: e.note("intent", "text", "  "), InvalidInput, "subject_required", "Subject is required for intent notes"),
+    (lambda e: e.note("decision", "text", "s" * 201), InvalidInput, "too_long",
+     "subject is 201 characters; the limit is 200 (name the topic in a few words, put the detail in the note text)"),
+    (lambda e: e.note("decision", "text", "s", ["a" * 2_001]), InvalidInput, "too_long",
+     "alternatives are over 2000 characters"),
+    (lambda e: e.resolve("x", status="deleted"), InvalidInput, "bad_status",
+     "unknown status 'deleted'; use resolved or superseded"),
+    (lambda e: e.resolve(), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
+    (lambda e: e.resolve("x", subject="s"), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
+    (lambda e: e.resolve("x", replacement=" "), InvalidInput, "empty_text", "replacement text is empty"),
+    (lambda e: e.resolve(subject=" "), InvalidInput, "bad_args", "subject is empty"),
+    (lambda e: e.resolve(subject="Nothing Here"), NotFound, "not_found", 'no active note on subject "nothing here" in this scope'),
+    (lambda e: e.resolve("notes:no-such-id"), NotFound, "not_found", 'no note found for id "notes:no-such-id"'),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "code", "message"), REFUSALS)
+def test_every_refusal_names_itself_and_writes_nothing(engine: Engine, call, error, code: str, message: str) -> None:  # noqa: ANN001
+    """The exact type, code and one-line message of each refusal; the store is left as it was."""
+    with pytest.raises(error) as caught:
+        call(engine)
+    assert (caught.value.code, caught.value.message) == (code, message)
+    assert _count(engine) == 0
+
+
+def test_resolving_by_subject_during_a_contest_names_both_sides(engine: Engine) -> None:
+    """The refusal carries the sides' ids (the TUI offers them), oldest last, as the message lists them."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    with pytest.raises(Refused) as caught:
+        engine.resolve(subject="spool flush")
+    assert (caught.value.code, caught.value.details) == ("contested_subject", {"ids": [b.id, a.id]})
+    assert caught.value.message == (f'"spool flush" has an open contest between {b.id}, {a.id}; resolve one side by '
+                                    "id, or give a replacement (resolving by subject would have to guess which side "
+                                    "you meant)")
+
+
+def test_a_contest_changed_since_it_was_shown_is_refused_with_what_it_is_now(engine: Engine) -> None:
+    """`expected_sides` that no longer match: refused, naming the open sides now, and nothing changes."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    c = engine.note("decision", "never flush the spool at turn end", "spool flush")
+    with pytest.raises(Refused) as caught:
+        engine.resolve(b.id, expected_sides=[a.id, b.id])
+    assert caught.value.code == "contest_changed"
+    assert caught.value.details == {"expected": [a.id, b.id], "current": [a.id, b.id, c.id]}
+    assert caught.value.message == (f'the contest on "spool flush" changed since it was shown: its open sides are now '
+                                    f"{a.id[:8]}, {b.id[:8]}, {c.id[:8]}; nothing was changed")
+    assert engine.resolve(b.id, expected_sides=[a.id, b.id, c.id]).id == b.id
+    assert engine.resolve(a.id, expected_sides=[c.id, a.id]).cleared_contest is True
+    with pytest.raises(Refused, match="it is no longer open; nothing was changed"):
+        engine.resolve(c.id, expected_sides=[a.id, c.id])
+    assert _note(engine, c.id)["status"] == "active"
+
+
 def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> None:
     """The contest is stored, not computed per process."""
     first = make_engine(repo.path)
