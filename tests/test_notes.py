@@ -301,6 +301,34 @@ def test_a_contest_changed_since_it_was_shown_is_refused_with_what_it_is_now(eng
     assert _note(engine, c.id)["status"] == "active"
 
 
+def test_text_over_the_limit_only_before_cleaning_is_accepted(engine: Engine) -> None:
+    """The limit counts the text as stored: 20,001 characters of which one is invisible is 20,000, accepted."""
+    text = "x" * 10_000 + "\u200b" + "x" * 10_000
+    wrote = engine.note("insight", text)
+    assert len(_note(engine, wrote.id)["content"]) == 20_000
+
+
+def test_a_replacement_is_projected_at_once_and_a_second_supersede_cools_nothing(engine: Engine) -> None:
+    """The replacement's memory item exists as resolve returns; superseding the superseded note again leaves its
+    tier where the first supersede put it."""
+    old = engine.note("decision", "use rabbitmq for the queue", "queue")
+    result = engine.resolve(old.id, status="superseded", replacement="use nats for the queue")
+    assert "use nats for the queue" in _item(engine, str(result.replacement_id))["text"]
+    tier = _item(engine, old.id)["state"]
+    engine.resolve(old.id, status="superseded")
+    assert _item(engine, old.id)["state"] == tier
+
+
+def test_leaving_a_contest_ignores_what_is_not_a_side(engine: Engine) -> None:
+    """`leave_contest` on a note that is no side (or no note at all) changes nothing."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    plain = engine.note("decision", "rotate the spool file daily", "spool rotation")
+    for note_id in (plain.id, "no-such-note"):
+        notes_mod.leave_contest(engine.conn, note_id)
+    assert (_note(engine, a.id)["conflict"], _note(engine, b.id)["conflict"]) == (1, 1)
+
+
 def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> None:
     """The contest is stored, not computed per process."""
     first = make_engine(repo.path)

@@ -391,41 +391,36 @@ def contest_sides(conn: sqlite3.Connection, scope_key: str, subject: str) -> lis
         (scope_key, subject))]
 
 
-def leave_contest(conn: sqlite3.Connection, note_id: str) -> bool:
+def leave_contest(conn: sqlite3.Connection, note_id: str) -> None:
     """This side leaves the contest on its subject (it was resolved, superseded, withdrawn or is being deleted).
 
     Its own flag drops. The sides still active keep standing: two or more stay contested with each other; when
     one is left, the contest is closed and that one is the decision on the subject (its flag drops too). Every
     other note whose flag changed is re-projected; the caller re-projects (or deletes) the note itself. Call it
     inside the write transaction, after the note's status changed (before its row is deleted).
-
-    Returns:
-        Whether this closed the contest.
     """
     note = conn.execute("SELECT scope_key, subject, conflict FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is None or not note["conflict"]:
-        return False
+        return
     conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (note_id,))
     if not note["subject"] or len(contest_sides(conn, note["scope_key"], note["subject"])) > 1:
-        return False
+        return
     # The last side standing is the decision; a flag left on a retired note (a store written before) goes too.
     flagged = [row["id"] for row in conn.execute(
         f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1", (note["scope_key"], note["subject"]))]
     for other_id in flagged:
         conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (other_id,))
         _resync(conn, other_id, "branch")
-    return True
 
 
-def retire(conn: sqlite3.Connection, note_id: str, status: str) -> bool:
+def retire(conn: sqlite3.Connection, note_id: str, status: str) -> None:
     """The note takes `status` (resolved, superseded) and leaves any contest; re-projected, one tier cooler when
-    newly superseded. Returns whether its leaving closed a contest."""
+    newly superseded (a resolved note goes cold)."""
     before = conn.execute("SELECT status FROM notes WHERE id=?", (note_id,)).fetchone()
     conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
-    closed = leave_contest(conn, note_id)
+    leave_contest(conn, note_id)
     _resync(conn, note_id, "branch", demote_tier=status == "superseded" and before is not None
             and before["status"] != "superseded")
-    return closed
 
 
 def supersede(conn: sqlite3.Connection, note_ids: Sequence[str]) -> None:
