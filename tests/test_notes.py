@@ -329,6 +329,26 @@ def test_leaving_a_contest_ignores_what_is_not_a_side(engine: Engine) -> None:
     assert (_note(engine, a.id)["conflict"], _note(engine, b.id)["conflict"]) == (1, 1)
 
 
+def test_a_replacement_by_subject_on_a_contest_supersedes_every_side_and_keeps_the_kind(engine: Engine, clock) -> None:  # noqa: ANN001
+    """By subject with a replacement on a contested subject: the newest side is the one resolved, every other side
+    is superseded, the replacement is a decision written in this session, and a newer intent stays."""
+    session = engine.start_session("host-1")
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    clock.advance(minutes=1)
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    clock.advance(minutes=1)
+    intent = engine.note("intent", "measure the spool before deciding", "spool flush")
+    result = engine.resolve(subject="spool flush", status="superseded", replacement="flush the spool every minute")
+    assert (result.id, result.superseded, result.cleared_contest) == (b.id, (a.id,), True)
+    replacement = _note(engine, str(result.replacement_id))
+    assert (replacement["kind"], replacement["status"], replacement["session_id"]) == ("decision", "active", session)
+    assert [_note(engine, n.id)["status"] for n in (a, b, intent)] == ["superseded", "superseded", "active"]
+    assert engine.resolve(intent.id).replacement_id is None
+    with pytest.raises(NotFound) as caught:
+        engine.resolve(subject="Spool Rotation")
+    assert caught.value.details == {"subject": "spool rotation"}
+
+
 def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> None:
     """The contest is stored, not computed per process."""
     first = make_engine(repo.path)
