@@ -80,11 +80,17 @@ def prepare(module: str, tests: list[str], work: Path) -> None:
             out.write(f"{key} = {json.dumps(value)}\n")
 
 
-def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], budget: float | None) -> dict[str, object]:
+def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], budget: float | None,
+        survivors: list[str] | None = None) -> dict[str, object]:
     """Mutate one module (only the functions `only` names, when given); return each mutant's outcome and the
-    survivors' diffs."""
+    survivors' diffs. With `survivors`, run only those mutants again in the last run's copy, with the tests as
+    they are now (the module itself must not have changed, or the names would not match)."""
     work = out / module.replace("/", "-").removesuffix(".py")
-    prepare(module, tests, work)
+    if survivors is None:
+        prepare(module, tests, work)
+    else:
+        shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
+        only = survivors
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
     log = (work / "mutmut.log").open("w")
@@ -113,7 +119,7 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
             "survivor_diffs": diffs}
 
 
-_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set)\b", re.IGNORECASE)
+_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null)\b", re.IGNORECASE)
 _ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
@@ -166,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                         "this pattern (mutmut's, e.g. '*x_clip*'); repeatable")
     parser.add_argument("--minutes", type=float, help="stop each module's run after this long and report the mutants "
                         "checked by then (a sample)")
+    parser.add_argument("--again", action="store_true", help="run the last run's surviving mutants of each module "
+                        "again, with the tests as they are now")
     parser.add_argument("--report", action="store_true", help="print the scores of the last run in --out and stop")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -180,8 +188,20 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(score(results[module], equivalent) if "outcome" in results[module] else results[module]))
         return 0
     for module in args.modules or list(MODULES):
-        results[module] = run(module, MODULES[module], args.out, args.jobs, args.only,
-                              args.minutes * 60 if args.minutes else None)
+        again = None
+        if args.again:
+            if "outcome" not in results.get(module, {}):
+                continue
+            before = score(results[module], equivalent)
+            again = list(before["not_killed"])  # type: ignore[call-overload]
+            if not again:
+                continue
+        fresh = run(module, MODULES[module], args.out, args.jobs, args.only, args.minutes * 60 if args.minutes else None,
+                    again)
+        if again is not None and "outcome" in fresh:  # the rest of the last run stands
+            fresh["only"] = results[module].get("only", [])
+            fresh["seconds"] = results[module].get("seconds")
+        results[module] = fresh
         results_path.write_text(json.dumps(results, indent=1, sort_keys=True))
         line = score(results[module], equivalent) if "outcome" in results[module] else results[module]
         print(json.dumps(line), flush=True)

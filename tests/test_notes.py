@@ -208,6 +208,44 @@ def test_a_dated_note_replaced_on_arrival_is_no_side_of_a_contest(engine: Engine
                                  "spool", None, between, origin="from feature/x")
     assert (_note(engine, wrote.id)["status"], _note(engine, wrote.id)["conflict"]) == ("superseded", 0)
     assert _note(engine, decision.id)["conflict"] == 0 and wrote.conflicts == ()
+    assert [r["status"] for r in engine.conn.execute("SELECT status FROM notes WHERE kind='intent' ORDER BY timestamp")] \
+        == ["superseded", "active"]  # the older, dated arrival retires nothing newer
+
+
+def _write(engine: Engine, kind: str, text: str, subject: str, when: str, origin: str | None = "from feature/x"):  # noqa: ANN202
+    return notes_mod.write_note(engine.conn, engine.scope, None, kind, text, subject, None, when, origin=origin)
+
+
+def test_dated_writes_meet_newer_notes_by_the_rules(engine: Engine) -> None:
+    """A dated (merged) write older than an active decision of another kind, or than a contest, arrives active; one
+    at exactly a prior's timestamp supersedes it; a local write with an older clock still supersedes what is there."""
+    t0, t1, t2 = "2026-08-02T17:00:00.000Z", "2026-08-02T17:30:00.000Z", "2026-08-02T17:45:00.000Z"
+    decision = _write(engine, "decision", "use kafka for the queue", "queue", t1, None)
+    intent = _write(engine, "intent", "benchmark the queue first", "queue", t0)
+    assert [_note(engine, n.id)["status"] for n in (decision, intent)] == ["active", "active"]
+    same = _write(engine, "decision", "use kafka 3 for the queue", "queue", t1)
+    assert (_note(engine, same.id)["status"], _note(engine, decision.id)["status"]) == ("active", "superseded")
+    local = _write(engine, "decision", "use nats for the queue", "queue", t0, None)
+    assert (_note(engine, local.id)["status"], _note(engine, same.id)["status"]) == ("active", "superseded")
+    a = _write(engine, "decision", "flush the spool at turn end", "spool", t2, None)
+    b = _write(engine, "decision", "do not flush the spool at turn end", "spool", t2, None)
+    late = _write(engine, "decision", "rotate the spool file daily", "spool", t0)
+    assert [_note(engine, n.id)["status"] for n in (a, b, late)] == ["active", "active", "active"]
+
+
+def test_the_contest_check_reaches_a_decision_behind_an_intent_and_reports_it_whole(engine: Engine, clock) -> None:  # noqa: ANN001
+    """A new intent meets every decision on its subject, also one written after an older intent; the conflict it
+    reports carries the decision's subject, time, text and trigger; alternatives are stored cleaned."""
+    engine.note("intent", "look at the spool later", "spool")
+    clock.advance(minutes=1)
+    decision = engine.note("decision", "flush the spool at turn end", "spool", ["flush on every write"])
+    clock.advance(minutes=1)
+    intent = engine.note("intent", "do not flush the spool at turn end", "spool")
+    assert intent.conflicts == (notes_mod.Conflict(decision.id, "spool", decision.timestamp, decision.content,
+                                                   "negation", "flush"),)
+    assert _note(engine, decision.id)["alternatives"] == '["flush on every write"]'
+    with pytest.raises(InvalidInput, match="alternatives are over 2000 characters"):
+        notes_mod.write_note(engine.conn, engine.scope, None, "decision", "x", "s", ["a" * 2_001], decision.timestamp)
 
 
 def test_resolve_by_subject_and_by_item_id(engine: Engine) -> None:
@@ -311,12 +349,12 @@ def test_text_over_the_limit_only_before_cleaning_is_accepted(engine: Engine) ->
 def test_a_replacement_is_projected_at_once_and_a_second_supersede_cools_nothing(engine: Engine) -> None:
     """The replacement's memory item exists as resolve returns; superseding the superseded note again leaves its
     tier where the first supersede put it."""
-    old = engine.note("decision", "use rabbitmq for the queue", "queue")
-    result = engine.resolve(old.id, status="superseded", replacement="use nats for the queue")
-    assert "use nats for the queue" in _item(engine, str(result.replacement_id))["text"]
-    tier = _item(engine, old.id)["state"]
+    old = engine.note("intent", "move the queue to rabbitmq", "queue")  # an intent starts hot: room to cool twice
+    result = engine.resolve(old.id, status="superseded", replacement="move the queue to nats")
+    assert "move the queue to nats" in _item(engine, str(result.replacement_id))["text"]
+    assert _item(engine, old.id)["state"] == "warm"
     engine.resolve(old.id, status="superseded")
-    assert _item(engine, old.id)["state"] == tier
+    assert _item(engine, old.id)["state"] == "warm"
 
 
 def test_leaving_a_contest_ignores_what_is_not_a_side(engine: Engine) -> None:
