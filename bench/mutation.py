@@ -63,6 +63,15 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 _IGNORED = shutil.ignore_patterns(".git", ".venv", "mutants", "__pycache__", "*.egg-info", ".hypothesis")
 
 
+_SHOW = """
+import json, sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+names = json.loads(sys.stdin.read())
+print(json.dumps({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}))
+"""
+"""Every survivor's diff in one process (`mutmut show` once per mutant costs a second each)."""
+
+
 def prepare(module: str, tests: list[str], work: Path) -> None:
     """A copy of the working tree at `work` whose pyproject tells mutmut what to mutate and what to run."""
     if work.exists():
@@ -86,21 +95,24 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
     survivors' diffs. With `survivors`, run only those mutants again in the last run's copy, with the tests as
     they are now (the module itself must not have changed, or the names would not match)."""
     work = out / module.replace("/", "-").removesuffix(".py")
-    if survivors is None:
+    if survivors == ["--collect"]:
+        pass  # read what the last run in `work` recorded (a run that was stopped)
+    elif survivors is None:
         prepare(module, tests, work)
     else:
         shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
         only = survivors
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
-    log = (work / "mutmut.log").open("w")
-    mutmut = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only], cwd=work,
-                              env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        mutmut.wait(timeout=budget)
-    except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
-        os.killpg(mutmut.pid, signal.SIGTERM)
-        mutmut.wait()
+    log = (work / "mutmut.log").open("a")
+    if survivors != ["--collect"]:
+        mutmut = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
+                                  cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            mutmut.wait(timeout=budget)
+        except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
+            os.killpg(mutmut.pid, signal.SIGTERM)
+            mutmut.wait()
     log.close()
     seconds = round(time.monotonic() - started)
     meta = work / "mutants" / "cortex_engine" / f"{module}.meta"
@@ -108,13 +120,12 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
         return {"module": module, "error": (work / "mutmut.log").read_text()[-2000:], "seconds": seconds}
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     outcome = {name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()}
-    diffs = {}
-    for name, status in outcome.items():
-        if status in ("survived", "no tests"):
-            shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=work, capture_output=True,
-                                   text=True)
-            diffs[name] = "\n".join(line for line in shown.stdout.splitlines() if line.startswith(("-", "+"))
-                                    and not line.startswith(("---", "+++")))
+    alive = [name for name, status in outcome.items() if status in ("survived", "no tests")]
+    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(alive), capture_output=True,
+                           text=True)
+    diffs = {name: "\n".join(line for line in diff.splitlines() if line.startswith(("-", "+"))
+                             and not line.startswith(("---", "+++")))
+             for name, diff in (json.loads(shown.stdout) if shown.returncode == 0 else {}).items()}
     return {"module": module, "tests": tests, "only": only, "seconds": seconds, "outcome": outcome,
             "survivor_diffs": diffs}
 
@@ -174,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                         "checked by then (a sample)")
     parser.add_argument("--again", action="store_true", help="run the last run's surviving mutants of each module "
                         "again, with the tests as they are now")
+    parser.add_argument("--collect", action="store_true", help="run nothing: read the results a stopped run left "
+                        "in --out")
     parser.add_argument("--report", action="store_true", help="print the scores of the last run in --out and stop")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -197,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             if not again:
                 continue
         fresh = run(module, MODULES[module], args.out, args.jobs, args.only, args.minutes * 60 if args.minutes else None,
-                    again)
+                    ["--collect"] if args.collect else again)
+        if args.collect:
+            fresh["only"] = args.only
         if again is not None and "outcome" in fresh:  # the rest of the last run stands
             fresh["only"] = results[module].get("only", [])
             fresh["seconds"] = results[module].get("seconds")
