@@ -319,3 +319,19 @@ def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(repo: Rep
     done = main.check_merges()
     assert (done.merged, done.promoted) == ({}, ())
     assert active(main, "auth") == []
+
+
+def test_first_check_takes_a_fast_forward_for_merged_by_the_branch_reflog(repo: Repo, make_engine: Open) -> None:
+    """The branch's only session saw its tip (the note came after the commit), so nothing the store recorded
+    tells a fast-forward from a fresh fork: the branch's reflog does (it was created at main, then committed)."""
+    repo.git("checkout", "-q", "-b", "feature/ff")
+    repo.write("ff.py")
+    repo.commit("ff work")
+    eng = make_engine(repo.path)
+    eng.note("decision", "serve the ff endpoint over http2", "ff endpoint")
+    eng.flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "feature/ff")
+    main = make_engine(repo.path)  # main's first check, HEAD is the branch's tip
+    assert main.check_merges().merged == {"feature/ff": "ancestor"}
+    assert [n[3] for n in active(main, "ff endpoint")] == ["from feature/ff"]
