@@ -296,6 +296,8 @@ def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for
         repo: Repo, make_engine: Open) -> None:
     """Issue 27 bug 3: a branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
     first Cortex session (nothing recorded for it) must not bring its notes home as `(from experiment)`."""
+    repo.write("history.py")
+    repo.commit("main has history")  # the fork's commits (not its reflog) would then show more than its tip
     eng = on(repo, make_engine, "experiment", create=True)
     eng.note("decision", "rewrite the parser by hand", "parser")
     eng.flush_spool()  # the branch's HEAD is recorded: main's HEAD, where it forked
