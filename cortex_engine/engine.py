@@ -363,8 +363,8 @@ class Engine:
             collapse(strip_control(note_content(split_trailers(c.row["text"])[0]))).lower() in prompt_prefix for c in notes
         ):
             return ""
-        surface = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"])
-        text = agents.cap(surface.text, BUDGETS["subagent_brief"])
+        # The brief is packed to its budget by the one packer (`render.assemble_budgeted`); nothing to cut here.
+        text = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"]).text
         self.book_text("subagent_brief", text, child_session)
         return text
 

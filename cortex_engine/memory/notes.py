@@ -226,8 +226,8 @@ def write_note(
             superseded = [p["id"] for p in priors if p["kind"] == kind and p["id"] not in veto]
             if any(p["kind"] == kind and p["id"] not in veto and not p["conflict"] for p in newer):
                 status = "superseded"
-        for prior_id in superseded:
-            conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (prior_id,))
+                conflicts = []  # a note replaced on arrival is no side of a contest (`leave_contest`)
+        supersede(conn, superseded)
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
         conn.execute(
@@ -239,8 +239,6 @@ def write_note(
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
             column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
             conn.execute(f"UPDATE sessions SET {column} WHERE id=?", (subject_n, session_id))
-        for prior_id in superseded:
-            _resync(conn, prior_id, scope.type, demote_tier=True)
         for conflict in conflicts:
             _resync(conn, conflict.id, scope.type)
         _resync(conn, note_id, scope.type)
@@ -374,30 +372,62 @@ def resolve_note(
                     f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
                     (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
                 )]
-            for other_id in others:
-                conn.execute("UPDATE notes SET status='superseded', conflict=0 WHERE id=?", (other_id,))
-        before = note["status"]
-        conn.execute("UPDATE notes SET status=?, conflict=0 WHERE id=?", (status, note["id"]))
-        cleared = False
-        if note["conflict"] and note["subject"]:
-            standing = conn.execute(
-                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active'",
-                (note["scope_key"], note["subject"]),
-            ).fetchall()
-            if len(standing) <= 1:
-                # The last side standing is the decision; a contest among several remaining sides stays open.
-                conn.execute(f"UPDATE notes SET conflict=0 WHERE {IN_SCOPE} AND subject=? AND conflict=1",
-                             (note["scope_key"], note["subject"]))
-                cleared = True
-            for other in conn.execute(
-                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
-            ).fetchall():
-                if other["id"] not in others:
-                    _resync(conn, other["id"], scope.type)
-        for other_id in others:
-            _resync(conn, other_id, scope.type, demote_tier=True)
-        _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
+            supersede(conn, others)
+        retire(conn, note["id"], status)
+        cleared = bool(note["conflict"] and note["subject"]) and not contest_sides(conn, note["scope_key"], note["subject"])
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+# -- the write rules: every path that retires a note or replaces one goes through these two -----------------
+
+
+def contest_sides(conn: sqlite3.Connection, scope_key: str, subject: str) -> list[str]:
+    """The open sides of the contest on `subject` in a scope: its active notes flagged contested, oldest first."""
+    return [row["id"] for row in conn.execute(
+        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' ORDER BY timestamp, rowid",
+        (scope_key, subject))]
+
+
+def leave_contest(conn: sqlite3.Connection, note_id: str) -> None:
+    """This side leaves the contest on its subject (it was resolved, superseded, withdrawn or is being deleted).
+
+    Its own flag drops. The sides still active keep standing: two or more stay contested with each other; when
+    one is left, the contest is closed and that one is the decision on the subject (its flag drops too). Every
+    other note whose flag changed is re-projected; the caller re-projects (or deletes) the note itself. Call it
+    inside the write transaction, after the note's status changed (before its row is deleted).
+    """
+    note = conn.execute("SELECT scope_key, subject, conflict FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    if note is None or not note["conflict"]:
+        return
+    conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (note_id,))
+    if not note["subject"] or len(contest_sides(conn, note["scope_key"], note["subject"])) > 1:
+        return
+    # The last side standing is the decision; a flag left on a retired note (a store written before) goes too.
+    flagged = [row["id"] for row in conn.execute(
+        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1", (note["scope_key"], note["subject"]))]
+    for other_id in flagged:
+        conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (other_id,))
+        _resync(conn, other_id, "branch")
+
+
+def retire(conn: sqlite3.Connection, note_id: str, status: str) -> None:
+    """The note takes `status` (resolved, superseded) and leaves any contest; re-projected, one tier cooler when
+    newly superseded (a resolved note goes cold)."""
+    before = conn.execute("SELECT status FROM notes WHERE id=?", (note_id,)).fetchone()
+    conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
+    leave_contest(conn, note_id)
+    _resync(conn, note_id, "branch", demote_tier=status == "superseded" and before is not None
+            and before["status"] != "superseded")
+
+
+def supersede(conn: sqlite3.Connection, note_ids: Sequence[str]) -> None:
+    """This replaces that: each of `note_ids` is superseded (`retire`), leaving any contest it was a side of.
+
+    The one rule a new note on a subject, a replacement written by `resolve`, a merged, shared or imported note
+    and a retired decision file all apply to what they replace. Call it inside the write transaction.
+    """
+    for note_id in note_ids:
+        retire(conn, note_id, "superseded")
 
 
 def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
@@ -409,11 +439,7 @@ def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequen
         Refused: code `contest_changed`, naming what the contest is now.
     """
     note = conn.execute("SELECT scope_key, subject FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
-    current: list[str] = []
-    if note is not None and note["subject"]:
-        current = [row["id"] for row in conn.execute(
-            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' "
-            "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
+    current = contest_sides(conn, note["scope_key"], note["subject"]) if note is not None and note["subject"] else []
     if note_id in current and set(current) == set(expected_sides):
         return
     subject = note["subject"] if note is not None else None
