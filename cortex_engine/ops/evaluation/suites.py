@@ -45,7 +45,7 @@ SUITE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots", "merges", "shared", "edits",
+    "snapshots", "merges", "shared", "edits", "semantic",
 }
 _SHARED_KEYS = {"_comment", "id", "file", "text"}
 _ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
@@ -190,6 +190,9 @@ class Suite:
     """Branches merged (`git merge --no-ff`) into the suite's branch once seeded; the merge check then runs."""
     shared: tuple[tuple[str, str, str], ...] = ()
     """(label, path, text) of decision files committed once seeded, then read back as `(shared)` decisions."""
+    semantic: bool = False
+    """Every seeded item is embedded before the probes, so recall runs the hybrid path (the semantic extra; a
+    suite that asks for it fails closed without it)."""
 
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
@@ -295,6 +298,9 @@ def load_suite(path: Path) -> Suite:
     if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions", "edits"))):
         raise _fail(name, "a project suite runs outside git: it takes no scope key, app graph, renames or deletions")
     branch = "" if layer == "project" else _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
+    semantic = seed.get("semantic", False)
+    if not isinstance(semantic, bool):
+        raise _fail(name, "seed.semantic must be true or false")
     raw_items = seed.get("items", [])
     raw_sessions = seed.get("sessions", [])
     if not isinstance(raw_items, list) or not isinstance(raw_sessions, list) or not (raw_items or raw_sessions):
@@ -385,7 +391,8 @@ def load_suite(path: Path) -> Suite:
     if shared and layer != "branch":
         raise _fail(name, "seed.shared needs a branch suite (decision files are read from a git HEAD)")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared))
+                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared),
+                 semantic)
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
