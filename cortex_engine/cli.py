@@ -465,42 +465,31 @@ EMBED_AFTER_FLUSH = 2000
 
 def _embed_quietly(engine) -> None:  # noqa: ANN001 - the Engine type is imported lazily
     """Embed up to EMBED_AFTER_FLUSH new items when the semantic extra is installed; a refused model changes nothing."""
-    from cortex_engine import semantic
-
-    if not semantic.availability().installed:
-        return
     import sqlite3
 
-    from cortex_engine.semantic.model import ModelRefused
+    from cortex_engine.engine import semantic_installed
 
+    if not semantic_installed():
+        return
     try:
         engine.embed_pending(limit=EMBED_AFTER_FLUSH)
-    except (ModelRefused, sqlite3.Error):
-        pass  # lexical recall still finds every item; doctor says why the model was refused
+    except (CortexError, sqlite3.Error):
+        pass  # lexical recall still finds every item; doctor and status say why the model was refused
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
     """`cortex embed`: give every item without a sentence vector one (the semantic extra), with a progress bar."""
-    from cortex_engine import semantic
     from cortex_engine.progress import progress, wanted
 
-    state = semantic.availability()
-    if not state.installed:
-        raise CortexError(f"{state.reason}; to turn it on: {semantic.ENABLE_HINT}", code="semantic_unavailable")
-    from cortex_engine.semantic import model, vectors
-
     with _engine(args) as engine:
-        total = vectors.pending_count(engine.conn)
-        try:
-            with progress("embedding", total, enabled=wanted(args.json), min_items=1) as tick:
-                done = engine.embed_pending(tick=tick)
-        except model.ModelRefused as exc:
-            raise CortexError(f"{exc}; reinstall the extra: {semantic.ENABLE_HINT}", code="model_refused") from exc
-        stored = engine.conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0]
+        total = engine.embedding_backlog()
+        with progress("embedding", total, enabled=wanted(args.json), min_items=1) as tick:
+            done = engine.embed_pending(tick=tick)
+        state = engine.status()["semantic"]
     if args.json:
-        _emit_json({"embedded": done, "vectors": stored, "model": semantic.MODEL_ID})
+        _emit_json({"embedded": done, "vectors": state["vectors"], "items": state["items"]})
     else:
-        _print(f"Embedded {done} item{'s' if done != 1 else ''}; {stored} have vectors ({semantic.MODEL_ID}). "
+        _print(f"Embedded {done} item{'s' if done != 1 else ''}; {state['detail']}. "
                "recall and brief now rank by meaning as well as words.")
     return 0
 

@@ -310,7 +310,7 @@ class Engine:
         self.dense_problem = None
         if self.conn.execute("SELECT 1 FROM item_vectors LIMIT 1").fetchone() is None:
             return None
-        from cortex_engine import semantic
+        from cortex_engine.semantic import extra as semantic
 
         state = semantic.availability()
         if not state.installed:
@@ -332,19 +332,41 @@ class Engine:
 
         return search
 
-    def embed_pending(self, *, limit: int | None = None, tick: Callable[[int], None] | None = None) -> int:
-        """Embed the items that have no vector yet (all of them, or `limit`); 0 when the extra is not installed.
+    def embedding_backlog(self) -> int:
+        """How many items recall can show have no sentence vector yet.
 
         Raises:
-            ModelRefused: the model file fails its pinned hash (`semantic.model`).
+            SemanticUnavailable: the semantic extra is not installed (or `CORTEX_SEMANTIC=0`).
         """
-        from cortex_engine import semantic
+        from cortex_engine.base.errors import SemanticUnavailable
+        from cortex_engine.semantic import extra
 
-        if not semantic.availability().installed:
-            return 0
+        found = extra.availability()
+        if not found.installed:
+            raise SemanticUnavailable(f"{found.reason}; to turn it on: {extra.enable_hint()}")
+        from cortex_engine.semantic import vectors
+
+        return vectors.pending_count(self.conn)
+
+    def embed_pending(self, *, limit: int | None = None, tick: Callable[[int], None] | None = None) -> int:
+        """Embed the items that have no vector yet (all of them, or `limit`), newest first; returns how many.
+
+        Raises:
+            SemanticUnavailable: the extra is not installed, or its model file fails the pinned hash (never run).
+        """
+        from cortex_engine.base.errors import SemanticUnavailable
+        from cortex_engine.semantic import extra
+
+        found = extra.availability()
+        if not found.installed:
+            raise SemanticUnavailable(f"{found.reason}; to turn it on: {extra.enable_hint()}")
         from cortex_engine.semantic import model, vectors
 
-        return vectors.embed_pending(self.conn, model.load(), limit=limit, tick=tick)
+        try:
+            embedder = model.load()
+        except model.ModelRefused as exc:
+            raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.ENABLE_HINT}", code="model_refused") from exc
+        return vectors.embed_pending(self.conn, embedder, limit=limit, tick=tick)
 
     def _context(self, *, dense: bool = False) -> surfaces.Context:
         session = self.current_session()
@@ -1192,7 +1214,7 @@ class Engine:
 
     def status(self) -> dict[str, object]:
         """Counts that say what this store holds for this scope, and whether recall also ranks by meaning."""
-        from cortex_engine.semantic import summary as semantic_summary
+        from cortex_engine.semantic.extra import summary as semantic_summary
 
         counts = {
             row["state"]: row["n"]
@@ -1238,6 +1260,13 @@ def back_off_capture(cwd: str, busy: bool) -> None:
     folder = capture.find_runtime(cwd)
     if folder is not None:
         capture.back_off(folder, time.time(), 30 if busy else None)
+
+
+def semantic_installed() -> bool:
+    """Whether the semantic extra is installed and not turned off (found, not imported: the model is not loaded)."""
+    from cortex_engine.semantic import extra
+
+    return extra.availability().installed
 
 
 def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,

@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
 from cortex_engine.base.errors import CortexError, StoreUnavailable
-from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
+from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.results import ROUTE, messages, store_error
 from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
@@ -530,9 +530,7 @@ class BackgroundEmbedder:
 
     def start(self) -> None:
         """Start the thread, when the semantic extra is installed."""
-        from cortex_engine import semantic
-
-        if semantic.availability().installed:
+        if semantic_installed():
             self._thread.start()
 
     def stop(self) -> None:
@@ -545,9 +543,7 @@ class BackgroundEmbedder:
         while True:
             try:
                 with open_engine(self.cwd, create=False) as engine:
-                    from cortex_engine.semantic import vectors
-
-                    if vectors.pending_count(engine.conn):
+                    if engine.embedding_backlog():
                         engine.embed_pending(limit=EMBED_SLICE)
             except StoreUnavailable:
                 pass  # no store yet: the first tool call makes it

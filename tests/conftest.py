@@ -58,6 +58,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CORTEX_HOME", str(home / ".cortex"))
     monkeypatch.delenv("CORTEX_NOW", raising=False)
+    # The sentence encoder (the semantic extra) runs only where a test turns it on (tests/test_semantic.py): no
+    # server or detached flush a test starts spends CPU embedding in the background.
+    monkeypatch.setenv("CORTEX_SEMANTIC", "0")
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     return home

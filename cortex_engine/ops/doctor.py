@@ -569,9 +569,10 @@ def _open_readonly(db: Path) -> sqlite3.Connection | None:
 
 def _semantic(report: Report, db: Path) -> None:
     """Whether recall also ranks by meaning (the optional semantic extra): never a failure, since lexical works."""
-    from cortex_engine import semantic
+    from cortex_engine.semantic import extra as semantic
 
     conn = _open_readonly(db) if db.exists() else None
+    state: dict[str, object]
     if conn is None:
         found = semantic.availability()
         state = {"state": "off" if not found.installed else "ready",

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
+import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
-from cortex_engine import semantic
+from cortex_engine.semantic import extra as semantic
 
 MAX_TOKENS = 256
 """Longer texts are cut (the model was trained on 128-token passages; a note's first 256 tokens say what it is)."""

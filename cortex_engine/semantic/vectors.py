@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex_engine import semantic
+from cortex_engine.semantic import extra as semantic
 from cortex_engine.memory.items import split_trailers
 from cortex_engine.store.database import transaction
 

@@ -130,18 +130,12 @@ class Scenario:
 
     def _embed(self) -> None:
         """Embed every seeded item (the semantic extra's encoder on one CPU thread: the same vectors every run)."""
-        from cortex_engine import semantic
-
-        found = semantic.availability()
-        if not found.installed:
-            raise SuiteError(f"{self.suite.name}: seed.semantic needs the semantic extra ({found.reason}); "
-                             f"install it: {semantic.ENABLE_HINT}")
-        from cortex_engine.semantic.model import ModelRefused
+        from cortex_engine.base.errors import SemanticUnavailable
 
         try:
             self.engine.embed_pending()
-        except ModelRefused as exc:
-            raise SuiteError(f"{self.suite.name}: seed.semantic: {exc}") from exc
+        except SemanticUnavailable as exc:
+            raise SuiteError(f"{self.suite.name}: seed.semantic needs the dense retriever: {exc.message}") from exc
         if self.engine.dense_search() is None:
             raise SuiteError(f"{self.suite.name}: seed.semantic: the dense retriever did not start "
                              f"({self.engine.dense_problem})")
