@@ -420,7 +420,8 @@ CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 """
 
 # Version 10: sentence vectors for the optional dense retriever (`cortex_engine.semantic`), one per memory item,
-# keyed by the item's integer rowid: a float32 scale and 384 int8 components (`semantic.vectors.pack`), 388 bytes.
+# keyed by the item's integer rowid: a float32 scale and 384 int8 components (`semantic.vectors.pack`), 388 bytes
+# (about 410 bytes an item in the store).
 # `vector_generation` (meta) changes with every vector written or dropped: the in-memory search matrix follows it.
 # A vector follows its item's words: deleting the item or changing its subject or text drops the vector, and the
 # warm server, the detached flush or `cortex embed` embeds it again (until then the item is found lexically).
