@@ -107,7 +107,8 @@ class Matrix:
         self.scales = table[:, :4].copy().view(np.float32).reshape(-1)
         self.values = table[:, 4:].copy().view(np.int8)
         order = np.argsort(self.scopes, kind="stable")
-        starts = np.flatnonzero(np.r_[True, self.scopes[order][1:] != self.scopes[order][:-1]]) if len(order) else []
+        starts: list[int] = (np.flatnonzero(np.r_[True, self.scopes[order][1:] != self.scopes[order][:-1]]).tolist()
+                             if len(order) else [])
         bounds = [*starts, len(order)]
         self.rows_of: dict[int, Any] = {int(self.scopes[order[a]]): order[a:b] for a, b in zip(bounds, bounds[1:])}
         """Each scope id's rows: a read takes its scopes' rows and scores nothing else."""
