@@ -19,12 +19,23 @@ from .conftest import Repo, Run
 
 def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-02T18:00:00Z") -> Run:
     """The real command line in `cwd`; `home` swaps CORTEX_HOME (a fresh store for the same repository)."""
-    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8"}
+    # These tests are about the note rules an import applies; the inbox in front of them is tests/test_inbox.py's.
+    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "CORTEX_REVIEW_ARRIVALS": "none"}
     if home is not None:
         env["CORTEX_HOME"] = str(home)
     done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True,
                           timeout=60)
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def imports_apply_at_once(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the note rules an import applies; the inbox in front of them is test_inbox.py's."""
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+
+
+LATER = "2026-08-02T19:00:00Z"
+"""After the seeded notes: an import clamps every date to its own now."""
 
 
 @pytest.fixture
@@ -58,10 +69,10 @@ def test_round_trip_through_a_fresh_store_is_byte_identical(seeded: Engine, repo
     (tmp_path / "out.jsonl").write_text(first.out, encoding="utf-8")
 
     fresh = tmp_path / "fresh-home"
-    done = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh)
+    done = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh, now=LATER)
     assert done.code == 0, done.err
     assert done.data()["added"] == len(records)
-    again = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh)
+    again = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh, now=LATER)
     assert again.data()["changed"] is False and again.data()["already_present"] == len(records)
     assert "Nothing changed" in again.data()["text"]
     assert cortex(repo.path, "export", home=fresh).out == first.out
@@ -98,6 +109,24 @@ def test_import_applies_supersession_and_contradiction_in_timestamp_order(engine
     flags = {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
     assert flags[newer] == ("active", 1) and flags["00000000-0000-4000-8000-000000000003"] == ("active", 1)
     assert sorted(result.contested) == sorted([newer, "00000000-0000-4000-8000-000000000003"])
+
+
+def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine, clock, tmp_path: Path) -> None:  # noqa: ANN001
+    """An imported intent that contradicts the stored decision but arrives superseded (a newer intent is stored)
+    flags nothing: a contest of one active side is no contest (issue 27, the one write rule)."""
+    decision = engine.note("decision", "flush the spool at turn end", "spool")
+    clock.advance(minutes=2)
+    engine.note("intent", "finish the spool rework", "spool")
+    between = engine.conn.execute("SELECT timestamp FROM notes WHERE id=?", (decision.id,)).fetchone()[0].replace(
+        ":00Z", ":30Z")
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
+        "id": "00000000-0000-4000-8000-000000000009", "scope": engine.scope.key, "timestamp": between,
+        "kind": "intent", "subject": "spool", "content": "do not flush the spool at turn end"}) + "\n")
+    result = engine.import_file(str(path))
+    flags = {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
+    assert flags["00000000-0000-4000-8000-000000000009"] == ("superseded", 0)
+    assert flags[decision.id] == ("active", 0) and result.contested == []
 
 
 def test_a_bad_line_imports_nothing_and_names_the_line(repo: Repo, tmp_path: Path) -> None:
@@ -144,7 +173,7 @@ def test_claude_memory_files_become_insights_with_their_file_as_source(engine: E
     assert len(result.skipped) == 1 and "over 20000 characters" in result.skipped[0]
     assert "Not imported: CLAUDE.md line" in result.render()
     assert "use ruff" in engine.recall("ruff linting", book=False).text
-    ruff = engine.conn.execute("SELECT id FROM notes WHERE content='use ruff for linting'").fetchone()[0]
+    ruff = engine.conn.execute("SELECT id FROM scoped_notes WHERE content='use ruff for linting'").fetchone()[0]
     assert engine.inspect_memory(f"notes:{ruff}").conflict["source"] == os.path.realpath(claude)
     again = engine.import_file(str(claude))
     assert not again.changed and again.present == 4

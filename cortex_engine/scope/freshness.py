@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history
-from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
+from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees, read_head,
+                                          scope_key_branch, scope_key_oid)
 from cortex_engine.store.database import in_scopes, transaction, waiting_at_most
 
 RENAME_HOPS = 5
@@ -43,7 +45,7 @@ class RefVerdict:
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict every `--json` carries: exists | moved (with `to`) | missing | unverified."""
         word = "unverified" if self.status == "unknown" else self.status
-        return {"path": self.path, "verdict": word, "to": self.moved_to}
+        return {"path": quote_path(self.path), "verdict": word, "to": quote_path(self.moved_to) if self.moved_to else None}
 
 
 @record(frozen=True)
@@ -71,7 +73,7 @@ class AnchorVerdict:
     @property
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
-        return {"path": self.name, "verdict": self.status, "to": None}
+        return {"path": quote_path(self.name), "verdict": self.status, "to": None}
 
 
 @record(frozen=True)
@@ -107,16 +109,16 @@ class Validation:
     def label(self) -> str | None:
         """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
         parts = []
-        missing = [r.path for r in self.refs if r.status == "missing"]
-        missing += [a.name for a in self.anchors if a.status == "missing"]
+        missing = [quote_path(r.path) for r in self.refs if r.status == "missing"]
+        missing += [quote_path(a.name) for a in self.anchors if a.status == "missing"]
         if missing:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
-        moved = [f"{r.path} → {r.moved_to}" for r in self.refs if r.status == "moved"]
+        moved = [f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}" for r in self.refs if r.status == "moved"]
         if moved:
             more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
             parts.append("moved: " + ", ".join(moved[:2]) + more)
-        drifted = [f"{a.name} changed" for a in self.anchors if a.status == "drifted"]
+        drifted = [f"{quote_path(a.name)} changed" for a in self.anchors if a.status == "drifted"]
         if drifted:
             more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
             parts.append("drifted: " + ", ".join(drifted[:2]) + more)
@@ -189,6 +191,8 @@ def list_files(worktree: str) -> list[str]:
 
 RESCAN_SECONDS = 10.0
 _rescans: dict[str, tuple[float, frozenset[str]]] = {}
+_staged: dict[str, tuple[tuple[object, ...], dict[str, str]]] = {}
+"""Renames staged in a worktree's index, by worktree, with the HEAD and index file identity they were read at."""
 
 
 def rescan(worktree: str) -> frozenset[str]:
@@ -590,12 +594,36 @@ class Validator:
         if not view.live or not view.worktree:
             return None
         if view.staged is None:
-            out = _git(view.worktree, "diff", "--cached", "--name-status", "-M", "-z", "HEAD")
-            view.staged = dict(_parse_renames(out or ""))
+            view.staged = self._staged_renames(view)
         staged = view.staged.get(path)
         if staged is not None and self._present(view, staged):
             return staged
         return self._rescanned_basename_move(view, path)
+
+    def _staged_renames(self, view: _ScopeView) -> dict[str, str]:
+        """The renames staged in the live checkout's index (`git diff --cached`).
+
+        Asking git costs a process, and every recall whose results name a missing file asked (the path topic of
+        issue 30 spent most of its time there). Staging rewrites the index file, so within a process the answer
+        is reused while HEAD and the index file (inode, size, mtime) are the ones it was read at.
+        """
+        worktree = view.worktree or ""
+        key: tuple[object, ...] | None = None
+        git_dir = self._current.git_dir if worktree == self._current.worktree else None
+        if git_dir:
+            try:
+                st = os.stat(os.path.join(git_dir, "index"))
+                key = (view.head, st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                key = (view.head, None)
+            hit = _staged.get(worktree)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+        out = _git(worktree, "diff", "--cached", "--name-status", "-M", "-z", "HEAD")
+        staged = dict(_parse_renames(out or ""))
+        if key is not None and out is not None:
+            _staged[worktree] = (key, staged)
+        return staged
 
     def _legacy(self, view: _ScopeView, path: str, ref_type: str) -> RefVerdict:
         """A reference with no recorded HEAD: the scope's accumulated rename map, then a unique basename."""
@@ -731,10 +759,13 @@ def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: 
             found.append(Checkout(key, "worktree", scope.worktree, Validator(conn, scope)))
             continue
         branch, oid = scope_key_branch(key), scope_key_oid(key)
-        ref = f"refs/heads/{branch}" if branch else oid
-        tip = _git(current.git_root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") if ref else None
+        if branch is not None and BRANCH_TAG in branch:  # a name storing would change: found by its key
+            tip = (branch_tips(current.git_root) or {}).get(branch)
+        else:
+            ref = f"refs/heads/{branch}" if branch else oid
+            tip = _git(current.git_root, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}") if ref else None
         if not tip or not tip.strip():
-            why = (f"branch {branch} no longer exists" if branch else
+            why = (f"branch {quote_path(branch)} no longer exists" if branch else
                    f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
             found.append(Checkout(key, "unchecked", None, None, why))
             continue
