@@ -101,7 +101,7 @@ def summary(conn: sqlite3.Connection) -> dict[str, object]:
     try:
         items = int(conn.execute("SELECT count(*) FROM memory_items WHERE state != 'archived'").fetchone()[0])
         vectors = int(conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0])
-    except sqlite3.Error:  # a store from before schema 10, read without migrating (doctor)
+    except sqlite3.Error:  # a store from before schema 12, read without migrating (doctor)
         items, vectors = 0, 0
     found = availability()
     path = model_file()
