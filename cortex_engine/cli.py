@@ -370,8 +370,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"Scope: {status['scope_key']}",
         f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
         f"Contested notes: {status['contested_notes']}",
+        _semantic_line(status["semantic"]),  # type: ignore[arg-type]
     ]))
     return 0
+
+
+def _semantic_line(state: dict[str, object]) -> str:
+    """`Recall: …`: which retrievers a recall runs, and how to turn the dense one on when it is off."""
+    if state["state"] == "on":
+        return f"Recall: by words and by meaning ({state['detail']})"
+    return f"Recall: by words only — {state['detail']}"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -485,7 +493,44 @@ def cmd_flush_spool(args: argparse.Namespace) -> int:
         raise
     with engine:
         result = engine.flush_spool()
+        if args.embed:  # the capture hook's detached flush: embed what is new, off the agent's path
+            _embed_quietly(engine)
     _emit_json(result.to_dict()) if args.json else _print(json.dumps(result.to_dict()))
+    return 0
+
+
+EMBED_AFTER_FLUSH = 2000
+"""The most items a detached flush embeds (a minute or so on one core); `cortex embed` or the server does the rest."""
+
+
+def _embed_quietly(engine) -> None:  # noqa: ANN001 - the Engine type is imported lazily
+    """Embed up to EMBED_AFTER_FLUSH new items when the semantic extra is installed; a refused model changes nothing."""
+    import sqlite3
+
+    from cortex_engine.engine import semantic_installed
+
+    if not semantic_installed():
+        return
+    try:
+        engine.embed_pending(limit=EMBED_AFTER_FLUSH)
+    except (CortexError, sqlite3.Error):
+        pass  # lexical recall still finds every item; doctor and status say why the model was refused
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """`cortex embed`: give every item without a sentence vector one (the semantic extra), with a progress bar."""
+    from cortex_engine.progress import progress, wanted
+
+    with _engine(args) as engine:
+        total = engine.embedding_backlog()
+        with progress("embedding", total, enabled=wanted(args.json), min_items=1) as tick:
+            done = engine.embed_pending(tick=tick)
+        state = engine.status()["semantic"]
+    if args.json:
+        _emit_json({"embedded": done, "vectors": state["vectors"], "items": state["items"]})
+    else:
+        _print(f"Embedded {done} item{'s' if done != 1 else ''}; {state['detail']}. "
+               "recall and brief now rank by meaning as well as words.")
     return 0
 
 
@@ -817,7 +862,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
         "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
         "disengage", "gc")),
-    ("setup", ("install", "doctor", "serve", "eval-gate")),
+    ("setup", ("install", "doctor", "serve", "embed", "eval-gate")),
 )
 """The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
 NO_JSON = frozenset({"tui", "serve"})
@@ -882,7 +927,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add("header", cmd_header, "the full branch-aware working-memory header")
     p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
     p.add_argument("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")
-    add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
+    p = add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
+    p.add_argument("--embed", action="store_true", help="then embed new items (the semantic extra; the detached flush)")
+    add("embed", cmd_embed, "give every memory item a sentence vector, so recall also finds by meaning "
+        "(needs the semantic extra)")
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
     p = add("log", cmd_log, "capture one event by hand: read, edit, write, cmd or agent")

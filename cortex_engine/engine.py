@@ -171,6 +171,7 @@ class Engine:
         self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         self._store_file = _file_id(self.identity.db_path)
         self._consulted: str | None = None
+        self.dense_problem: str | None = None
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='root_path'").fetchone()
             self._schema_cookie = self.conn.execute("PRAGMA schema_version").fetchone()[0]
@@ -304,7 +305,75 @@ class Engine:
             )
         return len(changes)
 
-    def _context(self) -> surfaces.Context:
+    def dense_search(self) -> surfaces.DenseSearch | None:
+        """The dense retriever for topic surfaces, or None: recall is then lexical.
+
+        None without the semantic extra (or with `CORTEX_SEMANTIC=0`), on a store with no vectors yet (nothing is
+        loaded then: a one-shot recall before `cortex embed` costs what it always did), or when the model file fails
+        its pinned hash (`dense_problem` says so). Otherwise the encoder is loaded once per process.
+        """
+        self.dense_problem = None
+        if self.conn.execute("SELECT 1 FROM item_vectors LIMIT 1").fetchone() is None:
+            return None
+        from cortex_engine.semantic import extra as semantic
+
+        state = semantic.availability()
+        if not state.installed:
+            self.dense_problem = state.reason
+            return None
+        try:
+            from cortex_engine.semantic import model, vectors
+        except ImportError as exc:
+            self.dense_problem = f"recall is lexical only: {exc}"
+            return None
+        try:
+            embedder = model.load()
+        except model.ModelRefused as exc:
+            self.dense_problem = f"recall is lexical only: {exc}"
+            return None
+
+        def search(conn: sqlite3.Connection, keys: list[str], topic: str, k: int) -> list[tuple[int, float]]:
+            return vectors.dense_hits(conn, keys, embedder.embed([topic])[0], k)
+
+        return search
+
+    def embedding_backlog(self) -> int:
+        """How many items recall can show have no sentence vector yet.
+
+        Raises:
+            SemanticUnavailable: the semantic extra is not installed (or `CORTEX_SEMANTIC=0`).
+        """
+        from cortex_engine.base.errors import SemanticUnavailable
+        from cortex_engine.semantic import extra
+
+        found = extra.availability()
+        if not found.installed:
+            raise SemanticUnavailable(f"{found.reason}; to turn it on: {extra.enable_hint()}")
+        from cortex_engine.semantic import vectors
+
+        return vectors.pending_count(self.conn)
+
+    def embed_pending(self, *, limit: int | None = None, tick: Callable[[int], None] | None = None) -> int:
+        """Embed the items that have no vector yet (all of them, or `limit`), newest first; returns how many.
+
+        Raises:
+            SemanticUnavailable: the extra is not installed, or its model file fails the pinned hash (never run).
+        """
+        from cortex_engine.base.errors import SemanticUnavailable
+        from cortex_engine.semantic import extra
+
+        found = extra.availability()
+        if not found.installed:
+            raise SemanticUnavailable(f"{found.reason}; to turn it on: {extra.enable_hint()}")
+        from cortex_engine.semantic import model, vectors
+
+        try:
+            embedder = model.load()
+        except model.ModelRefused as exc:
+            raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.ENABLE_HINT}", code="model_refused") from exc
+        return vectors.embed_pending(self.conn, embedder, limit=limit, tick=tick)
+
+    def _context(self, *, dense: bool = False) -> surfaces.Context:
         session = self.current_session()
         return surfaces.Context(
             conn=self.conn,
@@ -316,6 +385,7 @@ class Engine:
             now=self.clock(),
             focus=session["focus"] if session is not None else None,
             session_id=session["id"] if session is not None else None,
+            dense=self.dense_search() if dense else None,
         )
 
     def book(self, surface: Surface, *, reinforce: bool = False) -> Surface:
@@ -462,12 +532,12 @@ class Engine:
         if scope is not None:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
-            ctx = records.replace(self._context(), scope_key=keys[0], scope_keys=keys)
+            ctx = records.replace(self._context(dense=True), scope_key=keys[0], scope_keys=keys)
             inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
-                              inner.total_candidates)
+                              inner.total_candidates, inner.retrievers)
         else:
-            surface = surfaces.recall(self._context(), topic, budget, detail, limit)
+            surface = surfaces.recall(self._context(dense=True), topic, budget, detail, limit)
         if not book:
             return surface
         self.mark_consulted()
@@ -477,7 +547,7 @@ class Engine:
         """A smaller topical brief within the brief budget (default 450); `book` as for recall."""
         budget = check_budget(budget, "brief")
         self.refresh()
-        surface = surfaces.brief(self._context(), topic, for_agent, budget)
+        surface = surfaces.brief(self._context(dense=True), topic, for_agent, budget)
         if not book:
             return surface
         self.mark_consulted()
@@ -1201,7 +1271,9 @@ class Engine:
         return describe_store(self.cwd, self.identity.store_dir.parent.parent)
 
     def status(self) -> dict[str, object]:
-        """Counts that say what this store holds for this scope."""
+        """Counts that say what this store holds for this scope, and whether recall also ranks by meaning."""
+        from cortex_engine.semantic.extra import summary as semantic_summary
+
         counts = {
             row["state"]: row["n"]
             for row in self.conn.execute(
@@ -1229,6 +1301,7 @@ class Engine:
             "items": sum(counts.values()),
             "contested_notes": contested,
             "session": session["id"] if session is not None else None,
+            "semantic": semantic_summary(self.conn),
         }
 
 
@@ -1245,6 +1318,13 @@ def back_off_capture(cwd: str, busy: bool) -> None:
     folder = capture.find_runtime(cwd)
     if folder is not None:
         capture.back_off(folder, time.time(), 30 if busy else None)
+
+
+def semantic_installed() -> bool:
+    """Whether the semantic extra is installed and not turned off (found, not imported: the model is not loaded)."""
+    from cortex_engine.semantic import extra
+
+    return extra.availability().installed
 
 
 def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,

@@ -35,8 +35,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
-from cortex_engine.base.errors import CortexError
-from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
+from cortex_engine.base.errors import CortexError, StoreUnavailable
+from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.results import ROUTE, messages, store_error
 from cortex_engine.wire import (INSTRUCTIONS, INVALID_PARAMS, SERVER_NAME, SERVER_VERSION, Refusal, claim_stdin,
@@ -482,16 +482,70 @@ async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], an
         await lowlevel.run(read_stream, writer, lowlevel.create_initialization_options())
 
 
+EMBED_DELAY = 5.0
+"""Seconds the server waits before it first embeds: a session's first calls never share the CPU with the encoder."""
+EMBED_EVERY = 30.0
+"""Seconds between the server's looks for items without a vector (its own connection, off every tool call)."""
+EMBED_SLICE = 256
+"""Items embedded per look at most (a few seconds on one core), so a backfill never holds the CPU for long."""
+
+
+class BackgroundEmbedder:
+    """The warm server's embedder: a daemon thread that gives new items their vectors, off the tools' path.
+
+    Runs only with the semantic extra installed; a model failing its hash, a busy or missing store, or any other
+    error leaves recall lexical for what is not embedded and is logged once, never raised into the server.
+    """
+
+    def __init__(self, cwd: str) -> None:
+        """Embed the store of `cwd` until `stop` (a store that does not exist yet is waited for, not created)."""
+        self.cwd = cwd
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cortex-embed", daemon=True)
+        self._warned = False
+
+    def start(self) -> None:
+        """Start the thread, when the semantic extra is installed."""
+        if semantic_installed():
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the thread to end after its current batch."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        if self._stop.wait(EMBED_DELAY):
+            return
+        while True:
+            try:
+                with open_engine(self.cwd, create=False) as engine:
+                    if engine.embedding_backlog():
+                        engine.embed_pending(limit=EMBED_SLICE)
+            except StoreUnavailable:
+                pass  # no store yet: the first tool call makes it
+            except Exception as exc:  # noqa: BLE001 - a background helper: lexical recall must go on regardless
+                if not self._warned:
+                    self._warned = True
+                    logging.getLogger("cortex.embed").warning("embedding new items stopped: %s", exc)
+            if self._stop.wait(EMBED_EVERY):
+                return
+
+
 def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list[str] | None = None,
          answered: dict[str, Any] | None = None) -> int:
     """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
-    server = build_server(os.path.realpath(cwd or os.getcwd()))
+    where = os.path.realpath(cwd or os.getcwd())
+    server = build_server(where)
     wire = stdin if stdin is not None else claim_stdin()
+    embedder = BackgroundEmbedder(where)
+    embedder.start()
     try:
         anyio.run(_serve_stdio, server, wire, preamble or [], answered)
     except KeyboardInterrupt:
         return 130
+    finally:
+        embedder.stop()
     return 0
 
 

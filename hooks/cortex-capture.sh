@@ -67,7 +67,7 @@ if [ $check -ne 0 ]; then
     case $after in ''|*[!0-9]*) after=0 ;; esac
     if [ "$now" -ge "$after" ]; then
       printf '%s\n' $((now + 60)) > "$rt/flush-after" 2>/dev/null
-      (cd "$dir" && LC_ALL=$cortex_lc_all nohup "$CORTEX_BIN" flush-spool >/dev/null 2>&1 &) >/dev/null 2>&1
+      (cd "$dir" && LC_ALL=$cortex_lc_all nohup "$CORTEX_BIN" flush-spool --embed >/dev/null 2>&1 &) >/dev/null 2>&1
     fi
   fi
 fi

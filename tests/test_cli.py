@@ -427,7 +427,10 @@ def test_status_counts_this_scope(seeded: Seeded) -> None:
     lines = ok(seeded.path, "status").splitlines()
     assert lines == [
         "OK", f"DB: {data['store']}", f"Scope: {data['scope_key']}", "Items: 3 (warm 3)", "Contested notes: 2",
+        "Recall: by words only — recall is lexical only: turned off by CORTEX_SEMANTIC; to turn it on: unset "
+        "CORTEX_SEMANTIC",
     ]
+    assert data["semantic"]["retrievers"] == ["lexical"]
 
 
 def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:

@@ -64,7 +64,7 @@ def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo, 
     assert {c.name for c in report.checks} == {
         "settings", "hook-wiring", "capture-matcher", "reflect-matcher", "dispatch-matcher", "guard-matcher",
         "hook-scripts", "hook-substitution", "hook-currency", "hook-interpreter", "engagement", "store", "database",
-        "spool", "mcp", "digest-index", "substitution", "subagent-sessions", "memory-guard",
+        "spool", "mcp", "digest-index", "substitution", "subagent-sessions", "memory-guard", "semantic",
     }
     assert report.exit_code == 0
     assert len(spawned) <= DOCTOR_PROCESSES, spawned

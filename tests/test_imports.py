@@ -12,7 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
+HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils", "numpy", "onnxruntime", "tokenizers")
+"""UI, protocol and admin libraries, and the semantic extra's encoder stack (only the server, `cortex embed` and a
+recall on a store with vectors load it)."""
 
 
 @pytest.mark.parametrize(
@@ -20,7 +22,8 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils")
     ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.query.messages",
      "cortex_engine.ops.demo", "cortex_engine.hookentry", "cortex_engine.ops.evaluation",
      "cortex_engine.memory.transfer", "cortex_engine.ops.uninstall", "cortex_engine.ops.plugin",
-     "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.ops.doctor", "cortex_engine.serve"],
+     "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.ops.doctor", "cortex_engine.serve",
+     "cortex_engine.semantic.extra"],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
@@ -176,7 +179,7 @@ def test_the_cycle_check_sees_a_lazy_cycle() -> None:
 
 
 # The stage folders, bottom to top: a stage imports only itself and the stages below it (issue 15).
-STAGES = ("base", "store", "scope", "memory", "query", "capture")
+STAGES = ("base", "store", "scope", "memory", "semantic", "query", "capture")
 FACADE = ("cortex_engine", "cortex_engine.engine", "cortex_engine.operator")
 ADAPTER_LIBRARIES = ("textual", "mcp", "rich", "watchdog", "pydantic", "starlette", "uvicorn", "httpx")
 
@@ -220,7 +223,7 @@ def _external_imports(path: Path) -> set[str]:
 
 
 def test_stages_import_only_downwards_and_the_facade_imports_no_adapter() -> None:
-    """base < store < scope < memory < query < capture; the facade sits on them; adapters and ops on it."""
+    """base < store < scope < memory < semantic < query < capture; the facade sits on them; adapters and ops on it."""
     graph = _import_graph()
     assert sum(1 for module in graph if _stage(module)) > 30  # the walk really saw the stage folders
     assert _layer_violations(graph) == []

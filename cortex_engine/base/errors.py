@@ -79,3 +79,10 @@ class RuntimeUntrusted(CortexError):
     """The worktree's runtime folder may not be used: a link, someone else's, open to others, or tracked by git."""
 
     code = "untrusted_runtime"
+
+
+class SemanticUnavailable(CortexError):
+    """The dense retriever cannot run: the semantic extra is not installed or turned off, or its model file fails
+    the pinned hash. Recall stays lexical; the message says how to turn it on."""
+
+    code = "semantic_unavailable"

@@ -27,6 +27,8 @@ GC_RETRIEVAL_LOG_DAYS = "CORTEX_GC_RETRIEVAL_LOG_DAYS"
 GC_RETRIEVAL_LOG_KEEP = "CORTEX_GC_RETRIEVAL_LOG_KEEP"
 GC_SPOOL_SEEN_DAYS = "CORTEX_GC_SPOOL_SEEN_DAYS"
 GC_ARCHIVED_DAYS = "CORTEX_GC_ARCHIVED_DAYS"
+SEMANTIC = "CORTEX_SEMANTIC"
+EMBEDDING_MODEL = "CORTEX_EMBEDDING_MODEL"
 REVIEW_ARRIVALS = "CORTEX_REVIEW_ARRIVALS"
 
 OFF = ("0", "off", "false", "no", "never", "disabled")
@@ -59,6 +61,8 @@ DOCUMENTED = {
     GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
     GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
                       f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
+    SEMANTIC: "switch: recall by meaning too, when the `semantic` extra is installed (on)",
+    EMBEDDING_MODEL: "a model file to use instead of the extra's (it must still have the pinned SHA-256)",
     REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
                      "another git user, and every import; the default), `all` (every decision file too) or `none` "
                      "(a team that trusts its repository: they apply at once)",
@@ -149,3 +153,13 @@ def retention_days(name: str) -> int:
     except ValueError:
         return default
     return value if value >= 1 else default
+
+
+def semantic() -> bool:
+    """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`)."""
+    return _switch(SEMANTIC)
+
+
+def embedding_model() -> str:
+    """`$CORTEX_EMBEDDING_MODEL` as given ('' when unset); `semantic.extra` checks its hash before it is run."""
+    return _raw(EMBEDDING_MODEL)

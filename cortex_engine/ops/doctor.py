@@ -580,6 +580,30 @@ def _open_readonly(db: Path) -> sqlite3.Connection | None:
         return None
 
 
+def _semantic(report: Report, db: Path) -> None:
+    """Whether recall also ranks by meaning (the optional semantic extra): never a failure, since lexical works."""
+    from cortex_engine.semantic import extra as semantic
+
+    conn = _open_readonly(db) if db.exists() else None
+    state: dict[str, object]
+    if conn is None:
+        found = semantic.availability()
+        state = {"state": "off" if not found.installed else "ready",
+                 "detail": found.reason if not found.installed else "installed (no store yet)"}
+    else:
+        try:
+            state = semantic.summary(conn)
+        finally:
+            conn.close()
+    if state["state"] == "refused":
+        report.add("semantic", "warn", str(state["detail"]), semantic.ENABLE_HINT)
+    elif state["state"] == "off":
+        report.add("semantic", "pass", f"lexical recall only ({state['detail']}); to find by meaning too: "
+                   f"{semantic.ENABLE_HINT}")
+    else:
+        report.add("semantic", "pass", str(state["detail"]))
+
+
 def _subagents_and_guard(report: Report, db: Path) -> None:
     """`subagent-sessions` (children left open, briefs that never pair) and `memory-guard` (refusals)."""
     if not db.exists():
@@ -714,6 +738,7 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     _spool(report, project, time.time())
     _digest_index(report, project)
     _subagents_and_guard(report, db)
+    _semantic(report, db)
     _mcp(report, project, reads, plugin_server)
     report.seconds = time.monotonic() - began
     return report

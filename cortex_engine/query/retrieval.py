@@ -197,6 +197,7 @@ class Candidate:
     kind_weight: float = 0.0
     truth: float = 0.0
     hot: float = 0.0
+    dense: float | None = None
 
     @property
     def id(self) -> str:
@@ -318,6 +319,8 @@ def rerank(
     *,
     focus: str | None = None,
     weights: dict[str, float] | None = None,
+    dense: dict[int, tuple[int, float]] | None = None,
+    lexical_size: int | None = None,
 ) -> Ranking:
     """Score candidates and rank them: how well each matches first, then what the store knows about it.
 
@@ -334,6 +337,8 @@ def rerank(
 
     Args:
         weights: each term's IDF (`term_weights`); a term without one weighs 1.
+        dense: the dense retriever's hits in these scopes, rowid → (rank, cosine): the order is then the fusion
+            of both ranks (`fuse`). `found[:lexical_size]` are the lexical candidates, the rest dense-only ones.
     """
     weights = weights or {}
     intent = temporal_intent(topic)
@@ -383,7 +388,47 @@ def rerank(
         )
         cand.score = cand.base + TRUTH_MAX
         ranked.append(cand)
-    return Ranking(ranked, validator, intent.old)
+    if dense is not None:
+        lexical_rows = {int(row["rowid"]) for row, _ in found[:len(found) if lexical_size is None else lexical_size]}
+        fuse(ranked, lexical_rows, dense)
+    ranking = Ranking(ranked, validator, intent.old)
+    if dense is not None:
+        ranking.retrievers = ("lexical", "dense")
+    return ranking
+
+
+DENSE_FLOOR = 0.2
+"""The least cosine a dense hit needs to be a candidate: the encoder puts unrelated sentences at 0 to 0.15, so
+below this a topic that matches nothing still says "No matches" rather than listing the nearest strangers."""
+RRF_K = 60
+"""Reciprocal rank fusion's constant: a candidate earns 1 / (RRF_K + rank) from each retriever that ranked it."""
+FUSION_SCALE = 1000.0
+"""Fused scores in rerank points: rank 1 of one retriever is worth 16.4, of both 32.8, rank 10 of one 14.3. The
+reference-truth term (−8 … +3) and the superseded penalty (−3) then move an item by ranks, as they do lexically."""
+
+
+def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[int, float]]) -> None:
+    """Reciprocal rank fusion of the lexical rerank's order and the dense order, in place.
+
+    The lexical rank is the rerank's own order (match, scope, kind, importance, recency, superseded) among the
+    candidates full-text search found; the dense rank is the cosine order among the dense hits, which were
+    filtered to the read's scopes before they were ranked. Each candidate's base becomes FUSION_SCALE times its
+    summed 1 / (RRF_K + rank) plus its superseded penalty, and the reference-truth term is added on top when it is
+    judged, as in the lexical order; the surfaces' seating rules (superseded never leading, contested sides
+    together) apply after, unchanged.
+    """
+    lexical = sorted((c for c in cands if int(c.row["rowid"]) in lexical_rows), key=lambda c: (-c.base, c.order))
+    lexical_rank = {c.id: rank for rank, c in enumerate(lexical, 1)}
+    for cand in cands:
+        fused = 0.0
+        if cand.id in lexical_rank:
+            fused += 1.0 / (RRF_K + lexical_rank[cand.id])
+        hit = dense.get(int(cand.row["rowid"]))
+        if hit is not None:
+            fused += 1.0 / (RRF_K + hit[0])
+            cand.dense = hit[1]
+        cand.base = FUSION_SCALE * fused + cand.truth
+        cand.score = cand.base + TRUTH_MAX
 
 
 TRUTH_MAX = 3.0
@@ -414,6 +459,7 @@ class Ranking:
         self._judged: list[Candidate] = []
         self._settled: list[Candidate] = []
         self.size = len(cands)
+        self.retrievers: tuple[str, ...] = ("lexical",)
 
     def __len__(self) -> int:
         """How many candidates there are (judged or not)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 
 from cortex_engine.base.records import field, record
@@ -14,7 +15,7 @@ from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superse
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
-from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, rerank, seat_contested,
+from cortex_engine.query.retrieval import (DENSE_FLOOR, ITEM_COLUMNS, Candidate, Ranking, candidates, rerank, seat_contested,
                                            seat_superseded, supersession_group, term_weights, tokenize_topic)
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
@@ -58,6 +59,7 @@ class Surface:
     topic: str | None = None
     query: str | None = None
     total_candidates: int = 0
+    retrievers: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -76,6 +78,7 @@ class Surface:
                  "references": list(i.references)}
                 for i in self.items
             ],
+            **({"retrievers": list(self.retrievers)} if self.retrievers else {}),
         }
 
 
@@ -99,6 +102,12 @@ class Context:
     now: datetime
     focus: str | None = None
     session_id: str | None = None
+    dense: DenseSearch | None = None
+
+
+DenseSearch = Callable[[sqlite3.Connection, list[str], str, int], list[tuple[int, float]]]
+"""The dense retriever a context may carry: (conn, scope keys, topic, k) → the k nearest items of those scopes,
+(rowid, cosine) best first. It filters by scope before it ranks (`semantic.vectors.dense_hits`)."""
 
 
 def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tuple[str | None, int, list[Candidate]]:
@@ -120,7 +129,22 @@ def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tu
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, pool, phrase=topic if exact else None)
     weights = term_weights(ctx.conn, tokens) if found else {}
-    ranking = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights)
+    lexical_size = len(found)
+    dense: dict[int, tuple[int, float]] | None = None
+    if ctx.dense is not None and not exact and topic.strip():
+        hits = [hit for hit in ctx.dense(ctx.conn, ctx.scope_keys, topic, max(pool * 5, 20)) if hit[1] >= DENSE_FLOOR]
+        dense = {rowid: (rank, cosine) for rank, (rowid, cosine) in enumerate(hits, 1)}
+        have = {int(row["rowid"]) for row, _ in found}
+        wanted = [rowid for rowid, _ in hits if rowid not in have]
+        if wanted:  # the hits are this read's scopes already; archived items are not recalled
+            rows = ctx.conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(wanted))}) "
+                "AND m.state != 'archived'", wanted,
+            ).fetchall()
+            rows.sort(key=lambda r: dense[int(r["rowid"])][0] if dense else 0)
+            found = found + [(row, None) for row in rows]
+    ranking = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights,
+                     dense=dense, lexical_size=lexical_size)
     return query, len(found), ranking
 
 
@@ -190,7 +214,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
         results = seated(ctx, ranking, depth)
         if not results:
             text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
-            return Surface("recall", text, budget, [], topic, query, total)
+            return Surface("recall", text, budget, [], topic, query, total, ranking.retrievers)
         ordered = seat_contested(results)
         for cand in ordered:
             if cand.id not in lines:
@@ -211,7 +235,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
         depth = min(cap, depth + (budget * 4 - len(done.text)) // per_line + 2)
     by_id = {c.id: c for c in ordered}
     items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
-    return Surface("recall", done.text, budget, items, topic, query, total)
+    return Surface("recall", done.text, budget, items, topic, query, total, ranking.retrievers)
 
 
 def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
@@ -220,7 +244,8 @@ def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
     if detail == "scores":
         line += (
             f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
-            f"truth {cand.truth:.1f}, hot {cand.hot:.1f})"
+            f"truth {cand.truth:.1f}, hot {cand.hot:.1f}" + (f", dense {cand.dense:.2f}" if cand.dense is not None else "")
+            + ")"
         )
     return Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id)
 
@@ -235,10 +260,11 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
         header.append(f"Scope: {ctx.scope_label}")
     if ctx.focus:
         header.append(f"Focus: {collapse(defuse(ctx.focus))}")
-    query, total, results = ranked(ctx, topic, BRIEF_LIMIT)
+    query, total, ranking = rank_pool(ctx, topic, BRIEF_LIMIT)
+    results = seated(ctx, ranking, BRIEF_LIMIT)
     if not results:
         text = "\n".join([*header, f'No context found for "{collapse(defuse(topic))}".'])
-        return Surface("brief", text, budget, [], topic, query, total)
+        return Surface("brief", text, budget, [], topic, query, total, ranking.retrievers)
     position = {c.id: i for i, c in enumerate(results)}
     by_kind = sorted(results, key=lambda c: (BRIEF_KIND_PRIORITY.get(c.kind, 99), position[c.id]))
     ordered: list[Candidate] = []
@@ -257,7 +283,7 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
     done = assemble_budgeted(lead, entries, budget, lambda n: f"…{n} more trimmed (raise budget or refine topic)")
     by_id = {c.id: c for c in ordered}
     items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
-    return Surface("brief", done.text, budget, items, topic, query, total)
+    return Surface("brief", done.text, budget, items, topic, query, total, ranking.retrievers)
 
 
 ITEM_SELECT = (

@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -621,8 +621,37 @@ CREATE TRIGGER item_refs_cascade AFTER DELETE ON memory_items BEGIN
 END;
 """
 
+# Version 12: sentence vectors for the optional dense retriever (`cortex_engine.semantic`), one per memory item,
+# keyed by the item's integer rowid: a float32 scale and 384 int8 components (`semantic.vectors.pack`), 388 bytes
+# (about 410 bytes an item in the store).
+# `vector_generation` (meta) changes with every vector written or dropped: the in-memory search matrix follows it.
+# A vector follows its item's words: deleting the item or changing its subject or text drops the vector, and the
+# warm server, the detached flush or `cortex embed` embeds it again (until then the item is found lexically).
+_V12 = """
+CREATE TABLE IF NOT EXISTS item_vectors (
+    item_rowid INTEGER PRIMARY KEY,
+    vector BLOB NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS item_vectors_ad AFTER DELETE ON memory_items BEGIN
+    DELETE FROM item_vectors WHERE item_rowid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS item_vectors_au AFTER UPDATE OF subject, text ON memory_items BEGIN
+    DELETE FROM item_vectors WHERE item_rowid = old.rowid;
+END;
+INSERT OR IGNORE INTO meta(key, value) VALUES ('vector_generation', '0');
+CREATE TRIGGER IF NOT EXISTS item_vectors_gen_ai AFTER INSERT ON item_vectors BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+END;
+CREATE TRIGGER IF NOT EXISTS item_vectors_gen_ad AFTER DELETE ON item_vectors BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+END;
+CREATE TRIGGER IF NOT EXISTS item_vectors_gen_scope AFTER UPDATE OF scope_id ON memory_items BEGIN
+    UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_generation';
+END;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cortex-hook-template: 1f910b14f423d66c
+# cortex-hook-template: cb0b9b9a6281dfba
 # Cortex capture (PostToolUse, PostToolUseFailure): append the hook payload to the worktree's spool.
 # Pure bash >= 3.2: no Python, no Node, no jq. Always exits 0 and prints nothing.
 CORTEX_BIN="${CORTEX_BIN:-$(command -v cortex)}"
@@ -67,7 +67,7 @@ if [ $check -ne 0 ]; then
     case $after in ''|*[!0-9]*) after=0 ;; esac
     if [ "$now" -ge "$after" ]; then
       printf '%s\n' $((now + 60)) > "$rt/flush-after" 2>/dev/null
-      (cd "$dir" && LC_ALL=$cortex_lc_all nohup "$CORTEX_BIN" flush-spool >/dev/null 2>&1 &) >/dev/null 2>&1
+      (cd "$dir" && LC_ALL=$cortex_lc_all nohup "$CORTEX_BIN" flush-spool --embed >/dev/null 2>&1 &) >/dev/null 2>&1
     fi
   fi
 fi

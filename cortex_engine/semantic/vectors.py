@@ -1,0 +1,161 @@
+"""Sentence vectors in the store (`item_vectors`) and the brute-force search over one read's scopes.
+
+A vector is stored as its float32 scale and 384 int8 components (388 bytes; cosine against the float original
+0.999+). Search reads every vector of the store once per process into memory and keeps it until the store's
+vectors change (`vector_generation`, bumped by triggers); a query masks the rows to the read's scopes BEFORE it
+scores anything, so a vector of another branch can neither rank nor push an in-scope one out of the top.
+Heavy (numpy): imported only where vectors are written or searched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from cortex_engine.semantic import extra as semantic
+from cortex_engine.memory.items import split_trailers
+from cortex_engine.store.database import transaction
+
+BATCH = 64
+"""Items embedded and written per transaction: short writes, so a hook's write never waits long behind one."""
+EMBED_CHARS = 2000
+"""What of an item's text is embedded (the tokenizer keeps 256 tokens; this bounds the tokenizer's work)."""
+
+
+def pack(vector: Any) -> bytes:
+    """A unit float vector as its float32 scale then int8 components."""
+    scale = float(np.max(np.abs(vector))) / 127.0 or 1.0
+    quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
+    return np.float32(scale).tobytes() + quantized.tobytes()
+
+
+def unpack(blob: bytes) -> Any:
+    """The float32 vector `pack` stored."""
+    scale = np.frombuffer(blob[:4], dtype=np.float32)[0]
+    return np.frombuffer(blob[4:], dtype=np.int8).astype(np.float32) * scale
+
+
+def embed_text(subject: str | None, text: str) -> str:
+    """What an item's vector says: its subject and its body without the label trailers."""
+    body, _ = split_trailers(text)
+    return ((subject + ": ") if subject else "") + body[:EMBED_CHARS]
+
+
+def pending_count(conn: sqlite3.Connection) -> int:
+    """How many items that recall can show have no vector yet."""
+    return int(conn.execute(
+        "SELECT count(*) FROM memory_items m WHERE m.state != 'archived' "
+        "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid)"
+    ).fetchone()[0])
+
+
+def embed_pending(conn: sqlite3.Connection, embedder: Any, *, limit: int | None = None,
+                  tick: Callable[[int], None] | None = None) -> int:
+    """Embed items without a vector in rowid order, BATCH per transaction; returns how many were embedded.
+
+    In rowid order, the vectors' B-tree is appended to: its pages fill (~410 bytes an item), where inserting
+    newest first split every page half full (~820 bytes an item).
+
+    An item changed or deleted meanwhile is skipped (its text is read and written in one transaction).
+    """
+    done = 0
+    while limit is None or done < limit:
+        size = BATCH if limit is None else min(BATCH, limit - done)
+        rows = conn.execute(
+            "SELECT m.rowid, m.subject, m.text FROM memory_items m WHERE m.state != 'archived' "
+            "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid) ORDER BY m.rowid LIMIT ?",
+            (size,),
+        ).fetchall()
+        if not rows:
+            break
+        vectors = embedder.embed([embed_text(r[1], r[2]) for r in rows])
+        with transaction(conn):
+            for row, vector in zip(rows, vectors):
+                still = conn.execute("SELECT subject, text FROM memory_items WHERE rowid=?", (row[0],)).fetchone()
+                if still is None or (still[0], still[1]) != (row[1], row[2]):
+                    continue
+                conn.execute("INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)",
+                             (row[0], pack(vector)))
+        done += len(rows)
+        if tick is not None:
+            tick(len(rows))
+    return done
+
+
+class Matrix:
+    """Every vector of one store, in memory: int8 rows, their scales, item rowids and scope ids."""
+
+    def __init__(self, conn: sqlite3.Connection, generation: str | None) -> None:
+        """Read every stored vector with its item's scope id."""
+        rows = conn.execute(
+            "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
+        ).fetchall()
+        width = semantic.DIMENSIONS
+        self.generation = generation
+        self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        self.scopes = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        raw = b"".join(r[2] for r in rows if len(r[2]) == 4 + width)
+        if len(raw) != len(rows) * (4 + width):  # a row of another width (a damaged blob): read none of them
+            self.rowids = self.rowids[:0]
+            self.scopes = self.scopes[:0]
+            raw = b""
+        table = np.frombuffer(raw, dtype=np.uint8).reshape(len(self.rowids), 4 + width)
+        self.scales = table[:, :4].copy().view(np.float32).reshape(-1)
+        self.values = table[:, 4:].copy().view(np.int8)
+        order = np.argsort(self.scopes, kind="stable")
+        starts: list[int] = (np.flatnonzero(np.r_[True, self.scopes[order][1:] != self.scopes[order][:-1]]).tolist()
+                             if len(order) else [])
+        bounds = [*starts, len(order)]
+        self.rows_of: dict[int, Any] = {int(self.scopes[order[a]]): order[a:b] for a, b in zip(bounds, bounds[1:])}
+        """Each scope id's rows: a read takes its scopes' rows and scores nothing else."""
+
+    def search(self, scope_ids: list[int], query: Any, k: int) -> list[tuple[int, float]]:
+        """The `k` rows of these scopes most similar to `query`, best first: (item rowid, cosine)."""
+        parts = [self.rows_of[s] for s in scope_ids if s in self.rows_of]
+        inside = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+        if not len(inside) or k <= 0:
+            return []
+        # The query is quantized as the rows are, and scored in integers (exact, and ~10x faster than widening
+        # every int8 row to float32 first); each row's scale then makes it a cosine again.
+        q = np.asarray(query, dtype=np.float32)
+        q_scale = float(np.max(np.abs(q))) / 127.0 or 1.0
+        q8 = np.clip(np.rint(q / q_scale), -127, 127).astype(np.int8)
+        rows = self.values if len(inside) == len(self.rowids) else self.values[inside]
+        dots = np.einsum("ij,j->i", rows, q8, dtype=np.int32)
+        scores = dots.astype(np.float32) * self.scales[inside] * np.float32(q_scale)
+        k = min(k, len(inside))
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.lexsort((self.rowids[inside[best]], -scores[best]))]
+        return [(int(self.rowids[inside[i]]), float(scores[i])) for i in best]
+
+
+_MATRICES: dict[str, Matrix] = {}
+_LOCK = threading.Lock()
+
+
+def generation(conn: sqlite3.Connection) -> str | None:
+    """The store's vector generation: changes whenever a vector is written or dropped."""
+    row = conn.execute("SELECT value FROM meta WHERE key='vector_generation'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def matrix(conn: sqlite3.Connection) -> Matrix:
+    """This store's vectors, read once per generation per process."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2] or str(id(conn))
+    current = generation(conn)
+    with _LOCK:
+        held = _MATRICES.get(path)
+        if held is None or held.generation != current or current is None:
+            held = _MATRICES[path] = Matrix(conn, current)
+        return held
+
+
+def dense_hits(conn: sqlite3.Connection, scope_keys: list[str], query: Any, k: int) -> list[tuple[int, float]]:
+    """The `k` items of these scopes nearest to `query` (item rowid, cosine), best first."""
+    ids = [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM scopes WHERE key IN ({','.join('?' * len(scope_keys))})", scope_keys)]
+    return matrix(conn).search(ids, query, k) if ids else []

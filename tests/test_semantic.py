@@ -1,0 +1,143 @@
+"""Hybrid recall (issue 28): the optional encoder's vectors, fused with the lexical rank under the same rules.
+
+The real model runs here (the test extra installs the semantic one); it is loaded once per process
+(`semantic.model.load`), and every store is a handful of notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cortex_engine.semantic import extra as semantic
+from cortex_engine.base.errors import SemanticUnavailable
+from cortex_engine.engine import Engine
+
+pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
+
+from cortex_engine.semantic import model, vectors  # noqa: E402 - after the skip
+
+@pytest.fixture(autouse=True)
+def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite turns the encoder off (conftest); these tests are about it."""
+    monkeypatch.setenv(semantic.SWITCH_ENV, "1")
+
+
+NOTES = [
+    ("decision", "queue engine", "use kafka for the queue engine; partitions give us ordering per account"),
+    ("insight", None, "login tokens expire after fifteen minutes and the app refreshes them silently"),
+    ("decision", "releases", "deploys happen on tuesdays and thursdays before noon"),
+    ("insight", None, "the invoice pdf export needs the fonts bundled or it falls back to courier"),
+]
+PARAPHRASE = "event streaming choice"
+"""Shares no content word with the kafka note, which answers it."""
+
+
+def seed(engine: Engine) -> dict[str, str]:
+    """The notes above; their memory-item ids by first word."""
+    return {text.split()[1 if text.startswith("use") else 0]: engine.note(kind, text, subject).item_id
+            for kind, subject, text in NOTES}
+
+
+def test_a_paraphrase_is_found_once_the_notes_are_embedded(engine: Engine) -> None:
+    """Lexical recall finds nothing for a topic sharing no word with the note; after embedding, hybrid finds it first."""
+    ids = seed(engine)
+    before = engine.recall(PARAPHRASE, book=False)
+    assert before.items == [] and before.retrievers == ("lexical",)
+    assert engine.embed_pending() == len(NOTES)
+    after = engine.recall(PARAPHRASE, book=False)
+    assert after.retrievers == ("lexical", "dense")
+    assert after.items[0].id == ids["kafka"]
+    assert after.to_dict()["retrievers"] == ["lexical", "dense"]
+    # An insight found by meaning alone leads the decisions the topic does not mean (its kind weighs less).
+    assert engine.recall("how long do session credentials stay valid", book=False).items[0].id == ids["login"]
+
+
+def test_dense_candidates_are_filtered_by_scope_before_fusion(repo, make_engine: Callable[..., Engine]) -> None:  # noqa: ANN001
+    """A note on another branch that means exactly the topic is never a dense candidate here."""
+    repo.git("checkout", "-q", "-b", "feature/billing")
+    with make_engine(repo.path) as other:
+        elsewhere = other.note("decision", "we picked rabbitmq as the event streaming platform", "streaming").item_id
+    repo.git("checkout", "-q", "main")
+    engine = make_engine(repo.path)
+    ids = seed(engine)
+    engine.embed_pending()
+    rowid = engine.conn.execute("SELECT rowid FROM memory_items WHERE id=?", (elsewhere,)).fetchone()[0]
+    query = model.load().embed([PARAPHRASE])[0]
+    every = vectors.dense_hits(engine.conn, [*engine.scope_keys, "branch:nowhere"], query, 50)
+    assert rowid not in {hit for hit, _ in every} and len(every) == len(NOTES)
+    shown = [item.id for item in engine.recall(PARAPHRASE, book=False, limit=10).items]
+    assert shown[0] == ids["kafka"] and elsewhere not in shown
+
+
+def test_a_note_not_yet_embedded_is_still_found_by_its_words(engine: Engine) -> None:
+    """Embedding lags writes: what has no vector yet is found lexically, beside the embedded notes."""
+    seed(engine)
+    engine.embed_pending()
+    fresh = engine.note("insight", "the geocoder caches lookups for a day").item_id
+    assert vectors.pending_count(engine.conn) == 1
+    surface = engine.recall("geocoder lookups", book=False)
+    assert surface.retrievers == ("lexical", "dense") and surface.items[0].id == fresh
+
+
+def test_a_vector_follows_its_item(engine: Engine) -> None:
+    """Editing an item's text drops its vector (to be embedded again); deleting the item drops it too."""
+    ids = seed(engine)
+    engine.embed_pending()
+    engine.edit_memory(ids["deploys"], "deploys happen on mondays only")
+    assert vectors.pending_count(engine.conn) == 1
+    engine.delete_memory(ids["login"], yes=True)
+    stored = engine.conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0]
+    assert stored == len(NOTES) - 2
+
+
+def test_a_model_failing_its_hash_is_refused_and_recall_stays_lexical(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model file that is not the pinned one is never run: no embedding, lexical recall, status says why."""
+    ids = seed(engine)
+    engine.embed_pending()
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the model")
+    monkeypatch.setenv(semantic.MODEL_ENV, str(fake))
+    with pytest.raises(SemanticUnavailable, match="SHA-256"):
+        engine.embed_pending()
+    assert engine.dense_search() is None and "SHA-256" in (engine.dense_problem or "")
+    surface = engine.recall("kafka partitions", book=False)
+    assert surface.retrievers == ("lexical",) and surface.items[0].id == ids["kafka"]
+    status = engine.status()["semantic"]
+    assert status["state"] == "refused" and status["enable"] == semantic.ENABLE_HINT  # type: ignore[index]
+
+
+def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extra missing: nothing is embedded, recall is lexical, and status names the pip command."""
+    ids = seed(engine)
+    monkeypatch.setattr(semantic, "REQUIRED", ("numpy", "cortex_no_such_module"))
+    with pytest.raises(SemanticUnavailable, match="pip install"):
+        engine.embed_pending()
+    assert engine.recall("kafka partitions", book=False).items[0].id == ids["kafka"]
+    status = engine.status()["semantic"]
+    assert status["state"] == "off" and "cortex_no_such_module" in status["detail"]  # type: ignore[index]
+    assert "pip install 'cortex-memory-layer[semantic]'" in status["detail"]  # type: ignore[index]
+
+
+def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo) -> None:  # noqa: ANN001
+    """`cortex embed --json` embeds every item; with the retriever off it exits 1 with one `cortex:` line."""
+    env = {**os.environ, "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+
+    def cortex(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, capture_output=True,
+                              text=True, env={**env, **extra})
+
+    assert cortex("note", "--kind", "insight", "the geocoder caches lookups for a day").returncode == 0
+    off = cortex("embed", **{semantic.SWITCH_ENV: "0"})
+    assert off.returncode == 1 and off.stderr.startswith("cortex: ") and "unset CORTEX_SEMANTIC" in off.stderr
+    done = cortex("embed", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] == 1
