@@ -494,9 +494,9 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
     directory = check_hooks_dir(hooks_dir if hooks_dir else str(default_hooks_dir(scope, project)))
     cortex_bin = check_cortex_bin(wiring.cortex_executable())
     plan = Plan()
-    from cortex_engine.ops.plugin import enabled_plugin
+    from cortex_engine.ops.presence import survey
 
-    plugin = enabled_plugin(project)
+    plugin = survey(project).plugin
     if plugin is not None:
         # The plugin already runs every hook and the server: wiring them again would run each twice.
         plan.add(Action("plugin", "unchanged", str(plugin.settings),

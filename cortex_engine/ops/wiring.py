@@ -226,12 +226,12 @@ def project_root(cwd: str) -> str:
     return location.worktree if location is not None else real
 
 
-def settings_files(project: str) -> list[Path]:
+def settings_files(project: str, user_home: Path | None = None) -> list[Path]:
     """The settings files Claude Code merges: the project's, its local ones, and the user's."""
     return [
         Path(project) / ".claude" / "settings.json",
         Path(project) / ".claude" / "settings.local.json",
-        home() / ".claude" / "settings.json",
+        (user_home or home()) / ".claude" / "settings.json",
     ]
 
 
