@@ -415,6 +415,11 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
     from cortex_engine.engine import open_engine
 
     payload = _hook_payload()
+    if args.quiet and not args.from_project:
+        from cortex_engine.hookentry import project_wires_cortex
+
+        if project_wires_cortex(os.environ.get("CLAUDE_PROJECT_DIR")):
+            return 0  # the project's own SessionStart wiring (--from-project) starts this session
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
     host = found if isinstance(found := payload.get("session_id"), str) else None
     try:
@@ -841,6 +846,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add("header", cmd_header, "the full branch-aware working-memory header")
     p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
     p.add_argument("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")
+    p.add_argument("--from-project", action="store_true",
+                   help="run by the project's own wiring; without it, a --quiet run stands down where the project "
+                        "wires Cortex (`install --scope project`), so a session starts once")
     add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
     p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
     p.add_argument("paths", nargs="+")
