@@ -795,7 +795,15 @@ class Engine:
         return stats(self.conn, self.scope, str(self.identity.db_path))
 
     def suggest_notes(self, session_id: str | None = None) -> dict[str, object]:
-        """Notes worth saving from a session tree (default: the current one); never writes."""
+        """Notes worth saving from a session tree (default: the current one); never writes.
+
+        Raises:
+            NotFound: `session_id` names no session of this scope.
+        """
+        if session_id is not None and not self.activity(1, session_id=session_id):
+            from cortex_engine.base.errors import NotFound
+
+            raise NotFound(f'no session "{session_id[:80]}" in this scope', code="unknown_session", id=session_id)
         session = session_id or (self.current_session() or {"id": None})["id"]
         if session is None:
             return {"session_id": None, "suggestions": []}
