@@ -23,6 +23,7 @@ VERSION = "0.1.0"
 DESCRIPTION = ("Cortex: a local memory layer for Claude Code that says whether a remembered thing is still agreed, "
                "still true of the checkout, and what it cost to inject. Needs `cortex` on PATH.")
 AUTHOR = {"name": "Cortex contributors"}
+MARKETPLACE_DESCRIPTION = "The Cortex plugin: local, per-repository memory for Claude Code (hooks, MCP server, commands, skill)."
 # Plugin MCP tools are not named `mcp__cortex__…` (Claude Code prefixes a plugin's servers), so the guard's
 # matcher selects the memory-changing tools by their own names under any server prefix.
 GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
@@ -59,7 +60,7 @@ def mcp_document() -> dict:
 
 def marketplace() -> dict:
     """`.claude-plugin/marketplace.json` at the repository root, listing the plugin folder."""
-    return {"name": MARKETPLACE_NAME, "owner": AUTHOR,
+    return {"name": MARKETPLACE_NAME, "owner": AUTHOR, "metadata": {"description": MARKETPLACE_DESCRIPTION},
             "plugins": [{"name": PLUGIN_NAME, "source": f"./{PLUGIN_DIR}", "description": DESCRIPTION,
                          "version": VERSION}]}
 
