@@ -1128,6 +1128,9 @@ class Engine:
     def import_file(self, path: str, *, scope: str | None = None, progress=None):  # noqa: ANN001, ANN201
         """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
 
+        Notes an export holds under another repository's scopes (another clone, another machine) land in this
+        worktree's scope, and another project layer in this one (`transfer.map_foreign_scopes`).
+
         Args:
             scope: put every note under this scope key instead (`here`: this worktree's own scope).
             progress: called with the number of notes read; returns the `tick(n)` to call per note.
@@ -1136,9 +1139,12 @@ class Engine:
             InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
         """
         fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
+        remapped = 0
         if scope is not None:
             incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
-        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        else:
+            incoming, remapped = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped, remapped=remapped)
         tick = progress(len(incoming)) if progress is not None else None
         transfer.import_notes(self.conn, result, incoming, tick)
         result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
