@@ -725,6 +725,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    """Copy the whole store to a file (SQLite's online backup: consistent while sessions write)."""
+    from cortex_engine.ops.backup import backup
+
+    result = backup(args.cwd or os.getcwd(), args.file, force=args.force)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put a backup in place as this repository's store (refuses to replace one without --force; keeps a copy)."""
+    from cortex_engine.ops.backup import restore
+
+    result = restore(args.cwd or os.getcwd(), args.file, force=args.force)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
 def cmd_completion(args: argparse.Namespace) -> int:
     """Print a shell completion script generated from this parser."""
     from cortex_engine.completion import script
@@ -781,7 +799,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
         "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
         "disengage", "gc")),
-    ("setup", ("install", "doctor", "serve", "eval-gate")),
+    ("setup", ("install", "doctor", "serve", "eval-gate", "backup", "restore")),
 )
 """The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
 NO_JSON = frozenset({"tui", "serve"})
@@ -973,6 +991,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
     p.add_argument("file")
     p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
+    p = add("backup", cmd_backup, "copy the whole store (every note, session and ledger) to one file you can move")
+    p.add_argument("file", help="where to write the backup (refused if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    p = add("restore", cmd_restore, "put a `cortex backup` file in place as this repository's store")
+    p.add_argument("file", help="a file written by `cortex backup`")
+    p.add_argument("--force", action="store_true",
+                   help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore)")
     p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
     p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
