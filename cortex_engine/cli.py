@@ -725,6 +725,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_undo(args: argparse.Namespace) -> int:
+    """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row."""
+    with _engine(args) as engine:
+        result = engine.undo()
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     """Copy the whole store to a file (SQLite's online backup: consistent while sessions write)."""
     from cortex_engine.ops.backup import backup
@@ -798,7 +806,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inspection and correction", (
         "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
         "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
-        "disengage", "gc")),
+        "disengage", "gc", "undo")),
     ("setup", ("install", "doctor", "serve", "eval-gate", "backup", "restore")),
 )
 """The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
@@ -991,6 +999,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
     p.add_argument("file")
     p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
+    add("undo", cmd_undo, "undo the last resolve, delete, edit or path rewrite in this scope (audited; refused if "
+                          "what it changed has changed since)")
     p = add("backup", cmd_backup, "copy the whole store (every note, session and ledger) to one file you can move")
     p.add_argument("file", help="where to write the backup (refused if it exists, unless --force)")
     p.add_argument("--force", action="store_true", help="replace FILE if it exists")

@@ -431,6 +431,16 @@ class Engine:
             note_id=note_id, subject=subject, status=status, replacement=replacement, expected_sides=expected_sides,
         )
 
+    def undo(self):  # noqa: ANN201 - query.undo.Undo, imported on use
+        """Undo the newest operator action (resolve, delete, edit, path rewrite) of this scope; audited.
+
+        Raises:
+            NotFound: nothing to undo. Refused: what it changed has changed since (nothing is written).
+        """
+        from cortex_engine.query.undo import undo_last
+
+        return undo_last(self.conn, self.scope_keys, self.scope.type, self.now())
+
     # -- surfaces -------------------------------------------------------------------------------
 
     def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,

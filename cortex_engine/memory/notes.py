@@ -370,6 +370,7 @@ def resolve_note(
     with transaction(conn):
         if expected_sides is not None:
             check_contest(conn, note["id"], expected_sides)
+        touched = note_states(conn, note)
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
             if note["subject"]:
@@ -400,7 +401,26 @@ def resolve_note(
         for other_id in others:
             _resync(conn, other_id, scope.type, demote_tier=True)
         _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
+        # Audited with what it changed, so `cortex undo` can put every touched note back (and take the replacement out).
+        after = {**note_states(conn, note), "replacement": replacement_id}
+        conn.execute(
+            "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+            "new_text, prior_subject, created_at, before_state, after_state) VALUES (?,?,?,?, 'resolve', ?,?,?,?,?,?)",
+            (item_id_for(note["id"]), "notes", note["id"], note["scope_key"], note["content"], status, note["subject"],
+             now, json.dumps(touched), json.dumps(after)),
+        )
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+def note_states(conn: sqlite3.Connection, note: sqlite3.Row) -> dict[str, object]:
+    """`{"notes": {id: [status, conflict]}}` for a note and every note on its subject in its scope: what a resolve
+    may change, recorded before and after it (the audit an undo reads)."""
+    if note["subject"]:
+        rows = conn.execute(f"SELECT id, status, conflict FROM notes WHERE {IN_SCOPE} AND subject=?",
+                            (note["scope_key"], note["subject"])).fetchall()
+    else:
+        rows = conn.execute("SELECT id, status, conflict FROM notes WHERE id=?", (note["id"],)).fetchall()
+    return {"notes": {r["id"]: [r["status"], r["conflict"]] for r in rows}}
 
 
 def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
