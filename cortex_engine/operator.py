@@ -44,6 +44,8 @@ class HookInstall:
     checked: tuple[str, ...]
     via: str = "settings"
     """`settings` (a settings file lists the hook) or `plugin` (the enabled Cortex plugin declares it)."""
+    fix: str = "cortex install"
+    """What to run when nothing captures (plain text); the demo repository needs nothing, and says so."""
 
 
 @dataclass(frozen=True)

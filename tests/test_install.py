@@ -367,3 +367,29 @@ def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
     (repo.path / ".claude" / "settings.json").unlink()
     fire([user], "PostToolUse", {**read, "tool_use_id": "t-2"})
     assert len(spool.read_text().splitlines()) == 2
+
+
+def test_a_cortex_from_a_checkouts_venv_is_named_before_it_is_baked_into_every_project(
+    repo: Repo, home: Path, bin_path: Path, tmp_path: Path,
+) -> None:
+    """Issue 29: `cortex install` run from a repository's own virtual environment (a newcomer after `pip install -e .`
+    and `cortex demo`) says that every project's hooks would depend on that environment and how to avoid it; the
+    operator view in the demo repository names no install at all."""
+    from cortex_engine.ops.demo import MARKER
+    from cortex_engine.ops.presence import DEMO_FIX, hooks_installed
+
+    venv = repo.path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    baked = venv / "bin" / "cortex"
+    shutil.copy(bin_path, baked)
+    run = cortex(repo.path, "install", bin_path=baked)
+    assert "NOTE   cortex" in run.out and "pipx install" in run.out and str(venv) in run.out.replace("\n", "")
+    assert cortex(repo.path, "install", "--dry-run", bin_path=bin_path).out.count("NOTE") == 0
+
+    demo = tmp_path / "demo-service"
+    demo.mkdir()
+    (demo / MARKER).write_text("created by `cortex demo`\n")
+    seen = hooks_installed(str(demo), tmp_path / "nobody")
+    assert not seen.installed and seen.fix == DEMO_FIX and "cortex install" not in seen.fix
+    assert hooks_installed(str(repo.path), tmp_path / "nobody").fix == "cortex install"

@@ -25,13 +25,13 @@ if TYPE_CHECKING:
     from cortex_engine.ops.doctor import Report  # imported at run time only when install diagnoses what it wrote
 
 SCOPES = ("user", "project")
-BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP "}
+BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP ", "warning": "NOTE "}
 NOTHING_CHANGED = "Nothing changed — this installation is already current."
 
 
 @dataclass
 class Action:
-    """One outcome: created | updated | unchanged | refused, with what and why."""
+    """One outcome: created | updated | unchanged | refused | warning, with what and why."""
 
     name: str
     status: str
@@ -458,6 +458,24 @@ def check_cortex_bin(path: str) -> str:
     return path
 
 
+def _warn_checkout_venv(plan: Plan, cortex_bin: str) -> None:
+    """Say so when the `cortex` baked into user-wide hooks runs from a virtual environment inside a repository
+    (a checkout's `.venv`, as after `pip install -e .` and `cortex demo`): every project's hooks would depend on
+    that checkout and stop, silently, once its environment is removed or rebuilt."""
+    from cortex_engine.scope.identity import locate_git
+
+    folder = Path(cortex_bin).parent
+    venv = next((p for p in (folder, *folder.parents) if (p / "pyvenv.cfg").is_file()), None)
+    location = locate_git(str(venv)) if venv is not None else None
+    if venv is None or location is None:
+        return
+    plan.add(Action("cortex", "warning", cortex_bin,
+                    f"this cortex runs from the virtual environment {wiring.display(venv)} inside the repository "
+                    f"{wiring.display(location.worktree)}; the hooks of every project will call it and stop silently "
+                    "once that environment is removed — install cortex with `pipx install` or `uv tool install` and "
+                    "re-run `cortex install` (README: Installing into Claude Code)"))
+
+
 def default_hooks_dir(scope: str, project: str) -> Path:
     """Where install writes the scripts: `~/.claude/hooks`, or `<project>/.claude/hooks` for project scope
     (committed with the project, so every teammate has them)."""
@@ -502,6 +520,8 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
     plan = Plan()
     from cortex_engine.ops.presence import survey
 
+    if scope == "user":
+        _warn_checkout_venv(plan, cortex_bin)
     plugin = survey(project).plugin if scope == "user" else None
     if plugin is not None:
         # The plugin already runs every hook and the server: wiring them again would run each twice.

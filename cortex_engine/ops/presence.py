@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from cortex_engine.operator import HookInstall
     from cortex_engine.ops.plugin import EnabledPlugin
 
+DEMO_FIX = "none in the demo"
+"""The operator's fix line in the demo repository, where nothing is captured and nothing should be installed."""
 CAPTURE = ("PostToolUse", "cortex-capture.sh")
 """The wiring that means "sessions here are captured": (event, wiring key)."""
 
@@ -72,6 +74,11 @@ class Survey:
 
         capture = self.capture
         if capture is None:
+            from cortex_engine.ops.demo import MARKER
+
+            if (Path(self.project) / MARKER).is_file():
+                # The seeded demo: telling a newcomer to `cortex install` here bakes a checkout's venv into ~/.claude.
+                return HookInstall(False, None, self.checked, fix=DEMO_FIX)
             return HookInstall(False, None, self.checked)
         if capture.plugin_root is not None and self.plugin is not None:
             return HookInstall(True, f"plugin {self.plugin.key}, enabled in {self.plugin.settings}", self.checked,
