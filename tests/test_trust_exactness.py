@@ -479,7 +479,7 @@ def test_suggest_notes_and_search_ledger_print_text(repo: Repo) -> None:
 def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_names_its_units(tmp_path: Path,
                                                                                               monkeypatch: Any) -> None:
     """Pilot: the dialog's promise (keep one → the other superseded; a replacement → every side superseded) holds
-    in the store after Keep B; the freshness title counts memories and its footer file references, each saying so."""
+    in the store after Keep B; the freshness title and footer both count memories, each saying so."""
     from cortex_engine.ops.demo import seed_demo
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
     from cortex_tui.widgets.freshness_pane import FreshnessPane
@@ -505,7 +505,7 @@ def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_nam
     assert "the other is marked superseded" in said["help"] and "every side is superseded by it" in said["help"]
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {FLUSH: ("superseded", 0), NO_FLUSH: ("active", 0)}
-    assert "memories:" in said["title"] and "file references:" in said["footer"]
+    assert "memories:" in said["title"] and "memories checked" in said["footer"]
 
 
 @pytest.mark.parametrize("label", [labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED,

@@ -318,6 +318,12 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(SearchDialog(), self._searched)
 
+    @on(FreshnessPane.Picked)
+    def _freshness_picked(self, event: FreshnessPane.Picked) -> None:
+        """Enter on a Freshness item: the memory itself, in the Memory tab."""
+        event.stop()
+        self._searched(event.item_id)
+
     def _searched(self, item_id: str | None) -> None:
         """Open the picked item in the Memory tab, on whichever page holds it."""
         if item_id:
@@ -427,8 +433,8 @@ class MainScreen(Screen[None]):
             with self.cortex.target.open() as engine:
                 location = engine.locate_reference(item_id)
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, exc.message, title="Nothing to open", severity="warning",
-                                      markup=False)
+            self.app.call_from_thread(self.notify, f"{exc.message} · Enter shows the memory", title="Nothing to open",
+                                      severity="warning", markup=False)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._open_in_editor, location)
