@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GC_STEPS
-    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
+    from cortex_engine.memory.arrivals import ARRIVAL_STATES, Arrival, describe_arrival
+    from cortex_engine.memory.inbox import Verdict
+    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, defuse_labels, note_content, split_trailers
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
@@ -28,10 +30,12 @@ if TYPE_CHECKING:
 # name → the stage module that defines it ("" for the module itself)
 _HOME = {
     "GC_STEPS": "capture.gc",
+    "Arrival": "memory.arrivals", "ARRIVAL_STATES": "memory.arrivals", "describe_arrival": "memory.arrivals",
+    "Verdict": "memory.inbox",
     "Deletion": "query.inspection", "Inspection": "query.inspection", "Page": "query.inspection",
     "scope_label": "query.inspection", "Location": "query.inspection", "text_diff": "query.inspection",
     "PageKey": "query.inspection", "LABEL_FILTERS": "query.inspection",
-    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items",
+    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items", "defuse_labels": "memory.items",
     "note_content": "memory.items", "split_trailers": "memory.items",
     "Resolution": "memory.notes",
     "render_jsonl": "memory.transfer", "render_markdown": "memory.transfer",

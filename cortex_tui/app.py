@@ -324,6 +324,8 @@ class CortexApp(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Every key's action by name in the command palette, then Textual's own."""
         if isinstance(screen, MainScreen):
+            if self.snapshot is not None and self.snapshot.inbox:
+                yield SystemCommand("Inbox", "Accept or reject what arrived from outside (i)", screen.action_inbox)
             yield SystemCommand("Resolve contest", "Keep one side or resolve both (c)", screen.action_resolve)
             yield SystemCommand("Edit memory", "Edit the highlighted memory, audited (e)", screen.action_edit)
             yield SystemCommand("Delete memory", "Preview, then confirm deleting the highlighted memory (d)",

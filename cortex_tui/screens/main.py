@@ -51,6 +51,7 @@ class MainScreen(Screen[None]):
     """Everything about this branch's memory; keys act on the highlighted memory of the focused pane."""
 
     BINDINGS = [
+        Binding("i", "inbox", "Inbox"),  # first, and shown only while arrivals wait for review
         Binding("c", "resolve", "Resolve"),
         Binding("e", "edit", "Edit"),
         Binding("d", "delete", "Delete"),
@@ -233,6 +234,8 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Memory-tab keys only on that tab; edit/delete/resolve dimmed when nothing they act on is highlighted."""
+        if action == "inbox":  # hidden (not dimmed) when nothing waits: the footer is unchanged for most stores
+            return self.cortex.snapshot is not None and self.cortex.snapshot.inbox > 0
         if action in ("next_page", "previous_page") and self._active_tab() == "memory":
             return self.query_one(MemoryBrowser).total > PAGE  # one page: the keys would do nothing (and crowd the footer)
         if action in MEMORY_ACTIONS:
@@ -255,6 +258,12 @@ class MainScreen(Screen[None]):
         return pane.selected_item() if pane.has_focus_within else None
 
     # -- actions -------------------------------------------------------------------------------------
+
+    def action_inbox(self) -> None:
+        """Open the inbox: what arrived from outside, to accept or reject."""
+        from .inbox import InboxScreen
+
+        self.app.push_screen(InboxScreen())
 
     def action_show_tab(self, tab: str) -> None:
         """Switch tab."""
