@@ -31,7 +31,7 @@ def test_undo_walks_back_resolve_delete_and_edit_newest_first(engine: Engine) ->
     engine.edit_memory(f"notes:{kept}", "ci runs on arm and x86")
 
     assert engine.undo().operation == "edit"
-    assert engine.conn.execute("SELECT content FROM notes WHERE id=?", (kept,)).fetchone()[0] == "ci runs on arm"
+    assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (kept,)).fetchone()[0] == "ci runs on arm"
     assert engine.undo().operation == "delete"
     assert _status(engine, doomed) == ("active", 0) and "port 4222" in engine.recall("staging broker", book=False).text
     undone = engine.undo()

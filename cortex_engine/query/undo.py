@@ -91,7 +91,7 @@ def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str) -> None:
 def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> str:
     """An edit or a path rewrite: the text goes back when it is still what the action wrote."""
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
         if note is None or note["content"] != row["new_text"]:
             raise _changed(f"the note {row['source_id'][:8]}")
         conn.execute("UPDATE notes SET content=? WHERE id=?", (row["prior_text"], row["source_id"]))
