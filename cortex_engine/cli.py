@@ -463,6 +463,11 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
     from cortex_engine.engine import open_engine
 
     payload = _hook_payload()
+    if args.quiet and not args.from_project:
+        from cortex_engine.hookentry import project_wires_cortex
+
+        if project_wires_cortex(os.environ.get("CLAUDE_PROJECT_DIR")):
+            return 0  # the project's own SessionStart wiring (--from-project) starts this session
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
     host = found if isinstance(found := payload.get("session_id"), str) else None
     try:
@@ -805,6 +810,32 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_undo(args: argparse.Namespace) -> int:
+    """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row."""
+    with _engine(args) as engine:
+        result = engine.undo()
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    """Copy the whole store to a file (SQLite's online backup: consistent while sessions write)."""
+    from cortex_engine.ops.backup import backup
+
+    result = backup(args.cwd or os.getcwd(), args.file, force=args.force)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put a backup in place as this repository's store (refuses to replace one without --force; keeps a copy)."""
+    from cortex_engine.ops.backup import restore
+
+    result = restore(args.cwd or os.getcwd(), args.file, force=args.force)
+    _emit_json(result.to_dict()) if args.json else _print(result.render())
+    return 0
+
+
 def cmd_completion(args: argparse.Namespace) -> int:
     """Print a shell completion script generated from this parser."""
     from cortex_engine.completion import script
@@ -861,8 +892,8 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inspection and correction", (
         "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
         "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
-        "disengage", "gc")),
-    ("setup", ("install", "doctor", "serve", "embed", "eval-gate")),
+        "disengage", "gc", "undo")),
+    ("setup", ("install", "doctor", "serve", "embed", "eval-gate", "backup", "restore")),
 )
 """The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
 NO_JSON = frozenset({"tui", "serve"})
@@ -927,6 +958,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add("header", cmd_header, "the full branch-aware working-memory header")
     p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
     p.add_argument("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")
+    p.add_argument("--from-project", action="store_true",
+                   help="run by the project's own wiring; without it, a --quiet run stands down where the project "
+                        "wires Cortex (`install --scope project`), so a session starts once")
     p = add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
     p.add_argument("--embed", action="store_true", help="then embed new items (the semantic extra; the detached flush)")
     add("embed", cmd_embed, "give every memory item a sentence vector, so recall also finds by meaning "
@@ -1061,6 +1095,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
     p.add_argument("file")
     p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
+    add("undo", cmd_undo, "undo the last resolve, delete, edit or path rewrite in this scope (audited; refused if "
+                          "what it changed has changed since)")
+    p = add("backup", cmd_backup, "copy the whole store (every note, session and ledger) to one file you can move")
+    p.add_argument("file", help="where to write the backup (refused if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    p = add("restore", cmd_restore, "put a `cortex backup` file in place as this repository's store")
+    p.add_argument("file", help="a file written by `cortex backup`")
+    p.add_argument("--force", action="store_true",
+                   help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore)")
     p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
     p.add_argument("shell", choices=["bash", "zsh", "fish"])
     p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")

@@ -506,6 +506,16 @@ class Engine:
             note_id=note_id, subject=subject, status=status, replacement=replacement, expected_sides=expected_sides,
         )
 
+    def undo(self):  # noqa: ANN201 - query.undo.Undo, imported on use
+        """Undo the newest operator action (resolve, delete, edit, path rewrite) of this scope; audited.
+
+        Raises:
+            NotFound: nothing to undo. Refused: what it changed has changed since (nothing is written).
+        """
+        from cortex_engine.query.undo import undo_last
+
+        return undo_last(self.conn, self.scope_keys, self.scope.type, self.now())
+
     # -- surfaces -------------------------------------------------------------------------------
 
     def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
@@ -873,7 +883,15 @@ class Engine:
         return stats(self.conn, self.scope, str(self.identity.db_path))
 
     def suggest_notes(self, session_id: str | None = None) -> dict[str, object]:
-        """Notes worth saving from a session tree (default: the current one); never writes."""
+        """Notes worth saving from a session tree (default: the current one); never writes.
+
+        Raises:
+            NotFound: `session_id` names no session of this scope.
+        """
+        if session_id is not None and not self.activity(1, session_id=session_id):
+            from cortex_engine.base.errors import NotFound
+
+            raise NotFound(f'no session "{session_id[:80]}" in this scope', code="unknown_session", id=session_id)
         session = session_id or (self.current_session() or {"id": None})["id"]
         if session is None:
             return {"session_id": None, "suggestions": []}
@@ -1196,6 +1214,9 @@ class Engine:
     def import_file(self, path: str, *, scope: str | None = None, progress=None):  # noqa: ANN001, ANN201
         """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
 
+        Notes an export holds under another repository's scopes (another clone, another machine) land in this
+        worktree's scope, and another project layer in this one (`transfer.map_foreign_scopes`).
+
         Args:
             scope: put every note under this scope key instead (`here`: this worktree's own scope).
             progress: called with the number of notes read; returns the `tick(n)` to call per note.
@@ -1204,9 +1225,12 @@ class Engine:
             InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
         """
         fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
+        remapped = 0
         if scope is not None:
             incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
-        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        else:
+            incoming, remapped = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped, remapped=remapped)
         if arrivals.needs_review("import"):  # what a file claims waits for a person (`cortex inbox`)
             transfer.hold_for_review(self.conn, result, incoming, self.now())
             result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))

@@ -27,6 +27,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
+from typing_extensions import TypedDict
+
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
@@ -56,6 +58,77 @@ T = TypeVar("T")
 StateBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 800).")]
 RecallBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 600).")]
 BriefBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 450).")]
+
+
+ANNOTATIONS: dict[str, tuple[bool, bool, bool]] = {
+    # tool: (readOnlyHint, destructiveHint, idempotentHint); openWorldHint is False for every tool (local only).
+    # A read books its tokens in the ledger and reinforces what it showed: bookkeeping, not a change the agent makes.
+    "cortex_route": (True, False, True),
+    "cortex_state": (True, False, True),
+    "cortex_recall": (True, False, True),
+    "cortex_brief": (True, False, True),
+    "cortex_suggest_notes": (True, False, True),
+    "cortex_validate_memory": (True, False, True),
+    "cortex_read_ledger": (True, False, True),
+    "cortex_search_ledger": (True, False, True),
+    "cortex_note": (False, False, False),
+    "cortex_resolve": (False, True, False),
+    "cortex_reanchor": (False, True, True),
+    "cortex_engage": (False, False, True),
+    "cortex_disengage": (False, False, True),
+    "cortex_summarize": (False, False, False),
+}
+"""How each tool behaves, for the client (MCP tool annotations)."""
+
+
+class Suggestion(TypedDict):
+    """A note worth saving: its kind, subject, text, how sure the classifier is, and the evidence lines."""
+
+    kind: str
+    subject: str | None
+    content: str
+    confidence: float
+    evidence: list[str]
+
+
+class Suggestions(TypedDict):
+    """`cortex_suggest_notes`: the session looked at and what it suggests."""
+
+    session_id: str | None
+    suggestions: list[Suggestion]
+
+
+class ReferenceCounts(TypedDict):
+    """How many file references are in each state."""
+
+    exists: int
+    missing: int
+    moved: int
+    unknown: int
+
+
+class ValidatedItem(TypedDict):
+    """One memory's verdict: its validity and label, each reference and anchor with its status."""
+
+    id: str
+    kind: str
+    subject: str | None
+    scope_key: str
+    validity: str
+    label: str | None
+    references: list[dict[str, Any]]
+    anchors: list[dict[str, Any]]
+
+
+class ValidationReport(TypedDict):
+    """`cortex_validate_memory`: how many memories were checked, stale and drifted, and each one's verdict."""
+
+    topic: str | None
+    checked: int
+    stale: int
+    drifted: int
+    references: ReferenceCounts
+    items: list[ValidatedItem]
 
 
 class CortexTools:
@@ -115,6 +188,17 @@ class CortexTools:
             engine.book_text(channel, text, session["id"] if session is not None else None)
             return text
 
+    def booked_json(self, channel: str, call: Callable[[Engine], dict[str, Any]], *, consulted: bool = False) -> dict[str, Any]:
+        """`booked` for an answer that is data: the JSON text the client receives is what is booked."""
+        found: dict[str, Any] = {}
+
+        def text(engine: Engine) -> str:
+            found.update(call(engine))
+            return json.dumps(found, indent=2, ensure_ascii=False)
+
+        self.booked(channel, text, consulted=consulted)
+        return found
+
     def surface(self, call: Callable[[Engine], Any]) -> str:
         """Run a surface method (it books and marks consulted itself) and return its text."""
         with self.engine() as engine:
@@ -149,8 +233,14 @@ def argument_problem(tool: str, error: ValidationError) -> str:
     return f"{tool}: " + "; ".join(problems)
 
 
+def tool_error_text(tool: str, message: str) -> str:
+    """Every tool error, whatever raised it, reads `<tool>: <one line>` (issue 29: one prefix for every tool)."""
+    line = " ".join(message.split()).removeprefix(f"Error executing tool {tool}: ")
+    return line if line.startswith(f"{tool}: ") else f"{tool}: {line}"
+
+
 class CortexServer(MCPServer):
-    """The SDK's server, with argument errors reported in MCP words and tool descriptions without indentation."""
+    """The SDK's server, with every tool error in one shape (`<tool>: …`) and argument errors in MCP words."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Call a tool; a schema violation becomes a one-line ToolError naming the tool and the parameters."""
@@ -159,7 +249,7 @@ class CortexServer(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(argument_problem(name, exc.__cause__)) from exc.__cause__
-            raise
+            raise ToolError(tool_error_text(name, str(exc))) from exc
 
 
 def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCPServer:
@@ -168,13 +258,17 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     atexit.register(tools.close)
     server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    def tool(**kw: Any) -> Callable[[Callable[..., str]], Callable[..., str]]:
-        """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description, and
-        `{contested}`, `{drifted}` and `{labels}` filled in from the one label vocabulary (`base/labels.py`)."""
-        def register(fn: Callable[..., str]) -> Callable[..., str]:
+    def tool(**kw: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+        """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description,
+        `{contested}`, `{drifted}` and `{labels}` filled in from the one label vocabulary (`base/labels.py`), and
+        the tool's behaviour hints from `ANNOTATIONS`."""
+        def register(fn: Callable[..., T]) -> Callable[..., T]:
             text = (inspect.cleandoc(fn.__doc__ or "").replace("{contested}", CONTESTED).replace("{labels}", GLOSSARY)
                     .replace("{drifted}", reference("drifted: …")))
-            return server.tool(description=text, **kw)(fn)
+            read_only, destructive, idempotent = ANNOTATIONS[fn.__name__]
+            hints = types.ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
+                                          idempotent_hint=idempotent, open_world_hint=False)
+            return server.tool(description=text, annotations=hints, **kw)(fn)
         return register
 
     @tool(structured_output=False)
@@ -246,26 +340,23 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         """A smaller, decisions-first brief on a topic, e.g. to paste into a subagent's prompt before delegating."""
         return tools.surface(lambda e: e.brief(topic, for_agent, budget))
 
-    @tool(structured_output=False)
+    @tool(structured_output=True)
     def cortex_suggest_notes(
         session_id: Annotated[str | None, Field(description="A session id; default the current session.")] = None,
-    ) -> str:
-        """Suggest notes worth saving from a session's activity (JSON). Writes nothing; save with cortex_note."""
-        return tools.booked("suggest_notes", lambda e: json.dumps(e.suggest_notes(session_id), indent=2, ensure_ascii=False))
+    ) -> Suggestions:
+        """Suggest notes worth saving from a session's activity. Writes nothing; save with cortex_note."""
+        return tools.booked_json("suggest_notes", lambda e: e.suggest_notes(session_id))  # type: ignore[return-value]
 
-    @tool(structured_output=False)
+    @tool(structured_output=True)
     def cortex_validate_memory(
         topic: Annotated[str | None, Field(description="Check the memories about this topic; default every memory "
                                                        "that names a file.")] = None,
-    ) -> str:
-        """Audit memories' file references against the checkout as it is now (JSON: exists, missing, moved).
-        Deletes nothing.
+    ) -> ValidationReport:
+        """Audit memories' file references against the checkout as it is now (exists, missing, moved) and their
+        anchors (drifted). Deletes nothing.
         """
-        return tools.booked(
-            "validate_memory",
-            lambda e: json.dumps(e.validate_memory(topic or None), indent=2, ensure_ascii=False),
-            consulted=bool(topic),
-        )
+        return tools.booked_json("validate_memory", lambda e: e.validate_memory(topic or None),  # type: ignore[return-value]
+                                 consulted=bool(topic))
 
     @tool(structured_output=False)
     def cortex_reanchor(
@@ -385,26 +476,28 @@ def _id_key(request_id: Any) -> Any:
 class _AnsweringWriter:
     """The transport's write stream, noting each response's id in `_InFlight` once it is sent."""
 
-    def __init__(self, stream: Any, in_flight: _InFlight, answered: dict[str, Any] | None = None) -> None:
+    def __init__(self, stream: Any, in_flight: _InFlight, answered: list[dict[str, Any]] | None = None) -> None:
         self._stream = stream
         self._in_flight = in_flight
-        self._answered = answered
+        self._answered = list(answered or [])
 
     async def send(self, item: Any) -> None:
         """Send `item`; when it answers a request, that request is no longer in flight.
 
-        The SDK's own answer to an `initialize` that `serve` already answered is not sent again; when it
-        differs from the one sent, the difference is logged (the SDK changed what it declares).
+        The SDK's own answer to a request that `serve` already answered (`initialize`, `tools/list`, `ping`) is not
+        sent again; when it differs from the one sent, the difference is logged (the SDK changed what it declares,
+        or the tool table is stale: `python -m cortex_engine.mcp_server --write-tool-table`).
         """
         message = getattr(item, "message", None)
-        answered = self._answered
-        if answered is not None and message is not None and getattr(message, "id", None) == answered["id"]:
-            self._answered = None
-            mine = json.loads(json.dumps(answered))
+        key = _id_key(getattr(message, "id", None)) if message is not None and not hasattr(message, "method") else None
+        early = next((a for a in self._answered if key is not None and _id_key(a["id"]) == key), None)
+        if early is not None and message is not None:
+            self._answered.remove(early)
+            mine = json.loads(json.dumps(early))
             theirs = json.loads(message.model_dump_json(by_alias=True, exclude_none=True))
             if mine != theirs:
-                logging.getLogger("cortex.serve").warning("initialize answered early differs from the SDK's: %s != %s",
-                                                          json.dumps(mine), json.dumps(theirs))
+                logging.getLogger("cortex.serve").warning("a request answered early differs from the SDK's answer: %s != %s",
+                                                          json.dumps(mine)[:2000], json.dumps(theirs)[:2000])
             self._in_flight.answered(message.id)
             return
         await self._stream.send(item)
@@ -469,10 +562,10 @@ def _refusal(bad: Refusal) -> types.JSONRPCMessage:
     return types.JSONRPCError(jsonrpc="2.0", id=bad.request_id, error=types.ErrorData(code=bad.code, message=bad.message))
 
 
-async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: dict[str, Any] | None) -> None:
+async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: list[dict[str, Any]]) -> None:
     """`server.run("stdio")` over `wire` (already claimed from fd 0 by `wire.claim_stdin`), with every request
     answered even when the SDK cannot parse its text; `preamble` holds lines `serve` read before the SDK was
-    loaded, and `answered` the `initialize` answer it already sent for the first of them.
+    loaded, and `answered` the answers it already sent to some of them (`initialize`, `tools/list`, `ping`).
     """
     stdin = _GuardedStdin(anyio.wrap_file(wire), preamble)
     lowlevel = server._lowlevel_server  # noqa: SLF001 - run_stdio_async offers no hook on unparseable lines
@@ -532,7 +625,7 @@ class BackgroundEmbedder:
 
 
 def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list[str] | None = None,
-         answered: dict[str, Any] | None = None) -> int:
+         answered: list[dict[str, Any]] | None = None) -> int:
     """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     where = os.path.realpath(cwd or os.getcwd())
@@ -541,7 +634,7 @@ def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list
     embedder = BackgroundEmbedder(where)
     embedder.start()
     try:
-        anyio.run(_serve_stdio, server, wire, preamble or [], answered)
+        anyio.run(_serve_stdio, server, wire, preamble or [], answered or [])
     except KeyboardInterrupt:
         return 130
     finally:
@@ -549,5 +642,63 @@ def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list
     return 0
 
 
+TOOL_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_table.json")
+"""What `serve` answers to `tools/list` before the SDK is loaded (see `serve.recorded_tools`)."""
+
+
+def tool_table() -> dict[str, dict[str, Any]]:
+    """The `tools/list` result the SDK sends for each protocol version it negotiates, as it goes on the wire
+    (a real session over memory streams: initialize, initialized, tools/list)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    lowlevel = build_server(os.getcwd())._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
+
+    async def listed(version: str) -> dict[str, Any]:
+        send, inbound = anyio.create_memory_object_stream[Any](8)
+        outbound, receive = anyio.create_memory_object_stream[Any](8)
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                     "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "table", "version": "1"}}},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        async with anyio.create_task_group() as group:
+            group.start_soon(lowlevel.run, inbound, outbound, lowlevel.create_initialization_options())
+            for line in lines:
+                await send.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(line)))
+            sent: dict[str, Any] = {}
+            while sent.get("id") != 2:
+                sent = json.loads((await receive.receive()).message.model_dump_json(by_alias=True, exclude_unset=True))
+            group.cancel_scope.cancel()
+        return dict(sent["result"])
+
+    return {version: anyio.run(listed, version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+
+
+def write_tool_table(path: str = TOOL_TABLE) -> bool:
+    """Rewrite `tool_table.json` from the SDK's answers (each distinct result once); True when it changed."""
+    table = tool_table()
+    bodies: list[dict[str, Any]] = []
+    by_version: dict[str, int] = {}
+    for version, result in table.items():
+        if result not in bodies:
+            bodies.append(result)
+        by_version[version] = bodies.index(result)
+    document = {"comment": "Generated by `python -m cortex_engine.mcp_server --write-tool-table`; do not edit. "
+                           "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version.",
+                "by_version": by_version, "bodies": bodies}
+    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    try:
+        with open(path, encoding="utf-8") as current:
+            if current.read() == text:
+                return False
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+    return True
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-tool-table"]:
+        print("wrote cortex_engine/tool_table.json" if write_tool_table() else "the tool table is current")
+        raise SystemExit(0)
     raise SystemExit(main())

@@ -1,17 +1,15 @@
 """Operator reads and one composite action for the TUI, over the Engine API. Standard library only.
 
 These are the few things the operator view needs that the Engine does not answer in one call:
-which Claude Code settings wire the capture hook (read-only), spend per channel against each
+the shape of "is capture wired here" (decided in `ops.presence`), spend per channel against each
 channel's budget, the editable text of an item, and closing a contest
 (keep one side, or resolve every side) through `Engine.resolve`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.tokens import estimate_tokens
@@ -20,15 +18,12 @@ from cortex_engine.query.inspection import find_item
 from cortex_engine.query.render import item_labels
 from cortex_engine.query.surfaces import BUDGETS
 from cortex_engine.scope.freshness import Validator
-from cortex_engine.scope.identity import locate_git
 from cortex_engine.store import queries
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
     from cortex_engine.memory.notes import Resolution
 
-CAPTURE_SCRIPT = "cortex-capture.sh"
-SETTINGS_FILES = ("settings.json", "settings.local.json")
 CHANNELS = ("session_brief", "recall", "brief", "state", "whisper", "subagent_brief")
 """The named injection channels, in the order the operator reads them; every other channel counts as `tools`."""
 TOOLS = "tools"
@@ -42,35 +37,15 @@ CHANNEL_BUDGETS: dict[str, int | None] = {
 
 @dataclass(frozen=True)
 class HookInstall:
-    """Whether Claude Code's settings wire the Cortex capture hook, and where that was found."""
+    """Whether Claude Code captures sessions here, and what wires the capture hook (`ops.presence` decides)."""
 
     installed: bool
     where: str | None
     checked: tuple[str, ...]
-
-
-def hooks_installed(cwd: str, home: Path | None = None) -> HookInstall:
-    """Look (read-only) for the capture hook in the user's and the project's Claude Code settings.
-
-    Args:
-        cwd: a directory inside the project; the `.claude/` folder of its worktree (or of itself outside git) is checked.
-        home: the user's home (default: `Path.home()`), whose `.claude/` folder is checked.
-    """
-    real = os.path.realpath(cwd)
-    location = locate_git(real)
-    folders = [(home or Path.home()) / ".claude", Path(location.worktree if location else real) / ".claude"]
-    checked = []
-    for folder in folders:
-        for name in SETTINGS_FILES:
-            path = folder / name
-            checked.append(str(path))
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if CAPTURE_SCRIPT in text:
-                return HookInstall(True, str(path), tuple(checked))
-    return HookInstall(False, None, tuple(checked))
+    via: str = "settings"
+    """`settings` (a settings file lists the hook) or `plugin` (the enabled Cortex plugin declares it)."""
+    fix: str = "cortex install"
+    """What to run when nothing captures (plain text); the demo repository needs nothing, and says so."""
 
 
 @dataclass(frozen=True)

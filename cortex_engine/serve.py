@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
@@ -90,15 +91,101 @@ def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | 
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+EARLY_METHODS = ("tools/list", "ping")
+"""Requests answered before the SDK is loaded once `initialize` was: their answers are fixed (issue 29: a client
+asks `tools/list` right after the handshake, and waited 2-7 s for the SDK import on a loaded machine)."""
+
+
+def early_answer(line: str, version: str) -> dict[str, Any] | None:
+    """The answer to `line` when it is a plain `tools/list` (no cursor) or `ping`, else None (the SDK decides).
+
+    The tool list is from `tool_table.json`, the SDK's own answer for the negotiated `version`, recorded when the tools
+    change (an unknown version is left to the SDK); the SDK is still
+    served the line and its answer is compared with this one and dropped (`mcp_server`), so a drift is logged.
+    """
+    if not any(method in line for method in EARLY_METHODS) or "\\u" in line:
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") not in EARLY_METHODS:
+        return None
+    request_id, params = message.get("id"), message.get("params", {})
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or params not in ({}, None):
+        return None  # a cursor, `_meta` or anything unusual: the SDK validates and answers it itself
+    if message["method"] == "ping":
+        return {"jsonrpc": "2.0", "id": request_id, "result": {}}
+    result = recorded_tools(version)
+    return None if result is None else {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+TOOL_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_table.json")
+
+
+def recorded_tools(version: str) -> dict[str, Any] | None:
+    """The SDK's `tools/list` result for a negotiated protocol version, as recorded in `tool_table.json` (written
+    by `python -m cortex_engine.mcp_server --write-tool-table`); None for a version it does not hold."""
+    try:
+        with open(TOOL_TABLE, encoding="utf-8") as source:
+            table = json.load(source)
+        result = table["bodies"][table["by_version"][version]]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def _notification(line: str) -> bool:
+    """Whether `line` is a notification (`notifications/…`, no id): nothing to answer, it waits for the SDK."""
+    if "notifications/" not in line:
+        return False
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and "id" not in message and str(message.get("method", "")).startswith("notifications/")
+
+
+def _send(answer: dict[str, Any]) -> None:
+    sys.stdout.buffer.write((json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def _load_sdk() -> threading.Thread:
+    """Import the SDK server in a background thread while the wire is read (the import costs about a second)."""
+    def load() -> None:
+        try:
+            importlib.import_module("cortex_engine.mcp_server")
+        except Exception:  # noqa: BLE001 - the main thread imports it again and reports the error itself
+            pass
+
+    thread = threading.Thread(target=load, name="cortex-sdk-import", daemon=True)
+    thread.start()
+    return thread
+
+
 def main(cwd: str | None = None) -> int:
-    """Serve the store of `cwd` over stdio: `initialize` answered at once, then the SDK for the rest."""
+    """Serve the store of `cwd` over stdio: `initialize`, then `tools/list` and `ping`, answered at once while the
+    SDK loads in the background; the SDK takes over at the first request that needs it (or at end of input)."""
     stdin = claim_stdin()
     first = stdin.readline()
     versions = handshake_versions()
     answer = initialize_answer(first, versions) if first and versions else None
+    preamble = [first] if first else []
+    answered: list[dict[str, Any]] = []
     if answer is not None:
-        sys.stdout.buffer.write((json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
-        sys.stdout.buffer.flush()
+        _send(answer)
+        answered.append(answer)
+        loading = _load_sdk()
+        while line := stdin.readline():
+            preamble.append(line)
+            early = early_answer(line, answer["result"]["protocolVersion"])
+            if early is not None:
+                _send(early)
+                answered.append(early)
+            elif line.strip() and not _notification(line):
+                break  # a request only the SDK can answer: hand it everything read so far
+        loading.join()
     from cortex_engine.mcp_server import main as serve_sdk
 
-    return serve_sdk(cwd, stdin=stdin, preamble=[first] if first else [], answered=answer)
+    return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered)

@@ -239,7 +239,7 @@ def test_read_ledger_verdicts(live: Engine, repo: Repo) -> None:
         "gone.py": ("changed-since", "missing"),
         "mine.py": ("edited-by-you-since", None),
         "dir.py": ("changed-since", "unverifiable"),
-        "never.py": ("unread", None),
+        "never.py": ("missing", None),  # never read and not there (issue 29: not `unread`)
     }
 
 

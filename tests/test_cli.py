@@ -347,9 +347,9 @@ def test_bad_input_fails_cleanly_and_loses_nothing(seeded: Seeded, argv: tuple[s
 
 def test_not_found_json_names_the_id(seeded: Seeded) -> None:
     """A missing id is reported by the same words in both modes; --json also carries the id."""
-    payload = fail(seeded.path, "inspect-memory", "nope", code="not_found")
-    assert payload["message"] == 'no memory item found for id "nope" (list ids with: cortex list-memory)'
-    assert payload["id"] == "nope"
+    payload = fail(seeded.path, "inspect-memory", "no-such-id", code="not_found")
+    assert payload["message"] == 'no memory item found for id "no-such-id" (list ids with: cortex list-memory)'
+    assert payload["id"] == "no-such-id"
 
 
 @pytest.mark.parametrize(

@@ -316,3 +316,80 @@ def test_the_installed_capture_hook_captures(repo: Repo, home: Path, bin_path: P
     assert engine.flush_spool().processed == 1
     [verdict] = engine.read_ledger(["README.md"])
     assert verdict.verdict == "unchanged-since"
+
+
+def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
+    repo: Repo, home: Path, bin_path: Path, tmp_path: Path,
+) -> None:
+    """Issue 29, major 2: with the user-scope install already there, `--scope project` still writes the whole team
+    set-up (settings with every wiring, `.mcp.json`). When Claude Code runs the hooks of both settings files, the
+    user's copies stand down for the project's: one session start, one capture line per tool call. In a project
+    without its own wiring the user's hooks still capture."""
+    from .conftest import HOOK_TOOLS, tool_path
+
+    assert cortex(repo.path, "install", bin_path=bin_path).code == 0
+    on_path = {"PATH": f"{bin_path.parent}{os.pathsep}{os.environ['PATH']}"}
+    run = cortex(repo.path, "install", "--scope", "project", bin_path=bin_path, env=on_path)
+    assert run.code == 0 and "already wired in another settings file" not in run.out, run.out
+    project = settings(repo.path / ".claude" / "settings.json")
+    assert sum(len(commands(project, e)) for e in project["hooks"]) == len(WIRINGS)
+    assert settings(repo.path / ".mcp.json") == {"mcpServers": {"cortex": {"command": "cortex", "args": ["serve"]}}}
+    assert commands(project, "SessionStart") == [(None, "cortex inject-header --quiet --from-project 2>/dev/null || true")]
+    user = settings(home / ".claude" / "settings.json")
+
+    tools = Path(tool_path(tmp_path / "tools", (*HOOK_TOOLS, "sh", "bash", "git")))
+    shutil.copy(bin_path, tools / "cortex")
+    env = {"PATH": str(tools), "HOME": str(home), "CORTEX_HOME": os.environ["CORTEX_HOME"], "CLAUDE_PROJECT_DIR": str(repo.path),
+           "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+    assert cortex(repo.path, "note", "--kind", "decision", "--subject", "queue", "use kafka for the queue").code == 0
+
+    def fire(files: list[dict], event: str, payload: dict) -> list[str]:
+        """Every command of `event` from the given settings, as Claude Code runs them; their stdout."""
+        body = json.dumps({"session_id": "s-1", "cwd": str(repo.path), "hook_event_name": event, **payload})
+        outs = []
+        for data in files:
+            for _, command in commands(data, event):
+                done = subprocess.run(["sh", "-c", command], input=body, text=True, capture_output=True, env=env,
+                                      cwd=repo.path, timeout=60)
+                assert done.returncode == 0, (command, done.stderr)
+                outs.append(done.stdout)
+        return outs
+
+    read = {"tool_name": "Read", "tool_use_id": "t-1", "tool_input": {"file_path": str(repo.path / "README.md")},
+            "tool_response": {"type": "text"}}
+    started = fire([project, user], "SessionStart", {"source": "startup"})
+    assert len(started) == 2 and sum(1 for out in started if "use kafka" in out) == 1
+    fire([project, user], "PostToolUse", read)
+    spool = repo.path / ".cortex" / "spool.jsonl"
+    assert len(spool.read_text().splitlines()) == 1
+
+    # The same user-scope hooks in a project that does not wire Cortex itself: they capture.
+    (repo.path / ".claude" / "settings.json").unlink()
+    fire([user], "PostToolUse", {**read, "tool_use_id": "t-2"})
+    assert len(spool.read_text().splitlines()) == 2
+
+
+def test_a_cortex_from_a_checkouts_venv_is_named_before_it_is_baked_into_every_project(
+    repo: Repo, home: Path, bin_path: Path, tmp_path: Path,
+) -> None:
+    """Issue 29: `cortex install` run from a repository's own virtual environment (a newcomer after `pip install -e .`
+    and `cortex demo`) says that every project's hooks would depend on that environment and how to avoid it; the
+    operator view in the demo repository names no install at all."""
+    from cortex_engine.ops.demo import MARKER
+    from cortex_engine.ops.presence import DEMO_FIX, hooks_installed
+
+    venv = repo.path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    baked = venv / "bin" / "cortex"
+    shutil.copy(bin_path, baked)
+    run = cortex(repo.path, "install", bin_path=baked)
+    assert "NOTE   cortex" in run.out and "pipx install" in run.out and str(venv) in run.out.replace("\n", "")
+    assert cortex(repo.path, "install", "--dry-run", bin_path=bin_path).out.count("NOTE") == 0
+
+    demo = tmp_path / "demo-service"
+    demo.mkdir()
+    (demo / MARKER).write_text("created by `cortex demo`\n")
+    seen = hooks_installed(str(demo), tmp_path / "nobody")
+    assert not seen.installed and seen.fix == DEMO_FIX and "cortex install" not in seen.fix
+    assert hooks_installed(str(repo.path), tmp_path / "nobody").fix == "cortex install"

@@ -320,3 +320,62 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
     conn.close()
     assert audit == ["reanchor"]
     assert [channel for channel, _ in ledger_rows(repo) if channel == "reanchor"] == ["reanchor"]
+
+
+def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Repo) -> None:
+    """Issue 29: `tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
+    answer (compared, then dropped) agrees, and the table is what the SDK lists now. Every tool carries the four
+    behaviour hints; the JSON tools declare an output schema."""
+    from cortex_engine.mcp_server import ANNOTATIONS, tool_table
+    from cortex_engine.serve import recorded_tools
+
+    sdk = tool_table()
+    recorded = {version: recorded_tools(version) for version in sdk}
+    assert sdk == recorded, "stale: run python -m cortex_engine.mcp_server --write-tool-table"
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+             json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}})]
+    messages, stderr, code = serve_once(repo, lines)
+    assert [m.get("id") for m in messages] == [0, 1, 2, 3], messages
+    assert messages[1]["result"] == recorded["2025-06-18"] and messages[2]["result"] == {}
+    assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
+    tools = {t["name"]: t for t in messages[1]["result"]["tools"]}
+    assert set(tools) == TOOLS == set(ANNOTATIONS)
+    hints = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+    assert all(set(t["annotations"]) == hints and t["annotations"]["openWorldHint"] is False for t in tools.values())
+    assert tools["cortex_recall"]["annotations"]["readOnlyHint"] and tools["cortex_resolve"]["annotations"]["destructiveHint"]
+    assert {name for name, t in tools.items() if "outputSchema" in t} == {"cortex_suggest_notes", "cortex_validate_memory"}
+
+
+def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_path: Path) -> None:
+    """Issue 29: an unknown session, a path outside the worktree and a 3-character id are errors that say so; a
+    missing file is `missing`, not `unread`; JSON answers come back as structured content; every error reads
+    `<tool>: …`."""
+    calls = [("cortex_suggest_notes", {"session_id": "no-such-session"}),
+             ("cortex_read_ledger", {"paths": ["/etc/passwd"]}),
+             ("cortex_resolve", {"note_id": "abc"}),
+             ("cortex_search_ledger", {"queries": [{"pattern": ""}]}),
+             ("cortex_note", {"kind": "opinion", "content": "x"}),
+             ("cortex_read_ledger", {"paths": ["README.md", "gone.py"]}),
+             ("cortex_validate_memory", {})]
+
+    async def script(session: ClientSession) -> list[Any]:
+        return [await session.call_tool(name, args) for name, args in calls]
+
+    results, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    *errors, ledger, validated = results
+    assert [r.is_error for r in errors] == [True] * len(errors) and not ledger.is_error and not validated.is_error
+    for (name, _), result in zip(calls, errors):
+        assert text(result).startswith(f"{name}: ") and f"{name}: {name}" not in text(result), text(result)
+        assert "Error executing tool" not in text(result)
+    session_error, outside, short, _, _ = (text(r) for r in errors)
+    assert 'no session "no-such-session"' in session_error and "note ids" not in session_error
+    assert "outside this worktree" in outside
+    assert "at least 8 characters" in short
+    assert text(ledger).splitlines() == ["README.md: unread", "gone.py: missing"]
+    assert validated.structured_content is not None and validated.structured_content["checked"] == 0
+    assert json.loads(text(validated)) == validated.structured_content

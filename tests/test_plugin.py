@@ -235,3 +235,74 @@ def test_project_scope_doctor_names_what_this_machine_lacks(repo: Repo, isolated
     healthy = cortex(repo.path, "doctor", "--json", env=env_ok).data()
     assert healthy["exit_code"] == 0 and {c["name"] for c in healthy["checks"] if c["status"] == "fail"} == {
         "database", "engagement"}
+
+
+def test_a_plugin_user_is_told_capture_is_on_by_doctor_install_and_the_operator_view(
+    repo: Repo, isolated_home: Path, tmp_path: Path,
+) -> None:
+    """Issue 29, major 1: one rule for "is Cortex wired here". With only the plugin (no settings-file hooks), a
+    session's hooks capture, and the operator view, doctor and install all say the plugin wires it."""
+    from cortex_engine.ops.presence import hooks_installed, survey
+    from cortex_tui.data.target import StoreTarget
+
+    target_dir = _enable_plugin(isolated_home)
+    repo.write("src/api.py", "x\n")
+    repo.commit("api")
+    env = {**_env(tmp_path, with_cortex=True), "CLAUDE_PLUGIN_ROOT": str(target_dir)}
+    declared = json.loads((target_dir / "hooks" / "hooks.json").read_text())
+    for event, key in (("SessionStart", "inject-header"), ("PostToolUse", "cortex-capture.sh")):
+        command = next(c for e, _, c, k in wiring.hook_entries(declared) if (e, k) == (event, key))
+        assert _run(command, event, PAYLOADS[(event, key)], repo, env).returncode == 0
+    assert (repo.path / ".cortex" / "spool.jsonl").stat().st_size > 0  # the session really was captured
+
+    seen = StoreTarget(str(repo.path / "src"), user_home=isolated_home).hooks()
+    assert (seen.installed, seen.via) == (True, "plugin")
+    assert "cortex@cortex-memory" in (seen.where or "")
+    assert hooks_installed(str(repo.path), isolated_home) == seen
+    assert survey(str(repo.path)).capture is not None
+    report = cortex(repo.path, "doctor", "--json", env={"PATH": env["PATH"]}).data()
+    assert next(c for c in report["checks"] if c["name"] == "hook-wiring")["status"] == "pass"
+
+    # Disabled in the project's local settings (the most specific file decides): capture is off everywhere.
+    repo.write(".claude/settings.local.json", json.dumps({"enabledPlugins": {"cortex@cortex-memory": False}}))
+    off = hooks_installed(str(repo.path), isolated_home)
+    assert not off.installed and str(repo.path / ".claude" / "settings.local.json") in off.checked
+
+
+CLAUDE = shutil.which("claude")
+
+
+@pytest.mark.skipif(CLAUDE is None, reason="Claude Code's CLI is not on PATH (npm install -g @anthropic-ai/claude-code); "
+                                           "the schema tests above still run")
+@pytest.mark.parametrize("target", [".", "plugin"])
+def test_claude_code_validates_the_marketplace_and_the_plugin_strictly(target: str, tmp_path: Path) -> None:
+    """Issue 29: `claude plugin validate --strict` (warnings are errors) passes the marketplace and the plugin,
+    its commands and skill included; run by Claude Code's own CLI wherever it is installed."""
+    assert CLAUDE is not None
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "DISABLE_AUTOUPDATER": "1"}
+    done = subprocess.run([CLAUDE, "plugin", "validate", "--strict", str(ROOT / target)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation passed" in done.stdout
+
+
+def _frontmatter(path: Path) -> dict[str, str]:
+    """The `key: value` lines between a markdown file's leading `---` fences."""
+    head, sep, _ = path.read_text(encoding="utf-8").removeprefix("---\n").partition("\n---\n")
+    assert sep, f"{path} has no frontmatter"
+    return {k.strip(): v.strip().strip('"') for k, _, v in (line.partition(":") for line in head.splitlines())}
+
+
+def test_the_plugin_ships_commands_for_the_everyday_verbs_and_a_skill() -> None:
+    """/cortex:recall, /cortex:decide, /cortex:state, /cortex:resolve, each described and naming a tool the
+    server really has; and a skill that says when to reach for Cortex."""
+    from cortex_engine.mcp_server import ANNOTATIONS as TOOL_NAMES
+
+    commands = {p.stem: p for p in (ROOT / "plugin" / "commands").glob("*.md")}
+    assert set(commands) == {"recall", "decide", "state", "resolve"}
+    for name, path in commands.items():
+        assert _frontmatter(path)["description"], name
+        named = set(re.findall(r"`(cortex_[a-z_]+)`", path.read_text()))
+        assert named and named <= set(TOOL_NAMES), (name, named)
+    skill = _frontmatter(ROOT / "plugin" / "skills" / "cortex-memory" / "SKILL.md")
+    assert skill["name"] == "cortex-memory" and "before" in skill["description"]

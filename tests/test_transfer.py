@@ -146,6 +146,8 @@ def test_a_bad_line_imports_nothing_and_names_the_line(repo: Repo, tmp_path: Pat
     ('{"some": "json"}\n', "not a Cortex export"),
     ("# Cortex export\n\n1 note(s).\n", "Markdown export"),
     ('{"cortex_export": 99}\n', "format 99"),
+    ("SQLite format 3\x00\x10\x00\x01\x01\x00@  \x00\x00\x00\x02", "binary file"),
+    ("just some words a shell script left\n", "neither a Cortex export"),
 ])
 def test_files_import_cannot_read_are_refused_with_a_reason(repo: Repo, tmp_path: Path, body: str, why: str) -> None:
     """Refusing nothing silently: a file that is neither an export nor a memory file says why, exit 1."""
@@ -195,16 +197,23 @@ def test_export_scope_filter(seeded: Engine, repo: Repo, tmp_path: Path) -> None
     assert unknown.code == 1 and "branch:nowhere" in unknown.err
 
 
-def test_another_machines_export_is_named_and_can_be_rescoped(repo: Repo, tmp_path: Path) -> None:
-    """Notes under scopes this worktree does not read are not dropped silently: the report names the scopes,
-    and --scope here puts them where this worktree reads them."""
+def test_another_machines_export_lands_in_this_worktree_without_flags(repo: Repo, tmp_path: Path) -> None:
+    """Issue 29: an export made in another repository (another machine's absolute, lowercased scope keys) is found
+    after a plain import: its branch scopes map onto this worktree's scope, its project layer onto this project's;
+    the report says so. --scope here still does the same by hand."""
     path = tmp_path / "other.jsonl"
     path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
         "id": "00000000-0000-4000-8000-0000000000aa", "scope": "branch:/elsewhere/.git:/elsewhere:main",
-        "timestamp": "2026-08-01T00:00:00Z", "kind": "decision", "subject": "queue", "content": "use nats"}) + "\n")
+        "timestamp": "2026-08-01T00:00:00Z", "kind": "decision", "subject": "queue", "content": "use nats"}) + "\n"
+        + json.dumps({"id": "00000000-0000-4000-8000-0000000000ab", "scope": "project:/elsewhere",
+                      "timestamp": "2026-08-01T00:00:00Z", "kind": "insight", "content": "the broker runs on port 4222"})
+        + "\n")
     fresh = tmp_path / "h1"
-    done = cortex(repo.path, "import", str(path), home=fresh)
-    assert done.code == 0 and "branch:/elsewhere/.git:/elsewhere:main" in done.out and "--scope here" in done.out
+    done = cortex(repo.path, "import", str(path), "--json", home=fresh)
+    assert done.code == 0 and done.data()["unread_scopes"] == [] and done.data()["remapped"] == 2, done.out
+    assert "another repository's scopes" in done.data()["text"]
+    assert "use nats" in cortex(repo.path, "recall", "queue", home=fresh).out
+    assert "port 4222" in cortex(repo.path, "recall", "broker port", home=fresh).out
     moved = cortex(repo.path, "import", str(path), "--scope", "here", "--json", home=tmp_path / "h2")
     assert moved.data()["unread_scopes"] == []
     assert "use nats" in cortex(repo.path, "recall", "queue", home=tmp_path / "h2").out

@@ -341,7 +341,7 @@ def test_revalidate_reports_what_it_checked(demo: Path) -> None:
 
 def test_hook_detection_reads_settings_only(tmp_path: Path, repo: Repo) -> None:
     """The capture hook is found in ~/.claude or the project's .claude settings; nothing is written there."""
-    from cortex_engine.operator import hooks_installed
+    from cortex_engine.ops.presence import hooks_installed
 
     home = tmp_path / "somebody"
     assert not hooks_installed(str(repo.path), home).installed

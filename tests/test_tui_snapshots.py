@@ -583,7 +583,8 @@ def test_command_palette(snap_compare, seen_from: World, size: str) -> None:
 
 @sizes
 def test_no_hooks_installed(snap_compare, seen_from: World, size: str) -> None:
-    """No Claude Code hooks wired: a warning line names `cortex install`."""
+    """No Claude Code hooks wired, seen in the demo repository: the warning says nothing is to be installed there
+    (issue 29: `cortex install` from a checkout's venv would bake it into ~/.claude); elsewhere it names `cortex install`."""
     assert snap(snap_compare, seen_from, "no_hooks", size)
 
 

@@ -68,11 +68,13 @@ def resolve_prefix(conn: sqlite3.Connection, table: str, prefix: str, *, what: s
         what: how the error names the thing (`note`, `memory item`).
 
     Raises:
-        InvalidInput: the prefix matches more than one id (the error lists them).
+        InvalidInput: the prefix is shorter than `MIN_PREFIX` characters (`short_id`), or it matches more than
+            one id (`ambiguous_id`, the error lists them).
     """
     raw = prefix.strip()
     if len(raw) < MIN_PREFIX:
-        return None
+        raise InvalidInput(f'id "{raw[:40]}" is too short: give the whole id or a prefix of at least {MIN_PREFIX} '
+                           "characters", code="short_id")
     found = [str(r[0]) for r in conn.execute(_QUERIES[table], (len(raw), raw, MAX_CANDIDATES + 1))]
     if len(found) > 1:
         shown = ", ".join(found[:MAX_CANDIDATES]) + (", …" if len(found) > MAX_CANDIDATES else "")

@@ -16,7 +16,7 @@ LINE_CHARS = 120
 
 @record(frozen=True)
 class LedgerVerdict:
-    """One file's verdict: unread | unchanged-since | changed-since | edited-by-you-since."""
+    """One file's verdict: unread | missing | unchanged-since | changed-since | edited-by-you-since."""
 
     path: str
     verdict: str
@@ -65,16 +65,27 @@ def _hash(path: str) -> tuple[str | None, str | None]:
 
 
 def judge(conn: sqlite3.Connection, scope: Scope, session_id: str | None, raw_path: str, cwd: str) -> LedgerVerdict:
-    """The verdict for one path; every uncertainty resolves to a miss (changed-since), never to unchanged."""
+    """The verdict for one path; every uncertainty resolves to a miss (changed-since), never to unchanged.
+
+    A file that is not there and was never read is `missing`, not `unread` (there is nothing to read).
+
+    Raises:
+        InvalidInput: the path is outside the worktree (the ledger records reads of this checkout only).
+    """
     absolute = raw_path if os.path.isabs(raw_path) else os.path.join(cwd, raw_path)
     rel = relative_path(absolute, scope.worktree)
+    if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
+        from cortex_engine.base.errors import InvalidInput
+
+        raise InvalidInput(f"{raw_path[:200]!r} is outside this worktree ({scope.worktree}); the read ledger covers "
+                           "files of this checkout only", code="outside_worktree")
     row = conn.execute(
         "SELECT d.*, s.agent_type FROM content_digests d LEFT JOIN sessions s ON s.id = d.session_id "
         "WHERE d.scope_key=? AND d.path=?",
         (scope.key, rel),
     ).fetchone()
     if row is None:
-        return LedgerVerdict(rel, "unread")
+        return LedgerVerdict(rel, "missing" if not os.path.lexists(absolute) else "unread")
     mine = lineage(conn, session_id)
     if row["session_id"] in mine:
         by = "you"

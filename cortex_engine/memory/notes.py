@@ -365,6 +365,7 @@ def resolve_note(
     with transaction(conn):
         if expected_sides is not None:
             check_contest(conn, note["id"], expected_sides)
+        touched = note_states(conn, note)
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
             if note["subject"]:
@@ -375,7 +376,26 @@ def resolve_note(
             supersede(conn, others)
         retire(conn, note["id"], status)
         cleared = bool(note["conflict"] and note["subject"]) and not contest_sides(conn, note["scope_key"], note["subject"])
+        # Audited with what it changed, so `cortex undo` can put every touched note back (and take the replacement out).
+        after = {**note_states(conn, note), "replacement": replacement_id}
+        conn.execute(
+            "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+            "new_text, prior_subject, created_at, before_state, after_state) VALUES (?,?,?,?, 'resolve', ?,?,?,?,?,?)",
+            (item_id_for(note["id"]), "notes", note["id"], note["scope_key"], note["content"], status, note["subject"],
+             now, json.dumps(touched), json.dumps(after)),
+        )
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+def note_states(conn: sqlite3.Connection, note: sqlite3.Row) -> dict[str, object]:
+    """`{"notes": {id: [status, conflict]}}` for a note and every note on its subject in its scope: what a resolve
+    may change, recorded before and after it (the audit an undo reads)."""
+    if note["subject"]:
+        rows = conn.execute(f"SELECT id, status, conflict FROM notes WHERE {IN_SCOPE} AND subject=?",
+                            (note["scope_key"], note["subject"])).fetchall()
+    else:
+        rows = conn.execute("SELECT id, status, conflict FROM notes WHERE id=?", (note["id"],)).fetchall()
+    return {"notes": {r["id"]: [r["status"], r["conflict"]] for r in rows}}
 
 
 # -- the write rules: every path that retires a note or replaces one goes through these two -----------------

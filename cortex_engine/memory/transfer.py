@@ -32,6 +32,7 @@ from cortex_engine.memory import arrivals
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
                                         validate_note)
+from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import IN_SCOPE, in_scopes, scope_id, transaction
 
 Tick = Callable[[int], None]
@@ -167,6 +168,8 @@ class ImportResult:
     skipped: list[str] = field(default_factory=list)
     unread_scopes: list[str] = field(default_factory=list)
     """Scopes the imported notes landed in that the importing worktree does not read."""
+    remapped: int = 0
+    """Notes whose scope belonged to another repository, put in this worktree's (or this project's) scope."""
     pending: list[str] = field(default_factory=list)
     """Note ids put in the inbox for a person to accept (nothing of them is in the store yet)."""
 
@@ -179,8 +182,8 @@ class ImportResult:
         """The `--json` shape."""
         return {"path": self.path, "format": self.format, "read": self.read, "added": len(self.added),
                 "already_present": self.present, "superseded": self.superseded, "contested": self.contested,
-                "skipped": self.skipped, "unread_scopes": self.unread_scopes, "changed": self.changed,
-                "ids": self.added, "pending": len(self.pending), "text": self.render()}
+                "skipped": self.skipped, "unread_scopes": self.unread_scopes, "remapped": self.remapped,
+                "changed": self.changed, "ids": self.added, "pending": len(self.pending), "text": self.render()}
 
     def render(self) -> str:
         """The text report."""
@@ -200,6 +203,9 @@ class ImportResult:
             lines.append(f"Superseded by the import: {_some(self.superseded)}")
         if self.contested:
             lines.append(f"Contested (resolve with `cortex resolve`): {_some(self.contested)}")
+        if self.remapped:
+            lines.append(f"{self.remapped} note(s) came from another repository's scopes and were put in this "
+                         "worktree's scope (a project-layer note in this project's).")
         lines += [f"Not imported: {s}" for s in self.skipped]
         if self.unread_scopes:
             lines.append(f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
@@ -231,6 +237,9 @@ def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Inc
         text = raw.decode("utf-8-sig").replace("\r\n", "\n")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path} is not UTF-8 text; nothing was imported", code="bad_file") from exc
+    if "\x00" in text or sum(1 for c in text[:8192] if ord(c) < 32 and c not in "\t\n\f\v") > 8:
+        raise InvalidInput(f"{path} is a binary file, not a Cortex export or a Markdown memory file; nothing was "
+                           "imported", code="bad_file")
     first = next((line for line in text.split("\n") if line.strip()), "")
     if first.strip() == MARKDOWN_TITLE:
         raise InvalidInput(f"{path} is a Markdown export, which is for reading; import the JSON Lines export "
@@ -245,6 +254,9 @@ def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Inc
     if header is not None or first.lstrip().startswith("{"):
         raise InvalidInput(f"{path} is JSON but not a Cortex export (its first line has no {HEADER_KEY!r} key); "
                            "nothing was imported", code="bad_file")
+    if Path(path).suffix.lower() not in MEMORY_SUFFIXES:
+        raise InvalidInput(f"{path} is neither a Cortex export (`cortex export`) nor a Markdown memory file (CLAUDE.md, "
+                           "MEMORY.md or another .md file); nothing was imported", code="bad_file")
     source = os.path.realpath(path)
     incoming, skipped = _read_memory_file(text, source, default_scope, now)
     return Path(path).name, incoming, skipped
@@ -397,6 +409,40 @@ def _memory_blocks(text: str) -> list[tuple[int, str | None, str]]:
 
 
 # -- writing -------------------------------------------------------------------------------------------
+
+
+MEMORY_SUFFIXES = (".md", ".markdown")
+"""A memory file Claude Code (or a person) writes is Markdown: CLAUDE.md, MEMORY.md and the files it indexes."""
+
+
+def map_foreign_scopes(incoming: list[Incoming], here: Scope, project: str) -> tuple[list[Incoming], int]:
+    """Notes exported from another repository (or another clone, another machine) under this repository's scopes:
+    a branch or detached scope of another git directory goes to `here` (this worktree's scope), another project
+    layer to `project`; scopes of this repository are kept. Returns the notes and how many were moved.
+
+    Args:
+        here: the importing worktree's scope (outside git, every branch scope is foreign).
+        project: the importing store's project-layer scope key.
+    """
+    from cortex_engine.scope.identity import normalize_scope_path
+
+    repository = normalize_scope_path(here.git_root) if here.git_root else None
+    ours = tuple(f"{kind}:{repository}:" for kind in ("branch", "detached")) if repository else ()
+    out: list[Incoming] = []
+    moved = 0
+    for note in incoming:
+        scope = note.scope
+        if scope.startswith("project:"):
+            target = project
+        elif ours and scope.startswith(ours):
+            target = scope
+        else:
+            target = here.key
+        if target != scope:
+            moved += 1
+            note = replace(note, scope=target)
+        out.append(note)
+    return out, moved
 
 
 def rescope(incoming: list[Incoming], scope: str) -> list[Incoming]:

@@ -29,6 +29,7 @@ from cortex_engine.capture.flush import (BLOBS, CLAIMS, FLUSH_AFTER, FLUSH_THRES
                                          SPOOL, is_engaged, open_runtime)
 from cortex_engine.capture.runtime import FIX as RUNTIME_FIX, Runtime, untrusted_reason
 from cortex_engine.ops import wiring
+from cortex_engine.ops.presence import Survey, Wired, survey
 from cortex_engine.ops.wiring import WIRINGS, Wiring
 
 STALE_SPOOL_SECONDS = 60 * 60
@@ -132,22 +133,9 @@ class Report:
 # -- settings and wiring -------------------------------------------------------------------------
 
 
-@dataclass
-class Wired:
-    """A Cortex hook found in a settings file."""
-
-    file: Path
-    event: str
-    matcher: object
-    command: str
-    key: str
-    plugin_root: str | None = None
-    """Set for a hook the Cortex plugin declares: what `${CLAUDE_PLUGIN_ROOT}` stands for."""
-
-
-def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.JsonFile]]:
-    """Read the merged settings files; the `settings` check."""
-    reads = [wiring.read_json(p) for p in wiring.settings_files(project)]
+def _settings(report: Report, found: Survey) -> None:
+    """The `settings` check, on the merged settings files the survey read."""
+    reads = found.settings
     bad = [r for r in reads if r.error]
     present = [r for r in reads if r.data is not None]
     if bad:
@@ -158,35 +146,25 @@ def _settings(report: Report, project: str) -> tuple[list[Wired], list[wiring.Js
                    FIX_INSTALL)
     else:
         report.add("settings", "pass", "read " + ", ".join(wiring.display(r.path) for r in present))
-    wired = [Wired(r.path, event, matcher, command, key)
-             for r in present for event, matcher, command, key in wiring.hook_entries(r.data or {}) if key]
-    return wired, reads
 
 
-def _plugin(report: Report, project: str) -> tuple[list[Wired], dict | None]:
-    """The `plugin` check: the Cortex plugin enabled in a settings file, and what it wires (hooks, server)."""
-    from cortex_engine.ops.plugin import enabled_plugin
-
-    found = enabled_plugin(project)
-    if found is None:
-        return [], None
-    where = wiring.display(found.settings)
-    if found.install_path is None:
-        report.add("plugin", "fail", f"{found.key} is enabled in {where} but Claude Code has not installed it",
-                   f"run `/plugin install {found.key}` in Claude Code")
-        return [], None
-    hooks = wiring.read_json(found.install_path / "hooks" / "hooks.json")
-    if hooks.data is None:
-        report.add("plugin", "fail", f"{found.key} (enabled in {where}) has no readable hooks/hooks.json at "
-                   f"{wiring.display(found.install_path)}" + (f": {hooks.error}" if hooks.error else ""),
-                   f"reinstall it: `/plugin uninstall {found.key}` then `/plugin install {found.key}`")
-        return [], None
-    root = str(found.install_path)
-    wired = [Wired(hooks.path, event, matcher, command, key, root)
-             for event, matcher, command, key in wiring.hook_entries(hooks.data) if key]
-    server = wiring.mcp_registration(wiring.read_json(found.install_path / ".mcp.json").data)
-    report.add("plugin", "pass", f"{found.key} enabled in {where}, installed at {wiring.display(found.install_path)}")
-    return wired, server
+def _plugin(report: Report, found: Survey) -> None:
+    """The `plugin` check: the Cortex plugin enabled in a settings file, installed, with readable hooks."""
+    plugin = found.plugin
+    if plugin is None:
+        return
+    where = wiring.display(plugin.settings)
+    if plugin.install_path is None:
+        report.add("plugin", "fail", f"{plugin.key} is enabled in {where} but Claude Code has not installed it",
+                   f"run `/plugin install {plugin.key}` in Claude Code")
+        return
+    hooks = found.plugin_hooks
+    if hooks is None or hooks.data is None:
+        report.add("plugin", "fail", f"{plugin.key} (enabled in {where}) has no readable hooks/hooks.json at "
+                   f"{wiring.display(plugin.install_path)}" + (f": {hooks.error}" if hooks and hooks.error else ""),
+                   f"reinstall it: `/plugin uninstall {plugin.key}` then `/plugin install {plugin.key}`")
+        return
+    report.add("plugin", "pass", f"{plugin.key} enabled in {where}, installed at {wiring.display(plugin.install_path)}")
 
 
 def _duplicates(report: Report, wired: list[Wired]) -> None:
@@ -721,10 +699,12 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     began = time.monotonic()
     project = wiring.project_root(cwd)
     report = Report(project, "")
-    wired, reads = _settings(report, project)
-    from_plugin, plugin_server = _plugin(report, project)
-    # The plugin's own hooks first: with both, the scripts inspected are the plugin's.
-    wired = [*from_plugin, *wired]
+    # One survey of settings files and the enabled plugin (`ops.presence`, the rule install and the TUI use too);
+    # the plugin's own hooks come first: with both, the scripts inspected are the plugin's.
+    found = survey(project)
+    _settings(report, found)
+    _plugin(report, found)
+    wired = found.hooks
     _duplicates(report, wired)
     directory = _hooks_dir(hooks_dir, wired, project)
     report.hooks_dir = str(directory)
@@ -739,7 +719,7 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     _digest_index(report, project)
     _subagents_and_guard(report, db)
     _semantic(report, db)
-    _mcp(report, project, reads, plugin_server)
+    _mcp(report, project, found.settings, found.plugin_server)
     report.seconds = time.monotonic() - began
     return report
 

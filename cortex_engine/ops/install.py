@@ -25,13 +25,13 @@ if TYPE_CHECKING:
     from cortex_engine.ops.doctor import Report  # imported at run time only when install diagnoses what it wrote
 
 SCOPES = ("user", "project")
-BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP "}
+BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP ", "warning": "NOTE "}
 NOTHING_CHANGED = "Nothing changed — this installation is already current."
 
 
 @dataclass
 class Action:
-    """One outcome: created | updated | unchanged | refused, with what and why."""
+    """One outcome: created | updated | unchanged | refused | warning, with what and why."""
 
     name: str
     status: str
@@ -274,8 +274,13 @@ def merge_wirings(data: dict, hooks_dir: str, cortex_bin: str,
     return changes, left
 
 
-def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, cortex_bin: str) -> dict | None:
-    """Plan the settings merge; returns the merged object (None when refused)."""
+def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, cortex_bin: str, *,
+                   whole: bool = False) -> dict | None:
+    """Plan the settings merge; returns the merged object (None when refused).
+
+    `whole` (project scope) writes every wiring whatever other files provide: the project's file is what every
+    teammate gets, and a user-level wiring stands down beside it when the hooks run (`hooks/cortex-lib.sh`).
+    """
     read = wiring.read_json(target)
     if read.error:
         plan.add(Action("settings", "refused", str(target), f"{read.error}; fix the file and re-run (it was not touched)"))
@@ -287,7 +292,7 @@ def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, corte
         return None
     data = copy.deepcopy(read.data) if read.data is not None else {}
     try:
-        changes, left = merge_wirings(data, hooks_dir, cortex_bin, _provided_elsewhere(target, project))
+        changes, left = merge_wirings(data, hooks_dir, cortex_bin, {} if whole else _provided_elsewhere(target, project))
     except InvalidInput as exc:
         plan.add(Action("settings", "refused", str(target), f"{exc.message}; fix the file and re-run (it was not touched)"))
         return None
@@ -323,12 +328,13 @@ def _mode(path: Path, default: int) -> int:
 def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_target: Path,
               merged_settings: dict | None) -> None:
     """Register `cortex serve` unless a `cortex` server is registered already (it may point at a checkout
-    the user prefers)."""
+    the user prefers). Project scope looks only at the project's `.mcp.json`: it is what teammates get, and
+    Claude Code runs one server per name (in that project the project's entry takes precedence over a user one)."""
     user_file = wiring.user_mcp_file()
     target = user_file if scope == "user" else wiring.project_mcp_file(project)
-    sources: list[tuple[Path, str | None]] = [(target, None), (user_file, None), (wiring.home() / ".claude" / "settings.json", None)]
-    if scope == "project":
-        sources.append((user_file, project))
+    sources: list[tuple[Path, str | None]] = [(target, None)]
+    if scope == "user":
+        sources += [(user_file, None), (wiring.home() / ".claude" / "settings.json", None)]
     for path, proj in sources:
         data = merged_settings if path == settings_target and merged_settings is not None else wiring.read_json(path).data
         if wiring.mcp_registration(data, proj) is not None:
@@ -452,6 +458,24 @@ def check_cortex_bin(path: str) -> str:
     return path
 
 
+def _warn_checkout_venv(plan: Plan, cortex_bin: str) -> None:
+    """Say so when the `cortex` baked into user-wide hooks runs from a virtual environment inside a repository
+    (a checkout's `.venv`, as after `pip install -e .` and `cortex demo`): every project's hooks would depend on
+    that checkout and stop, silently, once its environment is removed or rebuilt."""
+    from cortex_engine.scope.identity import locate_git
+
+    folder = Path(cortex_bin).parent
+    venv = next((p for p in (folder, *folder.parents) if (p / "pyvenv.cfg").is_file()), None)
+    location = locate_git(str(venv)) if venv is not None else None
+    if venv is None or location is None:
+        return
+    plan.add(Action("cortex", "warning", cortex_bin,
+                    f"this cortex runs from the virtual environment {wiring.display(venv)} inside the repository "
+                    f"{wiring.display(location.worktree)}; the hooks of every project will call it and stop silently "
+                    "once that environment is removed — install cortex with `pipx install` or `uv tool install` and "
+                    "re-run `cortex install` (README: Installing into Claude Code)"))
+
+
 def default_hooks_dir(scope: str, project: str) -> Path:
     """Where install writes the scripts: `~/.claude/hooks`, or `<project>/.claude/hooks` for project scope
     (committed with the project, so every teammate has them)."""
@@ -494,9 +518,11 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
     directory = check_hooks_dir(hooks_dir if hooks_dir else str(default_hooks_dir(scope, project)))
     cortex_bin = check_cortex_bin(wiring.cortex_executable())
     plan = Plan()
-    from cortex_engine.ops.plugin import enabled_plugin
+    from cortex_engine.ops.presence import survey
 
-    plugin = enabled_plugin(project)
+    if scope == "user":
+        _warn_checkout_venv(plan, cortex_bin)
+    plugin = survey(project).plugin if scope == "user" else None
     if plugin is not None:
         # The plugin already runs every hook and the server: wiring them again would run each twice.
         plan.add(Action("plugin", "unchanged", str(plugin.settings),
@@ -507,7 +533,7 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
         for name in wiring.TEMPLATES:
             _plan_script(plan, name, directory, baked, force)
         settings_target = settings_file(scope, project)
-        merged = _plan_settings(plan, settings_target, project, command_dir, command_bin)
+        merged = _plan_settings(plan, settings_target, project, command_dir, command_bin, whole=scope == "project")
         _plan_mcp(plan, scope, project, command_bin, settings_target, merged)
     if not dry_run:
         for path, data, mode in plan.writes:

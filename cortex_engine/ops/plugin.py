@@ -23,6 +23,7 @@ VERSION = "0.1.0"
 DESCRIPTION = ("Cortex: a local memory layer for Claude Code that says whether a remembered thing is still agreed, "
                "still true of the checkout, and what it cost to inject. Needs `cortex` on PATH.")
 AUTHOR = {"name": "Cortex contributors"}
+MARKETPLACE_DESCRIPTION = "The Cortex plugin: local, per-repository memory for Claude Code (hooks, MCP server, commands, skill)."
 # Plugin MCP tools are not named `mcp__cortex__…` (Claude Code prefixes a plugin's servers), so the guard's
 # matcher selects the memory-changing tools by their own names under any server prefix.
 GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
@@ -59,7 +60,7 @@ def mcp_document() -> dict:
 
 def marketplace() -> dict:
     """`.claude-plugin/marketplace.json` at the repository root, listing the plugin folder."""
-    return {"name": MARKETPLACE_NAME, "owner": AUTHOR,
+    return {"name": MARKETPLACE_NAME, "owner": AUTHOR, "metadata": {"description": MARKETPLACE_DESCRIPTION},
             "plugins": [{"name": PLUGIN_NAME, "source": f"./{PLUGIN_DIR}", "description": DESCRIPTION,
                          "version": VERSION}]}
 
@@ -112,10 +113,10 @@ def _is_ours(key: object) -> bool:
     return isinstance(key, str) and key.split("@", 1)[0] == PLUGIN_NAME
 
 
-def enabled_plugin(project: str) -> EnabledPlugin | None:
+def enabled_plugin(project: str, user_home: Path | None = None) -> EnabledPlugin | None:
     """The enabled Cortex plugin for this project: `enabledPlugins` in the settings Claude Code merges (the
     most specific file that names it decides), with its install path from `~/.claude/plugins`."""
-    project_settings, local_settings, user_settings = wiring.settings_files(project)
+    project_settings, local_settings, user_settings = wiring.settings_files(project, user_home)
     for path in (local_settings, project_settings, user_settings):
         data = wiring.read_json(path).data
         plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
@@ -127,14 +128,14 @@ def enabled_plugin(project: str) -> EnabledPlugin | None:
         enabled = [k for k, v in ours if v is True]
         if not enabled:
             return None
-        return EnabledPlugin(enabled[0], path, _install_path(enabled[0]))
+        return EnabledPlugin(enabled[0], path, _install_path(enabled[0], user_home))
     return None
 
 
-def _install_path(key: str) -> Path | None:
+def _install_path(key: str, user_home: Path | None = None) -> Path | None:
     """Where Claude Code installed a plugin, from `~/.claude/plugins/installed_plugins.json` (a list of
     installs per key in recent versions, a single object in older ones)."""
-    data = wiring.read_json(wiring.home().joinpath(".claude", *INSTALLED_PLUGINS)).data
+    data = wiring.read_json((user_home or wiring.home()).joinpath(".claude", *INSTALLED_PLUGINS)).data
     plugins = data.get("plugins") if isinstance(data, dict) else None
     entry = plugins.get(key) if isinstance(plugins, dict) else None
     for item in (entry if isinstance(entry, list) else [entry]):

@@ -64,10 +64,12 @@ class Wiring:
     def command(self, hooks_dir: str, cortex_bin: str) -> str:
         """The command text written into settings."""
         if self.script is None:
+            # The project's own wiring says so: a user-level or plugin SessionStart stands down beside it (issue 29).
+            flag = " --from-project" if hooks_dir.startswith(PROJECT_DIR_VAR) else ""
             if cortex_bin == PORTABLE_COMMAND:
                 # Found on PATH when the hook runs: a machine without it gets a silent no-op, like the scripts.
-                return f"{PORTABLE_COMMAND} inject-header --quiet 2>/dev/null || true"
-            return f'"{cortex_bin}" inject-header --quiet'
+                return f"{PORTABLE_COMMAND} inject-header --quiet{flag} 2>/dev/null || true"
+            return f'"{cortex_bin}" inject-header --quiet{flag}'
         tail = f" {self.action}" if self.action else ""
         return f'bash "{hooks_dir}/{self.script}"{tail}'
 
@@ -226,12 +228,12 @@ def project_root(cwd: str) -> str:
     return location.worktree if location is not None else real
 
 
-def settings_files(project: str) -> list[Path]:
+def settings_files(project: str, user_home: Path | None = None) -> list[Path]:
     """The settings files Claude Code merges: the project's, its local ones, and the user's."""
     return [
         Path(project) / ".claude" / "settings.json",
         Path(project) / ".claude" / "settings.local.json",
-        home() / ".claude" / "settings.json",
+        (user_home or home()) / ".claude" / "settings.json",
     ]
 
 

@@ -806,11 +806,21 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
     if not yes:
         return preview
     with transaction(conn):
+        # A deleted note's whole row is kept with the audit, and the sides whose contest the delete closes: what
+        # `cortex undo` puts back.
+        before = None
+        if note is not None:
+            stored = conn.execute("SELECT * FROM notes WHERE id=?", (note["id"],)).fetchone()
+            sides = [r["id"] for r in conn.execute(
+                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND id != ?",
+                (note["scope_key"], note["subject"], note["id"]))] if contested and note["subject"] else []
+            # The stored row may hold no content (schema 11 keeps it in the item): the row as the view reads it.
+            before = json.dumps({"note": {**dict(stored), "content": note["content"]}, "contest": sides})
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
-            "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?)",
+            "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?, ?)",
             (row["id"], row["source_table"], row["source_id"], row["scope_key"],
-             note["content"] if note is not None else row["text"], row["subject"], now),
+             note["content"] if note is not None else row["text"], row["subject"], now, before),
         )
         if note is not None:
             # A deleted side leaves its contest as a resolved one does: two sides left stay contested.

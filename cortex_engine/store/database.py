@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -650,8 +650,17 @@ CREATE TRIGGER IF NOT EXISTS item_vectors_gen_scope AFTER UPDATE OF scope_id ON 
 END;
 """
 
+# Version 13: `cortex undo` (issue 29). An audited action keeps what it changed beyond the text: `before_state` and
+# `after_state` (JSON: a deleted note's row, the status and conflict of each note a resolve touched), and an undone
+# action points at the correction that undid it (`undone_by`), so it is not undone twice.
+_V13 = """
+ALTER TABLE memory_corrections ADD COLUMN before_state TEXT;
+ALTER TABLE memory_corrections ADD COLUMN after_state TEXT;
+ALTER TABLE memory_corrections ADD COLUMN undone_by INTEGER;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cortex_engine.store.database import IN_SCOPE, waiting_at_most
 
@@ -427,3 +427,22 @@ INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     "item_refs_item": (  # freshness: an item's references
         "SELECT memory_item_id, normalized_path FROM memory_references WHERE memory_item_id IN (?)", ("i",)),
 }
+
+SCOPE_KEY_COLUMNS = ("scope_key", "target_scope_key", "source_scope_key")
+"""Columns that hold a scope key as text (`scopes.key` holds the rest, by integer id)."""
+
+
+def rename_scope_keys(conn: sqlite3.Connection, rename: Callable[[str], str]) -> int:
+    """Rewrite every stored scope key through `rename` (a restore into a repository at another path); returns
+    how many `scopes` rows changed. A renamed key that already exists is left as it was (UPDATE OR IGNORE)."""
+    conn.create_function("cortex_rename_scope", 1, rename, deterministic=True)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+    changed = 0
+    for table in tables:
+        columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+        for column in (c for c in columns if c in SCOPE_KEY_COLUMNS or (table == "scopes" and c == "key")):
+            done = conn.execute(f'UPDATE OR IGNORE "{table}" SET "{column}" = cortex_rename_scope("{column}") '
+                                f'WHERE "{column}" != cortex_rename_scope("{column}")')
+            if table == "scopes":
+                changed += done.rowcount
+    return changed

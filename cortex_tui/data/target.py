@@ -46,8 +46,8 @@ class StoreTarget:
         return open_engine(self.cwd, home=self.home, clock=self.clock, create=False)
 
     def hooks(self) -> HookInstall:
-        """Whether Claude Code's settings wire the capture hook (read-only)."""
-        from cortex_engine.operator import hooks_installed
+        """Whether Claude Code captures sessions here: a settings file or the enabled plugin wires the capture hook."""
+        from cortex_engine.ops.presence import hooks_installed
 
         return hooks_installed(self.cwd, self.user_home)
 

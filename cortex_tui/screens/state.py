@@ -127,5 +127,5 @@ class StateScreen(Screen[None]):
             else:
                 lines.append(Content.from_markup(
                     "[$warning]○ No Claude Code hooks found[/] in ~/.claude/settings.json or .claude/settings.json: "
-                    "sessions will not be captured. Fix: [b]cortex install[/]"))
+                    "sessions will not be captured. Fix: [b]$fix[/]", fix=self.hooks.fix))
         return Content("\n").join(lines)

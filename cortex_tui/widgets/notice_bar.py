@@ -34,7 +34,7 @@ class NoticeBar(Static):
         lines: list[Content] = []
         if hooks is not None and not hooks.installed:
             lines.append(Content.from_markup(
-                "[b]⚠ No Claude Code hooks found[/]: nothing is captured. Fix: [b]cortex install[/]"
+                "[b]⚠ No Claude Code hooks found[/]: nothing is captured. Fix: [b]$fix[/]", fix=hooks.fix
             ))
         if info is not None and info.degraded:
             lines.append(Content.from_markup(

@@ -1,4 +1,4 @@
-# cortex-hook-template: a73a45e99fe9b3e8
+# cortex-hook-template: 5581781779edbfff
 # Shared by the Cortex hooks (sourced, bash >= 3.2, no jq): read the payload, find the engaged runtime folder.
 # Byte semantics (LC_ALL=C) keep every string operation linear on large multi-byte payloads; the Cortex process a
 # hook runs gets the caller's locale back ($cortex_lc_all). Everything a hook creates is this user's alone.
@@ -42,3 +42,22 @@ cortex_find_runtime() {
 cortex_plain() {
   [ ! -L "$1" ] && { [ -f "$1" ] || [ ! -e "$1" ]; }
 }
+
+# cortex_defers: where the project wires Cortex itself (`cortex install --scope project`: its settings run
+# cortex-capture.sh from $CLAUDE_PROJECT_DIR), a copy of these scripts outside the project (the user's
+# ~/.claude/hooks, the plugin's) stands down, so a teammate with both set-ups is captured once. A script inside
+# the project never defers. The same rule, for SessionStart, is `hookentry.project_wires_cortex`.
+cortex_defers() {
+  local project=${CLAUDE_PROJECT_DIR-} here=${BASH_SOURCE[0]%/*} f text re='CLAUDE_PROJECT_DIR[}]?/[^"]*cortex-capture[.]sh'
+  case $project in /*) ;; *) return 1 ;; esac
+  case $here in /*) ;; *) return 1 ;; esac
+  case $here/ in "${project%/}"/*) return 1 ;; esac
+  for f in "$project/.claude/settings.json" "$project/.claude/settings.local.json"; do
+    [ -f "$f" ] || continue
+    text=
+    IFS= read -r -d '' text < "$f" 2>/dev/null
+    [[ $text =~ $re ]] && return 0
+  done
+  return 1
+}
+if cortex_defers; then exit 0; fi
