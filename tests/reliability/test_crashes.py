@@ -143,7 +143,7 @@ def test_kill_9_at_every_named_point_of_a_flush_loses_nothing_and_books_nothing_
 
 
 NOTE_POINTS = [
-    ("after the supersession update", {"statement": "UPDATE notes SET status='superseded'", "when": "after"}),
+    ("after the supersession update", {"statement": "UPDATE notes SET status=? WHERE id=?", "when": "after"}),
     ("after the note insert", {"statement": "INSERT INTO notes(", "when": "after"}),
     ("while projecting into memory_items", {"statement": "INSERT INTO memory_items(", "when": "before"}),
     ("right before COMMIT", {"armed_by": "INSERT INTO notes(", "statement": "COMMIT", "when": "before"}),
