@@ -137,7 +137,7 @@ def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo) -> Non
 
     assert cortex("note", "--kind", "insight", "the geocoder caches lookups for a day").returncode == 0
     off = cortex("embed", **{semantic.SWITCH_ENV: "0"})
-    assert off.returncode == 1 and off.stderr.startswith("cortex: ") and "unset CORTEX_SEMANTIC" in off.stderr
+    assert off.returncode == 1 and off.stderr.startswith("cortex: ") and "export CORTEX_SEMANTIC=1" in off.stderr
     done = cortex("embed", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["embedded"] == 1

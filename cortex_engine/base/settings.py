@@ -4,7 +4,7 @@
 Each function reads the environment when called, never at import: a test, the demo or a long-lived server
 sees the value in force at that moment. A blank value is the same as an unset one, and a value that does not
 parse falls back to the default rather than failing (a hook must never stop on a typo in a shell profile).
-Switches are on unless set to one of `OFF`'s spellings. `DOCUMENTED` is the table the README's Settings
+Switches are on unless set to one of `OFF`'s spellings; an opt-in (`CORTEX_SEMANTIC`) is off unless set to one of `ON`'s. `DOCUMENTED` is the table the README's Settings
 section shows (a test keeps the two equal).
 """
 
@@ -32,6 +32,7 @@ EMBEDDING_MODEL = "CORTEX_EMBEDDING_MODEL"
 REVIEW_ARRIVALS = "CORTEX_REVIEW_ARRIVALS"
 
 OFF = ("0", "off", "false", "no", "never", "disabled")
+ON = ("1", "on", "true", "yes", "always", "enabled")
 """The spellings (any case) that turn a switch off."""
 
 RETENTION_DAYS = {
@@ -61,7 +62,8 @@ DOCUMENTED = {
     GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
     GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
                       f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
-    SEMANTIC: "switch: recall by meaning too, when the `semantic` extra is installed (on)",
+    SEMANTIC: "opt-in: `1` makes recall rank by meaning too, when the `semantic` extra is installed (off: measured, "
+              "fusion does not beat the lexical rank yet; see bench/RESULTS.md)",
     EMBEDDING_MODEL: "a model file to use instead of the extra's (it must still have the pinned SHA-256)",
     REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
                      "another git user, and every import; the default), `all` (every decision file too) or `none` "
@@ -156,8 +158,9 @@ def retention_days(name: str) -> int:
 
 
 def semantic() -> bool:
-    """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`)."""
-    return _switch(SEMANTIC)
+    """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`, opt-in: off unless set
+    to one of `ON`'s spellings, because fused recall has not yet beaten the lexical rank on every measured set)."""
+    return _raw(SEMANTIC).lower() in ON
 
 
 def embedding_model() -> str:

@@ -47,7 +47,7 @@ def model_file() -> str | None:
 def availability() -> Availability:
     """Whether the extra's packages and a model file are installed (found, not imported; the hash is checked on load)."""
     if not settings.semantic():
-        return Availability(False, f"recall is lexical only: turned off by {SWITCH_ENV}")
+        return Availability(False, f"recall is lexical only: {SWITCH_ENV} is not set to 1")
     missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
     path = model_file()
     if path is None:
@@ -121,4 +121,4 @@ def summary(conn: sqlite3.Connection) -> dict[str, object]:
 
 def enable_hint() -> str:
     """How to turn the dense retriever on from here: unset the switch, or install the extra."""
-    return f"unset {SWITCH_ENV}" if not settings.semantic() else ENABLE_HINT
+    return f"export {SWITCH_ENV}=1" if not settings.semantic() else ENABLE_HINT

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from cortex_engine.base import settings
 from cortex_engine.base.clock import iso
 from cortex_engine.ops.evaluation.suites import SeedEvent, SeedItem, SeedSession, Suite, SuiteError
 
@@ -372,11 +373,21 @@ def scenario(suite: Suite) -> Iterator[Scenario]:
     """Seed a suite in a fresh temporary directory; everything is removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="cortex-eval-")).resolve()
     built: Scenario | None = None
+    # A semantic suite runs the hybrid path whatever the caller's shell says: the opt-in is the suite's to give.
+    switch = settings.SEMANTIC
+    before = os.environ.get(switch)
+    if suite.semantic:
+        os.environ[switch] = "1"
     try:
         with _git_isolated():
             built = Scenario(suite, root)
             yield built
     finally:
+        if suite.semantic:
+            if before is None:
+                os.environ.pop(switch, None)
+            else:
+                os.environ[switch] = before
         if built is not None:
             built.close()
         shutil.rmtree(root, ignore_errors=True)
