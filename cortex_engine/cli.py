@@ -44,9 +44,12 @@ def _print(text: str) -> None:
 
 
 def _engine(args: argparse.Namespace):  # noqa: ANN202 - the Engine type is imported lazily
+    """The engine for the command being run: a one-shot read (`reads` in its row) never creates a store."""
     from cortex_engine.engine import open_engine
 
-    return open_engine(args.cwd or os.getcwd())
+    row = COMMAND_BY_NAME.get(getattr(args, "command", None) or "")
+    reads = row is not None and row.reads
+    return open_engine(args.cwd or os.getcwd(), create=not reads, empty_if_missing=reads)
 
 
 def _lenient_limit(value: str) -> int | None:
@@ -102,7 +105,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic (in another scope with --scope)."""
     with _engine(args) as engine:
         return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, book=not args.peek,
-                                                 scope=args.scope, limit=args.limit))
+                                                 scope=args.scope, limit=args.limit, adapter="cli"))
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
@@ -339,6 +342,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
     from cortex_engine.ops.demo import demo_target, seed_demo
 
+    if not (args.print or args.json):
+        _require_terminal("`cortex demo --print` prints the demo's surfaces instead")
     target, store_dir = demo_target(args.dir)
     # Said before anything is written, on stderr so --json stays one document.
     sys.stderr.write(f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
@@ -729,7 +734,16 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_terminal(instead: str) -> None:
+    """The TUI draws on a terminal: without one (a pipe, a script, an agent's shell) it would hang writing escape
+    codes to nobody, so say what to run instead (issue 29)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(f"the Cortex TUI needs a terminal and stdin or stdout is not one; {instead}, and "
+                         "`cortex --help` lists every command")
+
+
 def _run_tui(cwd: str) -> int:
+    _require_terminal("run it in a terminal")
     from cortex_tui.app import run
 
     return run(cwd)
@@ -796,12 +810,15 @@ COMMANDS: tuple[Command, ...] = (
             arg("topic", nargs="+", help="what to recall"), _BUDGET, _PEEK,
             arg("--detail", choices=["none", "scores"], default=None, help="show each item's scores"),
             arg("--scope", help="read another scope: a branch name (deleted or not) or a scope key"),
-            arg("--limit", type=int, help="show at most N items, 1-50 (default: as many as fit the budget)")),
+            arg("--limit", type=int, help="show at most N items, 1-50 (default: as many as fit the budget)"),
+            reads=True),
     command("brief", cmd_brief, EVERYDAY, "brief memory for a topic (budget 450 tokens)",
             arg("topic", nargs="+", help="what the brief is about"), _BUDGET, _PEEK,
-            arg("--for", dest="for_agent", help="the agent being briefed")),
-    command("state", cmd_state, EVERYDAY, "the working state of this branch (budget 800 tokens)", _BUDGET, _PEEK),
-    command("session-brief", cmd_session_brief, EVERYDAY, "the SessionStart brief as it would be injected now"),
+            arg("--for", dest="for_agent", help="the agent being briefed"), reads=True),
+    command("state", cmd_state, EVERYDAY, "the working state of this branch (budget 800 tokens)", _BUDGET, _PEEK,
+            reads=True),
+    command("session-brief", cmd_session_brief, EVERYDAY, "the SessionStart brief as it would be injected now",
+            reads=True),
     command("resolve", cmd_resolve, EVERYDAY, "mark a note resolved or superseded (by id or by subject)",
             arg("note_id", nargs="?", help="the note to resolve"), *_RESOLVE_ARGS),
     command("tui", cmd_tui, EVERYDAY, "open the operator TUI (the default)", json=False),
@@ -809,7 +826,7 @@ COMMANDS: tuple[Command, ...] = (
             arg("--path", "--dir", dest="dir", complete="dir", help="where to create the demo repository"),
             arg("--no-tui", "--print", dest="print", action="store_true",
                 help="print the demo's surfaces instead of opening the TUI")),
-    command("stats", cmd_stats, EVERYDAY, "token spend (injected, saved, net, ratio) and retrieval health"),
+    command("stats", cmd_stats, EVERYDAY, "token spend (injected, saved, net, ratio) and retrieval health", reads=True),
     command("route", cmd_route, EVERYDAY, "which Cortex tool to use for what"),
     # inspection and correction
     command("list-memory", cmd_list_memory, INSPECTION, "list every memory item (no default filters)",
@@ -825,8 +842,9 @@ COMMANDS: tuple[Command, ...] = (
             arg("--text", help="only items whose subject or text contains this (case-insensitive, literal)"),
             arg("--sort", default="created", values=lazy("query.inspection", "SORTS"),
                 help="created (newest first, the default), kind, state, subject or scope"),
-            arg("--reverse", action="store_true", help="the sort's other direction")),
-    command("inspect-memory", cmd_inspect_memory, INSPECTION, "show everything Cortex holds about one memory", _ID),
+            arg("--reverse", action="store_true", help="the sort's other direction"), reads=True),
+    command("inspect-memory", cmd_inspect_memory, INSPECTION, "show everything Cortex holds about one memory", _ID,
+            reads=True),
     command("edit-memory", cmd_edit_memory, INSPECTION, "replace a memory's text (audited)", _ID,
             arg("--text", help="the new text"),
             arg("--file", complete="file", help="read the new text from this file")),
@@ -839,17 +857,17 @@ COMMANDS: tuple[Command, ...] = (
     command("validate-memory", cmd_validate_memory, INSPECTION, "check memory references against the checkout",
             arg("--topic", nargs="+", help="only memories about this topic"),
             arg("--all-scopes", action="store_true",
-                help="check every branch and worktree of the store, each against its own checkout")),
-    command("status", cmd_status, INSPECTION, "what the store holds for this scope"),
+                help="check every branch and worktree of the store, each against its own checkout"), reads=True),
+    command("status", cmd_status, INSPECTION, "what the store holds for this scope", reads=True),
     command("store", cmd_store, INSPECTION, "where this directory's store is"),
     command("suggest-notes", cmd_suggest_notes, INSPECTION, "suggest notes worth saving from a session (writes nothing)",
-            arg("--session", help="a session id (default: the latest)")),
+            arg("--session", help="a session id (default: the latest)"), reads=True),
     command("summarize", cmd_summarize, INSPECTION, "write the current session's summary now",
             arg("description", nargs="*", help="what the session was about")),
     command("consolidate", cmd_consolidate, INSPECTION, "summarize ended sessions that have none yet"),
     command("read-ledger", cmd_read_ledger, INSPECTION,
             "have these files been read in this scope, and did they change since?",
-            arg("paths", nargs="+", complete="file", help="the files")),
+            arg("paths", nargs="+", complete="file", help="the files"), reads=True),
     command("search-ledger", cmd_search_ledger, INSPECTION,
             "did this search already find nothing, and provably still would?",
             arg("pattern", help="the search pattern"),
@@ -857,7 +875,7 @@ COMMANDS: tuple[Command, ...] = (
             arg("--glob", help="the search's glob"),
             arg("--type", help="the search's file type"),
             arg("-i", action="store_true", help="case-insensitive"),
-            arg("--multiline", action="store_true", help="the pattern spans lines")),
+            arg("--multiline", action="store_true", help="the pattern spans lines"), reads=True),
     command("log", cmd_log, INSPECTION, "capture one event by hand: read, edit, write, cmd or agent",
             arg("kind", choices=["read", "edit", "write", "cmd", "agent"], help="the event's kind"),
             arg("--file", complete="file", help="the file read, edited or written"),
@@ -882,14 +900,15 @@ COMMANDS: tuple[Command, ...] = (
             "CORTEX_DECISIONS_DIR or `git config cortex.decisionsDir` moves it)",
             arg("ids", nargs="+", metavar="ID", help="a decision's note or memory id")),
     command("sync", cmd_sync, SHARING, "read the committed decisions folder at HEAD as shared decisions"),
-    command("branches", cmd_branches, SHARING, "every scope of the store: notes, contests, activity, merged into, in git"),
+    command("branches", cmd_branches, SHARING, "every scope of the store: notes, contests, activity, merged into, in git",
+            reads=True),
     command("export", cmd_export, SHARING,
             "write every note (kind, subject, alternatives, status, scope, contests) to a file",
             arg("--format", choices=["jsonl", "markdown"], default="jsonl",
                 help="jsonl (what import reads, the default) or markdown (for reading)"),
             arg("--scope", action="append",
                 help="a scope key to export (repeatable; `here` = this worktree's scopes; default every scope)"),
-            arg("-o", "--output", complete="file", help="write to this file instead of stdout")),
+            arg("-o", "--output", complete="file", help="write to this file instead of stdout"), reads=True),
     command("import", cmd_import, SHARING, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes",
             arg("file", complete="file", help="an export (.jsonl) or a CLAUDE.md / MEMORY.md"),
             arg("--scope", help="store every note under this scope key (`here` = this worktree's scope)")),
@@ -916,7 +935,7 @@ COMMANDS: tuple[Command, ...] = (
             arg("--regenerate-baseline", metavar="NAME", help="rewrite one suite's baseline (prints what it accepts)")),
     # hidden: hook entry points, a developer's tool and old names
     hidden("header", cmd_header, "the hooks' full header; `state` is the person's view",
-           "the full branch-aware working-memory header"),
+           "the full branch-aware working-memory header", reads=True),
     hidden("inject-header", cmd_inject_header, "the SessionStart hook's entry point",
            "SessionStart: start a session, engage capture, print the brief",
            arg("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")),

@@ -79,10 +79,10 @@ JSON_ARG = arg("--json", action="store_true", help="print the result as JSON")
 class Command:
     """One row of the command table: build it with `command()` or `hidden()`."""
 
-    __slots__ = ("name", "run", "group", "help", "args", "json", "why_hidden")
+    __slots__ = ("name", "run", "group", "help", "args", "json", "why_hidden", "reads")
 
     def __init__(self, name: str, run: Callable[[argparse.Namespace], int], group: str, help: str,
-                 args: tuple[Arg, ...] = (), json: bool = True, why_hidden: str = "") -> None:
+                 args: tuple[Arg, ...] = (), json: bool = True, why_hidden: str = "", reads: bool = False) -> None:
         """Refuse a row that would be missing from help, or parsed without a description.
 
         Args:
@@ -92,6 +92,7 @@ class Command:
             help: the one line `--help` and completion show (and the sub-command's own `--help` description).
             args: its arguments (--json is added unless `json` is false: a UI or a protocol has no JSON answer).
             why_hidden: for a hidden command, why a user is not shown it.
+            reads: a one-shot read: where no store exists it answers as an empty store would and creates none.
         """
         if group not in (*GROUPS, HIDDEN):
             raise ValueError(f"command {name!r}: group {group!r} is not one of {GROUPS} (or use hidden())")
@@ -107,6 +108,7 @@ class Command:
         """Its arguments, --json included."""
         self.json = json
         self.why_hidden = why_hidden
+        self.reads = reads
 
     @property
     def hidden(self) -> bool:
@@ -123,15 +125,15 @@ class Command:
 
 
 def command(name: str, run: Callable[[argparse.Namespace], int], group: str, help: str, *args: Arg,
-            json: bool = True) -> Command:
-    """A row `cortex --help` lists under `group`."""
-    return Command(name, run, group, help, args, json)
+            json: bool = True, reads: bool = False) -> Command:
+    """A row `cortex --help` lists under `group` (`reads`: a one-shot read, which never creates a store)."""
+    return Command(name, run, group, help, args, json, reads=reads)
 
 
 def hidden(name: str, run: Callable[[argparse.Namespace], int], why: str, help: str, *args: Arg,
-           json: bool = True) -> Command:
+           json: bool = True, reads: bool = False) -> Command:
     """A row `cortex --help` leaves out, and why (a hook entry point, an alias)."""
-    return Command(name, run, HIDDEN, help, args, json, why)
+    return Command(name, run, HIDDEN, help, args, json, why, reads)
 
 
 def grouped_help(commands: Sequence[Command]) -> str:
