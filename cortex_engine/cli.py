@@ -284,12 +284,9 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(report)
         return 0
-    refs = report["references"]
-    lines = [
-        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; "
-        + (f"{report['drifted']} drifted; " if report.get("drifted") else "") + "references: "
-        + ", ".join(f"{n} {s}" for s, n in refs.items())  # type: ignore[attr-defined]
-    ]
+    from cortex_engine.results import messages
+
+    lines = [messages.freshness_summary(report)]
     for item in report["items"]:  # type: ignore[attr-defined]
         if item["label"]:
             lines.append(f"  {item['id']}  [{item['label']}]")
