@@ -172,7 +172,7 @@ def fish(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
     lines = ["# cortex fish completion", "complete -c cortex -f"]
     for a in global_args:
         flags = " ".join(f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in a.flags)
-        extra = " -r -a '(__fish_complete_directories)'" if a.complete == "dir" else ""
+        extra = " -x -a '(__fish_complete_directories)'" if a.complete == "dir" else ""
         lines.append(f"complete -c cortex -n __fish_use_subcommand {flags}{extra} -d {_fish_quote(a.help or 'show the version')}")
     for cmd in commands:
         if not cmd.hidden:
@@ -187,10 +187,10 @@ def fish(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
                 continue
             flags = " ".join(f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in a.flags)
             extra = ""
-            if a.takes_value:
-                extra = (f" -r -a {_fish_quote(_words(a.offered()))}" if a.offered()
-                         else " -r -a '(__fish_complete_directories)'" if a.complete == "dir"
-                         else " -r -F" if a.complete else " -r")
+            if a.takes_value:  # -x: a value and no files; -r -F: a path
+                extra = (f" -x -a {_fish_quote(_words(a.offered()))}" if a.offered()
+                         else " -x -a '(__fish_complete_directories)'" if a.complete == "dir"
+                         else " -r -F" if a.complete else " -x")
             lines.append(f"complete -c cortex {seen} {flags}{extra} -d {_fish_quote(a.help)}")
     return "\n".join(lines) + "\n"
 

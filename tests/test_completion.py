@@ -69,7 +69,7 @@ def test_every_listed_command_completes_with_its_help() -> None:
         assert f"-a '{cmd.name}' -d '{cmd.help}'" in fish.replace("\\'", "'"), cmd.name
         assert f"'{cmd.name}:{cmd.help}'" in zsh.replace("'\\''", "'"), cmd.name
     assert " -d ''" not in fish  # no option of any command goes undescribed
-    assert "-l kind -r -a 'insight decision intent blocker focus' -d" in fish
+    assert "-l kind -x -a 'insight decision intent blocker focus' -d" in fish
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
@@ -87,3 +87,27 @@ def test_unknown_shell_is_a_usage_error() -> None:
     done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "completion", "tcsh"], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2 and done.stderr.startswith("cortex: ") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed here")
+def test_fish_completes_with_descriptions_paths_and_values(tmp_path: Path) -> None:
+    """In a real fish: a command comes with its help (descriptions were empty), `import` offers files, an option's
+    values come without files, and -C offers directories only."""
+    source = tmp_path / "cortex.fish"
+    source.write_text(script("fish"))
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    (work / "notes.jsonl").write_text("")
+
+    def offered(line: str) -> list[str]:
+        done = subprocess.run(["fish", "--no-config", "-c", f"source {source}; complete -C '{line}'"], cwd=work,
+                              capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    from cortex_engine.cli import COMMAND_BY_NAME
+
+    assert offered("cortex imp") == [f"import\t{COMMAND_BY_NAME['import'].help}"]
+    assert sorted(offered("cortex import ")) == ["docs/", "notes.jsonl"]
+    assert [line.split("\t")[0] for line in offered("cortex install --scope ")] == ["project", "user"]
+    assert [line.split("\t")[0] for line in offered("cortex -C ")] == ["docs/"]
