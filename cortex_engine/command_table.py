@@ -27,7 +27,8 @@ class Arg:
 
     __slots__ = ("flags", "kw", "values", "complete")
 
-    def __init__(self, flags: tuple[str, ...], kw: dict[str, Any], values: Values = (), complete: Completes = "") -> None:
+    def __init__(self, flags: tuple[str, ...], kw: dict[str, Any], values: Values = (),
+                 complete: Completes = "") -> None:
         """Args:
             flags: `("--kind",)`, `("-o", "--output")`, or a positional's name.
             kw: passed to `add_argument` as written.

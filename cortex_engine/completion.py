@@ -48,7 +48,8 @@ def bash(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
         first = next((a for a in cmd.args if a.positional), None)
         if first is not None:
             positionals.append(f"      {name}) {_bash_value(first)}; return ;;")
-    listed = _words([c.name for c in commands if not c.hidden] + [f for a in global_args for f in a.flags] + ["-h", "--help"])
+    listed = _words([c.name for c in commands if not c.hidden] + [f for a in global_args for f in a.flags]
+                    + ["-h", "--help"])
     dirs = "|".join(f for a in global_args if a.complete == "dir" for f in a.flags)
     return "\n".join([
         "# cortex bash completion: source <(cortex completion bash)",
@@ -129,9 +130,9 @@ def zsh(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
     for cmd in commands:
         specs = " \\\n          ".join(_zsh_quote(s) for s in _zsh_specs(cmd))
         cases.append(f"      {_zsh_quote(cmd.name)}) _arguments -s \\\n          {specs} ;;")
-    globals_ = [_zsh_quote(s) for a in global_args for s in
-                ([f"{flag}[{_zsh_help(a.help or 'show the version')}]" + (":" + _zsh_action(a) if a.kw.get("action") != "version" else "")
-                  for flag in a.flags])]
+    globals_ = [_zsh_quote(f"{flag}[{_zsh_help(a.help or 'show the version')}]"
+                           + (":" + _zsh_action(a) if a.takes_value else ""))
+                for a in global_args for flag in a.flags]
     return "\n".join([
         "#compdef cortex",
         "# cortex zsh completion: source <(cortex completion zsh)",
@@ -173,15 +174,18 @@ def fish(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
     for a in global_args:
         flags = " ".join(f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in a.flags)
         extra = " -x -a '(__fish_complete_directories)'" if a.complete == "dir" else ""
-        lines.append(f"complete -c cortex -n __fish_use_subcommand {flags}{extra} -d {_fish_quote(a.help or 'show the version')}")
+        described = _fish_quote(a.help or "show the version")
+        lines.append(f"complete -c cortex -n __fish_use_subcommand {flags}{extra} -d {described}")
     for cmd in commands:
         if not cmd.hidden:
-            lines.append(f"complete -c cortex -n __fish_use_subcommand -a {_fish_quote(cmd.name)} -d {_fish_quote(cmd.help)}")
+            lines.append(f"complete -c cortex -n __fish_use_subcommand -a {_fish_quote(cmd.name)} "
+                         f"-d {_fish_quote(cmd.help)}")
         seen = f"-n {_fish_quote('__fish_seen_subcommand_from ' + cmd.name)}"
         for a in cmd.args:
             if a.positional:
                 if a.offered():
-                    lines.append(f"complete -c cortex {seen} -a {_fish_quote(_words(a.offered()))} -d {_fish_quote(a.help)}")
+                    lines.append(f"complete -c cortex {seen} -a {_fish_quote(_words(a.offered()))} "
+                                 f"-d {_fish_quote(a.help)}")
                 elif a.complete:
                     lines.append(f"complete -c cortex {seen} -F")
                 continue
