@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from cortex_engine.base.errors import CortexError, RuntimeUntrusted, StoreRefused
+from cortex_engine.base.errors import CortexError, Refused, RuntimeUntrusted, StoreRefused
 from cortex_engine.command_table import GROUPS, Command, arg, command, grouped_help, hidden, lazy
 
 EXIT_ERROR = 1
@@ -140,8 +140,48 @@ def cmd_sync(args: argparse.Namespace) -> int:
         _emit_json(result.to_dict())
         return 0
     lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
-    lines += [f"skipped {path}: {why}" for path, why in result.malformed]
+    from cortex_engine.base.untrusted import quote_path
+
+    if result.pending:
+        lines.append(f"{len(result.pending)} decision file(s) by another author wait for your review: `cortex inbox`.")
+    lines += [f"skipped {quote_path(path)}: {why}" for path, why in result.malformed]
     _print("\n".join(lines))
+    return 0
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    """List what arrived from outside, or accept / reject it (a person's verdict; refused from an agent's shell)."""
+    from cortex_engine.base import settings
+    from cortex_engine.results import ARRIVAL_STATES, describe_arrival
+
+    if args.action == "list":
+        if args.ids or args.all:
+            raise UsageError("cortex inbox lists; give ids or --all to `cortex inbox accept` or `cortex inbox reject`")
+        states = ARRIVAL_STATES if args.state == "all" else (args.state,)
+        with _engine(args) as engine:
+            found = engine.inbox(states)
+        if args.json:
+            _emit_json({"arrivals": [a.to_dict() for a in found]})
+        elif not found:
+            _print(f"The inbox holds no {'' if args.state == 'all' else args.state + ' '}arrival.")
+        else:
+            lines = [line for a in found for line in describe_arrival(a)]
+            if args.state == "pending":
+                lines.append("Accept with `cortex inbox accept ID` (or --all), reject with `cortex inbox reject ID`.")
+            _print("\n".join(lines))
+        return 0
+    if settings.in_agent_shell():
+        raise Refused("accepting or rejecting arrivals is the user's call, not the agent's: run it in your own "
+                      "terminal (or in the TUI's Inbox), outside Claude Code", code="agent_shell")
+    with _engine(args) as engine:
+        act = engine.accept_arrivals if args.action == "accept" else engine.reject_arrivals
+        done = act(list(args.ids), every=args.all)
+    if args.json:
+        _emit_json({args.action + "ed": [v.to_dict() for v in done]})
+    else:
+        verb = "Accepted" if args.action == "accept" else "Rejected"
+        _print("\n".join([f"{verb} {v.id[:8]} ({v.channel}: {v.path})" + (f" as note {v.note_id}" if v.note_id else "")
+                          for v in done] or [f"Nothing to {args.action}: the inbox holds no pending arrival."]))
     return 0
 
 
@@ -818,6 +858,14 @@ COMMANDS: tuple[Command, ...] = (
             reads=True),
     command("resolve", cmd_resolve, EVERYDAY, "mark a note resolved or superseded (by id or by subject)",
             arg("note_id", nargs="?", help="the note to resolve"), *_RESOLVE_ARGS),
+    command("inbox", cmd_inbox, EVERYDAY,
+            "what arrived from outside (decision files by others, imports): list, accept or reject",
+            arg("action", nargs="?", default="list", choices=["list", "accept", "reject"],
+                help="list (the default), accept or reject"),
+            arg("ids", nargs="*", metavar="ID", help="an arrival's id (or its first 8+ characters)"),
+            arg("--all", action="store_true", help="accept or reject every pending arrival of this branch"),
+            arg("--state", default="pending", choices=["pending", "accepted", "rejected", "withdrawn", "all"],
+                help="which arrivals to list (default pending)")),
     command("tui", cmd_tui, EVERYDAY, "open the operator TUI (the default)", json=False),
     command("demo", cmd_demo, EVERYDAY, "seed a demo repository and open the TUI on it",
             arg("--path", "--dir", dest="dir", complete="dir", help="where to create the demo repository"),

@@ -16,6 +16,7 @@ from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
 from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.capture import flush as capture
 from cortex_engine.memory import items as memory, notes as notes_mod
 from cortex_engine.memory.items import collapse, defuse_labels, derive_state, note_content, split_trailers
@@ -35,13 +36,16 @@ if TYPE_CHECKING:
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
     from cortex_engine.capture import agents, consolidation, ledger, reflex, searchledger
-    from cortex_engine.memory import merges, sharing, transfer
+    from cortex_engine.memory import arrivals, merges, sharing, transfer
+    from cortex_engine.memory import inbox as review
     from cortex_engine.query import inspection
 else:
     agents = LazyModule("capture.agents")
     consolidation = LazyModule("capture.consolidation")
     inspection = LazyModule("query.inspection")
     merges = LazyModule("memory.merges")
+    arrivals = LazyModule("memory.arrivals")
+    review = LazyModule("memory.inbox")  # not `inbox`: that is the Engine method listing it
     sharing = LazyModule("memory.sharing")
     ledger = LazyModule("capture.ledger")
     searchledger = LazyModule("capture.searchledger")
@@ -489,7 +493,8 @@ class Engine:
         """The working state within the state budget (default 800); `book` as for recall."""
         budget = check_budget(budget, "state")
         self.refresh()
-        surface = surfaces.state(self._context(), budget)
+        pending = arrivals.pending_line(arrivals.pending_count(self.conn, self.scope_keys))
+        surface = surfaces.state(self._context(), budget, [pending[2:]] if pending else None)
         if not book:
             return surface
         self.mark_consulted()
@@ -500,7 +505,9 @@ class Engine:
         budget = check_budget(budget, "session_brief")
         self.refresh()
         files = ledger.known_unchanged(self.conn, self.scope)
-        surface = surfaces.session_brief(self._context(), budget, ledger_files=files, resume=self._resume_line())
+        pending = arrivals.pending_line(arrivals.pending_count(self.conn, self.scope_keys))
+        surface = surfaces.session_brief(self._context(), budget, ledger_files=files, resume=self._resume_line(),
+                                         pending=pending)
         return self.book(surface) if book else surface
 
     def _resume_line(self) -> str | None:
@@ -1061,8 +1068,9 @@ class Engine:
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
              "validity": v.validity, "label": v.label,
-             "references": [{**r.verdict, "status": r.status, "moved_to": r.moved_to} for r in v.refs],
-             "anchors": [{"anchor": a.name, "status": a.status, "path": a.path, "start": a.start, "end": a.end}
+             "references": [{**r.verdict, "status": r.status, "moved_to": r.verdict["to"]} for r in v.refs],
+             "anchors": [{"anchor": quote_path(a.name), "status": a.status, "path": quote_path(a.path), "start": a.start,
+                          "end": a.end}
                          for a in v.anchors]}
             for row, v in pairs
         ]
@@ -1138,10 +1146,62 @@ class Engine:
         if scope is not None:
             incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
         result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        if arrivals.needs_review("import"):  # what a file claims waits for a person (`cortex inbox`)
+            transfer.hold_for_review(self.conn, result, incoming, self.now())
+            result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
+            return result
         tick = progress(len(incoming)) if progress is not None else None
         transfer.import_notes(self.conn, result, incoming, tick)
         result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
         return result
+
+    # -- the inbox: arrivals from outside, for a person to accept or reject ----------------------
+
+    def inbox(self, states: tuple[str, ...] = ("pending",)) -> list[arrivals.Arrival]:
+        """The arrivals of every scope of this store in these states (pending by default), oldest first."""
+        return arrivals.listing(self.conn, None, states)
+
+    def pending_arrivals(self) -> int:
+        """How many arrivals of this worktree's scopes wait for review."""
+        return arrivals.pending_count(self.conn, self.scope_keys)
+
+    def accept_arrivals(self, ids: list[str], *, every: bool = False) -> list[review.Verdict]:
+        """A person accepts arrivals: each becomes a note under the usual rules. Only the CLI and the TUI call this.
+
+        Raises:
+            NotFound: an id names no arrival.
+            InvalidInput: neither ids nor `every`, or an ambiguous prefix.
+            Refused: an arrival is no longer pending, or is a decision file of another branch.
+        """
+        return review.accept(self.conn, self.scope, ids, self.now(), every=every)
+
+    def arrival_file(self, arrival_id: str) -> str:
+        """The absolute path of the file an arrival came from (a decision file in this worktree, an imported file).
+
+        Raises:
+            NotFound: no arrival carries that id.
+        """
+        row = arrivals.find(self.conn, arrival_id)
+        return row["path"] if row["channel"] == "import" else os.path.join(self.scope.worktree, row["path"])
+
+    def arrival_commit(self, arrival_id: str) -> str:
+        """Git's account of the commit a decision-file arrival came from (author text, to be shown as such).
+
+        Raises:
+            NotFound: no arrival carries that id.
+            InvalidInput: it names no commit, or git cannot show it.
+        """
+        return sharing.commit_text(self.scope.worktree, arrivals.find(self.conn, arrival_id)["commit_oid"])
+
+    def reject_arrivals(self, ids: list[str], *, every: bool = False) -> list[review.Verdict]:
+        """A person rejects arrivals: they never become notes (the same decision file is not offered again).
+
+        Raises:
+            NotFound: an id names no arrival.
+            InvalidInput: neither ids nor `every`, or an ambiguous prefix.
+            Refused: an arrival is no longer pending.
+        """
+        return review.reject(self.conn, self.scope, ids, self.now(), every=every)
 
     # -- store ----------------------------------------------------------------------------------
 

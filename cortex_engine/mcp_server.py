@@ -8,7 +8,8 @@ or the store file is replaced or the store's schema changed; the checkout invent
 when HEAD or the index moves. Every tool output is booked in the token ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
 booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
 their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
-SDK cannot even parse (a lone UTF-16 surrogate) gets an error here instead of being dropped, and one
+SDK would drop unanswered (not JSON, nested too deep, not one JSON-RPC request, a lone UTF-16 surrogate in
+its text or its id: `wire.screen`) gets an error here, and the server goes on serving; one
 still in flight when the client closes stdin is answered before the server exits.
 """
 
@@ -19,7 +20,6 @@ import inspect
 import json
 import logging
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -39,7 +39,8 @@ from cortex_engine.base.errors import CortexError
 from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine
 from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.results import ROUTE, messages, store_error
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.wire import (INSTRUCTIONS, INVALID_PARAMS, SERVER_NAME, SERVER_VERSION, Refusal, claim_stdin,
+                               screen)
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
@@ -335,33 +336,8 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     return server
 
 
-# A `\uD800`-`\uDFFF` escape: the only way a lone surrogate reaches us (raw ones are invalid UTF-8, replaced).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 # How long a server whose input has ended still waits for the answers to requests it already read.
 DRAIN_SECONDS = 300.0
-BAD_TEXT = ("the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
-            "nothing was done — send the text as valid UTF-8")
-
-
-def lone_surrogate(line: str) -> tuple[Any, str, str] | None:
-    """(request id, method, escape) when `line` is a JSON-RPC request whose text holds a lone surrogate, else None.
-
-    The SDK's JSON parser rejects such a line outright, so without this the request would never be answered.
-    """
-    if not _SURROGATE_ESCAPE.search(line):
-        return None
-    try:
-        message = json.loads(line)
-        json.dumps(message, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        escape = f"\\u{ord(exc.object[exc.start]):04x}"
-    except (ValueError, RecursionError):
-        return None  # not JSON at all: the SDK reports it like any other malformed line
-    else:
-        return None
-    if not isinstance(message, dict) or "id" not in message or not isinstance(message.get("method"), str):
-        return None  # a notification or a response: there is no one to answer
-    return message["id"], message["method"], escape
 
 
 class _InFlight:
@@ -474,23 +450,23 @@ class _GuardedStdin:
         await self.in_flight.drained()
 
     async def _pass(self, line: str) -> AsyncIterator[str]:
-        """`line` for the SDK, or nothing when it was answered here with a refusal."""
-        bad = lone_surrogate(line)
+        """`line` for the SDK, or nothing when it was answered here with a refusal (`wire.screen`)."""
+        bad = screen(line)
         if bad is None:
             self.in_flight.read(line)
             yield line
             return
         await self._ready.wait()
-        await self._answer.send(SessionMessage(_refusal(*bad)))
+        await self._answer.send(SessionMessage(_refusal(bad)))
 
 
-def _refusal(request_id: Any, method: str, escape: str) -> types.JSONRPCMessage:
-    """A tool call's is_error result, or a JSON-RPC invalid-params error for any other request."""
-    text = BAD_TEXT.format(escape=escape)
-    if method == "tools/call":
-        result = types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-        return types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result.model_dump(by_alias=True, exclude_unset=True))
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.INVALID_PARAMS, message=text))
+def _refusal(bad: Refusal) -> types.JSONRPCMessage:
+    """A tool call's is_error result for text it cannot hold, else a JSON-RPC error."""
+    if bad.code == INVALID_PARAMS and bad.method == "tools/call" and bad.request_id is not None:
+        result = types.CallToolResult(content=[types.TextContent(type="text", text=bad.message)], is_error=True)
+        return types.JSONRPCResponse(jsonrpc="2.0", id=bad.request_id,
+                                     result=result.model_dump(by_alias=True, exclude_unset=True))
+    return types.JSONRPCError(jsonrpc="2.0", id=bad.request_id, error=types.ErrorData(code=bad.code, message=bad.message))
 
 
 async def _serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: dict[str, Any] | None) -> None:

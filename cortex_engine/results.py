@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GC_STEPS
-    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, note_content, split_trailers
+    from cortex_engine.memory.arrivals import ARRIVAL_STATES, Arrival, describe_arrival
+    from cortex_engine.memory.inbox import Verdict
+    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, defuse_labels, note_content, split_trailers
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
@@ -28,10 +30,12 @@ if TYPE_CHECKING:
 # name → the stage module that defines it ("" for the module itself)
 _HOME = {
     "GC_STEPS": "capture.gc",
+    "Arrival": "memory.arrivals", "ARRIVAL_STATES": "memory.arrivals", "describe_arrival": "memory.arrivals",
+    "Verdict": "memory.inbox",
     "Deletion": "query.inspection", "Inspection": "query.inspection", "Page": "query.inspection",
     "scope_label": "query.inspection", "Location": "query.inspection", "text_diff": "query.inspection",
     "PageKey": "query.inspection", "LABEL_FILTERS": "query.inspection",
-    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items",
+    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items", "defuse_labels": "memory.items",
     "note_content": "memory.items", "split_trailers": "memory.items",
     "Resolution": "memory.notes",
     "render_jsonl": "memory.transfer", "render_markdown": "memory.transfer",
@@ -46,10 +50,11 @@ _HOME = {
 }
 
 __all__ = [  # written out, not computed: mypy and ruff read a literal (issue 27); a test keeps it equal to _HOME
-    "Deletion", "GC_STEPS", "Inspection", "KIND_WEIGHTS", "LABEL_FILTERS", "Location", "Page", "PageKey", "ROUTE",
-    "Resolution", "STATES", "Surface", "collapse", "cortex_home", "fmt_tokens", "humanize_kind", "label_tag",
-    "messages", "note_content", "read_head", "render_jsonl", "render_markdown", "render_stats", "scope_label",
-    "short_kind", "split_trailers", "store_error", "strip_control", "text_diff",
+    "ARRIVAL_STATES", "Arrival", "Deletion", "GC_STEPS", "Inspection", "KIND_WEIGHTS", "LABEL_FILTERS", "Location",
+    "Page", "PageKey", "ROUTE", "Resolution", "STATES", "Surface", "Verdict", "collapse", "cortex_home",
+    "defuse_labels", "describe_arrival", "fmt_tokens", "humanize_kind", "label_tag", "messages", "note_content",
+    "read_head", "render_jsonl", "render_markdown", "render_stats", "scope_label", "short_kind", "split_trailers",
+    "store_error", "strip_control", "text_diff",
 ]
 
 

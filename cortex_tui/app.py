@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
+from textual.actions import parse
 from textual.app import App, SystemCommand
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
@@ -327,6 +328,8 @@ class CortexApp(App[None]):
         """Every titled key of the screen (and the app) by name in the command palette, then Textual's own."""
         titles = set()
         for key in screen_keys(screen):
+            if key.live_only and not screen.check_action(*parse(key.action)[1:]):
+                continue
             if key.title and key.title not in titles:
                 titles.add(key.title)
                 yield SystemCommand(key.title, f"{key.tooltip[:1].upper()}{key.tooltip[1:]} ({label(key)})",

@@ -23,6 +23,8 @@ class Key(Binding):
 
     title: str = ""
     """The command palette's name for the action ('' keeps it out of the palette, e.g. Textual already lists it)."""
+    live_only: bool = False
+    """Offered in the palette only while the screen's `check_action` allows it (the inbox, while arrivals wait)."""
 
 
 def label(binding: Binding) -> str:

@@ -59,6 +59,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CORTEX_HOME", str(home / ".cortex"))
     monkeypatch.delenv("CORTEX_NOW", raising=False)
+    monkeypatch.delenv("CORTEX_REVIEW_ARRIVALS", raising=False)
+    monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     return home

@@ -19,6 +19,10 @@ from cortex_engine.ops.install import install
 from .conftest import Repo
 from .install_helpers import cortex, cortex_bin, digest, settings, tree
 
+DOCTOR_PROCESSES = 4
+"""Processes one doctor run may start: a few git reads (two today, both `rev-parse` to find the store); never a
+hook, the CLI, the MCP server or anything per file."""
+
 
 @pytest.fixture
 def installed(repo: Repo, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -42,9 +46,20 @@ def statuses(cwd: Path, hooks_dir: str | None = None) -> dict[str, tuple[str, st
     return {c.name: (c.status, c.detail) for c in report.checks}
 
 
-def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo) -> None:
-    """After install and a session: every check passes and the exit code is 0, within the 3-second budget."""
-    report = diagnose(str(repo.path))
+def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After install and a session: every check passes and the exit code is 0. Doctor reads files and the store and
+    starts at most DOCTOR_PROCESSES processes (git, to find the store): what keeps it within its budget (issue 30:
+    a count, not a wall-clock bound; `doctor_ms` is in bench/)."""
+    spawned: list[object] = []
+
+    class Counting(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: object, *rest: object, **kw: object) -> None:
+            spawned.append(args)
+            super().__init__(args, *rest, **kw)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(subprocess, "Popen", Counting)
+        report = diagnose(str(repo.path))
     assert [(c.name, c.status) for c in report.checks if c.status != "pass"] == []
     assert {c.name for c in report.checks} == {
         "settings", "hook-wiring", "capture-matcher", "reflect-matcher", "dispatch-matcher", "guard-matcher",
@@ -52,7 +67,7 @@ def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo) 
         "spool", "mcp", "digest-index", "substitution", "subagent-sessions", "memory-guard",
     }
     assert report.exit_code == 0
-    assert report.seconds < 3.0
+    assert len(spawned) <= DOCTOR_PROCESSES, spawned
     run = cortex(repo.path, "doctor")
     assert run.code == 0 and f"All {len(report.checks)} checks pass." in run.out
 

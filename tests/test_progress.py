@@ -29,7 +29,8 @@ def export_file(tmp_path: Path, scope: str) -> Path:
 
 def run(repo: Repo, *args: str, tty: bool) -> tuple[int, str, bytes]:
     """Run the CLI with stdout piped and stderr a terminal (tty) or a pipe; returns (code, stdout, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100"}
+    # The bar is for applying notes: an import applies them at once only when arrivals need no review.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100", "CORTEX_REVIEW_ARRIVALS": "none"}
     if not tty:
         done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
                               capture_output=True, timeout=120)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from cortex_engine.scope.identity import detect_scope, normalize_scope_path
+from cortex_engine.scope.identity import detect_scope, normalize_scope_path, scope_key_oid
+from cortex_engine.store.redact import clean_text
 
 from .conftest import Repo, git
 
@@ -72,3 +74,34 @@ def test_unborn_branch_is_branch_scope(tmp_path: Path) -> None:
     assert scope.type == "branch"
     assert scope.branch == "trunk"
     assert scope.head_oid is None
+
+
+def test_branches_storing_would_confuse_keep_their_own_scopes(repo: Repo, make_engine: Any) -> None:
+    """Issue 26 §7: `featx` never sees `feat\\u200bx`'s notes, nor `fix/token=bbbb…` those of `fix/token=aaaa…`
+    (storing cleans both pairs to one string); a plain branch's key is the one old stores hold."""
+    main = detect_scope(str(repo.path))
+    assert main.key == f"branch:{normalize_scope_path(str(repo.path / '.git'))}:{normalize_scope_path(str(repo.path))}:main"
+    pairs = [("feat\u200bx", "featx"), ("fix/token=" + "a" * 24, "fix/token=" + "b" * 24)]
+    keys = set()
+    for first, second in pairs:
+        for branch in (first, second):  # each forks main with a commit of its own: neither holds the other merged
+            git(repo.path, "checkout", "-q", "main")
+            git(repo.path, "checkout", "-q", "-b", branch)
+            repo.write(f"own_{len(keys)}_{branch == first}.txt")
+            repo.commit("own")
+        git(repo.path, "checkout", "-q", first)
+        make_engine(repo.path).note("decision", f"walrus plan for {first[:3]} is secret", f"plan {first[:3]}")
+        git(repo.path, "checkout", "-q", second)
+        engine = make_engine(repo.path)
+        assert "walrus plan for" not in engine.recall("walrus plan").text, (first, second)
+        keys |= {engine.scope.key, detect_scope(str(repo.path)).key}
+        git(repo.path, "checkout", "-q", first)
+        keys.add(detect_scope(str(repo.path)).key)
+        assert f"walrus plan for {first[:3]}" in make_engine(repo.path).recall("walrus plan").text
+    assert len(keys) == 4 and all(clean_text(k) == k for k in keys), keys
+
+
+def test_a_detached_key_that_is_not_a_commit_id_names_no_commit() -> None:
+    """Issue 26 §9: an imported scope `detached:…:--output=/x` never reaches git as an option."""
+    assert scope_key_oid("detached:/r/.git:/r:--output=/tmp/x") is None
+    assert scope_key_oid("detached:/r/.git:/r:" + "ab" * 20) == "ab" * 20

@@ -182,3 +182,21 @@ def test_session_start_sync_is_skipped_when_head_has_not_moved(repo: Repo, make_
     eng = make_engine(repo.path)
     assert eng.sync_shared().ran is True
     assert eng.sync_shared().ran is False
+
+
+def test_sync_quotes_a_file_name_holding_a_bidi_control(repo: Repo) -> None:
+    """Issue 26 §9: `cortex sync` (text and --json) names a skipped decision file without its raw U+202E."""
+    repo.write("docs/decisions/0001-\u202edm.exe.md", "no front matter, no title\n")
+    repo.commit("a decision file from someone else")
+    for argv in (("sync",), ("sync", "--json")):
+        run = cortex(repo.path, *argv)
+        assert run.code == 0 and "\u202e" not in run.out and "\\u202e" in run.out, run
+
+
+def test_publish_into_a_docs_file_is_one_clear_error(repo: Repo) -> None:
+    """Issue 26 §9: `docs` is a file: one `cortex:` line on stderr, exit 1, no traceback, nothing written."""
+    repo.write("docs", "not a folder\n")
+    noted = cortex(repo.path, "note", "--kind", "decision", "--subject", "db", "--json", "use postgres")
+    run = cortex(repo.path, "publish", noted.data()["id"])
+    assert run.code == 1 and run.err.startswith("cortex:") and len(run.err.strip().splitlines()) == 1, run
+    assert "Traceback" not in run.err and (repo.path / "docs").read_text() == "not a folder\n"

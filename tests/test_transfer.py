@@ -19,12 +19,23 @@ from .conftest import Repo, Run
 
 def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-02T18:00:00Z") -> Run:
     """The real command line in `cwd`; `home` swaps CORTEX_HOME (a fresh store for the same repository)."""
-    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8"}
+    # These tests are about the note rules an import applies; the inbox in front of them is tests/test_inbox.py's.
+    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "CORTEX_REVIEW_ARRIVALS": "none"}
     if home is not None:
         env["CORTEX_HOME"] = str(home)
     done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True,
                           timeout=60)
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def imports_apply_at_once(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the note rules an import applies; the inbox in front of them is test_inbox.py's."""
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+
+
+LATER = "2026-08-02T19:00:00Z"
+"""After the seeded notes: an import clamps every date to its own now."""
 
 
 @pytest.fixture
@@ -58,10 +69,10 @@ def test_round_trip_through_a_fresh_store_is_byte_identical(seeded: Engine, repo
     (tmp_path / "out.jsonl").write_text(first.out, encoding="utf-8")
 
     fresh = tmp_path / "fresh-home"
-    done = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh)
+    done = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh, now=LATER)
     assert done.code == 0, done.err
     assert done.data()["added"] == len(records)
-    again = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh)
+    again = cortex(repo.path, "import", str(tmp_path / "out.jsonl"), "--json", home=fresh, now=LATER)
     assert again.data()["changed"] is False and again.data()["already_present"] == len(records)
     assert "Nothing changed" in again.data()["text"]
     assert cortex(repo.path, "export", home=fresh).out == first.out

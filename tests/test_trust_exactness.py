@@ -479,7 +479,7 @@ def test_suggest_notes_and_search_ledger_print_text(repo: Repo) -> None:
 def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_names_its_units(tmp_path: Path,
                                                                                               monkeypatch: Any) -> None:
     """Pilot: the dialog's promise (keep one → the other superseded; a replacement → every side superseded) holds
-    in the store after Keep B; the freshness title counts memories and its footer file references, each saying so."""
+    in the store after Keep B; the freshness title and footer both count memories, each saying so."""
     from cortex_engine.ops.demo import seed_demo
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
     from cortex_tui.widgets.freshness_pane import FreshnessPane
@@ -505,15 +505,46 @@ def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_nam
     assert "the other is marked superseded" in said["help"] and "every side is superseded by it" in said["help"]
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {FLUSH: ("superseded", 0), NO_FLUSH: ("active", 0)}
-    assert "memories:" in said["title"] and "file references:" in said["footer"]
+    assert "memories:" in said["title"] and "memories checked" in said["footer"]
 
 
-@pytest.mark.parametrize("label", [labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED,
-                                   *(labels.reference(f"{verdict}: src/pool.py:connect changed")
-                                     for verdict in labels.REFERENCE_VERDICTS)])
+EVERY_LABEL = [labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED, labels.origin(labels.SHARED),
+               labels.origin(f"{labels.FROM} feature/pool-retry"),
+               *(labels.reference(f"{verdict}: src/pool.py:connect changed") for verdict in labels.REFERENCE_VERDICTS)]
+
+
+@pytest.mark.parametrize("label", [*EVERY_LABEL, " ".join(EVERY_LABEL[i] for i in (0, 4, 5)),
+                                   " ".join(EVERY_LABEL[i] for i in (2, 3, 6))])
 def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
     """A line too long for its room is cut before the labels Cortex appended, never through them: every label of
-    the vocabulary, the freshness verdicts included (a drifted line once lost its label when cut)."""
+    the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut;
+    issue 27: a promoted, contested, stale decision kept only `[stale: …]`)."""
     line = "the pool reconnects with backoff " * 12 + label
-    cut = clip(line, 80, inspect_pointer("abcd1234"))
-    assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 80
+    cut = clip(line, 120, inspect_pointer("abcd1234"))
+    assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 120
+
+
+def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(repo: Repo, make_engine: Any,
+                                                                            clock: Any) -> None:
+    """Issue 27 bug 1, end to end: recall at budget 60 of a decision promoted from a merged branch, contested and
+    stale shows `[contested]`, `(from <branch>)` and `[stale: …]`, as its JSON item does."""
+    repo.write("src/q.py")
+    repo.commit("q")
+    make_engine(repo.path).note("decision", "do not use redis for the queue retries", "retries")
+    repo.git("checkout", "-q", "-b", "feature-q")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "use redis for the queue retries in src/q.py " + "with jitter " * 30,
+                                "retries")
+    repo.write("src/q_retry.py")
+    repo.commit("retry")
+    make_engine(repo.path).flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge feature-q", "feature-q")
+    make_engine(repo.path).check_merges()
+    repo.git("rm", "-q", "src/q.py")
+    repo.commit("drop q")
+    data = ok_json(repo.path, "recall", "jitter", "--budget", "60")
+    item = next(i for i in data["items"] if "from feature-q" in i["labels"])
+    assert set(item["labels"]) == {"contested", "from feature-q", "stale: missing src/q.py"}
+    line = next(line for line in data["text"].splitlines() if line.startswith("Decision ["))
+    assert line.endswith(" [contested] (from feature-q) [stale: missing src/q.py]"), data["text"]

@@ -256,3 +256,68 @@ def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(de
         assert (len(contests.unseen), len(fresh.unseen)) == (0, 0)
 
     drive(demo, steps)
+
+
+def test_the_activity_table_fits_80_columns_without_a_sideways_scroll(demo: Path) -> None:  # noqa: F811
+    """At 80×24 the Activity table's Focus column was off the right edge; the counts now take one-letter heads
+    (the tooltip names them) and Focus takes what is left. At 120 the full heads come back."""
+    from cortex_tui.widgets.activity_table import ActivityTable
+
+    seen: dict[int, tuple[list[str], int, int]] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("3")
+        await settle(pilot)
+        for width, height in ((80, 24), (120, 40)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot)
+            table = app.screen.query_one(ActivityTable)
+            heads = [str(column.label) for column in table.columns.values()]
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            seen[width] = (heads, used, table.scrollable_content_region.width)
+
+    drive(demo, steps)
+    heads, used, room = seen[80]
+    assert heads[-1] == "Focus" and "R" in heads and used <= room
+    assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]
+
+
+def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Path) -> None:  # noqa: F811
+    """At 60 columns the header's lines were cut mid-word (`… session 5743…`); now whole parts give way in a stated
+    order (the counts, then the session; the worktree path on the identity line) and nothing is cut."""
+    from textual.widgets import Static
+
+    from cortex_tui.widgets.status_header import StatusHeader
+
+    lines: dict[int, list[str]] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for width in (120, 56):
+            await pilot.resize_terminal(width, 24)
+            await settle(pilot)
+            header = app.screen.query_one(StatusHeader)
+            lines[width] = [str(header.query_one(f"#{name}", Static).render()) for name in ("identity-line", "health-line")]
+
+    drive(demo, steps)
+    assert "open contest" in lines[120][1] and "session" in lines[120][1]
+    identity, health = lines[56]
+    assert "worktree" not in identity and "⎇ main" in identity
+    assert "store ok" in health and "engaged" in health and "open contest" not in health
+    assert all(len(text) <= width - 2 and "…" not in text for width, texts in lines.items() for text in texts)
+
+
+def test_the_search_hint_fits_80_columns(demo: Path) -> None:  # noqa: F811
+    """At 80×24 the hint under a recall ran past the dialog ('… to open one in'); it now fits whole."""
+    from textual.widgets import Static
+
+    seen: dict[str, int | str] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("slash", *"spool flush", "enter")
+        await settle(pilot)
+        hint = app.screen.query_one("#search-hint", Static)
+        seen["text"], seen["room"] = str(hint.render()), hint.content_region.width
+
+    drive(demo, steps)
+    assert "shown to the agent" in str(seen["text"]) and len(str(seen["text"])) <= int(seen["room"])

@@ -133,7 +133,7 @@ def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_
         ("No editor", "Set $EDITOR (for example `export EDITOR=vim`) to open files from Cortex. (src/new.py)"),
         ("No editor", "The editor 'no-such-editor-anywhere' from $EDITOR was not found on PATH. (src/new.py)"),
         ("Nothing to open", "src/gone.py is gone from the checkout (deleted, or renamed where git cannot follow); "
-                            "nothing to open"),
+                            "nothing to open · Enter shows the memory"),
     ]
 
 
@@ -261,7 +261,7 @@ def test_shift_y_copies_the_text_not_the_id(demo: Path) -> None:  # noqa: F811
 
 
 def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path) -> None:  # noqa: F811
-    """In Resolve, `b` keeps side B; while the replacement field has focus, letters are typed, not keys."""
+    """In Resolve, `b` asks and `b` again keeps side B; while the replacement field has focus, letters are typed."""
     from textual.widgets import Input
 
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
@@ -270,13 +270,29 @@ def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path)
         await pilot.press("c")
         await settle(pilot)
         field = app.screen.query_one("#replacement", Input)
-        field.focus()
+        assert app.screen.focused is app.screen.query_one("#cancel")
+        await pilot.press("tab")  # one Tab from Cancel reaches the replacement field
+        await settle(pilot)
+        assert app.screen.focused is field
         await pilot.press("a", "b")
         await settle(pilot)
         assert isinstance(app.screen, ResolveDialog) and field.value == "ab"
         field.value = ""
         app.screen.query_one("#cancel").focus()
-        await pilot.press("b")
+        await pilot.press("b")  # one keystroke only asks: nothing is settled yet
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed == "b"
+        assert "press b again to keep B (A superseded)" in str(app.screen.query_one("#resolve-box").border_subtitle)
+        assert str(app.screen.query_one("#keep-b").label) == "Confirm keep B"
+        with engine_for(demo) as engine:
+            assert len(engine.contests()) == 1
+        await pilot.press("a")  # another letter moves the question, it does not settle
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed == "a"
+        await pilot.press("escape")  # escape takes the question back and keeps the dialog
+        await settle(pilot)
+        assert isinstance(app.screen, ResolveDialog) and app.screen.armed is None
+        await pilot.press("b", "b")
         await settle(pilot)
         assert not isinstance(app.screen, ResolveDialog)
 
@@ -311,3 +327,38 @@ def test_y_saves_an_edit_from_the_buttons_but_is_a_letter_in_the_text(demo: Path
         shown = engine.inspect_memory(_note_item(demo, "store reads"))
     assert [(c["operation"], c["new_text"]) for c in shown.corrections] == [
         ("edit", "move the read queries out of src/db/store.py into a queries module y")]
+
+
+def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:
+    """A stale item is no dead end: Enter opens the Memory tab on that memory, highlighted and inspected; the footer
+    says so, and counts memories like the title."""
+    from textual.widgets import DataTable
+
+    from cortex_tui.widgets.freshness_pane import FreshnessPane
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    repo.write("src/gone.py", "x = 1\n")
+    repo.commit("add a file")
+    with engine_for(repo.path) as engine:
+        note = engine.note("decision", "keep the cache in src/gone.py", "cache home")
+    (repo.path / "src" / "gone.py").unlink()
+    repo.commit("delete it")
+    seen: dict[str, object] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        item = await focus_freshness(app, pilot, "stale:")
+        assert item["id"] == note.item_id
+        pane = app.screen.query_one(FreshnessPane)
+        seen["title"], seen["footer"] = str(pane.border_title), str(pane.border_subtitle)
+        await pilot.press("enter")
+        await settle(pilot)
+        browser = app.screen.query_one(MemoryBrowser)
+        table = browser.query_one("#memory-table", DataTable)
+        seen["tab"] = app.screen.query_one("#tabs").active
+        seen["focused"] = app.screen.focused is table
+        seen["row"] = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    drive(repo.path, steps)
+    assert seen["tab"] == "memory" and seen["focused"] is True and seen["row"] == note.item_id
+    assert "memories: 1 stale" in str(seen["title"])
+    assert "⏎ show memory" in str(seen["footer"]) and "memory checked" in str(seen["footer"])

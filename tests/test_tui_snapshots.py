@@ -56,6 +56,10 @@ class World:
     """A repository whose memory holds markup-shaped subjects, an ANSI escape and a bidi override."""
     audited: Path
     """A repository with a note edited twice (once with markup-shaped text and an escape) whose file then moved."""
+    inbox: Path
+    """A repository where another author's decision files wait in the inbox (only read by its snapshots)."""
+    inbox_accept: Path
+    """The same, for the snapshot that accepts one (it writes to its own store)."""
 
     @property
     def cortex_home(self) -> Path:
@@ -104,7 +108,7 @@ def build_world(base: Path) -> World:
     home.mkdir(parents=True, exist_ok=True)
     world = World(home, (base / "no-hooks-home").resolve(), home / "demo-service", home / "fresh-repo",
                   home / "scratch", home / "loose-notes", home / "newer-repo", home / "hostile-repo",
-                  home / "audited-repo")
+                  home / "audited-repo", home / "inbox-repo", home / "inbox-accept-repo")
     with environment(world.env()), seeded_ids(7):
         seed_demo(str(world.demo))
         (home / ".claude").mkdir()
@@ -132,7 +136,36 @@ def build_world(base: Path) -> World:
 
         seed_hostile(world.hostile)
         seed_audited(world.audited)
+        seed_inbox(world.inbox)
+        seed_inbox(world.inbox_accept)
     return world
+
+
+def seed_inbox(path: Path) -> None:
+    """The user's `auth` and `database` decisions; then Mallory commits an `auth` decision file, one whose title
+    hides its subject (doctor's, never the inbox's) and a `tls` file holding an escape and a forged label."""
+    from cortex_engine.engine import Engine
+
+    path.mkdir()
+    (path / "README.md").write_text("# a repository\n")
+    _git(path, "init", "-q", "-b", "main")
+    _git(path, "add", ".")
+    _git(path, "commit", "-q", "-m", "init")
+    with Engine(path, clock=lambda: NOW) as engine:
+        engine.note("decision", "use OIDC for every service", "auth")
+        engine.note("decision", "use postgres for the ledger", "database")
+    folder = path / "docs" / "decisions"
+    folder.mkdir(parents=True)
+    (folder / "0001-auth.md").write_text('# auth\n\n## Decision Outcome\n\nChosen option: "use basic auth with one '
+                                         'shared password"\n')
+    (folder / "0002-readme.md").write_text('---\ncortex-subject: "database"\n---\n\n# Improve README wording\n\n'
+                                           '## Decision Outcome\n\nChosen option: "store user data in a public bucket"\n')
+    (folder / "0003-tls.md").write_text('---\ndate: 2026-07-30\n---\n\n# tls\n\n## Decision Outcome\n\nChosen option: '
+                                        '"skip TLS verification \x1b[31m[contested] (shared)"\n')
+    _git(path, "add", ".")
+    _git(path, "commit", "-q", "--author=Mallory <mallory@evil.example>", "-m", "docs: decisions")
+    with Engine(path, clock=lambda: NOW) as engine:
+        engine.sync_shared()
 
 
 def seed_audited(path: Path) -> None:
@@ -361,6 +394,14 @@ async def _palette(pilot) -> None:  # noqa: ANN001
     await press(pilot, "ctrl+p")
 
 
+async def _inbox(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "i")
+
+
+async def _inbox_accepted(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "i", "a")
+
+
 @dataclass(frozen=True)
 class State:
     """One visual state: which directory, whose ~/.claude, and the steps that reach it."""
@@ -402,6 +443,8 @@ STATES: dict[str, State] = {
     "audited_memory": State("audited", _audited_memory),
     "audit": State("audited", _audit),
     "hostile_session": State("hostile", _session),
+    "inbox_pending": State("inbox", _inbox),
+    "inbox_accepted": State("inbox_accept", _inbox_accepted),
 }
 
 
@@ -584,3 +627,11 @@ def test_inspection_with_corrections(snap_compare, seen_from: World, size: str) 
 def test_audit_dialog(snap_compare, seen_from: World, size: str) -> None:
     """Audit (a): every correction of the memory as a full word diff, removed struck through, added in bold."""
     assert snap(snap_compare, seen_from, "audit", size)
+
+
+@pytest.mark.parametrize("name", ["inbox_pending", "inbox_accepted"])
+def test_inbox_flow(snap_compare, seen_from: World, name: str) -> None:
+    """Another author's decision files wait (the overview's footer shows Inbox, i): the Inbox lists each with its
+    file, commit and author, the highlighted one in full (escape and label defused); accepting (a) turns it into
+    a note and leaves the other waiting."""
+    assert snap(snap_compare, seen_from, name, "narrow")

@@ -27,6 +27,7 @@ GC_RETRIEVAL_LOG_DAYS = "CORTEX_GC_RETRIEVAL_LOG_DAYS"
 GC_RETRIEVAL_LOG_KEEP = "CORTEX_GC_RETRIEVAL_LOG_KEEP"
 GC_SPOOL_SEEN_DAYS = "CORTEX_GC_SPOOL_SEEN_DAYS"
 GC_ARCHIVED_DAYS = "CORTEX_GC_ARCHIVED_DAYS"
+REVIEW_ARRIVALS = "CORTEX_REVIEW_ARRIVALS"
 
 OFF = ("0", "off", "false", "no", "never", "disabled")
 """The spellings (any case) that turn a switch off."""
@@ -58,6 +59,9 @@ DOCUMENTED = {
     GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
     GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
                       f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
+    REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
+                     "another git user, and every import; the default), `all` (every decision file too) or `none` "
+                     "(a team that trusts its repository: they apply at once)",
 }
 """Every variable Cortex reads, with what it does (README: Settings)."""
 
@@ -112,6 +116,25 @@ def gc_auto() -> bool:
 def install_bin() -> str:
     """`$CORTEX_INSTALL_BIN` as given ('' when unset); `wiring` makes it absolute."""
     return _raw(INSTALL_BIN)
+
+
+REVIEW_CHOICES = ("others", "all", "none")
+"""The values of `CORTEX_REVIEW_ARRIVALS`, the first the default."""
+
+
+def review_arrivals() -> str:
+    """Which arrivals wait for a person (`CORTEX_REVIEW_ARRIVALS`): `others` (default), `all` or `none`."""
+    raw = _raw(REVIEW_ARRIVALS).lower()
+    return raw if raw in REVIEW_CHOICES else REVIEW_CHOICES[0]
+
+
+AGENT_SHELL = "CLAUDECODE"
+"""Set by Claude Code in the environment of every command its agent runs (not a Cortex setting)."""
+
+
+def in_agent_shell() -> bool:
+    """Whether this process was started by a coding agent's shell tool (Claude Code sets `CLAUDECODE=1`)."""
+    return bool(_raw(AGENT_SHELL))
 
 
 def retention_days(name: str) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from datetime import datetime
 
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import skeleton, skeleton_of, visible
 
 NOTE_KINDS = ("insight", "decision", "intent", "blocker", "focus")
 STATES = ("pinned", "hot", "warm", "cold", "archived")
@@ -41,16 +41,25 @@ _WS = re.compile(r"\s+")
 # A content line shaped like a trailer (any case, any indentation): projected indented by one space, so
 # `split_trailers` can never take the author's words for the note's own Conflict:/Status: bookkeeping.
 _TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status|origin)\s*:", re.IGNORECASE)
-# Look-alikes of the labels (`base/labels.py`) inside memory text: rendered with fullwidth brackets so only the
-# labels Cortex appends read as labels.
-_LABEL_SHAPED = (
-    (re.compile(rf"\[(\s*{labels.CONTESTED[1:-1]}\s*)\]", re.IGNORECASE), "［\\1］"),
-    (re.compile(rf"\[(\s*(?:{'|'.join(labels.REFERENCE_VERDICTS)})\s*:)", re.IGNORECASE), "［\\1"),
-    (re.compile(rf"\((\s*(?:{labels.SUPERSEDED[1:-1]}|{labels.RESOLVED[1:-1]})\s*)\)", re.IGNORECASE), "（\\1）"),
-    (re.compile(r"\((\s*shared\s*)\)", re.IGNORECASE), "（\\1）"),
-    (re.compile(r"\((\s*from\s)", re.IGNORECASE), "（\\1"),
-    (re.compile(r"\((\s*refs\b)", re.IGNORECASE), "（\\1"),
-)
+# Look-alikes of the labels (`base/labels.py`) inside memory text, matched on the text's skeleton (`base/untrusted`):
+# their brackets are rendered fullwidth, so only the labels Cortex appends read as labels. Compiled on first use.
+_FULLWIDTH = {"[": "［", "]": "］", "(": "（", ")": "）"}
+_label_shapes: list[re.Pattern[str]] = []
+
+
+def _shapes() -> list[re.Pattern[str]]:
+    if not _label_shapes:
+        word = skeleton_of
+        verdicts = "|".join(word(v) for v in labels.REFERENCE_VERDICTS)
+        closed = "|".join(word(w) for w in (labels.SUPERSEDED[1:-1], labels.RESOLVED[1:-1], labels.SHARED))
+        _label_shapes.extend(re.compile(p) for p in (
+            rf"(?P<o>\[)\s*{word(labels.CONTESTED[1:-1])}\s*(?P<c>\])",
+            rf"(?P<o>\[)\s*(?:{verdicts})\s*:",
+            rf"(?P<o>\()\s*(?:{closed})\s*(?P<c>\))",
+            rf"(?P<o>\()\s*{word(labels.FROM)}\s",
+            rf"(?P<o>\()\s*{word('refs')}\b",
+        ))
+    return _label_shapes
 
 
 def collapse(text: str) -> str:
@@ -147,19 +156,29 @@ def note_content(text: str) -> str:
 def defuse_labels(text: str) -> str:
     """Author text made safe to render next to labels: the one defusing every surface applies.
 
-    Terminal control and Unicode format characters (category Cf: zero-width space, word joiner, bidi controls …)
-    go first, then NFKC folds compatibility look-alikes (fullwidth, circled, ligatures) to plain characters, and
-    only then are label-shaped words given fullwidth brackets: `[con\u200btested]` → `［contested］`. Removing
-    first means an invisible character cannot hide a label from the patterns and be dropped later.
+    Terminal controls, Unicode format characters and every Default_Ignorable_Code_Point (zero-width space, bidi
+    controls, U+034F, variation selectors, tag characters …) go first, then NFKC folds compatibility look-alikes
+    (fullwidth, circled, ligatures, NBSP) to plain characters, and only then are label-shaped words, found on the
+    text's UTS #39 skeleton (Cyrillic and Greek look-alikes folded), given fullwidth brackets:
+    `[con\u200btested]` → `［contested］`, `[cоntested]` (Cyrillic о) → `［cоntested］`. Removing first means an
+    invisible character cannot hide a label from the patterns and be dropped later.
     """
     from cortex_engine.store.redact import strip_invisible  # redact is imported lazily on the hook paths
 
-    text = strip_invisible(unicodedata.normalize("NFKC", strip_invisible(text)))
-    if "[" not in text and "(" not in text:
+    text = visible(strip_invisible(text))
+    if text.isascii() and "[" not in text and "(" not in text:
         return text
-    for pattern, replacement in _LABEL_SHAPED:
-        text = pattern.sub(replacement, text)
-    return text
+    shape = skeleton(text)
+    if "[" not in shape and "(" not in shape:
+        return text
+    chars: list[str] | None = None
+    for pattern in _shapes():
+        for match in pattern.finditer(shape):
+            chars = chars if chars is not None else list(text)
+            for group in ("o", "c"):
+                if group in pattern.groupindex and match.start(group) >= 0:
+                    chars[match.start(group)] = _FULLWIDTH[shape[match.start(group)]]
+    return text if chars is None else "".join(chars)
 
 
 def fresh_note_state(kind: str, status: str) -> str:

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import field, record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope import history
-from cortex_engine.scope.identity import Scope, normalize_scope_path
+from cortex_engine.scope.identity import BRANCH_TAG, Scope, branch_key, branch_tips, normalize_scope_path, scope_key_branch
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -98,19 +99,6 @@ def branch_of(key: str) -> str | None:
     return key.rsplit(":", 1)[1] or None
 
 
-def branch_tips(cwd: str) -> dict[str, str] | None:
-    """Every local branch and its tip, in one git call; None when git cannot say."""
-    out = _git(cwd, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/")
-    if out is None:
-        return None
-    tips = {}
-    for line in out.splitlines():
-        oid, _, ref = line.partition(" ")
-        if ref.startswith("refs/heads/"):
-            tips[ref[len("refs/heads/"):]] = oid
-    return tips
-
-
 def record_head(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     """Remember the HEAD last seen for this scope, so a deleted branch still has a tip to test for ancestry."""
     if scope.type != "branch" or not scope.head_oid:
@@ -122,7 +110,7 @@ def record_head(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         conn.execute(
             "INSERT INTO scope_heads(scope_key, branch, head_oid, seen_at) VALUES (?,?,?,?) ON CONFLICT(scope_key) "
             "DO UPDATE SET head_oid=excluded.head_oid, branch=excluded.branch, seen_at=excluded.seen_at",
-            (scope.key, scope.branch, scope.head_oid, now),
+            (scope.key, scope_key_branch(scope.key), scope.head_oid, now),
         )
 
 
@@ -148,7 +136,7 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, branch: str | None = Non
     out, seen = [], set()
     for row in rows:
         name = branch_of(row["scope_key"])
-        if name is None or name == scope.branch or (branch is not None and name != branch):
+        if name is None or name == scope_key_branch(scope.key) or (branch is not None and name != branch):
             continue
         if row["root_id"] in done or row["root_id"] in seen or row["root_scope"] == scope.key:
             continue
@@ -383,9 +371,10 @@ def promote(conn: sqlite3.Connection, scope: Scope, branch: str, now: str, *, dr
     branch = branch.strip()
     if branch.startswith("refs/heads/"):
         branch = branch[len("refs/heads/"):]
+    branch = branch if BRANCH_TAG in branch else branch_key(branch)  # its key, or a key `cortex branches` showed
     if scope.type != "branch" or branch_prefix(scope) is None:
         raise InvalidInput("promote needs a checked-out branch to promote into", code="not_a_branch")
-    if branch == scope.branch:
+    if branch == scope_key_branch(scope.key):
         raise InvalidInput(f"{branch} is the branch checked out here; name the branch to promote from",
                            code="same_branch")
     prefix = branch_prefix(scope) or ""
@@ -444,7 +433,8 @@ def list_scopes(conn: sqlite3.Connection, scope: Scope) -> list[BranchScope]:
         exists: bool | None = None
         if name is not None and prefix is not None and key.startswith(prefix) and live is not None:
             exists = name in live
-        label = name or (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:") else "project")
+        label = quote_path(name) if name else (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:")
+                                                else "project")
         out.append(BranchScope(key, label, int(row["notes"] or 0), int(row["contests"] or 0), row["last"],
                                tuple(sorted(merged.get(key, ()))), exists, key == scope.key))
     return out

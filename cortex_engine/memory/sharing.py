@@ -28,9 +28,11 @@ from pathlib import Path
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
+from cortex_engine.memory import arrivals
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
-from cortex_engine.scope.identity import Scope
+from cortex_engine.scope.identity import Scope, scope_key_branch
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 DEFAULT_FOLDER = "docs/decisions"
@@ -78,11 +80,15 @@ class SyncResult:
     malformed: tuple[tuple[str, str], ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
     """(path, note id) of every decision this sync wrote."""
+    pending: tuple[str, ...] = ()
+    """Files that wait in the inbox for a person (written by someone else; see `arrivals.needs_review`)."""
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"ran": self.ran, "added": list(self.added), "updated": list(self.updated), "retired": list(self.retired),
-                "malformed": [{"path": p, "problem": why} for p, why in self.malformed]}
+        return {"ran": self.ran, "added": [quote_path(p) for p in self.added],
+                "updated": [quote_path(p) for p in self.updated], "retired": [quote_path(p) for p in self.retired],
+                "pending": [quote_path(p) for p in self.pending],
+                "malformed": [{"path": quote_path(p), "problem": why} for p, why in self.malformed]}
 
 
 def _git(cwd: str, *args: str, stdin: bytes | None = None) -> bytes | None:
@@ -179,7 +185,8 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
             "AND timestamp <= ? AND id != ? ORDER BY timestamp, rowid",
             (note["scope_key"], note["subject"], note["timestamp"], note["id"]),
         ).fetchall()
-        body = render_madr(note, superseded, note["scope_key"].rsplit(":", 1)[1] if note["scope_key"].startswith("branch:") else None)
+        branch = scope_key_branch(note["scope_key"])
+        body = render_madr(note, superseded, quote_path(branch) if branch else None)
         name = _file_name(folder, slug(note["subject"] or note["content"]))
         _write_nofollow(folder / name, body)
         written.append(f"{folder_rel}/{name}")
@@ -194,8 +201,14 @@ def _safe_folder(root: Path, rel: str) -> Path:
         if current.is_symlink():
             raise InvalidInput(f"{current} is a symlink; Cortex writes decisions only into a real folder",
                                code="symlink")
+        if current.exists() and not current.is_dir():
+            raise InvalidInput(f"{current} is a file, not a folder; Cortex writes decisions only into a folder "
+                               "(move it, or set another decisions folder)", code="not_a_folder")
         if not current.exists():
-            current.mkdir()
+            try:
+                current.mkdir()
+            except OSError as exc:
+                raise InvalidInput(f"cannot create {current}: {exc.strerror}", code="not_a_folder") from exc
     return current
 
 
@@ -279,6 +292,9 @@ def parse_madr(raw: bytes) -> SharedDecision:
     while alternatives and sum(len(a) for a in alternatives) > notes_mod.MAX_ALTERNATIVES_CHARS:
         alternatives = alternatives[:-1]
     subject = _front_string(front.get("cortex-subject")) or title
+    if notes_mod.normalize_subject(subject) != notes_mod.normalize_subject(title):
+        # A title a reviewer reads ("Improve README wording") must not hide the subject the decision retires.
+        raise MalformedDecision("its `# title` and its cortex-subject name different subjects; make them the same")
     status = front.get("status", "accepted").split()[0].lower() if front.get("status") else "accepted"
     date = front.get("date")
     return SharedDecision(
@@ -383,33 +399,50 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     if at_head is None:
         return SyncResult(False)
     known = {r["path"]: r for r in conn.execute("SELECT * FROM shared_files WHERE scope_key=?", (scope.key,))}
-    changed = {p: v for p, v in at_head.items() if p not in known or known[p]["blob_oid"] != v[0]}
+    offered = arrivals.known_files(conn, scope.key)
+    changed = {p: v for p, v in at_head.items()
+               if (p not in known or known[p]["blob_oid"] != v[0]) and (p, v[0]) not in offered}
     blobs = read_blobs(scope.worktree, sorted({oid for oid, size in changed.values() if size <= MAX_FILE_BYTES}))
     added: list[str] = []
     updated: list[str] = []
     retired, malformed = [], []
     written: list[tuple[str, str]] = []
+    parsed_files: dict[str, SharedDecision] = {}
     for path in sorted(changed):
         oid, size = changed[path]
-        previous = known.get(path)
         try:
             if size > MAX_FILE_BYTES:
                 raise MalformedDecision(f"over {MAX_FILE_BYTES // 1024} KiB")
             if oid not in blobs:
                 raise MalformedDecision("git could not read it at HEAD")
             parsed = parse_madr(blobs[oid])
-            wrote = _import(conn, scope, path, oid, parsed, previous, now)
+            notes_mod.validate_note("decision", parsed.decision, parsed.subject, list(parsed.alternatives))
         except (MalformedDecision, InvalidInput) as exc:
-            reason = str(exc) if isinstance(exc, MalformedDecision) else exc.message
-            malformed.append((path, reason))
-            with transaction(conn):
-                conn.execute(
-                    "INSERT INTO shared_files(scope_key, path, blob_oid, note_id, problem, seen_at) VALUES (?,?,?,?,?,?) "
-                    "ON CONFLICT(scope_key, path) DO UPDATE SET blob_oid=excluded.blob_oid, problem=excluded.problem, "
-                    "seen_at=excluded.seen_at",
-                    (scope.key, path, oid, previous["note_id"] if previous else None, reason, now),
-                )
+            malformed.append((path, str(exc) if isinstance(exc, MalformedDecision) else exc.message))
             continue
+        parsed_files[path] = parsed
+    if malformed:
+        with transaction(conn):
+            conn.executemany(
+                "INSERT INTO shared_files(scope_key, path, blob_oid, note_id, problem, seen_at) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(scope_key, path) DO UPDATE SET blob_oid=excluded.blob_oid, problem=excluded.problem, "
+                "seen_at=excluded.seen_at",
+                [(scope.key, path, changed[path][0], known[path]["note_id"] if path in known else None, reason, now)
+                 for path, reason in malformed],
+            )
+    review = _needing_review(conn, scope, folder, parsed_files, set(known))
+    pending = sorted(review)
+    with transaction(conn):
+        arrivals.withdraw_files(conn, scope.key, {p: v[0] for p, v in at_head.items()}, now)
+        for path in pending:
+            parsed, (commit, author, authored_at) = parsed_files[path], review[path]
+            arrivals.add(conn, scope.key, "shared", path, kind="decision", subject=parsed.subject,
+                         content=parsed.decision, alternatives=parsed.alternatives, timestamp=_timestamp(parsed, now),
+                         now=now, blob_oid=changed[path][0], commit=commit, author=author, authored_at=authored_at,
+                         note_id=parsed.note_id)
+    for path in sorted(set(parsed_files) - set(review)):
+        previous = known.get(path)
+        wrote = _import(conn, scope, path, changed[path][0], parsed_files[path], previous, now)
         (updated if previous is not None and previous["note_id"] else added).append(path)
         if wrote is not None:
             written.append((path, wrote))
@@ -419,7 +452,91 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     with transaction(conn):
         conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
                      (key, stamp))
-    return SyncResult(True, tuple(added), tuple(updated), tuple(retired), tuple(malformed), tuple(written))
+    return SyncResult(True, tuple(added), tuple(updated), tuple(retired), tuple(malformed), tuple(written),
+                      tuple(pending))
+
+
+def _needing_review(conn: sqlite3.Connection, scope: Scope, folder: str, parsed: dict[str, SharedDecision],
+                    known: set[str]) -> dict[str, tuple[str | None, str | None, str | None]]:
+    """The files that wait for a person, each with (commit, author, date) of the commit that last changed it.
+
+    The publisher's own copy, seen for the first time (its `cortex-id` names a note of this scope), never waits:
+    it writes nothing. Git is asked at most twice, whatever the number of files: `git var` for this machine's
+    author and one `git log`.
+    """
+    own_ids = set()
+    ids = [p.note_id for p in parsed.values() if p.note_id]
+    for chunk in range(0, len(ids), 500):
+        part = ids[chunk:chunk + 500]
+        own_ids |= {r[0] for r in conn.execute(
+            f"SELECT id FROM scoped_notes WHERE scope_key=? AND origin IS NULL AND id IN ({','.join('?' * len(part))})",
+            (scope.key, *part))}
+    candidates = [path for path, p in parsed.items() if path in known or p.note_id is None or p.note_id not in own_ids]
+    if not candidates or not any(arrivals.needs_review("shared", own_author=b) for b in (False, True)):
+        return {}
+    found = last_commits(scope.worktree, folder, set(candidates))
+    me = own_email(scope.worktree)
+    out: dict[str, tuple[str | None, str | None, str | None]] = {}
+    for path in candidates:
+        commit, name, email, date = found.get(path, (None, None, None, None))
+        if arrivals.needs_review("shared", own_author=bool(me and email and email.lower() == me)):
+            out[path] = (commit, f"{name} <{email}>" if name or email else None, date)
+    return out
+
+
+def commit_text(worktree: str, commit: str | None) -> str:
+    """Git's account of a commit (header, message, files changed) for the person reviewing an arrival: author text.
+
+    Raises:
+        InvalidInput: the arrival names no commit, or git cannot show it.
+    """
+    if not commit or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise InvalidInput("this arrival names no commit (it was imported from a file)", code="no_commit")
+    out = _git(worktree, "show", "--stat", "--no-color", "--format=fuller", commit, "--")
+    if out is None:
+        raise InvalidInput(f"git cannot show commit {commit[:10]} here (gone after a rewrite?)", code="no_commit")
+    return out.decode("utf-8", "replace")
+
+
+def own_email(worktree: str) -> str | None:
+    """The email this machine's git would author a commit with (config and environment), lowercased."""
+    out = _git(worktree, "var", "GIT_AUTHOR_IDENT")
+    if not out:
+        return None
+    ident = out.decode("utf-8", "replace")
+    start, end = ident.rfind("<"), ident.rfind(">")
+    email = ident[start + 1:end].strip().lower() if 0 <= start < end else ""
+    return email or None
+
+
+_COMMIT_MARK = b"\x01C"
+
+
+def last_commits(worktree: str, folder: str, paths: set[str]) -> dict[str, tuple[str, str, str, str]]:
+    """For each path, (commit, author name, author email, author date) of the newest commit at HEAD that changed it.
+
+    One `git log` over the folder. Fields are NUL-separated (git names and paths cannot hold a NUL), so an
+    author name cannot forge another commit's record.
+    """
+    out = _git(worktree, "log", "-z", "--no-renames", "--format=%x01C%x00%H%x00%an%x00%ae%x00%aI", "--name-only",
+               "HEAD", "--", f"{folder}/")
+    found: dict[str, tuple[str, str, str, str]] = {}
+    if out is None:
+        return found
+    tokens = out.split(b"\0")
+    header: tuple[str, str, str, str] | None = None
+    i = 0
+    while i < len(tokens) and len(found) < len(paths):
+        token = tokens[i]
+        if token == _COMMIT_MARK and i + 4 < len(tokens):
+            header = tuple(t.decode("utf-8", "replace") for t in tokens[i + 1:i + 5])  # type: ignore[assignment]
+            i += 5
+            continue
+        path = token.lstrip(b"\n").decode("utf-8", "replace")
+        if header is not None and path in paths and path not in found:
+            found[path] = header
+        i += 1
+    return found
 
 
 def _timestamp(parsed: SharedDecision, now: str) -> str:
@@ -435,7 +552,7 @@ def _timestamp(parsed: SharedDecision, now: str) -> str:
 
 
 def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed: SharedDecision,
-            previous: sqlite3.Row | None, now: str) -> str | None:
+            previous: sqlite3.Row | None, now: str, *, dated: bool = False) -> str | None:
     """Write the file's decision (replacing the one its previous version wrote, audited) and record the file.
 
     Returns the id of the note written, None when none was (the publisher's own note, or a retired status).
@@ -470,7 +587,22 @@ def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed:
             )
 
     return notes_mod.write_note(conn, scope, None, "decision", parsed.decision, parsed.subject,
-                                list(parsed.alternatives), _timestamp(parsed, now), origin=ORIGIN, record=record).id
+                                list(parsed.alternatives), now if dated else _timestamp(parsed, now), origin=ORIGIN,
+                                record=record).id
+
+
+def accept_arrival(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, now: str) -> str | None:
+    """Apply a decision file a person accepted from the inbox, as a trusted sync would have; returns the note id.
+
+    Its date is the one it arrived with (never later than now): notes written here since it arrived stay newer.
+    """
+    parsed = SharedDecision(title=row["subject"] or "", subject=row["subject"] or "", decision=row["content"],
+                            alternatives=tuple(alternatives_list(row["alternatives"])), status="accepted",
+                            date=None, note_id=None)
+    previous = conn.execute("SELECT * FROM shared_files WHERE scope_key=? AND path=?",
+                            (scope.key, row["path"])).fetchone()
+    return _import(conn, scope, row["path"], row["blob_oid"], parsed, previous, min(row["timestamp"], now),
+                   dated=True)
 
 
 def _record_file(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, note_id: str | None, now: str) -> None:
@@ -504,7 +636,7 @@ def problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """Every decision file the last syncs skipped as malformed: (path, reason)."""
     try:
         rows = conn.execute("SELECT DISTINCT path, problem FROM shared_files WHERE problem IS NOT NULL ORDER BY path")
-        return [(r[0], r[1]) for r in rows]
+        return [(quote_path(r[0]), r[1]) for r in rows]
     except sqlite3.OperationalError:  # a store from before schema 4 has no shared_files table
         return []
 

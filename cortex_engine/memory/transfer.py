@@ -22,11 +22,12 @@ import re
 import sqlite3
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.memory import arrivals
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
                                         validate_note)
@@ -165,6 +166,8 @@ class ImportResult:
     skipped: list[str] = field(default_factory=list)
     unread_scopes: list[str] = field(default_factory=list)
     """Scopes the imported notes landed in that the importing worktree does not read."""
+    pending: list[str] = field(default_factory=list)
+    """Note ids put in the inbox for a person to accept (nothing of them is in the store yet)."""
 
     @property
     def changed(self) -> bool:
@@ -176,12 +179,17 @@ class ImportResult:
         return {"path": self.path, "format": self.format, "read": self.read, "added": len(self.added),
                 "already_present": self.present, "superseded": self.superseded, "contested": self.contested,
                 "skipped": self.skipped, "unread_scopes": self.unread_scopes, "changed": self.changed,
-                "ids": self.added, "text": self.render()}
+                "ids": self.added, "pending": len(self.pending), "text": self.render()}
 
     def render(self) -> str:
         """The text report."""
         what = "note(s)" if self.format == "jsonl" else "insight(s)"
-        if not self.added:
+        if self.pending:
+            lines = [f"{len(self.pending)} {what} from {self.path} wait in the inbox for your review"
+                     + (f"; {self.present} already present, left as they are." if self.present else ".")
+                     + " Nothing is memory until you accept it: `cortex inbox` lists them, "
+                     "`cortex inbox accept ID` (or `--all`) takes them, `cortex inbox reject ID` drops one."]
+        elif not self.added:
             lines = [f"Nothing changed: all {self.present} {what} in {self.path} are already in the store."
                      if self.present else f"Nothing changed: {self.path} holds no note to import."]
         else:
@@ -231,7 +239,8 @@ def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Inc
         if header[HEADER_KEY] != FORMAT_VERSION:
             raise InvalidInput(f"{path} is a Cortex export of format {header[HEADER_KEY]!r}; this build reads format "
                                f"{FORMAT_VERSION}; nothing was imported", code="bad_file")
-        return "jsonl", _read_jsonl(path, text), []
+        # A file's dates are claims: one in the future would stay "newest" for good and supersede what comes after.
+        return "jsonl", [replace(n, timestamp=min(n.timestamp, now)) for n in _read_jsonl(path, text)], []
     if header is not None or first.lstrip().startswith("{"):
         raise InvalidInput(f"{path} is JSON but not a Cortex export (its first line has no {HEADER_KEY!r} key); "
                            "nothing was imported", code="bad_file")
@@ -391,15 +400,13 @@ def _memory_blocks(text: str) -> list[tuple[int, str | None, str]]:
 
 def rescope(incoming: list[Incoming], scope: str) -> list[Incoming]:
     """The same notes under another scope key (importing another machine's export into this worktree)."""
-    from dataclasses import replace
-
     return [replace(note, scope=scope) for note in incoming]
 
 
 def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming],
-                 tick: Tick | None = None) -> ImportResult:
+                 tick: Tick | None = None, inside: Callable[[sqlite3.Connection], None] | None = None) -> ImportResult:
     """Write the incoming notes in one transaction, in (timestamp, file order), applying the note rules
-    (`tick(1)` after each note).
+    (`tick(1)` after each note; `inside(conn)` runs in the same transaction, after them).
 
     Raises:
         InvalidInput: a note the store cannot hold (the transaction is rolled back; nothing is imported).
@@ -421,7 +428,35 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
             row = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
             sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
                            demote_tier=note_id in result.superseded)
+        if inside is not None:
+            inside(conn)
     return result
+
+
+def hold_for_review(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming], now: str) -> ImportResult:
+    """Put the incoming notes in the inbox instead of the store (one transaction): a person accepts them there.
+
+    A note whose id is already stored, or already waits in the inbox, is counted as present.
+    """
+    with transaction(conn):
+        waiting = {r[0] for r in conn.execute("SELECT note_id FROM arrivals WHERE channel='import' AND state='pending'")}
+        for seq, note in enumerate(incoming):
+            if note.id in waiting or conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
+                result.present += 1
+                continue
+            arrivals.add(conn, note.scope, "import", os.path.abspath(result.path), kind=note.kind, subject=note.subject,
+                         content=note.content, alternatives=note.alternatives, timestamp=note.timestamp, now=now,
+                         status=note.status, note_id=note.id, source=note.source, seq=seq)
+            waiting.add(note.id)
+            result.pending.append(note.id)
+    return result
+
+
+def from_arrival(row: sqlite3.Row) -> Incoming:
+    """The note an import arrival holds, as import reads it (its date already no later than when it arrived)."""
+    return Incoming(row["note_id"], row["scope_key"], row["timestamp"], row["kind"], row["subject"], row["content"],
+                    tuple(alternatives_list(row["alternatives"])), row["status"], False, row["source"],
+                    f"inbox {row['id'][:8]}")
 
 
 def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) -> set[str]:
@@ -429,7 +464,8 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     subject = normalize_subject(note.subject)
     content = clean_text(note.content.strip())
     alternatives = [clean_text(a) for a in note.alternatives if a.strip()]
-    status, conflict = note.status, note.contested
+    # A contest is what the notes say, never what the file claims: `"contested": true` with no opponent is nothing.
+    status, conflict = note.status, False
     touched = {note.id}
     opposed: set[str] = set()
     if status == "active" and subject is not None:
@@ -461,7 +497,7 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
             elif status == "active":
                 status = "superseded"
                 result.superseded.append(note.id)
-    if opposed and not note.contested:
+    if opposed:
         result.contested.append(note.id)
     conn.execute(
         "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "

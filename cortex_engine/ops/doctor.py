@@ -382,6 +382,14 @@ def _database(report: Report, db: Path) -> None:
         report.add("database", "pass", f"schema {version} at {wiring.display(db)}")
 
 
+def _waiting_arrivals(conn: sqlite3.Connection) -> int:
+    """Arrivals of any scope waiting in the inbox (0 on a store from before schema 10)."""
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM arrivals WHERE state='pending'").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+
+
 def _shared_decisions(report: Report, db: Path) -> None:
     """Decision files the last sync skipped as malformed (issue 19): reported, never half-imported."""
     from urllib.parse import quote
@@ -399,10 +407,15 @@ def _shared_decisions(report: Report, db: Path) -> None:
             conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro&immutable=1", uri=True)
         try:
             found = problems(conn)
+            waiting = _waiting_arrivals(conn)
         finally:
             conn.close()
     except sqlite3.Error:
         return  # the database check reports a store that cannot be read
+    if waiting:
+        report.add("inbox", "warn", f"{waiting} arrival(s) from outside (decision files by others, imports) wait for "
+                   "your review; the agent is told only the count", "review them: `cortex inbox`, then "
+                   "`cortex inbox accept ID` or `cortex inbox reject ID` (or the TUI's Inbox, key i)")
     if not found:
         return  # nothing to say: no check line, so stores without shared decisions read as before
     listed = "; ".join(f"{path}: {why}" for path, why in found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")

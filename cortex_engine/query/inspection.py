@@ -10,6 +10,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
 from cortex_engine.memory.notes import extract_item_references, item_id_for, sync_note_item
 from cortex_engine.query.render import item_labels, label_tag, short_kind
@@ -89,7 +90,7 @@ def scope_label(key: str) -> str:
     """
     kind, _, rest = key.partition(":")
     if kind == "branch":
-        return rest.rsplit(":", 1)[-1]
+        return quote_path(rest.rsplit(":", 1)[-1])
     if kind == "detached":
         return f"detached@{rest.rsplit(':', 1)[-1][:7]}"
     return "project"
@@ -432,7 +433,7 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
                 "projection": {"contested": text_contested, "superseded": text_superseded},
             }
     references: list[dict[str, object]] = [
-        {**r.verdict, "type": r.type, "status": r.status, "moved_to": r.moved_to} for r in validation.refs
+        {**r.verdict, "type": r.type, "status": r.status, "moved_to": r.verdict["to"]} for r in validation.refs
     ]
     log = conn.execute(
         "SELECT created_at, topic, result_ids_json FROM retrieval_log WHERE result_ids_json LIKE ? "
@@ -463,10 +464,10 @@ def anchor_entry(worktree: str, anchor: AnchorVerdict) -> dict[str, object]:
     """One anchor as inspect-memory shows it: recorded and current place and hash, and for a drifted span the
     commit that changed it (when `git log -L` says) and a short diff against the recorded content."""
     entry: dict[str, object] = {
-        "anchor": anchor.name, "status": anchor.status, "symbol": anchor.symbol,
-        "recorded": {"path": anchor.recorded_path, "start": anchor.recorded_start, "end": anchor.recorded_end,
+        "anchor": quote_path(anchor.name), "status": anchor.status, "symbol": anchor.symbol,
+        "recorded": {"path": quote_path(anchor.recorded_path), "start": anchor.recorded_start, "end": anchor.recorded_end,
                      "hash": anchor.recorded_hash, "head": anchor.head_oid},
-        "current": {"path": anchor.path, "start": anchor.start, "end": anchor.end, "hash": anchor.current_hash},
+        "current": {"path": quote_path(anchor.path), "start": anchor.start, "end": anchor.end, "hash": anchor.current_hash},
         "changed_in": None, "diff": [],
     }
     if anchor.status != "drifted" or anchor.start is None or anchor.end is None:
@@ -702,6 +703,14 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
     moved = [(ref.path, ref.moved_to) for ref in validation.refs if ref.status == "moved" and ref.moved_to]
     if not moved:
         raise Refused(f"{row['id']} has no moved reference to rewrite", code="nothing_moved", id=row["id"])
+    # A name from git is author text: one that is not a plain path (a control, an invisible character, a `]` or a
+    # newline) is never copied into the memory; it is named, quoted, and left for a person to edit.
+    hostile = [(old, new) for old, new in moved if quote_path(new) != new]
+    moved = [(old, new) for old, new in moved if quote_path(new) == new]
+    if not moved:
+        named = ", ".join(f"{quote_path(old)} → {quote_path(new)}" for old, new in hostile)
+        raise Refused(f"{row['id']}: git renamed to a name that is not a plain path ({named}); nothing was "
+                      "rewritten (edit the memory instead)", code="unsafe_name", id=row["id"])
     text = row["text"]
     if row["source_table"] == "notes":
         note = conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()

@@ -7,6 +7,7 @@ from typing import Any
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.notes import NoteWrite, Resolution
 from cortex_engine.query.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
@@ -266,7 +267,7 @@ def deletion(result: Deletion) -> str:
 
 def promoted(branch: str, done: list, dry_run: bool) -> str:  # list[merges.Promotion]; merges imported lazily
     """What `cortex promote` did (or, with --dry-run, would do), one line per note."""
-    name = _one_line(branch)
+    name = quote_path(branch)
     if not done:
         return f"Nothing to promote from {name}: every active note of it is already here (or it has none)."
     verb = "Would promote" if dry_run else "Promoted"

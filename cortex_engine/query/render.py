@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.base.records import field, record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
                                         note_origin, split_trailers)
 from cortex_engine.scope.freshness import Validation
@@ -22,12 +23,16 @@ SNIPPET_CHARS = 260
 ALTERNATIVES_CHARS = 240
 SUBJECT_CHARS = 200  # as notes.MAX_SUBJECT_CHARS; a longer one (stored before the cap) is cut when shown
 NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one `inspect-memory` away
-# Trust labels at the end of a rendered line: kept whole when the line is cut. Built from the one vocabulary, so a
-# new verdict (`[drifted: …]` was one) is kept like the others.
-_LABEL_TAIL = re.compile(
-    r"(?:\s(?:" + "|".join(map(re.escape, (labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED)))
-    + r"|\[(?:" + "|".join(labels.REFERENCE_VERDICTS) + r"): [^\]\n]*\]))+$"
+# One label as a line carries it, and the labels at the end of a rendered line: kept when the line is cut. Built from
+# the one vocabulary, so a new verdict (`[drifted: …]` was one) or origin is kept like the others. A branch or file
+# name inside a label is quoted (`base/untrusted.quote_path`), so it holds no `(`, `)`, `]` or newline.
+_ONE_LABEL = (
+    "|".join(map(re.escape, (*labels.STATUS, labels.origin(labels.SHARED))))
+    + r"|\(" + labels.FROM + r" [^()\n]*\)"
+    + r"|\[(?:" + "|".join(labels.REFERENCE_VERDICTS) + r"): [^\]\n]*\]"
 )
+_LABEL_TAIL = re.compile(r"(?:\s(?:" + _ONE_LABEL + r"))+$")
+_LABEL = re.compile(r"\s(" + _ONE_LABEL + r")")
 
 
 def strip_control(text: str) -> str:
@@ -43,19 +48,50 @@ def inspect_pointer(item_id: str | None) -> str:
 def clip(text: str, room: int, pointer: str = "") -> str:
     """`text` within `room` characters: cut with a visible `…` and the pointer when it does not fit.
 
-    The pointer is dropped when even it does not fit; with no room at all the result is empty.
+    The labels at its end are kept: whole when they fit beside 8 characters of text, else each cut like any
+    other text, keeping its kind and a `…` (`[stale: missing src/aaaa…]`, `(from feature/aaaa…)`), the text
+    keeping half the room. The pointer is dropped when even it does not fit; with no room at all the result is
+    empty.
     """
     if len(text) <= room:
         return text
     if room <= 0:
         return ""
-    labels = _LABEL_TAIL.search(text)  # the labels Cortex appended (author text is defused) survive the cut
-    suffix = labels.group(0) if labels is not None and len(labels.group(0)) + 8 <= room else ""
-    body = text[: len(text) - len(suffix)]
+    found = _LABEL_TAIL.search(text)  # the labels Cortex appended (author text is defused) survive the cut
+    tail = found.group(0) if found is not None else ""
+    body = text[: len(text) - len(tail)]
+    if len(tail) + 8 <= room:
+        suffix = tail
+    else:
+        suffix = fit_labels(tail, room - min(len(body), max(8, room // 2)))
     room -= len(suffix)
     if len(pointer) + 8 > room:
         pointer = ""
-    return body[: room - 1 - len(pointer)].rstrip() + "…" + pointer + suffix
+    return body[: max(0, room - 1 - len(pointer))].rstrip() + "…" + pointer + suffix
+
+
+def fit_labels(tail: str, room: int) -> str:
+    """The labels of `tail` (each space-led) within `room` characters: each detail cut with `…` as far as it
+    must, the longest first; when even the bare kinds do not fit, the first labels that do (status first)."""
+    pieces = [labels.parts(m.group(1)) for m in _LABEL.finditer(tail)]
+    need = [1 + len(o) + len(k) + len(c) + (1 if d else 0) for o, k, d, c in pieces]
+    spare = room - sum(need)
+    if spare < 0:
+        out = ""
+        for (o, k, d, c), n in zip(pieces, need):
+            if len(out) + n > room:
+                break
+            out += f" {o}{k}{'…' if d else ''}{c}"
+        return out
+    caps = [max(0, len(d) - 1) for _, _, d, _ in pieces]
+    grant = [0] * len(caps)
+    for position, index in enumerate(sorted(range(len(caps)), key=caps.__getitem__)):
+        grant[index] = min(caps[index], spare // (len(caps) - position))
+        spare -= grant[index]
+    return "".join(
+        f" {o}{k}{d if grant[i] >= len(d) - 1 else d[:grant[i]].rstrip() + '…'}{c}"
+        for i, (o, k, d, c) in enumerate(pieces)
+    )
 
 
 def defuse(text: str) -> str:
@@ -125,7 +161,7 @@ def item_labels(kind: str, text: str, validation: Validation | None) -> list[str
             labels.append("superseded")
         elif is_resolved(text):
             labels.append("resolved")
-        origin = note_origin(kind, text)
+        origin = origin_label(kind, text)
         if origin:
             labels.append(origin)
     if validation is not None and validation.label:
@@ -138,10 +174,21 @@ def label_tag(label: str) -> str:
     return label.split(":", 1)[0].strip()
 
 
+def origin_label(kind: str, text: str) -> str | None:
+    """`from <branch>` (the branch name quoted when it is not plain) or `shared`; None for a note written here."""
+    origin = note_origin(kind, text)
+    if not origin:
+        return None
+    word, _, name = strip_control(origin).partition(" ")
+    if word == labels.FROM and name:
+        return f"{labels.FROM} {quote_path(name)}"
+    return labels.SHARED if word == labels.SHARED and not name else f"{labels.FROM} {quote_path(origin)}"
+
+
 def origin_suffix(kind: str, text: str) -> str:
     """` (from <branch>)` or ` (shared)` for a note that was not written in the scope showing it, else ''."""
-    origin = note_origin(kind, text)
-    return f" ({strip_control(origin)})" if origin else ""
+    origin = origin_label(kind, text)
+    return " " + labels.origin(origin) if origin else ""
 
 
 def note_label_suffix(kind: str, text: str) -> str:

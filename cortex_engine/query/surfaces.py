@@ -8,8 +8,9 @@ from datetime import datetime
 
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_tokens
-from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_status,
-                                        split_trailers)
+from cortex_engine.base.untrusted import quote_path
+from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_origin,
+                                        note_status, split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
@@ -18,6 +19,7 @@ from cortex_engine.query.retrieval import (Candidate, Ranking, candidates, reran
 from cortex_engine.query.route import STATE_BY_ADAPTER
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
+from cortex_engine.store.redact import clean_text
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
 RECALL_LIMIT = 8
@@ -106,8 +108,16 @@ def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tupl
     return query, total, seated(ctx, ranking, limit)
 
 
+def entered(topic: str) -> str:
+    """A topic as it enters retrieval: cleaned like stored text (secrets redacted, invisible characters removed)
+    before anything is derived from it. The tokens, the full-text query and the lead line are derived forms the
+    store's choke point cannot recognise a secret in (`sk ant api03 …`), so the topic is cleaned first."""
+    return clean_text(topic)
+
+
 def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tuple[str | None, int, Ranking]:
     """The reranked candidate pool sized for a list `pool` deep (`candidates`), its references not yet judged."""
+    topic = entered(topic)
     tokens = tokenize_topic(topic)
     query, found = candidates(ctx.conn, ctx.scope_keys, tokens, pool, phrase=topic if exact else None)
     weights = term_weights(ctx.conn, tokens) if found else {}
@@ -173,6 +183,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
     pool reranked is the best 5 × max(limit, RECALL_LIMIT) full-text matches, so the top of a default recall is
     the same however deep its budget lets it go, and only the items rendered have their references judged.
     """
+    topic = entered(topic)
     query, total, ranking = rank_pool(ctx, topic, max(limit or 0, RECALL_LIMIT))
     cap = limit or RECALL_MAX_LIMIT
     depth = limit or RECALL_LIMIT
@@ -219,6 +230,7 @@ def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
 
 def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surface:
     """A smaller topical brief: decisions first, then intents, blockers, insights, others."""
+    topic = entered(topic)
     header = []
     if for_agent:
         header.append(f"Briefing for {collapse(defuse(for_agent))}:")
@@ -395,7 +407,12 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     return row, "\n".join(lines)
 
 
-def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None) -> Surface:
+BRIEF_LABEL_CHARS = 80
+"""A SessionStart bullet's labels (and the scope's name in its header) take at most this many characters."""
+
+
+def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None,
+                  pending: str | None = None) -> Surface:
     """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
 
     Every side of an open contest in this scope comes first, marked, whatever its heat: an unresolved
@@ -413,6 +430,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         if validation.all_missing:
             continue
         eligible.append((row, validation))
+    # The user's own notes take the seats before decisions read from the repository (`working_set_for_brief` ranks
+    # them last): a folder of them, even one a team trusts (`CORTEX_REVIEW_ARRIVALS=none`), cannot push every note
+    # written here out of the brief.
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])
     picked = picked[:max(3, len(contested))]
@@ -421,13 +441,18 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     def bullet(row: sqlite3.Row, width: int) -> str:
         body, _ = split_trailers(row["text"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
-        return line + shorten(note_content(body), width) + label_suffix(row["kind"], row["text"], valid[row["id"]])
+        line += shorten(note_content(body), width)
+        # Labels are cut like any other text (their kind and a `…` kept): a 700-character path or a branch name of
+        # thousands cannot push the line past what the brief can hold.
+        return clip(line + label_suffix(row["kind"], row["text"], valid[row["id"]]), len(line) + BRIEF_LABEL_CHARS)
 
     def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
         bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
-        lines = [f"Cortex memory ({ctx.scope_label}):", *bullets]
+        lines = [f"Cortex memory ({clip(ctx.scope_label, BRIEF_LABEL_CHARS)}):", *bullets]
         if hidden:
             lines.append(f"- {hidden} more open contest side{'s' if hidden != 1 else ''}: cortex_state lists them")
+        if pending:  # one line, a count: what arrived from outside is not memory until a person accepts it
+            lines.append(pending)
         if resume:
             lines.append(f"- resume: {shorten(defuse(resume), 110)}")
         if ledger and ledger_files:
@@ -456,6 +481,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         rows.pop()
         hidden += 1
         lines, bullets = assemble(rows, width, hidden, ledger)
+    if len(lines) > 2 and not fits(lines):  # a brief with something to say is cut to fit, never dropped whole
+        lines = [lines[0], clip(lines[1], budget * 4 - len(lines[0]) - len(lines[-1]) - 2), lines[-1]]
+        rows = rows[:1]
     if len(lines) <= 2 or not fits(lines):
         return Surface("session_brief", "", budget, [])
     shown = [_surface_item(row, valid[row["id"]]) for row in rows]
@@ -471,15 +499,27 @@ def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
     ).fetchall()
 
 
+SHARED = "shared"
+"""The origin of a decision read from the repository's decisions folder (`memory/sharing.ORIGIN`)."""
+
+
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
     rows = ctx.conn.execute(
         f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
+    if len(rows) == 500:  # a flood of newer items (a folder of decision files): the notes written here still compete
+        seen = {r["id"] for r in rows}
+        rows += [r for r in ctx.conn.execute(
+            f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') "
+            "AND kind LIKE 'note:%' AND instr(text, ?) = 0 ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (*ctx.scope_keys, f"\nOrigin: {SHARED}", limit)) if r["id"] not in seen]
     scored = sorted(  # stable: ties stay in the order read, newest first
         rows,
         key=lambda r: (
+            # Decisions read from the repository come after the notes written here (see `session_brief`).
+            note_origin(r["kind"], r["text"]) == SHARED,
             -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
             -r["importance"],
         ),
@@ -489,10 +529,12 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
 
 
 def _short_path(path: str) -> str:
-    clean = " ".join(defuse(path).split())
+    """A read file as the brief names it: quoted when it is not a plain path (`base/untrusted.quote_path`), the
+    middle of a long one cut."""
+    clean = quote_path(path)
     if len(clean) > 44:
         clean = clean[:12] + "…" + clean[-31:]
-    return f'"{clean}"' if "," in clean else clean
+    return f'"{clean}"' if "," in clean and not clean.startswith('"') else clean
 
 
 

@@ -557,9 +557,27 @@ def _mentions_code(text: str) -> bool:
     return bool(_CALLED.search(text) or _TICKED.search(text) or _QUALIFIED.search(text) or _CODE_SHAPED.search(text))
 
 
+_RANGE_AFTER = re.compile(_LINES_AFTER)
+_PATH_CHAR = re.compile(r"[\w./-]")
+
+
 def _written_ranges(text: str, path: str) -> list[tuple[int, int]]:
+    """The line ranges written right after `path` (`a.py:3-5`, `a.py#L3-L5`), the path not inside a longer one.
+
+    The path is found with `str.find` and the range matched by one pattern compiled once: a pattern built per
+    path missed the `re` cache on every note (a sync of 500 decision files compiled 500 patterns).
+    """
     ranges = []
-    for match in re.finditer(r"(?<![\w./-])(?:\./)?" + re.escape(path) + _LINES_AFTER, text):
+    at = text.find(path) if path else -1
+    while at >= 0:
+        start = at - 2 if text[max(at - 2, 0):at] == "./" else at
+        match = None
+        if start == 0 or not _PATH_CHAR.match(text[start - 1]):
+            match = _RANGE_AFTER.match(text, at + len(path))
+        at = text.find(path, at + 1)
+        if match is None:
+            continue
+        at = text.find(path, match.end()) if at >= 0 and at < match.end() else at
         a = match.group("a") or match.group("c")
         b = match.group("b") or match.group("d") or a
         start, end = int(a), int(b)

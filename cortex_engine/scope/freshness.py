@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history
-from cortex_engine.scope.identity import Scope, detect_scope, list_worktrees, read_head, scope_key_branch, scope_key_oid
+from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees, read_head,
+                                          scope_key_branch, scope_key_oid)
 from cortex_engine.store.database import in_scopes, transaction, waiting_at_most
 
 RENAME_HOPS = 5
@@ -43,7 +45,7 @@ class RefVerdict:
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict every `--json` carries: exists | moved (with `to`) | missing | unverified."""
         word = "unverified" if self.status == "unknown" else self.status
-        return {"path": self.path, "verdict": word, "to": self.moved_to}
+        return {"path": quote_path(self.path), "verdict": word, "to": quote_path(self.moved_to) if self.moved_to else None}
 
 
 @record(frozen=True)
@@ -71,7 +73,7 @@ class AnchorVerdict:
     @property
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
-        return {"path": self.name, "verdict": self.status, "to": None}
+        return {"path": quote_path(self.name), "verdict": self.status, "to": None}
 
 
 @record(frozen=True)
@@ -107,16 +109,16 @@ class Validation:
     def label(self) -> str | None:
         """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
         parts = []
-        missing = [r.path for r in self.refs if r.status == "missing"]
-        missing += [a.name for a in self.anchors if a.status == "missing"]
+        missing = [quote_path(r.path) for r in self.refs if r.status == "missing"]
+        missing += [quote_path(a.name) for a in self.anchors if a.status == "missing"]
         if missing:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
-        moved = [f"{r.path} → {r.moved_to}" for r in self.refs if r.status == "moved"]
+        moved = [f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}" for r in self.refs if r.status == "moved"]
         if moved:
             more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
             parts.append("moved: " + ", ".join(moved[:2]) + more)
-        drifted = [f"{a.name} changed" for a in self.anchors if a.status == "drifted"]
+        drifted = [f"{quote_path(a.name)} changed" for a in self.anchors if a.status == "drifted"]
         if drifted:
             more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
             parts.append("drifted: " + ", ".join(drifted[:2]) + more)
@@ -731,10 +733,13 @@ def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: 
             found.append(Checkout(key, "worktree", scope.worktree, Validator(conn, scope)))
             continue
         branch, oid = scope_key_branch(key), scope_key_oid(key)
-        ref = f"refs/heads/{branch}" if branch else oid
-        tip = _git(current.git_root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}") if ref else None
+        if branch is not None and BRANCH_TAG in branch:  # a name storing would change: found by its key
+            tip = (branch_tips(current.git_root) or {}).get(branch)
+        else:
+            ref = f"refs/heads/{branch}" if branch else oid
+            tip = _git(current.git_root, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}") if ref else None
         if not tip or not tip.strip():
-            why = (f"branch {branch} no longer exists" if branch else
+            why = (f"branch {quote_path(branch)} no longer exists" if branch else
                    f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
             found.append(Checkout(key, "unchecked", None, None, why))
             continue

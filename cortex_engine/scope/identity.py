@@ -15,6 +15,7 @@ from typing import Literal
 
 from cortex_engine.base import settings
 from cortex_engine.base.records import record
+from cortex_engine.base.untrusted import quote_path
 
 ScopeType = Literal["branch", "detached", "project"]
 
@@ -33,12 +34,13 @@ class Scope:
 
     @property
     def label(self) -> str:
-        """A short human label: the branch, `detached@abc1234`, or the worktree's name."""
+        """A short human label: the branch (quoted when it is not a plain name), `detached@abc1234`, or the
+        worktree's name."""
         if self.type == "branch" and self.branch:
-            return self.branch
+            return quote_path(self.branch)
         if self.type == "detached" and self.head_oid:
             return f"detached@{self.head_oid[:7]}"
-        return os.path.basename(self.worktree.rstrip("/")) or "project"
+        return quote_path(os.path.basename(self.worktree.rstrip("/")) or "project")
 
 
 @record(frozen=True)
@@ -117,9 +119,12 @@ def locate_git(cwd: str) -> GitLocation | None:
 
 
 def read_head(git_dir: str, common_dir: str) -> tuple[str | None, str | None]:
-    """Return (branch, oid) from HEAD without spawning git; oid may be None on an unborn branch."""
+    """Return (branch, oid) from HEAD without spawning git; oid may be None on an unborn branch.
+
+    The branch is the exact name git holds (bytes that are not UTF-8 kept as surrogate escapes).
+    """
     try:
-        head = Path(git_dir, "HEAD").read_text(encoding="utf-8").strip()
+        head = Path(git_dir, "HEAD").read_bytes().decode("utf-8", "surrogateescape").strip()
     except OSError:
         return None, None
     if head.startswith("ref:"):
@@ -163,10 +168,54 @@ def detect_scope(cwd: str, loc: GitLocation | None = _UNSET) -> Scope:
     branch, oid = read_head(loc.git_dir, loc.common_dir)
     root, tree = normalize_scope_path(loc.common_dir), normalize_scope_path(loc.worktree)
     if branch:
-        return Scope("branch", f"branch:{root}:{tree}:{branch}", loc.worktree, loc.common_dir, branch, oid, loc.git_dir)
+        return Scope("branch", f"branch:{root}:{tree}:{branch_key(branch)}", loc.worktree, loc.common_dir, branch, oid,
+                     loc.git_dir)
     if oid:
         return Scope("detached", f"detached:{root}:{tree}:{oid}", loc.worktree, loc.common_dir, None, oid, loc.git_dir)
     return Scope("project", f"project:{tree}", loc.worktree, loc.common_dir, None, None, loc.git_dir)
+
+
+BRANCH_TAG = "~"
+"""Separates a cleaned branch name from the digest of its exact bytes in a scope key; git forbids it in ref names."""
+
+
+def branch_key(branch: str) -> str:
+    """A branch's part of its scope key: the name itself when storing it changes nothing, else its cleaned form
+    and `~` and the first 16 hex of sha256 of the exact bytes git reports.
+
+    Every stored string is cleaned (`store/redact.clean_text`: invisible characters removed, secrets redacted),
+    so a key holding `feat\u200bx` would be stored as `featx`'s, and two branches `fix/token=aaaa…` and
+    `fix/token=bbbb…` as one `fix/token=[REDACTED]`. The digest keeps them apart, and git forbids `~` in a
+    ref name, so no plain branch's key can equal a tagged one. A plain name's key is the name, as before.
+    """
+    from cortex_engine.store.redact import clean_text  # only a branch that needs it pays for the redaction rules
+
+    if branch.isascii() and branch.isprintable() and len(branch) < 6:
+        return branch  # nothing shorter than the shortest secret is redacted, nothing printable ASCII is stripped
+    cleaned = clean_text(branch)
+    if cleaned == branch:
+        return branch
+    raw = branch.encode("utf-8", "surrogateescape")
+    shown = clean_text(raw.decode("utf-8", "replace"))
+    tagged = f"{shown}{BRANCH_TAG}{hashlib.sha256(raw).hexdigest()[:16]}"
+    return tagged if clean_text(tagged) == tagged else f"{BRANCH_TAG}{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
+def branch_tips(cwd: str) -> dict[str, str] | None:
+    """Every local branch's tip, keyed by its `branch_key`, in one git call; None when git cannot say."""
+    try:
+        done = subprocess.run(["git", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], cwd=cwd,
+                              capture_output=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    tips = {}
+    for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, _, ref = line.partition(" ")
+        if ref.startswith("refs/heads/"):
+            tips[branch_key(ref[len("refs/heads/"):])] = oid
+    return tips
 
 
 def project_scope_key(root: str | None) -> str:
@@ -233,5 +282,7 @@ def scope_key_branch(key: str) -> str | None:
 
 
 def scope_key_oid(key: str) -> str | None:
-    """The commit a `detached:` scope key names."""
-    return key.rsplit(":", 1)[1] if key.startswith("detached:") and key.count(":") >= 3 else None
+    """The commit a `detached:` scope key names, when it is a hex object id (a key from an import is author text:
+    `detached:…:--output=/x` names none)."""
+    oid = key.rsplit(":", 1)[1] if key.startswith("detached:") and key.count(":") >= 3 else None
+    return oid if oid is not None and re.fullmatch(r"[0-9a-fA-F]{4,64}", oid) else None

@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -419,8 +419,40 @@ CREATE INDEX IF NOT EXISTS notes_open_contests ON notes(scope_id, status, confli
 CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 """
 
+# Version 10: the inbox (issue 26). What arrives from outside (a decision file committed by someone else, an
+# imported note) waits here until a person accepts or rejects it; nothing in it is a note, so no surface ranks it
+# and no rule runs against it. A row keeps where the arrival came from (file path, commit, author and date as git
+# records them) and what it says, and its review state; keyed by the scope's integer id like notes.
+_V10 = """
+CREATE TABLE IF NOT EXISTS arrivals (
+    id TEXT PRIMARY KEY,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    channel TEXT NOT NULL CHECK (channel IN ('shared', 'import')),
+    path TEXT NOT NULL,
+    blob_oid TEXT,
+    commit_oid TEXT,
+    author TEXT,
+    authored_at TEXT,
+    note_id TEXT,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    content TEXT NOT NULL,
+    alternatives TEXT,
+    timestamp TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'active',
+    source TEXT,
+    seq INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'accepted', 'rejected', 'withdrawn')),
+    arrived_at TEXT NOT NULL,
+    decided_at TEXT,
+    result_note_id TEXT
+);
+CREATE INDEX IF NOT EXISTS arrivals_pending ON arrivals(scope_id, state) WHERE state='pending';
+CREATE INDEX IF NOT EXISTS arrivals_file ON arrivals(scope_id, path, blob_oid);
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"

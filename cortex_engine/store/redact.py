@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -73,11 +74,13 @@ class Rule:
     nothing secret-shaped (most one-shot commands) never compiles the ~80 patterns.
     """
 
-    __slots__ = ("name", "hints", "source", "flags", "replace", "_pattern")
+    __slots__ = ("name", "hints", "source", "flags", "replace", "gate", "_pattern")
 
     def __init__(self, name: str, hints: tuple[str, ...], source: str, flags: int,
-                 replace: str | Callable[[re.Match[str]], str]) -> None:
+                 replace: str | Callable[[re.Match[str]], str], gate: re.Pattern[str] | None = None) -> None:
         self.name, self.hints, self.source, self.flags, self.replace = name, hints, source, flags, replace
+        self.gate = gate
+        """A cheaper pattern any match must hold, for a rule whose hints are common (`:`)."""
         self._pattern: re.Pattern[str] | None = None
 
     @property
@@ -92,11 +95,85 @@ class Rule:
 
 
 def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
-          flags: int = 0) -> Rule:
-    return Rule(name, hints, pattern, flags, replace)
+          flags: int = 0, gate: str | None = None) -> Rule:
+    return Rule(name, hints, pattern, flags, replace, re.compile(gate) if gate else None)
 
 
 _I = re.IGNORECASE
+
+# How a short option takes its value: only attached (`-pSECRET`: a bare `-p` prompts, and the next word is
+# something else, as for mysql's database), attached or separate (`-p SECRET`, `-pSECRET`, `-p=SECRET`), or only
+# separate (`-k SECRET`: `-kfile` is another option).
+ATTACHED, EITHER, SEPARATE = "attached", "either", "separate"
+
+# Command-line password options: (programs, options, how the value is given). A program may be a command with
+# its subcommand (`docker … login`: `docker run -p` publishes a port). Options are matched case-sensitively
+# (`ldapsearch -W` prompts, `-w` takes the password). Add rows here.
+PASSWORD_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
+    (("mysql", "mysqldump", "mysqladmin", "mysqlsh", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlslap",
+      "mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"), ("-p",), ATTACHED),
+    (("7z", "7za", "7zr", "7zz", "rar", "unrar"), ("-p",), ATTACHED),
+    (("sshpass",), ("-p",), EITHER),
+    (("redis-cli", "keydb-cli", "valkey-cli"), ("-a",), EITHER),
+    (("curl", "wget", "http", "https"), ("-u", "-U", "--user", "--proxy-user"), EITHER),
+    (("docker login", "podman login", "buildah login", "nerdctl login", "finch login", "skopeo login",
+      "crane login", "oras login", "regctl login", "helm login", "cf login", "oc login", "az login"), ("-p",), EITHER),
+    (("zip", "unzip", "zipcloak", "funzip"), ("-P",), EITHER),
+    (("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), EITHER),
+    (("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop",
+      "ldapvc"), ("-w",), EITHER),
+    (("ldappasswd",), ("-w", "-s", "-a"), EITHER),
+    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop",
+      "mongofiles"), ("-p",), EITHER),
+    (("openssl",), ("-k", "-K"), SEPARATE),
+    (("ssh-keygen",), ("-N", "-P"), EITHER),
+    (("ipmitool",), ("-P",), EITHER),
+    (("plink", "pscp", "psftp", "putty"), ("-pw",), SEPARATE),
+    (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P",), EITHER),
+    (("cqlsh", "rabbitmqadmin", "twine", "psexec", "paexec", "rdesktop", "smbmap", "crackmapexec", "netexec",
+      "nxc", "evil-winrm", "ncftp", "ncftpput", "ncftpget", "useradd", "usermod"), ("-p",), EITHER),
+    (("snmpwalk", "snmpbulkwalk", "snmpget", "snmpgetnext", "snmpset", "snmptable", "snmptrap", "snmpbulkget",
+      "snmpdf", "snmpstatus"), ("-A", "-X", "-c"), EITHER),
+)
+
+# A password option's value, after the option: quoted (not empty), or a word (not another option, not already
+# redacted); the separator is part of the kept prefix.
+_OPTION_VALUE = {
+    ATTACHED: r")(?!\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'|;&<>]+)",
+    EITHER: r"(?:\s*=\s*|\s+)?)(?![-=]|\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'\\&;<>|]+)",
+    SEPARATE: r"\s+)(?!-|\[REDACTED\])(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'\\&;<>|]+)",
+}
+
+
+def _command_rule(name: str, programs: tuple[str, ...], option: str, hints: tuple[str, ...] | None = None) -> Rule:
+    """A secret given to a program on its command line: a program (`docker login`: the program, then its
+    subcommand later in the same command) starts a command, and every match of `option` ((kept prefix)(value))
+    in that command, up to a newline, `|`, `;` or `&`, has its value replaced. Each command is read once, so the
+    cost is linear in the text however often a program's name recurs."""
+    names = "|".join(r"\b[^\n|;&]*?\b".join(re.escape(word) for word in program.split()) for program in programs)
+    inner = re.compile(option)
+
+    def replace(command: re.Match[str]) -> str:
+        return inner.sub(_keep_quotes, command.group(0))
+
+    if hints is None:  # `login` is rarer than `oc`; a name's own words otherwise
+        hints = tuple(sorted({program.split()[-1].lower() for program in programs}))
+    return _rule(name, hints, rf"(?<![\w.-])(?:{names})(?![\w.-])[^\n|;&]*", replace)
+
+
+def _option_rule(programs: tuple[str, ...], options: tuple[str, ...], form: str) -> Rule:
+    """The rule for one row of `PASSWORD_OPTIONS` (`_command_rule`); a quote may open before the option
+    (`'-pSECRET'`)."""
+    flags = "|".join(re.escape(option) for option in sorted(options, key=len, reverse=True))
+    prefix = common_prefix(programs)
+    return _command_rule(f"{programs[0]} {'/'.join(options)}", programs, rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form],
+                         (prefix,) if len(prefix) >= 4 else None)
+
+
+def common_prefix(names: tuple[str, ...]) -> str:
+    """The longest start every one of `names` shares (`ldap` of ldapsearch, ldapmodify …)."""
+    return os.path.commonprefix([name.lower() for name in names])
+
 
 # Secrets recognised by their surroundings. Order matters: whole blocks first, then headers, then flags and
 # assignments, so a later rule never sees half of what an earlier one replaced.
@@ -113,23 +190,34 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # Cookie / Set-Cookie headers carry session tokens.
     _rule("cookie header", ('cookie',), r"\b((?:set-)?cookie\s*:\s*)" + _HEADER_VALUE, flags=_I),
     # API-key style headers: X-API-Key, api-key, X-Auth-Token, Private-Token (GitLab), X-Amz-Security-Token …
-    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:x-)?(?:api-?key|auth-token|access-token|private-token|amz-security-token|"
+    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|amz-security-token|"
           r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
           + _HEADER_VALUE, flags=_I),
     # A bearer token outside a header line.
     _rule("bearer token", ('bearer',), r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", flags=_I),
     # Long flags that name a secret: --password=x, --token x, --jwt x, --client-secret x, --api-key x …
-    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'credential', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
-          r"access-key|private-key|auth|jwt|credentials?|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
-    # MySQL / MariaDB clients: -pSECRET (attached, so no space).
-    _rule("mysql -p", ('mysql', 'mariadb'), r"(\b(?:mysql\w*|mariadb\w*)\b[^\n|;&]*?\s-p)([^\s\"'|;&]\S*|\"[^\"]*\"|'[^']*')"),
-    # sshpass -p SECRET, redis-cli -a SECRET, curl/wget -u user:pass, htpasswd -b user pass.
-    _rule("sshpass -p", ('sshpass',), r"(\bsshpass\b[^\n|;&]*?\s-p\s*)" + _VALUE),
-    _rule("redis-cli -a", ('redis-cli',), r"(\bredis-cli\b[^\n|;&]*?\s-a\s*)" + _VALUE),
-    _rule("curl -u", ('curl', 'wget', 'http'), r"(\b(?:curl|wget|http|https)\b[^\n|;&]*?\s(?:-u|-U|--user|--proxy-user)(?:\s+|=)?)" + _VALUE),
-    _rule("htpasswd -b", ('htpasswd',), r"(\bhtpasswd\b[^\n|;&]*?\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE),
+    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'cred', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
+          r"access-key|private-key|auth|jwt|credentials?|creds|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
     # openssl -passin pass:SECRET / -passout / -pass / -k.
     _rule("openssl pass:", ('-pass',), r"((?:^|\s)-pass(?:in|out|word)?\s+(?:(?:pass|env|file|fd):)?)(?!(?:pass|env|file|fd):)" + _VALUE, flags=_I),
+    # Programs that take a password as a short option: the table `PASSWORD_OPTIONS` above, one rule per row. Rows
+    # with longer options go first, and so does every named flag above: once lines are joined (a captured command's
+    # summary is one line) a `-p` row's command can run on into `-passin pass:X` or `-pw X`, and `-p` + `assin`
+    # must never be what stands for that option's value.
+    *(_option_rule(*row) for row in sorted(PASSWORD_OPTIONS, key=lambda row: -max(map(len, row[1])))),
+    # Password options whose value is not just the password: user%pass (Samba), user,pass (lftp), /p:pass (FreeRDP),
+    # user/pass@db (Oracle tools), and passwords given as a positional argument (htpasswd -b, wpa_passphrase).
+    _command_rule("smb -U user%pass", ("smbclient", "rpcclient", "smbget", "smbcacls", "smbtree", "smbcquotas", "smbmap",
+                                       "net", "winexe", "mount.cifs"),
+                  r"(\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)", ('%',)),
+    _command_rule("lftp -u user,pass", ("lftp",), r"(\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"),
+    _command_rule("freerdp /p:", ("xfreerdp", "wlfreerdp", "sdl-freerdp", "freerdp"), r"(\s/(?:p|password):)" + _VALUE,
+                  ('freerdp',)),
+    _rule("oracle user/pass@", ('sqlplus', 'sqlldr', 'expdp', 'impdp', 'rman', 'dgmgrl'),
+          r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)"),
+    _rule("wpa_passphrase", ('wpa_passphrase',), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
+    _command_rule("htpasswd -b", ("htpasswd",), r"(\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE
+                  + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])"),
     # `aws configure set aws_secret_access_key X`, `npm config set //r/:_authToken X`, `git config user.signingkey X`.
     _rule("config set", ('config',), r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
           r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE, flags=_I),
@@ -140,7 +228,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule("url credentials", ('://',), r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"'<>]*)(?::([^/\s@\"'<>]*))?@", _url_userinfo, _I),
     # Signed-URL query parameters.
     _rule("signed url", ('sig', 'token', 'code', 'key', 'secret', 'password', 'auth', 'credential'), r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|"
-          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|secret|client_secret|"
+          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|app_key|application_key|secret|"
+          r"client_secret|"
           r"password|auth)=)([^&\s\"'\\#]+)", flags=_I),
     # UPPER_CASE assignments whose name has a secret segment: DB_PASS=, MYSQL_PWD=, *_PASSPHRASE=, ENCRYPTION_KEY=,
     # GITHUB_TOKEN=, export API_SECRET=, and the quoted-key JSON / YAML forms.
@@ -148,7 +237,19 @@ CONTEXT_RULES: tuple[Rule, ...] = (
           r"CREDENTIALS?)|PASS|PWD|KEY|AUTH|SIG|CREDS|SALT|DSN|PRIVATE)(?:_[A-Z0-9]+)*[\"']?\s*[=:]\s*)" + _VALUE),
     # lower / mixed case names with an unmistakable word: password: x, api_key = x, "client_secret": "x".
     _rule("secret key-value", ('pass', 'secret', 'token', 'key', 'credential'), r"(?<![\w-])([\w.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
-          r"private[_-]?key|auth[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+          r"private[_-]?key|auth[_-]?key|app(?:lication)?[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|"
+          r"client[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+    # JSON / YAML / TOML keys that are a secret only when quoted or in a config file's shape: "pass": "x",
+    # Docker's config.json `"auth": "<base64 user:pass>"` and `"identitytoken"`.
+    _rule("quoted pass key", ('pass', 'pwd'), r"([\"'](?:pass|pwd|pw|passwd|passcode)[\"']\s*[=:]\s*)" + _VALUE, flags=_I),
+    _rule("docker config auth", ('auth', 'token'), r"(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*)(?!\"\[REDACTED\])"
+          r"(\"[A-Za-z0-9+/=._-]{8,}\")", flags=_I),
+    # .netrc: `machine h login u password p`, on one line or several (`default` instead of `machine h`).
+    _rule(".netrc password", ('password',), r"(\b(?:(?:machine|login|account|port|protocol)\s+\S+|default)\s+"
+          r"password\s+)" + _VALUE),
+    # .pgpass: `host:port:database:user:password` (a `*` for any field but the password).
+    _rule(".pgpass line", (':',), r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
+          r"(?!\[REDACTED\])([^\s\"']+)", gate=r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"),
 )
 
 # Secrets recognised by their own shape: one row per provider, newest shapes included. Add rows here.
@@ -161,6 +262,8 @@ PROVIDER_TOKENS: tuple[Rule, ...] = (
     _rule("Slack tokens (xoxb-, xoxp-, xoxa-, xoxe- …)", ('xox',), r"\bxox[a-z]-[A-Za-z0-9-]{10,}", MARK),
     _rule("Slack app-level token", ('xapp-',), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
     _rule("Slack webhook URL", ('hooks.slack.com',), r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", MARK),
+    _rule("Microsoft Teams / Office 365 webhook URL", ('webhook.office', 'outlook.office'),
+          r"https?://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@/_.%-]+", MARK),
     _rule("Discord webhook URL", ('/api/webhooks/',), r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", MARK),
     _rule("Stripe keys (sk_/rk_/pk_ live and test)", ('_live_', '_test_'), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", MARK),
     _rule("Stripe webhook secret", ('whsec_',), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
@@ -212,16 +315,79 @@ _HINTS = frozenset(hint for rule in RULES for hint in rule.hints)
 _MIN_SECRET = 6  # no rule matches anything shorter
 
 
+def _hint_index() -> tuple[str, dict[str, tuple[str, ...]], dict[str, tuple[int, ...]]]:
+    """How `redact` finds a text's hints: one pattern that finds every root (a hint holding no other hint) in one
+    pass, each hint's children, and the rules each hint lets run (indexes into RULES: rules run in table order).
+
+    The roots are built into a trie-shaped pattern (`sk|sq0|ssh…` as `s(?:k|q0|sh…)`), so each position of the
+    text costs one step per character matched instead of one per hint, and since no root is the start of
+    another, at most one root matches at a position: a lookahead at every position finds them all, overlapping
+    or not. A hint holding others (`sk-` holds `sk`) is looked for only where the longest of them was found: a
+    hint present implies every hint it holds present, so nothing is missed.
+    """
+    roots = sorted(h for h in _HINTS if not any(g != h and g in h for g in _HINTS))
+    children: dict[str, list[str]] = {}
+    for hint in _HINTS.difference(roots):
+        parent = max((g for g in _HINTS if g != hint and g in hint), key=lambda g: (len(g), g))
+        children.setdefault(parent, []).append(hint)
+    rules_of: dict[str, list[int]] = {}
+    for index, rule in enumerate(RULES):
+        for hint in rule.hints:
+            rules_of.setdefault(hint, []).append(index)
+    return (f"(?=({_trie(roots)}))", {h: tuple(sorted(c)) for h, c in children.items()},
+            {h: tuple(i) for h, i in rules_of.items()})
+
+
+def _trie(words: list[str]) -> str:
+    """A pattern matching any of `words` (none the start of another), shaped as their trie."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+
+    def emit(node: dict[str, dict]) -> str:
+        parts = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
+        return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})" if parts else ""
+
+    return emit(root)
+
+
+_ROOTS_SOURCE, _CHILDREN, _RULES_OF = _hint_index()
+_roots: list[re.Pattern[str]] = []  # compiled on first use
+STATS = {"redact_calls": 0, "scanned": 0, "rules_run": 0}
+"""What redaction did in this process (read by bench/flush_redact.py)."""
+
+
+def _present_hints(lowered: str) -> list[str]:
+    """Every hint `lowered` holds: its roots in one pass, then the longer hints under the roots found."""
+    if not _roots:
+        _roots.append(re.compile(_ROOTS_SOURCE))
+    found = list(set(_roots[0].findall(lowered)))
+    at = 0
+    while at < len(found):
+        found += [child for child in _CHILDREN.get(found[at], ()) if child in lowered]
+        at += 1
+    return found
+
+
 def redact(text: str) -> str:
-    """Replace every recognised secret in `text` with `[REDACTED]` (idempotent)."""
+    """Replace every recognised secret in `text` with `[REDACTED]` (idempotent).
+
+    The text is lowercased once and its hints found (`_present_hints`); only the rules those hints name run, in
+    table order. Every rule reads a text once (see `_command_rule`), so the cost is linear in the text.
+    """
+    STATS["redact_calls"] += 1
     if len(text) < _MIN_SECRET:
         return text
-    lowered = text.lower()
-    present = {hint for hint in _HINTS if hint in lowered}
+    STATS["scanned"] += 1
+    present = _present_hints(text.lower())
     if not present:
         return text
-    for rule in RULES:
-        if not present.isdisjoint(rule.hints):
+    for index in sorted({index for hint in present for index in _RULES_OF.get(hint, ())}):
+        rule = RULES[index]
+        if rule.gate is None or rule.gate.search(text):
+            STATS["rules_run"] += 1
             text = rule.pattern.sub(rule.replace, text)
     return text
 
@@ -238,10 +404,12 @@ _PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
 
 
 def clean_text(text: str) -> str:
-    """A string as it may be stored: invisible characters removed, then secrets redacted."""
-    if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
-        return text
-    if len(text) <= _CACHED_CHARS:  # scope keys, paths, kinds and subjects recur in every statement of a flush
+    """A string as it may be stored: invisible characters removed, then secrets redacted.
+
+    A string up to `_CACHED_CHARS` is looked up first among those already cleaned (scope keys, paths, kinds and
+    subjects recur in every statement of a flush), so a string seen before costs one dictionary lookup.
+    """
+    if len(text) <= _CACHED_CHARS:
         return _clean_short(text)
     return redact(strip_invisible(text))
 
@@ -249,8 +417,10 @@ def clean_text(text: str) -> str:
 _CACHED_CHARS = 1024
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=32768)
 def _clean_short(text: str) -> str:
+    if _PLAIN.fullmatch(text):  # ids, digests, timestamps, kinds: nothing to strip or redact
+        return text
     return redact(strip_invisible(text))
 
 
@@ -258,7 +428,7 @@ def _clean_strings(values: list[str]) -> list[str]:
     """`clean_text` over many strings (a file inventory): the hint words are looked for once in all of them,
     so a value holding none of those present, and nothing invisible, is kept without a per-value scan."""
     joined = "\n".join(values).lower()
-    present = [hint for hint in _HINTS if hint in joined]
+    present = _present_hints(joined)
     out = []
     for value in values:
         if value.isascii() and value.isprintable():
@@ -278,14 +448,45 @@ def _clean_json_value(value: Any) -> Any:
             return _clean_strings(value)
         return [_clean_json_value(v) for v in value]
     if isinstance(value, dict):
-        return {clean_text(k) if isinstance(k, str) else k: _clean_json_value(v) for k, v in value.items()}
+        return {clean_text(k) if isinstance(k, str) else k: _clean_member(k, v) for k, v in value.items()}
     return value
+
+
+def _clean_member(key: object, value: Any) -> Any:
+    """A JSON object's member value, cleaned; a string under a key that names a secret (`"auth"`, `"pass"`,
+    `"client_secret"`) is also judged with its key, as the text `{"key": "value"}` would be."""
+    cleaned = _clean_json_value(value)
+    if not isinstance(cleaned, str) or not isinstance(key, str) or not _names_a_secret(key):
+        return cleaned
+    pair = json.dumps({key: cleaned})
+    judged = redact(pair)
+    if judged == pair:
+        return cleaned
+    try:
+        return next(iter(json.loads(judged).values()))
+    except (ValueError, StopIteration):
+        return MARK
+
+
+_KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "private", "salt", "dsn")
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_a_secret(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in _KEY_WORDS)
 
 
 def clean_param(value: object) -> object:
     """A statement parameter as it may reach SQLite: strings cleaned, JSON documents cleaned value by value."""
     if not isinstance(value, str):
         return value
+    if len(value) <= _CACHED_CHARS:
+        return _clean_short_param(value)
+    return _clean_string_param(value)
+
+
+def _clean_string_param(value: str) -> str:
     if value[:1] in ("{", "[") and value[-1:] in ("}", "]"):
         try:
             document = json.loads(value)
@@ -296,11 +497,17 @@ def clean_param(value: object) -> object:
     return clean_text(value)
 
 
+# A short parameter seen before (a scope key, a session id, a kind, a path: most of a flush's parameters) costs
+# one lookup, JSON documents included.
+_clean_short_param = functools.lru_cache(maxsize=32768)(_clean_string_param)
+
+
 def _clean_params(parameters: Any) -> Any:
+    if isinstance(parameters, (list, tuple)):
+        return [_clean_short_param(v) if type(v) is str and len(v) <= _CACHED_CHARS else clean_param(v)
+                for v in parameters]
     if isinstance(parameters, dict):
         return {k: clean_param(v) for k, v in parameters.items()}
-    if isinstance(parameters, (list, tuple)):
-        return [clean_param(v) for v in parameters]
     return parameters
 
 

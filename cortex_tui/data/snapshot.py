@@ -44,6 +44,8 @@ class Snapshot:
     """The worktree's git dir (HEAD, index), watched for checkout changes; None outside git."""
     memory_mark: tuple[object, ...] = ()
     """`Engine.memory_mark()`: unchanged means the memory table and the freshness report need not be read again."""
+    inbox: int = 0
+    """How many arrivals from outside wait for the operator's review (`Engine.inbox()`): the Inbox key shows then."""
 
     def contest_of(self, note_id: str | None) -> dict[str, Any] | None:
         """The open contest a note is a side of, if any."""
@@ -80,4 +82,5 @@ def load_snapshot(engine: Engine, generation: int, hooks: HookInstall) -> Snapsh
         activity=engine.activity(40),
         git_dir=engine.scope.git_dir,
         memory_mark=engine.memory_mark(),
+        inbox=len(engine.inbox()),
     )

@@ -125,3 +125,19 @@ def diff_content(runs: list[tuple[str, str]] | list[list[str]], *, flat: bool = 
             shown += " "
         parts.append(Content(shown).stylize(DIFF_STYLES.get(op, "")) if DIFF_STYLES.get(op) else Content(shown))
     return Content.assemble(*parts)
+
+
+def fit_parts(parts: list[tuple[Content, int]], width: int) -> Content:
+    """Join `(part, rank)` pairs in order, leaving out whole parts, highest rank first, until the rest fits `width`.
+
+    Rank 0 parts are never left out (a line that still does not fit is cut by its widget as before); a part is
+    never cut mid-word here, so a narrow header reads `Cortex  repo  ⎇ main` rather than `…  worktree /ho…`.
+    """
+    kept = list(parts)
+    while sum(part.cell_length for part, _ in kept) > width:
+        rank = max(rank for _, rank in kept)
+        if rank == 0:
+            break
+        drop = max(n for n, (_, r) in enumerate(kept) if r == rank)
+        del kept[drop]
+    return Content.assemble(*(part for part, _ in kept))

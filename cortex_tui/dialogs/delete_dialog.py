@@ -51,7 +51,7 @@ class DeleteDialog(ModalScreen[str | None]):
         """The preview, then Delete / Cancel (Cancel focused)."""
         with Vertical(id="delete-box") as box:
             box.border_title = Content.assemble("Delete “", line(self.memory.title), "”?")
-            box.border_subtitle = "preview only — nothing is deleted until you press Delete (or y) · esc cancel"
+            box.border_subtitle = "nothing is deleted until you press Delete (y) · esc cancel"
             with VerticalScroll(id="delete-preview"):
                 yield Static("loading the preview…", id="delete-text")
             yield Static("", id="delete-error")

@@ -56,8 +56,13 @@ class ResolveDialog(ModalScreen[str | None]):
     }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel"),
+                Binding("pageup", "scroll_sides(-1)", "Scroll sides", show=False),
+                Binding("pagedown", "scroll_sides(1)", "Scroll sides", show=False),
                 *(Binding(letter.lower(), f"keep('{letter.lower()}')", f"Keep {letter}", show=False) for letter in LETTERS)]
-    """Escape leaves the contest open; a letter keeps that side (like its button; not while typing a replacement)."""
+    """Escape leaves the contest open; a letter asks to keep that side and the same letter again confirms it, as
+    delete asks first (a button keeps its side at once); letters are text while typing a replacement."""
+
+    HINT = "a/b keep a side (asks first) · tab replacement · esc cancel"
 
     def __init__(self, contest: dict[str, Any], now: datetime) -> None:
         """Bind the dialog to one contest as `Engine.contests()` reported it."""
@@ -65,14 +70,17 @@ class ResolveDialog(ModalScreen[str | None]):
         self.contest = contest
         self.now = now
         self.sides: list[dict[str, Any]] = list(contest["sides"])
+        self.armed: str | None = None
+        """The letter whose side a first press asked to keep; the second press of it settles the contest."""
 
     def compose(self) -> ComposeResult:
         """Both sides, the replacement field, and one button per way out."""
         subject = one_line(self.contest["subject"]) or "(no subject)"
         with Vertical(id="resolve-box") as box:
             box.border_title = Content.assemble("Resolve the contest on “", line(subject), "”")
-            box.border_subtitle = "a/b keep a side · esc cancel · nothing changes until you choose"
-            with VerticalScroll(id="resolve-sides"):
+            box.border_subtitle = self.HINT
+            # Not in the focus chain: one Tab from Cancel reaches the replacement field; pageup/pagedown scroll it.
+            with VerticalScroll(id="resolve-sides", can_focus=False):
                 for letter, side in zip(LETTERS, self.sides):
                     body = Static(line(side["content"]), classes="side")
                     body.border_title = Content(f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}")
@@ -101,6 +109,8 @@ class ResolveDialog(ModalScreen[str | None]):
     def _replacement_changed(self, event: Input.Changed) -> None:
         """With a replacement only 'replace all' makes sense: the keep buttons are disabled."""
         has_text = bool(event.value.strip())
+        if has_text and self.armed:
+            self._arm(None)
         for button in self.query(".keep").results(Button):
             button.disabled = has_text
         self.query_one("#resolve-all", Button).label = (
@@ -110,7 +120,10 @@ class ResolveDialog(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
-        """Leave the contest open."""
+        """Take back a side asked for; otherwise leave the contest open."""
+        if self.armed:
+            self._arm(None)
+            return
         self.dismiss(None)
 
     @on(Button.Pressed, "#resolve-all")
@@ -120,15 +133,39 @@ class ResolveDialog(ModalScreen[str | None]):
 
     @on(Button.Pressed, ".keep")
     def _keep(self, event: Button.Pressed) -> None:
-        self.action_keep((event.button.id or "")[-1])
+        """A button is pressed on purpose (focus starts on Cancel): it keeps its side at once."""
+        letter = (event.button.id or "")[-1]
+        self.apply(str(self.sides[LETTERS.lower().index(letter)]["id"]), None)
+
+    def action_scroll_sides(self, direction: int) -> None:
+        """Page the sides up or down (they are not in the focus chain)."""
+        sides = self.query_one("#resolve-sides", VerticalScroll)
+        (sides.scroll_page_down if direction > 0 else sides.scroll_page_up)(animate=False)
 
     def action_keep(self, letter: str) -> None:
-        """Keep the side with this letter (the others are superseded), unless its button is disabled."""
+        """Ask to keep the side with this letter, or, asked already, keep it (the others are superseded)."""
         found = self.query(f"#keep-{letter}").results(Button)
         button = next(iter(found), None)
         if button is None or button.disabled:
             return
+        if self.armed != letter:
+            self._arm(letter)
+            return
         self.apply(str(self.sides[LETTERS.lower().index(letter)]["id"]), None)
+
+    def _arm(self, letter: str | None) -> None:
+        """Show which side the next press keeps; `None` disarms (the replacement was typed, or Escape)."""
+        self.armed = letter
+        for other, _side in zip(LETTERS, self.sides):
+            button = self.query_one(f"#keep-{other.lower()}", Button)
+            button.label = f"Confirm keep {other}" if other.lower() == letter else f"Keep {other}"
+        box = self.query_one("#resolve-box", Vertical)
+        if letter is None:
+            box.border_subtitle = self.HINT
+            return
+        upper = letter.upper()
+        others = "/".join(other for other, _side in zip(LETTERS, self.sides) if other != upper)
+        box.border_subtitle = Content(f"press {letter} again to keep {upper} ({others} superseded) · esc cancel")
 
     @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")
     def apply(self, keep: str | None, replacement: str | None) -> None:

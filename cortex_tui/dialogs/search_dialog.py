@@ -90,8 +90,7 @@ class SearchDialog(ModalScreen[str | None]):
         result.border_subtitle = Content(f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates")
         self.query_one("#search-text", Static).update(plain(surface.text))
         self.query_one("#search-hint", Static).update(
-            f"{count(len(surface.items), 'memory', 'memories')} shown to the agent for this topic · "
-            "↓ then enter to open one in the browser"
+            f"{count(len(surface.items), 'memory', 'memories')} shown to the agent · ↓ then enter opens one"
         )
         items = self.query_one("#search-items", OptionList)
         items.clear_options()

@@ -53,6 +53,8 @@ class MainScreen(Screen[None]):
     """Everything about this branch's memory; keys act on the highlighted memory of the focused pane."""
 
     BINDINGS = [
+        Key("i", "inbox", "Inbox", title="Inbox", live_only=True,  # first; shown only while arrivals wait
+            tooltip="the inbox, shown while arrivals wait: decision files by others and imports to accept or reject"),
         Key("c", "resolve", "Resolve", title="Resolve contest",
             tooltip="resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
         Key("e", "edit", "Edit", title="Edit memory",
@@ -263,6 +265,8 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Memory-tab keys only on that tab; edit/delete/resolve dimmed when nothing they act on is highlighted."""
+        if action == "inbox":  # hidden (not dimmed) when nothing waits: the footer is unchanged for most stores
+            return self.cortex.snapshot is not None and self.cortex.snapshot.inbox > 0
         if action in ("next_page", "previous_page") and self._active_tab() == "memory":
             return self.query_one(MemoryBrowser).total > PAGE  # one page: the keys would do nothing (and crowd the footer)
         if action in MEMORY_ACTIONS:
@@ -285,6 +289,12 @@ class MainScreen(Screen[None]):
         return pane.selected_item() if pane.has_focus_within else None
 
     # -- actions -------------------------------------------------------------------------------------
+
+    def action_inbox(self) -> None:
+        """Open the inbox: what arrived from outside, to accept or reject."""
+        from .inbox import InboxScreen
+
+        self.app.push_screen(InboxScreen())
 
     def action_show_tab(self, tab: str) -> None:
         """Switch tab."""
@@ -347,6 +357,12 @@ class MainScreen(Screen[None]):
         from ..dialogs.search_dialog import SearchDialog
 
         self.app.push_screen(SearchDialog(), self._searched)
+
+    @on(FreshnessPane.Picked)
+    def _freshness_picked(self, event: FreshnessPane.Picked) -> None:
+        """Enter on a Freshness item: the memory itself, in the Memory tab."""
+        event.stop()
+        self._searched(event.item_id)
 
     def _searched(self, item_id: str | None) -> None:
         """Open the picked item in the Memory tab, on whichever page holds it."""
@@ -457,8 +473,8 @@ class MainScreen(Screen[None]):
             with self.cortex.target.open() as engine:
                 location = engine.locate_reference(item_id)
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, exc.message, title="Nothing to open", severity="warning",
-                                      markup=False)
+            self.app.call_from_thread(self.notify, f"{exc.message} · Enter shows the memory", title="Nothing to open",
+                                      severity="warning", markup=False)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._open_in_editor, location)

@@ -19,6 +19,14 @@ from ..keys import Key
 COLUMNS = (("Started", 7), ("Session", 10), ("Agent", 14), ("Reads", 5), ("Edits", 5), ("Cmds", 4), ("Fails", 5),
            ("Notes", 5), ("Tokens", 6), ("Focus", 30))
 """Column labels and widths; ● marks the active session; tokens are the session's own injections."""
+NARROW_COLUMNS = (("Started", 8), ("Session", 11), ("Agent", 11), ("R", 3), ("E", 3), ("C", 3), ("F", 3), ("N", 3),
+                  ("Tok", 5), ("Focus", 30))
+"""Below NARROW_BELOW cells the counts take one-letter heads (the tooltip names them) and no cell padding (the
+widths hold the gap), so at 80 columns Focus still gets about 26 cells instead of needing a sideways scroll."""
+NARROW_BELOW = 100
+FOCUS_MIN = 12
+"""The Focus column's floor: below it the table scrolls sideways rather than show a stub."""
+LEGEND = "R reads · E edits · C commands · F failures · N notes · Tok tokens injected · Focus what it worked on"
 
 
 class ActivityTable(DataTable[Any]):
@@ -41,16 +49,26 @@ class ActivityTable(DataTable[Any]):
         """Empty until the first snapshot."""
         super().__init__(**kwargs)
         self.sessions: dict[str, dict[str, Any]] = {}
+        self.focus_width = dict(COLUMNS)["Focus"]
+        """The Focus column's width: what the other columns leave of the table's width (see on_resize)."""
+        self.narrow = False
+        """Whether the table uses the one-letter heads (see NARROW_COLUMNS)."""
+        self._shown: tuple[list[dict[str, Any]], datetime] | None = None
 
     def on_mount(self) -> None:
         """Columns, row cursor."""
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for label, width in COLUMNS:
-            self.add_column(label, width=width, key=label)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        """The columns, Focus at its fitted width."""
+        for label, width in self.layout_for(self.narrow):
+            self.add_column(label, width=self.focus_width if label == "Focus" else width, key=label)
 
     def show_sessions(self, sessions: list[dict[str, Any]], now: datetime) -> None:
         """Replace the rows, keeping the cursor on the same session when it is still listed."""
+        self._shown = (sessions, now)
         keep = None
         if self.row_count:
             keep = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
@@ -82,6 +100,28 @@ class ActivityTable(DataTable[Any]):
         cells = (age(row["started_at"], now) + " ago", session, agent, str(row["reads"]), str(row["edits"]),
                  str(row["commands"]), fails, str(row["notes"]), tokens, one_line(row.get("focus") or ""))
         self.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=str(row["id"]))
+
+    def on_resize(self) -> None:
+        """Fit the columns to the width: Focus takes what the others leave (at least FOCUS_MIN)."""
+        width = self.scrollable_content_region.width
+        narrow = width < NARROW_BELOW
+        padding = 0 if narrow else 1
+        others = sum(w + 2 * padding for label, w in self.layout_for(narrow) if label != "Focus")
+        fitted = max(FOCUS_MIN, width - others - 2 * padding)
+        if (narrow, fitted) == (self.narrow, self.focus_width):
+            return
+        self.narrow, self.focus_width = narrow, fitted
+        self.cell_padding = padding
+        self.tooltip = LEGEND if narrow else None
+        self.clear(columns=True)
+        self._add_columns()
+        if self._shown is not None:
+            self.show_sessions(*self._shown)
+
+    @staticmethod
+    def layout_for(narrow: bool) -> tuple[tuple[str, int], ...]:
+        """The column heads and widths for a narrow or a wide table."""
+        return NARROW_COLUMNS if narrow else COLUMNS
 
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:

@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
@@ -72,19 +73,16 @@ class FreshnessPane(Vertical):
                 options.highlighted = options.get_option_index(keep_id) if keep_id else 0
             except OptionDoesNotExist:
                 options.highlighted = min(keep_at or 0, len(self.flagged) - 1)
-        refs = report["references"]
         stale = sum(1 for item in flagged if "stale:" in item["label"])
         drifted = sum(1 for item in flagged if "stale:" not in item["label"] and "drifted:" in item["label"])
         moved = len(flagged) - stale - drifted
-        # The title counts memories, the subtitle file references (one memory may name several moved files):
-        # each says which, so "2 moved" and "3 moved" never read as a contradiction. A memory counts once, under
-        # its worst label: stale, then drifted (the code it names changed), then moved.
+        # Title and footer both count memories (one memory may name several files; per-file counts are
+        # `cortex validate-memory`'s), each under its worst label: stale, then drifted, then moved. The footer
+        # names the way on: Enter shows the memory, whatever its files' state.
         self._title = f"Freshness · memories: {stale} stale · {moved} moved" + (f" · {drifted} drifted" if drifted else "")
         self._retitle()
         self.border_subtitle = Content(
-            f"{report['checked']} memories checked · file references: {refs.get('exists', 0)} ok, "
-            f"{refs.get('missing', 0)} missing, {refs.get('moved', 0)} moved"
-        )
+            f"of {count(report['checked'], 'memory', 'memories')} checked" + (" · ⏎ show memory" if flagged else ""))
         self.set_class(bool(flagged), "-stale")
         self._see_highlighted()
 
@@ -139,6 +137,22 @@ class FreshnessPane(Vertical):
         title = one_line(item.get("subject") or humanize_kind(str(item["kind"])))
         note_id = str(item["id"]).split(":", 1)[1] if str(item["id"]).startswith("notes:") else None
         return MemoryRef(str(item["id"]), note_id, title)
+
+    class Picked(Message):
+        """Enter on a flagged memory: the screen shows it in the Memory tab (a stale one has no file to open)."""
+
+        def __init__(self, item_id: str) -> None:
+            """The memory item picked."""
+            super().__init__()
+            self.item_id = item_id
+
+    @on(OptionList.OptionSelected, "#freshness-list")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        """Enter: go to the memory."""
+        event.stop()
+        item = self._by_key.get(event.option.id or "")
+        if item is not None:
+            self.post_message(self.Picked(str(item["id"])))
 
     @on(OptionList.OptionHighlighted, "#freshness-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

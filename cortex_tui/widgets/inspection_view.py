@@ -1,4 +1,4 @@
-"""The inspection beside the memory table: trust, conflict, references, access history, corrections, text."""
+"""The inspection beside the memory table: the text first, then trust, conflict, references, access history, corrections."""
 
 from __future__ import annotations
 
@@ -64,7 +64,9 @@ class InspectionView(VerticalScroll):
         kind = str(item["kind"])
         subject = Content.assemble(" · ", line(item["subject"])) if item.get("subject") else Content("")
         self.border_title = Content.assemble(f"Inspection · {humanize_kind(kind)}", subject)
-        lines: list[Content] = [
+        # What the memory says comes first: at 80×24 the pane shows five rows, and the text is what an operator
+        # highlights an item to read; the bookkeeping (id, scope, trust, conflict, references) follows it.
+        lines: list[Content] = [plain(item["text"]), Content(""),
             _row("id", self.app.target.shorten(str(item["id"]))),  # type: ignore[attr-defined]
             _row("scope", scope_label(str(item["scope_key"]))
                  + (f" · session {short_id(item['session_id'])}" if item.get("session_id") else "")),
@@ -100,7 +102,6 @@ class InspectionView(VerticalScroll):
                 else:
                     lines.append(Content.from_markup("    [dim]was:[/] $text", text=one_line(corr["prior_text"])[:160]))
             lines.append(Content.from_markup("  [dim]a: every correction as a full diff[/]"))
-        lines += [Content(""), Content.from_markup("[b]text[/]"), plain(item["text"])]
         self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
         self.scroll_home(animate=False)
         self._inspected(len(result.corrections))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..data.text import ago, count, short_id
+from ..data.text import ago, count, fit_parts, short_id
 
 if TYPE_CHECKING:
     from ..data.snapshot import Snapshot
@@ -29,6 +29,12 @@ class StatusHeader(Widget):
     }
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing shown yet."""
+        super().__init__(*args, **kwargs)
+        self._parts: dict[str, list[tuple[Content, int]]] = {}
+        """Each line's parts with the rank at which it gives way (0 never), kept to refit on resize."""
+
     def compose(self) -> ComposeResult:
         """The identity line and the health line."""
         yield Static(Content.from_markup("[b $accent]Cortex[/]  opening the store…"), id="identity-line")
@@ -43,13 +49,12 @@ class StatusHeader(Widget):
             where = Content.from_markup("[b $warning]detached@$oid[/]", oid=str(status["head_oid"])[:7])
         else:
             where = Content.from_markup("[b $warning]no branch (outside git)[/]")
-        identity = Content.assemble(
-            Content.from_markup("[b $accent]Cortex[/]  "),
-            Content.from_markup("[b]$repo[/]", repo=snapshot.repo),
-            "  ⎇ ", where,
-            Content.from_markup("  [dim]worktree[/] $path", path=target.shorten(str(status.get("worktree") or ""))),
-        )
-        self.query_one("#identity-line", Static).update(identity)
+        self._parts["identity-line"] = [
+            (Content.from_markup("[b $accent]Cortex[/]  "), 0),
+            (Content.from_markup("[b]$repo[/]", repo=snapshot.repo), 0),
+            (Content.assemble("  ⎇ ", where), 0),
+            (Content.from_markup("  [dim]worktree[/] $path", path=target.shorten(str(status.get("worktree") or ""))), 1),
+        ]
         items, contests = int(status.get("items") or 0), len(snapshot.contests)
         if snapshot.info.degraded:
             store = Content.from_markup("[$warning]● store: degraded identity (outside git)[/]")
@@ -71,10 +76,23 @@ class StatusHeader(Widget):
             )
         else:
             session = Content.from_markup("   [dim]no active session[/]")
-        self.query_one("#health-line", Static).update(Content.assemble(store, counts, engaged, session))
+        self._parts["health-line"] = [(store, 0), (counts, 2), (engaged, 0), (session, 1)]
+        self._fit()
+
+    def _fit(self) -> None:
+        """Paint both lines, leaving out whole parts that do not fit (never a part cut mid-word)."""
+        width = self.content_region.width or self.app.size.width - 2
+        for line_id, parts in self._parts.items():
+            self.query_one(f"#{line_id}", Static).update(fit_parts(parts, width))
+
+    def on_resize(self) -> None:
+        """Refit at the new width."""
+        if self._parts:
+            self._fit()
 
     def show_unavailable(self, title: str, detail: str, target: StoreTarget) -> None:
         """Fill both lines when there is no store to show (never seen, or refused)."""
+        self._parts = {}
         self.query_one("#identity-line", Static).update(
             Content.from_markup("[b $accent]Cortex[/]  [dim]$cwd[/]", cwd=target.shorten(target.cwd))
         )

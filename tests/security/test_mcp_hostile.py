@@ -119,3 +119,39 @@ def test_a_nul_in_a_path_is_a_clear_error_result(repo: Repo, tmp_path: Path) -> 
     assert not fine.is_error and "README.md" in text(fine)
     stderr = (tmp_path / "serve.stderr").read_text()
     assert "Traceback" not in stderr and "unexpected exception" not in stderr
+
+
+def test_every_request_is_answered_however_it_is_framed(repo: Repo) -> None:
+    """Issue 26 §8: a lone surrogate as the request id, a request nested 5,000 levels deep, a line cut short, a
+    batch, a float id and a request nested just past what the SDK parses each get a protocol error (with the id
+    when it can be written back, else null), and the server goes on serving."""
+    server = RawServer(repo)
+    nested = '"arguments":{"kind":"insight","content":'
+    try:
+        server.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        assert "result" in server.answer(0)
+        server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        answers = []
+        for line in (
+            '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/list"}',
+            '{"jsonrpc":"2.0","id":"a\\udc00b","method":"tools/call","params":{"name":"cortex_route","arguments":{}}}',
+            '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"cortex_note",' + nested + "[" * 5000
+            + "]" * 5000 + "}}}",
+            '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cortex_note",' + nested + "[" * 190
+            + "]" * 190 + "}}}",
+            '{"jsonrpc":"2.0","id":7,"method":"tools/list"',
+            '[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]',
+            '{"jsonrpc":"2.0","id":9.5,"method":"tools/list"}',
+        ):
+            server.send(line)
+            answers.append(json.loads(server.lines.get(timeout=WAIT)))
+        server.send(_call(10, "cortex_note", '{"kind":"insight","content":"kafka keeps order per partition"}'))
+        stored = server.answer(10)["result"]
+    finally:
+        stderr = server.close()
+    assert [(a.get("id"), a["error"]["code"]) for a in answers] == [
+        (None, -32600), (None, -32600), (5, -32600), (6, -32600), (None, -32700), (None, -32600), (None, -32600)]
+    assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in answers)
+    assert not stored.get("isError") and "kafka keeps order" in stored["content"][0]["text"]
+    assert "Traceback" not in stderr
