@@ -244,12 +244,14 @@ def warm_check(engine: Engine, notes: int) -> dict[str, object]:
     while len(rows) * (n + 1) <= notes:
         n += 1
         for row in rows[: notes - len(rows) * n]:
-            copy = {**dict(row), "id": f"{row['id']}:copy{n}", "source_table": None, "source_id": None}
+            copy = {**{k: row[k] for k in row.keys() if k not in ("source_table", "source_id")},
+                    "id": f"{row['id']}:copy{n}", "own_source": "[null, null]"}  # schema 11: a copy has no source
             conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
                          tuple(copy.values()))
-            conn.execute("INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, "
-                         "head_oid) SELECT ?, reference_type, raw_reference, normalized_path, head_oid "
-                         "FROM memory_references WHERE memory_item_id=?", (copy["id"], row["id"]))
+            conn.execute("INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "
+                         "SELECT (SELECT rowid FROM memory_items WHERE id=?), reference_type, raw_reference, "
+                         "normalized_path, head FROM item_refs WHERE item=(SELECT rowid FROM memory_items WHERE id=?)",
+                         (copy["id"], row["id"]))
             conn.execute("INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, "
                          "head_oid) SELECT ?, path, symbol, start_line, end_line, content_hash, head_oid "
                          "FROM memory_anchors WHERE memory_item_id=?", (copy["id"], row["id"]))

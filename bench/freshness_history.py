@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from cortex_engine.engine import Engine  # noqa: E402
 from cortex_engine.scope import freshness  # noqa: E402
 from cortex_engine.scope.freshness import Validator  # noqa: E402
+from cortex_engine.store import queries  # noqa: E402
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -404,17 +405,14 @@ def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
         for row in rows:
             if len(rows) * n + rows.index(row) >= notes:
                 break
-            copy = dict(row)
+            copy = {k: row[k] for k in row.keys() if k not in ("source_table", "source_id")}
             copy["id"] = f"{row['id']}:copy{n}"
-            copy["source_table"] = None
-            copy["source_id"] = None
+            copy["own_source"] = "[null, null]"  # schema 11: a copy has no source
             conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
                          tuple(copy.values()))
             for ref in by_item.get(row["id"], []):
-                conn.execute(
-                    "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, head_oid) "
-                    "VALUES (?,?,?,?,?)", (copy["id"], ref["reference_type"], ref["raw_reference"],
-                                           ref["normalized_path"], ref["head_oid"]))
+                queries.add_references(conn, copy["id"], [(ref["reference_type"], ref["raw_reference"],
+                                                           ref["normalized_path"])], ref["head_oid"])
     conn.execute("COMMIT")
     items = [(r["id"], r["scope_key"]) for r in conn.execute(
         "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_references)")]

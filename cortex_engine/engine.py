@@ -27,6 +27,7 @@ from cortex_engine.query.surfaces import BUDGETS, Surface
 from cortex_engine.scope.freshness import Validation, Validator, checkouts, refresh_app_graph
 from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
                                           store_identity)
+from cortex_engine.store import queries as store_queries
 from cortex_engine.store.database import (IN_SCOPE, SCHEMA_VERSION, in_scopes, open_empty, open_store, remember_scopes,
                                           store_error, transaction)
 
@@ -367,8 +368,8 @@ class Engine:
             collapse(strip_control(note_content(split_trailers(c.row["text"])[0]))).lower() in prompt_prefix for c in notes
         ):
             return ""
-        surface = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"])
-        text = agents.cap(surface.text, BUDGETS["subagent_brief"])
+        # The brief is packed to its budget by the one packer (`render.assemble_budgeted`); nothing to cut here.
+        text = surfaces.brief(ctx, description, agent_type, BUDGETS["subagent_brief"]).text
         self.book_text("subagent_brief", text, child_session)
         return text
 
@@ -869,7 +870,7 @@ class Engine:
             "(SELECT COUNT(*) FROM events e WHERE e.session_id=s.id AND e.type IN ('edit','write')) AS edits, "
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id) AS commands, "
             "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id AND c.exit_code NOT IN (0)) AS failures, "
-            "(SELECT COUNT(*) FROM notes n WHERE n.session_id=s.id) AS notes "
+            "(SELECT COUNT(*) FROM notes n WHERE n.session=s.rowid) AS notes "
             "FROM sessions s WHERE s.scope_key=? AND (? IS NULL OR s.id=?) ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
             (self.scope.key, session_id, session_id, limit),
         ).fetchall()
@@ -907,7 +908,7 @@ class Engine:
             rows("SELECT COUNT(*), MAX(rowid) FROM notes"),
             rows("SELECT scope_id, status, COUNT(*) FROM notes GROUP BY scope_id, status"),
             rows("SELECT COUNT(*), MAX(rowid) FROM memory_corrections"),
-            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_references"),
+            rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM item_refs"),
             rows("SELECT COUNT(*), MAX(rowid), TOTAL(rowid) FROM memory_anchors"),
             checkout_signature(self.scope),
         )
@@ -1061,10 +1062,7 @@ class Engine:
         with transaction(self.conn):
             for row, validation in (pairs if persist else []):
                 for ref in validation.refs:
-                    self.conn.execute(
-                        "UPDATE memory_references SET status=?, moved_to=?, checked_at=? WHERE memory_item_id=? AND normalized_path=?",
-                        (ref.status, ref.moved_to, now, row["id"], ref.path),
-                    )
+                    store_queries.set_reference_status(self.conn, row["id"], ref.path, ref.status, ref.moved_to, now)
         results = [
             {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
              "validity": v.validity, "label": v.label,
@@ -1098,8 +1096,8 @@ class Engine:
     def contests(self) -> list[dict[str, object]]:
         """Every open contest in this scope: the active contested notes of a subject, seated together."""
         rows = self.conn.execute(
-            "SELECT n.*, m.id AS item_id FROM scoped_notes n LEFT JOIN memory_items m ON m.source_table='notes' "
-            f"AND m.source_id=n.id WHERE {in_scopes(1, 'n.')} AND n.conflict=1 AND n.status='active' ORDER BY n.subject, n.timestamp, n.rowid",
+            "SELECT n.*, m.id AS item_id FROM scoped_notes n LEFT JOIN memory_items m ON m.id = 'notes:' || n.id "
+            f"WHERE {in_scopes(1, 'n.')} AND n.conflict=1 AND n.status='active' ORDER BY n.subject, n.timestamp, n.rowid",
             (self.scope.key,),
         ).fetchall()
         grouped: dict[str, list[sqlite3.Row]] = {}

@@ -99,7 +99,7 @@ def test_conclusion_kept_trimmed_and_offered_once(live: Engine) -> None:
     nudge = agents.end_of_turn_nudge(live, primary)
     assert "- decision: We decided to cache the app graph per turn." in nudge
     assert agents.end_of_turn_nudge(live, primary) == ""
-    assert live.conn.execute("SELECT COUNT(*) FROM notes WHERE content LIKE '%cache the app graph%'").fetchone()[0] == 0
+    assert live.conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE content LIKE '%cache the app graph%'").fetchone()[0] == 0
 
 
 def test_guard_refuses_a_subagent_retiring_earlier_work(live: Engine) -> None:
@@ -177,7 +177,7 @@ def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine
     assert reflex.whisper(live, session, "edit", "src/api.py") == ""
     assert reflex.whisper(live, session, "edit", "src/unrelated.py") == ""
     live.note("decision", "serve the api from src/api.py directly", "api serving")
-    note = live.conn.execute("SELECT id FROM notes WHERE content LIKE '%directly%'").fetchone()["id"]
+    note = live.conn.execute("SELECT id FROM scoped_notes WHERE content LIKE '%directly%'").fetchone()["id"]
     live.resolve(note, status="superseded")
     other = live.current_session()["id"]
     live.start_session("claude-3")

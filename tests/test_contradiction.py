@@ -339,3 +339,14 @@ def test_cap_counts_tokens_after_split_and_short_part_drop() -> None:
 def test_huge_input_is_analyzed_only_up_to_the_cap() -> None:
     big = "alpha/beta-gamma.delta " * 50_000
     assert compare(big, "do not " + big) == Verdict(signal="negation", trigger="alpha")
+
+
+@pytest.mark.parametrize(("word", "stem"), [
+    ("asses", "ass"), ("passes", "pass"),  # -sses keeps its ss (a plain -s strip would leave `asse`)
+    ("copies", "cop"), ("babies", "bab"),  # -ies off when three letters stay, not when two would
+    ("doing", "doing"), ("used", "used"), ("union", "union"),  # too short to lose -ing, -ed, -ion
+    ("nation", "nat"),  # exactly three letters left: -ion goes
+])
+def test_stem_lite_at_the_length_boundaries(word: str, stem: str) -> None:
+    """Each suffix rule strips only when the stem keeps its minimum length (mutmut survivors of issue 27)."""
+    assert stem_lite(word) == stem

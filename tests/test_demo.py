@@ -61,7 +61,7 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert {"note:decision", "note:blocker", "note:insight", "note:intent", "episode:command_failure",
                 "episode:subagent_conclusion", "episode:session_summary", "command_run"} <= kinds
         assert [c["subject"] for c in engine.contests()] == ["spool flush policy"]
-        superseded = engine.conn.execute("SELECT content FROM notes WHERE status='superseded'").fetchall()
+        superseded = engine.conn.execute("SELECT content FROM scoped_notes WHERE status='superseded'").fetchall()
         assert [row["content"] for row in superseded] == ["use rabbitmq for the queue engine"]
         report = engine.validate_memory(persist=False)
         labels = " ".join(str(item["label"]) for item in report["items"] if item["label"])

@@ -154,3 +154,30 @@ def test_unchanged_checkout_does_not_rebuild_inventory(repo: Repo, make_engine) 
     repo.commit()
     engine.refresh()
     assert engine.conn.execute("SELECT updated_at FROM current_app_graphs").fetchone()[0] == stamp
+
+
+def test_recalling_a_missing_file_again_spawns_no_git_until_the_index_changes(repo: Repo, make_engine,
+                                                                               monkeypatch) -> None:
+    """A result naming a missing file asks git for renames staged in the index. A warm engine asks once per
+    index state, not once per recall (issue 30: the path topic spent most of its time spawning that git);
+    staging a rename changes the index, and the next recall follows it."""
+    from cortex_engine.scope import history
+
+    asked: list[tuple[str, ...]] = []
+    real = history.git
+    monkeypatch.setattr(history, "git", lambda cwd, *args, **kw: asked.append(args) or real(cwd, *args, **kw))
+    repo.write("src/db/pool.py", "POOL = 1\n" * 10)
+    repo.write("src/db/gone.py", "GONE = 1\n")
+    repo.commit()
+    engine = make_engine(repo.path)
+    engine.note("insight", "the pool timeout is set in src/db/pool.py and src/db/gone.py", "pool timeout")
+    (repo.path / "src/db/gone.py").unlink()
+    engine.recall("pool timeout")
+    first = len(asked)
+    for _ in range(3):
+        assert "stale: missing src/db/gone.py" in _labels(engine, "pool timeout")
+    assert first >= 1 and len(asked) == first
+    (repo.path / "src/lib").mkdir()
+    repo.git("mv", "src/db/pool.py", "src/lib/pool.py")
+    assert "moved: src/db/pool.py → src/lib/pool.py" in _labels(engine, "pool timeout")
+    assert len(asked) > first

@@ -50,6 +50,21 @@ def test_move_then_rewrite_in_the_next_commit_is_moved(repo: Repo, make_engine) 
     }
 
 
+def test_a_file_renamed_twice_between_two_sessions_reads_moved_to_its_last_name(repo: Repo, make_engine) -> None:
+    """a → b → c in two commits with no session between: the chain is followed to the end, not one commit deep
+    (issue 27: every test refreshed between renames, so following one commit passed)."""
+    repo.write("app/a.py", LINES)
+    repo.commit("a")
+    make_engine(repo.path).note("decision", "the entry point lives in app/a.py", "entry")
+    repo.git("mv", "app/a.py", "app/b.py")
+    repo.commit("a to b")
+    repo.git("mv", "app/b.py", "app/c.py")
+    repo.commit("b to c")
+    engine = make_engine(repo.path)  # the next session
+    assert verdicts(engine) == {"app/a.py": ("moved", "app/c.py")}
+    assert "[moved: app/a.py → app/c.py]" in engine.recall("entry point").text
+
+
 def test_move_at_sixty_percent_similarity_is_moved(repo: Repo, make_engine) -> None:
     """Git's default threshold is 50 %: a rename scored 60 % in its own commit is followed."""
     body = "".join(f"keep_{n} = {n}\n" for n in range(10))

@@ -372,7 +372,7 @@ def test_edit_refuses_spoofed_trailers_blank_text_and_bad_arguments(
     (repo.path / "edit.txt").write_text("from a file\n", encoding="utf-8")
     fail(repo.path, "edit-memory", note.id, *argv, code=code, exit_code=2 if code == "usage" else 1)
     assert held(repo.path) == before
-    assert engine.conn.execute("SELECT content FROM notes WHERE id=?", (note.id,)).fetchone()[0] == "the parser lives in src/x.py"
+    assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == "the parser lives in src/x.py"
     assert count(engine, "memory_corrections") == 0
 
 

@@ -303,3 +303,50 @@ def test_first_check_does_not_take_a_commitless_branch_for_merged(repo: Repo, ma
     repo.commit("main moves")
     main = make_engine(repo.path)  # main never had a session or a check
     assert main.check_merges().promoted == ()
+
+
+def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for_merged(
+        repo: Repo, make_engine: Open) -> None:
+    """Issue 27 bug 3: a branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
+    first Cortex session (nothing recorded for it) must not bring its notes home as `(from experiment)`."""
+    repo.write("history.py")
+    repo.commit("main has history")  # the fork's commits (not its reflog) would then show more than its tip
+    eng = on(repo, make_engine, "experiment", create=True)
+    eng.note("decision", "rewrite the parser by hand", "parser")
+    eng.flush_spool()  # the branch's HEAD is recorded: main's HEAD, where it forked
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)  # main never had a session or a check, and has not moved
+    assert main.check_merges().promoted == ()
+    assert active(main, "parser") == []
+    assert "(from experiment)" not in main.recall("parser by hand").text
+
+
+def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """The branch's hotfix commit was cherry-picked to main, its work-in-progress commit was not: one patch-id
+    upstream is not a merge, so nothing comes home (issue 27: treating any match as a merge passed)."""
+    feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"), commits=2)
+    repo.write("main.py")
+    repo.commit("main moves on")
+    repo.git("cherry-pick", repo.git("rev-parse", "feature/auth~1").strip())
+    assert repo.git("cherry", "HEAD", "feature/auth").split() == ["-", repo.git("rev-parse", "feature/auth~1").strip(),
+                                                                  "+", repo.git("rev-parse", "feature/auth").strip()]
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert (done.merged, done.promoted) == ({}, ())
+    assert active(main, "auth") == []
+
+
+def test_first_check_takes_a_fast_forward_for_merged_by_the_branch_reflog(repo: Repo, make_engine: Open) -> None:
+    """The branch's only session saw its tip (the note came after the commit), so nothing the store recorded
+    tells a fast-forward from a fresh fork: the branch's reflog does (it was created at main, then committed)."""
+    repo.git("checkout", "-q", "-b", "feature/ff")
+    repo.write("ff.py")
+    repo.commit("ff work")
+    eng = make_engine(repo.path)
+    eng.note("decision", "serve the ff endpoint over http2", "ff endpoint")
+    eng.flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "feature/ff")
+    main = make_engine(repo.path)  # main's first check, HEAD is the branch's tip
+    assert main.check_merges().merged == {"feature/ff": "ancestor"}
+    assert [n[3] for n in active(main, "ff endpoint")] == ["from feature/ff"]

@@ -8,6 +8,7 @@ import pytest
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.engine import Engine
+from cortex_engine.memory import notes as notes_mod
 
 from .conftest import Repo
 
@@ -17,7 +18,7 @@ def _item(engine: Engine, note_id: str):
 
 
 def _note(engine: Engine, note_id: str):
-    return engine.conn.execute("SELECT * FROM notes WHERE id=?", (note_id,)).fetchone()
+    return engine.conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
 
 
 def _count(engine: Engine) -> int:
@@ -130,6 +131,25 @@ def test_supersession_and_contests_are_per_scope(repo: Repo, make_engine) -> Non
     assert _note(main, on_feature.id)["conflict"] == 0
 
 
+def test_a_replacement_supersedes_only_its_own_kind_in_its_own_scope(repo: Repo, make_engine, clock) -> None:  # noqa: ANN001
+    """Replacing a decision by subject retires neither the active intent on that subject nor the same subject's
+    decision on another branch; a new intent retires the older intent only (issue 27: both mutants passed)."""
+    repo.git("checkout", "-q", "-b", "feature")
+    elsewhere = make_engine(repo.path).note("decision", "use kafka for the queue", "queue")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    intent = main.note("intent", "move the queue to a managed service", "queue")
+    clock.advance(minutes=1)
+    old = main.note("decision", "use rabbitmq for the queue", "queue")
+    result = main.resolve(subject="queue", status="superseded", replacement="use nats for the queue")
+    assert (result.id, result.superseded) == (old.id, ())
+    assert _note(main, intent.id)["status"] == "active" and _note(main, elsewhere.id)["status"] == "active"
+    clock.advance(minutes=1)
+    newer = main.note("intent", "run the queue on the managed service first", "queue")
+    assert newer.superseded == (intent.id,)
+    assert _note(main, str(result.replacement_id))["status"] == "active"
+
+
 def test_resolve_by_subject_refused_while_contested(engine: Engine) -> None:
     """Resolving by subject during a contest is refused, naming both sides; nothing changes."""
     a = engine.note("decision", "flush the spool at turn end", "spool flush")
@@ -150,6 +170,82 @@ def test_resolving_either_side_closes_the_contest(engine: Engine) -> None:
     assert _note(engine, a.id)["conflict"] == 0 and _note(engine, b.id)["conflict"] == 0
     assert "Conflict: true" not in _item(engine, a.id)["text"]
     assert _item(engine, b.id)["text"].endswith("Status: superseded")
+
+
+@pytest.mark.parametrize("leave", ["resolve", "supersede", "delete"])
+def test_a_side_leaving_a_three_way_contest_leaves_the_other_two_contested(engine: Engine, leave: str) -> None:
+    """Issue 27 bug 2: resolved, superseded or deleted, one side leaves and the two left stay contested and
+    marked; the next side to leave closes the contest. (Deleting used to clear the flag on every side.)"""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    c = engine.note("decision", "never flush the spool at turn end", "spool flush")
+
+    def go(note_id: str) -> None:
+        if leave == "delete":
+            engine.delete_memory(note_id, yes=True)
+        else:
+            engine.resolve(note_id, status="resolved" if leave == "resolve" else "superseded")
+
+    assert [c.id for c in c.conflicts] == [a.id]
+    go(b.id)
+    for side in (a, c):
+        assert _note(engine, side.id)["conflict"] == 1
+        assert "Conflict: true" in _item(engine, side.id)["text"]
+    assert sorted(i.id for i in engine.recall("flush the spool").items if "contested" in i.labels) == sorted(
+        f"notes:{side.id}" for side in (a, c))
+    go(c.id)
+    assert _note(engine, a.id)["conflict"] == 0 and "Conflict: true" not in _item(engine, a.id)["text"]
+
+
+def test_a_dated_note_replaced_on_arrival_is_no_side_of_a_contest(engine: Engine, clock) -> None:  # noqa: ANN001
+    """A merged note older than this scope's intent arrives superseded: the decision it contradicts is not left
+    contested alone (a contest of one active side is no contest)."""
+    decision = engine.note("decision", "flush the spool at turn end", "spool")
+    clock.advance(minutes=2)
+    engine.note("intent", "finish the spool rework", "spool")
+    between = _note(engine, decision.id)["timestamp"].replace(":00Z", ":30Z")
+    wrote = notes_mod.write_note(engine.conn, engine.scope, None, "intent", "do not flush the spool at turn end",
+                                 "spool", None, between, origin="from feature/x")
+    assert (_note(engine, wrote.id)["status"], _note(engine, wrote.id)["conflict"]) == ("superseded", 0)
+    assert _note(engine, decision.id)["conflict"] == 0 and wrote.conflicts == ()
+    assert [r["status"] for r in engine.conn.execute("SELECT status FROM notes WHERE kind='intent' ORDER BY timestamp")] \
+        == ["superseded", "active"]  # the older, dated arrival retires nothing newer
+
+
+def _write(engine: Engine, kind: str, text: str, subject: str, when: str, origin: str | None = "from feature/x"):  # noqa: ANN202
+    return notes_mod.write_note(engine.conn, engine.scope, None, kind, text, subject, None, when, origin=origin)
+
+
+def test_dated_writes_meet_newer_notes_by_the_rules(engine: Engine) -> None:
+    """A dated (merged) write older than an active decision of another kind, or than a contest, arrives active; one
+    at exactly a prior's timestamp supersedes it; a local write with an older clock still supersedes what is there."""
+    t0, t1, t2 = "2026-08-02T17:00:00.000Z", "2026-08-02T17:30:00.000Z", "2026-08-02T17:45:00.000Z"
+    decision = _write(engine, "decision", "use kafka for the queue", "queue", t1, None)
+    intent = _write(engine, "intent", "benchmark the queue first", "queue", t0)
+    assert [_note(engine, n.id)["status"] for n in (decision, intent)] == ["active", "active"]
+    same = _write(engine, "decision", "use kafka 3 for the queue", "queue", t1)
+    assert (_note(engine, same.id)["status"], _note(engine, decision.id)["status"]) == ("active", "superseded")
+    local = _write(engine, "decision", "use nats for the queue", "queue", t0, None)
+    assert (_note(engine, local.id)["status"], _note(engine, same.id)["status"]) == ("active", "superseded")
+    a = _write(engine, "decision", "flush the spool at turn end", "spool", t2, None)
+    b = _write(engine, "decision", "do not flush the spool at turn end", "spool", t2, None)
+    late = _write(engine, "decision", "rotate the spool file daily", "spool", t0)
+    assert [_note(engine, n.id)["status"] for n in (a, b, late)] == ["active", "active", "active"]
+
+
+def test_the_contest_check_reaches_a_decision_behind_an_intent_and_reports_it_whole(engine: Engine, clock) -> None:  # noqa: ANN001
+    """A new intent meets every decision on its subject, also one written after an older intent; the conflict it
+    reports carries the decision's subject, time, text and trigger; alternatives are stored cleaned."""
+    engine.note("intent", "look at the spool later", "spool")
+    clock.advance(minutes=1)
+    decision = engine.note("decision", "flush the spool at turn end", "spool", ["flush on every write"])
+    clock.advance(minutes=1)
+    intent = engine.note("intent", "do not flush the spool at turn end", "spool")
+    assert intent.conflicts == (notes_mod.Conflict(decision.id, "spool", decision.timestamp, decision.content,
+                                                   "negation", "flush"),)
+    assert _note(engine, decision.id)["alternatives"] == '["flush on every write"]'
+    with pytest.raises(InvalidInput, match="alternatives are over 2000 characters"):
+        notes_mod.write_note(engine.conn, engine.scope, None, "decision", "x", "s", ["a" * 2_001], decision.timestamp)
 
 
 def test_resolve_by_subject_and_by_item_id(engine: Engine) -> None:
@@ -181,6 +277,114 @@ def test_resolve_errors(engine: Engine) -> None:
         engine.resolve()
     with pytest.raises(InvalidInput):
         engine.resolve("x", status="deleted")
+
+
+REFUSALS = [  # (call, error type, code, message): every refusal names itself exactly (CLI and MCP print these)
+    (lambda e: e.note("opinion", "text", "s"), InvalidInput, "bad_kind",
+     "unknown note kind 'opinion'; use one of insight, decision, intent, blocker, focus"),
+    (lambda e: e.note("decision", " \n", "s"), InvalidInput, "empty_text", "note text is empty"),
+    (lambda e: e.note("insight", "x" * 20_001), InvalidInput, "too_long", "note text is over 20000 characters"),
+    (lambda e: e.note("intent", "text", "  "), InvalidInput, "subject_required", "Subject is required for intent notes"),
+    (lambda e: e.note("decision", "text", "s" * 201), InvalidInput, "too_long",
+     "subject is 201 characters; the limit is 200 (name the topic in a few words, put the detail in the note text)"),
+    (lambda e: e.note("decision", "text", "s", ["a" * 2_001]), InvalidInput, "too_long",
+     "alternatives are over 2000 characters"),
+    (lambda e: e.resolve("x", status="deleted"), InvalidInput, "bad_status",
+     "unknown status 'deleted'; use resolved or superseded"),
+    (lambda e: e.resolve(), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
+    (lambda e: e.resolve("x", subject="s"), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
+    (lambda e: e.resolve("x", replacement=" "), InvalidInput, "empty_text", "replacement text is empty"),
+    (lambda e: e.resolve(subject=" "), InvalidInput, "bad_args", "subject is empty"),
+    (lambda e: e.resolve(subject="Nothing Here"), NotFound, "not_found", 'no active note on subject "nothing here" in this scope'),
+    (lambda e: e.resolve("notes:no-such-id"), NotFound, "not_found", 'no note found for id "notes:no-such-id"'),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "code", "message"), REFUSALS)
+def test_every_refusal_names_itself_and_writes_nothing(engine: Engine, call, error, code: str, message: str) -> None:  # noqa: ANN001
+    """The exact type, code and one-line message of each refusal; the store is left as it was."""
+    with pytest.raises(error) as caught:
+        call(engine)
+    assert (caught.value.code, caught.value.message) == (code, message)
+    assert _count(engine) == 0
+
+
+def test_resolving_by_subject_during_a_contest_names_both_sides(engine: Engine) -> None:
+    """The refusal carries the sides' ids (the TUI offers them), oldest last, as the message lists them."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    with pytest.raises(Refused) as caught:
+        engine.resolve(subject="spool flush")
+    assert (caught.value.code, caught.value.details) == ("contested_subject", {"ids": [b.id, a.id]})
+    assert caught.value.message == (f'"spool flush" has an open contest between {b.id}, {a.id}; resolve one side by '
+                                    "id, or give a replacement (resolving by subject would have to guess which side "
+                                    "you meant)")
+
+
+def test_a_contest_changed_since_it_was_shown_is_refused_with_what_it_is_now(engine: Engine) -> None:
+    """`expected_sides` that no longer match: refused, naming the open sides now, and nothing changes."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    c = engine.note("decision", "never flush the spool at turn end", "spool flush")
+    with pytest.raises(Refused) as caught:
+        engine.resolve(b.id, expected_sides=[a.id, b.id])
+    assert caught.value.code == "contest_changed"
+    assert caught.value.details == {"expected": [a.id, b.id], "current": [a.id, b.id, c.id]}
+    assert caught.value.message == (f'the contest on "spool flush" changed since it was shown: its open sides are now '
+                                    f"{a.id[:8]}, {b.id[:8]}, {c.id[:8]}; nothing was changed")
+    assert engine.resolve(b.id, expected_sides=[a.id, b.id, c.id]).id == b.id
+    assert engine.resolve(a.id, expected_sides=[c.id, a.id]).cleared_contest is True
+    with pytest.raises(Refused, match="it is no longer open; nothing was changed"):
+        engine.resolve(c.id, expected_sides=[a.id, c.id])
+    assert _note(engine, c.id)["status"] == "active"
+
+
+def test_text_over_the_limit_only_before_cleaning_is_accepted(engine: Engine) -> None:
+    """The limit counts the text as stored: 20,001 characters of which one is invisible is 20,000, accepted."""
+    text = "x" * 10_000 + "\u200b" + "x" * 10_000
+    wrote = engine.note("insight", text)
+    assert len(_note(engine, wrote.id)["content"]) == 20_000
+
+
+def test_a_replacement_is_projected_at_once_and_a_second_supersede_cools_nothing(engine: Engine) -> None:
+    """The replacement's memory item exists as resolve returns; superseding the superseded note again leaves its
+    tier where the first supersede put it."""
+    old = engine.note("intent", "move the queue to rabbitmq", "queue")  # an intent starts hot: room to cool twice
+    result = engine.resolve(old.id, status="superseded", replacement="move the queue to nats")
+    assert "move the queue to nats" in _item(engine, str(result.replacement_id))["text"]
+    assert _item(engine, old.id)["state"] == "warm"
+    engine.resolve(old.id, status="superseded")
+    assert _item(engine, old.id)["state"] == "warm"
+
+
+def test_leaving_a_contest_ignores_what_is_not_a_side(engine: Engine) -> None:
+    """`leave_contest` on a note that is no side (or no note at all) changes nothing."""
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    plain = engine.note("decision", "rotate the spool file daily", "spool rotation")
+    for note_id in (plain.id, "no-such-note"):
+        notes_mod.leave_contest(engine.conn, note_id)
+    assert (_note(engine, a.id)["conflict"], _note(engine, b.id)["conflict"]) == (1, 1)
+
+
+def test_a_replacement_by_subject_on_a_contest_supersedes_every_side_and_keeps_the_kind(engine: Engine, clock) -> None:  # noqa: ANN001
+    """By subject with a replacement on a contested subject: the newest side is the one resolved, every other side
+    is superseded, the replacement is a decision written in this session, and a newer intent stays."""
+    session = engine.start_session("host-1")
+    a = engine.note("decision", "flush the spool at turn end", "spool flush")
+    clock.advance(minutes=1)
+    b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
+    clock.advance(minutes=1)
+    intent = engine.note("intent", "measure the spool before deciding", "spool flush")
+    result = engine.resolve(subject="spool flush", status="superseded", replacement="flush the spool every minute")
+    assert (result.id, result.superseded, result.cleared_contest) == (b.id, (a.id,), True)
+    replacement = _note(engine, str(result.replacement_id))
+    assert (replacement["kind"], replacement["status"], replacement["session_id"]) == ("decision", "active", session)
+    assert [_note(engine, n.id)["status"] for n in (a, b, intent)] == ["superseded", "superseded", "active"]
+    assert engine.resolve(intent.id).replacement_id is None
+    with pytest.raises(NotFound) as caught:
+        engine.resolve(subject="Spool Rotation")
+    assert caught.value.details == {"subject": "spool rotation"}
 
 
 def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> None:

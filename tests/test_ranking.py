@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +15,7 @@ from cortex_engine.query.retrieval import CHECK_BATCH
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import scope_id
 
-from .conftest import Clock, Repo
+from .conftest import GIT_ENV, Clock, Repo
 from .test_cli import cortex
 
 
@@ -67,9 +70,9 @@ def _bulk(engine: Engine, count: int, tag: str) -> None:
     """`count` newer warm items inserted as rows (fast), so the note under test is not among the newest 500."""
     now = engine.now()
     engine.conn.executemany(
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.7, ?)",
-        [(f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"{tag}{n}", f"insight: filler {tag} {n}", now) for n in range(count)],
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.7, ?)",
+        [(f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"insight: filler {tag} {n}", now) for n in range(count)],
     )
     engine.conn.commit()
 
@@ -166,16 +169,75 @@ def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
     now = engine.now()
     here, elsewhere = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, "branch:elsewhere")
     engine.conn.executemany(
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, 'parser', ?, ?, 0.7, ?)",
-        [(f"bulk:{n}", elsewhere if n % 2 else here, f"p{n}", "parser parser rejects input",
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', 'parser', ?, ?, 0.7, ?)",
+        [(f"bulk:{n}", elsewhere if n % 2 else here, "parser parser rejects input",
           "warm" if n % 2 else "archived", now) for n in range(200)],
     )
     engine.conn.executemany(  # important items that do not match: the substring fallback would see only these
-        "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-        "state, importance, created_at) VALUES (?, NULL, 'branch', ?, 'note:insight', 'bulk', ?, NULL, ?, 'warm', 0.95, ?)",
-        [(f"filler:{n}", here, f"f{n}", f"unrelated filler {n}", now) for n in range(40)],
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.95, ?)",
+        [(f"filler:{n}", here, f"unrelated filler {n}", now) for n in range(40)],
     )
     engine.conn.commit()
     mine = {engine.note("insight", f"the parser is slow on case {n}").item_id for n in range(3)}
     assert {item.id for item in engine.recall("parser rejects input", book=False).items} == mine
+
+
+def test_term_counts_are_read_once_per_store_state(engine: Engine) -> None:
+    """A warm engine weighs a topic's terms by counts it read at this store state: recalling the same topic again
+    evaluates no term a second time (a path phrase is most of a recall's SQL), and a write reads them anew."""
+    engine.note("insight", "the pool in src/db/pool.py times out after five seconds")
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        counts = []
+        for write in (False, False, True):
+            if write:
+                engine.note("insight", "another note about src/db/pool.py")
+            statements.clear()
+            engine.recall("src/db/pool.py timeout", book=False)
+            counts.append(sum("SELECT count(*) FROM memory_items_fts" in s for s in statements))
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert counts == [2, 0, 2]
+
+
+STRONGER_ELSEWHERE = 300
+"""Out-of-scope matches that outrank every match in scope: more than the first, unfiltered ranking keeps (160)."""
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+    """Built once: main holds two weak matches for "parser cache" and 200 more important items that do not match;
+    branch `feature` holds STRONGER_ELSEWHERE items that match it far better."""
+    from cortex_engine.store.database import transaction
+
+    base = tmp_path_factory.mktemp("crowded")
+    path = base / "repo"
+    path.mkdir()
+    for args in (("init", "-q", "-b", "main"), ("commit", "-q", "--allow-empty", "-m", "init")):
+        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    with Engine(path, home=base / "home", clock=Clock()) as engine:
+        own = [engine.note("insight", f"the tokenizer pipeline rebuilds its parser cache on run {n} of every long "
+                                      "session, which the profiler blamed for the slow start").item_id for n in (1, 2)]
+        feature = engine.scope.key.rsplit(":", 1)[0] + ":feature"
+        with transaction(engine.conn):
+            inside, outside = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, feature)
+            engine.conn.executemany(
+                "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+                "VALUES (?, 'branch', ?, ?, ?, ?, 'hot', ?, '2026-08-02T17:00:00.000Z')",
+                [*((f"far-{n}", outside, "note:decision", "parser cache", f"parser cache parser cache ({n})", 0.9)
+                   for n in range(STRONGER_ELSEWHERE)),
+                 *((f"near-{n}", inside, "note:decision", f"queue {n}", f"use a bounded queue for job {n}", 1.0)
+                   for n in range(200))])
+    return path, base / "home", own
+
+
+def test_recall_finds_its_own_matches_under_hundreds_of_stronger_ones_elsewhere(crowded) -> None:  # noqa: ANN001
+    """Issue 27: every one of the first ranking's 160 best matches is on another branch; the statement that
+    filters by scope as it ranks must still find main's own two (and only main's)."""
+    path, home, own = crowded
+    with Engine(path, home=home, clock=Clock()) as engine:
+        surface = engine.recall("parser cache", book=False)
+    assert sorted(item.id for item in surface.items) == sorted(own)

@@ -140,7 +140,7 @@ def test_only_what_is_committed_at_head_is_read(repo: Repo, make_engine: Open) -
     assert result["added"] == ["docs/decisions/0003-good.md"]
     assert result["malformed"] == [{"path": "docs/decisions/0002-broken.md", "problem": "has no `# title` line"}]
     eng = make_engine(repo.path)
-    contents = [r[0] for r in eng.conn.execute("SELECT content FROM notes")]
+    contents = [r[0] for r in eng.conn.execute("SELECT content FROM scoped_notes")]
     assert contents == ["run jobs on rq"]
     doctor = cortex(repo.path, "doctor", "--json")
     check = next(c for c in doctor.data()["checks"] if c["name"] == "shared-decisions")

@@ -239,3 +239,95 @@ def test_session_start_reads_through_its_partial_indexes(engine: Engine) -> None
     plans = {detail for s in selects for *_, detail in engine.conn.execute("EXPLAIN QUERY PLAN " + s)}
     used = {name for name in ("memory_items_live", "notes_open_contests") if any(name in d for d in plans)}
     assert len(selects) > 5 and used == {"memory_items_live", "notes_open_contests"}
+
+
+V9_STORE = Path(__file__).parent / "fixtures" / "store_v9.db.gz"
+
+
+def _payload(conn: sqlite3.Connection, tables: tuple[str, ...]) -> int:
+    """Bytes of row content the tables and their indexes hold (SQLite's dbstat; page overhead left out)."""
+    marks = ",".join("?" * len(tables))
+    return int(conn.execute(f"SELECT SUM(payload) FROM dbstat WHERE name IN ({marks}) OR name IN "
+                            f"(SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ({marks}))",
+                            tables + tables).fetchone()[0])
+
+
+def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(repo: Repo, clock) -> None:
+    """A store written by schema 9 (tests/fixtures/store_v9.db.gz, made by tests/fixtures/make_store_v9.py under
+    the schema-9 build) opens as the current schema with every note, item, reference, anchor and session as it was
+    read before (through the views readers use), rowids kept, each note's content stored once, and a smaller file.
+
+    The note whose content has a line shaped like a trailer (its projection indents it) keeps its own copy.
+    """
+    db = store_identity(str(repo.path)).db_path
+    db.parent.mkdir(parents=True)
+    db.write_bytes(gzip.decompress(V9_STORE.read_bytes()))
+    old = sqlite3.connect(db)
+    assert old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "9"
+    here = detect_scope(str(repo.path)).key
+    old.execute("UPDATE scopes SET key=? WHERE key LIKE 'branch:%:main'", (here,))
+    old.commit()
+    before = _memory(old, "scoped_notes", "scoped_items")
+    payload_before = _payload(old, ("notes", "memory_items", "memory_references"))
+    old.close()
+    assert len(before["notes"]) == 22 and len(before["references"]) > 10 and before["anchors"] and before["kafka"]
+
+    engine = Engine(repo.path, clock=clock)
+    conn = engine.conn
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert _memory(conn, "scoped_notes", "scoped_items") == before
+    explicit = [r[0] for r in conn.execute("SELECT content FROM notes WHERE content IS NOT NULL")]
+    assert len(explicit) == 1 and "\nSubject: this line is the author's" in explicit[0]
+    assert conn.execute("SELECT COUNT(*) FROM item_refs WHERE raw_reference IS NOT NULL").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM git_oids").fetchone()[0] == 1
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('integrity-check')")
+    assert _payload(conn, ("notes", "memory_items", "item_refs", "git_oids")) < 0.75 * payload_before
+    recalled = engine.recall("unicode café").text
+    assert "naïve café → 日本語 text survives the store 🎉" in recalled
+    assert "a feature-branch note" not in engine.recall("feature-branch note").text
+    assert engine.note("insight", "a migrated store takes new notes about src/db/pool.py").id
+    engine.close()
+
+
+def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -> None:
+    """Schema 11 stores a note's content once, in its item's text. Any write to the item through raw SQL (an edit
+    that drops the content, a re-projection, a deletion) leaves the note's content readable and exact."""
+    conn = engine.conn
+    kept = engine.note("decision", "use kafka for the job queue — ünïcode too", "job queue", ["rabbitmq"])
+    gone = engine.note("insight", "this note's item is deleted under it")
+
+    def content(note_id: str) -> str:
+        return str(conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note_id,)).fetchone()[0])
+
+    assert conn.execute("SELECT COUNT(*) FROM notes WHERE content IS NULL").fetchone()[0] == 2
+    conn.execute("UPDATE memory_items SET text='something else entirely' WHERE id=?", (kept.item_id,))
+    assert content(kept.id) == "use kafka for the job queue — ünïcode too"
+    conn.execute("UPDATE memory_items SET text=? WHERE id=?",
+                 ("decision: use kafka for the job queue — ünïcode too\nSubject: job queue", kept.item_id))
+    assert conn.execute("SELECT content FROM notes WHERE id=?", (kept.id,)).fetchone()[0] is None
+    assert content(kept.id) == "use kafka for the job queue — ünïcode too"
+    conn.execute("DELETE FROM memory_items WHERE id=?", (gone.item_id,))
+    assert content(gone.id) == "this note's item is deleted under it"
+    assert conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (gone.item_id,)).fetchone()[0] == 0
+
+
+def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
+    """Each index of the schema is listed in `queries.INDEX_QUERIES` with the query that needs it, and SQLite's
+    plan for that query (EXPLAIN QUERY PLAN, on a store holding rows) uses it. An index nobody lists fails here:
+    it costs every write and the store's size, so it stays only for a plan that reads through it."""
+    from cortex_engine.store.queries import INDEX_QUERIES
+
+    for n in range(30):
+        engine.note("decision" if n % 3 else "insight", f"fact {n} about src/db/pool.py", f"subject {n % 5}")
+    engine.log_event("cmd", command="pytest", exit_code=1, stderr="boom")
+    engine.start_session()
+    conn = engine.conn
+    indexes = {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_autoindex_%'")}
+    assert indexes == set(INDEX_QUERIES)
+    unused = {name: [r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+              for name, (sql, params) in INDEX_QUERIES.items()}
+    unused = {name: plan for name, plan in unused.items() if not any(f"INDEX {name} " in f"{d} " for d in plan)}
+    assert unused == {}

@@ -111,6 +111,24 @@ def test_import_applies_supersession_and_contradiction_in_timestamp_order(engine
     assert sorted(result.contested) == sorted([newer, "00000000-0000-4000-8000-000000000003"])
 
 
+def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine, clock, tmp_path: Path) -> None:  # noqa: ANN001
+    """An imported intent that contradicts the stored decision but arrives superseded (a newer intent is stored)
+    flags nothing: a contest of one active side is no contest (issue 27, the one write rule)."""
+    decision = engine.note("decision", "flush the spool at turn end", "spool")
+    clock.advance(minutes=2)
+    engine.note("intent", "finish the spool rework", "spool")
+    between = engine.conn.execute("SELECT timestamp FROM notes WHERE id=?", (decision.id,)).fetchone()[0].replace(
+        ":00Z", ":30Z")
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
+        "id": "00000000-0000-4000-8000-000000000009", "scope": engine.scope.key, "timestamp": between,
+        "kind": "intent", "subject": "spool", "content": "do not flush the spool at turn end"}) + "\n")
+    result = engine.import_file(str(path))
+    flags = {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
+    assert flags["00000000-0000-4000-8000-000000000009"] == ("superseded", 0)
+    assert flags[decision.id] == ("active", 0) and result.contested == []
+
+
 def test_a_bad_line_imports_nothing_and_names_the_line(repo: Repo, tmp_path: Path) -> None:
     """One transaction: a later line that is not a note rolls back the good lines before it."""
     good = {"id": "00000000-0000-4000-8000-000000000001", "scope": "project:/x", "timestamp": "2026-08-01T00:00:00Z",
@@ -155,7 +173,7 @@ def test_claude_memory_files_become_insights_with_their_file_as_source(engine: E
     assert len(result.skipped) == 1 and "over 20000 characters" in result.skipped[0]
     assert "Not imported: CLAUDE.md line" in result.render()
     assert "use ruff" in engine.recall("ruff linting", book=False).text
-    ruff = engine.conn.execute("SELECT id FROM notes WHERE content='use ruff for linting'").fetchone()[0]
+    ruff = engine.conn.execute("SELECT id FROM scoped_notes WHERE content='use ruff for linting'").fetchone()[0]
     assert engine.inspect_memory(f"notes:{ruff}").conflict["source"] == os.path.realpath(claude)
     again = engine.import_file(str(claude))
     assert not again.changed and again.present == 4

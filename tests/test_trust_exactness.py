@@ -38,7 +38,7 @@ def active(repo: Repo, subject: str) -> list[tuple[str, int]]:
     conn = store(repo)
     try:
         return [(r["content"], r["conflict"]) for r in conn.execute(
-            "SELECT content, conflict FROM notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid", (subject,))]
+            "SELECT content, conflict FROM scoped_notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid", (subject,))]
     finally:
         conn.close()
 
@@ -201,7 +201,7 @@ def test_ambiguous_prefix_lists_the_candidates(engine: Any) -> None:
         for n, old in enumerate(ids):
             new = f"abcdefgh-{n}"
             engine.conn.execute("UPDATE notes SET id=? WHERE id=?", (new, old))
-            engine.conn.execute("UPDATE memory_items SET id=?, source_id=? WHERE source_id=?", (f"notes:{new}", new, old))
+            engine.conn.execute("UPDATE memory_items SET id=? WHERE id=?", (f"notes:{new}", f"notes:{old}"))
     with pytest.raises(InvalidInput) as refused:
         engine.resolve("abcdefgh")
     assert "abcdefgh-0" in refused.value.message and "abcdefgh-1" in refused.value.message

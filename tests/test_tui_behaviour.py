@@ -66,7 +66,7 @@ def drive(repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Aw
 def spool_notes(repo: Path) -> dict[str, sqlite3.Row]:
     """The two sides of the demo's contest, by content."""
     with engine_for(repo) as engine:
-        rows = engine.conn.execute("SELECT * FROM notes WHERE subject='spool flush policy'").fetchall()
+        rows = engine.conn.execute("SELECT * FROM scoped_notes WHERE subject='spool flush policy'").fetchall()
     return {row["content"]: row for row in rows}
 
 

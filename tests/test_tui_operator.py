@@ -118,11 +118,11 @@ def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> No
         ledger = {str(r[0]): int(r[1]) for r in engine.conn.execute(
             "SELECT session_id, SUM(tokens) FROM token_ledger WHERE direction='injected' GROUP BY session_id")}
         busy = engine.conn.execute(  # a session that failed a command and wrote a side of the open contest
-            "SELECT session_id FROM notes WHERE conflict=1 AND session_id IN "
+            "SELECT session_id FROM scoped_notes WHERE conflict=1 AND session_id IN "
             "(SELECT session_id FROM command_runs WHERE exit_code != 0)").fetchone()[0]
         failed = [str(r[0]) for r in engine.conn.execute(
             "SELECT command_summary FROM command_runs WHERE session_id=? AND exit_code != 0", (busy,))]
-        subjects = [str(r[0]) for r in engine.conn.execute("SELECT subject FROM notes WHERE session_id=?", (busy,))]
+        subjects = [str(r[0]) for r in engine.conn.execute("SELECT subject FROM scoped_notes WHERE session_id=?", (busy,))]
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("3")

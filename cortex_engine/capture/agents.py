@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from cortex_engine.base import settings
 from cortex_engine.base.clock import iso
-from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.projection import sync_episode_item
 from cortex_engine.query.render import defuse, strip_control
@@ -66,17 +65,6 @@ def dispatch_pre(engine: Engine, payload: dict) -> None:
             normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS], engine.now(),
         )
         queries.bump_counter(engine.conn, "subagent_dispatch_count")
-
-
-def cap(text: str, budget: int) -> str:
-    """Hold a text to `budget` tokens: drop lines from the bottom, then cut the last line."""
-    lines = text.split("\n")
-    while len(lines) > 1 and estimate_tokens("\n".join(lines)) > budget:
-        lines.pop()
-    capped = "\n".join(lines)
-    if estimate_tokens(capped) > budget:
-        capped = capped[: budget * 4 - 1] + "…"
-    return capped
 
 
 def subagent_start(engine: Engine, payload: dict) -> str:

@@ -157,9 +157,9 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
         "FROM command_runs WHERE session_id=? GROUP BY category ORDER BY category",
         (session_id,),
     ).fetchall()
-    note_count = conn.execute("SELECT COUNT(*) FROM notes WHERE session_id=?", (session_id,)).fetchone()[0]
+    note_count = conn.execute("SELECT COUNT(*) FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)", (session_id,)).fetchone()[0]
     notes = conn.execute(
-        "SELECT kind, subject FROM notes WHERE session_id=? ORDER BY timestamp LIMIT 5", (session_id,)
+        "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp LIMIT 5", (session_id,)
     ).fetchall()
     if not steps and not commands and not notes and not description:
         return None
@@ -211,7 +211,7 @@ def consolidate(conn: sqlite3.Connection, scope_key: str, at: str) -> int:
         "SELECT s.id FROM sessions s WHERE s.scope_key=? AND s.parent_session_id IS NULL AND s.status='ended' "
         "AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = 'session_summary:' || s.id) "
         "AND (EXISTS (SELECT 1 FROM events WHERE session_id=s.id) OR EXISTS (SELECT 1 FROM command_runs WHERE "
-        "session_id=s.id) OR EXISTS (SELECT 1 FROM notes WHERE session_id=s.id)) ORDER BY s.started_at",
+        "session_id=s.id) OR EXISTS (SELECT 1 FROM notes WHERE session=s.rowid)) ORDER BY s.started_at",
         (scope_key,),
     ).fetchall()
     return sum(1 for row in rows if summarize_session(conn, row["id"], at) is not None)
@@ -246,7 +246,7 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
         # import) refuses a kind outside NOTE_KINDS, so the kinds asked for are all there are.
         # Notes written in the same millisecond come newest-written first (rowid), not in whatever order a sort
         # leaves them.
-        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp, rowid AS written FROM notes "
+        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp, rowid AS written FROM scoped_notes "
                f"WHERE {IN_SCOPE} AND status='active' AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT ?)")
         return conn.execute(
             f"SELECT kind, subject, content FROM ({' UNION ALL '.join([one] * len(kinds))}) "
@@ -308,7 +308,8 @@ def merge_project_state(conn: sqlite3.Connection, scope: Scope, at: str) -> str 
         return None
     older = [r["summary"].split("\n", 1)[0] for r in summaries[RECENT_SUMMARIES:]]
     notes = conn.execute(
-        f"SELECT kind, subject, content FROM notes WHERE {IN_SCOPE} AND status='active' ORDER BY timestamp DESC LIMIT 20",
+        f"SELECT kind, subject, content FROM scoped_notes WHERE {IN_SCOPE} AND status='active' ORDER BY timestamp DESC "
+        "LIMIT 20",
         (scope.key,),
     ).fetchall()
     parts = ["Earlier sessions:\n" + "\n".join(f"- {line}" for line in older)]

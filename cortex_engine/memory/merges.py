@@ -307,11 +307,29 @@ def _merged_branches(conn: sqlite3.Connection, scope: Scope, branches: set[str],
         ancestors -= _merged_by_ancestry(scope.worktree, base, {n: tips[n] for n in ancestors})
     elif base == head:
         ancestors = set()
+    if before is None:
+        # A tip that IS HEAD on a first check is a fast-forward merge only if the branch ever pointed elsewhere:
+        # a branch forked here with no commit of its own has HEAD as its tip too (issue 27).
+        ancestors = {n for n in ancestors if tips[n] != head or _had_own_commit(conn, scope.worktree, prefix, n, head)}
     merged = {name: "ancestor" for name in ancestors}
     rest = {name: tips[name] for name in tips if name not in ancestors}
     for name in patch_merged(scope.worktree, head, before, rest):
         merged[name] = "cherry"
     return merged
+
+
+def _had_own_commit(conn: sqlite3.Connection, cwd: str, prefix: str, name: str, tip: str) -> bool:
+    """Whether branch `name` ever pointed anywhere but `tip`: its reflog, else the HEADs its sessions recorded.
+
+    Without either (no reflog, no session that saw another HEAD) the answer is no: nothing proves a merge, and
+    `cortex promote` brings the notes over by hand.
+    """
+    logged = _git(cwd, "log", "-g", "--format=%H", f"refs/heads/{name}", "--") or ""
+    if any(oid != tip for oid in logged.split()):
+        return True
+    return conn.execute(
+        "SELECT 1 FROM sessions WHERE substr(scope_key,1,?)=? AND branch_ref=? AND head_oid IS NOT NULL AND head_oid != ? "
+        "LIMIT 1", (len(prefix), prefix, name, tip)).fetchone() is not None
 
 
 def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], how: dict[str, str], now: str, *,

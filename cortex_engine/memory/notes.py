@@ -14,6 +14,7 @@ from cortex_engine.base.records import record
 from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
                                         project_note_text)
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, scope_id, transaction
 
 # Regex-heavy; imported on the first write, never by a read-only hook path.
@@ -111,11 +112,11 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
     row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     if row is None:
         conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, "
-            "text, state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, subject, text, state, importance, "
+            "created_at) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?)",
             (
-                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}", "notes",
-                note["id"], note["subject"], text, fresh_note_state(note["kind"], note["status"]),
+                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}",
+                note["subject"], text, fresh_note_state(note["kind"], note["status"]),
                 IMPORTANCE.get(note["kind"], 0.5), note["timestamp"],
             ),
         )
@@ -143,15 +144,11 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     from reading every file a traceback mentions.
     """
     if not fresh:
-        conn.execute("DELETE FROM memory_references WHERE memory_item_id=?", (item_id,))
+        queries.drop_references(conn, item_id)
     scope = conn.execute("SELECT scope_key FROM scoped_items WHERE id=?", (item_id,)).fetchone()
     repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
     refs = references.extract_references(subject, text, repo)
-    conn.executemany(
-        "INSERT INTO memory_references(memory_item_id, reference_type, raw_reference, normalized_path, head_oid) "
-        "VALUES (?,?,?,?,?)",
-        [(item_id, r.type, r.raw, r.normalized, head) for r in refs],
-    )
+    queries.add_references(conn, item_id, [(r.type, r.raw, r.normalized) for r in refs], head)
     if not fresh:
         conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
     files = [r.normalized for r in refs if r.type == "file"] if anchor else []
@@ -229,21 +226,19 @@ def write_note(
             superseded = [p["id"] for p in priors if p["kind"] == kind and p["id"] not in veto]
             if any(p["kind"] == kind and p["id"] not in veto and not p["conflict"] for p in newer):
                 status = "superseded"
-        for prior_id in superseded:
-            conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (prior_id,))
+                conflicts = []  # a note replaced on arrival is no side of a contest (`leave_contest`)
+        supersede(conn, superseded)
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
         conn.execute(
-            "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
-            "origin) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "origin) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?,?)",
             (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
              int(bool(conflicts)), clean_text(origin) if origin else None),
         )
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
             column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
             conn.execute(f"UPDATE sessions SET {column} WHERE id=?", (subject_n, session_id))
-        for prior_id in superseded:
-            _resync(conn, prior_id, scope.type, demote_tier=True)
         for conflict in conflicts:
             _resync(conn, conflict.id, scope.type)
         _resync(conn, note_id, scope.type)
@@ -377,30 +372,62 @@ def resolve_note(
                     f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
                     (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
                 )]
-            for other_id in others:
-                conn.execute("UPDATE notes SET status='superseded', conflict=0 WHERE id=?", (other_id,))
-        before = note["status"]
-        conn.execute("UPDATE notes SET status=?, conflict=0 WHERE id=?", (status, note["id"]))
-        cleared = False
-        if note["conflict"] and note["subject"]:
-            standing = conn.execute(
-                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active'",
-                (note["scope_key"], note["subject"]),
-            ).fetchall()
-            if len(standing) <= 1:
-                # The last side standing is the decision; a contest among several remaining sides stays open.
-                conn.execute(f"UPDATE notes SET conflict=0 WHERE {IN_SCOPE} AND subject=? AND conflict=1",
-                             (note["scope_key"], note["subject"]))
-                cleared = True
-            for other in conn.execute(
-                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND id != ?", (note["scope_key"], note["subject"], note["id"])
-            ).fetchall():
-                if other["id"] not in others:
-                    _resync(conn, other["id"], scope.type)
-        for other_id in others:
-            _resync(conn, other_id, scope.type, demote_tier=True)
-        _resync(conn, note["id"], scope.type, demote_tier=(status == "superseded" and before != "superseded"))
+            supersede(conn, others)
+        retire(conn, note["id"], status)
+        cleared = bool(note["conflict"] and note["subject"]) and not contest_sides(conn, note["scope_key"], note["subject"])
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
+
+
+# -- the write rules: every path that retires a note or replaces one goes through these two -----------------
+
+
+def contest_sides(conn: sqlite3.Connection, scope_key: str, subject: str) -> list[str]:
+    """The open sides of the contest on `subject` in a scope: its active notes flagged contested, oldest first."""
+    return [row["id"] for row in conn.execute(
+        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' ORDER BY timestamp, rowid",
+        (scope_key, subject))]
+
+
+def leave_contest(conn: sqlite3.Connection, note_id: str) -> None:
+    """This side leaves the contest on its subject (it was resolved, superseded, withdrawn or is being deleted).
+
+    Its own flag drops. The sides still active keep standing: two or more stay contested with each other; when
+    one is left, the contest is closed and that one is the decision on the subject (its flag drops too). Every
+    other note whose flag changed is re-projected; the caller re-projects (or deletes) the note itself. Call it
+    inside the write transaction, after the note's status changed (before its row is deleted).
+    """
+    note = conn.execute("SELECT scope_key, subject, conflict FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    if note is None or not note["conflict"]:
+        return
+    conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (note_id,))
+    if not note["subject"] or len(contest_sides(conn, note["scope_key"], note["subject"])) > 1:
+        return
+    # The last side standing is the decision; a flag left on a retired note (a store written before) goes too.
+    flagged = [row["id"] for row in conn.execute(
+        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1", (note["scope_key"], note["subject"]))]
+    for other_id in flagged:
+        conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (other_id,))
+        _resync(conn, other_id, "branch")
+
+
+def retire(conn: sqlite3.Connection, note_id: str, status: str) -> None:
+    """The note takes `status` (resolved, superseded) and leaves any contest; re-projected, one tier cooler when
+    newly superseded (a resolved note goes cold)."""
+    before = conn.execute("SELECT status FROM notes WHERE id=?", (note_id,)).fetchone()
+    conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
+    leave_contest(conn, note_id)
+    _resync(conn, note_id, "branch", demote_tier=status == "superseded" and before is not None
+            and before["status"] != "superseded")
+
+
+def supersede(conn: sqlite3.Connection, note_ids: Sequence[str]) -> None:
+    """This replaces that: each of `note_ids` is superseded (`retire`), leaving any contest it was a side of.
+
+    The one rule a new note on a subject, a replacement written by `resolve`, a merged, shared or imported note
+    and a retired decision file all apply to what they replace. Call it inside the write transaction.
+    """
+    for note_id in note_ids:
+        retire(conn, note_id, "superseded")
 
 
 def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequence[str]) -> None:
@@ -412,11 +439,7 @@ def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequen
         Refused: code `contest_changed`, naming what the contest is now.
     """
     note = conn.execute("SELECT scope_key, subject FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
-    current: list[str] = []
-    if note is not None and note["subject"]:
-        current = [row["id"] for row in conn.execute(
-            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' "
-            "ORDER BY timestamp, rowid", (note["scope_key"], note["subject"]))]
+    current = contest_sides(conn, note["scope_key"], note["subject"]) if note is not None and note["subject"] else []
     if note_id in current and set(current) == set(expected_sides):
         return
     subject = note["subject"] if note is not None else None
@@ -432,8 +455,8 @@ def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id:
     """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
     replacement_id = new_id()
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
-        "VALUES (?,?,?,?,?,?,?,NULL,'active',0)",
+        "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
+        "VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,NULL,'active',0)",
         (replacement_id, session_id, scope_id(conn, note["scope_key"]), now, note["kind"], note["subject"], clean_text(text.strip())),
     )
     _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))

@@ -19,10 +19,13 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
     row = conn.execute("SELECT text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     scope_type = scope_key.split(":", 1)[0]
     if row is None:
+        # The id names the source (`<table>:<id>`, schema 11 computes source_table and source_id from it); an id
+        # that does not keeps its source in own_source.
+        own = None if item_id == f"{source_table}:{source_id}" else json.dumps([source_table, source_id])
         conn.execute(
-            "INSERT INTO memory_items(id, session_id, scope_type, scope_id, kind, source_table, source_id, subject, text, "
-            "state, importance, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (item_id, session_id, scope_type, scope_id(conn, scope_key), kind, source_table, source_id, subject, text, state, importance,
+            "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, own_source, subject, text, state, "
+            "importance, created_at) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?,?)",
+            (item_id, session_id, scope_type, scope_id(conn, scope_key), kind, own, subject, text, state, importance,
              created_at),
         )
     elif row["text"] != text or row["subject"] != subject:

@@ -615,11 +615,10 @@ def _record_file(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, no
 
 
 def _set_status(conn: sqlite3.Connection, scope: Scope, note_id: str, status: str) -> None:
-    """Retire a shared decision: superseded, re-projected one tier cooler, still labelled shared."""
+    """Retire a shared decision: superseded, re-projected one tier cooler, still labelled shared; it leaves any
+    contest it was a side of (`notes.retire`, the rule every write path shares)."""
     with transaction(conn):
-        conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
-        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
-        notes_mod.sync_note_item(conn, note, scope.type, demote_tier=True)
+        notes_mod.retire(conn, note_id, status)
 
 
 def _retire(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row) -> None:

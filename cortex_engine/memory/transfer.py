@@ -27,6 +27,7 @@ from pathlib import Path
 
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory import arrivals
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
@@ -426,8 +427,8 @@ def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[
                 tick(1)
         for note_id in sorted(touched):
             row = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
-            sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"),
-                           demote_tier=note_id in result.superseded)
+            # What was superseded was re-projected one tier cooler by `notes.supersede` already.
+            sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"))
         if inside is not None:
             inside(conn)
     return result
@@ -460,14 +461,19 @@ def from_arrival(row: sqlite3.Row) -> Incoming:
 
 
 def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) -> set[str]:
-    """Insert one note and apply supersession and contradiction against the active notes on its subject."""
+    """Insert one note and apply supersession and contradiction against the active notes on its subject.
+
+    What it replaces goes through `notes.supersede`, the rule every write path shares; a note that arrives
+    already replaced (a newer active note of its kind is stored) is no side of a contest.
+    """
     subject = normalize_subject(note.subject)
     content = clean_text(note.content.strip())
     alternatives = [clean_text(a) for a in note.alternatives if a.strip()]
     # A contest is what the notes say, never what the file claims: `"contested": true` with no opponent is nothing.
     status, conflict = note.status, False
     touched = {note.id}
-    opposed: set[str] = set()
+    opposed: list[str] = []
+    replaced: list[str] = []
     if status == "active" and subject is not None:
         rows = conn.execute(
             f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
@@ -479,28 +485,30 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
                 continue
             verdict = contradiction.compare(row["content"], content) if earlier else contradiction.compare(content, row["content"])
             if verdict is not None:
-                opposed.add(row["id"])
+                opposed.append(row["id"])
         for row in rows:
-            if row["id"] in opposed:
-                conflict = True
-                if not row["conflict"]:
-                    conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (row["id"],))
-                    touched.add(row["id"])
-                    result.contested.append(row["id"])
-                continue
-            if row["kind"] != note.kind or note.kind not in ("decision", "intent") or row["conflict"]:
+            if row["id"] in opposed or row["kind"] != note.kind or note.kind not in ("decision", "intent") or row["conflict"]:
                 continue
             if row["timestamp"] <= note.timestamp:
-                conn.execute("UPDATE notes SET status='superseded' WHERE id=?", (row["id"],))
-                touched.add(row["id"])
-                result.superseded.append(row["id"])
+                replaced.append(row["id"])
             elif status == "active":
                 status = "superseded"
                 result.superseded.append(note.id)
+        if status != "active":
+            opposed, conflict = [], False
+        notes_mod.supersede(conn, replaced)
+        result.superseded.extend(replaced)
+        flagged = {row["id"] for row in rows if row["conflict"]}
+        for row_id in opposed:
+            conflict = True
+            if row_id not in flagged:
+                conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (row_id,))
+                touched.add(row_id)
+                result.contested.append(row_id)
     if opposed:
         result.contested.append(note.id)
     conn.execute(
-        "INSERT INTO notes(id, session_id, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
+        "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
         "source) VALUES (?,NULL,?,?,?,?,?,?,?,?,?)",
         (note.id, scope_id(conn, note.scope), note.timestamp, note.kind, subject, content,
          json.dumps(alternatives) if alternatives else None, status, int(conflict), note.source),

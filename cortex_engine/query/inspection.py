@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import KIND_WEIGHTS, STATES, alternatives_list, collapse, is_contested, is_superseded
-from cortex_engine.memory.notes import extract_item_references, item_id_for, sync_note_item
+from cortex_engine.memory.notes import extract_item_references, item_id_for, leave_contest, sync_note_item
 from cortex_engine.query.render import item_labels, label_tag, short_kind
 from cortex_engine.scope import anchors, history, references as paths
 from cortex_engine.scope.freshness import AnchorVerdict, Validator
@@ -713,7 +713,7 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
                       "rewritten (edit the memory instead)", code="unsafe_name", id=row["id"])
     text = row["text"]
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT content FROM notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
         if note is None:
             raise not_found(str(row["id"]))
         text = note["content"]
@@ -813,18 +813,8 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
              note["content"] if note is not None else row["text"], row["subject"], now),
         )
         if note is not None:
-            if contested and note["subject"]:
-                others = conn.execute(
-                    f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND id != ?",
-                    (note["scope_key"], note["subject"], note["id"]),
-                ).fetchall()
-                conn.execute(
-                    f"UPDATE notes SET conflict=0 WHERE {IN_SCOPE} AND subject=? AND conflict=1",
-                    (note["scope_key"], note["subject"]),
-                )
-                for other in others:
-                    fresh = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (other["id"],)).fetchone()
-                    sync_note_item(conn, fresh, row["scope_type"])
+            # A deleted side leaves its contest as a resolved one does: two sides left stay contested.
+            leave_contest(conn, note["id"])
             conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
             _forget_focus(conn, note)
         if row["source_table"] == "command_runs" or (
@@ -849,7 +839,7 @@ def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
     for session in conn.execute("SELECT id FROM sessions WHERE scope_key=? AND focus=?",
                                 (note["scope_key"], note["subject"])).fetchall():
         fallback = conn.execute(
-            "SELECT subject FROM notes WHERE session_id=? AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
+            "SELECT subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
             "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
             (session["id"],),
         ).fetchone()

@@ -151,8 +151,8 @@ def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
     rows = []
     for kind, subject, scope_key in sorted(wanted):
         rows.extend(ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND source_table='notes' AND source_id IN "
-            f"(SELECT id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
+            f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND id IN "
+            f"(SELECT 'notes:' || id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
             (scope_key, kind, subject, scope_key, subject),
         ).fetchall())
     known = {c.id for c in shown}
@@ -493,8 +493,8 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
 def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
     """The items of every side of an open contest in this scope, seated by subject, oldest side first."""
     return ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE {IN_SCOPE} AND source_table='notes' AND source_id IN "
-        f"(SELECT id FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
+        f"{ITEM_SELECT} WHERE {IN_SCOPE} AND id IN "
+        f"(SELECT 'notes:' || id FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
         (ctx.scope_key, ctx.scope_key),
     ).fetchall()
 

@@ -191,6 +191,8 @@ def list_files(worktree: str) -> list[str]:
 
 RESCAN_SECONDS = 10.0
 _rescans: dict[str, tuple[float, frozenset[str]]] = {}
+_staged: dict[str, tuple[tuple[object, ...], dict[str, str]]] = {}
+"""Renames staged in a worktree's index, by worktree, with the HEAD and index file identity they were read at."""
 
 
 def rescan(worktree: str) -> frozenset[str]:
@@ -592,12 +594,36 @@ class Validator:
         if not view.live or not view.worktree:
             return None
         if view.staged is None:
-            out = _git(view.worktree, "diff", "--cached", "--name-status", "-M", "-z", "HEAD")
-            view.staged = dict(_parse_renames(out or ""))
+            view.staged = self._staged_renames(view)
         staged = view.staged.get(path)
         if staged is not None and self._present(view, staged):
             return staged
         return self._rescanned_basename_move(view, path)
+
+    def _staged_renames(self, view: _ScopeView) -> dict[str, str]:
+        """The renames staged in the live checkout's index (`git diff --cached`).
+
+        Asking git costs a process, and every recall whose results name a missing file asked (the path topic of
+        issue 30 spent most of its time there). Staging rewrites the index file, so within a process the answer
+        is reused while HEAD and the index file (inode, size, mtime) are the ones it was read at.
+        """
+        worktree = view.worktree or ""
+        key: tuple[object, ...] | None = None
+        git_dir = self._current.git_dir if worktree == self._current.worktree else None
+        if git_dir:
+            try:
+                st = os.stat(os.path.join(git_dir, "index"))
+                key = (view.head, st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError:
+                key = (view.head, None)
+            hit = _staged.get(worktree)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+        out = _git(worktree, "diff", "--cached", "--name-status", "-M", "-z", "HEAD")
+        staged = dict(_parse_renames(out or ""))
+        if key is not None and out is not None:
+            _staged[worktree] = (key, staged)
+        return staged
 
     def _legacy(self, view: _ScopeView, path: str, ref_type: str) -> RefVerdict:
         """A reference with no recorded HEAD: the scope's accumulated rename map, then a unique basename."""

@@ -15,7 +15,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 5000
 WAL_MAX_BYTES = 4 * 1024 * 1024
 WAL_MIN_BYTES = 4096
@@ -451,8 +451,178 @@ CREATE INDEX IF NOT EXISTS arrivals_pending ON arrivals(scope_id, state) WHERE s
 CREATE INDEX IF NOT EXISTS arrivals_file ON arrivals(scope_id, path, blob_oid);
 """
 
+# Version 11: each text stored once, rows keyed by integer, only the indexes a query plan uses (issue 30: the
+# reference corpus's 10k notes made a 16.8 MiB store). `notes` and `memory_items` are rebuilt with their rowids.
+# - A note's content is kept by its memory item: the item's text is the note's projection, `<kind>: <content>`
+#   then trailers, so `notes.content` is NULL and `content_chars` says how long it is; `scoped_notes` reads it out
+#   of the item. Triggers on memory_items keep this exact on every path (raw SQL included): a note whose item
+#   text no longer starts with `<kind>: <content>` (an edit, a deletion) gets its content written back first, and
+#   is shared again only when the item's new text holds it verbatim (a content line the projection indents never
+#   is). Readers take a note's content from `scoped_notes`, never from `notes.content`.
+# - Notes and items name their session by the session's integer rowid (`session`); `scoped_notes` and
+#   `scoped_items` show `session_id`. Deleting a session clears it (a trigger, as ON DELETE SET NULL did).
+# - An item's `source_table` and `source_id` are computed from its id, which is always `<source_table>:<source_id>`
+#   (`own_source` holds them, as JSON, for an item whose id is not). The primary key then finds, and keeps
+#   unique, an item by its source: memory_items_source is gone, and queries ask `id = 'notes:' || n.id`.
+# - References live in `item_refs`, keyed by the item's rowid, with the raw spelling only when it differs from
+#   the normalized path, the status only once a check set it (NULL reads `unknown`), and the HEAD as an
+#   integer into `git_oids` (one HEAD was repeated as 40 hex characters in every reference).
+#   `memory_references` is a view with the old columns for readers; writes go through
+#   `store.queries` (add_references, drop_references, set_reference_status). Deleting an item deletes its
+#   references (a trigger: a rowid cannot be a foreign key target here).
+# - notes_session keys the session alone (a session's notes are a few dozen, sorted in memory).
+# - episodes_summary is gone: no plan used it. Its (session_id, kind) prefix is episodes_session's, and SQLite read
+#   the `(seen Nx)` lookup through that one (a session's failures are a handful).
+# - notes_subject holds only notes with a subject: every query through it asks `subject=?` (which SQLite knows
+#   implies the index's `subject IS NOT NULL`), and insights often have none.
+# - arrivals_file (schema 10) is gone: no plan used it (`arrivals.known_files` reads the scope's shared arrivals
+#   without the scope index, by design, and nothing looks an arrival up by path).
+# - memory_items_created ascends: items arrive in time order, and a descending index took every new key at its
+#   left edge, leaving its pages half full (SQLite walks an index backwards for `ORDER BY created_at DESC`).
+_V11 = """
+CREATE TABLE notes_v10 (
+    id TEXT PRIMARY KEY,
+    session INTEGER,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    timestamp TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    subject TEXT,
+    content TEXT,
+    alternatives TEXT,
+    status TEXT NOT NULL DEFAULT 'active',
+    conflict INTEGER NOT NULL DEFAULT 0,
+    source TEXT,
+    origin TEXT,
+    content_chars INTEGER
+);
+INSERT INTO notes_v10(rowid, id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict,
+                      source, origin, content_chars)
+    SELECT n.rowid, n.id, (SELECT rowid FROM sessions WHERE id = n.session_id), n.scope_id, n.timestamp, n.kind,
+           n.subject, CASE WHEN n.shared THEN NULL ELSE n.content END, n.alternatives, n.status, n.conflict, n.source,
+           n.origin, CASE WHEN n.shared THEN length(n.content) END
+    FROM (SELECT n.*, n.rowid AS rowid, COALESCE(substr(m.text, 1, length(n.kind) + 2 + length(n.content))
+                                                 = n.kind || ': ' || n.content, 0) AS shared
+          FROM notes n LEFT JOIN memory_items m ON m.id = 'notes:' || n.id) n
+    ORDER BY n.rowid;
+DROP VIEW scoped_notes;
+DROP TABLE notes;
+ALTER TABLE notes_v10 RENAME TO notes;
+CREATE INDEX notes_subject ON notes(scope_id, subject, status) WHERE subject IS NOT NULL;
+CREATE INDEX notes_scope_time ON notes(scope_id, status, kind, timestamp);
+CREATE INDEX notes_session ON notes(session);
+CREATE INDEX notes_open_contests ON notes(scope_id, status, conflict) WHERE conflict=1 AND status='active';
+CREATE TABLE memory_items_v10 (
+    id TEXT PRIMARY KEY,
+    session INTEGER,
+    scope_type TEXT NOT NULL,
+    scope_id INTEGER NOT NULL REFERENCES scopes(id),
+    kind TEXT NOT NULL,
+    subject TEXT,
+    text TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'warm',
+    importance REAL NOT NULL DEFAULT 0,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    created_at TEXT NOT NULL,
+    own_source TEXT,
+    source_table TEXT GENERATED ALWAYS AS (CASE WHEN own_source IS NULL THEN substr(id, 1, instr(id, ':') - 1)
+                                                ELSE json_extract(own_source, '$[0]') END) VIRTUAL,
+    source_id TEXT GENERATED ALWAYS AS (CASE WHEN own_source IS NULL THEN substr(id, instr(id, ':') + 1)
+                                             ELSE json_extract(own_source, '$[1]') END) VIRTUAL
+);
+INSERT INTO memory_items_v10(rowid, id, session, scope_type, scope_id, kind, subject, text, state, importance,
+                             access_count, last_accessed_at, created_at, own_source)
+    SELECT m.rowid, m.id, (SELECT rowid FROM sessions WHERE id = m.session_id), m.scope_type, m.scope_id, m.kind,
+           m.subject, m.text, m.state, m.importance, m.access_count, m.last_accessed_at, m.created_at,
+           CASE WHEN instr(m.id, ':') > 0 AND m.id = m.source_table || ':' || m.source_id THEN NULL
+                ELSE json_array(m.source_table, m.source_id) END
+    FROM memory_items m ORDER BY m.rowid;
+DROP VIEW scoped_items;
+DROP TABLE memory_items;
+ALTER TABLE memory_items_v10 RENAME TO memory_items;
+CREATE INDEX memory_items_scope ON memory_items(scope_id, created_at);
+CREATE INDEX memory_items_created ON memory_items(created_at);
+CREATE INDEX memory_items_live ON memory_items(scope_id, created_at) WHERE state IN ('pinned','hot','warm');
+CREATE TRIGGER memory_items_ai AFTER INSERT ON memory_items BEGIN
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE TRIGGER memory_items_ad AFTER DELETE ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+END;
+CREATE TRIGGER memory_items_au AFTER UPDATE OF subject, text ON memory_items BEGIN
+    INSERT INTO memory_items_fts(memory_items_fts, rowid, subject, text)
+        VALUES ('delete', old.rowid, COALESCE(old.subject, ''), old.text);
+    INSERT INTO memory_items_fts(rowid, subject, text) VALUES (new.rowid, COALESCE(new.subject, ''), new.text);
+END;
+CREATE TRIGGER notes_text_share_ai AFTER INSERT ON memory_items WHEN new.source_table = 'notes' BEGIN
+    UPDATE notes SET content_chars = length(content), content = NULL
+        WHERE id = new.source_id AND content IS NOT NULL
+          AND substr(new.text, 1, length(kind) + 2 + length(content)) = kind || ': ' || content;
+END;
+CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old.source_table = 'notes' BEGIN
+    UPDATE notes SET content = substr(old.text, length(kind) + 3, content_chars), content_chars = NULL
+        WHERE id = old.source_id AND content IS NULL;
+END;
+CREATE TRIGGER notes_text_share_au AFTER UPDATE OF text ON memory_items WHEN new.source_table = 'notes' BEGIN
+    UPDATE notes SET content_chars = length(content), content = NULL
+        WHERE id = new.source_id AND content IS NOT NULL
+          AND substr(new.text, 1, length(kind) + 2 + length(content)) = kind || ': ' || content;
+END;
+CREATE TRIGGER notes_text_keep_bd BEFORE DELETE ON memory_items WHEN old.source_table = 'notes' BEGIN
+    UPDATE notes SET content = substr(old.text, length(kind) + 3, content_chars), content_chars = NULL
+        WHERE id = old.source_id AND content IS NULL;
+END;
+CREATE TRIGGER sessions_gone AFTER DELETE ON sessions BEGIN
+    UPDATE notes SET session = NULL WHERE session = old.rowid;
+    UPDATE memory_items SET session = NULL WHERE session = old.rowid;
+END;
+CREATE VIEW scoped_notes AS
+    SELECT n.rowid AS rowid, n.id, (SELECT id FROM sessions WHERE rowid = n.session) AS session_id, n.scope_id,
+           n.timestamp, n.kind, n.subject,
+           COALESCE(n.content, (SELECT substr(m.text, length(n.kind) + 3, n.content_chars) FROM memory_items m
+                                WHERE m.id = 'notes:' || n.id)) AS content,
+           n.alternatives, n.status, n.conflict, n.source, n.origin, s.key AS scope_key
+    FROM notes n JOIN scopes s ON s.id = n.scope_id;
+CREATE VIEW scoped_items AS
+    SELECT m.rowid AS rowid, m.id, (SELECT id FROM sessions WHERE rowid = m.session) AS session_id, m.scope_type,
+           m.scope_id, m.kind, m.source_table, m.source_id, m.subject, m.text, m.state, m.importance, m.access_count,
+           m.last_accessed_at, m.created_at, s.key AS scope_key
+    FROM memory_items m JOIN scopes s ON s.id = m.scope_id;
+DROP INDEX episodes_summary;
+DROP INDEX IF EXISTS arrivals_file;
+CREATE TABLE git_oids (id INTEGER PRIMARY KEY, oid TEXT NOT NULL UNIQUE);
+INSERT INTO git_oids(oid) SELECT DISTINCT head_oid FROM memory_references WHERE head_oid IS NOT NULL ORDER BY 1;
+CREATE TABLE item_refs (
+    id INTEGER PRIMARY KEY,
+    item INTEGER NOT NULL,
+    reference_type TEXT NOT NULL,
+    raw_reference TEXT,
+    normalized_path TEXT NOT NULL,
+    status TEXT,
+    checked_at TEXT,
+    moved_to TEXT,
+    head INTEGER REFERENCES git_oids(id)
+);
+INSERT INTO item_refs(id, item, reference_type, raw_reference, normalized_path, status, checked_at, moved_to, head)
+    SELECT r.id, m.rowid, r.reference_type, NULLIF(r.raw_reference, r.normalized_path), r.normalized_path,
+           NULLIF(r.status, 'unknown'), r.checked_at, r.moved_to, g.id
+    FROM memory_references r JOIN memory_items m ON m.id = r.memory_item_id LEFT JOIN git_oids g ON g.oid = r.head_oid
+    ORDER BY r.id;
+DROP TABLE memory_references;
+CREATE INDEX item_refs_item ON item_refs(item);
+CREATE VIEW memory_references AS
+    SELECT r.id AS id, m.id AS memory_item_id, r.reference_type, COALESCE(r.raw_reference, r.normalized_path)
+               AS raw_reference, r.normalized_path, COALESCE(r.status, 'unknown') AS status, r.checked_at, r.moved_to,
+           g.oid AS head_oid
+    FROM item_refs r JOIN memory_items m ON m.rowid = r.item LEFT JOIN git_oids g ON g.id = r.head;
+CREATE TRIGGER item_refs_cascade AFTER DELETE ON memory_items BEGIN
+    DELETE FROM item_refs WHERE item = old.rowid;
+END;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 _UPGRADE_HINT = "upgrade Cortex (pip install -U cortex-memory-layer) and try again"
@@ -647,7 +817,7 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('created_at', ?)", (now,))
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
-    if 0 < version < 8 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
+    if 0 < version < 11 and conn.execute("SELECT 1 FROM memory_items LIMIT 1").fetchone() is not None:
         try:
             with waiting_at_most(conn):  # never wait on a reader for this: it is only about file size
                 conn.execute("VACUUM")

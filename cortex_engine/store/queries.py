@@ -187,7 +187,7 @@ def note_row(conn: sqlite3.Connection, note_id: str) -> sqlite3.Row | None:
 
 def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
     """A note's stored content (without its trailers); None when there is no such note."""
-    row = conn.execute("SELECT content FROM notes WHERE id=?", (note_id,)).fetchone()
+    row = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     return str(row["content"]) if row is not None else None
 
 
@@ -222,6 +222,42 @@ def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, s
         for row in conn.execute(f"SELECT id, text FROM memory_items WHERE id IN ({_marks(chunk)})", chunk):
             found[str(row["id"])] = str(row["text"])
     return found
+
+
+# -- references (schema 11: `item_refs` keyed by the item's rowid; `memory_references` is the view readers use) -----
+
+
+def add_references(conn: sqlite3.Connection, item_id: str, refs: Sequence[tuple[str, str, str]], head: str | None) -> None:
+    """Store (type, raw, normalized) references of a memory item, recorded at HEAD `head`.
+
+    The raw spelling is stored only when it differs from the normalized path, and the HEAD once per store
+    (`git_oids`); `memory_references` shows both as they were given. Two statements whatever the count (a flush
+    projects thousands of items).
+    """
+    if not refs:
+        return
+    if head is not None:
+        conn.execute("INSERT OR IGNORE INTO git_oids(oid) VALUES (?)", (head,))
+    conn.executemany(
+        "INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "
+        "SELECT rowid, ?, ?, ?, (SELECT id FROM git_oids WHERE oid=?) FROM memory_items WHERE id=?",
+        [(kind, None if raw == normalized else raw, normalized, head, item_id) for kind, raw, normalized in refs],
+    )
+
+
+def drop_references(conn: sqlite3.Connection, item_id: str) -> None:
+    """Delete a memory item's stored references."""
+    conn.execute("DELETE FROM item_refs WHERE item IN (SELECT rowid FROM memory_items WHERE id=?)", (item_id,))
+
+
+def set_reference_status(conn: sqlite3.Connection, item_id: str, path: str, status: str, moved_to: str | None,
+                         checked_at: str) -> None:
+    """Record what a freshness check found for one reference (by normalized path) of a memory item."""
+    conn.execute(
+        "UPDATE item_refs SET status=?, moved_to=?, checked_at=? "
+        "WHERE item IN (SELECT rowid FROM memory_items WHERE id=?) AND normalized_path=?",
+        (status, moved_to, checked_at, item_id, path),
+    )
 
 
 # -- the token ledger ----------------------------------------------------------------------------------------
@@ -263,7 +299,7 @@ def session_note_items(conn: sqlite3.Connection, session_id: str) -> list[sqlite
     """The memory items of a session's notes still stored, oldest first."""
     return conn.execute(
         "SELECT id, kind, subject, text, scope_key, created_at FROM scoped_items WHERE source_table='notes' "
-        "AND source_id IN (SELECT id FROM notes WHERE session_id=?) ORDER BY created_at, rowid", (session_id,)).fetchall()
+        "AND id IN (SELECT 'notes:' || id FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)) ORDER BY created_at, rowid", (session_id,)).fetchall()
 
 
 def session_failures(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
@@ -327,3 +363,67 @@ def vacuum(conn: sqlite3.Connection, busy_ms: int) -> None:
     """
     with waiting_at_most(conn, busy_ms):
         conn.execute("VACUUM")
+
+
+# -- the indexes and the queries that need them --------------------------------------------------------------
+
+_S = "(SELECT id FROM scopes WHERE key IN (?))"
+INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
+    # Each index of the schema, with a query of the engine that reads through it (the query's text as its module
+    # runs it, sample values bound). tests/test_store.py checks SQLite's plan for each uses the index, and that
+    # no index is missing here: an index no plan uses only costs writes and bytes (issue 30).
+    "sessions_scope": (  # Engine.current_session
+        "SELECT * FROM sessions WHERE scope_key=? AND status='active' AND parent_session_id IS NULL "
+        "ORDER BY started_at DESC, rowid DESC LIMIT 1", ("k",)),
+    "sessions_agent": (  # agent_session_under (and the one-session-per-agent rule)
+        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", ("k", "a", "p")),
+    "sessions_host": (  # Engine.start_session: end the host session's primaries
+        "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'", ("h",)),
+    "retrieval_log_created": (  # Engine.refresh_tiers: reads booked in a time window
+        "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?", ("a", "b")),
+    "token_ledger_scope": (  # economy: a scope's spend
+        "SELECT channel, direction, SUM(tokens) FROM token_ledger WHERE scope_key=? GROUP BY channel, direction",
+        ("k",)),
+    "memory_corrections_item": (  # inspection: an item's corrections
+        "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", ("i",)),
+    "events_session": (  # Engine.activity: a session's reads
+        "SELECT COUNT(*) FROM events e WHERE e.session_id=? AND e.type='read'", ("s",)),
+    "events_target": (  # ledger: edited since read
+        "SELECT 1 FROM events WHERE scope_key=? AND target=? AND type IN ('edit','write') AND timestamp >= ? LIMIT 1",
+        ("k", "t", "a")),
+    "episodes_session": (  # episodes_of_sessions
+        "SELECT id, kind, summary FROM episodes WHERE session_id IN (?) "
+        "ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at", ("s",)),
+    "subagent_dispatches_pending": (  # pending_dispatches
+        "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL "
+        "AND captured_at >= ?", ("h", "t", "a")),
+    "promotions_note": (  # merges: which note a promoted note came from
+        "SELECT n.id, p.source_note_id FROM notes n LEFT JOIN promotions p ON p.note_id = n.id WHERE n.rowid = 1", ()),
+    "memory_anchors_item": (  # freshness: an item's anchors
+        "SELECT id, path FROM memory_anchors WHERE memory_item_id IN (?)", ("i",)),
+    "command_runs_session": (  # summarize a session: its failures
+        "SELECT timestamp, category FROM command_runs WHERE session_id=? AND exit_code NOT IN (0)", ("s",)),
+    "notes_subject": (  # latest_active_note
+        f"SELECT * FROM scoped_notes WHERE scope_id IN {_S} AND subject=? AND status='active' "
+        "ORDER BY timestamp DESC LIMIT 1", ("k", "s")),
+    "notes_scope_time": (  # consolidation: the newest active notes of a kind (branch snapshot)
+        f"SELECT kind, subject, content, timestamp FROM scoped_notes WHERE scope_id IN {_S} AND status='active' "
+        "AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT 5", ("k", "intent")),
+    "notes_session": (  # consolidation: a session's notes
+        "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp "
+        "LIMIT 5", ("s",)),
+    "notes_open_contests": (  # surfaces.open_contest_rows (SessionStart)
+        f"SELECT 'notes:' || id FROM notes WHERE scope_id IN {_S} AND conflict=1 AND status='active'", ("k",)),
+    "memory_items_scope": (  # surfaces: a scope's most used items
+        f"SELECT * FROM scoped_items WHERE scope_id IN {_S} AND access_count > 0 "
+        "ORDER BY access_count DESC, last_accessed_at DESC, rowid DESC LIMIT 10", ("k",)),
+    "memory_items_created": (  # inspection.list_memory: every item, newest first
+        "SELECT * FROM scoped_items ORDER BY created_at DESC, rowid DESC LIMIT 21 OFFSET 0", ()),
+    "memory_items_live": (  # the SessionStart brief: the newest pinned, hot or warm items
+        f"SELECT id FROM memory_items WHERE scope_id IN {_S} AND state IN ('pinned','hot','warm') "
+        "ORDER BY created_at DESC LIMIT 40", ("k",)),
+    "arrivals_pending": (  # arrivals.pending_count (the inbox's count on every brief)
+        f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND scope_id IN {_S}", ("k",)),
+    "item_refs_item": (  # freshness: an item's references
+        "SELECT memory_item_id, normalized_path FROM memory_references WHERE memory_item_id IN (?)", ("i",)),
+}

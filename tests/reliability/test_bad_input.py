@@ -64,7 +64,7 @@ def live(repo: Repo, make_engine) -> Engine:
 
 def canaries_intact(engine: Engine) -> None:
     """The notes written before the fuzzing are all there, unchanged, and the store passes its checks."""
-    rows = engine.conn.execute("SELECT kind, subject, content FROM notes").fetchall()
+    rows = engine.conn.execute("SELECT kind, subject, content FROM scoped_notes").fetchall()
     assert set(CANARIES) <= {(r["kind"], r["subject"], r["content"]) for r in rows}
     assert_intact(engine.identity.db_path)
 

@@ -176,7 +176,7 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
         written = [n for writer in results if writer.startswith("notes") for n in results[writer][1]]  # type: ignore[union-attr]
         markers = sorted(n["marker"] for notes in plan.values() for n in notes)
         assert sorted(n["marker"] for n in written) == markers and len(markers) == 4 * NOTES_PER_WRITER
-        stored = Counter(r[0].rsplit(" ", 1)[1] for r in conn.execute("SELECT content FROM notes"))
+        stored = Counter(r[0].rsplit(" ", 1)[1] for r in conn.execute("SELECT content FROM scoped_notes"))
         assert stored == Counter({m: 1 for m in markers})
         projected = conn.execute(
             "SELECT COUNT(*), COUNT(DISTINCT source_id) FROM memory_items WHERE source_table='notes'").fetchone()

@@ -163,7 +163,7 @@ def test_kill_9_mid_note_write_rolls_back_whole(live: Engine, repo: Repo, name: 
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     committed = "after COMMIT" in name
-    rows = conn.execute("SELECT * FROM notes WHERE subject='queue engine' ORDER BY timestamp, rowid").fetchall()
+    rows = conn.execute("SELECT * FROM scoped_notes WHERE subject='queue engine' ORDER BY timestamp, rowid").fetchall()
     assert [(r["content"], r["status"]) for r in rows] == (
         [("use kafka for the queue engine", "superseded"), ("use nats for the queue engine", "active")] if committed
         else [("use kafka for the queue engine", "active")])

@@ -298,7 +298,7 @@ def test_session_brief_never_over_budget_never_superseded_always_marks_contested
             "AND m.state IN ('hot', 'warm') AND m.scope_key=?", (engine.scope.key,)).fetchone()[0]
         shown = [item.id.removeprefix("notes:") for item in brief.items]
         assert [n for n in shown if statuses.get(n) == "superseded"] == []
-        contents = [c for (c,) in engine.conn.execute("SELECT content FROM notes WHERE status='superseded'")]
+        contents = [c for (c,) in engine.conn.execute("SELECT content FROM scoped_notes WHERE status='superseded'")]
         assert [c.split()[0] for c in contents if c.split()[0] in brief.text] == []
         for item in brief.items:
             if "contested" in item.labels:

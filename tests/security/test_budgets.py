@@ -76,7 +76,7 @@ def test_a_long_first_item_is_cut_with_a_pointer_to_its_text(engine: Engine) -> 
     assert estimate_tokens(default.text) <= 600 and estimate_tokens(tiny.text) <= 20 and estimate_tokens(state.text) <= 20
     assert "…" in default.text and f"inspect-memory {written.item_id}" in default.text
     assert "…" in tiny.text and [i.id for i in tiny.items] == [written.item_id]
-    stored = engine.conn.execute("SELECT content FROM notes WHERE id=?", (written.id,)).fetchone()[0]
+    stored = engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (written.id,)).fetchone()[0]
     assert len(stored) == len(_text("kiwi", 19_600))
 
 

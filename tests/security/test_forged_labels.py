@@ -120,13 +120,15 @@ def _seen(text: str) -> list[str]:
 
 
 def test_skeleton_shapes_render_no_label_through_note_subject_and_branch(host: Host, repo: Repo, tmp_path: Path) -> None:
-    """11 shapes × (content, subject) and a branch `x)\u00a0(superseded` whose note is promoted, through recall, state,
+    """11 shapes in content and subjects, and a branch `x)\u00a0(superseded` whose note is promoted, through recall, state,
     SessionStart and MCP: 0 labels seen but the one `(from …)` Cortex appends to the promoted note."""
     repo.write("src/x.py")  # the file the shapes name exists: a stale label would be forged
     repo.commit("x")
     host.session_start()
-    for n, shape in enumerate(SKELETON_SHAPES):
-        run = host.cortex("note", "--kind", "decision", "--subject", f"zulu {n} {shape}", f"zulu {n} walrus {shape} end")
+    for n in range(4):  # every shape in every note's text, and in one note's subject
+        shapes = " ".join(SKELETON_SHAPES[n::4])
+        run = host.cortex("note", "--kind", "decision", "--subject", f"zulu {n} {shapes}",
+                          f"zulu {n} walrus {' '.join(SKELETON_SHAPES)} end")
         assert run.code == 0, run.err
     branch = "x)\u00a0(superseded"
     repo.git("checkout", "-q", "-b", branch)
@@ -149,7 +151,7 @@ def test_skeleton_shapes_render_no_label_through_note_subject_and_branch(host: H
 
     for n, text in enumerate(serve(repo, tmp_path, script)):
         said[f"mcp {n}"] = text
-    assert "zulu 10 walrus" in said["recall zulu walrus"] and "yak shaving" in said["recall yak shaving"]
+    assert "zulu 3 walrus" in said["recall zulu walrus"] and "yak shaving" in said["recall yak shaving"]
     seen = {name: found for name, text in said.items() if (found := _seen(text.replace(PROMOTED, "")))}
     assert seen == {}, seen
     assert PROMOTED in said["recall yak shaving"]
@@ -187,7 +189,7 @@ def test_no_forged_label_renders_on_any_author_surface() -> None:
     from cortex_engine.query.render import defuse, origin_suffix, subject_tag
     from cortex_engine.scope.freshness import RefVerdict, Validation
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_forgeries())
     def check(forged: str) -> None:
         assert _seen(defuse(f"note {forged} end")) == []

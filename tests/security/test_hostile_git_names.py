@@ -60,7 +60,7 @@ def strings_in(value: Any) -> list[str]:
 
 
 def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path: Path) -> None:
-    """6 hostile rename targets × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line, nothing rewritten."""
+    """6 hostile rename targets (and one plain) × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line, nothing rewritten."""
     for word in HOSTILE:
         repo.write(f"src/{word}_mod.py", f"def {word}():\n    return '{word}'\n")
     repo.commit("modules")
@@ -79,30 +79,29 @@ def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path
     assert len(repo.git("ls-files", "-z").split("\0")) == len(HOSTILE) + 2  # git took every name
 
     said: dict[str, str] = {"session start": host.session_start()}
+    recall = host.cortex("recall", "logic lives", "--budget", "4000", "--json")
+    said["recall --json"] = recall.out
+    said["recall"] = host.cortex("recall", "logic lives", "--budget", "4000").out
+    shown = json.loads(recall.out)["text"]
     for word in HOSTILE:
-        recall = host.cortex("recall", f"{word} logic", "--json")
-        said[f"recall {word} --json"] = recall.out
-        shown = json.loads(recall.out)["text"]
         # A name the store's cleaning changes (an escape, a bidi or zero-width character) is not in the cleaned
         # inventory, so the reference reads as missing: either way, never raw.
         assert (f"[moved: src/{word}_mod.py → {quote_path(HOSTILE[word])}]" in shown
                 or f"[stale: missing src/{word}_mod.py]" in shown), shown
-        said[f"recall {word}"] = host.cortex("recall", f"{word} logic").out
-        said[f"inspect {word}"] = host.cortex("inspect-memory", ids[word], "--json").out
         rewrite = host.cortex("rewrite-moved", ids[word])
         if word == "plain":
             assert rewrite.code == 0 and "src/plain_new.py" in rewrite.out, rewrite
         else:  # refused: nothing moved that git can follow, or a name that is not a plain path
             assert rewrite.code == 1 and rewrite.err.startswith("cortex:"), rewrite
         said[f"rewrite-moved {word}"] = rewrite.out + rewrite.err
+    for word in ("delta", "bravo"):
+        said[f"inspect {word}"] = host.cortex("inspect-memory", ids[word], "--json").out
     said["state"] = host.cortex("state", "--budget", "2000").out
     said["list-memory"] = host.cortex("list-memory", "--json").out
 
     async def script(session: Any) -> list[str]:
-        out = [text_of(await session.call_tool("cortex_state", {"budget": 2000}))]
-        for word in HOSTILE:
-            out.append(text_of(await session.call_tool("cortex_recall", {"topic": f"{word} logic"})))
-        return out
+        return [text_of(await session.call_tool("cortex_state", {"budget": 2000})),
+                text_of(await session.call_tool("cortex_recall", {"topic": "logic lives", "budget": 4000}))]
 
     for n, text in enumerate(serve(repo, tmp_path, script)):
         said[f"mcp {n}"] = json.loads(text).get("text", text) if text.startswith("{") else text

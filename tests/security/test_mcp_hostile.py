@@ -96,7 +96,7 @@ def test_a_lone_surrogate_gets_an_error_result_and_the_server_goes_on(repo: Repo
     assert "Traceback" not in stderr
     conn = sqlite3.connect(describe_store(repo.path).path)
     try:
-        assert [r[0] for r in conn.execute("SELECT content FROM notes")] == ["kafka keeps order per partition"]
+        assert [r[0] for r in conn.execute("SELECT content FROM scoped_notes")] == ["kafka keeps order per partition"]
     finally:
         conn.close()
 

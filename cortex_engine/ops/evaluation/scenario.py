@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -117,16 +118,29 @@ class Scenario:
             for kind, label in suite.snapshots:
                 self.labels[self._newest(kind, set(), upsert=True)] = label
         self.clock.at = suite.now
+        if suite.deletes:
+            item_of = {label: item_id for item_id, label in self.labels.items()}
+            for label in suite.deletes:
+                self.engine.delete_memory(item_of[label], yes=True)
+        for entry in suite.elsewhere:
+            self._elsewhere(*entry)
         if suite.merges:
             self._merge(suite.merges)
+        if suite.cherry_picks:
+            self._cherry_pick(suite.cherry_picks)
         if suite.shared:
             self._share(suite.shared)
         self.engine.refresh()  # records the app graph at the seeded HEAD, so later moves diff against it
         if suite.renames:
+            moved: set[str] = set()
             for old, new in suite.renames:
+                if old in moved:  # a path renamed again: a commit of its own, so history holds a chain
+                    _git(self.repo, suite.now, "commit", "-q", "-m", "eval: renames")
+                    moved.clear()
                 target = self.repo / new
                 target.parent.mkdir(parents=True, exist_ok=True)
                 _git(self.repo, suite.now, "mv", old, new)
+                moved.add(new)
             _git(self.repo, suite.now, "commit", "-q", "-m", "eval: renames")
         if suite.edits:
             for path, text in suite.edits:
@@ -255,6 +269,42 @@ class Scenario:
             _git(self.repo, self.clock.at, "commit", "-q", "--allow-empty", "-m", f"eval: work on {branch}")
             _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
             _git(self.repo, self.clock.at, "merge", "-q", "--no-ff", "-m", f"eval: merge {branch}", branch)
+        self.engine.close()
+        self.engine = Engine(self.repo, home=self.home, clock=self.clock)  # the scope's HEAD moved
+        for promoted in self.engine.check_merges().promoted:
+            original = f"notes:{promoted.source_note_id}"
+            if original in self.labels and promoted.note_id:
+                self.labels[f"notes:{promoted.note_id}"] = self.labels.pop(original)
+
+    def _elsewhere(self, branch: str, count: int, kind: str, subject: str | None, text: str) -> None:
+        """Write `count` notes on another branch through one engine there (`text (n)` each), then come back."""
+        from cortex_engine.engine import Engine
+
+        exists = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"], cwd=self.repo,
+                                capture_output=True).returncode == 0
+        _git(self.repo, self.clock.at, "checkout", "-q", *(() if exists else ("-b",)), branch)
+        try:
+            with Engine(self.repo, home=self.home, clock=self.clock) as other:
+                for n in range(count):
+                    other.note(kind[5:], f"{text} ({n})", subject)
+        finally:
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+
+    def _cherry_pick(self, branches: tuple[str, ...]) -> None:
+        """Per branch: a hotfix commit and a work-in-progress commit on it; the suite's branch moves on, then
+        takes the hotfix alone (`git cherry-pick`); the merge check then runs as the next flush would."""
+        from cortex_engine.engine import Engine
+
+        for branch in branches:
+            slug = re.sub(r"[^a-z0-9]+", "-", branch.lower())
+            _git(self.repo, self.clock.at, "checkout", "-q", branch)
+            for step in ("hotfix", "wip"):
+                (self.repo / f"{step}-{slug}.txt").write_text(f"{step} on {branch}\n", encoding="utf-8")
+                _git(self.repo, self.clock.at, "add", "-A")
+                _git(self.repo, self.clock.at, "commit", "-q", "-m", f"eval: {step} on {branch}")
+            _git(self.repo, self.clock.at, "checkout", "-q", self.suite.branch)
+            _git(self.repo, self.clock.at, "commit", "-q", "--allow-empty", "-m", f"eval: before picking from {branch}")
+            _git(self.repo, self.clock.at, "cherry-pick", f"{branch}~1")
         self.engine.close()
         self.engine = Engine(self.repo, home=self.home, clock=self.clock)  # the scope's HEAD moved
         for promoted in self.engine.check_merges().promoted:

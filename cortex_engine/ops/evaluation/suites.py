@@ -45,8 +45,10 @@ SUITE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
     "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots", "merges", "shared", "edits",
+    "snapshots", "merges", "shared", "edits", "deletes", "cherry_picks", "elsewhere",
 }
+_ELSEWHERE_KEYS = {"_comment", "branch", "count", "kind", "subject", "text"}
+MAX_ELSEWHERE = 1000
 _SHARED_KEYS = {"_comment", "id", "file", "text"}
 _ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
 _SESSION_KEYS = {"_comment", "host", "age_days", "events"}
@@ -190,6 +192,14 @@ class Suite:
     """Branches merged (`git merge --no-ff`) into the suite's branch once seeded; the merge check then runs."""
     shared: tuple[tuple[str, str, str], ...] = ()
     """(label, path, text) of decision files committed once seeded, then read back as `(shared)` decisions."""
+    deletes: tuple[str, ...] = ()
+    """Labels of seeded notes deleted (`Engine.delete_memory`, as `cortex delete-memory --yes`) once all are written."""
+    cherry_picks: tuple[str, ...] = ()
+    """Branches that get a hotfix commit and a work-in-progress commit; only the hotfix is cherry-picked into the
+    suite's branch (which moved on first), then the merge check runs."""
+    elsewhere: tuple[tuple[str, int, str, str | None, str], ...] = ()
+    """(branch, count, kind, subject, text): `count` notes written on another branch in one go, each text suffixed
+    with its number (out-of-scope matches that may outrank the scope's own)."""
 
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
@@ -384,8 +394,27 @@ def load_suite(path: Path) -> Suite:
                        _str(entry.get("text"), f"{name}: seed.shared[{i}].text") or ""))
     if shared and layer != "branch":
         raise _fail(name, "seed.shared needs a branch suite (decision files are read from a git HEAD)")
+    deletes = _strs(seed.get("deletes"), f"{name}: seed.deletes")
+    if any(d not in {item.label for item in items if item.branch is None} for d in deletes):
+        raise _fail(name, "seed.deletes names an item the seed does not write on the suite's branch")
+    cherry_picks = _strs(seed.get("cherry_picks"), f"{name}: seed.cherry_picks")
+    if any(c not in seeded_branches or c in merges for c in cherry_picks):
+        raise _fail(name, "seed.cherry_picks names a branch no seed item is written on, or one also merged")
+    elsewhere = []
+    for i, raw in enumerate(seed.get("elsewhere") or []):
+        where = f"{name}: seed.elsewhere[{i}]"
+        entry = checked_object(raw, where, _ELSEWHERE_KEYS)
+        kind = _str(entry.get("kind", "note:insight"), f"{where}.kind") or ""
+        if not kind.startswith("note:") or kind[5:] not in NOTE_KINDS:
+            raise _fail(where, f"kind must be a note kind (note:{', note:'.join(NOTE_KINDS)})")
+        elsewhere.append((_str(entry.get("branch"), f"{where}.branch") or "",
+                          int(_num(entry.get("count"), f"{where}.count", lo=1, hi=MAX_ELSEWHERE, integer=True)), kind,
+                          _str(entry.get("subject"), f"{where}.subject", required=False), _str(entry.get("text"), f"{where}.text") or ""))
+    if (cherry_picks or elsewhere) and layer != "branch":
+        raise _fail(name, "seed.cherry_picks and seed.elsewhere need a branch suite")
     return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared))
+                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared),
+                 deletes, cherry_picks, tuple(elsewhere))
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:

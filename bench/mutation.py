@@ -1,0 +1,227 @@
+"""Mutation testing of the rule modules with mutmut, module by module, each against only the tests that cover it.
+
+Usage (from the repository root, in a venv with `pip install -e '.[test]' mutmut`):
+
+    python bench/mutation.py                      # every module in MODULES (slow: about an hour on 2 cores)
+    python bench/mutation.py memory/notes.py ...  # some of them (paths under cortex_engine/)
+    python bench/mutation.py --jobs 2 --out /tmp/mut
+    python bench/mutation.py query/render.py --only '*x_clip*' --only '*x_label_suffix*'   # a sample: some functions
+
+Each module is mutated in its own copy of the working tree (`<out>/<module>/`, so the checkout is never
+touched), `mutmut run` runs there with the module's test files only, and the outcome of every mutant is read
+from mutmut's own records. `<out>/results.json` gathers them; `bench/mutation-equivalent.json` names the
+survivors judged equivalent (same observable behaviour) with the reason, and the score leaves them out:
+
+    score = killed / (mutants checked - equivalent)
+
+With `--only` (mutmut's own name patterns, e.g. `*x_clip*`) only the functions named are mutated: a sample,
+reported as such (the mutants not checked are counted apart).
+
+`MUTATION.md` reports the last run. This is not part of CI: it is too slow for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
+
+# Module (under cortex_engine/) -> the test files that exercise it. Every mutant of the module runs only the
+# tests of these files that reach the mutated function (mutmut records which at its first, clean run).
+MODULES: dict[str, list[str]] = {
+    "memory/notes.py": ["tests/test_notes.py"],
+    "memory/contradiction.py": ["tests/test_contradiction.py"],
+    "memory/merges.py": ["tests/test_merges.py"],
+    "query/retrieval.py": ["tests/test_ranking.py", "tests/test_surfaces.py"],
+    "query/render.py": ["tests/test_surfaces.py", "tests/test_trust_exactness.py", "tests/security/test_budgets.py"],
+    "memory/items.py": ["tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
+    "memory/sharing.py": ["tests/test_sharing.py"],
+    "memory/transfer.py": ["tests/test_transfer.py"],
+    "memory/projection.py": ["tests/test_surfaces.py", "tests/test_capture.py"],
+    "scope/identity.py": ["tests/test_scope.py"],
+    "scope/references.py": ["tests/test_references.py"],
+    "scope/history.py": ["tests/test_history_freshness.py"],
+    "scope/freshness.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
+    "scope/anchors.py": ["tests/test_anchors.py"],
+    "capture/flush.py": ["tests/test_capture.py", "tests/test_session_e2e.py"],
+}
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
+          37: "killed", -24: "timeout", 24: "timeout", 152: "timeout"}
+"""mutmut's exit codes (its `stats.status_by_exit_code`); a timeout counts as killed in the score."""
+
+_IGNORED = shutil.ignore_patterns(".git", ".venv", "mutants", "__pycache__", "*.egg-info", ".hypothesis")
+
+
+_SHOW = """
+import json, sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+names = json.loads(sys.stdin.read())
+print(json.dumps({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}))
+"""
+"""Every survivor's diff in one process (`mutmut show` once per mutant costs a second each)."""
+
+
+def prepare(module: str, tests: list[str], work: Path) -> None:
+    """A copy of the working tree at `work` whose pyproject tells mutmut what to mutate and what to run."""
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(ROOT, work, ignore=_IGNORED)
+    config = {
+        "source_paths": [f"cortex_engine/{module}"],
+        "pytest_add_cli_args_test_selection": tests,
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-x", "-q"],
+        "also_copy": ["cortex_engine", "cortex_tui", "tests", "eval", "hooks", "plugin"],
+    }
+    with (work / "pyproject.toml").open("a", encoding="utf-8") as out:
+        out.write("\n[tool.mutmut]\n")
+        for key, value in config.items():
+            out.write(f"{key} = {json.dumps(value)}\n")
+
+
+def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], budget: float | None,
+        survivors: list[str] | None = None) -> dict[str, object]:
+    """Mutate one module (only the functions `only` names, when given); return each mutant's outcome and the
+    survivors' diffs. With `survivors`, run only those mutants again in the last run's copy, with the tests as
+    they are now (the module itself must not have changed, or the names would not match)."""
+    work = out / module.replace("/", "-").removesuffix(".py")
+    if survivors == ["--collect"]:
+        pass  # read what the last run in `work` recorded (a run that was stopped)
+    elif survivors is None:
+        prepare(module, tests, work)
+    else:
+        shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
+        only = survivors
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    started = time.monotonic()
+    log = (work / "mutmut.log").open("a")
+    if survivors != ["--collect"]:
+        mutmut = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
+                                  cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            mutmut.wait(timeout=budget)
+        except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
+            os.killpg(mutmut.pid, signal.SIGTERM)
+            mutmut.wait()
+    log.close()
+    seconds = round(time.monotonic() - started)
+    meta = work / "mutants" / "cortex_engine" / f"{module}.meta"
+    if not meta.exists():
+        return {"module": module, "error": (work / "mutmut.log").read_text()[-2000:], "seconds": seconds}
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    outcome = {name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()}
+    alive = [name for name, status in outcome.items() if status in ("survived", "no tests")]
+    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(alive), capture_output=True,
+                           text=True)
+    diffs = {name: "\n".join(line for line in diff.splitlines() if line.startswith(("-", "+"))
+                             and not line.startswith(("---", "+++")))
+             for name, diff in (json.loads(shown.stdout) if shown.returncode == 0 else {}).items()}
+    return {"module": module, "tests": tests, "only": only, "seconds": seconds, "outcome": outcome,
+            "survivor_diffs": diffs}
+
+
+_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null)\b", re.IGNORECASE)
+_ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
+_FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
+
+
+def equivalent_by_rule(diff: str) -> str | None:
+    """Why a surviving mutant cannot change behaviour, when one of the rules below says so; None otherwise.
+
+    - SQL is case-insensitive (keywords, table and column names), and so are `sqlite3.Row` keys: a mutant
+      that only changes the case inside a statement or a row subscript reads and writes the same rows.
+    - `_scope_type_of(key, fallback)` returns the fallback only for a scope key of no known type, which the
+      store never holds (keys are built by `scope.identity`): its fallback argument is never used.
+    """
+    minus = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    plus = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    before, after = " ".join(minus), " ".join(plus)
+    if before.lower() == after.lower() and before != after:
+        if _SQL_WORD.search(before):
+            return "case inside SQL or a sqlite3.Row key (both case-insensitive)"
+        if _ROW_KEY.sub(lambda m: m.group(0).lower(), before) == _ROW_KEY.sub(lambda m: m.group(0).lower(), after):
+            return "case of a sqlite3.Row key (case-insensitive)"
+    if before.replace(" ", "") != after.replace(" ", "") and _FALLBACK.search(before):
+        if _FALLBACK.sub(r"\1", before).split(",")[:2] == _FALLBACK.sub(r"\1", after).split(",")[:2]:
+            return "the scope-type fallback (never used: every stored scope key has a known type)"
+    return None
+
+
+def score(result: dict[str, object], equivalent: dict[str, str]) -> dict[str, object]:
+    """Counts and the score of one module's run (mutants not checked, in a sample, are counted apart)."""
+    outcome: dict[str, str] = result.get("outcome", {})  # type: ignore[assignment]
+    diffs: dict[str, str] = result.get("survivor_diffs", {})  # type: ignore[assignment]
+    checked = {name: status for name, status in outcome.items() if status != "not checked"}
+    killed = sum(1 for s in checked.values() if s in ("killed", "timeout"))
+    why = {name: equivalent.get(name) or equivalent_by_rule(diffs.get(name, "")) for name, s in checked.items()
+           if s not in ("killed", "timeout")}
+    left = sorted(name for name, reason in why.items() if reason is None)
+    equiv = len(why) - len(left)
+    judged = len(checked) - equiv
+    return {"module": result["module"], "mutants": len(outcome), "checked": len(checked), "killed": killed,
+            "equivalent": equiv, "not_killed": left, "score": round(100 * killed / judged, 1) if judged else None,
+            "only": result.get("only") or [], "seconds": result.get("seconds")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the modules asked for (all by default) and print one line per module."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="paths under cortex_engine/ (default: every module in MODULES)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/cortex-mutation"), help="work folder")
+    parser.add_argument("--only", action="append", default=[], help="mutate only functions whose mutant names match "
+                        "this pattern (mutmut's, e.g. '*x_clip*'); repeatable")
+    parser.add_argument("--minutes", type=float, help="stop each module's run after this long and report the mutants "
+                        "checked by then (a sample)")
+    parser.add_argument("--again", action="store_true", help="run the last run's surviving mutants of each module "
+                        "again, with the tests as they are now")
+    parser.add_argument("--collect", action="store_true", help="run nothing: read the results a stopped run left "
+                        "in --out")
+    parser.add_argument("--report", action="store_true", help="print the scores of the last run in --out and stop")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in MODULES]
+    if unknown:
+        parser.error(f"unknown module(s): {', '.join(unknown)}; choose from {', '.join(MODULES)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    results_path = args.out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+    if args.report:
+        for module in results:
+            print(json.dumps(score(results[module], equivalent) if "outcome" in results[module] else results[module]))
+        return 0
+    for module in args.modules or list(MODULES):
+        again = None
+        if args.again:
+            if "outcome" not in results.get(module, {}):
+                continue
+            before = score(results[module], equivalent)
+            again = list(before["not_killed"])  # type: ignore[call-overload]
+            if not again:
+                continue
+        fresh = run(module, MODULES[module], args.out, args.jobs, args.only, args.minutes * 60 if args.minutes else None,
+                    ["--collect"] if args.collect else again)
+        if args.collect:
+            fresh["only"] = args.only
+        if again is not None and "outcome" in fresh:  # the rest of the last run stands
+            fresh["only"] = results[module].get("only", [])
+            fresh["seconds"] = results[module].get("seconds")
+        results[module] = fresh
+        results_path.write_text(json.dumps(results, indent=1, sort_keys=True))
+        line = score(results[module], equivalent) if "outcome" in results[module] else results[module]
+        print(json.dumps(line), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
