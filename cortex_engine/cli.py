@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from cortex_engine.base.errors import CortexError, Refused, RuntimeUntrusted, StoreRefused
+from cortex_engine.command_table import GROUPS, Command, arg, command, grouped_help, hidden, lazy
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -43,9 +44,12 @@ def _print(text: str) -> None:
 
 
 def _engine(args: argparse.Namespace):  # noqa: ANN202 - the Engine type is imported lazily
+    """The engine for the command being run: a one-shot read (`reads` in its row) never creates a store."""
     from cortex_engine.engine import open_engine
 
-    return open_engine(args.cwd or os.getcwd())
+    row = COMMAND_BY_NAME.get(getattr(args, "command", None) or "")
+    reads = row is not None and row.reads
+    return open_engine(args.cwd or os.getcwd(), create=not reads, empty_if_missing=reads)
 
 
 def _lenient_limit(value: str) -> int | None:
@@ -101,7 +105,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic (in another scope with --scope)."""
     with _engine(args) as engine:
         return _surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, book=not args.peek,
-                                                 scope=args.scope, limit=args.limit))
+                                                 scope=args.scope, limit=args.limit, adapter="cli"))
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
@@ -320,12 +324,9 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(report)
         return 0
-    refs = report["references"]
-    lines = [
-        f"checked {report['checked']} memor{'y' if report['checked'] == 1 else 'ies'}; {report['stale']} stale; "
-        + (f"{report['drifted']} drifted; " if report.get("drifted") else "") + "references: "
-        + ", ".join(f"{n} {s}" for s, n in refs.items())  # type: ignore[attr-defined]
-    ]
+    from cortex_engine.results import messages
+
+    lines = [messages.freshness_summary(report)]
     for item in report["items"]:  # type: ignore[attr-defined]
         if item["label"]:
             lines.append(f"  {item['id']}  [{item['label']}]")
@@ -386,6 +387,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Seed a demo repository and open the TUI on it (or print its surfaces with --print)."""
     from cortex_engine.ops.demo import demo_target, seed_demo
 
+    if not (args.print or args.json):
+        _require_terminal("`cortex demo --print` prints the demo's surfaces instead")
     target, store_dir = demo_target(args.dir)
     # Said before anything is written, on stderr so --json stays one document.
     sys.stderr.write(f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
@@ -837,14 +840,23 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    """Print a shell completion script generated from this parser."""
+    """Print a shell completion script written from the command table."""
     from cortex_engine.completion import script
 
-    sys.stdout.write(script(args.shell, build_parser()))
+    sys.stdout.write(script(args.shell, COMMANDS, GLOBAL_ARGS))
     return 0
 
 
+def _require_terminal(instead: str) -> None:
+    """The TUI draws on a terminal: without one (a pipe, a script, an agent's shell) it would hang writing escape
+    codes to nobody, so say what to run instead (issue 29)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(f"the Cortex TUI needs a terminal and stdin or stdout is not one; {instead}, and "
+                         "`cortex --help` lists every command")
+
+
 def _run_tui(cwd: str) -> int:
+    _require_terminal("run it in a terminal")
     from cortex_tui.app import run
 
     return run(cwd)
@@ -856,16 +868,6 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------------------
-
-
-class _Ignored:
-    """Swallows the argument definitions of sub-commands a run does not need."""
-
-    def add_argument(self, *args: object, **kwargs: object) -> None:
-        """Ignore one argument definition."""
-
-
-_IGNORED = _Ignored()
 
 
 def _command_of(argv: list[str]) -> str | None:
@@ -886,230 +888,242 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
-COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("everyday", ("note", "recall", "brief", "state", "session-brief", "resolve", "inbox", "tui", "demo", "stats",
-                  "route")),
-    ("inspection and correction", (
-        "list-memory", "inspect-memory", "edit-memory", "delete-memory", "validate-memory", "status", "store",
-        "suggest-notes", "summarize", "consolidate", "read-ledger", "search-ledger", "log", "substitution", "engage",
-        "disengage", "gc", "undo")),
-    ("setup", ("install", "doctor", "serve", "embed", "eval-gate", "backup", "restore")),
+# -- the command table ------------------------------------------------------------------------------
+# To add a command: write its `cmd_*` function above, then ONE row below: `command(name, cmd_x, group, help, arg(...))`
+# with a group from `command_table.GROUPS`, or `hidden(name, cmd_x, why, help, ...)` for a hook entry point or alias.
+# The parser, `cortex --help`, the shell completions and the README check are all read from these rows.
+
+EVERYDAY, INSPECTION, SHARING, SETUP = GROUPS
+_BUDGET = arg("--budget", type=int, help="the token budget (default: the surface's own)")
+_PEEK = arg("--peek", action="store_true", help=PEEK_HELP)
+_ID = arg("id", help="a memory or note id (8 characters or more of it)")
+_INSTALL_ARGS = (
+    arg("--scope", default="user", values=lazy("ops.install", "SCOPES"),
+        help="user (~/.claude) or project (<project>/.claude and .mcp.json)"),
+    arg("--dry-run", action="store_true", help="report every outcome and write nothing"),
+    arg("--force", action="store_true", help="replace hook scripts you edited (a .bak is kept)"),
+    arg("--dir", complete="dir", help="where to write the hook scripts (default ~/.claude/hooks)"),
 )
-"""The commands `cortex --help` lists, by group. The rest are internal (hook entry points, aliases) and unlisted."""
-NO_JSON = frozenset({"tui", "serve"})
-"""Commands where --json means nothing (they open a UI or speak a protocol)."""
-HELP: dict[str, str] = {}
-"""Each command's one-line help, as registered."""
+_RESOLVE_ARGS = (
+    arg("--id", dest="id", help="the note id (instead of NOTE_ID)"),
+    arg("--subject", help="resolve the active note on this subject"),
+    arg("--status", choices=["resolved", "superseded"], default="resolved", help="the status the note takes"),
+    arg("--replacement", help="write this as the new note on the subject"),
+)
 
-
-def _grouped_help() -> str:
-    """The epilog of `cortex --help`: one block per group, each command with its one-line help."""
-    width = max(len(name) for _, names in COMMAND_GROUPS for name in names) + 2
-    blocks = ["cortex COMMAND --help shows one command's options."]
-    for title, names in COMMAND_GROUPS:
-        blocks.append(f"{title}:\n" + "\n".join(f"  {name.ljust(width)}{HELP.get(name, '')}" for name in names))
-    return "\n\n".join(blocks)
+COMMANDS: tuple[Command, ...] = (
+    # everyday
+    command("note", cmd_note, EVERYDAY, "record an insight, decision, intent, blocker or focus",
+            arg("--kind", required=True, values=lazy("memory.items", "NOTE_KINDS"),
+                help="insight | decision | intent | blocker | focus"),
+            arg("--subject", help="what the note is about (required except for insight)"),
+            arg("--alternative", action="append", help="a rejected alternative (repeatable)"),
+            arg("text", nargs="+", help="the note text")),
+    command("recall", cmd_recall, EVERYDAY, "recall memory for a topic (budget 600 tokens)",
+            arg("topic", nargs="+", help="what to recall"), _BUDGET, _PEEK,
+            arg("--detail", choices=["none", "scores"], default=None, help="show each item's scores"),
+            arg("--scope", help="read another scope: a branch name (deleted or not) or a scope key"),
+            arg("--limit", type=int, help="show at most N items, 1-50 (default: as many as fit the budget)"),
+            reads=True),
+    command("brief", cmd_brief, EVERYDAY, "brief memory for a topic (budget 450 tokens)",
+            arg("topic", nargs="+", help="what the brief is about"), _BUDGET, _PEEK,
+            arg("--for", dest="for_agent", help="the agent being briefed"), reads=True),
+    command("state", cmd_state, EVERYDAY, "the working state of this branch (budget 800 tokens)", _BUDGET, _PEEK,
+            reads=True),
+    command("session-brief", cmd_session_brief, EVERYDAY, "the SessionStart brief as it would be injected now",
+            reads=True),
+    command("resolve", cmd_resolve, EVERYDAY, "mark a note resolved or superseded (by id or by subject)",
+            arg("note_id", nargs="?", help="the note to resolve"), *_RESOLVE_ARGS),
+    command("inbox", cmd_inbox, EVERYDAY,
+            "what arrived from outside (decision files by others, imports): list, accept or reject",
+            arg("action", nargs="?", default="list", choices=["list", "accept", "reject"],
+                help="list (the default), accept or reject"),
+            arg("ids", nargs="*", metavar="ID", help="an arrival's id (or its first 8+ characters)"),
+            arg("--all", action="store_true", help="accept or reject every pending arrival of this branch"),
+            arg("--state", default="pending", choices=["pending", "accepted", "rejected", "withdrawn", "all"],
+                help="which arrivals to list (default pending)")),
+    command("tui", cmd_tui, EVERYDAY, "open the operator TUI (the default)", json=False),
+    command("demo", cmd_demo, EVERYDAY, "seed a demo repository and open the TUI on it",
+            arg("--path", "--dir", dest="dir", complete="dir", help="where to create the demo repository"),
+            arg("--no-tui", "--print", dest="print", action="store_true",
+                help="print the demo's surfaces instead of opening the TUI")),
+    command("stats", cmd_stats, EVERYDAY, "token spend (injected, saved, net, ratio) and retrieval health", reads=True),
+    command("route", cmd_route, EVERYDAY, "which Cortex tool to use for what"),
+    # inspection and correction
+    command("list-memory", cmd_list_memory, INSPECTION, "list every memory item (no default filters)",
+            arg("--scope", action="append", help="a scope key (repeat for more; never comma-split)"),
+            arg("--kind", help="comma-separated kinds, e.g. note:decision,command_run"),
+            arg("--state", values=lazy("memory.items", "STATES"),
+                help="comma-separated states: pinned,hot,warm,cold,archived"),
+            arg("--limit", type=_lenient_limit, help="page size (default 20, at most 200; invalid or <= 0 means 20)"),
+            arg("--offset", type=int, default=0, help="skip this many items"),
+            arg("--label", values=lazy("query.inspection", "LABEL_FILTERS"),
+                help="comma-separated labels, any of: contested,stale,drifted,superseded (judged as the listed "
+                     "labels are)"),
+            arg("--text", help="only items whose subject or text contains this (case-insensitive, literal)"),
+            arg("--sort", default="created", values=lazy("query.inspection", "SORTS"),
+                help="created (newest first, the default), kind, state, subject or scope"),
+            arg("--reverse", action="store_true", help="the sort's other direction"), reads=True),
+    command("inspect-memory", cmd_inspect_memory, INSPECTION, "show everything Cortex holds about one memory", _ID,
+            reads=True),
+    command("edit-memory", cmd_edit_memory, INSPECTION, "replace a memory's text (audited)", _ID,
+            arg("--text", help="the new text"),
+            arg("--file", complete="file", help="read the new text from this file")),
+    command("delete-memory", cmd_delete_memory, INSPECTION, "preview deleting a memory; --yes deletes (audited)", _ID,
+            arg("--yes", action="store_true", help="delete (without it: only the preview)")),
+    command("reanchor", cmd_reanchor, INSPECTION,
+            "re-anchor a drifted memory to the current code, once it still holds (audited)", _ID),
+    command("rewrite-moved", cmd_rewrite_moved, INSPECTION,
+            "rewrite a memory's renamed file references to their new paths (audited)", _ID),
+    command("validate-memory", cmd_validate_memory, INSPECTION, "check memory references against the checkout",
+            arg("--topic", nargs="+", help="only memories about this topic"),
+            arg("--all-scopes", action="store_true",
+                help="check every branch and worktree of the store, each against its own checkout"), reads=True),
+    command("status", cmd_status, INSPECTION, "what the store holds for this scope", reads=True),
+    command("store", cmd_store, INSPECTION, "where this directory's store is"),
+    command("suggest-notes", cmd_suggest_notes, INSPECTION,
+            "suggest notes worth saving from a session (writes nothing)",
+            arg("--session", help="a session id (default: the latest)"), reads=True),
+    command("summarize", cmd_summarize, INSPECTION, "write the current session's summary now",
+            arg("description", nargs="*", help="what the session was about")),
+    command("consolidate", cmd_consolidate, INSPECTION, "summarize ended sessions that have none yet"),
+    command("read-ledger", cmd_read_ledger, INSPECTION,
+            "have these files been read in this scope, and did they change since?",
+            arg("paths", nargs="+", complete="file", help="the files"), reads=True),
+    command("search-ledger", cmd_search_ledger, INSPECTION,
+            "did this search already find nothing, and provably still would?",
+            arg("pattern", help="the search pattern"),
+            arg("--path", complete="file", help="where the search looked"),
+            arg("--glob", help="the search's glob"),
+            arg("--type", help="the search's file type"),
+            arg("-i", action="store_true", help="case-insensitive"),
+            arg("--multiline", action="store_true", help="the pattern spans lines"), reads=True),
+    command("log", cmd_log, INSPECTION, "capture one event by hand: read, edit, write, cmd or agent",
+            arg("kind", choices=["read", "edit", "write", "cmd", "agent"], help="the event's kind"),
+            arg("--file", complete="file", help="the file read, edited or written"),
+            arg("--lines", help="accepted for compatibility; whole-file events are recorded"),
+            arg("--cmd", help="the command run"),
+            arg("--exit", type=int, help="the command's exit code"),
+            arg("--stdout", help="the command's output"),
+            arg("--stderr", help="the command's error output"),
+            arg("--desc", help="what an agent was asked")),
+    command("substitution", cmd_substitution, INSPECTION,
+            "verified read substitution for this worktree: on | off | status",
+            arg("action", nargs="?", default="status", choices=["on", "off", "status"],
+                help="turn it on or off, or ask")),
+    command("engage", cmd_engage, INSPECTION, "re-enable capture for this worktree"),
+    command("disengage", cmd_disengage, INSPECTION, "disable capture for this worktree"),
+    command("gc", cmd_gc, INSPECTION, "report what cleanup would remove; --apply removes it",
+            arg("--apply", action="store_true", help="remove it")),
+    command("undo", cmd_undo, INSPECTION, "undo the last resolve, delete, edit or path rewrite in this scope "
+            "(audited; refused if what it changed has changed since)"),
+    # sharing
+    command("promote", cmd_promote, SHARING, "bring a merged branch's notes into this branch (for a squash merge)",
+            arg("--from", dest="source", required=True, metavar="BRANCH", help="the branch to promote from"),
+            arg("--dry-run", action="store_true", help="show what would be promoted; write nothing")),
+    command("publish", cmd_publish, SHARING, "write decisions as MADR files to commit (docs/decisions/; "
+            "CORTEX_DECISIONS_DIR or `git config cortex.decisionsDir` moves it)",
+            arg("ids", nargs="+", metavar="ID", help="a decision's note or memory id")),
+    command("sync", cmd_sync, SHARING, "read the committed decisions folder at HEAD as shared decisions"),
+    command("branches", cmd_branches, SHARING,
+            "every scope of the store: notes, contests, activity, merged into, in git",
+            reads=True),
+    command("export", cmd_export, SHARING,
+            "write every note (kind, subject, alternatives, status, scope, contests) to a file",
+            arg("--format", choices=["jsonl", "markdown"], default="jsonl",
+                help="jsonl (what import reads, the default) or markdown (for reading)"),
+            arg("--scope", action="append",
+                help="a scope key to export (repeatable; `here` = this worktree's scopes; default every scope)"),
+            arg("-o", "--output", complete="file", help="write to this file instead of stdout"), reads=True),
+    command("import", cmd_import, SHARING, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes",
+            arg("file", complete="file", help="an export (.jsonl) or a CLAUDE.md / MEMORY.md"),
+            arg("--scope", help="store every note under this scope key (`here` = this worktree's scope)")),
+    # setup
+    command("install", cmd_install, SETUP,
+            "install the hooks and the MCP server into Claude Code's settings, then run doctor", *_INSTALL_ARGS),
+    command("uninstall", cmd_uninstall, SETUP,
+            "remove what install added (hooks, wiring, MCP entry); keeps .bak copies and the store",
+            arg("--scope", default="user", values=lazy("ops.install", "SCOPES"),
+                help="user (~/.claude) or project (<project>/.claude and .mcp.json)"),
+            arg("--dry-run", action="store_true", help="report every outcome and change nothing"),
+            arg("--dir", complete="dir",
+                help="where install wrote the hook scripts (default: where install writes them)"),
+            arg("--purge", action="store_true", help="also delete this repository's store and runtime folder (asks)"),
+            arg("--yes", action="store_true", help="with --purge: do not ask")),
+    command("doctor", cmd_doctor, SETUP, "diagnose the installation (exit 1 if any check fails)",
+            arg("--hooks-dir", complete="dir", help="where the hook scripts are installed (default ~/.claude/hooks)")),
+    command("serve", cmd_serve, SETUP, "run Cortex as an MCP server over stdio (for Claude Code)", json=False),
+    command("embed", cmd_embed, SETUP, "give every memory item a sentence vector, so recall also finds by meaning "
+            "(needs the semantic extra and CORTEX_SEMANTIC=1)"),
+    command("backup", cmd_backup, SETUP, "copy the whole store (every note, session and ledger) to one file you can move",
+            arg("file", complete="file", help="where to write the backup (refused if it exists, unless --force)"),
+            arg("--force", action="store_true", help="replace FILE if it exists")),
+    command("restore", cmd_restore, SETUP, "put a `cortex backup` file in place as this repository's store",
+            arg("file", complete="file", help="a file written by `cortex backup`"),
+            arg("--force", action="store_true",
+                help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore)")),
+    command("completion", cmd_completion, SETUP, "print a shell completion script: source <(cortex completion bash)",
+            arg("shell", choices=["bash", "zsh", "fish"], help="the shell")),
+    command("eval-gate", cmd_eval_gate, SETUP, "compare every suite with its locked baseline (fails closed)",
+            arg("--suites", default="eval/suites", complete="dir", help="the suites folder"),
+            arg("--baselines", default="eval/baselines", complete="dir", help="the baselines folder"),
+            arg("--coverage", default="eval/kind-coverage.json", complete="file", help="the kind-coverage file"),
+            arg("--regenerate-baseline", metavar="NAME", help="rewrite one suite's baseline (prints what it accepts)")),
+    # hidden: hook entry points, a developer's tool and old names
+    hidden("header", cmd_header, "the hooks' full header; `state` is the person's view",
+           "the full branch-aware working-memory header", reads=True),
+    hidden("inject-header", cmd_inject_header, "the SessionStart hook's entry point",
+           "SessionStart: start a session, engage capture, print the brief",
+           arg("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)"),
+           arg("--from-project", action="store_true",
+               help="run by the project's own wiring; without it, a --quiet run stands down where the project "
+                    "wires Cortex (`install --scope project`), so a session starts once")),
+    hidden("flush-spool", cmd_flush_spool, "the capture hooks' entry point",
+           "replay the worktree's capture spool into the store",
+           arg("--embed", action="store_true", help="then embed new items (the semantic extra; the detached flush)")),
+    hidden("hook", cmd_hook, "Claude Code's hook entry point", "handle one Claude Code hook event (payload on stdin; "
+           "always exits 0)",
+           arg("action", choices=["dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn",
+                                  "reflect-pre", "reflect-prompt"], help="the hook event")),
+    hidden("reflect", cmd_reflect, "a hook reflex run by hand, for debugging hooks",
+           "run a reflex by hand: the consult hint or the whisper",
+           arg("--event", choices=["prompt", "edit", "cmd"], required=True, help="which reflex"),
+           arg("--prompt", help="the prompt (for --event prompt)"),
+           arg("--file", complete="file", help="the file being edited (for --event edit)"),
+           arg("--cmd", help="the command (for --event cmd)")),
+    hidden("evaluate", cmd_evaluate, "a developer's tool; eval-gate is the check",
+           "run a retrieval-quality suite (or topics on the live store) and print JSON",
+           arg("--suite", complete="file", help="a suite file, e.g. eval/suites/stemming.json"),
+           arg("--compare", complete="file", help="a baseline file to compare the result with"),
+           arg("--topics", help="comma-separated topics to evaluate against the live store")),
+    hidden("note-resolve", cmd_resolve, "the old name of resolve", "mark a note resolved or superseded (by id or by "
+           "subject)", *_RESOLVE_ARGS),
+    hidden("install-hooks", cmd_install, "the old name of install",
+           "install the hooks and the MCP server into Claude Code's settings, then run doctor", *_INSTALL_ARGS),
+)
+"""Every `cortex` sub-command, in the order `--help` lists them within a group."""
+COMMAND_BY_NAME = {c.name: c for c in COMMANDS}
+GLOBAL_ARGS = (
+    arg("--version", action="version", version="cortex 0.1.0"),
+    arg("-C", "--cwd", complete="dir", help="work as if started in this directory"),
+)
+"""The options before the sub-command."""
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with `only`, just that sub-command (hooks start faster without the other forty)."""
+    """The argument parser from `COMMANDS`; with `only`, just that sub-command (hooks start faster without the rest)."""
     parser = _Parser(prog="cortex", description="Trust, freshness and economy for coding-agent memory.",
                      usage="cortex [-h] [--version] [-C CWD] [COMMAND ...]", formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version="cortex 0.1.0")
-    parser.add_argument("-C", "--cwd", help="work as if started in this directory")
+    for a in GLOBAL_ARGS:
+        parser.add_argument(*a.flags, **a.kw)
     parser.set_defaults(func=cmd_tui, json=False)
-    parser.command_names = set()  # type: ignore[attr-defined]
-    # The flat listing is suppressed: the epilog lists commands by group, and internals not at all.
+    # The flat listing is suppressed: the epilog lists commands by group, and hidden ones not at all.
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND", help=argparse.SUPPRESS)
-
-    def add(name: str, func: Callable[[argparse.Namespace], int], help_text: str, **kw: object) -> argparse.ArgumentParser:
-        if only is not None and name != only:
-            return _IGNORED  # type: ignore[return-value]
-        parser.command_names.add(name)  # type: ignore[attr-defined]
-        # No `help=`: the flat listing stays empty and the epilog lists commands by group (internals unlisted).
-        p = sub.add_parser(name, description=help_text, **kw)  # type: ignore[arg-type]
-        HELP[name] = help_text
-        if name not in NO_JSON:
-            p.add_argument("--json", action="store_true", help="print the result as JSON")
-        p.set_defaults(func=func, json=False)
-        return p
-
-    p = add("note", cmd_note, "record an insight, decision, intent, blocker or focus")
-    p.add_argument("--kind", required=True, help="insight | decision | intent | blocker | focus")
-    p.add_argument("--subject", help="what the note is about (required except for insight)")
-    p.add_argument("--alternative", action="append", help="a rejected alternative (repeatable)")
-    p.add_argument("text", nargs="+", help="the note text")
-
-    for name, func, budget_help in (("recall", cmd_recall, 600), ("brief", cmd_brief, 450)):
-        p = add(name, func, f"{name} memory for a topic (budget {budget_help} tokens)")
-        p.add_argument("topic", nargs="+")
-        p.add_argument("--budget", type=int)
-        p.add_argument("--peek", action="store_true", help=PEEK_HELP)
-        if name == "recall":
-            p.add_argument("--detail", choices=["none", "scores"], default=None)
-            p.add_argument("--scope", help="read another scope: a branch name (deleted or not) or a scope key")
-            p.add_argument("--limit", type=int, help="show at most N items, 1-50 (default: as many as fit the budget)")
-        else:
-            p.add_argument("--for", dest="for_agent", help="the agent being briefed")
-    p = add("state", cmd_state, "the working state of this branch (budget 800 tokens)")
-    p.add_argument("--budget", type=int)
-    p.add_argument("--peek", action="store_true", help=PEEK_HELP)
-    add("session-brief", cmd_session_brief, "the SessionStart brief as it would be injected now")
-    add("header", cmd_header, "the full branch-aware working-memory header")
-    p = add("inject-header", cmd_inject_header, "SessionStart: start a session, engage capture, print the brief")
-    p.add_argument("--quiet", action="store_true", help="print only the 150-token session brief (hook mode)")
-    p.add_argument("--from-project", action="store_true",
-                   help="run by the project's own wiring; without it, a --quiet run stands down where the project "
-                        "wires Cortex (`install --scope project`), so a session starts once")
-    p = add("flush-spool", cmd_flush_spool, "replay the worktree's capture spool into the store")
-    p.add_argument("--embed", action="store_true", help="then embed new items (the semantic extra; the detached flush)")
-    add("embed", cmd_embed, "give every memory item a sentence vector, so recall also finds by meaning "
-        "(needs the semantic extra)")
-    p = add("read-ledger", cmd_read_ledger, "have these files been read in this scope, and did they change since?")
-    p.add_argument("paths", nargs="+")
-    p = add("log", cmd_log, "capture one event by hand: read, edit, write, cmd or agent")
-    p.add_argument("kind", choices=["read", "edit", "write", "cmd", "agent"])
-    p.add_argument("--file")
-    p.add_argument("--lines", help="accepted for compatibility; whole-file events are recorded")
-    p.add_argument("--cmd")
-    p.add_argument("--exit", type=int)
-    p.add_argument("--stdout")
-    p.add_argument("--stderr")
-    p.add_argument("--desc")
-    p = add("substitution", cmd_substitution, "verified read substitution for this worktree: on | off | status")
-    p.add_argument("action", nargs="?", default="status", choices=["on", "off", "status"])
-    p = add("search-ledger", cmd_search_ledger, "did this search already find nothing, and provably still would?")
-    p.add_argument("pattern")
-    p.add_argument("--path")
-    p.add_argument("--glob")
-    p.add_argument("--type")
-    p.add_argument("-i", action="store_true", help="case-insensitive")
-    p.add_argument("--multiline", action="store_true")
-    add("engage", cmd_engage, "re-enable capture for this worktree")
-    p = add("hook", cmd_hook, "handle one Claude Code hook event (payload on stdin; always exits 0)")
-    p.add_argument("action", choices=["dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn",
-                                      "reflect-pre", "reflect-prompt"])
-    p = add("reflect", cmd_reflect, "run a reflex by hand: the consult hint or the whisper")
-    p.add_argument("--event", choices=["prompt", "edit", "cmd"], required=True)
-    p.add_argument("--prompt")
-    p.add_argument("--file")
-    p.add_argument("--cmd")
-    add("stats", cmd_stats, "token spend (injected, saved, net, ratio) and retrieval health")
-    p = add("suggest-notes", cmd_suggest_notes, "suggest notes worth saving from a session (writes nothing)")
-    p.add_argument("--session")
-    p = add("summarize", cmd_summarize, "write the current session's summary now")
-    p.add_argument("description", nargs="*")
-    add("consolidate", cmd_consolidate, "summarize ended sessions that have none yet")
-    add("disengage", cmd_disengage, "disable capture for this worktree")
-    p = add("evaluate", cmd_evaluate, "run a retrieval-quality suite (or topics on the live store) and print JSON")
-    p.add_argument("--suite", help="a suite file, e.g. eval/suites/stemming.json")
-    p.add_argument("--compare", help="a baseline file to compare the result with")
-    p.add_argument("--topics", help="comma-separated topics to evaluate against the live store")
-    p = add("eval-gate", cmd_eval_gate, "compare every suite with its locked baseline (fails closed)")
-    p.add_argument("--suites", default="eval/suites")
-    p.add_argument("--baselines", default="eval/baselines")
-    p.add_argument("--coverage", default="eval/kind-coverage.json")
-    p.add_argument("--regenerate-baseline", metavar="NAME", help="rewrite one suite's baseline (prints what it accepts)")
-
-    for name in ("resolve", "note-resolve"):
-        p = add(name, cmd_resolve, "mark a note resolved or superseded (by id or by subject)")
-        if name == "resolve":
-            p.add_argument("note_id", nargs="?")
-        p.add_argument("--id", dest="id")
-        p.add_argument("--subject")
-        p.add_argument("--status", choices=["resolved", "superseded"], default="resolved")
-        p.add_argument("--replacement", help="write this as the new note on the subject")
-
-    p = add("list-memory", cmd_list_memory, "list every memory item (no default filters)")
-    p.add_argument("--scope", action="append", help="a scope key (repeat for more; never comma-split)")
-    p.add_argument("--kind", help="comma-separated kinds, e.g. note:decision,command_run")
-    p.add_argument("--state", help="comma-separated states: pinned,hot,warm,cold,archived")
-    p.add_argument("--limit", type=_lenient_limit, help="page size (default 20, at most 200; invalid or <= 0 means 20)")
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--label", help="comma-separated labels, any of: contested,stale,drifted,superseded (judged as "
-                                   "the listed labels are)")
-    p.add_argument("--text", help="only items whose subject or text contains this (case-insensitive, literal)")
-    p.add_argument("--sort", default="created", help="created (newest first, the default), kind, state, subject or scope")
-    p.add_argument("--reverse", action="store_true", help="the sort's other direction")
-    p = add("inspect-memory", cmd_inspect_memory, "show everything Cortex holds about one memory")
-    p.add_argument("id")
-    p = add("edit-memory", cmd_edit_memory, "replace a memory's text (audited)")
-    p.add_argument("id")
-    p.add_argument("--text")
-    p.add_argument("--file")
-    p = add("delete-memory", cmd_delete_memory, "preview deleting a memory; --yes deletes (audited)")
-    p.add_argument("id")
-    p.add_argument("--yes", action="store_true")
-    p = add("reanchor", cmd_reanchor, "re-anchor a drifted memory to the current code, once it still holds (audited)")
-    p.add_argument("id")
-    p = add("rewrite-moved", cmd_rewrite_moved, "rewrite a memory's renamed file references to their new paths (audited)")
-    p.add_argument("id")
-    p = add("validate-memory", cmd_validate_memory, "check memory references against the checkout")
-    p.add_argument("--topic", nargs="+")
-    p.add_argument("--all-scopes", action="store_true",
-                   help="check every branch and worktree of the store, each against its own checkout")
-    p = add("promote", cmd_promote, "bring a merged branch's notes into this branch (for a squash merge)")
-    p.add_argument("--from", dest="source", required=True, metavar="BRANCH", help="the branch to promote from")
-    p.add_argument("--dry-run", action="store_true", help="show what would be promoted; write nothing")
-    p = add("publish", cmd_publish, "write decisions as MADR files to commit (docs/decisions/; CORTEX_DECISIONS_DIR "
-                                    "or `git config cortex.decisionsDir` moves it)")
-    p.add_argument("ids", nargs="+", metavar="ID", help="a decision's note or memory id")
-    add("sync", cmd_sync, "read the committed decisions folder at HEAD as shared decisions")
-    p = add("inbox", cmd_inbox, "what arrived from outside (decision files by others, imports): list, accept or reject")
-    p.add_argument("action", nargs="?", default="list", choices=["list", "accept", "reject"],
-                   help="list (the default), accept or reject")
-    p.add_argument("ids", nargs="*", metavar="ID", help="an arrival's id (or its first 8+ characters)")
-    p.add_argument("--all", action="store_true", help="accept or reject every pending arrival of this branch")
-    p.add_argument("--state", default="pending", choices=["pending", "accepted", "rejected", "withdrawn", "all"],
-                   help="which arrivals to list (default pending)")
-    add("branches", cmd_branches, "every scope of the store: notes, contests, activity, merged into, in git")
-    add("store", cmd_store, "where this directory's store is")
-    add("status", cmd_status, "what the store holds for this scope")
-    p = add("demo", cmd_demo, "seed a demo repository and open the TUI on it")
-    p.add_argument("--path", "--dir", dest="dir", help="where to create the demo repository")
-    p.add_argument("--no-tui", "--print", dest="print", action="store_true",
-                   help="print the demo's surfaces instead of opening the TUI")
-    add("tui", cmd_tui, "open the operator TUI (the default)")
-    add("serve", cmd_serve, "run Cortex as an MCP server over stdio (for Claude Code)")
-    add("route", cmd_route, "which Cortex tool to use for what")
-    for name in ("install", "install-hooks"):
-        p = add(name, cmd_install, "install the hooks and the MCP server into Claude Code's settings, then run doctor")
-        p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
-        p.add_argument("--dry-run", action="store_true", help="report every outcome and write nothing")
-        p.add_argument("--force", action="store_true", help="replace hook scripts you edited (a .bak is kept)")
-        p.add_argument("--dir", help="where to write the hook scripts (default ~/.claude/hooks)")
-    p = add("uninstall", cmd_uninstall, "remove what install added (hooks, wiring, MCP entry); keeps .bak copies and the store")
-    p.add_argument("--scope", default="user", help="user (~/.claude) or project (<project>/.claude and .mcp.json)")
-    p.add_argument("--dry-run", action="store_true", help="report every outcome and change nothing")
-    p.add_argument("--dir", help="where install wrote the hook scripts (default: where install writes them)")
-    p.add_argument("--purge", action="store_true", help="also delete this repository's store and runtime folder (asks)")
-    p.add_argument("--yes", action="store_true", help="with --purge: do not ask")
-    p = add("doctor", cmd_doctor, "diagnose the installation (exit 1 if any check fails)")
-    p.add_argument("--hooks-dir", help="where the hook scripts are installed (default ~/.claude/hooks)")
-    p = add("export", cmd_export, "write every note (kind, subject, alternatives, status, scope, contests) to a file")
-    p.add_argument("--format", choices=["jsonl", "markdown"], default="jsonl",
-                   help="jsonl (what import reads, the default) or markdown (for reading)")
-    p.add_argument("--scope", action="append",
-                   help="a scope key to export (repeatable; `here` = this worktree's scopes; default every scope)")
-    p.add_argument("-o", "--output", help="write to this file instead of stdout")
-    p = add("import", cmd_import, "import a Cortex export, or a CLAUDE.md / MEMORY.md as insight notes")
-    p.add_argument("file")
-    p.add_argument("--scope", help="store every note under this scope key (`here` = this worktree's scope)")
-    add("undo", cmd_undo, "undo the last resolve, delete, edit or path rewrite in this scope (audited; refused if "
-                          "what it changed has changed since)")
-    p = add("backup", cmd_backup, "copy the whole store (every note, session and ledger) to one file you can move")
-    p.add_argument("file", help="where to write the backup (refused if it exists, unless --force)")
-    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    p = add("restore", cmd_restore, "put a `cortex backup` file in place as this repository's store")
-    p.add_argument("file", help="a file written by `cortex backup`")
-    p.add_argument("--force", action="store_true",
-                   help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore)")
-    p = add("completion", cmd_completion, "print a shell completion script: source <(cortex completion bash)")
-    p.add_argument("shell", choices=["bash", "zsh", "fish"])
-    p = add("gc", cmd_gc, "report what cleanup would remove; --apply removes it")
-    p.add_argument("--apply", action="store_true")
+    for row in COMMANDS:
+        if only is None or row.name == only:
+            row.add_to(sub)
     if only is None:
-        parser.epilog = _grouped_help()
+        parser.epilog = grouped_help(COMMANDS)
     return parser
 
 
@@ -1119,9 +1133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_json = "--json" in argv
     try:
         command = _command_of(argv)
-        parser = build_parser(command)
-        if command is not None and command not in parser.command_names:  # type: ignore[attr-defined]
-            parser = build_parser()  # an unknown command: let the full parser say so
+        # an unknown command: the full parser says so
+        parser = build_parser(command if command in COMMAND_BY_NAME else None)
         args = parser.parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), "usage", wants_json, EXIT_USAGE)

@@ -28,8 +28,8 @@ from cortex_engine.scope.freshness import Validation, Validator, checkouts, refr
 from cortex_engine.scope.identity import (Scope, StoreIdentity, detect_scope, locate_git, project_scope_key,
                                           store_identity)
 from cortex_engine.store import queries as store_queries
-from cortex_engine.store.database import (IN_SCOPE, SCHEMA_VERSION, in_scopes, open_store, remember_scopes, store_error,
-                                          transaction)
+from cortex_engine.store.database import (IN_SCOPE, SCHEMA_VERSION, in_scopes, open_empty, open_store, remember_scopes,
+                                          store_error, transaction)
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
@@ -143,8 +143,10 @@ class Engine:
     """The Cortex engine over one store, seen from one working directory's scope."""
 
     def __init__(self, cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
-                 create: bool = True) -> None:
-        """Open (creating and migrating forward) the store for `cwd`; with `create=False`, only one that exists.
+                 create: bool = True, empty_if_missing: bool = False) -> None:
+        """Open (creating and migrating forward) the store for `cwd`; with `create=False`, only one that exists;
+        with `empty_if_missing` as well, a missing store reads as an empty one held in memory (nothing is created:
+        the CLI's one-shot reads).
 
         Raises:
             StoreRefused: the store was written by a newer version, its version is corrupt, or SQLite cannot
@@ -166,9 +168,12 @@ class Engine:
         if not create and not self.identity.db_path.exists():
             from cortex_engine.base.errors import StoreUnavailable
 
-            raise StoreUnavailable(f"no Cortex store for {self.cwd}; nothing was created (was its repository moved or "
-                                   "deleted?)", code="store_missing", path=str(self.identity.db_path))
-        self.conn: sqlite3.Connection = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
+            if not empty_if_missing:
+                raise StoreUnavailable(f"no Cortex store for {self.cwd}; nothing was created (was its repository moved "
+                                       "or deleted?)", code="store_missing", path=str(self.identity.db_path))
+            self.conn: sqlite3.Connection = open_empty(root=self.identity.root, now=self.now())
+        else:
+            self.conn = open_store(self.identity.db_path, root=self.identity.root, now=self.now())
         self._store_file = _file_id(self.identity.db_path)
         self._consulted: str | None = None
         self.dense_problem: str | None = None
@@ -519,7 +524,7 @@ class Engine:
     # -- surfaces -------------------------------------------------------------------------------
 
     def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
-               scope: str | None = None, limit: int | None = None) -> Surface:
+               scope: str | None = None, limit: int | None = None, adapter: str = "mcp") -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
@@ -528,6 +533,7 @@ class Engine:
                 are led by the scope they come from.
             limit: show at most this many ranked items (1..50); by default as many as fit the budget, at most
                 50 (`surfaces.recall` states the rule).
+            adapter: the caller's surface (`mcp` or `cli`): a hint names the next step in its words.
 
         Raises:
             NotFound: `scope` names nothing in the store.
@@ -543,11 +549,12 @@ class Engine:
             keys = merges.scope_keys_for(self.conn, self.scope, scope)
             lead = f"From scope {strip_control(scope.strip())} (not this branch; read only when asked):"
             ctx = records.replace(self._context(dense=True), scope_key=keys[0], scope_keys=keys)
-            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit)
+            inner = surfaces.recall(ctx, topic, max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit,
+                                    adapter)
             surface = Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
                               inner.total_candidates, inner.retrievers)
         else:
-            surface = surfaces.recall(self._context(dense=True), topic, budget, detail, limit)
+            surface = surfaces.recall(self._context(dense=True), topic, budget, detail, limit, adapter)
         if not book:
             return surface
         self.mark_consulted()
@@ -1352,6 +1359,7 @@ def semantic_installed() -> bool:
 
 
 def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
-                create: bool = True) -> Engine:
-    """Open the engine for a working directory (see `Engine`; `create=False` opens only a store that exists)."""
-    return Engine(cwd, home=home, clock=clock, create=create)
+                create: bool = True, empty_if_missing: bool = False) -> Engine:
+    """Open the engine for a working directory (see `Engine`; `create=False` opens only a store that exists, and
+    with `empty_if_missing` reads a missing one as empty, creating nothing)."""
+    return Engine(cwd, home=home, clock=clock, create=create, empty_if_missing=empty_if_missing)

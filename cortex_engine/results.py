@@ -49,7 +49,13 @@ _HOME = {
     "store_error": "store.database",
 }
 
-__all__ = sorted(_HOME)
+__all__ = [  # written out, not computed: mypy and ruff read a literal (issue 27); a test keeps it equal to _HOME
+    "ARRIVAL_STATES", "Arrival", "Deletion", "GC_STEPS", "Inspection", "KIND_WEIGHTS", "LABEL_FILTERS", "Location",
+    "Page", "PageKey", "ROUTE", "Resolution", "STATES", "Surface", "Verdict", "collapse", "cortex_home",
+    "defuse_labels", "describe_arrival", "fmt_tokens", "humanize_kind", "label_tag", "messages", "note_content",
+    "read_head", "render_jsonl", "render_markdown", "render_stats", "scope_label", "short_kind", "split_trailers",
+    "store_error", "strip_control", "text_diff",
+]
 
 
 def __getattr__(name: str) -> object:

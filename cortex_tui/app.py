@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from textual import on, work
+from textual.actions import parse
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -26,9 +26,9 @@ from cortex_engine.base.clock import Clock, clock_from_env
 from cortex_engine.base.errors import StoreRefused
 
 from .data.snapshot import Snapshot, load_snapshot
-from .data.text import count
 from .data.target import StoreTarget
 from .failures import report_worker_failure
+from .keys import Key, KeyCommands, help_rows, key_action, label, screen_keys
 from .live import StoreWatcher
 from .messages import FreshnessReady, SnapshotReady, StoreChanged, StoreUnavailable
 from .screens.main import MainScreen
@@ -51,8 +51,12 @@ class CortexApp(App[None]):
     TITLE = "Cortex"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide"), (ROOMY, "-roomy")]
     """Below 100 the overview stacks; from ROOMY the Memory tab puts the inspection beside the table."""
-    BINDINGS = [Binding("f1", "help", "Help", show=False)]
+    BINDINGS = [
+        Key("f1", "help", "Help", show=False, title="Help", tooltip="this help: the keys and what the labels mean"),
+    ]
     """Global keys beyond Textual's (ctrl+q quit, ctrl+p palette); screens own the feature keys."""
+    COMMANDS = {KeyCommands}
+    """The command palette: every documented key's action, found by its name or its description."""
 
     snapshot: var[Snapshot | None] = var(None, init=False)
     """The newest store read (None until the first load)."""
@@ -215,12 +219,9 @@ class CortexApp(App[None]):
         texts = report.pop("texts")
         self.freshness = (report, texts)
         if message.announce:
-            refs = report["references"]
-            self.notify(
-                f"checked {count(report['checked'], 'memory', 'memories')}; {report['stale']} stale; references: "
-                + ", ".join(f"{n} {state}" for state, n in refs.items()),
-                title="Freshness re-validated", markup=False,
-            )
+            from cortex_engine.results import messages
+
+            self.notify(messages.freshness_summary(report), title="Freshness re-validated", markup=False)
 
     @on(StoreUnavailable)
     def _store_unavailable(self, message: StoreUnavailable) -> None:
@@ -316,43 +317,23 @@ class CortexApp(App[None]):
         self.notify("Reloading from the store.", title="Refresh", timeout=2)
 
     def action_help(self) -> None:
-        """Show the keys and what the labels mean."""
+        """Show the keys of the screen underneath, and what the labels mean."""
         from .dialogs.help_dialog import HelpDialog
 
-        self.push_screen(HelpDialog())
+        palette = (self.COMMAND_PALETTE_BINDING, "command palette: every key's action by name; typing matches these "
+                   "descriptions too")  # Textual's own binding: rebinding it would take the footer's hint
+        self.push_screen(HelpDialog([*help_rows(screen_keys(self.screen)), palette]))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Every key's action by name in the command palette, then Textual's own."""
-        if isinstance(screen, MainScreen):
-            if self.snapshot is not None and self.snapshot.inbox:
-                yield SystemCommand("Inbox", "Accept or reject what arrived from outside (i)", screen.action_inbox)
-            yield SystemCommand("Resolve contest", "Keep one side or resolve both (c)", screen.action_resolve)
-            yield SystemCommand("Edit memory", "Edit the highlighted memory, audited (e)", screen.action_edit)
-            yield SystemCommand("Delete memory", "Preview, then confirm deleting the highlighted memory (d)",
-                                screen.action_delete)
-            yield SystemCommand("Search memory", "Recall a topic exactly as the agent would (/)", screen.action_search)
-            yield SystemCommand("Re-validate freshness", "Check every reference against the checkout (v)",
-                                screen.action_revalidate)
-            yield SystemCommand("Open in editor", "Open the highlighted Freshness item's file in $EDITOR (o)",
-                                screen.action_open_editor)
-            yield SystemCommand("Fix moved path", "Rewrite the highlighted Freshness item's moved path, audited (m)",
-                                screen.action_rewrite_moved)
-            yield SystemCommand("Audit diff", "The highlighted memory's corrections as word diffs (a)", screen.action_audit)
-            yield SystemCommand("Copy text", "Copy the highlighted memory's text to the clipboard (Y)",
-                                screen.action_copy_text)
-            yield SystemCommand("Switch scope", "This branch or every scope in the Memory tab (s)",
-                                screen.action_toggle_scope)
-            yield SystemCommand("Filter memory by text", "Only items whose subject or text contains it (f)",
-                                screen.action_filter_text)
-            yield SystemCommand("Filter memory by label", "Contested, stale, drifted, superseded, then all (l)",
-                                screen.action_cycle_label)
-            yield SystemCommand("Sort memory", "By the next column of the Memory table (o; O reverses)",
-                                screen.action_cycle_sort)
-            for tab, key in (("overview", "1"), ("memory", "2"), ("activity", "3")):
-                yield SystemCommand(f"Show {tab}", f"Switch to the {tab.capitalize()} tab ({key})",
-                                    lambda tab=tab: screen.action_show_tab(tab))
-        yield SystemCommand("Refresh", "Reload everything from the store (r)", self.action_refresh)
-        yield SystemCommand("Help", "Keys and what the labels mean (?)", self.action_help)
+        """Every titled key of the screen (and the app) by name in the command palette, then Textual's own."""
+        titles = set()
+        for key in screen_keys(screen):
+            if key.live_only and not screen.check_action(*parse(key.action)[1:]):
+                continue
+            if key.title and key.title not in titles:
+                titles.add(key.title)
+                yield SystemCommand(key.title, f"{key.tooltip[:1].upper()}{key.tooltip[1:]} ({label(key)})",
+                                    key_action(screen, key.action))
         yield from super().get_system_commands(screen)
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -66,6 +67,28 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     return home
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cortex_bin(tmp_path: Path) -> Path:
+    """An executable `cortex` that runs this checkout with this interpreter (what install bakes into the hooks)."""
+    path = tmp_path / "bin" / "cortex"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cortex_engine.cli "$@"\n')
+        path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def bin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This checkout's `cortex`, first on PATH for the test: tests that run `cortex` by name (install's portable
+    project scope, the benchmark) pass from a virtualenv that is not activated (issue 27)."""
+    path = cortex_bin(tmp_path)
+    monkeypatch.setenv("PATH", f"{path.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return path
 
 
 def git(repo: Path, *args: str) -> str:

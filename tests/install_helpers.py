@@ -9,20 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import Run
+from tests.conftest import ROOT, Run, cortex_bin
 
-ROOT = Path(__file__).resolve().parent.parent
+__all__ = ["NOW", "ROOT", "cortex", "cortex_bin", "commands", "digest", "settings", "tree"]
+
 NOW = "2026-08-02T18:00:00Z"
-
-
-def cortex_bin(tmp_path: Path) -> Path:
-    """An executable `cortex` that runs this checkout (what install bakes into the hooks in tests)."""
-    path = tmp_path / "bin" / "cortex"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cortex_engine.cli "$@"\n')
-        path.chmod(0o755)
-    return path
 
 
 def cortex(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, str] | None = None) -> Run:

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path) -> None:
+def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path, bin_path: Path) -> None:
     """`bench/run.py --tiers 1000 --quick` writes results.json and RESULTS.md with every figure measured."""
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiers", "1000", "--quick", "--no-locomo",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)

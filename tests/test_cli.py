@@ -458,3 +458,32 @@ def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:
     topical = ok_json(repo.path, "validate-memory", "--topic", "loader NEAR(")
     assert (topical["topic"], [i["id"] for i in topical["items"]]) == ("loader NEAR(", [f"notes:{moved}"])
     assert held(repo.path) == before
+
+
+# -- issue 29: no terminal, no store, the caller's surface -------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [(), ("tui",), ("-C", "."), ("demo", "--dir", "demo")], ids=str)
+def test_the_tui_without_a_terminal_says_what_to_do(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """Bare `cortex` with no terminal started the TUI and hung writing escape codes: now one line and exit 2."""
+    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *argv], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=60)
+    err = done.stderr.decode()
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert err.startswith("cortex: ") and err.count("\n") == 1 and "cortex --help" in err
+    assert not (tmp_path / "demo").exists()  # the demo is not seeded for a TUI that cannot open
+
+
+def test_one_shot_reads_create_no_store(tmp_path: Path) -> None:
+    """`cortex recall` in a folder that is not a repository created a store; reads now answer as an empty store
+    would and create nothing, and the no-matches hint names the CLI's `cortex state`, not the MCP tool."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    home = Path(os.environ["CORTEX_HOME"])
+    assert ok(plain, "recall", "kafka") == ('No matches for "kafka". Try a broader topic, or cortex state for the '
+                                            "working set.\n")
+    for argv in (("state",), ("session-brief",), ("status",), ("list-memory",), ("branches",), ("export",)):
+        assert cortex(plain, *argv).code == 0, argv
+    assert not home.exists() and list(plain.iterdir()) == []
+    assert cortex(plain, "note", "--kind", "insight", "writes still create the store").code == 0
+    assert home.exists()

@@ -273,6 +273,20 @@ def test_every_result_name_resolves_to_its_stage() -> None:
         results.not_a_result  # noqa: B018 - the attribute access is the test
 
 
+def test_results_names_its_exports_literally() -> None:
+    """Issue 27: a computed `__all__` hid the re-exported names from mypy --strict and ruff. It is a literal list,
+    naming exactly what the TYPE_CHECKING imports bring and what the lazy table resolves."""
+    from cortex_engine import results
+
+    tree = ast.parse((ROOT / "cortex_engine" / "results.py").read_text(encoding="utf-8"))
+    [assigned] = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+    listed = ast.literal_eval(assigned)  # a computed value raises here
+    imported = {alias.asname or alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").startswith("cortex_engine.") for alias in n.names}
+    assert sorted(listed) == sorted(imported) == sorted(results._HOME)
+
+
 def test_the_labels_are_spelled_in_one_module() -> None:
     """`[contested]`, `(superseded)`, `(resolved)` and the `[stale|moved|drifted: …]` shapes are written only in
     `base/labels.py`: rendering, defusing and every text shown about them quote it, so none can drift apart.

@@ -15,7 +15,7 @@ from cortex_engine.ops import wiring
 from cortex_engine.ops.wiring import WIRINGS
 
 from .conftest import Repo
-from .install_helpers import commands, cortex, cortex_bin, digest, settings, tree
+from .install_helpers import commands, cortex, digest, settings, tree
 
 CAPTURE = "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|Grep|Agent"
 
@@ -24,12 +24,6 @@ CAPTURE = "Read|Edit|Write|MultiEdit|NotebookEdit|Bash|Grep|Agent"
 def home(isolated_home: Path) -> Path:
     """The temp HOME of this test."""
     return isolated_home
-
-
-@pytest.fixture
-def bin_path(tmp_path: Path) -> Path:
-    """The cortex executable install bakes in."""
-    return cortex_bin(tmp_path)
 
 
 def hooks(home: Path) -> Path:
@@ -187,15 +181,20 @@ def test_unknown_scope_is_rejected(repo: Repo, home: Path, bin_path: Path) -> No
 
 
 def test_dry_run_writes_nothing_and_runs_no_doctor(repo: Repo, home: Path, bin_path: Path) -> None:
-    """--dry-run reports every outcome, writes nothing, and has nothing to diagnose."""
+    """--dry-run reports every outcome in the conditional (it printed `WROTE settings` while writing nothing), writes
+    nothing, and has nothing to diagnose."""
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text('{"theme": "dark"}\n')
     before = tree(home, repo.path)
     run = cortex(repo.path, "install", "--dry-run", bin_path=bin_path)
     assert run.code == 0
-    assert "NEW    hook:cortex-capture.sh" in run.out and "Re-run without --dry-run to apply." in run.out
+    assert "WOULD CREATE  hook:cortex-capture.sh" in run.out and "Re-run without --dry-run to apply." in run.out
+    assert "WOULD WRITE   settings" in run.out and "WROTE" not in run.out and "NEW " not in run.out
     assert "Cortex doctor" not in run.out
     as_json = cortex(repo.path, "install", "--dry-run", "--json", bin_path=bin_path).data()
     assert as_json["dry_run"] is True and as_json["diagnostic"] is None
-    assert {a["status"] for a in as_json["actions"]} == {"created"}
+    assert {a["name"]: a["status"] for a in as_json["actions"]}["settings"] == "updated"
+    assert {a["status"] for a in as_json["actions"]} == {"created", "updated"}
     assert digest(tree(home, repo.path)) == digest(before)
 
 

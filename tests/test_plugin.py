@@ -221,10 +221,10 @@ def test_doctor_says_when_the_enabled_plugin_is_not_installed(repo: Repo, isolat
     assert report["exit_code"] == 1
 
 
-def test_project_scope_doctor_names_what_this_machine_lacks(repo: Repo, isolated_home: Path, tmp_path: Path) -> None:
+def test_project_scope_doctor_names_what_this_machine_lacks(repo: Repo, isolated_home: Path, tmp_path: Path,
+                                                            bin_path: Path) -> None:
     """A teammate cloned a project set up with --scope project but has no `cortex` on PATH: doctor says so,
     once for the hooks and once for the server, with how to get it."""
-    bin_path = cortex_bin(tmp_path)
     assert cortex(repo.path, "install", "--scope", "project", bin_path=bin_path).code == 0
     env = {"PATH": tool_path(tmp_path / "nocortex", ("git", "bash"))}
     report = cortex(repo.path, "doctor", "--json", env=env).data()

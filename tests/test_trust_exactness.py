@@ -450,7 +450,7 @@ def test_deleting_the_focus_note_removes_the_focus_everywhere(repo: Repo, engine
 # -- 4. the operator's commands -------------------------------------------------------------------
 
 
-def test_install_project_after_a_note_is_not_a_failure(repo: Repo) -> None:
+def test_install_project_after_a_note_is_not_a_failure(repo: Repo, bin_path: Path) -> None:
     """`cortex note` before the first session, then `install --scope project`: complete, and exit 0."""
     ok(repo.path, "note", "--kind", "insight", "notes may come before the first session")
     run = cortex(repo.path, "install", "--scope", "project")

@@ -323,6 +323,32 @@ def test_every_key_is_in_the_palette(demo: Path) -> None:
     drive(demo, steps)
 
 
+def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path) -> None:
+    """Issue 29: the palette matched titles only ("stale" found nothing). Issue 27: it and the help dialog are read
+    from the bindings, so every documented key of the screen is in both."""
+    from cortex_tui.keys import Key, help_rows, label, screen_keys
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        found: set[str] = set()
+        for provider_type in app.COMMANDS:
+            provider_class = provider_type if isinstance(provider_type, type) else provider_type()
+            provider = provider_class(app.screen)
+            found |= {str(hit.text or hit.match_display) async for hit in provider.search("stale")}
+        assert {"Re-validate freshness", "Show overview", "Filter memory by label"} <= found
+        keys = screen_keys(app.screen)
+        assert all(isinstance(b, Key) and b.tooltip for b in type(app.screen).BINDINGS)  # each key documents itself
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {k.title for k in keys if k.title and not k.live_only} <= titles
+        assert {"Copy id", "Next page", "Reverse sort"} <= titles and "Inbox" not in titles  # nothing waits
+        await pilot.press("question_mark")
+        await settle(pilot)
+        shown = {str(s.render()) for s in app.screen.query(".help-key")}
+        assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
+        assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
+
+    drive(demo, steps)
+
+
 def test_revalidate_reports_what_it_checked(demo: Path) -> None:
     """v re-checks every reference (nothing persisted) and says what it found."""
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001

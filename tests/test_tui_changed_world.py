@@ -317,8 +317,18 @@ def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:
             await pilot.pause(0.05)
         assert [item["label"] for item in pane.flagged] == ["drifted: src/spool.py:flush changed"]
         assert "1 drifted" in str(pane.border_title) and "0 moved" in str(pane.border_title)
+        await pilot.press("v")
+        for _ in range(200):  # the announced re-check, bounded
+            if any(title == "Freshness re-validated" for _, title, _ in notes):
+                break
+            await pilot.pause(0.05)
 
-    drive(repo.path, steps, live=True)
+    notes = drive(repo.path, steps, live=True)
+    # Issue 27: one freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
+    from .test_cli import cortex
+
+    [said] = [text for _, title, text in notes if title == "Freshness re-validated"]
+    assert "1 drifted" in said and said == cortex(repo.path, "validate-memory").out.splitlines()[0]
 
 
 def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:  # noqa: F811

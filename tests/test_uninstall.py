@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Repo
-from .install_helpers import cortex, cortex_bin
+from .install_helpers import cortex
 
 USER_SETTINGS = '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
 USER_MCP = '{"numStartups": 3, "mcpServers": {"other": {"command": "other-server"}}, "projects": {}}'
@@ -28,12 +28,6 @@ def files(*roots: Path) -> dict[str, tuple[bytes, int]]:
                     path = Path(dirpath, name)
                     found[str(path)] = (path.read_bytes(), path.stat().st_mode)
     return found
-
-
-@pytest.fixture
-def bin_path(tmp_path: Path) -> Path:
-    """The cortex executable install bakes in."""
-    return cortex_bin(tmp_path)
 
 
 @pytest.mark.parametrize("scope", ["user", "project"])
@@ -99,6 +93,7 @@ def test_purge_asks_and_takes_yes(repo: Repo, isolated_home: Path, bin_path: Pat
     assert list(projects.iterdir()) and (repo.path / ".cortex").is_dir()
     dry = cortex(repo.path, "uninstall", "--purge", "--dry-run", bin_path=bin_path)
     assert dry.code == 0 and "this repository's store" in dry.out and list(projects.iterdir())
+    assert "WOULD REMOVE" in dry.out and "GONE" not in dry.out  # a dry run speaks in the conditional
     done = cortex(repo.path, "uninstall", "--purge", "--yes", bin_path=bin_path)
     assert done.code == 0, done.err
     assert list(projects.iterdir()) == [] and not (repo.path / ".cortex").exists()

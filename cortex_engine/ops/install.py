@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 SCOPES = ("user", "project")
 BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP ", "warning": "NOTE "}
+DRY_RUN_BADGES = {"created": "WOULD CREATE", "updated": "WOULD WRITE ", "unchanged": "SAME        ",
+                  "refused": "WOULD STOP  ", "warning": "NOTE        "}
+"""A dry run's report speaks in the conditional: it wrote nothing (issue 29)."""
 NOTHING_CHANGED = "Nothing changed — this installation is already current."
 
 
@@ -113,7 +116,8 @@ class InstallResult:
                  f"Hooks directory: {self.hooks_dir}"]
         for action in self.actions:
             detail = f"  {action.detail}" if action.detail else ""
-            lines.append(f"  {BADGES[action.status]}  {action.name.ljust(width)}  {wiring.display(action.path)}{detail}")
+            badge = (DRY_RUN_BADGES if self.dry_run else BADGES)[action.status]
+            lines.append(f"  {badge}  {action.name.ljust(width)}  {wiring.display(action.path)}{detail}")
         lines.append(self.summary)
         return "\n".join(lines)
 

@@ -25,6 +25,9 @@ from cortex_engine.ops.wiring import WIRINGS
 
 BADGES = {"removed": "GONE ", "updated": "WROTE", "restored": "BACK ", "kept": "KEPT ", "absent": "NONE ",
           "refused": "STOP "}
+DRY_RUN_BADGES = {"removed": "WOULD REMOVE ", "updated": "WOULD WRITE  ", "restored": "WOULD RESTORE",
+                  "kept": "KEPT         ", "absent": "NONE         ", "refused": "WOULD STOP   "}
+"""A dry run's report speaks in the conditional: it changed nothing (issue 29)."""
 OUR_KEYS = {(w.event, w.key) for w in WIRINGS}
 
 
@@ -70,7 +73,8 @@ class UninstallResult:
         width = max((len(s.name) for s in self.steps), default=0)
         for s in self.steps:
             detail = f"  {s.detail}" if s.detail else ""
-            lines.append(f"  {BADGES[s.status]}  {s.name.ljust(width)}  {wiring.display(s.path)}{detail}")
+            badge = (DRY_RUN_BADGES if self.dry_run else BADGES)[s.status]
+            lines.append(f"  {badge}  {s.name.ljust(width)}  {wiring.display(s.path)}{detail}")
         lines.append(self.summary)
         return "\n".join(lines)
 

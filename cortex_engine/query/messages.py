@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
 from cortex_engine.base.untrusted import quote_path
@@ -35,6 +38,15 @@ def error_text(error: CortexError, adapter: str) -> str:
     """An engine error's message for one adapter (`cli` or `mcp`), with that adapter's hint when it has one."""
     hint = ERROR_HINTS.get(adapter, {}).get(error.code, "")
     return f"{error.message} ({hint})" if hint else error.message
+
+
+def freshness_summary(report: Mapping[str, Any]) -> str:
+    """The one sentence a freshness check ends with, on every surface (the CLI's `validate-memory`, the TUI's `v`):
+    `checked 16 memories; 2 stale; 1 drifted; references: 14 exists, 2 missing, …` (drifted only when there is)."""
+    checked = int(report["checked"])
+    drifted = f"{report['drifted']} drifted; " if report.get("drifted") else ""
+    return (f"checked {checked} memor{'y' if checked == 1 else 'ies'}; {report['stale']} stale; {drifted}references: "
+            + ", ".join(f"{n} {state}" for state, n in report["references"].items()))
 
 
 def contest_hint(adapter: str) -> str:

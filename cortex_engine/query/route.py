@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from cortex_engine.base.labels import GLOSSARY, reference
 
+STATE_BY_ADAPTER = {"mcp": "cortex_state", "cli": "cortex state"}
+"""The working set, named in the words of the surface a hint is read on (a CLI user has no MCP tools)."""
+
 ROUTE = "\n".join([
     "Cortex route: ambient memory for coding agents.",
     "- cortex_state: the branch's working set (current-session notes, snapshot, decisions, evidence); 800 tokens.",

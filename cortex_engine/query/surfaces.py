@@ -17,6 +17,7 @@ from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, altern
                                         label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
 from cortex_engine.query.retrieval import (DENSE_FLOOR, ITEM_COLUMNS, Candidate, Ranking, candidates, rerank, seat_contested,
                                            seat_superseded, supersession_group, term_weights, tokenize_topic)
+from cortex_engine.query.route import STATE_BY_ADAPTER
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
 from cortex_engine.store.redact import clean_text
@@ -195,7 +196,8 @@ def lead_line(ctx: Context, top: Candidate) -> str:
             f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
 
 
-def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int | None = None) -> Surface:
+def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int | None = None,
+           adapter: str = "mcp") -> Surface:
     """Answer-shaped evidence for a topic: a lead line, then ranked items' lines, best first, within the budget.
 
     How deep it goes (the rule the README states): with a `limit`, the best `limit` items, as many of them as fit.
@@ -213,7 +215,8 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
     while True:
         results = seated(ctx, ranking, depth)
         if not results:
-            text = f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or cortex_state for the working set.'
+            text = (f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or {STATE_BY_ADAPTER[adapter]} '
+                    "for the working set.")
             return Surface("recall", text, budget, [], topic, query, total, ranking.retrievers)
         ordered = seat_contested(results)
         for cand in ordered:

@@ -813,6 +813,14 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
     return conn
 
 
+def open_empty(*, root: str, now: str) -> sqlite3.Connection:
+    """An empty store of the current schema held in memory: what a read sees where no store exists yet, so a
+    one-shot read answers as an empty store would and creates nothing (issue 29)."""
+    conn = connect(Path(":memory:"))
+    _migrate(conn, root=root, now=now)
+    return conn
+
+
 @contextmanager
 def waiting_at_most(conn: sqlite3.Connection, ms: int = 0) -> Iterator[None]:
     """Run the block with the busy timeout at `ms` (0: fail at once rather than wait on another connection), then

@@ -1,6 +1,9 @@
-"""Help: the keys, and what the labels mean (trust, freshness, economy)."""
+"""Help: the keys (from the bindings, as the palette reads them), and what the labels mean (trust, freshness,
+economy)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -8,31 +11,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from cortex_engine.base.labels import CONTESTED, SUPERSEDED, reference
+from cortex_engine.base.labels import CONTESTED, SUPERSEDED
 
-KEYS = (
-    ("1 2 3", "Overview · Memory · Activity"),
-    ("c", "resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
-    ("e", "edit the highlighted memory (audited; trailers cannot be spoofed)"),
-    ("d", "delete the highlighted memory (the engine's preview first; nothing without confirming)"),
-    ("v", "re-validate freshness: check every reference against the checkout now"),
-    ("r", "refresh everything from the store (changes also appear live, within a second)"),
-    ("/", "recall: search memory exactly as the agent would (any tab; ↓ into the items, enter opens one)"),
-    ("s", "switch the Memory table between this branch and every scope"),
-    ("f", "filter the Memory table by text (subject or text contains it; enter applies, esc back to the table)"),
-    ("l", "show only contested, stale, drifted or superseded memory (each press: the next label, then all)"),
-    ("o  O", "sort the Memory table by its next column · reverse (or click a column header)"),
-    ("[ ]", "previous / next page of the Memory table"),
-    ("home end", "the newest / the oldest memory (first or last page)"),
-    ("y  Y", "copy the highlighted memory's id · its text (in the delete and edit dialogs, y confirms)"),
-    ("o", "Freshness: open the file in $EDITOR, at the drifted span's line (the app waits until you quit it)"),
-    ("m", f"Freshness: rewrite a moved path ({reference('moved: a → b')}) in the note to its new place (audited)"),
-    ("a", "Memory: the highlighted memory's corrections, each edit as a word diff (in resolve: keep side A; b: B)"),
-    ("enter", "on an Activity row: that session's notes, failed commands and token spend"),
-    ("tab", "move between panes; arrows move within one"),
-    ("ctrl+p", "command palette: every action by name"),
-    ("?  q", "this help · quit"),
-)
 GLOSSARY = (
     (CONTESTED, "Trust: two active notes on one subject disagree. Both are marked on every surface until resolved."),
     (SUPERSEDED, "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
@@ -48,7 +28,7 @@ GLOSSARY = (
 
 
 class HelpDialog(ModalScreen[None]):
-    """Keys and labels, one screen."""
+    """Keys and labels, one screen. The keys come from the bindings of the screen underneath (`keys.help_rows`)."""
 
     DEFAULT_CSS = """
     HelpDialog {
@@ -68,6 +48,13 @@ class HelpDialog(ModalScreen[None]):
                 Binding("q", "close", "Close", show=False)]
     """Any of escape, ? or q closes help."""
 
+    def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
+        """Args:
+            keys: (key, what it does) rows, read from the live screen's bindings.
+        """
+        super().__init__()
+        self.keys = tuple(keys)
+
     def compose(self) -> ComposeResult:
         """Keys, then the glossary, each as a two-column grid (descriptions wrap under themselves)."""
         with VerticalScroll(id="help-box") as box:
@@ -75,7 +62,7 @@ class HelpDialog(ModalScreen[None]):
             box.border_subtitle = "esc close"
             yield Static("Keys", classes="help-heading")
             with Grid(classes="help-grid"):
-                for key, text in KEYS:
+                for key, text in self.keys:
                     yield Static(key, classes="help-key", markup=False)
                     yield Static(text, markup=False)
             yield Static("What the labels mean", classes="help-heading")

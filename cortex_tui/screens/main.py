@@ -15,10 +15,12 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from cortex_engine.base.errors import CortexError
+from cortex_engine.base.labels import reference
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import clean, one_line
 from ..failures import report_worker_failure
+from ..keys import Key
 from ..messages import SelectionChanged
 from ..widgets.activity_table import ActivityTable
 from ..widgets.brief_pane import BriefPane
@@ -51,34 +53,63 @@ class MainScreen(Screen[None]):
     """Everything about this branch's memory; keys act on the highlighted memory of the focused pane."""
 
     BINDINGS = [
-        Binding("i", "inbox", "Inbox"),  # first, and shown only while arrivals wait for review
-        Binding("c", "resolve", "Resolve"),
-        Binding("e", "edit", "Edit"),
-        Binding("d", "delete", "Delete"),
-        Binding("slash", "search", "Search"),
-        Binding("s", "toggle_scope", "Scope"),
-        Binding("v", "revalidate", "Validate"),
-        Binding("y", "copy_id", "Copy id", show=False),
-        Binding("Y", "copy_text", "Copy text", show=False),
-        Binding("o", "open_editor", "Open"),
-        Binding("m", "rewrite_moved", "Fix path"),
-        Binding("a", "audit", "Audit"),
-        Binding("r", "app.refresh", "Refresh", show=False),  # changes arrive live; r stays in help and the palette
-        Binding("question_mark", "app.help", "Help"),
-        Binding("q", "app.quit", "Quit"),
-        Binding("1", "show_tab('overview')", "Tabs", key_display="1-3"),
-        Binding("2", "show_tab('memory')", "Memory", show=False),
-        Binding("3", "show_tab('activity')", "Activity", show=False),
-        Binding("left_square_bracket", "previous_page", "Page", key_display="[ ]"),
-        Binding("right_square_bracket", "next_page", "Next page", show=False),
-        Binding("home", "first_row", "Newest", show=False, priority=True),
-        Binding("end", "last_row", "Oldest", show=False, priority=True),
-        Binding("f", "filter_text", "Filter", key_display="f l o"),  # last: at 80 columns the filter row says them
-        Binding("l", "cycle_label", "Label", show=False),
-        Binding("o", "cycle_sort", "Sort", show=False),
-        Binding("O", "reverse_sort", "Reverse sort", show=False),
+        Key("i", "inbox", "Inbox", title="Inbox", live_only=True,  # first; shown only while arrivals wait
+            tooltip="the inbox, shown while arrivals wait: decision files by others and imports to accept or reject"),
+        Key("c", "resolve", "Resolve", title="Resolve contest",
+            tooltip="resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
+        Key("e", "edit", "Edit", title="Edit memory",
+            tooltip="edit the highlighted memory (audited; trailers cannot be spoofed)"),
+        Key("d", "delete", "Delete", title="Delete memory",
+            tooltip="delete the highlighted memory (the engine's preview first; nothing without confirming)"),
+        Key("slash", "search", "Search", title="Search memory",
+            tooltip="recall: search memory exactly as the agent would (any tab; down into the items, enter opens one)"),
+        Key("s", "toggle_scope", "Scope", title="Switch scope",
+            tooltip="switch the Memory table between this branch and every scope"),
+        Key("v", "revalidate", "Validate", title="Re-validate freshness",
+            tooltip="re-validate freshness: check every reference against the checkout now (stale, moved, drifted)"),
+        Key("y", "copy_id", "Copy id", show=False, title="Copy id",
+            tooltip="copy the highlighted memory's id (in the delete and edit dialogs, y confirms)"),
+        Key("Y", "copy_text", "Copy text", show=False, title="Copy text",
+            tooltip="copy the highlighted memory's text to the clipboard"),
+        Key("o", "open_editor", "Open", title="Open in editor",
+            tooltip="Freshness: open the item's file in $EDITOR, at the drifted span's line (the app waits for it)"),
+        Key("m", "rewrite_moved", "Fix path", title="Fix moved path",
+            tooltip=f"Freshness: rewrite a moved path ({reference('moved: a → b')}) in the note to its new place "
+                    "(audited)"),
+        Key("a", "audit", "Audit", title="Audit diff",
+            tooltip="Memory: the highlighted memory's corrections, each edit as a word diff"),
+        # changes arrive live; r stays in help and the palette
+        Key("r", "app.refresh", "Refresh", show=False, title="Refresh",
+            tooltip="refresh everything from the store (changes also appear live, within a second)"),
+        Key("question_mark", "app.help", "Help", title="Help", tooltip="this help: the keys and what the labels mean"),
+        Key("q", "app.quit", "Quit", tooltip="quit"),  # the palette has Textual's own Quit
+        Key("1", "show_tab('overview')", "Tabs", key_display="1-3", title="Show overview",
+            tooltip="the Overview tab: brief, contests, freshness (stale, moved and drifted references), spend"),
+        Key("2", "show_tab('memory')", "Memory", show=False, title="Show memory",
+            tooltip="the Memory tab: every memory item, filtered and sorted"),
+        Key("3", "show_tab('activity')", "Activity", show=False, title="Show activity",
+            tooltip="the Activity tab: sessions, their notes, failed commands and token spend"),
+        Key("left_square_bracket", "previous_page", "Page", key_display="[ ]", title="Previous page",
+            tooltip="previous / next page of the Memory table"),
+        Key("right_square_bracket", "next_page", "Next page", show=False, title="Next page",
+            tooltip="previous / next page of the Memory table"),
+        Key("home", "first_row", "Newest", show=False, priority=True, title="Newest memory",
+            tooltip="the newest / the oldest memory (first or last page)"),
+        Key("end", "last_row", "Oldest", show=False, priority=True, title="Oldest memory",
+            tooltip="the newest / the oldest memory (first or last page)"),
+        # last: at 80 columns the filter row says them
+        Key("f", "filter_text", "Filter", key_display="f l o", title="Filter memory by text",
+            tooltip="filter the Memory table by text (subject or text contains it; enter applies, esc back)"),
+        Key("l", "cycle_label", "Label", show=False, title="Filter memory by label",
+            tooltip="show only contested, stale, drifted or superseded memory (each press: the next label, then all)"),
+        Key("o", "cycle_sort", "Sort", show=False, title="Sort memory",
+            tooltip="sort the Memory table by its next column (or click a column header)"),
+        Key("O", "reverse_sort", "Reverse sort", show=False, title="Reverse sort",
+            tooltip="reverse the Memory table's sort"),
+        Key("tab", "app.focus_next", show=False, tooltip="move between panes; arrows move within one"),
     ]
-    """Feature keys; the footer dims the ones that do not apply to what is highlighted."""
+    """Feature keys; the footer dims the ones that do not apply to what is highlighted. Each one's tooltip is its
+    line in the help dialog and its description in the command palette (`keys.Key`)."""
 
     def __init__(self) -> None:
         """No snapshot shown yet."""

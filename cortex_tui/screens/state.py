@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Center, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from ..keys import Key
 from ..widgets.status_header import StatusHeader
 
 if TYPE_CHECKING:
@@ -43,9 +43,9 @@ class StateScreen(Screen[None]):
     }
     """
     BINDINGS = [
-        Binding("r", "app.refresh", "Check again"),
-        Binding("question_mark", "app.help", "Help"),
-        Binding("q", "app.quit", "Quit"),
+        Key("r", "app.refresh", "Check again", title="Refresh", tooltip="look for the store again now"),
+        Key("question_mark", "app.help", "Help", title="Help", tooltip="this help: the keys and what the labels mean"),
+        Key("q", "app.quit", "Quit", tooltip="quit"),
     ]
     """Check again, help, quit."""
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
 from ..data.text import age, fmt_tokens, one_line, short_id
+from ..keys import Key
 
 COLUMNS = (("Started", 7), ("Session", 10), ("Agent", 14), ("Reads", 5), ("Edits", 5), ("Cmds", 4), ("Fails", 5),
            ("Notes", 5), ("Tokens", 6), ("Focus", 30))
@@ -35,7 +35,8 @@ class ActivityTable(DataTable[Any]):
     DEFAULT_CSS = """
     ActivityTable { height: 1fr; }
     """
-    BINDINGS = [Binding("enter", "select_cursor", "Session", key_display="⏎")]
+    BINDINGS = [Key("enter", "select_cursor", "Session", key_display="⏎",
+                    tooltip="on an Activity row: that session's notes, failed commands and token spend")]
     """Enter opens the highlighted session (its notes, failures and token spend)."""
 
     @dataclass

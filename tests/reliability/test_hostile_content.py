@@ -464,7 +464,7 @@ HOSTILE_NAME = "hooks\x9b31m\x7fx"
     ("eval-gate", "--json", "--suites", "{dir}"),
     ("evaluate", "--topics", HOSTILE_NAME),
 ], ids=lambda argv: argv[0])
-def test_ops_json_escapes_del_and_c1(repo: Repo, tmp_path: Path, argv: tuple[str, ...]) -> None:
+def test_ops_json_escapes_del_and_c1(repo: Repo, tmp_path: Path, argv: tuple[str, ...], bin_path: Path) -> None:
     """Regression: doctor, install, uninstall and the eval harness wrote their JSON themselves, so DEL and C1
     bytes (U+009B is a CSI) from a path or a topic reached the terminal raw. Now the text is escaped and the
     document still decodes to the same string."""
