@@ -362,3 +362,29 @@ def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:
     assert seen["tab"] == "memory" and seen["focused"] is True and seen["row"] == note.item_id
     assert "memories: 1 stale" in str(seen["title"])
     assert "⏎ show memory" in str(seen["footer"]) and "memory checked" in str(seen["footer"])
+
+
+def test_u_asks_then_undoes_the_newest_operator_action(repo: Repo) -> None:
+    """`u` asks first (nothing changes); `u` again takes the newest delete back through the audited `Engine.undo`;
+    with nothing left to undo it says so."""
+    with engine_for(repo.path) as engine:
+        note = engine.note("decision", "keep the ledger append-only", "ledger format")
+        engine.delete_memory(note.item_id, yes=True)
+    seen: dict[str, object] = {}
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("u")
+        await settle(pilot)
+        with engine_for(repo.path) as engine:
+            seen["after one u"] = [i["id"] for i in engine.list_memory(limit=50).items]
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.press("u", "u")
+        await settle(pilot)
+
+    notes = drive(repo.path, steps)
+    assert note.item_id not in seen["after one u"]  # the first press only asked
+    with engine_for(repo.path) as engine:
+        assert note.item_id in [i["id"] for i in engine.list_memory(limit=50).items]
+    titles = [title for _, title, _ in notes]
+    assert titles.count("Undo?") == 2 and "Undone (audited)" in titles and titles[-1] == "Nothing undone"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
@@ -78,6 +78,9 @@ class MainScreen(Screen[None]):
                     "(audited)"),
         Key("a", "audit", "Audit", title="Audit diff",
             tooltip="Memory: the highlighted memory's corrections, each edit as a word diff"),
+        Key("u", "undo", "Undo", show=False, title="Undo last action",
+            tooltip="take back the newest resolve, delete, edit or path rewrite of this scope (asks first: u again; "
+                    "audited, refused if what it changed has changed since)"),
         # changes arrive live; r stays in help and the palette
         Key("r", "app.refresh", "Refresh", show=False, title="Refresh",
             tooltip="refresh everything from the store (changes also appear live, within a second)"),
@@ -537,6 +540,40 @@ class MainScreen(Screen[None]):
     def _rewritten(self, outcome: str) -> None:
         self.notify(clean(outcome), title="Moved path rewritten (audited)", markup=False)
         self.cortex.request_reload("rewrite-moved")
+
+    undo_armed = False
+    """A first `u` asks; the next key, if it is `u` again, takes the newest operator action back."""
+
+    def on_key(self, event: events.Key) -> None:
+        """Any other key takes the undo question back."""
+        if event.key != "u":
+            self.undo_armed = False
+
+    def action_undo(self) -> None:
+        """Ask, then (on `u` again) undo the newest operator action of this scope through `Engine.undo`."""
+        if not self.undo_armed:
+            self.undo_armed = True
+            self.notify("Press u again to take back the newest resolve, delete, edit or path rewrite of this scope.",
+                        title="Undo?", markup=False, timeout=4)
+            return
+        self.undo_armed = False
+        self.undo_last()
+
+    @work(thread=True, exclusive=True, group="undo", exit_on_error=False, name="undo last action")
+    def undo_last(self) -> None:
+        """`Engine.undo` in a worker thread; a refusal (nothing to undo, or changed since) is said, not raised."""
+        try:
+            with self.cortex.target.open() as engine:
+                outcome = engine.undo().render()
+        except CortexError as exc:
+            self.app.call_from_thread(self.notify, " ".join(exc.message.split()), title="Nothing undone",
+                                      severity="warning", markup=False)
+            return
+        self.app.call_from_thread(self._undone, outcome)
+
+    def _undone(self, outcome: str) -> None:
+        self.notify(clean(outcome), title="Undone (audited)", markup=False)
+        self.cortex.request_reload("undo")
 
     def action_audit(self) -> None:
         """Show the highlighted memory's corrections, each edit as a word diff."""
