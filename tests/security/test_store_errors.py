@@ -204,10 +204,12 @@ def test_read_only_store_folder_is_not_called_unreadable(site: Site) -> None:
 
 
 def test_a_store_folder_that_cannot_be_created_is_one_line(site: Site, tmp_path: Path) -> None:
-    """CORTEX_HOME under a regular file: the store folder cannot exist, and the line says where to point it."""
+    """CORTEX_HOME under a regular file: the store folder cannot exist, and a write's line says where to point it
+    (a read creates no store, so `recall` answers as an empty store would)."""
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file\n")
-    run = site.cortex("recall", "kafka", extra_env={"CORTEX_HOME": str(blocker / "cortex")})
+    assert site.cortex("recall", "kafka", extra_env={"CORTEX_HOME": str(blocker / "cortex")}).code == 0
+    run = site.cortex("note", "--kind", "insight", "kafka is the queue", extra_env={"CORTEX_HOME": str(blocker / "cortex")})
     line = _one_cortex_line(run)
     assert "cannot create the store folder" in line and "CORTEX_HOME" in line
     assert blocker.read_text() == "a file\n"
