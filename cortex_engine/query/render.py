@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.base.records import field, record
+from cortex_engine.base.tokens import budget_chars, estimate_tokens
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
                                         note_origin, split_trailers)
@@ -269,7 +270,7 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     overruns is cut to fit, with `…` and where its whole text is (`inspect-memory <id>`); a lead too long
     to leave it room is cut first, and the trimmed-count hint goes before the first line would lose its pointer.
     """
-    limit = budget * 4
+    limit = budget_chars(budget)
     chars = len(lead) if lead else 0
     lines = 1 if lead else 0
 
@@ -318,6 +319,36 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     return Assembled("\n".join(out), kept, dropped)
 
 
+_Shown = TypeVar("_Shown")
+
+
+def pack_degrading(attempts: Iterable[tuple[list[str], list[_Shown]]], budget: int) -> tuple[list[str], list[_Shown]] | None:
+    """The budget rule for a surface that gives way in steps: the first attempt whose lines fit `budget`.
+
+    `attempts` are the surface's renderings from the fullest to the leanest (each with what it shows); they are
+    rendered lazily and the walk stops at the first that fits. When none fits, the last is cut to fit: its first
+    and last lines kept whole, its second line (the first entry, so only the first of what it shows) cut with `…`
+    to the room left, the lines between dropped; that is the lean form of a list under a header with a pointer
+    after it. `None` when even that cannot fit (or the last attempt has nothing between its first and last lines).
+    """
+    last: tuple[list[str], list[_Shown]] | None = None
+    for lines, shown in attempts:
+        if fits(lines, budget):
+            return lines, shown
+        last = (lines, shown)
+    if last is None or len(last[0]) <= 2:
+        return None
+    lines, shown = last
+    head, body, foot = lines[0], lines[1], lines[-1]
+    cut = [head, clip(body, budget_chars(budget) - len(head) - len(foot) - 2), foot]
+    return (cut, shown[:1]) if fits(cut, budget) else None
+
+
+def fits(lines: list[str], budget: int) -> bool:
+    """Whether `lines`, joined by newlines as a surface renders them, cost at most `budget` tokens."""
+    return estimate_tokens("\n".join(lines)) <= budget
+
+
 def _fit_first(lead: str | None, first: Entry, tail: str | None, limit: int) -> tuple[str | None, str, str | None]:
     """Share `limit` characters between the lead, the one kept line and the hint, the line coming first."""
     pointer = inspect_pointer(first.item_id)
@@ -343,7 +374,7 @@ def assemble_sections(sections: list[str], budget: int, pointers: list[str | Non
     rendered text never exceeds the budget: a first section that alone overruns is cut to fit with `…` and,
     when `pointers` names its first item, where that item's whole text is.
     """
-    limit = budget * 4
+    limit = budget_chars(budget)
     kept: list[int] = []
     chars = 0
     for index, section in enumerate(sections):

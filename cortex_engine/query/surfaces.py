@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from cortex_engine.base.records import field, record
-from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.base.tokens import budget_chars, estimate_tokens
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_origin,
                                         note_status, split_trailers)
 from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
                                         assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
-                                        label_suffix, note_label_suffix, render_memory_line, shorten, subject_tag)
+                                        label_suffix, note_label_suffix, pack_degrading, render_memory_line, shorten,
+                                        subject_tag)
 from cortex_engine.query.retrieval import (DENSE_FLOOR, ITEM_COLUMNS, Candidate, Ranking, candidates, rerank, seat_contested,
                                            seat_superseded, supersession_group, term_weights, tokenize_topic)
 from cortex_engine.query.route import STATE_BY_ADAPTER
@@ -235,7 +236,7 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
             break
         # Every line fit: go as deep as the room left holds lines as long as these, and one more to know it binds.
         per_line = max(1, (len(done.text) - len(lead)) // len(done.kept))
-        depth = min(cap, depth + (budget * 4 - len(done.text)) // per_line + 2)
+        depth = min(cap, depth + (budget_chars(budget) - len(done.text)) // per_line + 2)
     by_id = {c.id: c for c in ordered}
     items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
     return Surface("recall", done.text, budget, items, topic, query, total, ranking.retrievers)
@@ -472,7 +473,7 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         # thousands cannot push the line past what the brief can hold.
         return clip(line + label_suffix(row["kind"], row["text"], valid[row["id"]]), len(line) + BRIEF_LABEL_CHARS)
 
-    def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> tuple[list[str], list[str]]:
+    def assemble(rows: list[sqlite3.Row], width: int, hidden: int, ledger: bool) -> list[str]:
         bullets = [bullet(row, width if row["id"] in contest_ids else 110) for row in rows]
         lines = [f"Cortex memory ({clip(ctx.scope_label, BRIEF_LABEL_CHARS)}):", *bullets]
         if hidden:
@@ -484,34 +485,31 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         if ledger and ledger_files:
             lines.append("- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5]))
         lines.append("More: cortex_recall(topic).")
-        return lines, bullets
+        return lines
 
-    def fits(lines: list[str]) -> bool:
-        return estimate_tokens("\n".join(lines)) <= budget
-
-    # The budget is spent, never exceeded, and an open contest's sides lead: first the ledger line and the other
-    # notes give way (from the bottom), then contest lines are cut shorter, then the last sides are named by count.
-    rows, width, hidden, ledger = list(picked), 110, 0, True
-    lines, bullets = assemble(rows, width, hidden, ledger)
-    if not fits(lines):
+    def attempts() -> Iterator[tuple[list[str], list[sqlite3.Row]]]:
+        """The brief from fullest to leanest: the ledger line and the other notes give way first (from the bottom),
+        then contest lines are cut shorter, then the last sides are named by count (an open contest's sides lead)."""
+        rows, width, hidden, ledger = list(picked), 110, 0, True
+        yield assemble(rows, width, hidden, ledger), list(rows)
         ledger = False
-        lines, bullets = assemble(rows, width, hidden, ledger)
-    while not fits(lines) and rows and rows[-1]["id"] not in contest_ids:
-        rows.pop()
-        lines, bullets = assemble(rows, width, hidden, ledger)
-    for width in (80, 50, 30):
-        if fits(lines):
-            break
-        lines, bullets = assemble(rows, width, hidden, ledger)
-    while not fits(lines) and len(rows) > 1:
-        rows.pop()
-        hidden += 1
-        lines, bullets = assemble(rows, width, hidden, ledger)
-    if len(lines) > 2 and not fits(lines):  # a brief with something to say is cut to fit, never dropped whole
-        lines = [lines[0], clip(lines[1], budget * 4 - len(lines[0]) - len(lines[-1]) - 2), lines[-1]]
-        rows = rows[:1]
-    if len(lines) <= 2 or not fits(lines):
+        yield assemble(rows, width, hidden, ledger), list(rows)
+        while rows and rows[-1]["id"] not in contest_ids:
+            rows.pop()
+            yield assemble(rows, width, hidden, ledger), list(rows)
+        for width in (80, 50, 30):
+            yield assemble(rows, width, hidden, ledger), list(rows)
+        while len(rows) > 1:
+            rows.pop()
+            hidden += 1
+            yield assemble(rows, width, hidden, ledger), list(rows)
+
+    # The budget is spent, never exceeded (the one packer's rule); a brief with something to say is cut to fit,
+    # never dropped whole.
+    packed = pack_degrading(attempts(), budget)
+    if packed is None or len(packed[0]) <= 2:
         return Surface("session_brief", "", budget, [])
+    lines, rows = packed
     shown = [_surface_item(row, valid[row["id"]]) for row in rows]
     return Surface("session_brief", "\n".join(lines), budget, shown)
 
