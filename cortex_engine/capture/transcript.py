@@ -61,8 +61,8 @@ def failed_bash_calls(path: str) -> list[dict[str, str]]:
 
 
 def fallback_entries(path: str, payload: Mapping[str, object]) -> list[dict[str, Any]]:
-    """Spool entries for the failures, shaped as the PostToolUseFailure payloads the host did not send (typed as a
-    spool line reads from `json.loads`, which is what the replay takes)."""
+    """Spool entries for the failures, shaped as the PostToolUseFailure payloads the host did not send; typed as
+    `json.loads` reads a spool line, which is what the replay takes."""
     base = {key: payload[key] for key in ("session_id", "cwd", "transcript_path") if isinstance(payload.get(key), str)}
     return [
         {"v": 1, "p": {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
