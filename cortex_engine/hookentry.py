@@ -59,7 +59,7 @@ def block_output(reason: str) -> str:
     return json.dumps({"decision": "block", "reason": reason}) if reason else ""
 
 
-def run(action: str, payload: dict) -> str:
+def run(action: str, payload: dict[str, object]) -> str:
     """Handle one hook event; returns exactly what the host expects on stdout ('' for nothing)."""
     cwd = payload.get("cwd")
     if not isinstance(cwd, str) or not os.path.isdir(cwd):

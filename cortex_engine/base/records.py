@@ -62,7 +62,8 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = False,
     with `slots`, instances have `__slots__` and no `__dict__`."""
 
     def wrap(cls: type[T]) -> type[T]:
-        return _build(cls, frozen=frozen, slots=slots)
+        built: type[T] = _build(cls, frozen=frozen, slots=slots)  # the same class, or its slotted copy
+        return built
 
     return wrap if cls is None else wrap(cls)
 
@@ -163,7 +164,8 @@ def _repr(self: Any) -> str:
 
 def _eq(self: Any, other: object) -> bool:
     if other.__class__ is not self.__class__:
-        return NotImplemented
+        # typeshed's NotImplementedType subclasses Any; mypy lets it pass only inside a class's own `__eq__`
+        return NotImplemented  # type: ignore[no-any-return]
     return _values(self) == _values(other)
 
 

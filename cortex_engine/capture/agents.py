@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -43,7 +44,7 @@ def normalize_prompt(text: str) -> str:
     return collapse(text).lower()
 
 
-def dispatch_pre(engine: Engine, payload: dict) -> None:
+def dispatch_pre(engine: Engine, payload: Mapping[str, object]) -> None:
     """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
     if not settings.subagent_brief():
         return
@@ -67,7 +68,7 @@ def dispatch_pre(engine: Engine, payload: dict) -> None:
         queries.bump_counter(engine.conn, "subagent_dispatch_count")
 
 
-def subagent_start(engine: Engine, payload: dict) -> str:
+def subagent_start(engine: Engine, payload: Mapping[str, object]) -> str:
     """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches.
 
     Returns the brief's text ("" for none)."""
@@ -105,7 +106,7 @@ def subagent_start(engine: Engine, payload: dict) -> str:
     return surface
 
 
-def conclusion_text(payload: dict) -> tuple[str, str]:
+def conclusion_text(payload: Mapping[str, object]) -> tuple[str, str]:
     """The subagent's final answer: the payload's last message, else the transcript's last assistant text."""
     message = payload.get("last_assistant_message")
     if isinstance(message, str) and message.strip():
@@ -138,7 +139,7 @@ def conclusion_text(payload: dict) -> tuple[str, str]:
     return last, "transcript" if last else "none"
 
 
-def subagent_stop(engine: Engine, payload: dict) -> None:
+def subagent_stop(engine: Engine, payload: Mapping[str, object]) -> None:
     """SubagentStop: keep the subagent's conclusion (once, trimmed at 4000 characters and said so)."""
     if payload.get("stop_hook_active") is True:
         return
@@ -197,7 +198,8 @@ def classify(text: str) -> tuple[str, float] | None:
 def _subject(text: str) -> str | None:
     match = _SUBJECT_AFTER.search(text)
     if match:
-        return match.group(1).lower().strip(".-")
+        word: str = match.group(1)  # the pattern's one group always takes part in a match
+        return word.lower().strip(".-")
     for word in re.findall(r"[A-Za-z0-9_-]{3,}", text):
         if word.lower() not in _STOP:
             return word.lower()
@@ -301,7 +303,7 @@ def _flag(words: list[str], name: str) -> str:
     return ""
 
 
-def guard(engine: Engine, payload: dict) -> str:
+def guard(engine: Engine, payload: Mapping[str, object]) -> str:
     """PreToolUse for a subagent: deny retiring, rewriting or deleting earlier work on this branch.
 
     Returns the reason for the denial ("" to allow)."""
@@ -316,9 +318,9 @@ def guard(engine: Engine, payload: dict) -> str:
     if child is None:
         return ""
     tree = {primary, *queries.child_session_ids(engine.conn, primary)}
-    tool = payload.get("tool_name") or ""
+    tool = found if isinstance(found := payload.get("tool_name"), str) else ""
     tool_input = found if isinstance(found := payload.get("tool_input"), dict) else {}
-    targets: list[tuple[str, dict]] = []
+    targets: list[tuple[str, dict[str, object]]] = []
     if tool.endswith("cortex_note"):
         kind, subject = tool_input.get("kind"), tool_input.get("subject")
         if kind in ("decision", "intent") and isinstance(subject, str) and subject.strip():
@@ -354,7 +356,7 @@ def guard(engine: Engine, payload: dict) -> str:
     return reason
 
 
-def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict]:
+def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict[str, object]]:
     """The notes an id (note or item id) or a subject names in this scope; nothing when unsure."""
     if ident:
         note_id = ident[len("notes:"):] if ident.startswith("notes:") else ident

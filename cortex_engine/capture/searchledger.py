@@ -17,6 +17,7 @@ import os
 import re
 import sqlite3
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cortex_engine.base.clock import ts_min
@@ -181,7 +182,7 @@ def census(worktree: str, query: Query, *, verify: bool) -> tuple[Census | None,
     return Census(digest.hexdigest(), count, total), found
 
 
-def query_from(raw: dict, worktree: str) -> Query | None:
+def query_from(raw: Mapping[str, object], worktree: str) -> Query | None:
     """A Query from a tool input or an MCP argument dict; None when it has no usable pattern or root."""
     pattern = raw.get("pattern")
     if not isinstance(pattern, str) or not pattern:
@@ -189,8 +190,8 @@ def query_from(raw: dict, worktree: str) -> Query | None:
     root = scope_root(found if isinstance(found := raw.get("path"), str) else None, worktree)
     if root is None:
         return None
-    glob = raw.get("glob") if isinstance(raw.get("glob"), str) and raw.get("glob") else None
-    kind = raw.get("type") if isinstance(raw.get("type"), str) and raw.get("type") else None
+    glob = found if isinstance(found := raw.get("glob"), str) and found else None
+    kind = found if isinstance(found := raw.get("type"), str) and found else None
     ci = bool(raw.get("-i") or raw.get("case_insensitive") or raw.get("caseInsensitive"))
     ml = bool(raw.get("multiline"))
     return Query(pattern, root, glob, kind, ci, ml)
@@ -211,7 +212,7 @@ def proven_empty(response: object) -> bool:
     return not any(isinstance(response.get(k), list) and response[k] for k in ("filenames", "files", "matches"))
 
 
-def record(conn: sqlite3.Connection, scope: Scope, tool_input: dict, response: object, at: str) -> bool:
+def record(conn: sqlite3.Connection, scope: Scope, tool_input: Mapping[str, object], response: object, at: str) -> bool:
     """Record a proven-empty Grep; returns whether it was certified."""
     query = query_from(tool_input, scope.worktree)
     if query is None or not query.certifiable() or not proven_empty(response):
@@ -233,7 +234,7 @@ def record(conn: sqlite3.Connection, scope: Scope, tool_input: dict, response: o
     return True
 
 
-def check(conn: sqlite3.Connection, scope: Scope, raw: dict) -> SearchVerdict:
+def check(conn: sqlite3.Connection, scope: Scope, raw: Mapping[str, object]) -> SearchVerdict:
     """Answer one query against the ledger by recomputing the census."""
     pattern = found if isinstance(found := raw.get("pattern"), str) else ""
     query = query_from(raw, scope.worktree)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from typing import Any
 
 TAIL_BYTES = 256 * 1024
 MAX_FAILURES = 50
@@ -24,7 +26,7 @@ def _text(content: object) -> str:
     return ""
 
 
-def failed_bash_calls(path: str) -> list[dict]:
+def failed_bash_calls(path: str) -> list[dict[str, str]]:
     """(tool_use_id, command, error text) of failed Bash calls in the last 256 KiB of a transcript, oldest first."""
     try:
         size = os.path.getsize(path)
@@ -34,7 +36,7 @@ def failed_bash_calls(path: str) -> list[dict]:
     except OSError:
         return []
     commands: dict[str, str] = {}
-    failures: list[dict] = []
+    failures: list[dict[str, str]] = []
     for line in tail.splitlines():
         try:
             entry = json.loads(line)
@@ -58,8 +60,9 @@ def failed_bash_calls(path: str) -> list[dict]:
     return failures[-MAX_FAILURES:]
 
 
-def fallback_entries(path: str, payload: dict) -> list[dict]:
-    """Spool entries for the failures, shaped as the PostToolUseFailure payloads the host did not send."""
+def fallback_entries(path: str, payload: Mapping[str, object]) -> list[dict[str, Any]]:
+    """Spool entries for the failures, shaped as the PostToolUseFailure payloads the host did not send; typed as
+    `json.loads` reads a spool line, which is what the replay takes."""
     base = {key: payload[key] for key in ("session_id", "cwd", "transcript_path") if isinstance(payload.get(key), str)}
     return [
         {"v": 1, "p": {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",

@@ -162,8 +162,8 @@ def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:
     value = raw.strip()
     if len(value) < MIN_PREFIX:
         raise InvalidInput(f'"{value}" is too short an id; give at least {MIN_PREFIX} characters', code="bad_id")
-    rows = conn.execute(f"{_SELECT} WHERE substr(a.id, 1, ?) = ? ORDER BY a.id LIMIT 6",
-                        (len(value), value)).fetchall()
+    rows: list[sqlite3.Row] = conn.execute(f"{_SELECT} WHERE substr(a.id, 1, ?) = ? ORDER BY a.id LIMIT 6",
+                                           (len(value), value)).fetchall()
     if len(rows) > 1:
         shown = ", ".join(r["id"] for r in rows[:5])
         raise InvalidInput(f'id prefix "{value}" matches more than one arrival: {shown}; give more characters',

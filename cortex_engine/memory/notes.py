@@ -158,7 +158,8 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     return len(refs)
 
 
-def write_anchors(conn: sqlite3.Connection, item_id: str, found: list, head: str | None, now: str | None) -> None:
+def write_anchors(conn: sqlite3.Connection, item_id: str, found: list[anchors.Anchor], head: str | None,
+                  now: str | None) -> None:
     """Store an item's anchors (`anchors.Anchor`), recorded at `head`."""
     conn.executemany(
         "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
@@ -283,7 +284,7 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
 
     raw = note_or_item_id.strip()
     note_id = raw[len("notes:"):] if raw.startswith("notes:") else raw
-    note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    note: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is None:
         full = resolve_prefix(conn, "notes", note_id, what="note")
         note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (full,)).fetchone() if full else None

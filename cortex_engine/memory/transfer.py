@@ -28,10 +28,9 @@ from pathlib import Path
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.memory import notes as notes_mod
-from cortex_engine.memory import arrivals
+from cortex_engine.memory import arrivals, contradiction
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
-from cortex_engine.memory.notes import (_scope_type_of, clean_text, contradiction, normalize_subject, sync_note_item,
-                                        validate_note)
+from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
 from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import IN_SCOPE, in_scopes, scope_id, transaction
 
@@ -262,7 +261,7 @@ def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Inc
     return Path(path).name, incoming, skipped
 
 
-def _json_object(line: str) -> dict | None:
+def _json_object(line: str) -> dict[str, object] | None:
     try:
         value = json.loads(line)
     except ValueError:
@@ -288,7 +287,7 @@ def _read_jsonl(path: str, text: str) -> list[Incoming]:
     return out
 
 
-def _incoming(record: dict, where: str) -> Incoming:
+def _incoming(record: dict[str, object], where: str) -> Incoming:
     """One exported record checked field by field."""
     def bad(why: str) -> InvalidInput:
         return InvalidInput(f"{where}: {why}; nothing was imported", code="bad_file")

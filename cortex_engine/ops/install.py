@@ -175,7 +175,7 @@ def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force:
 # -- settings --------------------------------------------------------------------------------------
 
 
-def _json_bytes(data: dict) -> bytes:
+def _json_bytes(data: dict[str, object]) -> bytes:
     """Two-space JSON with a trailing newline (how Cortex writes every settings file)."""
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -195,7 +195,7 @@ def _provided_elsewhere(target: Path, project: str) -> dict[tuple[str, str], Pat
     return provided
 
 
-def _hook_groups(data: dict, event: str, *, create: bool) -> list | None:
+def _hook_groups(data: dict[str, object], event: str, *, create: bool) -> list[object] | None:
     """The list of matcher groups for an event (created when asked).
 
     Raises:
@@ -218,14 +218,14 @@ def _hook_groups(data: dict, event: str, *, create: bool) -> list | None:
     return groups
 
 
-def _set_matcher(group: dict, want: Wiring) -> None:
+def _set_matcher(group: dict[str, object], want: Wiring) -> None:
     if want.matcher is None:
         group.pop("matcher", None)
     else:
         group["matcher"] = want.matcher
 
 
-def merge_wirings(data: dict, hooks_dir: str, cortex_bin: str,
+def merge_wirings(data: dict[str, object], hooks_dir: str, cortex_bin: str,
                   elsewhere: dict[tuple[str, str], Path]) -> tuple[list[str], list[str]]:
     """Bring `data` (a parsed settings object, edited in place) to the full wiring.
 
@@ -259,7 +259,7 @@ def merge_wirings(data: dict, hooks_dir: str, cortex_bin: str,
                 else:
                     # The group is shared with other hooks: move ours out rather than change what theirs match.
                     group["hooks"].remove(hook)
-                    moved: dict = {"hooks": [hook]}
+                    moved: dict[str, object] = {"hooks": [hook]}
                     _set_matcher(moved, want)
                     groups.append(moved)
                 changes.append(f"repaired the matcher of {want.label}")
@@ -279,7 +279,7 @@ def merge_wirings(data: dict, hooks_dir: str, cortex_bin: str,
 
 
 def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, cortex_bin: str, *,
-                   whole: bool = False) -> dict | None:
+                   whole: bool = False) -> dict[str, object] | None:
     """Plan the settings merge; returns the merged object (None when refused).
 
     `whole` (project scope) writes every wiring whatever other files provide: the project's file is what every
@@ -330,7 +330,7 @@ def _mode(path: Path, default: int) -> int:
 
 
 def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_target: Path,
-              merged_settings: dict | None) -> None:
+              merged_settings: dict[str, object] | None) -> None:
     """Register `cortex serve` unless a `cortex` server is registered already (it may point at a checkout
     the user prefers). Project scope looks only at the project's `.mcp.json`: it is what teammates get, and
     Claude Code runs one server per name (in that project the project's entry takes precedence over a user one)."""

@@ -34,11 +34,11 @@ def _matcher(want: wiring.Wiring) -> str | None:
     return GUARD_MATCHER if want.action == "guard-memory" else want.matcher
 
 
-def hooks_document() -> dict:
+def hooks_document() -> dict[str, object]:
     """`hooks/hooks.json`: every wiring of `cortex install`, its scripts under `${CLAUDE_PLUGIN_ROOT}/hooks`."""
-    hooks: dict[str, list[dict]] = {}
+    hooks: dict[str, list[dict[str, object]]] = {}
     for want in WIRINGS:
-        group: dict = {"hooks": [{"type": "command",
+        group: dict[str, object] = {"hooks": [{"type": "command",
                                   "command": want.command(f"{PLUGIN_ROOT_VAR}/hooks", wiring.PORTABLE_COMMAND)}]}
         matcher = _matcher(want)
         if matcher is not None:
@@ -47,25 +47,25 @@ def hooks_document() -> dict:
     return {"hooks": hooks}
 
 
-def manifest() -> dict:
+def manifest() -> dict[str, object]:
     """`.claude-plugin/plugin.json`."""
     return {"name": PLUGIN_NAME, "version": VERSION, "description": DESCRIPTION, "author": AUTHOR,
             "license": "MIT", "keywords": ["memory", "mcp", "hooks", "decisions"]}
 
 
-def mcp_document() -> dict:
+def mcp_document() -> dict[str, object]:
     """`.mcp.json`: the server is `cortex serve` from PATH."""
     return {"mcpServers": {wiring.SERVER_NAME: {"command": wiring.PORTABLE_COMMAND, "args": ["serve"]}}}
 
 
-def marketplace() -> dict:
+def marketplace() -> dict[str, object]:
     """`.claude-plugin/marketplace.json` at the repository root, listing the plugin folder."""
     return {"name": MARKETPLACE_NAME, "owner": AUTHOR, "metadata": {"description": MARKETPLACE_DESCRIPTION},
             "plugins": [{"name": PLUGIN_NAME, "source": f"./{PLUGIN_DIR}", "description": DESCRIPTION,
                          "version": VERSION}]}
 
 
-def _json(data: dict) -> bytes:
+def _json(data: dict[str, object]) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

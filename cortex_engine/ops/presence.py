@@ -52,7 +52,7 @@ class Survey:
     """The Cortex plugin as enabled in a settings file, if it is."""
     plugin_hooks: wiring.JsonFile | None = None
     """The enabled plugin's `hooks/hooks.json` as read (None when the plugin is not installed)."""
-    plugin_server: dict | None = None
+    plugin_server: dict[str, object] | None = None
     """The `cortex` server the enabled plugin declares in its `.mcp.json`."""
 
     @property

@@ -103,13 +103,13 @@ def _plan_scripts(result: UninstallResult, directory: Path, removals: list[Path]
 # -- JSON files -------------------------------------------------------------------------------------
 
 
-def _drop_empty(data: dict, key: str, before: dict | None) -> None:
+def _drop_empty(data: dict[str, object], key: str, before: object) -> None:
     """Drop a container left empty by the removal, unless the pre-install copy had it."""
     if data.get(key) in ({}, []) and not (isinstance(before, dict) and key in before):
         del data[key]
 
 
-def strip_wiring(data: dict, before: dict | None) -> int:
+def strip_wiring(data: dict[str, object], before: dict[str, object] | None) -> int:
     """Remove every Cortex hook wiring from a settings object (in place); returns how many were removed."""
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -135,7 +135,7 @@ def strip_wiring(data: dict, before: dict | None) -> int:
     return removed
 
 
-def strip_server(data: dict, before: dict | None) -> str | None:
+def strip_server(data: dict[str, object], before: dict[str, object] | None) -> str | None:
     """Remove the `cortex` server entry if it is what install writes; returns why it was kept, if it was."""
     servers = data.get("mcpServers")
     if not isinstance(servers, dict):
@@ -150,7 +150,8 @@ def strip_server(data: dict, before: dict | None) -> str | None:
     return None
 
 
-def _plan_json(result: UninstallResult, name: str, path: Path, edit: Callable[[dict, dict | None], object],
+def _plan_json(result: UninstallResult, name: str, path: Path,
+               edit: Callable[[dict[str, object], dict[str, object] | None], object],
                writes: list[tuple[Path, bytes | None]]) -> None:
     """Plan one JSON file: rewrite it without our entries, give back its .bak bytes, or delete it."""
     read = wiring.read_json(path)
@@ -201,7 +202,7 @@ def _write(path: Path, data: bytes | None) -> None:
 
 
 def _plan_purge(result: UninstallResult, cwd: str, project: str) -> list[Path]:
-    from cortex_engine.capture.flush import RUNTIME
+    from cortex_engine.capture.runtime import RUNTIME
     from cortex_engine.engine import describe_store
 
     targets = []

@@ -271,7 +271,7 @@ class JsonFile:
 
     path: Path
     exists: bool
-    data: dict | None = None
+    data: dict[str, object] | None = None
     error: str | None = None
     raw: bytes | None = None
 
@@ -303,7 +303,7 @@ def read_json(path: Path) -> JsonFile:
     return JsonFile(path, True, data=data, raw=raw)
 
 
-def hook_entries(data: dict) -> list[tuple[str, object, str, str]]:
+def hook_entries(data: dict[str, object]) -> list[tuple[str, object, str, str]]:
     """Every command hook in a settings object: (event, group matcher, command, wiring key or '')."""
     found: list[tuple[str, object, str, str]] = []
     hooks = data.get("hooks")
@@ -321,20 +321,20 @@ def hook_entries(data: dict) -> list[tuple[str, object, str, str]]:
     return found
 
 
-def mcp_registration(data: dict | None, project: str | None = None) -> dict | None:
+def mcp_registration(data: dict[str, object] | None, project: str | None = None) -> dict[str, object] | None:
     """The `cortex` MCP server entry of a settings/.mcp.json/~/.claude.json object (top level, or the
     project's own block in ~/.claude.json when `project` is given)."""
     if not isinstance(data, dict):
         return None
     servers = data.get("mcpServers")
-    if isinstance(servers, dict) and isinstance(servers.get(SERVER_NAME), dict):
-        return servers[SERVER_NAME]
+    if isinstance(servers, dict) and isinstance(entry := servers.get(SERVER_NAME), dict):
+        return entry
     if project is not None:
         projects = data.get("projects")
         block = projects.get(project) if isinstance(projects, dict) else None
         servers = block.get("mcpServers") if isinstance(block, dict) else None
-        if isinstance(servers, dict) and isinstance(servers.get(SERVER_NAME), dict):
-            return servers[SERVER_NAME]
+        if isinstance(servers, dict) and isinstance(entry := servers.get(SERVER_NAME), dict):
+            return entry
     return None
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.memory.items import collapse
@@ -40,7 +42,7 @@ class Spend:
                 "channels": dict(self.channels)}
 
 
-def spend(conn: sqlite3.Connection, where: str, args: tuple) -> Spend:
+def spend(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> Spend:
     """Sum the ledger rows matching a WHERE clause; saved counts only rows that carry evidence."""
     result = Spend()
     for row in conn.execute(
@@ -115,9 +117,9 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
     }
 
 
-def render_stats(report: dict) -> str:
-    """The stats report as text (the same figures as --json)."""
-    def block(name: str, figures: dict) -> list[str]:
+def render_stats(report: Mapping[str, Any]) -> str:
+    """The stats report as text (the same figures as --json); `report` is what `stats` returns, read field by field."""
+    def block(name: str, figures: Mapping[str, Any]) -> list[str]:
         ratio = figures["ratio"]
         return [
             f"  Injected:    {fmt_tokens(figures['injected'])}",

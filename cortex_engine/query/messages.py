@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
@@ -13,6 +13,9 @@ from cortex_engine.memory.notes import NoteWrite, Resolution
 from cortex_engine.query.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
                                             short_kind_name, summarize_text)
 from cortex_engine.query.render import defuse, humanize_kind, strip_control
+
+if TYPE_CHECKING:  # merges is imported only by the commands that use it
+    from cortex_engine.memory.merges import BranchScope, Promotion
 
 
 ERROR_HINTS: dict[str, dict[str, str]] = {
@@ -192,7 +195,7 @@ def inspection(result: Inspection) -> str:
     if result.anchors:
         lines += ["", "anchors:"]
     for anchor in result.anchors:
-        rec, cur = anchor["recorded"], anchor["current"]  # type: ignore[index]
+        rec, cur = anchor["recorded"], anchor["current"]
         where = f"lines {rec['start']}-{rec['end']}, hash {rec['hash']}"  # type: ignore[index]
         if rec["head"]:  # type: ignore[index]
             where += f", at {str(rec['head'])[:12]}"  # type: ignore[index]
@@ -265,7 +268,7 @@ def deletion(result: Deletion) -> str:
     return "\n".join(lines)
 
 
-def promoted(branch: str, done: list, dry_run: bool) -> str:  # list[merges.Promotion]; merges imported lazily
+def promoted(branch: str, done: list[Promotion], dry_run: bool) -> str:
     """What `cortex promote` did (or, with --dry-run, would do), one line per note."""
     name = quote_path(branch)
     if not done:
@@ -283,7 +286,7 @@ def promoted(branch: str, done: list, dry_run: bool) -> str:  # list[merges.Prom
     return "\n".join(lines)
 
 
-def branch_scopes(scopes: list) -> str:  # list[merges.BranchScope]
+def branch_scopes(scopes: list[BranchScope]) -> str:
     """The `cortex branches` table: one scope a line."""
     if not scopes:
         return "The store holds no scopes yet."

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso, ts_min
@@ -214,8 +214,8 @@ def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
     return note_label_suffix(kind, text) + origin_suffix(kind, text) + reference_suffix(validation)
 
 
-def render_memory_line(row: sqlite3.Row | dict, validation: Validation | None, max_lines: int) -> str:
-    """One memory as a line, carrying every trust label it has."""
+def render_memory_line(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None, max_lines: int) -> str:
+    """One memory as a line, carrying every trust label it has (`row`: a `scoped_items` row, or a copy of one)."""
     kind, text = row["kind"], row["text"]
     ref_label = reference_suffix(validation)
     if kind.startswith("note:"):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
+from typing import Any
 
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import budget_chars, estimate_tokens
@@ -84,7 +85,7 @@ class Surface:
         }
 
 
-def _surface_item(row: sqlite3.Row | dict, validation: Validation | None) -> SurfaceItem:
+def _surface_item(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None) -> SurfaceItem:
     return SurfaceItem(
         row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)),
         tuple(validation.verdicts) if validation is not None else (),
@@ -325,7 +326,7 @@ def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]
     return fresh[:limit]
 
 
-def _bullet(row: sqlite3.Row | dict, validation: Validation | None) -> str:
+def _bullet(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None) -> str:
     """A state bullet: kind, time, subject, content, and every label the item carries (status and references)."""
     kind, text = row["kind"], row["text"]
     body, _ = split_trailers(text)

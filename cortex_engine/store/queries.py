@@ -85,9 +85,10 @@ def child_session_ids(conn: sqlite3.Connection, primary: str) -> list[str]:
 
 def latest_agent_session(conn: sqlite3.Connection, scope_key: str, agent_id: str) -> sqlite3.Row | None:
     """The newest session of the scope that a subagent id ran in."""
-    return conn.execute(
+    row: sqlite3.Row | None = conn.execute(
         "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1", (scope_key, agent_id)
     ).fetchone()
+    return row
 
 
 def agent_session_under(conn: sqlite3.Connection, scope_key: str, agent_id: str, primary: str) -> str | None:
@@ -182,7 +183,8 @@ def set_episode_metadata(conn: sqlite3.Connection, episode_id: str, metadata_jso
 
 def note_row(conn: sqlite3.Connection, note_id: str) -> sqlite3.Row | None:
     """A note by id, with its scope key."""
-    return conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    row: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    return row
 
 
 def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
@@ -201,10 +203,11 @@ def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: 
 
 def latest_active_note(conn: sqlite3.Connection, scope_key: str, subject: str) -> sqlite3.Row | None:
     """The newest active note of any kind on a (normalized) subject in the scope."""
-    return conn.execute(
+    row: sqlite3.Row | None = conn.execute(
         f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
         (scope_key, subject),
     ).fetchone()
+    return row
 
 
 def item_source(conn: sqlite3.Connection, item_id: str) -> tuple[str | None, str | None] | None:

@@ -314,7 +314,7 @@ class MemoryBrowser(Vertical):
                                       start=key if how == "start" else None, before=key if how == "before" else None)
             now = engine.clock()
         if not worker.is_cancelled:
-            labels = {str(item["id"]): list(item["labels"]) for item in page.items}  # type: ignore[call-overload]
+            labels = {str(item["id"]): list(item["labels"]) for item in page.items}
             self.app.call_from_thread(self._show_page, page, labels, now, all_scopes, reveal, (sort, reverse))
 
     def _gone(self, item_id: str) -> None:

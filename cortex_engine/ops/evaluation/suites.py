@@ -270,12 +270,13 @@ def _strs(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _num(value: Any, where: str, *, lo: float, hi: float = math.inf, integer: bool = False) -> float:
+def _num(value: object, where: str, *, lo: float, hi: float = math.inf, integer: bool = False) -> float:
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok_type or not (lo <= value <= hi) or not math.isfinite(value):
-        kind = "an integer" if integer else "a number"
-        raise _fail(where, f"must be {kind} between {lo} and {hi}")
-    return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and ok_type and lo <= value <= hi \
+            and math.isfinite(value):
+        return value
+    kind = "an integer" if integer else "a number"
+    raise _fail(where, f"must be {kind} between {lo} and {hi}")
 
 
 def _when(value: Any, where: str) -> datetime:
