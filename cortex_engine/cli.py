@@ -17,7 +17,7 @@ from cortex_engine.command_table import GROUPS, Command, arg, command, grouped_h
 from cortex_engine.commands.common import UsageError, emit_json
 from cortex_engine.commands.everyday import (cmd_brief, cmd_demo, cmd_inbox, cmd_note, cmd_recall, cmd_resolve,
                                              cmd_route, cmd_session_brief, cmd_state, cmd_stats, cmd_tui)
-from cortex_engine.commands.hooks import (cmd_flush_spool, cmd_header, cmd_hook, cmd_inject_header, cmd_reflect)
+from cortex_engine.commands.hooks import cmd_flush_spool, cmd_header, cmd_hook, cmd_inject_header, cmd_reflect
 from cortex_engine.commands.inspection import (cmd_consolidate, cmd_delete_memory, cmd_disengage, cmd_edit_memory,
                                                cmd_engage, cmd_gc, cmd_inspect_memory, cmd_list_memory, cmd_log,
                                                cmd_read_ledger, cmd_reanchor, cmd_rewrite_moved, cmd_search_ledger,
@@ -77,8 +77,9 @@ def _command_of(argv: list[str]) -> str | None:
 
 
 # -- the command table ------------------------------------------------------------------------------
-# To add a command: write its `cmd_*` function in `commands/<group>.py`, then ONE row below: `command(name, cmd_x, group, help, arg(...))`
-# with a group from `command_table.GROUPS`, or `hidden(name, cmd_x, why, help, ...)` for a hook entry point or alias.
+# To add a command: write its `cmd_*` function in `commands/<group>.py`, then ONE row below:
+# `command(name, cmd_x, group, help, arg(...))` with a group from `command_table.GROUPS`, or
+# `hidden(name, cmd_x, why, help, ...)` for a hook entry point or alias.
 # The parser, `cortex --help`, the shell completions and the README check are all read from these rows.
 
 EVERYDAY, INSPECTION, SHARING, SETUP = GROUPS
