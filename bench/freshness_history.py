@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cortex_engine.engine import Engine  # noqa: E402
-from cortex_engine.scope import freshness  # noqa: E402
+from cortex_engine.scope import inventory  # noqa: E402
 from cortex_engine.scope.freshness import Validator  # noqa: E402
 from cortex_engine.store import queries  # noqa: E402
 
@@ -325,7 +325,7 @@ def replay(source: Path, count: int, work: Path) -> dict[str, object]:
         scored = score(report, named, expected)
         # The worst case: no chain stored or cached (a store that never saw HEAD move), walked in one pass.
         engine.conn.execute("DELETE FROM rename_chains")
-        freshness._chain_cache.clear()
+        inventory.chain_cache.clear()
         started = time.perf_counter()
         scratch = engine.validate_memory(persist=False)
         scratch_ms = (time.perf_counter() - started) * 1000

@@ -52,6 +52,7 @@ MODULES: dict[str, list[str]] = {
     "scope/references.py": ["tests/test_references.py"],
     "scope/history.py": ["tests/test_history_freshness.py"],
     "scope/freshness.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
+    "scope/inventory.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
     "scope/anchors.py": ["tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_capture.py", "tests/test_session_e2e.py"],
 }

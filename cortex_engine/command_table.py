@@ -117,11 +117,12 @@ class Command:
         return self.group == HIDDEN
 
     def add_to(self, sub: Any) -> argparse.ArgumentParser:
-        """Register this command on argparse's sub-parsers action (whose parser class it uses)."""
+        """Register this command on argparse's sub-parsers action (whose parser class it uses); the parsed
+        arguments carry `func` (the handler) and `reads` (the handler opens no store that does not exist)."""
         parser: argparse.ArgumentParser = sub.add_parser(self.name, description=self.help)
         for a in self.args:
             parser.add_argument(*a.flags, **a.kw)
-        parser.set_defaults(func=self.run, json=False)
+        parser.set_defaults(func=self.run, json=False, reads=self.reads)
         return parser
 
 

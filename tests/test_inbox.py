@@ -205,9 +205,9 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
                 owner = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
                 if node.attr in ("accept_arrivals", "reject_arrivals") or owner in ("inbox", "review"):
                     callers.setdefault(str(path.relative_to(ROOT)), set()).add(node.attr)
-    assert set(callers) == {"cortex_engine/cli.py", "cortex_engine/engine.py", "cortex_tui/screens/inbox.py"}
+    assert set(callers) == {"cortex_engine/commands/everyday.py", "cortex_engine/engine.py", "cortex_tui/screens/inbox.py"}
     assert callers["cortex_engine/engine.py"] == {"accept", "reject"}  # Engine.accept_arrivals → inbox.accept
-    for adapter in ("mcp_server.py", "serve.py", "wire.py", "hookentry.py"):
+    for adapter in ("mcp_server.py", "mcp_transport.py", "serve.py", "wire.py", "hookentry.py"):
         assert "inbox" not in (ROOT / "cortex_engine" / adapter).read_text(encoding="utf-8")
     assert not any("inbox" in p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file())
 
