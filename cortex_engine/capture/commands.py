@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -34,8 +35,10 @@ def _words(command: str) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=4096)
 def classify(command: str) -> str:
-    """test | build | run | git | npm | read | shell | other, from the command's first words."""
+    """test | build | run | git | npm | read | shell | other, from the command's first words (memoized: a session
+    runs the same few commands again and again, and shlex is slow)."""
     words = _words(command)
     if not words:
         return "other"
