@@ -313,6 +313,24 @@ def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -
     assert conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (gone.item_id,)).fetchone()[0] == 0
 
 
+def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: Engine) -> None:
+    """Issue 30: a note's row is inserted already sharing its content with its item (content NULL, its length
+    kept), so the sharing trigger has no row to rewrite: writing a note updates no row of `notes`."""
+    conn = engine.conn
+    conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
+    conn.execute("CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.notes BEGIN "
+                 "INSERT INTO rewritten VALUES (old.id); END")
+    plain = engine.note("insight", "the pool in src/db/pool.py times out after 30 s")
+    multi = engine.note("insight", "first line\nSubject: a line the projection indents, so not shared")
+    assert conn.execute("SELECT COUNT(*) FROM temp.rewritten").fetchone()[0] == 0
+    rows = {r["id"]: r for r in conn.execute("SELECT id, content, content_chars FROM notes WHERE id IN (?,?)",
+                                             (plain.id, multi.id))}
+    assert rows[plain.id]["content"] is None and rows[plain.id]["content_chars"] == len(plain.content)
+    assert rows[multi.id]["content"] == multi.content and rows[multi.id]["content_chars"] is None
+    for note in (plain, multi):
+        assert conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == note.content
+
+
 def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
     """Each index of the schema is listed in `queries.INDEX_QUERIES` with the query that needs it, and SQLite's
     plan for that query (EXPLAIN QUERY PLAN, on a store holding rows) uses it. An index nobody lists fails here:
