@@ -439,7 +439,7 @@ class Replayer:
         )
         # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
-            projection.sync_command_item(self.conn, event_id)
+            projection.sync_command_item(self.conn, event_id, fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
             projection.sync_episode_item(self.conn, episode_id)
