@@ -269,6 +269,7 @@ def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(re
     old.commit()
     before = _memory(old, "scoped_notes", "scoped_items")
     payload_before = _payload(old, ("notes", "memory_items", "memory_references"))
+    episodes = old.execute("SELECT * FROM episodes ORDER BY rowid").fetchall()
     old.close()
     assert len(before["notes"]) == 22 and len(before["references"]) > 10 and before["anchors"] and before["kafka"]
 
@@ -276,6 +277,10 @@ def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(re
     conn = engine.conn
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert _memory(conn, "scoped_notes", "scoped_items") == before
+    # Schema 14 indexes the failures by summary: every episode is kept as it was.
+    assert [tuple(r) for r in conn.execute("SELECT * FROM episodes ORDER BY rowid")] == episodes
+    assert any(r[3] == "command_failure" for r in episodes)
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='episodes_failure'").fetchone()[0] == 1
     explicit = [r[0] for r in conn.execute("SELECT content FROM notes WHERE content IS NOT NULL")]
     assert len(explicit) == 1 and "\nSubject: this line is the author's" in explicit[0]
     assert conn.execute("SELECT COUNT(*) FROM item_refs WHERE raw_reference IS NOT NULL").fetchone()[0] == 0
