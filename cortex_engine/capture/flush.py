@@ -17,7 +17,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import iso
 from cortex_engine.base.ids import new_id
@@ -770,7 +770,7 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
                     # Which lines were replayed before: one lookup per chunk of keys, then one insert for the new
                     # ones, in the transaction that replays them (a key is booked exactly when its line is).
                     seen = _seen_keys(conn, [key for key, _, _ in entries])
-                    fresh: list[tuple[str, dict]] = []
+                    fresh: list[tuple[str, dict[str, Any]]] = []
                     for key, entry, entry_blobs in entries:
                         blobs.extend(entry_blobs)
                         stored = str(redaction.clean_param(key))  # the key as the store keeps (and compares) it
