@@ -1,7 +1,7 @@
 """Flush of 10,000 spool lines: the old tree against the new, interleaved run by run on copies of one store.
 
 Usage:
-    python bench/flush_redact.py --old TREE [--root DIR] [--items 10000] [--runs 5] [--profile]
+    python bench/flush_redact.py --old TREE [--root DIR] [--items 10000] [--runs 5] [--profile] [--build-with TREE]
 
 TREE is a checkout of the old commit (`git archive <commit> | tar -x -C TREE`). A tier of `--items` items is
 built once under DIR (kept, so a second run reuses it) with `bench/synth.py`; its store and runtime folder are
@@ -12,7 +12,9 @@ scanned for secrets (new tree only: the counters are `redact.STATS`). `--profile
 new-tree flush. `--cleaning` records every statement's parameters during one new-tree flush, then times the
 old and the new tree's cleaning (`redact._clean_params`, the store's choke point) over exactly those
 parameters, interleaved in one process, caches emptied before each pass, and checks both clean them alike.
-The figures print as JSON.
+`--build-with TREE` builds the tier under that tree instead (in a process of its own): the old tree when it
+reads an older schema than the new one (the new tree migrates its copy when it opens it, before the clock starts).
+The figures print as JSON, with the load average before and after the runs.
 """
 
 from __future__ import annotations
@@ -154,11 +156,21 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--cleaning", action="store_true")
+    parser.add_argument("--build-with", type=Path, default=None)
     args = parser.parse_args()
     import synth
 
     tier = args.root / f"tier-{args.items}"
     keep = args.root / f"snapshot-{args.items}"
+    if not (keep / "files.json").exists() and args.build_with is not None:
+        code = ("import json, sys; from pathlib import Path; import synth; "
+                f"b = synth.build(Path({str(tier)!r}), {args.items}, files=3000); "
+                "print(json.dumps([str(b.repo), str(b.home), list(b.files)]))")
+        env = {**os.environ, "PYTHONPATH": f"{args.build_with}{os.pathsep}{HERE}"}
+        done = subprocess.run([sys.executable, "-c", code], env=env, cwd=HERE, capture_output=True, text=True, check=True)
+        repo_name, home_name, files = json.loads(done.stdout.strip().splitlines()[-1])
+        snapshot(Path(repo_name), Path(home_name), keep)
+        (keep / "files.json").write_text(json.dumps([repo_name, home_name, files]))
     if not (keep / "files.json").exists():
         built = synth.build(tier, args.items, files=3000)
         snapshot(built.repo, built.home, keep)
@@ -174,6 +186,7 @@ def main() -> int:
         flush_once(NEW, repo, home, lines, profile=True)
         return 0
     runs: dict[str, list[dict]] = {"old": [], "new": []}
+    load_before = os.getloadavg()[0]
     for n in range(args.runs):
         for name, tree in (("old", args.old), ("new", NEW)) if n % 2 == 0 else (("new", NEW), ("old", args.old)):
             restore(repo, home, keep)
@@ -183,7 +196,7 @@ def main() -> int:
                       "median_ms": statistics.median(r["ms"] for r in rs),
                       "median_cpu_ms": statistics.median(r["cpu_ms"] for r in rs),
                       "processed": rs[0]["processed"], "redact": rs[-1]["redact"]} for name, rs in runs.items()}
-    print(json.dumps(summary, indent=2))
+    print(json.dumps({**summary, "load_average": [load_before, os.getloadavg()[0]]}, indent=2))
     return 0
 
 

@@ -1,7 +1,7 @@
 """Scaling on the reference's corpus: old tree against new, interleaved run by run, at 1k, 10k and 100k notes.
 
 Usage:
-    python bench/scaling.py --old TREE [--new TREE] [--tiers 1000,10000,100000] [--root DIR] [--runs 3]
+    python bench/scaling.py --old TREE [--new TREE] [--tiers 1000,10000,100000] [--root DIR] [--runs 3] [--table]
 
 Each tier is a store built by bench/anchor_replay.py under each tree (DIR/a<N>-old, DIR/a<N>-new; built here
 when missing, and reused after: the 100k build takes minutes). Every run copies each tree's store, then in
@@ -11,8 +11,10 @@ one process of that tree measures CPU (user+sys of the process, `time.process_ti
   - session_start: the median of 5 `Engine.start_session` (SessionStart: flush, snapshot, new session);
   - note: the median of 20 `Engine.note` writes;
   - flush: one flush of 2,000 spool lines (reads, edits, test runs; bench/synth.py's shapes).
+Each figure is also kept as wall time (`<figure>_wall`), and each tier's load average before and after its runs.
 Runs alternate old, new, new, old, … so load on the machine falls on both. Also reported: the store's size
 after a checkpoint, each index's bytes per note (dbstat), and whether the top 8 of every query is the same.
+`--table` prints the medians as a Markdown table (CPU, then wall) after the JSON.
 """
 
 from __future__ import annotations
@@ -41,15 +43,18 @@ repo, home, queries = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(Path(sys.
 tick = [0]
 def clock():
     return datetime(2027, 1, 1, 9, 0, tzinfo=timezone.utc) + timedelta(seconds=tick[0])
-def cpu(fn):
-    started = time.process_time(); value = fn(); return (time.process_time() - started) * 1000, value
+walls = {}
+def cpu(fn, name=None):
+    started, wall = time.process_time(), time.perf_counter(); value = fn()
+    if name: walls.setdefault(name, []).append((time.perf_counter() - wall) * 1000)
+    return (time.process_time() - started) * 1000, value
 out = {}
 with Engine(repo, home=home, clock=clock) as e:
     e.recall("warm up", book=False)
     times, tops = [], {}
     for _ in range(2):
         for q in queries:
-            ms, s = cpu(lambda: e.recall(q["text"], book=False))
+            ms, s = cpu(lambda: e.recall(q["text"], book=False), "recall_ms")
             times.append(ms)
             tops[q["id"]] = [e.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (i.id.split(":", 1)[1],)).fetchone()[0]
                              if i.id.startswith("notes:") else i.id.split(":", 1)[0] for i in s.items[:8]]
@@ -57,25 +62,26 @@ with Engine(repo, home=home, clock=clock) as e:
     out["tops"] = tops
     for name, limit in (("path8_ms", 8), ("path_ms", None)):
         e.recall(PATH, book=False, limit=limit)
-        runs = [cpu(lambda: e.recall(PATH, book=False, limit=limit)) for _ in range(15)]
+        runs = [cpu(lambda: e.recall(PATH, book=False, limit=limit), name) for _ in range(15)]
         out[name] = statistics.median(ms for ms, _ in runs)
         out[name.replace("_ms", "_items")] = len(runs[-1][1].items)
     starts = []
     for n in range(5):
         tick[0] += 3600
-        starts.append(cpu(e.start_session)[0])
+        starts.append(cpu(e.start_session, "session_start_ms")[0])
     out["session_start_ms"] = statistics.median(starts)
     notes = []
     for n in range(20):
         tick[0] += 60
-        notes.append(cpu(lambda: e.note("insight", f"bench note {n}: the pool in src/db/pool.ts times out after {n} s"))[0])
+        notes.append(cpu(lambda: e.note("insight", f"bench note {n}: the pool in src/db/pool.ts times out after {n} s"), "note_ms")[0])
     out["note_ms"] = statistics.median(notes)
     import synth
     files = ["src/db/pool.ts", "src/auth/session.ts", "src/api/router.ts", "README.md"]
     lines = synth.spool_lines(repo, random.Random(3), 2000, files, start=clock().timestamp())
     (repo / ".cortex").mkdir(exist_ok=True)
     (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
-    out["flush_2k_ms"] = cpu(e.flush_spool)[0]
+    out["flush_2k_ms"] = cpu(e.flush_spool, "flush_2k_ms")[0]
+out.update({f"{name}_wall": statistics.median(ms) for name, ms in walls.items()})
 print(json.dumps(out))
 """.replace("PATH", repr(PATH_TOPIC))
 
@@ -130,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiers", default="1000,10000,100000")
     parser.add_argument("--root", type=Path, default=Path("/tmp/perf"))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--table", action="store_true")
     args = parser.parse_args(argv)
     trees = {"old": args.old, "new": args.new}
     report: dict[str, object] = {}
@@ -140,13 +147,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"building {tier}…", file=sys.stderr, flush=True)
                 build(trees[name], tier, n)
         runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
+        load_before = os.getloadavg()[0]
         for r in range(args.runs):
             for name in (("old", "new") if r % 2 == 0 else ("new", "old")):
                 print(f"{n}: run {r + 1} {name}", file=sys.stderr, flush=True)
                 runs[name].append(measure(trees[name], tiers[name], args.root / f"scratch-{name}"))
         figures: dict[str, object] = {}
-        for key in ("recall_ms", "path8_ms", "path_ms", "session_start_ms", "note_ms", "flush_2k_ms"):
-            figures[key] = {name: [round(float(run[key]), 2) for run in runs[name]] for name in trees}
+        for key in FIGURES:
+            for column in (key, f"{key}_wall"):
+                figures[column] = {name: [round(float(run[column]), 2) for run in runs[name]] for name in trees}
+        figures["load_average"] = [load_before, os.getloadavg()[0]]
         figures["path_items"] = {name: runs[name][0]["path_items"] for name in trees}
         same = sum(runs["old"][0]["tops"][q] == runs["new"][0]["tops"][q] for q in runs["old"][0]["tops"])
         figures["same_top8_queries"] = f"{same}/{len(runs['old'][0]['tops'])}"
@@ -154,7 +164,28 @@ def main(argv: list[str] | None = None) -> int:
         report[str(n)] = figures
         print(json.dumps({str(n): figures}), flush=True)
     print(json.dumps(report, indent=1))
+    if args.table:
+        print(table(report))
     return 0
+
+
+FIGURES = ("recall_ms", "path8_ms", "path_ms", "session_start_ms", "note_ms", "flush_2k_ms")
+
+
+def table(report: dict[str, object]) -> str:
+    """Medians per tier, old against new, CPU then wall (ms), with the store's size and the load average."""
+    rows = ["| figure | tier | c80058d CPU | this tree CPU | c80058d wall | this tree wall |", "|---|---|---|---|---|---|"]
+    for tier, figures in report.items():
+        assert isinstance(figures, dict)
+        for key in FIGURES:
+            cells = [statistics.median(figures[column][name]) for column in (key, f"{key}_wall") for name in ("old", "new")]
+            rows.append(f"| {key} | {int(tier):,} | " + " | ".join(f"{v:.2f}" for v in cells) + " |")
+        size = figures["size"]
+        rows.append(f"| store MiB (B/note) | {int(tier):,} | {size['old']['mib']} ({size['old']['bytes_per_note']}) | "
+                    f"{size['new']['mib']} ({size['new']['bytes_per_note']}) | | |")
+        rows.append(f"| load average (before, after) | {int(tier):,} | {figures['load_average'][0]:.1f} | "
+                    f"{figures['load_average'][1]:.1f} | | |")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

@@ -172,6 +172,26 @@ def test_failure_event_becomes_an_episode_with_seen_count(live: Engine, repo: Re
     assert "Command failure: [tests/test_api.py] test failed: python -m pytest" in live.recall("pytest test_api").text
 
 
+def test_a_failure_finds_its_earlier_self_among_many_through_episodes_failure(engine: Engine) -> None:
+    """Issue 30: the `(seen Nx)` lookup walks episodes_failure (schema 14) by summary, not every failure of the
+    session newest first; a summary that only shares the failure's prefix is never bumped in its place."""
+    for n in range(30):
+        engine.log_event("cmd", command=f"pytest tests/test_{n}.py", exit_code=1, stderr="boom")
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        for command in ("pytest tests/test_1.py", "pytest tests/test_1.py", "pytest tests/test_1.py -x"):
+            engine.log_event("cmd", command=command, exit_code=1, stderr="boom")
+    finally:
+        engine.conn.set_trace_callback(None)
+    summaries = {r[0] for r in engine.conn.execute("SELECT summary FROM episodes WHERE summary LIKE '%test_1.py%'")}
+    assert summaries == {"test failed: pytest tests/test_1.py (exit 1) (seen 3x)",
+                         "test failed: pytest tests/test_1.py -x (exit 1)"}
+    lookups = [s for s in statements if s.lstrip().startswith("SELECT id, summary, metadata_json")]
+    plans = [d for s in lookups for *_, d in engine.conn.execute("EXPLAIN QUERY PLAN " + s)]
+    assert len(lookups) == 3 and plans and all("episodes_failure" in d for d in plans if "episodes" in d)
+
+
 def test_secrets_are_redacted_before_storage(live: Engine, repo: Repo, nojq_path: str) -> None:
     """Tokens in commands and outputs never reach the store."""
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"

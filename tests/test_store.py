@@ -269,6 +269,7 @@ def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(re
     old.commit()
     before = _memory(old, "scoped_notes", "scoped_items")
     payload_before = _payload(old, ("notes", "memory_items", "memory_references"))
+    episodes = old.execute("SELECT * FROM episodes ORDER BY rowid").fetchall()
     old.close()
     assert len(before["notes"]) == 22 and len(before["references"]) > 10 and before["anchors"] and before["kafka"]
 
@@ -276,6 +277,10 @@ def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(re
     conn = engine.conn
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert _memory(conn, "scoped_notes", "scoped_items") == before
+    # Schema 14 indexes the failures by summary: every episode is kept as it was.
+    assert [tuple(r) for r in conn.execute("SELECT * FROM episodes ORDER BY rowid")] == episodes
+    assert any(r[3] == "command_failure" for r in episodes)
+    assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name='episodes_failure'").fetchone()[0] == 1
     explicit = [r[0] for r in conn.execute("SELECT content FROM notes WHERE content IS NOT NULL")]
     assert len(explicit) == 1 and "\nSubject: this line is the author's" in explicit[0]
     assert conn.execute("SELECT COUNT(*) FROM item_refs WHERE raw_reference IS NOT NULL").fetchone()[0] == 0
@@ -311,6 +316,24 @@ def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -
     conn.execute("DELETE FROM memory_items WHERE id=?", (gone.item_id,))
     assert content(gone.id) == "this note's item is deleted under it"
     assert conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (gone.item_id,)).fetchone()[0] == 0
+
+
+def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: Engine) -> None:
+    """Issue 30: a note's row is inserted already sharing its content with its item (content NULL, its length
+    kept), so the sharing trigger has no row to rewrite: writing a note updates no row of `notes`."""
+    conn = engine.conn
+    conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
+    conn.execute("CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.notes BEGIN "
+                 "INSERT INTO rewritten VALUES (old.id); END")
+    plain = engine.note("insight", "the pool in src/db/pool.py times out after 30 s")
+    multi = engine.note("insight", "first line\nSubject: a line the projection indents, so not shared")
+    assert conn.execute("SELECT COUNT(*) FROM temp.rewritten").fetchone()[0] == 0
+    rows = {r["id"]: r for r in conn.execute("SELECT id, content, content_chars FROM notes WHERE id IN (?,?)",
+                                             (plain.id, multi.id))}
+    assert rows[plain.id]["content"] is None and rows[plain.id]["content_chars"] == len(plain.content)
+    assert rows[multi.id]["content"] == multi.content and rows[multi.id]["content_chars"] is None
+    for note in (plain, multi):
+        assert conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == note.content
 
 
 def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -34,8 +35,10 @@ def _words(command: str) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=4096)
 def classify(command: str) -> str:
-    """test | build | run | git | npm | read | shell | other, from the command's first words."""
+    """test | build | run | git | npm | read | shell | other, from the command's first words (memoized: a session
+    runs the same few commands again and again, and shlex is slow)."""
     words = _words(command)
     if not words:
         return "other"
@@ -132,12 +135,13 @@ def upsert_failure_episode(conn: sqlite3.Connection, session_id: str, scope_key:
     """
     base = failure_summary(record)
     stamp = parse_iso(now)
-    # The same failure reads `base` or `base (seen Nx)`: an equality and a prefix range, both on the index.
+    # The same failure reads `base` or `base (seen Nx)`: within the range from `base` to the last `base (seen …`,
+    # which SQLite walks on episodes_failure, it is `base` itself or a summary from `base (seen ` on.
     seen = base + " (seen "
     rows = conn.execute(
         "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
-        "AND (summary=? OR (summary >= ? AND summary < ?)) ORDER BY created_at DESC LIMIT 1",
-        (session_id, base, seen, seen + "\uffff"),
+        "AND summary >= ? AND summary < ? AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        (session_id, base, seen + "\uffff", base, seen),
     ).fetchall()
     for row in rows:
         created = parse_iso(row["created_at"])

@@ -17,7 +17,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import iso
 from cortex_engine.base.ids import new_id
@@ -439,7 +439,7 @@ class Replayer:
         )
         # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
-            projection.sync_command_item(self.conn, event_id)
+            projection.sync_command_item(self.conn, event_id, fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
             projection.sync_episode_item(self.conn, episode_id)
@@ -496,10 +496,16 @@ def relative_path(path: str, worktree: str) -> str:
     if not os.path.isabs(normalized):
         return normalized
     real = os.path.realpath(normalized)
-    root = os.path.realpath(worktree)
+    root = _real_root(worktree)
     if real == root or not real.startswith(root + os.sep):
         return real
     return os.path.relpath(real, root).replace(os.sep, "/")
+
+
+@functools.lru_cache(maxsize=64)
+def _real_root(worktree: str) -> str:
+    """A worktree's real path: one stat walk per worktree, not one per file it holds."""
+    return os.path.realpath(worktree)
 
 
 def _read_content(tool_input: dict, response: object) -> str | None:
@@ -535,6 +541,14 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
         return None, None, False
 
 
+def _size_of(path: str) -> int | None:
+    """A file's size, or None when it is missing or unreadable."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
 def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id: str | None, rel: str, abs_path: str,
                   content: str | None, at: str, *, refund_eligible: bool = False) -> None:
     """Record what a read returned: the payload's content when complete, else the file's bytes now.
@@ -552,9 +566,11 @@ def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id
             # The host may drop a final newline; when the bytes on disk are exactly what was returned (with or
             # without it), record their digest. When they differ, the file changed after the read: keep the
             # returned content's digest, so the ledger later answers changed-since rather than a wrong unchanged.
-            file_sha, file_size, _ = digest_file(abs_path)
-            if file_sha is not None and file_sha == hashlib.sha256(data + b"\n").hexdigest():
-                sha, size = file_sha, file_size
+            # Only a file one byte longer than the content can be it plus that newline: no other file is read.
+            if _size_of(abs_path) == len(data) + 1:
+                file_sha, file_size, _ = digest_file(abs_path)
+                if file_sha is not None and file_sha == hashlib.sha256(data + b"\n").hexdigest():
+                    sha, size = file_sha, file_size
     else:
         sha, size, oversize = digest_file(abs_path)
         source = "file"
@@ -713,6 +729,20 @@ def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: dict, 
     return done
 
 
+SEEN_CHUNK = 500
+"""Keys looked up per statement (SQLite allows 999 parameters in older builds)."""
+
+
+def _seen_keys(conn: sqlite3.Connection, keys: list[str]) -> set[str]:
+    """The keys among `keys` that spool_seen already holds."""
+    found: set[str] = set()
+    for start in range(0, len(keys), SEEN_CHUNK):
+        chunk = keys[start:start + SEEN_CHUNK]
+        found.update(row[0] for row in conn.execute(
+            f"SELECT key FROM spool_seen WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+    return found
+
+
 def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datetime, result: FlushResult,
                    turn_end: bool) -> None:
     offset = 0
@@ -737,12 +767,21 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
             blobs: list[str] = []
             try:
                 with transaction(conn):
+                    # Which lines were replayed before: one lookup per chunk of keys, then one insert for the new
+                    # ones, in the transaction that replays them (a key is booked exactly when its line is).
+                    seen = _seen_keys(conn, [key for key, _, _ in entries])
+                    fresh: list[tuple[str, dict[str, Any]]] = []
                     for key, entry, entry_blobs in entries:
                         blobs.extend(entry_blobs)
-                        seen = conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", (key, seen_at))
-                        if seen.rowcount == 0:
+                        stored = str(redaction.clean_param(key))  # the key as the store keeps (and compares) it
+                        if stored in seen:
                             attempt.duplicates += 1
                             continue
+                        seen.add(stored)
+                        fresh.append((key, entry))
+                    conn.executemany("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
+                                     [(key, seen_at) for key, _ in fresh])
+                    for _, entry in fresh:
                         at = line_time(entry, now)
                         done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
                                 else replayer.replay(entry, at))

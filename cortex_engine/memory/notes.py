@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.ids import new_id
@@ -101,15 +101,21 @@ def item_id_for(note_id: str) -> str:
     return f"notes:{note_id}"
 
 
-def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str, *, demote_tier: bool = False) -> None:
-    """Project a note into memory_items (insert, or re-project keeping tier and access history)."""
-    alternatives = alternatives_list(note["alternatives"])
-    text = project_note_text(
-        note["kind"], note["content"], note["subject"], alternatives, bool(note["conflict"]), note["status"],
-        note["origin"] if "origin" in note.keys() else None,
+def _note_text(note: sqlite3.Row | Mapping[str, Any]) -> str:
+    """The item text a note (a row or its values) projects to."""
+    return project_note_text(
+        note["kind"], note["content"], note["subject"], alternatives_list(note["alternatives"]), bool(note["conflict"]),
+        note["status"], note["origin"] if "origin" in note.keys() else None,
     )
+
+
+def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row | Mapping[str, Any], scope_type: str, *,
+                   demote_tier: bool = False, fresh: bool = False) -> None:
+    """Project a note into memory_items (insert, or re-project keeping tier and access history); `fresh`: the note
+    was just written, so it has no item yet."""
+    text = _note_text(note)
     item_id = item_id_for(note["id"])
-    row = conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    row = None if fresh else conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     if row is None:
         conn.execute(
             "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, subject, text, state, importance, "
@@ -132,11 +138,12 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row, scope_type: str,
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
         if row["text"] == text and row["subject"] == note["subject"]:
             return
-    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True)
+    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True,
+                            scope_key=note["scope_key"] if row is None else None)
 
 
 def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
-                            fresh: bool = False, anchor: bool = False) -> int:
+                            fresh: bool = False, anchor: bool = False, scope_key: str | None = None) -> int:
     """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
 
     With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
@@ -145,8 +152,10 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     """
     if not fresh:
         queries.drop_references(conn, item_id)
-    scope = conn.execute("SELECT scope_key FROM scoped_items WHERE id=?", (item_id,)).fetchone()
-    repo, head = freshness.repository_for(conn, scope[0]) if scope is not None else (None, None)
+    if scope_key is None:
+        scope = conn.execute("SELECT scope_key FROM scoped_items WHERE id=?", (item_id,)).fetchone()
+        scope_key = scope[0] if scope is not None else None
+    repo, head = freshness.repository_for(conn, scope_key) if scope_key is not None else (None, None)
     refs = references.extract_references(subject, text, repo)
     queries.add_references(conn, item_id, [(r.type, r.raw, r.normalized) for r in refs], head)
     if not fresh:
@@ -231,18 +240,28 @@ def write_note(
         supersede(conn, superseded)
         for conflict in conflicts:
             conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
+        # The row is written already shared with its item (content NULL, its length kept) when the item's text
+        # will begin `<kind>: <content>`, compared as stored, as the sharing trigger would: it then has nothing
+        # to rewrite, and the item is projected from these values instead of from the row read back.
+        note = {"id": note_id, "session_id": session_id, "scope_key": scope.key, "timestamp": now, "kind": kind,
+                "subject": clean_text(subject_n) if subject_n else subject_n, "content": content,
+                "alternatives": json.dumps(alts) if alts else None, "status": status, "conflict": int(bool(conflicts)),
+                "origin": clean_text(origin) if origin else None}
+        text = _note_text(note)
         conn.execute(
             "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
-            "origin) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?,?)",
-            (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, json.dumps(alts) if alts else None, status,
-             int(bool(conflicts)), clean_text(origin) if origin else None),
+            "origin, content_chars) SELECT ?1,(SELECT rowid FROM sessions WHERE id=?2),?3,?4,?5,?6, "
+            "CASE WHEN shared THEN NULL ELSE ?7 END,?8,?9,?10,?11, CASE WHEN shared THEN length(?7) END "
+            "FROM (SELECT substr(?12, 1, length(?5) + 2 + length(?7)) = ?5 || ': ' || ?7 AS shared)",
+            (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, note["alternatives"], status,
+             note["conflict"], note["origin"], text),
         )
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
             column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
             conn.execute(f"UPDATE sessions SET {column} WHERE id=?", (subject_n, session_id))
         for conflict in conflicts:
             _resync(conn, conflict.id, scope.type)
-        _resync(conn, note_id, scope.type)
+        sync_note_item(conn, note, _scope_type_of(scope.key, scope.type), fresh=True)
         if record is not None:
             record(conn, note_id)
     return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))

@@ -13,10 +13,11 @@ EPISODE_IMPORTANCE = {"command_failure": 0.88, "test_cycle": 0.8, "session_summa
 
 def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, scope_key: str, kind: str,
                 source_table: str, source_id: str, subject: str | None, text: str, state: str, importance: float,
-                created_at: str, *, references: bool = True) -> None:
+                created_at: str, *, references: bool = True, fresh: bool = False) -> None:
     """Insert a derived item, or re-project its text (keeping tier and access history); references follow unless
-    the item only restates others' (a snapshot's file list would double every stale label)."""
-    row = conn.execute("SELECT text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    the item only restates others' (a snapshot's file list would double every stale label). `fresh`: the source
+    row was just written, so no item can exist for it yet."""
+    row = None if fresh else conn.execute("SELECT text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
     scope_type = scope_key.split(":", 1)[0]
     if row is None:
         # The id names the source (`<table>:<id>`, schema 11 computes source_table and source_id from it); an id
@@ -33,11 +34,14 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
     else:
         return
     if references:
-        extract_item_references(conn, item_id, subject, text, fresh=row is None)
+        # A new item's scope is the one just inserted; an old item keeps the scope it has (read back).
+        extract_item_references(conn, item_id, subject, text, fresh=row is None,
+                                scope_key=scope_key if row is None else None)
 
 
-def sync_command_item(conn: sqlite3.Connection, run_id: str) -> None:
-    """Project one command run: `[category] summary (exit N)` with files and output tails."""
+def sync_command_item(conn: sqlite3.Connection, run_id: str, *, fresh: bool = False) -> None:
+    """Project one command run: `[category] summary (exit N)` with files and output tails (`fresh`: the run was
+    just recorded)."""
     run = conn.execute("SELECT * FROM command_runs WHERE id=?", (run_id,)).fetchone()
     if run is None:
         return
@@ -53,7 +57,7 @@ def sync_command_item(conn: sqlite3.Connection, run_id: str) -> None:
     failed = run["exit_code"] not in (None, 0)
     importance = 0.72 if failed else 0.45 if run["category"] in ("test", "build", "git") else 0.3
     upsert_item(conn, f"command_runs:{run_id}", run["session_id"], run["scope_key"], "command_run", "command_runs", run_id,
-            None, "\n".join(lines), "warm" if failed else "cold", importance, run["timestamp"])
+            None, "\n".join(lines), "warm" if failed else "cold", importance, run["timestamp"], fresh=fresh)
 
 
 def sync_episode_item(conn: sqlite3.Connection, episode_id: str) -> None:

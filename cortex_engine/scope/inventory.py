@@ -269,14 +269,20 @@ class GitPaths:
 def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths | None, str | None]:
     """The repository a memory of `scope_key` is written in, and its HEAD, as the last refresh saw them."""
     row = conn.execute(
-        "SELECT worktree_path, head_oid, files_json FROM current_app_graphs WHERE scope_key=?", (scope_key,)
+        "SELECT worktree_path, head_oid FROM current_app_graphs WHERE scope_key=?", (scope_key,)
     ).fetchone()
     if row is None or not row["worktree_path"] or not row["head_oid"]:
         return None, None
     key = (row["worktree_path"], row["head_oid"])
     paths = _repositories.get(key)
     if paths is None:
-        paths = GitPaths(row["worktree_path"], row["head_oid"], frozenset(json.loads(row["files_json"])))
+        # The file inventory (a large JSON text) is read only for a checkout not seen yet: a flush asks this for
+        # every item it projects.
+        files = conn.execute("SELECT files_json FROM current_app_graphs WHERE scope_key=? AND worktree_path=? "
+                             "AND head_oid=?", (scope_key, *key)).fetchone()
+        if files is None:  # refreshed by another process in between: as if it had been read first
+            return repository_for(conn, scope_key)
+        paths = GitPaths(row["worktree_path"], row["head_oid"], frozenset(json.loads(files["files_json"])))
         _repositories.clear()
         _repositories[key] = paths
     return paths.begin(), row["head_oid"]

@@ -338,15 +338,19 @@ def _hint_index() -> tuple[str, dict[str, tuple[str, ...]], dict[str, tuple[int,
             {h: tuple(i) for h, i in rules_of.items()})
 
 
+_Trie = dict[str, "_Trie"]
+"""A trie node: each next character's node."""
+
+
 def _trie(words: list[str]) -> str:
     """A pattern matching any of `words` (none the start of another), shaped as their trie."""
-    root: dict[str, dict] = {}
+    root: _Trie = {}
     for word in words:
         node = root
         for char in word:
             node = node.setdefault(char, {})
 
-    def emit(node: dict[str, dict]) -> str:
+    def emit(node: _Trie) -> str:
         parts = [re.escape(char) + emit(child) for char, child in sorted(node.items())]
         return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})" if parts else ""
 
@@ -514,11 +518,11 @@ def _clean_params(parameters: Any) -> Any:
 class CleanCursor(sqlite3.Cursor):
     """A cursor whose statements only ever see cleaned strings (see `clean_text`)."""
 
-    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:
         """Execute with every string parameter cleaned."""
         return super().execute(sql, _clean_params(parameters))
 
-    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:  # type: ignore[override]
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:
         """Execute for each row of parameters, each cleaned."""
         return super().executemany(sql, (_clean_params(p) for p in seq_of_parameters))
 
@@ -539,10 +543,10 @@ class CleanConnection(sqlite3.Connection):
         """A cleaning cursor."""
         return super().cursor(factory or CleanCursor)
 
-    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> CleanCursor:
         """Execute with every string parameter cleaned."""
         return self.cursor().execute(sql, parameters)
 
-    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:  # type: ignore[override]
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any], /) -> CleanCursor:
         """Execute for each row of parameters, each cleaned."""
         return self.cursor().executemany(sql, seq_of_parameters)
