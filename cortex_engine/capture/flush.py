@@ -1,4 +1,4 @@
-"""Capture: the per-worktree runtime folder, engagement, and replaying the hook spool into the store.
+"""Capture: the per-worktree runtime folder and replaying the hook spool into the store (`sessions` engages it).
 
 Hooks append one line per tool call to `<worktree>/.cortex/spool.jsonl` (large payloads go to
 `blobs/` behind a small pointer line). A flush claims the spool by atomic rename, replays it in
@@ -20,18 +20,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.clock import iso
+from cortex_engine.base.errors import RuntimeUntrusted
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
-from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime,
-                                           RuntimeUntrusted, adopt, home_key, marker_text, problem)
+from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, RUNTIME, Runtime, adopt, home_key,
+                                           marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.capture import commands, consolidation, searchledger
+    from cortex_engine.capture import commands, consolidation, searchledger, sessions
     from cortex_engine.memory import projection
     from cortex_engine.store import redact as redaction
 else:
@@ -40,6 +41,7 @@ else:
     projection = LazyModule("memory.projection")
     redaction = LazyModule("store.redact")
     searchledger = LazyModule("capture.searchledger")
+    sessions = LazyModule("capture.sessions")
 
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
@@ -97,33 +99,6 @@ def reclaim(worktree: str | os.PathLike[str]) -> bool:
     not be this machine's, so it is removed (the entries, never a link's target) before the folder is closed to 0700.
     """
     return adopt(runtime_dir(worktree), keep=(SUBSTITUTION,), subs=(CLAIMS, BLOBS))
-
-
-def engage(worktree: str | os.PathLike[str]) -> Path:
-    """Create the self-ignoring runtime folder (0700) and mark the worktree engaged with this machine's key.
-
-    Raises:
-        RuntimeUntrusted: the folder is a link, someone else's, or tracked by git (nothing is written).
-    """
-    folder = runtime_dir(worktree)
-    reclaim(worktree)
-    key = home_key(cortex_home())
-    assert key is not None  # created on demand
-    with Runtime.open(folder, create=True) as rt:
-        rt.mkdir(CLAIMS)
-        rt.mkdir(BLOBS)
-        rt.write(IGNORE, IGNORE_TEXT)
-        rt.write(ENGAGED, marker_text(key))
-    return folder
-
-
-def disengage(worktree: str | os.PathLike[str]) -> bool:
-    """Stop capture for the worktree; returns whether it was engaged."""
-    try:
-        with Runtime.open(runtime_dir(worktree), tracked=False) as rt:
-            return rt.unlink(ENGAGED)
-    except (OSError, RuntimeUntrusted):
-        return False
 
 
 def is_engaged(worktree: str | os.PathLike[str]) -> bool:
@@ -315,14 +290,15 @@ class Replayer:
         host = _str(payload.get("session_id"))
         primary = self._primaries.get((host, scope.key))
         if primary is None:
-            primary = primary_session(self.conn, scope, host, at)
+            primary = sessions.primary_session(self.conn, scope, host, at)
             # A host seen in another scope may just have rotated: forget its other primaries.
             self._primaries = {k: v for k, v in self._primaries.items() if k[0] != host}
             self._primaries[(host, scope.key)] = primary
         agent_id = _str(payload.get("agent_id") or payload.get("agentId"))
         if not agent_id:
             return primary
-        return child_session(self.conn, scope, primary, agent_id, _str(payload.get("agent_type") or payload.get("agentType")), at)
+        agent_type = _str(payload.get("agent_type") or payload.get("agentType"))
+        return sessions.child_session(self.conn, scope, primary, agent_id, agent_type, at)
 
     def replay(self, entry: dict, at: str) -> bool:
         """Apply one payload; returns False when it carries nothing Cortex records."""
@@ -567,72 +543,6 @@ def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id
         "oversize=excluded.oversize, read_count=content_digests.read_count+1, source=excluded.source, "
         "refund_eligible=excluded.refund_eligible, recorded_at=excluded.recorded_at",
         (scope.key, rel, sha, size, session, agent_id, int(oversize), source, int(refund_eligible), at),
-    )
-
-
-def primary_session(conn: sqlite3.Connection, scope: Scope, host_session: str, at: str) -> str:
-    """The active primary for a host session in this scope; a scope change ends the old one and rotates."""
-    if host_session:
-        row = conn.execute(
-            "SELECT id, scope_key FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active' "
-            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            (host_session,),
-        ).fetchone()
-        if row is not None and row["scope_key"] == scope.key:
-            return str(row["id"])
-        if row is not None:
-            end_session_tree(conn, row["id"], at)
-    else:
-        row = conn.execute(
-            "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active' "
-            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            (scope.key,),
-        ).fetchone()
-        if row is not None:
-            return str(row["id"])
-    return create_session(conn, scope, at, host_session=host_session or None)
-
-
-def create_session(conn: sqlite3.Connection, scope: Scope, at: str, *, host_session: str | None = None,
-                   parent: str | None = None, agent_id: str | None = None, agent_type: str = "primary") -> str:
-    """Insert a session row carrying the scope."""
-    session_id = new_id()
-    conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
-        (session_id, parent, at, agent_type, agent_id, scope.git_root, scope.worktree, scope.branch, scope.head_oid,
-         scope.type, scope.key, host_session),
-    )
-    return session_id
-
-
-def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id: str, agent_type: str, at: str) -> str:
-    """Find or create the subagent's session under the primary; never rotates or ends the primary."""
-    parent = conn.execute("SELECT * FROM sessions WHERE id=?", (primary,)).fetchone()
-    row = conn.execute(
-        "SELECT id, agent_type FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1",
-        (parent["scope_key"], agent_id),
-    ).fetchone()
-    if row is not None:
-        if agent_type and row["agent_type"] in ("subagent", "") and agent_type != row["agent_type"]:
-            conn.execute("UPDATE sessions SET agent_type=? WHERE id=?", (agent_type, row["id"]))
-        return str(row["id"])
-    session_id = new_id()
-    conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id) "
-        "SELECT ?, id, ?, ?, ?, CASE WHEN status='active' THEN 'active' ELSE 'ended' END, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id FROM sessions WHERE id=?",
-        (session_id, at, agent_type or "subagent", agent_id, primary),
-    )
-    return session_id
-
-
-def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None:
-    """End a primary and its active children."""
-    conn.execute(
-        "UPDATE sessions SET status='ended', ended_at=? WHERE (id=? OR parent_session_id=?) AND status='active'",
-        (at, session_id, session_id),
     )
 
 
