@@ -17,7 +17,7 @@ import sqlite3
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import iso
 from cortex_engine.base.errors import RuntimeUntrusted
@@ -42,6 +42,9 @@ else:
     redaction = LazyModule("store.redact")
     searchledger = LazyModule("capture.searchledger")
     sessions = LazyModule("capture.sessions")
+
+Json = dict[str, Any]
+"""A decoded spool line or hook payload: JSON from the host, read field by field (`_str`, isinstance) where used."""
 
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
@@ -137,7 +140,7 @@ def _claim(rt: Runtime) -> None:
     rt.rename(SPOOL, None, f"{time.time_ns():020d}-{os.getpid()}.jsonl", CLAIMS)
 
 
-def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, dict, list[str]]], int, int]:
+def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, Json, list[str]]], int, int]:
     """Parse a claim from byte `start`: (key, entry, blob names) per good line, bytes consumed, lines skipped.
 
     Raises:
@@ -146,7 +149,7 @@ def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, dict, l
     data = rt.read(claim, CLAIMS)
     if data is None:
         raise FileNotFoundError(claim)
-    good: list[tuple[str, dict, list[str]]] = []
+    good: list[tuple[str, Json, list[str]]] = []
     skipped = 0
     end = data.rfind(b"\n") + 1
     for raw in data[start:end].split(b"\n"):
@@ -214,7 +217,7 @@ def _decode(raw: bytes) -> object:
     return value
 
 
-def _key(entry: dict, raw: bytes) -> str:
+def _key(entry: Json, raw: bytes) -> str:
     payload = entry["p"]
     tool_use = payload.get("tool_use_id")
     if isinstance(tool_use, str) and tool_use:
@@ -222,7 +225,7 @@ def _key(entry: dict, raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def _epoch(entry: dict) -> float | None:
+def _epoch(entry: Json) -> float | None:
     try:
         return float(str(entry.get("t")).replace(",", "."))
     except (TypeError, ValueError):
@@ -232,7 +235,7 @@ def _epoch(entry: dict) -> float | None:
 MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
 
 
-def line_time(entry: dict, fallback: datetime) -> str:
+def line_time(entry: Json, fallback: datetime) -> str:
     """The event time the hook stamped (epoch seconds), else the flush time."""
     value = entry.get("t")
     try:
@@ -263,16 +266,16 @@ class Replayer:
         self._mutations = mutations or []
         self._primaries: dict[tuple[str, str], str] = {}
 
-    def _mutated_after(self, entry: dict) -> bool:
+    def _mutated_after(self, entry: Json) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
         stamp = _epoch(entry)
         return stamp is None or any(t >= stamp for t in self._mutations)
 
-    def cwd_of(self, payload: dict) -> str:
+    def cwd_of(self, payload: Json) -> str:
         """The directory an entry happened in (the spool's worktree when the payload does not say)."""
         return _str(payload.get("cwd")) or self.home or os.getcwd()
 
-    def prime_scopes(self, entries: list[dict]) -> None:
+    def prime_scopes(self, entries: list[Json]) -> None:
         """Detect every entry's scope before the write transaction: git runs outside the store's lock."""
         for entry in entries:
             self.scope_for(self.cwd_of(entry["p"]))
@@ -285,7 +288,7 @@ class Replayer:
             self._scopes[cwd] = scope
         return scope
 
-    def session_for(self, payload: dict, scope: Scope, at: str) -> str:
+    def session_for(self, payload: Json, scope: Scope, at: str) -> str:
         """The session an entry belongs to: the host session's primary, or a subagent's child."""
         host = _str(payload.get("session_id"))
         primary = self._primaries.get((host, scope.key))
@@ -300,7 +303,7 @@ class Replayer:
         agent_type = _str(payload.get("agent_type") or payload.get("agentType"))
         return sessions.child_session(self.conn, scope, primary, agent_id, agent_type, at)
 
-    def replay(self, entry: dict, at: str) -> bool:
+    def replay(self, entry: Json, at: str) -> bool:
         """Apply one payload; returns False when it carries nothing Cortex records."""
         payload = entry["p"]
         tool = _str(payload.get("tool_name"))
@@ -351,7 +354,7 @@ class Replayer:
             return True
         return False
 
-    def _credit(self, payload: dict, credit: dict, at: str) -> bool:
+    def _credit(self, payload: Json, credit: Json, at: str) -> bool:
         """Book a substituted read: saved = the file's tokens, injected = the line that replaced it; with evidence."""
         path, size, line = credit.get("path"), credit.get("size"), credit.get("line")
         if (not isinstance(path, str) or not path or not isinstance(size, int) or not 0 <= size < 2**53
@@ -369,7 +372,7 @@ class Replayer:
             )
         return True
 
-    def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: dict) -> str:
+    def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: Json) -> str:
         event_id = new_id()
         self.conn.execute(
             "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
@@ -377,7 +380,7 @@ class Replayer:
         )
         return event_id
 
-    def _command(self, payload: dict, tool_input: dict, response: object, event: str, session: str, scope: Scope,
+    def _command(self, payload: Json, tool_input: Json, response: object, event: str, session: str, scope: Scope,
                  at: str) -> bool:
         command = _str(tool_input.get("command"))
         if not command:
@@ -437,7 +440,7 @@ def _str(value: object) -> str:
     return ""
 
 
-def _exit_from(payload: dict, response: object) -> int:
+def _exit_from(payload: Json, response: object) -> int:
     for source in (payload, response if isinstance(response, dict) else {}):
         for key in ("exit_code", "exitCode", "returncode"):
             value = source.get(key)
@@ -478,7 +481,7 @@ def relative_path(path: str, worktree: str) -> str:
     return os.path.relpath(real, root).replace(os.sep, "/")
 
 
-def _read_content(tool_input: dict, response: object) -> str | None:
+def _read_content(tool_input: Json, response: object) -> str | None:
     """The whole text a Read returned, when the payload proves it was complete; else None."""
     if not isinstance(response, dict):
         return None
@@ -602,7 +605,7 @@ def write_index(conn: sqlite3.Connection, rt: Runtime) -> int:
     return len(lines)
 
 
-def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: dict, at: str, claim: str,
+def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: Json, at: str, claim: str,
                      result: FlushResult) -> bool:
     """Replay one entry inside a savepoint: a payload the replay cannot digest is skipped and undone, never fatal.
 
