@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
     from cortex_engine.query.economy import fmt_tokens, render_stats
-    from cortex_engine.query.inspection import (LABEL_FILTERS, Deletion, Inspection, Location, Page, PageKey,
-                                                scope_label, text_diff)
+    from cortex_engine.memory.corrections import Deletion
+    from cortex_engine.query.inspection import Inspection, Location, text_diff
+    from cortex_engine.query.listing import LABEL_FILTERS, Page, PageKey, scope_label
     from cortex_engine.query.render import humanize_kind, label_tag, short_kind, strip_control
     from cortex_engine.query.route import ROUTE
     from cortex_engine.query.surfaces import Surface
@@ -32,9 +33,9 @@ _HOME = {
     "GC_STEPS": "capture.gc",
     "Arrival": "memory.arrivals", "ARRIVAL_STATES": "memory.arrivals", "describe_arrival": "memory.arrivals",
     "Verdict": "memory.inbox",
-    "Deletion": "query.inspection", "Inspection": "query.inspection", "Page": "query.inspection",
-    "scope_label": "query.inspection", "Location": "query.inspection", "text_diff": "query.inspection",
-    "PageKey": "query.inspection", "LABEL_FILTERS": "query.inspection",
+    "Deletion": "memory.corrections", "Inspection": "query.inspection", "Page": "query.listing",
+    "scope_label": "query.listing", "Location": "query.inspection", "text_diff": "query.inspection",
+    "PageKey": "query.listing", "LABEL_FILTERS": "query.listing",
     "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items", "defuse_labels": "memory.items",
     "note_content": "memory.items", "split_trailers": "memory.items",
     "Resolution": "memory.notes",

@@ -80,7 +80,7 @@ def subagent_start(engine: Engine, payload: Mapping[str, object]) -> str:
     if primary is None:
         return ""
     agent_type = payload.get("agent_type") or payload.get("agentType") or "subagent"
-    from cortex_engine.capture.flush import child_session
+    from cortex_engine.capture.sessions import child_session
 
     now = engine.now()
     with transaction(engine.conn):

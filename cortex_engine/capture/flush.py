@@ -1,4 +1,4 @@
-"""Capture: the per-worktree runtime folder, engagement, and replaying the hook spool into the store.
+"""Capture: the per-worktree runtime folder and replaying the hook spool into the store (`sessions` engages it).
 
 Hooks append one line per tool call to `<worktree>/.cortex/spool.jsonl` (large payloads go to
 `blobs/` behind a small pointer line). A flush claims the spool by atomic rename, replays it in
@@ -8,7 +8,6 @@ order in one transaction per claim, and is idempotent: every line has a key reco
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -20,18 +19,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import iso
+from cortex_engine.base.errors import RuntimeUntrusted
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
-from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, IGNORE_TEXT, RUNTIME, Runtime,
-                                           RuntimeUntrusted, adopt, home_key, marker_text, problem)
+from cortex_engine.capture.digests import absolute_path, read_content, record_digest, relative_path
+from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, RUNTIME, Runtime, adopt, home_key,
+                                           marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.capture import commands, consolidation, searchledger
+    from cortex_engine.capture import commands, consolidation, searchledger, sessions
     from cortex_engine.memory import projection
     from cortex_engine.store import redact as redaction
 else:
@@ -40,6 +41,10 @@ else:
     projection = LazyModule("memory.projection")
     redaction = LazyModule("store.redact")
     searchledger = LazyModule("capture.searchledger")
+    sessions = LazyModule("capture.sessions")
+
+Json = dict[str, Any]
+"""A decoded spool line or hook payload: JSON from the host, read field by field (`_str`, isinstance) where used."""
 
 SPOOL = "spool.jsonl"
 CLAIMS = "claims"
@@ -51,7 +56,6 @@ FLUSH_AFTER = "flush-after"
 """Epoch seconds before which the capture hook spawns no flush (one is running, or the store was refused)."""
 PAUSED = "paused"
 """Written by the capture hook when the folder reached RUNTIME_CAP: capture stops until a flush succeeds."""
-DIGEST_CEILING = 2 * 1024 * 1024
 FLUSH_THRESHOLD = 256 * 1024
 RUNTIME_CAP = 32 * 1024 * 1024
 """The runtime folder's size cap; hooks/cortex-capture.sh holds the same figure in KiB."""
@@ -99,33 +103,6 @@ def reclaim(worktree: str | os.PathLike[str]) -> bool:
     return adopt(runtime_dir(worktree), keep=(SUBSTITUTION,), subs=(CLAIMS, BLOBS))
 
 
-def engage(worktree: str | os.PathLike[str]) -> Path:
-    """Create the self-ignoring runtime folder (0700) and mark the worktree engaged with this machine's key.
-
-    Raises:
-        RuntimeUntrusted: the folder is a link, someone else's, or tracked by git (nothing is written).
-    """
-    folder = runtime_dir(worktree)
-    reclaim(worktree)
-    key = home_key(cortex_home())
-    assert key is not None  # created on demand
-    with Runtime.open(folder, create=True) as rt:
-        rt.mkdir(CLAIMS)
-        rt.mkdir(BLOBS)
-        rt.write(IGNORE, IGNORE_TEXT)
-        rt.write(ENGAGED, marker_text(key))
-    return folder
-
-
-def disengage(worktree: str | os.PathLike[str]) -> bool:
-    """Stop capture for the worktree; returns whether it was engaged."""
-    try:
-        with Runtime.open(runtime_dir(worktree), tracked=False) as rt:
-            return rt.unlink(ENGAGED)
-    except (OSError, RuntimeUntrusted):
-        return False
-
-
 def is_engaged(worktree: str | os.PathLike[str]) -> bool:
     """Whether hooks capture in this worktree: a trusted folder whose marker holds this machine's key."""
     try:
@@ -162,7 +139,7 @@ def _claim(rt: Runtime) -> None:
     rt.rename(SPOOL, None, f"{time.time_ns():020d}-{os.getpid()}.jsonl", CLAIMS)
 
 
-def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, dict, list[str]]], int, int]:
+def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, Json, list[str]]], int, int]:
     """Parse a claim from byte `start`: (key, entry, blob names) per good line, bytes consumed, lines skipped.
 
     Raises:
@@ -171,7 +148,7 @@ def _lines(rt: Runtime, claim: str, start: int) -> tuple[list[tuple[str, dict, l
     data = rt.read(claim, CLAIMS)
     if data is None:
         raise FileNotFoundError(claim)
-    good: list[tuple[str, dict, list[str]]] = []
+    good: list[tuple[str, Json, list[str]]] = []
     skipped = 0
     end = data.rfind(b"\n") + 1
     for raw in data[start:end].split(b"\n"):
@@ -239,7 +216,7 @@ def _decode(raw: bytes) -> object:
     return value
 
 
-def _key(entry: dict, raw: bytes) -> str:
+def _key(entry: Json, raw: bytes) -> str:
     payload = entry["p"]
     tool_use = payload.get("tool_use_id")
     if isinstance(tool_use, str) and tool_use:
@@ -247,7 +224,7 @@ def _key(entry: dict, raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def _epoch(entry: dict) -> float | None:
+def _epoch(entry: Json) -> float | None:
     try:
         return float(str(entry.get("t")).replace(",", "."))
     except (TypeError, ValueError):
@@ -257,7 +234,7 @@ def _epoch(entry: dict) -> float | None:
 MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
 
 
-def line_time(entry: dict, fallback: datetime) -> str:
+def line_time(entry: Json, fallback: datetime) -> str:
     """The event time the hook stamped (epoch seconds), else the flush time."""
     value = entry.get("t")
     try:
@@ -288,16 +265,16 @@ class Replayer:
         self._mutations = mutations or []
         self._primaries: dict[tuple[str, str], str] = {}
 
-    def _mutated_after(self, entry: dict) -> bool:
+    def _mutated_after(self, entry: Json) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
         stamp = _epoch(entry)
         return stamp is None or any(t >= stamp for t in self._mutations)
 
-    def cwd_of(self, payload: dict) -> str:
+    def cwd_of(self, payload: Json) -> str:
         """The directory an entry happened in (the spool's worktree when the payload does not say)."""
         return _str(payload.get("cwd")) or self.home or os.getcwd()
 
-    def prime_scopes(self, entries: list[dict]) -> None:
+    def prime_scopes(self, entries: list[Json]) -> None:
         """Detect every entry's scope before the write transaction: git runs outside the store's lock."""
         for entry in entries:
             self.scope_for(self.cwd_of(entry["p"]))
@@ -310,21 +287,22 @@ class Replayer:
             self._scopes[cwd] = scope
         return scope
 
-    def session_for(self, payload: dict, scope: Scope, at: str) -> str:
+    def session_for(self, payload: Json, scope: Scope, at: str) -> str:
         """The session an entry belongs to: the host session's primary, or a subagent's child."""
         host = _str(payload.get("session_id"))
         primary = self._primaries.get((host, scope.key))
         if primary is None:
-            primary = primary_session(self.conn, scope, host, at)
+            primary = sessions.primary_session(self.conn, scope, host, at)
             # A host seen in another scope may just have rotated: forget its other primaries.
             self._primaries = {k: v for k, v in self._primaries.items() if k[0] != host}
             self._primaries[(host, scope.key)] = primary
         agent_id = _str(payload.get("agent_id") or payload.get("agentId"))
         if not agent_id:
             return primary
-        return child_session(self.conn, scope, primary, agent_id, _str(payload.get("agent_type") or payload.get("agentType")), at)
+        agent_type = _str(payload.get("agent_type") or payload.get("agentType"))
+        return sessions.child_session(self.conn, scope, primary, agent_id, agent_type, at)
 
-    def replay(self, entry: dict, at: str) -> bool:
+    def replay(self, entry: Json, at: str) -> bool:
         """Apply one payload; returns False when it carries nothing Cortex records."""
         payload = entry["p"]
         tool = _str(payload.get("tool_name"))
@@ -346,7 +324,7 @@ class Replayer:
             rel = relative_path(path, scope.worktree)
             self._event(session, scope, at, "read", rel, {k: tool_input.get(k) for k in ("offset", "limit") if k in tool_input})
             if event == "PostToolUse":
-                record_digest(self.conn, scope, session, agent_id, rel, _absolute(path, cwd), _read_content(tool_input, response), at,
+                record_digest(self.conn, scope, session, agent_id, rel, absolute_path(path, cwd), read_content(tool_input, response), at,
                               refund_eligible=self.turn_end and not self._mutated_after(entry))
             return True
         if tool in EDIT_TOOLS:
@@ -375,7 +353,7 @@ class Replayer:
             return True
         return False
 
-    def _credit(self, payload: dict, credit: dict, at: str) -> bool:
+    def _credit(self, payload: Json, credit: Json, at: str) -> bool:
         """Book a substituted read: saved = the file's tokens, injected = the line that replaced it; with evidence."""
         path, size, line = credit.get("path"), credit.get("size"), credit.get("line")
         if (not isinstance(path, str) or not path or not isinstance(size, int) or not 0 <= size < 2**53
@@ -393,7 +371,7 @@ class Replayer:
             )
         return True
 
-    def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: dict) -> str:
+    def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: Json) -> str:
         event_id = new_id()
         self.conn.execute(
             "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
@@ -401,7 +379,7 @@ class Replayer:
         )
         return event_id
 
-    def _command(self, payload: dict, tool_input: dict, response: object, event: str, session: str, scope: Scope,
+    def _command(self, payload: Json, tool_input: Json, response: object, event: str, session: str, scope: Scope,
                  at: str) -> bool:
         command = _str(tool_input.get("command"))
         if not command:
@@ -461,7 +439,7 @@ def _str(value: object) -> str:
     return ""
 
 
-def _exit_from(payload: dict, response: object) -> int:
+def _exit_from(payload: Json, response: object) -> int:
     for source in (payload, response if isinstance(response, dict) else {}):
         for key in ("exit_code", "exitCode", "returncode"):
             value = source.get(key)
@@ -483,173 +461,6 @@ def _redacted_window(text: str | None) -> str | None:
 def _exit_value(value: int) -> int | None:
     """An exit status as stored, or None when no process could have returned it (past 32 bits)."""
     return value if -(2**31) <= value < 2**32 else None
-
-
-def _absolute(path: str, cwd: str) -> str:
-    return path if os.path.isabs(path) else os.path.join(cwd, path)
-
-
-@functools.lru_cache(maxsize=4096)
-def relative_path(path: str, worktree: str) -> str:
-    """A file key relative to the worktree when inside it, else the absolute path (memoized: realpath is a stat walk)."""
-    normalized = os.path.normpath(path.replace("\\", "/"))
-    if not os.path.isabs(normalized):
-        return normalized
-    real = os.path.realpath(normalized)
-    root = _real_root(worktree)
-    if real == root or not real.startswith(root + os.sep):
-        return real
-    return os.path.relpath(real, root).replace(os.sep, "/")
-
-
-@functools.lru_cache(maxsize=64)
-def _real_root(worktree: str) -> str:
-    """A worktree's real path: one stat walk per worktree, not one per file it holds."""
-    return os.path.realpath(worktree)
-
-
-def _read_content(tool_input: dict, response: object) -> str | None:
-    """The whole text a Read returned, when the payload proves it was complete; else None."""
-    if not isinstance(response, dict):
-        return None
-    file = found if isinstance(found := response.get("file"), dict) else response
-    content = file.get("content")
-    if not isinstance(content, str):
-        return None
-    start = file.get("startLine", 1)
-    num, total = file.get("numLines"), file.get("totalLines")
-    if start not in (1, None) or tool_input.get("offset") not in (None, 0, 1):
-        return None
-    if isinstance(num, int) and isinstance(total, int) and num < total:
-        return None
-    if tool_input.get("limit") is not None and not (isinstance(num, int) and isinstance(total, int)):
-        return None
-    return content
-
-
-def digest_file(path: str) -> tuple[str | None, int | None, bool]:
-    """sha256 and size of a file; (None, size, True) past the 2 MiB ceiling; (None, None, False) if unreadable."""
-    try:
-        size = os.path.getsize(path)
-        if not os.path.isfile(path):
-            return None, None, False
-        if size > DIGEST_CEILING:
-            return None, size, True
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest(), size, False
-    except OSError:
-        return None, None, False
-
-
-def _size_of(path: str) -> int | None:
-    """A file's size, or None when it is missing or unreadable."""
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
-
-
-def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id: str | None, rel: str, abs_path: str,
-                  content: str | None, at: str, *, refund_eligible: bool = False) -> None:
-    """Record what a read returned: the payload's content when complete, else the file's bytes now.
-
-    A read is refund-eligible (may later be substituted) only when nothing in its batch could have changed
-    files after it: a command rewrites files invisibly, and an edit makes the context differ from the disk.
-    """
-    sha: str | None
-    size: int | None
-    if content is not None:
-        data = content.encode("utf-8")
-        oversize = len(data) > DIGEST_CEILING
-        sha, size, source = (None if oversize else hashlib.sha256(data).hexdigest()), len(data), "payload"
-        if sha is not None:
-            # The host may drop a final newline; when the bytes on disk are exactly what was returned (with or
-            # without it), record their digest. When they differ, the file changed after the read: keep the
-            # returned content's digest, so the ledger later answers changed-since rather than a wrong unchanged.
-            # Only a file one byte longer than the content can be it plus that newline: no other file is read.
-            if _size_of(abs_path) == len(data) + 1:
-                file_sha, file_size, _ = digest_file(abs_path)
-                if file_sha is not None and file_sha == hashlib.sha256(data + b"\n").hexdigest():
-                    sha, size = file_sha, file_size
-    else:
-        sha, size, oversize = digest_file(abs_path)
-        source = "file"
-        if sha is None and not oversize:
-            return
-    conn.execute(
-        "INSERT INTO content_digests(scope_key, path, sha256, byte_size, session_id, agent_id, oversize, read_count, source, "
-        "refund_eligible, recorded_at) VALUES (?,?,?,?,?,?,?,1,?,?,?) ON CONFLICT(scope_key, path) DO UPDATE SET "
-        "sha256=excluded.sha256, byte_size=excluded.byte_size, session_id=excluded.session_id, agent_id=excluded.agent_id, "
-        "oversize=excluded.oversize, read_count=content_digests.read_count+1, source=excluded.source, "
-        "refund_eligible=excluded.refund_eligible, recorded_at=excluded.recorded_at",
-        (scope.key, rel, sha, size, session, agent_id, int(oversize), source, int(refund_eligible), at),
-    )
-
-
-def primary_session(conn: sqlite3.Connection, scope: Scope, host_session: str, at: str) -> str:
-    """The active primary for a host session in this scope; a scope change ends the old one and rotates."""
-    if host_session:
-        row = conn.execute(
-            "SELECT id, scope_key FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active' "
-            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            (host_session,),
-        ).fetchone()
-        if row is not None and row["scope_key"] == scope.key:
-            return str(row["id"])
-        if row is not None:
-            end_session_tree(conn, row["id"], at)
-    else:
-        row = conn.execute(
-            "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active' "
-            "ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            (scope.key,),
-        ).fetchone()
-        if row is not None:
-            return str(row["id"])
-    return create_session(conn, scope, at, host_session=host_session or None)
-
-
-def create_session(conn: sqlite3.Connection, scope: Scope, at: str, *, host_session: str | None = None,
-                   parent: str | None = None, agent_id: str | None = None, agent_type: str = "primary") -> str:
-    """Insert a session row carrying the scope."""
-    session_id = new_id()
-    conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
-        (session_id, parent, at, agent_type, agent_id, scope.git_root, scope.worktree, scope.branch, scope.head_oid,
-         scope.type, scope.key, host_session),
-    )
-    return session_id
-
-
-def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id: str, agent_type: str, at: str) -> str:
-    """Find or create the subagent's session under the primary; never rotates or ends the primary."""
-    parent = conn.execute("SELECT * FROM sessions WHERE id=?", (primary,)).fetchone()
-    row = conn.execute(
-        "SELECT id, agent_type FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1",
-        (parent["scope_key"], agent_id),
-    ).fetchone()
-    if row is not None:
-        if agent_type and row["agent_type"] in ("subagent", "") and agent_type != row["agent_type"]:
-            conn.execute("UPDATE sessions SET agent_type=? WHERE id=?", (agent_type, row["id"]))
-        return str(row["id"])
-    session_id = new_id()
-    conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id) "
-        "SELECT ?, id, ?, ?, ?, CASE WHEN status='active' THEN 'active' ELSE 'ended' END, git_root, worktree_path, "
-        "branch_ref, head_oid, scope_type, scope_key, host_session_id FROM sessions WHERE id=?",
-        (session_id, at, agent_type or "subagent", agent_id, primary),
-    )
-    return session_id
-
-
-def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None:
-    """End a primary and its active children."""
-    conn.execute(
-        "UPDATE sessions SET status='ended', ended_at=? WHERE (id=? OR parent_session_id=?) AND status='active'",
-        (at, session_id, session_id),
-    )
 
 
 def flush_spool(conn: sqlite3.Connection, folder: Path, now: datetime, *, turn_end: bool = False) -> FlushResult:
@@ -708,7 +519,7 @@ def write_index(conn: sqlite3.Connection, rt: Runtime) -> int:
     return len(lines)
 
 
-def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: dict, at: str, claim: str,
+def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: Json, at: str, claim: str,
                      result: FlushResult) -> bool:
     """Replay one entry inside a savepoint: a payload the replay cannot digest is skipped and undone, never fatal.
 

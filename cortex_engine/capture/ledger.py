@@ -8,7 +8,7 @@ import sqlite3
 
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.records import record
-from cortex_engine.capture.flush import DIGEST_CEILING, relative_path
+from cortex_engine.capture.digests import DIGEST_CEILING, relative_path
 from cortex_engine.scope.identity import Scope
 
 LINE_CHARS = 120

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex_engine.base.clock import ts_min
+from cortex_engine.base.records import field, record
+from cortex_engine.base.tokens import estimate_tokens
+from cortex_engine.memory import tiers
 from cortex_engine.memory.items import collapse
 from cortex_engine.query.render import defuse, humanize_kind, item_labels, label_suffix
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import IN_SCOPE
+from cortex_engine.store.database import IN_SCOPE, transaction
+
+if TYPE_CHECKING:
+    from cortex_engine.query.surfaces import Surface
 
 
-@dataclass
+@record
 class Spend:
     """Injected and saved tokens over some sessions, with the per-channel split."""
 
@@ -165,3 +171,43 @@ def render_stats(report: Mapping[str, Any]) -> str:
     lines.append(f"{'Database:':<15}{report['database_bytes']} bytes")
     lines.append(f"{'WAL:':<15}{report['wal_bytes']} bytes")
     return "\n".join(lines)
+
+
+# -- booking: every injection is counted where it is made ------------------------------------------------------
+
+
+def book(conn: sqlite3.Connection, scope_key: str, session_id: str | None, surface: Surface, now: str, *,
+         reinforce: bool = False) -> Surface:
+    """Record what a surface injected (token ledger; with `reinforce`, the retrieval log) and, with `reinforce`,
+    reinforce what it showed (`memory.tiers.reinforce` says what counts as a use); one transaction."""
+    if not surface.text:
+        return surface
+    with transaction(conn):
+        _ledger(conn, session_id, scope_key, surface.channel, surface.tokens, now)
+        if reinforce:
+            ids = [item.id for item in surface.items]
+            conn.execute(
+                "INSERT INTO retrieval_log(session_id, scope_key, channel, topic, query_text, result_ids_json, "
+                "total_candidates, returned_count, token_estimate, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (session_id, scope_key, surface.channel, surface.topic, surface.query, json.dumps(ids),
+                 surface.total_candidates, len(ids), surface.tokens, now),
+            )
+            tiers.reinforce(conn, surface.items, now)
+    return surface
+
+
+def book_text(conn: sqlite3.Connection, scope_key: str, session_id: str | None, channel: str, text: str,
+              now: str) -> None:
+    """Book text injected outside the surfaces (hook outputs) against a session; one transaction."""
+    if not text:
+        return
+    with transaction(conn):
+        _ledger(conn, session_id, scope_key, channel, estimate_tokens(text), now)
+
+
+def _ledger(conn: sqlite3.Connection, session_id: str | None, scope_key: str, channel: str, tokens: int,
+            now: str) -> None:
+    conn.execute(
+        "INSERT INTO token_ledger(session_id, scope_key, channel, direction, tokens, timestamp) VALUES (?,?,?,?,?,?)",
+        (session_id, scope_key, channel, "injected", tokens, now),
+    )

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 from cortex_engine.base.clock import ts_min
 from cortex_engine.base.errors import CortexError
 from cortex_engine.base.untrusted import quote_path
+from cortex_engine.memory.corrections import Deletion, Edit, MovedRewrite, Reanchor
 from cortex_engine.memory.items import collapse
 from cortex_engine.memory.notes import NoteWrite, Resolution
-from cortex_engine.query.inspection import (Deletion, Edit, Inspection, MovedRewrite, Page, Reanchor, quote_arg,
-                                            short_kind_name, summarize_text)
+from cortex_engine.query.inspection import Inspection, quote_arg, summarize_text
+from cortex_engine.query.listing import Page, short_kind_name
 from cortex_engine.query.render import defuse, humanize_kind, strip_control
 
 if TYPE_CHECKING:  # merges is imported only by the commands that use it

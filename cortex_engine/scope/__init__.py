@@ -2,5 +2,6 @@
 scope keys every query carries, and per-path and per-symbol verdicts (`exists`, `moved`, `missing`,
 `drifted`).
 
-`identity` derives the store and scope keys; `references` extracts paths from text; `freshness` checks them
+`identity` derives the store and scope keys (`storeinfo` describes a directory's store without opening it);
+`references` extracts paths from text; `freshness` checks them
 against the checkout's inventory; `history` follows renames through git; `anchors` checks lines and symbols."""

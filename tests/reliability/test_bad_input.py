@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cortex_engine import cli
-from cortex_engine.capture import flush as capture
+from cortex_engine.capture import digests, flush as capture
 from cortex_engine.engine import Engine
 from cortex_engine.store.redact import clean_text
 from tests.conftest import Repo
@@ -138,7 +138,7 @@ def hook_corpus(repo: Repo) -> list[tuple[str, bytes, str | None]]:
         where = repo.path / "src" / name
         corpus.append(event(f"cwd {name!r}", f"c-dir-{n}", cwd=str(where), tool_name="Read",
                             tool_input={"file_path": str(where / "f.py")},
-                            witness=f"read:{capture.relative_path(str(where / 'f.py'), str(repo.path))}",
+                            witness=f"read:{digests.relative_path(str(where / 'f.py'), str(repo.path))}",
                             tool_response={"file": {"content": "x = 1\n", "numLines": 1, "startLine": 1, "totalLines": 1}}))
     return corpus
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.capture import flush as capture
+from cortex_engine.capture import engagement, flush as capture
 from cortex_engine.engine import Engine
 from cortex_engine.memory.contradiction import compare
 from tests.conftest import Repo
@@ -129,7 +129,7 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
     side = add_worktree(repo, tmp_path / "wt-side", "side")
     for root in (repo.path, side):
         (root / "src").mkdir(exist_ok=True)
-        capture.engage(root)  # engaged, but no store yet: the first processes race to create and migrate it
+        engagement.engage(root)  # engaged, but no store yet: the first processes race to create and migrate it
     main, other = str(repo.path), str(side)
     plan = note_plan(main, other)
     for k in range(CONTEST_PAIRS):  # the pairs are built to contest / not to contest: check the rule agrees

@@ -240,13 +240,13 @@ class Scenario:
         """Ids of every item of a kind (through the engine's read-only listing)."""
         if kind is None:
             return set()
-        from cortex_engine.query.inspection import LIST_MAX
+        from cortex_engine.query.listing import LIST_MAX
 
         return {str(i["id"]) for i in self.engine.list_memory(kinds=[kind], limit=LIST_MAX).items}
 
     def _newest(self, kind: str, before: set[str], *, upsert: bool = False) -> str:
         """The item of `kind` the last step wrote: the new one, or for an upserted kind the newest one."""
-        from cortex_engine.query.inspection import LIST_MAX
+        from cortex_engine.query.listing import LIST_MAX
 
         page = self.engine.list_memory(kinds=[kind], scopes=self.engine.scope_keys, limit=LIST_MAX).items
         fresh = [i for i in page if str(i["id"]) not in before]

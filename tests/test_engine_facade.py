@@ -1,0 +1,122 @@
+"""`Engine` is a facade (issue 27): each method calls a stage; the SQL lives in the stages and the store layer.
+
+Two checks: the source of `engine.py` (and `engine_core.py`) names no SQL and calls no `execute`, and, at run time, no statement that
+reaches SQLite while an engine notes, recalls, reports and runs a session was issued from `cortex_engine.engine`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+
+import cortex_engine.engine as engine_module
+import cortex_engine.engine_core as core_module
+from cortex_engine.engine import Engine
+
+from .conftest import Repo
+
+FACADE_SOURCES = (Path(engine_module.__file__), Path(core_module.__file__))
+FACADE_MODULES = ("cortex_engine.engine", "cortex_engine.engine_core")
+EXECUTE = {"execute", "executemany", "executescript"}
+SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|PRAGMA|WITH|CREATE|DROP|ALTER|REPLACE|BEGIN|COMMIT|VACUUM)\b"
+                 r"|\b(FROM|INTO|WHERE|JOIN)\s+[a-z_]")
+"""A string that starts like a statement, or holds an upper-case clause keyword followed by a table or column."""
+
+
+def sql_sites(source: str) -> list[str]:
+    """Every `execute`-family call and every SQL-looking string literal (docstrings aside) in `source`."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value) for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+        and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EXECUTE:
+            found.append(f"{node.lineno}: .{node.func.attr}(...)")
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+              and SQL.search(node.value)):
+            found.append(f"{node.lineno}: {node.value[:60]!r}")
+    return sorted(found, key=lambda site: int(site.split(":")[0]))
+
+
+def test_the_detector_sees_sql() -> None:
+    """The source check can fail: it finds an execute call and a statement literal, and passes prose."""
+    sample = ('def f(conn):\n    """Read the rows from the store; set the tier."""\n'
+              '    conn.execute("SELECT id FROM memory_items WHERE state=?", ("hot",))\n'
+              '    q = "UPDATE notes SET status=?"\n')
+    assert [site.split(":")[0] for site in sql_sites(sample)] == ["3", "3", "4"]
+
+
+def test_engine_source_holds_no_sql() -> None:
+    """`engine.py` and its core call no `execute`/`executemany`/`executescript` and spell no statement."""
+    assert {path.name: sql_sites(path.read_text(encoding="utf-8")) for path in FACADE_SOURCES} == {
+        "engine.py": [], "engine_core.py": []}
+
+
+def test_engine_modules_are_small() -> None:
+    """A facade, not a god object: under the 700-line ceiling."""
+    assert {path.name: len(path.read_text(encoding="utf-8").splitlines()) <= 700 for path in FACADE_SOURCES} == {
+        "engine.py": True, "engine_core.py": True}
+
+
+def _issuer(frame: FrameType | None) -> str:
+    """The module that issued a statement: the first frame above the connection's own wrapper."""
+    while frame is not None:
+        name = str(frame.f_globals.get("__name__", ""))
+        if name not in (__name__, "cortex_engine.store.redact", "sqlite3", "contextlib"):
+            return name
+        frame = frame.f_back
+    return ""
+
+
+def _traced(engine: Engine, issuers: list[tuple[str, str]]) -> None:
+    def trace(statement: str) -> None:
+        issuers.append((_issuer(sys._getframe(1)), statement))
+
+    engine.conn.set_trace_callback(trace)
+
+
+def test_no_statement_is_issued_from_the_engine_module(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Driving the facade through a session, notes, the surfaces, the reports and a flush, every statement SQLite
+    sees comes from a stage or the store layer, never from `cortex_engine.engine` or its core."""
+    engine = make_engine(repo.path)
+    issuers: list[tuple[str, str]] = []
+    _traced(engine, issuers)
+    engine.start_session("host-1")
+    engine.ensure_session()
+    engine.host_session("host-1")
+    note = engine.note("decision", "Use WAL for the store", "storage")
+    engine.note("decision", "Use rollback journal", "storage")
+    engine.recall("store journal")
+    engine.brief("storage")
+    engine.state()
+    engine.session_brief()
+    engine.header()
+    engine.refresh_tiers(force=True)
+    engine.status()
+    engine.activity()
+    engine.contests()
+    engine.memory_mark()
+    engine.data_version()
+    engine.stats()
+    engine.suggest_notes()
+    engine.validate_memory()
+    engine.list_memory()
+    engine.inspect_memory(note.id)
+    engine.log_event("cmd", command="pytest", exit_code=1, stderr="boom")
+    engine.flush_spool()
+    engine.summarize("checkpoint")
+    engine.consolidate()
+    engine.delete_memory(note.id, yes=True)
+    assert engine.rescope()
+    engine.conn.set_trace_callback(None)
+    assert len(issuers) > 50
+    assert {who for who, _ in issuers} & {"cortex_engine.memory.tiers", "cortex_engine.capture.sessions"}
+    assert [s for who, s in issuers if who in FACADE_MODULES] == []
+    engine.close()
