@@ -30,7 +30,7 @@ def pack(vector: Any) -> bytes:
     """A unit float vector as its float32 scale then int8 components."""
     scale = float(np.max(np.abs(vector))) / 127.0 or 1.0
     quantized = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
-    return np.float32(scale).tobytes() + quantized.tobytes()
+    return bytes(np.float32(scale).tobytes()) + bytes(quantized.tobytes())
 
 
 def unpack(blob: bytes) -> Any:
