@@ -31,11 +31,16 @@ import tempfile
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.locomo import fts_rankings, score  # noqa: E402
+
+if TYPE_CHECKING:
+    from cortex_engine.engine import Engine
+    from cortex_engine.query.retrieval import Candidate
 
 BODY_CHARS = 600
 _PR = re.compile(r"\(#(\d+)\)\s*$")
@@ -64,7 +69,8 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     """(query, cited PR numbers) for every changelog bullet citing a pull request."""
     text = subprocess.run(["git", "show", f"HEAD:{changelog}"], cwd=repo, check=True, capture_output=True,
                           text=True).stdout
-    bullets, current = [], []
+    bullets: list[str] = []
+    current: list[str] = []
     for line in text.splitlines():
         if line.startswith("- "):
             if current:
@@ -94,8 +100,8 @@ def overlap(query: str, text: str) -> float:
     return len(words & have) / len(words) if words else 0.0
 
 
-def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path):  # noqa: ANN201 - (engine, item ids, rowids)
-    """One store holding every commit as an insight note, written at its commit date."""
+def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path) -> tuple[Engine, dict[str, str], dict[str, int]]:
+    """One store holding every commit as an insight note, written at its commit date: (engine, item ids, rowids)."""
     from cortex_engine.engine import Engine
 
     work = tmp / "log"
@@ -103,7 +109,7 @@ def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path):  # noqa: AN
     engine = Engine(work, home=tmp / "home", clock=lambda: units[0][2])
     ids: dict[str, str] = {}
     for ident, text, when in units:
-        engine.clock = lambda when=when: when
+        engine.clock = lambda when=when: when  # type: ignore[misc]
         ids[engine.note("insight", text).item_id] = ident
     engine.clock = lambda: units[-1][2]
     engine.refresh()
@@ -111,7 +117,7 @@ def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path):  # noqa: AN
     return engine, ids, rowids
 
 
-def parts_of(cand) -> str:  # noqa: ANN001 - a retrieval.Candidate
+def parts_of(cand: Candidate) -> str:
     """A candidate's score parts, as the loss lists print them."""
     dense = f" dense {cand.dense:.2f}" if cand.dense is not None else ""
     return f"lex {cand.lexical:.1f} kind {cand.kind_weight:.1f}{dense} score {cand.score:.1f}"
@@ -197,24 +203,23 @@ def main() -> int:
 
     def compare(old: str, new: str) -> dict[str, object]:
         """Where `new` moves the first gold commit against `old`: counts, and the worst losses with their parts."""
-        moves = []
+        far = 10**6
+        moves: list[tuple[int, int, dict[str, object]]] = []  # (rank before, rank after, what the report prints)
         for i, (q, gold) in enumerate(qa):
             before, after = first(rankers[old][i], gold), first(rankers[new][i], gold)
-            b, a = before or 10**6, after or 10**6
+            b, a = before or far, after or far
             if b != a:
                 lead = rankers[new][i][0] if rankers[new][i] else None
-                moves.append({"query": q[:140], "before": before, "after": after, "gold": gold[0][:10],
-                              "top": (text_of[lead].split("\n")[0][:100] if lead else None),
-                              "top_parts": dict(details.get(new, [[]] * len(qa))[i]).get(lead or "", ""),
-                              "gold_parts": dict(details.get(new, [[]] * len(qa))[i]).get(gold[0], ""),
-                              "gold_subject": text_of[gold[0]].split("\n")[0][:100]})
-        lost = sorted((m for m in moves if (m["after"] or 10**6) > (m["before"] or 10**6)),
-                      key=lambda m: ((m["before"] or 10**6) > 10, -((m["after"] or 10**6) - (m["before"] or 0))))
-        won = [m for m in moves if (m["after"] or 10**6) < (m["before"] or 10**6)]
-        crossed = Counter(("lost" if (m["after"] or 10**6) > 10 >= (m["before"] or 10**6) else
-                           "won" if (m["before"] or 10**6) > 10 >= (m["after"] or 10**6) else "inside")
-                          for m in moves)
-        return {"lost": len(lost), "won": len(won), "top10_crossings": dict(crossed), "worst_losses": lost[:args.losses]}
+                parts = dict(details.get(new, [[]] * len(qa))[i])
+                moves.append((b, a, {"query": q[:140], "before": before, "after": after, "gold": gold[0][:10],
+                                     "top": (text_of[lead].split("\n")[0][:100] if lead else None),
+                                     "top_parts": parts.get(lead or "", ""), "gold_parts": parts.get(gold[0], ""),
+                                     "gold_subject": text_of[gold[0]].split("\n")[0][:100]}))
+        lost = sorted((m for m in moves if m[1] > m[0]), key=lambda m: (m[0] > 10, -(m[1] - m[0])))
+        won = [m for m in moves if m[1] < m[0]]
+        crossed = Counter(("lost" if m[1] > 10 >= m[0] else "won" if m[0] > 10 >= m[1] else "inside") for m in moves)
+        return {"lost": len(lost), "won": len(won), "top10_crossings": dict(crossed),
+                "worst_losses": [m[2] for m in lost[:args.losses]]}
 
     report = {"repo": str(args.repo), "commits": len(units), "queries": len(qa), "low_overlap_queries": len(low),
               "rows": rows, "embedding": embedding, "rerank_vs_fts5": compare("fts5 bm25", "cortex"),
