@@ -64,7 +64,8 @@ def test_a_topic_matching_nothing_lists_no_dense_neighbours_that_do_not_stand_ou
     store's background, not answers, and recall says there is no match."""
     items = neighbours(engine, 25)
     cosines = {item: 0.33 - 0.005 * i for i, item in enumerate(items)}
-    assert shown(hybrid(engine, cosines), "graphql federation gateway") == []
+    _, total, found = surfaces.ranked(hybrid(engine, cosines), "graphql federation gateway", 8)
+    assert found == [] and total == 0  # nor are they counted as candidates (the TUI and --json say how many)
 
 
 def test_a_dense_answer_standing_out_from_the_background_is_kept_when_no_word_matches(engine: Engine) -> None:

@@ -388,10 +388,13 @@ def rerank(
         )
         cand.score = cand.base + TRUTH_MAX
         ranked.append(cand)
+    dropped = 0
     if dense is not None:
         lexical_rows = {int(row["rowid"]) for row, _ in found[:len(found) if lexical_size is None else lexical_size]}
-        ranked = fuse(ranked, lexical_rows, dense)
+        kept = fuse(ranked, lexical_rows, dense)
+        dropped, ranked = len(ranked) - len(kept), kept
     ranking = Ranking(ranked, validator, intent.old)
+    ranking.dropped = dropped
     if dense is not None:
         ranking.retrievers = ("lexical", "dense")
     return ranking
@@ -474,6 +477,8 @@ class Ranking:
         self._settled: list[Candidate] = []
         self.size = len(cands)
         self.retrievers: tuple[str, ...] = ("lexical",)
+        self.dropped = 0
+        """Dense-only candidates `fuse` left out (no full-text match and no standing out): not counted as found."""
 
     def __len__(self) -> int:
         """How many candidates there are (judged or not)."""
