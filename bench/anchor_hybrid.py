@@ -48,7 +48,7 @@ def main() -> int:
         engine = Engine(work, home=Path(tmp, "home"), clock=lambda: START)
         index_of: dict[str, int] = {}
         for note in notes:
-            engine.clock = lambda n=note["i"]: START + timedelta(minutes=n)
+            engine.clock = lambda n=note["i"]: START + timedelta(minutes=n)  # type: ignore[misc]
             written = engine.note(note["kind"], note["content"], note["subject"], note.get("alternatives") or None)
             index_of[written.item_id] = note["i"]
         engine.clock = lambda: START + timedelta(minutes=len(notes) + 1)

@@ -14,8 +14,9 @@ of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold com
 MRR). `low overlap` is the slice of queries sharing at most a third of their content words
 with their gold commit's subject.
 
-`--losses N` lists the N queries the rerank loses most against plain FTS5 order (first-gold rank before → after)
-and tallies why: the reason is read off the score parts of the item that displaced the gold one.
+`--losses N` lists the N queries the rerank loses most against plain FTS5 order (first-gold rank before → after),
+and with the semantic extra the N queries hybrid loses most against Cortex lexical, each with the score parts of
+the item that displaced the gold one and of the gold one (when it is ranked `--depth` deep).
 """
 
 from __future__ import annotations
@@ -30,11 +31,16 @@ import tempfile
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.locomo import fts_rankings, score  # noqa: E402
+
+if TYPE_CHECKING:
+    from cortex_engine.engine import Engine
+    from cortex_engine.query.retrieval import Candidate
 
 BODY_CHARS = 600
 _PR = re.compile(r"\(#(\d+)\)\s*$")
@@ -63,7 +69,8 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     """(query, cited PR numbers) for every changelog bullet citing a pull request."""
     text = subprocess.run(["git", "show", f"HEAD:{changelog}"], cwd=repo, check=True, capture_output=True,
                           text=True).stdout
-    bullets, current = [], []
+    bullets: list[str] = []
+    current: list[str] = []
     for line in text.splitlines():
         if line.startswith("- "):
             if current:
@@ -93,8 +100,8 @@ def overlap(query: str, text: str) -> float:
     return len(words & have) / len(words) if words else 0.0
 
 
-def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path):  # noqa: ANN201 - (engine, item ids, rowids)
-    """One store holding every commit as an insight note, written at its commit date."""
+def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path) -> tuple[Engine, dict[str, str], dict[str, int]]:
+    """One store holding every commit as an insight note, written at its commit date: (engine, item ids, rowids)."""
     from cortex_engine.engine import Engine
 
     work = tmp / "log"
@@ -102,12 +109,18 @@ def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path):  # noqa: AN
     engine = Engine(work, home=tmp / "home", clock=lambda: units[0][2])
     ids: dict[str, str] = {}
     for ident, text, when in units:
-        engine.clock = lambda when=when: when
+        engine.clock = lambda when=when: when  # type: ignore[misc]
         ids[engine.note("insight", text).item_id] = ident
     engine.clock = lambda: units[-1][2]
     engine.refresh()
     rowids = {r[1]: r[0] for r in engine.conn.execute("SELECT rowid, id FROM memory_items")}
     return engine, ids, rowids
+
+
+def parts_of(cand: Candidate) -> str:
+    """A candidate's score parts, as the loss lists print them."""
+    dense = f" dense {cand.dense:.2f}" if cand.dense is not None else ""
+    return f"lex {cand.lexical:.1f} kind {cand.kind_weight:.1f}{dense} score {cand.score:.1f}"
 
 
 def main() -> int:
@@ -145,8 +158,7 @@ def main() -> int:
         for question in questions:
             _, _, ranked = surfaces.ranked(ctx, question, args.depth)
             lexical.append([ids[c.id] for c in ranked if c.id in ids])
-            parts.append([(ids[c.id], f"lex {c.lexical:.1f} kind {c.kind_weight:.1f} score {c.score:.1f}")
-                          for c in ranked[:10] if c.id in ids])
+            parts.append([(ids[c.id], parts_of(c)) for c in ranked if c.id in ids])
         rankers["cortex"] = lexical
         details["cortex"] = parts
         import bench.dense as shared
@@ -166,11 +178,13 @@ def main() -> int:
                                 for q in questions]
             shared.store_vectors(engine.conn, {rowids[item]: by_sha[sha] for item, sha in ids.items()})
             hybrid_ctx = records.replace(ctx, dense=shared.searcher(question_vectors))
-            hybrid = []
+            hybrid, hybrid_parts = [], []
             for question in questions:
                 _, _, ranked = surfaces.ranked(hybrid_ctx, question, args.depth)
                 hybrid.append([ids[c.id] for c in ranked if c.id in ids])
+                hybrid_parts.append([(ids[c.id], parts_of(c)) for c in ranked if c.id in ids])
             rankers["cortex hybrid"] = hybrid
+            details["cortex hybrid"] = hybrid_parts
         engine.close()
 
     rows = []
@@ -187,25 +201,29 @@ def main() -> int:
         found = [position[g] for g in gold if g in position]
         return min(found) + 1 if found else None
 
-    moves = []
-    for i, (q, gold) in enumerate(qa):
-        before, after = first(rankers["fts5 bm25"][i], gold), first(rankers["cortex"][i], gold)
-        b, a = before or 10**6, after or 10**6
-        if (b <= 10) != (a <= 10) or b != a:
-            lead = rankers["cortex"][i][0] if rankers["cortex"][i] else None
-            moves.append({"query": q[:140], "fts5_rank": before, "cortex_rank": after, "gold": gold[0][:10],
-                          "cortex_top": (text_of[lead].split("\n")[0][:100] if lead else None),
-                          "cortex_top_parts": dict(details["cortex"][i]).get(lead or "", ""),
-                          "gold_subject": text_of[gold[0]].split("\n")[0][:100]})
-    lost = sorted((m for m in moves if (m["cortex_rank"] or 10**6) > (m["fts5_rank"] or 10**6)),
-                  key=lambda m: ((m["fts5_rank"] or 10**6) > 10, -((m["cortex_rank"] or 10**6) - (m["fts5_rank"] or 0))))
-    won = [m for m in moves if (m["cortex_rank"] or 10**6) < (m["fts5_rank"] or 10**6)]
-    crossed = Counter(("lost" if (m["cortex_rank"] or 10**6) > 10 >= (m["fts5_rank"] or 10**6) else
-                       "won" if (m["fts5_rank"] or 10**6) > 10 >= (m["cortex_rank"] or 10**6) else "inside")
-                      for m in moves)
+    def compare(old: str, new: str) -> dict[str, object]:
+        """Where `new` moves the first gold commit against `old`: counts, and the worst losses with their parts."""
+        far = 10**6
+        moves: list[tuple[int, int, dict[str, object]]] = []  # (rank before, rank after, what the report prints)
+        for i, (q, gold) in enumerate(qa):
+            before, after = first(rankers[old][i], gold), first(rankers[new][i], gold)
+            b, a = before or far, after or far
+            if b != a:
+                lead = rankers[new][i][0] if rankers[new][i] else None
+                parts = dict(details.get(new, [[]] * len(qa))[i])
+                moves.append((b, a, {"query": q[:140], "before": before, "after": after, "gold": gold[0][:10],
+                                     "top": (text_of[lead].split("\n")[0][:100] if lead else None),
+                                     "top_parts": parts.get(lead or "", ""), "gold_parts": parts.get(gold[0], ""),
+                                     "gold_subject": text_of[gold[0]].split("\n")[0][:100]}))
+        lost = sorted((m for m in moves if m[1] > m[0]), key=lambda m: (m[0] > 10, -(m[1] - m[0])))
+        won = [m for m in moves if m[1] < m[0]]
+        crossed = Counter(("lost" if m[1] > 10 >= m[0] else "won" if m[0] > 10 >= m[1] else "inside") for m in moves)
+        return {"lost": len(lost), "won": len(won), "top10_crossings": dict(crossed),
+                "worst_losses": [m[2] for m in lost[:args.losses]]}
+
     report = {"repo": str(args.repo), "commits": len(units), "queries": len(qa), "low_overlap_queries": len(low),
-              "rows": rows, "embedding": embedding, "rerank_vs_fts5": {
-                  "lost": len(lost), "won": len(won), "top10_crossings": dict(crossed), "worst_losses": lost[:args.losses]}}
+              "rows": rows, "embedding": embedding, "rerank_vs_fts5": compare("fts5 bm25", "cortex"),
+              **({"hybrid_vs_lexical": compare("cortex", "cortex hybrid")} if "cortex hybrid" in rankers else {})}
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -13,6 +13,7 @@ import os
 import pickle
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def store_vectors(conn: sqlite3.Connection, vectors_by_rowid: dict[int, Any]) ->
                          [(rowid, vectors.pack(vec)) for rowid, vec in vectors_by_rowid.items()])
 
 
-def searcher(topics: dict[str, Any]):  # noqa: ANN201 - a surfaces.DenseSearch
+def searcher(topics: dict[str, Any]) -> Callable[[sqlite3.Connection, list[str], str, int], list[tuple[int, float]]]:
     """A dense search that looks each topic's vector up instead of running the encoder."""
     from cortex_engine.semantic import vectors
 

@@ -74,7 +74,8 @@ def backfill(where: Path) -> dict[str, float]:
     db = db_of(where / "home")
     marker = where / "embedded.json"
     if marker.is_file():
-        return json.loads(marker.read_text())
+        figures: dict[str, float] = json.loads(marker.read_text())
+        return figures
     before = size(db)
     with Engine(where / "repo", home=where / "home", clock=lambda: synth.NOW) as engine:
         pending = engine.embedding_backlog()
@@ -110,7 +111,7 @@ def backfill(where: Path) -> dict[str, float]:
     return figures
 
 
-def server(where: Path, semantic: bool) -> subprocess.Popen:
+def server(where: Path, semantic: bool) -> subprocess.Popen[bytes]:
     """A `cortex serve` on the tier, initialized and warmed by one recall."""
     env = {**os.environ, "CORTEX_HOME": str(where / "home"), "CORTEX_NOW": NOW,
            "CORTEX_SEMANTIC": "1" if semantic else "0", "PYTHONPATH": str(ROOT)}
@@ -127,7 +128,7 @@ def server(where: Path, semantic: bool) -> subprocess.Popen:
     return proc
 
 
-def recalls(proc: subprocess.Popen, start: int, calls: int) -> tuple[list[float], float]:
+def recalls(proc: subprocess.Popen[bytes], start: int, calls: int) -> tuple[list[float], float]:
     """`calls` recalls: wall seconds of each, CPU seconds per call."""
     assert proc.stdin is not None
     walls = []

@@ -15,6 +15,7 @@ import sqlite3
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 _ID = re.compile(r"D:?(\d+):(\d+)")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -28,7 +29,7 @@ def parse_date(text: str) -> datetime:
         return datetime(2023, 1, 1, tzinfo=timezone.utc)
 
 
-def turns(conversation: dict) -> list[tuple[str, str, datetime]]:
+def turns(conversation: dict[str, Any]) -> list[tuple[str, str, datetime]]:
     """(dia_id, memory text, when) for every dialogue turn."""
     out = []
     n = 1
@@ -80,7 +81,7 @@ def cortex_rankings(units: list[tuple[str, str, datetime]], questions: list[str]
         ids: dict[str, str] = {}
         texts: dict[str, str] = {}
         for ident, text, when in units:
-            engine.clock = lambda when=when: when
+            engine.clock = lambda when=when: when  # type: ignore[misc]
             item = engine.note("insight", text).item_id
             ids[item] = ident
             texts[item] = text
@@ -108,7 +109,7 @@ def fts_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
     conn.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", [(i, u[1]) for i, u in enumerate(units)])
-    rankings = []
+    rankings: list[list[str]] = []
     for question in questions:
         words = _WORD.findall(question.lower())
         if not words:
@@ -123,7 +124,7 @@ def fts_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -
 def bm25_rankings(units: list[tuple[str, str, datetime]], questions: list[str]) -> list[list[str]] | None:
     """rank-bm25's BM25Okapi over the same units, or None when the package is not installed."""
     try:
-        from rank_bm25 import BM25Okapi
+        from rank_bm25 import BM25Okapi  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return None
     model = BM25Okapi([_WORD.findall(u[1].lower()) or [""] for u in units])
@@ -209,7 +210,8 @@ HYBRID = False
 def table(report: dict[str, object]) -> str:
     """The rows as a Markdown table (what `python bench/locomo.py --table` prints)."""
     lines = ["| ranker | split | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|---|"]
-    for row in report["rows"]:  # type: ignore[union-attr]
+    rows: list[dict[str, object]] = report["rows"]  # type: ignore[assignment]
+    for row in rows:
         lines.append(f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | "
                      f"{row['r10']} | {row['mrr']} |")
     return "\n".join(lines)
@@ -233,4 +235,4 @@ if __name__ == "__main__":
     HYBRID = "--hybrid" in sys.argv
     args = [a for a in sys.argv[1:] if a not in ("--table", "--hybrid")]
     result = evaluate(Path(args[0]) if args else default_path())
-    print(table(result) if "--table" in sys.argv else json.dumps(result, indent=2))
+    print(table(result) if result is not None and "--table" in sys.argv else json.dumps(result, indent=2))

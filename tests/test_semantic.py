@@ -19,6 +19,8 @@ from cortex_engine.semantic import extra as semantic
 from cortex_engine.base.errors import SemanticUnavailable
 from cortex_engine.engine import Engine
 
+from .conftest import Repo
+
 pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
 
 from cortex_engine.semantic import model, vectors  # noqa: E402 - after the skip
@@ -59,7 +61,7 @@ def test_a_paraphrase_is_found_once_the_notes_are_embedded(engine: Engine) -> No
     assert engine.recall("how long do session credentials stay valid", book=False).items[0].id == ids["login"]
 
 
-def test_dense_candidates_are_filtered_by_scope_before_fusion(repo, make_engine: Callable[..., Engine]) -> None:  # noqa: ANN001
+def test_dense_candidates_are_filtered_by_scope_before_fusion(repo: Repo, make_engine: Callable[..., Engine]) -> None:
     """A note on another branch that means exactly the topic is never a dense candidate here."""
     repo.git("checkout", "-q", "-b", "feature/billing")
     with make_engine(repo.path) as other:
@@ -127,7 +129,7 @@ def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
     assert "pip install 'cortex-memory-layer[semantic]'" in status["detail"]  # type: ignore[index]
 
 
-def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo) -> None:  # noqa: ANN001
+def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) -> None:
     """`cortex embed --json` embeds every item; with the retriever off it exits 1 with one `cortex:` line."""
     env = {**os.environ, "CORTEX_NOW": "2026-08-02T18:00:00Z"}
 

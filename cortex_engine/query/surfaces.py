@@ -148,7 +148,7 @@ def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tu
             found = found + [(row, None) for row in rows]
     ranking = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights,
                      dense=dense, lexical_size=lexical_size)
-    return query, len(found), ranking
+    return query, len(found) - ranking.dropped, ranking
 
 
 def seated(ctx: Context, ranking: Ranking, depth: int) -> list[Candidate]:

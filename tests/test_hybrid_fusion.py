@@ -1,0 +1,83 @@
+"""How the dense side joins the lexical rerank (issue 28), with a fixed dense retriever instead of the encoder.
+
+The cosines are given, so each test states exactly what the encoder would have said; the store, the lexical
+rerank and the seating are the real ones.
+"""
+
+from __future__ import annotations
+
+from cortex_engine.base import records
+from cortex_engine.engine import Engine
+from cortex_engine.query import retrieval, surfaces
+
+
+def rowids(engine: Engine) -> dict[str, int]:
+    """Memory item id → rowid."""
+    return {str(r[1]): int(r[0]) for r in engine.conn.execute("SELECT rowid, id FROM memory_items")}
+
+
+def hybrid(engine: Engine, cosines: dict[str, float]) -> surfaces.Context:
+    """The engine's context with a dense retriever that answers `cosines` (item id → cosine), best first."""
+    by_rowid = {rowids(engine)[item]: cosine for item, cosine in cosines.items()}
+
+    def search(conn: object, keys: list[str], topic: str, k: int) -> list[tuple[int, float]]:
+        return sorted(by_rowid.items(), key=lambda hit: -hit[1])[:k]
+
+    return records.replace(engine._context(), dense=search)
+
+
+def shown(ctx: surfaces.Context, topic: str, limit: int = 8) -> list[str]:
+    """The recall order's item ids."""
+    return [c.id for c in surfaces.ranked(ctx, topic, limit)[2]]
+
+
+def test_a_strong_lexical_top_keeps_its_lead_over_a_weaker_match_the_dense_side_prefers(engine: Engine) -> None:
+    """Rank fusion let a note matching one topic word overtake the note matching them all, because the encoder
+    ranked it first (and the better match under its floor); as a feature of the rerank, similarity lifts a note,
+    but not past a far better match."""
+    exact = engine.note("insight", "flush_spool retries twice when the store is busy, then leaves the spool").item_id
+    partial = engine.note("insight", "the spool is emptied after every turn by the detached process").item_id
+    ctx = hybrid(engine, {partial: 0.62})
+    assert shown(engine._context(), "spool retries busy store")[0] == exact
+    order = shown(ctx, "spool retries busy store")
+    assert order[:2] == [exact, partial]
+
+
+def test_dense_similarity_lifts_the_lexical_candidate_it_agrees_with(engine: Engine) -> None:
+    """Two notes matching the topic's words alike: the one the encoder finds closer ranks first."""
+    first = engine.note("insight", "the cache layer uses memcached on the staging hosts").item_id
+    second = engine.note("insight", "the cache layer keeps sessions warm across restarts").item_id
+    lexical = shown(engine._context(), "cache layer")
+    assert set(lexical[:2]) == {first, second}
+    later = lexical[1]
+    assert shown(hybrid(engine, {later: 0.7, lexical[0]: 0.25}), "cache layer")[0] == later
+
+
+def neighbours(engine: Engine, count: int) -> list[str]:
+    """`count` notes of one project that share no word with the topics below."""
+    return [engine.note("insight", f"service number {i} answers health checks on port {8000 + i}").item_id
+            for i in range(count)]
+
+
+def test_a_topic_matching_nothing_lists_no_dense_neighbours_that_do_not_stand_out(engine: Engine) -> None:
+    """A store's notes are all somewhat alike: when no word matches, 25 neighbours between 0.21 and 0.33 are the
+    store's background, not answers, and recall says there is no match."""
+    items = neighbours(engine, 25)
+    cosines = {item: 0.33 - 0.005 * i for i, item in enumerate(items)}
+    _, total, found = surfaces.ranked(hybrid(engine, cosines), "graphql federation gateway", 8)
+    assert found == [] and total == 0  # nor are they counted as candidates (the TUI and --json say how many)
+
+
+def test_a_dense_answer_standing_out_from_the_background_is_kept_when_no_word_matches(engine: Engine) -> None:
+    """The same store, one note far closer than the rest: it alone is shown."""
+    items = neighbours(engine, 25)
+    cosines = {item: 0.33 - 0.005 * i for i, item in enumerate(items)}
+    cosines[items[-1]] = 0.5
+    assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[-1]]
+
+
+def test_in_a_small_store_a_paraphrase_over_the_floor_is_an_answer(engine: Engine) -> None:
+    """Too few notes to have a background over the floor: a dense hit over DENSE_FLOOR is kept, as before."""
+    items = neighbours(engine, 3)
+    cosines = {items[0]: 0.27, items[1]: 0.21, items[2]: retrieval.DENSE_FLOOR - 0.05}
+    assert shown(hybrid(engine, cosines), "event streaming choice") == [items[0], items[1]]
