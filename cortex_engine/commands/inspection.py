@@ -293,6 +293,6 @@ def cmd_gc(args: argparse.Namespace) -> int:
 def cmd_undo(args: argparse.Namespace) -> int:
     """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row."""
     with engine_for(args) as engine:
-        result = engine.undo()  # type: ignore[no-untyped-call]  # Engine.undo's type is imported on use
+        result = engine.undo()
     emit_json(result.to_dict()) if args.json else emit_text(result.render())
     return 0
