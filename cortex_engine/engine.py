@@ -212,14 +212,14 @@ class Engine(EngineCore):
 
     def consult_hint(self, prompt: str, session: str | None = None) -> str:
         """The consult hint for a prompt ("" when it is not due); `session` defaults to the current one."""
-        return reflex.consult_hint(self, session or self.ensure_session(), prompt)
+        return reflex.consult_hint(self.conn, self.scope.key, session or self.ensure_session(), prompt, self.now())
 
     def whisper(self, event: str, anchor: str, session: str | None = None) -> str:
         """The reflex whisper for the file or command at hand ("" when not confident); an absolute path inside
         the worktree is read as the worktree-relative path memory names."""
         if event == "edit":
             anchor = digests.relative_path(anchor, self.scope.worktree)
-        return reflex.whisper(self, session or self.ensure_session(), event, anchor)
+        return reflex.whisper(self.conn, session or self.ensure_session(), event, anchor, self._fresh_context)
 
     def dispatch_pre(self, payload: dict[str, object]) -> None:
         """PreToolUse of an Agent call: record the dispatch, so the subagent it starts can be briefed."""
@@ -254,7 +254,7 @@ class Engine(EngineCore):
         """Retention: find (with `apply`, delete) what the retention windows allow; see `capture/gc.py`."""
         from cortex_engine.capture.gc import run_gc
 
-        return run_gc(self, apply=apply, tick=tick)
+        return run_gc(self.conn, self.clock(), self.cwd, apply=apply, tick=tick)
 
     # -- memory follows git ----------------------------------------------------------------------
 
@@ -335,7 +335,7 @@ class Engine(EngineCore):
         engagement.fresh_context(self.conn, self.scope.worktree)
         from cortex_engine.capture.gc import auto as auto_gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
 
-        auto_gc(self)
+        auto_gc(self.conn, self.clock(), self.cwd)
         return session_id
 
     def engage(self) -> None:
@@ -412,8 +412,8 @@ class Engine(EngineCore):
         if session_id is not None and session_id != self._consulted:
             from cortex_engine.capture.reflex import flag, set_flag
 
-            if not flag(self, session_id, "consulted"):
-                set_flag(self, session_id, "consulted")
+            if not flag(self.conn, session_id, "consulted"):
+                set_flag(self.conn, session_id, "consulted")
             self._consulted = session_id
 
     def activity(self, limit: int = 20, *, session_id: str | None = None) -> list[dict[str, object]]:

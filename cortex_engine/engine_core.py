@@ -170,6 +170,11 @@ class EngineCore:
         """
         return dense.embed_pending(self.conn, limit=limit, tick=tick)
 
+    def _fresh_context(self) -> surfaces.Context:
+        """The surfaces' context after the tiers and the checkout are refreshed: what a read of memory starts from."""
+        self.refresh()
+        return self._context()
+
     def _context(self, *, dense: bool = False) -> surfaces.Context:
         session = self.current_session()
         return surfaces.Context(

@@ -159,29 +159,29 @@ def test_guard_allows_parent_own_work_previews_and_other_subjects(live: Engine) 
 def test_consult_hint_at_most_once_and_never_after_a_consult(live: Engine) -> None:
     """The hint fires once for a memory-relevant prompt, and not at all once memory was consulted."""
     session = live.current_session()["id"]
-    first = reflex.consult_hint(live, session, "let's fix the failing gateway test")
+    first = live.consult_hint("let's fix the failing gateway test", session)
     assert first == reflex.HINT
-    assert reflex.consult_hint(live, session, "fix it again") == ""
+    assert live.consult_hint("fix it again", session) == ""
     live.start_session("claude-2")
     fresh = live.current_session()["id"]
     live.recall("gateway")
-    assert reflex.consult_hint(live, fresh, "fix the gateway") == ""
+    assert live.consult_hint("fix the gateway", fresh) == ""
 
 
 def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine, repo: Repo) -> None:
     """Editing a file memory talks about whispers the note once; a superseded one is never whispered."""
     session = live.current_session()["id"]
-    out = reflex.whisper(live, session, "edit", "src/api.py")
+    out = live.whisper("edit", "src/api.py", session)
     assert out.startswith(
         "Cortex memory: Decision [2026-08-02 18:00Z]: [api serving] serve the api from src/api.py")
-    assert reflex.whisper(live, session, "edit", "src/api.py") == ""
-    assert reflex.whisper(live, session, "edit", "src/unrelated.py") == ""
+    assert live.whisper("edit", "src/api.py", session) == ""
+    assert live.whisper("edit", "src/unrelated.py", session) == ""
     live.note("decision", "serve the api from src/api.py directly", "api serving")
     note = live.conn.execute("SELECT id FROM scoped_notes WHERE content LIKE '%directly%'").fetchone()["id"]
     live.resolve(note, status="superseded")
     other = live.current_session()["id"]
     live.start_session("claude-3")
-    later = reflex.whisper(live, live.current_session()["id"], "edit", "src/api.py")
+    later = live.whisper("edit", "src/api.py", live.current_session()["id"])
     assert "directly" not in later
     assert other != live.current_session()["id"]
 

@@ -59,6 +59,32 @@ def test_engine_source_holds_no_sql() -> None:
         "engine.py": [], "engine_core.py": []}
 
 
+STAGES = ("base", "store", "scope", "memory", "semantic", "query", "capture")
+
+
+def facade_imports(source: str) -> list[str]:
+    """Every import of the facade (`cortex_engine.engine`, `engine_core`) in `source`, type-only ones included."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        found += [f"{node.lineno}: {name}" for name in names if name in FACADE_MODULES]
+    return found
+
+
+def test_no_stage_takes_the_engine() -> None:
+    """Lower stages take what they need (a connection, a scope, a clock, a narrow protocol), never the `Engine`:
+    not even its type is imported below the facade (gc, reflex and the subagent hooks took it until issue 27)."""
+    root = FACADE_SOURCES[0].parent
+    modules = [path for stage in STAGES for path in sorted((root / stage).rglob("*.py"))]
+    assert len(modules) > 40
+    offenders = {str(path.relative_to(root)): sites for path in modules
+                 if (sites := facade_imports(path.read_text(encoding="utf-8")))}
+    assert offenders == {}
+    assert facade_imports("if TYPE_CHECKING:\n    from cortex_engine.engine import Engine\n") == [
+        "2: cortex_engine.engine"]
+
+
 def test_engine_modules_are_small() -> None:
     """A facade, not a god object: under the 700-line ceiling."""
     assert {path.name: len(path.read_text(encoding="utf-8").splitlines()) <= 700 for path in FACADE_SOURCES} == {

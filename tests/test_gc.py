@@ -49,14 +49,14 @@ def aged(repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch)
     engine.start_session("host-new")  # ends and summarizes the old session (ended 40 days after it began)
     assert engine.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='session_summary'").fetchone()[0] == 1
     clock.advance(days=29)
-    assert gc.run_gc(engine).rules["events"].candidates == 0  # ended 29 days ago: not yet
+    assert engine.gc().rules["events"].candidates == 0  # ended 29 days ago: not yet
     clock.advance(days=2)
     return engine
 
 
 def test_dry_run_counts_and_deletes_nothing(aged: Engine) -> None:
     before = counts(aged)
-    report = gc.run_gc(aged)
+    report = aged.gc()
     assert report.dry_run is True
     assert (report.rules["events"].candidates, report.rules["events"].deleted) == (3, 0)
     assert report.rules["retrieval_log"].candidates == 1  # two old rows, the newest one is always kept
@@ -69,7 +69,7 @@ def test_apply_prunes_and_never_touches_notes_sessions_summaries_or_the_ledger(a
     before = counts(aged)
     recall = aged.recall("api serving")
     assert "serve the api" in recall.text
-    report = gc.run_gc(aged, apply=True)
+    report = aged.gc(apply=True)
     after = counts(aged)
     assert (report.rules["events"].deleted, report.rules["retrieval_log"].deleted, report.rules["spool_seen"].deleted) == (3, 2, 1)
     assert after["events"] == before["events"] - 3
@@ -77,7 +77,7 @@ def test_apply_prunes_and_never_touches_notes_sessions_summaries_or_the_ledger(a
         assert (table, after[table]) == (table, before[table])
     assert after["token_ledger"] == before["token_ledger"] + 1  # the recall above, nothing pruned
     assert aged.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()[0] == aged.now()
-    again = gc.run_gc(aged, apply=True)
+    again = aged.gc(apply=True)
     assert all(rule.candidates == 0 for name, rule in again.rules.items())
 
 
@@ -92,7 +92,7 @@ def test_archived_items_go_but_archived_notes_and_snapshots_stay(aged: Engine) -
             (scope_id(aged.conn, aged.scope.key), old),
         )
     kinds_before = sorted(r[0] for r in aged.conn.execute("SELECT kind FROM memory_items"))
-    report = gc.run_gc(aged, apply=True)
+    report = aged.gc(apply=True)
     assert report.rules["archived_memory_items"].deleted == 1
     kinds_after = sorted(r[0] for r in aged.conn.execute("SELECT kind FROM memory_items"))
     assert "command_run" in kinds_before and "command_run" not in kinds_after
@@ -110,7 +110,7 @@ def test_recent_and_unsummarized_events_stay(repo: Repo, make_engine, clock: Clo
         engine.conn.execute("INSERT INTO events(id, session_id, scope_key, timestamp, type, target) VALUES "
                             "('e1', ?, ?, ?, 'read', 'README.md')", (engine.current_session()["id"], engine.scope.key, engine.now()))
     clock.advance(days=400)
-    assert gc.run_gc(engine, apply=True).rules["events"].deleted == 0
+    assert engine.gc(apply=True).rules["events"].deleted == 0
     assert engine.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
 
 
@@ -128,10 +128,10 @@ def test_orphaned_runtime_files_older_than_a_day(aged: Engine, repo: Repo) -> No
     fresh.write_text("{}")
     for path in (orphan, kept, empty_claim, pending_claim):
         os.utime(path, (day_ago, day_ago))
-    dry = gc.run_gc(aged)
+    dry = aged.gc()
     assert (dry.rules["orphaned_blobs"].candidates, dry.rules["empty_claims"].candidates) == (1, 1)
     assert orphan.exists() and empty_claim.exists()
-    gc.run_gc(aged, apply=True)
+    aged.gc(apply=True)
     assert (orphan.exists(), kept.exists(), fresh.exists(), empty_claim.exists(), pending_claim.exists()) == \
         (False, True, True, False, True)
 

@@ -7,10 +7,11 @@ import json
 import os
 import re
 import shlex
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
 
 from cortex_engine.base import settings
 from cortex_engine.base.clock import iso
@@ -22,7 +23,26 @@ from cortex_engine.store.database import transaction
 from cortex_engine.store.redact import clean_text, redact
 
 if TYPE_CHECKING:
-    from cortex_engine.engine import Engine
+    from cortex_engine.scope.identity import Scope
+
+
+class Host(Protocol):
+    """What the subagent hooks need, and all they may touch: the store and scope, the clock, the booking of what a
+    hook injects, and the subagent brief (a surface, rendered and booked by the facade). `Engine` is one."""
+
+    @property
+    def conn(self) -> sqlite3.Connection: ...
+
+    @property
+    def scope(self) -> Scope: ...
+
+    def clock(self) -> datetime: ...
+
+    def now(self) -> str: ...
+
+    def book_text(self, channel: str, text: str, session_id: str | None = None) -> None: ...
+
+    def brief_for_subagent(self, description: str, agent_type: str, prompt_prefix: str, child_session: str) -> str: ...
 
 HORIZON_SECONDS = 300
 CONCLUSION_CHARS = 4000
@@ -44,7 +64,7 @@ def normalize_prompt(text: str) -> str:
     return collapse(text).lower()
 
 
-def dispatch_pre(engine: Engine, payload: Mapping[str, object]) -> None:
+def dispatch_pre(engine: Host, payload: Mapping[str, object]) -> None:
     """PreToolUse on Agent: remember the dispatch description so the matching subagent can be briefed."""
     if not settings.subagent_brief():
         return
@@ -68,7 +88,7 @@ def dispatch_pre(engine: Engine, payload: Mapping[str, object]) -> None:
         queries.bump_counter(engine.conn, "subagent_dispatch_count")
 
 
-def subagent_start(engine: Engine, payload: Mapping[str, object]) -> str:
+def subagent_start(engine: Host, payload: Mapping[str, object]) -> str:
     """SubagentStart: create the child session; brief it when exactly one recorded dispatch matches.
 
     Returns the brief's text ("" for none)."""
@@ -139,7 +159,7 @@ def conclusion_text(payload: Mapping[str, object]) -> tuple[str, str]:
     return last, "transcript" if last else "none"
 
 
-def subagent_stop(engine: Engine, payload: Mapping[str, object]) -> None:
+def subagent_stop(engine: Host, payload: Mapping[str, object]) -> None:
     """SubagentStop: keep the subagent's conclusion (once, trimmed at 4000 characters and said so)."""
     if payload.get("stop_hook_active") is True:
         return
@@ -206,7 +226,7 @@ def _subject(text: str) -> str | None:
     return None
 
 
-def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
+def suggestions_for(engine: Host, session_ids: list[str]) -> list[Suggestion]:
     """Candidate notes from these sessions' episodes (conclusions first) and failed commands; never writes."""
     rows = queries.episodes_of_sessions(engine.conn, session_ids)
     found: list[Suggestion] = []
@@ -230,7 +250,7 @@ def suggestions_for(engine: Engine, session_ids: list[str]) -> list[Suggestion]:
     return found
 
 
-def end_of_turn_nudge(engine: Engine, primary: str) -> str:
+def end_of_turn_nudge(engine: Host, primary: str) -> str:
     """At turn end: offer notes suggested by subagent conclusions not yet offered; each is offered once.
 
     Returns the reason to keep the turn going ("" to let it end)."""
@@ -303,7 +323,7 @@ def _flag(words: list[str], name: str) -> str:
     return ""
 
 
-def guard(engine: Engine, payload: Mapping[str, object]) -> str:
+def guard(engine: Host, payload: Mapping[str, object]) -> str:
     """PreToolUse for a subagent: deny retiring, rewriting or deleting earlier work on this branch.
 
     Returns the reason for the denial ("" to allow)."""
@@ -356,7 +376,7 @@ def guard(engine: Engine, payload: Mapping[str, object]) -> str:
     return reason
 
 
-def _named_notes(engine: Engine, ident: str, subject: object) -> list[dict[str, object]]:
+def _named_notes(engine: Host, ident: str, subject: object) -> list[dict[str, object]]:
     """The notes an id (note or item id) or a subject names in this scope; nothing when unsure."""
     if ident:
         note_id = ident[len("notes:"):] if ident.startswith("notes:") else ident

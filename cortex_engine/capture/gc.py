@@ -38,7 +38,6 @@ from cortex_engine.store.database import transaction
 
 if TYPE_CHECKING:
     import logging
-    from cortex_engine.engine import Engine
 
 
 AUTO_INTERVAL = timedelta(hours=24)
@@ -151,18 +150,18 @@ GC_STEPS = 3
 """The store's rules, the runtime folder, the VACUUM: what `tick` counts."""
 
 
-def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
+def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: bool = False, vacuum: bool = True,
            tick: Callable[[int], None] | None = None) -> GcReport:
     """Find (and with `apply`, delete) what retention allows; VACUUM a fragmented store when applying.
 
     Args:
+        now: the clock's time, against which the retention windows are measured.
+        worktree: whose runtime folder (`.cortex/`) has its blobs and claims aged too.
         vacuum: allow a VACUUM when more than a fifth of the pages are free (applying only).
         tick: called with 1 after each of the GC_STEPS steps (a progress bar's).
     """
     step = tick or (lambda n: None)
-    conn = engine.conn
     report = GcReport(dry_run=not apply)
-    now = engine.clock()
     if apply:
         with transaction(conn):
             _database_rules(conn, report, now, apply=True)
@@ -170,7 +169,7 @@ def run_gc(engine: Engine, *, apply: bool = False, vacuum: bool = True,
     else:
         _database_rules(conn, report, now, apply=False)
     step(1)
-    _runtime_rules(find_runtime(engine.cwd), report, time.time(), apply)
+    _runtime_rules(find_runtime(worktree), report, time.time(), apply)
     step(1)
     report.freelist_ratio = queries.freelist_ratio(conn)
     if apply and vacuum and report.freelist_ratio > VACUUM_RATIO:
@@ -203,16 +202,16 @@ def auto_enabled() -> bool:
     return settings.gc_auto()
 
 
-def auto(engine: Engine) -> GcReport | None:
+def auto(conn: sqlite3.Connection, now: datetime, worktree: str) -> GcReport | None:
     """The session-start run: apply at most once a day, unless turned off; never fails the session start."""
     if not auto_enabled():
         return None
     try:
-        stamp = queries.meta_value(engine.conn, LAST_RUN_KEY)
+        stamp = queries.meta_value(conn, LAST_RUN_KEY)
         last = parse_iso(stamp) if stamp is not None else None
-        if last is not None and engine.clock() - last < AUTO_INTERVAL:
+        if last is not None and now - last < AUTO_INTERVAL:
             return None
-        return run_gc(engine, apply=True)
+        return run_gc(conn, now, worktree, apply=True)
     except (sqlite3.Error, OSError) as exc:
         _log().warning("cortex gc at session start skipped: %s", exc)
         return None

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cortex_engine.base.clock import iso
 from cortex_engine.memory.items import is_resolved, is_superseded
+from cortex_engine.query import economy
 from cortex_engine.query.render import clip, inspect_pointer, render_memory_line
 from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
 
 if TYPE_CHECKING:
-    from cortex_engine.engine import Engine
+    from cortex_engine.query.surfaces import Context
 
 HINT = "Cortex may have prior context for this work — cortex_recall(topic) checks; cortex_state for broad state."
 WHISPER_CHARS = 460
@@ -24,50 +28,50 @@ _RELEVANT = re.compile(
 )
 
 
-def flag(engine: Engine, session_id: str, key: str) -> str | None:
+def flag(conn: sqlite3.Connection, session_id: str, key: str) -> str | None:
     """A per-session flag's value."""
-    return queries.session_flag(engine.conn, session_id, key)
+    return queries.session_flag(conn, session_id, key)
 
 
-def set_flag(engine: Engine, session_id: str, key: str, value: str = "1") -> None:
+def set_flag(conn: sqlite3.Connection, session_id: str, key: str, value: str = "1") -> None:
     """Set a per-session flag."""
-    with transaction(engine.conn):
-        queries.set_session_flag(engine.conn, session_id, key, value)
+    with transaction(conn):
+        queries.set_session_flag(conn, session_id, key, value)
 
 
-def consult_hint(engine: Engine, session_id: str, prompt: str) -> str:
+def consult_hint(conn: sqlite3.Connection, scope_key: str, session_id: str, prompt: str, now: str) -> str:
     """UserPromptSubmit: one line pointing at memory, at most once per session and never after a consult.
 
-    Returns the line ("" for none); the hook adapter (`hookentry`) puts it on the wire."""
-    if flag(engine, session_id, "consulted") or flag(engine, session_id, "consult_hint"):
+    Returns the line ("" for none), booked; the hook adapter (`hookentry`) puts it on the wire."""
+    if flag(conn, session_id, "consulted") or flag(conn, session_id, "consult_hint"):
         return ""
-    sessions = queries.primary_session_count(engine.conn, engine.scope.key)
+    sessions = queries.primary_session_count(conn, scope_key)
     if not _RELEVANT.search(prompt) and sessions <= 1:
         return ""
-    set_flag(engine, session_id, "consult_hint")
-    engine.book_text("consult_gate", HINT, session_id)
+    set_flag(conn, session_id, "consult_hint")
+    economy.book_text(conn, scope_key, session_id, "consult_gate", HINT, now)
     return HINT
 
 
-def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
+def whisper(conn: sqlite3.Connection, session_id: str, event: str, anchor: str, context: Callable[[], Context]) -> str:
     """PreToolUse: one remembered line about the file or command at hand, only when confidence is high.
 
-    Returns the line ("" for none); the hook adapter (`hookentry`) puts it on the wire."""
+    `context` gives the surfaces' context of the scope, refreshed; it is asked for only when the anchor is new to
+    the session. Returns the line ("" for none), booked; the hook adapter (`hookentry`) puts it on the wire."""
     anchor_key = " ".join(anchor.replace("\\", "/").split()).lower()
     if not anchor_key:
         return ""
     focus_key = f"{event}:{anchor_key}"
-    if flag(engine, session_id, f"reflex:{focus_key}"):
+    if flag(conn, session_id, f"reflex:{focus_key}"):
         return ""
-    engine.refresh()
-    ctx = engine._context()
+    ctx = context()
     from cortex_engine.query.surfaces import ranked
 
     _, _, results = ranked(ctx, anchor, 6, exact=True)
     pick = None
     for cand in results:
         text = cand.row["text"]
-        if cand.kind not in WHISPER_KINDS or cand.score < MIN_SCORE or cand.row["scope_key"] != engine.scope.key:
+        if cand.kind not in WHISPER_KINDS or cand.score < MIN_SCORE or cand.row["scope_key"] != ctx.scope_key:
             continue
         if is_superseded(cand.kind, text) or is_resolved(text):
             continue
@@ -79,6 +83,6 @@ def whisper(engine: Engine, session_id: str, event: str, anchor: str) -> str:
         return ""
     line = "Cortex memory: " + render_memory_line(pick.row, pick.validation, 3)
     line = clip(line, WHISPER_CHARS, inspect_pointer(pick.id))  # its labels are kept whole
-    set_flag(engine, session_id, f"reflex:{focus_key}")
-    engine.book_text("whisper", line, session_id)
+    set_flag(conn, session_id, f"reflex:{focus_key}")
+    economy.book_text(conn, ctx.scope_key, session_id, "whisper", line, iso(ctx.now))
     return line

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cortex_engine.base.clock import Clock, clock_from_env
 from cortex_engine.base.ids import seeded as seeded_ids
-from cortex_engine.capture import agents, reflex
+from cortex_engine.capture import agents
 from cortex_engine.capture.flush import SPOOL, open_runtime, runtime_dir
 from cortex_engine.engine import Engine
 from cortex_engine.scope.identity import GitLocation, cortex_home, store_identity
@@ -246,9 +246,9 @@ def _history_and_sessions(p: _Player) -> None:
     with p.engine(25 / 1440) as engine:
         session = engine.start_session("demo-host-6")
         engine.session_brief()
-        reflex.consult_hint(engine, session, "continue fixing the spool failure")
-        reflex.whisper(engine, session, "edit", "src/capture/spool.py")
-        reflex.whisper(engine, session, "cmd", "python -m pytest tests/test_spool.py")
+        engine.consult_hint("continue fixing the spool failure", session)
+        engine.whisper("edit", "src/capture/spool.py", session)
+        engine.whisper("cmd", "python -m pytest tests/test_spool.py", session)
         p.spool("demo-host-6", 25 / 1440, [p.read("src/capture/spool.py"), p.read("src/db/store.py"),
                                             p.bash("python -m pytest tests/test_store.py")])
         engine.flush_spool()
