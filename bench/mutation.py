@@ -143,7 +143,8 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
             "survivor_diffs": diffs}
 
 
-_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null)\b", re.IGNORECASE)
+_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
+                       r"rollback|release)\b", re.IGNORECASE)
 _ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 

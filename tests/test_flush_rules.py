@@ -51,7 +51,11 @@ def exit_code_of(engine: Engine, command: str) -> int | None:
     ({"startLine": 5}, {}, "file"),  # a slice from line 5
     ({"startLine": 1}, {"offset": 3}, "file"),
     ({"startLine": 1}, {"offset": 1}, "payload"),
+    ({"startLine": 1}, {"offset": 0}, "payload"),
+    ({"startLine": 1}, {"offset": 2}, "file"),
     ({}, {"limit": 5}, "file"),  # a limit without the counts that prove it cut nothing
+    ({"numLines": 10}, {"limit": 5}, "file"),
+    ({"totalLines": 10}, {"limit": 5}, "file"),
 ])
 def test_only_a_read_the_payload_proves_whole_is_digested_from_its_content(live: Engine, repo: Repo,
                                                                              file_fields: dict, tool_input: dict,
@@ -215,3 +219,20 @@ def test_unknown_tools_and_events_book_nothing(live: Engine, repo: Repo, tmp_pat
     result = live.flush_spool()
     assert (result.processed, result.skipped) == (0, 3)
     assert live.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize(("on_payload", "on_response", "stored"), [
+    ({"exitCode": 5}, {}, 5),
+    ({}, {"returncode": 7}, 7),
+    ({}, {"exitCode": " 9 "}, 9),
+    ({"exit_code": 2}, {"exit_code": 3}, 2),  # the payload's own field first
+    ({}, {"exit_code": "1234567890123"}, 0),  # 13 digits: no status
+    ({}, {"exit_code": "x1"}, 0),
+])
+def test_a_success_payload_s_exit_code_is_read_from_the_payload_then_the_response(
+        live: Engine, repo: Repo, on_payload: dict, on_response: dict, stored: int) -> None:
+    payload = {**bash_payload(repo, "make build"), **on_payload}
+    payload["tool_response"].update(on_response)
+    spool(repo, line(payload))
+    assert live.flush_spool().processed == 1
+    assert exit_code_of(live, "make build") == stored
