@@ -236,3 +236,17 @@ def test_a_success_payload_s_exit_code_is_read_from_the_payload_then_the_respons
     spool(repo, line(payload))
     assert live.flush_spool().processed == 1
     assert exit_code_of(live, "make build") == stored
+
+
+def test_a_bash_call_without_a_command_books_nothing(live: Engine, repo: Repo) -> None:
+    spool(repo, line(bash_payload(repo, "", tool_use="t-1")), line(bash_payload(repo, "", failed=True, tool_use="t-2")))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (0, 2)
+    assert live.conn.execute("SELECT COUNT(*) FROM command_runs").fetchone()[0] == 0
+
+
+def test_a_failure_without_a_response_keeps_no_output_but_its_error(live: Engine, repo: Repo) -> None:
+    spool(repo, line(bash_payload(repo, "make build", failed=True, error="Exit code 2\nno rule to make target")))
+    live.flush_spool()
+    row = live.conn.execute("SELECT exit_code, stdout_tail, stderr_tail FROM command_runs").fetchone()
+    assert row["exit_code"] == 2 and row["stdout_tail"] is None and "no rule to make target" in row["stderr_tail"]

@@ -285,3 +285,35 @@ def test_assemble_sections_cuts_a_first_section_that_alone_overruns() -> None:
     assert text == "s" * (120 - 1 - len(POINTER)) + "…" + POINTER
     text, kept = assemble_sections(["s" * 500], 25, None)
     assert text == "s" * 99 + "…"
+
+
+def test_fit_labels_at_no_spare_room_keeps_a_one_character_detail_whole() -> None:
+    assert fit_labels(" (from x)", 9) == " (from x)"
+    assert fit_labels(" (from x)", 8) == ""
+
+
+def test_fit_labels_keeps_every_label_that_fits_in_order_when_the_kinds_do_not() -> None:
+    tail = " [contested] (superseded)" + STALE
+    assert fit_labels(tail, 35) == " [contested] (superseded)"
+    assert fit_labels(STALE + " [contested]", 22) == " [stale: …]"
+
+
+def test_fit_labels_gives_a_label_without_detail_no_share_of_the_room() -> None:
+    assert fit_labels(" [contested]" + STALE, 30) == " [contested] [stale: missing…]"
+
+
+def test_fit_labels_trims_the_space_before_its_ellipsis() -> None:
+    assert fit_labels(STALE, 19) == " [stale: missing…]"
+
+
+def test_snippet_keeps_the_words_of_a_line_together() -> None:
+    assert snippet("one two\nthree four\nfive", 2) == "one two | three four"
+
+
+@pytest.mark.parametrize(("tail", "text"), [
+    ("h" * 8, "w" * 39 + "…" + POINTER + "\n" + "h" * 8),  # 40 left beside the pointer: the hint stays
+    ("h" * 9, "w" * 48 + "…" + POINTER),  # 39 left: the hint goes, the pointer stays
+])
+def test_the_hint_gives_way_when_it_would_leave_the_cut_line_under_40_beside_its_pointer(tail: str, text: str) -> None:
+    out = assemble_budgeted(None, [Entry("w" * 300, item_id="abc"), Entry("x")], 22, lambda n: tail)
+    assert out.text == text and len(out.text) <= 88

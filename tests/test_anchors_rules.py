@@ -1,0 +1,144 @@
+"""The anchor rules at their boundaries (issue 27: mutation testing of `scope/anchors.py`).
+
+What a note's text anchors (line ranges written after a path, symbols it names), how an anchor is named, and
+what `locate` says about it in the file as it is now: fresh where it is, fresh where it moved, drifted, missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cortex_engine.scope import anchors
+
+BODY = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> str:
+    """A checkout holding `src/a.py` (BODY: `refresh_token` on lines 4-6, `other` on 9-10)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text(BODY)
+    return str(tmp_path)
+
+
+def made(root: str, text: str, paths: tuple[str, ...] = ("src/a.py",)) -> list[tuple[str | None, int, int, str, str]]:
+    """The anchors a note's text makes: (symbol, start, end, name, kind)."""
+    return [(a.symbol, a.start, a.end, a.name, a.kind) for a in anchors.find_anchors(root, list(paths), text)]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("see src/a.py:4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+    ("see src/a.py#L4-L6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+    ("see src/a.py#L4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+    ("see src/a.py#L5", [(None, 5, 5, "src/a.py:5", "lines")]),
+    ("src/a.py:6-4 backwards", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+    ("./src/a.py:5", [(None, 5, 5, "src/a.py:5", "lines")]),
+    ("src/a.py:5 and src/a.py:9-10", [(None, 5, 5, "src/a.py:5", "lines"), (None, 9, 10, "src/a.py:9-10", "lines")]),
+    ("src/a.py:4-900 runs past the end", [(None, 4, 10, "src/a.py:4-10", "lines")]),
+    ("src/a.py:10", [(None, 10, 10, "src/a.py:10", "lines")]),
+    ("src/a.py:11", []),  # past the last line
+    ("src/a.py:0", []),
+    ("src/a.py:2", []),  # a blank line anchors nothing
+    ("xsrc/a.py:4", []),  # the path inside a longer one
+    ("lib/src/a.py:4", []),
+    ("src/a.py:41x", []),
+    ("src/a.py:45", []),
+])
+def test_a_line_range_written_after_the_path_is_anchored(root: str, text: str, expected: list) -> None:
+    assert made(root, text) == expected
+
+
+def test_a_range_of_400_lines_or_more_is_not_anchored(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x\n" * 500)
+    assert [(a.start, a.end) for a in anchors.find_anchors(str(tmp_path), ["big.txt"], "big.txt:1-400")] == [(1, 400)]
+    assert anchors.find_anchors(str(tmp_path), ["big.txt"], "big.txt:1-401") == []
+
+
+def test_a_named_symbol_is_anchored_with_its_span(root: str) -> None:
+    assert made(root, "refresh_token() in src/a.py") == [
+        ("refresh_token", 4, 6, "src/a.py:refresh_token", "symbol")]
+    assert made(root, "src/a.py:4-6 and `other`") == [
+        (None, 4, 6, "src/a.py:4-6", "lines"), ("other", 9, 10, "src/a.py:other", "symbol")]
+    assert made(root, "nothing_here() in src/a.py") == []
+
+
+def test_a_file_of_no_known_language_gets_ranges_but_no_symbols(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("def refresh_token(x):\n    return x\n")
+    found = anchors.find_anchors(str(tmp_path), ["notes.txt"], "refresh_token() in notes.txt:1")
+    assert [(a.symbol, a.start, a.end) for a in found] == [(None, 1, 1)]
+
+
+def test_a_symbol_defined_twice_is_not_anchored(tmp_path: Path) -> None:
+    (tmp_path / "b.py").write_text("class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n"
+                                   "        return 2\n")
+    assert anchors.find_anchors(str(tmp_path), ["b.py"], "run_all calls `run` in b.py") == []
+    assert [(a.symbol, a.start, a.end) for a in anchors.find_anchors(str(tmp_path), ["b.py"], "B.run() in b.py")] == [
+        ("B.run", 7, 8)]
+
+
+def test_at_most_eight_anchors_per_note(tmp_path: Path) -> None:
+    (tmp_path / "c.py").write_text("".join(f"x{n} = {n}\n" for n in range(20)))
+    text = " ".join(f"c.py:{n}" for n in range(1, 12))
+    found = anchors.find_anchors(str(tmp_path), ["c.py"], text)
+    assert [a.start for a in found] == list(range(1, 9))
+
+
+def test_the_same_anchor_written_twice_is_one(root: str) -> None:
+    assert made(root, "src/a.py:5 and again src/a.py:5") == [(None, 5, 5, "src/a.py:5", "lines")]
+
+
+def test_named_symbols_read_separators_as_dots_and_skip_keywords_and_short_names() -> None:
+    assert anchors.named_symbols("A::run, B#stop, `go()`, ab(), if (x), print(y), self.x, abc()") == [
+        "A.run", "B.stop", "self.x", "abc"]
+    assert anchors.named_symbols("fooBar and snake_case then Plain") == ["fooBar", "snake_case"]
+
+
+def source() -> anchors.Source:
+    """BODY as the file `src/a.py` now reads."""
+    return anchors.source_of("src/a.py", BODY)
+
+
+def test_locate_finds_an_unchanged_symbol_and_range_fresh_where_they_are() -> None:
+    lines = BODY.splitlines(keepends=True)
+    digest = anchors.span_digest(lines, 4, 6)
+    assert anchors.locate(source(), "refresh_token", 4, 6, digest) == anchors.Located("fresh", 4, 6, digest)
+    assert anchors.locate(source(), None, 4, 6, digest) == anchors.Located("fresh", 4, 6, digest)
+    assert anchors.locate(None, "refresh_token", 4, 6, digest) == anchors.Located("unknown")
+
+
+def test_locate_follows_moved_content_to_its_nearest_copy() -> None:
+    digest = anchors.span_digest(["    return a * 2\n"], 1, 1)
+    text = "x = 1\n    return a * 2\n" + "pass\n" * 5 + "return a*2\n" + "pass\n"
+    assert anchors.locate(anchors.source_of("src/a.py", text), None, 9, 9, digest) == anchors.Located("fresh", 8, 8, digest)
+    assert anchors.locate(anchors.source_of("src/a.py", text), None, 3, 3, digest) == anchors.Located("fresh", 2, 2, digest)
+
+
+def test_locate_says_drifted_or_missing_when_the_content_is_gone() -> None:
+    lines = BODY.splitlines(keepends=True)
+    digest = anchors.span_digest(lines, 4, 6)
+    changed = anchors.source_of("src/a.py", BODY.replace("x + 1", "x + 2"))
+    now = anchors.span_digest(changed.lines, 4, 6)
+    assert anchors.locate(changed, "refresh_token", 4, 6, digest) == anchors.Located("drifted", 4, 6, now)
+    assert anchors.locate(changed, None, 4, 6, digest) == anchors.Located("drifted", 4, 6, now)
+    assert anchors.locate(changed, None, 8, 12, digest) == anchors.Located("drifted", 8, 10, None)
+    assert anchors.locate(changed, "renew_token", 4, 6, digest) == anchors.Located("missing")
+
+
+def test_a_drifted_symbol_defined_twice_is_placed_at_the_definition_nearest_its_old_place() -> None:
+    text = "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+    twice = anchors.source_of("b.py", text)
+    assert anchors.locate(twice, "run", 6, 7, "0" * 20).start == 7
+    assert anchors.locate(twice, "run", 3, 3, "0" * 20).start == 2
+
+
+def test_short_diff_shows_the_changed_lines_and_marks_a_cut() -> None:
+    assert anchors.short_diff(["a\n", "b\n", "c\n"], ["a\n", "B\n", "C\n"], 4) == ["-b", "-c", "+B", "+C"]
+    assert anchors.short_diff(["a\n", "b\n", "c\n"], ["a\n", "B\n", "C\n"], 3) == ["-b", "-c", "+B", "…"]
+    assert anchors.short_diff(["a\n"], ["a\n"], 3) == []
+
+
+def test_whitespace_never_changes_a_digest() -> None:
+    assert anchors.span_digest(["def f( x ):\n", "  return x\n"], 1, 2) == anchors.span_digest(["def f(x):return x"], 1, 1)
+    assert anchors.span_digest(["a\n", "b\n"], 1, 1) != anchors.span_digest(["a\n", "b\n"], 1, 2)
