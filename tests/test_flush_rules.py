@@ -127,6 +127,7 @@ def test_a_substitution_credit_is_booked_only_with_its_evidence(live: Engine, re
     spool(repo, credit_line(repo, credit))
     result = live.flush_spool()
     assert (result.processed, result.skipped) == ((1, 0) if booked else (0, 1))
+    assert result.errors == []  # refused by the rule, not by a crash the replay caught
     rows = live.conn.execute("SELECT direction, evidence_ref, evidence_size FROM token_ledger "
                              "WHERE channel='substitution' ORDER BY direction").fetchall()
     assert [tuple(r) for r in rows] == ([("injected", "a.py", credit["size"]), ("saved", "a.py", credit["size"])]
