@@ -317,3 +317,34 @@ def test_snippet_keeps_the_words_of_a_line_together() -> None:
 def test_the_hint_gives_way_when_it_would_leave_the_cut_line_under_40_beside_its_pointer(tail: str, text: str) -> None:
     out = assemble_budgeted(None, [Entry("w" * 300, item_id="abc"), Entry("x")], 22, lambda n: tail)
     assert out.text == text and len(out.text) <= 88
+
+
+def test_a_long_lead_is_cut_to_leave_a_short_first_line_whole() -> None:
+    out = assemble_budgeted("L" * 200, [Entry("x" * 20)], 25, hint)
+    assert out.text == "L" * 78 + "…\n" + "x" * 20  # 100: the lead takes what the line leaves, less a newline
+
+
+def test_a_budget_of_nothing_renders_nothing() -> None:
+    assert assemble_budgeted("L", [Entry("xxxxx")], 0, hint).text == ""
+
+
+def test_sections_that_fill_the_budget_exactly_are_all_placed() -> None:
+    text, kept = assemble_sections(["a" * 20, "b" * 18], 10)
+    assert kept == [0, 1] and text == "a" * 20 + "\n\n" + "b" * 18
+
+
+@pytest.mark.parametrize(("first", "text"), [
+    (47, "a" * 47 + "\n\n" + sections_trimmed(2)),  # 47 + 2 + 51 = 100: the trailer fits exactly
+    (48, "a" * 48),  # 101: the trailer goes (it would leave the first section under 80)
+])
+def test_the_trailer_counting_what_was_skipped_is_charged(first: int, text: str) -> None:
+    """b fits beside a, but not with the trailer: b goes, and the trailer then counts two sections."""
+    out, kept = assemble_sections(["a" * first, "b" * 30, "c" * 200], 25)
+    assert kept == [0] and out == text
+
+
+def test_a_cut_first_section_keeps_the_trailer_only_with_80_characters_beside_it() -> None:
+    text, _ = assemble_sections(["s" * 500, "t" * 200], 33, ["abc", None])  # 132 - 50 - 2 = 80 left
+    assert text == "s" * (80 - 1 - len(POINTER)) + "…" + POINTER + "\n\n" + sections_trimmed(1)
+    text, _ = assemble_sections(["s" * 500, "t" * 200, "u" * 200], 33, ["abc", None, None])  # 132 - 51 - 2 = 79
+    assert text == "s" * (132 - 1 - len(POINTER)) + "…" + POINTER
