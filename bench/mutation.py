@@ -43,7 +43,8 @@ MODULES: dict[str, list[str]] = {
     "memory/contradiction.py": ["tests/test_contradiction.py"],
     "memory/merges.py": ["tests/test_merges.py"],
     "query/retrieval.py": ["tests/test_ranking.py", "tests/test_surfaces.py"],
-    "query/render.py": ["tests/test_render_rules.py", "tests/test_surfaces.py", "tests/test_trust_exactness.py", "tests/security/test_budgets.py"],
+    "query/render.py": ["tests/test_render_rules.py", "tests/test_surfaces.py", "tests/test_trust_exactness.py",
+                        "tests/security/test_budgets.py"],
     "memory/items.py": ["tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
     "memory/sharing.py": ["tests/test_sharing.py"],
     "memory/transfer.py": ["tests/test_transfer.py"],
@@ -53,8 +54,8 @@ MODULES: dict[str, list[str]] = {
     "scope/history.py": ["tests/test_history_freshness.py"],
     "scope/freshness.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
     "scope/anchors.py": ["tests/test_anchors.py"],
-    "capture/flush.py": ["tests/test_capture.py", "tests/test_session_e2e.py", "tests/test_substitution.py",
-                         "tests/reliability/test_bad_input.py"],
+    "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
+                         "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",

@@ -50,7 +50,7 @@ def test_clip_keeps_the_labels_whole_when_they_fit_beside_eight_characters() -> 
 
 def test_clip_cuts_labels_that_do_not_fit_keeping_half_the_room_for_the_text() -> None:
     assert clip("a" * 50 + STALE, 30) == "a" * 14 + "…" + " [stale: miss…]"
-    assert clip("a" * 5 + STALE, 30) == "aaaa…" + " [stale: missing src/aa…]"  # short text: the labels take the rest
+    assert clip("a" * 5 + STALE, 30) == "aaaa… [stale: missing src/aa…]"  # short text: the labels take the rest
     assert clip("a" * 20 + " (shared)", 17) == "a" * 7 + "… (shared)"  # a small room: the text keeps 8
     assert clip("a" * 20 + " (shared)", 16) == "a" * 15 + "…"
 
@@ -191,7 +191,8 @@ def test_a_memory_line_per_kind() -> None:
         "Decision [2026-12-01 10:11Z]: [storage] use wal mode [contested] (superseded) (from feature/x)")
     assert render_memory_line(row, stale, 3).endswith("(from feature/x) [stale: missing a.py]")
     other = {"text": "a\n b\n\nc", "subject": "pytest", "id": "abc", "created_at": "2026-12-01T10:11:12Z"}
-    assert render_memory_line({**other, "kind": "session_state"}, stale, 2) == "[session state] a | b [stale: missing a.py]"
+    assert render_memory_line({**other, "kind": "session_state"}, stale, 2) == (
+        "[session state] a | b [stale: missing a.py]")
     assert render_memory_line({**other, "kind": "episode:session_summary"}, None, 2) == "[session state] a | b"
     assert render_memory_line({**other, "kind": "project_snapshot"}, stale, 2) == "[project state] a | b"
     assert render_memory_line({**other, "kind": "episode:command_failure"}, stale, 2) == (
@@ -214,7 +215,8 @@ def test_alternatives_line_shows_what_was_rejected_capped_at_240() -> None:
     assert alternatives_line("note:decision", note()) is None
     assert alternatives_line("command_run", note(alternatives=["x"])) is None
     assert alternatives_line("note:decision", note(alternatives=["y" * 240])) == "  already rejected: " + "y" * 240
-    assert alternatives_line("note:decision", note(alternatives=["y" * 241])) == "  already rejected: " + "y" * 239 + "…"
+    assert alternatives_line("note:decision", note(alternatives=["y" * 241])) == (
+        "  already rejected: " + "y" * 239 + "…")
 
 
 def test_assemble_budgeted_charges_every_character_and_newline() -> None:
