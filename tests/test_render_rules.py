@@ -350,3 +350,27 @@ def test_a_cut_first_section_keeps_the_trailer_only_with_80_characters_beside_it
     assert text == "s" * (80 - 1 - len(POINTER)) + "…" + POINTER + "\n\n" + sections_trimmed(1)
     text, _ = assemble_sections(["s" * 500, "t" * 200, "u" * 200], 33, ["abc", None, None])  # 132 - 51 - 2 = 79
     assert text == "s" * (132 - 1 - len(POINTER)) + "…" + POINTER
+
+
+def test_the_alternatives_cut_trims_the_space_before_its_ellipsis() -> None:
+    assert alternatives_line("note:decision", note(alternatives=["y" * 238 + " " + "z" * 10])) == (
+        "  already rejected: " + "y" * 238 + "…")
+
+
+def test_the_newline_after_the_lead_is_charged_to_the_first_line() -> None:
+    entries = [Entry("a" * 10), Entry("b" * 10)]
+    assert assemble_budgeted("lead:xx", entries, 7, hint).text == "lead:xx\n" + "a" * 10 + "\n+1 more"  # 29 > 28
+    assert assemble_budgeted("lead:x", entries, 7, hint).text == "lead:x\n" + "a" * 10 + "\n" + "b" * 10  # 28
+
+
+def test_a_hint_that_fits_exactly_keeps_the_lines_before_it() -> None:
+    entries = [Entry("a" * 10), Entry("b" * 10), Entry("c" * 30)]
+    out = assemble_budgeted(None, entries, 8, lambda n: "h" * 10)  # 10 + 1 + 10 + 1 + 10 = 32
+    assert out.text == "a" * 10 + "\n" + "b" * 10 + "\n" + "h" * 10 and out.dropped == 1
+
+
+def test_a_line_given_back_for_the_hint_returns_its_newline_too() -> None:
+    """b goes to make room for the hint; the room it frees (its newline included) takes a's alternative."""
+    entries = [Entry("a" * 10, "  " + "x" * 7), Entry("b" * 10), Entry("c" * 30)]
+    out = assemble_budgeted(None, entries, 8, lambda n: "h" * 11)  # 10 + 1 + 9 + 1 + 11 = 32
+    assert out.text == "a" * 10 + "\n  xxxxxxx\n" + "h" * 11 and out.dropped == 2
