@@ -144,3 +144,46 @@ def test_whitespace_never_changes_a_digest() -> None:
     spaced = anchors.span_digest(["def f( x ):\n", "  return x\n"], 1, 2)
     assert spaced == anchors.span_digest(["def f(x):return x"], 1, 1)
     assert anchors.span_digest(["a\n", "b\n"], 1, 1) != anchors.span_digest(["a\n", "b\n"], 1, 2)
+
+
+def spans_of(path: str, text: str) -> dict[str, list[tuple[int, int]]]:
+    """Every definition a file holds, as `Source.definitions` finds them (the anchors bench reads these)."""
+    return {name: [(s.start, s.end) for s in spans] for name, spans in anchors.source_of(path, text).definitions().items()}
+
+
+def test_python_definitions_are_found_with_their_qualified_names() -> None:
+    text = ("class A:\n    def m(self):\n        return 1\n\n    async def n(self):\n        return 2\n\n\n"
+            "def f():\n    def inner():\n        pass\n    return inner\n")
+    assert spans_of("x.py", text) == {
+        "A": [(1, 6)], "A.m": [(2, 3)], "m": [(2, 3)], "A.n": [(5, 6)], "n": [(5, 6)],
+        "f": [(9, 12)], "f.inner": [(10, 11)], "inner": [(10, 11)]}
+
+
+def test_braces_inside_strings_do_not_end_a_definition() -> None:
+    text = ('function f() {\n  const s = "}";\n  const t = "\\"}";\n  const u = `a\n}`;\n  return s;\n}\n\n'
+            "function g() {\n  return 1;\n}\n")
+    assert spans_of("x.js", text) == {"f": [(1, 7)], "g": [(9, 11)]}
+
+
+def test_an_unterminated_quote_ends_at_its_line() -> None:
+    assert spans_of("x.go", "func f() rune {\n\tr := '}\n\treturn r\n}\n") == {"f": [(1, 4)]}
+
+
+def test_rust_char_literals_are_strings_and_lifetimes_are_not() -> None:
+    text = ("fn brace() -> char {\n    let c = '{';\n    c\n}\n\n"
+            "fn quote<'a>(s: &'a str) -> char {\n    let q = '\\\"'; {\n    q }\n}\n")
+    assert spans_of("x.rs", text) == {"brace": [(1, 4)], "quote": [(6, 9)]}
+
+
+def test_moved_content_is_found_on_the_first_and_the_last_lines() -> None:
+    digest = anchors.span_digest(["x = 1\n", "y = 2\n"], 1, 2)
+    first = anchors.source_of("a.py", "x = 1\ny = 2\npass\npass\n")
+    assert anchors.locate(first, None, 3, 4, digest) == anchors.Located("fresh", 1, 2, digest)
+    last = anchors.source_of("a.py", "pass\npass\nx = 1\ny = 2\n")
+    assert anchors.locate(last, None, 1, 2, digest) == anchors.Located("fresh", 3, 4, digest)
+
+
+def test_a_window_is_never_shorter_than_the_anchored_span() -> None:
+    """A span ending in a blank line, whose first line alone ends the file, is not found there."""
+    digest = anchors.span_digest(["x = 1\n", "\n"], 1, 2)
+    assert anchors.locate(anchors.source_of("a.py", "pass\nx = 1\n"), None, 5, 6, digest).status == "drifted"
