@@ -148,7 +148,8 @@ def test_whitespace_never_changes_a_digest() -> None:
 
 def spans_of(path: str, text: str) -> dict[str, list[tuple[int, int]]]:
     """Every definition a file holds, as `Source.definitions` finds them (the anchors bench reads these)."""
-    return {name: [(s.start, s.end) for s in spans] for name, spans in anchors.source_of(path, text).definitions().items()}
+    found = anchors.source_of(path, text).definitions()
+    return {name: [(s.start, s.end) for s in spans] for name, spans in found.items()}
 
 
 def test_python_definitions_are_found_with_their_qualified_names() -> None:
