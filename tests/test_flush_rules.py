@@ -251,3 +251,21 @@ def test_a_failure_without_a_response_keeps_no_output_but_its_error(live: Engine
     live.flush_spool()
     row = live.conn.execute("SELECT exit_code, stdout_tail, stderr_tail FROM command_runs").fetchone()
     assert row["exit_code"] == 2 and row["stdout_tail"] is None and "no rule to make target" in row["stderr_tail"]
+
+
+def test_a_failing_run_keeps_its_output_tails_from_the_response(live: Engine, repo: Repo) -> None:
+    payload = bash_payload(repo, "make build")
+    payload["tool_response"].update(stdout="compiling\nout line", stderr="err line", exit_code=2)
+    spool(repo, line(payload))
+    live.flush_spool()
+    row = live.conn.execute("SELECT exit_code, stdout_tail, stderr_tail FROM command_runs").fetchone()
+    assert row["exit_code"] == 2 and "out line" in row["stdout_tail"] and "err line" in row["stderr_tail"]
+
+
+def test_a_run_whose_response_is_not_an_object_reads_as_not_interrupted(live: Engine, repo: Repo) -> None:
+    payload = bash_payload(repo, "make build")
+    payload["tool_response"] = "done"
+    spool(repo, line(payload))
+    live.flush_spool()
+    meta = json.loads(live.conn.execute("SELECT metadata_json FROM events WHERE type='cmd'").fetchone()[0])
+    assert meta["interrupted"] is False and meta["exit_code"] == 0
