@@ -188,3 +188,36 @@ def test_a_window_is_never_shorter_than_the_anchored_span() -> None:
     """A span ending in a blank line, whose first line alone ends the file, is not found there."""
     digest = anchors.span_digest(["x = 1\n", "\n"], 1, 2)
     assert anchors.locate(anchors.source_of("a.py", "pass\nx = 1\n"), None, 5, 6, digest).status == "drifted"
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), [
+    ("x.js", "function f() {\n  // }\n  /* } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # braces in comments
+    ("x.js", "function f() {\n  /* } \n", {}),  # an unclosed comment: no end
+    ("x.js", "function f() { // }", {}),
+    ("x.js", "function f() {\n  return 1;\n}\n/", {"f": [(1, 3)]}),
+    ("x.js", "function f(a = {}) {\n  return a;\n}\n", {"f": [(1, 3)]}),  # a brace inside the parameters
+    ("x.js", "function f(a, [b]) {\n  return (a);\n}\n", {"f": [(1, 3)]}),
+    ("x.js", "function f()\n}\n{\n}\n", {}),  # a closing brace before any body
+    ("x.js", "function print() {\n}\nfunction other() {\n}\n", {"other": [(3, 4)]}),  # a skipped name, then more
+    # an overload declaration ends on its `;`; a function's body follows
+    ("x.ts", "export function f(a: number): number;\nexport function f(a) {\n  return a;\n}\n",
+     {"f": [(1, 1), (2, 4)]}),
+    # a method must have a body: an abstract one is none, and the walk goes on to the next
+    ("x.java", "abstract class A {\n  abstract int size();\n  int two() {\n    return 2;\n  }\n}\n",
+     {"A": [(1, 6)], "two": [(3, 5)], "A.two": [(3, 5)]}),
+    ("x.go", "func (s *Store) Refresh() {\n}\n", {"Refresh": [(1, 2)], "Store.Refresh": [(1, 2)]}),
+    # an `impl` only qualifies what it holds: it is no definition of `Store`
+    ("x.rs", "pub struct Store { n: u32 }\n\nimpl Store {\n    pub fn refresh(&mut self) -> u32 {\n"
+     "        self.n\n    }\n}\n",
+     {"Store": [(1, 1)], "refresh": [(4, 6)], "Store.refresh": [(4, 6)]}),
+    ("notes.txt", "function f() {}\n", {}),  # no known language: no definitions
+])
+def test_definition_ends(path: str, text: str, expected: dict) -> None:
+    assert spans_of(path, text) == expected
+
+
+def test_a_method_body_must_open_within_eight_lines_of_its_header() -> None:
+    near = "class A {\n  run()" + "\n" * 9 + "  {\n    return 1;\n  }\n}\n"
+    assert spans_of("x.js", near)["A.run"] == [(2, 13)]
+    far = "class A {\n  run()" + "\n" * 10 + "  {\n    return 1;\n  }\n}\n"
+    assert spans_of("x.js", far) == {"A": [(1, 15)]}
