@@ -52,8 +52,8 @@ MODULES: dict[str, list[str]] = {
     "scope/identity.py": ["tests/test_scope.py"],
     "scope/references.py": ["tests/test_references.py"],
     "scope/history.py": ["tests/test_history_freshness.py"],
-    "scope/freshness.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
-    "scope/anchors.py": ["tests/test_anchors.py"],
+    "scope/freshness.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
+    "scope/anchors.py": ["tests/test_anchors_rules.py", "tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
 }

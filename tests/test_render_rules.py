@@ -374,3 +374,9 @@ def test_a_line_given_back_for_the_hint_returns_its_newline_too() -> None:
     entries = [Entry("a" * 10, "  " + "x" * 7), Entry("b" * 10), Entry("c" * 30)]
     out = assemble_budgeted(None, entries, 8, lambda n: "h" * 11)  # 10 + 1 + 9 + 1 + 11 = 32
     assert out.text == "a" * 10 + "\n  xxxxxxx\n" + "h" * 11 and out.dropped == 2
+
+
+def test_an_alternative_one_character_over_what_the_hint_leaves_is_not_placed() -> None:
+    entries = [Entry("a" * 10, "  " + "x" * 8), Entry("b" * 10), Entry("c" * 30)]
+    out = assemble_budgeted(None, entries, 8, lambda n: "h" * 11)  # 10 + 1 + 11 = 22; + 1 + 10 would be 33
+    assert out.text == "a" * 10 + "\n" + "h" * 11
