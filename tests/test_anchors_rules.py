@@ -221,3 +221,23 @@ def test_a_method_body_must_open_within_eight_lines_of_its_header() -> None:
     assert spans_of("x.js", near)["A.run"] == [(2, 13)]
     far = "class A {\n  run()" + "\n" * 10 + "  {\n    return 1;\n  }\n}\n"
     assert spans_of("x.js", far) == {"A": [(1, 15)]}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("function f() {\n  return 1;\n", {}),  # the file ends inside the body
+    ("function f() {\n  return X; }\n\nfunction g() {\n}\n", {"f": [(1, 2)], "g": [(4, 5)]}),
+    ("function f() {\n  return a * b;\n}\n", {"f": [(1, 3)]}),  # `*` alone opens no comment
+    ("function f() {\n  return a /", {}),  # a `/` as the last character
+    ("function f() {\n  return a/X;\n}\n", {"f": [(1, 3)]}),
+    ("function f() {\n  // }\n  return 1;\n}\n", {"f": [(1, 4)]}),
+    ("function f() {\n  /* }\n  } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # a block comment over two lines
+    ("function f() {\n  const u = `abc", {}),  # a template string open at the end of the file
+    ('function f() {\n  return "a"}\n', {"f": [(1, 2)]}),  # a brace right after a string
+])
+def test_a_body_is_read_past_strings_and_comments_to_its_own_brace(text: str, expected: dict) -> None:
+    assert spans_of("x.js", text) == expected
+
+
+def test_short_diff_keeps_trailing_spaces_and_letters() -> None:
+    assert anchors.short_diff(["a  \n", "fooX\n"], ["b\n", "fooX\n"], 5) == ["-a  ", "+b"]
+    assert anchors.short_diff(["keepX\n"], ["keepY\n"], 5) == ["-keepX", "+keepY"]
