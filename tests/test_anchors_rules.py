@@ -241,3 +241,21 @@ def test_a_body_is_read_past_strings_and_comments_to_its_own_brace(text: str, ex
 def test_short_diff_keeps_trailing_spaces_and_letters() -> None:
     assert anchors.short_diff(["a  \n", "fooX\n"], ["b\n", "fooX\n"], 5) == ["-a  ", "+b"]
     assert anchors.short_diff(["keepX\n"], ["keepY\n"], 5) == ["-keepX", "+keepY"]
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), [
+    ("x.js", "function f() {\n  /**/ return 1;\n}\n", {"f": [(1, 3)]}),  # an empty block comment
+    ("x.js", "function f() {\n  return 1; // x\n}\n", {"f": [(1, 3)]}),  # a line comment, then `}` at a line start
+    ("x.js", "function f() {\n  return s.match(X, /{/);\n}\n", {"f": [(1, 3)]}),  # a brace in a regex, in parentheses
+    ("x.js", "function f() {\n  return g(a)(/{/);\n}\n", {"f": [(1, 3)]}),
+    ("x.js", "function f() {\n  return g((a), /{/);\n}\n", {"f": [(1, 3)]}),
+    ("x.rs", "fn f(x: [u8; 4]) -> u8 {\n    x[0]\n}\n", {"f": [(1, 3)]}),  # a `;` inside brackets ends nothing
+    ("x.js", "class A {\n}\nfunction g() {\n}\n", {"A": [(1, 2)], "g": [(3, 4)]}),  # after a class: not its member
+    ("x.js", "class A {\n  run() {\n  }}\n", {"A": [(1, 3)], "run": [(2, 3)], "A.run": [(2, 3)]}),  # ending with it
+])
+def test_definition_ends_inside_parentheses_and_containers(path: str, text: str, expected: dict) -> None:
+    assert spans_of(path, text) == expected
+
+
+def test_a_python_name_is_found_after_an_occurrence_at_the_start_of_the_file() -> None:
+    assert anchors.source_of("a.py", "run_all = 1\ndef run():\n    return 1\n").spans("run") == [anchors.Span(2, 3)]
