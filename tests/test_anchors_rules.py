@@ -259,3 +259,13 @@ def test_definition_ends_inside_parentheses_and_containers(path: str, text: str,
 
 def test_a_python_name_is_found_after_an_occurrence_at_the_start_of_the_file() -> None:
     assert anchors.source_of("a.py", "run_all = 1\ndef run():\n    return 1\n").spans("run") == [anchors.Span(2, 3)]
+
+
+@pytest.mark.parametrize(("path", "text", "expected"), [
+    ("x.rs", "fn f() -> [u8; 4] {\n    [0; 4]\n}\n", {"f": [(1, 3)]}),  # a `;` in the return type ends nothing
+    ("x.js", "function f() {\n  /* a */ }\n\nfunction g() {\n  /* b */\n}\n", {"f": [(1, 2)], "g": [(4, 6)]}),
+    ("x.js", "/* head */\nfunction f() {\n  /* } */\n  return 1;\n}\n", {"f": [(2, 5)]}),  # a comment before it
+    ("x.js", "function f() {\n  /* a *//* } */\n  return 1;\n}\n", {"f": [(1, 4)]}),  # two comments back to back
+])
+def test_a_block_comment_ends_at_its_own_first_close(path: str, text: str, expected: dict) -> None:
+    assert spans_of(path, text) == expected

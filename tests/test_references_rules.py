@@ -67,3 +67,12 @@ def test_rewrite_path_replaces_every_mention_and_nothing_longer() -> None:
     assert rewrite_path(text, "src/a.py", "src/b.py") == (
         "see src/b.py:3 and ./src/b.py, lib/src/a.py, src/a.pyc, src/b.py", 3)
     assert rewrite_path("src/a.py.bak and src/a.pyx", "src/a.py", "src/b.py") == ("src/a.py.bak and src/a.pyx", 0)
+
+
+def test_a_merge_message_is_read_on_its_own_line() -> None:
+    assert found("Merge pull request #1 from user/fix.py\nthanks", Repo()) == []
+
+
+def test_a_skipped_candidate_does_not_end_the_walk() -> None:
+    assert found("http://x/a.py and src/b.py") == ["src/b.py"]  # the first is inside a URL
+    assert found("see other.py and main.py", Repo(roots={"main.py"})) == ["main.py"]  # the first is not tracked
