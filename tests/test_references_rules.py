@@ -76,3 +76,7 @@ def test_a_merge_message_is_read_on_its_own_line() -> None:
 def test_a_skipped_candidate_does_not_end_the_walk() -> None:
     assert found("http://x/a.py and src/b.py") == ["src/b.py"]  # the first is inside a URL
     assert found("see other.py and main.py", Repo(roots={"main.py"})) == ["main.py"]  # the first is not tracked
+
+
+def test_a_repeated_path_is_kept_once_and_the_walk_goes_on() -> None:
+    assert found("src/a.py, ./src/a.py and src/b.py") == ["src/a.py", "src/b.py"]
