@@ -269,3 +269,8 @@ def test_a_python_name_is_found_after_an_occurrence_at_the_start_of_the_file() -
 ])
 def test_a_block_comment_ends_at_its_own_first_close(path: str, text: str, expected: dict) -> None:
     assert spans_of(path, text) == expected
+
+
+def test_the_scan_resumes_right_after_a_block_comment_s_close() -> None:
+    """`*//x` closes the comment at `*/`; the `/` after it starts no second comment."""
+    assert spans_of("x.js", "function f() {\n  /* a *//x }\n}\n") == {"f": [(1, 2)]}
