@@ -7,6 +7,7 @@ what `locate` says about it in the file as it is now: fresh where it is, fresh w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,7 @@ def made(root: str, text: str, paths: tuple[str, ...] = ("src/a.py",)) -> list[t
     ("src/a.py:41x", []),
     ("src/a.py:45", []),
 ])
-def test_a_line_range_written_after_the_path_is_anchored(root: str, text: str, expected: list) -> None:
+def test_a_line_range_written_after_the_path_is_anchored(root: str, text: str, expected: list[Any]) -> None:
     assert made(root, text) == expected
 
 
@@ -212,7 +213,7 @@ def test_a_window_is_never_shorter_than_the_anchored_span() -> None:
      {"Store": [(1, 1)], "refresh": [(4, 6)], "Store.refresh": [(4, 6)]}),
     ("notes.txt", "function f() {}\n", {}),  # no known language: no definitions
 ])
-def test_definition_ends(path: str, text: str, expected: dict) -> None:
+def test_definition_ends(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 
 
@@ -234,7 +235,7 @@ def test_a_method_body_must_open_within_eight_lines_of_its_header() -> None:
     ("function f() {\n  const u = `abc", {}),  # a template string open at the end of the file
     ('function f() {\n  return "a"}\n', {"f": [(1, 2)]}),  # a brace right after a string
 ])
-def test_a_body_is_read_past_strings_and_comments_to_its_own_brace(text: str, expected: dict) -> None:
+def test_a_body_is_read_past_strings_and_comments_to_its_own_brace(text: str, expected: dict[str, Any]) -> None:
     assert spans_of("x.js", text) == expected
 
 
@@ -253,7 +254,7 @@ def test_short_diff_keeps_trailing_spaces_and_letters() -> None:
     ("x.js", "class A {\n}\nfunction g() {\n}\n", {"A": [(1, 2)], "g": [(3, 4)]}),  # after a class: not its member
     ("x.js", "class A {\n  run() {\n  }}\n", {"A": [(1, 3)], "run": [(2, 3)], "A.run": [(2, 3)]}),  # ending with it
 ])
-def test_definition_ends_inside_parentheses_and_containers(path: str, text: str, expected: dict) -> None:
+def test_definition_ends_inside_parentheses_and_containers(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 
 
@@ -267,7 +268,7 @@ def test_a_python_name_is_found_after_an_occurrence_at_the_start_of_the_file() -
     ("x.js", "/* head */\nfunction f() {\n  /* } */\n  return 1;\n}\n", {"f": [(2, 5)]}),  # a comment before it
     ("x.js", "function f() {\n  /* a *//* } */\n  return 1;\n}\n", {"f": [(1, 4)]}),  # two comments back to back
 ])
-def test_a_block_comment_ends_at_its_own_first_close(path: str, text: str, expected: dict) -> None:
+def test_a_block_comment_ends_at_its_own_first_close(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 
 

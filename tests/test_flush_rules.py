@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,27 +22,29 @@ from .test_capture import bash_payload, live, read_payload  # noqa: F401 - `live
 T = 1785700000
 
 
-def spool(repo: Repo, *entries: dict) -> None:
+def spool(repo: Repo, *entries: dict[str, Any]) -> None:
     """Append spool lines as the capture hook writes them."""
     with (runtime_dir(repo.path) / SPOOL).open("a") as out:
         for entry in entries:
             out.write(json.dumps(entry) + "\n")
 
 
-def line(payload: dict, t: float = T, **extra: object) -> dict:
+def line(payload: dict[str, Any], t: float | str = T, **extra: object) -> dict[str, Any]:
     """One spool line around a payload."""
     return {"v": 1, "t": t, "p": payload, **extra}
 
 
 def digest_source(engine: Engine, rel: str) -> str:
     """Where the recorded digest of a read came from: the payload's content, or the file's bytes."""
-    return engine.conn.execute("SELECT source FROM content_digests WHERE path=?", (rel,)).fetchone()["source"]
+    source: str = engine.conn.execute("SELECT source FROM content_digests WHERE path=?", (rel,)).fetchone()["source"]
+    return source
 
 
 def exit_code_of(engine: Engine, command: str) -> int | None:
     """The exit status the store recorded for a command."""
-    return engine.conn.execute("SELECT exit_code FROM command_runs WHERE command_summary LIKE ?",
-                               (f"%{command}%",)).fetchone()["exit_code"]
+    code: int | None = engine.conn.execute("SELECT exit_code FROM command_runs WHERE command_summary LIKE ?",
+                                           (f"%{command}%",)).fetchone()["exit_code"]
+    return code
 
 
 @pytest.mark.parametrize(("file_fields", "tool_input", "source"), [
@@ -57,9 +60,8 @@ def exit_code_of(engine: Engine, command: str) -> int | None:
     ({"numLines": 10}, {"limit": 5}, "file"),
     ({"totalLines": 10}, {"limit": 5}, "file"),
 ])
-def test_only_a_read_the_payload_proves_whole_is_digested_from_its_content(live: Engine, repo: Repo,
-                                                                             file_fields: dict, tool_input: dict,
-                                                                             source: str) -> None:
+def test_only_a_read_the_payload_proves_whole_is_digested_from_its_content(
+        live: Engine, repo: Repo, file_fields: dict[str, Any], tool_input: dict[str, Any], source: str) -> None:
     repo.write("cfg.py", "line\n" * 10)
     payload = read_payload(repo, "cfg.py", "line\n" * 10)
     payload["tool_response"]["file"] = {"filePath": str(repo.path / "cfg.py"), "content": "line\n" * 10, **file_fields}
@@ -104,7 +106,8 @@ def test_a_success_payload_s_exit_code_is_believed_only_within_32_bits(live: Eng
     assert exit_code_of(live, "make build") == stored
 
 
-def credit_line(repo: Repo, credit: dict, *, session: str = "host-1", tool_use: str = "s-1") -> dict:
+def credit_line(repo: Repo, credit: dict[str, Any], *, session: str = "host-1",
+                tool_use: str = "s-1") -> dict[str, Any]:
     """The line the substitution hook appends for a substituted read."""
     payload = {"session_id": session, "cwd": str(repo.path), "hook_event_name": "PreToolUse", "tool_name": "Read",
                "tool_use_id": tool_use}
@@ -122,7 +125,7 @@ def credit_line(repo: Repo, credit: dict, *, session: str = "host-1", tool_use: 
     ({"path": "a.py", "size": 12, "line": None}, False),
     ({"path": "a.py", "size": 12}, False),
 ])
-def test_a_substitution_credit_is_booked_only_with_its_evidence(live: Engine, repo: Repo, credit: dict,
+def test_a_substitution_credit_is_booked_only_with_its_evidence(live: Engine, repo: Repo, credit: dict[str, Any],
                                                                 booked: bool) -> None:
     spool(repo, credit_line(repo, credit))
     result = live.flush_spool()
@@ -231,7 +234,7 @@ def test_unknown_tools_and_events_book_nothing(live: Engine, repo: Repo, tmp_pat
     ({}, {"exit_code": "x1"}, 0),
 ])
 def test_a_success_payload_s_exit_code_is_read_from_the_payload_then_the_response(
-        live: Engine, repo: Repo, on_payload: dict, on_response: dict, stored: int) -> None:
+        live: Engine, repo: Repo, on_payload: dict[str, Any], on_response: dict[str, Any], stored: int) -> None:
     payload = {**bash_payload(repo, "make build"), **on_payload}
     payload["tool_response"].update(on_response)
     spool(repo, line(payload))
