@@ -43,18 +43,22 @@ MODULES: dict[str, list[str]] = {
     "memory/contradiction.py": ["tests/test_contradiction.py"],
     "memory/merges.py": ["tests/test_merges.py"],
     "query/retrieval.py": ["tests/test_ranking.py", "tests/test_surfaces.py"],
-    "query/render.py": ["tests/test_surfaces.py", "tests/test_trust_exactness.py", "tests/security/test_budgets.py"],
+    "query/render.py": ["tests/test_render_rules.py", "tests/test_surfaces.py", "tests/test_trust_exactness.py",
+                        "tests/security/test_budgets.py"],
     "memory/items.py": ["tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
     "memory/sharing.py": ["tests/test_sharing.py"],
     "memory/transfer.py": ["tests/test_transfer.py"],
     "memory/projection.py": ["tests/test_surfaces.py", "tests/test_capture.py"],
     "scope/identity.py": ["tests/test_scope.py"],
-    "scope/references.py": ["tests/test_references.py"],
+    "scope/references.py": ["tests/test_references_rules.py", "tests/test_references.py"],
     "scope/history.py": ["tests/test_history_freshness.py"],
-    "scope/freshness.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
-    "scope/inventory.py": ["tests/test_freshness.py", "tests/test_history_freshness.py"],
-    "scope/anchors.py": ["tests/test_anchors.py"],
-    "capture/flush.py": ["tests/test_capture.py", "tests/test_session_e2e.py"],
+    "scope/freshness.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
+                           "tests/test_anchors.py"],
+    "scope/inventory.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
+    "scope/anchors.py": ["tests/test_anchors_rules.py", "tests/test_anchors.py"],
+    "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
+                         "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
+    "capture/digests.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
@@ -78,16 +82,27 @@ def prepare(module: str, tests: list[str], work: Path) -> None:
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(ROOT, work, ignore=_IGNORED)
+    configure(module, tests, work)
+
+
+def configure(module: str, tests: list[str], work: Path) -> None:
+    """Write (or rewrite) the `[tool.mutmut]` section of the copy's pyproject: the module and its test files.
+
+    A changed list of test files makes mutmut forget every verdict and record again which tests reach each
+    function; `--again` relies on that so that the survivors meet the test files added since the run.
+    """
     config = {
         "source_paths": [f"cortex_engine/{module}"],
         "pytest_add_cli_args_test_selection": tests,
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-x", "-q"],
+        # `-n 0`: the suite's addopts spread tests over workers, but mutmut records which tests reach
+        # each function, and runs each mutant, in its own process
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-n", "0", "-x", "-q"],
         "also_copy": ["cortex_engine", "cortex_tui", "tests", "eval", "hooks", "plugin"],
     }
-    with (work / "pyproject.toml").open("a", encoding="utf-8") as out:
-        out.write("\n[tool.mutmut]\n")
-        for key, value in config.items():
-            out.write(f"{key} = {json.dumps(value)}\n")
+    pyproject = work / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8").split("\n[tool.mutmut]\n", 1)[0]
+    text += "\n[tool.mutmut]\n" + "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items())
+    pyproject.write_text(text, encoding="utf-8")
 
 
 def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], budget: float | None,
@@ -102,6 +117,7 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
         prepare(module, tests, work)
     else:
         shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
+        configure(module, tests, work)
         only = survivors
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
@@ -131,7 +147,8 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
             "survivor_diffs": diffs}
 
 
-_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null)\b", re.IGNORECASE)
+_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
+                       r"rollback|release)\b", re.IGNORECASE)
 _ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
@@ -215,10 +232,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.collect:
             fresh["only"] = args.only
         if again is not None and "outcome" in fresh:  # the rest of the last run stands
-            fresh["only"] = results[module].get("only", [])
-            fresh["seconds"] = results[module].get("seconds")
+            last = results[module]
+            rerun: dict[str, str] = fresh["outcome"]  # type: ignore[assignment]
+            done = {name: rerun[name] for name in again if rerun.get(name, "not checked") != "not checked"}
+            fresh["outcome"] = {**last["outcome"], **done}  # a survivor the time box did not reach stays one
+            fresh["survivor_diffs"] = {**last.get("survivor_diffs", {}), **fresh.get("survivor_diffs", {})}  # type: ignore[dict-item]
+            fresh["again"] = done
+            fresh["only"] = last.get("only", [])
+            fresh["seconds"] = last.get("seconds")
         results[module] = fresh
-        results_path.write_text(json.dumps(results, indent=1, sort_keys=True))
+        # another run (of other modules, at the same time) may have written its own since this one started
+        latest = json.loads(results_path.read_text()) if results_path.exists() else {}
+        results_path.write_text(json.dumps({**latest, module: fresh}, indent=1, sort_keys=True))
         line = score(results[module], equivalent) if "outcome" in results[module] else results[module]
         print(json.dumps(line), flush=True)
     return 0

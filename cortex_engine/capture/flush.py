@@ -62,7 +62,7 @@ RUNTIME_CAP = 32 * 1024 * 1024
 REFUSED_BACKOFF_SECONDS = 600
 """How long hooks wait before spawning another flush after the store refused one."""
 EDIT_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "Write": "write", "NotebookEdit": "edit"}
-_EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}(-?\d+)", re.IGNORECASE)
+_EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}?(-?\d+)", re.IGNORECASE)
 
 
 def runtime_dir(worktree: str | os.PathLike[str]) -> Path:
