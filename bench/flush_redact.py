@@ -52,7 +52,7 @@ wall = (time.perf_counter() - began) * 1000
 cpu = (time.process_time() - cpu) * 1000
 if len(sys.argv) > 4:
     profile.disable()
-    pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+    pstats.Stats(profile, stream=sys.stderr).sort_stats(sys.argv[5] if len(sys.argv) > 5 else "cumulative").print_stats(40)
 engine.close()
 stats = getattr(redact, "STATS", None)
 print(json.dumps({"ms": round(wall, 1), "cpu_ms": round(cpu, 1), "processed": flushed.processed,
@@ -80,7 +80,7 @@ def flush_once(tree: Path, repo: Path, home: Path, lines: list[str], *, profile:
     """One timed flush of `lines` by the tree at `tree`, in a fresh process."""
     (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
     env = {**os.environ, "PYTHONPATH": str(tree), "CORTEX_HOME": str(home)}
-    args = [sys.executable, "-c", WORKER, str(repo), str(home), str(HERE)] + (["profile"] if profile else [])
+    args = [sys.executable, "-c", WORKER, str(repo), str(home), str(HERE)] + (["profile", os.environ.get("CORTEX_BENCH_SORT", "cumulative")] if profile else [])
     # Started in the tree itself: `python -c` puts the working directory first on sys.path.
     done = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -172,6 +172,26 @@ def test_failure_event_becomes_an_episode_with_seen_count(live: Engine, repo: Re
     assert "Command failure: [tests/test_api.py] test failed: python -m pytest" in live.recall("pytest test_api").text
 
 
+def test_a_failure_repeated_in_one_flush_is_indexed_once_as_it_ends(live: Engine, repo: Repo, nojq_path: str) -> None:
+    """Issue 30 (flush): a failure seen again only bumps its episode's `(seen Nx)`; its memory item is written once
+    per flush, as the last repeat leaves it, not re-indexed (full text and references) for every repeat."""
+    for n in range(6):
+        run_hook("cortex-capture.sh", bash_payload(repo, "python -m pytest tests/test_api.py", failed=True,
+                                                   tool_use=f"again-{n}"), nojq_path)
+    statements: list[str] = []
+    live.conn.set_trace_callback(statements.append)
+    try:
+        assert live.flush_spool().processed == 6
+    finally:
+        live.conn.set_trace_callback(None)
+    # SQLite's trace repeats a statement for each trigger program it runs: distinct texts are distinct writes.
+    inserts = {s for s in statements if s.startswith("INSERT INTO memory_items(") and "'episodes:command_failure:" in s}
+    updates = [s for s in statements if s.startswith("UPDATE memory_items SET text") and "'episodes:command_failure:" in s]
+    assert (len(inserts), updates) == (1, [])
+    text = live.conn.execute("SELECT text FROM memory_items WHERE kind='episode:command_failure'").fetchone()["text"]
+    assert text.startswith("test failed: python -m pytest tests/test_api.py (exit 1) (seen 6x)")
+
+
 def test_a_failure_finds_its_earlier_self_among_many_through_episodes_failure(engine: Engine) -> None:
     """Issue 30: the `(seen Nx)` lookup walks episodes_failure (schema 14) by summary, not every failure of the
     session newest first; a summary that only shares the failure's prefix is never bumped in its place."""

@@ -40,7 +40,7 @@ def replay_transcript_failures(conn: sqlite3.Connection, cwd: str, transcript_pa
                             (f"PostToolUseFailure:{use_id}", iso(now))).rowcount == 0:
                 continue
             done += int(replayer.replay(entry, iso(now)))
-        replayer.sync_snapshots(iso(now))
+        replayer.finish(iso(now))
     return done
 
 
@@ -75,5 +75,5 @@ def log_event(conn: sqlite3.Connection, scope: Scope, cwd: str, now: datetime, k
     with transaction(conn):
         replayer = flush.Replayer(conn, now)
         done = replayer.replay({"p": payload}, iso(now))
-        replayer.sync_snapshots(iso(now))
+        replayer.finish(iso(now))
     return done

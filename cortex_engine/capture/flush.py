@@ -264,6 +264,7 @@ class Replayer:
         self._scopes: dict[str, Scope] = {}
         self._mutations = mutations or []
         self._primaries: dict[tuple[str, str], str] = {}
+        self._episodes: dict[str, None] = {}  # failure episodes bumped in this batch, projected once at its end
 
     def _mutated_after(self, entry: Json) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
@@ -420,13 +421,19 @@ class Replayer:
             projection.sync_command_item(self.conn, event_id, fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
-            projection.sync_episode_item(self.conn, episode_id)
+            # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch
+            # (`finish`), not re-indexed for every repeat.
+            self._episodes[episode_id] = None
         elif record.category == "test" and exit_code == 0:
             consolidation.maybe_test_cycle(self.conn, session, scope.key, event_id, at)
         return True
 
-    def sync_snapshots(self, at: str) -> None:
-        """Rebuild the snapshot of every scope this replay touched."""
+    def finish(self, at: str) -> None:
+        """End of the batch, in its transaction: project the failure episodes it bumped (each once, as it now
+        reads), then rebuild the snapshot of every scope it touched."""
+        for episode_id in self._episodes:
+            projection.sync_episode_item(self.conn, episode_id)
+        self._episodes.clear()
         for scope in self._scopes.values():
             consolidation.sync_branch_snapshot(self.conn, scope, at)
 
@@ -600,7 +607,7 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
                             attempt.processed += 1
                         else:
                             attempt.skipped += 1
-                    replayer.sync_snapshots(iso(now))
+                    replayer.finish(iso(now))
             except sqlite3.OperationalError:
                 raise  # the store's own trouble (busy, full, I/O): the claim is kept for the next run
             except Exception:
