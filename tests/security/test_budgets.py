@@ -59,7 +59,7 @@ def test_every_surface_holds_its_budget_for_any_note_size(engine: Engine, notes,
     sub = engine.brief_for_subagent("kiwi queue", "general-purpose", "", session)
     if estimate_tokens(sub) > BUDGETS["subagent_brief"]:
         over["subagent_brief"] = (estimate_tokens(sub), BUDGETS["subagent_brief"])
-    line = reflex.whisper(engine, session, "edit", "kiwi")
+    line = engine.whisper("edit", "kiwi", session)
     if len(line) > reflex.WHISPER_CHARS:
         over["whisper"] = (len(line), reflex.WHISPER_CHARS)
     assert over == {}
