@@ -46,6 +46,7 @@ MODULES: dict[str, list[str]] = {
     "query/render.py": ["tests/test_render_rules.py", "tests/test_surfaces.py", "tests/test_trust_exactness.py",
                         "tests/security/test_budgets.py"],
     "memory/items.py": ["tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
+    "memory/tiers.py": ["tests/test_ranking.py", "tests/test_surfaces.py", "tests/test_engine_facade.py"],
     "memory/sharing.py": ["tests/test_sharing.py"],
     "memory/transfer.py": ["tests/test_transfer.py"],
     "memory/projection.py": ["tests/test_surfaces.py", "tests/test_capture.py"],
