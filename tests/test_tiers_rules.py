@@ -8,6 +8,7 @@ does not leaves it wrong. `reinforce` books a use of what a surface showed, for 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,6 +16,8 @@ from cortex_engine.base.clock import iso
 from cortex_engine.engine import Engine
 from cortex_engine.memory import tiers
 from cortex_engine.memory.items import ItemFacts, derive_state
+
+from .conftest import Clock, Repo
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
@@ -60,7 +63,7 @@ def stamp(engine: Engine) -> str | None:
     return None if found is None else str(found[0])
 
 
-def test_a_refresh_within_ten_minutes_of_the_last_does_nothing_unless_forced(engine: Engine, clock) -> None:
+def test_a_refresh_within_ten_minutes_of_the_last_does_nothing_unless_forced(engine: Engine, clock: Clock) -> None:
     start = clock.now
     refresh(engine, start, force=True)
     assert stamp(engine) == iso(start)
@@ -74,7 +77,7 @@ def test_a_refresh_within_ten_minutes_of_the_last_does_nothing_unless_forced(eng
     assert stamp(engine) == iso(start)
 
 
-def test_a_refresh_corrects_the_items_whose_age_crossed_a_step(engine: Engine, clock) -> None:
+def test_a_refresh_corrects_the_items_whose_age_crossed_a_step(engine: Engine, clock: Clock) -> None:
     note = engine.note("insight", "the cache warms lazily")
     created = clock.now
     refresh(engine, created + 14 * DAY - HOUR, force=True)  # the cursor is past every item now
@@ -85,7 +88,7 @@ def test_a_refresh_corrects_the_items_whose_age_crossed_a_step(engine: Engine, c
     assert state(engine, note.item_id) != wrong
 
 
-def test_an_age_step_reached_exactly_at_the_last_refresh_is_not_crossed_again(engine: Engine, clock) -> None:
+def test_an_age_step_reached_exactly_at_the_last_refresh_is_not_crossed_again(engine: Engine, clock: Clock) -> None:
     note = engine.note("insight", "the cache warms lazily")
     created = clock.now
     refresh(engine, created + 14 * DAY, force=True)
@@ -96,7 +99,7 @@ def test_an_age_step_reached_exactly_at_the_last_refresh_is_not_crossed_again(en
     assert state(engine, note.item_id) != wrong
 
 
-def test_a_refresh_corrects_the_items_whose_last_read_crossed_a_step(engine: Engine, clock) -> None:
+def test_a_refresh_corrects_the_items_whose_last_read_crossed_a_step(engine: Engine, clock: Clock) -> None:
     note = engine.note("insight", "the tokenizer stems queries too")
     engine.recall("tokenizer stems")
     read = clock.now
@@ -112,7 +115,7 @@ def test_a_refresh_corrects_the_items_whose_last_read_crossed_a_step(engine: Eng
     assert state(engine, note.item_id) == wrong
 
 
-def test_the_backfill_takes_the_rows_past_its_cursor_and_keeps_the_cursor(engine: Engine, clock) -> None:
+def test_the_backfill_takes_the_rows_past_its_cursor_and_keeps_the_cursor(engine: Engine, clock: Clock) -> None:
     old = engine.note("insight", "written before the refresh")
     refresh(engine, clock.now, force=True)
     new = engine.note("insight", "written after the refresh")
@@ -125,7 +128,7 @@ def test_the_backfill_takes_the_rows_past_its_cursor_and_keeps_the_cursor(engine
     assert (state(engine, old.item_id), state(engine, new.item_id)) == (old_wrong, new_wrong)
 
 
-def test_a_first_refresh_derives_every_item_of_the_scope(engine: Engine, clock) -> None:
+def test_a_first_refresh_derives_every_item_of_the_scope(engine: Engine, clock: Clock) -> None:
     a = engine.note("insight", "first")
     b = engine.note("decision", "second", "second")
     engine.conn.execute("DELETE FROM meta WHERE key LIKE 'tiers_%'")
@@ -134,7 +137,7 @@ def test_a_first_refresh_derives_every_item_of_the_scope(engine: Engine, clock) 
     assert state(engine, a.item_id) != wrong[0] and state(engine, b.item_id) != wrong[1]
 
 
-def test_a_refresh_leaves_other_scopes_alone(repo, make_engine, clock) -> None:
+def test_a_refresh_leaves_other_scopes_alone(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
     repo.git("checkout", "-q", "-b", "feature")
     feature = make_engine(repo.path)
     theirs = feature.note("insight", "on the feature branch")
@@ -147,7 +150,7 @@ def test_a_refresh_leaves_other_scopes_alone(repo, make_engine, clock) -> None:
     assert state(main, theirs.item_id) == wrong[0] and state(main, mine.item_id) != wrong[1]
 
 
-def test_a_read_books_a_use_of_live_items_only(engine: Engine, clock) -> None:
+def test_a_read_books_a_use_of_live_items_only(engine: Engine, clock: Clock) -> None:
     live = engine.note("insight", "live insight")
     pinned = engine.note("insight", "pinned insight")
     archived = engine.note("insight", "archived insight")
