@@ -180,3 +180,15 @@ def test_nothing_shown_books_nothing(engine: Engine) -> None:
     before = row(engine, note.item_id)
     tiers.reinforce(engine.conn, [], iso(engine.clock()))
     assert row(engine, note.item_id) == before
+
+
+def test_a_refresh_derives_the_tier_from_every_column_of_the_item(engine: Engine, clock: Clock) -> None:
+    note = engine.note("decision", "use wal mode", "journal")
+    # decision 3.4 + created 100 days ago -1.6 + read 20 days ago 0.7 + two uses 1.7 = 4.2: warm, and cold
+    # without the last read (3.5), without the uses (2.5) or with the importance (+4.5: hot)
+    engine.conn.execute(
+        "UPDATE memory_items SET importance=0, access_count=2, last_accessed_at=?, created_at=?, state='cold' "
+        "WHERE id=?", (iso(clock.now - 20 * DAY), iso(clock.now - 100 * DAY), note.item_id))
+    engine.conn.execute("DELETE FROM meta WHERE key LIKE 'tiers_%'")
+    assert refresh(engine, clock.now) == 1
+    assert state(engine, note.item_id) == "warm"
