@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,80 @@ def test_the_branch_or_commit_a_scope_key_names() -> None:
     assert scope_key_oid(f"detached:/r:{OID}") is None
     assert scope_key_oid(f"branch:/r/.git:/r:{OID}") is None
     assert scope_key_oid("detached:/r/.git:/r:" + "a" * 65) is None
+
+
+def test_labels_and_paths_strip_only_their_own_characters() -> None:
+    assert sanitize_label("XBOX") == "XBOX" and sanitize_label("box-X") == "box-X"
+    assert sanitize_label("x" * 31 + "X") == "x" * 31 + "X"
+    assert normalize_scope_path("/BOX") == "/box"
+    assert normalize_scope_path("/x\\") == "/x"
+
+
+def test_a_branch_key_keeps_the_exact_bytes_of_a_name_that_is_not_utf8() -> None:
+    odd = "caf\udce9\u200bx"
+    raw = b"caf\xe9\xe2\x80\x8bx"
+    assert branch_key(odd) == f"caf\ufffdx{BRANCH_TAG}{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
+def test_a_branch_key_that_storing_would_still_change_is_its_digest_alone() -> None:
+    raw = "fix/token=\u200b"
+    assert branch_key(raw) == f"{BRANCH_TAG}{hashlib.sha256(raw.encode()).hexdigest()[:16]}"
+
+
+def test_branch_tips_keep_a_branch_name_that_is_not_utf8(repo: Repo) -> None:
+    subprocess.run([b"git", b"branch", b"caf\xe9"], cwd=repo.path, check=True, capture_output=True)
+    main = repo.git("rev-parse", "HEAD").strip()
+    tips = branch_tips(str(repo.path))
+    assert tips == {"main": main, branch_key("caf\udce9"): main}
+
+
+def test_git_is_asked_without_optional_locks_and_in_the_c_locale(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    script = fake / "git"
+    script.write_text('#!/bin/sh\nprintf "%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}" "x"\n',
+                      encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("GIT_OPTIONAL_LOCKS", raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    found = locate_git(str(work))
+    assert found is not None
+    assert (os.path.basename(found.worktree), os.path.basename(found.common_dir)) == ("0", "C")
+
+
+def test_branch_tips_ask_git_without_optional_locks_and_in_the_c_locale(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    script = fake / "git"
+    script.write_text('#!/bin/sh\nprintf "%s refs/heads/%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}"\n',
+                      encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("GIT_OPTIONAL_LOCKS", raising=False)
+    assert branch_tips(str(tmp_path)) == {"C": "0"}
+
+
+def test_a_bare_repository_named_with_git_loses_exactly_that_suffix(repo: Repo, tmp_path: Path) -> None:
+    bare = tmp_path / "Project.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(bare))
+    linked = tmp_path / "wt"
+    git(bare, "worktree", "add", "-q", str(linked), "main")
+    assert store_identity(str(linked), tmp_path).label == "Project"
+
+
+def test_worktree_paths_keep_their_spaces_and_a_pruned_one_ends_nothing(repo: Repo, tmp_path: Path) -> None:
+    gone, spaced = tmp_path / "a-gone", tmp_path / "b with  spaces"
+    repo.git("worktree", "add", "-q", "-b", "gone", str(gone))
+    repo.git("worktree", "add", "-q", "-b", "spaced", str(spaced))
+    for child in sorted(gone.rglob("*"), reverse=True):
+        child.unlink() if child.is_file() or child.is_symlink() else child.rmdir()
+    gone.rmdir()
+    found = list_worktrees(str(repo.path))
+    assert [(w.path, w.branch) for w in found] == [(os.path.realpath(repo.path), "main"),
+                                                   (os.path.realpath(spaced), "spaced")]

@@ -101,6 +101,7 @@ def test_an_age_step_reached_exactly_at_the_last_refresh_is_not_crossed_again(en
 
 def test_a_refresh_corrects_the_items_whose_last_read_crossed_a_step(engine: Engine, clock: Clock) -> None:
     note = engine.note("insight", "the tokenizer stems queries too")
+    clock.advance(hours=2)  # read two hours after it was written: no age step falls in the windows below
     engine.recall("tokenizer stems")
     read = clock.now
     assert row(engine, note.item_id)[2] == "hot"
