@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from cortex_engine.base.clock import iso
+from cortex_engine.memory import items
 from cortex_engine.memory.items import (ItemFacts, alternatives_list, alternatives_payload, collapse, defuse_labels,
                                         demote, derive_state, fresh_note_state, hotness, is_contested, is_resolved,
                                         is_superseded, note_content, note_origin, note_status, project_note_text,
@@ -96,6 +97,9 @@ def test_the_trailer_readers() -> None:
     assert is_resolved(decision(status="resolved")) and is_resolved("x\nStatus:  Resolved ")
     assert not is_resolved(decision(status="superseded")) and not is_resolved("x\nSubject: resolved")
     assert not is_resolved("Status: resolved")
+    # the trailer's word inside the body, where no trailer is read
+    assert not is_contested("note:decision", "decision: x\nConflict: true\nmore")
+    assert not is_resolved("decision: x\nStatus: resolved\nmore")
 
 
 def test_collapse_and_the_alternatives_payload() -> None:
@@ -114,6 +118,7 @@ def test_stored_alternatives_are_read_tolerating_junk() -> None:
 def test_note_content_is_the_first_line_after_its_kind_defused() -> None:
     assert note_content("decision: use wal: always\nSubject: s") == "use wal: always"
     assert note_content("no kind here\nmore") == "no kind here"
+    assert note_content("decision: a\nb\nSubject: s") == "a"
     assert note_content("decision:tight") == "decision:tight"
     assert note_content("decision: see [contested]") == "see ［contested］"
 
@@ -148,7 +153,9 @@ def test_note_content_is_the_first_line_after_its_kind_defused() -> None:
     ("caf\u00e9 no brackets", "caf\u00e9 no brackets"),
     ("\x1b[31mred", "red"),
 ])
-def test_label_look_alikes_get_fullwidth_brackets_and_nothing_else_changes(text: str, defused: str) -> None:
+def test_label_look_alikes_get_fullwidth_brackets_and_nothing_else_changes(
+        text: str, defused: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(items, "_label_shapes", [])  # the patterns are compiled on first use: compile them here
     assert defuse_labels(text) == defused
 
 
