@@ -154,3 +154,12 @@ def test_an_item_whose_id_does_not_name_its_source_keeps_its_source(engine: Engi
     got = item(engine, "project_snapshots:p:/x")
     assert (got["own_source"], got["scope_type"], got["session"]) == (None, "project", None)
     assert references(engine, "project_snapshots:p:/x") == ["src/a.py"]
+
+
+def test_an_episode_with_empty_metadata_is_its_summary(engine: Engine) -> None:
+    session = engine.ensure_session()
+    engine.conn.execute(
+        "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+        "VALUES ('e', ?, ?, 'test_cycle', 'ran the tests', NULL, '', ?)", (session, engine.scope.key, T1))
+    sync_episode_item(engine.conn, "e")
+    assert item(engine, "episodes:e")["text"] == "ran the tests"
