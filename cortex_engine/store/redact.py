@@ -41,6 +41,11 @@ _FORMAT = re.compile(
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
 )
 
+# Lone surrogates (category Cs): what Python makes of bytes that are not UTF-8 (a branch or file name git reports
+# as raw bytes, decoded with `surrogateescape`). No UTF-8 text can hold one, so SQLite cannot store it: each is
+# shown as U+FFFD, the replacement character, rather than refused or silently dropped.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 # A secret value after a name or flag: quoted, or a run up to whitespace / a quote / a separator.
 _VALUE = r"(?!\[REDACTED\])(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\&;,<>]+)"
 # A header value: the rest of the line (or of the quoted string it sits in).
@@ -398,10 +403,10 @@ def redact(text: str) -> str:
 
 def strip_invisible(text: str) -> str:
     """Remove terminal escape sequences whole, the other control characters (C0/C1 except tab and newline) and
-    Unicode format characters (Cf)."""
+    Unicode format characters (Cf); show a lone surrogate (bytes that were not UTF-8) as U+FFFD."""
     if text.isascii() and text.isprintable():  # the common case, decided in C: nothing to remove
         return text
-    return _FORMAT.sub("", _CONTROL.sub("", _ESCAPE.sub("", text)))
+    return _SURROGATE.sub("\ufffd", _FORMAT.sub("", _CONTROL.sub("", _ESCAPE.sub("", text))))
 
 
 _PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")

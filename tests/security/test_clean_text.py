@@ -125,3 +125,13 @@ def test_cleaning_is_linear_in_the_text() -> None:
         if big > GROWTH * max(small, 1e-4):
             slow[unit.strip()[:20]] = round(big / small, 1)
     assert slow == {}
+
+
+def test_a_lone_surrogate_is_shown_as_the_replacement_character_and_can_be_stored() -> None:
+    """Bytes that are not UTF-8 (a branch or file name git reports raw) reach Python as lone surrogates, which no
+    UTF-8 text can hold: cleaning shows each as U+FFFD, so the string can be stored instead of crashing a write."""
+    import sqlite3
+
+    cleaned = clean_text("caf\udce9 and \ud800")
+    assert cleaned == "caf\ufffd and \ufffd"
+    assert sqlite3.connect(":memory:").execute("SELECT ?", (cleaned,)).fetchone() == (cleaned,)

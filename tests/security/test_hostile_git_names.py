@@ -121,3 +121,16 @@ def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path
     assert (leaked, forged, forged_lines) == ({}, {}, []), (leaked, forged, forged_lines)
     notes = host.cortex("list-memory", "--json").out
     assert all(f"src/{word}_mod.py" in notes for word in HOSTILE if word != "plain")  # no hostile name was written
+
+
+def test_a_branch_whose_name_is_not_utf8_is_a_scope_like_any_other(host: Host, repo: Repo) -> None:
+    """A branch git names in bytes that are not UTF-8 (`caf\xe9`, Latin-1) used to crash every command with a
+    traceback (SQLite cannot store a lone surrogate). Its scope is keyed by its cleaned name and the digest of its
+    bytes; notes and recall work, and the branch list shows the name quoted, with U+FFFD where the byte was."""
+    repo.git("checkout", "-q", "-b", "caf\udce9")  # the argument reaches git as the raw byte 0xE9
+    noted = host.cortex("note", "--kind", "decision", "--subject", "queue", "use kafka for the queue")
+    assert (noted.code, noted.err) == (0, "")
+    recalled = host.cortex("recall", "kafka")
+    assert recalled.code == 0 and "use kafka for the queue" in recalled.out
+    listed = host.cortex("branches")
+    assert listed.code == 0 and "caf\\ufffd~" in listed.out and "Traceback" not in listed.err
