@@ -6,10 +6,17 @@ label (`[stale: …]`, `[moved: …]`, `[drifted: …]`), its one-word validity 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation
+from cortex_engine.engine import Engine
+from cortex_engine.scope import inventory
+from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation, Validator, checkouts
 from cortex_engine.scope.inventory import parse_renames as _parse_renames
+
+from .conftest import Repo
 
 
 def ref(path: str, status: str, moved_to: str | None = None) -> RefVerdict:
@@ -118,3 +125,192 @@ def test_renames_are_read_from_git_s_nul_separated_status() -> None:
     assert _parse_renames(out) == [("old.py", "new.py"), ("b.py", "c.py")]
     assert _parse_renames("R100\0old.py") == []
     assert _parse_renames("") == []
+
+
+# -- the Validator against real checkouts (through the store, as every surface reads it) --------------------------
+
+
+def _validation(engine: Engine, item_id: str, **kw: object) -> Validation:
+    """What a fresh pass says about one item of the engine's own scope."""
+    return Validator(engine.conn, engine.scope, **kw).validate(item_id, engine.scope.key)  # type: ignore[arg-type]
+
+
+def _as_before_heads_were_recorded(engine: Engine) -> None:
+    """The store as an older version left it: references without the HEAD they were written on (`memory_references`
+    is a view; its rows live in `item_refs`)."""
+    engine.conn.execute("UPDATE item_refs SET head=NULL")
+    assert engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE head_oid IS NOT NULL").fetchone()[0] == 0
+
+
+def _renamed(engine: Engine, *hops: str) -> None:
+    """The scope's accumulated rename map (`file_renames`) holds `hops[0] → hops[1] → …`."""
+    for old, new in zip(hops, hops[1:]):
+        engine.conn.execute("INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) "
+                            "VALUES (?,?,?,?,?)", (engine.scope.key, old, new, None, "2026-08-02T18:00:00Z"))
+
+
+def _legacy_note(repo: Repo, engine: Engine, path: str) -> str:
+    """A note naming `path` (which then disappears from the checkout), stored without its HEAD."""
+    repo.write(path)
+    repo.commit(f"add {path}")
+    item_id = engine.note("insight", f"the work happens in {path}").item_id
+    _as_before_heads_were_recorded(engine)
+    (repo.path / path).unlink()
+    return item_id
+
+
+@pytest.mark.parametrize(("hops", "present", "verdict"), [
+    (("s/a0.py", "t/a1.py", "u/a2.py"), ("u/a2.py",), ("moved", "u/a2.py")),
+    (("s/a0.py", "t/a1.py", "u/a2.py"), ("t/a1.py",), ("missing", None)),  # only where the map ends counts
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py"), ("t/a5.py",), ("moved", "t/a5.py")),
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a6.py",), ("missing", None)),
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a5.py", "t/a6.py"),
+     ("moved", "t/a5.py")),
+    (("s/a0.py", "t/a1.py"), ("v/a0.py",), ("moved", "v/a0.py")),  # the map leads nowhere: a unique basename
+])
+def test_a_reference_without_its_head_follows_the_rename_map_for_at_most_five_hops(
+        repo: Repo, make_engine: Callable[..., Engine], hops: tuple[str, ...], present: tuple[str, ...],
+        verdict: tuple[str, str | None]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, hops[0])
+    _renamed(engine, *hops)
+    for path in present:
+        repo.write(path)
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.path, judged.status, judged.moved_to) == (hops[0], *verdict)
+
+
+def test_a_reference_without_its_head_is_found_by_basename_in_the_stored_inventory_first(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("lib/feed.py")
+    repo.write("lib/keep.py")
+    repo.commit("feed moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")
+    monkeypatch.setattr(inventory, "rescan", lambda worktree: frozenset())  # the live listing is not asked
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("moved", "lib/feed.py")
+
+
+def test_a_stored_basename_match_gone_from_disk_falls_back_to_the_live_checkout(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("lib/feed.py")
+    repo.commit("feed moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")
+    (repo.path / "lib/feed.py").rename(repo.path / "src/kept_feed.py")
+    repo.write("web/feed.py")  # not in the stored inventory: only a rescan sees it
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("moved", "web/feed.py")
+
+
+def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("a/feed.py")
+    repo.write("b/feed.py")
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("missing", None)
+
+
+def test_absolute_paths_are_judged_on_disk_and_home_paths_need_a_home(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    home = tmp_path / "elsewhere"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "tool.toml").write_text("x")
+    key = engine.scope.key
+    at_home = Validator(engine.conn, engine.scope, home=str(home))
+    assert at_home.judge(key, "~/.config/tool.toml", "absolute_path").status == "exists"
+    assert at_home.judge(key, "~/.config/gone.toml", "absolute_path").status == "missing"
+    assert at_home.judge(key, str(home / ".config" / "tool.toml"), "absolute_path").status == "exists"
+    assert at_home.judge(key, str(home / "nope"), "absolute_path").status == "missing"
+    homeless = Validator(engine.conn, engine.scope, home="")
+    assert homeless.judge(key, "~/.config/tool.toml", "absolute_path") == RefVerdict(
+        "~/.config/tool.toml", "absolute_path", "unknown")
+    monkeypatch.setenv("HOME", str(home))
+    assert Validator(engine.conn, engine.scope).judge(key, "~/.config/tool.toml", "absolute_path").status == "exists"
+
+
+SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
+
+
+def test_an_anchor_verdict_carries_what_was_recorded_and_where_the_span_is_now(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    head = repo.git("rev-parse", "HEAD").strip()
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    (fresh,) = _validation(engine, item_id).anchors
+    assert (fresh.name, fresh.recorded_path, fresh.path, fresh.symbol, fresh.recorded_start, fresh.recorded_end,
+            fresh.head_oid, fresh.status, fresh.start, fresh.end) == (
+        "src/auth/session.py:refresh_token", "src/auth/session.py", "src/auth/session.py", "refresh_token", 4, 6,
+        head, "fresh", 4, 6)
+    assert fresh.current_hash == fresh.recorded_hash and fresh.recorded_hash
+    stored = engine.conn.execute("SELECT id, content_hash FROM memory_anchors").fetchone()
+    assert (fresh.anchor_id, fresh.recorded_hash) == (stored["id"], stored["content_hash"])
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/auth/session.py", "lib/session.py")
+    repo.write("lib/session.py", "# moved\n\n" + SESSION.replace("+ 1", "+ 2"))
+    repo.commit("moved and changed")
+    (drifted,) = _validation(engine, item_id).anchors
+    assert (drifted.name, drifted.recorded_path, drifted.path, drifted.recorded_start, drifted.status,
+            drifted.start, drifted.end) == (
+        "lib/session.py:refresh_token", "src/auth/session.py", "lib/session.py", 4, "drifted", 6, 8)
+    assert drifted.current_hash and drifted.current_hash != drifted.recorded_hash
+    assert drifted.head_oid == head
+
+
+def test_an_anchor_judged_against_a_commit_is_unknown_and_one_of_a_gone_file_missing(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    head = repo.git("rev-parse", "HEAD").strip()
+    at_tip = _validation(engine, item_id, at_commit=head)
+    assert [(r.status, a.status, a.start, a.current_hash) for r, a in zip(at_tip.refs, at_tip.anchors)] == [
+        ("exists", "unknown", None, None)]
+    (repo.path / "src/auth/session.py").unlink()
+    gone = _validation(engine, item_id)
+    assert [(r.status, a.status, a.path) for r, a in zip(gone.refs, gone.anchors)] == [
+        ("missing", "unknown", "src/auth/session.py")]
+
+
+def test_an_anchor_whose_reference_was_not_stored_is_judged_on_its_own(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    engine.conn.execute("DELETE FROM item_refs")
+    repo.write("src/auth/session.py", SESSION.replace("+ 1", "+ 3"))
+    v = _validation(engine, item_id)
+    assert v.refs == ()
+    assert [(a.status, a.path, a.start) for a in v.anchors] == [("drifted", "src/auth/session.py", 4)]
+
+
+def test_outside_git_only_the_current_scope_and_the_project_layer_are_checked(
+        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    plain = tmp_path / "plain"
+    (plain / "src").mkdir(parents=True)
+    (plain / "src" / "here.py").write_text("x\n")
+    engine = make_engine(plain)
+    assert engine.scope.git_root is None
+    keys = [engine.scope.key, "project:/elsewhere", engine.project_key]
+    found = checkouts(engine.conn, engine.scope, engine.project_key, keys, "2026-08-02T18:00:00Z")
+    assert [(c.scope_key, c.against, c.where, c.reason, c.validator is None) for c in found] == [
+        (engine.scope.key, "worktree", engine.scope.worktree, None, False),
+        ("project:/elsewhere", "unchecked", None, "not in a git repository", True),
+        (engine.project_key, "worktree", engine.scope.worktree, None, False),
+    ]
+    for checkout in (found[0], found[2]):
+        assert checkout.validator is not None
+        judged = [checkout.validator.judge(engine.scope.key, path, "file").status for path in ("src/here.py", "src/gone.py")]
+        assert judged == ["exists", "missing"]
