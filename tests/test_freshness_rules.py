@@ -14,6 +14,7 @@ import pytest
 from cortex_engine.engine import Engine
 from cortex_engine.scope import inventory
 from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation, Validator, checkouts
+from cortex_engine.scope.identity import branch_key, detect_scope
 from cortex_engine.scope.inventory import parse_renames as _parse_renames
 
 from .conftest import Repo
@@ -314,3 +315,54 @@ def test_outside_git_only_the_current_scope_and_the_project_layer_are_checked(
         assert checkout.validator is not None
         judged = [checkout.validator.judge(engine.scope.key, path, "file").status for path in ("src/here.py", "src/gone.py")]
         assert judged == ["exists", "missing"]
+
+
+def test_each_scope_is_checked_against_its_own_checkout_state(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo.write("a/x.py")
+    repo.commit("x")
+    first = repo.git("rev-parse", "HEAD").strip()
+    repo.git("branch", "None")  # a branch named like Python's None: a key naming no branch must not find it
+    odd = "fix\u202eit"  # a branch its scope key can only name by digest (`branch_key`)
+    for name in ("side", odd):
+        repo.git("checkout", "-q", "-b", name)
+        repo.git("rm", "-q", "a/x.py")
+        repo.commit(f"{name} drops x")
+        repo.git("checkout", "-q", "main")
+    repo.write("a/z.py")
+    repo.commit("z")
+    head = repo.git("rev-parse", "HEAD").strip()
+    main = make_engine(repo.path)
+    other = Repo(tmp_path / "wt-other")
+    repo.git("worktree", "add", "-q", "-b", "other", str(other.path))
+    other.write("b/y.py")
+    other.commit("y")
+    other_key = detect_scope(str(other.path)).key
+    base = main.scope.key.rsplit(":", 1)[0]
+    detached = "detached:" + base.removeprefix("branch:") + ":"
+    keys = [main.scope.key, main.project_key, other_key, f"{base}:side", f"{base}:{branch_key(odd)}", f"{base}:gone",
+            detached + head, detached + "0123456789ab" * 3 + "0123", "project:/elsewhere"]
+    now = "2026-08-02T19:00:00Z"
+    found = checkouts(main.conn, main.scope, main.project_key, keys, now)
+    tips = {name: repo.git("rev-parse", name).strip() for name in ("side", odd)}
+    assert [(c.scope_key, c.against, c.where, c.reason) for c in found] == [
+        (main.scope.key, "worktree", main.scope.worktree, None),
+        (main.project_key, "worktree", main.scope.worktree, None),
+        (other_key, "worktree", str(other.path.resolve()), None),
+        (f"{base}:side", "branch tip", tips["side"], None),
+        (f"{base}:{branch_key(odd)}", "branch tip", tips[odd], None),
+        (f"{base}:gone", "unchecked", None, "branch gone no longer exists"),
+        (detached + head, "commit", head, None),
+        (detached + "0123456789ab" * 3 + "0123", "unchecked", None, "commit 0123456789ab is no longer in the repository"),
+        ("project:/elsewhere", "unchecked", None, "no checkout of this scope"),
+    ]
+    assert first != head and [c.validator is None for c in found] == [False] * 5 + [True, False, True, True]
+    # Another worktree's inventory is brought up to its HEAD first; each validator reads its own checkout (the
+    # project layer's is the current scope's).
+    graph = main.conn.execute("SELECT head_oid, updated_at FROM current_app_graphs WHERE scope_key=?",
+                              (other_key,)).fetchone()
+    assert (graph["head_oid"], graph["updated_at"]) == (other.git("rev-parse", "HEAD").strip(), now)
+    judged = [c.validator.judge(main.scope.key if c.scope_key == main.project_key else c.scope_key, path, "file").status
+              for c in found if c.validator is not None for path in ("a/x.py", "a/z.py", "b/y.py")]
+    assert judged == ["exists", "exists", "missing"] * 2 + ["exists", "exists", "exists"] + \
+        ["missing", "missing", "missing"] * 2 + ["exists", "exists", "missing"]
