@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.engine import Engine
-from cortex_engine.scope import inventory
+from cortex_engine.scope import history, inventory
 from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation, Validator, checkouts
 from cortex_engine.scope.identity import branch_key, detect_scope
 from cortex_engine.scope.inventory import parse_renames as _parse_renames
@@ -366,3 +366,123 @@ def test_each_scope_is_checked_against_its_own_checkout_state(
               for c in found if c.validator is not None for path in ("a/x.py", "a/z.py", "b/y.py")]
     assert judged == ["exists", "exists", "missing"] * 2 + ["exists", "exists", "exists"] + \
         ["missing", "missing", "missing"] * 2 + ["exists", "exists", "missing"]
+
+
+def _note_then(repo: Repo, engine: Engine, *paths: str) -> str:
+    """A note naming `paths`, written with the current HEAD recorded on each reference."""
+    for path in paths:
+        repo.write(path, f"{path} = 1\n" * 8)
+    repo.commit("files")
+    return engine.note("insight", "the work happens in " + " and ".join(paths)).item_id
+
+
+def test_a_staged_rename_is_read_from_the_index_even_when_the_file_changed_since_and_git_would_not_guess_renames(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user's `diff.renames=false` must not hide a staged rename
+    for name, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "diff.renames"), ("GIT_CONFIG_VALUE_0", "false")):
+        monkeypatch.setenv(name, value)
+    engine = make_engine(repo.path)
+    item_id = _note_then(repo, engine, "src/pool.py")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/pool.py", "lib/connections.py")
+    (repo.path / "lib/connections.py").write_text("rewritten since it was staged\n")  # only the index holds the rename
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("moved", "lib/connections.py")
+
+
+def test_a_failed_read_of_the_index_is_not_kept(repo: Repo, make_engine: Callable[..., Engine],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    item_id = _note_then(repo, engine, "src/pool.py")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/pool.py", "lib/connections.py")
+    real = history.git
+    monkeypatch.setattr(history, "git", lambda cwd, *args, **kw: None if args[0] == "diff" else real(cwd, *args, **kw))
+    assert [r.status for r in _validation(engine, item_id).refs] == ["missing"]
+    monkeypatch.setattr(history, "git", real)
+    assert [(r.status, r.moved_to) for r in _validation(engine, item_id).refs] == [("moved", "lib/connections.py")]
+
+
+def test_the_live_checkout_is_listed_again_once_per_pass_and_every_plain_move_is_found(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    first = _note_then(repo, engine, "src/alpha.py")
+    second = _note_then(repo, engine, "src/beta.py")
+    (repo.path / "lib").mkdir()
+    for name in ("alpha.py", "beta.py"):
+        (repo.path / "src" / name).rename(repo.path / "lib" / name)
+    listed: list[str] = []
+    real = inventory.rescan
+    monkeypatch.setattr(inventory, "rescan", lambda worktree: listed.append(worktree) or real(worktree))
+    judged = Validator(engine.conn, engine.scope).validate_many([(first, engine.scope.key), (second, engine.scope.key)])
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == [
+        ("moved", "lib/alpha.py"), ("moved", "lib/beta.py")]
+    assert listed == [engine.scope.worktree]
+
+
+def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_head_at_once(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    first = _note_then(repo, engine, "src/alpha.py")
+    second = _note_then(repo, engine, "src/beta.py")
+    recorded = [r[0] for r in engine.conn.execute("SELECT head_oid FROM memory_references ORDER BY id")]
+    assert recorded[0] != recorded[1]
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/alpha.py", "lib/first.py")
+    repo.git("mv", "src/beta.py", "lib/second.py")
+    repo.commit("both moved")
+    wanted = [(first, engine.scope.key), (second, engine.scope.key)]
+    moved = [("moved", "lib/first.py"), ("moved", "lib/second.py")]
+    walks: list[list[str]] = []
+    real = history.chains
+    monkeypatch.setattr(history, "chains", lambda repo_, oids, head: walks.append(sorted(oids)) or real(repo_, oids, head))
+    inventory.chain_cache.clear()
+    judged = Validator(engine.conn, engine.scope).validate_many(wanted)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert walks == [sorted(recorded)]  # one walk over both ranges
+    head = repo.git("rev-parse", "HEAD").strip()
+    stored = engine.conn.execute("SELECT COUNT(*) FROM rename_chains WHERE to_oid=? AND from_oid IN (?,?)",
+                                 (head, *recorded)).fetchone()[0]
+    assert stored == 2
+    inventory.chain_cache.clear()  # another process: the store answers, git is not asked
+    judged = Validator(engine.conn, engine.scope).validate_many(wanted)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert len(walks) == 1
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        judged = Validator(engine.conn, engine.scope).validate_many(wanted)  # this process's cache answers
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert len(walks) == 1 and not [s for s in statements if "rename_chains" in s]
+
+
+def test_anchors_in_two_files_are_each_read_from_their_own_file(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
+    repo.commit("two files")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
+                          "tokens").item_id
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 8\n")
+    v = _validation(engine, item_id)
+    assert sorted((a.name, a.status) for a in v.anchors) == [
+        ("src/auth/session.py:refresh_token", "fresh"), ("src/auth/tokens.py:mint", "drifted")]
+
+
+def test_an_anchor_whose_reference_was_not_stored_follows_its_file_from_the_recorded_head(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    engine.conn.execute("DELETE FROM item_refs")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/auth/session.py", "lib/auth_session.py")
+    repo.commit("moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")  # only the history from the anchor's HEAD knows the move
+    (judged,) = _validation(engine, item_id).anchors
+    assert (judged.status, judged.path, judged.recorded_path) == ("fresh", "lib/auth_session.py", "src/auth/session.py")
