@@ -486,3 +486,100 @@ def test_an_anchor_whose_reference_was_not_stored_follows_its_file_from_the_reco
     engine.conn.execute("DELETE FROM file_renames")  # only the history from the anchor's HEAD knows the move
     (judged,) = _validation(engine, item_id).anchors
     assert (judged.status, judged.path, judged.recorded_path) == ("fresh", "lib/auth_session.py", "src/auth/session.py")
+
+
+# -- scope/inventory.py: the checkout's listing, its caches, and what extraction asks of a repository -------------
+
+
+def test_the_inventory_lists_files_on_disk_tracked_or_not_ignored_and_never_the_store(repo: Repo) -> None:
+    repo.write(".gitignore", "build/\n")
+    repo.write("src/kept.py")
+    repo.write("src/deleted.py")
+    repo.write(".cortex.db", "")
+    repo.commit("files")
+    (repo.path / "src/deleted.py").unlink()
+    repo.write("notes/new.md")
+    repo.write("build/out.o")
+    repo.write("src/.cortex.db-wal", "")
+    assert inventory.list_files(str(repo.path)) == [".gitignore", "README.md", "notes/new.md", "src/kept.py"]
+    assert inventory.list_files(str(repo.path / "no-such-dir")) == []
+
+
+def test_the_live_listing_is_reused_for_ten_seconds(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(inventory, "time", type("T", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    worktree = str(repo.path)
+    assert inventory.rescan(worktree) == frozenset({"README.md"})
+    repo.write("late.py")
+    clock[0] += 9.99
+    assert inventory.rescan(worktree) == frozenset({"README.md"})
+    clock[0] += 0.01
+    assert inventory.rescan(worktree) == frozenset({"README.md", "late.py"})
+
+
+def test_the_chain_cache_drops_its_oldest_quarter_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inventory, "chain_cache", {})
+    for n in range(inventory.CHAIN_CACHE_SIZE):
+        inventory.remember_chain(f"r{n}", "h", history.Chain(f"s{n}"))
+    assert len(inventory.chain_cache) == 512
+    inventory.remember_chain("new", "h", history.Chain("s"))
+    assert len(inventory.chain_cache) == 512 - 128 + 1
+    assert ("r127", "h") not in inventory.chain_cache and inventory.chain_cache[("r128", "h")] == history.Chain("s128")
+    assert inventory.chain_cache[("new", "h")] == history.Chain("s")
+
+
+def test_git_paths_answers_from_the_root_tree_the_refs_and_the_history(repo: Repo, tmp_path: Path) -> None:
+    repo.write("Makefile")
+    repo.write("src/deep.py")
+    repo.write("old/gone.py")
+    repo.commit("files")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    repo.git("branch", "feature/x")
+    repo.git("tag", "v1")
+    repo.git("remote", "add", "upstream", str(tmp_path / "nowhere"))
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head, frozenset({"untracked.txt", "sub/listed.txt"}))
+    assert paths.worktree == str(repo.path)
+    assert [paths.tracked_root_file(n) for n in ("Makefile", "README.md", "untracked.txt", "src", "deep.py",
+                                                "listed.txt")] == [True, True, True, False, False, False]
+    assert [paths.names_ref(n) for n in ("feature/x", "main", "v1", "upstream/main", "upstream", "src/deep.py",
+                                         "origin/main")] == [True, True, True, True, True, False, False]
+    assert [paths.ever_tracked(p) for p in ("old/gone.py", "sub/listed.txt", "never/was.py")] == [True, True, False]
+    repo.write("never/was.py")  # on disk counts, but the first answer is kept for the object's life
+    assert paths.ever_tracked("never/was.py") is False
+    assert inventory.GitPaths(str(repo.path), head).ever_tracked("never/was.py") is True
+    assert inventory.GitPaths(str(repo.path), None).tracked_root_file("Makefile") is False
+
+
+def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("old/gone.py")
+    repo.commit("add")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    asked: list[str] = []
+    real = inventory._git
+    monkeypatch.setattr(inventory, "_git", lambda wt, *args: asked.append(args[-1]) or real(wt, *args))
+    paths = inventory.GitPaths(str(repo.path), None).begin()
+    assert [paths.ever_tracked(f"x/{n}.py") for n in range(inventory.HISTORY_LOOKUPS)] == [False] * 32
+    assert paths.ever_tracked("old/gone.py") is False and len(asked) == 32  # out of lookups: not asked
+    assert paths.ever_tracked("x/0.py") is False and len(asked) == 32  # an answer already had is kept
+    assert paths.begin().ever_tracked("old/gone.py") is True and len(asked) == 33
+
+
+def test_repository_for_answers_for_the_checkout_the_last_refresh_saw(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    assert inventory.repository_for(engine.conn, engine.scope.key) == (None, None)
+    engine.refresh()
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths, at = inventory.repository_for(engine.conn, engine.scope.key)
+    assert at == head and paths is not None and paths.worktree == engine.scope.worktree
+    assert paths.ever_tracked("README.md") and paths.tracked_root_file("README.md")
+    again, _ = inventory.repository_for(engine.conn, engine.scope.key)
+    assert again is paths
+    repo.write("next.py")
+    repo.commit("next")
+    engine.refresh()
+    moved_on, at = inventory.repository_for(engine.conn, engine.scope.key)
+    assert moved_on is not paths and at != head and moved_on is not None and moved_on.ever_tracked("next.py")
