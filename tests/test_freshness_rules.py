@@ -456,6 +456,9 @@ def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_he
         engine.conn.set_trace_callback(None)
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
     assert len(walks) == 1 and not [s for s in statements if "rename_chains" in s]
+    inventory.chain_cache.clear()  # one reference judged alone, outside a pass over many items
+    assert Validator(engine.conn, engine.scope).judge(engine.scope.key, "src/beta.py", "file", recorded[1]) == \
+        RefVerdict("src/beta.py", "file", "moved", "lib/second.py")
 
 
 def test_anchors_in_two_files_are_each_read_from_their_own_file(
