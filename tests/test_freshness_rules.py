@@ -586,3 +586,53 @@ def test_repository_for_answers_for_the_checkout_the_last_refresh_saw(
     engine.refresh()
     moved_on, at = inventory.repository_for(engine.conn, engine.scope.key)
     assert moved_on is not paths and at != head and moved_on is not None and moved_on.ever_tracked("next.py")
+
+
+def test_an_anchor_is_read_in_the_file_its_own_reference_was_followed_to(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
+    repo.commit("two files")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
+                          "tokens").item_id
+    (repo.path / "lib").mkdir()
+    (repo.path / "src/auth/tokens.py").rename(repo.path / "lib/tokens.py")
+    v = _validation(engine, item_id)
+    assert sorted((r.path, r.status, r.moved_to) for r in v.refs) == [
+        ("src/auth/session.py", "exists", None), ("src/auth/tokens.py", "moved", "lib/tokens.py")]
+    assert sorted((a.name, a.status, a.path) for a in v.anchors) == [
+        ("lib/tokens.py:mint", "fresh", "lib/tokens.py"),
+        ("src/auth/session.py:refresh_token", "fresh", "src/auth/session.py")]
+
+
+def test_an_anchor_takes_its_reference_s_verdict_rather_than_judging_its_file_again(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    _as_before_heads_were_recorded(engine)  # the anchor keeps its HEAD; its reference has none
+    repo.git("mv", "src/auth/session.py", "src/auth/sessions.py")
+    repo.commit("renamed")
+    engine.refresh()  # the scope's rename map learns the move
+    monkeypatch.setattr(history, "chains", lambda *a: pytest.fail("the anchor's file was judged again from history"))
+    v = _validation(engine, item_id)
+    assert [(r.status, r.moved_to) for r in v.refs] == [("moved", "src/auth/sessions.py")]
+    assert [(a.status, a.path) for a in v.anchors] == [("fresh", "src/auth/sessions.py")]
+
+
+def test_a_scope_whose_checkout_has_no_known_place_cannot_follow_history_and_reads_unverified(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    first = repo.git("rev-parse", "HEAD").strip()
+    repo.write("b.py")
+    repo.commit("b")
+    head = repo.git("rev-parse", "HEAD").strip()
+    ghost = engine.scope.key.rsplit(":", 1)[0] + ":ghost"
+    engine.conn.execute("INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, files_json) VALUES (?,?,?,?)",
+                        (ghost, None, head, '["b.py"]'))
+    validator = Validator(engine.conn, engine.scope)
+    assert validator.judge(ghost, "b.py", "file", first).status == "exists"
+    assert validator.judge(ghost, "a.py", "file", first) == RefVerdict("a.py", "file", "unknown")
+    assert validator.judge(ghost, "a.py", "file", head) == RefVerdict("a.py", "file", "missing")
