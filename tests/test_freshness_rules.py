@@ -177,8 +177,7 @@ def test_a_reference_without_its_head_follows_the_rename_map_for_at_most_five_ho
     _renamed(engine, *hops)
     for path in present:
         repo.write(path)
-    (judged,) = _validation(engine, item_id).refs
-    assert (judged.path, judged.status, judged.moved_to) == (hops[0], *verdict)
+    assert _validation(engine, item_id).refs == (RefVerdict(hops[0], "file", *verdict),)
 
 
 def test_a_reference_without_its_head_is_found_by_basename_in_the_stored_inventory_first(
@@ -205,8 +204,7 @@ def test_a_stored_basename_match_gone_from_disk_falls_back_to_the_live_checkout(
     engine.conn.execute("DELETE FROM file_renames")
     (repo.path / "lib/feed.py").rename(repo.path / "src/kept_feed.py")
     repo.write("web/feed.py")  # not in the stored inventory: only a rescan sees it
-    (judged,) = _validation(engine, item_id).refs
-    assert (judged.status, judged.moved_to) == ("moved", "web/feed.py")
+    assert _validation(engine, item_id).refs == (RefVerdict("src/feed.py", "file", "moved", "web/feed.py"),)
 
 
 def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
@@ -215,8 +213,7 @@ def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
     item_id = _legacy_note(repo, engine, "src/feed.py")
     repo.write("a/feed.py")
     repo.write("b/feed.py")
-    (judged,) = _validation(engine, item_id).refs
-    assert (judged.status, judged.moved_to) == ("missing", None)
+    assert _validation(engine, item_id).refs == (RefVerdict("src/feed.py", "file", "missing"),)
 
 
 def test_absolute_paths_are_judged_on_disk_and_home_paths_need_a_home(
