@@ -410,7 +410,12 @@ def test_the_live_checkout_is_listed_again_once_per_pass_and_every_plain_move_is
         (repo.path / "src" / name).rename(repo.path / "lib" / name)
     listed: list[str] = []
     real = inventory.rescan
-    monkeypatch.setattr(inventory, "rescan", lambda worktree: listed.append(worktree) or real(worktree))
+
+    def rescan(worktree: str) -> frozenset[str]:
+        listed.append(worktree)
+        return real(worktree)
+
+    monkeypatch.setattr(inventory, "rescan", rescan)
     judged = Validator(engine.conn, engine.scope).validate_many([(first, engine.scope.key), (second, engine.scope.key)])
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == [
         ("moved", "lib/alpha.py"), ("moved", "lib/beta.py")]
@@ -432,7 +437,12 @@ def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_he
     moved = [("moved", "lib/first.py"), ("moved", "lib/second.py")]
     walks: list[list[str]] = []
     real = history.chains
-    monkeypatch.setattr(history, "chains", lambda repo_, oids, head: walks.append(sorted(oids)) or real(repo_, oids, head))
+
+    def chains(repo_: str, oids: list[str], head: str) -> dict[str, history.Chain]:
+        walks.append(sorted(oids))
+        return real(repo_, oids, head)
+
+    monkeypatch.setattr(history, "chains", chains)
     inventory.chain_cache.clear()
     judged = Validator(engine.conn, engine.scope).validate_many(wanted)
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
@@ -559,7 +569,12 @@ def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(repo: Repo
     repo.commit("drop")
     asked: list[str] = []
     real = inventory._git
-    monkeypatch.setattr(inventory, "_git", lambda wt, *args: asked.append(args[-1]) or real(wt, *args))
+
+    def git(worktree: str, *args: str) -> str | None:
+        asked.append(args[-1])
+        return real(worktree, *args)
+
+    monkeypatch.setattr(inventory, "_git", git)
     paths = inventory.GitPaths(str(repo.path), None).begin()
     assert [paths.ever_tracked(f"x/{n}.py") for n in range(inventory.HISTORY_LOOKUPS)] == [False] * 32
     assert paths.ever_tracked("old/gone.py") is False and len(asked) == 32  # out of lookups: not asked
