@@ -648,3 +648,43 @@ def test_a_scope_whose_checkout_has_no_known_place_cannot_follow_history_and_rea
     assert validator.judge(ghost, "b.py", "file", first).status == "exists"
     assert validator.judge(ghost, "a.py", "file", first) == RefVerdict("a.py", "file", "unknown")
     assert validator.judge(ghost, "a.py", "file", head) == RefVerdict("a.py", "file", "missing")
+
+
+def test_renames_follow_one_another_and_a_copy_is_skipped_whole() -> None:
+    assert _parse_renames("R100\0a.py\0b.py\0R090\0c.py\0d.py\0") == [("a.py", "b.py"), ("c.py", "d.py")]
+    assert _parse_renames("C75\0x.py\0y.py\0R100\0a.py\0b.py\0") == [("a.py", "b.py")]
+
+
+def test_git_paths_reads_names_literally_and_every_branch_s_history(repo: Repo, tmp_path: Path) -> None:
+    repo.write("old/gone.py")
+    repo.write("tab\tname.md")
+    repo.commit("add")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("side/only.py")
+    repo.commit("side only")
+    repo.git("rm", "-q", "side/only.py")
+    repo.commit("side drops it")
+    repo.git("checkout", "-q", "main")
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head, frozenset({"sub/listed.txt"}))
+    assert [paths.ever_tracked(p) for p in ("old/*.py", "old/gone.py", "side/only.py")] == [False, True, True]
+    assert [paths.tracked_root_file(n) for n in ("tab\tname.md", "name.md", "sub/listed.txt")] == [True, False, False]
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    assert inventory.GitPaths(str(outside), None).ever_tracked("x.py") is False
+
+
+def test_chains_are_not_stored_inside_a_transaction_someone_else_opened(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    engine.conn.execute("BEGIN")
+    try:
+        inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+        assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
+    finally:
+        engine.conn.execute("ROLLBACK")
+    inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+    assert [tuple(r) for r in engine.conn.execute("SELECT from_oid, to_oid, start_oid, moves_json FROM rename_chains")] == [
+        ("r" * 40, "h" * 40, "r" * 40, '{"a.py": "b.py"}')]
