@@ -671,6 +671,8 @@ def test_git_paths_reads_names_literally_and_every_branch_s_history(repo: Repo, 
     paths = inventory.GitPaths(str(repo.path), head, frozenset({"sub/listed.txt"}))
     assert [paths.ever_tracked(p) for p in ("old/*.py", "old/gone.py", "side/only.py")] == [False, True, True]
     assert [paths.tracked_root_file(n) for n in ("tab\tname.md", "name.md", "sub/listed.txt")] == [True, False, False]
+    repo.git("update-ref", "refs/remotes/mirror/dev", head)  # a remote-tracking ref whose remote is gone
+    assert inventory.GitPaths(str(repo.path), head).names_ref("mirror/dev") is True
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
     assert inventory.GitPaths(str(outside), None).ever_tracked("x.py") is False
