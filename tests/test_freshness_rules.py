@@ -6,10 +6,18 @@ label (`[stale: …]`, `[moved: …]`, `[drifted: …]`), its one-word validity 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation
+from cortex_engine.engine import Engine
+from cortex_engine.scope import history, inventory
+from cortex_engine.scope.freshness import AnchorVerdict, RefVerdict, Validation, Validator, checkouts
+from cortex_engine.scope.identity import branch_key, detect_scope
 from cortex_engine.scope.inventory import parse_renames as _parse_renames
+
+from .conftest import Repo
 
 
 def ref(path: str, status: str, moved_to: str | None = None) -> RefVerdict:
@@ -118,3 +126,567 @@ def test_renames_are_read_from_git_s_nul_separated_status() -> None:
     assert _parse_renames(out) == [("old.py", "new.py"), ("b.py", "c.py")]
     assert _parse_renames("R100\0old.py") == []
     assert _parse_renames("") == []
+
+
+# -- the Validator against real checkouts (through the store, as every surface reads it) --------------------------
+
+
+def _validation(engine: Engine, item_id: str, **kw: object) -> Validation:
+    """What a fresh pass says about one item of the engine's own scope."""
+    return Validator(engine.conn, engine.scope, **kw).validate(item_id, engine.scope.key)  # type: ignore[arg-type]
+
+
+def _as_before_heads_were_recorded(engine: Engine) -> None:
+    """The store as an older version left it: references without the HEAD they were written on (`memory_references`
+    is a view; its rows live in `item_refs`)."""
+    engine.conn.execute("UPDATE item_refs SET head=NULL")
+    assert engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE head_oid IS NOT NULL").fetchone()[0] == 0
+
+
+def _renamed(engine: Engine, *hops: str) -> None:
+    """The scope's accumulated rename map (`file_renames`) holds `hops[0] → hops[1] → …`."""
+    for old, new in zip(hops, hops[1:]):
+        engine.conn.execute("INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) "
+                            "VALUES (?,?,?,?,?)", (engine.scope.key, old, new, None, "2026-08-02T18:00:00Z"))
+
+
+def _legacy_note(repo: Repo, engine: Engine, path: str) -> str:
+    """A note naming `path` (which then disappears from the checkout), stored without its HEAD."""
+    repo.write(path)
+    repo.commit(f"add {path}")
+    item_id = engine.note("insight", f"the work happens in {path}").item_id
+    _as_before_heads_were_recorded(engine)
+    (repo.path / path).unlink()
+    return item_id
+
+
+@pytest.mark.parametrize(("hops", "present", "verdict"), [
+    (("s/a0.py", "t/a1.py", "u/a2.py"), ("u/a2.py",), ("moved", "u/a2.py")),
+    (("s/a0.py", "t/a1.py", "u/a2.py"), ("t/a1.py",), ("missing", None)),  # only where the map ends counts
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py"), ("t/a5.py",), ("moved", "t/a5.py")),
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a6.py",), ("missing", None)),
+    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a5.py", "t/a6.py"),
+     ("moved", "t/a5.py")),
+    (("s/a0.py", "t/a1.py"), ("v/a0.py",), ("moved", "v/a0.py")),  # the map leads nowhere: a unique basename
+])
+def test_a_reference_without_its_head_follows_the_rename_map_for_at_most_five_hops(
+        repo: Repo, make_engine: Callable[..., Engine], hops: tuple[str, ...], present: tuple[str, ...],
+        verdict: tuple[str, str | None]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, hops[0])
+    _renamed(engine, *hops)
+    for path in present:
+        repo.write(path)
+    assert _validation(engine, item_id).refs == (RefVerdict(hops[0], "file", *verdict),)
+
+
+def test_a_reference_without_its_head_is_found_by_basename_in_the_stored_inventory_first(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("lib/feed.py")
+    repo.write("lib/keep.py")
+    repo.commit("feed moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")
+    monkeypatch.setattr(inventory, "rescan", lambda worktree: frozenset())  # the live listing is not asked
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("moved", "lib/feed.py")
+
+
+def test_a_stored_basename_match_gone_from_disk_falls_back_to_the_live_checkout(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("lib/feed.py")
+    repo.commit("feed moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")
+    (repo.path / "lib/feed.py").rename(repo.path / "src/kept_feed.py")
+    repo.write("web/feed.py")  # not in the stored inventory: only a rescan sees it
+    assert _validation(engine, item_id).refs == (RefVerdict("src/feed.py", "file", "moved", "web/feed.py"),)
+
+
+def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    item_id = _legacy_note(repo, engine, "src/feed.py")
+    repo.write("a/feed.py")
+    repo.write("b/feed.py")
+    assert _validation(engine, item_id).refs == (RefVerdict("src/feed.py", "file", "missing"),)
+
+
+def test_absolute_paths_are_judged_on_disk_and_home_paths_need_a_home(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    home = tmp_path / "elsewhere"
+    (home / ".config").mkdir(parents=True)
+    (home / ".config" / "tool.toml").write_text("x")
+    key = engine.scope.key
+    at_home = Validator(engine.conn, engine.scope, home=str(home))
+    assert at_home.judge(key, "~/.config/tool.toml", "absolute_path").status == "exists"
+    assert at_home.judge(key, "~/.config/gone.toml", "absolute_path").status == "missing"
+    assert at_home.judge(key, str(home / ".config" / "tool.toml"), "absolute_path").status == "exists"
+    assert at_home.judge(key, str(home / "nope"), "absolute_path").status == "missing"
+    homeless = Validator(engine.conn, engine.scope, home="")
+    assert homeless.judge(key, "~/.config/tool.toml", "absolute_path") == RefVerdict(
+        "~/.config/tool.toml", "absolute_path", "unknown")
+    monkeypatch.setenv("HOME", str(home))
+    assert Validator(engine.conn, engine.scope).judge(key, "~/.config/tool.toml", "absolute_path").status == "exists"
+
+
+SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
+
+
+def test_an_anchor_verdict_carries_what_was_recorded_and_where_the_span_is_now(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    head = repo.git("rev-parse", "HEAD").strip()
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    (fresh,) = _validation(engine, item_id).anchors
+    assert (fresh.name, fresh.recorded_path, fresh.path, fresh.symbol, fresh.recorded_start, fresh.recorded_end,
+            fresh.head_oid, fresh.status, fresh.start, fresh.end) == (
+        "src/auth/session.py:refresh_token", "src/auth/session.py", "src/auth/session.py", "refresh_token", 4, 6,
+        head, "fresh", 4, 6)
+    assert fresh.current_hash == fresh.recorded_hash and fresh.recorded_hash
+    stored = engine.conn.execute("SELECT id, content_hash FROM memory_anchors").fetchone()
+    assert (fresh.anchor_id, fresh.recorded_hash) == (stored["id"], stored["content_hash"])
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/auth/session.py", "lib/session.py")
+    repo.write("lib/session.py", "# moved\n\n" + SESSION.replace("+ 1", "+ 2"))
+    repo.commit("moved and changed")
+    (drifted,) = _validation(engine, item_id).anchors
+    assert (drifted.name, drifted.recorded_path, drifted.path, drifted.recorded_start, drifted.status,
+            drifted.start, drifted.end) == (
+        "lib/session.py:refresh_token", "src/auth/session.py", "lib/session.py", 4, "drifted", 6, 8)
+    assert drifted.current_hash and drifted.current_hash != drifted.recorded_hash
+    assert drifted.head_oid == head
+
+
+def test_an_anchor_judged_against_a_commit_is_unknown_and_one_of_a_gone_file_missing(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    head = repo.git("rev-parse", "HEAD").strip()
+    at_tip = _validation(engine, item_id, at_commit=head)
+    assert [(r.status, a.status, a.start, a.current_hash) for r, a in zip(at_tip.refs, at_tip.anchors)] == [
+        ("exists", "unknown", None, None)]
+    (repo.path / "src/auth/session.py").unlink()
+    gone = _validation(engine, item_id)
+    assert [(r.status, a.status, a.path) for r, a in zip(gone.refs, gone.anchors)] == [
+        ("missing", "unknown", "src/auth/session.py")]
+
+
+def test_an_anchor_whose_reference_was_not_stored_is_judged_on_its_own(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    engine.conn.execute("DELETE FROM item_refs")
+    repo.write("src/auth/session.py", SESSION.replace("+ 1", "+ 3"))
+    v = _validation(engine, item_id)
+    assert v.refs == ()
+    assert [(a.status, a.path, a.start) for a in v.anchors] == [("drifted", "src/auth/session.py", 4)]
+
+
+def test_outside_git_only_the_current_scope_and_the_project_layer_are_checked(
+        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    plain = tmp_path / "plain"
+    (plain / "src").mkdir(parents=True)
+    (plain / "src" / "here.py").write_text("x\n")
+    engine = make_engine(plain)
+    assert engine.scope.git_root is None
+    keys = [engine.scope.key, "project:/elsewhere", engine.project_key]
+    found = checkouts(engine.conn, engine.scope, engine.project_key, keys, "2026-08-02T18:00:00Z")
+    assert [(c.scope_key, c.against, c.where, c.reason, c.validator is None) for c in found] == [
+        (engine.scope.key, "worktree", engine.scope.worktree, None, False),
+        ("project:/elsewhere", "unchecked", None, "not in a git repository", True),
+        (engine.project_key, "worktree", engine.scope.worktree, None, False),
+    ]
+    for checkout in (found[0], found[2]):
+        assert checkout.validator is not None
+        judged = [checkout.validator.judge(engine.scope.key, path, "file").status for path in ("src/here.py", "src/gone.py")]
+        assert judged == ["exists", "missing"]
+
+
+def test_each_scope_is_checked_against_its_own_checkout_state(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo.write("a/x.py")
+    repo.commit("x")
+    first = repo.git("rev-parse", "HEAD").strip()
+    repo.git("branch", "None")  # a branch named like Python's None: a key naming no branch must not find it
+    odd = "fix\u202eit"  # a branch its scope key can only name by digest (`branch_key`)
+    for name in ("side", odd):
+        repo.git("checkout", "-q", "-b", name)
+        repo.git("rm", "-q", "a/x.py")
+        repo.commit(f"{name} drops x")
+        repo.git("checkout", "-q", "main")
+    repo.write("a/z.py")
+    repo.commit("z")
+    head = repo.git("rev-parse", "HEAD").strip()
+    main = make_engine(repo.path)
+    other = Repo(tmp_path / "wt-other")
+    repo.git("worktree", "add", "-q", "-b", "other", str(other.path))
+    other.write("b/y.py")
+    other.commit("y")
+    other_key = detect_scope(str(other.path)).key
+    base = main.scope.key.rsplit(":", 1)[0]
+    detached = "detached:" + base.removeprefix("branch:") + ":"
+    keys = [main.scope.key, main.project_key, other_key, f"{base}:side", f"{base}:{branch_key(odd)}", f"{base}:gone",
+            detached + head, detached + "0123456789ab" * 3 + "0123", "project:/elsewhere"]
+    now = "2026-08-02T19:00:00Z"
+    found = checkouts(main.conn, main.scope, main.project_key, keys, now)
+    tips = {name: repo.git("rev-parse", name).strip() for name in ("side", odd)}
+    assert [(c.scope_key, c.against, c.where, c.reason) for c in found] == [
+        (main.scope.key, "worktree", main.scope.worktree, None),
+        (main.project_key, "worktree", main.scope.worktree, None),
+        (other_key, "worktree", str(other.path.resolve()), None),
+        (f"{base}:side", "branch tip", tips["side"], None),
+        (f"{base}:{branch_key(odd)}", "branch tip", tips[odd], None),
+        (f"{base}:gone", "unchecked", None, "branch gone no longer exists"),
+        (detached + head, "commit", head, None),
+        (detached + "0123456789ab" * 3 + "0123", "unchecked", None, "commit 0123456789ab is no longer in the repository"),
+        ("project:/elsewhere", "unchecked", None, "no checkout of this scope"),
+    ]
+    assert first != head and [c.validator is None for c in found] == [False] * 5 + [True, False, True, True]
+    # Another worktree's inventory is brought up to its HEAD first; each validator reads its own checkout (the
+    # project layer's is the current scope's).
+    graph = main.conn.execute("SELECT head_oid, updated_at FROM current_app_graphs WHERE scope_key=?",
+                              (other_key,)).fetchone()
+    assert (graph["head_oid"], graph["updated_at"]) == (other.git("rev-parse", "HEAD").strip(), now)
+    judged = [c.validator.judge(main.scope.key if c.scope_key == main.project_key else c.scope_key, path, "file").status
+              for c in found if c.validator is not None for path in ("a/x.py", "a/z.py", "b/y.py")]
+    assert judged == ["exists", "exists", "missing"] * 2 + ["exists", "exists", "exists"] + \
+        ["missing", "missing", "missing"] * 2 + ["exists", "exists", "missing"]
+
+
+def _note_then(repo: Repo, engine: Engine, *paths: str) -> str:
+    """A note naming `paths`, written with the current HEAD recorded on each reference."""
+    for path in paths:
+        repo.write(path, f"{path} = 1\n" * 8)
+    repo.commit("files")
+    return engine.note("insight", "the work happens in " + " and ".join(paths)).item_id
+
+
+def test_a_staged_rename_is_read_from_the_index_even_when_the_file_changed_since_and_git_would_not_guess_renames(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a user's `diff.renames=false` must not hide a staged rename
+    for name, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "diff.renames"), ("GIT_CONFIG_VALUE_0", "false")):
+        monkeypatch.setenv(name, value)
+    engine = make_engine(repo.path)
+    item_id = _note_then(repo, engine, "src/pool.py")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/pool.py", "lib/connections.py")
+    (repo.path / "lib/connections.py").write_text("rewritten since it was staged\n")  # only the index holds the rename
+    (judged,) = _validation(engine, item_id).refs
+    assert (judged.status, judged.moved_to) == ("moved", "lib/connections.py")
+
+
+def test_a_failed_read_of_the_index_is_not_kept(repo: Repo, make_engine: Callable[..., Engine],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    item_id = _note_then(repo, engine, "src/pool.py")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/pool.py", "lib/connections.py")
+    real = history.git
+    monkeypatch.setattr(history, "git", lambda cwd, *args, **kw: None if args[0] == "diff" else real(cwd, *args, **kw))
+    assert [r.status for r in _validation(engine, item_id).refs] == ["missing"]
+    monkeypatch.setattr(history, "git", real)
+    assert [(r.status, r.moved_to) for r in _validation(engine, item_id).refs] == [("moved", "lib/connections.py")]
+
+
+def test_the_live_checkout_is_listed_again_once_per_pass_and_every_plain_move_is_found(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    first = _note_then(repo, engine, "src/alpha.py")
+    second = _note_then(repo, engine, "src/beta.py")
+    (repo.path / "lib").mkdir()
+    for name in ("alpha.py", "beta.py"):
+        (repo.path / "src" / name).rename(repo.path / "lib" / name)
+    listed: list[str] = []
+    real = inventory.rescan
+
+    def rescan(worktree: str) -> frozenset[str]:
+        listed.append(worktree)
+        return real(worktree)
+
+    monkeypatch.setattr(inventory, "rescan", rescan)
+    judged = Validator(engine.conn, engine.scope).validate_many([(first, engine.scope.key), (second, engine.scope.key)])
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == [
+        ("moved", "lib/alpha.py"), ("moved", "lib/beta.py")]
+    assert listed == [engine.scope.worktree]
+
+
+def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_head_at_once(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = make_engine(repo.path)
+    first = _note_then(repo, engine, "src/alpha.py")
+    second = _note_then(repo, engine, "src/beta.py")
+    recorded = [r[0] for r in engine.conn.execute("SELECT head_oid FROM memory_references ORDER BY id")]
+    assert recorded[0] != recorded[1]
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/alpha.py", "lib/first.py")
+    repo.git("mv", "src/beta.py", "lib/second.py")
+    repo.commit("both moved")
+    wanted = [(first, engine.scope.key), (second, engine.scope.key)]
+    moved = [("moved", "lib/first.py"), ("moved", "lib/second.py")]
+    walks: list[list[str]] = []
+    real = history.chains
+
+    def chains(repo_: str, oids: list[str], head: str) -> dict[str, history.Chain]:
+        walks.append(sorted(oids))
+        return real(repo_, oids, head)
+
+    monkeypatch.setattr(history, "chains", chains)
+    inventory.chain_cache.clear()
+    judged = Validator(engine.conn, engine.scope).validate_many(wanted)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert walks == [sorted(recorded)]  # one walk over both ranges
+    head = repo.git("rev-parse", "HEAD").strip()
+    stored = engine.conn.execute("SELECT COUNT(*) FROM rename_chains WHERE to_oid=? AND from_oid IN (?,?)",
+                                 (head, *recorded)).fetchone()[0]
+    assert stored == 2
+    inventory.chain_cache.clear()  # another process: the store answers, git is not asked
+    judged = Validator(engine.conn, engine.scope).validate_many(wanted)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert len(walks) == 1
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        judged = Validator(engine.conn, engine.scope).validate_many(wanted)  # this process's cache answers
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
+    assert len(walks) == 1 and not [s for s in statements if "rename_chains" in s]
+    inventory.chain_cache.clear()  # one reference judged alone, outside a pass over many items
+    assert Validator(engine.conn, engine.scope).judge(engine.scope.key, "src/beta.py", "file", recorded[1]) == \
+        RefVerdict("src/beta.py", "file", "moved", "lib/second.py")
+
+
+def test_anchors_in_two_files_are_each_read_from_their_own_file(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
+    repo.commit("two files")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
+                          "tokens").item_id
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 8\n")
+    v = _validation(engine, item_id)
+    assert sorted((a.name, a.status) for a in v.anchors) == [
+        ("src/auth/session.py:refresh_token", "fresh"), ("src/auth/tokens.py:mint", "drifted")]
+
+
+def test_an_anchor_whose_reference_was_not_stored_follows_its_file_from_the_recorded_head(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    engine.conn.execute("DELETE FROM item_refs")
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "src/auth/session.py", "lib/auth_session.py")
+    repo.commit("moved")
+    engine.refresh()
+    engine.conn.execute("DELETE FROM file_renames")  # only the history from the anchor's HEAD knows the move
+    (judged,) = _validation(engine, item_id).anchors
+    assert (judged.status, judged.path, judged.recorded_path) == ("fresh", "lib/auth_session.py", "src/auth/session.py")
+
+
+# -- scope/inventory.py: the checkout's listing, its caches, and what extraction asks of a repository -------------
+
+
+def test_the_inventory_lists_files_on_disk_tracked_or_not_ignored_and_never_the_store(repo: Repo) -> None:
+    repo.write(".gitignore", "build/\n")
+    repo.write("src/kept.py")
+    repo.write("src/deleted.py")
+    repo.write(".cortex.db", "")
+    repo.commit("files")
+    (repo.path / "src/deleted.py").unlink()
+    repo.write("notes/new.md")
+    repo.write("build/out.o")
+    repo.write("src/.cortex.db-wal", "")
+    assert inventory.list_files(str(repo.path)) == [".gitignore", "README.md", "notes/new.md", "src/kept.py"]
+    assert inventory.list_files(str(repo.path / "no-such-dir")) == []
+
+
+def test_the_live_listing_is_reused_for_ten_seconds(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(inventory, "time", type("T", (), {"monotonic": staticmethod(lambda: clock[0])}))
+    worktree = str(repo.path)
+    assert inventory.rescan(worktree) == frozenset({"README.md"})
+    repo.write("late.py")
+    clock[0] += 9.99
+    assert inventory.rescan(worktree) == frozenset({"README.md"})
+    clock[0] += 0.01
+    assert inventory.rescan(worktree) == frozenset({"README.md", "late.py"})
+
+
+def test_the_chain_cache_drops_its_oldest_quarter_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inventory, "chain_cache", {})
+    for n in range(inventory.CHAIN_CACHE_SIZE):
+        inventory.remember_chain(f"r{n}", "h", history.Chain(f"s{n}"))
+    assert len(inventory.chain_cache) == 512
+    inventory.remember_chain("new", "h", history.Chain("s"))
+    assert len(inventory.chain_cache) == 512 - 128 + 1
+    assert ("r127", "h") not in inventory.chain_cache and inventory.chain_cache[("r128", "h")] == history.Chain("s128")
+    assert inventory.chain_cache[("new", "h")] == history.Chain("s")
+
+
+def test_git_paths_answers_from_the_root_tree_the_refs_and_the_history(repo: Repo, tmp_path: Path) -> None:
+    repo.write("Makefile")
+    repo.write("src/deep.py")
+    repo.write("old/gone.py")
+    repo.commit("files")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    repo.git("branch", "feature/x")
+    repo.git("tag", "v1")
+    repo.git("remote", "add", "upstream", str(tmp_path / "nowhere"))
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head, frozenset({"untracked.txt", "sub/listed.txt"}))
+    assert paths.worktree == str(repo.path)
+    assert [paths.tracked_root_file(n) for n in ("Makefile", "README.md", "untracked.txt", "src", "deep.py",
+                                                "listed.txt")] == [True, True, True, False, False, False]
+    assert [paths.names_ref(n) for n in ("feature/x", "main", "v1", "upstream/main", "upstream", "src/deep.py",
+                                         "origin/main")] == [True, True, True, True, True, False, False]
+    assert [paths.ever_tracked(p) for p in ("old/gone.py", "sub/listed.txt", "never/was.py")] == [True, True, False]
+    repo.write("never/was.py")  # on disk counts, but the first answer is kept for the object's life
+    assert paths.ever_tracked("never/was.py") is False
+    assert inventory.GitPaths(str(repo.path), head).ever_tracked("never/was.py") is True
+    assert inventory.GitPaths(str(repo.path), None).tracked_root_file("Makefile") is False
+
+
+def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("old/gone.py")
+    repo.commit("add")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    asked: list[str] = []
+    real = inventory._git
+
+    def git(worktree: str, *args: str) -> str | None:
+        asked.append(args[-1])
+        return real(worktree, *args)
+
+    monkeypatch.setattr(inventory, "_git", git)
+    paths = inventory.GitPaths(str(repo.path), None).begin()
+    assert [paths.ever_tracked(f"x/{n}.py") for n in range(inventory.HISTORY_LOOKUPS)] == [False] * 32
+    assert paths.ever_tracked("old/gone.py") is False and len(asked) == 32  # out of lookups: not asked
+    assert paths.ever_tracked("x/0.py") is False and len(asked) == 32  # an answer already had is kept
+    assert paths.begin().ever_tracked("old/gone.py") is True and len(asked) == 33
+
+
+def test_repository_for_answers_for_the_checkout_the_last_refresh_saw(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    assert inventory.repository_for(engine.conn, engine.scope.key) == (None, None)
+    engine.refresh()
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths, at = inventory.repository_for(engine.conn, engine.scope.key)
+    assert at == head and paths is not None and paths.worktree == engine.scope.worktree
+    assert paths.ever_tracked("README.md") and paths.tracked_root_file("README.md")
+    again, _ = inventory.repository_for(engine.conn, engine.scope.key)
+    assert again is paths
+    repo.write("next.py")
+    repo.commit("next")
+    engine.refresh()
+    moved_on, at = inventory.repository_for(engine.conn, engine.scope.key)
+    assert moved_on is not paths and at != head and moved_on is not None and moved_on.ever_tracked("next.py")
+
+
+def test_an_anchor_is_read_in_the_file_its_own_reference_was_followed_to(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
+    repo.commit("two files")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
+                          "tokens").item_id
+    (repo.path / "lib").mkdir()
+    (repo.path / "src/auth/tokens.py").rename(repo.path / "lib/tokens.py")
+    v = _validation(engine, item_id)
+    assert sorted((r.path, r.status, r.moved_to) for r in v.refs) == [
+        ("src/auth/session.py", "exists", None), ("src/auth/tokens.py", "moved", "lib/tokens.py")]
+    assert sorted((a.name, a.status, a.path) for a in v.anchors) == [
+        ("lib/tokens.py:mint", "fresh", "lib/tokens.py"),
+        ("src/auth/session.py:refresh_token", "fresh", "src/auth/session.py")]
+
+
+def test_an_anchor_takes_its_reference_s_verdict_rather_than_judging_its_file_again(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    engine = make_engine(repo.path)
+    item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    _as_before_heads_were_recorded(engine)  # the anchor keeps its HEAD; its reference has none
+    repo.git("mv", "src/auth/session.py", "src/auth/sessions.py")
+    repo.commit("renamed")
+    engine.refresh()  # the scope's rename map learns the move
+    monkeypatch.setattr(history, "chains", lambda *a: pytest.fail("the anchor's file was judged again from history"))
+    v = _validation(engine, item_id)
+    assert [(r.status, r.moved_to) for r in v.refs] == [("moved", "src/auth/sessions.py")]
+    assert [(a.status, a.path) for a in v.anchors] == [("fresh", "src/auth/sessions.py")]
+
+
+def test_a_scope_whose_checkout_has_no_known_place_cannot_follow_history_and_reads_unverified(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    first = repo.git("rev-parse", "HEAD").strip()
+    repo.write("b.py")
+    repo.commit("b")
+    head = repo.git("rev-parse", "HEAD").strip()
+    ghost = engine.scope.key.rsplit(":", 1)[0] + ":ghost"
+    engine.conn.execute("INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, files_json) VALUES (?,?,?,?)",
+                        (ghost, None, head, '["b.py"]'))
+    validator = Validator(engine.conn, engine.scope)
+    assert validator.judge(ghost, "b.py", "file", first).status == "exists"
+    assert validator.judge(ghost, "a.py", "file", first) == RefVerdict("a.py", "file", "unknown")
+    assert validator.judge(ghost, "a.py", "file", head) == RefVerdict("a.py", "file", "missing")
+
+
+def test_renames_follow_one_another_and_a_copy_is_skipped_whole() -> None:
+    assert _parse_renames("R100\0a.py\0b.py\0R090\0c.py\0d.py\0") == [("a.py", "b.py"), ("c.py", "d.py")]
+    assert _parse_renames("C75\0x.py\0y.py\0R100\0a.py\0b.py\0") == [("a.py", "b.py")]
+
+
+def test_git_paths_reads_names_literally_and_every_branch_s_history(repo: Repo, tmp_path: Path) -> None:
+    repo.write("old/gone.py")
+    repo.write("tab\tname.md")
+    repo.commit("add")
+    repo.git("rm", "-q", "old/gone.py")
+    repo.commit("drop")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("side/only.py")
+    repo.commit("side only")
+    repo.git("rm", "-q", "side/only.py")
+    repo.commit("side drops it")
+    repo.git("checkout", "-q", "main")
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head, frozenset({"sub/listed.txt"}))
+    assert [paths.ever_tracked(p) for p in ("old/*.py", "old/gone.py", "side/only.py")] == [False, True, True]
+    assert [paths.tracked_root_file(n) for n in ("tab\tname.md", "name.md", "sub/listed.txt")] == [True, False, False]
+    repo.git("update-ref", "refs/remotes/mirror/dev", head)  # a remote-tracking ref whose remote is gone
+    assert inventory.GitPaths(str(repo.path), head).names_ref("mirror/dev") is True
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    assert inventory.GitPaths(str(outside), None).ever_tracked("x.py") is False
+
+
+def test_chains_are_not_stored_inside_a_transaction_someone_else_opened(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    engine = make_engine(repo.path)
+    engine.conn.execute("BEGIN")
+    try:
+        inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+        assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
+    finally:
+        engine.conn.execute("ROLLBACK")
+    inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+    assert [tuple(r) for r in engine.conn.execute("SELECT from_oid, to_oid, start_oid, moves_json FROM rename_chains")] == [
+        ("r" * 40, "h" * 40, "r" * 40, '{"a.py": "b.py"}')]
