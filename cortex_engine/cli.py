@@ -243,7 +243,7 @@ COMMANDS: tuple[Command, ...] = (
             arg("--hooks-dir", complete="dir", help="where the hook scripts are installed (default ~/.claude/hooks)")),
     command("serve", cmd_serve, SETUP, "run Cortex as an MCP server over stdio (for Claude Code)", json=False),
     command("embed", cmd_embed, SETUP, "give every memory item a sentence vector, so recall also finds by meaning "
-            "(needs the semantic extra and CORTEX_SEMANTIC=1)"),
+            "(needs the semantic extra; CORTEX_SEMANTIC=0 turns it off)"),
     command("backup", cmd_backup, SETUP, "copy the whole store (every note, session and ledger) to one file you can move",
             arg("file", complete="file", help="where to write the backup (refused if it exists, unless --force)"),
             arg("--force", action="store_true", help="replace FILE if it exists")),

@@ -427,7 +427,7 @@ def test_status_counts_this_scope(seeded: Seeded) -> None:
     lines = ok(seeded.path, "status").splitlines()
     assert lines == [
         "OK", f"DB: {data['store']}", f"Scope: {data['scope_key']}", "Items: 3 (warm 3)", "Contested notes: 2",
-        "Recall: by words only — recall is lexical only: CORTEX_SEMANTIC is not set to 1; to turn it on: export "
+        "Recall: by words only — recall is lexical only: CORTEX_SEMANTIC turns it off; to turn it on: export "
         "CORTEX_SEMANTIC=1",
     ]
     assert data["semantic"]["retrievers"] == ["lexical"]

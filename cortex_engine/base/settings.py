@@ -4,8 +4,8 @@
 Each function reads the environment when called, never at import: a test, the demo or a long-lived server
 sees the value in force at that moment. A blank value is the same as an unset one, and a value that does not
 parse falls back to the default rather than failing (a hook must never stop on a typo in a shell profile).
-Switches are on unless set to one of `OFF`'s spellings; an opt-in (`CORTEX_SEMANTIC`) is off unless set to one of `ON`'s. `DOCUMENTED` is the table the README's Settings
-section shows (a test keeps the two equal).
+Switches (`CORTEX_SEMANTIC` among them) are on unless set to one of `OFF`'s spellings. `DOCUMENTED` is the table the
+README's Settings section shows (a test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ DOCUMENTED = {
     GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
     GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
                       f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
-    SEMANTIC: "opt-in: `1` makes recall rank by meaning too, when the `semantic` extra is installed (off: measured, "
-              "fusion does not beat the lexical rank yet; see bench/RESULTS.md)",
+    SEMANTIC: "recall ranks by meaning too when the `semantic` extra is installed (on; `0` keeps recall lexical and "
+              "loads no model; measured in bench/RESULTS.md)",
     EMBEDDING_MODEL: "a model file to use instead of the extra's (it must still have the pinned SHA-256)",
     REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
                      "another git user, and every import; the default), `all` (every decision file too) or `none` "
@@ -158,9 +158,10 @@ def retention_days(name: str) -> int:
 
 
 def semantic() -> bool:
-    """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`, opt-in: off unless set
-    to one of `ON`'s spellings, because fused recall has not yet beaten the lexical rank on every measured set)."""
-    return _raw(SEMANTIC).lower() in ON
+    """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`, a switch: on unless set
+    to one of `OFF`'s spellings). Issue 28: with the cosine as a rerank feature, hybrid recall beats the lexical
+    rank on LoCoMo, the commit-log replay and the anchor corpus, so having the extra is the opt-in."""
+    return _raw(SEMANTIC).lower() not in OFF
 
 
 def embedding_model() -> str:

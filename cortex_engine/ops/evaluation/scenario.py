@@ -373,21 +373,20 @@ def scenario(suite: Suite) -> Iterator[Scenario]:
     """Seed a suite in a fresh temporary directory; everything is removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="cortex-eval-")).resolve()
     built: Scenario | None = None
-    # A semantic suite runs the hybrid path whatever the caller's shell says: the opt-in is the suite's to give.
+    # A suite runs the retrievers it names whatever the caller's shell says: hybrid for a semantic suite, lexical for
+    # every other (its locked order was measured lexically, and no model is loaded for it).
     switch = settings.SEMANTIC
     before = os.environ.get(switch)
-    if suite.semantic:
-        os.environ[switch] = "1"
+    os.environ[switch] = "1" if suite.semantic else "0"
     try:
         with _git_isolated():
             built = Scenario(suite, root)
             yield built
     finally:
-        if suite.semantic:
-            if before is None:
-                os.environ.pop(switch, None)
-            else:
-                os.environ[switch] = before
+        if before is None:
+            os.environ.pop(switch, None)
+        else:
+            os.environ[switch] = before
         if built is not None:
             built.close()
         shutil.rmtree(root, ignore_errors=True)
