@@ -336,6 +336,24 @@ def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: 
         assert conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == note.content
 
 
+def test_a_label_added_to_a_shared_note_leaves_its_row_alone_and_its_content_whole(engine: Engine) -> None:
+    """Issue 30 (schema 15): a note's item text rewritten with the same leading `<kind>: <content>` (a contest's
+    `Conflict:` trailer, a supersession) no longer copies the content back into the note row and clears it again; each such
+    round trip grew a packed row and split its page (the 10k store: 11.14 MiB, 10.97 with this). A rewrite that
+    changes the content still keeps the old content in the row, so the note never loses its text."""
+    conn = engine.conn
+    first = engine.note("decision", "use kafka for the queue engine", "queue")
+    conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
+    conn.execute("CREATE TEMP TRIGGER count_rewrites AFTER UPDATE OF content ON main.notes BEGIN "
+                 "INSERT INTO rewritten VALUES (old.id); END")
+    engine.note("decision", "do not use kafka for the queue engine", "queue")  # contests the first: a trailer added
+    item = conn.execute("SELECT text FROM memory_items WHERE id=?", (f"notes:{first.id}",)).fetchone()["text"]
+    assert "Conflict: true" in item
+    assert conn.execute("SELECT COUNT(*) FROM temp.rewritten WHERE id=?", (first.id,)).fetchone()[0] == 0
+    conn.execute("UPDATE memory_items SET text='decision: something else' WHERE id=?", (f"notes:{first.id}",))
+    assert conn.execute("SELECT content FROM notes WHERE id=?", (first.id,)).fetchone()[0] == "use kafka for the queue engine"
+
+
 def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
     """Each index of the schema is listed in `queries.INDEX_QUERIES` with the query that needs it, and SQLite's
     plan for that query (EXPLAIN QUERY PLAN, on a store holding rows) uses it. An index nobody lists fails here:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -654,8 +654,21 @@ _V14 = """
 CREATE INDEX IF NOT EXISTS episodes_failure ON episodes(session_id, summary) WHERE kind='command_failure';
 """
 
+# Version 15: a note's item text rewritten with the same leading '<kind>: <content>' (a label added, a status
+# changed) no longer copies the content back into the note row only to clear it again: each such round trip grew a
+# packed row, split its page, and left the store's notes half a page emptier (issue 30: 11.14 MiB at 10k, 10.98
+# before notes were written already shared).
+_V15 = """
+DROP TRIGGER IF EXISTS notes_text_keep_bu;
+CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old.source_table = 'notes' BEGIN
+    UPDATE notes SET content = substr(old.text, length(kind) + 3, content_chars), content_chars = NULL
+        WHERE id = old.source_id AND content IS NULL
+          AND substr(new.text, 1, length(kind) + 2 + content_chars) IS NOT substr(old.text, 1, length(kind) + 2 + content_chars);
+END;
+"""
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 
