@@ -32,7 +32,6 @@ EMBEDDING_MODEL = "CORTEX_EMBEDDING_MODEL"
 REVIEW_ARRIVALS = "CORTEX_REVIEW_ARRIVALS"
 
 OFF = ("0", "off", "false", "no", "never", "disabled")
-ON = ("1", "on", "true", "yes", "always", "enabled")
 """The spellings (any case) that turn a switch off."""
 
 RETENTION_DAYS = {
