@@ -178,3 +178,76 @@ def test_cli_without_a_store_creates_none(tmp_path: Path) -> None:
     run = cortex(plain, "gc")
     assert (run.code, run.out) == (0, "No store for this directory yet; nothing to collect.\n")
     assert not (Path(os.environ["CORTEX_HOME"]) / "projects").exists()
+
+
+def _notes_one_by_one(engine: Engine, count: int) -> None:
+    for n in range(count):
+        engine.note("insight", f"note {n}: the pool in src/db/pool.ts times out after {n} seconds of {n % 7} retries")
+
+
+def test_apply_tidies_the_full_text_index_and_recall_is_unchanged(
+        repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes written one by one leave the full-text index in many segments (every query looks each term up in each);
+    applying gc merges them level by level, in steps whose used-up pages the next step reuses, and every recall
+    reads the same."""
+    from cortex_engine.store import queries
+
+    monkeypatch.setenv("CORTEX_GC_AUTO", "0")
+    engine = make_engine(repo.path)
+    _notes_one_by_one(engine, 120)
+    topics = ("src/db/pool.ts timeout", "retries", "note 42")
+    before = {t: engine.recall(t, book=False).text for t in topics}
+    segments = queries.fulltext_segments(engine.conn)
+    assert segments is not None and segments > 6
+    pages = engine.conn.execute("PRAGMA page_count").fetchone()[0]
+
+    dry = engine.gc()
+    assert (dry.fulltext_segments, dry.fulltext_merged) == (segments, None)
+    assert queries.fulltext_segments(engine.conn) == segments
+    report = engine.gc(apply=True)
+
+    assert report.fulltext_segments == segments and report.fulltext_merged is not None
+    assert report.fulltext_merged <= 2
+    assert report.to_dict()["fulltext_merged"] == report.fulltext_merged
+    assert f"full-text index {segments} segments, merged into {report.fulltext_merged}" in report.render()
+    assert {t: engine.recall(t, book=False).text for t in topics} == before
+    # merged in one statement, the index would be written whole beside the old segments before they were freed
+    assert engine.conn.execute("PRAGMA page_count").fetchone()[0] - pages <= queries.FULLTEXT_MERGE_STEP
+    again = engine.gc(apply=True)
+    assert again.fulltext_merged == again.fulltext_segments == report.fulltext_merged  # nothing left to merge
+    engine.conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('integrity-check')")  # raises if not
+
+
+@pytest.mark.parametrize("auto", ["1", "0"])
+def test_every_session_start_tidies_the_index_with_or_without_retention(
+        repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch, auto: str) -> None:
+    from cortex_engine.store import queries
+
+    monkeypatch.setenv("CORTEX_GC_AUTO", auto)
+    engine = make_engine(repo.path)
+    engine.start_session("a")  # the day's retention run, when on
+    _notes_one_by_one(engine, 120)
+    segments = queries.fulltext_segments(engine.conn)
+    assert segments is not None and segments > 4
+    clock.advance(hours=1)
+    engine.start_session("b")
+    left = queries.fulltext_segments(engine.conn)
+    assert left is not None and left <= 2 < segments
+
+
+def test_a_tidy_stops_at_its_page_budget_and_goes_on_at_the_next(
+        repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cortex_engine.store import queries
+
+    monkeypatch.setenv("CORTEX_GC_AUTO", "0")
+    monkeypatch.setattr(queries, "FULLTEXT_MERGE_STEP", 1)
+    engine = make_engine(repo.path)
+    for n in range(60):
+        engine.note("insight", f"entry {n} " + " ".join(f"word{n}x{k}" for k in range(40)))
+    segments = queries.fulltext_segments(engine.conn)
+    assert segments is not None and segments > 6
+    left = queries.tidy_fulltext(engine.conn, 1, 0)
+    assert left is not None and left > 2  # one page of merging leaves most segments where they were
+    finished = queries.tidy_fulltext(engine.conn, 10_000, 0)
+    assert finished is not None and finished <= 2
+    engine.conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('integrity-check')")

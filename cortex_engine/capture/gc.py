@@ -13,7 +13,8 @@ What it prunes (each window overridable by environment):
   claim line points at, and claims without one complete line.
 
 Never pruned: notes, snapshots, sessions, session summaries, and the token ledger (the economy record).
-Applying VACUUMs the store when more than a fifth of its pages are free.
+Applying also tidies the full-text index (`store.queries.tidy_fulltext`, which every session start runs too) and
+VACUUMs the store when more than a fifth of its pages are free.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ ORPHAN_AGE_SECONDS = 24 * 60 * 60
 VACUUM_RATIO = 0.2
 VACUUM_BUSY_MS = 250  # another connection holding the store this long means: try again another day
 LAST_RUN_KEY = "last_gc_at"  # meta key: when retention was last applied
+FULLTEXT_TIDY_PAGES = 2000
+"""The most full-text index pages one tidy writes (about 8 MB); what is left is merged at the next one."""
 NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_summary")
 _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
@@ -70,11 +73,16 @@ class GcReport:
     rules: dict[str, Rule] = field(default_factory=dict)
     freelist_ratio: float = 0.0
     vacuumed: bool = False
+    fulltext_segments: int | None = None
+    """The full-text index's segments before the run (None: unreadable)."""
+    fulltext_merged: int | None = None
+    """The segments after the run tidied the index (None: not tidied: a dry run, or the store was busy)."""
 
     def to_dict(self) -> dict[str, object]:
         """The `gc --json` shape."""
         return {"dry_run": self.dry_run, **{k: v.to_dict() for k, v in self.rules.items()},
-                "freelist_ratio": round(self.freelist_ratio, 4), "vacuumed": self.vacuumed}
+                "freelist_ratio": round(self.freelist_ratio, 4), "vacuumed": self.vacuumed,
+                "fulltext_segments": self.fulltext_segments, "fulltext_merged": self.fulltext_merged}
 
     def render(self) -> str:
         """The text report."""
@@ -84,6 +92,10 @@ class GcReport:
         for name, rule in self.rules.items():
             tail = "" if self.dry_run else f", {rule.deleted} deleted"
             lines.append(f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} candidate{'s' if rule.candidates != 1 else ''}{tail}")
+        if self.fulltext_segments is not None:
+            merged = f", merged into {self.fulltext_merged}" if self.fulltext_merged is not None else ""
+            lines.append(f"  full-text index {self.fulltext_segments} segment"
+                         f"{'s' if self.fulltext_segments != 1 else ''}{merged}")
         lines.append(f"  free pages {self.freelist_ratio:.1%}" + (", vacuumed" if self.vacuumed else ""))
         lines.append("Notes, snapshots, sessions, summaries and the token ledger are never pruned.")
         return "\n".join(lines)
@@ -147,7 +159,7 @@ def _mtime(info: os.stat_result | None) -> float:
 
 
 GC_STEPS = 3
-"""The store's rules, the runtime folder, the VACUUM: what `tick` counts."""
+"""The store's rules, the runtime folder, the full-text merge and VACUUM: what `tick` counts."""
 
 
 def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: bool = False, vacuum: bool = True,
@@ -171,6 +183,9 @@ def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: boo
     step(1)
     _runtime_rules(find_runtime(worktree), report, time.time(), apply)
     step(1)
+    report.fulltext_segments = queries.fulltext_segments(conn)
+    if apply:
+        report.fulltext_merged = tidy_fulltext(conn)
     report.freelist_ratio = queries.freelist_ratio(conn)
     if apply and vacuum and report.freelist_ratio > VACUUM_RATIO:
         report.vacuumed = _vacuum(conn)
@@ -178,6 +193,16 @@ def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: boo
             report.freelist_ratio = queries.freelist_ratio(conn)
     step(1)
     return report
+
+
+def tidy_fulltext(conn: sqlite3.Connection, busy_ms: int = VACUUM_BUSY_MS) -> int | None:
+    """Merge the full-text index's small segments (`queries.tidy_fulltext`, FULLTEXT_TIDY_PAGES at most); the
+    segments left, or None when the store was busy (the next session start tries again)."""
+    try:
+        return queries.tidy_fulltext(conn, FULLTEXT_TIDY_PAGES, busy_ms)
+    except sqlite3.OperationalError as exc:
+        _log().info("gc: full-text tidy stopped (%s)", exc)
+        return None
 
 
 def _vacuum(conn: sqlite3.Connection) -> bool:
@@ -203,13 +228,16 @@ def auto_enabled() -> bool:
 
 
 def auto(conn: sqlite3.Connection, now: datetime, worktree: str) -> GcReport | None:
-    """The session-start run: apply at most once a day, unless turned off; never fails the session start."""
-    if not auto_enabled():
-        return None
+    """The session-start run: tidy the full-text index (cheap: nothing to merge costs a statement), and apply
+    retention at most once a day unless turned off; never fails the session start."""
     try:
+        if not auto_enabled():
+            tidy_fulltext(conn, 0)  # a session start never waits on another writer for this
+            return None
         stamp = queries.meta_value(conn, LAST_RUN_KEY)
         last = parse_iso(stamp) if stamp is not None else None
         if last is not None and now - last < AUTO_INTERVAL:
+            tidy_fulltext(conn, 0)
             return None
         return run_gc(conn, now, worktree, apply=True)
     except (sqlite3.Error, OSError) as exc:

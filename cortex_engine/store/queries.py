@@ -358,6 +358,68 @@ def freelist_ratio(conn: sqlite3.Connection) -> float:
     return free / pages if pages else 0.0
 
 
+def fulltext_segments(conn: sqlite3.Connection) -> int | None:
+    """How many segments (b-trees) the full-text index is made of; None when its structure cannot be read.
+
+    Read from FTS5's structure record (row 10 of `memory_items_fts_data`: a 4-byte cookie, the 4-byte mark of a
+    version-2 record where there is one, then varints: levels, segments, ...; `fts5StructureDecode` in SQLite's
+    `fts5_index.c`). Only the count is taken.
+    """
+    row = conn.execute("SELECT block FROM memory_items_fts_data WHERE id = 10").fetchone()
+    if row is None or not isinstance(row[0], bytes) or len(row[0]) < 6:
+        return None
+    block = row[0]
+    at = 8 if block[4:8] == b"\xff\x00\x00\x01" else 4
+    fields: list[int] = []
+    value = length = 0
+    while at < len(block) and len(fields) < 2:  # the level count, then the segment count
+        byte = block[at]
+        at += 1
+        length += 1
+        if length > 5:  # both are 32-bit varints
+            return None
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            fields.append(value)
+            value = length = 0
+    return fields[1] if len(fields) == 2 else None
+
+
+FULLTEXT_MERGE_STEP = 32
+"""Pages one merge step writes at most (FTS5's `merge` command with a positive budget)."""
+
+
+def tidy_fulltext(conn: sqlite3.Connection, pages: int, busy_ms: int) -> int | None:
+    """Merge the full-text index's segments level by level, about `pages` pages at most; the segments left (None:
+    unreadable).
+
+    Each small write (a note, a flush) adds a segment to the FTS5 index, and FTS5's own merging keeps up only in
+    steps of 64 pages written: a store written note by note holds 10 to 20 segments, and every query looks each of
+    its terms up in each one. Here two or more segments of one level are merged (`usermerge` 2, set here: FTS5
+    keeps it in the index's config), so the index tends to one segment per level; a lone large segment is never
+    rewritten, and each step is its own transaction, so the pages it used up are free for the next one (merging
+    everything in one statement wrote a 10k index whole beside the old one: 1.3 MB more file). A step that changes
+    fewer than two rows found nothing to merge (FTS5's documented test), which ends the loop.
+
+    Raises:
+        sqlite3.OperationalError: the store stayed busy longer than `busy_ms` (the steps done are kept).
+    """
+    left = fulltext_segments(conn)
+    if left is None or left <= 1:
+        return left
+    written = 0
+    with waiting_at_most(conn, busy_ms):
+        conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('usermerge', 2)")
+        while written < pages:
+            before = conn.total_changes
+            conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('merge', ?)",
+                         (FULLTEXT_MERGE_STEP,))
+            written += FULLTEXT_MERGE_STEP
+            if conn.total_changes - before < 2:
+                break
+    return fulltext_segments(conn)
+
+
 def vacuum(conn: sqlite3.Connection, busy_ms: int) -> None:
     """VACUUM, waiting at most `busy_ms` for other connections (then the store's own busy timeout again).
 
