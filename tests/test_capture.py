@@ -192,6 +192,31 @@ def test_a_failure_repeated_in_one_flush_is_indexed_once_as_it_ends(live: Engine
     assert text.startswith("test failed: python -m pytest tests/test_api.py (exit 1) (seen 6x)")
 
 
+def test_a_failure_repeated_in_one_flush_reads_and_writes_its_episode_once(live: Engine, repo: Repo) -> None:
+    """Issue 30 (flush): the repeats of a failure in one batch are counted in memory; its episode row is looked
+    up once and written once, and a repeat more than 24 hours after the last one still starts a new episode."""
+    base = 1_785_700_000
+    hours = (0, 1, 2, 27, 28)  # three within a day, then two more a day later
+    lines = [json.dumps({"v": 1, "t": base + 3600 * h, "p": bash_payload(repo, "python -m pytest tests/test_api.py",
+                                                                         failed=True, tool_use=f"day-{h}")})
+             for h in hours]
+    (runtime_dir(repo.path) / "spool.jsonl").write_text("\n".join(lines) + "\n")
+    statements: list[str] = []
+    live.conn.set_trace_callback(statements.append)
+    try:
+        assert live.flush_spool().processed == len(hours)
+    finally:
+        live.conn.set_trace_callback(None)
+    lookups = [s for s in statements if s.lstrip().startswith("SELECT id, summary, metadata_json")]
+    updates = {s for s in statements if s.startswith("UPDATE episodes SET summary")}
+    assert (len(lookups), len(updates)) == (1, 2)  # one per episode, however often it was seen
+    rows = live.conn.execute("SELECT summary, metadata_json FROM episodes WHERE kind='command_failure' "
+                             "ORDER BY created_at").fetchall()
+    assert [r["summary"] for r in rows] == ["test failed: python -m pytest tests/test_api.py (exit 1) (seen 3x)",
+                                            "test failed: python -m pytest tests/test_api.py (exit 1) (seen 2x)"]
+    assert [json.loads(r["metadata_json"])["occurrences"] for r in rows] == [3, 2]
+
+
 def test_a_failure_finds_its_earlier_self_among_many_through_episodes_failure(engine: Engine) -> None:
     """Issue 30: the `(seen Nx)` lookup walks episodes_failure (schema 14) by summary, not every failure of the
     session newest first; a summary that only shares the failure's prefix is never bumped in its place."""

@@ -126,44 +126,80 @@ def failure_summary(record: CommandRecord) -> str:
     return f"{record.category} failed: {record.summary} (exit {record.exit_code})"
 
 
-def upsert_failure_episode(conn: sqlite3.Connection, session_id: str, scope_key: str, event_id: str,
-                           record: CommandRecord, now: str) -> tuple[str, bool]:
-    """A failure episode, or a `(seen Nx)` bump of the same failure in this session within 24 hours.
+@dataclass
+class _Failure:
+    """One failure episode as this batch knows it: its row as stored, or as its next `write` will store it."""
 
-    Returns:
-        (episode id, created) — created is False when an existing episode was bumped.
+    id: str
+    summary: str
+    meta: dict[str, object]
+    created_at: str
+    bumped: bool = False
+
+
+class FailureEpisodes:
+    """The failure episodes of one flush batch: a failure becomes an episode, or a `(seen Nx)` bump of the same
+    failure in this session within 24 hours.
+
+    A batch repeats the same failures (1,161 bumps of a few hundred episodes at 10k spool lines): each episode is
+    read once, bumped in memory, and stored once by `write`, which the batch calls before it projects them.
     """
-    base = failure_summary(record)
-    stamp = parse_iso(now)
-    # The same failure reads `base` or `base (seen Nx)`: within the range from `base` to the last `base (seen …`,
-    # which SQLite walks on episodes_failure, it is `base` itself or a summary from `base (seen ` on.
-    seen = base + " (seen "
-    rows = conn.execute(
-        "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
-        "AND summary >= ? AND summary < ? AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        (session_id, base, seen + "\uffff", base, seen),
-    ).fetchall()
-    for row in rows:
-        created = parse_iso(row["created_at"])
-        if stamp is not None and created is not None and (stamp - created).total_seconds() <= 86400:
-            meta = json.loads(row["metadata_json"] or "{}")
-            occurrences = int(meta.get("occurrences", 1)) + 1
-            meta.update(occurrences=occurrences, last_occurred_at=now, event_id=event_id)
-            conn.execute(
-                "UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
-                (f"{base} (seen {occurrences}x)", json.dumps(meta), now, row["id"]),
-            )
-            return row["id"], False
-    episode_id = f"command_failure:{event_id}"
-    meta = {
-        "category": record.category, "exit_code": record.exit_code, "command_summary": record.summary,
-        "files_touched": record.files, "stdout_tail": record.stdout_tail, "stderr_tail": record.stderr_tail,
-        "event_id": event_id, "occurrences": 1,
-    }
-    conn.execute(
-        "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?)",
-        (episode_id, session_id, scope_key, "command_failure", base, record.files[0] if record.files else None,
-         json.dumps(meta), now),
-    )
-    return episode_id, True
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._held: dict[tuple[str, str], _Failure] = {}
+
+    def upsert(self, session_id: str, scope_key: str, event_id: str, record: CommandRecord, now: str) -> tuple[str, bool]:
+        """The failure's episode id, and whether it was created (False: an existing one was bumped)."""
+        base = failure_summary(record)
+        key = (session_id, base)
+        held = self._held.get(key) or self._latest(session_id, base)
+        stamp = parse_iso(now)
+        if held is not None:
+            created = parse_iso(held.created_at)
+            if stamp is not None and created is not None and (stamp - created).total_seconds() <= 86400:
+                occurrences = int(str(held.meta.get("occurrences", 1))) + 1
+                held.meta.update(occurrences=occurrences, last_occurred_at=now, event_id=event_id)
+                held.summary, held.created_at, held.bumped = f"{base} (seen {occurrences}x)", now, True
+                self._held[key] = held
+                return held.id, False
+            self._store(held)  # a day has passed: a new episode takes its place, so its bumps are stored now
+        episode_id = f"command_failure:{event_id}"
+        meta: dict[str, object] = {
+            "category": record.category, "exit_code": record.exit_code, "command_summary": record.summary,
+            "files_touched": record.files, "stdout_tail": record.stdout_tail, "stderr_tail": record.stderr_tail,
+            "event_id": event_id, "occurrences": 1,
+        }
+        self._conn.execute(
+            "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (episode_id, session_id, scope_key, "command_failure", base, record.files[0] if record.files else None,
+             json.dumps(meta), now),
+        )
+        self._held[key] = _Failure(episode_id, base, meta, now)
+        return episode_id, True
+
+    def _latest(self, session_id: str, base: str) -> _Failure | None:
+        """The session's newest episode of this failure as stored: `base` itself or `base (seen Nx)`."""
+        # Within the range from `base` to the last `base (seen …`, which SQLite walks on episodes_failure, it is
+        # `base` itself or a summary from `base (seen ` on.
+        seen = base + " (seen "
+        row = self._conn.execute(
+            "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
+            "AND summary >= ? AND summary < ? AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            (session_id, base, seen + "\uffff", base, seen),
+        ).fetchone()
+        if row is None:
+            return None
+        return _Failure(row["id"], row["summary"], json.loads(row["metadata_json"] or "{}"), row["created_at"])
+
+    def write(self) -> None:
+        """Store every bump made since the last write."""
+        for held in self._held.values():
+            self._store(held)
+
+    def _store(self, held: _Failure) -> None:
+        if held.bumped:
+            self._conn.execute("UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
+                               (held.summary, json.dumps(held.meta), held.created_at, held.id))
+            held.bumped = False

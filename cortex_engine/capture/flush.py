@@ -265,6 +265,7 @@ class Replayer:
         self._mutations = mutations or []
         self._primaries: dict[tuple[str, str], str] = {}
         self._episodes: dict[str, None] = {}  # failure episodes bumped in this batch, projected once at its end
+        self._failures = commands.FailureEpisodes(conn)  # their rows, each stored once by `finish`
 
     def _mutated_after(self, entry: Json) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
@@ -420,7 +421,7 @@ class Replayer:
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
             projection.sync_command_item(self.conn, event_id, fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
-            episode_id, _ = commands.upsert_failure_episode(self.conn, session, scope.key, event_id, record, at)
+            episode_id, _ = self._failures.upsert(session, scope.key, event_id, record, at)
             # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch
             # (`finish`), not re-indexed for every repeat.
             self._episodes[episode_id] = None
@@ -431,6 +432,7 @@ class Replayer:
     def finish(self, at: str) -> None:
         """End of the batch, in its transaction: project the failure episodes it bumped (each once, as it now
         reads), then rebuild the snapshot of every scope it touched."""
+        self._failures.write()
         for episode_id in self._episodes:
             projection.sync_episode_item(self.conn, episode_id)
         self._episodes.clear()
