@@ -98,13 +98,26 @@ def sizes(home: Path) -> dict[str, object]:
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+        segments = _segments(conn)
         per_index = {name: round(total / notes) for name, total in conn.execute(
             "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name AND m.type = 'index' "
             "GROUP BY d.name ORDER BY 2 DESC")}
     finally:
         conn.close()
     return {"mib": round(db.stat().st_size / 1048576, 2), "bytes_per_note": round(db.stat().st_size / notes),
-            "index_bytes_per_note": per_index}
+            "index_bytes_per_note": per_index, "fulltext_segments": segments}
+
+
+def _segments(conn: sqlite3.Connection) -> int | None:
+    """The full-text index's segment count (the new tree's reader; None where it cannot say)."""
+    sys.path.insert(0, str(HERE.parent))
+    try:
+        from cortex_engine.store.queries import fulltext_segments
+    except ImportError:
+        return None
+    finally:
+        sys.path.pop(0)
+    return fulltext_segments(conn)
 
 
 def build(tree: str, out: Path, n: int) -> None:
