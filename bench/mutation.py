@@ -52,14 +52,14 @@ MODULES: dict[str, list[str]] = {
     "memory/projection.py": ["tests/test_projection_rules.py", "tests/test_surfaces.py", "tests/test_capture.py"],
     "scope/identity.py": ["tests/test_identity_rules.py", "tests/test_scope.py"],
     "scope/references.py": ["tests/test_references_rules.py", "tests/test_references.py"],
-    "scope/history.py": ["tests/test_history_rules.py", "tests/test_history_freshness.py"],
+    "scope/history.py": ["tests/test_history_rules.py", "tests/test_history_mutants.py", "tests/test_history_freshness.py"],
     "scope/freshness.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
                            "tests/test_anchors.py"],
     "scope/inventory.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
     "scope/anchors.py": ["tests/test_anchors_rules.py", "tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
-    "capture/digests.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
+    "capture/digests.py": ["tests/test_digests_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
 }
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
