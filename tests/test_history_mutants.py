@@ -152,6 +152,21 @@ def test_a_path_starting_with_a_status_letter_ends_a_record(repo: Repo) -> None:
     assert chains(str(repo.path), [start], head(repo)) == {start: Chain(start, {"Draft.py": "Done.py", "Dead.py": None})}
 
 
+def test_a_name_holding_the_header_mark_does_not_cut_its_commit_in_two(repo: Repo) -> None:
+    """A file name is author text and may hold \\x01, the byte that marks a commit's header in the log: its
+    commit's moves are all still followed, and the commit after it is read as itself."""
+    odd = "a\x01b.py"
+    repo.write(odd, ALPHA)
+    repo.write("z.py", "zulu\n" * 20)
+    repo.commit("files")
+    start = head(repo)
+    repo.git("mv", odd, "c.py")
+    repo.git("mv", "z.py", "y.py")
+    repo.commit("rename both")
+    now = move(repo, "c.py", "d.py")
+    assert chains(str(repo.path), [start], now) == {start: Chain(start, {odd: "d.py", "z.py": "y.py"})}
+
+
 def test_renames_are_followed_parents_first_even_when_the_dates_say_otherwise(
         repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """A commit dated before its parent (a skewed clock, a rebase that kept the dates) on one side of a merge:

@@ -155,36 +155,40 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     )
     if out is None:
         return None
-    commits = []
-    for entry in out.split("\x01")[1:]:
-        header, _, body = entry.partition("\0")
-        oids = header.split()
-        if not oids:
+    # One NUL-separated stream: a commit's header (`\x01` + its ids), then status and name fields. Names are author
+    # text and may hold `\x01` (never NUL): a field is read as a header only where a status stands, never where a
+    # name does, so a file named `a\x01b.py` cannot cut its commit in two (it did when the text was split on `\x01`).
+    commits: list[tuple[str, list[str], list[Event]]] = []
+    found: list[Event] | None = None  # the current commit's events; None before a header or after one without ids
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        status = fields[i].strip()
+        if "\x01" in status:  # no status holds it: a header (after whatever a user's config printed before it)
+            oids = status[status.rindex("\x01") + 1:].split()
+            found = None
+            if oids:
+                found = []
+                commits.append((oids[0], oids[1:], found))
+            i += 1
             continue
-        fields = body.lstrip("\n").split("\0")
-        found: list[Event] = []
-        i = 0
-        while i < len(fields):
-            status = fields[i].strip()
-            if not status:
-                i += 1
-                continue
-            letter = status[0]
-            if letter in "RC" and i + 2 < len(fields):
-                if letter == "R":
-                    found.append(("R", fields[i + 1], fields[i + 2]))
-                else:
-                    found.append(("A", fields[i + 2], ""))
-                i += 3
-            elif i + 1 < len(fields):
-                if letter in "AD":
-                    found.append((letter, fields[i + 1], ""))
-                i += 2
-            else:
-                i += 1
-        if not any(letter in "RD" for letter, _, _ in found):
-            found = []
-        commits.append((oids[0], oids[1:], found))
+        if not status:
+            i += 1
+            continue
+        letter = status[0]
+        if letter in "RC" and i + 2 < len(fields):
+            if found is not None:
+                found.append(("R", fields[i + 1], fields[i + 2]) if letter == "R" else ("A", fields[i + 2], ""))
+            i += 3
+        elif i + 1 < len(fields):
+            if found is not None and letter in "AD":
+                found.append((letter, fields[i + 1], ""))
+            i += 2
+        else:
+            i += 1
+    for _, _, events in commits:
+        if not any(letter in "RD" for letter, _, _ in events):
+            events.clear()
     return commits
 
 
