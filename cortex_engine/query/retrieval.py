@@ -154,7 +154,7 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
         return 0.0
     words = _WORD.findall(text.lower())
     forms = set(words)
-    forms.update(_stem(w) for w in words)
+    forms.update(map(_stem, words))
     joined = " " + " ".join(words) + " "
     hit = sum(
         weights.get(t.raw, 1.0) for t in tokens

@@ -522,8 +522,8 @@ _clean_short_param = functools.lru_cache(maxsize=32768)(_clean_string_param)
 
 def _clean_params(parameters: Any) -> Any:
     if isinstance(parameters, (list, tuple)):
-        return [_clean_short_param(v) if type(v) is str and len(v) <= _CACHED_CHARS else clean_param(v)
-                for v in parameters]
+        return [(_clean_short_param(v) if len(v) <= _CACHED_CHARS else _clean_string_param(v)) if type(v) is str
+                else clean_param(v) if isinstance(v, str) else v for v in parameters]
     if isinstance(parameters, dict):
         return {k: clean_param(v) for k, v in parameters.items()}
     return parameters
