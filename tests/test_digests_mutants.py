@@ -122,6 +122,11 @@ def test_what_is_not_a_readable_file_has_no_digest(tmp_path: Path) -> None:
     assert digest_file(str(tmp_path / "empty")) == (sha(b""), 0, False)
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc: a regular file whose read fails")
+def test_a_file_that_opens_but_cannot_be_read_has_no_digest_and_is_not_oversize() -> None:
+    assert digest_file("/proc/self/mem") == (None, None, False)  # reading it at offset 0 fails with EIO
+
+
 # --- record_digest
 
 

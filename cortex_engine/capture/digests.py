@@ -71,7 +71,7 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
     so the size, the kind and the bytes are all of the same file.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the flush
+        fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None, None, False
     try:
@@ -80,15 +80,16 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
             return None, None, False
         if info.st_size > DIGEST_CEILING:
             return None, info.st_size, True
-        chunks = []
-        while chunk := os.read(fd, max(info.st_size + 1, 65536)):
-            chunks.append(chunk)
-        data = b"".join(chunks)
-        return hashlib.sha256(data).hexdigest(), info.st_size, False
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return hashlib.sha256(handle.read()).hexdigest(), info.st_size, False
     except OSError:
         return None, None, False
     finally:
         os.close(fd)
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+"""Opening a FIFO a Read named must not block the flush (no O_NONBLOCK where the platform has none)."""
 
 
 def _size_of(path: str) -> int | None:
