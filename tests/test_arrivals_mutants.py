@@ -190,6 +190,10 @@ def test_a_verdict_records_its_state_its_time_and_the_note_it_made(engine: Engin
     arrivals.mark(engine.conn, refused, "rejected", T2)
     assert [state_of(engine, i) for i in (kept, taken, refused)] == [
         ("pending", None, None), ("accepted", T1, "n-9"), ("rejected", T2, None)]
+    listed = arrivals.listing(engine.conn, None, arrivals.ARRIVAL_STATES)
+    assert [(a.id, a.state, a.result_note_id) for a in listed] == [
+        (kept, "pending", None), (taken, "accepted", "n-9"), (refused, "rejected", None)]
+    assert [a.to_dict()["note_id"] for a in listed] == [None, "n-9", None]
 
 
 def test_the_files_offered_are_this_scope_s_decision_files_whatever_their_state(engine: Engine) -> None:

@@ -100,6 +100,25 @@ def test_a_note_that_is_not_active_starts_cold(engine: Engine) -> None:
     assert item(engine, "notes:n-done")["state"] == "cold"
 
 
+def test_a_note_from_elsewhere_is_projected_with_its_origin(engine: Engine) -> None:
+    written = engine.note("decision", "use postgres", "database")
+    merged = note_values(engine, written.id, id="n-merged", origin="from feature")
+    notes.sync_note_item(engine.conn, merged, "branch", fresh=True)
+    assert item(engine, "notes:n-merged")["text"] == "decision: use postgres\nSubject: database\nOrigin: from feature"
+    plain = {k: v for k, v in note_values(engine, written.id, id="n-plain").items() if k != "origin"}
+    notes.sync_note_item(engine.conn, plain, "branch", fresh=True)  # values without an origin at all
+    assert item(engine, "notes:n-plain")["text"] == "decision: use postgres\nSubject: database"
+
+
+def test_a_note_that_becomes_contested_keeps_its_tier(engine: Engine) -> None:
+    first = engine.note("decision", "use postgres", "database")
+    engine.conn.execute("UPDATE memory_items SET state='hot' WHERE id=?", (f"notes:{first.id}",))
+    second = engine.note("decision", "do not use postgres", "database")
+    assert second.conflicts and second.conflicts[0].id == first.id
+    got = item(engine, f"notes:{first.id}")
+    assert (got["state"], got["text"]) == ("hot", "decision: use postgres\nSubject: database\nConflict: true")
+
+
 # -- a later projection ---------------------------------------------------------------------------------------
 
 def test_a_re_projection_keeps_the_tier_unless_resolved_or_demoted(engine: Engine) -> None:
@@ -260,13 +279,17 @@ def test_a_note_not_found_names_what_was_typed(engine: Engine) -> None:
 
 def test_a_short_or_shared_prefix_is_refused(engine: Engine) -> None:
     first = engine.note("decision", "use postgres", "database")
-    with pytest.raises(InvalidInput):
-        notes.find_note(engine.conn, first.id[:7])
-    engine.conn.execute("UPDATE notes SET id=? WHERE id=?", (first.id[:8] + "-0000-4000-8000-000000000001", first.id))
+    with pytest.raises(InvalidInput) as short:
+        notes.find_note(engine.conn, f"notes:{first.id[:7]}")
+    assert short.value.code == "short_id" and f'"{first.id[:7]}"' in short.value.message
+    one, two = "abcdef12-0000-4000-8000-000000000001", "abcdef12-0000-4000-8000-000000000002"
+    engine.conn.execute("UPDATE notes SET id=? WHERE id=?", (one, first.id))
     second = engine.note("decision", "use redis", "cache")
-    engine.conn.execute("UPDATE notes SET id=? WHERE id=?", (first.id[:8] + "-0000-4000-8000-000000000002", second.id))
-    with pytest.raises(InvalidInput):
-        notes.find_note(engine.conn, first.id[:8])
+    engine.conn.execute("UPDATE notes SET id=? WHERE id=?", (two, second.id))
+    with pytest.raises(InvalidInput) as shared:
+        notes.find_note(engine.conn, "notes:abcdef12")
+    assert (shared.value.code, shared.value.message) == (
+        "ambiguous_id", f'id prefix "abcdef12" matches more than one note: {one}, {two}; give more characters')
 
 
 def test_find_note_reads_the_scoped_row(engine: Engine) -> None:
