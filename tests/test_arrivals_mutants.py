@@ -111,6 +111,16 @@ def test_a_listing_keeps_arrival_order_then_file_order_then_insertion(engine: En
     assert [a.id for a in arrivals.listing(engine.conn, None)] == [tie_a, tie_b, first, second, late]
 
 
+def test_an_arrival_stored_without_a_file_order_is_the_first_of_its_instant(engine: Engine) -> None:
+    """A decision file is stored without `seq`: it sorts as the first line of an import that arrived at the same
+    instant, and before the import's second line."""
+    second = add(engine, "/tmp/x.jsonl", channel="import", now=T1, seq=1)
+    first = add(engine, "/tmp/x.jsonl", channel="import", now=T1, seq=0)
+    arrivals_id = arrivals.add(engine.conn, engine.scope.key, "shared", "docs/a.md", kind="decision", subject=None,
+                               content="use OIDC", alternatives=(), timestamp=T0, now=T1)
+    assert [a.id for a in arrivals.listing(engine.conn, None)] == [first, arrivals_id, second]
+
+
 def test_a_listing_keeps_the_states_and_scopes_asked_for(engine: Engine) -> None:
     mine = add(engine, "mine.md", now=T0)
     theirs = add(engine, "theirs.md", scope=OTHER, now=T1)
