@@ -40,7 +40,8 @@ EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
 MODULES: dict[str, list[str]] = {
     "memory/notes.py": ["tests/test_notes.py", "tests/test_notes_projection_mutants.py", "tests/test_inspection.py",
-                        "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py", "tests/test_anchors.py"],
+                        "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py",
+                        "tests/test_anchors.py"],
     "memory/contradiction.py": ["tests/test_contradiction.py"],
     "memory/merges.py": ["tests/test_merges.py"],
     "query/retrieval.py": ["tests/test_ranking.py", "tests/test_surfaces.py"],

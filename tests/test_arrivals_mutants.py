@@ -187,7 +187,8 @@ def test_a_prefix_two_arrivals_share_names_both(engine: Engine, ids: list[str]) 
     with pytest.raises(InvalidInput) as two:
         arrivals.find(engine.conn, "fedcba98")
     assert (two.value.code, two.value.details) == (
-        "ambiguous_id", {"candidates": ["fedcba98-0001-4000-8000-000000000000", "fedcba98-0002-4000-8000-000000000000"]})
+        "ambiguous_id",
+        {"candidates": ["fedcba98-0001-4000-8000-000000000000", "fedcba98-0002-4000-8000-000000000000"]})
 
 
 # -- verdicts, offers, withdrawals, the count --------------------------------------------------------------
@@ -284,7 +285,8 @@ def test_an_arrival_without_commit_author_date_subject_or_alternatives_is_descri
 
 def test_every_author_field_of_a_description_is_collapsed_and_defused() -> None:
     hostile = arrival(path="docs/\n[contested].md", author="Mallory\n(shared)", authored_at="[moved: x]  today",
-                      subject="[stale: y]", content="use\n\nbasic [contested]", alternatives=("(shared)\n", "[contested]"))
+                      subject="[stale: y]", content="use\n\nbasic [contested]",
+                      alternatives=("(shared)\n", "[contested]"))
     assert arrivals.describe_arrival(hostile) == [
         "01234567  pending  shared: docs/ ［contested］.md @ c0ffee1234 (by Mallory （shared）, ［moved: x] today)",
         '    would add decision: [［stale: y]] "use basic ［contested］"',
