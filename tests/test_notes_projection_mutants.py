@@ -249,6 +249,9 @@ def test_references_are_read_against_the_scope_given_or_the_item_s_own(coded: Re
     assert notes.extract_item_references(engine.conn, item_id, None, "run main.py first",
                                          scope_key="project:/nowhere") == 0
     assert notes.extract_item_references(engine.conn, "notes:nothing-here", None, "run main.py first") == 0
+    no_checkout = notes.extract_item_references(engine.conn, item_id, None, "refresh_token() in src/auth/session.py",
+                                                anchor=True, scope_key="project:/nowhere")
+    assert (no_checkout, anchored(engine, item_id)) == (1, [])  # a path, but no checkout to anchor it in
 
 
 def test_anchors_are_stored_as_found_with_their_head_and_time(engine: Engine) -> None:
