@@ -208,6 +208,13 @@ def test_the_subject_is_read_for_symbols_with_the_text(coded: Repo, engine: Engi
     assert [a[:2] for a in anchored(engine, f"notes:{written.id}")] == [("src/auth/session.py", "refresh_token")]
 
 
+def test_the_subject_s_references_come_before_the_text_s(engine: Engine) -> None:
+    """`inspect-memory` lists a note's references in the order they were read: its subject first."""
+    written = engine.note("decision", "see src/a.py then", "src/b.py")
+    shown = engine.inspect_memory(f"notes:{written.id}").references
+    assert [r["path"] for r in shown] == ["src/b.py", "src/a.py"]
+
+
 def test_extracting_again_replaces_references_and_anchors_and_counts_them(coded: Repo, engine: Engine) -> None:
     written = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens")
     item_id = f"notes:{written.id}"
