@@ -39,7 +39,9 @@ EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
 # Module (under cortex_engine/) -> the test files that exercise it. Every mutant of the module runs only the
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
 MODULES: dict[str, list[str]] = {
-    "memory/notes.py": ["tests/test_notes.py"],
+    "memory/notes.py": ["tests/test_notes.py", "tests/test_notes_projection_mutants.py", "tests/test_inspection.py",
+                        "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py",
+                        "tests/test_anchors.py"],
     "memory/contradiction.py": ["tests/test_contradiction.py"],
     "memory/merges.py": ["tests/test_merges.py"],
     "query/retrieval.py": ["tests/test_ranking.py", "tests/test_surfaces.py"],
@@ -49,6 +51,10 @@ MODULES: dict[str, list[str]] = {
     "memory/tiers.py": ["tests/test_tiers_rules.py", "tests/test_ranking.py", "tests/test_surfaces.py", "tests/test_engine_facade.py"],
     "memory/sharing.py": ["tests/test_sharing.py"],
     "memory/transfer.py": ["tests/test_transfer.py"],
+    "memory/arrivals.py": ["tests/test_arrivals_mutants.py", "tests/test_inbox.py", "tests/test_sharing.py",
+                           "tests/test_transfer.py", "tests/security/test_secrets.py"],
+    "memory/inbox.py": ["tests/test_inbox_mutants.py", "tests/test_inbox.py", "tests/test_transfer.py",
+                        "tests/test_sharing.py", "tests/security/test_secrets.py"],
     "memory/projection.py": ["tests/test_projection_rules.py", "tests/test_surfaces.py", "tests/test_capture.py"],
     "scope/identity.py": ["tests/test_identity_rules.py", "tests/test_scope.py"],
     "scope/references.py": ["tests/test_references_rules.py", "tests/test_references.py"],
