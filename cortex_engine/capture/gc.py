@@ -47,7 +47,10 @@ VACUUM_RATIO = 0.2
 VACUUM_BUSY_MS = 250  # another connection holding the store this long means: try again another day
 LAST_RUN_KEY = "last_gc_at"  # meta key: when retention was last applied
 FULLTEXT_TIDY_PAGES = 2000
-"""The most full-text index pages one tidy writes (about 8 MB); what is left is merged at the next one."""
+"""The most full-text index pages `gc --apply` writes tidying the index (about 8 MB); the rest waits for the next."""
+FULLTEXT_START_PAGES = 256
+"""The most a session start writes (about 1 MB, tens of milliseconds): it merges a day's small segments whole, and
+a merge of two large ones goes on over the next starts."""
 NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_summary")
 _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
@@ -195,11 +198,11 @@ def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: boo
     return report
 
 
-def tidy_fulltext(conn: sqlite3.Connection, busy_ms: int = VACUUM_BUSY_MS) -> int | None:
-    """Merge the full-text index's small segments (`queries.tidy_fulltext`, FULLTEXT_TIDY_PAGES at most); the
-    segments left, or None when the store was busy (the next session start tries again)."""
+def tidy_fulltext(conn: sqlite3.Connection, pages: int = FULLTEXT_TIDY_PAGES, busy_ms: int = VACUUM_BUSY_MS) -> int | None:
+    """Merge the full-text index's small segments (`queries.tidy_fulltext`, `pages` at most); the segments left, or
+    None when the store was busy (the next session start tries again)."""
     try:
-        return queries.tidy_fulltext(conn, FULLTEXT_TIDY_PAGES, busy_ms)
+        return queries.tidy_fulltext(conn, pages, busy_ms)
     except sqlite3.OperationalError as exc:
         _log().info("gc: full-text tidy stopped (%s)", exc)
         return None
@@ -232,12 +235,12 @@ def auto(conn: sqlite3.Connection, now: datetime, worktree: str) -> GcReport | N
     retention at most once a day unless turned off; never fails the session start."""
     try:
         if not auto_enabled():
-            tidy_fulltext(conn, 0)  # a session start never waits on another writer for this
+            tidy_fulltext(conn, FULLTEXT_START_PAGES, 0)  # a session start never waits on another writer for this
             return None
         stamp = queries.meta_value(conn, LAST_RUN_KEY)
         last = parse_iso(stamp) if stamp is not None else None
         if last is not None and now - last < AUTO_INTERVAL:
-            tidy_fulltext(conn, 0)
+            tidy_fulltext(conn, FULLTEXT_START_PAGES, 0)
             return None
         return run_gc(conn, now, worktree, apply=True)
     except (sqlite3.Error, OSError) as exc:
