@@ -797,3 +797,96 @@ def test_an_accepted_file_is_dated_as_it_arrived_and_replaces_its_earlier_versio
                                  ("queue", "use celery", "active", "2026-08-03T18:00:00.000Z", 0)]
     audit = eng.conn.execute("SELECT operation, prior_text, new_text FROM memory_corrections").fetchall()
     assert [tuple(a) for a in audit] == [(f"shared-update:{FOLDER}/0001-q.md", "use rq", "use celery")]
+
+
+# -- what the survivors of the first run needed ---------------------------------------------------------
+
+
+def test_a_synced_decision_keeps_its_considered_options(repo: Repo, make_engine: Open, trusted: None) -> None:
+    body = "# queue\n## Considered Options\n* rq\n* celery\n* sqs\n## Decision Outcome\nChosen option: \"rq\"\n"
+    commit_as(repo, {f"{FOLDER}/0001-q.md": body}, MALLORY)
+    eng = make_engine(repo.path)
+    eng.sync_shared()
+    alternatives = eng.conn.execute("SELECT alternatives FROM scoped_notes WHERE origin='shared'").fetchone()[0]
+    assert json.loads(alternatives) == ["celery", "sqs"]
+
+
+def test_a_file_whose_status_retires_it_is_recorded_whole(repo: Repo, make_engine: Open, trusted: None,
+                                                          clock: Clock) -> None:
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "status: rejected\n")}, MALLORY)
+    eng = make_engine(repo.path)
+    clock.advance(minutes=3)
+    assert eng.sync_shared().added == (f"{FOLDER}/0001-q.md",)
+    row = eng.conn.execute("SELECT s.key, f.path, f.blob_oid, f.note_id, f.problem, f.seen_at FROM shared_files f "
+                           "JOIN scopes s ON s.key = f.scope_key").fetchone()
+    assert tuple(row) == (eng.scope.key, f"{FOLDER}/0001-q.md", blob(repo, f"{FOLDER}/0001-q.md"), None, None,
+                          "2026-08-02T18:03:00.000Z")
+    assert eng.sync_shared(force=True) == sharing.SyncResult(True)  # recorded: not read again
+
+
+def test_a_new_version_dated_earlier_still_replaces_the_old_one(repo: Repo, make_engine: Open, trusted: None) -> None:
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "date: 2026-07-02\n")}, MALLORY)
+    eng = make_engine(repo.path)
+    eng.sync_shared()
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use celery", "date: 2026-07-01\n")}, MALLORY)
+    eng.rescope()
+    eng.sync_shared()
+    assert [n[1:3] for n in shared_notes(eng)] == [("use rq", "superseded"), ("use celery", "active")]
+
+
+def test_this_machine_s_file_applies_even_when_the_folder_is_gone_from_the_worktree(repo: Repo, make_engine: Open) -> None:
+    """The log is asked about the folder at HEAD (`--` before it), never about the working tree."""
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")})
+    for name in os.listdir(repo.path / FOLDER):
+        (repo.path / FOLDER / name).unlink()
+    (repo.path / FOLDER).rmdir()
+    (repo.path / "docs").rmdir()
+    eng = make_engine(repo.path)
+    assert eng.sync_shared().added == (f"{FOLDER}/0001-q.md",)
+
+
+def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(repo: Repo,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.git("config", "i18n.logOutputEncoding", "ISO-8859-1")  # git re-encodes names it prints: René → Ren\xe9
+    commit = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, "René <rene@example.invalid>")
+    found = sharing.last_commits(str(repo.path), FOLDER, {f"{FOLDER}/0001-q.md"})
+    assert found[f"{FOLDER}/0001-q.md"][:3] == (commit, "Ren\ufffd", "rene@example.invalid")
+    assert "Author:     Ren\ufffd <rene@example.invalid>" in sharing.commit_text(str(repo.path), commit)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ren\udce9")  # the byte 0xe9 in git's environment
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "Me@Example.invalid")
+    assert sharing.own_email(str(repo.path)) == "me@example.invalid"
+
+
+@pytest.mark.parametrize("ident, email", [
+    ("A <b> C <Real@X.invalid> 1700000000 +0000", "real@x.invalid"),
+    ("<solo@x.invalid> 1700000000 +0000", "solo@x.invalid"),
+    ("No Brackets 1700000000 +0000", None),
+    ("Empty <  > 1700000000 +0000", None),
+    ("Backwards > x < 1", None),
+    ("", None),
+])
+def test_this_machine_s_email_is_read_from_the_last_brackets_of_its_ident(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ident: str, email: str | None) -> None:
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\n[ \"$1 $2\" = 'var GIT_AUTHOR_IDENT' ] && printf '%s\\n' '{ident}'\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    assert sharing.own_email(str(repo.path)) == email
+
+
+def test_this_machine_s_email_is_the_repository_s_own_setting(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL")
+    monkeypatch.delenv("GIT_COMMITTER_EMAIL")
+    repo.git("config", "user.email", "Local@Repo.invalid")
+    assert sharing.own_email(str(repo.path)) == "local@repo.invalid"
+
+
+def test_the_commit_shown_is_the_one_named_even_beside_a_file_of_that_name(repo: Repo) -> None:
+    named = commit_as(repo, {f"{FOLDER}/a.md": "1\n"}, MALLORY, "the named one")
+    commit_as(repo, {f"{FOLDER}/b.md": "1\n"}, message="a later one")
+    repo.git("config", "color.ui", "always")
+    repo.write(named, "a file named like the commit\n")
+    text = sharing.commit_text(str(repo.path), named)
+    assert text.startswith(f"commit {named}\n") and "the named one" in text and "a later one" not in text
+    assert "\x1b" not in text

@@ -476,6 +476,70 @@ def test_an_intent_only_meets_decisions_and_its_own_kind(engine: Engine, clock: 
     assert result.contested == [decision.id, uid(1), uid(2)] and result.superseded == [older_intent.id]
 
 
+def flags_of(engine: Engine) -> dict[str, tuple[str, int]]:
+    """(status, conflict) of every note by id."""
+    return {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
+
+
+def stored(engine: Engine, tmp_path: Path, *lines: str) -> None:
+    """Notes already in the store, written by an earlier import (so that their times are the file's)."""
+    engine.import_file(str(export_file(tmp_path, *lines, name="stored.jsonl")))
+
+
+def test_a_note_of_the_same_time_as_a_stored_one_comes_after_it(engine: Engine, tmp_path: Path) -> None:
+    scope, at = engine.scope.key, "2026-08-01T10:00:00Z"
+    stored(engine, tmp_path, line(1, scope=scope, kind="decision", subject="cache", content="use redis for the cache",
+                                  timestamp=at),
+           line(2, scope=scope, kind="decision", subject="queue", content="run jobs on rq", timestamp=at))
+    path = export_file(tmp_path, line(3, scope=scope, kind="intent", subject="cache",
+                                      content="do not use redis for the cache", timestamp=at),
+                       line(4, scope=scope, kind="decision", subject="queue", content="run jobs on celery", timestamp=at))
+    result = engine.import_file(str(path))
+    assert flags_of(engine) == {uid(1): ("active", 1), uid(2): ("superseded", 0), uid(3): ("active", 1),
+                                uid(4): ("active", 0)}
+    assert result.contested == [uid(1), uid(3)] and result.superseded == [uid(2)]
+
+
+def test_two_intents_never_contest_the_newer_replaces_the_older(engine: Engine, tmp_path: Path) -> None:
+    scope = engine.scope.key
+    stored(engine, tmp_path, line(1, scope=scope, kind="intent", subject="cache", content="use redis for the cache",
+                                  timestamp="2026-08-01T10:00:00Z"))
+    result = engine.import_file(str(export_file(tmp_path, line(2, scope=scope, kind="intent", subject="cache",
+                                                               content="do not use redis for the cache",
+                                                               timestamp="2026-08-01T11:00:00Z"))))
+    assert flags_of(engine) == {uid(1): ("superseded", 0), uid(2): ("active", 0)}
+    assert result.contested == [] and result.superseded == [uid(1)]
+
+
+def test_an_intent_older_than_a_decision_never_contests_it(engine: Engine, tmp_path: Path) -> None:
+    scope = engine.scope.key
+    stored(engine, tmp_path, line(1, scope=scope, kind="decision", subject="cache",
+                                  content="do not use redis for the cache", timestamp="2026-08-01T11:00:00Z"))
+    result = engine.import_file(str(export_file(tmp_path, line(2, scope=scope, kind="intent", subject="cache",
+                                                               content="use redis for the cache",
+                                                               timestamp="2026-08-01T10:00:00Z"))))
+    assert flags_of(engine) == {uid(1): ("active", 0), uid(2): ("active", 0)}
+    assert result.contested == [] and result.superseded == []
+
+
+def test_an_intent_meets_a_decision_behind_an_older_intent_and_never_replaces_it(engine: Engine, tmp_path: Path) -> None:
+    scope = engine.scope.key
+    stored(engine, tmp_path, line(1, scope=scope, kind="intent", subject="cache", content="finish the cache rework",
+                                  timestamp="2026-08-01T10:00:00Z"),
+           line(2, scope=scope, kind="decision", subject="cache", content="use redis for the cache",
+                timestamp="2026-08-01T11:00:00Z"),
+           line(3, scope=scope, kind="decision", subject="queue", content="run jobs on rq",
+                timestamp="2026-08-01T11:00:00Z"))
+    result = engine.import_file(str(export_file(
+        tmp_path, line(4, scope=scope, kind="intent", subject="cache", content="do not use redis for the cache",
+                       timestamp="2026-08-01T12:00:00Z"),
+        line(5, scope=scope, kind="intent", subject="queue", content="move the queue to the new cluster",
+             timestamp="2026-08-01T12:00:00Z"))))
+    assert flags_of(engine) == {uid(1): ("superseded", 0), uid(2): ("active", 1), uid(3): ("active", 0),
+                                uid(4): ("active", 1), uid(5): ("active", 0)}
+    assert result.contested == [uid(2), uid(4)] and result.superseded == [uid(1)]
+
+
 def test_a_contested_side_is_neither_replaced_nor_replacing(engine: Engine, clock: Clock, tmp_path: Path) -> None:
     scope = engine.scope.key
     a = engine.note("decision", "use redis for the cache", "cache")
