@@ -207,6 +207,7 @@ def test_an_export_line_is_read_field_by_field(tmp_path: Path) -> None:
     ({"subject": " "}, "'subject' must be a non-empty string"),
     ({"scope": ...}, "'scope' must be a non-empty string"),
     ({"source": ""}, "'source' must be a non-empty string"),
+    ({"alternatives": ["a" * 1000, "b" * 1001]}, "alternatives are over 2000 characters"),
 ])
 def test_a_bad_field_names_its_line_and_imports_nothing(tmp_path: Path, fields: dict[str, object], why: str) -> None:
     path = export_file(tmp_path, line(1), line(2, **fields))
@@ -237,6 +238,7 @@ def blocks(text: str, tmp_path: Path) -> list[tuple[str | None, str, str]]:
 
 def test_front_matter_is_dropped_only_when_it_is_closed(tmp_path: Path) -> None:
     assert blocks("---\nname: x\n---\nbody\n", tmp_path) == [(None, "body", "line 4")]
+    assert blocks("---\n---\nbody\n", tmp_path) == [(None, "body", "line 3")]
     assert blocks(" --- \nname: x\n  ---\nbody\n", tmp_path) == [(None, "body", "line 4")]
     assert blocks("---\nname: x\n\nbody\n", tmp_path) == [(None, "---\nname: x", "line 1"), (None, "body", "line 4")]
     assert blocks("intro\n---\nname: x\n---\n", tmp_path) == [(None, "intro\n---\nname: x\n---", "line 1")]
@@ -279,6 +281,30 @@ def test_a_memory_file_skips_what_cannot_be_a_note_and_repeats_naming_the_line(t
                        "CLAUDE.md line 4: note text is over 20000 characters",
                        "CLAUDE.md line 8: subject is 201 characters; the limit is 200 (name the topic in a few words, "
                        "put the detail in the note text)"]
+
+
+def test_a_memory_note_s_id_is_the_one_earlier_versions_gave_it(tmp_path: Path) -> None:
+    """The id is stored data: a CLAUDE.md imported by an earlier version must be found already present, so the
+    id stays uuid5(namespace, file, scope, heading, text) exactly."""
+    import uuid
+
+    path = tmp_path / "CLAUDE.md"
+    path.write_text("- keep the build green\n# Build\n- run make\n", encoding="utf-8")
+    _, incoming, _ = transfer.read_file(str(path), default_scope="project:/x", now=NOW)
+    source = os.path.realpath(path)
+    namespace = uuid.UUID("6f1c0b8e-2d2a-4a53-9a55-3c0a1e0c7a21")
+    assert [n.id for n in incoming] == [str(uuid.uuid5(namespace, f"{source}\nproject:/x\n\nkeep the build green")),
+                                        str(uuid.uuid5(namespace, f"{source}\nproject:/x\nBuild\nrun make"))]
+
+
+def test_a_file_with_nothing_in_it(tmp_path: Path) -> None:
+    for name, body in (("empty.md", ""), ("blank.md", "  \n\n\t\n")):
+        path = tmp_path / name
+        path.write_text(body, encoding="utf-8")
+        assert transfer.read_file(str(path), default_scope="project:/x", now=NOW) == (name, [], [])
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    assert "is neither a Cortex export" in refusal(empty).message
 
 
 def test_a_memory_note_s_id_is_fixed_by_its_file_scope_heading_and_text(tmp_path: Path) -> None:
@@ -327,6 +353,8 @@ def test_outside_git_every_branch_scope_is_foreign(tmp_path: Path, make_engine: 
     notes = incoming_under("branch:/r/.git:/r:main", eng.scope.key, "project:/r")
     moved, count = transfer.map_foreign_scopes(notes, eng.scope, eng.project_key)
     assert [n.scope for n in moved] == [eng.scope.key, eng.scope.key, eng.project_key] and count == 2
+    forged = incoming_under("branch:None:/x:main", "detached:None:/x:abc")
+    assert [n.scope for n in transfer.map_foreign_scopes(forged, eng.scope, eng.project_key)[0]] == [eng.scope.key] * 2
 
 
 def test_rescope_moves_every_note() -> None:
@@ -750,6 +778,11 @@ def test_the_markdown_export_reads_scope_by_scope(seeded: Engine) -> None:
         "", "### insight · active", "", f"`{ins.id}` · {ins.timestamp} · from /home/a/CLAUDE.md", "",
         "> tests need docker", ">", "> and ünïcode",
     ]) + "\n"
+
+
+def test_a_contest_of_three_names_both_other_sides() -> None:
+    note = ExportedNote(uid(1), "s", "t", "decision", "q", "x", (), "active", True, (uid(2), uid(3)), None)
+    assert f"\n\nContested with: `{uid(2)}`, `{uid(3)}`\n" in transfer.render_markdown([note])
 
 
 def test_the_markdown_export_sorts_by_scope_time_and_id() -> None:
