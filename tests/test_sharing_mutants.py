@@ -890,3 +890,31 @@ def test_the_commit_shown_is_the_one_named_even_beside_a_file_of_that_name(repo:
     text = sharing.commit_text(str(repo.path), named)
     assert text.startswith(f"commit {named}\n") and "the named one" in text and "a later one" not in text
     assert "\x1b" not in text
+
+
+def test_without_git_nothing_is_read_and_nothing_is_shown(repo: Repo, make_engine: Open, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    commit = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, MALLORY)
+    eng = make_engine(repo.path)
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert sharing.files_at_head(str(repo.path), FOLDER) is None and sharing.own_email(str(repo.path)) is None
+    assert sharing.read_blobs(str(repo.path), [commit]) == {}
+    assert eng.sync_shared(force=True) == sharing.SyncResult(False)
+    with pytest.raises(InvalidInput, match="git cannot show commit"):
+        sharing.commit_text(str(repo.path), commit)
+
+
+def test_with_review_of_all_an_edit_of_one_s_own_published_file_waits(repo: Repo, make_engine: Open,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    eng = make_engine(repo.path)
+    note = eng.note("decision", "run jobs on rq", "queue")
+    (path,) = eng.publish([note.id])
+    commit_as(repo, {})
+    eng.rescope()
+    assert eng.sync_shared().added == (path,)
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "all")
+    commit_as(repo, {path: (repo.path / path).read_text().replace("run jobs on rq", "run jobs on celery")})
+    eng.rescope()
+    assert eng.sync_shared().pending == (path,)
