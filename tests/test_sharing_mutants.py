@@ -918,3 +918,66 @@ def test_with_review_of_all_an_edit_of_one_s_own_published_file_waits(repo: Repo
     commit_as(repo, {path: (repo.path / path).read_text().replace("run jobs on rq", "run jobs on celery")})
     eng.rescope()
     assert eng.sync_shared().pending == (path,)
+
+
+def test_a_subject_s_file_is_found_again_whatever_dashes_its_name_holds(engine: Engine, repo: Repo) -> None:
+    (repo.path / FOLDER).mkdir(parents=True)
+    (repo.path / FOLDER / "0011-cache-backend.md").write_text("old\n")
+    note = engine.note("decision", "use redis", "cache backend")
+    assert engine.publish([note.id]) == [f"{FOLDER}/0011-cache-backend.md"]
+    other = engine.note("decision", "run jobs on rq", "job-queue")
+    assert engine.publish([other.id]) == [f"{FOLDER}/0012-job-queue.md"]
+
+
+def test_a_folder_whose_name_the_system_refuses_is_one_clear_error(engine: Engine, repo: Repo,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CORTEX_DECISIONS_DIR", "x" * 300)
+    note = engine.note("decision", "use redis", "cache")
+    with pytest.raises(InvalidInput) as caught:
+        engine.publish([note.id])
+    assert caught.value.message == f"cannot create {repo.path / ('x' * 300)}: File name too long"
+    assert caught.value.code == "not_a_folder"
+
+
+def test_a_symlink_planted_at_the_file_s_name_is_named_with_the_system_s_reason(engine: Engine, repo: Repo,
+                                                                                tmp_path: Path) -> None:
+    note = engine.note("decision", "use redis", "cache")
+    (repo.path / FOLDER).mkdir(parents=True)
+    (repo.path / FOLDER / "0001-cache.md").symlink_to(tmp_path / "planted.md")
+    with pytest.raises(InvalidInput) as caught:
+        engine.publish([note.id])
+    assert caught.value.message == (f"cannot write {repo.path / FOLDER / '0001-cache.md'} "
+                                    "(Too many levels of symbolic links)")
+
+
+def test_a_published_file_is_utf8_with_its_text_unescaped_whatever_the_locale(engine: Engine, repo: Repo) -> None:
+    import locale
+
+    note = engine.note("decision", "café au lait für alle", "Küche", ["thé"])
+    previous = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # a machine whose locale cannot encode ü
+    try:
+        (path,) = engine.publish([note.id])
+    finally:
+        locale.setlocale(locale.LC_CTYPE, previous)
+    body = (repo.path / path).read_bytes().decode("utf-8")
+    assert 'cortex-subject: "küche"\n' in body and 'Chosen option: "café au lait für alle"\n' in body
+    assert "* thé\n" in body
+
+
+def test_publishing_reads_the_repository_s_configured_folder(engine: Engine, repo: Repo) -> None:
+    repo.git("config", "cortex.decisionsDir", "adr")
+    note = engine.note("decision", "use redis", "cache")
+    assert engine.publish([note.id]) == ["adr/0001-cache.md"]
+
+
+def test_an_accepted_file_keeps_its_considered_options_and_the_pending_list_is_quoted(
+        repo: Repo, make_engine: Open) -> None:
+    body = "# queue\n## Considered Options\n* rq\n* celery\n## Decision Outcome\nChosen option: \"rq\"\n"
+    commit_as(repo, {f"{FOLDER}/0001-q.md": body, f"{FOLDER}/0002-\u202eq.md": decision("cache", "use redis")}, MALLORY)
+    eng = make_engine(repo.path)
+    done = eng.sync_shared()
+    assert done.to_dict()["pending"] == [f"{FOLDER}/0001-q.md", f'"{FOLDER}/0002-\\u202eq.md"']
+    eng.accept_arrivals([], every=True)
+    rows = eng.conn.execute("SELECT subject, alternatives FROM scoped_notes WHERE origin='shared' ORDER BY subject")
+    assert [(r[0], r[1] and json.loads(r[1])) for r in rows] == [("cache", None), ("queue", ["celery"])]
