@@ -981,3 +981,19 @@ def test_an_accepted_file_keeps_its_considered_options_and_the_pending_list_is_q
     eng.accept_arrivals([], every=True)
     rows = eng.conn.execute("SELECT subject, alternatives FROM scoped_notes WHERE origin='shared' ORDER BY subject")
     assert [(r[0], r[1] and json.loads(r[1])) for r in rows] == [("cache", None), ("queue", ["celery"])]
+
+
+def test_a_folder_that_cannot_be_made_is_one_clear_error(engine: Engine, repo: Repo,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """mkdir failing (a full disk here; a read-only folder for a user who is not root) is named, nothing written."""
+    import errno
+
+    def full(self: Path, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+
+    note = engine.note("decision", "use redis", "cache")
+    monkeypatch.setattr(Path, "mkdir", full)
+    with pytest.raises(InvalidInput) as caught:
+        engine.publish([note.id])
+    assert caught.value.message == f"cannot create {repo.path / 'docs'}: No space left on device"
+    assert caught.value.code == "not_a_folder"
