@@ -93,6 +93,10 @@ def test_crlf_files_and_front_matter_with_blanks_around_its_marks() -> None:
         "queue", "rq", "superseded", None, None)
 
 
+def test_an_empty_front_matter_is_closed_by_its_second_line() -> None:
+    assert sharing.parse_madr(b"---\n---\n# queue\n## Decision Outcome\nChosen option: rq\n").decision == "rq"
+
+
 def test_a_section_named_twice_keeps_both_bodies() -> None:
     raw = (b"# queue\n## Considered Options\n* kafka\n## Decision Outcome\nChosen option: rq\n"
            b"## Considered Options\n* sqs\n")
