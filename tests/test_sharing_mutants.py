@@ -97,6 +97,12 @@ def test_an_empty_front_matter_is_closed_by_its_second_line() -> None:
     assert sharing.parse_madr(b"---\n---\n# queue\n## Decision Outcome\nChosen option: rq\n").decision == "rq"
 
 
+def test_front_matter_splits_each_line_at_its_first_colon_and_is_never_read_as_the_body() -> None:
+    raw = madr("# queue\n## Decision Outcome\nChosen option: rq\n", "status: superseded by: 0002\n# a yaml comment\n")
+    parsed = sharing.parse_madr(raw)
+    assert (parsed.status, parsed.title) == ("superseded", "queue")
+
+
 def test_a_section_named_twice_keeps_both_bodies() -> None:
     raw = (b"# queue\n## Considered Options\n* kafka\n## Decision Outcome\nChosen option: rq\n"
            b"## Considered Options\n* sqs\n")
