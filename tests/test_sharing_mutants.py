@@ -120,6 +120,7 @@ def test_a_section_named_twice_keeps_both_bodies() -> None:
     ('"a \\q b" then more', "a \\q b then more"),
     ('"a \\q b"', "a \\q b"),
     ('"unclosed', '"unclosed'),
+    ('"a \\q" or "b"', 'a \\q or "b"'),
     ("run jobs on rq", "run jobs on rq"),
     ("the option: rq", "the option: rq"),
 ])
@@ -155,11 +156,12 @@ def test_alternatives_are_capped_in_length_number_and_total() -> None:
     ("cortex-subject: queue\n", "queue"),
     ('cortex-subject: "queue\n', "queue"),
     ('cortex-subject: "que\\u0075e"\n', "queue"),
+    ('cortex-subject: "QUEUE X\n', "QUEUE X"),
     ("cortex-subject:\n", "QUEUE  title"),
     ('cortex-subject: ""\n', "QUEUE  title"),
 ])
 def test_the_subject_is_the_front_matter_s_or_the_title(front: str, subject: str) -> None:
-    title = "QUEUE  title" if "title" in subject else "queue"
+    title = "QUEUE  title" if "title" in subject else subject if subject == "QUEUE X" else "queue"
     parsed = sharing.parse_madr(madr(f"# {title}\n## Decision Outcome\nChosen option: rq\n", front))
     assert parsed.subject == (" ".join(subject.split()) if "title" in subject else subject)
     assert parsed.title == " ".join(title.split())
