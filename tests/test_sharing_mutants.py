@@ -1009,3 +1009,19 @@ def test_a_folder_that_cannot_be_made_is_one_clear_error(engine: Engine, repo: R
         engine.publish([note.id])
     assert caught.value.message == f"cannot create {repo.path / 'docs'}: No space left on device"
     assert caught.value.code == "not_a_folder"
+
+
+def test_two_of_one_s_own_published_files_seen_at_once_write_nothing(repo: Repo, make_engine: Open) -> None:
+    eng = make_engine(repo.path)
+    ids = [eng.note("decision", "run jobs on rq", "queue").id, eng.note("decision", "use redis", "cache").id]
+    paths = eng.publish(ids)
+    commit_as(repo, {})
+    eng.rescope()
+    done = eng.sync_shared()
+    assert sorted(done.added) == sorted(paths) and done.pending == () and done.notes == ()
+
+
+def test_another_author_s_file_claiming_a_note_this_scope_does_not_hold_waits(repo: Repo, make_engine: Open) -> None:
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", f"cortex-id: {OWN_ID}\n")}, MALLORY)
+    eng = make_engine(repo.path)
+    assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
