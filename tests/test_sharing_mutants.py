@@ -1025,3 +1025,25 @@ def test_another_author_s_file_claiming_a_note_this_scope_does_not_hold_waits(re
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", f"cortex-id: {OWN_ID}\n")}, MALLORY)
     eng = make_engine(repo.path)
     assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
+
+
+def test_this_machine_s_file_applies_in_a_folder_whose_name_starts_with_x(repo: Repo, make_engine: Open,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log's first path follows a newline, and only that newline is cut from it."""
+    folder = "Xadr"
+    monkeypatch.setenv("CORTEX_DECISIONS_DIR", folder)
+    commit_as(repo, {f"{folder}/0001-q.md": decision("queue", "use rq")})
+    eng = make_engine(repo.path)
+    assert eng.sync_shared().added == (f"{folder}/0001-q.md",)
+
+
+def test_a_file_name_that_is_not_utf8_still_waits_with_its_commit(repo: Repo, make_engine: Open) -> None:
+    name = f"{FOLDER}/0001-caf\udce9.md"  # the byte 0xe9 in the name git stores
+    (repo.path / FOLDER).mkdir(parents=True)
+    (repo.path / name).write_bytes(decision("queue", "use rq").encode())
+    commit = commit_as(repo, {}, MALLORY)
+    eng = make_engine(repo.path)
+    shown = f"{FOLDER}/0001-caf\ufffd.md"
+    assert eng.sync_shared().pending == (shown,)
+    (arrival,) = eng.inbox()
+    assert (arrival.path, arrival.commit, arrival.author) == (shown, commit, MALLORY)
