@@ -1047,3 +1047,24 @@ def test_a_file_name_that_is_not_utf8_still_waits_with_its_commit(repo: Repo, ma
     assert eng.sync_shared().pending == (shown,)
     (arrival,) = eng.inbox()
     assert (arrival.path, arrival.commit, arrival.author) == (shown, commit, MALLORY)
+
+
+@pytest.mark.parametrize("folder", ["my adr", "Xadr"])
+def test_a_sync_of_a_folder_set_in_the_environment_runs_once_per_head(repo: Repo, make_engine: Open, trusted: None,
+                                                                      monkeypatch: pytest.MonkeyPatch, folder: str) -> None:
+    monkeypatch.setenv("CORTEX_DECISIONS_DIR", folder)
+    eng = make_engine(repo.path)
+    assert eng.sync_shared().ran and not eng.sync_shared().ran
+
+
+def test_a_sync_reads_the_repository_s_configured_folder(repo: Repo, make_engine: Open, trusted: None) -> None:
+    repo.git("config", "cortex.decisionsDir", "adr")
+    commit_as(repo, {"adr/0001-q.md": decision("queue", "use rq")}, MALLORY)
+    assert make_engine(repo.path).sync_shared().added == ("adr/0001-q.md",)
+
+
+def test_a_file_of_exactly_64_kib_is_read(repo: Repo, make_engine: Open, trusted: None) -> None:
+    text = decision("queue", "use rq")
+    commit_as(repo, {f"{FOLDER}/0001-q.md": text + " " * (64 * 1024 - len(text.encode()))}, MALLORY)
+    done = make_engine(repo.path).sync_shared()
+    assert (done.added, done.malformed) == ((f"{FOLDER}/0001-q.md",), ())
