@@ -198,7 +198,11 @@ def _safe_folder(root: Path, rel: str) -> Path:
     current = root
     for part in rel.split("/"):
         current = current / part
-        if current.is_symlink():
+        try:
+            link = current.is_symlink()
+        except OSError as exc:  # a name the file system refuses (too long): the same one-line error as mkdir's
+            raise InvalidInput(f"cannot create {current}: {exc.strerror}", code="not_a_folder") from exc
+        if link:
             raise InvalidInput(f"{current} is a symlink; Cortex writes decisions only into a real folder",
                                code="symlink")
         if current.exists() and not current.is_dir():
