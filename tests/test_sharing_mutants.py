@@ -175,6 +175,8 @@ def test_a_quoted_subject_that_decodes_to_another_subject_is_refused() -> None:
 @pytest.mark.parametrize("front, status", [
     ("", "accepted"), ("status:\n", "accepted"), ("status: Superseded by 0002\n", "superseded"),
     ("STATUS: rejected\n", "rejected"), ("status: proposed\n", "proposed"),
+    ("status: Deprecated: see 0002\n", "deprecated"), ("status: superseded, by 0003\n", "superseded"),
+    ("status: Accepted.\n", "accepted"), ("status: ~\n", "accepted"), ("status: **Rejected**\n", "rejected"),
 ])
 def test_the_status_is_the_first_word_of_the_front_matter_s(front: str, status: str) -> None:
     raw = madr("# queue\n## Decision Outcome\nChosen option: rq\n", front or "x: y\n")

@@ -49,6 +49,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _STATUS = {"active": "accepted", "superseded": "superseded", "resolved": "deprecated"}
 _RETIRED_STATUSES = ("rejected", "deprecated", "superseded")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 class MalformedDecision(ValueError):
@@ -299,7 +300,10 @@ def parse_madr(raw: bytes) -> SharedDecision:
     if notes_mod.normalize_subject(subject) != notes_mod.normalize_subject(title):
         # A title a reviewer reads ("Improve README wording") must not hide the subject the decision retires.
         raise MalformedDecision("its `# title` and its cortex-subject name different subjects; make them the same")
-    status = front.get("status", "accepted").split()[0].lower() if front.get("status") else "accepted"
+    # The status's first word, without the punctuation an author puts after it (`Deprecated: see 0002`): read as
+    # `deprecated:`, a retired decision was imported as live.
+    word = _WORD.search(front.get("status", ""))
+    status = word.group(0).lower() if word else "accepted"
     date = front.get("date")
     return SharedDecision(
         title=collapse(title)[:MAX_TITLE_CHARS], subject=collapse(subject)[:MAX_TITLE_CHARS],
