@@ -131,7 +131,7 @@ class _Failure:
     """One failure episode as this batch knows it: its row as stored, or as its next `write` will store it."""
 
     id: str
-    summary: str
+    base: str
     meta: dict[str, object]
     created_at: str
     bumped: bool = False
@@ -149,8 +149,8 @@ class FailureEpisodes:
         self._conn = conn
         self._held: dict[tuple[str, str], _Failure] = {}
 
-    def upsert(self, session_id: str, scope_key: str, event_id: str, record: CommandRecord, now: str) -> tuple[str, bool]:
-        """The failure's episode id, and whether it was created (False: an existing one was bumped)."""
+    def upsert(self, session_id: str, scope_key: str, event_id: str, record: CommandRecord, now: str) -> str:
+        """The id of the failure's episode: a new one, or the one this failure bumped."""
         base = failure_summary(record)
         key = (session_id, base)
         held = self._held.get(key) or self._latest(session_id, base)
@@ -160,9 +160,9 @@ class FailureEpisodes:
             if stamp is not None and created is not None and (stamp - created).total_seconds() <= 86400:
                 occurrences = int(str(held.meta.get("occurrences", 1))) + 1
                 held.meta.update(occurrences=occurrences, last_occurred_at=now, event_id=event_id)
-                held.summary, held.created_at, held.bumped = f"{base} (seen {occurrences}x)", now, True
+                held.created_at, held.bumped = now, True
                 self._held[key] = held
-                return held.id, False
+                return held.id
             self._store(held)  # a day has passed: a new episode takes its place, so its bumps are stored now
         episode_id = f"command_failure:{event_id}"
         meta: dict[str, object] = {
@@ -177,7 +177,7 @@ class FailureEpisodes:
              json.dumps(meta), now),
         )
         self._held[key] = _Failure(episode_id, base, meta, now)
-        return episode_id, True
+        return episode_id
 
     def _latest(self, session_id: str, base: str) -> _Failure | None:
         """The session's newest episode of this failure as stored: `base` itself or `base (seen Nx)`."""
@@ -185,21 +185,21 @@ class FailureEpisodes:
         # `base` itself or a summary from `base (seen ` on.
         seen = base + " (seen "
         row = self._conn.execute(
-            "SELECT id, summary, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
+            "SELECT id, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
             "AND summary >= ? AND summary < ? AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
             (session_id, base, seen + "\uffff", base, seen),
         ).fetchone()
         if row is None:
             return None
-        return _Failure(row["id"], row["summary"], json.loads(row["metadata_json"] or "{}"), row["created_at"])
+        return _Failure(row["id"], base, json.loads(row["metadata_json"] or "{}"), row["created_at"])
 
     def write(self) -> None:
-        """Store every bump made since the last write."""
+        """Store every episode the batch bumped, as it now stands."""
         for held in self._held.values():
             self._store(held)
 
     def _store(self, held: _Failure) -> None:
         if held.bumped:
             self._conn.execute("UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
-                               (held.summary, json.dumps(held.meta), held.created_at, held.id))
-            held.bumped = False
+                               (f"{held.base} (seen {held.meta['occurrences']}x)", json.dumps(held.meta),
+                                held.created_at, held.id))

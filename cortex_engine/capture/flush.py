@@ -421,7 +421,7 @@ class Replayer:
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
             projection.sync_command_item(self.conn, event_id, fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
-            episode_id, _ = self._failures.upsert(session, scope.key, event_id, record, at)
+            episode_id = self._failures.upsert(session, scope.key, event_id, record, at)
             # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch
             # (`finish`), not re-indexed for every repeat.
             self._episodes[episode_id] = None
