@@ -226,13 +226,16 @@ def test_every_session_start_tidies_the_index_with_or_without_retention(
     monkeypatch.setenv("CORTEX_GC_AUTO", auto)
     engine = make_engine(repo.path)
     engine.start_session("a")  # the day's retention run, when on
-    _notes_one_by_one(engine, 120)
-    segments = queries.fulltext_segments(engine.conn)
-    assert segments is not None and segments > 4
+    for n in range(400):  # until FTS5's own merging leaves more than six segments
+        engine.note("insight", f"note {n}: the pool in src/db/pool.ts times out after {n} seconds")
+        segments = queries.fulltext_segments(engine.conn)
+        if segments is not None and segments > 6:
+            break
+    assert segments is not None and segments > 6
     clock.advance(hours=1)
-    engine.start_session("b")
+    engine.start_session("b")  # tidies first, then ends session a (its summary and snapshot add a segment or two)
     left = queries.fulltext_segments(engine.conn)
-    assert left is not None and left <= 2 < segments
+    assert left is not None and left <= 4 < segments
 
 
 def test_a_tidy_stops_at_its_page_budget_and_goes_on_at_the_next(

@@ -230,17 +230,24 @@ def auto_enabled() -> bool:
     return settings.gc_auto()
 
 
-def auto(conn: sqlite3.Connection, now: datetime, worktree: str) -> GcReport | None:
-    """The session-start run: tidy the full-text index (cheap: nothing to merge costs a statement), and apply
-    retention at most once a day unless turned off; never fails the session start."""
+def tidy_at_start(conn: sqlite3.Connection) -> int | None:
+    """The session start's tidy of the full-text index (FULLTEXT_START_PAGES at most, never waiting on another
+    writer), whatever the retention settings; cheap when there is nothing to merge, and never fails the start."""
     try:
-        if not auto_enabled():
-            tidy_fulltext(conn, FULLTEXT_START_PAGES, 0)  # a session start never waits on another writer for this
-            return None
+        return tidy_fulltext(conn, FULLTEXT_START_PAGES, 0)
+    except sqlite3.Error as exc:
+        _log().warning("full-text tidy at session start skipped: %s", exc)
+        return None
+
+
+def auto(conn: sqlite3.Connection, now: datetime, worktree: str) -> GcReport | None:
+    """The session-start run: apply at most once a day, unless turned off; never fails the session start."""
+    if not auto_enabled():
+        return None
+    try:
         stamp = queries.meta_value(conn, LAST_RUN_KEY)
         last = parse_iso(stamp) if stamp is not None else None
         if last is not None and now - last < AUTO_INTERVAL:
-            tidy_fulltext(conn, FULLTEXT_START_PAGES, 0)
             return None
         return run_gc(conn, now, worktree, apply=True)
     except (sqlite3.Error, OSError) as exc:
