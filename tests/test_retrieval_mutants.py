@@ -1,0 +1,277 @@
+"""Retrieval rules a mutation run of `query/retrieval.py` showed unheld (issue 27), checked through recall.
+
+Each test states a rule of the ranking a user sees: the exact-anchor phrase, the dense side's share of the score
+and its background floor, contested sides seated together, a superseded note never leading, ties broken by age.
+The store, the rerank and the seating are the real ones; the dense retriever is the fixed one of
+`test_hybrid_fusion` (its cosines are given).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cortex_engine.engine import Engine
+from cortex_engine.query import retrieval, surfaces
+from cortex_engine.query.retrieval import DENSE_FLOOR, DENSE_WEIGHT, Descending
+
+from .conftest import Clock, Repo
+from .test_hybrid_fusion import hybrid, neighbours, shown
+
+
+# --- the exact anchor (a file path) is matched as one phrase ---------------------------------------------------
+
+
+def test_an_exact_anchor_is_matched_as_its_words_in_order(engine: Engine) -> None:
+    """The whisper's read: `src/DB/Pool.ts` finds the note naming that file, not one holding its words apart."""
+    named = engine.note("insight", "src/db/pool.ts waits forever when the pool is exhausted").item_id
+    engine.note("insight", "the pool in src has a db and ts files")
+    query, _, found = surfaces.ranked(engine._context(), "src/DB/Pool.ts", 6, exact=True)
+    assert query == '"src db pool ts"'
+    assert [c.id for c in found] == [named]
+
+
+def test_an_anchor_without_a_word_has_no_phrase(engine: Engine) -> None:
+    engine.note("insight", "the pool waits")
+    query, _, _ = surfaces.ranked(engine._context(), "/..//", 6, exact=True)
+    assert query is None
+
+
+# --- the dense side's share of the score -----------------------------------------------------------------------
+
+
+def test_a_dense_hit_adds_its_cosine_over_the_floor_and_nothing_else_changes(engine: Engine) -> None:
+    """DENSE_WEIGHT × (cosine − DENSE_FLOOR) for a hit, 0 for a lexical candidate the dense side did not find; the
+    cosine is kept on the candidate (`--detail scores` shows it)."""
+    hit = engine.note("insight", "the cache layer uses memcached on the staging hosts").item_id
+    miss = engine.note("insight", "the cache layer keeps sessions warm across restarts").item_id
+    plain = {c.id: c for c in surfaces.ranked(engine._context(), "cache layer", 8)[2]}
+    fused = {c.id: c for c in surfaces.ranked(hybrid(engine, {hit: 0.62}), "cache layer", 8)[2]}
+    assert fused[hit].score - plain[hit].score == pytest.approx(DENSE_WEIGHT * (0.62 - DENSE_FLOOR))
+    assert fused[miss].score == pytest.approx(plain[miss].score)
+    assert (fused[hit].dense, fused[miss].dense, plain[hit].dense) == (0.62, None, None)
+    scores = engine._context()
+    line = surfaces.recall(hybrid(engine, {hit: 0.62}), "cache layer", 600, detail="scores").text
+    assert ", dense 0.62)" in line and line.count(", dense") == 1
+    assert scores is not None
+
+
+def test_a_dense_hit_exactly_at_the_floor_is_a_candidate(engine: Engine) -> None:
+    """Beside a full-text match, a dense-only hit needs DENSE_FLOOR, not more."""
+    lexical = engine.note("insight", "the event bus replays on restart").item_id
+    items = neighbours(engine, 2)
+    order = shown(hybrid(engine, {items[0]: DENSE_FLOOR, items[1]: DENSE_FLOOR - 0.01}), "event bus replay")
+    assert order == [lexical, items[0]]
+
+
+def test_the_background_is_the_twentieth_best_neighbour(engine: Engine) -> None:
+    """No word matches: a dense-only hit is kept when it stands STANDOUT over the 20th best cosine, counted from
+    the best; with exactly 20 hits the 20th is the background (0.50 here, so the floor is 0.60)."""
+    items = neighbours(engine, 20)
+    cosines = {items[0]: 0.70, items[1]: 0.62, **{item: 0.55 for item in items[2:19]}, items[19]: 0.50}
+    assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[0], items[1]]
+
+
+def test_the_background_is_counted_from_the_best_in_a_bigger_store(engine: Engine) -> None:
+    """Forty hits: twenty far below the rest do not lower the background."""
+    items = neighbours(engine, 40)
+    cosines = {items[0]: 0.70, **{item: 0.55 for item in items[1:20]}, **{item: 0.21 for item in items[20:]}}
+    assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[0]]
+
+
+def test_a_lazily_judged_hybrid_ranking_orders_as_judging_everything(engine: Engine, repo: Repo) -> None:
+    """The dense side's score is the best case until the references are judged: a lazy top(n) is the first n of the
+    fully judged ranking, with missing, fresh and no references among the candidates."""
+    ids = []
+    for n in range(24):
+        name = f"src/queue_{n}.py"
+        repo.write(name)
+        ids.append(engine.note("insight", f"queue worker {n} retries" + (f" in {name}" if n % 3 else "")).item_id)
+    repo.commit("files")
+    for n in range(1, 24, 3):
+        repo.path.joinpath(f"src/queue_{n}.py").unlink()
+    cosines = {item: 0.25 + 0.01 * (i % 7) for i, item in enumerate(ids)}
+    _, _, full = surfaces.rank_pool(hybrid(engine, cosines), "queue worker retries", 50)
+    everything = [c.id for c in full.top(len(full))]
+    assert len(everything) == 24 and len({c.truth for c in full.top(24)}) >= 2
+    for n in range(1, 25):
+        _, _, lazy = surfaces.rank_pool(hybrid(engine, cosines), "queue worker retries", 50)
+        assert [c.id for c in lazy.top(n)] == everything[:n]
+
+
+# --- a superseded note never leads ------------------------------------------------------------------------------
+
+
+def test_when_every_top_match_is_superseded_the_best_current_one_leads(engine: Engine) -> None:
+    """Twelve retired decisions match the topic better than anything current: the one current match, ranked
+    thirteenth, is looked for past them (`Ranking.first`, deeper than one batch) and leads."""
+    for i in range(12):
+        subject = f"zone {chr(97 + i)}"
+        engine.note("decision", f"parser cache eviction uses lru number {i}", subject)
+        engine.note("decision", f"switched to a fifo queue, variant {i}", subject)
+    current = engine.note("insight", "eviction happens nightly").item_id
+    _, total, found = surfaces.ranked(engine._context(), "parser cache eviction", 1)
+    assert total == 13
+    assert [c.id for c in found] == [current]
+
+
+# --- the seating rules, on candidates of a real store ------------------------------------------------------------
+
+
+def _candidates(engine: Engine, topic: str) -> dict[str, retrieval.Candidate]:
+    """Every candidate recall would rank for `topic` in the engine's scope, by item id."""
+    return {c.id: c for c in surfaces.rank_pool(engine._context(), topic, 20)[2].top(40)}
+
+
+def _seat(seat: object, order: list[retrieval.Candidate]) -> list[str]:
+    return [c.id for c in seat(order)]  # type: ignore[operator]
+
+
+@pytest.fixture
+def contest(engine: Engine) -> tuple[dict[str, retrieval.Candidate], list[str]]:
+    """A three-way contest on `spool flush`, an insight on the same subject (not a side), two other decisions."""
+    same_subject = engine.note("insight", "spool flush durations are graphed per turn end", "spool flush").item_id
+    sides = [engine.note("decision", text, "spool flush").item_id for text in (
+        "flush the spool at turn end always", "do not flush the spool at turn end always",
+        "never flush the spool at turn end")]
+    others = [engine.note("decision", f"the spool turn end {word} is logged", f"turn {word}").item_id
+              for word in ("start", "stop")]
+    found = _candidates(engine, "spool turn end")
+    assert [found[s].contested for s in sides] == [True] * 3 and not found[same_subject].contested
+    return found, [*sides, same_subject, *others]
+
+
+def test_later_sides_of_a_contest_are_pulled_up_behind_the_first_in_their_order(contest) -> None:  # type: ignore[no-untyped-def]
+    found, (a, b, c, insight, x, y) = contest
+    order = [found[i] for i in (a, x, c, b, y)]
+    assert _seat(retrieval.seat_contested, order) == [a, c, b, x, y]
+    assert _seat(retrieval.seat_contested, [found[i] for i in (a, b, c, x)]) == [a, b, c, x]
+
+
+def test_a_side_already_seated_is_passed_over_and_the_rest_follow(contest) -> None:  # type: ignore[no-untyped-def]
+    found, (a, b, c, insight, x, y) = contest
+    assert _seat(retrieval.seat_contested, [found[i] for i in (a, x, b, y)]) == [a, b, x, y]
+
+
+def test_only_contested_notes_pull_and_are_pulled(contest) -> None:  # type: ignore[no-untyped-def]
+    """A note on the contest's subject that is no side of it neither pulls the sides nor is pulled by them."""
+    found, (a, b, c, insight, x, y) = contest
+    assert _seat(retrieval.seat_contested, [found[i] for i in (insight, x, a, y, b)]) == [insight, x, a, b, y]
+    assert _seat(retrieval.seat_contested, [found[i] for i in (a, x, insight, b)]) == [a, b, x, insight]
+
+
+def test_contested_sides_are_seated_together_only_within_their_scope(engine: Engine, repo: Repo,
+                                                                     make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The same subject contested on another branch is another contest."""
+    here = [engine.note("decision", t, "spool flush").item_id for t in (
+        "flush the spool at turn end always", "do not flush the spool at turn end always")]
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = make_engine(repo.path)
+    there = [feature.note("decision", t, "spool flush").item_id for t in (
+        "flush the spool at turn end always", "do not flush the spool at turn end always")]
+    found = {**_candidates(engine, "spool flush"), **_candidates(feature, "spool flush")}
+    assert found[here[0]].row["scope_key"] != found[there[0]].row["scope_key"]
+    order = [found[i] for i in (here[0], there[0], here[1], there[1])]
+    assert _seat(retrieval.seat_contested, order) == [here[0], here[1], there[0], there[1]]
+
+
+def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engine, repo: Repo,
+                                                                   make_engine) -> None:  # type: ignore[no-untyped-def]
+    """The replacement pulled up is the active note of the same kind, subject and scope: not another decision, not
+    an insight on the subject, not the same subject's decision on another branch."""
+    old = engine.note("decision", "ingest batching uses kafka", "ingest").item_id
+    new = engine.note("decision", "ingest batching uses a cron job", "ingest").item_id
+    other = engine.note("decision", "ingest batching logs go to loki", "logging").item_id
+    insight = engine.note("insight", "ingest batching took 3 s", "ingest").item_id
+    bare = engine.note("insight", "ingest batching without a subject").item_id
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = make_engine(repo.path)
+    elsewhere = feature.note("decision", "ingest batching uses a queue", "ingest").item_id
+    found = {**_candidates(engine, "ingest batching"), **_candidates(feature, "ingest batching")}
+    seat = retrieval.seat_superseded
+    assert _seat(seat, [found[i] for i in (bare, old, other, insight, elsewhere, new)]) == \
+        [bare, new, old, other, insight, elsewhere]
+    assert _seat(seat, [found[i] for i in (old, bare, new)]) == [bare, new, old]  # never leads while bare matched
+    assert _seat(seat, [found[i] for i in (bare, new, old)]) == [bare, new, old]
+    assert _seat(seat, [found[i] for i in (old, new)]) == [new, old]
+    assert retrieval.supersession_group(found[bare]) is None
+    assert retrieval.supersession_group(found[old]) == ("note:decision", "ingest", found[old].row["scope_key"])
+
+
+def test_with_nothing_current_the_superseded_note_stays_first(engine: Engine) -> None:
+    old = engine.note("decision", "ingest batching uses kafka", "ingest").item_id
+    new = engine.note("decision", "ingest batching uses a cron job", "ingest").item_id
+    found = _candidates(engine, "ingest batching")
+    assert _seat(retrieval.seat_superseded, [found[old]]) == [old]
+    assert _seat(retrieval.seat_superseded, []) == []
+    assert new in found
+
+
+# --- ties ------------------------------------------------------------------------------------------------------
+
+
+def test_descending_orders_strings_in_reverse() -> None:
+    assert sorted(map(Descending, ["2026-01-02", "2026-03-01", "2026-01-01"])) == ["2026-03-01", "2026-01-02", "2026-01-01"]
+    assert Descending("b") < "a" and not Descending("a") < "b" and not Descending("a") < "a"
+
+
+# --- the topic's terms, their weights and their coverage --------------------------------------------------------
+
+
+def test_a_topic_s_terms_are_its_meaningful_words_and_compounds_once_each(engine: Engine) -> None:
+    """Lowercased; one-letter words and function words dropped; a path or identifier one phrase; each term once."""
+    terms = retrieval.tokenize_topic("The a B Flush_Spool FLUSH flush flushing src/db/Pool.ts x9 it's")  # `it` and `s`: dropped
+    assert [(t.raw, t.stem, t.phrase) for t in terms] == [
+        ("flush spool", "flush spool", True), ("flush", "flush", False), ("flushing", "flush", False),
+        ("src db pool ts", "src db pool ts", True), ("x9", "x9", False)]
+    engine.note("insight", "flush_spool retries twice")
+    assert engine.recall("The FLUSH_spool flush", book=False).query == '"flush spool" OR "flush"'
+    assert retrieval.tokenize_topic("") == [] and retrieval.fts_query([]) is None
+    assert retrieval.fts_query(retrieval.tokenize_topic('say "hi" now')) == '"say" OR "hi" OR "now"'
+
+
+def test_a_long_topic_keeps_its_first_32_terms() -> None:
+    words = [f"w{n}" for n in range(40)]
+    assert [t.raw for t in retrieval.tokenize_topic(" ".join(words))] == words[:retrieval.MAX_TOPIC_TOKENS]
+    assert [t.raw for t in retrieval.tokenize_topic(" ".join(["dup"] * 5 + words))] == ["dup", *words[:31]]
+
+
+def test_a_term_weighs_one_plus_its_idf_in_this_store(engine: Engine) -> None:
+    """1 + ln(1 + (N − n + ½) / (n + ½)) for n of N items matching; counted again once the store changes."""
+    for n in range(4):
+        engine.note("insight", f"pager number {n} streams" + (" fast" if n == 0 else ""))
+    total = engine.conn.execute("SELECT count(*) FROM memory_items").fetchone()[0]
+    terms = retrieval.tokenize_topic("pager fast src/never.py")
+    weights = retrieval.term_weights(engine.conn, terms)
+
+    def idf(n: int, of: int) -> float:
+        return 1 + math.log(1 + (of - n + 0.5) / (n + 0.5))
+
+    assert weights == pytest.approx({"pager": idf(4, total), "fast": idf(1, total), "src never py": idf(0, total)})
+    assert retrieval.term_weights(engine.conn, terms) == weights  # the counts held
+    engine.note("insight", "the fast pager")
+    again = retrieval.term_weights(engine.conn, terms)
+    assert again == pytest.approx({"pager": idf(5, total + 1), "fast": idf(2, total + 1),
+                                   "src never py": idf(0, total + 1)})
+    assert retrieval.term_weights(engine.conn, []) == {}
+
+
+def test_coverage_is_the_weighted_share_of_terms_found_as_words_or_stems() -> None:
+    terms = retrieval.tokenize_topic("caching pool.ts timeout")
+    weights = {"caching": 2.0, "pool ts": 3.0, "timeout": 5.0}
+    assert retrieval.coverage(terms, weights, "Results are CACHED; timeout") == pytest.approx(7 / 10)
+    assert retrieval.coverage(terms, weights, "pool.ts") == pytest.approx(3 / 10)
+    assert retrieval.coverage(terms, weights, "ts pool times") == 0.0  # the phrase in order only
+    assert retrieval.coverage(terms, weights, "apool.tsx") == 0.0
+    assert retrieval.coverage(terms, {}, "caching") == pytest.approx(1 / 3)  # a term without a weight weighs 1
+    assert retrieval.coverage([], {}, "anything") == 0.0
+    assert retrieval.coverage(terms, {"caching": 0.0, "pool ts": 0.0, "timeout": 0.0}, "caching") == 0.0
+
+
+def test_a_topic_s_temporal_words_set_its_intent() -> None:
+    assert retrieval.temporal_intent("the LATEST pool") == retrieval.Intent(True, False, False)
+    assert retrieval.temporal_intent("what did we do previously") == retrieval.Intent(False, True, False)
+    assert retrieval.temporal_intent("fixed bugs") == retrieval.Intent(False, False, True)
+    assert retrieval.temporal_intent("now, the old one: closed?") == retrieval.Intent(True, True, True)
+    assert retrieval.temporal_intent("bold golden recently") == retrieval.Intent(False, False, False)
