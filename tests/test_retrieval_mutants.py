@@ -194,6 +194,7 @@ def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engin
         [bare, new, old, other, insight, elsewhere]
     assert _seat(seat, [found[i] for i in (old, bare, new)]) == [bare, new, old]  # never leads while bare matched
     assert _seat(seat, [found[i] for i in (bare, new, old)]) == [bare, new, old]
+    assert _seat(seat, [found[i] for i in (bare, old, new)]) == [bare, new, old]  # even from just below it
     assert _seat(seat, [found[i] for i in (old, new)]) == [new, old]
     assert retrieval.supersession_group(found[bare]) is None
     assert retrieval.supersession_group(found[old]) == ("note:decision", "ingest", found[old].row["scope_key"])
@@ -275,3 +276,11 @@ def test_a_topic_s_temporal_words_set_its_intent() -> None:
     assert retrieval.temporal_intent("fixed bugs") == retrieval.Intent(False, False, True)
     assert retrieval.temporal_intent("now, the old one: closed?") == retrieval.Intent(True, True, True)
     assert retrieval.temporal_intent("bold golden recently") == retrieval.Intent(False, False, False)
+
+
+def test_of_a_chain_of_replacements_the_active_one_is_pulled_up(engine: Engine) -> None:
+    first, second, third = [engine.note("decision", f"ingest batching uses {tool}", "ingest").item_id
+                            for tool in ("kafka", "a cron job", "a queue")]
+    bare = engine.note("insight", "ingest batching without a subject").item_id
+    found = _candidates(engine, "ingest batching")
+    assert _seat(retrieval.seat_superseded, [found[i] for i in (bare, first, second, third)]) == [bare, third, first, second]
