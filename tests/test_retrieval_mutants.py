@@ -284,3 +284,30 @@ def test_of_a_chain_of_replacements_the_active_one_is_pulled_up(engine: Engine) 
     bare = engine.note("insight", "ingest batching without a subject").item_id
     found = _candidates(engine, "ingest batching")
     assert _seat(retrieval.seat_superseded, [found[i] for i in (bare, first, second, third)]) == [bare, third, first, second]
+
+
+def test_at_an_equal_score_the_more_important_item_ranks_first(engine: Engine) -> None:
+    """A pinned item of no importance and a cold one of full importance score alike (3 points each way): the
+    important one leads, whichever full-text order they came in."""
+    first = engine.note("insight", "the nightly export job timed out").item_id
+    second = engine.note("insight", "the nightly export job timed out").item_id
+    for item, importance, state in ((first, 0.0, "pinned"), (second, 1.0, "cold")):
+        engine.conn.execute("UPDATE memory_items SET importance=?, state=? WHERE id=?", (importance, state, item))
+    engine.conn.commit()
+    found = surfaces.ranked(engine._context(), "nightly export", 8)[2]
+    assert [c.id for c in found] == [second, first]
+    assert found[0].score == found[1].score
+
+
+def test_at_an_equal_score_and_importance_the_newer_item_ranks_first(engine: Engine, clock: Clock) -> None:
+    """Two notes found only by the dense side, alike in all but their dates (both after the clock, so equally
+    recent): the newer one leads though the dense side listed the older one first."""
+    engine.note("insight", "the event bus replays on restart")
+    clock.advance(days=1)
+    older = engine.note("insight", "queues drain before deploys").item_id
+    clock.advance(days=1)
+    newer = engine.note("insight", "queues drain before deploys").item_id
+    clock.advance(days=-5)
+    found = surfaces.ranked(hybrid(engine, {older: 0.5, newer: 0.5}), "event bus replay", 8)[2]
+    assert [c.id for c in found][1:] == [newer, older]
+    assert found[1].score == found[2].score and found[1].order > found[2].order

@@ -1,0 +1,29 @@
+"""Rendering rules a mutation run of `query/render.py` showed unheld (issue 27), at their exact edges.
+
+The packers and the line renderer as the surfaces use them: a degrading surface's last resort cut to exactly its
+budget, the labels a memory line carries, the cut of a long note with its pointer.
+"""
+
+from __future__ import annotations
+
+from cortex_engine.base.tokens import budget_chars
+from cortex_engine.query.render import fits, pack_degrading
+
+
+def test_a_surface_s_lines_fit_a_budget_up_to_its_last_character() -> None:
+    assert fits(["x" * 10, "y" * 9], 5)  # 20 characters with the newline: exactly 5 tokens
+    assert not fits(["x" * 10, "y" * 10], 5)
+    assert fits([], 0)
+
+
+def test_the_last_resort_cut_fills_the_budget_exactly() -> None:
+    """The second line is cut to the room its head, its last line and their two newlines leave: no character less."""
+    packed = pack_degrading(iter([(["head", "y" * 400, "z" * 50, "more"], [1, 2])]), 30)
+    assert packed == (["head", "y" * 109 + "…", "more"], [1])
+    assert len("\n".join(packed[0])) == budget_chars(30)
+
+
+def test_a_three_line_attempt_is_cut_and_nothing_to_render_is_none() -> None:
+    assert pack_degrading(iter([(["head", "y" * 400, "more"], [1])]), 10) == (["head", "y" * 29 + "…", "more"], [1])
+    assert pack_degrading(iter([]), 10) is None
+    assert pack_degrading(iter([(["h" * 30, "y" * 400, "m" * 30], [1])]), 10) is None  # even the cut cannot fit
