@@ -9,6 +9,7 @@ The store, the rerank and the seating are the real ones; the dense retriever is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -51,10 +52,8 @@ def test_a_dense_hit_adds_its_cosine_over_the_floor_and_nothing_else_changes(eng
     assert fused[hit].score - plain[hit].score == pytest.approx(DENSE_WEIGHT * (0.62 - DENSE_FLOOR))
     assert fused[miss].score == pytest.approx(plain[miss].score)
     assert (fused[hit].dense, fused[miss].dense, plain[hit].dense) == (0.62, None, None)
-    scores = engine._context()
     line = surfaces.recall(hybrid(engine, {hit: 0.62}), "cache layer", 600, detail="scores").text
     assert ", dense 0.62)" in line and line.count(", dense") == 1
-    assert scores is not None
 
 
 def test_a_dense_hit_exactly_at_the_floor_is_a_candidate(engine: Engine) -> None:
@@ -124,12 +123,16 @@ def _candidates(engine: Engine, topic: str) -> dict[str, retrieval.Candidate]:
     return {c.id: c for c in surfaces.rank_pool(engine._context(), topic, 20)[2].top(40)}
 
 
-def _seat(seat: object, order: list[retrieval.Candidate]) -> list[str]:
-    return [c.id for c in seat(order)]  # type: ignore[operator]
+Seat = Callable[[list[retrieval.Candidate]], list[retrieval.Candidate]]
+Contest = tuple[dict[str, retrieval.Candidate], list[str]]
+
+
+def _seat(seat: Seat, order: list[retrieval.Candidate]) -> list[str]:
+    return [c.id for c in seat(order)]
 
 
 @pytest.fixture
-def contest(engine: Engine) -> tuple[dict[str, retrieval.Candidate], list[str]]:
+def contest(engine: Engine) -> Contest:
     """A three-way contest on `spool flush`, an insight on the same subject (not a side), two other decisions."""
     same_subject = engine.note("insight", "spool flush durations are graphed per turn end", "spool flush").item_id
     sides = [engine.note("decision", text, "spool flush").item_id for text in (
@@ -142,19 +145,19 @@ def contest(engine: Engine) -> tuple[dict[str, retrieval.Candidate], list[str]]:
     return found, [*sides, same_subject, *others]
 
 
-def test_later_sides_of_a_contest_are_pulled_up_behind_the_first_in_their_order(contest) -> None:  # type: ignore[no-untyped-def]
+def test_later_sides_of_a_contest_are_pulled_up_behind_the_first_in_their_order(contest: Contest) -> None:
     found, (a, b, c, insight, x, y) = contest
     order = [found[i] for i in (a, x, c, b, y)]
     assert _seat(retrieval.seat_contested, order) == [a, c, b, x, y]
     assert _seat(retrieval.seat_contested, [found[i] for i in (a, b, c, x)]) == [a, b, c, x]
 
 
-def test_a_side_already_seated_is_passed_over_and_the_rest_follow(contest) -> None:  # type: ignore[no-untyped-def]
+def test_a_side_already_seated_is_passed_over_and_the_rest_follow(contest: Contest) -> None:
     found, (a, b, c, insight, x, y) = contest
     assert _seat(retrieval.seat_contested, [found[i] for i in (a, x, b, y)]) == [a, b, x, y]
 
 
-def test_only_contested_notes_pull_and_are_pulled(contest) -> None:  # type: ignore[no-untyped-def]
+def test_only_contested_notes_pull_and_are_pulled(contest: Contest) -> None:
     """A note on the contest's subject that is no side of it neither pulls the sides nor is pulled by them."""
     found, (a, b, c, insight, x, y) = contest
     assert _seat(retrieval.seat_contested, [found[i] for i in (insight, x, a, y, b)]) == [insight, x, a, b, y]
@@ -162,7 +165,7 @@ def test_only_contested_notes_pull_and_are_pulled(contest) -> None:  # type: ign
 
 
 def test_contested_sides_are_seated_together_only_within_their_scope(engine: Engine, repo: Repo,
-                                                                     make_engine) -> None:  # type: ignore[no-untyped-def]
+                                                                     make_engine: Callable[..., Engine]) -> None:
     """The same subject contested on another branch is another contest."""
     here = [engine.note("decision", t, "spool flush").item_id for t in (
         "flush the spool at turn end always", "do not flush the spool at turn end always")]
@@ -177,7 +180,7 @@ def test_contested_sides_are_seated_together_only_within_their_scope(engine: Eng
 
 
 def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engine, repo: Repo,
-                                                                   make_engine) -> None:  # type: ignore[no-untyped-def]
+                                                                   make_engine: Callable[..., Engine]) -> None:
     """The replacement pulled up is the active note of the same kind, subject and scope: not another decision, not
     an insight on the subject, not the same subject's decision on another branch."""
     old = engine.note("decision", "ingest batching uses kafka", "ingest").item_id
@@ -213,7 +216,8 @@ def test_with_nothing_current_the_superseded_note_stays_first(engine: Engine) ->
 
 
 def test_descending_orders_strings_in_reverse() -> None:
-    assert sorted(map(Descending, ["2026-01-02", "2026-03-01", "2026-01-01"])) == ["2026-03-01", "2026-01-02", "2026-01-01"]
+    days = ["2026-01-02", "2026-03-01", "2026-01-01"]
+    assert sorted(map(Descending, days)) == ["2026-03-01", "2026-01-02", "2026-01-01"]
     assert Descending("b") < "a" and not Descending("a") < "b" and not Descending("a") < "a"
 
 
@@ -222,7 +226,8 @@ def test_descending_orders_strings_in_reverse() -> None:
 
 def test_a_topic_s_terms_are_its_meaningful_words_and_compounds_once_each(engine: Engine) -> None:
     """Lowercased; one-letter words and function words dropped; a path or identifier one phrase; each term once."""
-    terms = retrieval.tokenize_topic("The a B Flush_Spool FLUSH flush flushing src/db/Pool.ts x9 it's")  # `it` and `s`: dropped
+    # `it` and `s` of `it's` are a function word and a letter: dropped
+    terms = retrieval.tokenize_topic("The a B Flush_Spool FLUSH flush flushing src/db/Pool.ts x9 it's")
     assert [(t.raw, t.stem, t.phrase) for t in terms] == [
         ("flush spool", "flush spool", True), ("flush", "flush", False), ("flushing", "flush", False),
         ("src db pool ts", "src db pool ts", True), ("x9", "x9", False)]
@@ -283,7 +288,8 @@ def test_of_a_chain_of_replacements_the_active_one_is_pulled_up(engine: Engine) 
                             for tool in ("kafka", "a cron job", "a queue")]
     bare = engine.note("insight", "ingest batching without a subject").item_id
     found = _candidates(engine, "ingest batching")
-    assert _seat(retrieval.seat_superseded, [found[i] for i in (bare, first, second, third)]) == [bare, third, first, second]
+    order = [found[i] for i in (bare, first, second, third)]
+    assert _seat(retrieval.seat_superseded, order) == [bare, third, first, second]
 
 
 def test_at_an_equal_score_the_more_important_item_ranks_first(engine: Engine) -> None:
