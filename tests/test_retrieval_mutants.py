@@ -273,6 +273,7 @@ def test_coverage_is_the_weighted_share_of_terms_found_as_words_or_stems() -> No
     assert retrieval.coverage(terms, {}, "caching") == pytest.approx(1 / 3)  # a term without a weight weighs 1
     assert retrieval.coverage([], {}, "anything") == 0.0
     assert retrieval.coverage(terms, {"caching": 0.0, "pool ts": 0.0, "timeout": 0.0}, "caching") == 0.0
+    assert retrieval.coverage(retrieval.tokenize_topic("caching"), {}, "cached") == 1.0  # one term of weight 1
 
 
 def test_a_topic_s_temporal_words_set_its_intent() -> None:
@@ -317,3 +318,20 @@ def test_at_an_equal_score_and_importance_the_newer_item_ranks_first(engine: Eng
     found = surfaces.ranked(hybrid(engine, {older: 0.5, newer: 0.5}), "event bus replay", 8)[2]
     assert [c.id for c in found][1:] == [newer, older]
     assert found[1].score == found[2].score and found[1].order > found[2].order
+
+
+def test_recency_halves_at_a_week_and_an_unreadable_date_counts_as_a_year(engine: Engine, clock: Clock) -> None:
+    """RECENCY_MAX / (1 + age in days / 7): two notes alike but for a week between them differ by exactly half of
+    it; a date that cannot be read is a year old; a date after the clock is today."""
+    week = engine.note("insight", "the nightly export job timed out").item_id
+    clock.advance(days=7)
+    today = engine.note("insight", "the nightly export job timed out").item_id
+    unread = engine.note("insight", "the nightly export job timed out").item_id
+    engine.conn.execute("UPDATE memory_items SET created_at='not a date' WHERE id=?", (unread,))
+    engine.conn.commit()
+    found = {c.id: c.score for c in surfaces.ranked(engine._context(), "nightly export", 8)[2]}
+    assert found[today] - found[week] == pytest.approx(0.5, abs=1e-9)
+    assert found[today] - found[unread] == pytest.approx(1 - 1 / (1 + 365 / 7), abs=1e-9)
+    clock.advance(days=-3)
+    found = {c.id: c.score for c in surfaces.ranked(engine._context(), "nightly export", 8)[2]}
+    assert found[today] - found[week] == pytest.approx(1 - 1 / (1 + 4 / 7), abs=1e-9)
