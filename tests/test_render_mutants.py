@@ -7,7 +7,7 @@ budget, the labels a memory line carries, the cut of a long note with its pointe
 from __future__ import annotations
 
 from cortex_engine.base.tokens import budget_chars
-from cortex_engine.query.render import fits, pack_degrading
+from cortex_engine.query.render import Entry, assemble_budgeted, fits, pack_degrading
 
 
 def test_a_surface_s_lines_fit_a_budget_up_to_its_last_character() -> None:
@@ -27,3 +27,24 @@ def test_a_three_line_attempt_is_cut_and_nothing_to_render_is_none() -> None:
     assert pack_degrading(iter([(["head", "y" * 400, "more"], [1])]), 10) == (["head", "y" * 29 + "…", "more"], [1])
     assert pack_degrading(iter([]), 10) is None
     assert pack_degrading(iter([(["h" * 30, "y" * 400, "m" * 30], [1])]), 10) is None  # even the cut cannot fit
+
+
+def hint(count: int) -> str:
+    return f"+{count} more"
+
+
+def test_alternatives_are_placed_while_they_fit_to_the_last_character() -> None:
+    """Each continuation costs its length and its newline: the second fits exactly in 44 characters (budget 11),
+    and one character more is left out."""
+    entries = [Entry("a" * 10, "b" * 10), Entry("c" * 10, "d" * 11)]
+    assert assemble_budgeted(None, entries, 11, hint).text == "\n".join(["a" * 10, "b" * 10, "c" * 10, "d" * 11])
+    entries = [Entry("a" * 10, "b" * 10), Entry("c" * 10, "d" * 12)]
+    assert assemble_budgeted(None, entries, 11, hint).text == "\n".join(["a" * 10, "b" * 10, "c" * 10])
+
+
+def test_a_lead_that_gives_way_to_the_first_line_is_cut_once() -> None:
+    """A lead and a first line that both overrun share the room in one cut each: no doubled `…`, and the first
+    line keeps its share."""
+    lead = "L" * 12 + " [stale: missing src/aaaa.py]"
+    entries = [Entry("e" * 24 + " [superseded]", None, "id1"), Entry("e" * 11)]
+    assert assemble_budgeted(lead, entries, 10, hint).text == "L" * 12 + "…\n" + "e" * 24 + "…"
