@@ -7,7 +7,9 @@ budget, the labels a memory line carries, the cut of a long note with its pointe
 from __future__ import annotations
 
 from cortex_engine.base.tokens import budget_chars
-from cortex_engine.query.render import Entry, assemble_budgeted, fits, pack_degrading
+from cortex_engine.memory.items import project_note_text
+from cortex_engine.query.render import (Entry, assemble_budgeted, clip, fits, humanize_kind, item_labels, label_tag,
+                                        note_label_suffix, pack_degrading)
 
 
 def test_a_surface_s_lines_fit_a_budget_up_to_its_last_character() -> None:
@@ -48,3 +50,29 @@ def test_a_lead_that_gives_way_to_the_first_line_is_cut_once() -> None:
     lead = "L" * 12 + " [stale: missing src/aaaa.py]"
     entries = [Entry("e" * 24 + " [superseded]", None, "id1"), Entry("e" * 11)]
     assert assemble_budgeted(lead, entries, 10, hint).text == "L" * 12 + "…\n" + "e" * 24 + "…"
+
+
+def test_a_room_of_one_shows_the_cut() -> None:
+    assert clip("abc", 1) == "…"
+    assert clip("abc", 0) == ""
+
+
+def test_a_cut_label_shares_a_small_room_with_eight_characters_of_text() -> None:
+    """17 characters: the text keeps 8 (7 and the `…`), the branch label the other 9, cut to its kind."""
+    assert clip("a" * 20 + " (from xy)", 17) == "a" * 7 + "… (from …)"
+
+
+def test_a_kind_s_name_is_everything_after_its_first_colon() -> None:
+    assert humanize_kind("episode:a:b_c") == "A:b c"
+    assert humanize_kind("note:decision") == "Decision"
+
+
+def test_a_note_line_carries_every_status_label_its_item_has() -> None:
+    """The line's labels are the item's labels, whichever combination the projection holds."""
+    for conflict in (False, True):
+        for status in ("active", "resolved", "superseded"):
+            text = project_note_text("decision", "use wal mode", "db", None, conflict, status, None)
+            shown = note_label_suffix("note:decision", text)
+            assert [label_tag(part.strip("[]()")) for part in shown.split()] == item_labels("note:decision", text, None)
+    text = project_note_text("decision", "use wal mode", "db", None, True, "resolved", None)
+    assert note_label_suffix("note:decision", text) == " [contested] (resolved)"
