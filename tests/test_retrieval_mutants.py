@@ -13,9 +13,11 @@ from collections.abc import Callable
 
 import pytest
 
+from cortex_engine.base import records
 from cortex_engine.engine import Engine
 from cortex_engine.query import retrieval, surfaces
 from cortex_engine.query.retrieval import DENSE_FLOOR, DENSE_WEIGHT, Descending
+from cortex_engine.store.database import scope_id
 
 from .conftest import Clock, Repo
 from .test_hybrid_fusion import hybrid, neighbours, shown
@@ -335,3 +337,57 @@ def test_recency_halves_at_a_week_and_an_unreadable_date_counts_as_a_year(engine
     clock.advance(days=-3)
     found = {c.id: c.score for c in surfaces.ranked(engine._context(), "nightly export", 8)[2]}
     assert found[today] - found[week] == pytest.approx(1 - 1 / (1 + 4 / 7), abs=1e-9)
+
+
+# --- the rerank's match terms -----------------------------------------------------------------------------------
+
+
+def _ranked(ctx: surfaces.Context, topic: str) -> dict[str, retrieval.Candidate]:
+    return {c.id: c for c in surfaces.ranked(ctx, topic, 8)[2]}
+
+
+def test_the_match_counts_each_term_by_its_idf(engine: Engine) -> None:
+    """The coverage part of the score is COVERAGE_WEIGHT × the IDF-weighted share of the topic's terms found."""
+    common = [engine.note("insight", f"pager number {n} streams").item_id for n in range(4)]
+    both = engine.note("insight", "the fast pager").item_id
+    weights = retrieval.term_weights(engine.conn, retrieval.tokenize_topic("pager fast"))
+    found = _ranked(engine._context(), "pager fast")
+    assert found[both].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT)
+    share = weights["pager"] / (weights["pager"] + weights["fast"])
+    assert found[common[0]].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT * share)
+
+
+def test_the_whole_topic_verbatim_adds_4_and_the_session_focus_1_5(engine: Engine) -> None:
+    verbatim = engine.note("insight", "the export job timed out").item_id
+    shuffled = engine.note("insight", "timed out: the job of export").item_id
+    found = _ranked(engine._context(), "  Export Job timed OUT ")
+    assert found[verbatim].lexical - found[shuffled].lexical == pytest.approx(4)
+    focused = _ranked(records.replace(engine._context(), focus="Job Of"), "export job timed out")
+    assert focused[shuffled].lexical - found[shuffled].lexical == pytest.approx(1.5)
+    assert focused[verbatim].lexical == pytest.approx(found[verbatim].lexical)
+
+
+def test_captured_evidence_repeated_word_for_word_is_one_candidate(engine: Engine) -> None:
+    """The same command with the same output, captured twice, is one candidate; notes alike stay two."""
+    now = engine.now()
+    rows = [("cmd:1", "command_run", "pytest", "pytest failed: cache warmup"),
+            ("cmd:2", "command_run", "pytest", "pytest failed: cache warmup"),
+            ("cmd:3", "command_run", "pytest", "pytest failed: cache warmup twice"),
+            ("cmd:4", "command_run", "tox", "pytest failed: cache warmup"),
+            ("cmd:5", "episode:command_failure", "pytest", "pytest failed: cache warmup")]
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, ?, ?, ?, 'warm', 0.5, ?)",
+        [(i, scope_id(engine.conn, engine.scope.key), kind, subject, text, now) for i, kind, subject, text in rows])
+    engine.conn.commit()
+    notes = [engine.note("insight", "pytest failed: cache warmup").item_id for _ in range(2)]
+    found = _ranked(engine._context(), "pytest cache warmup")
+    assert sorted(found) == sorted(["cmd:3", "cmd:4", "cmd:5", *notes, next(i for i in ("cmd:1", "cmd:2") if i in found)])
+
+
+def test_candidates_alike_in_everything_keep_their_full_text_order(engine: Engine) -> None:
+    first = engine.note("insight", "the nightly export job timed out").item_id
+    second = engine.note("insight", "the nightly export job timed out").item_id
+    found = surfaces.ranked(engine._context(), "nightly export", 8)[2]
+    assert {c.id for c in found} == {first, second} and found[0].score == found[1].score
+    assert [c.order for c in found] == [0, 1]
