@@ -9,6 +9,7 @@ The store, the rerank and the seating are the real ones; the dense retriever is 
 from __future__ import annotations
 
 import math
+from datetime import datetime
 from collections.abc import Callable
 
 import pytest
@@ -409,3 +410,54 @@ def test_the_subject_and_the_text_are_read_as_one_lowercased_text(engine: Engine
     engine.note("insight", "the xxxx flag")
     assert max(c.lexical for c in _ranked(engine._context(), "xxxx").values()) == pytest.approx(
         retrieval.COVERAGE_WEIGHT + 4)
+
+
+def _expected(engine: Engine, now: datetime, cand: retrieval.Candidate, topic: str, bm25: dict[int, float]) -> float:
+    """The rerank's score as `rerank`'s docstring states it, from the row and the store's own bm25."""
+    row = cand.row
+    age = max(0.0, (now - datetime.fromisoformat(row["created_at"])).total_seconds() / 86400)
+    words = set(topic.lower().split())
+    temporal = 0.0
+    if words & retrieval.RECENT_WORDS:
+        temporal += max(0.0, 5 - math.log(1 + age) * 0.9)
+    if words & retrieval.OLD_WORDS:
+        temporal += min(5.0, math.log(1 + age) * 0.9)
+    if words & retrieval.RESOLVED_WORDS:
+        temporal += 8.0 if "\nStatus: resolved" in row["text"] else -2.0
+    scope = 6.0 if row["scope_key"] == engine.scope.key else 2.0
+    best = max(abs(b) for b in bm25.values())
+    return (cand.lexical + scope + retrieval.KIND_WEIGHTS.get(cand.kind, retrieval.DEFAULT_KIND_WEIGHT)[0]
+            + 1 / (1 + age / 7) + temporal + retrieval.STATE_WEIGHT[row["state"]]
+            + min(row["access_count"] * 0.1, 0.3) + cand.truth + row["importance"] * 3
+            + 6.0 * abs(bm25[row["rowid"]]) / best)
+
+
+@pytest.mark.parametrize("topic", ["queue worker retries", "latest queue worker", "old queue worker",
+                                   "resolved queue worker", "previously fixed queue worker now"])
+def test_the_score_is_the_sum_the_rerank_states(engine: Engine, clock: Clock, topic: str) -> None:
+    """Match, scope, kind, recency, temporal intent, tier, use, truth, importance and bm25 share, each at its
+    stated weight, for notes of different kinds, ages, tiers, uses, statuses and scopes."""
+    old = engine.note("decision", "queue worker retries with backoff", "queue").item_id
+    clock.advance(days=40)
+    engine.note("decision", "queue worker retries forever", "queue")
+    clock.advance(days=3)
+    fixed = engine.note("blocker", "queue worker crashed on retries", "crash").item_id
+    engine.resolve(fixed)
+    plain = engine.note("insight", "the queue worker retries are counted").item_id
+    project = engine.note("insight", "queue worker dashboards").item_id
+    clock.advance(days=2)
+    engine.conn.execute("UPDATE memory_items SET access_count=2, state='hot', importance=0.9 WHERE id=?", (plain,))
+    engine.conn.execute("UPDATE memory_items SET access_count=7, state='cold' WHERE id=?", (old,))
+    project_key = next(k for k in engine._context().scope_keys if k.startswith("project:"))
+    engine.conn.execute("UPDATE memory_items SET scope_type='project', scope_id=? WHERE id=?",
+                        (scope_id(engine.conn, project_key), project))
+    engine.conn.commit()
+    ctx = engine._context()
+    query, _, found = surfaces.ranked(ctx, topic, 8)
+    assert query is not None and len(found) == 5
+    bm25 = dict(retrieval.ranked_hits(engine.conn, query, ctx.scope_keys, 40))
+    for cand in found:
+        assert cand.score == pytest.approx(_expected(engine, clock.now, cand, topic, bm25), abs=1e-9), cand.id
+    by_id = {c.id: c for c in found}
+    assert by_id[old].truth == -retrieval.SUPERSEDED_PENALTY and by_id[plain].truth == 0.0
+    assert (by_id[plain].hot, by_id[old].hot) == (retrieval.STATE_WEIGHT["hot"], retrieval.STATE_WEIGHT["cold"])
