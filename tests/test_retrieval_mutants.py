@@ -462,3 +462,14 @@ def test_the_score_is_the_sum_the_rerank_states(engine: Engine, clock: Clock, to
     by_id = {c.id: c for c in found}
     assert by_id[old].truth == -retrieval.SUPERSEDED_PENALTY and by_id[plain].truth == 0.0
     assert (by_id[plain].hot, by_id[old].hot) == (retrieval.STATE_WEIGHT["hot"], retrieval.STATE_WEIGHT["cold"])
+
+
+def test_when_every_match_is_superseded_the_replacement_is_shown(engine: Engine) -> None:
+    """Nothing current matches: the search for one ends at the bottom of the ranking, and what replaced the best
+    retired decision is shown."""
+    replacements = []
+    for i in range(3):
+        engine.note("decision", f"parser cache eviction uses lru number {i}", f"zone {chr(97 + i)}")
+        replacements.append(engine.note("decision", f"switched to a fifo queue, variant {i}", f"zone {chr(97 + i)}"))
+    _, total, found = surfaces.ranked(engine._context(), "parser cache eviction", 1)
+    assert total == 3 and [c.id for c in found] == [replacements[0].item_id]
