@@ -199,6 +199,7 @@ def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engin
     assert _seat(seat, [found[i] for i in (bare, old, other, insight, elsewhere, new)]) == \
         [bare, new, old, other, insight, elsewhere]
     assert _seat(seat, [found[i] for i in (old, bare, new)]) == [bare, new, old]  # never leads while bare matched
+    assert _seat(seat, [found[i] for i in (bare, old, other, new, insight)]) == [bare, new, old, other, insight]
     assert _seat(seat, [found[i] for i in (bare, new, old)]) == [bare, new, old]
     assert _seat(seat, [found[i] for i in (bare, old, new)]) == [bare, new, old]  # even from just below it
     assert _seat(seat, [found[i] for i in (old, new)]) == [new, old]
