@@ -440,7 +440,7 @@ def test_the_score_is_the_sum_the_rerank_states(engine: Engine, clock: Clock, to
     """Match, scope, kind, recency, temporal intent, tier, use, truth, importance and bm25 share, each at its
     stated weight, for notes of different kinds, ages, tiers, uses, statuses and scopes."""
     old = engine.note("decision", "queue worker retries with backoff", "queue").item_id
-    clock.advance(days=40)
+    clock.advance(days=300)  # past the recent intent's zero and the old intent's cap
     engine.note("decision", "queue worker retries forever", "queue")
     clock.advance(days=3)
     fixed = engine.note("blocker", "queue worker crashed on retries", "crash").item_id
