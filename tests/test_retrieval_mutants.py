@@ -474,3 +474,19 @@ def test_when_every_match_is_superseded_the_replacement_is_shown(engine: Engine)
         replacements.append(engine.note("decision", f"switched to a fifo queue, variant {i}", f"zone {chr(97 + i)}"))
     _, total, found = surfaces.ranked(engine._context(), "parser cache eviction", 1)
     assert total == 3 and [c.id for c in found] == [replacements[0].item_id]
+
+
+def test_captured_evidence_is_matched_on_its_subject_and_text_alike(engine: Engine) -> None:
+    """A command's subject is not repeated in its text (a note's is, in its trailers): the topic verbatim in the
+    subject earns the verbatim bonus, and the subject's last word and the text's first are two words."""
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'command_run', ?, ?, 'warm', 0.5, ?)",
+        [(i, scope_id(engine.conn, engine.scope.key), subject, text, engine.now())
+         for i, subject, text in (("cmd:1", "Export Job", "ran nightly"), ("cmd:2", "export", "job ran nightly"))])
+    engine.conn.commit()
+    found = _ranked(engine._context(), "export job")
+    weights = retrieval.term_weights(engine.conn, retrieval.tokenize_topic("export job"))
+    share = weights["export"] / (weights["export"] + weights["job"])
+    assert found["cmd:1"].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT + 4)
+    assert found["cmd:2"].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT * share)
