@@ -490,3 +490,23 @@ def test_captured_evidence_is_matched_on_its_subject_and_text_alike(engine: Engi
     share = weights["export"] / (weights["export"] + weights["job"])
     assert found["cmd:1"].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT + 4)
     assert found["cmd:2"].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT * share)
+
+
+def test_a_lexical_recall_names_its_one_retriever(engine: Engine) -> None:
+    engine.note("insight", "the export job timed out")
+    assert engine.recall("export job", book=False).retrievers == ("lexical",)
+
+
+def test_references_are_judged_for_history_when_the_topic_asks_for_the_past(engine: Engine, repo: Repo) -> None:
+    """A fresh reference adds TRUTH_MAX on top of what the rerank had; a missing one costs -4 - 1 for current truth
+    but only -1.5 when the topic asks what was (`old`, `previously`)."""
+    repo.write("src/kept.py")
+    repo.write("src/gone.py")
+    repo.commit("files")
+    kept = engine.note("decision", "the export job lives in src/kept.py", "export").item_id
+    gone = engine.note("insight", "the export job used src/gone.py").item_id
+    repo.path.joinpath("src/gone.py").unlink()
+    now = _ranked(engine._context(), "export job")
+    assert (now[kept].truth, now[gone].truth) == (retrieval.TRUTH_MAX, -5.0)
+    then = _ranked(engine._context(), "previously export job")
+    assert (then[kept].truth, then[gone].truth) == (retrieval.TRUTH_MAX, -1.5)
