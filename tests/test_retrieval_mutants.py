@@ -73,6 +73,11 @@ def test_the_background_is_the_twentieth_best_neighbour(engine: Engine) -> None:
     items = neighbours(engine, 20)
     cosines = {items[0]: 0.70, items[1]: 0.62, **{item: 0.55 for item in items[2:19]}, items[19]: 0.50}
     assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[0], items[1]]
+    _, total, _ = surfaces.ranked(hybrid(engine, cosines), "graphql federation gateway", 8)
+    assert total == 2  # the 18 left out are not counted as found
+    assert engine.recall("graphql federation gateway", book=False).retrievers == ("lexical",)
+    ctx = hybrid(engine, cosines)
+    assert surfaces.recall(ctx, "graphql federation gateway", 600).retrievers == ("lexical", "dense")
 
 
 def test_the_background_is_counted_from_the_best_in_a_bigger_store(engine: Engine) -> None:
@@ -510,3 +515,19 @@ def test_references_are_judged_for_history_when_the_topic_asks_for_the_past(engi
     assert (now[kept].truth, now[gone].truth) == (retrieval.TRUTH_MAX, -5.0)
     then = _ranked(engine._context(), "previously export job")
     assert (then[kept].truth, then[gone].truth) == (retrieval.TRUTH_MAX, -1.5)
+
+
+def test_a_kind_without_a_weight_and_a_match_without_bm25_score_as_stated(engine: Engine) -> None:
+    """An item of a kind the table does not list weighs DEFAULT_KIND_WEIGHT; a candidate the substring fallback
+    found (no full-text match, so no bm25) earns nothing for bm25."""
+    engine.conn.execute(
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES ('odd:1', 'branch', ?, 'episode:unlisted', NULL, 'the reexported symbols', 'warm', 0.5, ?)",
+        (scope_id(engine.conn, engine.scope.key), engine.now()))
+    engine.conn.commit()
+    query, _, found = surfaces.ranked(engine._context(), "xported", 8)
+    assert [c.id for c in found] == ["odd:1"]
+    cand = found[0]
+    assert cand.kind_weight == retrieval.DEFAULT_KIND_WEIGHT[0]
+    assert cand.score == pytest.approx(cand.lexical + 6.0 + retrieval.DEFAULT_KIND_WEIGHT[0] + 1.0
+                                       + retrieval.STATE_WEIGHT["warm"] + 0.5 * 3 + cand.truth, abs=1e-9)
