@@ -531,3 +531,24 @@ def test_a_kind_without_a_weight_and_a_match_without_bm25_score_as_stated(engine
     assert cand.kind_weight == retrieval.DEFAULT_KIND_WEIGHT[0]
     assert cand.score == pytest.approx(cand.lexical + 6.0 + retrieval.DEFAULT_KIND_WEIGHT[0] + 1.0
                                        + retrieval.STATE_WEIGHT["warm"] + 0.5 * 3 + cand.truth, abs=1e-9)
+
+
+def test_the_pool_is_five_times_the_list_at_least_20_and_the_fallback_four_times_at_least_16(engine: Engine) -> None:
+    """How many candidates a read weighs (`--json`'s total): max(5 × limit, 20) full-text matches, else
+    max(4 × limit, 16) items holding a topic word inside another."""
+    now = engine.now()
+    engine.conn.executemany(
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.5, ?)",
+        [(f"n:{n}", scope_id(engine.conn, engine.scope.key), f"pager {n} reexported", now) for n in range(50)])
+    engine.conn.commit()
+    ctx = engine._context()
+    assert [surfaces.ranked(ctx, "pager", limit)[1] for limit in (1, 4, 5, 8)] == [20, 20, 25, 40]
+    assert [surfaces.ranked(ctx, "xported", limit)[1] for limit in (1, 4, 5, 8)] == [16, 16, 20, 32]
+
+
+def test_an_exact_anchor_of_two_words_is_one_phrase(engine: Engine) -> None:
+    ran = engine.note("insight", "run npm test before a push").item_id
+    engine.note("insight", "the test of npm packaging")
+    query, _, found = surfaces.ranked(engine._context(), "npm test", 6, exact=True)
+    assert query == '"npm test"' and [c.id for c in found] == [ran]
