@@ -552,3 +552,15 @@ def test_an_exact_anchor_of_two_words_is_one_phrase(engine: Engine) -> None:
     engine.note("insight", "the test of npm packaging")
     query, _, found = surfaces.ranked(engine._context(), "npm test", 6, exact=True)
     assert query == '"npm test"' and [c.id for c in found] == [ran]
+
+
+def test_the_substring_fallback_finds_a_word_or_its_stem_and_nothing_else(engine: Engine) -> None:
+    """No full-text match: an item is kept when a topic word or its stem stands inside its subject or text, and
+    only then (not across the line between them, not for a subject it does not have)."""
+    engine.note("decision", "ship on fridays", "release")
+    engine.note("insight", "the deploy is slow")
+    assert surfaces.ranked(engine._context(), "xxxx", 8)[2] == []
+    assert surfaces.ranked(engine._context(), "xx", 8)[2] == []
+    inside = engine.note("insight", "prefetch autocached pages").item_id
+    _, _, found = surfaces.ranked(engine._context(), "caching", 8)
+    assert [c.id for c in found] == [inside]
