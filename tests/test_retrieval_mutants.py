@@ -16,6 +16,7 @@ import pytest
 
 from cortex_engine.base import records
 from cortex_engine.engine import Engine
+from cortex_engine.memory.items import DEFAULT_KIND_WEIGHT, KIND_WEIGHTS
 from cortex_engine.query import retrieval, surfaces
 from cortex_engine.query.retrieval import DENSE_FLOOR, DENSE_WEIGHT, Descending
 from cortex_engine.store.database import scope_id
@@ -433,10 +434,10 @@ def _expected(engine: Engine, now: datetime, cand: retrieval.Candidate, topic: s
         temporal += 8.0 if "\nStatus: resolved" in row["text"] else -2.0
     scope = 6.0 if row["scope_key"] == engine.scope.key else 2.0
     best = max(abs(b) for b in bm25.values())
-    return (cand.lexical + scope + retrieval.KIND_WEIGHTS.get(cand.kind, retrieval.DEFAULT_KIND_WEIGHT)[0]
-            + 1 / (1 + age / 7) + temporal + retrieval.STATE_WEIGHT[row["state"]]
-            + min(row["access_count"] * 0.1, 0.3) + cand.truth + row["importance"] * 3
-            + 6.0 * abs(bm25[row["rowid"]]) / best)
+    return float(cand.lexical + scope + KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
+                 + 1 / (1 + age / 7) + temporal + retrieval.STATE_WEIGHT[row["state"]]
+                 + min(row["access_count"] * 0.1, 0.3) + cand.truth + row["importance"] * 3
+                 + 6.0 * abs(bm25[row["rowid"]]) / best)
 
 
 @pytest.mark.parametrize("topic", ["queue worker retries", "latest queue worker", "old queue worker",
@@ -528,8 +529,8 @@ def test_a_kind_without_a_weight_and_a_match_without_bm25_score_as_stated(engine
     query, _, found = surfaces.ranked(engine._context(), "xported", 8)
     assert [c.id for c in found] == ["odd:1"]
     cand = found[0]
-    assert cand.kind_weight == retrieval.DEFAULT_KIND_WEIGHT[0]
-    assert cand.score == pytest.approx(cand.lexical + 6.0 + retrieval.DEFAULT_KIND_WEIGHT[0] + 1.0
+    assert cand.kind_weight == DEFAULT_KIND_WEIGHT[0]
+    assert cand.score == pytest.approx(cand.lexical + 6.0 + DEFAULT_KIND_WEIGHT[0] + 1.0
                                        + retrieval.STATE_WEIGHT["warm"] + 0.5 * 3 + cand.truth, abs=1e-9)
 
 
