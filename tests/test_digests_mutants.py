@@ -204,3 +204,11 @@ def test_a_read_again_replaces_the_digest_and_counts_the_reads(live: Engine, rep
     assert (third["sha256"], third["byte_size"], third["oversize"], third["source"], third["agent_id"],
             third["refund_eligible"], third["read_count"], third["recorded_at"]) == (
         sha(b"THIRD\n"), 6, 0, "payload", "agent-3", 1, 3, AT)
+
+
+def test_a_file_whose_size_says_less_than_it_holds_is_read_to_its_end() -> None:
+    """/proc reports a size of 0 for files that hold text: the digest is of all of it, not of nothing."""
+    path = Path("/proc/self/cmdline")
+    if not path.exists():
+        pytest.skip("needs Linux's /proc")
+    assert digest_file(str(path)) == (sha(path.read_bytes()), 0, False)

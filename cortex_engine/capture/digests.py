@@ -81,9 +81,15 @@ def digest_file(path: str) -> tuple[str | None, int | None, bool]:
             return None, None, False
         if info.st_size > DIGEST_CEILING:
             return None, info.st_size, True
-        # One read: a regular file's read returns all it holds up to the size asked (the one byte more would show
-        # a file that grew since the fstat; what grew later reads as changed since the read, never as unchanged).
-        return hashlib.sha256(os.read(fd, info.st_size + 1)).hexdigest(), info.st_size, False
+        # One read when the size is right (a regular file's read returns all it holds up to the size asked); a file
+        # whose size says less than it holds (/proc reports 0) or that grew since the fstat is read to its end.
+        data = os.read(fd, info.st_size + 1)
+        if len(data) > info.st_size:
+            whole = bytearray(data)
+            while chunk := os.read(fd, 65536):
+                whole += chunk
+            data = bytes(whole)
+        return hashlib.sha256(data).hexdigest(), info.st_size, False
     except OSError:
         return None, None, False
     finally:
