@@ -322,7 +322,7 @@ class Engine(EngineCore):
                 nothing is flushed, started or engaged.
         """
         engagement.reclaim_or_refuse(self.scope.worktree)
-        from cortex_engine.capture import gc  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
+        from cortex_engine.capture import gc
 
         gc.tidy_at_start(self.conn)  # first, so this start's own writes reuse the pages the merge frees
         self.flush_spool()
@@ -336,7 +336,7 @@ class Engine(EngineCore):
             logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
         session_id = sessions.begin(self.conn, self.scope, self.now(), host_session_id)
         engagement.fresh_context(self.conn, self.scope.worktree)
-        gc.auto(self.conn, self.clock(), self.cwd)
+        gc.auto(self.conn, self.clock(), self.cwd)  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
         return session_id
 
     def engage(self) -> None:

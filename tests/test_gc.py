@@ -213,7 +213,13 @@ def test_apply_tidies_the_full_text_index_and_recall_is_unchanged(
     assert {t: engine.recall(t, book=False).text for t in topics} == before
     # merged in one statement, the index would be written whole beside the old segments before they were freed
     assert engine.conn.execute("PRAGMA page_count").fetchone()[0] - pages <= queries.FULLTEXT_MERGE_STEP
-    again = engine.gc(apply=True)
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        again = engine.gc(apply=True)
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert not [s for s in statements if "'usermerge'" in s and s.startswith("INSERT")]  # the setting is kept
     assert again.fulltext_merged == again.fulltext_segments == report.fulltext_merged  # nothing left to merge
     engine.conn.execute("INSERT INTO memory_items_fts(memory_items_fts) VALUES ('integrity-check')")  # raises if not
 

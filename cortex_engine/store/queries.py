@@ -409,7 +409,9 @@ def tidy_fulltext(conn: sqlite3.Connection, pages: int, busy_ms: int) -> int | N
         return left
     written = 0
     with waiting_at_most(conn, busy_ms):
-        conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('usermerge', 2)")
+        setting = conn.execute("SELECT v FROM memory_items_fts_config WHERE k='usermerge'").fetchone()
+        if setting is None or setting[0] != 2:
+            conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('usermerge', 2)")  # once
         while written < pages:
             before = conn.total_changes
             conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('merge', ?)",
