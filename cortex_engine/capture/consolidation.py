@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from cortex_engine.base.records import record
 from cortex_engine.memory.items import NOTE_KINDS, collapse
@@ -25,51 +26,61 @@ class Step:
 
 def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = True) -> list[Step]:
     """Compress a session's events: grouped file events, test cycles, commands and subagents, in order."""
-    events = conn.execute(
-        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,)
-    ).fetchall()
+    events = [_event(row) for row in conn.execute(
+        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,))]
     steps: list[Step] = []
     i = 0
     while i < len(events):
-        ev = events[i]
-        meta = json.loads(ev["metadata_json"] or "{}")
-        if _role(ev) == "fail":
+        kind, target, meta = events[i]
+        if _role(events[i]) == "fail":
             cycle = _test_cycle(events, i)
             if cycle is not None:
                 end, step = cycle
                 steps.append(step)
                 i = end + 1
                 continue
-        if ev["type"] in ("read", "edit", "write"):
+        if kind in ("read", "edit", "write"):
             count = 1
-            while i + count < len(events) and events[i + count]["type"] == ev["type"] and events[i + count]["target"] == ev["target"]:
+            while i + count < len(events) and events[i + count][0] == kind and events[i + count][1] == target:
                 count += 1
-            verb = {"read": "Read", "edit": "Edited", "write": "Created"}[ev["type"]]
-            steps.append(Step(ev["type"], f"{verb} {ev['target']}{f' x{count}' if count > 1 else ''}", ev["target"]))
+            verb = {"read": "Read", "edit": "Edited", "write": "Created"}[kind]
+            steps.append(Step(kind, f"{verb} {target}{f' x{count}' if count > 1 else ''}", target))
             i += count
             continue
-        if ev["type"] == "cmd":
+        if kind == "cmd":
             if with_commands:
                 code = meta.get("exit_code")
                 steps.append(Step("cmd", f"Command ({meta.get('category', 'cmd')}): exit {code if code is not None else '?'}"))
-        elif ev["type"] == "agent":
+        elif kind == "agent":
             steps.append(Step("agent", f"Subagent: {collapse(str(meta.get('description', '')))[:120]}"))
-        elif ev["type"] == "search":
+        elif kind == "search":
             steps.append(Step("search", f"Searched {collapse(str(meta.get('pattern', '')))[:60]}"))
         i += 1
     return steps
 
 
-def _role(row: sqlite3.Row) -> str | None:
+Event = tuple[str, str | None, dict[str, Any]]
+"""An event as consolidation reads it: type, target, metadata."""
+
+_META_KINDS = frozenset({"cmd", "agent", "search"})
+
+
+def _event(row: sqlite3.Row) -> Event:
+    """An event row with its metadata decoded once, and only for the kinds whose metadata is read (a file event's
+    is not: a session is mostly reads and edits)."""
+    kind = row[0]
+    return kind, row[1], json.loads(row[2] or "{}") if kind in _META_KINDS else {}
+
+
+def _role(event: Event) -> str | None:
     """What an event is to a test cycle: `file` (an edit), `read`, `fail` or `pass` (a test run), else None."""
-    if row["type"] in ("edit", "write"):
+    kind, _, meta = event
+    if kind in ("edit", "write"):
         return "file"
-    if row["type"] == "read":
+    if kind == "read":
         return "read"
-    if row["type"] == "cmd":
-        meta = json.loads(row["metadata_json"] or "{}")
-        if meta.get("category") == "test" and meta.get("exit_code") is not None:
-            return "pass" if meta["exit_code"] == 0 else "fail"
+    if kind == "cmd" and meta.get("category") == "test" and meta.get("exit_code") is not None:
+        return "pass" if meta["exit_code"] == 0 else "fail"
     return None
 
 
@@ -78,15 +89,16 @@ def _cycle_step(iterations: int, files: list[str]) -> Step:
     return Step("test_cycle", f"Test cycle: fixed after {iterations} iteration{'s' if iterations != 1 else ''}{listed}")
 
 
-def _test_cycle(events: list[sqlite3.Row], start: int) -> tuple[int, Step] | None:
+def _test_cycle(events: list[Event], start: int) -> tuple[int, Step] | None:
     """From a failing test run: edits and further failures ending in a pass → (end index, the cycle)."""
     files: list[str] = []
     tests = 0
     for j in range(start + 1, len(events)):
         role = _role(events[j])
+        target = events[j][1]
         if role == "file":
-            if events[j]["target"] and events[j]["target"] not in files:
-                files.append(events[j]["target"])
+            if target and target not in files:
+                files.append(target)
         elif role in ("fail", "pass"):
             tests += 1
             if role == "pass":
@@ -115,15 +127,15 @@ def trailing_test_cycle(conn: sqlite3.Connection, session_id: str) -> Step | Non
         (session_id, CYCLE_LOOKBACK),
     )
     first = rows.fetchone()  # rows are read lazily: the walk usually stops within a few
-    if first is None or _role(first) != "pass":
+    if first is None or _role(_event(first)) != "pass":
         return None
     failures = 0
     files: list[str] = []
     for row in rows:
-        role = _role(row)
+        role = _role(_event(row))
         if role == "file":
-            if row["target"] and row["target"] not in files:
-                files.append(row["target"])
+            if row[1] and row[1] not in files:
+                files.append(row[1])
         elif role == "fail":
             failures += 1
         elif role != "read":
