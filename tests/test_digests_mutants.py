@@ -212,3 +212,53 @@ def test_a_file_whose_size_says_less_than_it_holds_is_read_to_its_end() -> None:
     if not path.exists():
         pytest.skip("needs Linux's /proc")
     assert digest_file(str(path)) == (sha(path.read_bytes()), 0, False)
+
+
+# --- relative_path: the file key a read or an edit is booked under, through symlinks
+
+
+def _reference_key(path: str, worktree: str) -> str:
+    """The key by its definition: realpath of the whole path, relative to the worktree's realpath when inside."""
+    normalized = os.path.normpath(path.replace("\\", "/"))
+    if not os.path.isabs(normalized):
+        return normalized
+    real, root = os.path.realpath(normalized), os.path.realpath(worktree)
+    if real == root or not real.startswith(root + os.sep):
+        return real
+    return os.path.relpath(real, root).replace(os.sep, "/")
+
+
+def test_a_file_key_resolves_symlinks_anywhere_in_the_path_as_realpath_does(tmp_path: Path) -> None:
+    """Every combination of a linked worktree, linked folders, linked and dangling files, missing parts and a file
+    where a folder should be gives the key realpath gives (the folder is resolved once, the last part per file)."""
+    import random
+
+    from cortex_engine.capture import digests
+
+    real = tmp_path / "real"
+    (real / "src" / "deep").mkdir(parents=True)
+    (real / "src" / "a.py").write_text("a")
+    (real / "src" / "deep" / "b.py").write_text("b")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.py").write_text("o")
+    (tmp_path / "wt").symlink_to(real)  # the worktree itself reached through a link
+    (real / "lib").symlink_to(real / "src")  # a folder linked inside the worktree
+    (real / "out").symlink_to(outside)  # a folder linked outside it
+    (real / "src" / "alias.py").symlink_to(real / "src" / "deep" / "b.py")  # a file linked inside
+    (real / "src" / "escape.py").symlink_to(outside / "o.py")  # a file linked outside
+    (real / "src" / "dangling.py").symlink_to(real / "nowhere.py")
+    (real / "src" / "loop.py").symlink_to(real / "src" / "loop.py")
+    parts = ["src", "lib", "out", "deep", "a.py", "b.py", "alias.py", "escape.py", "dangling.py", "loop.py",
+             "missing", "o.py", "..", "."]
+    rng = random.Random(7)
+    paths = [str(base / "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))))
+             for _ in range(400) for base in (rng.choice([real, tmp_path / "wt", outside]),)]
+    paths += ["relative/x.py", str(tmp_path / "wt"), str(real), "/", str(real / "src" / "a.py" / "under-a-file")]
+    digests.relative_path.cache_clear()
+    for worktree in (str(real), str(tmp_path / "wt")):
+        got = [digests.relative_path(p, worktree) for p in paths]
+        assert got == [_reference_key(p, worktree) for p in paths]
+    inside = [p for p in got if not os.path.isabs(p)]
+    assert len(set(inside)) > 20  # the sample reaches many keys inside the worktree, through links and not
+    assert "src/deep/b.py" in got and str(outside / "o.py") in got

@@ -32,11 +32,31 @@ def relative_path(path: str, worktree: str) -> str:
     normalized = os.path.normpath(path.replace("\\", "/"))
     if not os.path.isabs(normalized):
         return normalized
-    real = os.path.realpath(normalized)
+    real = _real_file(normalized)
     root = _real_root(worktree)
     if real == root or not real.startswith(root + os.sep):
         return real
     return os.path.relpath(real, root).replace(os.sep, "/")
+
+
+def _real_file(path: str) -> str:
+    """`os.path.realpath` of a normalized absolute path, its folder resolved once for all the files in it: only the
+    last component is looked at per file (a symlink there is resolved whole, as realpath would)."""
+    folder, leaf = os.path.split(path)
+    if not leaf:
+        return os.path.realpath(path)
+    try:
+        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        linked = False  # realpath keeps a missing last component as it is
+    except OSError:
+        return os.path.realpath(path)
+    return os.path.realpath(path) if linked else os.path.join(_real_folder(folder), leaf)
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 @functools.lru_cache(maxsize=64)
