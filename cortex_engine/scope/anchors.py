@@ -206,8 +206,10 @@ def _definitions(language: str, text: str, lines: list[str]) -> dict[str, list[S
             if language == "ruby":
                 end = _ruby_end(lines, start)
             else:
-                end = _brace_end(text, match.end(), offsets, start, need_body=role == "method",
-                                 lifetimes=language == "rust")
+                # A pattern that ends on the parameter list's `(` (Go's type list's `[`) is scanned from that
+                # bracket, so the newlines of a long parameter list count as inside it, not before the body
+                at = match.end() - 1 if text[match.end() - 1] in "([" else match.end()
+                end = _brace_end(text, at, offsets, start, need_body=role == "method", lifetimes=language == "rust")
             if end is None:
                 continue
             recv = match.groupdict().get("recv")
