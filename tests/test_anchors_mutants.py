@@ -50,3 +50,14 @@ def test_a_claim_on_a_method_with_a_long_parameter_list_goes_stale_when_its_body
     repo.write(path, LONG_PARAMETERS[path].replace("p0 + 1", "p0 + 2"))
     items = engine.validate_memory(persist=False)["items"]
     assert [item["label"] for item in items] == [f"drifted: {path}:Store.refreshToken changed"]
+
+
+def test_two_anchors_of_the_same_content_are_each_found_at_the_copy_nearest_where_they_were() -> None:
+    block = "retry(3)\nbackoff(2)\n"
+    text = "a = 1\n" + block + "".join(f"x{k} = {k}\n" for k in range(20)) + block
+    lines = text.splitlines(keepends=True)
+    digest = anchors.span_digest(lines, 2, 3)
+    assert anchors.span_digest(lines, 24, 25) == digest
+    moved = anchors.source_of("src/conf.py", "# one\n# two\n" + text)  # both copies two lines down
+    assert anchors.locate(moved, None, 2, 3, digest) == anchors.Located("fresh", 4, 5, digest)
+    assert anchors.locate(moved, None, 24, 25, digest) == anchors.Located("fresh", 26, 27, digest)

@@ -106,7 +106,7 @@ class Source:
     lines: list[str]
     language: str | None
     _defs: dict[str, list[Span]] | None = field(default=None, repr=False)
-    _found: dict[tuple[int, str], int | None] = field(default_factory=dict, repr=False)
+    _found: dict[tuple[int, str], list[int]] = field(default_factory=dict, repr=False)
     _spans: dict[str, list[Span]] = field(default_factory=dict, repr=False)
     _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
     _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
@@ -151,8 +151,9 @@ class Source:
                 body = "".join(norm[start:start + length])
                 if hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest() == digest:
                     hits.append(start + 1)
-            self._found[key] = min(hits, key=lambda s: abs(s - near)) if hits else None
-        return self._found[key]
+            self._found[key] = hits  # every copy: another anchor of the same content asks from elsewhere
+        hits = self._found[key]
+        return min(hits, key=lambda s: abs(s - near)) if hits else None
 
 
 LANGUAGES = {
