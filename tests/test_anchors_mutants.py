@@ -6,6 +6,10 @@ how `locate` finds an anchor's content again, which files are read at all.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import cast
+
 import pytest
 
 from cortex_engine.engine import Engine
@@ -25,7 +29,7 @@ LONG_PARAMETERS = {
 
 @pytest.mark.parametrize("path", sorted(LONG_PARAMETERS))
 def test_a_method_whose_parameters_run_over_ten_lines_is_anchored_and_drifts_with_its_body(
-        tmp_path, path: str) -> None:
+        tmp_path: Path, path: str) -> None:
     text = LONG_PARAMETERS[path]
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text(text)
@@ -39,17 +43,21 @@ def test_a_method_whose_parameters_run_over_ten_lines_is_anchored_and_drifts_wit
         "drifted", 2, 16, anchors.span_digest(edited.lines, 2, 16))
 
 
+def labels(engine: Engine) -> list[object]:
+    """The freshness label of each memory of the scope."""
+    items = cast("list[dict[str, object]]", engine.validate_memory(persist=False)["items"])
+    return [item["label"] for item in items]
+
+
 def test_a_claim_on_a_method_with_a_long_parameter_list_goes_stale_when_its_body_changes(
         repo: Repo, engine: Engine) -> None:
     path = "web/store.ts"
     repo.write(path, LONG_PARAMETERS[path])
     repo.commit("store")
     engine.note("decision", f"Store.refreshToken() in {path} adds one before returning", "token refresh")
-    items = engine.validate_memory(persist=False)["items"]
-    assert [item["label"] for item in items] == [None]
+    assert labels(engine) == [None]
     repo.write(path, LONG_PARAMETERS[path].replace("p0 + 1", "p0 + 2"))
-    items = engine.validate_memory(persist=False)["items"]
-    assert [item["label"] for item in items] == [f"drifted: {path}:Store.refreshToken changed"]
+    assert labels(engine) == [f"drifted: {path}:Store.refreshToken changed"]
 
 
 def test_two_anchors_of_the_same_content_are_each_found_at_the_copy_nearest_where_they_were() -> None:
@@ -61,3 +69,144 @@ def test_two_anchors_of_the_same_content_are_each_found_at_the_copy_nearest_wher
     moved = anchors.source_of("src/conf.py", "# one\n# two\n" + text)  # both copies two lines down
     assert anchors.locate(moved, None, 2, 3, digest) == anchors.Located("fresh", 4, 5, digest)
     assert anchors.locate(moved, None, 24, 25, digest) == anchors.Located("fresh", 26, 27, digest)
+
+
+def spans(path: str, text: str, *names: str) -> dict[str, list[tuple[int, int]]]:
+    """The spans `Source.spans` gives each name (what `find_anchors` and `locate` ask)."""
+    source = anchors.source_of(path, text)
+    return {name: [(s.start, s.end) for s in source.spans(name)] for name in names}
+
+
+def test_ruby_definitions_end_on_the_end_at_their_own_indentation() -> None:
+    text = ("module Auth\n  class Store\n    def refresh?(x)\n      if x\n        1\n      end\n    end\n\n"
+            "    def self.build!\n      end_time = new\n    end\n  end\nend\n\ndef orphan\n  1\n")
+    assert anchors.source_of("lib/auth.rb", text).definitions() == {
+        "Auth": [anchors.Span(1, 13)], "Store": [anchors.Span(2, 12)], "Auth.Store": [anchors.Span(2, 12)],
+        "refresh?": [anchors.Span(3, 7)], "Store.refresh?": [anchors.Span(3, 7)],
+        "build!": [anchors.Span(9, 11)], "Store.build!": [anchors.Span(9, 11)]}  # `orphan` never ends
+
+
+# A file `ast` cannot parse whole (a Python 2 print at the end): only the scan can find its definitions.
+BROKEN_TAIL = "\n\nprint 'py2'\n"
+
+
+def test_python_definitions_are_qualified_by_the_walk_up_their_headers_without_parsing_the_file() -> None:
+    text = ("class A:\n    def g(\n        self,  # (a note\n        x,\n    ) -> int:\n        return x\n\n"
+            "    @property\n    def f(self):\n        def inner():\n            return 1\n        return inner\n"
+            + BROKEN_TAIL)
+    assert spans("x.py", text, "A.g", "g", "A.f", "f", "f.inner", "A.f.inner", "inner", "B.f", "A", "A.inner") == {
+        "A.g": [(2, 6)], "g": [(2, 6)], "A.f": [(9, 12)], "f": [(9, 12)], "f.inner": [(10, 11)],
+        "A.f.inner": [(10, 11)], "inner": [(10, 11)], "B.f": [], "A": [(1, 12)], "A.inner": []}
+
+
+def test_a_header_closed_at_a_lower_indentation_is_passed_on_the_way_up() -> None:
+    text = "class A:\n    def g(\n        self,\n):\n        def f():\n            return 1\n        return f\n" + BROKEN_TAIL
+    assert spans("x.py", text, "A.g.f", "g.f") == {"A.g.f": [(5, 6)], "g.f": [(5, 6)]}
+
+
+def test_a_one_line_definition_is_one_line() -> None:
+    assert spans("x.py", "def h(): return 1\nx = 2\n" + BROKEN_TAIL, "h") == {"h": [(1, 1)]}
+
+
+def test_a_definition_the_walk_cannot_qualify_is_asked_of_ast() -> None:
+    # a flush-left string between the method and its class: the walk cannot tell it from code
+    text = 'class A:\n    doc = """\nflush left\n"""\n    def f(self):\n        return 1\n'
+    assert spans("x.py", text, "A.f", "B.f") == {"A.f": [(5, 6)], "B.f": []}
+    assert spans("x.py", text + BROKEN_TAIL, "A.f") == {"A.f": []}
+
+
+def test_a_cut_that_is_not_one_definition_is_asked_of_ast() -> None:
+    # the scan cuts `f` at the flush-left line inside its string; `ast` reads it whole
+    text = 'def f():\n    s = """\nflush-left\n"""\n    return s\n\n\ndef g():\n    return 2\n'
+    assert spans("x.py", text, "f", "g") == {"f": [(1, 5)], "g": [(8, 9)]}
+    assert spans("x.py", text + BROKEN_TAIL, "f", "g") == {"f": [], "g": [(8, 9)]}
+
+
+def test_a_symbol_defined_over_400_lines_or_more_is_not_anchored(tmp_path: Path) -> None:
+    body = "".join(f"    x{k} = {k}\n" for k in range(400))
+    (tmp_path / "big.py").write_text("def huge_function():\n" + body + "\n\ndef small_one():\n    return 1\n")
+    found = anchors.find_anchors(str(tmp_path), ["big.py"], "huge_function() and small_one() in big.py")
+    assert [(a.symbol, a.start, a.end) for a in found] == [("small_one", 404, 405)]
+    (tmp_path / "big.py").write_text("def huge_function():\n" + body[:-len("    x399 = 399\n")])
+    found = anchors.find_anchors(str(tmp_path), ["big.py"], "huge_function() in big.py")
+    assert [(a.symbol, a.start, a.end) for a in found] == [("huge_function", 1, 400)]
+
+
+def test_the_symbols_of_a_note_are_looked_for_in_each_of_its_files(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def alpha_fn():\n    return 1\n")
+    (tmp_path / "b.py").write_text("def beta_fn():\n    return 2\n")
+    found = anchors.find_anchors(str(tmp_path), ["a.py", "b.py"], "alpha_fn() calls beta_fn()")
+    assert [(a.path, a.symbol) for a in found] == [("a.py", "alpha_fn"), ("b.py", "beta_fn")]
+
+
+def test_two_moved_ranges_of_different_content_are_each_found() -> None:
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    lines = text.splitlines(keepends=True)
+    first, second = anchors.span_digest(lines, 1, 2), anchors.span_digest(lines, 3, 3)
+    moved = anchors.source_of("src/conf.py", "# new\n" + text)
+    assert anchors.locate(moved, None, 1, 2, first) == anchors.Located("fresh", 2, 3, first)
+    assert anchors.locate(moved, None, 3, 3, second) == anchors.Located("fresh", 4, 4, second)
+
+
+def test_read_source_reads_only_a_regular_file_inside_the_root_without_following_links(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.py").write_text("y = 2\n")
+    os.symlink(outside / "b.py", root / "src" / "link.py")
+    os.symlink(outside, root / "linked")
+    source = anchors.read_source(str(root), "src/a.py")
+    assert source is not None and source.text == "x = 1\n" and source.language == "python"
+    for rel in ("", "/etc/passwd", "../outside/b.py", "src/../src/a.py", "src/missing.py", "src", "src/link.py",
+                "linked/b.py", "src/a.py\0"):
+        assert anchors.read_source(str(root), rel) is None, rel
+
+
+def test_read_source_refuses_a_file_over_the_cap_or_with_a_nul_in_its_head(tmp_path: Path) -> None:
+    (tmp_path / "cap.txt").write_bytes(b"x" * anchors.MAX_FILE_BYTES)
+    (tmp_path / "over.txt").write_bytes(b"x" * (anchors.MAX_FILE_BYTES + 1))
+    (tmp_path / "nul.txt").write_bytes(b"x" * 8191 + b"\0")
+    (tmp_path / "late.txt").write_bytes(b"x" * 8192 + b"\0")
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
+    cap = anchors.read_source(str(tmp_path), "cap.txt")
+    assert cap is not None and len(cap.text) == anchors.MAX_FILE_BYTES
+    assert anchors.read_source(str(tmp_path), "over.txt") is None
+    assert anchors.read_source(str(tmp_path), "nul.txt") is None
+    late = anchors.read_source(str(tmp_path), "late.txt")
+    assert late is not None and late.text.endswith("x\0")
+    latin = anchors.read_source(str(tmp_path), "latin.txt")
+    assert latin is not None and latin.lines == ["caf\ufffd\n"] and latin.language is None
+
+
+def test_read_source_rereads_a_file_whose_size_or_time_changed(tmp_path: Path) -> None:
+    target = tmp_path / "a.py"
+    target.write_text("x = 1\n")
+    assert anchors.read_source(str(tmp_path), "a.py").text == "x = 1\n"  # type: ignore[union-attr]
+    stamp = os.stat(target).st_mtime_ns
+    target.write_text("x = 2\n")
+    os.utime(target, ns=(stamp, stamp))
+    assert anchors.read_source(str(tmp_path), "a.py").text == "x = 1\n"  # type: ignore[union-attr]  # same key
+    os.utime(target, ns=(stamp + 10**9, stamp + 10**9))
+    assert anchors.read_source(str(tmp_path), "a.py").text == "x = 2\n"  # type: ignore[union-attr]
+    target.write_text("x = 33\n")
+    os.utime(target, ns=(stamp + 10**9, stamp + 10**9))
+    assert anchors.read_source(str(tmp_path), "a.py").text == "x = 33\n"  # type: ignore[union-attr]
+
+
+def test_the_oldest_quarter_of_the_files_read_is_forgotten_when_the_cache_is_full(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anchors, "_sources", {})
+    monkeypatch.setattr(anchors, "SOURCE_CACHE_SIZE", 8)
+    stamp = 10**18
+    for k in range(9):
+        (tmp_path / f"f{k}.py").write_text("a = 1\n")
+        os.utime(tmp_path / f"f{k}.py", ns=(stamp, stamp))
+        assert anchors.read_source(str(tmp_path), f"f{k}.py") is not None
+    for k in range(9):  # rewritten with the same size and time: only a forgotten file is read again
+        (tmp_path / f"f{k}.py").write_text("b = 2\n")
+        os.utime(tmp_path / f"f{k}.py", ns=(stamp, stamp))
+    order = [*range(2, 9), 0, 1]  # the ones kept first: reading a forgotten one makes room again
+    texts = [anchors.read_source(str(tmp_path), f"f{k}.py").text for k in order]  # type: ignore[union-attr]
+    assert texts == ["a = 1\n"] * 7 + ["b = 2\n"] * 2
