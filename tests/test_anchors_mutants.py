@@ -99,9 +99,23 @@ def test_python_definitions_are_qualified_by_the_walk_up_their_headers_without_p
         "A.f.inner": [(10, 11)], "inner": [(10, 11)], "B.f": [], "A": [(1, 12)], "A.inner": []}
 
 
-def test_a_header_closed_at_a_lower_indentation_is_passed_on_the_way_up() -> None:
-    text = "class A:\n    def g(\n        self,\n):\n        def f():\n            return 1\n        return f\n" + BROKEN_TAIL
-    assert spans("x.py", text, "A.g.f", "g.f") == {"A.g.f": [(5, 6)], "g.f": [(5, 6)]}
+@pytest.mark.parametrize("header", ["        self,\n    ):", "        self,\n):", "        self, x=[\n    ]) -> int:",
+                                    "        self, x={\n    }):"])
+def test_a_header_closed_at_a_lower_indentation_is_passed_on_the_way_up(header: str) -> None:
+    text = f"class A:\n    def g(\n{header}\n        def f():\n            return 1\n        return f\n"
+    assert spans("x.py", text + BROKEN_TAIL, "A.g.f", "g.f") == {"A.g.f": [(5, 6)], "g.f": [(5, 6)]}
+
+
+def test_the_walk_up_reads_one_space_indentation_and_the_file_s_first_line() -> None:
+    assert spans("x.py", "class A:\n def f(self):\n  return 1\n" + BROKEN_TAIL, "A.f") == {"A.f": [(2, 3)]}
+    assert spans("x.py", "\ndef f():\n    return 1\n" + BROKEN_TAIL, "f") == {"f": [(2, 3)]}
+    # a fragment that starts indented: the walk ends at the first line, not at the file's last
+    assert spans("x.py", "\n    def f():\n        pass\nclass Z:\n    pass\n", "Z.f", "f") == {"Z.f": [], "f": [(2, 3)]}
+
+
+def test_only_a_definition_of_the_whole_name_on_its_own_line_counts() -> None:
+    assert spans("x.py", "def refresh_all():\n    pass\n" + BROKEN_TAIL, "refresh") == {"refresh": []}
+    assert spans("x.py", "def fetch(fetch_all):\n    return fetch_all\n" + BROKEN_TAIL, "fetch") == {"fetch": [(1, 2)]}
 
 
 def test_a_one_line_definition_is_one_line() -> None:
@@ -112,6 +126,9 @@ def test_a_definition_the_walk_cannot_qualify_is_asked_of_ast() -> None:
     # a flush-left string between the method and its class: the walk cannot tell it from code
     text = 'class A:\n    doc = """\nflush left\n"""\n    def f(self):\n        return 1\n'
     assert spans("x.py", text, "A.f", "B.f") == {"A.f": [(5, 6)], "B.f": []}
+    assert spans("x.py", text + BROKEN_TAIL, "A.f") == {"A.f": []}
+    text = 'class A:\n    doc = """\nXML schema"""\n    def f(self):\n        return 1\n'  # not a header's closer
+    assert spans("x.py", text, "A.f") == {"A.f": [(4, 5)]}
     assert spans("x.py", text + BROKEN_TAIL, "A.f") == {"A.f": []}
 
 
