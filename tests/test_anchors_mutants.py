@@ -120,6 +120,22 @@ def test_only_a_definition_of_the_whole_name_on_its_own_line_counts() -> None:
 
 def test_a_one_line_definition_is_one_line() -> None:
     assert spans("x.py", "def h(): return 1\nx = 2\n" + BROKEN_TAIL, "h") == {"h": [(1, 1)]}
+    assert spans("x.py", "def h(): return MAX\nx = 2\n" + BROKEN_TAIL, "h") == {"h": [(1, 1)]}
+
+
+def test_a_header_s_brackets_are_counted_outside_its_comments() -> None:
+    text = ("class A:\n    def g(\n        self,  # a) the size, #b) the rest\n        x=MAX,\n    ) -> int:\n"
+            "        return x\n" + BROKEN_TAIL)
+    assert spans("x.py", text, "A.g") == {"A.g": [(2, 6)]}
+
+
+def test_a_header_left_open_at_the_end_of_the_file_ends_on_the_last_line() -> None:
+    assert anchors.source_of("x.py", "def f(\n    a,\n").definitions() == {"f": [anchors.Span(1, 2)]}
+
+
+def test_a_flush_left_comment_does_not_end_a_body() -> None:
+    text = "def f():\n    x = 1\n# a flush-left comment\n    return x\n" + BROKEN_TAIL
+    assert spans("x.py", text, "f") == {"f": [(1, 4)]}
 
 
 def test_a_definition_the_walk_cannot_qualify_is_asked_of_ast() -> None:
@@ -176,8 +192,9 @@ def test_read_source_reads_only_a_regular_file_inside_the_root_without_following
     os.symlink(outside, root / "linked")
     source = anchors.read_source(str(root), "src/a.py")
     assert source is not None and source.text == "x = 1\n" and source.language == "python"
+    os.symlink(outside, root / "src" / "deeper")
     for rel in ("", "/etc/passwd", "../outside/b.py", "src/../src/a.py", "src/missing.py", "src", "src/link.py",
-                "linked/b.py", "src/a.py\0"):
+                "linked/b.py", "src/deeper/b.py", "src/a.py\0"):
         assert anchors.read_source(str(root), rel) is None, rel
 
 
@@ -227,3 +244,19 @@ def test_the_oldest_quarter_of_the_files_read_is_forgotten_when_the_cache_is_ful
     order = [*range(2, 9), 0, 1]  # the ones kept first: reading a forgotten one makes room again
     texts = [anchors.read_source(str(tmp_path), f"f{k}.py").text for k in order]  # type: ignore[union-attr]
     assert texts == ["a = 1\n"] * 7 + ["b = 2\n"] * 2
+
+
+def test_a_qualified_name_whose_last_part_is_a_keyword_or_builtin_is_no_symbol() -> None:
+    assert anchors.named_symbols("call Config.type and x.len or Store.refresh") == ["Store.refresh"]
+
+
+@pytest.mark.parametrize(("text", "symbol"), [
+    ("Store.refresh keeps it", "Store.refresh"),  # only a qualified name
+    ("the `refresh` method keeps it", "refresh"),  # only a backticked one
+    ("refresh() keeps it", "refresh"),  # only a call
+    ("refresh_all keeps it", "refresh_all"),  # only a code-shaped word
+])
+def test_a_note_naming_code_any_one_way_has_its_file_read(tmp_path: Path, text: str, symbol: str) -> None:
+    (tmp_path / "a.py").write_text("class Store:\n    def refresh(self):\n        return 1\n\n"
+                                   "def refresh_all():\n    return 2\n")
+    assert [a.symbol for a in anchors.find_anchors(str(tmp_path), ["a.py"], text)] == [symbol]
