@@ -129,6 +129,11 @@ def test_a_header_s_brackets_are_counted_outside_its_comments() -> None:
     assert spans("x.py", text, "A.g") == {"A.g": [(2, 6)]}
 
 
+def test_a_header_ends_at_its_colon_even_with_a_bracket_left_open_in_a_string() -> None:
+    text = 'def f(x="("):\n    return x\n\n\ndef g():\n    return 2\n'
+    assert spans("x.py", text + BROKEN_TAIL, "f", "g") == {"f": [(1, 2)], "g": [(5, 6)]}
+
+
 def test_a_header_left_open_at_the_end_of_the_file_ends_on_the_last_line() -> None:
     assert anchors.source_of("x.py", "def f(\n    a,\n").definitions() == {"f": [anchors.Span(1, 2)]}
 
