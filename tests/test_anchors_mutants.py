@@ -110,7 +110,7 @@ def test_the_walk_up_reads_one_space_indentation_and_the_file_s_first_line() -> 
     assert spans("x.py", "class A:\n def f(self):\n  return 1\n" + BROKEN_TAIL, "A.f") == {"A.f": [(2, 3)]}
     assert spans("x.py", "\ndef f():\n    return 1\n" + BROKEN_TAIL, "f") == {"f": [(2, 3)]}
     # a fragment that starts indented: the walk ends at the first line, not at the file's last
-    assert spans("x.py", "\n    def f():\n        pass\nclass Z:\n    pass\n", "Z.f", "f") == {"Z.f": [], "f": [(2, 3)]}
+    assert spans("x.py", "\n    def f():\n        pass\nclass Z: pass\n", "Z.f", "f") == {"Z.f": [], "f": [(2, 3)]}
 
 
 def test_only_a_definition_of_the_whole_name_on_its_own_line_counts() -> None:
@@ -151,6 +151,11 @@ def test_a_definition_the_walk_cannot_qualify_is_asked_of_ast() -> None:
     text = 'class A:\n    doc = """\nXML schema"""\n    def f(self):\n        return 1\n'  # not a header's closer
     assert spans("x.py", text, "A.f") == {"A.f": [(4, 5)]}
     assert spans("x.py", text + BROKEN_TAIL, "A.f") == {"A.f": []}
+
+
+def test_a_definition_the_walk_qualifies_is_kept_beside_one_it_could_not() -> None:
+    text = "if X:\n    def f():\n        return 0\nclass A:\n    def f(self):\n        return 1\n"
+    assert spans("x.py", text + BROKEN_TAIL, "A.f") == {"A.f": [(5, 6)]}
 
 
 def test_a_cut_that_is_not_one_definition_is_asked_of_ast() -> None:
