@@ -270,3 +270,22 @@ def test_a_note_naming_code_any_one_way_has_its_file_read(tmp_path: Path, text: 
     (tmp_path / "a.py").write_text("class Store:\n    def refresh(self):\n        return 1\n\n"
                                    "def refresh_all():\n    return 2\n")
     assert [a.symbol for a in anchors.find_anchors(str(tmp_path), ["a.py"], text)] == [symbol]
+
+
+def test_a_rust_lifetime_before_the_body_does_not_hide_its_brace() -> None:
+    text = "fn first<'a>(x: &'a [u8]) -> &'a u8 {\n    &x[0]\n}\n"
+    assert anchors.source_of("src/lib.rs", text).definitions() == {"first": [anchors.Span(1, 3)]}
+
+
+def test_a_drifted_symbol_is_placed_at_the_first_of_two_definitions_as_near() -> None:
+    text = "if X:\n    def f():\n        return 1\nelse:\n    pass\n    def f():\n        return 2\n"
+    source = anchors.source_of("x.py", text)
+    assert anchors.locate(source, "f", 4, 5, "0" * 20) == anchors.Located(
+        "drifted", 2, 3, anchors.span_digest(source.lines, 2, 3))
+
+
+def test_a_changed_range_on_the_last_line_is_drifted_with_what_it_holds_now() -> None:
+    source = anchors.source_of("x.py", "a = 1\nb = 2\n")
+    assert anchors.locate(source, None, 2, 2, "0" * 20) == anchors.Located(
+        "drifted", 2, 2, anchors.span_digest(source.lines, 2, 2))
+    assert anchors.locate(source, None, 2, 3, "0" * 20) == anchors.Located("drifted", 2, 2, None)  # past the end
