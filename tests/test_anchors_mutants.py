@@ -289,3 +289,12 @@ def test_a_changed_range_on_the_last_line_is_drifted_with_what_it_holds_now() ->
     assert anchors.locate(source, None, 2, 2, "0" * 20) == anchors.Located(
         "drifted", 2, 2, anchors.span_digest(source.lines, 2, 2))
     assert anchors.locate(source, None, 2, 3, "0" * 20) == anchors.Located("drifted", 2, 2, None)  # past the end
+
+
+def test_a_line_range_is_anchored_with_the_digest_of_its_own_lines(tmp_path: Path) -> None:
+    text = "a = 1\nb = 2\n\n\nc = 3\nd = 4\n"
+    (tmp_path / "a.py").write_text(text)
+    lines = text.splitlines(keepends=True)
+    assert anchors.find_anchors(str(tmp_path), ["missing.py", "a.py"], "a.py:1-2, a.py:3-4 and a.py:5") == [
+        anchors.Anchor("a.py", None, 1, 2, anchors.span_digest(lines, 1, 2)),  # the unreadable path is passed over
+        anchors.Anchor("a.py", None, 5, 5, anchors.span_digest(lines, 5, 5))]  # two blank lines anchor nothing
