@@ -298,3 +298,18 @@ def test_a_line_range_is_anchored_with_the_digest_of_its_own_lines(tmp_path: Pat
     assert anchors.find_anchors(str(tmp_path), ["missing.py", "a.py"], "a.py:1-2, a.py:3-4 and a.py:5") == [
         anchors.Anchor("a.py", None, 1, 2, anchors.span_digest(lines, 1, 2)),  # the unreadable path is passed over
         anchors.Anchor("a.py", None, 5, 5, anchors.span_digest(lines, 5, 5))]  # two blank lines anchor nothing
+
+
+def test_a_path_written_with_its_dot_slash_inside_a_sentence_is_read_only_when_the_dot_starts_a_word(
+        tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("a = 1\nb = 2\n")
+    assert [a.start for a in anchors.find_anchors(str(tmp_path), ["src/a.py"], "see ./src/a.py:2")] == [2]
+    assert anchors.find_anchors(str(tmp_path), ["src/a.py"], "see x./src/a.py:2") == []
+
+
+def test_every_file_and_every_symbol_of_a_note_is_tried(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha_fn\n")
+    (tmp_path / "a.py").write_text("def alpha_fn():\n    return beta_fn()\n")
+    found = anchors.find_anchors(str(tmp_path), ["notes.txt", "a.py"], "beta_fn() is called by alpha_fn()")
+    assert [(a.path, a.symbol) for a in found] == [("a.py", "alpha_fn")]  # `beta_fn` is only called there
