@@ -313,3 +313,29 @@ def test_every_file_and_every_symbol_of_a_note_is_tried(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def alpha_fn():\n    return beta_fn()\n")
     found = anchors.find_anchors(str(tmp_path), ["notes.txt", "a.py"], "beta_fn() is called by alpha_fn()")
     assert [(a.path, a.symbol) for a in found] == [("a.py", "alpha_fn")]  # `beta_fn` is only called there
+
+
+def test_a_name_a_file_calls_but_does_not_define_is_no_anchor(tmp_path: Path) -> None:
+    (tmp_path / "app.js").write_text("function alpha() {\n  return betaFn();\n}\n")
+    found = anchors.find_anchors(str(tmp_path), ["app.js"], "betaFn() is called by alpha()")
+    assert [(a.symbol, a.start, a.end) for a in found] == [("alpha", 1, 3)]
+    assert anchors.locate(anchors.source_of("app.js", "x = 1;\n"), "betaFn", 1, 3, "0" * 20).status == "missing"
+
+
+def test_a_definition_grown_past_400_lines_is_still_found_where_the_scan_cut_it() -> None:
+    # the cut (ending at the flush-left string) is kept as it is: too long to anchor, so it is not parsed
+    text = ("def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(400)) + '    s = """\nflush\n"""\n'
+            + BROKEN_TAIL)
+    source = anchors.source_of("x.py", text)
+    assert anchors.locate(source, "big", 1, 3, "0" * 20) == anchors.Located(
+        "drifted", 1, 402, anchors.span_digest(source.lines, 1, 402))
+
+
+def test_a_span_git_decoded_with_escaped_bytes_still_has_a_digest() -> None:
+    """`inspect-memory` hashes the span as git shows it (undecodable bytes escaped as lone surrogates)."""
+    assert anchors.span_digest(["caf\udce9\n"], 1, 1) != anchors.span_digest(["caf\ufffd\n"], 1, 1)
+
+
+def test_a_mention_of_the_path_without_a_range_does_not_end_the_search(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("".join(f"line {k}\n" for k in range(1, 7)))
+    assert [a.start for a in anchors.find_anchors(str(tmp_path), ["a.txt"], "a.txt, then a.txt:5")] == [5]
