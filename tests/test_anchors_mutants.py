@@ -208,6 +208,14 @@ def test_read_source_reads_only_a_regular_file_inside_the_root_without_following
         assert anchors.read_source(str(root), rel) is None, rel
 
 
+def test_an_absolute_path_is_never_read_even_where_the_root_has_its_directories(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    root = tmp_path / "root"
+    (root / str(tmp_path).lstrip("/")).mkdir(parents=True)
+    assert anchors.read_source(str(root), str(outside)) is None
+
+
 def test_read_source_refuses_a_file_over_the_cap_or_with_a_nul_in_its_head(tmp_path: Path) -> None:
     (tmp_path / "cap.txt").write_bytes(b"x" * anchors.MAX_FILE_BYTES)
     (tmp_path / "over.txt").write_bytes(b"x" * (anchors.MAX_FILE_BYTES + 1))
@@ -251,9 +259,9 @@ def test_the_oldest_quarter_of_the_files_read_is_forgotten_when_the_cache_is_ful
     for k in range(9):  # rewritten with the same size and time: only a forgotten file is read again
         (tmp_path / f"f{k}.py").write_text("b = 2\n")
         os.utime(tmp_path / f"f{k}.py", ns=(stamp, stamp))
-    order = [*range(2, 9), 0, 1]  # the ones kept first: reading a forgotten one makes room again
+    order = [1, *range(2, 9), 0]  # f0 and f1 were forgotten; reading f1 again fills the room f0 and f1 left
     texts = [anchors.read_source(str(tmp_path), f"f{k}.py").text for k in order]  # type: ignore[union-attr]
-    assert texts == ["a = 1\n"] * 7 + ["b = 2\n"] * 2
+    assert texts == ["b = 2\n"] + ["a = 1\n"] * 7 + ["b = 2\n"]
 
 
 def test_a_qualified_name_whose_last_part_is_a_keyword_or_builtin_is_no_symbol() -> None:
@@ -324,11 +332,16 @@ def test_a_name_a_file_calls_but_does_not_define_is_no_anchor(tmp_path: Path) ->
 
 def test_a_definition_grown_past_400_lines_is_still_found_where_the_scan_cut_it() -> None:
     # the cut (ending at the flush-left string) is kept as it is: too long to anchor, so it is not parsed
-    text = ("def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(400)) + '    s = """\nflush\n"""\n'
+    text = ("def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(399)) + '    s = """\nflush\n"""\n'
             + BROKEN_TAIL)
     source = anchors.source_of("x.py", text)
     assert anchors.locate(source, "big", 1, 3, "0" * 20) == anchors.Located(
-        "drifted", 1, 402, anchors.span_digest(source.lines, 1, 402))
+        "drifted", 1, 401, anchors.span_digest(source.lines, 1, 401))
+
+
+def test_a_definition_far_down_a_file_is_confirmed_by_ast_like_any_other() -> None:
+    text = "".join(f"x{k} = {k}\n" for k in range(300)) + 'def f():\n    s = """\nflush-left\n"""\n    return s\n'
+    assert spans("x.py", text, "f") == {"f": [(301, 305)]}
 
 
 def test_a_span_git_decoded_with_escaped_bytes_still_has_a_digest() -> None:
