@@ -352,3 +352,10 @@ def test_a_span_git_decoded_with_escaped_bytes_still_has_a_digest() -> None:
 def test_a_mention_of_the_path_without_a_range_does_not_end_the_search(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("".join(f"line {k}\n" for k in range(1, 7)))
     assert [a.start for a in anchors.find_anchors(str(tmp_path), ["a.txt"], "a.txt, then a.txt:5")] == [5]
+
+
+def test_a_tab_indented_file_is_cut_by_the_scan_like_a_space_indented_one() -> None:
+    """A file mid-edit that `ast` cannot parse still has its tab-indented definitions found (not `missing`)."""
+    text = "class A:\n\tdef g(self):\n\t\treturn 1\n\n\t@property\n\tdef f(self):\n\t\treturn 2\n"
+    assert spans("x.py", text + BROKEN_TAIL, "A.f", "A.g", "A") == {"A.f": [(6, 7)], "A.g": [(2, 3)], "A": [(1, 7)]}
+    assert anchors.source_of("x.py", text).definitions()["A.f"] == [anchors.Span(6, 7)]

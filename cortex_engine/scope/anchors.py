@@ -333,7 +333,7 @@ def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
     stack: list[tuple[int, str]] = []
     for match in _PY_DEF.finditer(text):
         start = _line_of(offsets, match.start())
-        depth = len(match.group(1).expandtabs())
+        depth = len(match.group(1))  # in characters, as `_indent` counts a line's
         end = _python_block_end(lines, indents, start, depth)
         while stack and stack[-1][0] >= depth:
             stack.pop()
@@ -366,7 +366,7 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
         if offsets is None:
             offsets = _line_offsets(text)
         start = _line_of(offsets, here)
-        depth = len(head.group(1).expandtabs())
+        depth = len(head.group(1))  # in characters, as `_indent` counts a line's
         outer: list[str] = []
         level = depth
         doubtful = False
