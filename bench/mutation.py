@@ -64,7 +64,7 @@ MODULES: dict[str, list[str]] = {
     "scope/freshness.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
                            "tests/test_anchors.py"],
     "scope/inventory.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
-    "scope/anchors.py": ["tests/test_anchors_rules.py", "tests/test_anchors.py"],
+    "scope/anchors.py": ["tests/test_anchors_mutants.py", "tests/test_anchors_rules.py", "tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
     "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],

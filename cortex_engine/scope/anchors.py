@@ -106,7 +106,7 @@ class Source:
     lines: list[str]
     language: str | None
     _defs: dict[str, list[Span]] | None = field(default=None, repr=False)
-    _found: dict[tuple[int, str], int | None] = field(default_factory=dict, repr=False)
+    _found: dict[tuple[int, str], list[int]] = field(default_factory=dict, repr=False)
     _spans: dict[str, list[Span]] = field(default_factory=dict, repr=False)
     _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
     _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
@@ -151,8 +151,9 @@ class Source:
                 body = "".join(norm[start:start + length])
                 if hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest() == digest:
                     hits.append(start + 1)
-            self._found[key] = min(hits, key=lambda s: abs(s - near)) if hits else None
-        return self._found[key]
+            self._found[key] = hits  # every copy: another anchor of the same content asks from elsewhere
+        hits = self._found[key]
+        return min(hits, key=lambda s: abs(s - near)) if hits else None
 
 
 LANGUAGES = {
@@ -206,8 +207,10 @@ def _definitions(language: str, text: str, lines: list[str]) -> dict[str, list[S
             if language == "ruby":
                 end = _ruby_end(lines, start)
             else:
-                end = _brace_end(text, match.end(), offsets, start, need_body=role == "method",
-                                 lifetimes=language == "rust")
+                # A pattern that ends on the parameter list's `(` (Go's type list's `[`) is scanned from that
+                # bracket, so the newlines of a long parameter list count as inside it, not before the body
+                at = match.end() - 1 if text[match.end() - 1] in "([" else match.end()
+                end = _brace_end(text, at, offsets, start, need_body=role == "method", lifetimes=language == "rust")
             if end is None:
                 continue
             recv = match.groupdict().get("recv")
@@ -330,7 +333,7 @@ def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
     stack: list[tuple[int, str]] = []
     for match in _PY_DEF.finditer(text):
         start = _line_of(offsets, match.start())
-        depth = len(match.group(1).expandtabs())
+        depth = len(match.group(1))  # in characters, as `_indent` counts a line's
         end = _python_block_end(lines, indents, start, depth)
         while stack and stack[-1][0] >= depth:
             stack.pop()
@@ -363,7 +366,7 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
         if offsets is None:
             offsets = _line_offsets(text)
         start = _line_of(offsets, here)
-        depth = len(head.group(1).expandtabs())
+        depth = len(head.group(1))  # in characters, as `_indent` counts a line's
         outer: list[str] = []
         level = depth
         doubtful = False
