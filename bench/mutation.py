@@ -61,7 +61,7 @@ MODULES: dict[str, list[str]] = {
     "scope/identity.py": ["tests/test_identity_rules.py", "tests/test_scope.py"],
     "scope/references.py": ["tests/test_references_rules.py", "tests/test_references.py"],
     "scope/history.py": ["tests/test_history_rules.py", "tests/test_history_mutants.py", "tests/test_history_freshness.py"],
-    "scope/freshness.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
+    "scope/freshness.py": ["tests/test_freshness_mutants.py", "tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
                            "tests/test_anchors.py"],
     "scope/inventory.py": ["tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
     "scope/anchors.py": ["tests/test_anchors_rules.py", "tests/test_anchors.py"],
