@@ -40,3 +40,59 @@ def test_a_project_layer_memory_is_judged_against_the_current_checkout(
     validator = Validator(engine.conn, engine.scope)
     assert validator.judge("project:/elsewhere", "src/app.py", "file").status == "unknown"
     assert validator.judge(engine.project_key, "src/app.py", "file").status == "exists"
+
+
+LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range(20))
+
+
+def _by_subject(engine: Engine) -> dict[str, list[tuple[str, str, str | None]]]:
+    """`validate-memory --all-scopes`: every memory's references as (path, verdict, to), by subject."""
+    report = engine.validate_memory(all_scopes=True, persist=False)
+    return {item["subject"]: [(r["path"], r["verdict"], r["to"]) for r in item["references"]]
+            for item in report["items"]}  # type: ignore[attr-defined]
+
+
+def test_a_branch_without_a_worktree_follows_its_references_through_its_own_commits_to_its_tip(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A memory of a branch no worktree has checked out is judged at the branch's tip, and a reference recorded
+    at an older commit of it follows the renames between (even to another basename), as in a worktree."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    repo.git("checkout", "-q", "-b", "side")
+    make_engine(repo.path).note("decision", "side keeps a/x.py", "side x")
+    (repo.path / "b").mkdir()
+    repo.git("mv", "a/x.py", "b/y.py")
+    repo.commit("side renames x")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    main.note("decision", "main keeps a/x.py", "main x")
+    assert _by_subject(main) == {"main x": [("a/x.py", "exists", None)], "side x": [("a/x.py", "moved", "b/y.py")]}
+
+
+def test_a_commit_git_cannot_read_leaves_every_reference_unverified_and_an_empty_tree_has_no_file(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Judged at a commit: the files are that commit's tree; a commit git cannot list says nothing (unknown),
+    and a commit whose tree is empty holds no file at all."""
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "the title lives in README.md", "title").item_id
+    head = repo.git("rev-parse", "HEAD").strip()
+    empty = repo.git("commit-tree", repo.git("hash-object", "-t", "tree", "-w", "/dev/null").strip(),
+                     "-m", "empty").strip()
+
+    def at(commit: str, path: str = "README.md") -> str:
+        return Validator(engine.conn, engine.scope, at_commit=commit).judge(engine.scope.key, path, "file").status
+
+    assert [at(head), at("0" * 40), at(empty), at(empty, "XXXX")] == ["exists", "unknown", "missing", "missing"]
+    unread = Validator(engine.conn, engine.scope, at_commit="0" * 40).validate(item, engine.scope.key)
+    assert (unread.validity, unread.label) == ("refs unverified", None)
+
+
+def test_more_items_than_one_query_binds_are_each_judged_once(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """`validate_many` reads references 500 items at a time: the 501st item is judged, and only once."""
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "the title lives in README.md", "title").item_id
+    others = [(f"notes:none-{n}", engine.scope.key) for n in range(500)]
+    for items in (others + [(item, engine.scope.key)], [(item, engine.scope.key)] + others):
+        found = Validator(engine.conn, engine.scope).validate_many(items)
+        assert len(found) == 501 and [r.status for r in found[item].refs] == ["exists"]
+        assert sum(len(v.refs) for v in found.values()) == 1
