@@ -1,0 +1,68 @@
+"""The checkout's inventory as mutation testing of `scope/inventory.py` found it untested (issue 27, seventh round).
+
+Each test reaches its rule through the engine (a note's references, `validate-memory`) or the inventory's public
+functions on a real git repository; MUTATION.md's seventh round names the mutants each one kills.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from cortex_engine.engine import Engine
+from cortex_engine.scope import inventory
+
+from .conftest import Repo
+
+
+def _refs(engine: Engine, item_id: str) -> list[tuple[str, str]]:
+    """An item's references as `inspect-memory` shows them: (path, status)."""
+    return [(r["path"], r["status"]) for r in engine.inspect_memory(item_id).references]
+
+
+def test_a_bare_root_name_is_a_file_when_head_tracks_it_or_it_is_on_disk_untracked(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A name without a slash counts as a file reference only when it is a file at the root: tracked at the HEAD
+    the last refresh saw (even if deleted on disk since), or in the checkout's inventory (untracked, not ignored)."""
+    repo.write("build.sh")
+    repo.commit("make")
+    (repo.path / "build.sh").unlink()
+    repo.write("plan.txt")
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "build with build.sh and follow plan.txt, not deploy.sh", "build").item_id
+    assert _refs(engine, item) == [("build.sh", "missing"), ("plan.txt", "exists")]
+
+
+class _Racing(sqlite3.Connection):
+    """A connection another process writes through between two of its reads (`before_files` runs once, just
+    before the inventory is read)."""
+
+    before_files: Callable[[], object] | None = None
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        """Run `sql`, first letting the other process write if it is the inventory's read."""
+        if self.before_files is not None and sql.startswith("SELECT files_json FROM current_app_graphs"):
+            write, self.before_files = self.before_files, None
+            write()
+        return super().execute(sql, *args)
+
+
+def test_a_refresh_between_the_two_reads_is_answered_as_if_it_had_come_first(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """`repository_for` reads the checkout's row, then its inventory (a large text) only for a checkout it has not
+    seen: when another process refreshed the row in between, the answer is the new checkout's, whole."""
+    engine = make_engine(repo.path)
+    engine.refresh()
+    repo.write("next.py")
+    repo.commit("next")
+    head = repo.git("rev-parse", "HEAD").strip()
+    racing = sqlite3.connect(engine.identity.db_path, factory=_Racing)
+    racing.row_factory = sqlite3.Row
+    try:
+        racing.before_files = engine.refresh
+        paths, at = inventory.repository_for(racing, engine.scope.key)
+        assert racing.before_files is None  # the other write did come in between
+        assert at == head and paths is not None and paths.ever_tracked("next.py")
+    finally:
+        racing.close()
