@@ -16,7 +16,7 @@ from cortex_engine.scope import inventory
 from .conftest import Repo
 
 
-def _refs(engine: Engine, item_id: str) -> list[tuple[str, str]]:
+def _refs(engine: Engine, item_id: str) -> list[tuple[object, object]]:
     """An item's references as `inspect-memory` shows them: (path, status)."""
     return [(r["path"], r["status"]) for r in engine.inspect_memory(item_id).references]
 
@@ -40,7 +40,7 @@ class _Racing(sqlite3.Connection):
 
     before_files: Callable[[], object] | None = None
 
-    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
         """Run `sql`, first letting the other process write if it is the inventory's read."""
         if self.before_files is not None and sql.startswith("SELECT files_json FROM current_app_graphs"):
             write, self.before_files = self.before_files, None
