@@ -66,3 +66,20 @@ def test_a_refresh_between_the_two_reads_is_answered_as_if_it_had_come_first(
         assert at == head and paths is not None and paths.ever_tracked("next.py")
     finally:
         racing.close()
+
+
+def test_staging_a_file_rebuilds_the_inventory_and_a_moved_head_alone_is_seen_too(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """The inventory is rebuilt when the git index changes (a file staged since the last refresh is a root file
+    at once) or HEAD moves, even when the other stays as it was."""
+    engine = make_engine(repo.path)
+    engine.refresh()
+    repo.write("plan.txt")
+    repo.git("add", "plan.txt")
+    item = engine.note("decision", "follow plan.txt from now on", "plan").item_id
+    assert _refs(engine, item) == [("plan.txt", "exists")]
+    head = repo.git("rev-parse", "HEAD").strip()
+    again = repo.git("commit-tree", f"{head}^{{tree}}", "-p", head, "-m", "same tree").strip()
+    repo.git("update-ref", "refs/heads/main", again)  # HEAD moves; the index file is not touched
+    engine.refresh()
+    assert inventory.repository_for(engine.conn, engine.scope.key)[1] == again != head
