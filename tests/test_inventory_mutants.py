@@ -83,3 +83,38 @@ def test_staging_a_file_rebuilds_the_inventory_and_a_moved_head_alone_is_seen_to
     repo.git("update-ref", "refs/heads/main", again)  # HEAD moves; the index file is not touched
     engine.refresh()
     assert inventory.repository_for(engine.conn, engine.scope.key)[1] == again != head
+
+
+LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range(20))
+
+
+def _verdicts(engine: Engine) -> dict[str, tuple[str, str | None]]:
+    """Every referenced path of the scope's memories: (status, moved_to), from `validate-memory`."""
+    report = engine.validate_memory(persist=False)
+    return {ref["path"]: (ref["status"], ref["moved_to"]) for item in report["items"]  # type: ignore[attr-defined]
+            for ref in item["references"]}
+
+
+def test_the_rename_map_takes_renames_from_the_index_at_seventy_percent_likeness(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A reference stored before its HEAD was recorded follows the scope's rename map, which each refresh extends
+    with the renames between the last HEAD and the index: what is staged counts whatever the working file became
+    since, and a file rewritten by more than 30 % in its move is not the same file."""
+    repo.write("a/one.py", LINES)
+    repo.write("a/two.py", LINES.replace("value", "count"))
+    repo.commit("two files")
+    engine = make_engine(repo.path)
+    engine.note("decision", "a/one.py and a/two.py hold the values", "values")
+    engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    first = repo.git("rev-parse", "HEAD").strip()
+    (repo.path / "lib").mkdir()
+    repo.git("mv", "a/one.py", "lib/uno.py")
+    repo.git("mv", "a/two.py", "lib/dos.py")
+    repo.write("lib/dos.py", "".join(line if n % 5 in (0, 1, 2) else f"rewritten_{n} = {n}\n"
+                                     for n, line in enumerate(LINES.replace("value", "count").splitlines(True))))
+    repo.commit("moved, one of them much changed")
+    moved = repo.git("diff", "--name-status", "-M50", first, "HEAD").splitlines()
+    assert [line.split("\t")[0][:1] for line in moved if line.endswith("lib/dos.py")] == ["R"]  # at git's default 50 %
+    repo.write("lib/uno.py", "nothing like it was\n")  # the first changes on disk after it was staged
+    engine.refresh()
+    assert _verdicts(engine) == {"a/one.py": ("moved", "lib/uno.py"), "a/two.py": ("missing", None)}
