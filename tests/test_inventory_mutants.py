@@ -10,8 +10,10 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from cortex_engine.engine import Engine
-from cortex_engine.scope import inventory
+from cortex_engine.scope import history, inventory
 
 from .conftest import Repo
 
@@ -118,3 +120,28 @@ def test_the_rename_map_takes_renames_from_the_index_at_seventy_percent_likeness
     repo.write("lib/uno.py", "nothing like it was\n")  # the first changes on disk after it was staged
     engine.refresh()
     assert _verdicts(engine) == {"a/one.py": ("moved", "lib/uno.py"), "a/two.py": ("missing", None)}
+
+
+def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_again(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chains from each recorded HEAD are brought to the new HEAD by the refresh that sees HEAD move, so the
+    reads after it walk no history; a refresh for a changed index alone walks none either."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    engine = make_engine(repo.path)
+    engine.note("decision", "a/x.py holds the values", "values")
+    (repo.path / "b").mkdir()
+    repo.git("mv", "a/x.py", "b/x.py")
+    repo.commit("moved")
+    engine.refresh()
+
+    def walk(*args: object) -> object:
+        raise AssertionError("history walked after the refresh")
+
+    monkeypatch.setattr(history, "chains", walk)
+    assert _verdicts(engine) == {"a/x.py": ("moved", "b/x.py")}
+    repo.write("new.txt")
+    repo.git("add", "new.txt")
+    engine.refresh()
+    paths, _ = inventory.repository_for(engine.conn, engine.scope.key)
+    assert paths is not None and paths.tracked_root_file("new.txt")  # the refresh did run
