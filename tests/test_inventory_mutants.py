@@ -138,3 +138,33 @@ def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_
     engine.refresh()
     paths, _ = inventory.repository_for(engine.conn, engine.scope.key)
     assert paths is not None and paths.tracked_root_file("new.txt")  # the refresh did run
+
+
+def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_last_head(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain from a recorded HEAD to the last one is extended by the commits since (one short walk), not
+    walked again from where the reference was recorded."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    recorded = repo.git("rev-parse", "HEAD").strip()
+    engine = make_engine(repo.path)
+    engine.note("decision", "a/x.py holds the values", "values")
+    (repo.path / "b").mkdir()
+    repo.git("mv", "a/x.py", "b/x.py")
+    repo.commit("moved once")
+    engine.refresh()
+    last = repo.git("rev-parse", "HEAD").strip()
+    (repo.path / "c").mkdir()
+    repo.git("mv", "b/x.py", "c/x.py")
+    repo.commit("moved twice")
+    walked: list[list[str]] = []
+    real = history.chains
+
+    def chains(repo_path: str, starts: list[str], head: str) -> dict[str, history.Chain]:
+        walked.append(list(starts))
+        return real(repo_path, starts, head)
+
+    monkeypatch.setattr(history, "chains", chains)
+    engine.refresh()
+    assert walked == [[last]] and recorded != last
+    assert _verdicts(engine) == {"a/x.py": ("moved", "c/x.py")} and walked == [[last]]
