@@ -143,7 +143,8 @@ def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_
 def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_last_head(
         repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
     """The chain from a recorded HEAD to the last one is extended by the commits since (one short walk), not
-    walked again from where the reference was recorded."""
+    walked again from where the reference was recorded; that short walk is also the chain of a reference recorded
+    at the last HEAD itself."""
     repo.write("a/x.py", LINES)
     repo.commit("x")
     recorded = repo.git("rev-parse", "HEAD").strip()
@@ -154,6 +155,7 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
     repo.commit("moved once")
     engine.refresh()
     last = repo.git("rev-parse", "HEAD").strip()
+    engine.note("decision", "b/x.py holds them now", "values again")  # recorded at the last HEAD itself
     (repo.path / "c").mkdir()
     repo.git("mv", "b/x.py", "c/x.py")
     repo.commit("moved twice")
@@ -167,4 +169,5 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
     monkeypatch.setattr(history, "chains", chains)
     engine.refresh()
     assert walked == [[last]] and recorded != last
-    assert _verdicts(engine) == {"a/x.py": ("moved", "c/x.py")} and walked == [[last]]
+    assert _verdicts(engine) == {"a/x.py": ("moved", "c/x.py"), "b/x.py": ("moved", "c/x.py")}
+    assert walked == [[last]]
