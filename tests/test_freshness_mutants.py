@@ -6,10 +6,13 @@ round names the mutants each one kills.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope.freshness import Validator
+from cortex_engine.scope.identity import detect_scope
 
 from .conftest import Repo
 
@@ -96,3 +99,20 @@ def test_more_items_than_one_query_binds_are_each_judged_once(repo: Repo, make_e
         found = Validator(engine.conn, engine.scope).validate_many(items)
         assert len(found) == 501 and [r.status for r in found[item].refs] == ["exists"]
         assert sum(len(v.refs) for v in found.values()) == 1
+
+
+def test_a_checkout_whose_directory_is_gone_says_nothing_about_its_files(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A long-lived process (the MCP server) whose worktree was deleted under it cannot see any file: its
+    references are unknown, never missing."""
+    other = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(other))
+    scope = detect_scope(str(other))
+    engine = make_engine(repo.path)
+    live = Validator(engine.conn, scope)
+    assert live.judge(scope.key, "README.md", "file", scope.head_oid).status == "exists"
+    shutil.rmtree(other)
+    gone = Validator(engine.conn, scope)
+    assert [gone.judge(scope.key, p, "file", scope.head_oid).status for p in ("README.md", "a/b.py")] == [
+        "unknown", "unknown"]
+    assert gone.judge(scope.key, "a/b.py", "file").status == "unknown"
