@@ -144,7 +144,8 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
         repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
     """The chain from a recorded HEAD to the last one is extended by the commits since (one short walk), not
     walked again from where the reference was recorded; that short walk is also the chain of a reference recorded
-    at the last HEAD itself."""
+    at the last HEAD itself. The process that refreshed keeps the chains: its next reads ask neither git nor the
+    store."""
     repo.write("a/x.py", LINES)
     repo.commit("x")
     recorded = repo.git("rev-parse", "HEAD").strip()
@@ -169,5 +170,35 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
     monkeypatch.setattr(history, "chains", chains)
     engine.refresh()
     assert walked == [[last]] and recorded != last
-    assert _verdicts(engine) == {"a/x.py": ("moved", "c/x.py"), "b/x.py": ("moved", "c/x.py")}
+    statements: list[str] = []
+    engine.conn.set_trace_callback(statements.append)
+    try:
+        found = _verdicts(engine)
+    finally:
+        engine.conn.set_trace_callback(None)
+    assert found == {"a/x.py": ("moved", "c/x.py"), "b/x.py": ("moved", "c/x.py")}
     assert walked == [[last]]
+    assert statements and not [s for s in statements if "rename_chains" in s]  # this process kept what it walked
+
+
+def test_the_inventory_is_not_listed_again_while_head_and_the_index_stay(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What else git writes in its directory (its config here) does not make a refresh list the checkout again;
+    staging a file does."""
+    engine = make_engine(repo.path)
+    engine.refresh()
+    listed: list[str] = []
+    real = inventory.list_files
+
+    def list_files(worktree: str) -> list[str]:
+        listed.append(worktree)
+        return real(worktree)
+
+    monkeypatch.setattr(inventory, "list_files", list_files)
+    repo.git("config", "cortex.test", "1")
+    engine.refresh()
+    assert listed == []
+    repo.write("x.txt")
+    repo.git("add", "x.txt")
+    engine.refresh()
+    assert listed == [engine.scope.worktree]
