@@ -202,3 +202,25 @@ def test_the_inventory_is_not_listed_again_while_head_and_the_index_stay(
     repo.git("add", "x.txt")
     engine.refresh()
     assert listed == [engine.scope.worktree]
+
+
+def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recorded_head(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """When the new HEAD does not descend from the last one (a reset or a rebase), the chains known towards the
+    last HEAD are not extended: each recorded HEAD is followed to the new one on its own."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    recorded = repo.git("rev-parse", "HEAD").strip()
+    engine = make_engine(repo.path)
+    engine.note("decision", "a/x.py holds the values", "values")
+    (repo.path / "b").mkdir()
+    repo.git("mv", "a/x.py", "b/y.py")
+    repo.commit("moved one way")
+    engine.refresh()
+    assert _verdicts(engine) == {"a/x.py": ("moved", "b/y.py")}
+    repo.git("reset", "-q", "--hard", recorded)
+    (repo.path / "c").mkdir()
+    repo.git("mv", "a/x.py", "c/z.py")
+    repo.commit("moved the other way")
+    engine.refresh()
+    assert _verdicts(engine) == {"a/x.py": ("moved", "c/z.py")}
