@@ -116,3 +116,23 @@ def test_a_checkout_whose_directory_is_gone_says_nothing_about_its_files(
     assert [gone.judge(scope.key, p, "file", scope.head_oid).status for p in ("README.md", "a/b.py")] == [
         "unknown", "unknown"]
     assert gone.judge(scope.key, "a/b.py", "file").status == "unknown"
+
+
+SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
+
+
+def test_another_worktree_s_memory_has_its_anchors_read_in_that_worktree(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A memory of another worktree, judged from here by its stored inventory, has its anchors read in the files
+    of that worktree: a function changed there (and not here) is drifted."""
+    repo.write("src/auth/session.py", SESSION)
+    repo.commit("session")
+    feat = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
+    there = make_engine(feat)
+    item = there.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
+    (feat / "src/auth/session.py").write_text(SESSION.replace("+ 1", "+ 2"), encoding="utf-8")
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [r.status for r in found.refs] == ["exists"]
+    assert [(a.status, a.path) for a in found.anchors] == [("drifted", "src/auth/session.py")]
