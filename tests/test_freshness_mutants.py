@@ -136,3 +136,25 @@ def test_another_worktree_s_memory_has_its_anchors_read_in_that_worktree(
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [r.status for r in found.refs] == ["exists"]
     assert [(a.status, a.path) for a in found.anchors] == [("drifted", "src/auth/session.py")]
+
+
+def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A reference stored before HEADs were recorded, of another worktree's memory, follows the rename map that
+    worktree's refreshes kept, not this one's."""
+    repo.write("a/one.py", "one = 1\n" * 8)
+    repo.commit("one")
+    feat = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
+    there = make_engine(feat)
+    item = there.note("decision", "a/one.py holds one", "one").item_id
+    there.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    Repo(feat).commit("moved there")
+    there.refresh()
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
+    assert [(r.status, r.moved_to) for r in Validator(here.conn, here.scope).validate(item, here.scope.key).refs] == [
+        ("exists", None)]
