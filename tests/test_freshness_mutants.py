@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cortex_engine.engine import Engine
+from cortex_engine.scope import inventory
 from cortex_engine.scope.freshness import Validator
 from cortex_engine.scope.identity import detect_scope
 
@@ -158,3 +159,24 @@ def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
     assert [(r.status, r.moved_to) for r in Validator(here.conn, here.scope).validate(item, here.scope.key).refs] == [
         ("exists", None)]
+
+
+def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_repository(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """When the store holds no chain for another worktree's recorded HEAD (a store from before chains were kept),
+    the chain is walked in that worktree's repository, not given up as unverified."""
+    repo.write("a/one.py", "one = 1\n" * 8)
+    repo.commit("one")
+    feat = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
+    there = make_engine(feat)
+    item = there.note("decision", "a/one.py holds one", "one").item_id
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    Repo(feat).commit("moved there")
+    there.refresh()
+    there.conn.execute("DELETE FROM rename_chains")
+    inventory.chain_cache.clear()  # another process
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
