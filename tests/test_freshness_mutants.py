@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope import inventory
-from cortex_engine.scope.freshness import Validator
+from cortex_engine.scope.freshness import RefVerdict, Validator
 from cortex_engine.scope.identity import detect_scope
 
 from .conftest import Repo
@@ -44,6 +44,9 @@ def test_a_project_layer_memory_is_judged_against_the_current_checkout(
     validator = Validator(engine.conn, engine.scope)
     assert validator.judge("project:/elsewhere", "src/app.py", "file").status == "unknown"
     assert validator.judge(engine.project_key, "src/app.py", "file").status == "exists"
+    # An absolute path is judged on disk whatever the scope, and its verdict names it.
+    assert validator.judge(engine.scope.key, str(repo.path / "src/app.py"), "absolute_path") == RefVerdict(
+        str(repo.path / "src/app.py"), "absolute_path", "exists")
 
 
 LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range(20))
@@ -88,7 +91,8 @@ def test_a_commit_git_cannot_read_leaves_every_reference_unverified_and_an_empty
 
     assert [at(head), at("0" * 40), at(empty), at(empty, "XXXX")] == ["exists", "unknown", "missing", "missing"]
     unread = Validator(engine.conn, engine.scope, at_commit="0" * 40).validate(item, engine.scope.key)
-    assert (unread.validity, unread.label) == ("refs unverified", None)
+    assert (unread.validity, unread.label, unread.refs) == ("refs unverified", None,
+                                                            (RefVerdict("README.md", "file", "unknown"),))
 
 
 def test_more_items_than_one_query_binds_are_each_judged_once(repo: Repo, make_engine: Callable[..., Engine]) -> None:
@@ -114,9 +118,9 @@ def test_a_checkout_whose_directory_is_gone_says_nothing_about_its_files(
     assert live.judge(scope.key, "README.md", "file", scope.head_oid).status == "exists"
     shutil.rmtree(other)
     gone = Validator(engine.conn, scope)
-    assert [gone.judge(scope.key, p, "file", scope.head_oid).status for p in ("README.md", "a/b.py")] == [
-        "unknown", "unknown"]
-    assert gone.judge(scope.key, "a/b.py", "file").status == "unknown"
+    assert [gone.judge(scope.key, p, "file", scope.head_oid) for p in ("README.md", "a/b.py")] == [
+        RefVerdict("README.md", "file", "unknown"), RefVerdict("a/b.py", "file", "unknown")]
+    assert gone.judge(scope.key, "a/b.py", "file") == RefVerdict("a/b.py", "file", "unknown")
 
 
 SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
