@@ -19,11 +19,12 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history, inventory
-from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees, read_head,
-                                          scope_key_branch, scope_key_oid)
+from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees,
+                                          project_scope_key, read_head, scope_key_branch, scope_key_oid)
 # Where callers found them before the inventory had its own module (engine.py, memory/notes.py):
 from cortex_engine.scope.inventory import GitPaths as GitPaths, checkout_signature as checkout_signature
 from cortex_engine.scope.inventory import refresh_app_graph as refresh_app_graph, repository_for as repository_for
+from cortex_engine.store.queries import meta_value
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -202,7 +203,10 @@ class Validator:
         if view is not None:
             return view
         current = scope_key == self._current.key
-        if current and self._at_commit is not None:
+        if not current and scope_key == project_scope_key(meta_value(self._conn, "root_path")):
+            # The project layer has no checkout of its own: it is judged against the current one (`checkouts`).
+            view = self._view(self._current.key)
+        elif current and self._at_commit is not None:
             repo = self._current.git_root or self._current.worktree
             listing = history.git(repo, "ls-tree", "-r", "-z", "--name-only", self._at_commit)
             files = frozenset(p for p in (listing or "").split("\0") if p) if listing is not None else None
