@@ -1,0 +1,250 @@
+"""Memory follows merges, the rules the mutation run found untested (issue 27, `memory/merges.py` whole).
+
+Real git repositories throughout, shaped so that each git argument matters: merge commits, histories longer than
+the upstream cap, a recorded tip git has pruned, a branch that moved after its HEAD was recorded, a file named
+like a branch's ref, a user git config that changes `git log`'s output. `promote`, `branches` and the scope
+names a recall takes are called in process (the CLI tests run them in a subprocess, which a mutant never reaches).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cortex_engine.base.errors import InvalidInput, NotFound
+from cortex_engine.engine import Engine
+from cortex_engine.memory import merges
+
+from .conftest import GIT_ENV, Clock, Repo
+
+Open = Callable[..., Engine]
+
+
+def on(repo: Repo, make_engine: Open, branch: str, *, create: bool = False, at: str | None = None) -> Engine:
+    """Check out `branch` (creating it, at `at` if given) and open an engine on it."""
+    repo.git("checkout", "-q", *(["-b"] if create else []), branch, *([at] if at else []))
+    return make_engine(repo.path)
+
+
+def head(repo: Repo, rev: str = "HEAD") -> str:
+    return repo.git("rev-parse", rev).strip()
+
+
+def origins(eng: Engine) -> list[tuple[str, str | None]]:
+    """(content, origin) of every note of this scope, oldest first."""
+    rows = eng.conn.execute(
+        "SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY timestamp, rowid", (eng.scope.key,))
+    return [(r[0], r[1]) for r in rows]
+
+
+def branch_note(repo: Repo, make_engine: Open, clock: Clock, branch: str, text: str, *, create: bool = True,
+                at: str | None = None, flush: bool = True) -> Engine:
+    """On `branch`, one decision (subject = the branch) and, with `flush`, its HEAD recorded; stays there."""
+    eng = on(repo, make_engine, branch, create=create, at=at)
+    clock.advance(minutes=1)
+    eng.note("decision", text, branch)
+    if flush:
+        eng.flush_spool()
+    return eng
+
+
+def empty_commits(repo: Repo, count: int, ref: str = "refs/heads/main") -> None:
+    """`count` empty commits on top of `ref`, through one `git fast-import` (thousands in a second)."""
+    start = int(time.time()) + 60
+    stream = [f"reset {ref}\nfrom {head(repo, ref)}\n"]
+    for n in range(count):
+        stream.append(f"commit {ref}\ncommitter Test <test@example.invalid> {start + n} +0000\ndata 5\nempty\n\n")
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input="".join(stream), text=True, check=True,
+                   env={**os.environ, **GIT_ENV})
+
+
+# -- which commits `git cherry` weighs ---------------------------------------------------------------------------
+
+
+def test_a_branch_whose_commit_picked_an_old_main_commit_is_not_merged_when_main_moves_on(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """Only the upstream commits since main's last check can have merged a branch: a branch whose one commit is a
+    cherry-pick of a hotfix main had long before is not merged by it when main later moves on."""
+    fork = head(repo)
+    main = make_engine(repo.path)
+    main.check_merges()
+    repo.write("hotfix.py", "fixed = True\n")
+    repo.commit("hotfix")
+    hotfix = head(repo)
+    assert make_engine(repo.path).check_merges().merged == {}
+    eng = branch_note(repo, make_engine, clock, "backport", "ship the backport on friday", at=fork, flush=False)
+    repo.git("cherry-pick", "-x", hotfix)
+    eng.flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.write("later.py")
+    repo.commit("main moves on")
+    done = make_engine(repo.path).check_merges()
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+
+
+def test_a_branch_whose_tip_alone_was_cherry_picked_is_not_merged(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """Every commit of the branch back to where it forked must be upstream, not only its tip."""
+    branch_note(repo, make_engine, clock, "feature/two", "split the parser in two", flush=False)
+    repo.write("one.py")
+    repo.commit("first step")
+    repo.write("two.py")
+    repo.commit("second step")
+    make_engine(repo.path).flush_spool()
+    tip = head(repo)
+    repo.git("checkout", "-q", "main")
+    repo.git("cherry-pick", "-x", tip)
+    done = make_engine(repo.path).check_merges()
+    assert (done.merged, done.promoted) == ({}, ())
+
+
+@pytest.mark.parametrize(("newer", "merged"), [(4999, {"feature/old": "cherry"}), (5000, {})])
+def test_a_first_check_looks_for_a_branch_s_patches_in_the_newest_5000_upstream_commits(
+        repo: Repo, make_engine: Open, clock: Clock, newer: int, merged: dict[str, str]) -> None:
+    """On a first check the upstream commits the branches lack are read newest first, at most UPSTREAM_COMMITS:
+    a pick that is the 5000th of them is found, the 5001st is not."""
+    fork = head(repo)
+    branch_note(repo, make_engine, clock, "feature/old", "keep the old importer", flush=False)
+    repo.write("old.py", "importer = 'old'\n")
+    repo.commit("old importer")
+    make_engine(repo.path).flush_spool()
+    picked = head(repo)
+    repo.git("checkout", "-q", "main")
+    repo.git("cherry-pick", "-x", picked)
+    empty_commits(repo, newer)
+    assert fork != head(repo) and merges.UPSTREAM_COMMITS == 5000
+    assert make_engine(repo.path).check_merges().merged == merged
+
+
+def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
+        repo: Repo, make_engine: Open, clock: Clock, isolated_home: Path) -> None:
+    """`format.pretty`, `log.decorate`, `log.abbrevCommit`, `color.ui=always` and `diff.noprefix` in the user's
+    config change what a plain `git log` prints; a squash merge after other work on main is still recognised."""
+    branch_note(repo, make_engine, clock, "feature/sq", "squash this feature", flush=False)
+    repo.write("sq.py", "squashed = 1\n")
+    repo.commit("sq work")
+    make_engine(repo.path).flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.write("unrelated.py")
+    repo.commit("unrelated work first")
+    make_engine(repo.path).check_merges()
+    repo.git("merge", "-q", "--squash", "feature/sq")
+    repo.commit("squashed sq")
+    (isolated_home / ".gitconfig").write_text(
+        "[format]\n\tpretty = format:%s\n[log]\n\tdecorate = full\n\tabbrevCommit = true\n\tshowSignature = true\n"
+        "[color]\n\tui = always\n[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n", encoding="utf-8")
+    assert repo.git("log", "-1").strip() == "squashed sq"  # the config is read
+    done = make_engine(repo.path).check_merges()
+    assert done.merged == {"feature/sq": "cherry"}
+    assert [p.content for p in done.promoted] == ["squash this feature"]
+
+
+# -- which tip a branch is judged by ------------------------------------------------------------------------------
+
+
+def test_a_live_branch_is_judged_by_its_tip_not_by_the_head_recorded_before_it_moved(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """The branch's HEAD was recorded where it forked, then it committed without a session: merged, it is found
+    by its live tip (the recorded one is main's old HEAD, which proves nothing)."""
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "feature/late", "commit after the note")
+    repo.write("late.py")
+    repo.commit("late work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature/late", "-m", "merge late")
+    done = make_engine(repo.path).check_merges()
+    assert done.merged == {"feature/late": "ancestor"}
+
+
+def test_a_branch_deleted_after_its_merge_is_judged_by_the_tip_an_earlier_check_saw(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """A check remembers each live candidate's tip: once the merged branch is deleted, that tip (not the older
+    HEAD its session recorded) shows it merged."""
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "feature/gone", "remember the tip")
+    repo.write("gone.py")
+    repo.commit("gone work")
+    repo.git("checkout", "-q", "main")
+    repo.write("main.py")
+    repo.commit("main moves")
+    assert make_engine(repo.path).check_merges().merged == {}  # not merged yet: its live tip is remembered
+    repo.git("merge", "-q", "--no-ff", "feature/gone", "-m", "merge gone")
+    repo.git("branch", "-q", "-D", "feature/gone")
+    done = make_engine(repo.path).check_merges()
+    assert done.merged == {"feature/gone": "ancestor"}
+    assert origins(make_engine(repo.path))[-1] == ("remember the tip", "from feature/gone")
+
+
+def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judged(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """One deleted branch's recorded tip is gone from the object store (pruned): the batched ancestry read fails,
+    each tip is asked alone, the merged deleted branch is still found, the pruned one neither merged nor a crash."""
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "spike", "try the pruned idea")
+    repo.write("spike.py")
+    repo.commit("spike work")
+    make_engine(repo.path).flush_spool()
+    repo.git("checkout", "-q", "main")
+    branch_note(repo, make_engine, clock, "kept", "keep the merged idea")
+    repo.write("kept.py")
+    repo.commit("kept work")
+    make_engine(repo.path).flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "kept", "-m", "merge kept")
+    repo.git("branch", "-q", "-D", "spike", "kept")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    spike = make_engine(repo.path).conn.execute(
+        "SELECT head_oid FROM scope_heads WHERE branch='spike'").fetchone()[0]
+    assert subprocess.run(["git", "cat-file", "-e", spike], cwd=repo.path).returncode != 0
+    done = make_engine(repo.path).check_merges()
+    assert done.merged == {"kept": "ancestor"}
+    assert [p.content for p in done.promoted] == ["keep the merged idea"]
+
+
+# -- a branch with no commit of its own -------------------------------------------------------------------------
+
+
+def test_a_forced_check_at_an_unmoved_head_takes_no_fresh_fork_for_merged(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """`check_merges(force=True)` with HEAD where the last check left it: a branch forked at HEAD since has HEAD
+    as its tip, and HEAD before the check held it already: nothing is merged."""
+    repo.write("history.py")
+    repo.commit("main has history")
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "fresh", "a fresh fork's idea")
+    repo.git("checkout", "-q", "main")
+    done = make_engine(repo.path).check_merges(force=True)
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+
+
+def test_a_deleted_fresh_fork_is_not_merged_by_a_first_check(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """A branch forked at main's HEAD, its HEAD recorded there, then deleted: it has no reflog left to show a
+    commit of its own, and its session saw only HEAD, so main's first check does not take it for merged."""
+    repo.write("history.py")
+    repo.commit("main has history")
+    branch_note(repo, make_engine, clock, "throwaway", "an idea thrown away")
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-q", "-D", "throwaway")
+    done = make_engine(repo.path).check_merges()  # main's first check
+    assert (done.merged, done.promoted) == ({}, ())
+
+
+def test_a_branch_s_reflog_is_read_even_when_a_file_is_named_like_its_ref(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """The repository tracks a file at `refs/heads/feature/ff`: the reflog read must not take the ref for a path
+    (git refuses an ambiguous argument), so a fast-forward on main's first check is still a merge."""
+    repo.git("checkout", "-q", "-b", "feature/ff")
+    repo.write("refs/heads/feature/ff", "a fixture named like a ref\n")
+    repo.commit("ff work")
+    eng = make_engine(repo.path)
+    eng.note("decision", "serve the ff endpoint over http2", "ff endpoint")
+    eng.flush_spool()
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "feature/ff")
+    done = make_engine(repo.path).check_merges()
+    assert done.merged == {"feature/ff": "ancestor"}
