@@ -248,3 +248,213 @@ def test_a_branch_s_reflog_is_read_even_when_a_file_is_named_like_its_ref(
     repo.git("merge", "-q", "--ff-only", "feature/ff")
     done = make_engine(repo.path).check_merges()
     assert done.merged == {"feature/ff": "ancestor"}
+
+
+# -- promoting by hand ---------------------------------------------------------------------------------------------
+
+
+def note_id(eng: Engine, content: str) -> str:
+    return str(eng.conn.execute("SELECT id FROM scoped_notes WHERE content=?", (content,)).fetchone()[0])
+
+
+def stamp(eng: Engine, content: str) -> str:
+    return str(eng.conn.execute("SELECT timestamp FROM scoped_notes WHERE content=?", (content,)).fetchone()[0])
+
+
+def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """`cortex promote --from` strips the name and a `refs/heads/` before it; a dry run says what would come over
+    (no note id yet) and writes nothing."""
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    source = note_id(main, "use jwt tokens for the api")
+    expected = [{"source_note_id": source, "note_id": None, "from": "feature/auth", "kind": "decision",
+                 "subject": "feature/auth", "content": "use jwt tokens for the api",
+                 "timestamp": stamp(main, "use jwt tokens for the api"), "contests": [], "supersedes": []}]
+    for name in ("feature/auth", "  feature/auth\n", "refs/heads/feature/auth"):
+        assert [p.to_dict() for p in main.promote(name, dry_run=True)] == expected
+    assert origins(main) == []
+    done = main.promote("refs/heads/feature/auth")
+    new = done[0].note_id
+    assert new is not None and new != source
+    assert [p.to_dict() for p in done] == [{**expected[0], "note_id": new}]
+    assert origins(main) == [("use jwt tokens for the api", "from feature/auth")]
+    assert [tuple(r) for r in main.conn.execute(
+        "SELECT source_note_id, target_scope_key, note_id, how, promoted_at FROM promotions")] == [
+        (source, main.scope.key, new, "manual", main.now())]
+    assert main.promote("feature/auth") == []
+
+
+def test_promote_finds_a_branch_whose_name_is_stored_as_its_digest(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """A branch name holding an invisible character is keyed by its cleaned form and digest: it is found by the
+    name git has and by the key `cortex branches` showed."""
+    name = "fix/token\u200bcache"
+    branch_note(repo, make_engine, clock, name, "cache the token for an hour")
+    key = make_engine(repo.path).scope.key.rsplit(":", 1)[1]
+    assert key != name and "~" in key
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    for typed in (name, key):
+        assert [p.content for p in main.promote(typed, dry_run=True)] == ["cache the token for an hour"]
+
+
+def test_promote_refuses_what_it_cannot_promote_from_or_into(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    """Each refusal with its code and message: not on a branch (detached, outside git), the branch checked out
+    here, a name the store has no memory of (a branch whose name only ends like it does not count)."""
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    for same in ("main", " refs/heads/main "):
+        with pytest.raises(InvalidInput) as refused:
+            main.promote(same)
+        assert (refused.value.code, str(refused.value)) == (
+            "same_branch", "main is the branch checked out here; name the branch to promote from")
+    for unknown in ("auth", "feature", "feature/auth2", "eature/auth"):
+        with pytest.raises(NotFound) as missing:
+            main.promote(unknown)
+        assert (missing.value.code, str(missing.value), missing.value.details) == (
+            "not_found", f'No memory of branch "{unknown}" in this store; list scopes with: cortex branches',
+            {"branch": unknown})
+    repo.git("checkout", "-q", "--detach")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for eng in (make_engine(repo.path), make_engine(plain)):
+        with pytest.raises(InvalidInput) as refused:
+            eng.promote("feature/auth")
+        assert (refused.value.code, str(refused.value)) == (
+            "not_a_branch", "promote needs a checked-out branch to promote into")
+
+
+def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """What `promote --dry-run` says each note would contest and supersede is what promoting it does: an opposing
+    decision is contested, not superseded; an older decision or intent of the kind is superseded, a newer one,
+    a contested one, another kind's or another subject's is not; an insight or a note without subject neither."""
+    main = make_engine(repo.path)
+    main.note("decision", "use redis for the session cache", "cache")
+    main.note("intent", "move the queue to rq", "queue")
+    main.note("decision", "log in json", "logging")
+    main.note("insight", "the login page is slow", "login")
+    main.note("decision", "use tabs", "style")
+    main.note("decision", "do not use tabs", "style")  # a contest on main: neither side is superseded
+    eng = on(repo, make_engine, "feature/x", create=True)
+    clock.advance(minutes=5)
+    eng.note("decision", "do not use redis for the session cache", "cache")
+    eng.note("intent", "move the queue to celery", "queue")
+    eng.note("insight", "the login page is slow on mobile", "login")
+    eng.note("decision", "use spaces", "style")
+    eng.note("insight", "nobody reads the changelog")
+    eng.note("decision", "ship logs to loki", "shipping")
+    eng.note("decision", "log in plain text", "logging")
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=5)
+    main = make_engine(repo.path)
+    main.note("decision", "log in logfmt", "logging")  # newer than anything on feature/x: not superseded
+    ids = {content: note_id(main, content) for content in (
+        "use redis for the session cache", "move the queue to rq", "use tabs", "do not use tabs", "log in json")}
+    predicted = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x", dry_run=True)}
+    assert predicted == {
+        "do not use redis for the session cache": ((ids["use redis for the session cache"],), ()),
+        "move the queue to celery": ((), (ids["move the queue to rq"],)),
+        "the login page is slow on mobile": ((), ()),
+        "use spaces": ((), ()),
+        "nobody reads the changelog": ((), ()),
+        "ship logs to loki": ((), ()),
+        "log in plain text": ((), ()),
+    }
+    done = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x")}
+    assert done == predicted
+
+
+# -- the scopes of the store, and the scope a recall names ----------------------------------------------------------
+
+
+def test_branches_lists_every_scope_with_its_counts_where_it_went_and_whether_git_has_it(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """Active notes and open contests per scope (superseded ones not counted), the newest activity first, the
+    branches each was merged into (sorted), whether the branch still exists, a detached scope and the current."""
+    main = make_engine(repo.path)
+    main.note("decision", "use redis for the session cache", "cache")
+    main.note("decision", "do not use redis for the session cache", "cache")
+    main.note("decision", "log in json", "logging")
+    clock.advance(minutes=1)
+    main.note("decision", "log in logfmt", "logging")
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    repo.write("auth.py")
+    repo.commit("auth")
+    branch_note(repo, make_engine, clock, "release", "freeze on fridays", at="main")
+    repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into release")
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "spike", "try the zeppelin engine", at="main")
+    repo.git("checkout", "-q", "--detach", "main")
+    clock.advance(minutes=1)
+    detached = make_engine(repo.path)
+    detached.note("insight", "a detached look at main")
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-q", "-D", "spike")
+    repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into main")
+    clock.advance(minutes=1)
+    main = make_engine(repo.path)
+    main.check_merges()
+    scopes = [s.to_dict() for s in main.branches()]
+    prefix = merges.branch_prefix(main.scope)
+    assert prefix is not None
+    tree = main.scope.key[len(prefix):].rsplit(":", 1)[0]
+    head_oid = detached.scope.head_oid or ""
+    last = {s["label"]: s["last_activity"] for s in scopes}
+    assert [s["label"] for s in scopes] == sorted(last, key=lambda label: str(last[label]), reverse=True)
+    assert {s["label"]: {k: v for k, v in s.items() if k != "last_activity"} for s in scopes} == {
+        "main": {"scope_key": main.scope.key, "label": "main", "notes": 4, "open_contests": 2, "merged_into": [],
+                 "exists_in_git": True, "current": True},
+        "feature/auth": {"scope_key": f"{prefix}{tree}:feature/auth", "label": "feature/auth", "notes": 1,
+                         "open_contests": 0, "merged_into": ["main", "release"], "exists_in_git": True,
+                         "current": False},
+        "release": {"scope_key": f"{prefix}{tree}:release", "label": "release", "notes": 2, "open_contests": 0,
+                    "merged_into": [], "exists_in_git": True, "current": False},
+        "spike": {"scope_key": f"{prefix}{tree}:spike", "label": "spike", "notes": 1, "open_contests": 0,
+                  "merged_into": [], "exists_in_git": False, "current": False},
+        f"detached@{head_oid[:7]}": {"scope_key": detached.scope.key, "label": f"detached@{head_oid[:7]}",
+                                     "notes": 1, "open_contests": 0, "merged_into": [], "exists_in_git": None,
+                                     "current": False},
+    }
+    assert last["main"] == stamp(main, "use jwt tokens for the api")  # the promoted note keeps its time
+    assert last["spike"] == stamp(main, "try the zeppelin engine")
+
+
+def test_branches_outside_git_lists_the_folder_s_scope_without_a_git_answer(make_engine: Open, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    eng = make_engine(plain)
+    eng.note("decision", "keep notes in plain folders", "folders")
+    assert [s.to_dict() for s in eng.branches()] == [
+        {"scope_key": eng.scope.key, "label": "project", "notes": 1, "open_contests": 0,
+         "last_activity": stamp(eng, "keep notes in plain folders"), "merged_into": [], "exists_in_git": None,
+         "current": True}]
+
+
+def test_a_scope_is_named_by_its_full_key_or_by_its_branch_in_every_worktree(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    """`recall --scope feature/auth` reads the branch's scopes of every worktree; a full key reads that scope;
+    a name that only ends like a branch names nothing."""
+    first = branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    repo.git("checkout", "-q", "main")
+    other = tmp_path / "other"
+    repo.git("worktree", "add", "-q", str(other), "feature/auth")
+    clock.advance(minutes=1)
+    second = make_engine(other)
+    second.note("insight", "jwt tokens expire hourly")
+    main = make_engine(repo.path)
+    assert first.scope.key != second.scope.key
+    assert sorted(merges.scope_keys_for(main.conn, main.scope, " feature/auth ")) == sorted(
+        [first.scope.key, second.scope.key])
+    assert merges.scope_keys_for(main.conn, main.scope, f" {second.scope.key} ") == [second.scope.key]
+    text = main.recall("jwt tokens", scope="feature/auth").text
+    assert "use jwt tokens for the api" in text and "jwt tokens expire hourly" in text
+    for name in ("auth", "eature/auth", "feature/aut"):
+        with pytest.raises(NotFound) as missing:
+            merges.scope_keys_for(main.conn, main.scope, name)
+        assert (str(missing.value), missing.value.details) == (
+            f'No memory under scope "{name}"; list scopes with: cortex branches', {"scope": name})
