@@ -9,6 +9,7 @@ names a recall takes are called in process (the CLI tests run them in a subproce
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -269,7 +270,7 @@ def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
     source = note_id(main, "use jwt tokens for the api")
-    expected = [{"source_note_id": source, "note_id": None, "from": "feature/auth", "kind": "decision",
+    expected: list[dict[str, object]] = [{"source_note_id": source, "note_id": None, "from": "feature/auth", "kind": "decision",
                  "subject": "feature/auth", "content": "use jwt tokens for the api",
                  "timestamp": stamp(main, "use jwt tokens for the api"), "contests": [], "supersedes": []}]
     for name in ("feature/auth", "  feature/auth\n", "refs/heads/feature/auth"):
@@ -458,3 +459,79 @@ def test_a_scope_is_named_by_its_full_key_or_by_its_branch_in_every_worktree(
             merges.scope_keys_for(main.conn, main.scope, name)
         assert (str(missing.value), missing.value.details) == (
             f'No memory under scope "{name}"; list scopes with: cortex branches', {"scope": name})
+
+
+# -- how git is asked ---------------------------------------------------------------------------------------------
+
+
+def test_a_deleted_branch_that_never_flushed_is_judged_by_its_session_s_head(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """No HEAD was recorded for the branch (it never flushed, no check saw it live): its newest session's HEAD is
+    its tip once it is deleted, and shows it merged."""
+    make_engine(repo.path).check_merges()
+    repo.git("checkout", "-q", "-b", "feature/quiet")
+    repo.write("quiet.py")
+    repo.commit("quiet work")
+    eng = make_engine(repo.path)
+    eng.note("decision", "keep the quiet mode", "quiet")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature/quiet", "-m", "merge quiet")
+    repo.git("branch", "-q", "-D", "feature/quiet")
+    main = make_engine(repo.path)
+    assert main.conn.execute("SELECT COUNT(*) FROM scope_heads WHERE branch='feature/quiet'").fetchone()[0] == 0
+    done = main.check_merges()
+    assert done.merged == {"feature/quiet": "ancestor"}
+    assert [p.content for p in done.promoted] == ["keep the quiet mode"]
+
+
+def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
+    """A `git` first on PATH running `body` (sh) with `$REAL` set to the real git; returns its log file."""
+    real = shutil.which("git")
+    assert real is not None
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    log = tmp_path / "git.log"
+    (fake / "git").write_text(f'#!/bin/sh\nREAL="{real}"\nLOG="{log}"\n{body}\n')
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def squash_merged(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature/sq, one commit and a note, squash-merged into main (checked out), main checked before."""
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "feature/sq", "squash this feature", flush=False)
+    repo.write("sq.py", "squashed = 1\n")
+    repo.commit("sq work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--squash", "feature/sq")
+    repo.commit("squashed sq")
+
+
+def test_a_merge_check_asks_git_without_optional_locks_in_the_c_locale(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every git call of a check runs with GIT_OPTIONAL_LOCKS=0 (a check must not take the index lock a user's
+    git wants) and LC_ALL=C (git's messages and dates are read as git prints them in C)."""
+    squash_merged(repo, make_engine, clock)
+    main = make_engine(repo.path)
+    log = fake_git(tmp_path, monkeypatch, 'printf "%s|%s|%s\\n" "$GIT_OPTIONAL_LOCKS" "$LC_ALL" "$1" >> "$LOG"\n'
+                                           'exec "$REAL" "$@"')
+    monkeypatch.delenv("GIT_OPTIONAL_LOCKS", raising=False)
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    assert main.check_merges().merged == {"feature/sq": "cherry"}
+    calls = log.read_text().splitlines()
+    assert {c.rsplit("|", 1)[1] for c in calls} == {"for-each-ref", "rev-list", "log", "patch-id"}
+    assert {c.rsplit("|", 1)[0] for c in calls} == {"0|C"}
+
+
+def test_a_git_that_hangs_is_given_up_on_and_the_check_completes(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `git log` that never answers is killed after GIT_TIMEOUT_S and read as a failure: the check ends, finds
+    nothing merged by patch, and records that it ran."""
+    squash_merged(repo, make_engine, clock)
+    main = make_engine(repo.path)
+    fake_git(tmp_path, monkeypatch, '[ "$1" = log ] && exec sleep 600\nexec "$REAL" "$@"')
+    monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
+    done = main.check_merges()
+    assert (done.ran, done.merged) == (True, {})
+    assert main.check_merges().ran is False
