@@ -223,6 +223,17 @@ def test_a_forced_check_at_an_unmoved_head_takes_no_fresh_fork_for_merged(
     assert (done.ran, done.merged, done.promoted) == (True, {}, ())
 
 
+def test_a_fresh_fork_of_a_one_commit_repository_is_not_merged_by_a_first_check(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """HEAD is the repository's only commit, so it has no first parent to stand in for the HEAD before: the fork
+    at HEAD is an ancestor of it all the same, and having no commit of its own it is not merged."""
+    assert repo.git("rev-list", "--count", "HEAD").strip() == "1"
+    branch_note(repo, make_engine, clock, "fork", "an idea on a fresh fork")
+    repo.git("checkout", "-q", "main")
+    done = make_engine(repo.path).check_merges()  # main's first check
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+
+
 def test_a_deleted_fresh_fork_is_not_merged_by_a_first_check(repo: Repo, make_engine: Open, clock: Clock) -> None:
     """A branch forked at main's HEAD, its HEAD recorded there, then deleted: it has no reflog left to show a
     commit of its own, and its session saw only HEAD, so main's first check does not take it for merged."""
