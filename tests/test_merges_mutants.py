@@ -64,6 +64,19 @@ def empty_commits(repo: Repo, count: int, ref: str = "refs/heads/main") -> None:
                    env={**os.environ, **GIT_ENV})
 
 
+def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
+    """A `git` first on PATH running `body` (sh) with `$REAL` set to the real git; returns its log file."""
+    real = shutil.which("git")
+    assert real is not None
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    log = tmp_path / "git.log"
+    (fake / "git").write_text(f'#!/bin/sh\nREAL="{real}"\nLOG="{log}"\n{body}\n')
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
 # -- which commits `git cherry` weighs ---------------------------------------------------------------------------
 
 
@@ -181,7 +194,7 @@ def test_a_branch_deleted_after_its_merge_is_judged_by_the_tip_an_earlier_check_
 
 
 def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judged(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One deleted branch's recorded tip is gone from the object store (pruned): the batched ancestry read fails,
     each tip is asked alone, the merged deleted branch is still found, the pruned one neither merged nor a crash."""
     make_engine(repo.path).check_merges()
@@ -199,12 +212,18 @@ def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judg
     repo.git("branch", "-q", "-D", "spike", "kept")
     repo.git("reflog", "expire", "--expire=now", "--all")
     repo.git("gc", "-q", "--prune=now")
-    spike = make_engine(repo.path).conn.execute(
-        "SELECT head_oid FROM scope_heads WHERE branch='spike'").fetchone()[0]
+    main = make_engine(repo.path)
+    spike = main.conn.execute("SELECT head_oid FROM scope_heads WHERE branch='spike'").fetchone()[0]
     assert subprocess.run(["git", "cat-file", "-e", spike], cwd=repo.path).returncode != 0
-    done = make_engine(repo.path).check_merges()
+    log = fake_git(tmp_path, monkeypatch, 'printf "%s|%s\\n" "$GIT_OPTIONAL_LOCKS" "$*" >> "$LOG"\nexec "$REAL" "$@"')
+    monkeypatch.delenv("GIT_OPTIONAL_LOCKS", raising=False)
+    done = main.check_merges()
     assert done.merged == {"kept": "ancestor"}
     assert [p.content for p in done.promoted] == ["keep the merged idea"]
+    asked = [line.split("|", 1) for line in log.read_text().splitlines() if "merge-base" in line]
+    assert sorted(args.split()[-2] for _, args in asked) == sorted(
+        [spike, *(oid for b, oid in main.conn.execute("SELECT branch, head_oid FROM scope_heads") if b == "kept")])
+    assert {locks for locks, _ in asked} == {"0"}  # each alone, without optional locks
 
 
 # -- a branch with no commit of its own -------------------------------------------------------------------------
@@ -495,19 +514,6 @@ def test_a_deleted_branch_that_never_flushed_is_judged_by_its_session_s_head(
     assert [p.content for p in done.promoted] == ["keep the quiet mode"]
 
 
-def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
-    """A `git` first on PATH running `body` (sh) with `$REAL` set to the real git; returns its log file."""
-    real = shutil.which("git")
-    assert real is not None
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    log = tmp_path / "git.log"
-    (fake / "git").write_text(f'#!/bin/sh\nREAL="{real}"\nLOG="{log}"\n{body}\n')
-    (fake / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
-    return log
-
-
 def squash_merged(repo: Repo, make_engine: Open, clock: Clock) -> None:
     """feature/sq, one commit and a note, squash-merged into main (checked out), main checked before."""
     make_engine(repo.path).check_merges()
@@ -546,3 +552,20 @@ def test_a_git_that_hangs_is_given_up_on_and_the_check_completes(
     done = main.check_merges()
     assert (done.ran, done.merged) == (True, {})
     assert main.check_merges().ran is False
+
+
+def test_a_tip_asked_alone_of_a_git_that_hangs_is_not_merged(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched ancestry read fails, and `merge-base` never answers for the tip asked alone: it is killed
+    after GIT_TIMEOUT_S and the tip is not an ancestor. (HEAD is the only commit: no earlier HEAD stands in to
+    take back a wrong answer.)"""
+    branch_note(repo, make_engine, clock, "feature/wip", "work in progress")
+    repo.write("wip.py")
+    repo.commit("wip")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    fake_git(tmp_path, monkeypatch, '[ "$1" = rev-list ] && exit 1\n[ "$1" = merge-base ] && exec sleep 600\n'
+                                    'exec "$REAL" "$@"')
+    monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
+    done = main.check_merges()
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
