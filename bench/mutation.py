@@ -51,7 +51,7 @@ MODULES: dict[str, list[str]] = {
                         "tests/security/test_forged_labels.py", "tests/security/test_long_labels.py"],
     "memory/items.py": ["tests/test_items_rules.py", "tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
     "memory/tiers.py": ["tests/test_tiers_rules.py", "tests/test_ranking.py", "tests/test_surfaces.py", "tests/test_engine_facade.py"],
-    "memory/sharing.py": ["tests/test_sharing_mutants.py", "tests/test_sharing.py", "tests/test_inbox.py"],
+    "memory/sharing.py": ["tests/test_sharing_mutants2.py", "tests/test_sharing_mutants.py", "tests/test_sharing.py", "tests/test_inbox.py"],
     "memory/transfer.py": ["tests/test_transfer_mutants.py", "tests/test_transfer.py", "tests/test_inbox.py"],
     "memory/arrivals.py": ["tests/test_arrivals_mutants.py", "tests/test_inbox.py", "tests/test_sharing.py",
                            "tests/test_transfer.py", "tests/security/test_secrets.py"],
