@@ -374,6 +374,7 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
     main.note("insight", "the login page is slow", "login")
     main.note("decision", "use tabs", "style")
     main.note("decision", "do not use tabs", "style")  # a contest on main: neither side is superseded
+    main.note("decision", "deploy on tuesdays", "deploy")
     eng = on(repo, make_engine, "feature/x", create=True)
     clock.advance(minutes=5)
     eng.note("decision", "do not use redis for the session cache", "cache")
@@ -383,12 +384,13 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
     eng.note("insight", "nobody reads the changelog")
     eng.note("decision", "ship logs to loki", "shipping")
     eng.note("decision", "log in plain text", "logging")
+    eng.note("decision", "deploy on thursdays", "deploy")
     repo.git("checkout", "-q", "main")
     clock.advance(minutes=5)
     main = make_engine(repo.path)
     main.note("decision", "log in logfmt", "logging")  # newer than anything on feature/x: not superseded
     ids = {content: note_id(main, content) for content in (
-        "use redis for the session cache", "move the queue to rq", "use tabs", "do not use tabs", "log in json")}
+        "use redis for the session cache", "move the queue to rq", "deploy on tuesdays")}
     predicted = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x", dry_run=True)}
     assert predicted == {
         "do not use redis for the session cache": ((ids["use redis for the session cache"],), ()),
@@ -398,6 +400,7 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
         "nobody reads the changelog": ((), ()),
         "ship logs to loki": ((), ()),
         "log in plain text": ((), ()),
+        "deploy on thursdays": ((), (ids["deploy on tuesdays"],)),
     }
     done = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x")}
     assert done == predicted
