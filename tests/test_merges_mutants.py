@@ -299,7 +299,8 @@ def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
         repo: Repo, make_engine: Open, clock: Clock) -> None:
     """`cortex promote --from` strips the name and a `refs/heads/` before it; a dry run says what would come over
     (no note id yet) and writes nothing."""
-    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    branch_note(repo, make_engine, clock, "feature/other", "an unrelated branch's note", at="main")
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api", at="main")
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
     source = note_id(main, "use jwt tokens for the api")
@@ -375,7 +376,9 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
     main.note("decision", "use tabs", "style")
     main.note("decision", "do not use tabs", "style")  # a contest on main: neither side is superseded
     main.note("decision", "deploy on tuesdays", "deploy")
+    main.note("decision", "release on mondays", "release")
     eng = on(repo, make_engine, "feature/x", create=True)
+    eng.note("decision", "release on fridays", "release")  # at the very time of main's: replaced all the same
     clock.advance(minutes=5)
     eng.note("decision", "do not use redis for the session cache", "cache")
     eng.note("intent", "move the queue to celery", "queue")
@@ -390,7 +393,7 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
     main = make_engine(repo.path)
     main.note("decision", "log in logfmt", "logging")  # newer than anything on feature/x: not superseded
     ids = {content: note_id(main, content) for content in (
-        "use redis for the session cache", "move the queue to rq", "deploy on tuesdays")}
+        "use redis for the session cache", "move the queue to rq", "deploy on tuesdays", "release on mondays")}
     predicted = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x", dry_run=True)}
     assert predicted == {
         "do not use redis for the session cache": ((ids["use redis for the session cache"],), ()),
@@ -401,7 +404,9 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
         "ship logs to loki": ((), ()),
         "log in plain text": ((), ()),
         "deploy on thursdays": ((), (ids["deploy on tuesdays"],)),
+        "release on fridays": ((), (ids["release on mondays"],)),
     }
+    assert stamp(main, "release on fridays") == stamp(main, "release on mondays")
     done = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x")}
     assert done == predicted
 
@@ -426,6 +431,7 @@ def test_branches_lists_every_scope_with_its_counts_where_it_went_and_whether_gi
     repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into release")
     make_engine(repo.path).check_merges()
     branch_note(repo, make_engine, clock, "spike", "try the zeppelin engine", at="main")
+    on(repo, make_engine, "idle", create=True, at="main").start_session()  # a session, never a note
     repo.git("checkout", "-q", "--detach", "main")
     clock.advance(minutes=1)
     detached = make_engine(repo.path)
@@ -453,12 +459,23 @@ def test_branches_lists_every_scope_with_its_counts_where_it_went_and_whether_gi
                     "merged_into": [], "exists_in_git": True, "current": False},
         "spike": {"scope_key": f"{prefix}{tree}:spike", "label": "spike", "notes": 1, "open_contests": 0,
                   "merged_into": [], "exists_in_git": False, "current": False},
+        "idle": {"scope_key": f"{prefix}{tree}:idle", "label": "idle", "notes": 0, "open_contests": 0,
+                 "merged_into": [], "exists_in_git": True, "current": False},
         f"detached@{head_oid[:7]}": {"scope_key": detached.scope.key, "label": f"detached@{head_oid[:7]}",
                                      "notes": 1, "open_contests": 0, "merged_into": [], "exists_in_git": None,
                                      "current": False},
     }
     assert last["main"] == stamp(main, "use jwt tokens for the api")  # the promoted note keeps its time
     assert last["spike"] == stamp(main, "try the zeppelin engine")
+
+
+def test_when_git_cannot_list_the_branches_whether_each_exists_is_unknown(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    fake_git(tmp_path, monkeypatch, '[ "$1" = for-each-ref ] && exit 128\nexec "$REAL" "$@"')
+    assert [(s.label, s.notes, s.exists_in_git) for s in main.branches()] == [("feature/auth", 1, None)]
 
 
 def test_branches_outside_git_lists_the_folder_s_scope_without_a_git_answer(make_engine: Open, tmp_path: Path) -> None:
