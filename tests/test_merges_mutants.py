@@ -143,9 +143,9 @@ def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
     repo.commit("sq work")
     make_engine(repo.path).flush_spool()
     repo.git("checkout", "-q", "main")
-    repo.write("unrelated.py")
-    repo.commit("unrelated work first")
     make_engine(repo.path).check_merges()
+    repo.write("unrelated.py")
+    repo.commit("unrelated work first")  # upstream since the check: the squash and, before it, this
     repo.git("merge", "-q", "--squash", "feature/sq")
     repo.commit("squashed sq")
     (isolated_home / ".gitconfig").write_text(
