@@ -566,29 +566,48 @@ def test_a_merge_check_asks_git_without_optional_locks_in_the_c_locale(
 
 def test_a_git_that_hangs_is_given_up_on_and_the_check_completes(
         repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `git log` that never answers is killed after GIT_TIMEOUT_S and read as a failure: the check ends, finds
-    nothing merged by patch, and records that it ran."""
+    """A `git log` slower than GIT_TIMEOUT_S is killed and read as a failure: the check ends, finds nothing merged
+    by patch (the answer git would have given late is a squash merge), and records that it ran."""
     squash_merged(repo, make_engine, clock)
     main = make_engine(repo.path)
-    fake_git(tmp_path, monkeypatch, '[ "$1" = log ] && exec sleep 600\nexec "$REAL" "$@"')
+    fake_git(tmp_path, monkeypatch, '[ "$1" = log ] && sleep 4\nexec "$REAL" "$@"')
     monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
     done = main.check_merges()
     assert (done.ran, done.merged) == (True, {})
     assert main.check_merges().ran is False
 
 
-def test_a_tip_asked_alone_of_a_git_that_hangs_is_not_merged(
+SLOW_MERGE_BASE = '[ "$1" = rev-list ] && exit 1\n[ "$1" = merge-base ] && sleep 4\nexec "$REAL" "$@"'
+"""A git whose batched ancestry read fails and whose `merge-base` answers only after 4 seconds."""
+
+
+def test_a_merged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
         repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batched ancestry read fails, and `merge-base` never answers for the tip asked alone: it is killed
-    after GIT_TIMEOUT_S and the tip is not an ancestor. (HEAD is the only commit: no earlier HEAD stands in to
-    take back a wrong answer.)"""
+    """The batched ancestry read fails and `merge-base` answers only after GIT_TIMEOUT_S: it is killed and read as
+    "not an ancestor", though git would have said the branch was merged."""
+    make_engine(repo.path).check_merges()
+    branch_note(repo, make_engine, clock, "feature/slow", "merged but slow to tell")
+    repo.write("slow.py")
+    repo.commit("slow work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature/slow", "-m", "merge slow")
+    main = make_engine(repo.path)
+    fake_git(tmp_path, monkeypatch, SLOW_MERGE_BASE)
+    monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
+    assert main.check_merges().merged == {}
+
+
+def test_an_unmerged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched ancestry read fails, and `merge-base` answers too late for the tip asked alone: a git that
+    times out says "not an ancestor", never "merged". (HEAD is the only commit: no earlier HEAD stands in to take
+    back a wrong answer.)"""
     branch_note(repo, make_engine, clock, "feature/wip", "work in progress")
     repo.write("wip.py")
     repo.commit("wip")
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
-    fake_git(tmp_path, monkeypatch, '[ "$1" = rev-list ] && exit 1\n[ "$1" = merge-base ] && exec sleep 600\n'
-                                    'exec "$REAL" "$@"')
+    fake_git(tmp_path, monkeypatch, SLOW_MERGE_BASE)
     monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
     done = main.check_merges()
     assert (done.ran, done.merged, done.promoted) == (True, {}, ())
