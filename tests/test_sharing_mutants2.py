@@ -18,7 +18,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory import sharing
 
 from .conftest import Repo
-from .test_sharing_mutants import FOLDER, MALLORY, commit_as, decision
+from .test_sharing_mutants import FOLDER, MALLORY, OWN_ID, blob, commit_as, decision
 
 Open = Callable[..., Engine]
 
@@ -78,3 +78,41 @@ def test_a_file_whose_last_commit_git_cannot_name_waits_without_one(
     assert (done.added, done.pending) == ((), (path,))
     (arrival,) = eng.inbox()
     assert (arrival.path, arrival.commit, arrival.author, arrival.authored_at) == (path, None, None, None)
+
+
+def test_a_skipped_entry_does_not_end_the_listing(repo: Repo) -> None:
+    """Entries are listed in name order: a file that is not a decision (not `.md`, or named with a control
+    character) sorting first is passed over and the decision files after it are still listed."""
+    repo.write(f"{FOLDER}/0000-index.txt", "not a decision\n")
+    repo.write(f"{FOLDER}/0000-\x1bx.md", "a control character\n")
+    repo.write(f"{FOLDER}/0001-a.md", "a\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "decisions")
+    assert sharing.files_at_head(str(repo.path), FOLDER) == {f"{FOLDER}/0001-a.md": (blob(repo, f"{FOLDER}/0001-a.md"), 2)}
+
+
+def test_a_decision_file_named_with_a_tab_is_listed_whole(repo: Repo) -> None:
+    """`ls-tree` separates an entry's fields from its path with a tab: a path holding a tab of its own is split at
+    the first one."""
+    path = f"{FOLDER}/0001-two\twords.md"
+    repo.write(path, "a\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "decisions")
+    assert sharing.files_at_head(str(repo.path), FOLDER) == {path: (blob(repo, path), 2)}
+
+
+def test_a_decisions_folder_named_like_an_option_is_read_as_a_path(
+        repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    monkeypatch.setenv("CORTEX_DECISIONS_DIR", "-decisions")
+    commit_as(repo, {"-decisions/0001-queue.md": decision("queue", "use rq")}, MALLORY)
+    done = make_engine(repo.path).sync_shared()
+    assert (done.ran, done.added) == (True, ("-decisions/0001-queue.md",))
+
+
+def test_a_waiting_file_keeps_the_note_id_it_claims(repo: Repo, make_engine: Open) -> None:
+    """Another author's file naming a `cortex-id` waits with that id recorded on its arrival."""
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", f"cortex-id: {OWN_ID}\n")}, MALLORY)
+    eng = make_engine(repo.path)
+    assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
+    assert [(a.path, a.note_id) for a in eng.inbox()] == [(f"{FOLDER}/0001-q.md", OWN_ID)]
