@@ -116,3 +116,11 @@ def test_a_waiting_file_keeps_the_note_id_it_claims(repo: Repo, make_engine: Ope
     eng = make_engine(repo.path)
     assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
     assert [(a.path, a.note_id) for a in eng.inbox()] == [(f"{FOLDER}/0001-q.md", OWN_ID)]
+
+
+def test_a_configured_folder_that_is_not_utf8_is_read_with_a_replacement_character(repo: Repo) -> None:
+    """`git config cortex.decisionsDir` holding bytes that are not UTF-8 is not a crash: the bad byte reads as
+    U+FFFD, as every other name git hands over."""
+    with (repo.path / ".git" / "config").open("ab") as config:
+        config.write(b"[cortex]\n\tdecisionsDir = adr\xff\n")
+    assert sharing.decisions_folder(str(repo.path)) == "adr\ufffd"
