@@ -8,6 +8,7 @@ names a recall takes are called in process (the CLI tests run them in a subproce
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -44,11 +45,11 @@ def origins(eng: Engine) -> list[tuple[str, str | None]]:
 
 
 def branch_note(repo: Repo, make_engine: Open, clock: Clock, branch: str, text: str, *, create: bool = True,
-                at: str | None = None, flush: bool = True) -> Engine:
+                at: str | None = None, flush: bool = True, alternatives: list[str] | None = None) -> Engine:
     """On `branch`, one decision (subject = the branch) and, with `flush`, its HEAD recorded; stays there."""
     eng = on(repo, make_engine, branch, create=create, at=at)
     clock.advance(minutes=1)
-    eng.note("decision", text, branch)
+    eng.note("decision", text, branch, alternatives)
     if flush:
         eng.flush_spool()
     return eng
@@ -155,6 +156,7 @@ def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
     done = make_engine(repo.path).check_merges()
     assert done.merged == {"feature/sq": "cherry"}
     assert [p.content for p in done.promoted] == ["squash this feature"]
+    assert [r[0] for r in make_engine(repo.path).conn.execute("SELECT how FROM promotions")] == ["cherry"]
 
 
 # -- which tip a branch is judged by ------------------------------------------------------------------------------
@@ -170,8 +172,10 @@ def test_a_live_branch_is_judged_by_its_tip_not_by_the_head_recorded_before_it_m
     repo.commit("late work")
     repo.git("checkout", "-q", "main")
     repo.git("merge", "-q", "--no-ff", "feature/late", "-m", "merge late")
-    done = make_engine(repo.path).check_merges()
+    main = make_engine(repo.path)
+    done = main.check_merges()
     assert done.merged == {"feature/late": "ancestor"}
+    assert [r[0] for r in main.conn.execute("SELECT how FROM promotions")] == ["ancestor"]
 
 
 def test_a_branch_deleted_after_its_merge_is_judged_by_the_tip_an_earlier_check_saw(
@@ -300,7 +304,8 @@ def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
     """`cortex promote --from` strips the name and a `refs/heads/` before it; a dry run says what would come over
     (no note id yet) and writes nothing."""
     branch_note(repo, make_engine, clock, "feature/other", "an unrelated branch's note", at="main")
-    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api", at="main")
+    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api", at="main",
+                alternatives=["session cookies", "api keys"])
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
     source = note_id(main, "use jwt tokens for the api")
@@ -312,6 +317,8 @@ def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
     assert origins(main) == []
     done = main.promote("refs/heads/feature/auth")
     new = done[0].note_id
+    kept = main.conn.execute("SELECT alternatives FROM scoped_notes WHERE id=?", (new,)).fetchone()[0]
+    assert json.loads(kept) == ["session cookies", "api keys"]  # the considered options come over too
     assert new is not None and new != source
     assert [p.to_dict() for p in done] == [{**expected[0], "note_id": new}]
     assert origins(main) == [("use jwt tokens for the api", "from feature/auth")]
@@ -476,6 +483,19 @@ def test_when_git_cannot_list_the_branches_whether_each_exists_is_unknown(
     main = make_engine(repo.path)
     fake_git(tmp_path, monkeypatch, '[ "$1" = for-each-ref ] && exit 128\nexec "$REAL" "$@"')
     assert [(s.label, s.notes, s.exists_in_git) for s in main.branches()] == [("feature/auth", 1, None)]
+
+
+def test_a_check_runs_only_on_a_branch_with_a_commit(repo: Repo, make_engine: Open, tmp_path: Path) -> None:
+    """Detached, unborn or outside git, a check does nothing and says which HEAD it saw."""
+    repo.git("checkout", "-q", "--detach")
+    assert make_engine(repo.path).check_merges() == merges.MergeCheck(False, head(repo))
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    Repo(unborn).git("init", "-q", "-b", "main")
+    assert make_engine(unborn).check_merges() == merges.MergeCheck(False, None)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert make_engine(plain).check_merges() == merges.MergeCheck(False, None)
 
 
 def test_branches_outside_git_lists_the_folder_s_scope_without_a_git_answer(make_engine: Open, tmp_path: Path) -> None:
