@@ -81,8 +81,9 @@ def test_a_file_whose_last_commit_git_cannot_name_waits_without_one(
 
 
 def test_a_skipped_entry_does_not_end_the_listing(repo: Repo) -> None:
-    """Entries are listed in name order: a file that is not a decision (not `.md`, or named with a control
-    character) sorting first is passed over and the decision files after it are still listed."""
+    """Entries are listed in name order: a subfolder, or a file that is not a decision (not `.md`, or named with a
+    control character), sorting first is passed over and the decision files after it are still listed."""
+    repo.write(f"{FOLDER}/0000-drafts/0001-draft.md", "a draft in a subfolder\n")
     repo.write(f"{FOLDER}/0000-index.txt", "not a decision\n")
     repo.write(f"{FOLDER}/0000-\x1bx.md", "a control character\n")
     repo.write(f"{FOLDER}/0001-a.md", "a\n")
