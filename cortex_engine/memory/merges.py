@@ -209,11 +209,12 @@ def patch_merged(cwd: str, head: str, before: str | None, tips: dict[str, str]) 
     """
     if not tips:
         return set()
-    ours = _git(cwd, "log", "-p", "--format=commit %H %P", "--stdin",
+    # `--no-color`: a user's `color.ui=always` colours the diffs, and `git patch-id` finds no patch in them
+    ours = _git(cwd, "log", "-p", "--no-color", "--format=commit %H %P", "--stdin",
                 stdin="\n".join([*sorted(set(tips.values())), f"^{head}"]) + "\n")
     upstream_range = [head, f"^{before}"] if before and before != head else [head, *(f"^{t}" for t in tips.values())]
-    theirs = _git(cwd, "log", "-p", "--no-merges", "--format=commit %H", f"--max-count={UPSTREAM_COMMITS}", "--stdin",
-                  stdin="\n".join(upstream_range) + "\n")
+    theirs = _git(cwd, "log", "-p", "--no-color", "--no-merges", "--format=commit %H", f"--max-count={UPSTREAM_COMMITS}",
+                  "--stdin", stdin="\n".join(upstream_range) + "\n")
     if ours is None or theirs is None:
         return set()
     parents: dict[str, list[str]] = {}
