@@ -136,3 +136,159 @@ def test_a_flush_from_a_subfolder_replays_its_worktree_s_spool(repo: Repo, live:
     link = repo.path.parent / "elsewhere"
     link.symlink_to(repo.path / "src" / "app")  # a cwd reached through a link is found where it really is
     assert flush.find_runtime(str(link)) == Path(os.path.realpath(runtime_dir(repo.path)))
+
+
+# -- write_index: the digest index the substitution hook reads ---------------------------------------------------
+
+
+def index_lines(repo: Repo) -> list[list[str]]:
+    return [row.split("\t") for row in (runtime_dir(repo.path) / flush.INDEX).read_text().splitlines()]
+
+
+def test_the_index_lists_each_certified_whole_read_of_an_active_primary_session_by_path(live: Engine, repo: Repo,
+                                                                                         tmp_path: Path) -> None:
+    """One line per file, `<absolute path>\\t<sha256>\\t<size>\\t<host session>`, sorted by path: whole reads by a
+    host session's primary, certified at a turn's end; a subagent's read, a partial one, a name holding a tab, a
+    file outside the worktree named absolute."""
+    import hashlib
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("O\n")
+    for rel, text in (("b.py", "B = 1\n"), ("a.py", "A = 22\n"), ("tab\there.py", "T\n"), ("sub.py", "S\n")):
+        repo.write(rel, text)
+    sub = read_payload(repo, "sub.py", "S\n", tool_use="t-sub", agent=("agent-1", "Explore"))
+    far = read_payload(repo, "a.py", "O\n", tool_use="t-out")
+    far["tool_input"]["file_path"] = far["tool_response"]["file"]["filePath"] = str(outside)
+    spool(repo, line(read_payload(repo, "b.py", "B = 1\n", tool_use="t-b"), T),
+          line(read_payload(repo, "a.py", "A = 22\n", tool_use="t-a"), T + 1),
+          line(read_payload(repo, "tab\there.py", "T\n", tool_use="t-tab"), T + 2), line(sub, T + 3), line(far, T + 4))
+    assert live.flush_spool(turn_end=True).processed == 5
+    digest = {text: hashlib.sha256(text.encode()).hexdigest() for text in ("A = 22\n", "B = 1\n", "O\n")}
+    assert index_lines(repo) == [  # sorted as stored: the outside file by its absolute path, first
+        [str(outside), digest["O\n"], "2", "host-1"],
+        [str(repo.path / "a.py"), digest["A = 22\n"], "7", "host-1"],
+        [str(repo.path / "b.py"), digest["B = 1\n"], "6", "host-1"],
+    ]
+
+
+def test_the_index_forgets_the_reads_of_an_ended_session_and_is_written_when_missing(live: Engine, repo: Repo) -> None:
+    repo.write("a.py", "A = 1\n")
+    spool(repo, line(read_payload(repo, "a.py", "A = 1\n", tool_use="t-a")))
+    live.flush_spool(turn_end=True)
+    assert [row[0] for row in index_lines(repo)] == [str(repo.path / "a.py")]
+    live.start_session("host-2")  # a new session: host-1's primary is no longer active
+    (runtime_dir(repo.path) / flush.INDEX).unlink()
+    assert live.flush_spool().processed == 0
+    assert index_lines(repo) == []
+    (runtime_dir(repo.path) / flush.INDEX).write_text("stale\tline\t1\thost-1\n")
+    live.flush_spool()  # nothing replayed and the index exists: it is left as it is
+    assert index_lines(repo) == [["stale", "line", "1", "host-1"]]
+
+
+# -- the spool lines: what is read, what is skipped ----------------------------------------------------------------
+
+
+def write_spool(repo: Repo, data: bytes) -> None:
+    (runtime_dir(repo.path) / SPOOL).write_bytes(data)
+
+
+def raw_line(payload: dict[str, Any], t: float = T) -> bytes:
+    return json.dumps(line(payload, t)).encode() + b"\n"
+
+
+def commands_stored(engine: Engine) -> list[str]:
+    return sorted(r[0] for r in engine.conn.execute("SELECT command_summary FROM command_runs"))
+
+
+def test_blank_lines_are_not_lines_and_bad_ones_are_skipped_each_once(live: Engine, repo: Repo) -> None:
+    good = [raw_line(bash_payload(repo, f"echo {n}", tool_use=f"t-{n}")) for n in range(3)]
+    write_spool(repo, b"\n   \n" + good[0] + b"\xff\xfe not utf-8\n" + b"[1, 2]\n" + b'"text"\n' + b"{not json\n" + good[1]
+                + b'{"v": 1, "t": 1, "p": [1]}\n' + b'{"v": 1, "t": 1}\n' + b"\t\r\n" + good[2])
+    result = live.flush_spool()
+    assert (result.processed, result.skipped, result.duplicates, result.errors) == (3, 6, 0, [])
+    assert commands_stored(live) == ["echo 0", "echo 1", "echo 2"]
+    assert list((runtime_dir(repo.path) / flush.CLAIMS).iterdir()) == []
+
+
+def test_a_torn_last_line_is_skipped_and_the_lines_before_it_kept(live: Engine, repo: Repo) -> None:
+    torn = raw_line(bash_payload(repo, "echo torn", tool_use="t-torn")).rstrip(b"\n")
+    write_spool(repo, raw_line(bash_payload(repo, "echo whole", tool_use="t-1")) + torn)
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (1, 1)
+    assert commands_stored(live) == ["echo whole"]
+    assert list((runtime_dir(repo.path) / flush.CLAIMS).iterdir()) == []
+    write_spool(repo, torn)  # a spool holding only a torn line
+    assert (live.flush_spool().processed, commands_stored(live)) == (0, ["echo whole"])
+
+
+def blob(repo: Repo, name: str, data: bytes) -> Path:
+    folder = runtime_dir(repo.path) / flush.BLOBS
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_bytes(data)
+    return folder / name
+
+
+def test_blob_pointers_are_read_only_by_the_hook_s_names_and_unusable_blobs_removed(live: Engine, repo: Repo) -> None:
+    """A pointer line takes its payload from the blob it names (line breaks in the blob are ignored); a name the
+    hook never makes is neither read nor removed; a missing, broken or non-object blob skips its line and goes."""
+    payload = json.dumps(bash_payload(repo, "echo from blob", tool_use="t-blob"), indent=1).encode()
+    good = blob(repo, "1785700000.5-12-345.json", payload.replace(b"\n", b"\r\n"))
+    broken = blob(repo, "1785700001-12-345.json", b'{"session_id": ')
+    listed = blob(repo, "1785700002-12-345.json", b"[1, 2]\n")
+    foreign = blob(repo, "notes.json", json.dumps(bash_payload(repo, "echo foreign", tool_use="t-f")).encode())
+    pointers = [{"v": 1, "t": T, "blob": name} for name in (good.name, broken.name, listed.name, foreign.name,
+                                                            "1785700003-12-345.json", 12345)]
+    write_spool(repo, b"".join(json.dumps(p).encode() + b"\n" for p in pointers))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (1, 5)
+    assert commands_stored(live) == ["echo from blob"]
+    assert [p.name for p in (good, broken, listed, foreign) if p.exists()] == ["notes.json"]
+
+
+def test_a_line_carrying_its_payload_ignores_a_blob_it_names(live: Engine, repo: Repo) -> None:
+    named = blob(repo, "1785700000-1-1.json", json.dumps(bash_payload(repo, "echo blob", tool_use="t-b")).encode())
+    write_spool(repo, json.dumps({**line(bash_payload(repo, "echo inline", tool_use="t-i")), "blob": named.name}).encode()
+                + b"\n")
+    assert live.flush_spool().processed == 1
+    assert commands_stored(live) == ["echo inline"]
+    assert named.exists()
+
+
+def test_lone_surrogates_anywhere_in_a_line_are_stored_as_replacement_characters(live: Engine, repo: Repo) -> None:
+    """JSON may escape a lone UTF-16 surrogate (SQLite refuses one): each becomes U+FFFD, in keys and values at any
+    depth, escaped in either case; a surrogate pair (one real character) and other escapes stay as they are."""
+    payload = {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "PostToolUse", "tool_name": "Grep",
+               "tool_use_id": "t-grep", "tool_input": {"pattern": "x\ud800y", "glob": [
+                   ["\udfff"], {"k\udc00": ["x", "\ud83d\ude00\ud7ff", 5, None, True]}, "plain"]},
+               "tool_response": {"numFiles": 0}}
+    data = json.dumps(line(payload)).encode()
+    assert b"\\ud800" in data
+    write_spool(repo, data.replace(b"\\udfff", b"\\uDFFF") + b"\n")
+    assert live.flush_spool().processed == 1
+    meta = json.loads(live.conn.execute("SELECT metadata_json FROM events WHERE type='search'").fetchone()[0])
+    assert meta["pattern"] == "x\ufffdy"
+    assert meta["glob"] == [["\ufffd"], {"k\ufffd": ["x", "\U0001f600\ud7ff", 5, None, True]}, "plain"]
+
+
+def test_a_line_without_surrogate_escapes_is_read_as_it_is(live: Engine, repo: Repo) -> None:
+    payload = {**bash_payload(repo, "echo caf\u00e9 \\ud800", tool_use="t-1")}
+    write_spool(repo, json.dumps(line(payload), ensure_ascii=False).encode() + b"\n")
+    assert live.flush_spool().processed == 1
+    assert commands_stored(live) == ["echo caf\u00e9 \\ud800"]
+
+
+# -- a command's outputs -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engine, repo: Repo, stream: str) -> None:
+    """A failing build keeps its outputs' last 2,000 characters; a token straddling that cut is redacted before
+    the cut, so no fragment of it is kept."""
+    token = "ghp_" + "Zq9x" * 9
+    payload = bash_payload(repo, "make build")
+    payload["tool_response"].update({stream: "start " + token + "y" * 1_980, "exit_code": 2})
+    spool(repo, line(payload))
+    live.flush_spool()
+    tail = live.conn.execute(f"SELECT {stream}_tail FROM command_runs").fetchone()[0]
+    assert tail is not None and tail.endswith("y" * 1_980) and "[REDACTED]" in tail
+    assert token[-12:] not in tail
