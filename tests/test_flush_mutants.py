@@ -286,7 +286,7 @@ def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engi
     the cut, so no fragment of it is kept."""
     token = "ghp_" + "Zq9x" * 9
     payload = bash_payload(repo, "make build")
-    payload["tool_response"].update({stream: "start " + token + "y" * 1_980, "exit_code": 2})
+    payload["tool_response"].update({stream: "start " + token + " " + "y" * 1_980, "exit_code": 2})
     spool(repo, line(payload))
     live.flush_spool()
     tail = live.conn.execute(f"SELECT {stream}_tail FROM command_runs").fetchone()[0]
