@@ -292,3 +292,119 @@ def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engi
     tail = live.conn.execute(f"SELECT {stream}_tail FROM command_runs").fetchone()[0]
     assert tail is not None and tail.endswith("y" * 1_980) and "[REDACTED]" in tail
     assert token[-12:] not in tail
+
+
+# -- the replay: which calls are recorded, and as what ------------------------------------------------------------
+
+
+def call(repo: Repo, tool: object, tool_input: object, *, tool_use: str, event: str | None = "PostToolUse",
+         response: object = None, **extra: object) -> dict[str, Any]:
+    """A hook payload for one tool call (no `hook_event_name` when `event` is None)."""
+    payload: dict[str, Any] = {"session_id": "host-1", "cwd": str(repo.path), "tool_name": tool, "tool_use_id": tool_use,
+                               "tool_input": tool_input, **extra}
+    if event is not None:
+        payload["hook_event_name"] = event
+    if response is not None:
+        payload["tool_response"] = response
+    return payload
+
+
+def events(engine: Engine) -> list[tuple[str, str | None, dict[str, Any]]]:
+    """(type, target, metadata) of every stored event, in the order written."""
+    return [(r[0], r[1], json.loads(r[2])) for r in engine.conn.execute(
+        "SELECT type, target, metadata_json FROM events ORDER BY timestamp, rowid")]
+
+
+def test_reads_are_recorded_with_their_window_and_digested_only_when_they_succeeded(live: Engine, repo: Repo) -> None:
+    for rel in ("a.py", "b.py", "c.py"):
+        repo.write(rel, f"{rel}\n")
+    whole = read_payload(repo, "a.py", "a.py\n", tool_use="t-a")
+    whole["tool_input"].update(offset=0, limit=2000, extra="not kept")
+    by_path = call(repo, "Read", {"path": str(repo.path / "b.py")}, tool_use="t-b")
+    failed = call(repo, "Read", {"file_path": str(repo.path / "c.py")}, tool_use="t-c", event="PostToolUseFailure",
+                  error="denied")
+    spool(repo, line(whole, T), line(by_path, T + 1), line(failed, T + 2),
+          line(call(repo, "Read", {"offset": 3}, tool_use="t-none"), T + 3),
+          line(call(repo, "Read", ["a.py"], tool_use="t-list"), T + 4))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (3, 2)
+    assert events(live) == [("read", "a.py", {"offset": 0, "limit": 2000}), ("read", "b.py", {}), ("read", "c.py", {})]
+    digested = {r[0]: r[1] for r in live.conn.execute("SELECT path, source FROM content_digests")}
+    assert digested == {"a.py": "payload", "b.py": "file"}
+
+
+def test_edits_are_recorded_by_tool_with_whether_they_failed(live: Engine, repo: Repo) -> None:
+    spool(repo, *(line(p, T + n) for n, p in enumerate([
+        call(repo, "Edit", {"file_path": str(repo.path / "a.py")}, tool_use="t-1"),
+        call(repo, "MultiEdit", {"file_path": str(repo.path / "b.py")}, tool_use="t-2", event="PostToolUseFailure"),
+        call(repo, "Write", {"file_path": str(repo.path / "c.py")}, tool_use="t-3"),
+        call(repo, "NotebookEdit", {"notebook_path": str(repo.path / "n.ipynb")}, tool_use="t-4"),
+        call(repo, "Edit", {"path": "d.py"}, tool_use="t-5", event=None),  # no event name: a PostToolUse
+        call(repo, "Edit", {"old_string": "x"}, tool_use="t-6"),  # no path: nothing to record
+        call(repo, "Edit", {"file_path": str(repo.path / "e.py")}, tool_use="t-7", event="PreToolUse"),
+        call(repo, "Edit", {"file_path": str(repo.path / "f.py")}, tool_use="t-8", event="Stop"),
+    ])))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (5, 3)
+    assert events(live) == [("edit", "a.py", {"failed": False}), ("edit", "b.py", {"failed": True}),
+                            ("write", "c.py", {"failed": False}), ("edit", "n.ipynb", {"failed": False}),
+                            ("edit", "d.py", {"failed": False})]
+
+
+def test_searches_are_recorded_with_their_pattern_and_certified_empty_only_before_any_change(live: Engine,
+                                                                                              repo: Repo) -> None:
+    """A Grep that found nothing is certified empty (its census kept) unless the batch changed files at or after it;
+    the stored pattern is redacted and cut to 200 characters."""
+    repo.write("src/a.py", "x = 1\n")
+    token = "ghp_" + "Zq9x" * 9
+    empty = {"mode": "files_with_matches", "filenames": [], "numFiles": 0}
+    spool(repo, line(call(repo, "Grep", {"pattern": "NOWHERE_FOUND", "path": "src", "glob": "*.py"}, tool_use="t-1",
+                          response=empty), T),
+          line(call(repo, "Grep", {"pattern": "P" * 300}, tool_use="t-2", response=empty), T + 1),
+          line(call(repo, "Grep", {"pattern": f"key {token}"}, tool_use="t-3", response=empty,
+                    event="PostToolUseFailure"), T + 2),
+          line(call(repo, "Grep", {"path": "src"}, tool_use="t-4"), T + 3))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped) == (3, 1)
+    spool(repo, line(call(repo, "Grep", {"pattern": "LATER_CHANGED"}, tool_use="t-5", response=empty), T + 4),
+          line(call(repo, "Edit", {"file_path": str(repo.path / "src" / "a.py")}, tool_use="t-6"), T + 4))
+    assert live.flush_spool().processed == 2
+    searches = [e for e in events(live) if e[0] == "search"]
+    assert searches == [
+        ("search", "src", {"pattern": "NOWHERE_FOUND", "glob": "*.py", "certified_empty": True}),
+        ("search", None, {"pattern": "P" * 200, "glob": None, "certified_empty": True}),
+        ("search", None, {"pattern": "key [REDACTED]", "glob": None, "certified_empty": False}),
+        ("search", None, {"pattern": "LATER_CHANGED", "glob": None, "certified_empty": False}),
+    ]
+    assert sorted(r[0] for r in live.conn.execute("SELECT pattern FROM negative_results")) == ["NOWHERE_FOUND", "P" * 300]
+
+
+def test_subagent_dispatches_are_recorded_by_what_they_were_asked(live: Engine, repo: Repo) -> None:
+    spool(repo, *(line(p, T + n) for n, p in enumerate([
+        call(repo, "Agent", {"description": "find the \u200bflush " + "d" * 400, "subagent_type": "Explore"}, tool_use="t-1"),
+        call(repo, "Task", {"subagent_type": "Plan"}, tool_use="t-2"),
+        call(repo, "Task", {}, tool_use="t-3"),
+    ])))
+    assert live.flush_spool().processed == 3
+    assert events(live) == [("agent", None, {"description": ("find the flush " + "d" * 400)[:300], "subagent_type": "Explore"}),
+                            ("agent", None, {"description": "Plan", "subagent_type": "Plan"}),
+                            ("agent", None, {"description": "subagent", "subagent_type": None})]
+
+
+def test_a_subagent_s_calls_go_to_its_own_child_session_under_the_host_s_primary(live: Engine, repo: Repo) -> None:
+    repo.write("a.py", "A\n")
+    camel = read_payload(repo, "a.py", "A\n", tool_use="t-2")
+    camel.update(agentId="agent-2", agentType="Plan")
+    spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-1", agent=("agent-1", "Explore")), T),
+          line(camel, T + 1), line(read_payload(repo, "a.py", "A\n", tool_use="t-3"), T + 2))
+    assert live.flush_spool().processed == 3
+    rows = live.conn.execute(
+        "SELECT s.agent_id, s.agent_type, p.host_session_id AS host, p.parent_session_id IS NULL AS primary_parent "
+        "FROM events e JOIN sessions s ON s.id = e.session_id LEFT JOIN sessions p ON p.id = s.parent_session_id "
+        "ORDER BY e.timestamp").fetchall()
+    assert [tuple(r) for r in rows] == [("agent-1", "Explore", "host-1", 1), ("agent-2", "Plan", "host-1", 1),
+                                        (None, "primary", None, 1)]
+    primary = live.conn.execute("SELECT id FROM sessions WHERE host_session_id='host-1' AND parent_session_id IS NULL "
+                                "AND status='active'").fetchall()
+    assert len(primary) == 1
+    assert live.conn.execute("SELECT agent_id FROM content_digests").fetchone()[0] is None  # the last read: the host's
