@@ -85,6 +85,8 @@ def test_capture_is_engaged_only_under_this_machine_s_key(live: Engine, repo: Re
     key = marker.read_text().splitlines()[0]
     marker.write_text(key + "\nsomething written after it\n")
     assert flush.is_engaged(repo.path) is True
+    marker.write_bytes(key.encode() + b"\n\xff\xfe not utf-8\n")
+    assert flush.is_engaged(repo.path) is True
     marker.write_text("engaged=" + "0" * 32 + "\n")  # another machine's key
     assert flush.is_engaged(repo.path) is False
     marker.write_text("\n" + key + "\n")  # the key, but not on the first line
@@ -408,3 +410,105 @@ def test_a_subagent_s_calls_go_to_its_own_child_session_under_the_host_s_primary
                                 "AND status='active'").fetchall()
     assert len(primary) == 1
     assert live.conn.execute("SELECT agent_id FROM content_digests").fetchone()[0] is None  # the last read: the host's
+
+
+# -- claims, keys and the files a flush leaves ----------------------------------------------------------------------
+
+
+def test_orphaned_claims_are_replayed_with_the_spool_and_nothing_else_in_claims_is_touched(live: Engine,
+                                                                                            repo: Repo) -> None:
+    """Claims a crashed flush left are finished (each counted) with the live spool; a file in claims/ that no flush
+    named, and a folder named like a claim, are neither read nor removed."""
+    claims = runtime_dir(repo.path) / flush.CLAIMS
+    claims.mkdir(exist_ok=True)
+    (claims / "00000000000000000001-42.jsonl").write_bytes(raw_line(bash_payload(repo, "echo first", tool_use="t-1")))
+    (claims / "00000000000000000002-42.jsonl").write_bytes(raw_line(bash_payload(repo, "echo second", tool_use="t-2")))
+    (claims / "notes.jsonl").write_bytes(raw_line(bash_payload(repo, "echo foreign", tool_use="t-3")))
+    (claims / "00000000000000000003-42.jsonl").mkdir()
+    spool(repo, line(bash_payload(repo, "echo live", tool_use="t-4")))
+    result = live.flush_spool()
+    assert (result.processed, result.claims) == (3, 3)
+    assert commands_stored(live) == ["echo first", "echo live", "echo second"]
+    assert sorted(p.name for p in claims.iterdir()) == ["00000000000000000003-42.jsonl", "notes.jsonl"]
+    assert not (runtime_dir(repo.path) / SPOOL).exists()
+
+
+def test_a_flush_with_nothing_to_replay_claims_nothing_and_lets_capture_resume(live: Engine, repo: Repo) -> None:
+    folder = runtime_dir(repo.path)
+    (folder / flush.PAUSED).write_text("paused\n")
+    (folder / flush.FLUSH_AFTER).write_text("9999999999\n")
+    result = live.flush_spool()
+    assert (result.processed, result.skipped, result.duplicates, result.claims, result.errors) == (0, 0, 0, 0, [])
+    assert not (folder / flush.PAUSED).exists() and not (folder / flush.FLUSH_AFTER).exists()
+    assert (folder / flush.INDEX).read_text() == ""
+
+
+def test_a_spool_that_is_a_link_is_never_claimed(live: Engine, repo: Repo, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(raw_line(bash_payload(repo, "echo planted", tool_use="t-1")))
+    (runtime_dir(repo.path) / SPOOL).symlink_to(target)
+    assert live.flush_spool().claims == 0
+    assert target.exists() and commands_stored(live) == []
+
+
+def test_lines_are_told_apart_by_event_and_tool_use_id_or_else_by_their_bytes(live: Engine, repo: Repo) -> None:
+    """A tool-use id that is not a non-empty string does not name a line: such lines are keyed by their bytes, so
+    two different ones both count and a repeated one counts once, in one flush or the next."""
+    lines = [line(bash_payload(repo, "echo one", tool_use="t-1")),
+             line({**bash_payload(repo, "echo two"), "tool_use_id": 5}),
+             line({**bash_payload(repo, "echo three"), "tool_use_id": 5}),
+             line({**bash_payload(repo, "echo four"), "tool_use_id": ""}),
+             line({**bash_payload(repo, "echo five"), "tool_use_id": ""}),
+             line({**bash_payload(repo, "echo one again", tool_use="t-1")}),  # the same call, seen again
+             line({**bash_payload(repo, "echo one failed", tool_use="t-1"), "hook_event_name": "PostToolUseFailure"})]
+    spool(repo, *lines)
+    result = live.flush_spool()
+    assert (result.processed, result.duplicates) == (6, 1)
+    assert "echo one again" not in commands_stored(live)
+    spool(repo, *lines)
+    again = live.flush_spool()
+    assert (again.processed, again.skipped, again.duplicates) == (0, 0, 7)
+
+
+def test_hundreds_of_lines_seen_before_are_all_recognised(live: Engine, repo: Repo) -> None:
+    lines = [line(bash_payload(repo, f"echo {n}", tool_use=f"t-{n}")) for n in range(1_203)]
+    spool(repo, *lines)
+    assert live.flush_spool().processed == 1_203
+    spool(repo, *lines, line(bash_payload(repo, "echo new", tool_use="t-new")))
+    result = live.flush_spool()
+    assert (result.processed, result.duplicates) == (1, 1_203)
+
+
+def test_a_tool_use_id_holding_a_secret_is_kept_redacted_and_still_tells_lines_apart(live: Engine, repo: Repo) -> None:
+    token = "ghp_" + "Zq9x" * 9
+    spool(repo, line(bash_payload(repo, "echo one", tool_use=f"t-{token}")),
+          line(bash_payload(repo, "echo one again", tool_use=f"t-{token}")))
+    result = live.flush_spool()
+    assert (result.processed, result.duplicates) == (1, 1)
+    keys = [r[0] for r in live.conn.execute("SELECT key FROM spool_seen")]
+    assert len(keys) == 1 and token not in keys[0]
+    spool(repo, line(bash_payload(repo, "echo one later", tool_use=f"t-{token}")))
+    assert live.flush_spool().duplicates == 1
+
+
+@pytest.mark.parametrize(("read_at", "edit_at", "certified"), [
+    ("1785700000,5", "1785700000,4", True),  # a decimal comma: the read came after the edit
+    ("1785700000,5", "1785700000,5", False),
+    ("1785700000.5", "1785700000.6", False),
+    (None, "1785700000", False),  # no time: it may have come after anything
+    ("soon", "1785700000", False),
+    ("1785700000", None, True),  # an edit with no time is no known change after the read
+])
+def test_a_read_is_certified_only_after_every_change_of_its_batch(live: Engine, repo: Repo, read_at: str | None,
+                                                                 edit_at: str | None, certified: bool) -> None:
+    repo.write("cfg.py", "A = 1\n")
+    read = {"v": 1, "p": read_payload(repo, "cfg.py", "A = 1\n")}
+    edit = {"v": 1, "p": call(repo, "Edit", {"file_path": str(repo.path / "other.py")}, tool_use="t-e")}
+    if read_at is not None:
+        read["t"] = read_at
+    if edit_at is not None:
+        edit["t"] = edit_at
+    (runtime_dir(repo.path) / SPOOL).write_text(json.dumps(edit) + "\n" + json.dumps(read) + "\n")
+    assert live.flush_spool(turn_end=True).processed == 2
+    eligible = live.conn.execute("SELECT refund_eligible FROM content_digests WHERE path='cfg.py'").fetchone()[0]
+    assert bool(eligible) is certified
