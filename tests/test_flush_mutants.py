@@ -512,3 +512,105 @@ def test_a_read_is_certified_only_after_every_change_of_its_batch(live: Engine, 
     assert live.flush_spool(turn_end=True).processed == 2
     eligible = live.conn.execute("SELECT refund_eligible FROM content_digests WHERE path='cfg.py'").fetchone()[0]
     assert bool(eligible) is certified
+
+
+# -- commands --------------------------------------------------------------------------------------------------------
+
+
+def command_rows(engine: Engine) -> list[dict[str, Any]]:
+    """Each command as stored: its run row, its event's metadata, and whether it became a memory item."""
+    rows = engine.conn.execute(
+        "SELECT c.*, e.metadata_json, (SELECT COUNT(*) FROM memory_items m WHERE m.source_id = c.id) AS items "
+        "FROM command_runs c JOIN events e ON e.id = c.event_id ORDER BY c.timestamp, c.rowid").fetchall()
+    return [{**{k: r[k] for k in r.keys() if k != "metadata_json"}, "meta": json.loads(r["metadata_json"])} for r in rows]
+
+
+def test_a_command_s_run_and_event_hold_its_outcome(live: Engine, repo: Repo) -> None:
+    failing = bash_payload(repo, "pytest tests/test_a.py", tool_use="t-1")
+    failing["tool_input"]["run_in_background"] = True
+    failing["tool_response"].update(stdout="collected 1\n1 failed", stderr="E   boom", interrupted=False, exit_code=1)
+    spool(repo, line(failing))
+    live.flush_spool()
+    [row] = command_rows(live)
+    assert row["meta"] == {"category": "test", "exit_code": 1, "safe_summary": "pytest tests/test_a.py",
+                           "files_touched": ["tests/test_a.py"], "interrupted": False, "background": True}
+    assert (row["category"], row["command_summary"], row["exit_code"], row["stdout_tail"], row["stderr_tail"],
+            json.loads(row["files_touched_json"]), row["session_id"], row["scope_key"]) == (
+        "test", "pytest tests/test_a.py", 1, "collected 1\n1 failed", "E   boom", ["tests/test_a.py"],
+        live.current_session()["id"], live.scope.key)
+    assert row["items"] == 1
+
+
+@pytest.mark.parametrize(("payload_fields", "response", "exit_code", "interrupted", "stderr"), [
+    ({"error": "Command exited with non-zero status code 3", "is_interrupt": False}, None, 3, False,
+     "Command exited with non-zero status code 3"),
+    ({"error": "Interrupted by user", "is_interrupt": True}, None, None, True, "Interrupted by user"),
+    ({"error": "Interrupted: exit code 130", "is_interrupt": True}, None, 130, True, "Interrupted: exit code 130"),
+    ({"error": "no status at all"}, None, 1, False, "no status at all"),
+    ({"error": "exit code 000000000007"}, None, 7, False, "exit code 000000000007"),  # 12 digits are read
+    ({"error": "exit code 0000000000007"}, None, 1, False, "exit code 0000000000007"),  # 13 are no status
+    ({"error": "exit code 123456789012"}, None, 1, False, "exit code 123456789012"),  # past 32 bits
+    ({"error": "exit code 2"}, {"stdout": "out", "stderr": "the real error", "interrupted": True}, 2, True,
+     "the real error"),
+    ({"error": "exit code 2"}, {"stdout": "out", "stderr": ""}, 2, False, "exit code 2"),
+    ({}, None, 1, False, None),  # no error text: a failure all the same, with nothing to keep
+])
+def test_a_failure_event_s_status_interruption_and_error(live: Engine, repo: Repo, payload_fields: dict[str, Any],
+                                                        response: dict[str, Any] | None, exit_code: int | None,
+                                                        interrupted: bool, stderr: str | None) -> None:
+    payload = {**call(repo, "Bash", {"command": "make build"}, tool_use="t-1", event="PostToolUseFailure",
+                      response=response), **payload_fields}
+    spool(repo, line(payload))
+    assert live.flush_spool().processed == 1
+    [row] = command_rows(live)
+    assert (row["exit_code"], row["meta"]["exit_code"], row["meta"]["interrupted"]) == (exit_code, exit_code, interrupted)
+    assert row["stderr_tail"] == (stderr if exit_code not in (None, 0) else None)
+
+
+def test_a_success_response_that_says_it_was_interrupted_is_kept_so(live: Engine, repo: Repo) -> None:
+    payload = bash_payload(repo, "make build")
+    payload["tool_response"].update(interrupted=True, stdout="half", exit_code=0)
+    spool(repo, line(payload))
+    live.flush_spool()
+    [row] = command_rows(live)
+    assert (row["exit_code"], row["meta"]["interrupted"], row["meta"]["background"]) == (0, True, False)
+
+
+@pytest.mark.parametrize(("command", "exit_code", "projected"), [
+    ("ls -la", 0, False), ("cd src", 0, False), ("echo hi", 0, False),  # hook noise: read, shell, other
+    ("ls -la", 2, True), ("echo hi", 1, True),  # a failing one is worth remembering
+    ("pytest -q", 0, True), ("make build", 0, True), ("git commit -m x", 0, True),
+])
+def test_only_commands_worth_remembering_become_memory(live: Engine, repo: Repo, command: str, exit_code: int,
+                                                       projected: bool) -> None:
+    payload = bash_payload(repo, command)
+    payload["tool_response"]["exit_code"] = exit_code
+    spool(repo, line(payload))
+    live.flush_spool()
+    [row] = command_rows(live)
+    assert row["items"] == int(projected)
+
+
+@pytest.mark.parametrize(("command", "episode"), [
+    ("pytest -q", True), ("make build", True), ("git push", True), ("ls missing", False), ("echo x", False)])
+def test_a_failing_test_build_or_git_command_opens_a_failure_episode(live: Engine, repo: Repo, command: str,
+                                                                      episode: bool) -> None:
+    payload = bash_payload(repo, command)
+    payload["tool_response"]["exit_code"] = 2
+    spool(repo, line(payload))
+    live.flush_spool()
+    episodes = live.conn.execute("SELECT summary FROM episodes WHERE kind='command_failure'").fetchall()
+    items = live.conn.execute("SELECT COUNT(*) FROM memory_items WHERE kind='episode:command_failure'").fetchone()[0]
+    assert (len(episodes), items) == ((1, 1) if episode else (0, 0))
+
+
+def test_a_test_run_passing_after_failing_records_the_cycle(live: Engine, repo: Repo) -> None:
+    spool(repo, line(bash_payload(repo, "pytest -q", failed=True, tool_use="t-1"), T),
+          line(bash_payload(repo, "pytest -q", tool_use="t-2"), T + 60))
+    live.flush_spool()
+    cycles = live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0]
+    assert cycles == 1
+    spool(repo, line(bash_payload(repo, "make build", failed=True, tool_use="t-3"), T + 120),
+          line(bash_payload(repo, "make build", tool_use="t-4"), T + 180))
+    live.flush_spool()
+    assert live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0] == 1
