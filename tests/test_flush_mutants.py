@@ -614,3 +614,45 @@ def test_a_test_run_passing_after_failing_records_the_cycle(live: Engine, repo: 
           line(bash_payload(repo, "make build", tool_use="t-4"), T + 180))
     live.flush_spool()
     assert live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0] == 1
+
+
+# -- sessions and scopes ---------------------------------------------------------------------------------------------
+
+
+def test_a_host_session_moving_between_worktrees_rotates_its_primary_each_time(live: Engine, repo: Repo,
+                                                                                tmp_path: Path) -> None:
+    """One spool, a host session working in the main worktree, then a linked one, then the main one again: each
+    move ends the primary it left and starts one in the scope it entered; each scope's snapshot names its files."""
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(linked))
+    (linked / "f.py").write_text("F\n")
+    repo.write("m.py", "M\n")
+    elsewhere = read_payload(repo, "m.py", "F\n", tool_use="t-2", cwd=linked)
+    elsewhere["tool_input"]["file_path"] = elsewhere["tool_response"]["file"]["filePath"] = str(linked / "f.py")
+    spool(repo, line(read_payload(repo, "m.py", "M\n", tool_use="t-1"), T), line(elsewhere, T + 1),
+          line(call(repo, "Edit", {"file_path": str(repo.path / "m.py")}, tool_use="t-3"), T + 2))
+    assert live.flush_spool().processed == 3
+    rows = live.conn.execute("SELECT e.type, e.target, e.scope_key, s.id, s.status, s.scope_key AS session_scope "
+                             "FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.timestamp").fetchall()
+    assert [(r["type"], r["target"]) for r in rows] == [("read", "m.py"), ("read", "f.py"), ("edit", "m.py")]
+    assert len({r["id"] for r in rows}) == 3
+    assert [r["status"] for r in rows] == ["ended", "ended", "active"]
+    main_key = live.scope.key
+    assert [r["scope_key"] for r in rows][::2] == [main_key, main_key] and rows[1]["scope_key"] != main_key
+    assert all(r["scope_key"] == r["session_scope"] for r in rows)
+    snapshots = {r[0]: r[1] for r in live.conn.execute("SELECT source_id, text FROM memory_items WHERE kind='branch_snapshot'")}
+    assert "Recent files: m.py" in snapshots[f"branch:{main_key}"]
+    assert "Recent files: f.py" in snapshots[f"branch:{rows[1]['scope_key']}"]
+
+
+def test_calls_of_two_host_sessions_go_to_their_own_primaries(live: Engine, repo: Repo) -> None:
+    repo.write("a.py", "A\n")
+    other = read_payload(repo, "a.py", "A\n", session="host-2", tool_use="t-2")
+    numeric = {**read_payload(repo, "a.py", "A\n", tool_use="t-3"), "session_id": 77}
+    spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-1"), T), line(other, T + 1),
+          line(read_payload(repo, "a.py", "A\n", tool_use="t-4"), T + 2), line(numeric, T + 3))
+    assert live.flush_spool().processed == 4
+    hosts = [r[0] for r in live.conn.execute("SELECT s.host_session_id FROM events e JOIN sessions s "
+                                             "ON s.id = e.session_id ORDER BY e.timestamp")]
+    assert hosts == ["host-1", "host-2", "host-1", "77"]
+    assert live.conn.execute("SELECT COUNT(*) FROM sessions WHERE host_session_id='host-1'").fetchone()[0] == 1
