@@ -656,3 +656,28 @@ def test_calls_of_two_host_sessions_go_to_their_own_primaries(live: Engine, repo
                                              "ON s.id = e.session_id ORDER BY e.timestamp")]
     assert hosts == ["host-1", "host-2", "host-1", "77"]
     assert live.conn.execute("SELECT COUNT(*) FROM sessions WHERE host_session_id='host-1'").fetchone()[0] == 1
+
+
+def test_a_flush_truncates_a_wal_grown_past_its_bound(live: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CORTEX_WAL_MAX_BYTES", "65536")
+    wal = Path(f"{live.identity.db_path}-wal")
+    for n in range(40):
+        live.note("insight", f"padding note {n} " + "lorem ipsum dolor " * 60)
+    assert wal.stat().st_size > 65536
+    spool(repo, line(bash_payload(repo, "echo one", tool_use="t-1")))
+    done = live.flush_spool()
+    assert (done.processed, done.checkpoint, wal.stat().st_size) == (1, "truncated", 0)
+    assert live.flush_spool().checkpoint is None
+
+
+@pytest.mark.parametrize(("tool", "certified"), [("Bash", False), ("Write", False), ("MultiEdit", False),
+                                                 ("NotebookEdit", False), ("Grep", True), ("Read", True), ("Task", True)])
+def test_only_tools_that_change_files_stop_an_earlier_read_being_certified(live: Engine, repo: Repo, tool: str,
+                                                                          certified: bool) -> None:
+    repo.write("cfg.py", "A = 1\n")
+    later = call(repo, tool, {"file_path": str(repo.path / "other.py"), "command": "touch other.py", "pattern": "x",
+                              "description": "look"}, tool_use="t-later")
+    spool(repo, line(read_payload(repo, "cfg.py", "A = 1\n"), T), line(later, T + 1))
+    live.flush_spool(turn_end=True)
+    eligible = live.conn.execute("SELECT refund_eligible FROM content_digests WHERE path='cfg.py'").fetchone()[0]
+    assert bool(eligible) is certified
