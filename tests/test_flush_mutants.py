@@ -394,11 +394,12 @@ def test_subagent_dispatches_are_recorded_by_what_they_were_asked(live: Engine, 
 
 
 def test_a_subagent_s_calls_go_to_its_own_child_session_under_the_host_s_primary(live: Engine, repo: Repo) -> None:
-    repo.write("a.py", "A\n")
-    camel = read_payload(repo, "a.py", "A\n", tool_use="t-2")
+    for rel in ("a.py", "b.py", "c.py"):
+        repo.write(rel, "A\n")
+    camel = read_payload(repo, "b.py", "A\n", tool_use="t-2")
     camel.update(agentId="agent-2", agentType="Plan")
     spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-1", agent=("agent-1", "Explore")), T),
-          line(camel, T + 1), line(read_payload(repo, "a.py", "A\n", tool_use="t-3"), T + 2))
+          line(camel, T + 1), line(read_payload(repo, "c.py", "A\n", tool_use="t-3"), T + 2))
     assert live.flush_spool().processed == 3
     rows = live.conn.execute(
         "SELECT s.agent_id, s.agent_type, p.host_session_id AS host, p.parent_session_id IS NULL AS primary_parent "
@@ -409,7 +410,8 @@ def test_a_subagent_s_calls_go_to_its_own_child_session_under_the_host_s_primary
     primary = live.conn.execute("SELECT id FROM sessions WHERE host_session_id='host-1' AND parent_session_id IS NULL "
                                 "AND status='active'").fetchall()
     assert len(primary) == 1
-    assert live.conn.execute("SELECT agent_id FROM content_digests").fetchone()[0] is None  # the last read: the host's
+    digests = {r[0]: r[1] for r in live.conn.execute("SELECT path, agent_id FROM content_digests")}
+    assert digests == {"a.py": "agent-1", "b.py": "agent-2", "c.py": None}
 
 
 # -- claims, keys and the files a flush leaves ----------------------------------------------------------------------
@@ -681,3 +683,24 @@ def test_only_tools_that_change_files_stop_an_earlier_read_being_certified(live:
     live.flush_spool(turn_end=True)
     eligible = live.conn.execute("SELECT refund_eligible FROM content_digests WHERE path='cfg.py'").fetchone()[0]
     assert bool(eligible) is certified
+
+
+def test_a_batch_redone_line_by_line_counts_each_line_once_and_books_the_poisonous_one_as_seen(
+        live: Engine, repo: Repo) -> None:
+    """One payload the replay cannot digest: the batch is redone with each line isolated, and the counts are that
+    redo's alone (the line skipped with its reason, the rest processed, skipped or duplicate once each); the blob
+    behind a line is removed with its commit; the bad line is seen, so a later flush does not try it again."""
+    poison = read_payload(repo, "a.py", "x", tool_use="t-poison")
+    poison["tool_input"]["file_path"] = str(repo.path / "a\0.py")
+    big = blob(repo, "1785700000-7-7.json", json.dumps(bash_payload(repo, "echo from blob", tool_use="t-blob")).encode())
+    good = line(bash_payload(repo, "echo one", tool_use="t-1"))
+    spool(repo, good, {"v": 1, "t": T, "blob": big.name}, line(poison), good,
+          line(bash_payload(repo, "", tool_use="t-empty")))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped, result.duplicates) == (2, 2, 1)
+    assert len(result.errors) == 1 and result.errors[0].endswith(": skipped a payload (ValueError)")
+    assert commands_stored(live) == ["echo from blob", "echo one"]
+    assert not big.exists()
+    spool(repo, line(poison))
+    again = live.flush_spool()
+    assert (again.processed, again.skipped, again.duplicates, again.errors) == (0, 0, 1, [])
