@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,8 @@ def test_a_runtime_folder_open_to_others_is_not_engaged_until_reclaimed(live: En
     assert live.flush_spool().processed == 0
 
 
-def test_a_flush_from_a_subfolder_replays_its_worktree_s_spool(repo: Repo, live: Engine, make_engine) -> None:  # noqa: ANN001
+def test_a_flush_from_a_subfolder_replays_its_worktree_s_spool(repo: Repo, live: Engine,
+                                                               make_engine: Callable[..., Engine]) -> None:
     repo.write("src/app/main.py", "x = 1\n")
     spool(repo, line(bash_payload(repo, "echo from below", tool_use="t-1")))
     below = make_engine(repo.path / "src" / "app")
@@ -539,7 +541,7 @@ def test_a_command_s_run_and_event_hold_its_outcome(live: Engine, repo: Repo) ->
     assert (row["category"], row["command_summary"], row["exit_code"], row["stdout_tail"], row["stderr_tail"],
             json.loads(row["files_touched_json"]), row["session_id"], row["scope_key"]) == (
         "test", "pytest tests/test_a.py", 1, "collected 1\n1 failed", "E   boom", ["tests/test_a.py"],
-        live.current_session()["id"], live.scope.key)
+        live.ensure_session(), live.scope.key)
     assert row["items"] == 1
 
 

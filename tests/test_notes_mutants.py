@@ -16,6 +16,8 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory import notes
 from cortex_engine.memory.notes import Resolution
 
+from .conftest import Clock
+
 FLUSH, NO_FLUSH, NEVER = ("flush the spool at turn end", "do not flush the spool at turn end",
                           "never flush the spool at turn end")
 
@@ -43,7 +45,7 @@ def test_a_write_reports_the_note_as_stored(engine: Engine) -> None:
     assert engine.conn.execute("SELECT kind FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()[0] == "note:decision"
 
 
-def test_a_write_reports_what_it_superseded_and_contested(engine: Engine, clock) -> None:  # noqa: ANN001
+def test_a_write_reports_what_it_superseded_and_contested(engine: Engine, clock: Clock) -> None:
     """A decision supersedes the one before it on the subject and says so; one that contradicts an active decision
     names it as a conflict and supersedes nothing."""
     first = engine.note("decision", "use rabbitmq for the queue", "queue")
@@ -151,7 +153,7 @@ def test_resolving_an_uncontested_note_closes_no_contest(engine: Engine, status:
     assert engine.resolve(insight.id) == Resolution(insight.id, "insight", None, "resolved", False, None, ())
 
 
-def test_resolving_with_a_replacement_reports_it_and_what_it_superseded(engine: Engine, clock) -> None:  # noqa: ANN001
+def test_resolving_with_a_replacement_reports_it_and_what_it_superseded(engine: Engine, clock: Clock) -> None:
     """By id with a replacement: the contest closes, the replacement is named, and the other side is reported as
     superseded by it."""
     a = engine.note("decision", FLUSH, "spool flush")
