@@ -38,7 +38,8 @@ def flush_cli(repo: Repo, capsys: pytest.CaptureFixture[str], *args: str) -> tup
 
 def test_flush_spool_prints_what_it_did(live: Engine, repo: Repo, capsys: pytest.CaptureFixture[str]) -> None:
     """`cortex flush-spool [--json]` reports the lines processed, skipped and seen before, and the claims read."""
-    spool(repo, line(bash_payload(repo, "echo one", tool_use="t-1")), line(bash_payload(repo, "echo one", tool_use="t-1")),
+    once = line(bash_payload(repo, "echo one", tool_use="t-1"))
+    spool(repo, once, once,
           line(bash_payload(repo, "", tool_use="t-2")))
     code, out = flush_cli(repo, capsys, "--json")
     assert code == 0
@@ -206,7 +207,8 @@ def commands_stored(engine: Engine) -> list[str]:
 
 def test_blank_lines_are_not_lines_and_bad_ones_are_skipped_each_once(live: Engine, repo: Repo) -> None:
     good = [raw_line(bash_payload(repo, f"echo {n}", tool_use=f"t-{n}")) for n in range(3)]
-    write_spool(repo, b"\n   \n" + good[0] + b"\xff\xfe not utf-8\n" + b"[1, 2]\n" + b'"text"\n' + b"{not json\n" + good[1]
+    write_spool(repo, b"\n   \n" + good[0] + b"\xff\xfe not utf-8\n" + b"[1, 2]\n" + b'"text"\n' + b"{not json\n"
+                + good[1]
                 + b'{"v": 1, "t": 1, "p": [1]}\n' + b'{"v": 1, "t": 1}\n' + b"\t\r\n" + good[2])
     result = live.flush_spool()
     assert (result.processed, result.skipped, result.duplicates, result.errors) == (3, 6, 0, [])
@@ -251,8 +253,8 @@ def test_blob_pointers_are_read_only_by_the_hook_s_names_and_unusable_blobs_remo
 
 def test_a_line_carrying_its_payload_ignores_a_blob_it_names(live: Engine, repo: Repo) -> None:
     named = blob(repo, "1785700000-1-1.json", json.dumps(bash_payload(repo, "echo blob", tool_use="t-b")).encode())
-    write_spool(repo, json.dumps({**line(bash_payload(repo, "echo inline", tool_use="t-i")), "blob": named.name}).encode()
-                + b"\n")
+    inline = {**line(bash_payload(repo, "echo inline", tool_use="t-i")), "blob": named.name}
+    write_spool(repo, json.dumps(inline).encode() + b"\n")
     assert live.flush_spool().processed == 1
     assert commands_stored(live) == ["echo inline"]
     assert named.exists()
@@ -304,8 +306,8 @@ def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engi
 def call(repo: Repo, tool: object, tool_input: object, *, tool_use: str, event: str | None = "PostToolUse",
          response: object = None, **extra: object) -> dict[str, Any]:
     """A hook payload for one tool call (no `hook_event_name` when `event` is None)."""
-    payload: dict[str, Any] = {"session_id": "host-1", "cwd": str(repo.path), "tool_name": tool, "tool_use_id": tool_use,
-                               "tool_input": tool_input, **extra}
+    payload: dict[str, Any] = {"session_id": "host-1", "cwd": str(repo.path), "tool_name": tool,
+                               "tool_use_id": tool_use, "tool_input": tool_input, **extra}
     if event is not None:
         payload["hook_event_name"] = event
     if response is not None:
@@ -380,17 +382,20 @@ def test_searches_are_recorded_with_their_pattern_and_certified_empty_only_befor
         ("search", None, {"pattern": "key [REDACTED]", "glob": None, "certified_empty": False}),
         ("search", None, {"pattern": "LATER_CHANGED", "glob": None, "certified_empty": False}),
     ]
-    assert sorted(r[0] for r in live.conn.execute("SELECT pattern FROM negative_results")) == ["NOWHERE_FOUND", "P" * 300]
+    certified = sorted(r[0] for r in live.conn.execute("SELECT pattern FROM negative_results"))
+    assert certified == ["NOWHERE_FOUND", "P" * 300]
 
 
 def test_subagent_dispatches_are_recorded_by_what_they_were_asked(live: Engine, repo: Repo) -> None:
     spool(repo, *(line(p, T + n) for n, p in enumerate([
-        call(repo, "Agent", {"description": "find the \u200bflush " + "d" * 400, "subagent_type": "Explore"}, tool_use="t-1"),
+        call(repo, "Agent", {"description": "find the \u200bflush " + "d" * 400, "subagent_type": "Explore"},
+             tool_use="t-1"),
         call(repo, "Task", {"subagent_type": "Plan"}, tool_use="t-2"),
         call(repo, "Task", {}, tool_use="t-3"),
     ])))
     assert live.flush_spool().processed == 3
-    assert events(live) == [("agent", None, {"description": ("find the flush " + "d" * 400)[:300], "subagent_type": "Explore"}),
+    assert events(live) == [("agent", None, {"description": ("find the flush " + "d" * 400)[:300],
+                                             "subagent_type": "Explore"}),
                             ("agent", None, {"description": "Plan", "subagent_type": "Plan"}),
                             ("agent", None, {"description": "subagent", "subagent_type": None})]
 
@@ -526,7 +531,8 @@ def command_rows(engine: Engine) -> list[dict[str, Any]]:
     rows = engine.conn.execute(
         "SELECT c.*, e.metadata_json, (SELECT COUNT(*) FROM memory_items m WHERE m.source_id = c.id) AS items "
         "FROM command_runs c JOIN events e ON e.id = c.event_id ORDER BY c.timestamp, c.rowid").fetchall()
-    return [{**{k: r[k] for k in r.keys() if k != "metadata_json"}, "meta": json.loads(r["metadata_json"])} for r in rows]
+    return [{**{k: r[k] for k in r.keys() if k != "metadata_json"}, "meta": json.loads(r["metadata_json"])}
+            for r in rows]
 
 
 def test_a_command_s_run_and_event_hold_its_outcome(live: Engine, repo: Repo) -> None:
@@ -567,7 +573,8 @@ def test_a_failure_event_s_status_interruption_and_error(live: Engine, repo: Rep
     spool(repo, line(payload))
     assert live.flush_spool().processed == 1
     [row] = command_rows(live)
-    assert (row["exit_code"], row["meta"]["exit_code"], row["meta"]["interrupted"]) == (exit_code, exit_code, interrupted)
+    assert (row["exit_code"], row["meta"]["exit_code"], row["meta"]["interrupted"]) == (exit_code, exit_code,
+                                                                                        interrupted)
     assert row["stderr_tail"] == (stderr if exit_code not in (None, 0) else None)
 
 
@@ -644,7 +651,8 @@ def test_a_host_session_moving_between_worktrees_rotates_its_primary_each_time(l
     main_key = live.scope.key
     assert [r["scope_key"] for r in rows][::2] == [main_key, main_key] and rows[1]["scope_key"] != main_key
     assert all(r["scope_key"] == r["session_scope"] for r in rows)
-    snapshots = {r[0]: r[1] for r in live.conn.execute("SELECT source_id, text FROM memory_items WHERE kind='branch_snapshot'")}
+    snapshots = {r[0]: r[1] for r in live.conn.execute(
+        "SELECT source_id, text FROM memory_items WHERE kind='branch_snapshot'")}
     assert "Recent files: m.py" in snapshots[f"branch:{main_key}"]
     assert "Recent files: f.py" in snapshots[f"branch:{rows[1]['scope_key']}"]
 
@@ -662,7 +670,8 @@ def test_calls_of_two_host_sessions_go_to_their_own_primaries(live: Engine, repo
     assert live.conn.execute("SELECT COUNT(*) FROM sessions WHERE host_session_id='host-1'").fetchone()[0] == 1
 
 
-def test_a_flush_truncates_a_wal_grown_past_its_bound(live: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_flush_truncates_a_wal_grown_past_its_bound(live: Engine, repo: Repo,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CORTEX_WAL_MAX_BYTES", "65536")
     wal = Path(f"{live.identity.db_path}-wal")
     for n in range(40):
@@ -674,8 +683,9 @@ def test_a_flush_truncates_a_wal_grown_past_its_bound(live: Engine, repo: Repo, 
     assert live.flush_spool().checkpoint is None
 
 
-@pytest.mark.parametrize(("tool", "certified"), [("Bash", False), ("Write", False), ("MultiEdit", False),
-                                                 ("NotebookEdit", False), ("Grep", True), ("Read", True), ("Task", True)])
+@pytest.mark.parametrize(("tool", "certified"), [
+    ("Bash", False), ("Write", False), ("MultiEdit", False), ("NotebookEdit", False),
+    ("Grep", True), ("Read", True), ("Task", True)])
 def test_only_tools_that_change_files_stop_an_earlier_read_being_certified(live: Engine, repo: Repo, tool: str,
                                                                           certified: bool) -> None:
     repo.write("cfg.py", "A = 1\n")
@@ -694,7 +704,8 @@ def test_a_batch_redone_line_by_line_counts_each_line_once_and_books_the_poisono
     behind a line is removed with its commit; the bad line is seen, so a later flush does not try it again."""
     poison = read_payload(repo, "a.py", "x", tool_use="t-poison")
     poison["tool_input"]["file_path"] = str(repo.path / "a\0.py")
-    big = blob(repo, "1785700000-7-7.json", json.dumps(bash_payload(repo, "echo from blob", tool_use="t-blob")).encode())
+    big = blob(repo, "1785700000-7-7.json",
+               json.dumps(bash_payload(repo, "echo from blob", tool_use="t-blob")).encode())
     good = line(bash_payload(repo, "echo one", tool_use="t-1"))
     spool(repo, good, {"v": 1, "t": T, "blob": big.name}, line(poison), good,
           line(bash_payload(repo, "", tool_use="t-empty")))

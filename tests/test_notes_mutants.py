@@ -42,7 +42,8 @@ def test_a_write_reports_the_note_as_stored(engine: Engine) -> None:
     assert wrote == notes.NoteWrite(row["id"], f"notes:{row['id']}", "decision", "the queue",
                                     "use kafka for the queue", engine.now(), (), ())
     assert (row["content"], row["subject"], row["timestamp"]) == ("use kafka for the queue", "the queue", engine.now())
-    assert engine.conn.execute("SELECT kind FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()[0] == "note:decision"
+    item = engine.conn.execute("SELECT kind FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()
+    assert item[0] == "note:decision"
 
 
 def test_a_write_reports_what_it_superseded_and_contested(engine: Engine, clock: Clock) -> None:
