@@ -166,3 +166,22 @@ def test_resolving_with_a_replacement_reports_it_and_what_it_superseded(engine: 
     uncontested = engine.note("intent", "benchmark the queue", "queue")
     replaced = engine.resolve(uncontested.id, status="superseded", replacement="benchmark the queue twice")
     assert (replaced.cleared_contest, replaced.superseded, replaced.kind) == (False, (), "intent")
+
+
+def test_a_resolve_is_audited_on_its_note_s_item_and_undone_from_there(engine: Engine, clock: Clock) -> None:
+    """The audit row names the note's item, its table and id, its scope, its text, the status it took and its
+    subject; `inspect-memory` lists it on the item and `undo` takes it back."""
+    blocker = engine.note("blocker", "ci is red on windows", "CI")
+    clock.advance(minutes=5)
+    engine.resolve(blocker.id)
+    row = engine.conn.execute(
+        "SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, new_text, prior_subject, "
+        "created_at FROM memory_corrections").fetchone()
+    assert tuple(row) == (f"notes:{blocker.id}", "notes", blocker.id, engine.scope.key, "resolve",
+                          "ci is red on windows", "resolved", "ci", engine.now())
+    shown = engine.inspect_memory(f"notes:{blocker.id}").corrections
+    assert [(c["operation"], c["prior_text"], c["new_text"]) for c in shown] == [
+        ("resolve", "ci is red on windows", "resolved")]
+    undone = engine.undo()
+    assert (undone.operation, undone.item_id, undone.subject) == ("resolve", f"notes:{blocker.id}", "ci")
+    assert note_row(engine, blocker.id)["status"] == "active"
