@@ -185,3 +185,16 @@ def test_a_resolve_is_audited_on_its_note_s_item_and_undone_from_there(engine: E
     undone = engine.undo()
     assert (undone.operation, undone.item_id, undone.subject) == ("resolve", f"notes:{blocker.id}", "ci")
     assert note_row(engine, blocker.id)["status"] == "active"
+
+
+def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> None:
+    """A dated write keeps the origin it came from (cleaned), shown on its item; a note without alternatives, or
+    with only blank ones, stores none."""
+    wrote = notes.write_note(engine.conn, engine.scope, None, "decision", "use kafka for the queue", "queue", ["  "],
+                             engine.now(), origin="from feature/\u200bx")
+    row = note_row(engine, wrote.id)
+    assert (row["origin"], row["alternatives"]) == ("from feature/x", None)
+    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()[0]
+    assert "from feature/x" in text
+    plain = engine.note("insight", "the queue is fast")
+    assert (note_row(engine, plain.id)["origin"], note_row(engine, plain.id)["alternatives"]) == (None, None)
