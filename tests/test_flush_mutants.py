@@ -333,7 +333,7 @@ def test_reads_are_recorded_with_their_window_and_digested_only_when_they_succee
           line(call(repo, "Read", {"offset": 3}, tool_use="t-none"), T + 3),
           line(call(repo, "Read", ["a.py"], tool_use="t-list"), T + 4))
     result = live.flush_spool()
-    assert (result.processed, result.skipped) == (3, 2)
+    assert (result.processed, result.skipped, result.errors) == (3, 2, [])  # refused by the rules, not by a crash
     assert events(live) == [("read", "a.py", {"offset": 0, "limit": 2000}), ("read", "b.py", {}), ("read", "c.py", {})]
     digested = {r[0]: r[1] for r in live.conn.execute("SELECT path, source FROM content_digests")}
     assert digested == {"a.py": "payload", "b.py": "file"}
@@ -717,3 +717,12 @@ def test_a_batch_redone_line_by_line_counts_each_line_once_and_books_the_poisono
     spool(repo, line(poison))
     again = live.flush_spool()
     assert (again.processed, again.skipped, again.duplicates, again.errors) == (0, 0, 1, [])
+
+
+def test_only_a_pre_tool_use_line_books_a_substitution_credit(live: Engine, repo: Repo) -> None:
+    """A credit on any other line is not the substitution hook's: the line is replayed as what it says it is."""
+    repo.write("a.py", "A\n")
+    spool(repo, line(read_payload(repo, "a.py", "A\n"), credit={"path": "a.py", "size": 400, "line": "x"}))
+    assert live.flush_spool().processed == 1
+    assert live.conn.execute("SELECT COUNT(*) FROM token_ledger WHERE channel='substitution'").fetchone()[0] == 0
+    assert [e[:2] for e in events(live)] == [("read", "a.py")]
