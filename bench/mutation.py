@@ -39,7 +39,7 @@ EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
 # Module (under cortex_engine/) -> the test files that exercise it. Every mutant of the module runs only the
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
 MODULES: dict[str, list[str]] = {
-    "memory/notes.py": ["tests/test_notes.py", "tests/test_notes_projection_mutants.py", "tests/test_inspection.py",
+    "memory/notes.py": ["tests/test_notes_mutants.py", "tests/test_notes.py", "tests/test_notes_projection_mutants.py", "tests/test_inspection.py",
                         "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py",
                         "tests/test_anchors.py"],
     "memory/contradiction.py": ["tests/test_contradiction.py"],
@@ -65,7 +65,7 @@ MODULES: dict[str, list[str]] = {
                            "tests/test_anchors.py"],
     "scope/inventory.py": ["tests/test_inventory_mutants.py", "tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
     "scope/anchors.py": ["tests/test_anchors_mutants.py", "tests/test_anchors_rules.py", "tests/test_anchors.py"],
-    "capture/flush.py": ["tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
+    "capture/flush.py": ["tests/test_flush_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
     "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
     "capture/digests.py": ["tests/test_digests_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
