@@ -129,7 +129,12 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
         shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
         configure(module, tests, work)
         only = survivors
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # mutmut ends each mutant's pytest with os._exit, so pytest's numbered temp folders keep their lock files and
+    # its clean-up keeps them for three days: four lanes left 71 GB of them in /tmp in one evening and filled the
+    # disk. Each run gets its own temp folder, removed when it ends.
+    scratch = work / "tmp"
+    scratch.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(scratch)}
     started = time.monotonic()
     log = (work / "mutmut.log").open("a")
     if survivors != ["--collect"]:
@@ -141,6 +146,7 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
             os.killpg(mutmut.pid, signal.SIGTERM)
             mutmut.wait()
     log.close()
+    shutil.rmtree(scratch, ignore_errors=True)
     seconds = round(time.monotonic() - started)
     meta = work / "mutants" / "cortex_engine" / f"{module}.meta"
     if not meta.exists():

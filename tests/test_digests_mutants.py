@@ -262,3 +262,26 @@ def test_a_file_key_resolves_symlinks_anywhere_in_the_path_as_realpath_does(tmp_
     inside = [p for p in got if not os.path.isabs(p)]
     assert len(set(inside)) > 20  # the sample reaches many keys inside the worktree, through links and not
     assert "src/deep/b.py" in got and str(outside / "o.py") in got
+
+
+def test_keying_many_files_of_one_folder_looks_at_each_file_once_and_the_folder_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder's real path is resolved once for all its files, present or missing (a flush books thousands of
+    reads in a few folders): about one `lstat` per file, not one per component of its path."""
+    from cortex_engine.capture import digests
+
+    folder = tmp_path.joinpath("a", "b", "c", "d", "e", "f")
+    folder.mkdir(parents=True)
+    for n in range(40):
+        (folder / f"present_{n}.py").write_text("x")
+    names = [str(folder / f"present_{n}.py") for n in range(40)] + [str(folder / f"missing_{n}.py") for n in range(40)]
+    calls = []
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: (calls.append(path), real_lstat(path, *a, **k))[1])
+    digests.relative_path.cache_clear()
+    digests._real_folder.cache_clear()
+    keys = [digests.relative_path(name, str(tmp_path)) for name in names]
+    assert keys == [os.path.relpath(name, tmp_path) for name in names]
+    depth = len(folder.parts)
+    assert depth > 8
+    assert len(calls) <= len(names) + 2 * depth  # a walk of every component per file would be 80 x depth
