@@ -143,21 +143,31 @@ def test_another_worktree_s_memory_has_its_anchors_read_in_that_worktree(
     assert [(a.status, a.path) for a in found.anchors] == [("drifted", "src/auth/session.py")]
 
 
-def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
-    """A reference stored before HEADs were recorded, of another worktree's memory, follows the rename map that
-    worktree's refreshes kept, not this one's."""
+def _noted_in_feat(repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> tuple[Path, Engine, str]:
+    """A worktree `feat` of `repo`, its engine, and a decision noted there on `a/one.py` (committed in `repo`)."""
     repo.write("a/one.py", "one = 1\n" * 8)
     repo.commit("one")
     feat = tmp_path / "wt-feat"
     repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
     there = make_engine(feat)
-    item = there.note("decision", "a/one.py holds one", "one").item_id
-    there.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    return feat, there, there.note("decision", "a/one.py holds one", "one").item_id
+
+
+def _moved_in_feat(feat: Path, there: Engine) -> None:
+    """`a/one.py` renamed to `lib/uno.py` in a commit of `feat`, which its engine then refreshes."""
     (feat / "lib").mkdir()
     Repo(feat).git("mv", "a/one.py", "lib/uno.py")
     Repo(feat).commit("moved there")
     there.refresh()
+
+
+def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A reference stored before HEADs were recorded, of another worktree's memory, follows the rename map that
+    worktree's refreshes kept, not this one's."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    there.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    _moved_in_feat(feat, there)
     here = make_engine(repo.path)
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
@@ -169,16 +179,8 @@ def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_reposi
         repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
     """When the store holds no chain for another worktree's recorded HEAD (a store from before chains were kept),
     the chain is walked in that worktree's repository, not given up as unverified."""
-    repo.write("a/one.py", "one = 1\n" * 8)
-    repo.commit("one")
-    feat = tmp_path / "wt-feat"
-    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
-    there = make_engine(feat)
-    item = there.note("decision", "a/one.py holds one", "one").item_id
-    (feat / "lib").mkdir()
-    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
-    Repo(feat).commit("moved there")
-    there.refresh()
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    _moved_in_feat(feat, there)
     there.conn.execute("DELETE FROM rename_chains")
     inventory.chain_cache.clear()  # another process
     here = make_engine(repo.path)

@@ -97,6 +97,21 @@ def _verdicts(engine: Engine) -> dict[str, tuple[str, str | None]]:
             for ref in item["references"]}
 
 
+def _noted_then_moved(repo: Repo, make_engine: Callable[..., Engine], dest: str, message: str) -> tuple[Engine, str]:
+    """A decision noted on `a/x.py`, then the file renamed to `dest` (a new folder) in a commit, and a refresh:
+    the engine, and the HEAD the note was recorded at."""
+    repo.write("a/x.py", LINES)
+    repo.commit("x")
+    recorded = repo.git("rev-parse", "HEAD").strip()
+    engine = make_engine(repo.path)
+    engine.note("decision", "a/x.py holds the values", "values")
+    (repo.path / dest).parent.mkdir()
+    repo.git("mv", "a/x.py", dest)
+    repo.commit(message)
+    engine.refresh()
+    return engine, recorded
+
+
 def test_the_rename_map_takes_renames_from_the_index_whatever_the_file_became_since(
         repo: Repo, make_engine: Callable[..., Engine]) -> None:
     """A reference stored before its HEAD was recorded follows the scope's rename map, which each refresh extends
@@ -119,14 +134,7 @@ def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_
         repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
     """The chains from each recorded HEAD are brought to the new HEAD by the refresh that sees HEAD move, so the
     reads after it walk no history; a refresh for a changed index alone walks none either."""
-    repo.write("a/x.py", LINES)
-    repo.commit("x")
-    engine = make_engine(repo.path)
-    engine.note("decision", "a/x.py holds the values", "values")
-    (repo.path / "b").mkdir()
-    repo.git("mv", "a/x.py", "b/x.py")
-    repo.commit("moved")
-    engine.refresh()
+    engine, _ = _noted_then_moved(repo, make_engine, "b/x.py", "moved")
 
     def walk(*args: object) -> object:
         raise AssertionError("history walked after the refresh")
@@ -146,15 +154,7 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
     walked again from where the reference was recorded; that short walk is also the chain of a reference recorded
     at the last HEAD itself. The process that refreshed keeps the chains: its next reads ask neither git nor the
     store."""
-    repo.write("a/x.py", LINES)
-    repo.commit("x")
-    recorded = repo.git("rev-parse", "HEAD").strip()
-    engine = make_engine(repo.path)
-    engine.note("decision", "a/x.py holds the values", "values")
-    (repo.path / "b").mkdir()
-    repo.git("mv", "a/x.py", "b/x.py")
-    repo.commit("moved once")
-    engine.refresh()
+    engine, recorded = _noted_then_moved(repo, make_engine, "b/x.py", "moved once")
     last = repo.git("rev-parse", "HEAD").strip()
     engine.note("decision", "b/x.py holds them now", "values again")  # recorded at the last HEAD itself
     (repo.path / "c").mkdir()
@@ -208,15 +208,7 @@ def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recor
         repo: Repo, make_engine: Callable[..., Engine]) -> None:
     """When the new HEAD does not descend from the last one (a reset or a rebase), the chains known towards the
     last HEAD are not extended: each recorded HEAD is followed to the new one on its own."""
-    repo.write("a/x.py", LINES)
-    repo.commit("x")
-    recorded = repo.git("rev-parse", "HEAD").strip()
-    engine = make_engine(repo.path)
-    engine.note("decision", "a/x.py holds the values", "values")
-    (repo.path / "b").mkdir()
-    repo.git("mv", "a/x.py", "b/y.py")
-    repo.commit("moved one way")
-    engine.refresh()
+    engine, recorded = _noted_then_moved(repo, make_engine, "b/y.py", "moved one way")
     assert _verdicts(engine) == {"a/x.py": ("moved", "b/y.py")}
     repo.git("reset", "-q", "--hard", recorded)
     (repo.path / "c").mkdir()
