@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import random
+
+import pytest
+
 from cortex_engine.capture import consolidation
 from cortex_engine.engine import Engine
 
@@ -62,3 +67,47 @@ def test_notes_written_in_the_same_instant_list_the_last_written_first(engine: E
     summary = text.split("Summary: ", 1)[1].split("\nBlockers:")[0].splitlines()
     assert [line.split("] ", 1)[1] for line in summary] == [
         "pin the wheel cache key", "builds cache wheels", "the release bucket is read-only", "the queue drains at night"]
+
+
+def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recent_steps` reads only a session's newest events, restarting the compression at a command, subagent or
+    search: over many random sessions (test cycles crossing the read window, runs of one file, ties on the
+    timestamp) its steps equal the last ones of compressing the whole session, both when the window answers and
+    when it falls back to the whole session."""
+    monkeypatch.setattr(consolidation, "RECENT_LOOKBACK", 12)
+    whole = consolidation.level1
+    fallbacks: list[str] = []
+
+    def counted(conn, session_id, *, with_commands=True):  # type: ignore[no-untyped-def]
+        fallbacks.append(session_id)
+        return whole(conn, session_id, with_commands=with_commands)
+
+    monkeypatch.setattr(consolidation, "level1", counted)
+    rng = random.Random(7)
+    fragments = [
+        [("read", "a.py", {})], [("edit", "a.py", {})], [("edit", "b.py", {})], [("write", "c.py", {})],
+        [("read", "b.py", {}), ("read", "b.py", {})],
+        [("cmd", None, {"category": "test", "exit_code": 1}), ("edit", "a.py", {}), ("read", "b.py", {}),
+         ("cmd", None, {"category": "test", "exit_code": 1}), ("edit", "b.py", {}),
+         ("cmd", None, {"category": "test", "exit_code": 0})],
+        [("cmd", None, {"category": "test", "exit_code": 1})], [("cmd", None, {"category": "test", "exit_code": 0})],
+        [("cmd", None, {"category": "test", "exit_code": None})], [("cmd", None, {"category": "build", "exit_code": 0})],
+        [("agent", None, {"description": "look around"})], [("search", "src", {"pattern": "retry"})],
+    ]
+    checked = fell_back = 0
+    for n in range(120):
+        session = engine.start_session(None)
+        events = [e for _ in range(rng.randrange(0, 16)) for e in rng.choice(fragments)]
+        second = 0
+        for k, (kind, target, meta) in enumerate(events):
+            second += rng.choice((0, 1, 1))  # some events share a timestamp: the rowid orders them
+            engine.conn.execute(
+                "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
+                (f"e{n}-{k}", session, engine.scope.key, f"2026-12-01T10:{second // 60:02d}:{second % 60:02d}Z", kind,
+                 target, json.dumps(meta)))
+        expected = whole(engine.conn, session, with_commands=False)[-8:]
+        fallbacks.clear()
+        assert consolidation.recent_steps(engine.conn, session, 8) == expected, events
+        checked += len(expected)
+        fell_back += bool(fallbacks)
+    assert checked > 500 and 5 < fell_back < 60

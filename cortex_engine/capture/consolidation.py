@@ -28,6 +28,38 @@ def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = T
     """Compress a session's events: grouped file events, test cycles, commands and subagents, in order."""
     events = [_event(row) for row in conn.execute(
         "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,))]
+    return _steps(events, with_commands)
+
+
+RECENT_LOOKBACK = 400
+"""How many of a session's newest events `recent_steps` reads before it falls back to the whole session."""
+
+
+def recent_steps(conn: sqlite3.Connection, session_id: str, count: int) -> list[Step]:
+    """The last `count` steps of `level1(..., with_commands=False)`, read from the session's newest events only.
+
+    The compression reads forward (a file run, a test cycle from a failure to its pass), so it is restarted only at
+    an event every parse of the whole session starts a step at: one that is neither a file event nor a test run
+    (a command, a subagent, a search), which no run or cycle can hold. From the oldest such event among the newest
+    `RECENT_LOOKBACK`, the steps are exactly the whole session's last ones; with no such event there, or too few
+    steps after it, the whole session is read. The branch snapshot asks this at every flush, and a session can
+    hold thousands of events.
+    """
+    rows = conn.execute(
+        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp DESC, rowid DESC LIMIT ?",
+        (session_id, RECENT_LOOKBACK),
+    ).fetchall()
+    events = [_event(row) for row in reversed(rows)]
+    if len(rows) == RECENT_LOOKBACK:  # older events may exist: parse from a step every parse starts
+        start = next((k for k, event in enumerate(events) if _role(event) is None), None)
+        steps = [] if start is None else _steps(events[start:], with_commands=False)
+        if len(steps) < count:
+            return level1(conn, session_id, with_commands=False)[-count:]
+        return steps[-count:]
+    return _steps(events, with_commands=False)[-count:]
+
+
+def _steps(events: list[Event], with_commands: bool) -> list[Step]:
     steps: list[Step] = []
     i = 0
     while i < len(events):
@@ -248,9 +280,9 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
         summary = row["summary"] if row is not None else None
         if summary is None:
             for sid in ids:
-                steps = level1(conn, sid, with_commands=False)
+                steps = recent_steps(conn, sid, 8)
                 if steps:
-                    summary = render(steps[-8:])
+                    summary = render(steps)
                     break
     def newest(kinds: tuple[str, ...], limit: int) -> list[sqlite3.Row]:
         # The newest of each kind through the (scope, status, kind, timestamp) index, then the newest of those:
