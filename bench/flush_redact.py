@@ -130,6 +130,8 @@ def cleaning(old: Path, repo: Path, home: Path, keep: Path, lines: list[str], ru
     for n in range(runs):
         for name in ("old", "new") if n % 2 == 0 else ("new", "old"):
             module = modules[name]
+            if hasattr(module, "forget"):
+                module.forget()
             for cache in ("_clean_short", "_clean_short_param", "_redact_short"):
                 if hasattr(module, cache):
                     getattr(module, cache).cache_clear()

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
+import sqlite3
 import sys
 import time
 import unicodedata
 
-from cortex_engine.store.redact import MARK, RULES, clean_param, clean_text, redact
+import pytest
+
+from cortex_engine.store import redact as redact_module
+from cortex_engine.store.redact import MARK, RULES, CleanConnection, clean_param, clean_text, redact
 
 from .secret_shapes import shapes
 
@@ -135,3 +140,38 @@ def test_a_lone_surrogate_is_shown_as_the_replacement_character_and_can_be_store
     cleaned = clean_text("caf\udce9 and \ud800")
     assert cleaned == "caf\ufffd and \ufffd"
     assert sqlite3.connect(":memory:").execute("SELECT ?", (cleaned,)).fetchone() == (cleaned,)
+
+
+def test_a_statement_s_parameters_are_cleaned_one_by_one_whatever_was_seen_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The choke point's row cleaning (`_clean_params`, which remembers strings it has cleaned) gives every
+    parameter exactly what `clean_param` gives it, with its type: over rows mixing secrets, repeats, long texts,
+    equal numbers of three types (1, 1.0, True), None, bytes and a str subclass (bound as the text it holds, as
+    SQLite binds any str), through more distinct strings than it keeps (so it starts afresh in between); an
+    unhashable value reaches SQLite, which refuses it as before."""
+    monkeypatch.setattr(redact_module, "_KEPT_PARAMETERS", 50)
+    redact_module.forget()
+    rng = random.Random(11)
+
+    class Label(str):
+        pass
+
+    secrets = [text for _, text, _ in shapes()]
+    pool: list[object] = [*secrets, "main", "src/a.py", "read", '{"k": "v"}', "x" * 2000 + secrets[0], None, 1, 1.0,
+                          True, False, 0, 0.0, b"bytes", Label("src/a.py"), Label(secrets[1]), ""]
+    rows = [[rng.choice(pool) if rng.random() < 0.7 else f"fresh {n} {k}" for k in range(rng.randrange(1, 9))]
+            for n in range(400)]
+    for row in rows:
+        got = redact_module._clean_params(tuple(row))
+        expected = [clean_param(v) for v in row]
+        assert [(_bound_as(v), v) for v in got] == [(_bound_as(v), v) for v in expected], row
+    assert 0 < len(redact_module._CLEANED) <= 51
+    assert not any(secret in str(v) for row in rows for v in redact_module._clean_params(row) for secret in
+                   [s for _, _, s in shapes()])
+    conn = sqlite3.connect(":memory:", factory=CleanConnection)
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT ?", (["a", "list"],))
+
+
+def _bound_as(value: object) -> type:
+    """The type SQLite binds a parameter as (no adapter is registered: a str subclass is text)."""
+    return str if isinstance(value, str) else type(value)
