@@ -67,6 +67,9 @@ MODULES: dict[str, list[str]] = {
     "scope/anchors.py": ["tests/test_anchors_mutants.py", "tests/test_anchors_rules.py", "tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_flush_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
+    "memory/corrections.py": ["tests/test_corrections_mutants.py", "tests/test_inspection.py", "tests/test_undo.py",
+                              "tests/test_engine_facade.py", "tests/test_capture.py", "tests/reliability/test_hostile_content.py"],
+    "scope/storeinfo.py": ["tests/test_storeinfo_mutants.py", "tests/test_store.py", "tests/test_engine_facade.py"],
     "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
     "capture/digests.py": ["tests/test_digests_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
 }
