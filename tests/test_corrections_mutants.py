@@ -277,7 +277,7 @@ def test_a_delete_records_only_the_sides_of_its_own_contest(engine: Engine) -> N
 
 def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engine: Engine) -> None:
     """A failure's episode and a command's run go with their items (or the next run would bring them back); the
-    session summary's episode stays, its item gone; a snapshot item's row stays."""
+    session summary's episode stays, its item gone; a branch snapshot's item goes alone."""
     live_engine.log_event("cmd", command="pytest tests/test_x.py", exit_code=1)
     live_engine.log_event("cmd", command="make build", exit_code=0)
     live_engine.summarize("checkpoint")
@@ -303,9 +303,11 @@ def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engin
         ("delete", items["episode:command_failure"]["text"]), ("delete", audit[1][5]),
         ("delete", items["episode:session_summary"]["text"])]
     assert "make build" in audit[1][5]
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(Refused) as refused:
         live_engine.undo()
-    assert getattr(refused.value, "code", None) == "not_undoable"
+    assert refused.value.code == "not_undoable"
+    assert live_engine.delete_memory(items["branch_snapshot"]["id"], yes=True).deleted  # its source is no table
+    assert live_engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE kind='branch_snapshot'").fetchone()[0] == 0
 
 
 @pytest.fixture
@@ -416,13 +418,19 @@ def test_a_rename_to_a_name_that_is_not_a_plain_path_is_never_copied_in(repo: Re
     rewritten."""
     alone = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     both = engine.note("decision", "src/queue.py reads src/ledger.py", "queue reads")
+    two = engine.note("decision", "src/spool.py feeds src/queue.py", "spool feeds")
     _renamed(repo, ("src/spool.py", "src/spool (old).py"), ("src/queue.py", "src/q;ueue.py"),
              ("src/ledger.py", "src/book.py"))
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(alone.id)
-    assert refused.value.code == "unsafe_name"
+    assert (refused.value.code, refused.value.details["id"]) == ("unsafe_name", alone.item_id)
     assert str(refused.value) == (f'{alone.item_id}: git renamed to a name that is not a plain path (src/spool.py → '
                                   '"src/spool \\x28old\\x29.py"); nothing was rewritten (edit the memory instead)')
+    with pytest.raises(Refused) as refused:
+        engine.rewrite_moved(two.id)
+    assert str(refused.value) == (f'{two.item_id}: git renamed to a name that is not a plain path (src/spool.py → '
+                                  '"src/spool \\x28old\\x29.py", src/queue.py → "src/q\\x3bueue.py"); nothing was '
+                                  "rewritten (edit the memory instead)")
     assert _audit(engine) == []
     done = engine.rewrite_moved(both.id)
     assert done.moves == [{"from": "src/ledger.py", "to": "src/book.py", "count": 1}]
@@ -433,11 +441,11 @@ def test_rewrite_moved_refuses_what_it_cannot_do_and_writes_nothing(repo: Repo, 
     """No moved reference (`nothing_moved`); a moved path named only in the subject (`subject_only`); a text
     changed since it was shown (`changed`); an unknown id. Each writes nothing."""
     still = engine.note("insight", "README.md says hello")
-    only_subject = engine.note("decision", "keep it small", "src/ledger.py layout")
+    only_subject = engine.note("decision", "keep it small", "src/ledger.py and src/spool.py layout")
     shown = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     _renamed(repo, ("src/ledger.py", "src/book.py"), ("src/spool.py", "src/capture_spool.py"))
     cases = [(still.id, None, "nothing_moved", f"{still.item_id} has no moved reference to rewrite"),
-             (only_subject.id, None, "subject_only", f"{only_subject.item_id} names src/ledger.py only in its subject, "
+             (only_subject.id, None, "subject_only", f"{only_subject.item_id} names src/ledger.py, src/spool.py only in its subject, "
                                                      "which is not rewritten; edit the memory instead"),
              (shown.id, "decision: an older text", "changed", f"{shown.item_id} changed since it was shown; nothing "
                                                                "was rewritten (look again, then retry)")]
@@ -525,3 +533,63 @@ def test_reanchor_takes_every_drifted_anchor_and_skips_a_missing_one(repo: Repo,
     assert sorted(r[5].split(" ")[0] for r in _audit(engine)) == ["src/session.py:other", "src/session.py:refresh_token"]
     third = engine.conn.execute("SELECT start_line, anchored_at FROM memory_anchors WHERE symbol='third'").fetchone()
     assert tuple(third) == (12, None)
+
+
+def test_deleting_a_note_of_another_kind_on_the_focus_subject_keeps_the_focus(live_engine: Engine) -> None:
+    """The focus came from the first intent (a later intent does not take it); deleting an insight that shares its
+    subject leaves it, though the newest intent would be the fallback."""
+    engine = live_engine
+    engine.note("intent", "plan the parser", "parser plan")
+    engine.note("intent", "plan the lexer", "lexer plan")
+    assert _focus(engine) == ["parser plan"]
+    aside = engine.note("insight", "the parser plan needs a grammar", "parser plan")
+    engine.delete_memory(aside.id, yes=True)
+    assert _focus(engine) == ["parser plan"]
+    first = engine.conn.execute("SELECT id FROM notes WHERE subject='parser plan'").fetchone()[0]
+    engine.delete_memory(first, yes=True)
+    assert _focus(engine) == ["lexer plan"]
+
+
+def test_delete_memory_previews_unless_told_to_delete(engine: Engine) -> None:
+    """Called without `yes` the function only previews (its documented default): nothing is removed."""
+    note = engine.note("insight", "the broker listens on 4222")
+    before = _rows(engine)
+    assert corrections.delete_memory(engine.conn, note.id, engine.now()).deleted is False
+    assert _rows(engine) == before
+    assert corrections.delete_memory(engine.conn, note.id, engine.now(), yes=True).deleted is True
+    assert _rows(engine) != before
+
+
+def test_a_memory_deleted_while_the_rewrite_reads_the_checkout_is_not_found(
+        repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A delete that lands between the rewrite's read and its write: the rewrite says the memory is not found
+    (naming its id) and writes nothing of its own."""
+    note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
+    _renamed(repo, ("src/spool.py", "src/capture_spool.py"))
+    real = corrections.paths.rewrite_path
+
+    def meanwhile(text: str, old: str, new: str) -> tuple[str, int]:
+        corrections.delete_memory(engine.conn, note.id, engine.now(), yes=True)
+        return real(text, old, new)
+
+    monkeypatch.setattr(corrections.paths, "rewrite_path", meanwhile)
+    with pytest.raises(NotFound) as missing:
+        engine.rewrite_moved(note.id)
+    assert (str(missing.value), missing.value.details["id"]) == (
+        f'no memory item found for id "{note.item_id}"', note.item_id)
+    assert [r[4] for r in _audit(engine)] == ["delete"]
+
+
+def test_an_item_whose_note_row_is_gone_is_not_found_and_nothing_is_written(repo: Repo, engine: Engine) -> None:
+    """A damaged store (the note row gone, its item left): edit and rewrite-moved both say the item is not found,
+    naming it, and write nothing."""
+    note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
+    _renamed(repo, ("src/spool.py", "src/capture_spool.py"))
+    engine.conn.execute("DELETE FROM notes WHERE id=?", (note.id,))
+    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0]
+    for correct in (lambda: engine.edit_memory(note.item_id, "a new text"), lambda: engine.rewrite_moved(note.item_id)):
+        with pytest.raises(NotFound) as missing:
+            correct()
+        assert str(missing.value) == f'no memory item found for id "{note.item_id}"'
+    assert engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0] == text
+    assert _audit(engine) == []
