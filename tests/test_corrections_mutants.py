@@ -18,6 +18,7 @@ from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.engine import Engine
 from cortex_engine.memory import corrections
 from cortex_engine.memory.notes import extract_item_references
+from cortex_engine.scope import references
 from cortex_engine.store.database import scope_id
 
 from .conftest import Repo
@@ -282,8 +283,13 @@ def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engin
     live_engine.log_event("cmd", command="make build", exit_code=0)
     live_engine.summarize("checkpoint")
     items = {r["kind"]: r for r in live_engine.conn.execute("SELECT * FROM scoped_items")}
-    episodes = lambda: sorted(r[0] for r in live_engine.conn.execute("SELECT kind FROM episodes"))  # noqa: E731
-    runs = lambda: sorted(r[0] for r in live_engine.conn.execute("SELECT command_summary FROM command_runs"))  # noqa: E731
+
+    def episodes() -> list[str]:
+        return sorted(r[0] for r in live_engine.conn.execute("SELECT kind FROM episodes"))
+
+    def runs() -> list[str]:
+        return sorted(r[0] for r in live_engine.conn.execute("SELECT command_summary FROM command_runs"))
+
     assert episodes() == ["command_failure", "session_summary"]
     assert runs() == ["make build", "pytest tests/test_x.py"]
     live_engine.delete_memory(items["episode:command_failure"]["id"], yes=True)
@@ -467,13 +473,13 @@ def test_an_edit_made_while_the_rewrite_reads_the_checkout_refuses_it(
     while the paths are rewritten) makes the rewrite refuse; the edit stands."""
     note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     _renamed(repo, ("src/spool.py", "src/capture_spool.py"))
-    real = corrections.paths.rewrite_path
+    real = references.rewrite_path
 
     def meanwhile(text: str, old: str, new: str) -> tuple[str, int]:
         corrections.edit_memory(engine.conn, note.id, "flush from src/spool.py at session end", engine.now())
         return real(text, old, new)
 
-    monkeypatch.setattr(corrections.paths, "rewrite_path", meanwhile)
+    monkeypatch.setattr(references, "rewrite_path", meanwhile)
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(note.id)
     assert (refused.value.code, str(refused.value)) == (
@@ -495,7 +501,10 @@ def test_reanchor_moves_only_the_drifted_anchor_to_the_code_now_audited(repo: Re
     repo.commit("session")
     note = engine.note("decision", "refresh_token() in src/session.py adds one; other() in src/session.py doubles",
                        "tokens")
-    anchors = lambda: {r["symbol"]: dict(r) for r in engine.conn.execute("SELECT * FROM memory_anchors")}  # noqa: E731
+
+    def anchors() -> dict[str, dict[str, Any]]:
+        return {r["symbol"]: dict(r) for r in engine.conn.execute("SELECT * FROM memory_anchors")}
+
     before = anchors()
     assert (before["refresh_token"]["start_line"], before["refresh_token"]["end_line"]) == (3, 5)
     repo.write("src/session.py", SESSION.replace("import os\n", "import os\nimport sys\n\n").replace("+ 1", "+ 2"))
@@ -514,7 +523,8 @@ def test_reanchor_moves_only_the_drifted_anchor_to_the_code_now_audited(repo: Re
                                f"src/session.py:refresh_token lines 3-5 hash {before['refresh_token']['content_hash']}",
                                f"src/session.py:refresh_token lines 5-7 hash {moved['content_hash']}", "tokens")]
     assert engine.conn.execute("SELECT created_at FROM memory_corrections").fetchone()[0] == engine.now()
-    assert engine.validate_memory(persist=False)["items"][0]["label"] is None
+    report: Any = engine.validate_memory(persist=False)
+    assert report["items"][0]["label"] is None
     with pytest.raises(Refused) as refused:
         engine.reanchor(note.id)
     assert str(refused.value) == f"{note.item_id} has no drifted anchor to re-anchor"
@@ -529,7 +539,7 @@ def test_reanchor_takes_every_drifted_anchor_and_skips_a_missing_one(repo: Repo,
     assert len(engine.conn.execute("SELECT * FROM memory_anchors").fetchall()) == 3
     repo.write("src/session.py", SESSION.replace("+ 1", "+ 2").replace("* 2", "* 3"))
     done = engine.reanchor(note.id)
-    assert sorted(a["anchor"] for a in done.anchors) == ["src/session.py:other", "src/session.py:refresh_token"]
+    assert sorted(str(a["anchor"]) for a in done.anchors) == ["src/session.py:other", "src/session.py:refresh_token"]
     assert sorted(r[5].split(" ")[0] for r in _audit(engine)) == ["src/session.py:other", "src/session.py:refresh_token"]
     third = engine.conn.execute("SELECT start_line, anchored_at FROM memory_anchors WHERE symbol='third'").fetchone()
     assert tuple(third) == (12, None)
@@ -566,13 +576,13 @@ def test_a_memory_deleted_while_the_rewrite_reads_the_checkout_is_not_found(
     (naming its id) and writes nothing of its own."""
     note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     _renamed(repo, ("src/spool.py", "src/capture_spool.py"))
-    real = corrections.paths.rewrite_path
+    real = references.rewrite_path
 
     def meanwhile(text: str, old: str, new: str) -> tuple[str, int]:
         corrections.delete_memory(engine.conn, note.id, engine.now(), yes=True)
         return real(text, old, new)
 
-    monkeypatch.setattr(corrections.paths, "rewrite_path", meanwhile)
+    monkeypatch.setattr(references, "rewrite_path", meanwhile)
     with pytest.raises(NotFound) as missing:
         engine.rewrite_moved(note.id)
     assert (str(missing.value), missing.value.details["id"]) == (
