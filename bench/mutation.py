@@ -168,7 +168,27 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
 
 _SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
                        r"rollback|release)\b", re.IGNORECASE)
-_ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
+_ROW_KEY = re.compile(r"""\[\s*["'](\w+)["']\s*\]""")
+_PY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SQL_START = re.compile(r"\s*(select|update|insert|delete|with|where|and|or|order|group|having|values|from|join|left|on|"
+                        r"set|limit|case|when|then|else|end|not|savepoint|rollback|release)\b", re.IGNORECASE)
+_SQL_LITERAL = re.compile(r"'[^']*'|\{[^}]*\}")
+
+
+def _is_sql(text: str) -> bool:
+    """A Python string literal that is (part of) an SQL statement: it starts like one, holds a `?` placeholder, or
+    names two SQL words (one alone is English: "derived from the note")."""
+    return bool(_SQL_START.match(text)) or "?" in text or len(set(m.lower() for m in _SQL_WORD.findall(text))) > 1
+
+
+def _sql_case_only(before: str, after: str) -> bool:
+    """Only the case of SQL text changed: the code outside string literals is the same, and each literal that
+    differs is SQL whose quoted values (`'active'`, compared case-sensitively) and `{…}` fields are the same."""
+    strings, mutated = _PY_STRING.findall(before), _PY_STRING.findall(after)
+    if len(strings) != len(mutated) or _PY_STRING.sub('""', before) != _PY_STRING.sub('""', after):
+        return False
+    changed = [(b, a) for b, a in zip(strings, mutated) if b != a]
+    return bool(changed) and all(_is_sql(b) and _SQL_LITERAL.findall(b) == _SQL_LITERAL.findall(a) for b, a in changed)
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
 
@@ -176,7 +196,9 @@ def equivalent_by_rule(diff: str) -> str | None:
     """Why a surviving mutant cannot change behaviour, when one of the rules below says so; None otherwise.
 
     - SQL is case-insensitive (keywords, table and column names), and so are `sqlite3.Row` keys: a mutant
-      that only changes the case inside a statement or a row subscript reads and writes the same rows.
+      that only changes the case inside a statement or a row subscript reads and writes the same rows. Not a
+      quoted value inside the statement (`status='ACTIVE'` matches no row), nor a Python string compared in code
+      (`== "DRIFTED"`), nor a message that merely holds an SQL word.
     - `_scope_type_of(key, fallback)` returns the fallback only for a scope key of no known type, which the
       store never holds (keys are built by `scope.identity`): its fallback argument is never used.
     """
@@ -184,7 +206,7 @@ def equivalent_by_rule(diff: str) -> str | None:
     plus = [line[1:] for line in diff.splitlines() if line.startswith("+")]
     before, after = " ".join(minus), " ".join(plus)
     if before.lower() == after.lower() and before != after:
-        if _SQL_WORD.search(before):
+        if _sql_case_only(before, after):
             return "case inside SQL or a sqlite3.Row key (both case-insensitive)"
         if _ROW_KEY.sub(lambda m: m.group(0).lower(), before) == _ROW_KEY.sub(lambda m: m.group(0).lower(), after):
             return "case of a sqlite3.Row key (case-insensitive)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from cortex_engine.memory.notes import extract_item_references
 from cortex_engine.scope import references
 from cortex_engine.store.database import scope_id
 
-from .conftest import Repo
+from .conftest import Repo, git
 
 
 def _add_item(engine: Engine, item_id: str, text: str, kind: str = "command_run") -> None:
@@ -482,8 +483,9 @@ def test_an_edit_made_while_the_rewrite_reads_the_checkout_refuses_it(
     monkeypatch.setattr(references, "rewrite_path", meanwhile)
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(note.id)
-    assert (refused.value.code, str(refused.value)) == (
-        "changed", f"{note.item_id} changed since it was read; nothing was rewritten (look again, then retry)")
+    assert (refused.value.code, str(refused.value), refused.value.details["id"]) == (
+        "changed", f"{note.item_id} changed since it was read; nothing was rewritten (look again, then retry)",
+        note.item_id)
     assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == (
         "flush from src/spool.py at session end")
     assert [r[4] for r in _audit(engine)] == ["edit"]
@@ -603,3 +605,43 @@ def test_an_item_whose_note_row_is_gone_is_not_found_and_nothing_is_written(repo
         assert str(missing.value) == f'no memory item found for id "{note.item_id}"'
     assert engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0] == text
     assert _audit(engine) == []
+
+
+def test_a_whole_id_finds_its_item_even_when_it_is_the_prefix_of_another(engine: Engine) -> None:
+    """`command_runs:1` is found as itself, not refused as a prefix of `command_runs:12`; a prefix of both is
+    refused naming what it matched."""
+    _add_item(engine, "command_runs:1", "first run")
+    _add_item(engine, "command_runs:12", "twelfth run")
+    assert corrections.find_item(engine.conn, "command_runs:1")["text"] == "first run"
+    with pytest.raises(InvalidInput) as ambiguous:
+        corrections.find_item(engine.conn, "command_runs:")
+    assert str(ambiguous.value).startswith('id prefix "command_runs:" matches more than one memory item: ')
+
+
+def test_editing_a_captured_item_keeps_the_references_its_subject_names(live_engine: Engine) -> None:
+    """A failure's item has the failing target as its subject: an edit re-extracts references from it too."""
+    live_engine.log_event("cmd", command="pytest tests/test_x.py", exit_code=1)
+    failure = live_engine.conn.execute("SELECT id, subject FROM memory_items WHERE kind='episode:command_failure'").fetchone()
+    assert failure["subject"] == "tests/test_x.py"
+    done = live_engine.edit_memory(failure["id"], "flaky: a rerun passes")
+    assert done.references == 1
+    paths = [r[0] for r in live_engine.conn.execute(
+        "SELECT normalized_path FROM memory_references WHERE memory_item_id=?", (failure["id"],))]
+    assert paths == ["tests/test_x.py"]
+
+
+def test_reanchor_in_a_linked_worktree_records_that_worktree_s_head(repo: Repo, tmp_path: Path,
+                                                                      make_engine: Callable[..., Engine]) -> None:
+    """A linked worktree's HEAD names a branch whose ref lives in the shared git directory: it is still read."""
+    repo.write("src/session.py", SESSION)
+    repo.commit("session")
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "-b", "feature", str(linked))
+    engine = make_engine(linked)
+    note = engine.note("decision", "refresh_token() in src/session.py adds one", "tokens")
+    (linked / "src" / "session.py").write_text(SESSION.replace("+ 1", "+ 2"))
+    git(linked, "commit", "-qam", "add two")
+    done = engine.reanchor(note.id)
+    assert [a["anchor"] for a in done.anchors] == ["src/session.py:refresh_token"]
+    head = engine.conn.execute("SELECT head_oid FROM memory_anchors WHERE symbol='refresh_token'").fetchone()[0]
+    assert head == git(linked, "rev-parse", "HEAD").strip()
