@@ -172,23 +172,31 @@ _ROW_KEY = re.compile(r"""\[\s*["'](\w+)["']\s*\]""")
 _PY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _SQL_START = re.compile(r"\s*(select|update|insert|delete|with|where|and|or|order|group|having|values|from|join|left|on|"
                         r"set|limit|case|when|then|else|end|not|savepoint|rollback|release)\b", re.IGNORECASE)
-_SQL_LITERAL = re.compile(r"'[^']*'|\{[^}]*\}")
+_SQL_LITERAL = re.compile(r"'[^']*'")
+_FIELD = re.compile(r"\{[^}]*\}")
+_SQL_MORE = re.compile(r"\b(excluded|coalesce|count|distinct|group|join|having|asc|desc|case|when|rowid|is not)\b",
+                       re.IGNORECASE)
 
 
 def _is_sql(text: str) -> bool:
     """A Python string literal that is (part of) an SQL statement: it starts like one, holds a `?` placeholder, or
     names two SQL words (one alone is English: "derived from the note")."""
-    return bool(_SQL_START.match(text)) or "?" in text or len(set(m.lower() for m in _SQL_WORD.findall(text))) > 1
+    words = {m.lower() for m in _SQL_WORD.findall(text)} | {m.lower() for m in _SQL_MORE.findall(text)}
+    return bool(_SQL_START.match(text)) or "?" in text or len(words) > 1
 
 
 def _sql_case_only(before: str, after: str) -> bool:
     """Only the case of SQL text changed: the code outside string literals is the same, and each literal that
-    differs is SQL whose quoted values (`'active'`, compared case-sensitively) and `{…}` fields are the same."""
+    differs is SQL whose quoted values (`'active'`: SQLite compares strings case-sensitively) are the same. An
+    f-string's `{…}` field is SQL text too (a table alias, a row key); a mutant renaming a Python name in it
+    fails to run."""
     strings, mutated = _PY_STRING.findall(before), _PY_STRING.findall(after)
     if len(strings) != len(mutated) or _PY_STRING.sub('""', before) != _PY_STRING.sub('""', after):
         return False
     changed = [(b, a) for b, a in zip(strings, mutated) if b != a]
-    return bool(changed) and all(_is_sql(b) and _SQL_LITERAL.findall(b) == _SQL_LITERAL.findall(a) for b, a in changed)
+    return bool(changed) and all(
+        _is_sql(b) and _SQL_LITERAL.findall(_FIELD.sub("", b)) == _SQL_LITERAL.findall(_FIELD.sub("", a))
+        for b, a in changed)
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
 
