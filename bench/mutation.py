@@ -168,10 +168,10 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
 
 _SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
                        r"rollback|release)\b", re.IGNORECASE)
-_ROW_KEY = re.compile(r"""\[\s*["'](\w+)["']\s*\]""")
+_ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
 _PY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SQL_START = re.compile(r"\s*(select|update|insert|delete|with|where|and|or|order|group|having|values|from|join|left|on|"
-                        r"set|limit|case|when|then|else|end|not|savepoint|rollback|release)\b", re.IGNORECASE)
+_SQL_START = re.compile(r"\s*(select|update|insert|delete|savepoint|rollback|release|where|and|order|group|limit|"
+                        r"values|from|join)\b\s*\S", re.IGNORECASE)
 _SQL_LITERAL = re.compile(r"'[^']*'")
 _FIELD = re.compile(r"\{[^}]*\}")
 _SQL_MORE = re.compile(r"\b(excluded|coalesce|count|distinct|group|join|having|asc|desc|case|when|rowid|is not)\b",
@@ -179,8 +179,9 @@ _SQL_MORE = re.compile(r"\b(excluded|coalesce|count|distinct|group|join|having|a
 
 
 def _is_sql(text: str) -> bool:
-    """A Python string literal that is (part of) an SQL statement: it starts like one, holds a `?` placeholder, or
-    names two SQL words (one alone is English: "derived from the note")."""
+    """A Python string literal that is (part of) an SQL statement: it starts like one (a statement's or clause's
+    keyword and more: a lone "from" is a dict key), holds a `?` placeholder, or names two SQL words (one alone is
+    English: "derived from the note")."""
     words = {m.lower() for m in _SQL_WORD.findall(text)} | {m.lower() for m in _SQL_MORE.findall(text)}
     return bool(_SQL_START.match(text)) or "?" in text or len(words) > 1
 

@@ -33,8 +33,14 @@ CASES = [
     ("""raise InvalidInput("derived from the note, not edited")""",
      """raise InvalidInput("DERIVED FROM THE NOTE, NOT EDITED")""", False),
     ("""y = row["id"]""", """y = row["ID"]""", True),
-    ("""y = f"{row['id']} is gone\"""", """y = f"{row['ID']} is gone\"""", True),
-    ("""q = f"AND {in_scopes(n, 'a.')}\"""", """q = f"AND {in_scopes(n, 'A.')}\"""", True),
+    ("""found.append(Checkout(key, "not in a git repository"))""",
+     """found.append(Checkout(key, "NOT IN A GIT REPOSITORY"))""", False),
+    ("""q = f"AND m.id=? AND {in_scopes(n, 'a.')}\"""", """q = f"AND m.id=? AND {in_scopes(n, 'A.')}\"""", True),
+    ("""moved.append({"anchor": a, "end": b})""", """moved.append({"anchor": a, "END": b})""", False),
+    ("""conn.execute("savepoint cortex_entry")""", """conn.execute("SAVEPOINT CORTEX_ENTRY")""", True),
+    ("""where = f" AND {in_scopes(n, 'a.')}\"""", """where = f" AND {in_scopes(n, 'A.')}\"""", True),
+    ("""done.append({"from": old, "to": new})""", """done.append({"FROM": old, "to": new})""", False),
+    ("""    "## Context and problem statement",""", """    "## CONTEXT AND PROBLEM STATEMENT",""", False),
     ("""    "problem=null, seen_at=excluded.seen_at",""", """    "PROBLEM=NULL, SEEN_AT=EXCLUDED.SEEN_AT",""", True),
 ]
 
