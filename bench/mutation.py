@@ -67,6 +67,9 @@ MODULES: dict[str, list[str]] = {
     "scope/anchors.py": ["tests/test_anchors_mutants.py", "tests/test_anchors_rules.py", "tests/test_anchors.py"],
     "capture/flush.py": ["tests/test_flush_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
                          "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
+    "memory/corrections.py": ["tests/test_corrections_mutants.py", "tests/test_inspection.py", "tests/test_undo.py",
+                              "tests/test_engine_facade.py", "tests/test_capture.py", "tests/reliability/test_hostile_content.py"],
+    "scope/storeinfo.py": ["tests/test_storeinfo_mutants.py", "tests/test_store.py", "tests/test_engine_facade.py"],
     "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
     "capture/digests.py": ["tests/test_digests_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
 }
@@ -166,6 +169,35 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
 _SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
                        r"rollback|release)\b", re.IGNORECASE)
 _ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
+_PY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SQL_START = re.compile(r"\s*(select|update|insert|delete|savepoint|rollback|release|where|and|order|group|limit|"
+                        r"values|from|join)\b\s*\S", re.IGNORECASE)
+_SQL_LITERAL = re.compile(r"'[^']*'")
+_FIELD = re.compile(r"\{[^}]*\}")
+_SQL_MORE = re.compile(r"\b(excluded|coalesce|count|distinct|group|join|having|asc|desc|case|when|rowid|is not)\b",
+                       re.IGNORECASE)
+
+
+def _is_sql(text: str) -> bool:
+    """A Python string literal that is (part of) an SQL statement: it starts like one (a statement's or clause's
+    keyword and more: a lone "from" is a dict key), holds a `?` placeholder, or names two SQL words (one alone is
+    English: "derived from the note")."""
+    words = {m.lower() for m in _SQL_WORD.findall(text)} | {m.lower() for m in _SQL_MORE.findall(text)}
+    return bool(_SQL_START.match(text)) or "?" in text or len(words) > 1
+
+
+def _sql_case_only(before: str, after: str) -> bool:
+    """Only the case of SQL text changed: the code outside string literals is the same, and each literal that
+    differs is SQL whose quoted values (`'active'`: SQLite compares strings case-sensitively) are the same. An
+    f-string's `{…}` field is SQL text too (a table alias, a row key); a mutant renaming a Python name in it
+    fails to run."""
+    strings, mutated = _PY_STRING.findall(before), _PY_STRING.findall(after)
+    if len(strings) != len(mutated) or _PY_STRING.sub('""', before) != _PY_STRING.sub('""', after):
+        return False
+    changed = [(b, a) for b, a in zip(strings, mutated) if b != a]
+    return bool(changed) and all(
+        _is_sql(b) and _SQL_LITERAL.findall(_FIELD.sub("", b)) == _SQL_LITERAL.findall(_FIELD.sub("", a))
+        for b, a in changed)
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
 
@@ -173,7 +205,9 @@ def equivalent_by_rule(diff: str) -> str | None:
     """Why a surviving mutant cannot change behaviour, when one of the rules below says so; None otherwise.
 
     - SQL is case-insensitive (keywords, table and column names), and so are `sqlite3.Row` keys: a mutant
-      that only changes the case inside a statement or a row subscript reads and writes the same rows.
+      that only changes the case inside a statement or a row subscript reads and writes the same rows. Not a
+      quoted value inside the statement (`status='ACTIVE'` matches no row), nor a Python string compared in code
+      (`== "DRIFTED"`), nor a message that merely holds an SQL word.
     - `_scope_type_of(key, fallback)` returns the fallback only for a scope key of no known type, which the
       store never holds (keys are built by `scope.identity`): its fallback argument is never used.
     """
@@ -181,7 +215,7 @@ def equivalent_by_rule(diff: str) -> str | None:
     plus = [line[1:] for line in diff.splitlines() if line.startswith("+")]
     before, after = " ".join(minus), " ".join(plus)
     if before.lower() == after.lower() and before != after:
-        if _SQL_WORD.search(before):
+        if _sql_case_only(before, after):
             return "case inside SQL or a sqlite3.Row key (both case-insensitive)"
         if _ROW_KEY.sub(lambda m: m.group(0).lower(), before) == _ROW_KEY.sub(lambda m: m.group(0).lower(), after):
             return "case of a sqlite3.Row key (case-insensitive)"
