@@ -631,3 +631,22 @@ def test_an_unmerged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
     monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
     done = main.check_merges()
     assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+
+
+def test_a_ref_named_like_anything_does_not_stand_in_for_a_root_commit_s_missing_parent(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """HEAD is the repository's root commit, so a first check has no first parent to weigh the branches against:
+    none is taken away. `feature` committed once and was then reset to the root: its tip is HEAD and its reflog
+    shows a commit of its own, so the first check counts it merged (a fast-forward), whatever refs the repository
+    has: a tag named `XXXX` at HEAD must not stand in for the missing parent and take the merge back."""
+    root = head(repo)
+    branch_note(repo, make_engine, clock, "feature", "keep the reset branch's idea")
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-q", "-f", "feature", root)
+    repo.git("tag", "XXXX", root)
+    assert head(repo, "feature") == root == head(repo) and repo.git("rev-list", "--count", "HEAD").strip() == "1"
+    done = make_engine(repo.path).check_merges()  # main's first check
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["keep the reset branch's idea"]
