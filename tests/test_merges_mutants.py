@@ -650,3 +650,74 @@ def test_a_ref_named_like_anything_does_not_stand_in_for_a_root_commit_s_missing
     done = make_engine(repo.path).check_merges()  # main's first check
     assert done.merged == {"feature": "ancestor"}
     assert [p.content for p in done.promoted] == ["keep the reset branch's idea"]
+
+
+# -- the HEAD a scope had before it moved -------------------------------------------------------------------------
+
+
+def test_a_forced_check_at_an_unmoved_head_keeps_the_time_that_head_was_first_seen(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """A scope's recorded HEAD carries the time it was first seen there (a deleted branch's tip is its newest
+    recorded HEAD across worktrees): a forced check at the same HEAD does not make it newer; a moved HEAD does."""
+    main = make_engine(repo.path)
+    main.check_merges()
+    first = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(first) == (head(repo), main.now())
+    clock.advance(hours=1)
+    assert make_engine(repo.path).check_merges(force=True).ran
+    again = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(again) == tuple(first)
+    repo.write("moved.py")
+    repo.commit("main moves")
+    moved = make_engine(repo.path)
+    moved.check_merges()
+    row = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(row) == (head(repo), moved.now()) != tuple(first)
+
+
+def test_a_first_check_weighs_branches_against_the_head_another_check_recorded_for_the_scope(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """main's check remembered feature's live tip T; feature then moved on without a check of its own. feature's
+    first check takes T (not the older HEAD its session saw when the note was written) as its HEAD before: a
+    branch forked from feature at T with no commit of its own is held by T already, so it is not merged."""
+    repo.write("history.py")
+    repo.commit("main has history")
+    feature = branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    noted_at = feature.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (feature.scope.key,)).fetchone()[0]
+    repo.write("feature.py")
+    repo.commit("feature work")
+    tip = head(repo)
+    branch_note(repo, make_engine, clock, "helper", "a helper forked from feature", flush=False)
+    repo.git("checkout", "-q", "main")
+    assert make_engine(repo.path).check_merges().merged == {}  # remembers feature's and helper's live tips
+    repo.git("checkout", "-q", "feature")
+    repo.write("more.py")
+    repo.commit("feature moves on")
+    eng = make_engine(repo.path)
+    recorded = eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0]
+    assert recorded == tip != noted_at and head(repo, "helper") == tip
+    done = eng.check_merges()  # feature's first check
+    assert (done.merged, done.promoted) == ({}, ())
+
+
+def test_a_first_check_weighs_branches_against_the_head_the_scope_s_session_saw(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """No check ever ran on main and none recorded its HEAD, but a session on main saw HEAD S. feature was merged
+    since, then main moved on once more: weighed against S, feature is merged; against HEAD's first parent (the
+    merge commit, which holds it) it would not be."""
+    main = make_engine(repo.path)
+    main.note("insight", "main has a session")
+    seen = main.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (main.scope.key,)).fetchone()[0]
+    assert seen == head(repo)
+    branch_note(repo, make_engine, clock, "feature", "merged two commits ago", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "merge feature")
+    repo.write("after.py")
+    repo.commit("main moves on")
+    eng = make_engine(repo.path)
+    assert eng.conn.execute("SELECT COUNT(*) FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == 0
+    done = eng.check_merges()  # main's first check
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["merged two commits ago"]
