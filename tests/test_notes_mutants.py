@@ -9,6 +9,8 @@ store with their note. Real git repositories, the engine's own connection.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +200,18 @@ def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> No
     assert "from feature/x" in text
     plain = engine.note("insight", "the queue is fast")
     assert (note_row(engine, plain.id)["origin"], note_row(engine, plain.id)["alternatives"]) == (None, None)
+
+
+def test_a_replacement_outside_git_is_an_item_of_the_project_scope(make_engine: Callable[..., Engine],
+                                                                      tmp_path: Path) -> None:
+    """A folder outside git has a project scope: a note resolved there with a replacement projects the replacement
+    as an item of that scope's type, read from its scope key (the resolve's own fallback is a branch)."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    eng = make_engine(plain)
+    assert eng.scope.type == "project"
+    wrote = eng.note("decision", "keep notes in plain folders", "folders")
+    done = eng.resolve(wrote.id, status="superseded", replacement="keep notes in a database")
+    assert done.replacement_id is not None
+    types = dict(eng.conn.execute("SELECT id, scope_type FROM memory_items"))
+    assert types == {wrote.item_id: "project", notes.item_id_for(done.replacement_id): "project"}
