@@ -8,6 +8,7 @@ store with their note. Real git repositories, the engine's own connection.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -215,3 +216,17 @@ def test_a_replacement_outside_git_is_an_item_of_the_project_scope(make_engine: 
     assert done.replacement_id is not None
     types = dict(eng.conn.execute("SELECT id, scope_type FROM memory_items"))
     assert types == {wrote.item_id: "project", notes.item_id_for(done.replacement_id): "project"}
+
+
+def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(engine: Engine, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import projects its notes with the type their scope key names (`branch`), not the fallback it gives."""
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")  # applied at once, not held in the inbox
+    path = tmp_path / "in.jsonl"
+    note_id = "00000000-0000-4000-8000-000000000001"
+    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
+        "id": note_id, "scope": engine.scope.key, "timestamp": "2026-08-01T00:00:00Z", "kind": "decision",
+        "subject": "storage", "content": "use sqlite", "alternatives": [], "status": "active", "contested": False}) + "\n")
+    engine.import_file(str(path))
+    assert engine.scope.type == "branch" and engine.scope.key.count(":") > 1
+    assert dict(engine.conn.execute("SELECT id, scope_type FROM memory_items")) == {notes.item_id_for(note_id): "branch"}
