@@ -721,3 +721,54 @@ def test_a_first_check_weighs_branches_against_the_head_the_scope_s_session_saw(
     done = eng.check_merges()  # main's first check
     assert done.merged == {"feature": "ancestor"}
     assert [p.content for p in done.promoted] == ["merged two commits ago"]
+
+
+# -- which notes are candidates -------------------------------------------------------------------------------------
+
+
+def test_a_note_that_went_out_through_a_merge_never_comes_back_into_its_own_scope(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """main's decision reached feature when feature merged main; when feature is merged back into main, only
+    feature's own note arrives: the copy of main's decision started in main's scope, so it never comes back."""
+    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    make_engine(repo.path).check_merges()
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "main's own rule", "rules")
+    repo.write("main.py")
+    repo.commit("main work")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    into_feature = make_engine(repo.path).check_merges()
+    assert [(p.content, p.branch) for p in into_feature.promoted] == [("main's own rule", "main")]
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "feature into main")
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["feature's own idea"]
+    assert origins(main) == [("feature's own idea", "from feature"), ("main's own rule", None)]
+
+
+def test_a_branch_s_notes_in_another_worktree_are_not_merged_into_it(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    """feature was worked on in the main worktree, then checked out in a second one: its notes from the first are
+    the same branch's, never a merge into it, however far the branch has moved."""
+    branch_note(repo, make_engine, clock, "feature", "feature's idea from the first worktree", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    other = tmp_path / "other"
+    repo.git("worktree", "add", "-q", str(other), "feature")
+    second = make_engine(other)
+    done = second.check_merges()  # the second worktree's first check
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+    assert origins(second) == []
+
+
+def test_a_check_at_an_unmoved_head_reports_that_head(repo: Repo, make_engine: Open) -> None:
+    main = make_engine(repo.path)
+    assert main.check_merges().ran
+    assert main.check_merges() == merges.MergeCheck(False, head(repo))
