@@ -772,3 +772,32 @@ def test_a_check_at_an_unmoved_head_reports_that_head(repo: Repo, make_engine: O
     main = make_engine(repo.path)
     assert main.check_merges().ran
     assert main.check_merges() == merges.MergeCheck(False, head(repo))
+
+
+def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_remembered_since(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature merged main after its last check, then main's check remembered feature's tip (the merge); feature
+    moved on. feature's next check weighs main against the HEAD it last checked, which lacked main's commit: main
+    is merged into feature (against the remembered tip, which holds it, it would not be)."""
+    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    assert make_engine(repo.path).check_merges().ran
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "main's own rule", "rules")
+    repo.write("main.py")
+    repo.commit("main work")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    merge = head(repo)
+    repo.git("checkout", "-q", "main")
+    assert make_engine(repo.path).check_merges().merged == {}  # remembers feature's tip: the merge
+    repo.git("checkout", "-q", "feature")
+    repo.write("more.py")
+    repo.commit("feature moves on")
+    eng = make_engine(repo.path)
+    assert eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == merge
+    done = eng.check_merges()
+    assert done.merged == {"main": "ancestor"}
+    assert [p.content for p in done.promoted] == ["main's own rule"]
