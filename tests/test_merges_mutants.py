@@ -801,3 +801,24 @@ def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_reme
     done = eng.check_merges()
     assert done.merged == {"main": "ancestor"}
     assert [p.content for p in done.promoted] == ["main's own rule"]
+
+
+def test_a_branch_merged_again_brings_only_its_new_notes(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature's first note came home with its first merge; merged a second time, it brings the note written
+    since, passing over the one promoted already."""
+    branch_note(repo, make_engine, clock, "feature", "the first idea", flush=False)
+    repo.write("one.py")
+    repo.commit("first step")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "first merge")
+    assert [p.content for p in make_engine(repo.path).check_merges().promoted] == ["the first idea"]
+    eng = on(repo, make_engine, "feature")
+    clock.advance(minutes=1)
+    eng.note("insight", "the second idea")
+    repo.write("two.py")
+    repo.commit("second step")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "second merge")
+    main = make_engine(repo.path)
+    assert [p.content for p in main.check_merges().promoted] == ["the second idea"]
+    assert origins(main) == [("the first idea", "from feature"), ("the second idea", "from feature")]
