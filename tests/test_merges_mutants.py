@@ -822,3 +822,26 @@ def test_a_branch_merged_again_brings_only_its_new_notes(repo: Repo, make_engine
     main = make_engine(repo.path)
     assert [p.content for p in main.check_merges().promoted] == ["the second idea"]
     assert origins(main) == [("the first idea", "from feature"), ("the second idea", "from feature")]
+
+
+def test_a_note_that_reached_a_branch_through_a_merge_arrives_once_when_both_are_merged(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature/b was merged into feature/auth (its note copied there), then feature/auth into main: main finds both
+    branches merged, and b's note, present in both, arrives once, from the branch it was written on."""
+    branch_note(repo, make_engine, clock, "feature/b", "the b service retries twice", flush=False)
+    repo.write("b.py")
+    repo.commit("b work")
+    repo.git("checkout", "-q", "main")
+    branch_note(repo, make_engine, clock, "feature/auth", "the auth service retries thrice", at="main", flush=False)
+    repo.write("auth.py")
+    repo.commit("auth work")
+    assert make_engine(repo.path).check_merges().ran
+    repo.git("merge", "-q", "--no-ff", "feature/b", "-m", "b into auth")
+    assert [p.content for p in make_engine(repo.path).check_merges().promoted] == ["the b service retries twice"]
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into main")
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert done.merged == {"feature/b": "ancestor", "feature/auth": "ancestor"}
+    assert origins(main) == [("the b service retries twice", "from feature/b"),
+                             ("the auth service retries thrice", "from feature/auth")]
