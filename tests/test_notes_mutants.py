@@ -19,7 +19,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory import notes
 from cortex_engine.memory.notes import Resolution
 
-from .conftest import Clock
+from .conftest import Clock, Repo
 
 FLUSH, NO_FLUSH, NEVER = ("flush the spool at turn end", "do not flush the spool at turn end",
                           "never flush the spool at turn end")
@@ -203,19 +203,25 @@ def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> No
     assert (note_row(engine, plain.id)["origin"], note_row(engine, plain.id)["alternatives"]) == (None, None)
 
 
-def test_a_replacement_outside_git_is_an_item_of_the_project_scope(make_engine: Callable[..., Engine],
-                                                                      tmp_path: Path) -> None:
-    """A folder outside git has a project scope: a note resolved there with a replacement projects the replacement
-    as an item of that scope's type, read from its scope key (the resolve's own fallback is a branch)."""
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    eng = make_engine(plain)
-    assert eng.scope.type == "project"
+@pytest.mark.parametrize("where", ["project", "detached"])
+def test_a_replacement_outside_a_branch_is_an_item_of_its_scope_s_type(
+        make_engine: Callable[..., Engine], repo: Repo, tmp_path: Path, where: str) -> None:
+    """A folder outside git has a project scope, a detached HEAD a detached one: a note resolved there with a
+    replacement projects the replacement as an item of that type, read from its scope key (the resolve's own
+    fallback is a branch)."""
+    if where == "project":
+        folder = tmp_path / "plain"
+        folder.mkdir()
+    else:
+        repo.git("checkout", "-q", "--detach")
+        folder = repo.path
+    eng = make_engine(folder)
+    assert eng.scope.type == where
     wrote = eng.note("decision", "keep notes in plain folders", "folders")
     done = eng.resolve(wrote.id, status="superseded", replacement="keep notes in a database")
     assert done.replacement_id is not None
     types = dict(eng.conn.execute("SELECT id, scope_type FROM memory_items"))
-    assert types == {wrote.item_id: "project", notes.item_id_for(done.replacement_id): "project"}
+    assert types == {wrote.item_id: where, notes.item_id_for(done.replacement_id): where}
 
 
 def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(engine: Engine, tmp_path: Path,
