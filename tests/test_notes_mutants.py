@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory import notes
 from cortex_engine.memory.notes import Resolution
@@ -236,3 +237,18 @@ def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(engine: En
     engine.import_file(str(path))
     assert engine.scope.type == "branch" and engine.scope.key.count(":") > 1
     assert dict(engine.conn.execute("SELECT id, scope_type FROM memory_items")) == {notes.item_id_for(note_id): "branch"}
+
+
+# -- validate_note: the limits are inclusive ------------------------------------------------------------------------
+
+
+def test_a_subject_and_alternatives_exactly_at_their_limits_are_accepted(engine: Engine) -> None:
+    """200 characters of subject and 2,000 of alternatives are allowed; one more of either is refused."""
+    at_limit = "s" * notes.MAX_SUBJECT_CHARS
+    alternatives = ["a" * (notes.MAX_ALTERNATIVES_CHARS - 10), "b" * 10]
+    wrote = engine.note("decision", "use the long subject", at_limit, alternatives)
+    assert (wrote.subject, note_row(engine, wrote.id)["alternatives"]) == (at_limit, json.dumps(alternatives))
+    with pytest.raises(InvalidInput, match="subject is 201 characters"):
+        engine.note("decision", "use a longer subject", at_limit + "s")
+    with pytest.raises(InvalidInput, match="alternatives are over 2000 characters"):
+        engine.note("decision", "use longer alternatives", "alternatives", [*alternatives, "c"])
