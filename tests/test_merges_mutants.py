@@ -631,3 +631,217 @@ def test_an_unmerged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
     monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
     done = main.check_merges()
     assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+
+
+def test_a_ref_named_like_anything_does_not_stand_in_for_a_root_commit_s_missing_parent(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """HEAD is the repository's root commit, so a first check has no first parent to weigh the branches against:
+    none is taken away. `feature` committed once and was then reset to the root: its tip is HEAD and its reflog
+    shows a commit of its own, so the first check counts it merged (a fast-forward), whatever refs the repository
+    has: a tag named `XXXX` at HEAD must not stand in for the missing parent and take the merge back."""
+    root = head(repo)
+    branch_note(repo, make_engine, clock, "feature", "keep the reset branch's idea")
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    repo.git("branch", "-q", "-f", "feature", root)
+    repo.git("tag", "XXXX", root)
+    assert head(repo, "feature") == root == head(repo) and repo.git("rev-list", "--count", "HEAD").strip() == "1"
+    done = make_engine(repo.path).check_merges()  # main's first check
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["keep the reset branch's idea"]
+
+
+# -- the HEAD a scope had before it moved -------------------------------------------------------------------------
+
+
+def test_a_forced_check_at_an_unmoved_head_keeps_the_time_that_head_was_first_seen(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """A scope's recorded HEAD carries the time it was first seen there (a deleted branch's tip is its newest
+    recorded HEAD across worktrees): a forced check at the same HEAD does not make it newer; a moved HEAD does."""
+    main = make_engine(repo.path)
+    main.check_merges()
+    first = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(first) == (head(repo), main.now())
+    clock.advance(hours=1)
+    assert make_engine(repo.path).check_merges(force=True).ran
+    again = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(again) == tuple(first)
+    repo.write("moved.py")
+    repo.commit("main moves")
+    moved = make_engine(repo.path)
+    moved.check_merges()
+    row = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    assert tuple(row) == (head(repo), moved.now()) != tuple(first)
+
+
+def test_a_first_check_weighs_branches_against_the_head_another_check_recorded_for_the_scope(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """main's check remembered feature's live tip T; feature then moved on without a check of its own. feature's
+    first check takes T (not the older HEAD its session saw when the note was written) as its HEAD before: a
+    branch forked from feature at T with no commit of its own is held by T already, so it is not merged."""
+    repo.write("history.py")
+    repo.commit("main has history")
+    feature = branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    noted_at = feature.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (feature.scope.key,)).fetchone()[0]
+    repo.write("feature.py")
+    repo.commit("feature work")
+    tip = head(repo)
+    branch_note(repo, make_engine, clock, "helper", "a helper forked from feature", flush=False)
+    repo.git("checkout", "-q", "main")
+    assert make_engine(repo.path).check_merges().merged == {}  # remembers feature's and helper's live tips
+    repo.git("checkout", "-q", "feature")
+    repo.write("more.py")
+    repo.commit("feature moves on")
+    eng = make_engine(repo.path)
+    recorded = eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0]
+    assert recorded == tip != noted_at and head(repo, "helper") == tip
+    done = eng.check_merges()  # feature's first check
+    assert (done.merged, done.promoted) == ({}, ())
+
+
+def test_a_first_check_weighs_branches_against_the_head_the_scope_s_session_saw(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """No check ever ran on main and none recorded its HEAD, but a session on main saw HEAD S. feature was merged
+    since, then main moved on once more: weighed against S, feature is merged; against HEAD's first parent (the
+    merge commit, which holds it) it would not be."""
+    main = make_engine(repo.path)
+    main.note("insight", "main has a session")
+    seen = main.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (main.scope.key,)).fetchone()[0]
+    assert seen == head(repo)
+    branch_note(repo, make_engine, clock, "feature", "merged two commits ago", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "merge feature")
+    repo.write("after.py")
+    repo.commit("main moves on")
+    eng = make_engine(repo.path)
+    assert eng.conn.execute("SELECT COUNT(*) FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == 0
+    done = eng.check_merges()  # main's first check
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["merged two commits ago"]
+
+
+# -- which notes are candidates -------------------------------------------------------------------------------------
+
+
+def test_a_note_that_went_out_through_a_merge_never_comes_back_into_its_own_scope(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """main's decision reached feature when feature merged main; when feature is merged back into main, only
+    feature's own note arrives: the copy of main's decision started in main's scope, so it never comes back."""
+    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    make_engine(repo.path).check_merges()
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "main's own rule", "rules")
+    repo.write("main.py")
+    repo.commit("main work")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    into_feature = make_engine(repo.path).check_merges()
+    assert [(p.content, p.branch) for p in into_feature.promoted] == [("main's own rule", "main")]
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "feature into main")
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert done.merged == {"feature": "ancestor"}
+    assert [p.content for p in done.promoted] == ["feature's own idea"]
+    assert origins(main) == [("feature's own idea", "from feature"), ("main's own rule", None)]
+
+
+def test_a_branch_s_notes_in_another_worktree_are_not_merged_into_it(
+        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    """feature was worked on in the main worktree, then checked out in a second one: its notes from the first are
+    the same branch's, never a merge into it, however far the branch has moved."""
+    branch_note(repo, make_engine, clock, "feature", "feature's idea from the first worktree", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    repo.git("checkout", "-q", "main")
+    other = tmp_path / "other"
+    repo.git("worktree", "add", "-q", str(other), "feature")
+    second = make_engine(other)
+    done = second.check_merges()  # the second worktree's first check
+    assert (done.ran, done.merged, done.promoted) == (True, {}, ())
+    assert origins(second) == []
+
+
+def test_a_check_reports_the_head_it_saw_whether_it_ran_or_not(repo: Repo, make_engine: Open) -> None:
+    main = make_engine(repo.path)
+    assert main.check_merges() == merges.MergeCheck(True, head(repo))
+    assert main.check_merges() == merges.MergeCheck(False, head(repo))
+
+
+def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_remembered_since(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature merged main after its last check, then main's check remembered feature's tip (the merge); feature
+    moved on. feature's next check weighs main against the HEAD it last checked, which lacked main's commit: main
+    is merged into feature (against the remembered tip, which holds it, it would not be)."""
+    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    assert make_engine(repo.path).check_merges().ran
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "main's own rule", "rules")
+    repo.write("main.py")
+    repo.commit("main work")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    merge = head(repo)
+    repo.git("checkout", "-q", "main")
+    assert make_engine(repo.path).check_merges().merged == {}  # remembers feature's tip: the merge
+    repo.git("checkout", "-q", "feature")
+    repo.write("more.py")
+    repo.commit("feature moves on")
+    eng = make_engine(repo.path)
+    assert eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == merge
+    done = eng.check_merges()
+    assert done.merged == {"main": "ancestor"}
+    assert [p.content for p in done.promoted] == ["main's own rule"]
+
+
+def test_a_branch_merged_again_brings_only_its_new_notes(repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature's first note came home with its first merge; merged a second time, it brings the note written
+    since, passing over the one promoted already."""
+    branch_note(repo, make_engine, clock, "feature", "the first idea", flush=False)
+    repo.write("one.py")
+    repo.commit("first step")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "first merge")
+    assert [p.content for p in make_engine(repo.path).check_merges().promoted] == ["the first idea"]
+    eng = on(repo, make_engine, "feature")
+    clock.advance(minutes=1)
+    eng.note("insight", "the second idea")
+    repo.write("two.py")
+    repo.commit("second step")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature", "-m", "second merge")
+    main = make_engine(repo.path)
+    assert [p.content for p in main.check_merges().promoted] == ["the second idea"]
+    assert origins(main) == [("the first idea", "from feature"), ("the second idea", "from feature")]
+
+
+def test_a_note_that_reached_a_branch_through_a_merge_arrives_once_when_both_are_merged(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """feature/b was merged into feature/auth (its note copied there), then feature/auth into main: main finds both
+    branches merged, and b's note, present in both, arrives once, from the branch it was written on."""
+    branch_note(repo, make_engine, clock, "feature/b", "the b service retries twice", flush=False)
+    repo.write("b.py")
+    repo.commit("b work")
+    repo.git("checkout", "-q", "main")
+    branch_note(repo, make_engine, clock, "feature/auth", "the auth service retries thrice", at="main", flush=False)
+    repo.write("auth.py")
+    repo.commit("auth work")
+    assert make_engine(repo.path).check_merges().ran
+    repo.git("merge", "-q", "--no-ff", "feature/b", "-m", "b into auth")
+    assert [p.content for p in make_engine(repo.path).check_merges().promoted] == ["the b service retries twice"]
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into main")
+    main = make_engine(repo.path)
+    done = main.check_merges()
+    assert done.merged == {"feature/b": "ancestor", "feature/auth": "ancestor"}
+    assert origins(main) == [("the b service retries twice", "from feature/b"),
+                             ("the auth service retries thrice", "from feature/auth")]

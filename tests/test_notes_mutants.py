@@ -8,15 +8,19 @@ store with their note. Real git repositories, the engine's own connection.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory import notes
 from cortex_engine.memory.notes import Resolution
 
-from .conftest import Clock
+from .conftest import Clock, Repo
 
 FLUSH, NO_FLUSH, NEVER = ("flush the spool at turn end", "do not flush the spool at turn end",
                           "never flush the spool at turn end")
@@ -198,3 +202,53 @@ def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> No
     assert "from feature/x" in text
     plain = engine.note("insight", "the queue is fast")
     assert (note_row(engine, plain.id)["origin"], note_row(engine, plain.id)["alternatives"]) == (None, None)
+
+
+@pytest.mark.parametrize("where", ["project", "detached"])
+def test_a_replacement_outside_a_branch_is_an_item_of_its_scope_s_type(
+        make_engine: Callable[..., Engine], repo: Repo, tmp_path: Path, where: str) -> None:
+    """A folder outside git has a project scope, a detached HEAD a detached one: a note resolved there with a
+    replacement projects the replacement as an item of that type, read from its scope key (the resolve's own
+    fallback is a branch)."""
+    if where == "project":
+        folder = tmp_path / "plain"
+        folder.mkdir()
+    else:
+        repo.git("checkout", "-q", "--detach")
+        folder = repo.path
+    eng = make_engine(folder)
+    assert eng.scope.type == where
+    wrote = eng.note("decision", "keep notes in plain folders", "folders")
+    done = eng.resolve(wrote.id, status="superseded", replacement="keep notes in a database")
+    assert done.replacement_id is not None
+    types = dict(eng.conn.execute("SELECT id, scope_type FROM memory_items"))
+    assert types == {wrote.item_id: where, notes.item_id_for(done.replacement_id): where}
+
+
+def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(engine: Engine, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import projects its notes with the type their scope key names (`branch`), not the fallback it gives."""
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")  # applied at once, not held in the inbox
+    path = tmp_path / "in.jsonl"
+    note_id = "00000000-0000-4000-8000-000000000001"
+    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
+        "id": note_id, "scope": engine.scope.key, "timestamp": "2026-08-01T00:00:00Z", "kind": "decision",
+        "subject": "storage", "content": "use sqlite", "alternatives": [], "status": "active", "contested": False}) + "\n")
+    engine.import_file(str(path))
+    assert engine.scope.type == "branch" and engine.scope.key.count(":") > 1
+    assert dict(engine.conn.execute("SELECT id, scope_type FROM memory_items")) == {notes.item_id_for(note_id): "branch"}
+
+
+# -- validate_note: the limits are inclusive ------------------------------------------------------------------------
+
+
+def test_a_subject_and_alternatives_exactly_at_their_limits_are_accepted(engine: Engine) -> None:
+    """200 characters of subject and 2,000 of alternatives are allowed; one more of either is refused."""
+    at_limit = "s" * notes.MAX_SUBJECT_CHARS
+    alternatives = ["a" * (notes.MAX_ALTERNATIVES_CHARS - 10), "b" * 10]
+    wrote = engine.note("decision", "use the long subject", at_limit, alternatives)
+    assert (wrote.subject, note_row(engine, wrote.id)["alternatives"]) == (at_limit, json.dumps(alternatives))
+    with pytest.raises(InvalidInput, match="subject is 201 characters"):
+        engine.note("decision", "use a longer subject", at_limit + "s")
+    with pytest.raises(InvalidInput, match="alternatives are over 2000 characters"):
+        engine.note("decision", "use longer alternatives", "alternatives", [*alternatives, "c"])
