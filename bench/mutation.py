@@ -59,7 +59,7 @@ MODULES: dict[str, list[str]] = {
                         "tests/test_sharing.py", "tests/security/test_secrets.py"],
     "memory/projection.py": ["tests/test_projection_rules.py", "tests/test_surfaces.py", "tests/test_capture.py"],
     "scope/identity.py": ["tests/test_identity_mutants.py", "tests/test_identity_rules.py", "tests/test_scope.py"],
-    "scope/references.py": ["tests/test_references_rules.py", "tests/test_references.py"],
+    "scope/references.py": ["tests/test_references_mutants.py", "tests/test_references_rules.py", "tests/test_references.py"],
     "scope/history.py": ["tests/test_history_rules.py", "tests/test_history_mutants.py", "tests/test_history_freshness.py"],
     "scope/freshness.py": ["tests/test_freshness_mutants.py", "tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
                            "tests/test_anchors.py"],
