@@ -14,6 +14,7 @@ import pytest
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope import history, inventory
+from cortex_engine.scope.references import extract_references
 
 from .conftest import Repo
 
@@ -216,3 +217,32 @@ def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recor
     repo.commit("moved the other way")
     engine.refresh()
     assert _verdicts(engine) == {"a/x.py": ("moved", "c/z.py")}
+
+
+# --- the ninth round: `list_files`' separators, a remote's name before a branch's path ---------------------------
+
+
+def test_a_file_named_with_backslashes_is_listed_as_the_path_a_note_writes_it_as(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A note's `.\\release\\7.x` is read as `release/7.x` (backslashes are separators, a leading `./` goes), and
+    the inventory lists a file git names with backslashes the same way: so such a file counts as tracked, and a
+    branch-shaped path naming it (its version-like tail) is still a reference."""
+    (repo.path / ".\\release\\7.x").write_text("x\n", encoding="utf-8")
+    (repo.path / "web\\app.js").write_text("x\n", encoding="utf-8")
+    repo.commit("files named the Windows way")
+    assert inventory.list_files(str(repo.path)) == ["README.md", "release/7.x", "web/app.js"]
+    engine = make_engine(repo.path)
+    item = engine.note("insight", "cut .\\release\\7.x after hotfix\\8.x", "release").item_id
+    assert [path for path, _ in _refs(engine, item)] == ["release/7.x"]  # `hotfix/8.x` was never a file: a branch
+
+
+def test_a_path_that_starts_with_a_remote_s_name_is_a_branch_however_deep(repo: Repo) -> None:
+    """`origin/team/fix.py` names a branch of the remote `origin` (the first part is the remote), so it is not taken
+    for a file path; `src/team/fix.py` is one."""
+    repo.git("remote", "add", "origin", "https://example.invalid/repo.git")
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head)
+    assert paths.names_ref("origin/team/fix.py") and paths.names_ref("origin/fix.py")
+    assert not paths.names_ref("src/team/fix.py")
+    found = extract_references(None, "rebased on origin/team/fix.py, then edited src/team/fix.py", paths.begin())
+    assert [r.normalized for r in found] == ["src/team/fix.py"]
