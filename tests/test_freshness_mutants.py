@@ -186,3 +186,18 @@ def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_reposi
     here = make_engine(repo.path)
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
+
+
+def test_a_branch_s_old_reference_reads_the_same_once_its_worktree_is_gone(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A reference stored before HEADs were recorded follows the rename map its branch's refreshes kept, whether
+    the branch is judged in its worktree or, that worktree removed, at the branch's tip: `moved` both times (the
+    file went to another basename, so only the map can tell)."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    there.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    _moved_in_feat(feat, there)
+    here = make_engine(repo.path)
+    assert _by_subject(here)["one"] == [("a/one.py", "moved", "lib/uno.py")]
+    there.close()
+    repo.git("worktree", "remove", "--force", str(feat))
+    assert _by_subject(make_engine(repo.path))["one"] == [("a/one.py", "moved", "lib/uno.py")]

@@ -210,7 +210,8 @@ class Validator:
             repo = self._current.git_root or self._current.worktree
             listing = history.git(repo, "ls-tree", "-r", "-z", "--name-only", self._at_commit)
             files = frozenset(p for p in (listing or "").split("\0") if p) if listing is not None else None
-            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo, renames={})
+            # Its rename map is the scope's own, as when a worktree has it checked out (`_renames`, read on need).
+            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo)
         elif current:
             # The live checkout is judged by stat; its stored inventory is read only for a basename move.
             head = read_head(self._current.git_dir, self._current.git_root)[1] if (
