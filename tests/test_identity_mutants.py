@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import locale
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +94,19 @@ def test_a_six_character_branch_name_that_storing_would_redact_gets_a_key_of_its
     other = name[:-2] + "zz"
     assert branch_key(other) != key  # two such branches are two scopes, not one `[REDACTED]`
     assert branch_key("main12") == "main12" and branch_key("sig=a") == "sig=a"
+
+
+def test_a_branch_packed_beside_one_whose_name_is_not_utf8_is_still_resolved(repo: Repo) -> None:
+    """`git gc` packs every branch into packed-refs, names that are not UTF-8 (`caf\\xe9`) with the rest: HEAD's
+    branch is still resolved there, and a loose ref holding such bytes is passed over like any other broken one."""
+    subprocess.run([b"git", b"branch", b"caf\xe9"], cwd=repo.path, check=True, capture_output=True)
+    repo.git("pack-refs", "--all")
+    oid = repo.git("rev-parse", "HEAD").strip()
+    git_dir = repo.path / ".git"
+    assert read_head(str(git_dir), str(git_dir)) == ("main", oid)
+    assert detect_scope(str(repo.path)).head_oid == oid
+    subprocess.run([b"git", b"checkout", b"-q", b"caf\xe9"], cwd=repo.path, check=True, capture_output=True)
+    assert read_head(str(git_dir), str(git_dir)) == ("caf\udce9", oid)
+    (git_dir / "refs" / "heads" / "main").write_bytes(b"\xff\xfe not an oid\n")
+    (git_dir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    assert read_head(str(git_dir), str(git_dir)) == ("main", oid)
