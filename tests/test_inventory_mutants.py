@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -246,3 +247,61 @@ def test_a_path_that_starts_with_a_remote_s_name_is_a_branch_however_deep(repo: 
     assert not paths.names_ref("src/team/fix.py")
     found = extract_references(None, "rebased on origin/team/fix.py, then edited src/team/fix.py", paths.begin())
     assert [r.normalized for r in found] == ["src/team/fix.py"]
+
+
+def test_an_old_reference_follows_a_rename_git_scores_at_sixty_percent_as_a_recorded_one_does(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Git's default threshold is 50 % (`test_move_at_sixty_percent_similarity_is_moved`): the rename map a refresh
+    keeps for references stored before HEADs were recorded takes the same renames as the history chains, so such a
+    reference reads `moved` too, not `missing` (the new name has another basename: only the map can tell)."""
+    body = "".join(f"keep_{n} = {n}\n" for n in range(10))
+    repo.write("app/handlers.py", body)
+    repo.commit("handlers")
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "requests are routed in app/handlers.py", "routing").item_id
+    engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    repo.git("mv", "app/handlers.py", "app/routes.py")
+    repo.write("app/routes.py", "".join(body.splitlines(keepends=True)[:6]) + "".join(f"new_{n} = {n}\n" for n in range(4)))
+    repo.commit("rename and rework")
+    assert repo.git("log", "-1", "-M", "--name-status", "--format=").split()[0] == "R060"
+    engine.refresh()
+    assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
+        ("app/handlers.py", "moved", "app/routes.py")]
+
+
+def test_a_note_is_written_before_the_repository_s_first_commit(
+        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    """Before the first commit the checkout has no HEAD to read a repository at: extraction goes without one."""
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    Repo(unborn).git("init", "-q", "-b", "main")
+    (unborn / "src").mkdir()
+    (unborn / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
+    engine = make_engine(unborn)
+    engine.refresh()
+    item = engine.note("decision", "the app starts in src/app.py", "start").item_id
+    assert _refs(engine, item) == [("src/app.py", "exists")]
+
+
+def test_when_git_cannot_answer_no_path_is_taken_for_a_ref(tmp_path: Path) -> None:
+    """A directory git cannot read (here: none at all) names no branch, tag or remote, whatever the path."""
+    paths = inventory.GitPaths(str(tmp_path / "gone"), None)
+    assert not any(paths.names_ref(p) for p in ("XXXX/a.py", "XXXX", "main", "origin/x.py"))
+
+
+def test_chains_the_store_is_too_busy_to_take_are_skipped_and_the_cause_logged(
+        repo: Repo, make_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture) -> None:
+    """Another process holding the store's write lock: the walked chains are not kept (walked again next time), and
+    why is logged at debug level by this module's logger."""
+    engine = make_engine(repo.path)
+    other = sqlite3.connect(engine.conn.execute("PRAGMA database_list").fetchone()[2])
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level("DEBUG", logger="cortex_engine.scope.inventory"):
+            inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+    finally:
+        other.rollback()
+        other.close()
+    assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("cortex_engine.scope.inventory", "DEBUG", "rename chains not stored: database is locked")]
