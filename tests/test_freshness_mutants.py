@@ -201,3 +201,38 @@ def test_a_branch_s_old_reference_reads_the_same_once_its_worktree_is_gone(
     there.close()
     repo.git("worktree", "remove", "--force", str(feat))
     assert _by_subject(make_engine(repo.path))["one"] == [("a/one.py", "moved", "lib/uno.py")]
+
+
+def test_another_worktree_s_staged_rename_reads_the_same_from_here_as_from_there(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A rename staged (not committed) in another worktree is that worktree's checkout: its memory's reference
+    reads `moved` judged from here, as it does judged there."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    there.refresh()
+    assert [(r.status, r.moved_to) for r in Validator(there.conn, there.scope).validate(item, there.scope.key).refs] == [
+        ("moved", "lib/uno.py")]
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
+
+
+def test_an_anchor_is_looked_for_only_in_a_file_its_reference_found(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """Another worktree is judged from here by its stored inventory: a file it no longer lists (untracked there and
+    ignored) reads `missing`, and its anchor stays `unknown` though a file of that name could still be read: the
+    anchor does not say `fresh` about a file its own reference did not find."""
+    repo.write("a/one.py", LINES)
+    repo.commit("one")
+    feat = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
+    there = make_engine(feat)
+    item = there.note("decision", "a/one.py:3-5 holds the squares", "one").item_id
+    Repo(feat).git("rm", "-q", "--cached", "a/one.py")
+    (repo.path / ".git" / "info" / "exclude").write_text("a/one.py\n", encoding="utf-8")
+    there.refresh()
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [r.status for r in found.refs] == ["missing"]
+    assert [(a.name, a.status) for a in found.anchors] == [("a/one.py:3-5", "unknown")]

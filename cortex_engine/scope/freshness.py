@@ -333,8 +333,9 @@ class Validator:
         return RefVerdict(path, ref_type, "missing")
 
     def _uncommitted_move(self, view: _ScopeView, path: str) -> str | None:
-        """Where a path went since HEAD: a rename staged in the index, else the one file of its basename."""
-        if not view.live or not view.worktree:
+        """Where a path went since HEAD: a rename staged in the index (another worktree's too, read there), else the
+        one file of its basename."""
+        if not view.worktree:
             return None
         if view.staged is None:
             view.staged = self._staged_renames(view)
