@@ -236,3 +236,22 @@ def test_an_anchor_is_looked_for_only_in_a_file_its_reference_found(
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [r.status for r in found.refs] == ["missing"]
     assert [(a.name, a.status) for a in found.anchors] == [("a/one.py:3-5", "unknown")]
+
+
+def test_another_worktree_s_staging_is_read_again_when_it_changes_there(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """The staged renames kept between passes are keyed by the current worktree's index: another worktree's are
+    read from that worktree every pass, so a second rename staged there (this index untouched) is seen."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    there.refresh()
+    here = make_engine(repo.path)
+
+    def from_here() -> list[tuple[str, str | None]]:
+        return [(r.status, r.moved_to) for r in Validator(here.conn, here.scope).validate(item, there.scope.key).refs]
+
+    assert from_here() == [("moved", "lib/uno.py")]
+    Repo(feat).git("mv", "lib/uno.py", "lib/dos.py")
+    there.refresh()
+    assert from_here() == [("moved", "lib/dos.py")]
