@@ -345,7 +345,7 @@ class Validator:
         return self._rescanned_basename_move(view, path)
 
     def _staged_renames(self, view: _ScopeView) -> dict[str, str]:
-        """The renames staged in the live checkout's index (`git diff --cached`).
+        """The renames staged in the view's checkout's index (`git diff --cached` there).
 
         Asking git costs a process, and every recall whose results name a missing file asked (the path topic of
         issue 30 spent most of its time there). Staging rewrites the index file, so within a process the answer
