@@ -305,3 +305,20 @@ def test_chains_the_store_is_too_busy_to_take_are_skipped_and_the_cause_logged(
     assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
         ("cortex_engine.scope.inventory", "DEBUG", "rename chains not stored: database is locked")]
+
+
+def test_the_rename_map_takes_renames_under_a_user_s_diff_renames_false(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A user's `diff.renames=false` turns off git's rename detection in `git diff`: the refresh asks for it
+    (`-M`), so an old reference still follows its file to another basename."""
+    repo.write("app/handlers.py", LINES)
+    repo.commit("handlers")
+    repo.git("config", "diff.renames", "false")
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "requests are routed in app/handlers.py", "routing").item_id
+    engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    repo.git("mv", "app/handlers.py", "app/routes.py")
+    repo.commit("rename")
+    engine.refresh()
+    assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
+        ("app/handlers.py", "moved", "app/routes.py")]
