@@ -6,9 +6,12 @@ round names the mutants each one kills.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope import inventory
@@ -255,3 +258,24 @@ def test_another_worktree_s_staging_is_read_again_when_it_changes_there(
     Repo(feat).git("mv", "lib/uno.py", "lib/dos.py")
     there.refresh()
     assert from_here() == [("moved", "lib/dos.py")]
+
+
+def test_a_pass_judges_each_reference_once_however_many_items_name_it(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one pass a (scope, path, recorded HEAD) is judged once and the verdict reused for every item naming
+    it: two memories of `src/app.py` cost one look at the file."""
+    repo.write("src/app.py", "x = 1\n")
+    repo.commit("app")
+    engine = make_engine(repo.path)
+    items = [engine.note("decision", f"the app starts in src/app.py, reason {n}", f"start {n}").item_id for n in (1, 2)]
+    looked: list[str] = []
+    real_isfile = os.path.isfile
+
+    def isfile(path: str) -> bool:
+        looked.append(path)
+        return real_isfile(path)
+
+    monkeypatch.setattr(os.path, "isfile", isfile)
+    found = Validator(engine.conn, engine.scope).validate_many([(item, engine.scope.key) for item in items])
+    assert [[r.status for r in found[item].refs] for item in items] == [["exists"], ["exists"]]
+    assert [p for p in looked if p.endswith("app.py")] == [os.path.join(engine.scope.worktree, "src/app.py")]
