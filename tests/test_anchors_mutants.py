@@ -6,6 +6,7 @@ how `locate` finds an anchor's content again, which files are read at all.
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 from typing import cast
@@ -359,3 +360,61 @@ def test_a_tab_indented_file_is_cut_by_the_scan_like_a_space_indented_one() -> N
     text = "class A:\n\tdef g(self):\n\t\treturn 1\n\n\t@property\n\tdef f(self):\n\t\treturn 2\n"
     assert spans("x.py", text + BROKEN_TAIL, "A.f", "A.g", "A") == {"A.f": [(6, 7)], "A.g": [(2, 3)], "A": [(1, 7)]}
     assert anchors.source_of("x.py", text).definitions()["A.f"] == [anchors.Span(6, 7)]
+
+
+# --- the ninth round: the walk's doubt, the whole-file parse it spares, the per-note cap -------------------------
+
+MODEL = """import numpy as np
+
+
+class Model:
+    weights = (np.eye(3)
+@ np.ones((3, 3)))
+
+    def forward(self, x):
+        y = x + 1
+        return y
+"""
+
+
+def test_a_flush_left_line_inside_brackets_that_starts_with_an_at_sign_leaves_the_walk_in_doubt() -> None:
+    """A matrix product continued on a flush-left `@` line is below the class, not a decorator (a decorator sits at
+    its definition's own indentation, which the walk up meets first): the walk that passes it cannot qualify
+    `forward` and must ask `ast`, which finds `Model.forward`."""
+    source = anchors.source_of("model.py", MODEL)
+    assert source.spans("Model.forward") == [anchors.Span(8, 10)]
+    indented = anchors.source_of("model.py", MODEL.replace("\n@ np", "\n  @ np"))
+    assert indented.spans("Model.forward") == [anchors.Span(8, 10)]
+
+
+def test_a_name_the_scan_rules_out_without_doubt_costs_no_parse_of_the_whole_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan answers a name the file does not define, or defines only under another owner, when every line its
+    walk up passed was a definition: no whole-file `ast` parse (a note names many such names). A walk that passed
+    a block (`if`) is in doubt and does parse the file."""
+    text = "class B:\n    def f(self):\n        return 1\n\n\ndef g():\n    return 2\n"
+    parsed: list[str] = []
+    real_parse = ast.parse
+
+    def parse(source: str) -> ast.Module:
+        parsed.append(source)
+        return real_parse(source)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    source = anchors.source_of("m.py", text)
+    assert source.spans("A.f") == [] and source.spans("h") == [] and source.spans("g.f") == []
+    assert text not in parsed
+    in_doubt = "class B:\n    if True:\n        def f(self):\n            return 1\n"
+    assert anchors.source_of("m.py", in_doubt).spans("A.f") == []
+    assert in_doubt in parsed
+
+
+def test_a_range_written_twice_counts_once_toward_the_anchors_of_a_note(tmp_path: Path) -> None:
+    """At most MAX_ANCHORS distinct anchors a note: a range written twice is one anchor, so seven ranges of the
+    first file, one of them repeated, leave room for the next file's."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("".join(f"v{i} = {i}\n" for i in range(1, 40)), encoding="utf-8")
+    ranges = " ".join(f"a.py:{i}-{i + 1}" for i in range(1, 14, 2))
+    found = anchors.find_anchors(str(tmp_path), ["a.py", "b.py"], f"{ranges} a.py:1-2 and b.py:1-3")
+    assert anchors.MAX_ANCHORS == 8
+    assert [(a.path, a.start, a.end) for a in found] == [("a.py", i, i + 1) for i in range(1, 14, 2)] + [("b.py", 1, 3)]

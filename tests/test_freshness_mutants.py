@@ -6,9 +6,12 @@ round names the mutants each one kills.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope import inventory
@@ -186,3 +189,93 @@ def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_reposi
     here = make_engine(repo.path)
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
+
+
+def test_a_branch_s_old_reference_reads_the_same_once_its_worktree_is_gone(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A reference stored before HEADs were recorded follows the rename map its branch's refreshes kept, whether
+    the branch is judged in its worktree or, that worktree removed, at the branch's tip: `moved` both times (the
+    file went to another basename, so only the map can tell)."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    there.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    _moved_in_feat(feat, there)
+    here = make_engine(repo.path)
+    assert _by_subject(here)["one"] == [("a/one.py", "moved", "lib/uno.py")]
+    there.close()
+    repo.git("worktree", "remove", "--force", str(feat))
+    assert _by_subject(make_engine(repo.path))["one"] == [("a/one.py", "moved", "lib/uno.py")]
+
+
+def test_another_worktree_s_staged_rename_reads_the_same_from_here_as_from_there(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """A rename staged (not committed) in another worktree is that worktree's checkout: its memory's reference
+    reads `moved` judged from here, as it does judged there."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    there.refresh()
+    assert [(r.status, r.moved_to) for r in Validator(there.conn, there.scope).validate(item, there.scope.key).refs] == [
+        ("moved", "lib/uno.py")]
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
+
+
+def test_an_anchor_is_looked_for_only_in_a_file_its_reference_found(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """Another worktree is judged from here by its stored inventory: a file it no longer lists (untracked there and
+    ignored) reads `missing`, and its anchor stays `unknown` though a file of that name could still be read: the
+    anchor does not say `fresh` about a file its own reference did not find."""
+    repo.write("a/one.py", LINES)
+    repo.commit("one")
+    feat = tmp_path / "wt-feat"
+    repo.git("worktree", "add", "-q", "-b", "feat", str(feat))
+    there = make_engine(feat)
+    item = there.note("decision", "a/one.py:3-5 holds the squares", "one").item_id
+    Repo(feat).git("rm", "-q", "--cached", "a/one.py")
+    (repo.path / ".git" / "info" / "exclude").write_text("a/one.py\n", encoding="utf-8")
+    there.refresh()
+    here = make_engine(repo.path)
+    found = Validator(here.conn, here.scope).validate(item, there.scope.key)
+    assert [r.status for r in found.refs] == ["missing"]
+    assert [(a.name, a.status) for a in found.anchors] == [("a/one.py:3-5", "unknown")]
+
+
+def test_another_worktree_s_staging_is_read_again_when_it_changes_there(
+        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    """The staged renames kept between passes are keyed by the current worktree's index: another worktree's are
+    read from that worktree every pass, so a second rename staged there (this index untouched) is seen."""
+    feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
+    (feat / "lib").mkdir()
+    Repo(feat).git("mv", "a/one.py", "lib/uno.py")
+    there.refresh()
+    here = make_engine(repo.path)
+
+    def from_here() -> list[tuple[str, str | None]]:
+        return [(r.status, r.moved_to) for r in Validator(here.conn, here.scope).validate(item, there.scope.key).refs]
+
+    assert from_here() == [("moved", "lib/uno.py")]
+    Repo(feat).git("mv", "lib/uno.py", "lib/dos.py")
+    there.refresh()
+    assert from_here() == [("moved", "lib/dos.py")]
+
+
+def test_a_pass_judges_each_reference_once_however_many_items_name_it(
+        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within one pass a (scope, path, recorded HEAD) is judged once and the verdict reused for every item naming
+    it: two memories of `src/app.py` cost one look at the file."""
+    repo.write("src/app.py", "x = 1\n")
+    repo.commit("app")
+    engine = make_engine(repo.path)
+    items = [engine.note("decision", f"the app starts in src/app.py, reason {n}", f"start {n}").item_id for n in (1, 2)]
+    looked: list[str] = []
+    real_isfile = os.path.isfile
+
+    def isfile(path: str) -> bool:
+        looked.append(path)
+        return real_isfile(path)
+
+    monkeypatch.setattr(os.path, "isfile", isfile)
+    found = Validator(engine.conn, engine.scope).validate_many([(item, engine.scope.key) for item in items])
+    assert [[r.status for r in found[item].refs] for item in items] == [["exists"], ["exists"]]
+    assert [p for p in looked if p.endswith("app.py")] == [os.path.join(engine.scope.worktree, "src/app.py")]

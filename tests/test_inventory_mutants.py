@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cortex_engine.engine import Engine
 from cortex_engine.scope import history, inventory
+from cortex_engine.scope.references import extract_references
 
 from .conftest import Repo
 
@@ -216,3 +218,107 @@ def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recor
     repo.commit("moved the other way")
     engine.refresh()
     assert _verdicts(engine) == {"a/x.py": ("moved", "c/z.py")}
+
+
+# --- the ninth round: `list_files`' separators, a remote's name before a branch's path ---------------------------
+
+
+def test_a_file_named_with_backslashes_is_listed_as_the_path_a_note_writes_it_as(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A note's `.\\release\\7.x` is read as `release/7.x` (backslashes are separators, a leading `./` goes), and
+    the inventory lists a file git names with backslashes the same way: so such a file counts as tracked, and a
+    branch-shaped path naming it (its version-like tail) is still a reference."""
+    (repo.path / ".\\release\\7.x").write_text("x\n", encoding="utf-8")
+    (repo.path / "web\\app.js").write_text("x\n", encoding="utf-8")
+    repo.commit("files named the Windows way")
+    assert inventory.list_files(str(repo.path)) == ["README.md", "release/7.x", "web/app.js"]
+    engine = make_engine(repo.path)
+    item = engine.note("insight", "cut .\\release\\7.x after hotfix\\8.x", "release").item_id
+    assert [path for path, _ in _refs(engine, item)] == ["release/7.x"]  # `hotfix/8.x` was never a file: a branch
+
+
+def test_a_path_that_starts_with_a_remote_s_name_is_a_branch_however_deep(repo: Repo) -> None:
+    """`origin/team/fix.py` names a branch of the remote `origin` (the first part is the remote), so it is not taken
+    for a file path; `src/team/fix.py` is one."""
+    repo.git("remote", "add", "origin", "https://example.invalid/repo.git")
+    head = repo.git("rev-parse", "HEAD").strip()
+    paths = inventory.GitPaths(str(repo.path), head)
+    assert paths.names_ref("origin/team/fix.py") and paths.names_ref("origin/fix.py")
+    assert not paths.names_ref("src/team/fix.py")
+    found = extract_references(None, "rebased on origin/team/fix.py, then edited src/team/fix.py", paths.begin())
+    assert [r.normalized for r in found] == ["src/team/fix.py"]
+
+
+def test_an_old_reference_follows_a_rename_git_scores_at_sixty_percent_as_a_recorded_one_does(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """Git's default threshold is 50 % (`test_move_at_sixty_percent_similarity_is_moved`): the rename map a refresh
+    keeps for references stored before HEADs were recorded takes the same renames as the history chains, so such a
+    reference reads `moved` too, not `missing` (the new name has another basename: only the map can tell)."""
+    body = "".join(f"keep_{n} = {n}\n" for n in range(10))
+    repo.write("app/handlers.py", body)
+    repo.commit("handlers")
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "requests are routed in app/handlers.py", "routing").item_id
+    engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    repo.git("mv", "app/handlers.py", "app/routes.py")
+    repo.write("app/routes.py", "".join(body.splitlines(keepends=True)[:6]) + "".join(f"new_{n} = {n}\n" for n in range(4)))
+    repo.commit("rename and rework")
+    assert repo.git("log", "-1", "-M", "--name-status", "--format=").split()[0] == "R060"
+    engine.refresh()
+    assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
+        ("app/handlers.py", "moved", "app/routes.py")]
+
+
+def test_a_note_is_written_before_the_repository_s_first_commit(
+        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    """Before the first commit the checkout has no HEAD to read a repository at: extraction goes without one."""
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    Repo(unborn).git("init", "-q", "-b", "main")
+    (unborn / "src").mkdir()
+    (unborn / "src" / "app.py").write_text("x = 1\n", encoding="utf-8")
+    engine = make_engine(unborn)
+    engine.refresh()
+    item = engine.note("decision", "the app starts in src/app.py", "start").item_id
+    assert _refs(engine, item) == [("src/app.py", "exists")]
+
+
+def test_when_git_cannot_answer_no_path_is_taken_for_a_ref(tmp_path: Path) -> None:
+    """A directory git cannot read (here: none at all) names no branch, tag or remote, whatever the path."""
+    paths = inventory.GitPaths(str(tmp_path / "gone"), None)
+    assert not any(paths.names_ref(p) for p in ("XXXX/a.py", "XXXX", "main", "origin/x.py"))
+
+
+def test_chains_the_store_is_too_busy_to_take_are_skipped_and_the_cause_logged(
+        repo: Repo, make_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture) -> None:
+    """Another process holding the store's write lock: the walked chains are not kept (walked again next time), and
+    why is logged at debug level by this module's logger."""
+    engine = make_engine(repo.path)
+    other = sqlite3.connect(engine.conn.execute("PRAGMA database_list").fetchone()[2])
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level("DEBUG", logger="cortex_engine.scope.inventory"):
+            inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
+    finally:
+        other.rollback()
+        other.close()
+    assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("cortex_engine.scope.inventory", "DEBUG", "rename chains not stored: database is locked")]
+
+
+def test_the_rename_map_takes_renames_under_a_user_s_diff_renames_false(
+        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    """A user's `diff.renames=false` turns off git's rename detection in `git diff`: the refresh asks for it
+    (`-M`), so an old reference still follows its file to another basename."""
+    repo.write("app/handlers.py", LINES)
+    repo.commit("handlers")
+    repo.git("config", "diff.renames", "false")
+    engine = make_engine(repo.path)
+    item = engine.note("decision", "requests are routed in app/handlers.py", "routing").item_id
+    engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
+    repo.git("mv", "app/handlers.py", "app/routes.py")
+    repo.commit("rename")
+    engine.refresh()
+    assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
+        ("app/handlers.py", "moved", "app/routes.py")]

@@ -9,6 +9,7 @@ The store, the rerank and the seating are the real ones; the dense retriever is 
 from __future__ import annotations
 
 import math
+import sqlite3
 from datetime import datetime
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory.items import DEFAULT_KIND_WEIGHT, KIND_WEIGHTS
 from cortex_engine.query import retrieval, surfaces
 from cortex_engine.query.retrieval import DENSE_FLOOR, DENSE_WEIGHT, Descending
+from cortex_engine.scope.freshness import RefVerdict, Validation
 from cortex_engine.store.database import scope_id
 
 from .conftest import Clock, Repo
@@ -565,3 +567,39 @@ def test_the_substring_fallback_finds_a_word_or_its_stem_and_nothing_else(engine
     inside = engine.note("insight", "prefetch autocached pages").item_id
     _, _, found = surfaces.ranked(engine._context(), "caching", 8)
     assert [c.id for c in found] == [inside]
+
+
+# --- a lazy ranking settles a judged candidate only when nothing waiting could still pass it ----------------------
+
+
+def test_a_waiting_candidate_whose_best_case_ties_a_judged_one_is_judged_before_that_one_is_settled() -> None:
+    """`Ranking.top(n)` is the prefix of judging every candidate and sorting. Here a candidate left out of the first
+    batch could at best tie the leader on score and importance, and it is newer: judged fresh, it leads, so the
+    leader may not be settled before it is judged (the tie is exact: 2.0 + TRUTH_MAX is 5.0 in floating point)."""
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+
+    def cand(item: str, base: float, created: str, order: int) -> retrieval.Candidate:
+        row = db.execute("SELECT ? AS id, 'insight' AS kind, 1 AS importance, ? AS created_at, 'project:x' AS scope_key",
+                         (item, created)).fetchone()
+        return retrieval.Candidate(row, None, Validation(), score=base + retrieval.TRUTH_MAX, base=base, checked=False,
+                                   order=order)
+
+    fresh = Validation(refs=(RefVerdict("src/a.py", "file", "exists"),))
+
+    class Judge:
+        """Every candidate's references: only `late`'s are there (truth +3); the others name no file (0)."""
+
+        def validate_many(self, items: list[tuple[str, str]]) -> dict[str, Validation]:
+            return {item: fresh if item == "late" else Validation() for item, _ in items}
+
+    def ranking() -> retrieval.Ranking:
+        leader = cand("leader", 2.0 + retrieval.TRUTH_MAX, "2026-01-01T00:00:00Z", 0)
+        fillers = [cand(f"f{i}", 4.5, f"2026-01-0{i + 2}T00:00:00Z", i + 1) for i in range(retrieval.CHECK_BATCH - 1)]
+        late = cand("late", 2.0, "2026-06-01T00:00:00Z", retrieval.CHECK_BATCH)
+        return retrieval.Ranking([leader, *fillers, late], Judge(), historical=False)  # type: ignore[arg-type]
+
+    everything = [c.id for c in ranking().top(retrieval.CHECK_BATCH + 1)]
+    assert everything[:2] == ["late", "leader"]
+    for n in (1, 2):
+        assert [c.id for c in ranking().top(n)] == everything[:n]

@@ -380,8 +380,8 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
             head = _PY_DEF.match(lines[j])
             if head is not None:
                 outer.insert(0, head.group(2))
-            elif not lines[j].lstrip().startswith("@"):
-                doubtful = True  # an `if`/`try` block, or a flush-left string the walk cannot tell from code
+            else:  # a decorator is never met here: it sits at its definition's indentation, passed on the way up
+                doubtful = True  # an `if`/`try` block, a flush-left string or bracket line the walk cannot tell from code
         if (outer + [parts[-1]])[-len(parts):] != parts:
             seen = seen or doubtful
             continue
@@ -550,7 +550,7 @@ def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
             if span.end - span.start >= MAX_LINE_SPAN:
                 continue  # a module-sized definition: any change anywhere would read as drift
             anchors.append(Anchor(path, name, span.start, span.end, span_digest(source.lines, span.start, span.end)))
-        if len(anchors) >= MAX_ANCHORS:
+        if len(set(anchors)) >= MAX_ANCHORS:  # distinct: a range written twice is one anchor
             break
     unique = list(dict.fromkeys(anchors))
     return unique[:MAX_ANCHORS]

@@ -210,7 +210,8 @@ class Validator:
             repo = self._current.git_root or self._current.worktree
             listing = history.git(repo, "ls-tree", "-r", "-z", "--name-only", self._at_commit)
             files = frozenset(p for p in (listing or "").split("\0") if p) if listing is not None else None
-            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo, renames={})
+            # Its rename map is the scope's own, as when a worktree has it checked out (`_renames`, read on need).
+            view = _ScopeView(scope_key, None, files, False, self._at_commit, repo)
         elif current:
             # The live checkout is judged by stat; its stored inventory is read only for a basename move.
             head = read_head(self._current.git_dir, self._current.git_root)[1] if (
@@ -332,8 +333,9 @@ class Validator:
         return RefVerdict(path, ref_type, "missing")
 
     def _uncommitted_move(self, view: _ScopeView, path: str) -> str | None:
-        """Where a path went since HEAD: a rename staged in the index, else the one file of its basename."""
-        if not view.live or not view.worktree:
+        """Where a path went since HEAD: a rename staged in the index (another worktree's too, read there), else the
+        one file of its basename."""
+        if not view.worktree:
             return None
         if view.staged is None:
             view.staged = self._staged_renames(view)
@@ -343,7 +345,7 @@ class Validator:
         return self._rescanned_basename_move(view, path)
 
     def _staged_renames(self, view: _ScopeView) -> dict[str, str]:
-        """The renames staged in the live checkout's index (`git diff --cached`).
+        """The renames staged in the view's checkout's index (`git diff --cached` there).
 
         Asking git costs a process, and every recall whose results name a missing file asked (the path topic of
         issue 30 spent most of its time there). Staging rewrites the index file, so within a process the answer

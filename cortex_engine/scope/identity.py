@@ -139,13 +139,13 @@ def read_head(git_dir: str, common_dir: str) -> tuple[str | None, str | None]:
 def _resolve_ref(ref: str, git_dir: str, common_dir: str) -> str | None:
     for base in (git_dir, common_dir):
         try:
-            value = Path(base, ref).read_text(encoding="utf-8").strip()
+            value = Path(base, ref).read_bytes().decode("utf-8", "surrogateescape").strip()
         except OSError:
             continue
         if re.fullmatch(r"[0-9a-fA-F]{40,64}", value):
             return value.lower()
     try:
-        packed = Path(common_dir, "packed-refs").read_text(encoding="utf-8")
+        packed = Path(common_dir, "packed-refs").read_bytes().decode("utf-8", "surrogateescape")
     except OSError:
         return None
     for line in packed.splitlines():

@@ -78,7 +78,7 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     renames: list[tuple[str, str]] = []
     old_head = row["head_oid"] if row is not None else None
     if old_head and head:
-        out = _git(scope.worktree, "diff", "--cached", "--name-status", "-M70", "-z", old_head)
+        out = _git(scope.worktree, "diff", "--cached", "--name-status", "-M", "-z", old_head)
         renames = parse_renames(out or "")
     chains = _advance_chains(conn, scope, old_head, head) if head and head != old_head else {}
     with transaction(conn):
