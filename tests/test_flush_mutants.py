@@ -590,9 +590,9 @@ def test_a_success_response_that_says_it_was_interrupted_is_kept_so(live: Engine
 
 
 @pytest.mark.parametrize(("command", "exit_code", "projected"), [
-    ("ls -la", 0, False), ("cd src", 0, False), ("echo hi", 0, False),  # hook noise: read, shell, other
-    ("ls -la", 2, True), ("echo hi", 1, True),  # a failing one is worth remembering
-    ("pytest -q", 0, True), ("make build", 0, True), ("git commit -m x", 0, True),
+    ("ls -la", 0, False), ("cd src", 0, False), ("whoami", 0, False),  # hook noise: read, shell, other
+    ("ls -la", 2, True), ("echo hi", 1, True), ("whoami", 1, True),  # a failing one is worth remembering
+    ("pytest -q", 0, True), ("make build", 0, True), ("git commit -m x", 0, True), ("go run .", 0, True),
 ])
 def test_only_commands_worth_remembering_become_memory(live: Engine, repo: Repo, command: str, exit_code: int,
                                                        projected: bool) -> None:
@@ -844,3 +844,27 @@ def test_a_claim_that_is_not_this_user_s_is_reported_and_kept(live: Engine, repo
     assert len(result.errors) == 1 and result.errors[0].startswith(f"{name}: ")
     assert "not a regular file of this user" in result.errors[0]
     assert (claims / name).exists()
+
+
+def test_a_file_whose_name_holds_a_line_break_is_left_out_of_the_index(live: Engine, repo: Repo) -> None:
+    """The index is one line per file: a path with a line break in it would forge a second line."""
+    for rel in ("a.py", "new\nline.py"):
+        repo.write(rel, "A\n")
+    spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-a"), T),
+          line(read_payload(repo, "new\nline.py", "A\n", tool_use="t-nl"), T + 1))
+    assert live.flush_spool(turn_end=True).processed == 2
+    assert [row[0] for row in index_lines(repo)] == [str(repo.path / "a.py")]
+
+
+def test_a_read_named_relative_to_its_cwd_digests_the_file_there(live: Engine, repo: Repo, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path the host gave relative is read in the directory the tool ran in, wherever the flush runs."""
+    import hashlib
+
+    repo.write("src/a.py", "A = 1\n")
+    monkeypatch.chdir(tmp_path)
+    spool(repo, line(call(repo, "Read", {"file_path": "a.py"}, tool_use="t-1", cwd=str(repo.path / "src"))))
+    result = live.flush_spool()
+    assert (result.processed, result.errors) == (1, [])
+    row = live.conn.execute("SELECT path, sha256, byte_size, source FROM content_digests").fetchone()
+    assert tuple(row) == ("a.py", hashlib.sha256(b"A = 1\n").hexdigest(), 6, "file")
