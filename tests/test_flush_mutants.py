@@ -868,3 +868,15 @@ def test_a_read_named_relative_to_its_cwd_digests_the_file_there(live: Engine, r
     assert (result.processed, result.errors) == (1, [])
     row = live.conn.execute("SELECT path, sha256, byte_size, source FROM content_digests").fetchone()
     assert tuple(row) == ("a.py", hashlib.sha256(b"A = 1\n").hexdigest(), 6, "file")
+
+
+def test_only_a_passing_test_run_records_a_test_cycle(live: Engine, repo: Repo) -> None:
+    """A command that is not a test, arriving after the session's newest event (its line stamped earlier, as a
+    parallel call's may be), records no cycle even though the session's timeline ends in one."""
+    spool(repo, line(bash_payload(repo, "pytest -q", failed=True, tool_use="t-1"), T),
+          line(bash_payload(repo, "pytest -q", tool_use="t-2"), T + 100))
+    live.flush_spool()
+    spool(repo, line(bash_payload(repo, "echo done", tool_use="t-3"), T - 50),
+          line(bash_payload(repo, "make build", tool_use="t-4"), T - 40))
+    assert live.flush_spool().processed == 2
+    assert live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0] == 1
