@@ -880,3 +880,14 @@ def test_only_a_passing_test_run_records_a_test_cycle(live: Engine, repo: Repo) 
           line(bash_payload(repo, "make build", tool_use="t-4"), T - 40))
     assert live.flush_spool().processed == 2
     assert live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0] == 1
+
+
+def test_each_test_cycle_is_its_own_episode_pointing_at_the_run_that_ended_it(live: Engine, repo: Repo) -> None:
+    spool(repo, *(line(bash_payload(repo, "pytest -q", failed=n % 2 == 0, tool_use=f"t-{n}"), T + 60 * n)
+                  for n in range(4)))
+    live.flush_spool()
+    passes = [r[0] for r in live.conn.execute(
+        "SELECT e.id FROM events e JOIN command_runs c ON c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp")]
+    cycles = [json.loads(r[0])["event_id"] for r in live.conn.execute(
+        "SELECT metadata_json FROM episodes WHERE kind='test_cycle' ORDER BY created_at")]
+    assert len(passes) == 2 and cycles == passes
