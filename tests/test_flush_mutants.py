@@ -891,3 +891,17 @@ def test_each_test_cycle_is_its_own_episode_pointing_at_the_run_that_ended_it(li
     cycles = [json.loads(r[0])["event_id"] for r in live.conn.execute(
         "SELECT metadata_json FROM episodes WHERE kind='test_cycle' ORDER BY created_at")]
     assert len(passes) == 2 and cycles == passes
+
+
+def test_a_lone_surrogate_in_a_path_or_a_session_id_is_stored_as_a_replacement_character(live: Engine,
+                                                                                          repo: Repo) -> None:
+    """Not only in what the replay cleans itself (patterns, commands): a file path and a host session id go to the
+    store as they came, and SQLite refuses a lone surrogate."""
+    edit = {**call(repo, "Edit", {"file_path": str(repo.path / "a\ud800.py")}, tool_use="t-1"),
+            "session_id": "host-\udc00"}
+    write_spool(repo, json.dumps(line(edit)).encode() + b"\n")
+    result = live.flush_spool()
+    assert (result.processed, result.errors) == (1, [])
+    rows = live.conn.execute("SELECT e.target, s.host_session_id FROM events e JOIN sessions s "
+                             "ON s.id = e.session_id").fetchall()
+    assert [tuple(r) for r in rows] == [("a\ufffd.py", "host-\ufffd")]
