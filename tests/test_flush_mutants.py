@@ -905,3 +905,12 @@ def test_a_lone_surrogate_in_a_path_or_a_session_id_is_stored_as_a_replacement_c
     rows = live.conn.execute("SELECT e.target, s.host_session_id FROM events e JOIN sessions s "
                              "ON s.id = e.session_id").fetchall()
     assert [tuple(r) for r in rows] == [("a\ufffd.py", "host-\ufffd")]
+
+
+def test_a_blob_s_line_breaks_are_dropped_even_inside_its_strings(live: Engine, repo: Repo) -> None:
+    """A blob is one JSON value however it was wrapped: a CR or LF anywhere in it, inside a string too, is no part
+    of the payload."""
+    payload = json.dumps(bash_payload(repo, "echo wrapped", tool_use="t-wrap")).encode()
+    wrapped = blob(repo, "1785700000-3-3.json", payload.replace(b"echo wrapped", b"echo wr\r\nap\rp\ned"))
+    write_spool(repo, json.dumps({"v": 1, "t": T, "blob": wrapped.name}).encode() + b"\n")
+    assert (live.flush_spool().processed, commands_stored(live)) == (1, ["echo wrapped"])
