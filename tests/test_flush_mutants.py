@@ -847,13 +847,15 @@ def test_a_claim_that_is_not_this_user_s_is_reported_and_kept(live: Engine, repo
 
 
 def test_a_file_whose_name_holds_a_line_break_is_left_out_of_the_index(live: Engine, repo: Repo) -> None:
-    """The index is one line per file: a path with a line break in it would forge a second line."""
-    for rel in ("a.py", "new\nline.py"):
+    """The index is one line per file: a path with a line break in it would forge a second line. The files after
+    it are listed all the same."""
+    for rel in ("a.py", "new\nline.py", "z.py"):
         repo.write(rel, "A\n")
     spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-a"), T),
-          line(read_payload(repo, "new\nline.py", "A\n", tool_use="t-nl"), T + 1))
-    assert live.flush_spool(turn_end=True).processed == 2
-    assert [row[0] for row in index_lines(repo)] == [str(repo.path / "a.py")]
+          line(read_payload(repo, "new\nline.py", "A\n", tool_use="t-nl"), T + 1),
+          line(read_payload(repo, "z.py", "A\n", tool_use="t-z"), T + 2))
+    assert live.flush_spool(turn_end=True).processed == 3
+    assert [row[0] for row in index_lines(repo)] == [str(repo.path / "a.py"), str(repo.path / "z.py")]
 
 
 def test_a_read_named_relative_to_its_cwd_digests_the_file_there(live: Engine, repo: Repo, tmp_path: Path,
