@@ -286,13 +286,15 @@ def test_a_line_without_surrogate_escapes_is_read_as_it_is(live: Engine, repo: R
 # -- a command's outputs -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("exit_code", [1, 2])
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
-def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engine, repo: Repo, stream: str) -> None:
-    """A failing build keeps its outputs' last 2,000 characters; a token straddling that cut is redacted before
-    the cut, so no fragment of it is kept."""
+def test_a_secret_cut_in_two_by_the_kept_tail_is_redacted_whole_first(live: Engine, repo: Repo, stream: str,
+                                                                       exit_code: int) -> None:
+    """A failing build (any status but 0) keeps its outputs' last 2,000 characters; a token straddling that cut is
+    redacted before the cut, so no fragment of it is kept."""
     token = "ghp_" + "Zq9x" * 9
     payload = bash_payload(repo, "make build")
-    payload["tool_response"].update({stream: "start " + token + " " + "y" * 1_980, "exit_code": 2})
+    payload["tool_response"].update({stream: "start " + token + " " + "y" * 1_980, "exit_code": exit_code})
     spool(repo, line(payload))
     live.flush_spool()
     tail = live.conn.execute(f"SELECT {stream}_tail FROM command_runs").fetchone()[0]
@@ -588,9 +590,9 @@ def test_a_success_response_that_says_it_was_interrupted_is_kept_so(live: Engine
 
 
 @pytest.mark.parametrize(("command", "exit_code", "projected"), [
-    ("ls -la", 0, False), ("cd src", 0, False), ("echo hi", 0, False),  # hook noise: read, shell, other
-    ("ls -la", 2, True), ("echo hi", 1, True),  # a failing one is worth remembering
-    ("pytest -q", 0, True), ("make build", 0, True), ("git commit -m x", 0, True),
+    ("ls -la", 0, False), ("cd src", 0, False), ("whoami", 0, False),  # hook noise: read, shell, other
+    ("ls -la", 2, True), ("echo hi", 1, True), ("whoami", 1, True),  # a failing one is worth remembering
+    ("pytest -q", 0, True), ("make build", 0, True), ("git commit -m x", 0, True), ("go run .", 0, True),
 ])
 def test_only_commands_worth_remembering_become_memory(live: Engine, repo: Repo, command: str, exit_code: int,
                                                        projected: bool) -> None:
@@ -726,3 +728,191 @@ def test_only_a_pre_tool_use_line_books_a_substitution_credit(live: Engine, repo
     assert live.flush_spool().processed == 1
     assert live.conn.execute("SELECT COUNT(*) FROM token_ledger WHERE channel='substitution'").fetchone()[0] == 0
     assert [e[:2] for e in events(live)] == [("read", "a.py")]
+
+
+# -- the ninth round: what the replay's keys, claims and cwd fallback must still do --------------------------------
+
+
+def test_a_line_without_an_event_name_is_the_same_call_as_one_with_an_empty_name(live: Engine, repo: Repo) -> None:
+    """Both are replayed as a PostToolUse: the same tool-use id under either is one call, booked once."""
+    nameless = bash_payload(repo, "echo once", tool_use="t-1")
+    del nameless["hook_event_name"]
+    spool(repo, line(nameless), line({**bash_payload(repo, "echo twice", tool_use="t-1"), "hook_event_name": ""}))
+    result = live.flush_spool()
+    assert (result.processed, result.duplicates) == (1, 1)
+    assert commands_stored(live) == ["echo once"]
+
+
+def test_the_lines_an_earlier_flush_booked_are_still_recognised(live: Engine, repo: Repo) -> None:
+    """`spool_seen` outlives a flush (and an upgrade): a claim left by a crash after its commit is replayed against
+    the keys booked then, `<event>:<tool-use id>` or `sha256:<the line's bytes>`, and books nothing twice."""
+    import hashlib
+
+    keyless = bash_payload(repo, "echo by its bytes")
+    del keyless["tool_use_id"]
+    raw = json.dumps(line(keyless)).encode()
+    live.conn.execute("INSERT INTO spool_seen(key, seen_at) VALUES (?, '2026-01-01T00:00:00.000Z'), "
+                      "(?, '2026-01-01T00:00:00.000Z')",
+                      ("PostToolUse:t-1", "sha256:" + hashlib.sha256(raw).hexdigest()))
+    live.conn.commit()
+    write_spool(repo, raw_line(bash_payload(repo, "echo by its id", tool_use="t-1")) + raw + b"\n")
+    result = live.flush_spool()
+    assert (result.processed, result.duplicates) == (0, 2)
+    assert commands_stored(live) == []
+
+
+def test_a_line_whose_cwd_is_missing_or_gone_belongs_to_the_worktree_of_its_spool(
+        live: Engine, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook found the worktree by walking up from the cwd; the flush may run anywhere (here: outside git)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    no_cwd = call(repo, "Edit", {"file_path": str(repo.path / "a.py")}, tool_use="t-1")
+    del no_cwd["cwd"]
+    gone = call(repo, "Edit", {"file_path": str(repo.path / "b.py")}, tool_use="t-2", cwd=str(repo.path / "gone"))
+    spool(repo, line(no_cwd, T), line(gone, T + 1))
+    assert live.flush_spool().processed == 2
+    rows = live.conn.execute("SELECT target, scope_key FROM events ORDER BY timestamp").fetchall()
+    assert [tuple(r) for r in rows] == [("a.py", live.scope.key), ("b.py", live.scope.key)]
+
+
+def test_the_counts_and_reasons_of_every_claim_add_up(live: Engine, repo: Repo) -> None:
+    """Two orphaned claims and the live spool, each with a good line, a line that is not JSON, a payload the replay
+    refuses, and a line seen before: the result counts every claim's lines, and a payload that could not be
+    replayed is reported under the claim that held it."""
+    claims = runtime_dir(repo.path) / flush.CLAIMS
+    claims.mkdir(exist_ok=True)
+    poison = read_payload(repo, "a.py", "x", tool_use="t-poison")
+    poison["tool_input"]["file_path"] = str(repo.path / "a\0.py")
+    first, second = "00000000000000000001-42.jsonl", "00000000000000000002-42.jsonl"
+    (claims / first).write_bytes(raw_line(bash_payload(repo, "echo first", tool_use="t-1")) + b"{not json\n"
+                                 + raw_line(bash_payload(repo, "", tool_use="t-2")) + raw_line(poison))
+    (claims / second).write_bytes(raw_line(bash_payload(repo, "echo second", tool_use="t-3")) + b"[1]\n"
+                                  + raw_line(bash_payload(repo, "", tool_use="t-4"))
+                                  + raw_line(bash_payload(repo, "echo first", tool_use="t-1")))
+    spool(repo, line(bash_payload(repo, "echo live", tool_use="t-5")), line(bash_payload(repo, "", tool_use="t-6")),
+          line(bash_payload(repo, "echo second", tool_use="t-3")))
+    result = live.flush_spool()
+    assert (result.processed, result.skipped, result.duplicates, result.claims) == (3, 6, 2, 3)
+    assert result.errors == [f"{first}: skipped a payload (ValueError)"]
+    assert commands_stored(live) == ["echo first", "echo live", "echo second"]
+
+
+def test_a_torn_last_line_is_one_more_line_skipped_and_the_lines_before_it_are_read_once(live: Engine,
+                                                                                        repo: Repo) -> None:
+    torn = raw_line(bash_payload(repo, "echo torn", tool_use="t-torn")).rstrip(b"\n")
+    write_spool(repo, raw_line(bash_payload(repo, "echo one", tool_use="t-1")) + b"{not json\n"
+                + raw_line(bash_payload(repo, "echo two", tool_use="t-2")) + torn)
+    result = live.flush_spool()
+    assert (result.processed, result.skipped, result.duplicates) == (2, 2, 0)
+    assert commands_stored(live) == ["echo one", "echo two"]
+
+
+def test_lines_a_hook_appends_to_the_claim_during_the_flush_are_replayed_by_it(live: Engine, repo: Repo) -> None:
+    """A hook that opened the spool just before it was claimed appends to the claim: the flush reads on while the
+    claim grows, and leaves nothing behind. (The append happens when the first line is stored, through a trigger.)"""
+    claims = runtime_dir(repo.path) / flush.CLAIMS
+    late = raw_line(bash_payload(repo, "echo late", tool_use="t-late"))
+    appended: list[str] = []
+
+    def append_once() -> int:
+        if not appended:
+            [claim] = list(claims.iterdir())
+            with claim.open("ab") as out:
+                out.write(late)
+            appended.append(claim.name)
+        return 0
+
+    live.conn.create_function("append_to_claim", 0, append_once)
+    live.conn.execute("CREATE TEMP TRIGGER grow AFTER INSERT ON main.command_runs BEGIN SELECT append_to_claim(); END")
+    spool(repo, line(bash_payload(repo, "echo early", tool_use="t-early")))
+    result = live.flush_spool()
+    assert appended and (result.processed, result.skipped, result.duplicates) == (2, 0, 0)
+    assert commands_stored(live) == ["echo early", "echo late"]
+    assert list(claims.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a file away")
+def test_a_claim_that_is_not_this_user_s_is_reported_and_kept(live: Engine, repo: Repo) -> None:
+    claims = runtime_dir(repo.path) / flush.CLAIMS
+    claims.mkdir(exist_ok=True)
+    name = "00000000000000000001-42.jsonl"
+    (claims / name).write_bytes(raw_line(bash_payload(repo, "echo planted", tool_use="t-1")))
+    os.chown(claims / name, 65534, 65534)
+    result = live.flush_spool()
+    assert (result.processed, result.claims, commands_stored(live)) == (0, 1, [])
+    assert len(result.errors) == 1 and result.errors[0].startswith(f"{name}: ")
+    assert "not a regular file of this user" in result.errors[0]
+    assert (claims / name).exists()
+
+
+def test_a_file_whose_name_holds_a_line_break_is_left_out_of_the_index(live: Engine, repo: Repo) -> None:
+    """The index is one line per file: a path with a line break in it would forge a second line. The files after
+    it are listed all the same."""
+    for rel in ("a.py", "new\nline.py", "z.py"):
+        repo.write(rel, "A\n")
+    spool(repo, line(read_payload(repo, "a.py", "A\n", tool_use="t-a"), T),
+          line(read_payload(repo, "new\nline.py", "A\n", tool_use="t-nl"), T + 1),
+          line(read_payload(repo, "z.py", "A\n", tool_use="t-z"), T + 2))
+    assert live.flush_spool(turn_end=True).processed == 3
+    assert [row[0] for row in index_lines(repo)] == [str(repo.path / "a.py"), str(repo.path / "z.py")]
+
+
+def test_a_read_named_relative_to_its_cwd_digests_the_file_there(live: Engine, repo: Repo, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path the host gave relative is read in the directory the tool ran in, wherever the flush runs."""
+    import hashlib
+
+    repo.write("src/a.py", "A = 1\n")
+    monkeypatch.chdir(tmp_path)
+    spool(repo, line(call(repo, "Read", {"file_path": "a.py"}, tool_use="t-1", cwd=str(repo.path / "src"))))
+    result = live.flush_spool()
+    assert (result.processed, result.errors) == (1, [])
+    row = live.conn.execute("SELECT path, sha256, byte_size, source FROM content_digests").fetchone()
+    assert tuple(row) == ("a.py", hashlib.sha256(b"A = 1\n").hexdigest(), 6, "file")
+
+
+def test_only_a_passing_test_run_records_a_test_cycle(live: Engine, repo: Repo) -> None:
+    """A command that is not a test, arriving after the session's newest event (its line stamped earlier, as a
+    parallel call's may be), records no cycle even though the session's timeline ends in one."""
+    spool(repo, line(bash_payload(repo, "pytest -q", failed=True, tool_use="t-1"), T),
+          line(bash_payload(repo, "pytest -q", tool_use="t-2"), T + 100))
+    live.flush_spool()
+    spool(repo, line(bash_payload(repo, "echo done", tool_use="t-3"), T - 50),
+          line(bash_payload(repo, "make build", tool_use="t-4"), T - 40))
+    assert live.flush_spool().processed == 2
+    assert live.conn.execute("SELECT COUNT(*) FROM episodes WHERE kind='test_cycle'").fetchone()[0] == 1
+
+
+def test_each_test_cycle_is_its_own_episode_pointing_at_the_run_that_ended_it(live: Engine, repo: Repo) -> None:
+    spool(repo, *(line(bash_payload(repo, "pytest -q", failed=n % 2 == 0, tool_use=f"t-{n}"), T + 60 * n)
+                  for n in range(4)))
+    live.flush_spool()
+    passes = [r[0] for r in live.conn.execute(
+        "SELECT e.id FROM events e JOIN command_runs c ON c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp")]
+    cycles = [json.loads(r[0])["event_id"] for r in live.conn.execute(
+        "SELECT metadata_json FROM episodes WHERE kind='test_cycle' ORDER BY created_at")]
+    assert len(passes) == 2 and cycles == passes
+
+
+def test_a_lone_surrogate_in_a_path_or_a_session_id_is_stored_as_a_replacement_character(live: Engine,
+                                                                                          repo: Repo) -> None:
+    """Not only in what the replay cleans itself (patterns, commands): a file path and a host session id go to the
+    store as they came, and SQLite refuses a lone surrogate."""
+    edit = {**call(repo, "Edit", {"file_path": str(repo.path / "a\ud800.py")}, tool_use="t-1"),
+            "session_id": "host-\udc00"}
+    write_spool(repo, json.dumps(line(edit)).encode() + b"\n")
+    result = live.flush_spool()
+    assert (result.processed, result.errors) == (1, [])
+    rows = live.conn.execute("SELECT e.target, s.host_session_id FROM events e JOIN sessions s "
+                             "ON s.id = e.session_id").fetchall()
+    assert [tuple(r) for r in rows] == [("a\ufffd.py", "host-\ufffd")]
+
+
+def test_a_blob_s_line_breaks_are_dropped_even_inside_its_strings(live: Engine, repo: Repo) -> None:
+    """A blob is one JSON value however it was wrapped: a CR or LF anywhere in it, inside a string too, is no part
+    of the payload."""
+    payload = json.dumps(bash_payload(repo, "echo wrapped", tool_use="t-wrap")).encode()
+    wrapped = blob(repo, "1785700000-3-3.json", payload.replace(b"echo wrapped", b"echo wr\r\nap\rp\ned"))
+    write_spool(repo, json.dumps({"v": 1, "t": T, "blob": wrapped.name}).encode() + b"\n")
+    assert (live.flush_spool().processed, commands_stored(live)) == (1, ["echo wrapped"])
