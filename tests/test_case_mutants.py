@@ -1,0 +1,36 @@
+"""The case-only mutants the runner's old SQL rule excused (issue 27): the behaviours no other test reached.
+
+The old rule counted any mutant that only changed a string's case as equivalent when its line held an SQL word;
+a quoted value inside a statement is not case-free (SQLite compares it byte for byte). Each test here failed
+against the mutant it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from cortex_engine.engine import Engine
+
+from .conftest import Clock, Repo
+from .test_sharing_mutants import FOLDER, commit_as, decision
+
+Open = Callable[..., Engine]
+
+
+def test_a_shared_decision_synced_on_a_branch_is_not_promoted_from_it(
+        repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`merges._candidates`: a decision file reaches every branch from the repository itself, so the copy a
+    branch synced is no candidate for promotion (`origin IS NOT 'shared'`, a quoted value: case matters)."""
+    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    repo.git("checkout", "-q", "-b", "feature/x")
+    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")})
+    feature = make_engine(repo.path)
+    assert feature.sync_shared().added == (f"{FOLDER}/0001-q.md",)
+    clock.advance(minutes=1)
+    feature.note("decision", "cache the tokens", "feature/x")
+    feature.flush_spool()
+    repo.git("checkout", "-q", "main")
+    main = make_engine(repo.path)
+    assert [p.content for p in main.promote("feature/x", dry_run=True)] == ["cache the tokens"]
