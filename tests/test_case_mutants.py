@@ -34,3 +34,37 @@ def test_a_shared_decision_synced_on_a_branch_is_not_promoted_from_it(
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
     assert [p.content for p in main.promote("feature/x", dry_run=True)] == ["cache the tokens"]
+
+
+def test_a_note_promoted_out_of_a_branch_is_never_promoted_back_into_it(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """`merges._candidates`: a promotion's copy counts as the note its chain started from, and never goes back
+    into the scope it started in, even when nothing else marks it as seen."""
+    main = make_engine(repo.path)
+    main.note("decision", "use jwt tokens for the api", "auth")
+    main.flush_spool()
+    repo.git("checkout", "-q", "-b", "feature/a")
+    clock.advance(minutes=1)
+    feature = make_engine(repo.path)
+    assert [p.content for p in feature.promote("main")] == ["use jwt tokens for the api"]
+    repo.git("checkout", "-q", "main")
+    assert make_engine(repo.path).promote("feature/a", dry_run=True) == []
+
+
+def test_a_promotion_skips_what_came_over_already_and_still_takes_what_follows(
+        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    """`merges._candidates`: a note already promoted is passed over, not the end of the branch's notes."""
+    repo.git("checkout", "-q", "-b", "feature/a")
+    feature = make_engine(repo.path)
+    feature.note("decision", "use jwt tokens for the api", "auth")
+    feature.flush_spool()
+    repo.git("checkout", "-q", "main")
+    assert [p.content for p in make_engine(repo.path).promote("feature/a")] == ["use jwt tokens for the api"]
+    repo.git("checkout", "-q", "feature/a")
+    clock.advance(minutes=1)
+    feature = make_engine(repo.path)
+    feature.note("decision", "keep the sessions in redis", "sessions")
+    feature.flush_spool()
+    repo.git("checkout", "-q", "main")
+    assert [p.content for p in make_engine(repo.path).promote("feature/a", dry_run=True)] == [
+        "keep the sessions in redis"]
