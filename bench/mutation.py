@@ -43,7 +43,7 @@ MODULES: dict[str, list[str]] = {
                         "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py",
                         "tests/test_anchors.py"],
     "memory/contradiction.py": ["tests/test_contradiction.py"],
-    "memory/merges.py": ["tests/test_merges_mutants.py", "tests/test_merges.py"],
+    "memory/merges.py": ["tests/test_merges_mutants.py", "tests/test_merges.py", "tests/test_case_mutants.py"],
     "query/retrieval.py": ["tests/test_retrieval_mutants.py", "tests/test_ranking.py", "tests/test_hybrid_fusion.py",
                            "tests/test_surfaces.py"],
     "query/render.py": ["tests/test_render_mutants.py", "tests/test_render_rules.py", "tests/test_budget_packer.py",
