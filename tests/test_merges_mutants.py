@@ -55,6 +55,16 @@ def branch_note(repo: Repo, make_engine: Open, clock: Clock, branch: str, text: 
     return eng
 
 
+def noted_worked_merged(repo: Repo, make_engine: Open, clock: Clock, branch: str, text: str) -> None:
+    """A decision on `branch`, then a commit of its own there, then `branch` merged into main (--no-ff); on main."""
+    branch_note(repo, make_engine, clock, branch, text)
+    name = branch.rsplit("/", 1)[-1]
+    repo.write(f"{name}.py")
+    repo.commit(f"{name} work")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", branch, "-m", f"merge {name}")
+
+
 def empty_commits(repo: Repo, count: int, ref: str = "refs/heads/main") -> None:
     """`count` empty commits on top of `ref`, through one `git fast-import` (thousands in a second)."""
     start = int(time.time()) + 60
@@ -167,11 +177,7 @@ def test_a_live_branch_is_judged_by_its_tip_not_by_the_head_recorded_before_it_m
     """The branch's HEAD was recorded where it forked, then it committed without a session: merged, it is found
     by its live tip (the recorded one is main's old HEAD, which proves nothing)."""
     make_engine(repo.path).check_merges()
-    branch_note(repo, make_engine, clock, "feature/late", "commit after the note")
-    repo.write("late.py")
-    repo.commit("late work")
-    repo.git("checkout", "-q", "main")
-    repo.git("merge", "-q", "--no-ff", "feature/late", "-m", "merge late")
+    noted_worked_merged(repo, make_engine, clock, "feature/late", "commit after the note")
     main = make_engine(repo.path)
     done = main.check_merges()
     assert done.merged == {"feature/late": "ancestor"}
@@ -606,11 +612,7 @@ def test_a_merged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
     """The batched ancestry read fails and `merge-base` answers only after GIT_TIMEOUT_S: it is killed and read as
     "not an ancestor", though git would have said the branch was merged."""
     make_engine(repo.path).check_merges()
-    branch_note(repo, make_engine, clock, "feature/slow", "merged but slow to tell")
-    repo.write("slow.py")
-    repo.commit("slow work")
-    repo.git("checkout", "-q", "main")
-    repo.git("merge", "-q", "--no-ff", "feature/slow", "-m", "merge slow")
+    noted_worked_merged(repo, make_engine, clock, "feature/slow", "merged but slow to tell")
     main = make_engine(repo.path)
     fake_git(tmp_path, monkeypatch, SLOW_MERGE_BASE)
     monkeypatch.setattr(merges, "GIT_TIMEOUT_S", 1)
