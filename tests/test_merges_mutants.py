@@ -65,6 +65,23 @@ def noted_worked_merged(repo: Repo, make_engine: Open, clock: Clock, branch: str
     repo.git("merge", "-q", "--no-ff", branch, "-m", f"merge {name}")
 
 
+def main_merged_into_feature(repo: Repo, make_engine: Open, clock: Clock) -> merges.MergeCheck:
+    """A note and a commit on `feature` (checked there), then a decision and a commit on main, then main merged
+    into feature (--no-ff); on feature. Returns feature's check before the merge."""
+    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
+    repo.write("feature.py")
+    repo.commit("feature work")
+    checked = make_engine(repo.path).check_merges()
+    repo.git("checkout", "-q", "main")
+    clock.advance(minutes=1)
+    make_engine(repo.path).note("decision", "main's own rule", "rules")
+    repo.write("main.py")
+    repo.commit("main work")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    return checked
+
+
 def empty_commits(repo: Repo, count: int, ref: str = "refs/heads/main") -> None:
     """`count` empty commits on top of `ref`, through one `git fast-import` (thousands in a second)."""
     start = int(time.time()) + 60
@@ -732,17 +749,7 @@ def test_a_note_that_went_out_through_a_merge_never_comes_back_into_its_own_scop
         repo: Repo, make_engine: Open, clock: Clock) -> None:
     """main's decision reached feature when feature merged main; when feature is merged back into main, only
     feature's own note arrives: the copy of main's decision started in main's scope, so it never comes back."""
-    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
-    repo.write("feature.py")
-    repo.commit("feature work")
-    make_engine(repo.path).check_merges()
-    repo.git("checkout", "-q", "main")
-    clock.advance(minutes=1)
-    make_engine(repo.path).note("decision", "main's own rule", "rules")
-    repo.write("main.py")
-    repo.commit("main work")
-    repo.git("checkout", "-q", "feature")
-    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    main_merged_into_feature(repo, make_engine, clock)
     into_feature = make_engine(repo.path).check_merges()
     assert [(p.content, p.branch) for p in into_feature.promoted] == [("main's own rule", "main")]
     repo.git("checkout", "-q", "main")
@@ -781,17 +788,7 @@ def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_reme
     """feature merged main after its last check, then main's check remembered feature's tip (the merge); feature
     moved on. feature's next check weighs main against the HEAD it last checked, which lacked main's commit: main
     is merged into feature (against the remembered tip, which holds it, it would not be)."""
-    branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
-    repo.write("feature.py")
-    repo.commit("feature work")
-    assert make_engine(repo.path).check_merges().ran
-    repo.git("checkout", "-q", "main")
-    clock.advance(minutes=1)
-    make_engine(repo.path).note("decision", "main's own rule", "rules")
-    repo.write("main.py")
-    repo.commit("main work")
-    repo.git("checkout", "-q", "feature")
-    repo.git("merge", "-q", "--no-ff", "main", "-m", "main into feature")
+    assert main_merged_into_feature(repo, make_engine, clock).ran
     merge = head(repo)
     repo.git("checkout", "-q", "main")
     assert make_engine(repo.path).check_merges().merged == {}  # remembers feature's tip: the merge
