@@ -743,9 +743,10 @@ def test_a_line_without_an_event_name_is_the_same_call_as_one_with_an_empty_name
     assert commands_stored(live) == ["echo once"]
 
 
-def test_the_lines_an_earlier_flush_booked_are_still_recognised(live: Engine, repo: Repo) -> None:
-    """`spool_seen` outlives a flush (and an upgrade): a claim left by a crash after its commit is replayed against
-    the keys booked then, `<event>:<tool-use id>` or `sha256:<the line's bytes>`, and books nothing twice."""
+def test_the_lines_an_earlier_flush_booked_are_still_recognised(live: Engine, repo: Repo, make_engine) -> None:
+    """`spool_seen` outlives a flush and an upgrade: a claim left by a crash after its commit is replayed against
+    the keys booked then. Schema 15 booked `<event>:<tool-use id>` and `sha256:<the line's bytes>`; schema 16
+    rewrites them as it migrates (a digest, and the bare SHA-256), so the replay books nothing twice."""
     import hashlib
 
     keyless = bash_payload(repo, "echo by its bytes")
@@ -754,11 +755,16 @@ def test_the_lines_an_earlier_flush_booked_are_still_recognised(live: Engine, re
     live.conn.execute("INSERT INTO spool_seen(key, seen_at) VALUES (?, '2026-01-01T00:00:00.000Z'), "
                       "(?, '2026-01-01T00:00:00.000Z')",
                       ("PostToolUse:t-1", "sha256:" + hashlib.sha256(raw).hexdigest()))
+    live.conn.execute("UPDATE meta SET value='15' WHERE key='schema_version'")
     live.conn.commit()
+    live.close()
+    upgraded = make_engine(repo.path)
+    assert sorted(k for (k,) in upgraded.conn.execute("SELECT key FROM spool_seen")) == sorted(
+        [flush.spool_key("PostToolUse", "t-1"), hashlib.sha256(raw).hexdigest()])
     write_spool(repo, raw_line(bash_payload(repo, "echo by its id", tool_use="t-1")) + raw + b"\n")
-    result = live.flush_spool()
+    result = upgraded.flush_spool()
     assert (result.processed, result.duplicates) == (0, 2)
-    assert commands_stored(live) == []
+    assert commands_stored(upgraded) == []
 
 
 def test_a_line_whose_cwd_is_missing_or_gone_belongs_to_the_worktree_of_its_spool(
@@ -916,3 +922,4 @@ def test_a_blob_s_line_breaks_are_dropped_even_inside_its_strings(live: Engine, 
     wrapped = blob(repo, "1785700000-3-3.json", payload.replace(b"echo wrapped", b"echo wr\r\nap\rp\ned"))
     write_spool(repo, json.dumps({"v": 1, "t": T, "blob": wrapped.name}).encode() + b"\n")
     assert (live.flush_spool().processed, commands_stored(live)) == (1, ["echo wrapped"])
+

@@ -34,10 +34,10 @@ def replay_transcript_failures(conn: sqlite3.Connection, cwd: str, transcript_pa
         for entry in entries:
             use_id = entry["p"]["tool_use_id"]
             # A call the spool recorded either way (success or failure) is never recorded twice.
-            if conn.execute("SELECT 1 FROM spool_seen WHERE key=?", (f"PostToolUse:{use_id}",)).fetchone():
+            if conn.execute("SELECT 1 FROM spool_seen WHERE key=?", (flush.spool_key("PostToolUse", use_id),)).fetchone():
                 continue
             if conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
-                            (f"PostToolUseFailure:{use_id}", iso(now))).rowcount == 0:
+                            (flush.spool_key("PostToolUseFailure", use_id), iso(now))).rowcount == 0:
                 continue
             done += int(replayer.replay(entry, iso(now)))
         replayer.finish(iso(now))

@@ -29,6 +29,7 @@ from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNOR
                                            marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
+from cortex_engine.store.schema import spool_digest
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -220,8 +221,14 @@ def _key(entry: Json, raw: bytes) -> str:
     payload = entry["p"]
     tool_use = payload.get("tool_use_id")
     if isinstance(tool_use, str) and tool_use:
-        return f"{payload.get('hook_event_name', '')}:{tool_use}"
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+        return spool_key(str(payload.get("hook_event_name", "")), tool_use)
+    return hashlib.sha256(raw).hexdigest()
+
+
+def spool_key(event: str, tool_use: str) -> str:
+    """The `spool_seen` key of a hook event known by its tool-use id: a digest, so the author's id is never stored
+    and the choke point keeps the key without scanning it."""
+    return spool_digest(f"{event}:{tool_use}")
 
 
 def _epoch(entry: Json) -> float | None:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from cortex_engine.base import settings
 from cortex_engine.base.errors import StoreBusy, StoreDamaged, StoreFull, StoreReadOnly, StoreRefused, StoreUnavailable
 from cortex_engine.store.redact import CleanConnection
-from cortex_engine.store.schema import MIGRATIONS, statements
+from cortex_engine.store.schema import MIGRATIONS, spool_digest, statements
 from cortex_engine.store.schema import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported: callers read it here
 
 BUSY_TIMEOUT_MS = 5000
@@ -199,6 +199,7 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     it was rebuilt is vacuumed afterwards (best effort), so the file itself shrinks.
     """
     conn.execute("PRAGMA foreign_keys=OFF")
+    conn.create_function("cortex_spool_digest", 1, spool_digest, deterministic=True)
     try:
         with transaction(conn):
             version = stored_version(conn)  # re-read under the write lock: another process may have migrated

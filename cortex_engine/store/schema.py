@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -667,8 +668,24 @@ CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old
 END;
 """
 
+# Version 16: a spool line's key is hex (`spool_digest` of `<event>:<tool-use id>`, or the SHA-256 of the line's
+# bytes), as the store's choke point keeps without a scan: the keys were author text, each scanned for secrets
+# (a tenth of a 10k-line flush's cleaning, issue 30). Keys already booked are rewritten the same way, so a claim
+# left by a crash before the upgrade is still recognised after it.
+_V16 = """
+UPDATE spool_seen SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
+"""
+
+
+def spool_digest(key: str) -> str:
+    """The stored key of a spool line known by its tool-use id (`<event>:<id>`): 32 hex digits (a line's bytes
+    hash to 64, so the two kinds never meet). Registered as `cortex_spool_digest` while the store migrates."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15,
+                               _V16)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

@@ -92,7 +92,7 @@ def hook_payload(n: int, repo: Repo, side: Path) -> tuple[dict, str]:
     else:  # past the hook's 3000-character line: written to a blob behind a pointer line
         p = {**base, "tool_name": "Bash", "tool_input": {"command": f"cat big{n}.log"},
              "tool_response": {"stdout": f"big {n} " + "x" * 6000, "stderr": "", "interrupted": False}}
-    return p, f"{p['hook_event_name']}:{p['tool_use_id']}"
+    return p, capture.spool_key(p["hook_event_name"], p["tool_use_id"])
 
 
 def serialized_outcome(plan: dict[int, list[dict]], repo: Repo, side: Path, home: Path, monkeypatch) -> dict:

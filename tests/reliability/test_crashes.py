@@ -135,7 +135,10 @@ def test_kill_9_at_every_named_point_of_a_flush_loses_nothing_and_books_nothing_
         assert sorted(p.name for p in (folder / capture.BLOBS).iterdir()) == []
     assert_intact(db)
     conn = sqlite3.connect(db)
-    keys = [k for (k,) in conn.execute("SELECT key FROM spool_seen WHERE key LIKE '%:r%'")]
+    uses = {capture.spool_key(event, f"r{r}-{use}") for r in range(len(points) + 1) for event, use in (
+        ("PostToolUseFailure", "test"), ("PostToolUse", "build"), ("PostToolUse", "ls"), ("PostToolUse", "read"),
+        ("PostToolUse", "edit"), ("PostToolUse", "grep"), ("PreToolUse", "credit"))}
+    keys = [k for (k,) in conn.execute("SELECT key FROM spool_seen") if k in uses]
     summaries = [s for (s,) in conn.execute("SELECT command_summary FROM command_runs WHERE command_summary LIKE 'pytest tests/test_round%'")]
     conn.close()
     assert len(keys) == len(set(keys)) == 7 * (len(points) + 1)
