@@ -417,7 +417,13 @@ def strip_invisible(text: str) -> str:
     return _SURROGATE.sub("\ufffd", _FORMAT.sub("", _CONTROL.sub("", _ESCAPE.sub("", text))))
 
 
-_PLAIN = re.compile(r"[0-9a-f-]*|\d{4}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{0,24}")
+# What holds nothing to strip or redact, decided by one match: a hex run (ids, digests), a timestamp, a short run
+# of lowercase words and colons (kinds, channels), and an id this store makes: a UUID (`base.ids.new_id`) under
+# the table and episode-kind names that prefix item and episode ids. Only those names: a UUID under an author's
+# word is redacted when the word names a secret (`token:<uuid>`).
+_OWN_ID = (r"(?:(?:command_runs|episodes|notes):)?(?:(?:command_failure|test_cycle|session_summary|"
+           r"subagent_conclusion):)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_PLAIN = re.compile(rf"[0-9a-f-]*|\d{{4}}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{{0,24}}|{_OWN_ID}")
 
 
 def clean_text(text: str) -> str:

@@ -176,3 +176,32 @@ def test_a_statement_s_parameters_are_cleaned_one_by_one_whatever_was_seen_befor
 def _bound_as(value: object) -> type:
     """The type SQLite binds a parameter as (no adapter is registered: a str subclass is text)."""
     return str if isinstance(value, str) else type(value)
+
+
+def test_an_id_this_store_makes_is_plain_and_a_uuid_under_an_author_s_word_is_not() -> None:
+    """The choke point keeps a string its one `_PLAIN` match accepts without scanning it. For the ids the store
+    makes (a UUID alone or under table and episode-kind names) that must change nothing the scan would have done:
+    over every prefix the shape allows and UUIDs holding each hint a UUID can spell, the scan leaves them alone.
+    A UUID under a word that names a secret (`token:`) is redacted by the scan, so the shape must not take it."""
+    rng = random.Random(5)
+    tables, kinds = ("", "command_runs:", "episodes:", "notes:"), ("", "command_failure:", "test_cycle:",
+                                                                    "session_summary:", "subagent_conclusion:")
+    spelled = sorted(h for h in redact_module._HINTS if set(h) <= set("0123456789abcdef-"))
+    assert spelled  # the hints a UUID can hold (`eaaa`, …): each is planted below
+    checked = 0
+    for table in tables:
+        for kind in kinds:
+            for n in range(40 + len(spelled)):
+                hexes = f"{rng.getrandbits(128):032x}"
+                if n < len(spelled):
+                    at = rng.randrange(0, 32 - len(spelled[n].replace("-", "")) + 1)
+                    hexes = (hexes[:at] + spelled[n].replace("-", "") + hexes[at:])[:32]
+                uuid = f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
+                text = table + kind + uuid
+                assert redact_module._PLAIN.fullmatch(text), text
+                assert redact_module._redact(redact_module.strip_invisible(text)) == text
+                checked += 1
+    assert checked == len(tables) * len(kinds) * (40 + len(spelled))
+    uuid = "032ae7d5-bb8b-44c7-af9b-d1e6e131e551"
+    for word in ("token", "password", "secret", "api_key", "client_secret", "episodes:access_token"):
+        assert clean_text(f"{word}:{uuid}") == f"{word}:{MARK}" and not redact_module._PLAIN.fullmatch(f"{word}:{uuid}")
