@@ -80,3 +80,34 @@ def test_a_skipped_candidate_does_not_end_the_walk() -> None:
 
 def test_a_repeated_path_is_kept_once_and_the_walk_goes_on() -> None:
     assert found("src/a.py, ./src/a.py and src/b.py") == ["src/a.py", "src/b.py"]
+
+
+def test_the_scans_a_text_cannot_hold_are_skipped_and_nothing_else() -> None:
+    """Extraction skips a pattern's scan when the text lacks what every match of it holds (`://`, `<`, `{`, `%`,
+    `*` or `+` for an unrooted span, `:/` or `:\\` for a drive root, `~` for a home path). Over random texts of
+    path characters each skip is checked against the scan itself: the spans found are the pattern's matches, and
+    the references found are those a text with every mark appended at its end (so no scan is skipped) has before
+    it (the marks sit on a line of their own and start nothing)."""
+    import random
+    import re
+
+    from cortex_engine.scope import references
+
+    rng = random.Random(7)
+    alphabet = "ab/\\.~:<>{}%*+-_ '\"`\nC1$"
+    words = ["src/a.py", "~/q/b.md", "C:\\w\\c.txt", "D:/e/f.ts", "http://h/p/g.py", "<root>/h.go", "${X}/i.rs",
+             "%APP%/j.js", "**/k.py", "+ '/l.py", "./m.py", "n.c"]
+    found_any = {"span": 0, "drive": 0, "home": 0}
+    for _ in range(600):
+        text = "".join(rng.choice(words) if rng.random() < 0.15 else rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
+        starts, ends = references._unrooted_spans(text)
+        expected = [(m.start("scheme") if m.start("scheme") >= 0 else m.start(), m.end())
+                    for m in references._UNROOTED_SPAN.finditer(text)]
+        assert list(zip(starts, ends)) == expected, text
+        whole = text + "\n \n" + " ".join(references._SPAN_MARKS) + " :/ :\\ ~"
+        refs = extract_references(None, text)
+        assert refs == [r for r in extract_references(None, whole) if whole.find(r.raw) < len(text)], text
+        found_any["span"] += bool(expected)
+        found_any["drive"] += any(re.match(r"[A-Za-z]:/", r.normalized) for r in refs)
+        found_any["home"] += any(r.normalized.startswith("~/") for r in refs)
+    assert min(found_any.values()) > 20, found_any

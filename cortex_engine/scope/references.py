@@ -43,6 +43,8 @@ _UNROOTED_SPAN = re.compile(
     r"|\+\s*+[\"'`][\\/])"
     r"[A-Za-z0-9_.@$%:~+\\/-]*+"
 )
+# Every unrooted span holds one of these (its alternatives above, in order): a text holding none has no span.
+_SPAN_MARKS = ("://", "<", "{", "%", "*", "+")
 # A bare file name (`main.py`, `./setup.py`): only a reference when the repository tracks it at its root.
 _BARE = re.compile(rf"(?<![A-Za-z0-9_.@~/\\-])(?:\./)?{_NAME}")
 # What a branch looks like where a path would: a version-like last "extension" (`origin/8.0.x`, `user/7.x`,
@@ -102,7 +104,7 @@ def extract_references(subject: str | None, text: str, repo: Repository | None =
     # recognised as part of it, wherever it appears.
     candidates = [
         *windows,
-        *_matches(_HOME_RELATIVE, joined),
+        *(_matches(_HOME_RELATIVE, joined) if "~" in joined else []),
         *posix,
         *_matches(_RELATIVE, joined),
         *(_matches(_BARE, joined) if repo is not None else []),
@@ -158,6 +160,8 @@ def _matches(pattern: re.Pattern[str], text: str) -> list[tuple[int, str]]:
 
 def _windows_absolute_matches(text: str) -> list[tuple[int, str]]:
     """Each drive root up to the first extension on its line that ends at a boundary."""
+    if ":/" not in text and ":\\" not in text:  # what every drive root holds: the scan below would find none
+        return []
     starts = [match.start() for match in _WINDOWS_START.finditer(text)]
     if not starts:
         return []
@@ -185,6 +189,8 @@ def _unrooted_spans(text: str) -> tuple[list[int], list[int]]:
     """The (starts, ends) of every unrooted span, in text order and non-overlapping."""
     starts: list[int] = []
     ends: list[int] = []
+    if not any(mark in text for mark in _SPAN_MARKS):
+        return starts, ends
     for match in _UNROOTED_SPAN.finditer(text):
         scheme = match.start("scheme")
         starts.append(scheme if scheme >= 0 else match.start())
