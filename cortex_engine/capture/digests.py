@@ -36,7 +36,8 @@ def relative_path(path: str, worktree: str) -> str:
     root = _real_root(worktree)
     if real == root or not real.startswith(root + os.sep):
         return real
-    return os.path.relpath(real, root).replace(os.sep, "/")
+    # Both are real, normalized paths and `real` lies under `root`: the rest of it is what relpath would give.
+    return real[len(root) + 1:].replace(os.sep, "/")
 
 
 def _real_file(path: str) -> str:
