@@ -923,3 +923,33 @@ def test_a_blob_s_line_breaks_are_dropped_even_inside_its_strings(live: Engine, 
     write_spool(repo, json.dumps({"v": 1, "t": T, "blob": wrapped.name}).encode() + b"\n")
     assert (live.flush_spool().processed, commands_stored(live)) == (1, ["echo wrapped"])
 
+
+def test_a_command_s_item_is_projected_from_its_row_as_stored(live: Engine, repo: Repo) -> None:
+    """The flush projects a command run from the values it has just written, as the choke point stored them (not
+    read back): over commands and outputs holding secrets, escape sequences and invisible characters, every
+    command item reads exactly as the stored row composes, and holds none of what the store never keeps."""
+    token = "ghp_" + "Zq9x" * 9
+    noisy = "\x1b[31mFAILED\x1b[0m tests/test_a.py::t \u200b"
+    payloads = []
+    for n, (command, out, err) in enumerate([
+            (f"pytest tests/test_a.py --token {token}", noisy, f"auth {token} rejected"),
+            ("make build\u202e", "", "\x1b[1merror\x1b[0m: src/b.c:3"),
+            (f"git push https://user:{token}@example.com/r.git", "", "denied"),
+            ("npm test", f"ok {noisy}", "")]):
+        payload = bash_payload(repo, command, tool_use=f"t-{n}")
+        payload["tool_response"] = {"stdout": out, "stderr": err, "exit_code": 1 + n % 2, "interrupted": False}
+        payloads.append(line(payload))
+    spool(repo, *payloads)
+    assert live.flush_spool().processed == 4
+    rows = live.conn.execute("SELECT r.*, m.text FROM command_runs r JOIN memory_items m ON m.id = 'command_runs:' || r.id "
+                             "ORDER BY r.rowid").fetchall()
+    assert len(rows) == 4
+    for row in rows:
+        composed = [f"[{row['category']}] {row['command_summary']} (exit {row['exit_code']})"]
+        files = json.loads(row["files_touched_json"])
+        composed += [f"Files: {', '.join(files)}"] if files else []
+        composed += [f"Stdout: {row['stdout_tail']}"] if row["stdout_tail"] else []
+        composed += [f"Stderr: {row['stderr_tail']}"] if row["stderr_tail"] else []
+        assert row["text"] == "\n".join(composed)
+    stored = " ".join(row["text"] for row in rows)
+    assert token not in stored and "\x1b" not in stored and "\u200b" not in stored and "\u202e" not in stored

@@ -29,6 +29,7 @@ from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNOR
                                            marker_text, problem)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
+from cortex_engine.store.redact import as_stored
 from cortex_engine.store.schema import spool_digest
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
@@ -239,6 +240,8 @@ def _epoch(entry: Json) -> float | None:
 
 
 MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
+_RUN_COLUMNS = ("id", "session_id", "event_id", "scope_key", "timestamp", "category", "command_summary", "exit_code",
+                "stdout_tail", "stderr_tail", "files_touched_json")
 
 
 def line_time(entry: Json, fallback: datetime) -> str:
@@ -418,15 +421,14 @@ class Replayer:
                 "files_touched": record.files, "interrupted": interrupted,
                 "background": bool(tool_input.get("run_in_background"))}
         event_id = self._event(session, scope, at, "cmd", None, meta)
-        self.conn.execute(
-            "INSERT INTO command_runs(id, session_id, event_id, scope_key, timestamp, category, command_summary, exit_code, "
-            "stdout_tail, stderr_tail, files_touched_json) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code, record.stdout_tail,
-             record.stderr_tail, json.dumps(record.files)),
-        )
+        run = (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code,
+               record.stdout_tail, record.stderr_tail, json.dumps(record.files))
+        self.conn.execute(f"INSERT INTO command_runs({', '.join(_RUN_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", run)
         # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
-            projection.sync_command_item(self.conn, event_id, fresh=True)
+            # Projected from the row as the store now holds it (each value as the choke point stored it), not
+            # read back.
+            projection.sync_command_item(self.conn, dict(zip(_RUN_COLUMNS, map(as_stored, run))), fresh=True)
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id = self._failures.upsert(session, scope.key, event_id, record, at)
             # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch

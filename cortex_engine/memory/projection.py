@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
+from typing import Any
 
 from cortex_engine.memory.notes import extract_item_references
 from cortex_engine.store.database import scope_id
@@ -39,12 +41,10 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
                                 scope_key=scope_key if row is None else None)
 
 
-def sync_command_item(conn: sqlite3.Connection, run_id: str, *, fresh: bool = False) -> None:
-    """Project one command run: `[category] summary (exit N)` with files and output tails (`fresh`: the run was
-    just recorded)."""
-    run = conn.execute("SELECT * FROM command_runs WHERE id=?", (run_id,)).fetchone()
-    if run is None:
-        return
+def sync_command_item(conn: sqlite3.Connection, run: Mapping[str, Any], *, fresh: bool = False) -> None:
+    """Project one command run, given as its row reads (`command_runs` columns, values as stored): `[category]
+    summary (exit N)` with files and output tails (`fresh`: the run was just recorded)."""
+    run_id = run["id"]
     exit_part = f" (exit {run['exit_code']})" if run["exit_code"] is not None else ""
     lines = [f"[{run['category']}] {run['command_summary'] or 'command run'}{exit_part}"]
     files = json.loads(run["files_touched_json"] or "[]")

@@ -552,6 +552,12 @@ _CLEANED = _Cleaned({None: None})
 _cleaned = _CLEANED.__getitem__
 
 
+def as_stored(value: object) -> object:
+    """A statement parameter as the choke point binds it: what a row just written holds, without reading it back
+    (a string it has just cleaned is a lookup)."""
+    return _cleaned(value)
+
+
 def _clean_params(parameters: Any) -> Any:
     if isinstance(parameters, (list, tuple)):
         try:
