@@ -538,7 +538,9 @@ class _Cleaned(dict[object, object]):
     def __missing__(self, value: object) -> object:
         if type(value) is not str:
             return clean_param(value)
-        cleaned = _clean_string_param(value)
+        # A plain string (a new id, a timestamp: most misses) is its own cleaning, decided by the one match
+        # `_clean_short` would make after three calls; the rest take the whole path, whose caches may hold them.
+        cleaned = value if _PLAIN.fullmatch(value) else _clean_string_param(value)
         if len(value) <= _CACHED_CHARS:
             if len(self) >= _KEPT_PARAMETERS:
                 self.clear()
