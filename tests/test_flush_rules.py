@@ -179,13 +179,19 @@ def test_line_times_between_the_epoch_and_the_year_5138_are_kept(live: Engine, r
     spool(repo, line(bash_payload(repo, "echo early", tool_use="t-1"), 1),
           line(bash_payload(repo, "echo late", tool_use="t-2"), "99999999999,5"),
           line(bash_payload(repo, "echo never", tool_use="t-3"), 10**11),
-          line(bash_payload(repo, "echo zero", tool_use="t-4"), 0))
+          line(bash_payload(repo, "echo zero", tool_use="t-4"), 0),
+          line(bash_payload(repo, "echo fraction", tool_use="t-5"), 1785700000.25),
+          line(bash_payload(repo, "echo text", tool_use="t-6"), "1785700000.75"),
+          line(bash_payload(repo, "echo huge", tool_use="t-7"), 10**400),
+          line(bash_payload(repo, "echo infinite", tool_use="t-8"), float("inf")))
     live.flush_spool()
     stamps = {r[0].split()[1]: r[1] for r in live.conn.execute("SELECT command_summary, timestamp FROM command_runs")}
     now = live.clock().isoformat()[:10]
     assert stamps["early"].startswith("1970-01-01T00:00:01")
     assert stamps["late"].startswith("5138-11-16")
     assert stamps["never"].startswith(now) and stamps["zero"].startswith(now)
+    assert (stamps["fraction"], stamps["text"]) == ("2026-08-02T19:46:40.250Z", "2026-08-02T19:46:40.750Z")
+    assert stamps["huge"].startswith(now) and stamps["infinite"].startswith(now)
 
 
 def test_a_blob_pointer_is_replaced_by_its_payload_and_removed(live: Engine, repo: Repo) -> None:

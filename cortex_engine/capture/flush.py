@@ -233,8 +233,12 @@ def spool_key(event: str, tool_use: str) -> str:
 
 
 def _epoch(entry: Json) -> float | None:
+    """The epoch seconds the hook stamped: a JSON number, or a number's text (a decimal comma read as a point)."""
+    value = entry.get("t")
+    if type(value) is float:  # what the hook writes: its text would read back as the same float
+        return value
     try:
-        return float(str(entry.get("t")).replace(",", "."))
+        return float(str(value).replace(",", "."))
     except (TypeError, ValueError):
         return None
 
@@ -246,12 +250,8 @@ _RUN_COLUMNS = ("id", "session_id", "event_id", "scope_key", "timestamp", "categ
 
 def line_time(entry: Json, fallback: datetime) -> str:
     """The event time the hook stamped (epoch seconds), else the flush time."""
-    value = entry.get("t")
-    try:
-        seconds = float(str(value).replace(",", "."))
-    except (TypeError, ValueError):
-        return iso(fallback)
-    if not 0 < seconds < 10**11:
+    seconds = _epoch(entry)
+    if seconds is None or not 0 < seconds < 10**11:
         return iso(fallback)
     return iso(datetime.fromtimestamp(seconds, tz=timezone.utc))
 
@@ -602,7 +602,7 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
                     fresh: list[tuple[str, dict[str, Any]]] = []
                     for key, entry, entry_blobs in entries:
                         blobs.extend(entry_blobs)
-                        stored = str(redaction.clean_param(key))  # the key as the store keeps (and compares) it
+                        stored = str(as_stored(key))  # the key as the store keeps (and compares) it
                         if stored in seen:
                             attempt.duplicates += 1
                             continue
