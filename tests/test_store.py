@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.base.errors import StoreRefused
+from cortex_engine.capture import flush
 from cortex_engine.engine import Engine, describe_store
 from cortex_engine.scope.identity import detect_scope, store_identity
 from cortex_engine.store.database import SCHEMA_VERSION, connect
@@ -187,14 +188,19 @@ def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo,
         old.execute(f"UPDATE {table} SET scope_key=? WHERE scope_key=?", (here, main_key))
     old.commit()
     before = _memory(old, "notes", "memory_items")
+    booked = [key for (key,) in old.execute("SELECT key FROM spool_seen")]
     old.close()
     size_before = db.stat().st_size
     assert len(before["notes"]) > 60 and before["anchors"] and before["references"] and before["kafka"]
+    assert len(booked) == 50 and all(key.startswith(("PostToolUse:", "PostToolUseFailure:")) for key in booked)
 
     engine = Engine(repo.path, clock=clock)
     conn = engine.conn
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     assert _memory(conn, "scoped_notes", "scoped_items") == before
+    # Schema 16: each booked spool key as a flush now computes it, so a claim replayed after the upgrade is known.
+    assert sorted(key for (key,) in conn.execute("SELECT key FROM spool_seen")) == sorted(
+        flush.spool_key(*key.split(":", 1)) for key in booked)
     for table in ("notes", "memory_items"):
         columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
         assert "scope_id" in columns and "scope_key" not in columns
