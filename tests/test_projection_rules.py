@@ -25,7 +25,8 @@ def command(engine: Engine, run_id: str, *, category: str = "test", summary: str
         "INSERT INTO command_runs(id, session_id, scope_key, timestamp, category, command_summary, exit_code, "
         "stdout_tail, stderr_tail, files_touched_json) VALUES (?,?,?,?,?,?,?,?,?,?)",
         (run_id, session, engine.scope.key, T1, category, summary, exit_code, stdout, stderr, files))
-    sync_command_item(engine.conn, run_id, fresh=True)
+    sync_command_item(engine.conn, engine.conn.execute("SELECT * FROM command_runs WHERE id=?", (run_id,)).fetchone(),
+                      fresh=True)
 
 
 def episode(engine: Engine, episode_id: str, kind: str, *, summary: str = "tests failed", target: str | None = None,
@@ -83,7 +84,6 @@ def test_a_command_without_exit_tails_or_files_is_one_line(engine: Engine) -> No
 
 
 def test_nothing_is_projected_for_a_row_that_is_not_there(engine: Engine) -> None:
-    sync_command_item(engine.conn, "missing")
     sync_episode_item(engine.conn, "missing")
     assert engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE id LIKE '%missing'").fetchone()[0] == 0
 

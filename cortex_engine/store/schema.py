@@ -668,10 +668,9 @@ CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old
 END;
 """
 
-# Version 16: a spool line's key is hex (`spool_digest` of `<event>:<tool-use id>`, or the SHA-256 of the line's
-# bytes), as the store's choke point keeps without a scan: the keys were author text, each scanned for secrets
-# (a tenth of a 10k-line flush's cleaning, issue 30). Keys already booked are rewritten the same way, so a claim
-# left by a crash before the upgrade is still recognised after it.
+# Version 16: a spool line's key is hex (`spool_digest` of `<event>:<tool-use id>`, or the line's SHA-256), which the
+# choke point keeps without the secret scan each author-written key took (issue 30). Booked keys are rewritten the
+# same way, so a claim left by a crash before the upgrade is still recognised after it.
 _V16 = """
 UPDATE spool_seen SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
 """
