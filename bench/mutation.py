@@ -58,6 +58,7 @@ MODULES: dict[str, list[str]] = {
     "memory/inbox.py": ["tests/test_inbox_mutants.py", "tests/test_inbox.py", "tests/test_transfer.py",
                         "tests/test_sharing.py", "tests/security/test_secrets.py"],
     "memory/projection.py": ["tests/test_projection_mutants.py", "tests/test_projection_rules.py", "tests/test_surfaces.py",
+                             "tests/test_flush_mutants.py",
                              "tests/test_capture.py"],
     "scope/identity.py": ["tests/test_identity_mutants.py", "tests/test_identity_rules.py", "tests/test_scope.py"],
     "scope/references.py": ["tests/test_references_mutants.py", "tests/test_references_rules.py", "tests/test_references.py"],
