@@ -246,6 +246,7 @@ def _epoch(entry: Json) -> float | None:
 MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
 _RUN_COLUMNS = ("id", "session_id", "event_id", "scope_key", "timestamp", "category", "command_summary", "exit_code",
                 "stdout_tail", "stderr_tail", "files_touched_json")
+_INSERT_RUN = f"INSERT INTO command_runs({', '.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * len(_RUN_COLUMNS))})"
 
 
 def line_time(entry: Json, fallback: datetime) -> str:
@@ -423,7 +424,7 @@ class Replayer:
         event_id = self._event(session, scope, at, "cmd", None, meta)
         run = (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code,
                record.stdout_tail, record.stderr_tail, json.dumps(record.files))
-        self.conn.execute(f"INSERT INTO command_runs({', '.join(_RUN_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", run)
+        self.conn.execute(_INSERT_RUN, run)
         # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
             # Projected from the row as the store now holds it (each value as the choke point stored it), not
