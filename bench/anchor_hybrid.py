@@ -17,13 +17,13 @@ import argparse
 import json
 import sys
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-START = datetime(2026, 4, 18, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 4, 18, 9, 0, tzinfo=UTC)
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
     from cortex_engine.query import surfaces
     from cortex_engine.semantic.vectors import embed_text
 
-    notes = json.loads((args.corpus / "notes-10000.json").read_text())["notes"][:args.n]
+    notes = json.loads((args.corpus / "notes-10000.json").read_text())["notes"][: args.n]
     queries = json.loads((args.corpus / "queries.json").read_text())["queries"]
     key = str(args.n)
     with tempfile.TemporaryDirectory(prefix="anchor-") as tmp:
@@ -75,8 +75,11 @@ def main() -> int:
                 precision.append(p8)
                 top1.append(hit1)
                 per[q["id"]] = {"p8": p8, "top1": hit1}
-            report[name] = {"p_at_8": round(sum(precision) / len(precision), 3),
-                            "top1": round(sum(top1) / len(top1), 3), "per_query": per}
+            report[name] = {
+                "p_at_8": round(sum(precision) / len(precision), 3),
+                "top1": round(sum(top1) / len(top1), 3),
+                "per_query": per,
+            }
         engine.close()
     print(json.dumps(report, indent=2))
     return 0

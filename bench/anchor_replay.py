@@ -23,16 +23,19 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 CORPUS = Path(os.environ.get("CORTEX_ANCHOR_CORPUS", "/work/shared/data/anchor/notes-10000.json"))
-START = datetime(2026, 5, 1, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 PER_SESSION = 25
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
 
 
 def corpus_notes(n: int, corpus: Path = CORPUS) -> list[dict]:
@@ -99,9 +102,14 @@ def size(home: Path) -> dict[str, object]:
     finally:
         conn.close()
     bytes_ = db.stat().st_size
-    return {"schema": int(version), "notes": notes, "bytes": bytes_, "mib": round(bytes_ / 1048576, 2),
-            "bytes_per_note": round(bytes_ / max(notes, 1)),
-            "dbstat_mib": {name: round(total / 1048576, 2) for name, total in objects if total >= 10240}}
+    return {
+        "schema": int(version),
+        "notes": notes,
+        "bytes": bytes_,
+        "mib": round(bytes_ / 1048576, 2),
+        "bytes_per_note": round(bytes_ / max(notes, 1)),
+        "dbstat_mib": {name: round(total / 1048576, 2) for name, total in objects if total >= 10240},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,14 +35,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cortex_engine.scope import anchors  # noqa: E402
 from cortex_engine.engine import Engine  # noqa: E402
+from cortex_engine.scope import anchors  # noqa: E402
 from cortex_engine.scope.freshness import Validator  # noqa: E402
 
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
@@ -54,8 +54,15 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
     """Run git in `repo`; its stdout."""
-    done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=repo, check=check, capture_output=True,
-                          text=True, errors="replace", env={**os.environ, **GIT_ENV})
+    done = subprocess.run(
+        ["git", "-c", "core.quotepath=off", *args],
+        cwd=repo,
+        check=check,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env={**os.environ, **GIT_ENV},
+    )
     return done.stdout
 
 
@@ -93,8 +100,13 @@ def changed_definitions(repo: Path, oid: str, per_note: int) -> list[tuple[str, 
                 key = (span.start, span.end)
                 if name.count(".") >= longest.get(key, "").count(".") and len(name) >= len(longest.get(key, "")):
                     longest[key] = name
-        hits = sorted(((e - s, name) for (s, e), name in longest.items() if any(s <= n <= e for n in changed)
-                       and not name.split(".")[-1].startswith("__")))
+        hits = sorted(
+            (
+                (e - s, name)
+                for (s, e), name in longest.items()
+                if any(s <= n <= e for n in changed) and not name.split(".")[-1].startswith("__")
+            )
+        )
         for _, name in hits:
             if len(source.spans(name)) == 1 and (path, name) not in picked:
                 picked.append((path, name))
@@ -132,7 +144,7 @@ def replay(source: Path, count: int, window: int, per_note: int, work: Path) -> 
     head = git(clone, "rev-parse", "HEAD").strip()
     home = work / "home"
     os.environ["CORTEX_HOME"] = str(home)
-    clock_at = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
+    clock_at = [datetime(2026, 1, 1, tzinfo=UTC)]
 
     def clock() -> datetime:
         clock_at[0] += timedelta(seconds=1)
@@ -175,11 +187,20 @@ def replay(source: Path, count: int, window: int, per_note: int, work: Path) -> 
         warm = warm_check(engine, WARM_NOTES)
     finally:
         engine.close()
-    return {"commits_replayed": len(commits), "notes": len(written),
-            "names_offered": sum(len(n) for _, n in written.values()), "anchors_made": len(rows),
-            "anchor_write_ms": {**spread(anchor_ms), "cpu": spread(anchor_cpu_ms), "target_ms": TARGET_WRITE_MS,
-                                "slowest_cpu": sorted(slowest, reverse=True)[:3]},
-            **score(rows), "warm_check_1000_notes_ms": warm}
+    return {
+        "commits_replayed": len(commits),
+        "notes": len(written),
+        "names_offered": sum(len(n) for _, n in written.values()),
+        "anchors_made": len(rows),
+        "anchor_write_ms": {
+            **spread(anchor_ms),
+            "cpu": spread(anchor_cpu_ms),
+            "target_ms": TARGET_WRITE_MS,
+            "slowest_cpu": sorted(slowest, reverse=True)[:3],
+        },
+        **score(rows),
+        "warm_check_1000_notes_ms": warm,
+    }
 
 
 def spread(values: list[float]) -> dict[str, float | None]:
@@ -187,23 +208,29 @@ def spread(values: list[float]) -> dict[str, float | None]:
     if not values:
         return {"median": None, "p95": None, "max": None}
     ordered = sorted(values)
-    return {"median": round(statistics.median(ordered), 2), "p95": round(ordered[int(len(ordered) * 0.95)], 2),
-            "max": round(ordered[-1], 2)}
+    return {
+        "median": round(statistics.median(ordered), 2),
+        "p95": round(ordered[int(len(ordered) * 0.95)], 2),
+        "max": round(ordered[-1], 2),
+    }
 
 
 def judge(clone: Path, oid: str, a) -> dict[str, object]:  # noqa: ANN001 (freshness.AnchorVerdict)
     """One anchor's engine verdict next to git's ground truth."""
     row: dict[str, object] = {"commit": oid[:12], "anchor": a.name, "engine": a.status}
-    then = git(clone, "show", f"{oid}:{a.recorded_path}", check=False).splitlines()[a.recorded_start - 1:a.recorded_end]
+    then = git(clone, "show", f"{oid}:{a.recorded_path}", check=False).splitlines()[
+        a.recorded_start - 1 : a.recorded_end
+    ]
     if a.status == "missing":
         row["truth"] = "missing" if not defined_at_head(clone, a.path, a.symbol or "") else "defined"
         return row
     if a.start is None:
         row["truth"] = "unknown"
         return row
-    now = (clone / a.path).read_text(encoding="utf-8", errors="replace").splitlines()[a.start - 1:a.end]
-    touched = git(clone, "log", "--no-patch", "--format=%H", f"-L{a.start},{a.end}:{a.path}", f"{oid}..HEAD",
-                  check=False).split()
+    now = (clone / a.path).read_text(encoding="utf-8", errors="replace").splitlines()[a.start - 1 : a.end]
+    touched = git(
+        clone, "log", "--no-patch", "--format=%H", f"-L{a.start},{a.end}:{a.path}", f"{oid}..HEAD", check=False
+    ).split()
     row["truth"] = "drifted" if touched else "unchanged"
     row["identical_text"] = then == now
     row["same_without_whitespace"] = "".join("".join(then).split()) == "".join("".join(now).split())
@@ -218,14 +245,22 @@ def score(rows: list[dict[str, object]]) -> dict[str, object]:
     whitespace_or_move = [r for r in disagree if r["engine"] == "fresh" and r.get("same_without_whitespace")]
     missing = [r for r in rows if r["engine"] == "missing"]
     return {
-        "classes": {"fresh": sum(r["engine"] == "fresh" for r in rows),
-                    "drifted": sum(r["engine"] == "drifted" for r in rows), "missing": len(missing),
-                    "unknown_file_gone": sum(r["engine"] == "unknown" for r in rows)},
-        "git_log_L": {"drifted": sum(r["truth"] == "drifted" for r in judged),
-                      "unchanged": sum(r["truth"] == "unchanged" for r in judged)},
+        "classes": {
+            "fresh": sum(r["engine"] == "fresh" for r in rows),
+            "drifted": sum(r["engine"] == "drifted" for r in rows),
+            "missing": len(missing),
+            "unknown_file_gone": sum(r["engine"] == "unknown" for r in rows),
+        },
+        "git_log_L": {
+            "drifted": sum(r["truth"] == "drifted" for r in judged),
+            "unchanged": sum(r["truth"] == "unchanged" for r in judged),
+        },
         "agreement": round(len(agree) / len(judged), 4) if judged else None,
-        "agreement_counting_whitespace_only_or_moved_as_unchanged":
-            round((len(agree) + len(whitespace_or_move)) / len(judged), 4) if judged else None,
+        "agreement_counting_whitespace_only_or_moved_as_unchanged": round(
+            (len(agree) + len(whitespace_or_move)) / len(judged), 4
+        )
+        if judged
+        else None,
         "disagreements": disagree,
         "drifted_on_identical_text": [r for r in judged if r["engine"] == "drifted" and r.get("identical_text")],
         "missing_confirmed_by_ast": sum(r["truth"] == "missing" for r in missing),
@@ -244,20 +279,33 @@ def warm_check(engine: Engine, notes: int) -> dict[str, object]:
     while len(rows) * (n + 1) <= notes:
         n += 1
         for row in rows[: notes - len(rows) * n]:
-            copy = {**{k: row[k] for k in row.keys() if k not in ("source_table", "source_id")},
-                    "id": f"{row['id']}:copy{n}", "own_source": "[null, null]"}  # schema 11: a copy has no source
-            conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
-                         tuple(copy.values()))
-            conn.execute("INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "
-                         "SELECT (SELECT rowid FROM memory_items WHERE id=?), reference_type, raw_reference, "
-                         "normalized_path, head FROM item_refs WHERE item=(SELECT rowid FROM memory_items WHERE id=?)",
-                         (copy["id"], row["id"]))
-            conn.execute("INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, "
-                         "head_oid) SELECT ?, path, symbol, start_line, end_line, content_hash, head_oid "
-                         "FROM memory_anchors WHERE memory_item_id=?", (copy["id"], row["id"]))
+            copy = {
+                **{k: row[k] for k in row.keys() if k not in ("source_table", "source_id")},
+                "id": f"{row['id']}:copy{n}",
+                "own_source": "[null, null]",
+            }  # schema 11: a copy has no source
+            conn.execute(
+                f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})", tuple(copy.values())
+            )
+            conn.execute(
+                "INSERT INTO item_refs(item, reference_type, raw_reference, normalized_path, head) "
+                "SELECT (SELECT rowid FROM memory_items WHERE id=?), reference_type, raw_reference, "
+                "normalized_path, head FROM item_refs WHERE item=(SELECT rowid FROM memory_items WHERE id=?)",
+                (copy["id"], row["id"]),
+            )
+            conn.execute(
+                "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, "
+                "head_oid) SELECT ?, path, symbol, start_line, end_line, content_hash, head_oid "
+                "FROM memory_anchors WHERE memory_item_id=?",
+                (copy["id"], row["id"]),
+            )
     conn.execute("COMMIT")
-    items = [(r["id"], r["scope_key"]) for r in conn.execute(
-        "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_anchors)")]
+    items = [
+        (r["id"], r["scope_key"])
+        for r in conn.execute(
+            "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_anchors)"
+        )
+    ]
     anchored = conn.execute("SELECT COUNT(*) FROM memory_anchors").fetchone()[0]
 
     def timed() -> float:
@@ -275,10 +323,16 @@ def warm_check(engine: Engine, notes: int) -> dict[str, object]:
     conn.execute("DELETE FROM memory_anchors")
     without = timed()
     conn.execute("ROLLBACK")
-    return {"notes": len(items), "anchors": anchored, "saved_rows": len(saved),
-            "median_cpu_ms_with_anchors": round(with_anchors, 1), "median_cpu_ms_references_only": round(without, 1),
-            "anchor_share_ms": round(with_anchors - without, 1), "target_ms": TARGET_WARM_MS,
-            "met": with_anchors < TARGET_WARM_MS}
+    return {
+        "notes": len(items),
+        "anchors": anchored,
+        "saved_rows": len(saved),
+        "median_cpu_ms_with_anchors": round(with_anchors, 1),
+        "median_cpu_ms_references_only": round(without, 1),
+        "anchor_share_ms": round(with_anchors - without, 1),
+        "target_ms": TARGET_WARM_MS,
+        "met": with_anchors < TARGET_WARM_MS,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,8 +346,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="cortex-anchors-"))
     try:
-        result = {"repository": str(args.repo.resolve()),
-                  **replay(args.repo.resolve(), args.commits, args.window, args.per_note, work)}
+        result = {
+            "repository": str(args.repo.resolve()),
+            **replay(args.repo.resolve(), args.commits, args.window, args.per_note, work),
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result, indent=2))

@@ -22,9 +22,9 @@ import json
 import os
 import pty
 import re
-import sqlite3
 import select
 import signal
+import sqlite3
 import statistics
 import struct
 import subprocess
@@ -51,8 +51,15 @@ class Terminal:
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[0], SIZE[1], 0, 0))
         self.master = master
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli"], cwd=cwd, env=env, stdin=slave,
-                                     stdout=slave, stderr=slave, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cortex_engine.cli"],
+            cwd=cwd,
+            env=env,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
         os.close(slave)
         self.buffer = b""
 
@@ -130,17 +137,21 @@ def in_process(repo: Path, home: Path) -> dict[str, float]:
 
     with Engine(repo, home=home, clock=lambda: NOW_AT) as engine:
         hooks = hooks_installed(str(repo))
-        figures = {"overview_load_ms": timed(lambda: load_snapshot(engine, 1, hooks)),
-                   "freshness_check_ms": timed(lambda: engine.validate_memory(persist=False))}
+        figures = {
+            "overview_load_ms": timed(lambda: load_snapshot(engine, 1, hooks)),
+            "freshness_check_ms": timed(lambda: engine.validate_memory(persist=False)),
+        }
         newest = engine.list_memory(limit=PAGE)
         oldest = engine.list_memory(limit=PAGE, oldest=True)
-        figures.update({
-            "page_newest_ms": timed(lambda: engine.list_memory(limit=PAGE)),
-            "page_next_ms": timed(lambda: engine.list_memory(limit=PAGE, start=newest.next)),
-            "page_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, oldest=True)),
-            "page_before_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, before=oldest.keys[0])),
-            "page_by_offset_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, offset=oldest.offset)),
-        })
+        figures.update(
+            {
+                "page_newest_ms": timed(lambda: engine.list_memory(limit=PAGE)),
+                "page_next_ms": timed(lambda: engine.list_memory(limit=PAGE, start=newest.next)),
+                "page_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, oldest=True)),
+                "page_before_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, before=oldest.keys[0])),
+                "page_by_offset_oldest_ms": timed(lambda: engine.list_memory(limit=PAGE, offset=oldest.offset)),
+            }
+        )
     return figures
 
 
@@ -164,9 +175,23 @@ def cpu_and_checkout(term: Terminal, repo: Path, home: Path, db: Path, *, events
         for n in range(seconds):
             tick = time.perf_counter()
             with spool.open("a", encoding="utf-8") as out:  # what the capture hook does on every tool call
-                out.write(json.dumps({"v": 1, "t": time.time(), "p": {
-                    "session_id": "bench-host", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Read",
-                    "tool_use_id": f"bench-{flush}-{n}", "tool_input": {"file_path": str(repo / f"bench-{n}.py")}}}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "v": 1,
+                            "t": time.time(),
+                            "p": {
+                                "session_id": "bench-host",
+                                "cwd": str(repo),
+                                "hook_event_name": "PostToolUse",
+                                "tool_name": "Read",
+                                "tool_use_id": f"bench-{flush}-{n}",
+                                "tool_input": {"file_path": str(repo / f"bench-{n}.py")},
+                            },
+                        }
+                    )
+                    + "\n"
+                )
             if flush:  # the worst case: a flush (a store commit) after every event, not once per turn
                 with Engine(repo, home=home) as other:
                     other.flush_spool()
@@ -176,28 +201,44 @@ def cpu_and_checkout(term: Terminal, repo: Path, home: Path, db: Path, *, events
     busy = one_per_second(events, flush=False)
     flushed = one_per_second(events, flush=True)
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT normalized_path, COUNT(*) FROM memory_references GROUP BY normalized_path "
-                        "ORDER BY 2 DESC").fetchall()
+    rows = conn.execute(
+        "SELECT normalized_path, COUNT(*) FROM memory_references GROUP BY normalized_path ORDER BY 2 DESC"
+    ).fetchall()
     conn.close()
     path = next(p for p, _ in rows if p and (repo / p).is_file())
     shown = [int(m.group(2)) for m in re.finditer(FRESHNESS_TITLE, term.buffer)]
     before = shown[-1] if shown else -1
     mark = len(term.buffer)
     subprocess.run(["git", "mv", path, path + ".moved"], cwd=repo, check=True, capture_output=True)
-    subprocess.run(["git", "commit", "-q", "-m", "bench: rename"], cwd=repo, check=True, capture_output=True,
-                   env={**os.environ, **synth.GIT_ENV})
+    subprocess.run(
+        ["git", "commit", "-q", "-m", "bench: rename"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **synth.GIT_ENV},
+    )
     committed = time.perf_counter()
     label = term.wait_for_pattern(FRESHNESS_TITLE, lambda m: int(m.group(2)) != before, since=mark)
-    return {"idle_cpu_pct": round(idle, 2), "events_cpu_pct": round(busy, 2), "flushed_events_cpu_pct": round(flushed, 2),
-            "git_mv_label_ms": round((label - committed) * 1000, 1)}
+    return {
+        "idle_cpu_pct": round(idle, 2),
+        "events_cpu_pct": round(busy, 2),
+        "flushed_events_cpu_pct": round(flushed, 2),
+        "git_mv_label_ms": round((label - committed) * 1000, 1),
+    }
 
 
 def measure(repo: Path, home: Path, *, runs: int = 5, writes: int = 5, events: int = 0) -> dict[str, object]:
     """Cold starts to first paint and to a filled overview, then external writes to their appearance."""
     from cortex_engine.engine import Engine
 
-    env = {**os.environ, "CORTEX_HOME": str(home), "CORTEX_NOW": NOW, "TERM": "xterm-256color",
-           "COLUMNS": str(SIZE[1]), "LINES": str(SIZE[0])}
+    env = {
+        **os.environ,
+        "CORTEX_HOME": str(home),
+        "CORTEX_NOW": NOW,
+        "TERM": "xterm-256color",
+        "COLUMNS": str(SIZE[1]),
+        "LINES": str(SIZE[0]),
+    }
     first, filled, live = [], [], []
     extra: dict[str, float] = {}
     for run in range(runs):
@@ -217,8 +258,9 @@ def measure(repo: Path, home: Path, *, runs: int = 5, writes: int = 5, events: i
                     other.note("decision", f"use the probe cache for batch {n}", subject)
                     other.note("decision", f"do not use the probe cache for batch {n}", subject)
                     written = time.perf_counter()
-                painted = term.wait_for_pattern(CONTESTS_TITLE, lambda m, before=shown[-1]: m.group(1) != before,
-                                                since=mark)
+                painted = term.wait_for_pattern(
+                    CONTESTS_TITLE, lambda m, before=shown[-1]: m.group(1) != before, since=mark
+                )
                 live.append((painted - written) * 1000)
                 time.sleep(1.5)
             if events:
@@ -246,9 +288,22 @@ def main() -> None:
             built = synth.build(root, args.items)
         os.environ["CORTEX_HOME"] = str(built.home)
         figures = measure(built.repo, built.home, runs=args.runs, writes=args.writes, events=args.events)
-        print(json.dumps({"items": args.items, **{
-            k: ({"median": round(statistics.median(v), 1), "max": round(max(v), 1)} if isinstance(v, list) else v)
-            for k, v in figures.items()}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "items": args.items,
+                    **{
+                        k: (
+                            {"median": round(statistics.median(v), 1), "max": round(max(v), 1)}
+                            if isinstance(v, list)
+                            else v
+                        )
+                        for k, v in figures.items()
+                    },
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -43,22 +43,39 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(scratch)
         build = root / "src"
         shutil.copytree(args.tree, build, ignore=shutil.ignore_patterns(".git", "__pycache__", "build", "*.egg-info"))
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(build), "-w", str(root / "dist")],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(build), "-w", str(root / "dist")],
+            check=True,
+            capture_output=True,
+        )
         (wheel,) = (root / "dist").glob("*.whl")
         subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
         python = root / "venv" / "bin" / "python"
-        subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True)
-        purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                      check=True, capture_output=True, text=True).stdout.strip())
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True
+        )
+        purelib = Path(
+            subprocess.run(
+                [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+        )
         package = purelib / "cortex_engine"
         tag = sys.implementation.cache_tag
         sources = sorted(p.stem for p in package.glob("*.py"))
         compiled = sorted(p.name.split(".")[0] for p in (package / "__pycache__").glob(f"*.{tag}.pyc"))
         stamps = {p: p.stat().st_mtime_ns for p in (package / "__pycache__").glob("*.pyc")}
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
-        where = subprocess.run([str(python), "-c", "import cortex_engine.engine, cortex_engine.cli; print(cortex_engine.__file__)"],
-                               env=env, check=True, capture_output=True, text=True, cwd=root).stdout.strip()
+        where = subprocess.run(
+            [str(python), "-c", "import cortex_engine.engine, cortex_engine.cli; print(cortex_engine.__file__)"],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=root,
+        ).stdout.strip()
         assert Path(where).is_relative_to(package), where
         rewritten = [p.name for p, stamp in stamps.items() if p.stat().st_mtime_ns != stamp]
         bare = root / "bare"
@@ -69,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             samples["with_bytecode_ms"].append(cpu_ms(python, "import cortex_engine.engine", env, root))
             samples["without_bytecode_ms"].append(cpu_ms(python, "import cortex_engine.engine", no_bytecode, root))
     report = {
-        "installer": "pip install <wheel> (defaults)", "python": sysconfig.get_python_version(),
-        "modules": len(sources), "compiled": len(compiled), "missing": sorted(set(sources) - set(compiled)),
+        "installer": "pip install <wheel> (defaults)",
+        "python": sysconfig.get_python_version(),
+        "modules": len(sources),
+        "compiled": len(compiled),
+        "missing": sorted(set(sources) - set(compiled)),
         "rewritten_on_first_import": rewritten,
         **{key: round(statistics.median(values), 1) for key, values in samples.items()},
     }

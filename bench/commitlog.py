@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -50,8 +49,13 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def commits(repo: Path) -> list[tuple[str, str, datetime, str | None]]:
     """(sha, note text, commit date, PR number of a squash merge) of every non-merge commit, oldest first."""
-    out = subprocess.run(["git", "log", "--no-merges", "--reverse", "--format=%H%x01%cI%x01%s%x01%b%x02"], cwd=repo,
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["git", "log", "--no-merges", "--reverse", "--format=%H%x01%cI%x01%s%x01%b%x02"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     found = []
     for record in out.split("\x02"):
         record = record.strip("\n")
@@ -67,8 +71,9 @@ def commits(repo: Path) -> list[tuple[str, str, datetime, str | None]]:
 
 def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     """(query, cited PR numbers) for every changelog bullet citing a pull request."""
-    text = subprocess.run(["git", "show", f"HEAD:{changelog}"], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout
+    text = subprocess.run(
+        ["git", "show", f"HEAD:{changelog}"], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
     bullets: list[str] = []
     current: list[str] = []
     for line in text.splitlines():
@@ -170,12 +175,15 @@ def main() -> int:
 
             unit_vectors, took = shared.embed_all([embed_text(None, t) for _, t, _ in units])
             question_vectors, took_q = shared.embed_all(questions)
-            embedding = {"embedded": took["embedded"] + took_q["embedded"],
-                         "seconds": round(took["seconds"] + took_q["seconds"], 2)}
+            embedding = {
+                "embedded": took["embedded"] + took_q["embedded"],
+                "seconds": round(took["seconds"] + took_q["seconds"], 2),
+            }
             by_sha = {sha: unit_vectors[embed_text(None, text)] for sha, text, _ in units}
             matrix = np.stack([by_sha[sha] for sha, _, _ in units])
-            rankers["dense"] = [shared.dense_ranking(matrix, [u[0] for u in units], question_vectors[q])
-                                for q in questions]
+            rankers["dense"] = [
+                shared.dense_ranking(matrix, [u[0] for u in units], question_vectors[q]) for q in questions
+            ]
             shared.store_vectors(engine.conn, {rowids[item]: by_sha[sha] for item, sha in ids.items()})
             hybrid_ctx = records.replace(ctx, dense=shared.searcher(question_vectors))
             hybrid, hybrid_parts = [], []
@@ -193,8 +201,17 @@ def main() -> int:
             scores = [score(r, gold) for (q, gold), r in zip(qa, rankings) if keep is None or q in keep]
             n = len(scores)
             mean = [round(100 * sum(s[i] for s in scores) / n, 1) for i in range(3)]
-            rows.append({"ranker": name, "split": split, "queries": n, "r1": mean[0], "r5": mean[1], "r10": mean[2],
-                         "mrr": round(sum(s[3] for s in scores) / n, 3)})
+            rows.append(
+                {
+                    "ranker": name,
+                    "split": split,
+                    "queries": n,
+                    "r1": mean[0],
+                    "r5": mean[1],
+                    "r10": mean[2],
+                    "mrr": round(sum(s[3] for s in scores) / n, 3),
+                }
+            )
 
     def first(ranking: list[str], gold: list[str]) -> int | None:
         position = {ident: i for i, ident in enumerate(ranking)}
@@ -211,19 +228,42 @@ def main() -> int:
             if b != a:
                 lead = rankers[new][i][0] if rankers[new][i] else None
                 parts = dict(details.get(new, [[]] * len(qa))[i])
-                moves.append((b, a, {"query": q[:140], "before": before, "after": after, "gold": gold[0][:10],
-                                     "top": (text_of[lead].split("\n")[0][:100] if lead else None),
-                                     "top_parts": parts.get(lead or "", ""), "gold_parts": parts.get(gold[0], ""),
-                                     "gold_subject": text_of[gold[0]].split("\n")[0][:100]}))
+                moves.append(
+                    (
+                        b,
+                        a,
+                        {
+                            "query": q[:140],
+                            "before": before,
+                            "after": after,
+                            "gold": gold[0][:10],
+                            "top": (text_of[lead].split("\n")[0][:100] if lead else None),
+                            "top_parts": parts.get(lead or "", ""),
+                            "gold_parts": parts.get(gold[0], ""),
+                            "gold_subject": text_of[gold[0]].split("\n")[0][:100],
+                        },
+                    )
+                )
         lost = sorted((m for m in moves if m[1] > m[0]), key=lambda m: (m[0] > 10, -(m[1] - m[0])))
         won = [m for m in moves if m[1] < m[0]]
         crossed = Counter(("lost" if m[1] > 10 >= m[0] else "won" if m[0] > 10 >= m[1] else "inside") for m in moves)
-        return {"lost": len(lost), "won": len(won), "top10_crossings": dict(crossed),
-                "worst_losses": [m[2] for m in lost[:args.losses]]}
+        return {
+            "lost": len(lost),
+            "won": len(won),
+            "top10_crossings": dict(crossed),
+            "worst_losses": [m[2] for m in lost[: args.losses]],
+        }
 
-    report = {"repo": str(args.repo), "commits": len(units), "queries": len(qa), "low_overlap_queries": len(low),
-              "rows": rows, "embedding": embedding, "rerank_vs_fts5": compare("fts5 bm25", "cortex"),
-              **({"hybrid_vs_lexical": compare("cortex", "cortex hybrid")} if "cortex hybrid" in rankers else {})}
+    report = {
+        "repo": str(args.repo),
+        "commits": len(units),
+        "queries": len(qa),
+        "low_overlap_queries": len(low),
+        "rows": rows,
+        "embedding": embedding,
+        "rerank_vs_fts5": compare("fts5 bm25", "cortex"),
+        **({"hybrid_vs_lexical": compare("cortex", "cortex hybrid")} if "cortex hybrid" in rankers else {}),
+    }
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

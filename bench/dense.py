@@ -45,7 +45,7 @@ def embed_all(texts: list[str]) -> tuple[dict[str, Any], dict[str, float]]:
         encoder = model.load()
         began = time.perf_counter()
         for start in range(0, len(missing), 256):
-            chunk = missing[start:start + 256]
+            chunk = missing[start : start + 256]
             for text, vector in zip(chunk, encoder.embed(chunk)):
                 cache[_key(text)] = vector
         took = time.perf_counter() - began
@@ -59,8 +59,10 @@ def store_vectors(conn: sqlite3.Connection, vectors_by_rowid: dict[int, Any]) ->
     from cortex_engine.semantic import vectors
 
     with conn:
-        conn.executemany("INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)",
-                         [(rowid, vectors.pack(vec)) for rowid, vec in vectors_by_rowid.items()])
+        conn.executemany(
+            "INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)",
+            [(rowid, vectors.pack(vec)) for rowid, vec in vectors_by_rowid.items()],
+        )
 
 
 def searcher(topics: dict[str, Any]) -> Callable[[sqlite3.Connection, list[str], str, int], list[tuple[int, float]]]:

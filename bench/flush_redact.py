@@ -80,7 +80,9 @@ def flush_once(tree: Path, repo: Path, home: Path, lines: list[str], *, profile:
     """One timed flush of `lines` by the tree at `tree`, in a fresh process."""
     (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
     env = {**os.environ, "PYTHONPATH": str(tree), "CORTEX_HOME": str(home)}
-    args = [sys.executable, "-c", WORKER, str(repo), str(home), str(HERE)] + (["profile", os.environ.get("CORTEX_BENCH_SORT", "cumulative")] if profile else [])
+    args = [sys.executable, "-c", WORKER, str(repo), str(home), str(HERE)] + (
+        ["profile", os.environ.get("CORTEX_BENCH_SORT", "cumulative")] if profile else []
+    )
     # Started in the tree itself: `python -c` puts the working directory first on sys.path.
     done = subprocess.run(args, env=env, cwd=tree, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -117,8 +119,9 @@ def cleaning(old: Path, repo: Path, home: Path, keep: Path, lines: list[str], ru
     (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
     dump = keep.parent / "params.pickle"
     env = {**os.environ, "PYTHONPATH": str(NEW), "CORTEX_HOME": str(home)}
-    subprocess.run([sys.executable, "-c", CAPTURE, str(repo), str(home), str(HERE), str(dump)], env=env, cwd=NEW,
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-c", CAPTURE, str(repo), str(home), str(HERE), str(dump)], env=env, cwd=NEW, check=True
+    )
     rows = pickle.loads(dump.read_bytes())
     modules = {}
     for name, tree in (("old", old), ("new", NEW)):
@@ -140,12 +143,21 @@ def cleaning(old: Path, repo: Path, home: Path, keep: Path, lines: list[str], ru
                 module._clean_params(row)
             times[name].append(round((time.process_time() - began) * 1000, 1))
     values = [v for row in rows if isinstance(row, list) for v in row]
-    differ = sum(1 for v in set(v for v in values if isinstance(v, str))
-                 if modules["old"].clean_param(v) != modules["new"].clean_param(v))
+    differ = sum(
+        1
+        for v in set(v for v in values if isinstance(v, str))
+        if modules["old"].clean_param(v) != modules["new"].clean_param(v)
+    )
     strings = [v for v in values if isinstance(v, str)]
-    return {"statements": len(rows), "string_parameters": len(strings), "distinct": len(set(strings)),
-            "bytes": sum(len(v) for v in strings), "cpu_ms": times,
-            "median_cpu_ms": {k: statistics.median(v) for k, v in times.items()}, "cleaned_differently": differ}
+    return {
+        "statements": len(rows),
+        "string_parameters": len(strings),
+        "distinct": len(set(strings)),
+        "bytes": sum(len(v) for v in strings),
+        "cpu_ms": times,
+        "median_cpu_ms": {k: statistics.median(v) for k, v in times.items()},
+        "cleaned_differently": differ,
+    }
 
 
 def main() -> int:
@@ -165,11 +177,15 @@ def main() -> int:
     tier = args.root / f"tier-{args.items}"
     keep = args.root / f"snapshot-{args.items}"
     if not (keep / "files.json").exists() and args.build_with is not None:
-        code = ("import json, sys; from pathlib import Path; import synth; "
-                f"b = synth.build(Path({str(tier)!r}), {args.items}, files=3000); "
-                "print(json.dumps([str(b.repo), str(b.home), list(b.files)]))")
+        code = (
+            "import json, sys; from pathlib import Path; import synth; "
+            f"b = synth.build(Path({str(tier)!r}), {args.items}, files=3000); "
+            "print(json.dumps([str(b.repo), str(b.home), list(b.files)]))"
+        )
         env = {**os.environ, "PYTHONPATH": f"{args.build_with}{os.pathsep}{HERE}"}
-        done = subprocess.run([sys.executable, "-c", code], env=env, cwd=HERE, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=HERE, capture_output=True, text=True, check=True
+        )
         repo_name, home_name, files = json.loads(done.stdout.strip().splitlines()[-1])
         snapshot(Path(repo_name), Path(home_name), keep)
         (keep / "files.json").write_text(json.dumps([repo_name, home_name, files]))
@@ -194,10 +210,17 @@ def main() -> int:
             restore(repo, home, keep)
             runs[name].append(flush_once(tree, repo, home, lines))
             print(name, runs[name][-1], file=sys.stderr, flush=True)
-    summary = {name: {"ms": sorted(r["ms"] for r in rs), "cpu_ms": sorted(r["cpu_ms"] for r in rs),
-                      "median_ms": statistics.median(r["ms"] for r in rs),
-                      "median_cpu_ms": statistics.median(r["cpu_ms"] for r in rs),
-                      "processed": rs[0]["processed"], "redact": rs[-1]["redact"]} for name, rs in runs.items()}
+    summary = {
+        name: {
+            "ms": sorted(r["ms"] for r in rs),
+            "cpu_ms": sorted(r["cpu_ms"] for r in rs),
+            "median_ms": statistics.median(r["ms"] for r in rs),
+            "median_cpu_ms": statistics.median(r["cpu_ms"] for r in rs),
+            "processed": rs[0]["processed"],
+            "redact": rs[-1]["redact"],
+        }
+        for name, rs in runs.items()
+    }
     print(json.dumps({**summary, "load_average": [load_before, os.getloadavg()[0]]}, indent=2))
     return 0
 

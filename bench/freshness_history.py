@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,9 +47,12 @@ from cortex_engine.scope.freshness import Validator  # noqa: E402
 from cortex_engine.store import queries  # noqa: E402
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "LC_ALL": "C",
 }
 PATHS_PER_NOTE = 6
 WARM_NOTES = 1000
@@ -58,8 +61,14 @@ TARGET_WARM_MS = 100.0
 
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo`; its stdout (raises on failure)."""
-    done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=repo, check=True, capture_output=True,
-                          text=True, env={**os.environ, **GIT_ENV})
+    done = subprocess.run(
+        ["git", "-c", "core.quotepath=off", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
     return done.stdout
 
 
@@ -73,13 +82,15 @@ class Synth:
         self.path = path
         self.rng = random.Random(seed)
         self.serial = 0
-        self.when = datetime(2020, 1, 1, tzinfo=timezone.utc)
+        self.when = datetime(2020, 1, 1, tzinfo=UTC)
 
     def body(self, name: str, lines: int | None = None) -> str:
         self.serial += 1
         count = lines or self.rng.randint(20, 40)
-        return "".join(f"{name.replace('/', '_').replace('.', '_')}_{self.serial}_{n} = {self.rng.random()!r}\n"
-                       for n in range(count))
+        return "".join(
+            f"{name.replace('/', '_').replace('.', '_')}_{self.serial}_{n} = {self.rng.random()!r}\n"
+            for n in range(count)
+        )
 
     def write(self, rel: str, text: str) -> None:
         target = self.path / rel
@@ -93,8 +104,12 @@ class Synth:
         self.when += timedelta(hours=1)
         stamp = self.when.strftime("%Y-%m-%dT%H:%M:%S+0000")
         git(self.path, "add", "-A")
-        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", message], cwd=self.path, check=True,
-                       env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+        subprocess.run(
+            ["git", "commit", "-q", "--allow-empty", "-m", message],
+            cwd=self.path,
+            check=True,
+            env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
+        )
 
     def move(self, old: str, new: str) -> None:
         (self.path / new).parent.mkdir(parents=True, exist_ok=True)
@@ -178,8 +193,18 @@ class Synth:
                 self.when += timedelta(hours=1)
                 stamp = self.when.strftime("%Y-%m-%dT%H:%M:%S+0000")
                 subprocess.run(
-                    ["git", "merge", "-q", "--no-ff", "-m", f"Merge pull request #{number} from {branch}", f"b{number}"],
-                    cwd=self.path, check=True, capture_output=True,
+                    [
+                        "git",
+                        "merge",
+                        "-q",
+                        "--no-ff",
+                        "-m",
+                        f"Merge pull request #{number} from {branch}",
+                        f"b{number}",
+                    ],
+                    cwd=self.path,
+                    check=True,
+                    capture_output=True,
                     env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
                 )
                 git(self.path, "branch", "-q", "-D", f"b{number}")
@@ -190,8 +215,19 @@ class Synth:
 
 def _log(repo: Path, oldest: str, head: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[list[str]]]]:
     """Every commit from `oldest` (exclusive) to `head`, oldest first, with its parents and name-status records."""
-    out = git(repo, "log", "--reverse", "--topo-order", "-M", "--name-status", "-z", "--format=%x01%H %P",
-              head, f"^{oldest}", "--")
+    out = git(
+        repo,
+        "log",
+        "--reverse",
+        "--topo-order",
+        "-M",
+        "--name-status",
+        "-z",
+        "--format=%x01%H %P",
+        head,
+        f"^{oldest}",
+        "--",
+    )
     order: list[str] = []
     parents: dict[str, list[str]] = {}
     changes: dict[str, list[list[str]]] = {}
@@ -202,7 +238,7 @@ def _log(repo: Path, oldest: str, head: str) -> tuple[list[str], dict[str, list[
         entries, i = [], 0
         while i < len(fields):
             width = 3 if fields[i][0] in "RC" else 2
-            entries.append(fields[i:i + width])
+            entries.append(fields[i : i + width])
             i += width
         order.append(oid)
         parents[oid] = rest
@@ -258,8 +294,20 @@ def truth(repo: Path, pairs: list[tuple[str, str]], head: str) -> dict[tuple[str
 
 def pick_commits(repo: Path, count: int) -> list[tuple[str, str, list[str]]]:
     """N first-parent commits that touched .py files, evenly spread, oldest first: (oid, subject, paths)."""
-    out = git(repo, "log", "--first-parent", "-m", "--reverse", "-M", "--name-status", "-z",
-              "--diff-filter=AMR", "--format=%x01%H%x02%s", "HEAD", "--")
+    out = git(
+        repo,
+        "log",
+        "--first-parent",
+        "-m",
+        "--reverse",
+        "-M",
+        "--name-status",
+        "-z",
+        "--diff-filter=AMR",
+        "--format=%x01%H%x02%s",
+        "HEAD",
+        "--",
+    )
     found = []
     for record in out.split("\x01")[1:]:
         header, _, body = record.partition("\0")
@@ -289,7 +337,7 @@ def replay(source: Path, count: int, work: Path) -> dict[str, object]:
     commits = pick_commits(clone, count)
     home = work / "home"
     os.environ["CORTEX_HOME"] = str(home)
-    clock_at = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
+    clock_at = [datetime(2026, 1, 1, tzinfo=UTC)]
 
     def clock() -> datetime:
         clock_at[0] += timedelta(seconds=1)
@@ -335,16 +383,24 @@ def replay(source: Path, count: int, work: Path) -> dict[str, object]:
     finally:
         engine.close()
     return {
-        "commits_replayed": len(commits), "notes": len(named), "pairs": len(pairs), "replay_s": round(replay_s, 1),
-        "validate_all_notes_ms": {"cold_in_process": round(cold_ms, 1), "warm_in_process": round(min(warm_runs), 1),
-                                  "no_stored_chains_in_process": round(scratch_ms, 1),
-                                  "cli_process": cli_ms},
-        "warm_validate_1000_notes_ms": warm_1000, **scored,
+        "commits_replayed": len(commits),
+        "notes": len(named),
+        "pairs": len(pairs),
+        "replay_s": round(replay_s, 1),
+        "validate_all_notes_ms": {
+            "cold_in_process": round(cold_ms, 1),
+            "warm_in_process": round(min(warm_runs), 1),
+            "no_stored_chains_in_process": round(scratch_ms, 1),
+            "cli_process": cli_ms,
+        },
+        "warm_validate_1000_notes_ms": warm_1000,
+        **scored,
     }
 
 
-def score(report: dict, named: dict[str, tuple[str, list[str]]],
-          expected: dict[tuple[str, str], tuple[str, str | None]]) -> dict[str, object]:
+def score(
+    report: dict, named: dict[str, tuple[str, list[str]]], expected: dict[tuple[str, str], tuple[str, str | None]]
+) -> dict[str, object]:
     """Accuracy per class, false alarms and misses, from the engine's report and the ground truth."""
     got: dict[tuple[str, str], tuple[str, str | None]] = {}
     extra: Counter[str] = Counter()
@@ -385,15 +441,22 @@ def score(report: dict, named: dict[str, tuple[str, list[str]]],
 def cli_validate(clone: Path) -> float:
     """Wall time of one `cortex validate-memory --json` process (warm store, fresh process)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "cortex_engine.cli", "validate-memory", "--json"], cwd=clone, check=True,
-                   capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "validate-memory", "--json"],
+        cwd=clone,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     return round((time.perf_counter() - started) * 1000, 1)
 
 
 def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
     """Copy the replayed notes' items and references up to `notes` items, then time a warm validate over them."""
     conn: sqlite3.Connection = engine.conn
-    rows = conn.execute("SELECT * FROM memory_items WHERE id IN (SELECT memory_item_id FROM memory_references)").fetchall()
+    rows = conn.execute(
+        "SELECT * FROM memory_items WHERE id IN (SELECT memory_item_id FROM memory_references)"
+    ).fetchall()
     refs = conn.execute("SELECT * FROM memory_references").fetchall()
     by_item: dict[str, list[sqlite3.Row]] = {}
     for ref in refs:
@@ -408,14 +471,23 @@ def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
             copy = {k: row[k] for k in row.keys() if k not in ("source_table", "source_id")}
             copy["id"] = f"{row['id']}:copy{n}"
             copy["own_source"] = "[null, null]"  # schema 11: a copy has no source
-            conn.execute(f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})",
-                         tuple(copy.values()))
+            conn.execute(
+                f"INSERT INTO memory_items({','.join(copy)}) VALUES ({','.join('?' * len(copy))})", tuple(copy.values())
+            )
             for ref in by_item.get(row["id"], []):
-                queries.add_references(conn, copy["id"], [(ref["reference_type"], ref["raw_reference"],
-                                                           ref["normalized_path"])], ref["head_oid"])
+                queries.add_references(
+                    conn,
+                    copy["id"],
+                    [(ref["reference_type"], ref["raw_reference"], ref["normalized_path"])],
+                    ref["head_oid"],
+                )
     conn.execute("COMMIT")
-    items = [(r["id"], r["scope_key"]) for r in conn.execute(
-        "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_references)")]
+    items = [
+        (r["id"], r["scope_key"])
+        for r in conn.execute(
+            "SELECT id, scope_key FROM scoped_items WHERE id IN (SELECT memory_item_id FROM memory_references)"
+        )
+    ]
     Validator(conn, engine.scope).validate_many(items)  # warm-up: this process's chain cache
     runs = []
     for _ in range(7):
@@ -423,8 +495,12 @@ def warm_validate(engine: Engine, notes: int) -> dict[str, object]:
         Validator(conn, engine.scope).validate_many(items)
         runs.append((time.perf_counter() - started) * 1000)
     median = statistics.median(runs)
-    return {"notes": len(items), "median_ms": round(median, 1), "target_ms": TARGET_WARM_MS,
-            "met": median < TARGET_WARM_MS}
+    return {
+        "notes": len(items),
+        "median_ms": round(median, 1),
+        "target_ms": TARGET_WARM_MS,
+        "met": median < TARGET_WARM_MS,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

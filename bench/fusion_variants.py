@@ -41,8 +41,12 @@ def watch() -> list[list[Any]]:
     original = retrieval.fuse
 
     def spy(cands: list[Any], lexical_rows: set[int], dense: dict[int, tuple[int, float]]) -> list[Any]:
-        calls.append([(c.id, c.base, int(c.row["rowid"]) in lexical_rows, dense.get(int(c.row["rowid"])), c.order)
-                      for c in cands])
+        calls.append(
+            [
+                (c.id, c.base, int(c.row["rowid"]) in lexical_rows, dense.get(int(c.row["rowid"])), c.order)
+                for c in cands
+            ]
+        )
         return original(cands, lexical_rows, dense)
 
     retrieval.fuse = spy
@@ -90,8 +94,13 @@ def locomo(path: Path) -> list[dict[str, Any]]:
             shared.store_vectors(engine.conn, {rowids[i]: unit_vectors[embed_text(None, texts[i])] for i in ids})
             ctx = records.replace(engine._context(), dense=shared.searcher(question_vectors))
             for question, gold, category in qa:
-                out.append({"gold": gold, "splits": base.splits_of(category),
-                            "cands": recorded(ctx, calls, ids, question, len(units))})
+                out.append(
+                    {
+                        "gold": gold,
+                        "splits": base.splits_of(category),
+                        "cands": recorded(ctx, calls, ids, question, len(units)),
+                    }
+                )
             engine.close()
     return out
 
@@ -118,13 +127,19 @@ def commitlog(repo: Path) -> list[dict[str, Any]]:
         engine, ids, rowids = base.cortex_store(units, Path(tmp))
         unit_vectors, _ = shared.embed_all([embed_text(None, t) for _, t, _ in units])
         question_vectors, _ = shared.embed_all([q for q, _ in qa])
-        shared.store_vectors(engine.conn, {rowids[item]: unit_vectors[embed_text(None, text_of[sha])]
-                                           for item, sha in ids.items()})
+        shared.store_vectors(
+            engine.conn, {rowids[item]: unit_vectors[embed_text(None, text_of[sha])] for item, sha in ids.items()}
+        )
         ctx = records.replace(engine._context(), dense=shared.searcher(question_vectors))
         for question, gold in qa:
             low = max(base.overlap(question, text_of[g].split("\n")[0]) for g in gold) <= 1 / 3
-            out.append({"gold": gold, "splits": ("all", "low overlap") if low else ("all",),
-                        "cands": recorded(ctx, calls, ids, question, 50)})
+            out.append(
+                {
+                    "gold": gold,
+                    "splits": ("all", "low overlap") if low else ("all",),
+                    "cands": recorded(ctx, calls, ids, question, 50),
+                }
+            )
         engine.close()
     return out
 
@@ -152,8 +167,11 @@ def feature(weight: float, floor: float = 0.2) -> Scorer:
     return lambda c, rank: c[1] + (0.0 if c[3] is None else weight * (c[3][1] - floor))
 
 
-VARIANTS: dict[str, Scorer] = {"lexical": lexical_only, **{f"rrf dense x{w}": rrf(w) for w in (1.0, 0.5, 0.35, 0.25)},
-                               **{f"cosine feature {w:g}": feature(w) for w in (4.0, 8.0, 12.0, 14.0, 16.0, 20.0)}}
+VARIANTS: dict[str, Scorer] = {
+    "lexical": lexical_only,
+    **{f"rrf dense x{w}": rrf(w) for w in (1.0, 0.5, 0.35, 0.25)},
+    **{f"cosine feature {w:g}": feature(w) for w in (4.0, 8.0, 12.0, 14.0, 16.0, 20.0)},
+}
 
 
 def table(queries: list[dict[str, Any]]) -> str:
@@ -168,8 +186,11 @@ def table(queries: list[dict[str, Any]]) -> str:
             got = (sum(1 for r in ranks if r < 10) / len(q["gold"]), 1 / (ranks[0] + 1) if ranks else 0.0)
             for split in q["splits"]:
                 totals[split].append(got)
-        cells = [f"{100 * sum(t[0] for t in totals[s]) / len(totals[s]):.1f} / "
-                 f"{sum(t[1] for t in totals[s]) / len(totals[s]):.3f}" for s in splits]
+        cells = [
+            f"{100 * sum(t[0] for t in totals[s]) / len(totals[s]):.1f} / "
+            f"{sum(t[1] for t in totals[s]) / len(totals[s]):.3f}"
+            for s in splits
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -62,7 +62,9 @@ def size(db: Path) -> int:
     """Bytes the store's pages take."""
     conn = sqlite3.connect(db)
     try:
-        return int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(conn.execute("PRAGMA page_size").fetchone()[0])
+        return int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(
+            conn.execute("PRAGMA page_size").fetchone()[0]
+        )
     finally:
         conn.close()
 
@@ -94,32 +96,58 @@ def backfill(where: Path) -> dict[str, float]:
 
             real = [vectors.unpack(r[0]) for r in engine.conn.execute("SELECT vector FROM item_vectors")]
             rng = np.random.default_rng(11)
-            missing = [r[0] for r in engine.conn.execute(
-                "SELECT rowid FROM memory_items WHERE rowid NOT IN (SELECT item_rowid FROM item_vectors)")]
+            missing = [
+                r[0]
+                for r in engine.conn.execute(
+                    "SELECT rowid FROM memory_items WHERE rowid NOT IN (SELECT item_rowid FROM item_vectors)"
+                )
+            ]
             rows = []
             for n, rowid in enumerate(missing):
                 vec = real[n % len(real)] + rng.normal(0, 0.05, 384).astype(np.float32)
                 rows.append((rowid, vectors.pack(vec / np.linalg.norm(vec))))
             with engine.conn:
                 engine.conn.executemany("INSERT INTO item_vectors(item_rowid, vector) VALUES (?, ?)", rows)
-    figures = {"items_embedded": done, "items": pending, "embedded_s": round(wall, 1), "embedded_cpu_s": round(cpu, 1),
-               "items_per_s": round(done / wall, 1), "items_per_cpu_s": round(done / cpu, 1),
-               "backfill_10k_s": round(pending / (done / wall)) if rest else round(wall, 1),
-               "backfill_10k_measured": not rest,
-               "store_growth_bytes_per_1000": round((after - before) / done * 1000)}
+    figures = {
+        "items_embedded": done,
+        "items": pending,
+        "embedded_s": round(wall, 1),
+        "embedded_cpu_s": round(cpu, 1),
+        "items_per_s": round(done / wall, 1),
+        "items_per_cpu_s": round(done / cpu, 1),
+        "backfill_10k_s": round(pending / (done / wall)) if rest else round(wall, 1),
+        "backfill_10k_measured": not rest,
+        "store_growth_bytes_per_1000": round((after - before) / done * 1000),
+    }
     marker.write_text(json.dumps(figures))
     return figures
 
 
 def server(where: Path, semantic: bool) -> subprocess.Popen[bytes]:
     """A `cortex serve` on the tier, initialized and warmed by one recall."""
-    env = {**os.environ, "CORTEX_HOME": str(where / "home"), "CORTEX_NOW": NOW,
-           "CORTEX_SEMANTIC": "1" if semantic else "0", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=where / "repo", env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "CORTEX_HOME": str(where / "home"),
+        "CORTEX_NOW": NOW,
+        "CORTEX_SEMANTIC": "1" if semantic else "0",
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        cwd=where / "repo",
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdin is not None
-    proc.stdin.write(request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                               "clientInfo": {"name": "bench", "version": "1"}}))
+    proc.stdin.write(
+        request(
+            0,
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        )
+    )
     proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     proc.stdin.write(request(1, "tools/call", {"name": "cortex_recall", "arguments": {"topic": "warm up"}}))
     proc.stdin.flush()
@@ -135,8 +163,9 @@ def recalls(proc: subprocess.Popen[bytes], start: int, calls: int) -> tuple[list
     before = cpu_of(proc.pid)
     for n in range(calls):
         t0 = time.perf_counter()
-        proc.stdin.write(request(start + n, "tools/call",
-                                 {"name": "cortex_recall", "arguments": {"topic": TOPICS[n % len(TOPICS)]}}))
+        proc.stdin.write(
+            request(start + n, "tools/call", {"name": "cortex_recall", "arguments": {"topic": TOPICS[n % len(TOPICS)]}})
+        )
         proc.stdin.flush()
         answer(proc, start + n)
         walls.append(time.perf_counter() - t0)
@@ -158,13 +187,19 @@ def warm_mcp(where: Path, runs: int, calls: int) -> dict[str, float]:
     cpus: dict[str, list[float]] = {"lexical": [], "hybrid": []}
     try:
         for run in range(runs):
-            for name, proc in (("lexical", lexical), ("hybrid", hybrid)) if run % 2 == 0 else (("hybrid", hybrid), ("lexical", lexical)):
+            for name, proc in (
+                (("lexical", lexical), ("hybrid", hybrid))
+                if run % 2 == 0
+                else (("hybrid", hybrid), ("lexical", lexical))
+            ):
                 w, c = recalls(proc, 100 + run * calls, calls)
                 walls[name] += w
                 cpus[name].append(c)
         figures = {f"mcp_{name}_wall_ms": round(statistics.median(walls[name]) * 1000, 1) for name in walls}
         figures.update({f"mcp_{name}_cpu_ms": round(statistics.median(cpus[name]) * 1000, 1) for name in cpus})
-        figures["mcp_hybrid_over_lexical_wall"] = round(figures["mcp_hybrid_wall_ms"] / figures["mcp_lexical_wall_ms"], 2)
+        figures["mcp_hybrid_over_lexical_wall"] = round(
+            figures["mcp_hybrid_wall_ms"] / figures["mcp_lexical_wall_ms"], 2
+        )
         figures["rss_lexical_server_mb"] = rss_mb(lexical.pid)
         figures["rss_hybrid_server_mb"] = rss_mb(hybrid.pid)
         return figures
@@ -197,7 +232,8 @@ def hundred_k(where: Path, root: Path) -> Path:
             conn.execute(
                 f"INSERT INTO memory_items(id, source_id, {', '.join(copied)}) SELECT id || '-c{n}', "
                 f"CASE WHEN source_id IS NULL THEN NULL ELSE source_id || '-c{n}' END, {', '.join(copied)} "
-                "FROM memory_items WHERE id NOT LIKE '%-c_'")
+                "FROM memory_items WHERE id NOT LIKE '%-c_'"
+            )
         rows = conn.execute("SELECT rowid, id FROM memory_items WHERE id LIKE '%-c_'").fetchall()
         base = {r[1]: r[0] for r in conn.execute("SELECT rowid, id FROM memory_items WHERE id NOT LIKE '%-c_'")}
         batch = []
@@ -236,10 +272,12 @@ def in_process(big: Path, runs: int, calls: int) -> dict[str, float]:
                     assert ("dense" in surface.retrievers) == (name == "hybrid")
         items = engine.conn.execute("SELECT count(*) FROM memory_items").fetchone()[0]
     os.environ.pop("CORTEX_SEMANTIC", None)
-    return {"items": items,
-            **{f"inprocess_{k}_ms_median": round(statistics.median(v) * 1000, 1) for k, v in times.items()},
-            **{f"inprocess_{k}_ms_p95": round(sorted(v)[int(len(v) * 0.95) - 1] * 1000, 1) for k, v in times.items()},
-            **{f"inprocess_{k}_cpu_ms_median": round(statistics.median(v) * 1000, 1) for k, v in cpu.items()}}
+    return {
+        "items": items,
+        **{f"inprocess_{k}_ms_median": round(statistics.median(v) * 1000, 1) for k, v in times.items()},
+        **{f"inprocess_{k}_ms_p95": round(sorted(v)[int(len(v) * 0.95) - 1] * 1000, 1) for k, v in times.items()},
+        **{f"inprocess_{k}_cpu_ms_median": round(statistics.median(v) * 1000, 1) for k, v in cpu.items()},
+    }
 
 
 def main() -> int:
@@ -250,8 +288,12 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--skip", nargs="*", default=[], choices=["mcp", "100k"])
-    parser.add_argument("--embed-limit", type=int, default=0,
-                        help="embed only this many items for real (the throughput); the rest get noisy copies")
+    parser.add_argument(
+        "--embed-limit",
+        type=int,
+        default=0,
+        help="embed only this many items for real (the throughput); the rest get noisy copies",
+    )
     args = parser.parse_args()
     global LIMIT
     LIMIT = args.embed_limit

@@ -13,7 +13,7 @@ import json
 import re
 import sqlite3
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 def parse_date(text: str) -> datetime:
     """LoCoMo session stamps look like `1:56 pm on 8 May, 2023`."""
     try:
-        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
-        return datetime(2023, 1, 1, tzinfo=timezone.utc)
+        return datetime(2023, 1, 1, tzinfo=UTC)
 
 
 def turns(conversation: dict[str, Any]) -> list[tuple[str, str, datetime]]:
@@ -64,8 +64,11 @@ def score(ranking: list[str], gold: list[str]) -> tuple[float, float, float, flo
     return recall[0], recall[1], recall[2], (1 / (ranks[0] + 1)) if ranks else 0.0
 
 
-def cortex_rankings(units: list[tuple[str, str, datetime]], questions: list[str],
-                    dense: tuple[dict[str, object], dict[str, object]] | None = None) -> list[list[str]]:
+def cortex_rankings(
+    units: list[tuple[str, str, datetime]],
+    questions: list[str],
+    dense: tuple[dict[str, object], dict[str, object]] | None = None,
+) -> list[list[str]]:
     """Cortex's full ranking for each question over one store holding the conversation.
 
     With `dense` (unit vectors by text, question vectors by question) the store holds every unit's vector and
@@ -192,14 +195,27 @@ def evaluate(path: Path) -> dict[str, object] | None:
                 continue
             n = len(scores)
             mean = [round(100 * sum(s[i] for s in scores) / n, 1) for i in range(3)]
-            rows.append({"ranker": name, "split": split, "questions": n, "r1": mean[0], "r5": mean[1],
-                         "r10": mean[2], "mrr": round(sum(s[3] for s in scores) / n, 3)})
-    note = ("LoCoMo (CC BY-NC 4.0) read from its path, not copied. recall@k = mean % of a question's gold turns in the "
-            "top k; MRR over the full ranking. A check of the ranking, not a training set: no weight is tuned to it. "
-            "Targets for Cortex on categories 1-4: R@10 >= 61, MRR >= 0.47, and no category below plain FTS5 on R@10.")
+            rows.append(
+                {
+                    "ranker": name,
+                    "split": split,
+                    "questions": n,
+                    "r1": mean[0],
+                    "r5": mean[1],
+                    "r10": mean[2],
+                    "mrr": round(sum(s[3] for s in scores) / n, 3),
+                }
+            )
+    note = (
+        "LoCoMo (CC BY-NC 4.0) read from its path, not copied. recall@k = mean % of a question's gold turns in the "
+        "top k; MRR over the full ranking. A check of the ranking, not a training set: no weight is tuned to it. "
+        "Targets for Cortex on categories 1-4: R@10 >= 61, MRR >= 0.47, and no category below plain FTS5 on R@10."
+    )
     if HYBRID:
-        note += (" Hybrid targets (issue 28), categories 1-4: cortex hybrid R@10 >= 67, MRR >= 0.53, >= cortex + 4 on "
-                 "R@10, no category below cortex. Dense: all-MiniLM-L6-v2 int8, one CPU thread.")
+        note += (
+            " Hybrid targets (issue 28), categories 1-4: cortex hybrid R@10 >= 67, MRR >= 0.53, >= cortex + 4 on "
+            "R@10, no category below cortex. Dense: all-MiniLM-L6-v2 int8, one CPU thread."
+        )
     return {"note": note, "rows": rows, **({"embedding": embedding} if HYBRID else {})}
 
 
@@ -212,8 +228,10 @@ def table(report: dict[str, object]) -> str:
     lines = ["| ranker | split | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|---|"]
     rows: list[dict[str, object]] = report["rows"]  # type: ignore[assignment]
     for row in rows:
-        lines.append(f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | "
-                     f"{row['r10']} | {row['mrr']} |")
+        lines.append(
+            f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | "
+            f"{row['r10']} | {row['mrr']} |"
+        )
     return "\n".join(lines)
 
 

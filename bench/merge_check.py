@@ -29,8 +29,13 @@ from cortex_engine.base import records  # noqa: E402
 from cortex_engine.engine import Engine  # noqa: E402
 from cortex_engine.memory.notes import write_note  # noqa: E402
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid", "GIT_COMMITTER_NAME": "b",
-       "GIT_COMMITTER_EMAIL": "b@x.invalid"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@x.invalid",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@x.invalid",
+}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -49,16 +54,35 @@ def build(root: Path, branches: int) -> Path:
     base = git(repo, "rev-parse", "HEAD").strip()
     with Engine(repo) as engine:
         for n in range(branches):
-            blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=f"b{n}\n", text=True,
-                                  capture_output=True, check=True).stdout.strip()
-            new_tree = subprocess.run(["git", "mktree"], cwd=repo, capture_output=True, text=True, check=True,
-                                      input=f"100644 blob {blob}\tf{n}.txt\n").stdout.strip()
-            oid = subprocess.run(["git", "commit-tree", new_tree, "-p", base, "-m", f"b{n}"], cwd=repo, env=ENV,
-                                 capture_output=True, text=True, check=True).stdout.strip()
+            blob = subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=repo,
+                input=f"b{n}\n",
+                text=True,
+                capture_output=True,
+                check=True,
+            ).stdout.strip()
+            new_tree = subprocess.run(
+                ["git", "mktree"],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                check=True,
+                input=f"100644 blob {blob}\tf{n}.txt\n",
+            ).stdout.strip()
+            oid = subprocess.run(
+                ["git", "commit-tree", new_tree, "-p", base, "-m", f"b{n}"],
+                cwd=repo,
+                env=ENV,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
             git(repo, "update-ref", f"refs/heads/b{n}", oid)
             scope = records.replace(engine.scope, key=engine.scope.key.rsplit(":", 1)[0] + f":b{n}", branch=f"b{n}")
-            write_note(engine.conn, scope, None, "decision", f"branch {n} picks option {n}", f"topic {n}", None,
-                       engine.now())
+            write_note(
+                engine.conn, scope, None, "decision", f"branch {n} picks option {n}", f"topic {n}", None, engine.now()
+            )
     return repo
 
 
@@ -96,12 +120,20 @@ def main() -> None:
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", "main moves again")
         moved_idle, _ = timed(repo)
-    print(json.dumps({
-        "branches": args.branches, "merged": args.merged, "unmoved_ms": round(unmoved, 2),
-        "moved_none_ms": round(moved_none, 1), "moved_none_promoted": len(none.promoted),  # type: ignore[union-attr]
-        "moved_merged_ms": round(moved_merged, 1), "promoted": len(merged.promoted),  # type: ignore[union-attr]
-        "moved_idle_ms": round(moved_idle, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "branches": args.branches,
+                "merged": args.merged,
+                "unmoved_ms": round(unmoved, 2),
+                "moved_none_ms": round(moved_none, 1),
+                "moved_none_promoted": len(none.promoted),  # type: ignore[union-attr]
+                "moved_merged_ms": round(moved_merged, 1),
+                "promoted": len(merged.promoted),  # type: ignore[union-attr]
+                "moved_idle_ms": round(moved_idle, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

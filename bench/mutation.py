@@ -39,45 +39,138 @@ EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
 # Module (under cortex_engine/) -> the test files that exercise it. Every mutant of the module runs only the
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
 MODULES: dict[str, list[str]] = {
-    "memory/notes.py": ["tests/test_notes_mutants.py", "tests/test_notes.py", "tests/test_notes_projection_mutants.py", "tests/test_inspection.py",
-                        "tests/test_freshness.py", "tests/test_undo.py", "tests/test_references.py",
-                        "tests/test_anchors.py"],
+    "memory/notes.py": [
+        "tests/test_notes_mutants.py",
+        "tests/test_notes.py",
+        "tests/test_notes_projection_mutants.py",
+        "tests/test_inspection.py",
+        "tests/test_freshness.py",
+        "tests/test_undo.py",
+        "tests/test_references.py",
+        "tests/test_anchors.py",
+    ],
     "memory/contradiction.py": ["tests/test_contradiction.py"],
     "memory/merges.py": ["tests/test_merges_mutants.py", "tests/test_merges.py", "tests/test_case_mutants.py"],
-    "query/retrieval.py": ["tests/test_retrieval_mutants.py", "tests/test_ranking.py", "tests/test_hybrid_fusion.py",
-                           "tests/test_surfaces.py"],
-    "query/render.py": ["tests/test_render_mutants.py", "tests/test_render_rules.py", "tests/test_budget_packer.py",
-                        "tests/test_surfaces.py", "tests/test_trust_exactness.py", "tests/security/test_budgets.py",
-                        "tests/security/test_forged_labels.py", "tests/security/test_long_labels.py"],
-    "memory/items.py": ["tests/test_items_rules.py", "tests/test_notes.py", "tests/test_trust_exactness.py", "tests/security/test_forged_labels.py"],
-    "memory/tiers.py": ["tests/test_tiers_rules.py", "tests/test_ranking.py", "tests/test_surfaces.py", "tests/test_engine_facade.py"],
-    "memory/sharing.py": ["tests/test_sharing_mutants2.py", "tests/test_sharing_mutants.py", "tests/test_sharing.py", "tests/test_inbox.py"],
+    "query/retrieval.py": [
+        "tests/test_retrieval_mutants.py",
+        "tests/test_ranking.py",
+        "tests/test_hybrid_fusion.py",
+        "tests/test_surfaces.py",
+    ],
+    "query/render.py": [
+        "tests/test_render_mutants.py",
+        "tests/test_render_rules.py",
+        "tests/test_budget_packer.py",
+        "tests/test_surfaces.py",
+        "tests/test_trust_exactness.py",
+        "tests/security/test_budgets.py",
+        "tests/security/test_forged_labels.py",
+        "tests/security/test_long_labels.py",
+    ],
+    "memory/items.py": [
+        "tests/test_items_rules.py",
+        "tests/test_notes.py",
+        "tests/test_trust_exactness.py",
+        "tests/security/test_forged_labels.py",
+    ],
+    "memory/tiers.py": [
+        "tests/test_tiers_rules.py",
+        "tests/test_ranking.py",
+        "tests/test_surfaces.py",
+        "tests/test_engine_facade.py",
+    ],
+    "memory/sharing.py": [
+        "tests/test_sharing_mutants2.py",
+        "tests/test_sharing_mutants.py",
+        "tests/test_sharing.py",
+        "tests/test_inbox.py",
+    ],
     "memory/transfer.py": ["tests/test_transfer_mutants.py", "tests/test_transfer.py", "tests/test_inbox.py"],
-    "memory/arrivals.py": ["tests/test_arrivals_mutants.py", "tests/test_inbox.py", "tests/test_sharing.py",
-                           "tests/test_transfer.py", "tests/security/test_secrets.py"],
-    "memory/inbox.py": ["tests/test_inbox_mutants.py", "tests/test_inbox.py", "tests/test_transfer.py",
-                        "tests/test_sharing.py", "tests/security/test_secrets.py"],
-    "memory/projection.py": ["tests/test_projection_mutants.py", "tests/test_projection_rules.py", "tests/test_surfaces.py",
-                             "tests/test_flush_mutants.py",
-                             "tests/test_capture.py"],
+    "memory/arrivals.py": [
+        "tests/test_arrivals_mutants.py",
+        "tests/test_inbox.py",
+        "tests/test_sharing.py",
+        "tests/test_transfer.py",
+        "tests/security/test_secrets.py",
+    ],
+    "memory/inbox.py": [
+        "tests/test_inbox_mutants.py",
+        "tests/test_inbox.py",
+        "tests/test_transfer.py",
+        "tests/test_sharing.py",
+        "tests/security/test_secrets.py",
+    ],
+    "memory/projection.py": [
+        "tests/test_projection_mutants.py",
+        "tests/test_projection_rules.py",
+        "tests/test_surfaces.py",
+        "tests/test_flush_mutants.py",
+        "tests/test_capture.py",
+    ],
     "scope/identity.py": ["tests/test_identity_mutants.py", "tests/test_identity_rules.py", "tests/test_scope.py"],
-    "scope/references.py": ["tests/test_references_mutants.py", "tests/test_references_rules.py", "tests/test_references.py"],
-    "scope/history.py": ["tests/test_history_rules.py", "tests/test_history_mutants.py", "tests/test_history_freshness.py"],
-    "scope/freshness.py": ["tests/test_freshness_mutants.py", "tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py",
-                           "tests/test_anchors.py"],
-    "scope/inventory.py": ["tests/test_inventory_mutants.py", "tests/test_freshness_rules.py", "tests/test_freshness.py", "tests/test_history_freshness.py"],
+    "scope/references.py": [
+        "tests/test_references_mutants.py",
+        "tests/test_references_rules.py",
+        "tests/test_references.py",
+    ],
+    "scope/history.py": [
+        "tests/test_history_rules.py",
+        "tests/test_history_mutants.py",
+        "tests/test_history_freshness.py",
+    ],
+    "scope/freshness.py": [
+        "tests/test_freshness_mutants.py",
+        "tests/test_freshness_rules.py",
+        "tests/test_freshness.py",
+        "tests/test_history_freshness.py",
+        "tests/test_anchors.py",
+    ],
+    "scope/inventory.py": [
+        "tests/test_inventory_mutants.py",
+        "tests/test_freshness_rules.py",
+        "tests/test_freshness.py",
+        "tests/test_history_freshness.py",
+    ],
     "scope/anchors.py": ["tests/test_anchors_mutants.py", "tests/test_anchors_rules.py", "tests/test_anchors.py"],
-    "capture/flush.py": ["tests/test_flush_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_session_e2e.py",
-                         "tests/test_substitution.py", "tests/reliability/test_bad_input.py"],
-    "memory/corrections.py": ["tests/test_corrections_mutants.py", "tests/test_inspection.py", "tests/test_undo.py",
-                              "tests/test_engine_facade.py", "tests/test_capture.py", "tests/reliability/test_hostile_content.py"],
+    "capture/flush.py": [
+        "tests/test_flush_mutants.py",
+        "tests/test_flush_rules.py",
+        "tests/test_capture.py",
+        "tests/test_session_e2e.py",
+        "tests/test_substitution.py",
+        "tests/reliability/test_bad_input.py",
+    ],
+    "memory/corrections.py": [
+        "tests/test_corrections_mutants.py",
+        "tests/test_inspection.py",
+        "tests/test_undo.py",
+        "tests/test_engine_facade.py",
+        "tests/test_capture.py",
+        "tests/reliability/test_hostile_content.py",
+    ],
     "scope/storeinfo.py": ["tests/test_storeinfo_mutants.py", "tests/test_store.py", "tests/test_engine_facade.py"],
     "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
-    "capture/digests.py": ["tests/test_digests_mutants.py", "tests/test_flush_rules.py", "tests/test_capture.py", "tests/test_substitution.py"],
+    "capture/digests.py": [
+        "tests/test_digests_mutants.py",
+        "tests/test_flush_rules.py",
+        "tests/test_capture.py",
+        "tests/test_substitution.py",
+    ],
 }
 
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout",
-          37: "killed", -24: "timeout", 24: "timeout", 152: "timeout"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    36: "timeout",
+    37: "killed",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+}
 """mutmut's exit codes (its `stats.status_by_exit_code`); a timeout counts as killed in the score."""
 
 _IGNORED = shutil.ignore_patterns(".git", ".venv", "mutants", "__pycache__", "*.egg-info", ".hypothesis")
@@ -120,8 +213,15 @@ def configure(module: str, tests: list[str], work: Path) -> None:
     pyproject.write_text(text, encoding="utf-8")
 
 
-def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], budget: float | None,
-        survivors: list[str] | None = None) -> dict[str, object]:
+def run(
+    module: str,
+    tests: list[str],
+    out: Path,
+    jobs: int,
+    only: list[str],
+    budget: float | None,
+    survivors: list[str] | None = None,
+) -> dict[str, object]:
     """Mutate one module (only the functions `only` names, when given); return each mutant's outcome and the
     survivors' diffs. With `survivors`, run only those mutants again in the last run's copy, with the tests as
     they are now (the module itself must not have changed, or the names would not match)."""
@@ -143,8 +243,14 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
     started = time.monotonic()
     log = (work / "mutmut.log").open("a")
     if survivors != ["--collect"]:
-        mutmut = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
-                                  cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        mutmut = subprocess.Popen(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
+            cwd=work,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             mutmut.wait(timeout=budget)
         except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
@@ -157,27 +263,46 @@ def run(module: str, tests: list[str], out: Path, jobs: int, only: list[str], bu
     if not meta.exists():
         return {"module": module, "error": (work / "mutmut.log").read_text()[-2000:], "seconds": seconds}
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
-    outcome = {name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()}
+    outcome = {
+        name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()
+    }
     alive = [name for name, status in outcome.items() if status in ("survived", "no tests")]
-    shown = subprocess.run([sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(alive), capture_output=True,
-                           text=True)
-    diffs = {name: "\n".join(line for line in diff.splitlines() if line.startswith(("-", "+"))
-                             and not line.startswith(("---", "+++")))
-             for name, diff in (json.loads(shown.stdout) if shown.returncode == 0 else {}).items()}
-    return {"module": module, "tests": tests, "only": only, "seconds": seconds, "outcome": outcome,
-            "survivor_diffs": diffs}
+    shown = subprocess.run(
+        [sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(alive), capture_output=True, text=True
+    )
+    diffs = {
+        name: "\n".join(
+            line for line in diff.splitlines() if line.startswith(("-", "+")) and not line.startswith(("---", "+++"))
+        )
+        for name, diff in (json.loads(shown.stdout) if shown.returncode == 0 else {}).items()
+    }
+    return {
+        "module": module,
+        "tests": tests,
+        "only": only,
+        "seconds": seconds,
+        "outcome": outcome,
+        "survivor_diffs": diffs,
+    }
 
 
-_SQL_WORD = re.compile(r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
-                       r"rollback|release)\b", re.IGNORECASE)
+_SQL_WORD = re.compile(
+    r"\b(select|update|insert|delete|values|from|where|into|set|order|by|limit|and|null|savepoint|"
+    r"rollback|release)\b",
+    re.IGNORECASE,
+)
 _ROW_KEY = re.compile(r'\[\s*"(\w+)"\s*\]')
 _PY_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_SQL_START = re.compile(r"\s*(select|update|insert|delete|savepoint|rollback|release|where|and|order|group|limit|"
-                        r"values|from|join)\b\s*\S", re.IGNORECASE)
+_SQL_START = re.compile(
+    r"\s*(select|update|insert|delete|savepoint|rollback|release|where|and|order|group|limit|"
+    r"values|from|join)\b\s*\S",
+    re.IGNORECASE,
+)
 _SQL_LITERAL = re.compile(r"'[^']*'")
 _FIELD = re.compile(r"\{[^}]*\}")
-_SQL_MORE = re.compile(r"\b(excluded|coalesce|count|distinct|group|join|having|asc|desc|case|when|rowid|is not)\b",
-                       re.IGNORECASE)
+_SQL_MORE = re.compile(
+    r"\b(excluded|coalesce|count|distinct|group|join|having|asc|desc|case|when|rowid|is not)\b", re.IGNORECASE
+)
 
 
 def _is_sql(text: str) -> bool:
@@ -199,7 +324,10 @@ def _sql_case_only(before: str, after: str) -> bool:
     changed = [(b, a) for b, a in zip(strings, mutated) if b != a]
     return bool(changed) and all(
         _is_sql(b) and _SQL_LITERAL.findall(_FIELD.sub("", b)) == _SQL_LITERAL.findall(_FIELD.sub("", a))
-        for b, a in changed)
+        for b, a in changed
+    )
+
+
 _FALLBACK = re.compile(r'(_resync\(conn, [^,]+, |_scope_type_of\([^,]+, )("branch"|"project")')
 
 
@@ -233,14 +361,25 @@ def score(result: dict[str, object], equivalent: dict[str, str]) -> dict[str, ob
     diffs: dict[str, str] = result.get("survivor_diffs", {})  # type: ignore[assignment]
     checked = {name: status for name, status in outcome.items() if status != "not checked"}
     killed = sum(1 for s in checked.values() if s in ("killed", "timeout"))
-    why = {name: equivalent.get(name) or equivalent_by_rule(diffs.get(name, "")) for name, s in checked.items()
-           if s not in ("killed", "timeout")}
+    why = {
+        name: equivalent.get(name) or equivalent_by_rule(diffs.get(name, ""))
+        for name, s in checked.items()
+        if s not in ("killed", "timeout")
+    }
     left = sorted(name for name, reason in why.items() if reason is None)
     equiv = len(why) - len(left)
     judged = len(checked) - equiv
-    return {"module": result["module"], "mutants": len(outcome), "checked": len(checked), "killed": killed,
-            "equivalent": equiv, "not_killed": left, "score": round(100 * killed / judged, 1) if judged else None,
-            "only": result.get("only") or [], "seconds": result.get("seconds")}
+    return {
+        "module": result["module"],
+        "mutants": len(outcome),
+        "checked": len(checked),
+        "killed": killed,
+        "equivalent": equiv,
+        "not_killed": left,
+        "score": round(100 * killed / judged, 1) if judged else None,
+        "only": result.get("only") or [],
+        "seconds": result.get("seconds"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,14 +388,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="paths under cortex_engine/ (default: every module in MODULES)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/cortex-mutation"), help="work folder")
-    parser.add_argument("--only", action="append", default=[], help="mutate only functions whose mutant names match "
-                        "this pattern (mutmut's, e.g. '*x_clip*'); repeatable")
-    parser.add_argument("--minutes", type=float, help="stop each module's run after this long and report the mutants "
-                        "checked by then (a sample)")
-    parser.add_argument("--again", action="store_true", help="run the last run's surviving mutants of each module "
-                        "again, with the tests as they are now")
-    parser.add_argument("--collect", action="store_true", help="run nothing: read the results a stopped run left "
-                        "in --out")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="mutate only functions whose mutant names match this pattern (mutmut's, e.g. '*x_clip*'); repeatable",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help="stop each module's run after this long and report the mutants checked by then (a sample)",
+    )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="run the last run's surviving mutants of each module again, with the tests as they are now",
+    )
+    parser.add_argument(
+        "--collect", action="store_true", help="run nothing: read the results a stopped run left in --out"
+    )
     parser.add_argument("--report", action="store_true", help="print the scores of the last run in --out and stop")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -279,8 +429,15 @@ def main(argv: list[str] | None = None) -> int:
             again = list(before["not_killed"])  # type: ignore[call-overload]
             if not again:
                 continue
-        fresh = run(module, MODULES[module], args.out, args.jobs, args.only, args.minutes * 60 if args.minutes else None,
-                    ["--collect"] if args.collect else again)
+        fresh = run(
+            module,
+            MODULES[module],
+            args.out,
+            args.jobs,
+            args.only,
+            args.minutes * 60 if args.minutes else None,
+            ["--collect"] if args.collect else again,
+        )
         if args.collect:
             fresh["only"] = args.only
         if again is not None and "outcome" in fresh:  # the rest of the last run stands

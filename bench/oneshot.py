@@ -48,8 +48,14 @@ print(statistics.median(times))
 def inprocess_ms(tree: str, store: Path, home: Path, calls: int) -> float:
     """Median CPU milliseconds of an in-process recall (one warm engine, `calls` recalls, nothing booked)."""
     env = {**os.environ, "PYTHONPATH": tree, "CORTEX_HOME": str(home), "CORTEX_NOW": NOW}
-    done = subprocess.run([sys.executable, "-c", INPROCESS, str(calls)], env=env, capture_output=True, text=True,
-                          cwd=store / "repo", check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", INPROCESS, str(calls)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=store / "repo",
+        check=True,
+    )
     return float(done.stdout.strip())
 
 
@@ -78,19 +84,35 @@ def main(argv: list[str] | None = None) -> int:
     for tree in (args.old, args.new):
         compileall.compile_dir(os.path.join(tree, "cortex_engine"), quiet=1)
     python = sys.executable
-    payload = json.dumps({"session_id": "bench-host", "cwd": str(args.store / "repo"), "transcript_path": "/dev/null",
-                          "hook_event_name": "SessionStart"}).encode()
+    payload = json.dumps(
+        {
+            "session_id": "bench-host",
+            "cwd": str(args.store / "repo"),
+            "transcript_path": "/dev/null",
+            "hook_event_name": "SessionStart",
+        }
+    ).encode()
     samples: dict[str, list[float]] = {}
     for _ in range(args.runs):
         samples.setdefault("floor_fts_ms", []).append(
-            cpu_ms([python, "-c", FLOOR, str(homes["new"])], args.old, args.store, homes["new"]))
+            cpu_ms([python, "-c", FLOOR, str(homes["new"])], args.old, args.store, homes["new"])
+        )
         for name, tree in (("old", args.old), ("new", args.new)):
             samples.setdefault(f"{name}_recall_ms", []).append(
-                cpu_ms([python, "-m", "cortex_engine.cli", "recall", "spool flush"], tree, args.store, homes[name]))
-            samples.setdefault(f"{name}_recall_inprocess_ms", []).append(inprocess_ms(tree, args.store, homes[name], 15))
+                cpu_ms([python, "-m", "cortex_engine.cli", "recall", "spool flush"], tree, args.store, homes[name])
+            )
+            samples.setdefault(f"{name}_recall_inprocess_ms", []).append(
+                inprocess_ms(tree, args.store, homes[name], 15)
+            )
             samples.setdefault(f"{name}_inject_header_ms", []).append(
-                cpu_ms([python, "-m", "cortex_engine.cli", "inject-header", "--quiet"], tree, args.store, homes[name],
-                       payload))
+                cpu_ms(
+                    [python, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+                    tree,
+                    args.store,
+                    homes[name],
+                    payload,
+                )
+            )
     report = {key: round(statistics.median(values), 1) for key, values in samples.items()}
     print(json.dumps(report, indent=2))
     return 0

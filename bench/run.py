@@ -31,8 +31,18 @@ import synth  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / "hooks"
 NOW = synth.NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
-TOPICS = ("spool flush", "auth token", "billing retry", "query planner cache", "kafka queue", "render budget",
-          "hooks latency", "migrate schema", "gateway router", "sync worker")
+TOPICS = (
+    "spool flush",
+    "auth token",
+    "billing retry",
+    "query planner cache",
+    "kafka queue",
+    "render budget",
+    "hooks latency",
+    "migrate schema",
+    "gateway router",
+    "sync worker",
+)
 
 # figure -> {tier: target ms} (None = reported, not targeted)
 TARGETS: dict[str, dict[int, float | None]] = {
@@ -56,10 +66,10 @@ TARGETS: dict[str, dict[int, float | None]] = {
 # What profiling found behind a figure that sits at its target, printed beside it when a run misses.
 WHY = {
     "recall_inprocess_ms": "Profiled: bm25 over every full-text match (the bench topics match 7,000-19,000 of "
-                           "100,000 synthetic items) is ~11 ms CPU of it; the rerank, rendering ~18 lines and "
-                           "reinforcement ~5 ms. Wall time on a shared machine is several times CPU time.",
+    "100,000 synthetic items) is ~11 ms CPU of it; the rerank, rendering ~18 lines and "
+    "reinforcement ~5 ms. Wall time on a shared machine is several times CPU time.",
     "flush_10k_lines_ms": "Profiled: one statement batch per line (event, command run, projected item with its "
-                          "full-text row and references); the run-to-run spread here is about ±10%.",
+    "full-text row and references); the run-to-run spread here is about ±10%.",
 }
 
 
@@ -115,7 +125,9 @@ def mcp_figures(repo: Path, env: dict, runs: int) -> dict[str, dict[str, float]]
                         await session.call_tool("cortex_recall", {"topic": TOPICS[n % len(TOPICS)]})
                         recall.append((time.perf_counter() - t0) * 1000)
                         t0 = time.perf_counter()
-                        await session.call_tool("cortex_note", {"kind": "insight", "content": f"bench observation {n} about the spool"})
+                        await session.call_tool(
+                            "cortex_note", {"kind": "insight", "content": f"bench observation {n} about the spool"}
+                        )
                         note.append((time.perf_counter() - t0) * 1000)
                     out["mcp_recall_ms"], out["mcp_note_ms"] = stats(recall), stats(note)
 
@@ -148,14 +160,37 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
     result: dict[str, object] = {"items_requested": items, "build_seconds": round(build_s, 1), **store_figures(built)}
     payload = {"session_id": "bench-host", "cwd": str(repo), "transcript_path": "/dev/null"}
     result["capture_hook_ms"] = wall(
-        ["bash", str(HOOKS / "cortex-capture.sh")], env=env, cwd=repo, runs=runs * 4,
-        stdin=json.dumps({**payload, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "b",
-                          "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a", "stderr": ""}}))
-    result["inject_header_ms"] = wall([cortex, "inject-header", "--quiet"], env=env, cwd=repo, runs=max(3, runs // 2),
-                                      stdin=json.dumps({**payload, "hook_event_name": "SessionStart"}))
-    edit = {**payload, "hook_event_name": "PreToolUse", "tool_name": "Edit",
-            "tool_input": {"file_path": str(repo / built.files[5])}}
-    result["reflect_edit_ms"] = wall([cortex, "hook", "reflect-pre"], env=env, cwd=repo, runs=runs, stdin=json.dumps(edit))
+        ["bash", str(HOOKS / "cortex-capture.sh")],
+        env=env,
+        cwd=repo,
+        runs=runs * 4,
+        stdin=json.dumps(
+            {
+                **payload,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Bash",
+                "tool_use_id": "b",
+                "tool_input": {"command": "ls"},
+                "tool_response": {"stdout": "a", "stderr": ""},
+            }
+        ),
+    )
+    result["inject_header_ms"] = wall(
+        [cortex, "inject-header", "--quiet"],
+        env=env,
+        cwd=repo,
+        runs=max(3, runs // 2),
+        stdin=json.dumps({**payload, "hook_event_name": "SessionStart"}),
+    )
+    edit = {
+        **payload,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(repo / built.files[5])},
+    }
+    result["reflect_edit_ms"] = wall(
+        [cortex, "hook", "reflect-pre"], env=env, cwd=repo, runs=runs, stdin=json.dumps(edit)
+    )
     result["recall_cli_ms"] = wall([cortex, "recall", TOPICS[0]], env=env, cwd=repo, runs=max(3, runs // 2))
     result["doctor_ms"] = wall([cortex, "doctor"], env=env, cwd=repo, runs=3)
 
@@ -164,8 +199,13 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
     engine = Engine(repo, home=built.home, clock=lambda: synth.NOW)
     engine.recall("warm up")
     result["recall_inprocess_ms"] = inprocess(lambda n: engine.recall(TOPICS[n % len(TOPICS)]), runs * 2)
-    lines = synth.spool_lines(repo, __import__("random").Random(3), 10_000 if not quick else 1_000, list(built.files),
-                              start=synth.NOW.timestamp())
+    lines = synth.spool_lines(
+        repo,
+        __import__("random").Random(3),
+        10_000 if not quick else 1_000,
+        list(built.files),
+        start=synth.NOW.timestamp(),
+    )
     (repo / ".cortex" / "spool.jsonl").write_text("\n".join(lines) + "\n")
     began = time.perf_counter()
     flushed = engine.flush_spool()
@@ -180,8 +220,17 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
         result["tui_first_paint_ms"] = stats(tui["first_paint_ms"])
         result["tui_data_paint_ms"] = stats(tui["data_paint_ms"])
         result["tui_live_ms"] = stats(tui["live_ms"])
-        for name in ("idle_cpu_pct", "events_cpu_pct", "flushed_events_cpu_pct", "git_mv_label_ms", "page_newest_ms",
-                     "page_next_ms", "page_oldest_ms", "page_before_oldest_ms", "page_by_offset_oldest_ms"):
+        for name in (
+            "idle_cpu_pct",
+            "events_cpu_pct",
+            "flushed_events_cpu_pct",
+            "git_mv_label_ms",
+            "page_newest_ms",
+            "page_next_ms",
+            "page_oldest_ms",
+            "page_before_oldest_ms",
+            "page_by_offset_oldest_ms",
+        ):
             result[f"tui_{name}"] = stats([tui[name]])
     return result
 
@@ -194,27 +243,46 @@ def verdicts(tiers: dict[int, dict[str, object]]) -> list[dict[str, object]]:
             measured = tiers.get(tier, {}).get(figure)
             if not isinstance(measured, dict) or target is None:
                 continue
-            rows.append({"figure": figure, "tier": tier, "median": measured["median"], "p95": measured["p95"],
-                         "target": target, "met": measured["median"] <= target})
+            rows.append(
+                {
+                    "figure": figure,
+                    "tier": tier,
+                    "median": measured["median"],
+                    "p95": measured["p95"],
+                    "target": target,
+                    "met": measured["median"] <= target,
+                }
+            )
     return rows
 
 
 def markdown(report: dict[str, object]) -> str:
     """The committed report."""
     env = report["environment"]
-    lines = ["# Benchmark results", "",
-             f"Generated by `python bench/run.py` on {env['date']}: {env['machine']}, Python {env['python']}, "
-             f"SQLite {env['sqlite']}, {env['cpus']} cores.", "",
-             "| figure | tier | median ms | p95 ms | target | met |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Generated by `python bench/run.py` on {env['date']}: {env['machine']}, Python {env['python']}, "
+        f"SQLite {env['sqlite']}, {env['cpus']} cores.",
+        "",
+        "| figure | tier | median ms | p95 ms | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in report["verdicts"]:
-        lines.append(f"| {row['figure']} | {row['tier']:,} | {row['median']} | {row['p95']} | ≤ {row['target']} | "
-                     f"{'yes' if row['met'] else 'NO'} |")
+        lines.append(
+            f"| {row['figure']} | {row['tier']:,} | {row['median']} | {row['p95']} | ≤ {row['target']} | "
+            f"{'yes' if row['met'] else 'NO'} |"
+        )
     lines += ["", "## All figures per tier", ""]
     for tier, figures in report["tiers"].items():
         lines.append(f"### {int(tier):,} items requested")
         lines.append("")
         for key, value in figures.items():
-            shown = f"median {value['median']} / p95 {value['p95']} ms ({value['runs']} runs)" if isinstance(value, dict) else value
+            shown = (
+                f"median {value['median']} / p95 {value['p95']} ms ({value['runs']} runs)"
+                if isinstance(value, dict)
+                else value
+            )
             lines.append(f"- `{key}`: {shown}")
         lines.append("")
     locomo = report.get("locomo")
@@ -222,13 +290,17 @@ def markdown(report: dict[str, object]) -> str:
         lines += ["## Retrieval quality on LoCoMo (a check, not a training set)", "", locomo["note"], ""]
         lines += ["| ranker | split | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|---|"]
         for row in locomo["rows"]:
-            lines.append(f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | {row['r10']} | {row['mrr']} |")
+            lines.append(
+                f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | {row['r10']} | {row['mrr']} |"
+            )
         lines.append("")
     misses = [r for r in report["verdicts"] if not r["met"]]
     lines += ["## Misses", ""]
-    lines += [f"- {r['figure']} at {r['tier']:,}: {r['median']} ms against ≤ {r['target']} ms "
-              f"({round(r['median'] / r['target'] * 100)}% of target). {WHY.get(r['figure'], '')}".rstrip()
-              for r in misses] or ["- none"]
+    lines += [
+        f"- {r['figure']} at {r['tier']:,}: {r['median']} ms against ≤ {r['target']} ms "
+        f"({round(r['median'] / r['target'] * 100)}% of target). {WHY.get(r['figure'], '')}".rstrip()
+        for r in misses
+    ] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
@@ -249,8 +321,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tier {tier:,}…", file=sys.stderr, flush=True)
             tiers[tier] = run_tier(tier, Path(tmp), quick=args.quick)
     report: dict[str, object] = {
-        "environment": {"date": date.today().isoformat(), "machine": f"{platform.system()} {platform.machine()}",
-                        "python": platform.python_version(), "sqlite": sqlite3.sqlite_version, "cpus": os.cpu_count()},
+        "environment": {
+            "date": date.today().isoformat(),
+            "machine": f"{platform.system()} {platform.machine()}",
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "cpus": os.cpu_count(),
+        },
         "tiers": tiers,
         "verdicts": verdicts(tiers),
     }

@@ -99,13 +99,21 @@ def sizes(home: Path) -> dict[str, object]:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
         segments = _segments(conn)
-        per_index = {name: round(total / notes) for name, total in conn.execute(
-            "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name AND m.type = 'index' "
-            "GROUP BY d.name ORDER BY 2 DESC")}
+        per_index = {
+            name: round(total / notes)
+            for name, total in conn.execute(
+                "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name AND m.type = 'index' "
+                "GROUP BY d.name ORDER BY 2 DESC"
+            )
+        }
     finally:
         conn.close()
-    return {"mib": round(db.stat().st_size / 1048576, 2), "bytes_per_note": round(db.stat().st_size / notes),
-            "index_bytes_per_note": per_index, "fulltext_segments": segments}
+    return {
+        "mib": round(db.stat().st_size / 1048576, 2),
+        "bytes_per_note": round(db.stat().st_size / notes),
+        "index_bytes_per_note": per_index,
+        "fulltext_segments": segments,
+    }
 
 
 def _segments(conn: sqlite3.Connection) -> int | None:
@@ -122,8 +130,12 @@ def _segments(conn: sqlite3.Connection) -> int | None:
 
 def build(tree: str, out: Path, n: int) -> None:
     env = {**os.environ, "PYTHONPATH": tree}
-    subprocess.run([sys.executable, str(HERE / "anchor_replay.py"), "build", "--out", str(out), "--n", str(n)],
-                   env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(HERE / "anchor_replay.py"), "build", "--out", str(out), "--n", str(n)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 def measure(tree: str, tier: Path, scratch: Path) -> dict[str, object]:
@@ -135,8 +147,13 @@ def measure(tree: str, tier: Path, scratch: Path) -> dict[str, object]:
     spool = tier / "repo" / ".cortex" / "spool.jsonl"
     spool.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": tree}
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(tier / "repo"), str(scratch / "home"), str(QUERIES),
-                           str(HERE)], env=env, capture_output=True, text=True, cwd=tier / "repo")
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(tier / "repo"), str(scratch / "home"), str(QUERIES), str(HERE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tier / "repo",
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     return json.loads(done.stdout)
@@ -162,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
         load_before = os.getloadavg()[0]
         for r in range(args.runs):
-            for name in (("old", "new") if r % 2 == 0 else ("new", "old")):
+            for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
                 print(f"{n}: run {r + 1} {name}", file=sys.stderr, flush=True)
                 runs[name].append(measure(trees[name], tiers[name], args.root / f"scratch-{name}"))
         figures: dict[str, object] = {}
@@ -187,17 +204,26 @@ FIGURES = ("recall_ms", "path8_ms", "path_ms", "session_start_ms", "note_ms", "f
 
 def table(report: dict[str, object]) -> str:
     """Medians per tier, old against new, CPU then wall (ms), with the store's size and the load average."""
-    rows = ["| figure | tier | c80058d CPU | this tree CPU | c80058d wall | this tree wall |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| figure | tier | c80058d CPU | this tree CPU | c80058d wall | this tree wall |",
+        "|---|---|---|---|---|---|",
+    ]
     for tier, figures in report.items():
         assert isinstance(figures, dict)
         for key in FIGURES:
-            cells = [statistics.median(figures[column][name]) for column in (key, f"{key}_wall") for name in ("old", "new")]
+            cells = [
+                statistics.median(figures[column][name]) for column in (key, f"{key}_wall") for name in ("old", "new")
+            ]
             rows.append(f"| {key} | {int(tier):,} | " + " | ".join(f"{v:.2f}" for v in cells) + " |")
         size = figures["size"]
-        rows.append(f"| store MiB (B/note) | {int(tier):,} | {size['old']['mib']} ({size['old']['bytes_per_note']}) | "
-                    f"{size['new']['mib']} ({size['new']['bytes_per_note']}) | | |")
-        rows.append(f"| load average (before, after) | {int(tier):,} | {figures['load_average'][0]:.1f} | "
-                    f"{figures['load_average'][1]:.1f} | | |")
+        rows.append(
+            f"| store MiB (B/note) | {int(tier):,} | {size['old']['mib']} ({size['old']['bytes_per_note']}) | "
+            f"{size['new']['mib']} ({size['new']['bytes_per_note']}) | | |"
+        )
+        rows.append(
+            f"| load average (before, after) | {int(tier):,} | {figures['load_average'][0]:.1f} | "
+            f"{figures['load_average'][1]:.1f} | | |"
+        )
     return "\n".join(rows)
 
 

@@ -31,8 +31,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def topics(conn: sqlite3.Connection, rng: random.Random) -> list[tuple[str, set[str]]]:
     """Up to TOPICS (topic, ids of relevant items) pairs, each with at least one relevant item."""
-    rows = [(r[0], set(_WORD.findall(f"{r[1] or ''} {r[2]}".lower())))
-            for r in conn.execute("SELECT id, subject, text FROM memory_items WHERE state != 'archived'")]
+    rows = [
+        (r[0], set(_WORD.findall(f"{r[1] or ''} {r[2]}".lower())))
+        for r in conn.execute("SELECT id, subject, text FROM memory_items WHERE state != 'archived'")
+    ]
     out: list[tuple[str, set[str]]] = []
     seen: set[str] = set()
     for _ in range(TOPICS * 50):
@@ -66,8 +68,12 @@ def measure(repo: Path, home: Path) -> dict[str, object]:
         top1.append(1 if ranking and ranking[0] in relevant else 0)
         per_topic[topic] = ranking
     engine.close()
-    return {"topics": len(pairs), "p_at_8": round(sum(precision) / len(precision), 4),
-            "top1": round(sum(top1) / len(top1), 4), "rankings": per_topic}
+    return {
+        "topics": len(pairs),
+        "p_at_8": round(sum(precision) / len(precision), 4),
+        "top1": round(sum(top1) / len(top1), 4),
+        "rankings": per_topic,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,18 @@ import time
 from pathlib import Path
 
 NOW = "2026-08-02T18:00:00Z"
-TOPICS = ("spool flush", "auth token", "billing retry", "query planner cache", "kafka queue", "render budget",
-          "hooks latency", "migrate schema", "gateway router", "sync worker")
+TOPICS = (
+    "spool flush",
+    "auth token",
+    "billing retry",
+    "query planner cache",
+    "kafka queue",
+    "render budget",
+    "hooks latency",
+    "migrate schema",
+    "gateway router",
+    "sync worker",
+)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -61,11 +71,21 @@ def answer(proc: subprocess.Popen, n: int) -> dict:
 def session(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """One server: initialize, route, then `calls` recalls; the figures of that run."""
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=store / "repo",
-                            env=env_for(tree, home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    proc.stdin.write(request(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                               "clientInfo": {"name": "bench", "version": "1"}}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        cwd=store / "repo",
+        env=env_for(tree, home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    proc.stdin.write(
+        request(
+            0,
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+        )
+    )
     proc.stdin.flush()
     answer(proc, 0)
     initialized = time.perf_counter() - began
@@ -82,15 +102,22 @@ def session(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     walls = []
     for n in range(calls):
         t0 = time.perf_counter()
-        proc.stdin.write(request(10 + n, "tools/call", {"name": "cortex_recall", "arguments": {"topic": TOPICS[n % len(TOPICS)]}}))
+        proc.stdin.write(
+            request(10 + n, "tools/call", {"name": "cortex_recall", "arguments": {"topic": TOPICS[n % len(TOPICS)]}})
+        )
         proc.stdin.flush()
         answer(proc, 10 + n)
         walls.append(time.perf_counter() - t0)
     per_call = (cpu_of(proc.pid) - before) / max(calls, 1)
     proc.stdin.close()
     proc.wait(timeout=60)
-    return {"initialize_ms": initialized * 1000, "first_tool_ms": first_tool * 1000, "start_cpu_ms": start_cpu * 1000,
-            "mcp_recall_cpu_ms": per_call * 1000, "mcp_recall_wall_ms": statistics.median(walls) * 1000}
+    return {
+        "initialize_ms": initialized * 1000,
+        "first_tool_ms": first_tool * 1000,
+        "start_cpu_ms": start_cpu * 1000,
+        "mcp_recall_cpu_ms": per_call * 1000,
+        "mcp_recall_wall_ms": statistics.median(walls) * 1000,
+    }
 
 
 INPROCESS = """
@@ -110,9 +137,14 @@ print(json.dumps({"inprocess_recall_cpu_ms": (time.process_time() - t0) * 1000 /
 
 def inprocess(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """CPU per recall made in process by `tree`'s engine."""
-    done = subprocess.run([sys.executable, "-c", INPROCESS, str(store / "repo"), json.dumps(TOPICS), str(calls)],
-                          env=env_for(tree, home), capture_output=True, text=True, check=True,
-                          cwd=store / "repo")  # not the caller's folder: `-c` puts it first on sys.path
+    done = subprocess.run(
+        [sys.executable, "-c", INPROCESS, str(store / "repo"), json.dumps(TOPICS), str(calls)],
+        env=env_for(tree, home),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=store / "repo",
+    )  # not the caller's folder: `-c` puts it first on sys.path
     return json.loads(done.stdout)
 
 
@@ -133,13 +165,17 @@ def main(argv: list[str] | None = None) -> int:
     homes = {"old": args.old_home or args.store / "home", "new": args.new_home or args.store / "home"}
     for _ in range(args.runs):
         for name, tree in (("old", args.old), ("new", args.new)):
-            figures = {**session(tree, args.store, homes[name], args.calls),
-                       **inprocess(tree, args.store, homes[name], args.calls)}
+            figures = {
+                **session(tree, args.store, homes[name], args.calls),
+                **inprocess(tree, args.store, homes[name], args.calls),
+            }
             for key, value in figures.items():
                 samples[name].setdefault(key, []).append(value)
     report = {name: {k: round(statistics.median(v), 2) for k, v in figs.items()} for name, figs in samples.items()}
     for name in report:
-        report[name]["mcp_over_inprocess"] = round(report[name]["mcp_recall_cpu_ms"] / report[name]["inprocess_recall_cpu_ms"], 2)
+        report[name]["mcp_over_inprocess"] = round(
+            report[name]["mcp_recall_cpu_ms"] / report[name]["inprocess_recall_cpu_ms"], 2
+        )
     print(json.dumps(report, indent=2))
     return 0
 

@@ -40,11 +40,22 @@ def one_run(command: list[str], env: dict[str, str]) -> dict[str, float]:
         repo.mkdir()
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         began = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env={**env, "CORTEX_HOME": str(Path(tmp) / "home")})
+        proc = subprocess.Popen(
+            command,
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**env, "CORTEX_HOME": str(Path(tmp) / "home")},
+        )
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(line(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                "clientInfo": {"name": "bench", "version": "1"}}))
+        proc.stdin.write(
+            line(
+                1,
+                "initialize",
+                {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+            )
+        )
         proc.stdin.write(line(None, "notifications/initialized", {}))
         proc.stdin.write(line(2, "tools/list", {}))
         proc.stdin.write(line(3, "tools/call", {"name": "cortex_route", "arguments": {}}))
@@ -69,14 +80,22 @@ def main() -> int:
     """Run the bench and print medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--cortex", default=f"{sys.executable} -m cortex_engine.cli",
-                        help="the command that runs cortex (default: this checkout under this Python)")
+    parser.add_argument(
+        "--cortex",
+        default=f"{sys.executable} -m cortex_engine.cli",
+        help="the command that runs cortex (default: this checkout under this Python)",
+    )
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     runs = [one_run([*shlex.split(args.cortex), "serve"], env) for _ in range(args.runs)]
-    report = {key: {"median": round(statistics.median(r[key] for r in runs), 1),
-                    "min": round(min(r[key] for r in runs), 1), "max": round(max(r[key] for r in runs), 1)}
-              for key in ("initialize_ms", "tools_list_ms", "first_call_ms")}
+    report = {
+        key: {
+            "median": round(statistics.median(r[key] for r in runs), 1),
+            "min": round(min(r[key] for r in runs), 1),
+            "max": round(max(r[key] for r in runs), 1),
+        }
+        for key in ("initialize_ms", "tools_list_ms", "first_call_ms")
+    }
     report["runs"] = args.runs
     report["loadavg"] = os.getloadavg()[0]
     print(json.dumps(report, indent=2))

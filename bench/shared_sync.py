@@ -24,8 +24,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "me", "GIT_AUTHOR_EMAIL": "me@x.invalid", "GIT_COMMITTER_NAME": "me",
-       "GIT_COMMITTER_EMAIL": "me@x.invalid", "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "me",
+    "GIT_AUTHOR_EMAIL": "me@x.invalid",
+    "GIT_COMMITTER_NAME": "me",
+    "GIT_COMMITTER_EMAIL": "me@x.invalid",
+    "CORTEX_NOW": "2026-08-02T18:00:00Z",
+}
 
 
 def git(repo: Path, *args: str) -> None:
@@ -43,7 +49,8 @@ def build(root: Path, files: int) -> Path:
     git(repo, "commit", "-qm", "init")
     for n in range(files):
         (repo / "docs" / "decisions" / f"{n:04d}-topic-{n}.md").write_text(
-            f"# topic {n}\n\n## Decision Outcome\n\nChosen option: \"use tool {n} for the topic {n} work\"\n")
+            f'# topic {n}\n\n## Decision Outcome\n\nChosen option: "use tool {n} for the topic {n} work"\n'
+        )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "decisions", "--author=Someone Else <else@x.invalid>")
     return repo
@@ -54,8 +61,14 @@ def cli(tree: Path, home: Path, repo: Path, *args: str, review: str | None = Non
     env = {**ENV, "CORTEX_HOME": str(home), "PYTHONPATH": str(tree)}
     if review is not None:
         env["CORTEX_REVIEW_ARRIVALS"] = review
-    return subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def case(tree: Path, repo: Path, root: Path, runs: int, review: str | None) -> dict[str, object]:
@@ -69,16 +82,25 @@ def case(tree: Path, repo: Path, root: Path, runs: int, review: str | None) -> d
         if review is not None:
             env["CORTEX_REVIEW_ARRIVALS"] = review
         start = time.perf_counter()
-        hook = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"], cwd=repo,
-                                env=env, stdout=subprocess.PIPE, text=True)
+        hook = subprocess.Popen(
+            [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         out = hook.stdout.read() if hook.stdout else ""
         _, _, usage = os.wait4(hook.pid, 0)  # the hook's own CPU: on a shared machine wall time is mostly waiting
         times.append(time.perf_counter() - start)
         cpu.append(usage.ru_utime + usage.ru_stime)
         kept.append("use OIDC" in out and "use postgres" in out)
         shutil.rmtree(home)
-    return {"wall_median_s": round(statistics.median(times), 2), "cpu_median_s": round(statistics.median(cpu), 2),
-            "wall_runs_s": [round(t, 2) for t in times], "user_notes_in_brief": all(kept)}
+    return {
+        "wall_median_s": round(statistics.median(times), 2),
+        "cpu_median_s": round(statistics.median(cpu), 2),
+        "wall_runs_s": [round(t, 2) for t in times],
+        "user_notes_in_brief": all(kept),
+    }
 
 
 def main() -> None:

@@ -37,7 +37,10 @@ def measure(db: Path) -> dict[str, object]:
         conn.close()
     size = db.stat().st_size
     return {
-        "schema": int(version), "bytes": size, "mib": round(size / 1048576, 2), "items": items,
+        "schema": int(version),
+        "bytes": size,
+        "mib": round(size / 1048576, 2),
+        "items": items,
         "bytes_per_item": round(size / max(items, 1)),
         "largest_mib": {name: round(total / 1048576, 2) for name, total in objects},
     }
@@ -55,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": args.new, "CORTEX_HOME": str(new_home), "CORTEX_NOW": NOW}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "recall", "spool flush"], env=env,
-                          capture_output=True, cwd=args.store / "repo")
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "recall", "spool flush"],
+        env=env,
+        capture_output=True,
+        cwd=args.store / "repo",
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -64,9 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     (old_db,) = old_home.glob("projects/*/cortex.db")
     (new_db,) = new_home.glob("projects/*/cortex.db")
     report = {
-        "old": measure(old_db), "new": measure(new_db),
+        "old": measure(old_db),
+        "new": measure(new_db),
         "migrate_and_recall_wall_ms": round(wall * 1000),
-        "migrate_and_recall_cpu_ms": round((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000),
+        "migrate_and_recall_cpu_ms": round(
+            (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+        ),
     }
     print(json.dumps(report, indent=2))
     return 0

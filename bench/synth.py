@@ -12,30 +12,136 @@ import os
 import random
 import subprocess
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
 
-AREAS = ("auth", "billing", "capture", "db", "query", "render", "spool", "ledger", "search", "hooks", "api", "cli",
-         "config", "gateway", "cache", "scheduler", "metrics", "notifications", "export", "sync")
-MODULES = ("store", "reader", "writer", "client", "server", "handler", "parser", "planner", "index", "policy", "router",
-           "session", "token", "queue", "worker", "schema", "migrate", "report", "loader", "codec", "limits", "retry")
-TECH = ("kafka", "rabbitmq", "nats", "postgres", "sqlite", "redis", "oidc", "jwt", "grpc", "protobuf", "msgpack",
-        "zstd", "lz4", "fts5", "bm25", "tantivy", "celery", "asyncio", "trio", "uvloop", "pydantic", "attrs")
-VERBS = ("flush", "cache", "retry", "batch", "shard", "index", "stream", "validate", "compress", "encrypt", "pin",
-         "throttle", "dedupe", "snapshot", "rotate", "prefetch", "memoize", "serialize", "paginate", "debounce")
-REASONS = ("the p95 latency doubled under load", "the old client leaked sockets", "it keeps writes idempotent",
-           "replays must not book twice", "the schema has to migrate forward only", "hooks must stay under 5 ms",
-           "the budget is spent, not advised", "contests must be seated together", "mtime cannot be trusted",
-           "renames must resolve through git", "tokens must never be stored unredacted", "a miss is cheaper than a lie")
-CONDITIONS = ("the spool passes 256 KiB", "two worktrees flush at once", "the index is rebuilt", "a branch is switched",
-              "the session restarts", "a subagent dispatches", "the WAL grows past its bound", "HEAD is detached")
+AREAS = (
+    "auth",
+    "billing",
+    "capture",
+    "db",
+    "query",
+    "render",
+    "spool",
+    "ledger",
+    "search",
+    "hooks",
+    "api",
+    "cli",
+    "config",
+    "gateway",
+    "cache",
+    "scheduler",
+    "metrics",
+    "notifications",
+    "export",
+    "sync",
+)
+MODULES = (
+    "store",
+    "reader",
+    "writer",
+    "client",
+    "server",
+    "handler",
+    "parser",
+    "planner",
+    "index",
+    "policy",
+    "router",
+    "session",
+    "token",
+    "queue",
+    "worker",
+    "schema",
+    "migrate",
+    "report",
+    "loader",
+    "codec",
+    "limits",
+    "retry",
+)
+TECH = (
+    "kafka",
+    "rabbitmq",
+    "nats",
+    "postgres",
+    "sqlite",
+    "redis",
+    "oidc",
+    "jwt",
+    "grpc",
+    "protobuf",
+    "msgpack",
+    "zstd",
+    "lz4",
+    "fts5",
+    "bm25",
+    "tantivy",
+    "celery",
+    "asyncio",
+    "trio",
+    "uvloop",
+    "pydantic",
+    "attrs",
+)
+VERBS = (
+    "flush",
+    "cache",
+    "retry",
+    "batch",
+    "shard",
+    "index",
+    "stream",
+    "validate",
+    "compress",
+    "encrypt",
+    "pin",
+    "throttle",
+    "dedupe",
+    "snapshot",
+    "rotate",
+    "prefetch",
+    "memoize",
+    "serialize",
+    "paginate",
+    "debounce",
+)
+REASONS = (
+    "the p95 latency doubled under load",
+    "the old client leaked sockets",
+    "it keeps writes idempotent",
+    "replays must not book twice",
+    "the schema has to migrate forward only",
+    "hooks must stay under 5 ms",
+    "the budget is spent, not advised",
+    "contests must be seated together",
+    "mtime cannot be trusted",
+    "renames must resolve through git",
+    "tokens must never be stored unredacted",
+    "a miss is cheaper than a lie",
+)
+CONDITIONS = (
+    "the spool passes 256 KiB",
+    "two worktrees flush at once",
+    "the index is rebuilt",
+    "a branch is switched",
+    "the session restarts",
+    "a subagent dispatches",
+    "the WAL grows past its bound",
+    "HEAD is detached",
+)
 
 
 @dataclass(frozen=True)
@@ -82,11 +188,13 @@ def note_text(kind: str, rng: random.Random, files: list[str]) -> tuple[str, str
     file = rng.choice(files)
     subject = f"{area} {module} {rng.randint(0, 59)}"
     if kind == "decision":
-        text = rng.choice((
-            f"use {tech} for the {area} {module} because {rng.choice(REASONS)}",
-            f"do not {verb} the {area} {module} when {rng.choice(CONDITIONS)}",
-            f"keep the {area} {module} in {file} and {verb} it at turn end",
-        ))
+        text = rng.choice(
+            (
+                f"use {tech} for the {area} {module} because {rng.choice(REASONS)}",
+                f"do not {verb} the {area} {module} when {rng.choice(CONDITIONS)}",
+                f"keep the {area} {module} in {file} and {verb} it at turn end",
+            )
+        )
     elif kind == "insight":
         text = f"the {area} {module} in {file} {verb}es requests when {rng.choice(CONDITIONS)}"
         subject = None
@@ -109,19 +217,33 @@ def spool_lines(repo: Path, rng: random.Random, count: int, files: list[str], *,
         t = start + n
         roll = rng.random()
         file = str(repo / rng.choice(files))
-        base = {"session_id": "bench-host", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_use_id": f"tu-{start}-{n}"}
+        base = {
+            "session_id": "bench-host",
+            "cwd": str(repo),
+            "hook_event_name": "PostToolUse",
+            "tool_use_id": f"tu-{start}-{n}",
+        }
         if roll < 0.45:
             payload = {**base, "tool_name": "Read", "tool_input": {"file_path": file}}
         elif roll < 0.7:
             payload = {**base, "tool_name": "Edit", "tool_input": {"file_path": file}}
         elif roll < 0.85:
             target = rng.choice([f for f in files if f.startswith("tests/")] or files)
-            payload = {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-                       "tool_input": {"command": f"python -m pytest {target}"},
-                       "error": "Command exited with non-zero status code 1", "is_interrupt": False}
+            payload = {
+                **base,
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": f"python -m pytest {target}"},
+                "error": "Command exited with non-zero status code 1",
+                "is_interrupt": False,
+            }
         else:
-            payload = {**base, "tool_name": "Bash", "tool_input": {"command": rng.choice(("git status", "ls src", "python -m pytest -q"))},
-                       "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}
+            payload = {
+                **base,
+                "tool_name": "Bash",
+                "tool_input": {"command": rng.choice(("git status", "ls src", "python -m pytest -q"))},
+                "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False},
+            }
         lines.append(json.dumps({"v": 1, "t": t, "p": payload}))
     return lines
 
@@ -154,7 +276,9 @@ def build(root: Path, items: int, *, files: int = 3000, seed: int = 7) -> Built:
     main = engines[repo]
     main.clock = lambda: NOW
     spool = runtime_dir(repo) / SPOOL
-    spool.write_text("\n".join(spool_lines(repo, rng, command_lines, paths, start=NOW.timestamp() - command_lines)) + "\n")
+    spool.write_text(
+        "\n".join(spool_lines(repo, rng, command_lines, paths, start=NOW.timestamp() - command_lines)) + "\n"
+    )
     main.flush_spool(turn_end=True)
     for engine in engines.values():
         engine.close()

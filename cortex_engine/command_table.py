@@ -27,14 +27,15 @@ class Arg:
 
     __slots__ = ("flags", "kw", "values", "complete")
 
-    def __init__(self, flags: tuple[str, ...], kw: dict[str, Any], values: Values = (),
-                 complete: Completes = "") -> None:
+    def __init__(
+        self, flags: tuple[str, ...], kw: dict[str, Any], values: Values = (), complete: Completes = ""
+    ) -> None:
         """Args:
-            flags: `("--kind",)`, `("-o", "--output")`, or a positional's name.
-            kw: passed to `add_argument` as written.
-            values: values offered but not enforced by the parser (the engine checks them and says why); a callable
-                is called only when a completion script is written, so a hook never imports the stage spelling them.
-            complete: `file` or `dir` when the value is a path (completion offers files, or directories).
+        flags: `("--kind",)`, `("-o", "--output")`, or a positional's name.
+        kw: passed to `add_argument` as written.
+        values: values offered but not enforced by the parser (the engine checks them and says why); a callable
+            is called only when a completion script is written, so a hook never imports the stage spelling them.
+        complete: `file` or `dir` when the value is a path (completion offers files, or directories).
         """
         self.flags = flags
         self.kw = kw
@@ -82,8 +83,17 @@ class Command:
 
     __slots__ = ("name", "run", "group", "help", "args", "json", "why_hidden", "reads")
 
-    def __init__(self, name: str, run: Callable[[argparse.Namespace], int], group: str, help: str,
-                 args: tuple[Arg, ...] = (), json: bool = True, why_hidden: str = "", reads: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        run: Callable[[argparse.Namespace], int],
+        group: str,
+        help: str,
+        args: tuple[Arg, ...] = (),
+        json: bool = True,
+        why_hidden: str = "",
+        reads: bool = False,
+    ) -> None:
         """Refuse a row that would be missing from help, or parsed without a description.
 
         Args:
@@ -126,14 +136,28 @@ class Command:
         return parser
 
 
-def command(name: str, run: Callable[[argparse.Namespace], int], group: str, help: str, *args: Arg,
-            json: bool = True, reads: bool = False) -> Command:
+def command(
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    group: str,
+    help: str,
+    *args: Arg,
+    json: bool = True,
+    reads: bool = False,
+) -> Command:
     """A row `cortex --help` lists under `group` (`reads`: a one-shot read, which never creates a store)."""
     return Command(name, run, group, help, args, json, reads=reads)
 
 
-def hidden(name: str, run: Callable[[argparse.Namespace], int], why: str, help: str, *args: Arg,
-           json: bool = True, reads: bool = False) -> Command:
+def hidden(
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    why: str,
+    help: str,
+    *args: Arg,
+    json: bool = True,
+    reads: bool = False,
+) -> Command:
     """A row `cortex --help` leaves out, and why (a hook entry point, an alias)."""
     return Command(name, run, HIDDEN, help, args, json, why, reads)
 

@@ -37,7 +37,7 @@ def bash(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
     positionals: list[str] = []
     for cmd in commands:
         name = shlex.quote(cmd.name)
-        options.append(f"    {name}) COMPREPLY=($(compgen -W {shlex.quote(_words(_options(cmd)))} -- \"$cur\")) ;;")
+        options.append(f'    {name}) COMPREPLY=($(compgen -W {shlex.quote(_words(_options(cmd)))} -- "$cur")) ;;')
         for a in cmd.args:
             if a.positional or not a.takes_value:
                 continue
@@ -48,44 +48,47 @@ def bash(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
         first = next((a for a in cmd.args if a.positional), None)
         if first is not None:
             positionals.append(f"      {name}) {_bash_value(first)}; return ;;")
-    listed = _words([c.name for c in commands if not c.hidden] + [f for a in global_args for f in a.flags]
-                    + ["-h", "--help"])
+    listed = _words(
+        [c.name for c in commands if not c.hidden] + [f for a in global_args for f in a.flags] + ["-h", "--help"]
+    )
     dirs = "|".join(f for a in global_args if a.complete == "dir" for f in a.flags)
-    return "\n".join([
-        "# cortex bash completion: source <(cortex completion bash)",
-        "_cortex_paths() {",
-        "  compopt -o filenames 2>/dev/null",
-        '  local IFS=$\'\\n\'; COMPREPLY=($(compgen "$1" -- "$cur"))',
-        "}",
-        "_cortex() {",
-        '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" cmd="" i',
-        "  COMPREPLY=()",
-        "  for ((i = 1; i < COMP_CWORD; i++)); do",
-        '    case "${COMP_WORDS[i]}" in',
-        f"      {dirs}) ((i++)) ;;",
-        "      -*) ;;",
-        '      *) cmd="${COMP_WORDS[i]}"; break ;;',
-        "    esac",
-        "  done",
-        '  if [ -z "$cmd" ]; then',
-        f'    case "$prev" in {dirs}) _cortex_paths -d; return ;; esac',
-        f'    COMPREPLY=($(compgen -W {shlex.quote(listed)} -- "$cur")); return',
-        "  fi",
-        '  case "$cmd $prev" in',
-        *values,
-        "  esac",
-        '  if [[ "$cur" != -* ]]; then',
-        '    case "$cmd" in',
-        *positionals,
-        "    esac",
-        "  fi",
-        '  case "$cmd" in',
-        *options,
-        "  esac",
-        "}",
-        "complete -o default -F _cortex cortex",
-        "",
-    ])
+    return "\n".join(
+        [
+            "# cortex bash completion: source <(cortex completion bash)",
+            "_cortex_paths() {",
+            "  compopt -o filenames 2>/dev/null",
+            '  local IFS=$\'\\n\'; COMPREPLY=($(compgen "$1" -- "$cur"))',
+            "}",
+            "_cortex() {",
+            '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" cmd="" i',
+            "  COMPREPLY=()",
+            "  for ((i = 1; i < COMP_CWORD; i++)); do",
+            '    case "${COMP_WORDS[i]}" in',
+            f"      {dirs}) ((i++)) ;;",
+            "      -*) ;;",
+            '      *) cmd="${COMP_WORDS[i]}"; break ;;',
+            "    esac",
+            "  done",
+            '  if [ -z "$cmd" ]; then',
+            f'    case "$prev" in {dirs}) _cortex_paths -d; return ;; esac',
+            f'    COMPREPLY=($(compgen -W {shlex.quote(listed)} -- "$cur")); return',
+            "  fi",
+            '  case "$cmd $prev" in',
+            *values,
+            "  esac",
+            '  if [[ "$cur" != -* ]]; then',
+            '    case "$cmd" in',
+            *positionals,
+            "    esac",
+            "  fi",
+            '  case "$cmd" in',
+            *options,
+            "  esac",
+            "}",
+            "complete -o default -F _cortex cortex",
+            "",
+        ]
+    )
 
 
 def _zsh_quote(text: str) -> str:
@@ -130,38 +133,44 @@ def zsh(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
     for cmd in commands:
         specs = " \\\n          ".join(_zsh_quote(s) for s in _zsh_specs(cmd))
         cases.append(f"      {_zsh_quote(cmd.name)}) _arguments -s \\\n          {specs} ;;")
-    globals_ = [_zsh_quote(f"{flag}[{_zsh_help(a.help or 'show the version')}]"
-                           + (":" + _zsh_action(a) if a.takes_value else ""))
-                for a in global_args for flag in a.flags]
-    return "\n".join([
-        "#compdef cortex",
-        "# cortex zsh completion: source <(cortex completion zsh)",
-        "_cortex() {",
-        '  local curcontext="$curcontext" state line',
-        "  typeset -A opt_args",
-        "  local -a commands",
-        "  commands=(",
-        *(f"    {d}" for d in described),
-        "  )",
-        "  _arguments -C \\",
-        *(f"    {g} \\" for g in globals_),
-        "    '1:command:->command' \\",
-        "    '*::argument:->argument'",
-        "  case $state in",
-        "    command) _describe -t commands 'cortex command' commands ;;",
-        "    argument)",
-        "      case $line[1] in",
-        *cases,
-        "      esac ;;",
-        "  esac",
-        "}",
-        'if [ "${funcstack[1]}" = "_cortex" ]; then',
-        '  _cortex "$@"',
-        "else",
-        "  compdef _cortex cortex",
-        "fi",
-        "",
-    ])
+    globals_ = [
+        _zsh_quote(
+            f"{flag}[{_zsh_help(a.help or 'show the version')}]" + (":" + _zsh_action(a) if a.takes_value else "")
+        )
+        for a in global_args
+        for flag in a.flags
+    ]
+    return "\n".join(
+        [
+            "#compdef cortex",
+            "# cortex zsh completion: source <(cortex completion zsh)",
+            "_cortex() {",
+            '  local curcontext="$curcontext" state line',
+            "  typeset -A opt_args",
+            "  local -a commands",
+            "  commands=(",
+            *(f"    {d}" for d in described),
+            "  )",
+            "  _arguments -C \\",
+            *(f"    {g} \\" for g in globals_),
+            "    '1:command:->command' \\",
+            "    '*::argument:->argument'",
+            "  case $state in",
+            "    command) _describe -t commands 'cortex command' commands ;;",
+            "    argument)",
+            "      case $line[1] in",
+            *cases,
+            "      esac ;;",
+            "  esac",
+            "}",
+            'if [ "${funcstack[1]}" = "_cortex" ]; then',
+            '  _cortex "$@"',
+            "else",
+            "  compdef _cortex cortex",
+            "fi",
+            "",
+        ]
+    )
 
 
 def _fish_quote(text: str) -> str:
@@ -178,23 +187,31 @@ def fish(commands: Sequence[Command], global_args: Sequence[Arg]) -> str:
         lines.append(f"complete -c cortex -n __fish_use_subcommand {flags}{extra} -d {described}")
     for cmd in commands:
         if not cmd.hidden:
-            lines.append(f"complete -c cortex -n __fish_use_subcommand -a {_fish_quote(cmd.name)} "
-                         f"-d {_fish_quote(cmd.help)}")
+            lines.append(
+                f"complete -c cortex -n __fish_use_subcommand -a {_fish_quote(cmd.name)} -d {_fish_quote(cmd.help)}"
+            )
         seen = f"-n {_fish_quote('__fish_seen_subcommand_from ' + cmd.name)}"
         for a in cmd.args:
             if a.positional:
                 if a.offered():
-                    lines.append(f"complete -c cortex {seen} -a {_fish_quote(_words(a.offered()))} "
-                                 f"-d {_fish_quote(a.help)}")
+                    lines.append(
+                        f"complete -c cortex {seen} -a {_fish_quote(_words(a.offered()))} -d {_fish_quote(a.help)}"
+                    )
                 elif a.complete:
                     lines.append(f"complete -c cortex {seen} -F")
                 continue
             flags = " ".join(f"-l {f[2:]}" if f.startswith("--") else f"-s {f[1:]}" for f in a.flags)
             extra = ""
             if a.takes_value:  # -x: a value and no files; -r -F: a path
-                extra = (f" -x -a {_fish_quote(_words(a.offered()))}" if a.offered()
-                         else " -x -a '(__fish_complete_directories)'" if a.complete == "dir"
-                         else " -r -F" if a.complete else " -x")
+                extra = (
+                    f" -x -a {_fish_quote(_words(a.offered()))}"
+                    if a.offered()
+                    else " -x -a '(__fish_complete_directories)'"
+                    if a.complete == "dir"
+                    else " -r -F"
+                    if a.complete
+                    else " -x"
+                )
             lines.append(f"complete -c cortex {seen} {flags}{extra} -d {_fish_quote(a.help)}")
     return "\n".join(lines) + "\n"
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from cortex_engine.base import settings
 from cortex_engine.base.clock import Clock
 from cortex_engine.base.lazy import LazyModule
-from cortex_engine.capture import digests, engagement, flush as capture, sessions
+from cortex_engine.capture import digests, engagement, sessions
+from cortex_engine.capture import flush as capture
 from cortex_engine.engine_core import EngineCore
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.notes import NoteWrite, Resolution
@@ -19,7 +20,8 @@ from cortex_engine.query.limits import MAX_BUDGET, MIN_BUDGET, check_budget, che
 from cortex_engine.query.surfaces import Surface
 from cortex_engine.scope.freshness import Validator, refresh_app_graph
 from cortex_engine.scope.storeinfo import StoreInfo, describe_store
-from cortex_engine.store import queries as store_queries, reports as store_reports
+from cortex_engine.store import queries as store_queries
+from cortex_engine.store import reports as store_reports
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
@@ -48,8 +50,19 @@ else:
     reflex = LazyModule("capture.reflex")
     transfer = LazyModule("memory.transfer")
 
-__all__ = ["MAX_BUDGET", "MIN_BUDGET", "Engine", "StoreInfo", "back_off_capture", "check_budget", "check_path",
-           "describe_store", "engaged_worktree", "open_engine", "semantic_installed"]
+__all__ = [
+    "MAX_BUDGET",
+    "MIN_BUDGET",
+    "Engine",
+    "StoreInfo",
+    "back_off_capture",
+    "check_budget",
+    "check_path",
+    "describe_store",
+    "engaged_worktree",
+    "open_engine",
+    "semantic_installed",
+]
 """The facade's names; the bounds, `StoreInfo` and `describe_store` are defined in their stages (adapters read
 them here)."""
 
@@ -66,7 +79,9 @@ class Engine(EngineCore):
 
     # -- notes ----------------------------------------------------------------------------------
 
-    def note(self, kind: str, text: str, subject: str | None = None, alternatives: list[str] | None = None) -> NoteWrite:
+    def note(
+        self, kind: str, text: str, subject: str | None = None, alternatives: list[str] | None = None
+    ) -> NoteWrite:
         """Record a note; reports any active decision on the subject it contradicts.
 
         Raises:
@@ -97,8 +112,15 @@ class Engine(EngineCore):
         """
         session = self.current_session()
         return notes_mod.resolve_note(
-            self.conn, self.scope, session["id"] if session is not None else None, self.now(),
-            note_id=note_id, subject=subject, status=status, replacement=replacement, expected_sides=expected_sides,
+            self.conn,
+            self.scope,
+            session["id"] if session is not None else None,
+            self.now(),
+            note_id=note_id,
+            subject=subject,
+            status=status,
+            replacement=replacement,
+            expected_sides=expected_sides,
         )
 
     def undo(self) -> Undo:
@@ -113,8 +135,17 @@ class Engine(EngineCore):
 
     # -- surfaces -------------------------------------------------------------------------------
 
-    def recall(self, topic: str, budget: int | None = None, detail: str | None = None, *, book: bool = True,
-               scope: str | None = None, limit: int | None = None, adapter: str = "mcp") -> Surface:
+    def recall(
+        self,
+        topic: str,
+        budget: int | None = None,
+        detail: str | None = None,
+        *,
+        book: bool = True,
+        scope: str | None = None,
+        limit: int | None = None,
+        adapter: str = "mcp",
+    ) -> Surface:
         """Evidence for a topic within the recall budget (default 600).
 
         Args:
@@ -136,8 +167,9 @@ class Engine(EngineCore):
             raise InvalidInput(f"limit must be between 1 and {surfaces.RECALL_MAX_LIMIT} items", code="bad_limit")
         self.refresh()
         if scope is not None:
-            surface = asks.recall_elsewhere(self._context(dense=True), self.scope, scope, topic, budget, detail, limit,
-                                            adapter)
+            surface = asks.recall_elsewhere(
+                self._context(dense=True), self.scope, scope, topic, budget, detail, limit, adapter
+            )
         else:
             surface = surfaces.recall(self._context(dense=True), topic, budget, detail, limit, adapter)
         if not book:
@@ -145,7 +177,9 @@ class Engine(EngineCore):
         self.mark_consulted()
         return self.book(surface, reinforce=True)
 
-    def brief(self, topic: str, for_agent: str | None = None, budget: int | None = None, *, book: bool = True) -> Surface:
+    def brief(
+        self, topic: str, for_agent: str | None = None, budget: int | None = None, *, book: bool = True
+    ) -> Surface:
         """A smaller topical brief within the brief budget (default 450); `book` as for recall."""
         budget = check_budget(budget, "brief")
         self.refresh()
@@ -199,8 +233,11 @@ class Engine(EngineCore):
             RuntimeUntrusted: the runtime folder is a link, someone else's, open to others, or tracked by git.
         """
         folder = capture.find_runtime(self.cwd)
-        done = capture.FlushResult() if folder is None else capture.flush_spool(
-            self.conn, folder, self.clock(), turn_end=turn_end)
+        done = (
+            capture.FlushResult()
+            if folder is None
+            else capture.flush_spool(self.conn, folder, self.clock(), turn_end=turn_end)
+        )
         self.check_merges()
         return done
 
@@ -296,15 +333,35 @@ class Engine(EngineCore):
         """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""
         return direct.replay_transcript_failures(self.conn, self.cwd, transcript_path, payload, self.clock())
 
-    def log_event(self, kind: str, *, file: str | None = None, command: str | None = None, exit_code: int | None = None,
-                  stdout: str | None = None, stderr: str | None = None, description: str | None = None) -> bool:
+    def log_event(
+        self,
+        kind: str,
+        *,
+        file: str | None = None,
+        command: str | None = None,
+        exit_code: int | None = None,
+        stdout: str | None = None,
+        stderr: str | None = None,
+        description: str | None = None,
+    ) -> bool:
         """Capture one event directly (`cortex log …`), through the same replay the spool uses.
 
         Raises:
             InvalidInput: an unknown kind, or a kind without what it needs (a file, a command, a description).
         """
-        return direct.log_event(self.conn, self.scope, self.cwd, self.clock(), kind, file=file, command=command,
-                                exit_code=exit_code, stdout=stdout, stderr=stderr, description=description)
+        return direct.log_event(
+            self.conn,
+            self.scope,
+            self.cwd,
+            self.clock(),
+            kind,
+            file=file,
+            command=command,
+            exit_code=exit_code,
+            stdout=stdout,
+            stderr=stderr,
+            description=description,
+        )
 
     def substitution(self, action: str) -> str:
         """Turn verified read substitution on or off for this worktree, or report it: on | off | status.
@@ -469,12 +526,32 @@ class Engine(EngineCore):
         """
         refresh_app_graph(self.conn, self.scope, self.now())  # labels judged against the checkout as it is now
         validator = Validator(self.conn, self.scope)
-        return listing.label(listing.list_memory(
-            self.conn, scopes=scopes, kinds=kinds, states=states, text=text, labels=labels, validator=validator,
-            sort=sort, reverse=reverse, limit=limit, offset=offset, start=start, before=before, oldest=oldest), validator)
+        return listing.label(
+            listing.list_memory(
+                self.conn,
+                scopes=scopes,
+                kinds=kinds,
+                states=states,
+                text=text,
+                labels=labels,
+                validator=validator,
+                sort=sort,
+                reverse=reverse,
+                limit=limit,
+                offset=offset,
+                start=start,
+                before=before,
+                oldest=oldest,
+            ),
+            validator,
+        )
 
     def memory_key(
-        self, item_id: str, *, scopes: list[str] | None = None, kinds: list[str] | None = None,
+        self,
+        item_id: str,
+        *,
+        scopes: list[str] | None = None,
+        kinds: list[str] | None = None,
         states: list[str] | None = None,
     ) -> listing.PageKey | None:
         """An item's place in `list_memory`'s order under these filters (None when they do not list it). Reads only."""
@@ -529,18 +606,22 @@ class Engine(EngineCore):
             NotFound: no such item. Refused: it changed since it was shown, or has no moved reference in its text.
         """
         refresh_app_graph(self.conn, self.scope, self.now())
-        return corrections.rewrite_moved_references(self.conn, self.scope, item_id, self.now(),
-                                                    expected_text=expected_text)
+        return corrections.rewrite_moved_references(
+            self.conn, self.scope, item_id, self.now(), expected_text=expected_text
+        )
 
-    def validate_memory(self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False) -> dict[str, object]:
+    def validate_memory(
+        self, topic: str | None = None, *, persist: bool = True, all_scopes: bool = False
+    ) -> dict[str, object]:
         """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
 
         `all_scopes` checks every scope of the store, each against its own checkout state (its worktree, else its
         branch tip from git objects), and lists the scopes it could not check.
         """
         self.refresh()
-        return reports.validate(self._context(), self.scope, self.project_key, topic, persist=persist,
-                                all_scopes=all_scopes, now=self.now())
+        return reports.validate(
+            self._context(), self.scope, self.project_key, topic, persist=persist, all_scopes=all_scopes, now=self.now()
+        )
 
     def contests(self) -> list[dict[str, object]]:
         """Every open contest in this scope: the active contested notes of a subject, seated together."""
@@ -556,13 +637,14 @@ class Engine(EngineCore):
         """
         keys: list[str] = []
         for key in scopes or []:
-            for each in (self.scope_keys if key == "here" else [key]):
+            for each in self.scope_keys if key == "here" else [key]:
                 if each not in keys:
                     keys.append(each)
         return transfer.export_notes(self.conn, keys or None, implied=tuple(self.scope_keys))
 
-    def import_file(self, path: str, *, scope: str | None = None,
-                    progress: Callable[[int], Callable[[int], None]] | None = None) -> transfer.ImportResult:
+    def import_file(
+        self, path: str, *, scope: str | None = None, progress: Callable[[int], Callable[[int], None]] | None = None
+    ) -> transfer.ImportResult:
         """Import a Cortex JSON Lines export, or a CLAUDE.md / MEMORY.md as insights of the project layer.
 
         Notes an export holds under another repository's scopes (another clone, another machine) land in this
@@ -672,8 +754,14 @@ def semantic_installed() -> bool:
     return extra.availability().installed
 
 
-def open_engine(cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
-                create: bool = True, empty_if_missing: bool = False) -> Engine:
+def open_engine(
+    cwd: str | os.PathLike[str] = ".",
+    *,
+    home: Path | None = None,
+    clock: Clock | None = None,
+    create: bool = True,
+    empty_if_missing: bool = False,
+) -> Engine:
     """Open the engine for a working directory (see `Engine`; `create=False` opens only a store that exists, and
     with `empty_if_missing` reads a missing one as empty, creating nothing)."""
     return Engine(cwd, home=home, clock=clock, create=create, empty_if_missing=empty_if_missing)

@@ -20,9 +20,17 @@ from cortex_engine.memory import tiers
 from cortex_engine.query import economy, surfaces
 from cortex_engine.query.surfaces import Surface
 from cortex_engine.scope.freshness import Validator, refresh_app_graph
-from cortex_engine.scope.identity import Scope, StoreIdentity, detect_scope, locate_git, project_scope_key, store_identity
+from cortex_engine.scope.identity import (
+    Scope,
+    StoreIdentity,
+    detect_scope,
+    locate_git,
+    project_scope_key,
+    store_identity,
+)
 from cortex_engine.scope.storeinfo import file_id
-from cortex_engine.store import queries as store_queries, reports as store_reports
+from cortex_engine.store import queries as store_queries
+from cortex_engine.store import reports as store_reports
 from cortex_engine.store.database import open_empty, open_store, remember_scopes, store_error
 
 if TYPE_CHECKING:  # the real module, so that mypy checks every call through the lazy handle
@@ -34,8 +42,15 @@ else:
 class EngineCore:
     """One store, seen from one working directory's scope: what every `Engine` call stands on."""
 
-    def __init__(self, cwd: str | os.PathLike[str] = ".", *, home: Path | None = None, clock: Clock | None = None,
-                 create: bool = True, empty_if_missing: bool = False) -> None:
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] = ".",
+        *,
+        home: Path | None = None,
+        clock: Clock | None = None,
+        create: bool = True,
+        empty_if_missing: bool = False,
+    ) -> None:
         """Open (creating and migrating forward) the store for `cwd`; with `create=False`, only one that exists;
         with `empty_if_missing` as well, a missing store reads as an empty one held in memory (nothing is created:
         the CLI's one-shot reads).
@@ -50,8 +65,9 @@ class EngineCore:
         if not os.path.isdir(self.cwd):
             from cortex_engine.base.errors import InvalidInput
 
-            raise InvalidInput(f"{self.cwd} is not a directory; run Cortex from (or -C) a working directory",
-                               code="bad_cwd")
+            raise InvalidInput(
+                f"{self.cwd} is not a directory; run Cortex from (or -C) a working directory", code="bad_cwd"
+            )
         self.clock = clock or clock_from_env()
         location = locate_git(self.cwd)
         self._location = location
@@ -61,8 +77,11 @@ class EngineCore:
             from cortex_engine.base.errors import StoreUnavailable
 
             if not empty_if_missing:
-                raise StoreUnavailable(f"no Cortex store for {self.cwd}; nothing was created (was its repository moved "
-                                       "or deleted?)", code="store_missing", path=str(self.identity.db_path))
+                raise StoreUnavailable(
+                    f"no Cortex store for {self.cwd}; nothing was created (was its repository moved or deleted?)",
+                    code="store_missing",
+                    path=str(self.identity.db_path),
+                )
             self.conn: sqlite3.Connection = open_empty(root=self.identity.root, now=self.now())
         else:
             self.conn = open_store(self.identity.db_path, root=self.identity.root, now=self.now())

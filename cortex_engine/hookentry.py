@@ -12,7 +12,15 @@ import re
 
 from cortex_engine.engine import engaged_worktree, open_engine
 
-ACTIONS = ("dispatch-pre", "subagent-start", "subagent-stop", "guard-memory", "end-of-turn", "reflect-pre", "reflect-prompt")
+ACTIONS = (
+    "dispatch-pre",
+    "subagent-start",
+    "subagent-stop",
+    "guard-memory",
+    "end-of-turn",
+    "reflect-pre",
+    "reflect-prompt",
+)
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 
 
@@ -50,8 +58,15 @@ def deny_output(reason: str) -> str:
     """A PreToolUse denial with its reason ("" lets the call through)."""
     if not reason:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                              "permissionDecisionReason": reason}})
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    )
 
 
 def block_output(reason: str) -> str:

@@ -27,18 +27,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from typing_extensions import TypedDict
-
 import anyio
 import mcp_types as types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
+from typing_extensions import TypedDict
 
 from cortex_engine.base.errors import CortexError, StoreUnavailable
-from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
+from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.mcp_transport import serve_stdio
 from cortex_engine.results import ROUTE, messages, store_error
 from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
@@ -54,9 +53,15 @@ Status = Literal["resolved", "superseded"]
 Detail = Literal["none", "scores"]
 T = TypeVar("T")
 
-StateBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 800).")]
-RecallBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 600).")]
-BriefBudget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 450).")]
+StateBudget = Annotated[
+    int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 800).")
+]
+RecallBudget = Annotated[
+    int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 600).")
+]
+BriefBudget = Annotated[
+    int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens the answer may use (default 450).")
+]
 
 
 ANNOTATIONS: dict[str, tuple[bool, bool, bool]] = {
@@ -187,7 +192,9 @@ class CortexTools:
             engine.book_text(channel, text, session["id"] if session is not None else None)
             return text
 
-    def booked_json(self, channel: str, call: Callable[[Engine], dict[str, Any]], *, consulted: bool = False) -> dict[str, Any]:
+    def booked_json(
+        self, channel: str, call: Callable[[Engine], dict[str, Any]], *, consulted: bool = False
+    ) -> dict[str, Any]:
         """`booked` for an answer that is data: the JSON text the client receives is what is booked."""
         found: dict[str, Any] = {}
 
@@ -227,8 +234,11 @@ def argument_problem(tool: str, error: ValidationError) -> str:
             problems.append(f"parameter {param} must be one of {accepted}")
         else:
             message = str(err["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
-            problems.append(f"parameter {param} must be {message}" if err["msg"].startswith("Input should be")
-                            else f"parameter {param}: {message}")
+            problems.append(
+                f"parameter {param} must be {message}"
+                if err["msg"].startswith("Input should be")
+                else f"parameter {param}: {message}"
+            )
     return f"{tool}: " + "; ".join(problems)
 
 
@@ -255,19 +265,31 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     """The MCP server with the Cortex tools (the seed's 13 and `cortex_reanchor`), serving the store of `cwd`."""
     tools = CortexTools(cwd, opener)
     atexit.register(tools.close)
-    server: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = CortexServer(
+        SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     def tool(**kw: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
         """`server.tool`, with the docstring's indentation removed (inspect.cleandoc) for the description,
         `{contested}`, `{drifted}` and `{labels}` filled in from the one label vocabulary (`base/labels.py`), and
         the tool's behaviour hints from `ANNOTATIONS`."""
+
         def register(fn: Callable[..., T]) -> Callable[..., T]:
-            text = (inspect.cleandoc(fn.__doc__ or "").replace("{contested}", CONTESTED).replace("{labels}", GLOSSARY)
-                    .replace("{drifted}", reference("drifted: …")))
+            text = (
+                inspect.cleandoc(fn.__doc__ or "")
+                .replace("{contested}", CONTESTED)
+                .replace("{labels}", GLOSSARY)
+                .replace("{drifted}", reference("drifted: …"))
+            )
             read_only, destructive, idempotent = ANNOTATIONS[fn.__name__]
-            hints = types.ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
-                                          idempotent_hint=idempotent, open_world_hint=False)
+            hints = types.ToolAnnotations(
+                read_only_hint=read_only,
+                destructive_hint=destructive,
+                idempotent_hint=idempotent,
+                open_world_hint=False,
+            )
             return server.tool(description=text, annotations=hints, **kw)(fn)
+
         return register
 
     @tool(structured_output=False)
@@ -285,16 +307,29 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
     @tool(structured_output=False)
     def cortex_note(
-        kind: Annotated[NoteKind, Field(description="decision: a choice made; intent: what you will do next; blocker: what "
-                                                    "stops progress; focus: the current goal; insight: a fact learned.")],
+        kind: Annotated[
+            NoteKind,
+            Field(
+                description="decision: a choice made; intent: what you will do next; blocker: what "
+                "stops progress; focus: the current goal; insight: a fact learned."
+            ),
+        ],
         content: Annotated[str, Field(min_length=1, description="The note itself, one or two sentences.")],
-        subject: Annotated[str | None, Field(description="What the note is about, a few words (e.g. 'queue engine'). "
-                                                         "Required for every kind except insight.")] = None,
-        alternatives: Annotated[list[str] | None, Field(description="Options considered and rejected, each with why.")] = None,
+        subject: Annotated[
+            str | None,
+            Field(
+                description="What the note is about, a few words (e.g. 'queue engine'). "
+                "Required for every kind except insight."
+            ),
+        ] = None,
+        alternatives: Annotated[
+            list[str] | None, Field(description="Options considered and rejected, each with why.")
+        ] = None,
     ) -> str:
         """Record a durable note. A decision on a subject supersedes earlier ones, unless it contradicts an
         active decision: then both are marked {contested} until someone calls cortex_resolve.
         """
+
         def write(engine: Engine) -> str:
             return messages.note_written(engine.note(kind, content, subject, alternatives))
 
@@ -302,16 +337,24 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
     @tool(structured_output=False)
     def cortex_resolve(
-        note_id: Annotated[str | None, Field(description="The note (or memory item) id to close; "
-                                                         "required when the subject is contested.")] = None,
-        subject: Annotated[str | None, Field(description="Close the active note on this subject instead of naming an id.")] = None,
-        status: Annotated[Status, Field(description="resolved: it no longer applies; superseded: replaced by "
-                                                    "something newer.")] = "resolved",
-        replacement: Annotated[str | None, Field(description="Text of the note that replaces it (same kind and subject).")] = None,
+        note_id: Annotated[
+            str | None,
+            Field(description="The note (or memory item) id to close; required when the subject is contested."),
+        ] = None,
+        subject: Annotated[
+            str | None, Field(description="Close the active note on this subject instead of naming an id.")
+        ] = None,
+        status: Annotated[
+            Status, Field(description="resolved: it no longer applies; superseded: replaced by something newer.")
+        ] = "resolved",
+        replacement: Annotated[
+            str | None, Field(description="Text of the note that replaces it (same kind and subject).")
+        ] = None,
     ) -> str:
         """Mark a note resolved or superseded, optionally writing its replacement. Closes a contest when
         one side is resolved. Give note_id or subject.
         """
+
         def resolve(engine: Engine) -> str:
             return messages.resolved(engine.resolve(note_id, subject=subject, status=status, replacement=replacement))
 
@@ -322,8 +365,12 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
         budget: RecallBudget = 600,
         detail: Annotated[Detail, Field(description="scores: also show each line's ranking score.")] = "none",
-        limit: Annotated[int | None, Field(ge=1, le=50, description="Show at most this many items (1-50); by "
-                                                                     "default as many as fit the budget.")] = None,
+        limit: Annotated[
+            int | None,
+            Field(
+                ge=1, le=50, description="Show at most this many items (1-50); by default as many as fit the budget."
+            ),
+        ] = None,
     ) -> str:
         """Evidence for a topic: a lead line, then timestamped lines labelled {labels} when they no longer
         simply hold. Call before deciding something earlier work may have settled.
@@ -333,7 +380,9 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     @tool(structured_output=False)
     def cortex_brief(
         topic: Annotated[str, Field(min_length=1, description="The task or area to brief on.")],
-        for_agent: Annotated[str | None, Field(description="Who the brief is for (e.g. 'reviewer', a subagent type).")] = None,
+        for_agent: Annotated[
+            str | None, Field(description="Who the brief is for (e.g. 'reviewer', a subagent type).")
+        ] = None,
         budget: BriefBudget = 450,
     ) -> str:
         """A smaller, decisions-first brief on a topic, e.g. to paste into a subagent's prompt before delegating."""
@@ -348,19 +397,30 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
     @tool(structured_output=True)
     def cortex_validate_memory(
-        topic: Annotated[str | None, Field(description="Check the memories about this topic; default every memory "
-                                                       "that names a file.")] = None,
+        topic: Annotated[
+            str | None,
+            Field(description="Check the memories about this topic; default every memory that names a file."),
+        ] = None,
     ) -> ValidationReport:
         """Audit memories' file references against the checkout as it is now (exists, missing, moved) and their
         anchors (drifted). Deletes nothing.
         """
-        return tools.booked_json("validate_memory", lambda e: e.validate_memory(topic or None),  # type: ignore[return-value]
-                                 consulted=bool(topic))
+        return tools.booked_json(
+            "validate_memory",
+            lambda e: e.validate_memory(topic or None),  # type: ignore[return-value]
+            consulted=bool(topic),
+        )
 
     @tool(structured_output=False)
     def cortex_reanchor(
-        item_id: Annotated[str, Field(min_length=1, description="The drifted memory's id (or its note id, or an "
-                                                                "8+ character prefix), as cortex_validate_memory lists it.")],
+        item_id: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="The drifted memory's id (or its note id, or an "
+                "8+ character prefix), as cortex_validate_memory lists it.",
+            ),
+        ],
     ) -> str:
         """Re-anchor a memory labelled {drifted} to the code as it is now, once you have read the changed code
         and checked that the memory still holds (otherwise correct it with a new note). Audited; refused when
@@ -382,8 +442,10 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     def cortex_search_ledger(
         queries: Annotated[
             list[dict[str, Any] | str] | str,
-            Field(description="Searches to check: each {pattern, path?, glob?, type?, caseInsensitive?, multiline?}, "
-                              "or just the pattern."),
+            Field(
+                description="Searches to check: each {pattern, path?, glob?, type?, caseInsensitive?, multiline?}, "
+                "or just the pattern."
+            ),
         ],
     ) -> str:
         """Did this search already return nothing here, and provably still would? Verdicts: no-matches-at
@@ -401,6 +463,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     @tool(structured_output=False)
     def cortex_engage() -> str:
         """Re-enable Cortex capture and hints for this worktree, and return the working state."""
+
         def engage(engine: Engine) -> Any:
             engine.engage()
             return engine.state()
@@ -410,6 +473,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
     @tool(structured_output=False)
     def cortex_disengage() -> str:
         """Turn Cortex capture, hints and gates off for this worktree until cortex_engage or the next session."""
+
         def disengage(engine: Engine) -> str:
             engine.disengage()
             return DISENGAGED
@@ -418,7 +482,9 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
     @tool(structured_output=False)
     def cortex_summarize(
-        what: Annotated[str | None, Field(description="One line on what this session did, to lead the summary.")] = None,
+        what: Annotated[
+            str | None, Field(description="One line on what this session did, to lead the summary.")
+        ] = None,
     ) -> str:
         """Write this session's summary now (a checkpoint) and return it."""
         return tools.booked("summarize", lambda e: e.summarize(what or None))
@@ -475,8 +541,13 @@ class BackgroundEmbedder:
                 return
 
 
-def main(cwd: str | None = None, *, stdin: IO[str] | None = None, preamble: list[str] | None = None,
-         answered: list[dict[str, Any]] | None = None) -> int:
+def main(
+    cwd: str | None = None,
+    *,
+    stdin: IO[str] | None = None,
+    preamble: list[str] | None = None,
+    answered: list[dict[str, Any]] | None = None,
+) -> int:
     """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     where = os.path.realpath(cwd or os.getcwd())
@@ -507,10 +578,20 @@ def tool_table() -> dict[str, dict[str, Any]]:
     async def listed(version: str) -> dict[str, Any]:
         send, inbound = anyio.create_memory_object_stream[Any](8)
         outbound, receive = anyio.create_memory_object_stream[Any](8)
-        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                     "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "table", "version": "1"}}},
-                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        lines = [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "table", "version": "1"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
         async with anyio.create_task_group() as group:
             group.start_soon(lowlevel.run, inbound, outbound, lowlevel.create_initialization_options())
             for line in lines:
@@ -533,9 +614,12 @@ def write_tool_table(path: str = TOOL_TABLE) -> bool:
         if result not in bodies:
             bodies.append(result)
         by_version[version] = bodies.index(result)
-    document = {"comment": "Generated by `python -m cortex_engine.mcp_server --write-tool-table`; do not edit. "
-                           "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version.",
-                "by_version": by_version, "bodies": bodies}
+    document = {
+        "comment": "Generated by `python -m cortex_engine.mcp_server --write-tool-table`; do not edit. "
+        "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version.",
+        "by_version": by_version,
+        "bodies": bodies,
+    }
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     try:
         with open(path, encoding="utf-8") as current:

@@ -90,8 +90,11 @@ class _AnsweringWriter:
             mine = json.loads(json.dumps(early))
             theirs = json.loads(message.model_dump_json(by_alias=True, exclude_none=True))
             if mine != theirs:
-                logging.getLogger("cortex.serve").warning("a request answered early differs from the SDK's answer: %s != %s",
-                                                          json.dumps(mine)[:2000], json.dumps(theirs)[:2000])
+                logging.getLogger("cortex.serve").warning(
+                    "a request answered early differs from the SDK's answer: %s != %s",
+                    json.dumps(mine)[:2000],
+                    json.dumps(theirs)[:2000],
+                )
             self._in_flight.answered(message.id)
             return
         await self._stream.send(item)
@@ -151,9 +154,12 @@ def _refusal(bad: Refusal) -> types.JSONRPCMessage:
     """A tool call's is_error result for text it cannot hold, else a JSON-RPC error."""
     if bad.code == INVALID_PARAMS and bad.method == "tools/call" and bad.request_id is not None:
         result = types.CallToolResult(content=[types.TextContent(type="text", text=bad.message)], is_error=True)
-        return types.JSONRPCResponse(jsonrpc="2.0", id=bad.request_id,
-                                     result=result.model_dump(by_alias=True, exclude_unset=True))
-    return types.JSONRPCError(jsonrpc="2.0", id=bad.request_id, error=types.ErrorData(code=bad.code, message=bad.message))
+        return types.JSONRPCResponse(
+            jsonrpc="2.0", id=bad.request_id, result=result.model_dump(by_alias=True, exclude_unset=True)
+        )
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=bad.request_id, error=types.ErrorData(code=bad.code, message=bad.message)
+    )
 
 
 async def serve_stdio(server: MCPServer, wire: IO[str], preamble: list[str], answered: list[dict[str, Any]]) -> None:

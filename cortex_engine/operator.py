@@ -115,11 +115,25 @@ def session_detail(engine: Engine, session_id: str) -> SessionDetail:
         raise NotFound(f'no session "{session_id}" in this scope', code="not_found", id=session_id)
     items = queries.session_note_items(engine.conn, session_id)
     judged = Validator(engine.conn, engine.scope).validate_many([(str(r["id"]), str(r["scope_key"])) for r in items])
-    notes = [{"id": r["id"], "kind": r["kind"], "subject": r["subject"], "text": r["text"], "created_at": r["created_at"],
-              "labels": item_labels(str(r["kind"]), str(r["text"]), judged.get(str(r["id"])))} for r in items]
+    notes = [
+        {
+            "id": r["id"],
+            "kind": r["kind"],
+            "subject": r["subject"],
+            "text": r["text"],
+            "created_at": r["created_at"],
+            "labels": item_labels(str(r["kind"]), str(r["text"]), judged.get(str(r["id"]))),
+        }
+        for r in items
+    ]
     failures = [
-        {"timestamp": r["timestamp"], "category": r["category"], "command": r["command_summary"],
-         "exit_code": r["exit_code"], "stderr_tail": r["stderr_tail"] or ""}
+        {
+            "timestamp": r["timestamp"],
+            "category": r["category"],
+            "command": r["command_summary"],
+            "exit_code": r["exit_code"],
+            "stderr_tail": r["stderr_tail"] or "",
+        }
         for r in queries.session_failures(engine.conn, session_id)
     ]
     return SessionDetail(found[0], notes, failures, channel_spend(engine, session_id, tree=False))
@@ -156,7 +170,9 @@ def resolve_contest(
     if keep is not None and keep not in sides:
         raise InvalidInput("the side to keep is not part of this contest", code="bad_args")
     if keep is not None and replacement is not None:
-        raise InvalidInput("a replacement supersedes every side; it cannot be combined with keeping one", code="bad_args")
+        raise InvalidInput(
+            "a replacement supersedes every side; it cannot be combined with keeping one", code="bad_args"
+        )
     # The first write checks, in its transaction, that the contest is still exactly these sides: a dialog left open
     # while another shell resolved it must not supersede the survivor (zero active decisions) or act on a new side.
     if keep is not None:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GC_STEPS
     from cortex_engine.memory.arrivals import ARRIVAL_STATES, Arrival, describe_arrival
+    from cortex_engine.memory.corrections import Deletion
     from cortex_engine.memory.inbox import Verdict
     from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, defuse_labels, note_content, split_trailers
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
     from cortex_engine.query.economy import fmt_tokens, render_stats
-    from cortex_engine.memory.corrections import Deletion
     from cortex_engine.query.inspection import Inspection, Location, text_diff
     from cortex_engine.query.listing import LABEL_FILTERS, Page, PageKey, scope_label
     from cortex_engine.query.render import humanize_kind, label_tag, short_kind, strip_control
@@ -31,31 +31,76 @@ if TYPE_CHECKING:
 # name → the stage module that defines it ("" for the module itself)
 _HOME = {
     "GC_STEPS": "capture.gc",
-    "Arrival": "memory.arrivals", "ARRIVAL_STATES": "memory.arrivals", "describe_arrival": "memory.arrivals",
+    "Arrival": "memory.arrivals",
+    "ARRIVAL_STATES": "memory.arrivals",
+    "describe_arrival": "memory.arrivals",
     "Verdict": "memory.inbox",
-    "Deletion": "memory.corrections", "Inspection": "query.inspection", "Page": "query.listing",
-    "scope_label": "query.listing", "Location": "query.inspection", "text_diff": "query.inspection",
-    "PageKey": "query.listing", "LABEL_FILTERS": "query.listing",
-    "KIND_WEIGHTS": "memory.items", "STATES": "memory.items", "collapse": "memory.items", "defuse_labels": "memory.items",
-    "note_content": "memory.items", "split_trailers": "memory.items",
+    "Deletion": "memory.corrections",
+    "Inspection": "query.inspection",
+    "Page": "query.listing",
+    "scope_label": "query.listing",
+    "Location": "query.inspection",
+    "text_diff": "query.inspection",
+    "PageKey": "query.listing",
+    "LABEL_FILTERS": "query.listing",
+    "KIND_WEIGHTS": "memory.items",
+    "STATES": "memory.items",
+    "collapse": "memory.items",
+    "defuse_labels": "memory.items",
+    "note_content": "memory.items",
+    "split_trailers": "memory.items",
     "Resolution": "memory.notes",
-    "render_jsonl": "memory.transfer", "render_markdown": "memory.transfer",
+    "render_jsonl": "memory.transfer",
+    "render_markdown": "memory.transfer",
     "messages": "query.messages",
-    "fmt_tokens": "query.economy", "render_stats": "query.economy",
-    "humanize_kind": "query.render", "strip_control": "query.render", "label_tag": "query.render",
+    "fmt_tokens": "query.economy",
+    "render_stats": "query.economy",
+    "humanize_kind": "query.render",
+    "strip_control": "query.render",
+    "label_tag": "query.render",
     "short_kind": "query.render",
     "ROUTE": "query.route",
     "Surface": "query.surfaces",
-    "cortex_home": "scope.identity", "read_head": "scope.identity",
+    "cortex_home": "scope.identity",
+    "read_head": "scope.identity",
     "store_error": "store.database",
 }
 
 __all__ = [  # written out, not computed: mypy and ruff read a literal (issue 27); a test keeps it equal to _HOME
-    "ARRIVAL_STATES", "Arrival", "Deletion", "GC_STEPS", "Inspection", "KIND_WEIGHTS", "LABEL_FILTERS", "Location",
-    "Page", "PageKey", "ROUTE", "Resolution", "STATES", "Surface", "Verdict", "collapse", "cortex_home",
-    "defuse_labels", "describe_arrival", "fmt_tokens", "humanize_kind", "label_tag", "messages", "note_content",
-    "read_head", "render_jsonl", "render_markdown", "render_stats", "scope_label", "short_kind", "split_trailers",
-    "store_error", "strip_control", "text_diff",
+    "ARRIVAL_STATES",
+    "Arrival",
+    "Deletion",
+    "GC_STEPS",
+    "Inspection",
+    "KIND_WEIGHTS",
+    "LABEL_FILTERS",
+    "Location",
+    "Page",
+    "PageKey",
+    "ROUTE",
+    "Resolution",
+    "STATES",
+    "Surface",
+    "Verdict",
+    "collapse",
+    "cortex_home",
+    "defuse_labels",
+    "describe_arrival",
+    "fmt_tokens",
+    "humanize_kind",
+    "label_tag",
+    "messages",
+    "note_content",
+    "read_head",
+    "render_jsonl",
+    "render_markdown",
+    "render_stats",
+    "scope_label",
+    "short_kind",
+    "split_trailers",
+    "store_error",
+    "strip_control",
+    "text_diff",
 ]
 
 

@@ -78,7 +78,11 @@ def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | 
     if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or not isinstance(params, dict):
         return None
     requested, client = params.get("protocolVersion"), params.get("clientInfo")
-    if not isinstance(requested, str) or not isinstance(params.get("capabilities"), dict) or not isinstance(client, dict):
+    if (
+        not isinstance(requested, str)
+        or not isinstance(params.get("capabilities"), dict)
+        or not isinstance(client, dict)
+    ):
         return None
     if not isinstance(client.get("name"), str) or not isinstance(client.get("version"), str) or "_meta" in params:
         return None  # an unusual handshake: the SDK validates and answers it itself
@@ -143,7 +147,11 @@ def _notification(line: str) -> bool:
         message = json.loads(line)
     except (ValueError, RecursionError):
         return False
-    return isinstance(message, dict) and "id" not in message and str(message.get("method", "")).startswith("notifications/")
+    return (
+        isinstance(message, dict)
+        and "id" not in message
+        and str(message.get("method", "")).startswith("notifications/")
+    )
 
 
 def _send(answer: dict[str, Any]) -> None:
@@ -153,6 +161,7 @@ def _send(answer: dict[str, Any]) -> None:
 
 def _load_sdk() -> threading.Thread:
     """Import the SDK server in a background thread while the wire is read (the import costs about a second)."""
+
     def load() -> None:
         try:
             importlib.import_module("cortex_engine.mcp_server")

@@ -35,8 +35,10 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 MAX_DEPTH = 128
 """The deepest a request may nest. The SDK's parser gives up near 200 levels and drops the line unanswered, so a
 deeper request is refused here, before the SDK sees it; 128 levels is far more than any tool's arguments need."""
-BAD_TEXT = ("the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
-            "nothing was done — send the text as valid UTF-8")
+BAD_TEXT = (
+    "the request's text holds a lone UTF-16 surrogate ({escape}), which is not valid Unicode; "
+    "nothing was done — send the text as valid UTF-8"
+)
 
 # A JSON string (escapes kept), a structural character, or a bare scalar (number, true, false, null).
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:,]|[^\s\[\]{}:,"]+')
@@ -68,26 +70,45 @@ def screen(line: str) -> Refusal | None:
         return None
     if _too_deep(text):
         request_id, method = _top_level(text)
-        return Refusal(_writable(request_id), method, INVALID_REQUEST,
-                       f"the request nests deeper than {MAX_DEPTH} levels; nothing was done")
+        return Refusal(
+            _writable(request_id),
+            method,
+            INVALID_REQUEST,
+            f"the request nests deeper than {MAX_DEPTH} levels; nothing was done",
+        )
     try:
         message = json.loads(text)
     except ValueError:
         return Refusal(None, None, PARSE_ERROR, "the line is not JSON; nothing was done")
     if not isinstance(message, dict):
-        return Refusal(None, None, INVALID_REQUEST,
-                       "a request is one JSON-RPC 2.0 object (batches are not part of MCP); nothing was done")
+        return Refusal(
+            None,
+            None,
+            INVALID_REQUEST,
+            "a request is one JSON-RPC 2.0 object (batches are not part of MCP); nothing was done",
+        )
     if "id" not in message or ("method" not in message and ("result" in message or "error" in message)):
         return None  # a notification or a response: nobody waits for an answer
     request_id, method = message["id"], message.get("method")
     if isinstance(request_id, str) and _writable(request_id) is None:
-        return Refusal(None, method if isinstance(method, str) else None, INVALID_REQUEST,
-                       "the request's id holds a lone UTF-16 surrogate, so no answer could carry it; nothing was done")
-    if (message.get("jsonrpc") != "2.0" or not isinstance(method, str) or _writable(request_id) is None
-            or not isinstance(message.get("params", {}), dict)):
-        return Refusal(_writable(request_id), method if isinstance(method, str) else None, INVALID_REQUEST,
-                       "not a JSON-RPC 2.0 request (a string or integer id, a method name, params an object); "
-                       "nothing was done")
+        return Refusal(
+            None,
+            method if isinstance(method, str) else None,
+            INVALID_REQUEST,
+            "the request's id holds a lone UTF-16 surrogate, so no answer could carry it; nothing was done",
+        )
+    if (
+        message.get("jsonrpc") != "2.0"
+        or not isinstance(method, str)
+        or _writable(request_id) is None
+        or not isinstance(message.get("params", {}), dict)
+    ):
+        return Refusal(
+            _writable(request_id),
+            method if isinstance(method, str) else None,
+            INVALID_REQUEST,
+            "not a JSON-RPC 2.0 request (a string or integer id, a method name, params an object); nothing was done",
+        )
     if _SURROGATE_ESCAPE.search(text):
         try:
             json.dumps(message, ensure_ascii=False).encode("utf-8")

@@ -200,8 +200,12 @@ class CortexApp(App[None]):
             self.call_after_refresh(self._apply, snapshot)
         else:
             self._apply(snapshot)
-        self._ensure_watcher(Path(snapshot.info.path), Path(str(snapshot.status["worktree"])) / ".cortex", True,
-                             Path(snapshot.git_dir) if snapshot.git_dir else None)
+        self._ensure_watcher(
+            Path(snapshot.info.path),
+            Path(str(snapshot.status["worktree"])) / ".cortex",
+            True,
+            Path(snapshot.git_dir) if snapshot.git_dir else None,
+        )
 
     def _apply(self, snapshot: Snapshot) -> None:
         """Show a snapshot; memory views and the freshness report are read again only when memory changed."""
@@ -229,8 +233,9 @@ class CortexApp(App[None]):
         key = (message.state, message.code, message.message)
         if self._state != key:
             self._state = key
-            self._swap_screen(StateScreen(message.state, self.target, message.info, message.hooks,
-                                             message.message, message.code))
+            self._swap_screen(
+                StateScreen(message.state, self.target, message.info, message.hooks, message.message, message.code)
+            )
         if message.state == "deleted":
             self._stop_watcher()
             self._settling = None  # changes heard before it stopped: nothing is there to reload
@@ -294,8 +299,12 @@ class CortexApp(App[None]):
         self._stop_watcher()
         self._watch_key = key
         self._watcher = StoreWatcher(
-            store, runtime, self._changed_elsewhere, self.target.open if has_store else None,
-            git_dir=git_dir, interval=self.poll_interval,
+            store,
+            runtime,
+            self._changed_elsewhere,
+            self.target.open if has_store else None,
+            git_dir=git_dir,
+            interval=self.poll_interval,
         )
         self._watcher.start()
 
@@ -320,8 +329,10 @@ class CortexApp(App[None]):
         """Show the keys of the screen underneath, and what the labels mean."""
         from .dialogs.help_dialog import HelpDialog
 
-        palette = (self.COMMAND_PALETTE_BINDING, "command palette: every key's action by name; typing matches these "
-                   "descriptions too")  # Textual's own binding: rebinding it would take the footer's hint
+        palette = (
+            self.COMMAND_PALETTE_BINDING,
+            "command palette: every key's action by name; typing matches these descriptions too",
+        )  # Textual's own binding: rebinding it would take the footer's hint
         self.push_screen(HelpDialog([*help_rows(screen_keys(self.screen)), palette]))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -332,13 +343,23 @@ class CortexApp(App[None]):
                 continue
             if key.title and key.title not in titles:
                 titles.add(key.title)
-                yield SystemCommand(key.title, f"{key.tooltip[:1].upper()}{key.tooltip[1:]} ({label(key)})",
-                                    key_action(screen, key.action))
+                yield SystemCommand(
+                    key.title,
+                    f"{key.tooltip[:1].upper()}{key.tooltip[1:]} ({label(key)})",
+                    key_action(screen, key.action),
+                )
         yield from super().get_system_commands(screen)
 
 
-def make_app(cwd: str | os.PathLike[str], *, clock: Clock | None = None, home: Path | None = None,
-             user_home: Path | None = None, live: bool = True, poll_interval: float = 1.0) -> CortexApp:
+def make_app(
+    cwd: str | os.PathLike[str],
+    *,
+    clock: Clock | None = None,
+    home: Path | None = None,
+    user_home: Path | None = None,
+    live: bool = True,
+    poll_interval: float = 1.0,
+) -> CortexApp:
     """Build the app for a working directory (the CLI, the tests and the screenshot script share this)."""
     target = StoreTarget(os.path.realpath(os.fspath(cwd)), clock or clock_from_env(), home, user_home)
     return CortexApp(target, live=live, poll_interval=poll_interval)

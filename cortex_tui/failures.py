@@ -23,6 +23,9 @@ def report_worker_failure(node: DOMNode, event: Worker.StateChanged) -> None:
     if error is not None:
         node.log.error("".join(traceback.format_exception(error)))
         node.app.notify(
-            f"{type(error).__name__}: {error}", title=f"Unexpected error in {event.worker.name or 'a worker'}",
-            severity="error", timeout=30, markup=False,
+            f"{type(error).__name__}: {error}",
+            title=f"Unexpected error in {event.worker.name or 'a worker'}",
+            severity="error",
+            timeout=30,
+            markup=False,
         )

@@ -127,8 +127,12 @@ class StoreWatcher:
         handler = Handler()
         watched = 0
         reflogs = self.git_dir / REFLOG[0] if self.git_dir is not None else None
-        for folder, recursive in ((self.store_path.parent, False), (self.runtime_dir, True), (self.git_dir, False),
-                                  (reflogs, False)):
+        for folder, recursive in (
+            (self.store_path.parent, False),
+            (self.runtime_dir, True),
+            (self.git_dir, False),
+            (reflogs, False),
+        ):
             if folder is not None and folder.is_dir():
                 observer.schedule(handler, str(folder), recursive=recursive)
                 watched += 1

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,12 @@ import pytest
 
 from cortex_engine.engine import Engine
 
-NOW = datetime(2026, 8, 2, 18, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
 
 
@@ -93,7 +95,9 @@ def bin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` and return its stdout."""
-    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    done = subprocess.run(
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    )
     return done.stdout
 
 

@@ -21,8 +21,9 @@ def cortex(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, s
     full = {**os.environ, "CORTEX_NOW": NOW, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), **(env or {})}
     if bin_path is not None:
         full["CORTEX_INSTALL_BIN"] = str(bin_path)
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=full, capture_output=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=full, capture_output=True, timeout=120
+    )
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 
 
@@ -61,5 +62,8 @@ def settings(path: Path) -> dict:
 
 def commands(data: dict, event: str) -> list[tuple[object, str]]:
     """(matcher, command) of every hook of an event."""
-    return [(group.get("matcher"), hook["command"]) for group in data.get("hooks", {}).get(event, [])
-            for hook in group["hooks"]]
+    return [
+        (group.get("matcher"), hook["command"])
+        for group in data.get("hooks", {}).get(event, [])
+        for hook in group["hooks"]
+    ]

@@ -29,8 +29,14 @@ def live(repo: Repo, make_engine) -> Engine:
 
 
 def dispatch(engine: Engine, description: str, agent_type: str = "general-purpose", prompt: str = "do it") -> None:
-    agents.dispatch_pre(engine, {"session_id": HOST, "tool_name": "Agent", "tool_input": {
-        "description": description, "subagent_type": agent_type, "prompt": prompt}})
+    agents.dispatch_pre(
+        engine,
+        {
+            "session_id": HOST,
+            "tool_name": "Agent",
+            "tool_input": {"description": description, "subagent_type": agent_type, "prompt": prompt},
+        },
+    )
 
 
 def start(engine: Engine, agent_id: str, agent_type: str = "general-purpose") -> str:
@@ -66,8 +72,11 @@ def test_subagent_brief_silent_when_ambiguous_or_unmatched(live: Engine) -> None
 
 def test_subagent_brief_silent_when_already_pasted(live: Engine) -> None:
     """If the parent already pasted the memory into the prompt, the brief is suppressed."""
-    dispatch(live, "review the api serving design",
-             prompt="Context: serve the api from src/api.py behind the gateway. Review it.")
+    dispatch(
+        live,
+        "review the api serving design",
+        prompt="Context: serve the api from src/api.py behind the gateway. Review it.",
+    )
     assert start(live, "a1") == ""
 
 
@@ -99,29 +108,48 @@ def test_conclusion_kept_trimmed_and_offered_once(live: Engine) -> None:
     nudge = agents.end_of_turn_nudge(live, primary)
     assert "- decision: We decided to cache the app graph per turn." in nudge
     assert agents.end_of_turn_nudge(live, primary) == ""
-    assert live.conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE content LIKE '%cache the app graph%'").fetchone()[0] == 0
+    assert (
+        live.conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE content LIKE '%cache the app graph%'").fetchone()[0]
+        == 0
+    )
 
 
 def test_guard_refuses_a_subagent_retiring_earlier_work(live: Engine) -> None:
     """A subagent's decision on a subject held by an earlier session is denied, with the reason."""
     start(live, "a1")
-    out = agents.guard(live, {"session_id": HOST, "agent_id": "a1", "tool_name": "mcp__cortex__cortex_note",
-                              "tool_input": {"kind": "decision", "subject": "API serving", "content": "serve directly"}})
-    assert out.startswith(
-        "Cortex refused this: a subagent may not retire memory from earlier work on this branch.")
+    out = agents.guard(
+        live,
+        {
+            "session_id": HOST,
+            "agent_id": "a1",
+            "tool_name": "mcp__cortex__cortex_note",
+            "tool_input": {"kind": "decision", "subject": "API serving", "content": "serve directly"},
+        },
+    )
+    assert out.startswith("Cortex refused this: a subagent may not retire memory from earlier work on this branch.")
 
 
 @pytest.mark.parametrize(
     ("command", "verb"),
-    [("cortex delete-memory {id} --yes", "delete"), ("bash -c \"cortex edit-memory {id} --text x\"", "rewrite"),
-     ("cortex note-resolve --id {id} --status superseded", "retire")],
+    [
+        ("cortex delete-memory {id} --yes", "delete"),
+        ('bash -c "cortex edit-memory {id} --text x"', "rewrite"),
+        ("cortex note-resolve --id {id} --status superseded", "retire"),
+    ],
 )
 def test_guard_reads_shell_commands(live: Engine, command: str, verb: str) -> None:
     """Memory-changing cortex commands inside Bash are caught, even one level inside bash -c."""
     start(live, "a1")
     note_id = live.conn.execute("SELECT id FROM notes").fetchone()["id"]
-    out = agents.guard(live, {"session_id": HOST, "agent_id": "a1", "tool_name": "Bash",
-                              "tool_input": {"command": command.format(id=note_id)}})
+    out = agents.guard(
+        live,
+        {
+            "session_id": HOST,
+            "agent_id": "a1",
+            "tool_name": "Bash",
+            "tool_input": {"command": command.format(id=note_id)},
+        },
+    )
     assert f"a subagent may not {verb} memory" in out
 
 
@@ -133,7 +161,11 @@ def test_guard_refuses_a_subagent_reanchoring_earlier_work_over_mcp(live: Engine
 
     start(live, "a1")
     note_id = live.conn.execute("SELECT id FROM notes").fetchone()["id"]
-    call = {"session_id": HOST, "tool_name": "mcp__cortex__cortex_reanchor", "tool_input": {"item_id": f"notes:{note_id}"}}
+    call = {
+        "session_id": HOST,
+        "tool_name": "mcp__cortex__cortex_reanchor",
+        "tool_input": {"item_id": f"notes:{note_id}"},
+    }
     out = agents.guard(live, {**call, "agent_id": "a1"})
     assert "a subagent may not rewrite memory" in out
     assert agents.guard(live, call) == ""
@@ -148,12 +180,36 @@ def test_guard_allows_parent_own_work_previews_and_other_subjects(live: Engine) 
     mine = live.note("decision", "cache tokens for an hour", "token cache")
     note_id = live.conn.execute("SELECT id FROM notes WHERE subject='api serving'").fetchone()["id"]
     base = {"session_id": HOST, "agent_id": "a1"}
-    assert agents.guard(live, {"session_id": HOST, "tool_name": "Bash",
-                               "tool_input": {"command": f"cortex delete-memory {note_id} --yes"}}) == ""
-    assert agents.guard(live, {**base, "tool_name": "Bash", "tool_input": {"command": f"cortex delete-memory {note_id}"}}) == ""
-    assert agents.guard(live, {**base, "tool_name": "mcp__cortex__cortex_resolve", "tool_input": {"note_id": mine.id}}) == ""
-    assert agents.guard(live, {**base, "tool_name": "mcp__cortex__cortex_note",
-                               "tool_input": {"kind": "decision", "subject": "brand new", "content": "x"}}) == ""
+    assert (
+        agents.guard(
+            live,
+            {
+                "session_id": HOST,
+                "tool_name": "Bash",
+                "tool_input": {"command": f"cortex delete-memory {note_id} --yes"},
+            },
+        )
+        == ""
+    )
+    assert (
+        agents.guard(live, {**base, "tool_name": "Bash", "tool_input": {"command": f"cortex delete-memory {note_id}"}})
+        == ""
+    )
+    assert (
+        agents.guard(live, {**base, "tool_name": "mcp__cortex__cortex_resolve", "tool_input": {"note_id": mine.id}})
+        == ""
+    )
+    assert (
+        agents.guard(
+            live,
+            {
+                **base,
+                "tool_name": "mcp__cortex__cortex_note",
+                "tool_input": {"kind": "decision", "subject": "brand new", "content": "x"},
+            },
+        )
+        == ""
+    )
 
 
 def test_consult_hint_at_most_once_and_never_after_a_consult(live: Engine) -> None:
@@ -172,8 +228,7 @@ def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine
     """Editing a file memory talks about whispers the note once; a superseded one is never whispered."""
     session = live.current_session()["id"]
     out = live.whisper("edit", "src/api.py", session)
-    assert out.startswith(
-        "Cortex memory: Decision [2026-08-02 18:00Z]: [api serving] serve the api from src/api.py")
+    assert out.startswith("Cortex memory: Decision [2026-08-02 18:00Z]: [api serving] serve the api from src/api.py")
     assert live.whisper("edit", "src/api.py", session) == ""
     assert live.whisper("edit", "src/unrelated.py", session) == ""
     live.note("decision", "serve the api from src/api.py directly", "api serving")
@@ -189,8 +244,18 @@ def test_whisper_needs_high_confidence_and_never_carries_superseded(live: Engine
 def test_the_hook_adapter_alone_speaks_the_wire_format() -> None:
     """The engine answers in text; `hookentry` wraps it as Claude Code expects, and says nothing for ""."""
     assert json.loads(hookentry.context_output("SubagentStart", "brief")) == {
-        "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "brief"}}
-    assert json.loads(hookentry.deny_output("no")) == {"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}
+        "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "brief"}
+    }
+    assert json.loads(hookentry.deny_output("no")) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no",
+        }
+    }
     assert json.loads(hookentry.block_output("more")) == {"decision": "block", "reason": "more"}
-    assert (hookentry.context_output("PreToolUse", ""), hookentry.deny_output(""), hookentry.block_output("")) == ("", "", "")
+    assert (hookentry.context_output("PreToolUse", ""), hookentry.deny_output(""), hookentry.block_output("")) == (
+        "",
+        "",
+        "",
+    )

@@ -15,21 +15,31 @@ from .test_cli import fail, ok, ok_json
 
 # name -> (path, target function, other function, renamed target), each body a format of (target, other).
 LANGS = {
-    "python": ("src/auth/session.py",
-               "def refresh_token(x):\n    y = x + 1\n    return y\n",
-               "def other(a):\n    return a * 2\n",
-               "def renew_token(x):\n    y = x + 1\n    return y\n"),
-    "ts": ("web/session.ts",
-           "export function refreshToken(x: number): number {\n  const y = x + 1;\n  return y;\n}\n",
-           "export const other = (a: number) => {\n  return a * 2;\n};\n",
-           "export function renewToken(x: number): number {\n  const y = x + 1;\n  return y;\n}\n"),
-    "go": ("pkg/session/session.go",
-           "func (s *Store) RefreshToken(x int) int {\n\ty := x + 1\n\treturn y\n}\n",
-           "func other(a int) int {\n\treturn a * 2\n}\n",
-           "func (s *Store) RenewToken(x int) int {\n\ty := x + 1\n\treturn y\n}\n"),
+    "python": (
+        "src/auth/session.py",
+        "def refresh_token(x):\n    y = x + 1\n    return y\n",
+        "def other(a):\n    return a * 2\n",
+        "def renew_token(x):\n    y = x + 1\n    return y\n",
+    ),
+    "ts": (
+        "web/session.ts",
+        "export function refreshToken(x: number): number {\n  const y = x + 1;\n  return y;\n}\n",
+        "export const other = (a: number) => {\n  return a * 2;\n};\n",
+        "export function renewToken(x: number): number {\n  const y = x + 1;\n  return y;\n}\n",
+    ),
+    "go": (
+        "pkg/session/session.go",
+        "func (s *Store) RefreshToken(x int) int {\n\ty := x + 1\n\treturn y\n}\n",
+        "func other(a int) int {\n\treturn a * 2\n}\n",
+        "func (s *Store) RenewToken(x int) int {\n\ty := x + 1\n\treturn y\n}\n",
+    ),
 }
 NAMES = {"python": "refresh_token", "ts": "refreshToken", "go": "RefreshToken"}
-HEADS = {"python": "import os\n\n", "ts": "import { x } from './x';\n\n", "go": "package session\n\ntype Store struct{}\n\n"}
+HEADS = {
+    "python": "import os\n\n",
+    "ts": "import { x } from './x';\n\n",
+    "go": "package session\n\ntype Store struct{}\n\n",
+}
 
 
 def note_on(repo: Repo, engine: Engine, lang: str) -> str:
@@ -108,8 +118,10 @@ def test_whitespace_only_change_is_not_drift(repo: Repo, engine: Engine, lang: s
 
 
 def test_qualified_python_method_and_class(repo: Repo, engine: Engine) -> None:
-    body = ("class SessionStore:\n    def refresh(self):\n        return 1\n\n"
-            "class Other:\n    def refresh(self):\n        return 2\n")
+    body = (
+        "class SessionStore:\n    def refresh(self):\n        return 1\n\n"
+        "class Other:\n    def refresh(self):\n        return 2\n"
+    )
     repo.write("src/store.py", body)
     repo.commit("stores")
     engine.note("decision", "SessionStore.refresh in src/store.py returns one; refresh() alone is ambiguous", "s")
@@ -152,22 +164,30 @@ def test_note_without_symbol_keeps_file_level(repo: Repo, engine: Engine) -> Non
 
 
 SAMPLES = {
-    "rust": ("src/lib.rs",
-             "pub struct Store { n: u32 }\n\nimpl Store {\n    pub fn refresh(&mut self) -> u32 {\n"
-             "        self.n += 1;\n        self.n\n    }\n}\n\nfn helper<'a>(s: &'a str) -> &'a str {\n    s\n}\n",
-             {"Store.refresh": (4, 7), "helper": (10, 12), "Store": (1, 1)}),
-    "java": ("src/Store.java",
-             "public class Store {\n    private int n;\n\n    public int refresh(int x) {\n        if (x > 0) {\n"
-             "            n += x;\n        }\n        return n;\n    }\n}\n",
-             {"Store.refresh": (4, 9), "Store": (1, 10)}),
-    "ruby": ("lib/store.rb",
-             "module Auth\n  class Store\n    def refresh(x)\n      if x\n        1\n      end\n    end\n\n"
-             "    def self.build\n      new\n    end\n  end\nend\n",
-             {"Store.refresh": (3, 7), "Store.build": (9, 11), "Auth": (1, 13)}),
-    "js": ("web/app.js",
-           "class Store {\n  async refresh(x) {\n    return { x };\n  }\n}\n\nconst handler = async (req) => {\n"
-           "  return req;\n};\n\nfunction plain() {\n  if (a) { b(); }\n}\n",
-           {"Store.refresh": (2, 4), "handler": (7, 9), "plain": (11, 13)}),
+    "rust": (
+        "src/lib.rs",
+        "pub struct Store { n: u32 }\n\nimpl Store {\n    pub fn refresh(&mut self) -> u32 {\n"
+        "        self.n += 1;\n        self.n\n    }\n}\n\nfn helper<'a>(s: &'a str) -> &'a str {\n    s\n}\n",
+        {"Store.refresh": (4, 7), "helper": (10, 12), "Store": (1, 1)},
+    ),
+    "java": (
+        "src/Store.java",
+        "public class Store {\n    private int n;\n\n    public int refresh(int x) {\n        if (x > 0) {\n"
+        "            n += x;\n        }\n        return n;\n    }\n}\n",
+        {"Store.refresh": (4, 9), "Store": (1, 10)},
+    ),
+    "ruby": (
+        "lib/store.rb",
+        "module Auth\n  class Store\n    def refresh(x)\n      if x\n        1\n      end\n    end\n\n"
+        "    def self.build\n      new\n    end\n  end\nend\n",
+        {"Store.refresh": (3, 7), "Store.build": (9, 11), "Auth": (1, 13)},
+    ),
+    "js": (
+        "web/app.js",
+        "class Store {\n  async refresh(x) {\n    return { x };\n  }\n}\n\nconst handler = async (req) => {\n"
+        "  return req;\n};\n\nfunction plain() {\n  if (a) { b(); }\n}\n",
+        {"Store.refresh": (2, 4), "handler": (7, 9), "plain": (11, 13)},
+    ),
 }
 
 
@@ -190,13 +210,22 @@ def test_inspect_shows_anchor_diff_and_reanchor_clears_drift(repo: Repo) -> None
     path, target, other, _ = LANGS["python"]
     repo.write(path, HEADS["python"] + target + "\n" + other)
     repo.commit("session")
-    written = ok_json(repo.path, "note", "--kind", "decision", "--subject", "tokens",
-                      "refresh_token() in src/auth/session.py adds one")
+    written = ok_json(
+        repo.path,
+        "note",
+        "--kind",
+        "decision",
+        "--subject",
+        "tokens",
+        "refresh_token() in src/auth/session.py adds one",
+    )
     repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
     repo.commit("add two instead")
     recalled = ok_json(repo.path, "recall", "refresh_token")
     assert recalled["items"][0]["labels"] == ["drifted: src/auth/session.py:refresh_token changed"]
-    assert {"path": "src/auth/session.py:refresh_token", "verdict": "drifted", "to": None} in recalled["items"][0]["references"]
+    assert {"path": "src/auth/session.py:refresh_token", "verdict": "drifted", "to": None} in recalled["items"][0][
+        "references"
+    ]
     assert "[drifted: src/auth/session.py:refresh_token changed]" in ok(repo.path, "recall", "refresh_token")
     item_id = recalled["items"][0]["id"]
     shown = ok_json(repo.path, "inspect-memory", item_id)
@@ -220,8 +249,10 @@ def test_inspect_shows_anchor_diff_and_reanchor_clears_drift(repo: Repo) -> None
 
 def _validation(ref_status: str, anchor_statuses: tuple[str, ...]) -> Validation:
     refs = (RefVerdict("src/a.py", "file", ref_status),)
-    pinned = tuple(AnchorVerdict(n, f"src/a.py:f{n}", "src/a.py", "src/a.py", f"f{n}", 1, 2, "h", None, s)
-                   for n, s in enumerate(anchor_statuses))
+    pinned = tuple(
+        AnchorVerdict(n, f"src/a.py:f{n}", "src/a.py", "src/a.py", f"f{n}", 1, 2, "h", None, s)
+        for n, s in enumerate(anchor_statuses)
+    )
     return Validation(refs, pinned)
 
 
@@ -247,7 +278,8 @@ def test_validate_memory_reports_drifted_items_for_the_freshness_pane(repo: Repo
     report = engine.validate_memory(persist=False)
     assert (report["stale"], report["drifted"]) == (0, 1)
     assert report["items"][0]["anchors"] == [
-        {"anchor": f"{path}:refresh_token", "status": "drifted", "path": path, "start": 7, "end": 9}]
+        {"anchor": f"{path}:refresh_token", "status": "drifted", "path": path, "start": 7, "end": 9}
+    ]
     text = ok(repo.path, "validate-memory")
     assert text.startswith("checked 1 memory; 0 stale; 1 drifted; references: 1 exists")
     assert f"[drifted: {path}:refresh_token changed]" in text
@@ -255,10 +287,12 @@ def test_validate_memory_reports_drifted_items_for_the_freshness_pane(repo: Repo
 
 def test_python_qualification_survives_multiline_headers_and_flush_left_strings() -> None:
     """A nested def under a multi-line method header, and a method after a flush-left string, are still found."""
-    text = ('class AppGroup:\n    def command(\n        self, *args\n    ) -> None:\n'
-            '        def decorator(f):\n            return f\n        return decorator\n\n'
-            '    def helper(self):\n        s = """\nflush left\n"""\n        def inner():\n            return s\n'
-            '        return inner\n')
+    text = (
+        "class AppGroup:\n    def command(\n        self, *args\n    ) -> None:\n"
+        "        def decorator(f):\n            return f\n        return decorator\n\n"
+        '    def helper(self):\n        s = """\nflush left\n"""\n        def inner():\n            return s\n'
+        "        return inner\n"
+    )
     source = anchors.source_of("src/cli.py", text)
     assert [(s.start, s.end) for s in source.spans("AppGroup.command.decorator")] == [(5, 6)]
     assert [(s.start, s.end) for s in source.spans("AppGroup.helper.inner")] == [(13, 14)]
@@ -289,7 +323,16 @@ def test_captured_failure_is_not_anchored(repo: Repo, engine: Engine) -> None:
     repo.write(path, HEADS["python"] + target + "\n" + other)
     repo.commit("session")
     engine.refresh()  # the checkout's inventory is recorded, so extraction knows the repository
-    ok(repo.path, "log", "cmd", "--cmd", "pytest -q", "--exit", "1",
-       "--stderr", f'File "{path}", line 5, in refresh_token\n    return y\nAssertionError')
+    ok(
+        repo.path,
+        "log",
+        "cmd",
+        "--cmd",
+        "pytest -q",
+        "--exit",
+        "1",
+        "--stderr",
+        f'File "{path}", line 5, in refresh_token\n    return y\nAssertionError',
+    )
     refs = engine.conn.execute("SELECT COUNT(*) FROM memory_references").fetchone()[0]
     assert refs >= 1 and anchored(engine) == []

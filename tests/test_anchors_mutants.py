@@ -20,17 +20,23 @@ from .conftest import Repo
 
 # A method whose parameter list runs over ten lines, each language's way (TypeScript, Java).
 LONG_PARAMETERS = {
-    "web/store.ts": ("class Store {\n  refreshToken(\n" + "".join(f"    p{k}: number,\n" for k in range(10))
-                     + "  ): number {\n    const y = p0 + 1;\n    return y;\n  }\n}\n"),
-    "src/Store.java": ("public class Store {\n  public int refreshToken(\n"
-                       + "".join(f"      int p{k}{',' if k < 9 else ''}\n" for k in range(10))
-                       + "  ) {\n    int y = p0 + 1;\n    return y;\n  }\n}\n"),
+    "web/store.ts": (
+        "class Store {\n  refreshToken(\n"
+        + "".join(f"    p{k}: number,\n" for k in range(10))
+        + "  ): number {\n    const y = p0 + 1;\n    return y;\n  }\n}\n"
+    ),
+    "src/Store.java": (
+        "public class Store {\n  public int refreshToken(\n"
+        + "".join(f"      int p{k}{',' if k < 9 else ''}\n" for k in range(10))
+        + "  ) {\n    int y = p0 + 1;\n    return y;\n  }\n}\n"
+    ),
 }
 
 
 @pytest.mark.parametrize("path", sorted(LONG_PARAMETERS))
 def test_a_method_whose_parameters_run_over_ten_lines_is_anchored_and_drifts_with_its_body(
-        tmp_path: Path, path: str) -> None:
+    tmp_path: Path, path: str
+) -> None:
     text = LONG_PARAMETERS[path]
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text(text)
@@ -41,7 +47,8 @@ def test_a_method_whose_parameters_run_over_ten_lines_is_anchored_and_drifts_wit
     assert anchors.locate(same, anchor.symbol, anchor.start, anchor.end, anchor.digest).status == "fresh"
     edited = anchors.source_of(path, text.replace("p0 + 1", "p0 + 2"))
     assert anchors.locate(edited, anchor.symbol, anchor.start, anchor.end, anchor.digest) == anchors.Located(
-        "drifted", 2, 16, anchors.span_digest(edited.lines, 2, 16))
+        "drifted", 2, 16, anchors.span_digest(edited.lines, 2, 16)
+    )
 
 
 def labels(engine: Engine) -> list[object]:
@@ -51,7 +58,8 @@ def labels(engine: Engine) -> list[object]:
 
 
 def test_a_claim_on_a_method_with_a_long_parameter_list_goes_stale_when_its_body_changes(
-        repo: Repo, engine: Engine) -> None:
+    repo: Repo, engine: Engine
+) -> None:
     path = "web/store.ts"
     repo.write(path, LONG_PARAMETERS[path])
     repo.commit("store")
@@ -79,12 +87,19 @@ def spans(path: str, text: str, *names: str) -> dict[str, list[tuple[int, int]]]
 
 
 def test_ruby_definitions_end_on_the_end_at_their_own_indentation() -> None:
-    text = ("module Auth\n  class Store\n    def refresh?(x)\n      if x\n        1\n      end\n    end\n\n"
-            "    def self.build!\n      end_time = new\n    end\n  end\nend\n\ndef orphan\n  1\n")
+    text = (
+        "module Auth\n  class Store\n    def refresh?(x)\n      if x\n        1\n      end\n    end\n\n"
+        "    def self.build!\n      end_time = new\n    end\n  end\nend\n\ndef orphan\n  1\n"
+    )
     assert anchors.source_of("lib/auth.rb", text).definitions() == {
-        "Auth": [anchors.Span(1, 13)], "Store": [anchors.Span(2, 12)], "Auth.Store": [anchors.Span(2, 12)],
-        "refresh?": [anchors.Span(3, 7)], "Store.refresh?": [anchors.Span(3, 7)],
-        "build!": [anchors.Span(9, 11)], "Store.build!": [anchors.Span(9, 11)]}  # `orphan` never ends
+        "Auth": [anchors.Span(1, 13)],
+        "Store": [anchors.Span(2, 12)],
+        "Auth.Store": [anchors.Span(2, 12)],
+        "refresh?": [anchors.Span(3, 7)],
+        "Store.refresh?": [anchors.Span(3, 7)],
+        "build!": [anchors.Span(9, 11)],
+        "Store.build!": [anchors.Span(9, 11)],
+    }  # `orphan` never ends
 
 
 # A file `ast` cannot parse whole (a Python 2 print at the end): only the scan can find its definitions.
@@ -92,16 +107,29 @@ BROKEN_TAIL = "\n\nprint 'py2'\n"
 
 
 def test_python_definitions_are_qualified_by_the_walk_up_their_headers_without_parsing_the_file() -> None:
-    text = ("class A:\n    def g(\n        self,  # (a note\n        x,\n    ) -> int:\n        return x\n\n"
-            "    @property\n    def f(self):\n        def inner():\n            return 1\n        return inner\n"
-            + BROKEN_TAIL)
+    text = (
+        "class A:\n    def g(\n        self,  # (a note\n        x,\n    ) -> int:\n        return x\n\n"
+        "    @property\n    def f(self):\n        def inner():\n            return 1\n        return inner\n"
+        + BROKEN_TAIL
+    )
     assert spans("x.py", text, "A.g", "g", "A.f", "f", "f.inner", "A.f.inner", "inner", "B.f", "A", "A.inner") == {
-        "A.g": [(2, 6)], "g": [(2, 6)], "A.f": [(9, 12)], "f": [(9, 12)], "f.inner": [(10, 11)],
-        "A.f.inner": [(10, 11)], "inner": [(10, 11)], "B.f": [], "A": [(1, 12)], "A.inner": []}
+        "A.g": [(2, 6)],
+        "g": [(2, 6)],
+        "A.f": [(9, 12)],
+        "f": [(9, 12)],
+        "f.inner": [(10, 11)],
+        "A.f.inner": [(10, 11)],
+        "inner": [(10, 11)],
+        "B.f": [],
+        "A": [(1, 12)],
+        "A.inner": [],
+    }
 
 
-@pytest.mark.parametrize("header", ["        self,\n    ):", "        self,\n):", "        self, x=[\n    ]) -> int:",
-                                    "        self, x={\n    }):"])
+@pytest.mark.parametrize(
+    "header",
+    ["        self,\n    ):", "        self,\n):", "        self, x=[\n    ]) -> int:", "        self, x={\n    }):"],
+)
 def test_a_header_closed_at_a_lower_indentation_is_passed_on_the_way_up(header: str) -> None:
     text = f"class A:\n    def g(\n{header}\n        def f():\n            return 1\n        return f\n"
     assert spans("x.py", text + BROKEN_TAIL, "A.g.f", "g.f") == {"A.g.f": [(5, 6)], "g.f": [(5, 6)]}
@@ -125,8 +153,10 @@ def test_a_one_line_definition_is_one_line() -> None:
 
 
 def test_a_header_s_brackets_are_counted_outside_its_comments() -> None:
-    text = ("class A:\n    def g(\n        self,  # a) the size, #b) the rest\n        x=MAX,\n    ) -> int:\n"
-            "        return x\n" + BROKEN_TAIL)
+    text = (
+        "class A:\n    def g(\n        self,  # a) the size, #b) the rest\n        x=MAX,\n    ) -> int:\n"
+        "        return x\n" + BROKEN_TAIL
+    )
     assert spans("x.py", text, "A.g") == {"A.g": [(2, 6)]}
 
 
@@ -171,7 +201,7 @@ def test_a_symbol_defined_over_400_lines_or_more_is_not_anchored(tmp_path: Path)
     (tmp_path / "big.py").write_text("def huge_function():\n" + body + "\n\ndef small_one():\n    return 1\n")
     found = anchors.find_anchors(str(tmp_path), ["big.py"], "huge_function() and small_one() in big.py")
     assert [(a.symbol, a.start, a.end) for a in found] == [("small_one", 404, 405)]
-    (tmp_path / "big.py").write_text("def huge_function():\n" + body[:-len("    x399 = 399\n")])
+    (tmp_path / "big.py").write_text("def huge_function():\n" + body[: -len("    x399 = 399\n")])
     found = anchors.find_anchors(str(tmp_path), ["big.py"], "huge_function() in big.py")
     assert [(a.symbol, a.start, a.end) for a in found] == [("huge_function", 1, 400)]
 
@@ -204,8 +234,18 @@ def test_read_source_reads_only_a_regular_file_inside_the_root_without_following
     source = anchors.read_source(str(root), "src/a.py")
     assert source is not None and source.text == "x = 1\n" and source.language == "python"
     os.symlink(outside, root / "src" / "deeper")
-    for rel in ("", "/etc/passwd", "../outside/b.py", "src/../src/a.py", "src/missing.py", "src", "src/link.py",
-                "linked/b.py", "src/deeper/b.py", "src/a.py\0"):
+    for rel in (
+        "",
+        "/etc/passwd",
+        "../outside/b.py",
+        "src/../src/a.py",
+        "src/missing.py",
+        "src",
+        "src/link.py",
+        "linked/b.py",
+        "src/deeper/b.py",
+        "src/a.py\0",
+    ):
         assert anchors.read_source(str(root), rel) is None, rel
 
 
@@ -249,7 +289,8 @@ def test_read_source_rereads_a_file_whose_size_or_time_changed(tmp_path: Path) -
 
 
 def test_the_oldest_quarter_of_the_files_read_is_forgotten_when_the_cache_is_full(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(anchors, "_sources", {})
     monkeypatch.setattr(anchors, "SOURCE_CACHE_SIZE", 8)
     stamp = 10**18
@@ -269,15 +310,19 @@ def test_a_qualified_name_whose_last_part_is_a_keyword_or_builtin_is_no_symbol()
     assert anchors.named_symbols("call Config.type and x.len or Store.refresh") == ["Store.refresh"]
 
 
-@pytest.mark.parametrize(("text", "symbol"), [
-    ("Store.refresh keeps it", "Store.refresh"),  # only a qualified name
-    ("the `refresh` method keeps it", "refresh"),  # only a backticked one
-    ("refresh() keeps it", "refresh"),  # only a call
-    ("refresh_all keeps it", "refresh_all"),  # only a code-shaped word
-])
+@pytest.mark.parametrize(
+    ("text", "symbol"),
+    [
+        ("Store.refresh keeps it", "Store.refresh"),  # only a qualified name
+        ("the `refresh` method keeps it", "refresh"),  # only a backticked one
+        ("refresh() keeps it", "refresh"),  # only a call
+        ("refresh_all keeps it", "refresh_all"),  # only a code-shaped word
+    ],
+)
 def test_a_note_naming_code_any_one_way_has_its_file_read(tmp_path: Path, text: str, symbol: str) -> None:
-    (tmp_path / "a.py").write_text("class Store:\n    def refresh(self):\n        return 1\n\n"
-                                   "def refresh_all():\n    return 2\n")
+    (tmp_path / "a.py").write_text(
+        "class Store:\n    def refresh(self):\n        return 1\n\ndef refresh_all():\n    return 2\n"
+    )
     assert [a.symbol for a in anchors.find_anchors(str(tmp_path), ["a.py"], text)] == [symbol]
 
 
@@ -290,13 +335,15 @@ def test_a_drifted_symbol_is_placed_at_the_first_of_two_definitions_as_near() ->
     text = "if X:\n    def f():\n        return 1\nelse:\n    pass\n    def f():\n        return 2\n"
     source = anchors.source_of("x.py", text)
     assert anchors.locate(source, "f", 4, 5, "0" * 20) == anchors.Located(
-        "drifted", 2, 3, anchors.span_digest(source.lines, 2, 3))
+        "drifted", 2, 3, anchors.span_digest(source.lines, 2, 3)
+    )
 
 
 def test_a_changed_range_on_the_last_line_is_drifted_with_what_it_holds_now() -> None:
     source = anchors.source_of("x.py", "a = 1\nb = 2\n")
     assert anchors.locate(source, None, 2, 2, "0" * 20) == anchors.Located(
-        "drifted", 2, 2, anchors.span_digest(source.lines, 2, 2))
+        "drifted", 2, 2, anchors.span_digest(source.lines, 2, 2)
+    )
     assert anchors.locate(source, None, 2, 3, "0" * 20) == anchors.Located("drifted", 2, 2, None)  # past the end
 
 
@@ -306,11 +353,13 @@ def test_a_line_range_is_anchored_with_the_digest_of_its_own_lines(tmp_path: Pat
     lines = text.splitlines(keepends=True)
     assert anchors.find_anchors(str(tmp_path), ["missing.py", "a.py"], "a.py:1-2, a.py:3-4 and a.py:5") == [
         anchors.Anchor("a.py", None, 1, 2, anchors.span_digest(lines, 1, 2)),  # the unreadable path is passed over
-        anchors.Anchor("a.py", None, 5, 5, anchors.span_digest(lines, 5, 5))]  # two blank lines anchor nothing
+        anchors.Anchor("a.py", None, 5, 5, anchors.span_digest(lines, 5, 5)),
+    ]  # two blank lines anchor nothing
 
 
 def test_a_path_written_with_its_dot_slash_inside_a_sentence_is_read_only_when_the_dot_starts_a_word(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("a = 1\nb = 2\n")
     assert [a.start for a in anchors.find_anchors(str(tmp_path), ["src/a.py"], "see ./src/a.py:2")] == [2]
@@ -333,11 +382,11 @@ def test_a_name_a_file_calls_but_does_not_define_is_no_anchor(tmp_path: Path) ->
 
 def test_a_definition_grown_past_400_lines_is_still_found_where_the_scan_cut_it() -> None:
     # the cut (ending at the flush-left string) is kept as it is: too long to anchor, so it is not parsed
-    text = ("def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(399)) + '    s = """\nflush\n"""\n'
-            + BROKEN_TAIL)
+    text = "def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(399)) + '    s = """\nflush\n"""\n' + BROKEN_TAIL
     source = anchors.source_of("x.py", text)
     assert anchors.locate(source, "big", 1, 3, "0" * 20) == anchors.Located(
-        "drifted", 1, 401, anchors.span_digest(source.lines, 1, 401))
+        "drifted", 1, 401, anchors.span_digest(source.lines, 1, 401)
+    )
 
 
 def test_a_definition_far_down_a_file_is_confirmed_by_ast_like_any_other() -> None:
@@ -388,7 +437,8 @@ def test_a_flush_left_line_inside_brackets_that_starts_with_an_at_sign_leaves_th
 
 
 def test_a_name_the_scan_rules_out_without_doubt_costs_no_parse_of_the_whole_file(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The scan answers a name the file does not define, or defines only under another owner, when every line its
     walk up passed was a definition: no whole-file `ast` parse (a note names many such names). A walk that passed
     a block (`if`) is in doubt and does parse the file."""

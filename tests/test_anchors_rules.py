@@ -29,24 +29,30 @@ def made(root: str, text: str, paths: tuple[str, ...] = ("src/a.py",)) -> list[t
     return [(a.symbol, a.start, a.end, a.name, a.kind) for a in anchors.find_anchors(root, list(paths), text)]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("see src/a.py:4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
-    ("see src/a.py#L4-L6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
-    ("see src/a.py#L4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
-    ("see src/a.py#L5", [(None, 5, 5, "src/a.py:5", "lines")]),
-    ("src/a.py:6-4 backwards", [(None, 4, 6, "src/a.py:4-6", "lines")]),
-    ("./src/a.py:5", [(None, 5, 5, "src/a.py:5", "lines")]),
-    ("src/a.py:5 and src/a.py:9-10", [(None, 5, 5, "src/a.py:5", "lines"), (None, 9, 10, "src/a.py:9-10", "lines")]),
-    ("src/a.py:4-900 runs past the end", [(None, 4, 10, "src/a.py:4-10", "lines")]),
-    ("src/a.py:10", [(None, 10, 10, "src/a.py:10", "lines")]),
-    ("src/a.py:11", []),  # past the last line
-    ("src/a.py:0", []),
-    ("src/a.py:2", []),  # a blank line anchors nothing
-    ("xsrc/a.py:4", []),  # the path inside a longer one
-    ("lib/src/a.py:4", []),
-    ("src/a.py:41x", []),
-    ("src/a.py:45", []),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see src/a.py:4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+        ("see src/a.py#L4-L6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+        ("see src/a.py#L4-6", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+        ("see src/a.py#L5", [(None, 5, 5, "src/a.py:5", "lines")]),
+        ("src/a.py:6-4 backwards", [(None, 4, 6, "src/a.py:4-6", "lines")]),
+        ("./src/a.py:5", [(None, 5, 5, "src/a.py:5", "lines")]),
+        (
+            "src/a.py:5 and src/a.py:9-10",
+            [(None, 5, 5, "src/a.py:5", "lines"), (None, 9, 10, "src/a.py:9-10", "lines")],
+        ),
+        ("src/a.py:4-900 runs past the end", [(None, 4, 10, "src/a.py:4-10", "lines")]),
+        ("src/a.py:10", [(None, 10, 10, "src/a.py:10", "lines")]),
+        ("src/a.py:11", []),  # past the last line
+        ("src/a.py:0", []),
+        ("src/a.py:2", []),  # a blank line anchors nothing
+        ("xsrc/a.py:4", []),  # the path inside a longer one
+        ("lib/src/a.py:4", []),
+        ("src/a.py:41x", []),
+        ("src/a.py:45", []),
+    ],
+)
 def test_a_line_range_written_after_the_path_is_anchored(root: str, text: str, expected: list[Any]) -> None:
     assert made(root, text) == expected
 
@@ -58,10 +64,11 @@ def test_a_range_of_400_lines_or_more_is_not_anchored(tmp_path: Path) -> None:
 
 
 def test_a_named_symbol_is_anchored_with_its_span(root: str) -> None:
-    assert made(root, "refresh_token() in src/a.py") == [
-        ("refresh_token", 4, 6, "src/a.py:refresh_token", "symbol")]
+    assert made(root, "refresh_token() in src/a.py") == [("refresh_token", 4, 6, "src/a.py:refresh_token", "symbol")]
     assert made(root, "src/a.py:4-6 and `other`") == [
-        (None, 4, 6, "src/a.py:4-6", "lines"), ("other", 9, 10, "src/a.py:other", "symbol")]
+        (None, 4, 6, "src/a.py:4-6", "lines"),
+        ("other", 9, 10, "src/a.py:other", "symbol"),
+    ]
     assert made(root, "nothing_here() in src/a.py") == []
 
 
@@ -72,11 +79,13 @@ def test_a_file_of_no_known_language_gets_ranges_but_no_symbols(tmp_path: Path) 
 
 
 def test_a_symbol_defined_twice_is_not_anchored(tmp_path: Path) -> None:
-    (tmp_path / "b.py").write_text("class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n"
-                                   "        return 2\n")
+    (tmp_path / "b.py").write_text(
+        "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+    )
     assert anchors.find_anchors(str(tmp_path), ["b.py"], "run_all calls `run` in b.py") == []
     assert [(a.symbol, a.start, a.end) for a in anchors.find_anchors(str(tmp_path), ["b.py"], "B.run() in b.py")] == [
-        ("B.run", 7, 8)]
+        ("B.run", 7, 8)
+    ]
 
 
 def test_at_most_eight_anchors_per_note(tmp_path: Path) -> None:
@@ -92,7 +101,11 @@ def test_the_same_anchor_written_twice_is_one(root: str) -> None:
 
 def test_named_symbols_read_separators_as_dots_and_skip_keywords_and_short_names() -> None:
     assert anchors.named_symbols("A::run, B#stop, `go()`, ab(), if (x), print(y), self.x, abc()") == [
-        "A.run", "B.stop", "self.x", "abc"]
+        "A.run",
+        "B.stop",
+        "self.x",
+        "abc",
+    ]
     assert anchors.named_symbols("fooBar and snake_case then Plain") == ["fooBar", "snake_case"]
 
 
@@ -154,16 +167,27 @@ def spans_of(path: str, text: str) -> dict[str, list[tuple[int, int]]]:
 
 
 def test_python_definitions_are_found_with_their_qualified_names() -> None:
-    text = ("class A:\n    def m(self):\n        return 1\n\n    async def n(self):\n        return 2\n\n\n"
-            "def f():\n    def inner():\n        pass\n    return inner\n")
+    text = (
+        "class A:\n    def m(self):\n        return 1\n\n    async def n(self):\n        return 2\n\n\n"
+        "def f():\n    def inner():\n        pass\n    return inner\n"
+    )
     assert spans_of("x.py", text) == {
-        "A": [(1, 6)], "A.m": [(2, 3)], "m": [(2, 3)], "A.n": [(5, 6)], "n": [(5, 6)],
-        "f": [(9, 12)], "f.inner": [(10, 11)], "inner": [(10, 11)]}
+        "A": [(1, 6)],
+        "A.m": [(2, 3)],
+        "m": [(2, 3)],
+        "A.n": [(5, 6)],
+        "n": [(5, 6)],
+        "f": [(9, 12)],
+        "f.inner": [(10, 11)],
+        "inner": [(10, 11)],
+    }
 
 
 def test_braces_inside_strings_do_not_end_a_definition() -> None:
-    text = ('function f() {\n  const s = "}";\n  const t = "\\"}";\n  const u = `a\n}`;\n  return s;\n}\n\n'
-            "function g() {\n  return 1;\n}\n")
+    text = (
+        'function f() {\n  const s = "}";\n  const t = "\\"}";\n  const u = `a\n}`;\n  return s;\n}\n\n'
+        "function g() {\n  return 1;\n}\n"
+    )
     assert spans_of("x.js", text) == {"f": [(1, 7)], "g": [(9, 11)]}
 
 
@@ -172,8 +196,10 @@ def test_an_unterminated_quote_ends_at_its_line() -> None:
 
 
 def test_rust_char_literals_are_strings_and_lifetimes_are_not() -> None:
-    text = ("fn brace() -> char {\n    let c = '{';\n    c\n}\n\n"
-            "fn quote<'a>(s: &'a str) -> char {\n    let q = '\\\"'; {\n    q }\n}\n")
+    text = (
+        "fn brace() -> char {\n    let c = '{';\n    c\n}\n\n"
+        "fn quote<'a>(s: &'a str) -> char {\n    let q = '\\\"'; {\n    q }\n}\n"
+    )
     assert spans_of("x.rs", text) == {"brace": [(1, 4)], "quote": [(6, 9)]}
 
 
@@ -191,28 +217,40 @@ def test_a_window_is_never_shorter_than_the_anchored_span() -> None:
     assert anchors.locate(anchors.source_of("a.py", "pass\nx = 1\n"), None, 5, 6, digest).status == "drifted"
 
 
-@pytest.mark.parametrize(("path", "text", "expected"), [
-    ("x.js", "function f() {\n  // }\n  /* } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # braces in comments
-    ("x.js", "function f() {\n  /* } \n", {}),  # an unclosed comment: no end
-    ("x.js", "function f() { // }", {}),
-    ("x.js", "function f() {\n  return 1;\n}\n/", {"f": [(1, 3)]}),
-    ("x.js", "function f(a = {}) {\n  return a;\n}\n", {"f": [(1, 3)]}),  # a brace inside the parameters
-    ("x.js", "function f(a, [b]) {\n  return (a);\n}\n", {"f": [(1, 3)]}),
-    ("x.js", "function f()\n}\n{\n}\n", {}),  # a closing brace before any body
-    ("x.js", "function print() {\n}\nfunction other() {\n}\n", {"other": [(3, 4)]}),  # a skipped name, then more
-    # an overload declaration ends on its `;`; a function's body follows
-    ("x.ts", "export function f(a: number): number;\nexport function f(a) {\n  return a;\n}\n",
-     {"f": [(1, 1), (2, 4)]}),
-    # a method must have a body: an abstract one is none, and the walk goes on to the next
-    ("x.java", "abstract class A {\n  abstract int size();\n  int two() {\n    return 2;\n  }\n}\n",
-     {"A": [(1, 6)], "two": [(3, 5)], "A.two": [(3, 5)]}),
-    ("x.go", "func (s *Store) Refresh() {\n}\n", {"Refresh": [(1, 2)], "Store.Refresh": [(1, 2)]}),
-    # an `impl` only qualifies what it holds: it is no definition of `Store`
-    ("x.rs", "pub struct Store { n: u32 }\n\nimpl Store {\n    pub fn refresh(&mut self) -> u32 {\n"
-     "        self.n\n    }\n}\n",
-     {"Store": [(1, 1)], "refresh": [(4, 6)], "Store.refresh": [(4, 6)]}),
-    ("notes.txt", "function f() {}\n", {}),  # no known language: no definitions
-])
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        ("x.js", "function f() {\n  // }\n  /* } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # braces in comments
+        ("x.js", "function f() {\n  /* } \n", {}),  # an unclosed comment: no end
+        ("x.js", "function f() { // }", {}),
+        ("x.js", "function f() {\n  return 1;\n}\n/", {"f": [(1, 3)]}),
+        ("x.js", "function f(a = {}) {\n  return a;\n}\n", {"f": [(1, 3)]}),  # a brace inside the parameters
+        ("x.js", "function f(a, [b]) {\n  return (a);\n}\n", {"f": [(1, 3)]}),
+        ("x.js", "function f()\n}\n{\n}\n", {}),  # a closing brace before any body
+        ("x.js", "function print() {\n}\nfunction other() {\n}\n", {"other": [(3, 4)]}),  # a skipped name, then more
+        # an overload declaration ends on its `;`; a function's body follows
+        (
+            "x.ts",
+            "export function f(a: number): number;\nexport function f(a) {\n  return a;\n}\n",
+            {"f": [(1, 1), (2, 4)]},
+        ),
+        # a method must have a body: an abstract one is none, and the walk goes on to the next
+        (
+            "x.java",
+            "abstract class A {\n  abstract int size();\n  int two() {\n    return 2;\n  }\n}\n",
+            {"A": [(1, 6)], "two": [(3, 5)], "A.two": [(3, 5)]},
+        ),
+        ("x.go", "func (s *Store) Refresh() {\n}\n", {"Refresh": [(1, 2)], "Store.Refresh": [(1, 2)]}),
+        # an `impl` only qualifies what it holds: it is no definition of `Store`
+        (
+            "x.rs",
+            "pub struct Store { n: u32 }\n\nimpl Store {\n    pub fn refresh(&mut self) -> u32 {\n"
+            "        self.n\n    }\n}\n",
+            {"Store": [(1, 1)], "refresh": [(4, 6)], "Store.refresh": [(4, 6)]},
+        ),
+        ("notes.txt", "function f() {}\n", {}),  # no known language: no definitions
+    ],
+)
 def test_definition_ends(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 
@@ -224,17 +262,20 @@ def test_a_method_body_must_open_within_eight_lines_of_its_header() -> None:
     assert spans_of("x.js", far) == {"A": [(1, 15)]}
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("function f() {\n  return 1;\n", {}),  # the file ends inside the body
-    ("function f() {\n  return X; }\n\nfunction g() {\n}\n", {"f": [(1, 2)], "g": [(4, 5)]}),
-    ("function f() {\n  return a * b;\n}\n", {"f": [(1, 3)]}),  # `*` alone opens no comment
-    ("function f() {\n  return a /", {}),  # a `/` as the last character
-    ("function f() {\n  return a/X;\n}\n", {"f": [(1, 3)]}),
-    ("function f() {\n  // }\n  return 1;\n}\n", {"f": [(1, 4)]}),
-    ("function f() {\n  /* }\n  } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # a block comment over two lines
-    ("function f() {\n  const u = `abc", {}),  # a template string open at the end of the file
-    ('function f() {\n  return "a"}\n', {"f": [(1, 2)]}),  # a brace right after a string
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("function f() {\n  return 1;\n", {}),  # the file ends inside the body
+        ("function f() {\n  return X; }\n\nfunction g() {\n}\n", {"f": [(1, 2)], "g": [(4, 5)]}),
+        ("function f() {\n  return a * b;\n}\n", {"f": [(1, 3)]}),  # `*` alone opens no comment
+        ("function f() {\n  return a /", {}),  # a `/` as the last character
+        ("function f() {\n  return a/X;\n}\n", {"f": [(1, 3)]}),
+        ("function f() {\n  // }\n  return 1;\n}\n", {"f": [(1, 4)]}),
+        ("function f() {\n  /* }\n  } */\n  return 1;\n}\n", {"f": [(1, 5)]}),  # a block comment over two lines
+        ("function f() {\n  const u = `abc", {}),  # a template string open at the end of the file
+        ('function f() {\n  return "a"}\n', {"f": [(1, 2)]}),  # a brace right after a string
+    ],
+)
 def test_a_body_is_read_past_strings_and_comments_to_its_own_brace(text: str, expected: dict[str, Any]) -> None:
     assert spans_of("x.js", text) == expected
 
@@ -244,16 +285,23 @@ def test_short_diff_keeps_trailing_spaces_and_letters() -> None:
     assert anchors.short_diff(["keepX\n"], ["keepY\n"], 5) == ["-keepX", "+keepY"]
 
 
-@pytest.mark.parametrize(("path", "text", "expected"), [
-    ("x.js", "function f() {\n  /**/ return 1;\n}\n", {"f": [(1, 3)]}),  # an empty block comment
-    ("x.js", "function f() {\n  return 1; // x\n}\n", {"f": [(1, 3)]}),  # a line comment, then `}` at a line start
-    ("x.js", "function f() {\n  return s.match(X, /{/);\n}\n", {"f": [(1, 3)]}),  # a brace in a regex, in parentheses
-    ("x.js", "function f() {\n  return g(a)(/{/);\n}\n", {"f": [(1, 3)]}),
-    ("x.js", "function f() {\n  return g((a), /{/);\n}\n", {"f": [(1, 3)]}),
-    ("x.rs", "fn f(x: [u8; 4]) -> u8 {\n    x[0]\n}\n", {"f": [(1, 3)]}),  # a `;` inside brackets ends nothing
-    ("x.js", "class A {\n}\nfunction g() {\n}\n", {"A": [(1, 2)], "g": [(3, 4)]}),  # after a class: not its member
-    ("x.js", "class A {\n  run() {\n  }}\n", {"A": [(1, 3)], "run": [(2, 3)], "A.run": [(2, 3)]}),  # ending with it
-])
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        ("x.js", "function f() {\n  /**/ return 1;\n}\n", {"f": [(1, 3)]}),  # an empty block comment
+        ("x.js", "function f() {\n  return 1; // x\n}\n", {"f": [(1, 3)]}),  # a line comment, then `}` at a line start
+        (
+            "x.js",
+            "function f() {\n  return s.match(X, /{/);\n}\n",
+            {"f": [(1, 3)]},
+        ),  # a brace in a regex, in parentheses
+        ("x.js", "function f() {\n  return g(a)(/{/);\n}\n", {"f": [(1, 3)]}),
+        ("x.js", "function f() {\n  return g((a), /{/);\n}\n", {"f": [(1, 3)]}),
+        ("x.rs", "fn f(x: [u8; 4]) -> u8 {\n    x[0]\n}\n", {"f": [(1, 3)]}),  # a `;` inside brackets ends nothing
+        ("x.js", "class A {\n}\nfunction g() {\n}\n", {"A": [(1, 2)], "g": [(3, 4)]}),  # after a class: not its member
+        ("x.js", "class A {\n  run() {\n  }}\n", {"A": [(1, 3)], "run": [(2, 3)], "A.run": [(2, 3)]}),  # ending with it
+    ],
+)
 def test_definition_ends_inside_parentheses_and_containers(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 
@@ -262,12 +310,15 @@ def test_a_python_name_is_found_after_an_occurrence_at_the_start_of_the_file() -
     assert anchors.source_of("a.py", "run_all = 1\ndef run():\n    return 1\n").spans("run") == [anchors.Span(2, 3)]
 
 
-@pytest.mark.parametrize(("path", "text", "expected"), [
-    ("x.rs", "fn f() -> [u8; 4] {\n    [0; 4]\n}\n", {"f": [(1, 3)]}),  # a `;` in the return type ends nothing
-    ("x.js", "function f() {\n  /* a */ }\n\nfunction g() {\n  /* b */\n}\n", {"f": [(1, 2)], "g": [(4, 6)]}),
-    ("x.js", "/* head */\nfunction f() {\n  /* } */\n  return 1;\n}\n", {"f": [(2, 5)]}),  # a comment before it
-    ("x.js", "function f() {\n  /* a *//* } */\n  return 1;\n}\n", {"f": [(1, 4)]}),  # two comments back to back
-])
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        ("x.rs", "fn f() -> [u8; 4] {\n    [0; 4]\n}\n", {"f": [(1, 3)]}),  # a `;` in the return type ends nothing
+        ("x.js", "function f() {\n  /* a */ }\n\nfunction g() {\n  /* b */\n}\n", {"f": [(1, 2)], "g": [(4, 6)]}),
+        ("x.js", "/* head */\nfunction f() {\n  /* } */\n  return 1;\n}\n", {"f": [(2, 5)]}),  # a comment before it
+        ("x.js", "function f() {\n  /* a *//* } */\n  return 1;\n}\n", {"f": [(1, 4)]}),  # two comments back to back
+    ],
+)
 def test_a_block_comment_ends_at_its_own_first_close(path: str, text: str, expected: dict[str, Any]) -> None:
     assert spans_of(path, text) == expected
 

@@ -22,18 +22,27 @@ T0, T1, T2 = "2026-08-02T18:00:00.000Z", "2026-08-02T18:05:00.000Z", "2026-08-02
 OTHER = "branch:/elsewhere:feature"
 
 
-def add(engine: Engine, path: str, *, scope: str | None = None, channel: str = "shared", now: str = T0,
-        **fields: object) -> str:
+def add(
+    engine: Engine, path: str, *, scope: str | None = None, channel: str = "shared", now: str = T0, **fields: object
+) -> str:
     """Store one arrival of the engine's scope (or `scope`) with plain defaults; returns its id."""
-    values: dict[str, object] = {"kind": "decision", "subject": "auth", "content": "use OIDC", "alternatives": (),
-                                 "timestamp": T0, "now": now, **fields}
+    values: dict[str, object] = {
+        "kind": "decision",
+        "subject": "auth",
+        "content": "use OIDC",
+        "alternatives": (),
+        "timestamp": T0,
+        "now": now,
+        **fields,
+    }
     return arrivals.add(engine.conn, scope or engine.scope.key, channel, path, **values)  # type: ignore[arg-type]
 
 
 def state_of(engine: Engine, arrival_id: str) -> tuple[str, str | None, str | None]:
     """(state, decided_at, result_note_id) of a stored arrival."""
-    row = engine.conn.execute("SELECT state, decided_at, result_note_id FROM arrivals WHERE id=?",
-                              (arrival_id,)).fetchone()
+    row = engine.conn.execute(
+        "SELECT state, decided_at, result_note_id FROM arrivals WHERE id=?", (arrival_id,)
+    ).fetchone()
     return row[0], row[1], row[2]
 
 
@@ -47,59 +56,148 @@ def ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 # -- what waits for a person ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("mode", "expected"), [
-    # (shared by another, shared by me, shared with own_author left out, import by another, import by me)
-    ("others", (True, False, True, True, True)),
-    ("all", (True, True, True, True, True)),
-    ("none", (False, False, False, False, False)),
-])
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # (shared by another, shared by me, shared with own_author left out, import by another, import by me)
+        ("others", (True, False, True, True, True)),
+        ("all", (True, True, True, True, True)),
+        ("none", (False, False, False, False, False)),
+    ],
+)
 def test_what_waits_for_review_follows_the_setting_the_channel_and_the_author(
-        mode: str, expected: tuple[bool, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    mode: str, expected: tuple[bool, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(settings.REVIEW_ARRIVALS, mode)
-    got = (arrivals.needs_review("shared", own_author=False), arrivals.needs_review("shared", own_author=True),
-           arrivals.needs_review("shared"), arrivals.needs_review("import", own_author=False),
-           arrivals.needs_review("import", own_author=True))
+    got = (
+        arrivals.needs_review("shared", own_author=False),
+        arrivals.needs_review("shared", own_author=True),
+        arrivals.needs_review("shared"),
+        arrivals.needs_review("import", own_author=False),
+        arrivals.needs_review("import", own_author=True),
+    )
     assert got == expected
 
 
 def test_the_agent_is_told_a_count_in_one_line_and_nothing_when_none_waits() -> None:
     assert [arrivals.pending_line(n) for n in (-1, 0)] == [None, None]
     assert arrivals.pending_line(1) == (
-        "- inbox: 1 arrival from outside wait for the user's review; not memory until the user accepts")
+        "- inbox: 1 arrival from outside wait for the user's review; not memory until the user accepts"
+    )
     assert arrivals.pending_line(2) == (
-        "- inbox: 2 arrivals from outside wait for the user's review; not memory until the user accepts")
+        "- inbox: 2 arrivals from outside wait for the user's review; not memory until the user accepts"
+    )
 
 
 # -- stored, listed, found -----------------------------------------------------------------------------------
 
+
 def test_an_arrival_is_stored_and_listed_with_every_field(engine: Engine) -> None:
-    full = add(engine, "docs/decisions/0001-auth.md", kind="constraint", subject="auth", content="use OIDC",
-               alternatives=("basic auth", "LDAP"), timestamp=T1, now=T2, status="superseded", blob_oid="b" * 40,
-               commit="c" * 40, author="Mallory <m@evil.example>", authored_at="2026-07-01T00:00:00+00:00",
-               note_id="n-1", source="their-store", seq=3)
+    full = add(
+        engine,
+        "docs/decisions/0001-auth.md",
+        kind="constraint",
+        subject="auth",
+        content="use OIDC",
+        alternatives=("basic auth", "LDAP"),
+        timestamp=T1,
+        now=T2,
+        status="superseded",
+        blob_oid="b" * 40,
+        commit="c" * 40,
+        author="Mallory <m@evil.example>",
+        authored_at="2026-07-01T00:00:00+00:00",
+        note_id="n-1",
+        source="their-store",
+        seq=3,
+    )
     bare = add(engine, "/tmp/export.jsonl", channel="import", subject=None, content="keep it small", now=T2, seq=4)
     listed = arrivals.listing(engine.conn, [engine.scope.key])
     assert listed == [
-        Arrival(full, "shared", engine.scope.key, "docs/decisions/0001-auth.md", "c" * 40, "Mallory <m@evil.example>",
-                "2026-07-01T00:00:00+00:00", "constraint", "auth", "use OIDC", ("basic auth", "LDAP"), T1, "pending",
-                T2, "n-1", None),
-        Arrival(bare, "import", engine.scope.key, "/tmp/export.jsonl", None, None, None, "decision", None,
-                "keep it small", (), T0, "pending", T2, None, None)]
-    stored = engine.conn.execute("SELECT blob_oid, status, source, seq, alternatives FROM arrivals WHERE id=?",
-                                 (full,)).fetchone()
+        Arrival(
+            full,
+            "shared",
+            engine.scope.key,
+            "docs/decisions/0001-auth.md",
+            "c" * 40,
+            "Mallory <m@evil.example>",
+            "2026-07-01T00:00:00+00:00",
+            "constraint",
+            "auth",
+            "use OIDC",
+            ("basic auth", "LDAP"),
+            T1,
+            "pending",
+            T2,
+            "n-1",
+            None,
+        ),
+        Arrival(
+            bare,
+            "import",
+            engine.scope.key,
+            "/tmp/export.jsonl",
+            None,
+            None,
+            None,
+            "decision",
+            None,
+            "keep it small",
+            (),
+            T0,
+            "pending",
+            T2,
+            None,
+            None,
+        ),
+    ]
+    stored = engine.conn.execute(
+        "SELECT blob_oid, status, source, seq, alternatives FROM arrivals WHERE id=?", (full,)
+    ).fetchone()
     assert tuple(stored) == ("b" * 40, "superseded", "their-store", 3, '["basic auth", "LDAP"]')
-    defaults = engine.conn.execute("SELECT blob_oid, status, source, seq, alternatives, commit_oid FROM arrivals "
-                                   "WHERE id=?", (bare,)).fetchone()
+    defaults = engine.conn.execute(
+        "SELECT blob_oid, status, source, seq, alternatives, commit_oid FROM arrivals WHERE id=?", (bare,)
+    ).fetchone()
     assert tuple(defaults) == (None, "active", None, 4, None, None)
 
 
 def test_the_json_shape_names_the_scope_and_the_note_it_became() -> None:
-    arrival = Arrival("a-1", "shared", "branch:/r:main", "docs/x.md", "c1", "Mallory", "2026-07-01", "decision",
-                      "auth", "use OIDC", ("LDAP",), T0, "accepted", T1, "n-incoming", "n-made")
+    arrival = Arrival(
+        "a-1",
+        "shared",
+        "branch:/r:main",
+        "docs/x.md",
+        "c1",
+        "Mallory",
+        "2026-07-01",
+        "decision",
+        "auth",
+        "use OIDC",
+        ("LDAP",),
+        T0,
+        "accepted",
+        T1,
+        "n-incoming",
+        "n-made",
+    )
     assert arrival.to_dict() == {
-        "id": "a-1", "channel": "shared", "scope": "branch:/r:main", "path": "docs/x.md", "commit": "c1",
-        "author": "Mallory", "authored_at": "2026-07-01", "kind": "decision", "subject": "auth", "content": "use OIDC",
-        "alternatives": ["LDAP"], "timestamp": T0, "state": "accepted", "arrived_at": T1, "note_id": "n-made"}
+        "id": "a-1",
+        "channel": "shared",
+        "scope": "branch:/r:main",
+        "path": "docs/x.md",
+        "commit": "c1",
+        "author": "Mallory",
+        "authored_at": "2026-07-01",
+        "kind": "decision",
+        "subject": "auth",
+        "content": "use OIDC",
+        "alternatives": ["LDAP"],
+        "timestamp": T0,
+        "state": "accepted",
+        "arrived_at": T1,
+        "note_id": "n-made",
+    }
 
 
 def test_a_listing_keeps_arrival_order_then_file_order_then_insertion(engine: Engine) -> None:
@@ -116,8 +214,18 @@ def test_an_arrival_stored_without_a_file_order_is_the_first_of_its_instant(engi
     instant, and before the import's second line."""
     second = add(engine, "/tmp/x.jsonl", channel="import", now=T1, seq=1)
     first = add(engine, "/tmp/x.jsonl", channel="import", now=T1, seq=0)
-    arrivals_id = arrivals.add(engine.conn, engine.scope.key, "shared", "docs/a.md", kind="decision", subject=None,
-                               content="use OIDC", alternatives=(), timestamp=T0, now=T1)
+    arrivals_id = arrivals.add(
+        engine.conn,
+        engine.scope.key,
+        "shared",
+        "docs/a.md",
+        kind="decision",
+        subject=None,
+        content="use OIDC",
+        alternatives=(),
+        timestamp=T0,
+        now=T1,
+    )
     assert [a.id for a in arrivals.listing(engine.conn, None)] == [first, arrivals_id, second]
 
 
@@ -151,7 +259,9 @@ def test_an_arrival_is_found_by_its_id_or_a_prefix_of_eight(engine: Engine) -> N
     with pytest.raises(InvalidInput) as short:
         arrivals.find(engine.conn, f" {first[:7]} ")
     assert (short.value.code, short.value.message) == (
-        "bad_id", f'"{first[:7]}" is too short an id; give at least 8 characters')
+        "bad_id",
+        f'"{first[:7]}" is too short an id; give at least 8 characters',
+    )
 
 
 def test_an_unknown_id_is_not_found_and_says_where_to_look(engine: Engine) -> None:
@@ -159,7 +269,10 @@ def test_an_unknown_id_is_not_found_and_says_where_to_look(engine: Engine) -> No
     with pytest.raises(NotFound) as missing:
         arrivals.find(engine.conn, " ffffffff-0000 ")
     assert (missing.value.code, missing.value.message, missing.value.details) == (
-        "not_found", 'no arrival found for id "ffffffff-0000"; list them with: cortex inbox', {"id": "ffffffff-0000"})
+        "not_found",
+        'no arrival found for id "ffffffff-0000"; list them with: cortex inbox',
+        {"id": "ffffffff-0000"},
+    )
 
 
 def test_an_ambiguous_prefix_names_at_most_five_candidates_in_id_order(engine: Engine, ids: list[str]) -> None:
@@ -171,8 +284,9 @@ def test_an_ambiguous_prefix_names_at_most_five_candidates_in_id_order(engine: E
     with pytest.raises(InvalidInput) as many:
         arrivals.find(engine.conn, "abcdef12")
     assert (many.value.code, many.value.details) == ("ambiguous_id", {"candidates": first})
-    assert many.value.message == (f'id prefix "abcdef12" matches more than one arrival: {", ".join(first)}; '
-                                  "give more characters")
+    assert many.value.message == (
+        f'id prefix "abcdef12" matches more than one arrival: {", ".join(first)}; give more characters'
+    )
     with pytest.raises(InvalidInput) as two:
         arrivals.find(engine.conn, "abcdef1")  # too short comes first
     assert two.value.code == "bad_id"
@@ -188,10 +302,12 @@ def test_a_prefix_two_arrivals_share_names_both(engine: Engine, ids: list[str]) 
         arrivals.find(engine.conn, "fedcba98")
     assert (two.value.code, two.value.details) == (
         "ambiguous_id",
-        {"candidates": ["fedcba98-0001-4000-8000-000000000000", "fedcba98-0002-4000-8000-000000000000"]})
+        {"candidates": ["fedcba98-0001-4000-8000-000000000000", "fedcba98-0002-4000-8000-000000000000"]},
+    )
 
 
 # -- verdicts, offers, withdrawals, the count --------------------------------------------------------------
+
 
 def test_a_verdict_records_its_state_its_time_and_the_note_it_made(engine: Engine) -> None:
     kept = add(engine, "kept.md")
@@ -200,10 +316,16 @@ def test_a_verdict_records_its_state_its_time_and_the_note_it_made(engine: Engin
     arrivals.mark(engine.conn, taken, "accepted", T1, "n-9")
     arrivals.mark(engine.conn, refused, "rejected", T2)
     assert [state_of(engine, i) for i in (kept, taken, refused)] == [
-        ("pending", None, None), ("accepted", T1, "n-9"), ("rejected", T2, None)]
+        ("pending", None, None),
+        ("accepted", T1, "n-9"),
+        ("rejected", T2, None),
+    ]
     listed = arrivals.listing(engine.conn, None, arrivals.ARRIVAL_STATES)
     assert [(a.id, a.state, a.result_note_id) for a in listed] == [
-        (kept, "pending", None), (taken, "accepted", "n-9"), (refused, "rejected", None)]
+        (kept, "pending", None),
+        (taken, "accepted", "n-9"),
+        (refused, "rejected", None),
+    ]
     assert [a.to_dict()["note_id"] for a in listed] == [None, "n-9", None]
 
 
@@ -228,8 +350,13 @@ def test_a_pending_decision_file_gone_or_changed_at_head_is_withdrawn(engine: En
     keep = {"same.md": "b1", "changed.md": "b2-new", "decided.md": "other"}
     assert arrivals.withdraw_files(engine.conn, engine.scope.key, keep, T2) == 2
     assert [state_of(engine, i) for i in (same, changed, gone, decided, imported, elsewhere)] == [
-        ("pending", None, None), ("withdrawn", T2, None), ("withdrawn", T2, None), ("rejected", T0, None),
-        ("pending", None, None), ("pending", None, None)]
+        ("pending", None, None),
+        ("withdrawn", T2, None),
+        ("withdrawn", T2, None),
+        ("rejected", T0, None),
+        ("pending", None, None),
+        ("pending", None, None),
+    ]
     assert arrivals.withdraw_files(engine.conn, engine.scope.key, keep, T2) == 0
 
 
@@ -254,13 +381,26 @@ def test_a_store_without_an_inbox_counts_nothing() -> None:
 
 # -- what the person reviewing reads -------------------------------------------------------------------------
 
+
 def arrival(**fields: object) -> Arrival:
     """An arrival with plain values, some replaced."""
     values: dict[str, object] = {
-        "id": "0123456789abcdef", "channel": "shared", "scope_key": "branch:/r:main", "path": "docs/0001-auth.md",
-        "commit": "c0ffee1234567890", "author": "Mallory <m@evil.example>", "authored_at": "2026-07-01 10:00:00 +0000",
-        "kind": "decision", "subject": "auth", "content": "use basic auth", "alternatives": ("OIDC", "LDAP"),
-        "timestamp": T0, "state": "pending", "arrived_at": T1, **fields}
+        "id": "0123456789abcdef",
+        "channel": "shared",
+        "scope_key": "branch:/r:main",
+        "path": "docs/0001-auth.md",
+        "commit": "c0ffee1234567890",
+        "author": "Mallory <m@evil.example>",
+        "authored_at": "2026-07-01 10:00:00 +0000",
+        "kind": "decision",
+        "subject": "auth",
+        "content": "use basic auth",
+        "alternatives": ("OIDC", "LDAP"),
+        "timestamp": T0,
+        "state": "pending",
+        "arrived_at": T1,
+        **fields,
+    }
     return Arrival(**values)  # type: ignore[arg-type]
 
 
@@ -269,25 +409,44 @@ def test_an_arrival_is_described_by_where_it_came_from_then_what_it_would_add() 
         "01234567  pending  shared: docs/0001-auth.md @ c0ffee1234 (by Mallory <m@evil.example>, "
         "2026-07-01 10:00:00 +0000)",
         '    would add decision: [auth] "use basic auth"',
-        "    rejected alternatives: OIDC; LDAP"]
+        "    rejected alternatives: OIDC; LDAP",
+    ]
 
 
 def test_an_arrival_without_commit_author_date_subject_or_alternatives_is_described_without_them() -> None:
-    bare = arrival(channel="import", path="/tmp/export.jsonl", commit=None, author=None, authored_at=None,
-                   subject=None, alternatives=(), state="rejected", kind="constraint")
+    bare = arrival(
+        channel="import",
+        path="/tmp/export.jsonl",
+        commit=None,
+        author=None,
+        authored_at=None,
+        subject=None,
+        alternatives=(),
+        state="rejected",
+        kind="constraint",
+    )
     assert arrivals.describe_arrival(bare) == [
-        "01234567  rejected  import: /tmp/export.jsonl", '    would add constraint: "use basic auth"']
+        "01234567  rejected  import: /tmp/export.jsonl",
+        '    would add constraint: "use basic auth"',
+    ]
     assert arrivals.describe_arrival(arrival(author=None))[0].endswith(" (by 2026-07-01 10:00:00 +0000)")
     assert arrivals.describe_arrival(arrival(authored_at=""))[0].endswith(" (by Mallory <m@evil.example>)")
     assert arrivals.describe_arrival(arrival(commit=""))[0] == (
-        "01234567  pending  shared: docs/0001-auth.md (by Mallory <m@evil.example>, 2026-07-01 10:00:00 +0000)")
+        "01234567  pending  shared: docs/0001-auth.md (by Mallory <m@evil.example>, 2026-07-01 10:00:00 +0000)"
+    )
 
 
 def test_every_author_field_of_a_description_is_collapsed_and_defused() -> None:
-    hostile = arrival(path="docs/\n[contested].md", author="Mallory\n(shared)", authored_at="[moved: x]  today",
-                      subject="[stale: y]", content="use\n\nbasic [contested]",
-                      alternatives=("(shared)\n", "[contested]"))
+    hostile = arrival(
+        path="docs/\n[contested].md",
+        author="Mallory\n(shared)",
+        authored_at="[moved: x]  today",
+        subject="[stale: y]",
+        content="use\n\nbasic [contested]",
+        alternatives=("(shared)\n", "[contested]"),
+    )
     assert arrivals.describe_arrival(hostile) == [
         "01234567  pending  shared: docs/ ［contested］.md @ c0ffee1234 (by Mallory （shared）, ［moved: x] today)",
         '    would add decision: [［stale: y]] "use basic ［contested］"',
-        "    rejected alternatives: （shared）; ［contested］"]
+        "    rejected alternatives: （shared）; ［contested］",
+    ]

@@ -10,8 +10,9 @@ from .conftest import Repo, git
 from .install_helpers import cortex
 
 
-def test_a_backup_moves_to_a_clone_elsewhere_and_restore_keeps_what_it_replaces(repo: Repo, isolated_home: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_a_backup_moves_to_a_clone_elsewhere_and_restore_keeps_what_it_replaces(
+    repo: Repo, isolated_home: Path, tmp_path: Path
+) -> None:
     """Back up in one clone, restore in another at another path: the notes are found there (scope keys follow the
     repository); a second restore is refused without --force and, with it, keeps the replaced store beside it."""
     assert cortex(repo.path, "note", "--kind", "decision", "--subject", "queue", "use kafka for the queue").code == 0

@@ -13,14 +13,37 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path, bin_path: Path) -> None:
     """`bench/run.py --tiers 1000 --quick` writes results.json and RESULTS.md with every figure measured."""
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiers", "1000", "--quick", "--no-locomo",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--tiers",
+            "1000",
+            "--quick",
+            "--no-locomo",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     print(done.stdout)
     report = json.loads((tmp_path / "results.json").read_text())
     tier = report["tiers"]["1000"]
-    figures = ("capture_hook_ms", "inject_header_ms", "reflect_edit_ms", "recall_cli_ms", "recall_inprocess_ms",
-               "flush_1k_lines_ms", "doctor_ms", "mcp_recall_ms", "mcp_note_ms", "serve_first_answer_ms")
+    figures = (
+        "capture_hook_ms",
+        "inject_header_ms",
+        "reflect_edit_ms",
+        "recall_cli_ms",
+        "recall_inprocess_ms",
+        "flush_1k_lines_ms",
+        "doctor_ms",
+        "mcp_recall_ms",
+        "mcp_note_ms",
+        "serve_first_answer_ms",
+    )
     assert {f: tier[f]["median"] > 0 for f in figures} == {f: True for f in figures}
     assert tier["items"] > 500 and tier["flush_processed"] > 0
     assert "| capture_hook_ms | 1,000 |" in (tmp_path / "RESULTS.md").read_text()
@@ -29,8 +52,22 @@ def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path, bin_path: Path) -> 
 def test_freshness_history_replays_a_synthetic_repository(tmp_path: Path) -> None:
     """`bench/freshness_history.py --synthetic` builds, replays and scores every class, with no false alarm."""
     out = tmp_path / "freshness.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "freshness_history.py"), "--synthetic", "--steps", "40",
-                           "--commits", "15", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "freshness_history.py"),
+            "--synthetic",
+            "--steps",
+            "40",
+            "--commits",
+            "15",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     assert report["notes"] == 15 and report["pairs"] >= 15
@@ -43,8 +80,14 @@ def test_anchors_history_replays_a_small_repository(tmp_path: Path) -> None:
     """`bench/anchors_history.py` replays commits that changed functions and scores them against git log -L."""
     repo = tmp_path / "origin"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+    }
 
     def commit(body: str, message: str) -> None:
         (repo / "pkg").mkdir(exist_ok=True)
@@ -61,9 +104,24 @@ def test_anchors_history_replays_a_small_repository(tmp_path: Path) -> None:
     funcs["beta"] = funcs["beta"].replace("x +", "x * 2 +")
     commit("\n\n".join(funcs.values()), "change beta again")
     out = tmp_path / "anchors.json"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "anchors_history.py"), "--repo", str(repo),
-                           "--commits", "4", "--window", "4", "--out", str(out)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "anchors_history.py"),
+            "--repo",
+            str(repo),
+            "--commits",
+            "4",
+            "--window",
+            "4",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     assert report["anchors_made"] == 4

@@ -67,12 +67,16 @@ def test_a_budget_holds_exactly_the_characters_that_cost_it(text: str) -> None:
 
 
 def _attempts(sizes: list[list[int]]) -> list[tuple[list[str], list[int]]]:
-    return [([f"head {i}", *("x" * n for n in lines), "More: cortex_recall(topic)."], list(range(len(lines))))
-            for i, lines in enumerate(sizes)]
+    return [
+        ([f"head {i}", *("x" * n for n in lines), "More: cortex_recall(topic)."], list(range(len(lines))))
+        for i, lines in enumerate(sizes)
+    ]
 
 
 @given(st.lists(st.lists(st.integers(0, 300), min_size=0, max_size=5), min_size=1, max_size=6), st.integers(5, 200))
-def test_pack_degrading_takes_the_first_attempt_that_fits_and_never_overruns(sizes: list[list[int]], budget: int) -> None:
+def test_pack_degrading_takes_the_first_attempt_that_fits_and_never_overruns(
+    sizes: list[list[int]], budget: int
+) -> None:
     attempts = _attempts(sizes)
     packed = pack_degrading(iter(attempts), budget)
     first_fit = next((a for a in attempts if fits(a[0], budget)), None)

@@ -22,7 +22,8 @@ Open = Callable[..., Engine]
 
 
 def test_a_shared_decision_synced_on_a_branch_is_not_promoted_from_it(
-        repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`merges._candidates`: a decision file reaches every branch from the repository itself, so the copy a
     branch synced is no candidate for promotion (`origin IS NOT 'shared'`, a quoted value: case matters)."""
     monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
@@ -39,7 +40,8 @@ def test_a_shared_decision_synced_on_a_branch_is_not_promoted_from_it(
 
 
 def test_a_note_promoted_out_of_a_branch_is_never_promoted_back_into_it(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """`merges._candidates`: a promotion's copy counts as the note its chain started from, and never goes back
     into the scope it started in, even when nothing else marks it as seen."""
     main = make_engine(repo.path)
@@ -54,7 +56,8 @@ def test_a_note_promoted_out_of_a_branch_is_never_promoted_back_into_it(
 
 
 def test_a_promotion_skips_what_came_over_already_and_still_takes_what_follows(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """`merges._candidates`: a note already promoted is passed over, not the end of the branch's notes."""
     repo.git("checkout", "-q", "-b", "feature/a")
     feature = make_engine(repo.path)
@@ -69,11 +72,13 @@ def test_a_promotion_skips_what_came_over_already_and_still_takes_what_follows(
     feature.flush_spool()
     repo.git("checkout", "-q", "main")
     assert [p.content for p in make_engine(repo.path).promote("feature/a", dry_run=True)] == [
-        "keep the sessions in redis"]
+        "keep the sessions in redis"
+    ]
 
 
 def test_a_merge_check_takes_nothing_from_its_own_branch_s_scope_in_another_worktree(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path
+) -> None:
     """`merges._candidates`: the notes another worktree wrote on this same branch are this branch's already
     (a recall of the branch reads them); a merge check does not promote them as a merged branch's."""
     other = tmp_path / "other"
@@ -98,7 +103,8 @@ def test_a_merge_check_takes_nothing_from_its_own_branch_s_scope_in_another_work
 
 
 def test_a_merge_of_two_branches_that_hold_one_note_and_its_promoted_copy_brings_it_once(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """`merges._candidates`: a note and the copy a promotion made of it on another branch are one candidate."""
     main = make_engine(repo.path)
     assert main.check_merges(force=True).promoted == ()

@@ -61,7 +61,7 @@ def fail(cwd: Path, *args: str, code: str, exit_code: int = 1) -> dict[str, Any]
     assert lines[0].startswith("cortex: ")
     payload = run.data()
     assert payload["error"] == code
-    assert payload["message"] == lines[0][len("cortex: "):]
+    assert payload["message"] == lines[0][len("cortex: ") :]
     return payload
 
 
@@ -154,16 +154,21 @@ def test_note_prints_the_confirmation_and_json_gives_the_id(repo: Repo) -> None:
 def test_note_reports_the_contest_with_the_opposed_note_id(repo: Repo) -> None:
     """A note opposing an active decision names it, in --json `conflicts` and in the plain contest report."""
     first = note_id(repo.path, "decision", "use kafka for the queue engine", "queue engine")
-    data = ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "do not use kafka for the queue engine")
+    data = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "do not use kafka for the queue engine"
+    )
     assert [c["id"] for c in data["conflicts"]] == [first]
     report = [
         "Contested — opposes 1 active decision on this subject. Both sides are now marked contested:",
         f"  - {first} [{TS}]: use kafka for the queue engine",
         "Close it with: cortex resolve <id> once you know which one holds.",
     ]
-    assert data["text"] == "\n".join([f"Noted (decision[queue engine]) [{TS}]: do not use kafka for the queue engine",
-                                      f"id: {data['id']}", *report])
-    out = ok(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "never use kafka for the queue engine")
+    assert data["text"] == "\n".join(
+        [f"Noted (decision[queue engine]) [{TS}]: do not use kafka for the queue engine", f"id: {data['id']}", *report]
+    )
+    out = ok(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "never use kafka for the queue engine"
+    )
     lines = out.splitlines()
     assert lines[0] == f"Noted (decision[queue engine]) [{TS}]: never use kafka for the queue engine"
     assert lines[2:] == report
@@ -172,11 +177,23 @@ def test_note_reports_the_contest_with_the_opposed_note_id(repo: Repo) -> None:
 def test_note_alternatives_are_repeatable_and_shown_as_rejected(repo: Repo) -> None:
     """Each --alternative is kept; recall and inspect print them as already rejected."""
     nid = ok_json(
-        repo.path, "note", "--kind", "decision", "--subject", "auth", "--alternative", "session cookies (no SSO path)",
-        "--alternative", "JWT-in-localStorage (XSS surface)", "use OIDC for auth",
+        repo.path,
+        "note",
+        "--kind",
+        "decision",
+        "--subject",
+        "auth",
+        "--alternative",
+        "session cookies (no SSO path)",
+        "--alternative",
+        "JWT-in-localStorage (XSS surface)",
+        "use OIDC for auth",
     )["id"]
     inspected = ok_json(repo.path, "inspect-memory", nid)
-    assert inspected["conflict"]["alternatives"] == ["session cookies (no SSO path)", "JWT-in-localStorage (XSS surface)"]
+    assert inspected["conflict"]["alternatives"] == [
+        "session cookies (no SSO path)",
+        "JWT-in-localStorage (XSS surface)",
+    ]
     recall = ok(repo.path, "recall", "auth")
     assert "  already rejected: session cookies (no SSO path), JWT-in-localStorage (XSS surface)\n" in recall
 
@@ -196,7 +213,9 @@ def test_note_alternatives_are_repeatable_and_shown_as_rejected(repo: Repo) -> N
         (("session-brief",), 150),
     ],
 )
-def test_surface_json_text_is_the_plain_output_byte_for_byte(seeded: Seeded, argv: tuple[str, ...], budget: int) -> None:
+def test_surface_json_text_is_the_plain_output_byte_for_byte(
+    seeded: Seeded, argv: tuple[str, ...], budget: int
+) -> None:
     """From the same store state, `text` in --json equals plain stdout minus its final newline."""
     files = store_files(seeded.db)
     saved = snapshot(files)
@@ -218,7 +237,9 @@ def test_session_brief_on_a_cold_start_prints_nothing(repo: Repo) -> None:
     assert (data["text"], data["tokens"], data["budget"], data["items"]) == ("", 0, 150, [])
 
 
-def test_surfaces_carry_contested_superseded_stale_and_moved_labels(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+def test_surfaces_carry_contested_superseded_stale_and_moved_labels(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Labels come from the real checkout: `git rm` makes a stale ref, `git mv` + commit a moved one."""
     repo.write("src/x.py")
     repo.write("src/a.py", "def load(): pass\n")
@@ -287,7 +308,9 @@ def test_resolve_by_subject_is_refused_while_contested_and_by_id_closes_it(repo:
     refused = fail(repo.path, "resolve", "--subject", "Queue Engine", code="contested_subject")
     assert sorted(refused["ids"]) == sorted([kafka, other])
     assert held(repo.path) == before
-    data = ok_json(repo.path, "resolve", kafka, "--status", "superseded", "--replacement", "use nats for the queue engine")
+    data = ok_json(
+        repo.path, "resolve", kafka, "--status", "superseded", "--replacement", "use nats for the queue engine"
+    )
     assert data["cleared_contest"] is True
     assert data["text"] == (
         f"Marked decision[queue engine] as superseded. Contest closed.\nReplaced with note {data['replacement_id']}.\n"
@@ -296,8 +319,11 @@ def test_resolve_by_subject_is_refused_while_contested_and_by_id_closes_it(repo:
     recall = ok_json(repo.path, "recall", "queue", "engine")
     labels = {i["id"]: i["labels"] for i in recall["items"]}
     # A replacement leaves one active decision on the subject: the other side is superseded by it too.
-    assert labels == {f"notes:{kafka}": ["superseded"], f"notes:{other}": ["superseded"],
-                      f"notes:{data['replacement_id']}": []}
+    assert labels == {
+        f"notes:{kafka}": ["superseded"],
+        f"notes:{other}": ["superseded"],
+        f"notes:{data['replacement_id']}": [],
+    }
     assert "[contested]" not in recall["text"]
 
 
@@ -308,7 +334,11 @@ def test_note_resolve_takes_id_or_subject_flags(repo: Repo) -> None:
     out = ok(repo.path, "note-resolve", "--id", blocker, "--status", "resolved")
     assert out == "Marked blocker[ci] as resolved.\n"
     data = ok_json(repo.path, "note-resolve", "--subject", "runner", "--status", "superseded")
-    assert (data["id"], data["status"], data["text"]) == (decision, "superseded", "Marked decision[runner] as superseded.")
+    assert (data["id"], data["status"], data["text"]) == (
+        decision,
+        "superseded",
+        "Marked decision[runner] as superseded.",
+    )
     states = {i["note_id"]: i["text"].splitlines()[-1] for i in ok_json(repo.path, "list-memory")["items"]}
     assert states == {blocker: "Status: resolved", decision: "Status: superseded"}
 
@@ -339,7 +369,9 @@ BAD_INPUTS: list[tuple[tuple[str, ...], str, int]] = [
 
 
 @pytest.mark.parametrize(("argv", "code", "exit_code"), BAD_INPUTS, ids=[" ".join(a) for a, _, _ in BAD_INPUTS])
-def test_bad_input_fails_cleanly_and_loses_nothing(seeded: Seeded, argv: tuple[str, ...], code: str, exit_code: int) -> None:
+def test_bad_input_fails_cleanly_and_loses_nothing(
+    seeded: Seeded, argv: tuple[str, ...], code: str, exit_code: int
+) -> None:
     """Each bad input: exit 1 (2 for usage), one `cortex:` stderr line, the JSON error; the store is unchanged."""
     fail(seeded.path, *argv, code=code, exit_code=exit_code)
     assert held(seeded.path) == seeded.before
@@ -426,7 +458,11 @@ def test_status_counts_this_scope(seeded: Seeded) -> None:
     assert (data["items"], data["items_by_state"], data["contested_notes"]) == (3, {"warm": 3}, 2)
     lines = ok(seeded.path, "status").splitlines()
     assert lines == [
-        "OK", f"DB: {data['store']}", f"Scope: {data['scope_key']}", "Items: 3 (warm 3)", "Contested notes: 2",
+        "OK",
+        f"DB: {data['store']}",
+        f"Scope: {data['scope_key']}",
+        "Items: 3 (warm 3)",
+        "Contested notes: 2",
         "Recall: by words only — recall is lexical only: CORTEX_SEMANTIC turns it off; to turn it on: export "
         "CORTEX_SEMANTIC=1",
     ]
@@ -448,13 +484,17 @@ def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:
     assert (report["checked"], report["stale"]) == (2, 1)
     assert report["references"] == {"exists": 0, "missing": 1, "moved": 1, "unknown": 0}
     assert {i["id"]: i["label"] for i in report["items"]} == {
-        f"notes:{stale}": "stale: missing src/x.py", f"notes:{moved}": "moved: src/a.py → src/b.py",
+        f"notes:{stale}": "stale: missing src/x.py",
+        f"notes:{moved}": "moved: src/a.py → src/b.py",
     }
     lines = ok(repo.path, "validate-memory").splitlines()
     assert lines[0] == "checked 2 memories; 1 stale; references: 0 exists, 1 missing, 1 moved, 0 unknown"
-    assert sorted(lines[1:]) == sorted([
-        f"  notes:{stale}  [stale: missing src/x.py]", f"  notes:{moved}  [moved: src/a.py → src/b.py]",
-    ])
+    assert sorted(lines[1:]) == sorted(
+        [
+            f"  notes:{stale}  [stale: missing src/x.py]",
+            f"  notes:{moved}  [moved: src/a.py → src/b.py]",
+        ]
+    )
     topical = ok_json(repo.path, "validate-memory", "--topic", "loader NEAR(")
     assert (topical["topic"], [i["id"] for i in topical["items"]]) == ("loader NEAR(", [f"notes:{moved}"])
     assert held(repo.path) == before
@@ -466,8 +506,13 @@ def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:
 @pytest.mark.parametrize("argv", [(), ("tui",), ("-C", "."), ("demo", "--dir", "demo")], ids=str)
 def test_the_tui_without_a_terminal_says_what_to_do(tmp_path: Path, argv: tuple[str, ...]) -> None:
     """Bare `cortex` with no terminal started the TUI and hung writing escape codes: now one line and exit 2."""
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *argv], cwd=tmp_path, stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", *argv],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
     err = done.stderr.decode()
     assert (done.returncode, done.stdout) == (2, b"")
     assert err.startswith("cortex: ") and err.count("\n") == 1 and "cortex --help" in err
@@ -480,8 +525,9 @@ def test_one_shot_reads_create_no_store(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     home = Path(os.environ["CORTEX_HOME"])
-    assert ok(plain, "recall", "kafka") == ('No matches for "kafka". Try a broader topic, or cortex state for the '
-                                            "working set.\n")
+    assert ok(plain, "recall", "kafka") == (
+        'No matches for "kafka". Try a broader topic, or cortex state for the working set.\n'
+    )
     for argv in (("state",), ("session-brief",), ("status",), ("list-memory",), ("branches",), ("export",)):
         assert cortex(plain, *argv).code == 0, argv
     assert not home.exists() and list(plain.iterdir()) == []

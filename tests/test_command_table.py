@@ -40,14 +40,27 @@ def test_help_lists_every_command_the_parser_accepts_but_the_hidden() -> None:
     accepted = parsed_commands(cli.build_parser())
     rows = cli.COMMAND_BY_NAME
     deliberately_hidden = {name for name in accepted if name in rows and rows[name].hidden}
-    assert deliberately_hidden == {"header", "inject-header", "flush-spool", "hook", "reflect", "evaluate",
-                                   "note-resolve", "install-hooks"}
+    assert deliberately_hidden == {
+        "header",
+        "inject-header",
+        "flush-spool",
+        "hook",
+        "reflect",
+        "evaluate",
+        "note-resolve",
+        "install-hooks",
+    }
     assert all(rows[name].why_hidden for name in deliberately_hidden)
     listed = help_listing()
     assert set(listed) == accepted - deliberately_hidden
     assert {name: listed[name] for name in ("export", "import", "promote", "uninstall", "completion", "reanchor")} == {
-        "export": "sharing", "import": "sharing", "promote": "sharing", "uninstall": "setup", "completion": "setup",
-        "reanchor": "inspection and correction"}
+        "export": "sharing",
+        "import": "sharing",
+        "promote": "sharing",
+        "uninstall": "setup",
+        "completion": "setup",
+        "reanchor": "inspection and correction",
+    }
 
 
 def test_every_listed_command_is_in_the_readme() -> None:

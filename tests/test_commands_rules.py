@@ -15,9 +15,13 @@ COMMAND = "python -m pytest tests/test_api.py"
 
 
 def failures(engine: Engine) -> list[dict[str, Any]]:
-    return [{"summary": r["summary"], "created_at": r["created_at"], **json.loads(r["metadata_json"])}
-            for r in engine.conn.execute("SELECT summary, created_at, metadata_json FROM episodes "
-                                         "WHERE kind='command_failure' ORDER BY created_at, rowid")]
+    return [
+        {"summary": r["summary"], "created_at": r["created_at"], **json.loads(r["metadata_json"])}
+        for r in engine.conn.execute(
+            "SELECT summary, created_at, metadata_json FROM episodes "
+            "WHERE kind='command_failure' ORDER BY created_at, rowid"
+        )
+    ]
 
 
 def fail(engine: Engine, command: str = COMMAND) -> None:
@@ -29,10 +33,16 @@ def test_a_failure_records_what_was_run_and_how_it_failed(engine: Engine) -> Non
     (episode,) = failures(engine)
     event = engine.conn.execute("SELECT id FROM events WHERE type='cmd'").fetchone()["id"]
     assert episode == {
-        "summary": "test failed: pytest tests/test_api.py src/api.py (exit 2)", "created_at": engine.now(),
-        "category": "test", "exit_code": 2, "command_summary": "pytest tests/test_api.py src/api.py",
-        "files_touched": ["tests/test_api.py", "src/api.py"], "stdout_tail": "collected 3 items",
-        "stderr_tail": "E   boom", "event_id": event, "occurrences": 1,
+        "summary": "test failed: pytest tests/test_api.py src/api.py (exit 2)",
+        "created_at": engine.now(),
+        "category": "test",
+        "exit_code": 2,
+        "command_summary": "pytest tests/test_api.py src/api.py",
+        "files_touched": ["tests/test_api.py", "src/api.py"],
+        "stdout_tail": "collected 3 items",
+        "stderr_tail": "E   boom",
+        "event_id": event,
+        "occurrences": 1,
     }
 
 
@@ -69,7 +79,9 @@ def test_an_episode_stored_without_a_count_or_metadata_counts_as_seen_once(engin
     fail(engine)
     fail(engine, "npm test")
     assert sorted(e["summary"] for e in failures(engine)) == [
-        "test failed: npm test (exit 2) (seen 2x)", "test failed: python -m pytest tests/test_api.py (exit 2) (seen 2x)"]
+        "test failed: npm test (exit 2) (seen 2x)",
+        "test failed: python -m pytest tests/test_api.py (exit 2) (seen 2x)",
+    ]
     assert {e["occurrences"] for e in failures(engine)} == {2}
 
 

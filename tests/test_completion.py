@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def script(shell: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "completion", shell], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "completion", shell],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -23,10 +28,10 @@ def script(shell: str) -> str:
 def complete(source: str, *words: str, cwd: Path | None = None) -> list[str]:
     """What bash offers for the command line `words` (the last word is the one being completed)."""
     line = " ".join(f"'{w}'" for w in words)
-    body = (f"{source}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _cortex\n"
-            'printf "%s\\n" "${COMPREPLY[@]}"\n')
-    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", body], capture_output=True, text=True, timeout=30,
-                          cwd=cwd)
+    body = f'{source}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _cortex\nprintf "%s\\n" "${{COMPREPLY[@]}}"\n'
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", body], capture_output=True, text=True, timeout=30, cwd=cwd
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -84,8 +89,13 @@ def test_zsh_and_fish_scripts_parse(shell: str) -> None:
 
 def test_unknown_shell_is_a_usage_error() -> None:
     """A shell Cortex has no script for: exit 2 with one `cortex:` line."""
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "completion", "tcsh"], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "completion", "tcsh"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 2 and done.stderr.startswith("cortex: ") and done.stderr.count("\n") == 1
 
 
@@ -100,8 +110,13 @@ def test_fish_completes_with_descriptions_paths_and_values(tmp_path: Path) -> No
     (work / "notes.jsonl").write_text("")
 
     def offered(line: str) -> list[str]:
-        done = subprocess.run(["fish", "--no-config", "-c", f"source {source}; complete -C '{line}'"], cwd=work,
-                              capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {source}; complete -C '{line}'"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 

@@ -16,10 +16,15 @@ from .conftest import Clock
 def test_the_snapshot_names_the_newest_notes_of_any_kind_and_each_kind_its_own(engine: Engine, clock: Clock) -> None:
     """With no summarized session the snapshot's summary is the four newest active notes whatever their kind,
     newest first; intents and blockers list only their own kind; a retired note stays out."""
-    written = [("insight", "the pool size is eight"), ("decision", "retry the upload twice"),
-               ("intent", "split the upload worker"), ("blocker", "the staging bucket refuses writes"),
-               ("focus", "upload reliability"), ("insight", "uploads time out after thirty seconds"),
-               ("decision", "keep the upload queue in sqlite")]
+    written = [
+        ("insight", "the pool size is eight"),
+        ("decision", "retry the upload twice"),
+        ("intent", "split the upload worker"),
+        ("blocker", "the staging bucket refuses writes"),
+        ("focus", "upload reliability"),
+        ("insight", "uploads time out after thirty seconds"),
+        ("decision", "keep the upload queue in sqlite"),
+    ]
     for kind, text in written:
         engine.note(kind, text, text.split()[-1])
         clock.advance(minutes=1)
@@ -29,8 +34,11 @@ def test_the_snapshot_names_the_newest_notes_of_any_kind_and_each_kind_its_own(e
     text = engine.conn.execute("SELECT text FROM memory_items WHERE kind='branch_snapshot'").fetchone()[0]
     summary = text.split("Summary: ", 1)[1].split("\nIntents:")[0].splitlines()
     assert [line.split("] ", 1)[1] for line in summary] == [
-        "keep the upload queue in sqlite", "uploads time out after thirty seconds", "upload reliability",
-        "the staging bucket refuses writes"]
+        "keep the upload queue in sqlite",
+        "uploads time out after thirty seconds",
+        "upload reliability",
+        "the staging bucket refuses writes",
+    ]
     assert "Intents: [worker] split the upload worker" in text
     assert "Blockers: [writes] the staging bucket refuses writes" in text
 
@@ -58,18 +66,28 @@ def test_only_sessions_with_something_in_them_are_summarized(engine: Engine, clo
 def test_notes_written_in_the_same_instant_list_the_last_written_first(engine: Engine) -> None:
     """Ties on the timestamp (a fixed clock, a burst of notes) are broken by the order of writing, newest first,
     whatever their kinds: the same store always gives the same snapshot."""
-    for kind, text in [("decision", "ship on tuesdays"), ("insight", "the queue drains at night"),
-                       ("blocker", "the release bucket is read-only"), ("insight", "builds cache wheels"),
-                       ("decision", "pin the wheel cache key")]:
+    for kind, text in [
+        ("decision", "ship on tuesdays"),
+        ("insight", "the queue drains at night"),
+        ("blocker", "the release bucket is read-only"),
+        ("insight", "builds cache wheels"),
+        ("decision", "pin the wheel cache key"),
+    ]:
         engine.note(kind, text, text.split()[-1])
     consolidation.sync_branch_snapshot(engine.conn, engine.scope, engine.now())
     text = engine.conn.execute("SELECT text FROM memory_items WHERE kind='branch_snapshot'").fetchone()[0]
     summary = text.split("Summary: ", 1)[1].split("\nBlockers:")[0].splitlines()
     assert [line.split("] ", 1)[1] for line in summary] == [
-        "pin the wheel cache key", "builds cache wheels", "the release bucket is read-only", "the queue drains at night"]
+        "pin the wheel cache key",
+        "builds cache wheels",
+        "the release bucket is read-only",
+        "the queue drains at night",
+    ]
 
 
-def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`recent_steps` reads only a session's newest events, restarting the compression at a command, subagent or
     search: over many random sessions (test cycles crossing the read window, runs of one file, ties on the
     timestamp) its steps equal the last ones of compressing the whole session, both when the window answers and
@@ -85,14 +103,25 @@ def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(engine: E
     monkeypatch.setattr(consolidation, "level1", counted)
     rng = random.Random(7)
     fragments = [
-        [("read", "a.py", {})], [("edit", "a.py", {})], [("edit", "b.py", {})], [("write", "c.py", {})],
+        [("read", "a.py", {})],
+        [("edit", "a.py", {})],
+        [("edit", "b.py", {})],
+        [("write", "c.py", {})],
         [("read", "b.py", {}), ("read", "b.py", {})],
-        [("cmd", None, {"category": "test", "exit_code": 1}), ("edit", "a.py", {}), ("read", "b.py", {}),
-         ("cmd", None, {"category": "test", "exit_code": 1}), ("edit", "b.py", {}),
-         ("cmd", None, {"category": "test", "exit_code": 0})],
-        [("cmd", None, {"category": "test", "exit_code": 1})], [("cmd", None, {"category": "test", "exit_code": 0})],
-        [("cmd", None, {"category": "test", "exit_code": None})], [("cmd", None, {"category": "build", "exit_code": 0})],
-        [("agent", None, {"description": "look around"})], [("search", "src", {"pattern": "retry"})],
+        [
+            ("cmd", None, {"category": "test", "exit_code": 1}),
+            ("edit", "a.py", {}),
+            ("read", "b.py", {}),
+            ("cmd", None, {"category": "test", "exit_code": 1}),
+            ("edit", "b.py", {}),
+            ("cmd", None, {"category": "test", "exit_code": 0}),
+        ],
+        [("cmd", None, {"category": "test", "exit_code": 1})],
+        [("cmd", None, {"category": "test", "exit_code": 0})],
+        [("cmd", None, {"category": "test", "exit_code": None})],
+        [("cmd", None, {"category": "build", "exit_code": 0})],
+        [("agent", None, {"description": "look around"})],
+        [("search", "src", {"pattern": "retry"})],
     ]
     checked = fell_back = 0
     for n in range(120):
@@ -103,8 +132,16 @@ def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(engine: E
             second += rng.choice((0, 1, 1))  # some events share a timestamp: the rowid orders them
             engine.conn.execute(
                 "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
-                (f"e{n}-{k}", session, engine.scope.key, f"2026-12-01T10:{second // 60:02d}:{second % 60:02d}Z", kind,
-                 target, json.dumps(meta)))
+                (
+                    f"e{n}-{k}",
+                    session,
+                    engine.scope.key,
+                    f"2026-12-01T10:{second // 60:02d}:{second % 60:02d}Z",
+                    kind,
+                    target,
+                    json.dumps(meta),
+                ),
+            )
         expected = whole(engine.conn, session, with_commands=False)[-8:]
         fallbacks.clear()
         assert consolidation.recent_steps(engine.conn, session, 8) == expected, events

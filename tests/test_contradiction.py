@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from cortex_engine.memory.contradiction import (NEGATION_ADVERBS, NEGATORS, POLARITY_STEMS, STRUCTURAL_STOPWORDS,
-    Verdict, compare, stem_lite)
+from cortex_engine.memory.contradiction import (
+    NEGATION_ADVERBS,
+    NEGATORS,
+    POLARITY_STEMS,
+    STRUCTURAL_STOPWORDS,
+    Verdict,
+    compare,
+    stem_lite,
+)
 
 # ---------------------------------------------------------------------------------------------
 # stem_lite
@@ -341,12 +348,19 @@ def test_huge_input_is_analyzed_only_up_to_the_cap() -> None:
     assert compare(big, "do not " + big) == Verdict(signal="negation", trigger="alpha")
 
 
-@pytest.mark.parametrize(("word", "stem"), [
-    ("asses", "ass"), ("passes", "pass"),  # -sses keeps its ss (a plain -s strip would leave `asse`)
-    ("copies", "cop"), ("babies", "bab"),  # -ies off when three letters stay, not when two would
-    ("doing", "doing"), ("used", "used"), ("union", "union"),  # too short to lose -ing, -ed, -ion
-    ("nation", "nat"),  # exactly three letters left: -ion goes
-])
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [
+        ("asses", "ass"),
+        ("passes", "pass"),  # -sses keeps its ss (a plain -s strip would leave `asse`)
+        ("copies", "cop"),
+        ("babies", "bab"),  # -ies off when three letters stay, not when two would
+        ("doing", "doing"),
+        ("used", "used"),
+        ("union", "union"),  # too short to lose -ing, -ed, -ion
+        ("nation", "nat"),  # exactly three letters left: -ion goes
+    ],
+)
 def test_stem_lite_at_the_length_boundaries(word: str, stem: str) -> None:
     """Each suffix rule strips only when the stem keeps its minimum length (mutmut survivors of issue 27)."""
     assert stem_lite(word) == stem

@@ -36,9 +36,13 @@ def _add_item(engine: Engine, item_id: str, text: str, kind: str = "command_run"
 
 
 def _audit(engine: Engine) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in engine.conn.execute(
-        "SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, new_text, prior_subject "
-        "FROM memory_corrections ORDER BY id")]
+    return [
+        tuple(r)
+        for r in engine.conn.execute(
+            "SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, new_text, prior_subject "
+            "FROM memory_corrections ORDER BY id"
+        )
+    ]
 
 
 # -- find_item ----------------------------------------------------------------------------------------------------
@@ -92,7 +96,8 @@ def test_a_trailer_shaped_last_line_is_refused(last: str) -> None:
     assert refused.value.code == "spoofed_trailer"
     assert str(refused.value) == (
         f"the last line {last.strip()[:40]!r} looks like a Cortex trailer (Subject:/Alternatives:/Conflict:/Status:); "
-        "trailers are derived from the note, not edited — reword that line")
+        "trailers are derived from the note, not edited — reword that line"
+    )
 
 
 def test_a_long_trailer_line_is_quoted_cut_to_40_characters() -> None:
@@ -103,7 +108,9 @@ def test_a_long_trailer_line_is_quoted_cut_to_40_characters() -> None:
     assert repr(last[:40]) in str(refused.value) and repr(last[:41]) not in str(refused.value)
 
 
-@pytest.mark.parametrize("text", ["the status: is fine", "Subject: first\nthen real text", "Subjects: many", "x\nstatus"])
+@pytest.mark.parametrize(
+    "text", ["the status: is fine", "Subject: first\nthen real text", "Subjects: many", "x\nstatus"]
+)
 def test_text_that_only_mentions_a_trailer_word_is_accepted(text: str) -> None:
     """Only a last line that starts like a trailer is refused; the text comes back as given (BOM dropped)."""
     assert corrections.check_edit_text(text) == text
@@ -117,21 +124,42 @@ def test_editing_a_note_rewrites_its_content_keeps_its_tier_and_is_audited(repo:
     note = engine.note("decision", "the parser lives in src/x.py", "parser home")
     engine.conn.execute("UPDATE memory_items SET state='hot' WHERE id=?", (note.item_id,))
     done = engine.edit_memory(note.id, "\ufeff  the parser   moved to\tsrc/y.py, see src/z.py  ")
-    assert done == corrections.Edit(note.item_id, 2, "the parser lives in src/x.py",
-                                    "the parser moved to src/y.py, see src/z.py")
+    assert done == corrections.Edit(
+        note.item_id, 2, "the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py"
+    )
     row = engine.conn.execute("SELECT text, state FROM memory_items WHERE id=?", (note.item_id,)).fetchone()
     assert (row["text"], row["state"]) == (
-        "decision: the parser moved to src/y.py, see src/z.py\nSubject: parser home", "hot")
+        "decision: the parser moved to src/y.py, see src/z.py\nSubject: parser home",
+        "hot",
+    )
     again = engine.edit_memory(note.item_id, "\n  first line  \n\n  second   line\n")
     assert again.new_text == "first line  \n\n  second   line"
     assert again.references == 0
-    assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == again.new_text
+    assert (
+        engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == again.new_text
+    )
     key = engine.scope.key
     assert _audit(engine) == [
-        (note.item_id, "notes", note.id, key, "edit", "the parser lives in src/x.py",
-         "the parser moved to src/y.py, see src/z.py", "parser home"),
-        (note.item_id, "notes", note.id, key, "edit", "the parser moved to src/y.py, see src/z.py",
-         "first line  \n\n  second   line", "parser home"),
+        (
+            note.item_id,
+            "notes",
+            note.id,
+            key,
+            "edit",
+            "the parser lives in src/x.py",
+            "the parser moved to src/y.py, see src/z.py",
+            "parser home",
+        ),
+        (
+            note.item_id,
+            "notes",
+            note.id,
+            key,
+            "edit",
+            "the parser moved to src/y.py, see src/z.py",
+            "first line  \n\n  second   line",
+            "parser home",
+        ),
     ]
     created = engine.conn.execute("SELECT created_at FROM memory_corrections").fetchall()
     assert [r[0] for r in created] == [engine.now(), engine.now()]
@@ -144,11 +172,16 @@ def test_editing_an_item_without_a_note_keeps_the_text_as_given(engine: Engine) 
     done = engine.edit_memory("command_runs:7", new)
     assert done == corrections.Edit("command_runs:7", 2, "pytest -q failed in src/app.py", new)
     assert engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:7'").fetchone()[0] == new
-    paths = [r[0] for r in engine.conn.execute(
-        "SELECT normalized_path FROM memory_references WHERE memory_item_id='command_runs:7' ORDER BY id")]
+    paths = [
+        r[0]
+        for r in engine.conn.execute(
+            "SELECT normalized_path FROM memory_references WHERE memory_item_id='command_runs:7' ORDER BY id"
+        )
+    ]
     assert paths == ["src/app.py", "src/util.py"]
-    assert _audit(engine) == [("command_runs:7", "command_runs", "7", engine.scope.key, "edit",
-                               "pytest -q failed in src/app.py", new, None)]
+    assert _audit(engine) == [
+        ("command_runs:7", "command_runs", "7", engine.scope.key, "edit", "pytest -q failed in src/app.py", new, None)
+    ]
 
 
 def test_an_edit_is_stored_redacted(engine: Engine) -> None:
@@ -166,7 +199,9 @@ def test_a_refused_edit_changes_nothing(engine: Engine, text: str) -> None:
     note = engine.note("insight", "keep this text")
     with pytest.raises(InvalidInput):
         engine.edit_memory(note.id, text)
-    assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == "keep this text"
+    assert (
+        engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == "keep this text"
+    )
     assert _audit(engine) == []
 
 
@@ -175,7 +210,10 @@ def test_an_edit_is_undone_to_the_text_before(engine: Engine) -> None:
     _add_item(engine, "command_runs:3", "make test failed")
     engine.edit_memory("command_runs:3", "make test passed")
     assert engine.undo().operation == "edit"
-    assert engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:3'").fetchone()[0] == "make test failed"
+    assert (
+        engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:3'").fetchone()[0]
+        == "make test failed"
+    )
 
 
 # -- delete_memory ------------------------------------------------------------------------------------------------
@@ -183,8 +221,10 @@ def test_an_edit_is_undone_to_the_text_before(engine: Engine) -> None:
 
 def _rows(engine: Engine) -> tuple[int, ...]:
     """How many rows each table a delete touches holds."""
-    return tuple(engine.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in (
-        "memory_items", "notes", "memory_references", "memory_corrections", "episodes", "command_runs"))
+    return tuple(
+        engine.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+        for t in ("memory_items", "notes", "memory_references", "memory_corrections", "episodes", "command_runs")
+    )
 
 
 def _conflict(engine: Engine, note_id: str) -> int | None:
@@ -200,8 +240,9 @@ def test_a_delete_preview_describes_the_item_and_changes_nothing(repo: Repo, eng
     before = _rows(engine)
     text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (other.item_id,)).fetchone()[0]
     preview = engine.delete_memory(other.id)
-    assert preview == corrections.Deletion(other.item_id, "note:decision", "queue engine", engine.scope.key,
-                                           f"notes/{other.id}", 1, True, text, False)
+    assert preview == corrections.Deletion(
+        other.item_id, "note:decision", "queue engine", engine.scope.key, f"notes/{other.id}", 1, True, text, False
+    )
     assert _rows(engine) == before
 
 
@@ -210,7 +251,12 @@ def test_a_delete_preview_of_a_captured_item_names_its_source_and_no_contest(eng
     _add_item(engine, "command_runs:9", "pytest failed in src/a.py and src/b.py")
     preview = engine.delete_memory("command_runs:9")
     assert (preview.source, preview.contested, preview.references, preview.subject, preview.deleted) == (
-        "command_runs/9", False, 2, None, False)
+        "command_runs/9",
+        False,
+        2,
+        None,
+        False,
+    )
 
 
 def test_a_note_outside_a_contest_is_deleted_audited_and_comes_back_by_undo(engine: Engine) -> None:
@@ -221,18 +267,30 @@ def test_a_note_outside_a_contest_is_deleted_audited_and_comes_back_by_undo(engi
     done = engine.delete_memory(note.id, yes=True)
     assert (done.deleted, done.contested, done.id, done.references) == (True, False, note.item_id, 1)
     assert _rows(engine) == (before[0] - 1, before[1] - 1, before[2] - 1, before[3] + 1, before[4], before[5])
-    assert _audit(engine) == [(note.item_id, "notes", note.id, engine.scope.key, "delete",
-                               "the staging broker runs on port 4222 per src/broker.py", None, None)]
+    assert _audit(engine) == [
+        (
+            note.item_id,
+            "notes",
+            note.id,
+            engine.scope.key,
+            "delete",
+            "the staging broker runs on port 4222 per src/broker.py",
+            None,
+            None,
+        )
+    ]
     assert engine.conn.execute("SELECT created_at FROM memory_corrections").fetchone()[0] == engine.now()
     assert engine.undo().detail == "the note is back"
     assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == (
-        "the staging broker runs on port 4222 per src/broker.py")
+        "the staging broker runs on port 4222 per src/broker.py"
+    )
     with pytest.raises(NotFound):
         engine.delete_memory(note.id + "-gone", yes=True)
 
 
 def test_deleting_one_side_of_a_three_way_contest_leaves_two_contested_and_undo_reopens_all_three(
-        engine: Engine) -> None:
+    engine: Engine,
+) -> None:
     """Issue 27: the deleted side leaves; the two left stay contested; undo brings it back into the contest."""
     a = engine.note("decision", "flush the spool at turn end", "spool flush")
     b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
@@ -253,7 +311,10 @@ def test_deleting_one_side_of_a_two_way_contest_closes_it_and_undo_reopens_it(en
     b = engine.note("decision", "do not use kafka for the queue engine", "queue engine")
     engine.delete_memory(a.id, yes=True)
     assert _conflict(engine, b.id) == 0
-    assert "Conflict: true" not in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (b.item_id,)).fetchone()[0]
+    assert (
+        "Conflict: true"
+        not in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (b.item_id,)).fetchone()[0]
+    )
     assert engine.undo().detail == "the note is back and its contest is open again"
     assert (_conflict(engine, a.id), _conflict(engine, b.id)) == (1, 1)
 
@@ -270,7 +331,10 @@ def test_a_delete_records_only_the_sides_of_its_own_contest(engine: Engine) -> N
     before = json.loads(engine.conn.execute("SELECT before_state FROM memory_corrections").fetchone()[0])
     assert sorted(before["contest"]) == sorted([a.id, c.id])
     assert (before["note"]["id"], before["note"]["content"], before["note"]["conflict"]) == (
-        b.id, "do not use kafka for the queue engine", 1)
+        b.id,
+        "do not use kafka for the queue engine",
+        1,
+    )
     plain = engine.note("insight", "no contest here", "queue engine")
     engine.delete_memory(plain.id, yes=True)
     last = json.loads(engine.conn.execute("SELECT before_state FROM memory_corrections ORDER BY id DESC").fetchone()[0])
@@ -296,8 +360,12 @@ def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engin
     live_engine.delete_memory(items["episode:command_failure"]["id"], yes=True)
     assert episodes() == ["session_summary"]
     assert runs() == ["make build", "pytest tests/test_x.py"]
-    build = [r["id"] for r in live_engine.conn.execute(
-        "SELECT id FROM scoped_items WHERE kind='command_run' AND text LIKE '%make build%'")]
+    build = [
+        r["id"]
+        for r in live_engine.conn.execute(
+            "SELECT id FROM scoped_items WHERE kind='command_run' AND text LIKE '%make build%'"
+        )
+    ]
     live_engine.delete_memory(build[0], yes=True)
     assert runs() == ["pytest tests/test_x.py"]
     summary = items["episode:session_summary"]["id"]
@@ -307,8 +375,10 @@ def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engin
     assert live_engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE id=?", (summary,)).fetchone()[0] == 0
     audit = _audit(live_engine)
     assert [(r[4], r[5]) for r in audit] == [
-        ("delete", items["episode:command_failure"]["text"]), ("delete", audit[1][5]),
-        ("delete", items["episode:session_summary"]["text"])]
+        ("delete", items["episode:command_failure"]["text"]),
+        ("delete", audit[1][5]),
+        ("delete", items["episode:session_summary"]["text"]),
+    ]
     assert "make build" in audit[1][5]
     with pytest.raises(Refused) as refused:
         live_engine.undo()
@@ -350,7 +420,9 @@ def test_deleting_the_focus_note_falls_back_to_the_newest_focus_then_intent(live
     engine.delete_memory(parser, yes=True)
     assert _focus(engine) == ["docs work"]  # the newest intent
     for subject in ("docs work", "lexer work"):
-        engine.delete_memory(engine.conn.execute("SELECT id FROM notes WHERE subject=?", (subject,)).fetchone()[0], yes=True)
+        engine.delete_memory(
+            engine.conn.execute("SELECT id FROM notes WHERE subject=?", (subject,)).fetchone()[0], yes=True
+        )
     assert _focus(engine) == [None]
 
 
@@ -390,18 +462,26 @@ def _renamed(repo: Repo, *moves: tuple[str, str]) -> None:
 def test_rewrite_moved_rewrites_each_renamed_path_in_the_note_audited(repo: Repo, engine: Engine) -> None:
     """Every mention of each renamed file is rewritten in the note's content (not its item text, which adds the
     kind and trailers); the result lists each move with its count; one `rewrite-moved` audit row."""
-    note = engine.note("decision", "flush from src/spool.py (see ./src/spool.py:3) and keep src/ledger.py", "spool flush")
+    note = engine.note(
+        "decision", "flush from src/spool.py (see ./src/spool.py:3) and keep src/ledger.py", "spool flush"
+    )
     _renamed(repo, ("src/spool.py", "src/capture_spool.py"), ("src/ledger.py", "src/book.py"))
     done = engine.rewrite_moved(note.id)
     new = "flush from src/capture_spool.py (see ./src/capture_spool.py:3) and keep src/book.py"
     prior = "flush from src/spool.py (see ./src/spool.py:3) and keep src/ledger.py"
     assert done.id == note.item_id
-    assert sorted(done.moves, key=str) == sorted([{"from": "src/spool.py", "to": "src/capture_spool.py", "count": 2},
-                                                  {"from": "src/ledger.py", "to": "src/book.py", "count": 1}], key=str)
+    assert sorted(done.moves, key=str) == sorted(
+        [
+            {"from": "src/spool.py", "to": "src/capture_spool.py", "count": 2},
+            {"from": "src/ledger.py", "to": "src/book.py", "count": 1},
+        ],
+        key=str,
+    )
     assert done.edit == corrections.Edit(note.item_id, 2, prior, new)
     assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == new
-    assert _audit(engine) == [(note.item_id, "notes", note.id, engine.scope.key, "rewrite-moved", prior, new,
-                               "spool flush")]
+    assert _audit(engine) == [
+        (note.item_id, "notes", note.id, engine.scope.key, "rewrite-moved", prior, new, "spool flush")
+    ]
     assert engine.undo().operation == "rewrite-moved"
     assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == prior
 
@@ -417,7 +497,8 @@ def test_rewrite_moved_rewrites_a_captured_item_in_place(repo: Repo, engine: Eng
     done = engine.rewrite_moved("command_runs:4")
     assert done.moves == [{"from": "src/app.py", "to": "lib/app.py", "count": 1}]
     assert engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:4'").fetchone()[0] == (
-        "pytest failed in lib/app.py\n  twice")
+        "pytest failed in lib/app.py\n  twice"
+    )
 
 
 def test_a_rename_to_a_name_that_is_not_a_plain_path_is_never_copied_in(repo: Repo, engine: Engine) -> None:
@@ -426,18 +507,26 @@ def test_a_rename_to_a_name_that_is_not_a_plain_path_is_never_copied_in(repo: Re
     alone = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     both = engine.note("decision", "src/queue.py reads src/ledger.py", "queue reads")
     two = engine.note("decision", "src/spool.py feeds src/queue.py", "spool feeds")
-    _renamed(repo, ("src/spool.py", "src/spool (old).py"), ("src/queue.py", "src/q;ueue.py"),
-             ("src/ledger.py", "src/book.py"))
+    _renamed(
+        repo,
+        ("src/spool.py", "src/spool (old).py"),
+        ("src/queue.py", "src/q;ueue.py"),
+        ("src/ledger.py", "src/book.py"),
+    )
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(alone.id)
     assert (refused.value.code, refused.value.details["id"]) == ("unsafe_name", alone.item_id)
-    assert str(refused.value) == (f'{alone.item_id}: git renamed to a name that is not a plain path (src/spool.py → '
-                                  '"src/spool \\x28old\\x29.py"); nothing was rewritten (edit the memory instead)')
+    assert str(refused.value) == (
+        f"{alone.item_id}: git renamed to a name that is not a plain path (src/spool.py → "
+        '"src/spool \\x28old\\x29.py"); nothing was rewritten (edit the memory instead)'
+    )
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(two.id)
-    assert str(refused.value) == (f'{two.item_id}: git renamed to a name that is not a plain path (src/spool.py → '
-                                  '"src/spool \\x28old\\x29.py", src/queue.py → "src/q\\x3bueue.py"); nothing was '
-                                  "rewritten (edit the memory instead)")
+    assert str(refused.value) == (
+        f"{two.item_id}: git renamed to a name that is not a plain path (src/spool.py → "
+        '"src/spool \\x28old\\x29.py", src/queue.py → "src/q\\x3bueue.py"); nothing was '
+        "rewritten (edit the memory instead)"
+    )
     assert _audit(engine) == []
     done = engine.rewrite_moved(both.id)
     assert done.moves == [{"from": "src/ledger.py", "to": "src/book.py", "count": 1}]
@@ -451,25 +540,43 @@ def test_rewrite_moved_refuses_what_it_cannot_do_and_writes_nothing(repo: Repo, 
     only_subject = engine.note("decision", "keep it small", "src/ledger.py and src/spool.py layout")
     shown = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     _renamed(repo, ("src/ledger.py", "src/book.py"), ("src/spool.py", "src/capture_spool.py"))
-    cases = [(still.id, None, "nothing_moved", f"{still.item_id} has no moved reference to rewrite"),
-             (only_subject.id, None, "subject_only", f"{only_subject.item_id} names src/ledger.py, src/spool.py only in its subject, "
-                                                     "which is not rewritten; edit the memory instead"),
-             (shown.id, "decision: an older text", "changed", f"{shown.item_id} changed since it was shown; nothing "
-                                                               "was rewritten (look again, then retry)")]
+    cases = [
+        (still.id, None, "nothing_moved", f"{still.item_id} has no moved reference to rewrite"),
+        (
+            only_subject.id,
+            None,
+            "subject_only",
+            f"{only_subject.item_id} names src/ledger.py, src/spool.py only in its subject, "
+            "which is not rewritten; edit the memory instead",
+        ),
+        (
+            shown.id,
+            "decision: an older text",
+            "changed",
+            f"{shown.item_id} changed since it was shown; nothing was rewritten (look again, then retry)",
+        ),
+    ]
     for item_id, expected, code, message in cases:
         with pytest.raises(Refused) as refused:
             engine.rewrite_moved(item_id, expected_text=expected)
         assert (refused.value.code, str(refused.value), refused.value.details["id"]) == (
-            code, message, corrections.find_item(engine.conn, item_id)["id"])
+            code,
+            message,
+            corrections.find_item(engine.conn, item_id)["id"],
+        )
     with pytest.raises(NotFound):
         engine.rewrite_moved("no-such-memory-item")
     assert _audit(engine) == []
     text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (shown.item_id,)).fetchone()[0]
-    assert engine.rewrite_moved(shown.id, expected_text=text).edit.new_text == "flush from src/capture_spool.py at turn end"
+    assert (
+        engine.rewrite_moved(shown.id, expected_text=text).edit.new_text
+        == "flush from src/capture_spool.py at turn end"
+    )
 
 
 def test_an_edit_made_while_the_rewrite_reads_the_checkout_refuses_it(
-        repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The text is compared again inside the write: an edit that lands between the read and the write (here,
     while the paths are rewritten) makes the rewrite refuse; the edit stands."""
     note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
@@ -484,10 +591,13 @@ def test_an_edit_made_while_the_rewrite_reads_the_checkout_refuses_it(
     with pytest.raises(Refused) as refused:
         engine.rewrite_moved(note.id)
     assert (refused.value.code, str(refused.value), refused.value.details["id"]) == (
-        "changed", f"{note.item_id} changed since it was read; nothing was rewritten (look again, then retry)",
-        note.item_id)
+        "changed",
+        f"{note.item_id} changed since it was read; nothing was rewritten (look again, then retry)",
+        note.item_id,
+    )
     assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == (
-        "flush from src/spool.py at session end")
+        "flush from src/spool.py at session end"
+    )
     assert [r[4] for r in _audit(engine)] == ["edit"]
 
 
@@ -501,8 +611,9 @@ def test_reanchor_moves_only_the_drifted_anchor_to_the_code_now_audited(repo: Re
     the same note is left as it was; the audit row says from where to where; a second reanchor is refused."""
     repo.write("src/session.py", SESSION)
     repo.commit("session")
-    note = engine.note("decision", "refresh_token() in src/session.py adds one; other() in src/session.py doubles",
-                       "tokens")
+    note = engine.note(
+        "decision", "refresh_token() in src/session.py adds one; other() in src/session.py doubles", "tokens"
+    )
 
     def anchors() -> dict[str, dict[str, Any]]:
         return {r["symbol"]: dict(r) for r in engine.conn.execute("SELECT * FROM memory_anchors")}
@@ -515,15 +626,30 @@ def test_reanchor_moves_only_the_drifted_anchor_to_the_code_now_audited(repo: Re
     done = engine.reanchor(note.id)
     after = anchors()
     moved = after["refresh_token"]
-    assert done == corrections.Reanchor(note.item_id, [
-        {"anchor": "src/session.py:refresh_token", "start": 5, "end": 7, "hash": moved["content_hash"]}])
+    assert done == corrections.Reanchor(
+        note.item_id, [{"anchor": "src/session.py:refresh_token", "start": 5, "end": 7, "hash": moved["content_hash"]}]
+    )
     assert moved["content_hash"] != before["refresh_token"]["content_hash"]
     assert (moved["path"], moved["start_line"], moved["end_line"], moved["head_oid"], moved["anchored_at"]) == (
-        "src/session.py", 5, 7, head, engine.now())
+        "src/session.py",
+        5,
+        7,
+        head,
+        engine.now(),
+    )
     assert after["other"] == before["other"]
-    assert _audit(engine) == [(note.item_id, "notes", note.id, engine.scope.key, "reanchor",
-                               f"src/session.py:refresh_token lines 3-5 hash {before['refresh_token']['content_hash']}",
-                               f"src/session.py:refresh_token lines 5-7 hash {moved['content_hash']}", "tokens")]
+    assert _audit(engine) == [
+        (
+            note.item_id,
+            "notes",
+            note.id,
+            engine.scope.key,
+            "reanchor",
+            f"src/session.py:refresh_token lines 3-5 hash {before['refresh_token']['content_hash']}",
+            f"src/session.py:refresh_token lines 5-7 hash {moved['content_hash']}",
+            "tokens",
+        )
+    ]
     assert engine.conn.execute("SELECT created_at FROM memory_corrections").fetchone()[0] == engine.now()
     report: Any = engine.validate_memory(persist=False)
     assert report["items"][0]["label"] is None
@@ -542,7 +668,10 @@ def test_reanchor_takes_every_drifted_anchor_and_skips_a_missing_one(repo: Repo,
     repo.write("src/session.py", SESSION.replace("+ 1", "+ 2").replace("* 2", "* 3"))
     done = engine.reanchor(note.id)
     assert sorted(str(a["anchor"]) for a in done.anchors) == ["src/session.py:other", "src/session.py:refresh_token"]
-    assert sorted(r[5].split(" ")[0] for r in _audit(engine)) == ["src/session.py:other", "src/session.py:refresh_token"]
+    assert sorted(r[5].split(" ")[0] for r in _audit(engine)) == [
+        "src/session.py:other",
+        "src/session.py:refresh_token",
+    ]
     third = engine.conn.execute("SELECT start_line, anchored_at FROM memory_anchors WHERE symbol='third'").fetchone()
     assert tuple(third) == (12, None)
 
@@ -573,7 +702,8 @@ def test_delete_memory_previews_unless_told_to_delete(engine: Engine) -> None:
 
 
 def test_a_memory_deleted_while_the_rewrite_reads_the_checkout_is_not_found(
-        repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A delete that lands between the rewrite's read and its write: the rewrite says the memory is not found
     (naming its id) and writes nothing of its own."""
     note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
@@ -588,7 +718,9 @@ def test_a_memory_deleted_while_the_rewrite_reads_the_checkout_is_not_found(
     with pytest.raises(NotFound) as missing:
         engine.rewrite_moved(note.id)
     assert (str(missing.value), missing.value.details["id"]) == (
-        f'no memory item found for id "{note.item_id}"', note.item_id)
+        f'no memory item found for id "{note.item_id}"',
+        note.item_id,
+    )
     assert [r[4] for r in _audit(engine)] == ["delete"]
 
 
@@ -621,17 +753,24 @@ def test_a_whole_id_finds_its_item_even_when_it_is_the_prefix_of_another(engine:
 def test_editing_a_captured_item_keeps_the_references_its_subject_names(live_engine: Engine) -> None:
     """A failure's item has the failing target as its subject: an edit re-extracts references from it too."""
     live_engine.log_event("cmd", command="pytest tests/test_x.py", exit_code=1)
-    failure = live_engine.conn.execute("SELECT id, subject FROM memory_items WHERE kind='episode:command_failure'").fetchone()
+    failure = live_engine.conn.execute(
+        "SELECT id, subject FROM memory_items WHERE kind='episode:command_failure'"
+    ).fetchone()
     assert failure["subject"] == "tests/test_x.py"
     done = live_engine.edit_memory(failure["id"], "flaky: a rerun passes")
     assert done.references == 1
-    paths = [r[0] for r in live_engine.conn.execute(
-        "SELECT normalized_path FROM memory_references WHERE memory_item_id=?", (failure["id"],))]
+    paths = [
+        r[0]
+        for r in live_engine.conn.execute(
+            "SELECT normalized_path FROM memory_references WHERE memory_item_id=?", (failure["id"],)
+        )
+    ]
     assert paths == ["tests/test_x.py"]
 
 
-def test_reanchor_in_a_linked_worktree_records_that_worktree_s_head(repo: Repo, tmp_path: Path,
-                                                                      make_engine: Callable[..., Engine]) -> None:
+def test_reanchor_in_a_linked_worktree_records_that_worktree_s_head(
+    repo: Repo, tmp_path: Path, make_engine: Callable[..., Engine]
+) -> None:
     """A linked worktree's HEAD names a branch whose ref lives in the shared git directory: it is still read."""
     repo.write("src/session.py", SESSION)
     repo.commit("session")

@@ -18,7 +18,9 @@ def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     payload = json.loads(done.stdout)
     brief = payload["session_brief"]
@@ -27,7 +29,10 @@ def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
     assert sum("contested" in item["labels"] for item in brief["items"]) == 2
     recall = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", "recall", "login", "--json"],
-        capture_output=True, text=True, check=True, cwd=target,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=target,
     )
     labels = [label for item in json.loads(recall.stdout)["items"] for label in item["labels"]]
     assert "moved: src/auth/login_old.py → src/auth/login.py" in labels
@@ -58,8 +63,16 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "R100\tsrc/auth/login_old.py\tsrc/auth/login.py" in changes and "D\tsrc/query/recall.py" in changes
     with open_engine(repo) as engine:
         kinds = {item["kind"] for item in engine.list_memory(limit=200).items}
-        assert {"note:decision", "note:blocker", "note:insight", "note:intent", "episode:command_failure",
-                "episode:subagent_conclusion", "episode:session_summary", "command_run"} <= kinds
+        assert {
+            "note:decision",
+            "note:blocker",
+            "note:insight",
+            "note:intent",
+            "episode:command_failure",
+            "episode:subagent_conclusion",
+            "episode:session_summary",
+            "command_run",
+        } <= kinds
         assert [c["subject"] for c in engine.contests()] == ["spool flush policy"]
         superseded = engine.conn.execute("SELECT content FROM scoped_notes WHERE status='superseded'").fetchall()
         assert [row["content"] for row in superseded] == ["use rabbitmq for the queue engine"]
@@ -84,7 +97,9 @@ def test_demo_is_deterministic_under_cortex_now(tmp_path: Path, monkeypatch: pyt
         repo = seed_demo(str(tmp_path / name))
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout
         with open_engine(repo) as engine:
-            ids = sorted(str(i["id"]) for i in engine.list_memory(limit=200).items if not str(i["id"]).startswith("branch_"))
+            ids = sorted(
+                str(i["id"]) for i in engine.list_memory(limit=200).items if not str(i["id"]).startswith("branch_")
+            )
         seen.append((head, ids))
     assert seen[0] == seen[1]
     assert len(seen[0][1]) > 15
@@ -94,11 +109,12 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     """The operator app mounts on the demo and fills its panes from the engine."""
     import asyncio
 
+    from textual.widgets import Static
+
     from cortex_engine.ops.demo import seed_demo
     from cortex_tui.app import make_app
     from cortex_tui.widgets.brief_pane import BriefPane
     from cortex_tui.widgets.contests_pane import ContestsPane
-    from textual.widgets import Static
 
     from .test_tui_snapshots import settle
 
@@ -123,11 +139,22 @@ def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
     it names is the one the demo then uses."""
     target = tmp_path / "demo"
     env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
-                          capture_output=True, text=True, check=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     first = done.stderr.splitlines()[0]
     assert first.startswith(f"Cortex demo: writing a demo repository to {target.resolve()} and its store to ")
-    store = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "store", "--json"], capture_output=True,
-                           text=True, check=True, cwd=target, env=env)
+    store = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "store", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=target,
+        env=env,
+    )
     assert str(Path(json.loads(store.stdout)["path"]).parent) in first
     json.loads(done.stdout)

@@ -36,13 +36,15 @@ def session_of(engine: Engine) -> str:
     return str(row["id"])
 
 
-def record(engine: Engine, rel: str, content: str | None, *, at: str = AT, agent: str | None = None,
-           **kw: Any) -> dict[str, Any] | None:
+def record(
+    engine: Engine, rel: str, content: str | None, *, at: str = AT, agent: str | None = None, **kw: Any
+) -> dict[str, Any] | None:
     """Record a read of `rel` (in the engine's worktree) and return the row the store kept for it."""
     abs_path = os.path.join(engine.scope.worktree, rel)
     record_digest(engine.conn, engine.scope, session_of(engine), agent, rel, abs_path, content, at, **kw)
-    row = engine.conn.execute("SELECT * FROM content_digests WHERE scope_key=? AND path=?",
-                              (engine.scope.key, rel)).fetchone()
+    row = engine.conn.execute(
+        "SELECT * FROM content_digests WHERE scope_key=? AND path=?", (engine.scope.key, rel)
+    ).fetchone()
     return dict(row) if row is not None else None
 
 
@@ -59,9 +61,16 @@ def test_a_response_that_is_not_an_object_proves_nothing(response: object) -> No
     assert read_content({}, response) is None
 
 
-@pytest.mark.parametrize("response", [
-    {"content": 3}, {"content": None}, {}, {"file": {"content": b"bytes"}}, {"file": {"numLines": 1}},
-])
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"content": 3},
+        {"content": None},
+        {},
+        {"file": {"content": b"bytes"}},
+        {"file": {"numLines": 1}},
+    ],
+)
 def test_content_that_is_not_text_proves_nothing(response: dict[str, Any]) -> None:
     assert read_content({}, response) is None
 
@@ -73,28 +82,32 @@ def test_content_is_read_from_the_file_object_or_else_from_the_response_itself()
     assert read_content({}, {"file": {"content": "inner", "numLines": 1, "totalLines": 2}}) is None
 
 
-@pytest.mark.parametrize(("file_fields", "tool_input", "whole"), [
-    ({"startLine": None}, {}, True),
-    ({"startLine": 0}, {}, False),
-    ({"startLine": 2}, {}, False),
-    ({}, {"offset": None}, True),
-    ({}, {"offset": -1}, False),
-    ({"numLines": 10, "totalLines": 10}, {}, True),
-    ({"numLines": 11, "totalLines": 10}, {}, True),  # more lines than the file: nothing was cut
-    ({"numLines": 9, "totalLines": 10}, {}, False),
-    ({"numLines": 9}, {}, True),  # a count without a total proves no cut, and no limit was asked
-    ({"totalLines": 10}, {}, True),
-    ({"numLines": "9", "totalLines": 10}, {}, True),  # counts that are not numbers prove no cut either
-    ({"numLines": 9, "totalLines": "10"}, {}, True),
-    ({"numLines": 10, "totalLines": 10}, {"limit": 10}, True),
-    ({"numLines": 10, "totalLines": 10}, {"limit": None}, True),
-    ({"numLines": 10}, {"limit": 10}, False),
-    ({"totalLines": 10}, {"limit": 10}, False),
-    ({"numLines": "10", "totalLines": 10}, {"limit": 10}, False),
-    ({}, {"limit": 0}, False),
-])
-def test_a_read_is_whole_only_when_its_fields_prove_it(file_fields: dict[str, Any], tool_input: dict[str, Any],
-                                                       whole: bool) -> None:
+@pytest.mark.parametrize(
+    ("file_fields", "tool_input", "whole"),
+    [
+        ({"startLine": None}, {}, True),
+        ({"startLine": 0}, {}, False),
+        ({"startLine": 2}, {}, False),
+        ({}, {"offset": None}, True),
+        ({}, {"offset": -1}, False),
+        ({"numLines": 10, "totalLines": 10}, {}, True),
+        ({"numLines": 11, "totalLines": 10}, {}, True),  # more lines than the file: nothing was cut
+        ({"numLines": 9, "totalLines": 10}, {}, False),
+        ({"numLines": 9}, {}, True),  # a count without a total proves no cut, and no limit was asked
+        ({"totalLines": 10}, {}, True),
+        ({"numLines": "9", "totalLines": 10}, {}, True),  # counts that are not numbers prove no cut either
+        ({"numLines": 9, "totalLines": "10"}, {}, True),
+        ({"numLines": 10, "totalLines": 10}, {"limit": 10}, True),
+        ({"numLines": 10, "totalLines": 10}, {"limit": None}, True),
+        ({"numLines": 10}, {"limit": 10}, False),
+        ({"totalLines": 10}, {"limit": 10}, False),
+        ({"numLines": "10", "totalLines": 10}, {"limit": 10}, False),
+        ({}, {"limit": 0}, False),
+    ],
+)
+def test_a_read_is_whole_only_when_its_fields_prove_it(
+    file_fields: dict[str, Any], tool_input: dict[str, Any], whole: bool
+) -> None:
     response = {"file": {"content": "body\n", **file_fields}}
     assert read_content(tool_input, response) == ("body\n" if whole else None)
 
@@ -133,9 +146,19 @@ def test_a_file_that_opens_but_cannot_be_read_has_no_digest_and_is_not_oversize(
 def test_a_whole_read_records_the_digest_of_its_content(live: Engine, repo: Repo) -> None:
     repo.write("cfg.py", "NEW = 2\n")  # changed since the read: the content is what the agent saw
     row = record(live, "cfg.py", "OLD = é\n", agent="agent-7")
-    assert row == {"scope_key": live.scope.key, "path": "cfg.py", "sha256": sha("OLD = é\n".encode()), "byte_size": 9,
-                   "session_id": session_of(live), "agent_id": "agent-7", "oversize": 0, "read_count": 1,
-                   "source": "payload", "refund_eligible": 0, "recorded_at": AT}
+    assert row == {
+        "scope_key": live.scope.key,
+        "path": "cfg.py",
+        "sha256": sha("OLD = é\n".encode()),
+        "byte_size": 9,
+        "session_id": session_of(live),
+        "agent_id": "agent-7",
+        "oversize": 0,
+        "read_count": 1,
+        "source": "payload",
+        "refund_eligible": 0,
+        "recorded_at": AT,
+    }
 
 
 def test_a_final_newline_the_host_dropped_is_taken_from_the_file(live: Engine, repo: Repo) -> None:
@@ -145,14 +168,18 @@ def test_a_final_newline_the_host_dropped_is_taken_from_the_file(live: Engine, r
     assert (row["sha256"], row["byte_size"], row["source"]) == (sha("VALUE = 'é'\n".encode()), 13, "payload")
 
 
-@pytest.mark.parametrize("on_disk", [
-    "VALUE = 1x",  # one byte longer, but not by a newline
-    "VALUE = 1\n\n",  # a newline more than the host could have dropped
-    "VALUE = 1",  # exactly the content
-    "VALUE = 2\n",  # the same length plus one, other content
-])
-def test_a_file_that_is_not_the_content_plus_a_newline_leaves_the_content_s_digest(live: Engine, repo: Repo,
-                                                                                  on_disk: str) -> None:
+@pytest.mark.parametrize(
+    "on_disk",
+    [
+        "VALUE = 1x",  # one byte longer, but not by a newline
+        "VALUE = 1\n\n",  # a newline more than the host could have dropped
+        "VALUE = 1",  # exactly the content
+        "VALUE = 2\n",  # the same length plus one, other content
+    ],
+)
+def test_a_file_that_is_not_the_content_plus_a_newline_leaves_the_content_s_digest(
+    live: Engine, repo: Repo, on_disk: str
+) -> None:
     repo.write("cfg.py", on_disk)
     row = record(live, "cfg.py", "VALUE = 1")
     assert row is not None
@@ -172,7 +199,11 @@ def test_content_is_digested_up_to_and_including_the_ceiling(live: Engine, repo:
     assert at is not None and over is not None
     assert (at["sha256"], at["byte_size"], at["oversize"]) == (sha(b"a" * DIGEST_CEILING), DIGEST_CEILING, 0)
     assert (over["sha256"], over["byte_size"], over["oversize"], over["source"]) == (
-        None, DIGEST_CEILING + 2, 1, "payload")
+        None,
+        DIGEST_CEILING + 2,
+        1,
+        "payload",
+    )
 
 
 def test_a_read_without_whole_content_records_the_file(live: Engine, repo: Repo) -> None:
@@ -196,14 +227,31 @@ def test_a_read_again_replaces_the_digest_and_counts_the_reads(live: Engine, rep
     assert first is not None and (first["refund_eligible"], first["read_count"]) == (1, 1)
     repo.write("cfg.py", "a" * (DIGEST_CEILING + 1))
     again = record(live, "cfg.py", None, at=LATER)
-    assert again == {"scope_key": live.scope.key, "path": "cfg.py", "sha256": None, "byte_size": DIGEST_CEILING + 1,
-                     "session_id": session_of(live), "agent_id": None, "oversize": 1, "read_count": 2,
-                     "source": "file", "refund_eligible": 0, "recorded_at": LATER}
+    assert again == {
+        "scope_key": live.scope.key,
+        "path": "cfg.py",
+        "sha256": None,
+        "byte_size": DIGEST_CEILING + 1,
+        "session_id": session_of(live),
+        "agent_id": None,
+        "oversize": 1,
+        "read_count": 2,
+        "source": "file",
+        "refund_eligible": 0,
+        "recorded_at": LATER,
+    }
     third = record(live, "cfg.py", "THIRD\n", agent="agent-3", refund_eligible=True)
     assert third is not None
-    assert (third["sha256"], third["byte_size"], third["oversize"], third["source"], third["agent_id"],
-            third["refund_eligible"], third["read_count"], third["recorded_at"]) == (
-        sha(b"THIRD\n"), 6, 0, "payload", "agent-3", 1, 3, AT)
+    assert (
+        third["sha256"],
+        third["byte_size"],
+        third["oversize"],
+        third["source"],
+        third["agent_id"],
+        third["refund_eligible"],
+        third["read_count"],
+        third["recorded_at"],
+    ) == (sha(b"THIRD\n"), 6, 0, "payload", "agent-3", 1, 3, AT)
 
 
 def test_a_file_whose_size_says_less_than_it_holds_is_read_to_its_end() -> None:
@@ -249,11 +297,28 @@ def test_a_file_key_resolves_symlinks_anywhere_in_the_path_as_realpath_does(tmp_
     (real / "src" / "escape.py").symlink_to(outside / "o.py")  # a file linked outside
     (real / "src" / "dangling.py").symlink_to(real / "nowhere.py")
     (real / "src" / "loop.py").symlink_to(real / "src" / "loop.py")
-    parts = ["src", "lib", "out", "deep", "a.py", "b.py", "alias.py", "escape.py", "dangling.py", "loop.py",
-             "missing", "o.py", "..", "."]
+    parts = [
+        "src",
+        "lib",
+        "out",
+        "deep",
+        "a.py",
+        "b.py",
+        "alias.py",
+        "escape.py",
+        "dangling.py",
+        "loop.py",
+        "missing",
+        "o.py",
+        "..",
+        ".",
+    ]
     rng = random.Random(7)
-    paths = [str(base / "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))))
-             for _ in range(400) for base in (rng.choice([real, tmp_path / "wt", outside]),)]
+    paths = [
+        str(base / "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))))
+        for _ in range(400)
+        for base in (rng.choice([real, tmp_path / "wt", outside]),)
+    ]
     paths += ["relative/x.py", str(tmp_path / "wt"), str(real), "/", str(real / "src" / "a.py" / "under-a-file")]
     digests.relative_path.cache_clear()
     for worktree in (str(real), str(tmp_path / "wt")):
@@ -265,7 +330,8 @@ def test_a_file_key_resolves_symlinks_anywhere_in_the_path_as_realpath_does(tmp_
 
 
 def test_keying_many_files_of_one_folder_looks_at_each_file_once_and_the_folder_once(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The folder's real path is resolved once for all its files, present or missing (a flush books thousands of
     reads in a few folders): about one `lstat` per file, not one per component of its path."""
     from cortex_engine.capture import digests

@@ -46,7 +46,9 @@ def statuses(cwd: Path, hooks_dir: str | None = None) -> dict[str, tuple[str, st
     return {c.name: (c.status, c.detail) for c in report.checks}
 
 
-def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_healthy_installation_passes_every_check(
+    started: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After install and a session: every check passes and the exit code is 0. Doctor reads files and the store and
     starts at most DOCTOR_PROCESSES processes (git, to find the store): what keeps it within its budget (issue 30:
     a count, not a wall-clock bound; `doctor_ms` is in bench/)."""
@@ -62,9 +64,26 @@ def test_a_healthy_installation_passes_every_check(started: Engine, repo: Repo, 
         report = diagnose(str(repo.path))
     assert [(c.name, c.status) for c in report.checks if c.status != "pass"] == []
     assert {c.name for c in report.checks} == {
-        "settings", "hook-wiring", "capture-matcher", "reflect-matcher", "dispatch-matcher", "guard-matcher",
-        "hook-scripts", "hook-substitution", "hook-currency", "hook-interpreter", "engagement", "store", "database",
-        "spool", "mcp", "digest-index", "substitution", "subagent-sessions", "memory-guard", "semantic",
+        "settings",
+        "hook-wiring",
+        "capture-matcher",
+        "reflect-matcher",
+        "dispatch-matcher",
+        "guard-matcher",
+        "hook-scripts",
+        "hook-substitution",
+        "hook-currency",
+        "hook-interpreter",
+        "engagement",
+        "store",
+        "database",
+        "spool",
+        "mcp",
+        "digest-index",
+        "substitution",
+        "subagent-sessions",
+        "memory-guard",
+        "semantic",
     }
     assert report.exit_code == 0
     assert len(spawned) <= DOCTOR_PROCESSES, spawned
@@ -114,7 +133,9 @@ def test_missing_script_is_named(started: Engine, repo: Repo, installed: Path) -
 
 def test_stale_stamp_is_named(started: Engine, repo: Repo, installed: Path) -> None:
     script = installed / "cortex-end-of-turn.sh"
-    script.write_text(script.read_text().replace(wiring.template_digest(wiring.template_text(script.name)), "00000000deadbeef"))
+    script.write_text(
+        script.read_text().replace(wiring.template_digest(wiring.template_text(script.name)), "00000000deadbeef")
+    )
     report = diagnose(str(repo.path))
     check = report.check("hook-currency")
     assert check.status == "fail"
@@ -153,7 +174,9 @@ def test_lost_wiring_and_bad_interpreter_fail(started: Engine, repo: Repo, isola
     target.write_text(json.dumps(data))
     report = diagnose(str(repo.path))
     assert report.check("hook-wiring").detail == "1 of 11 wirings missing: Stop cortex-end-of-turn.sh"
-    assert "/gone/cortex (first word of the SessionStart command) is not found" in report.check("hook-interpreter").detail
+    assert (
+        "/gone/cortex (first word of the SessionStart command) is not found" in report.check("hook-interpreter").detail
+    )
     assert report.exit_code == 1
 
 
@@ -237,8 +260,10 @@ def test_hooks_dir_option_inspects_that_directory(started: Engine, repo: Repo, t
 
 def test_install_doctor_and_gc_load_no_heavy_modules() -> None:
     """The adapters other than `serve` stay standard-library only (mcp is imported by serve alone)."""
-    code = ("import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, cortex_engine.capture.gc, cortex_engine.ops.wiring; "
-            "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))")
+    code = (
+        "import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, cortex_engine.capture.gc, cortex_engine.ops.wiring; "
+        "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
@@ -254,8 +279,10 @@ def test_substitution_on_without_a_readable_index_warns(started: Engine, repo: R
     assert statuses(repo.path)["substitution"][0] == "warn"
     index.write_text(f"/abs/a.py\t{'a' * 64}\t12\tclaude-1\nnot a line\n")
     checks = statuses(repo.path)
-    assert checks["digest-index"] == ("warn", "1 of 2 lines of " + str(index).replace(str(Path.home()), "~")
-                                      + " do not parse; substitution skips them")
+    assert checks["digest-index"] == (
+        "warn",
+        "1 of 2 lines of " + str(index).replace(str(Path.home()), "~") + " do not parse; substitution skips them",
+    )
     assert checks["substitution"] == ("pass", "on; 1 read can be answered from the index")
 
 
@@ -264,7 +291,9 @@ def test_subagent_sessions_left_open_and_guard_refusals_are_reported(started: En
     primary = started.current_session()["id"]
     started.conn.execute(
         "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, scope_type, scope_key) "
-        "VALUES ('child-1', ?, ?, 'Explore', 'agent-1', 'active', 'branch', ?)", (primary, started.now(), started.scope.key))
+        "VALUES ('child-1', ?, ?, 'Explore', 'agent-1', 'active', 'branch', ?)",
+        (primary, started.now(), started.scope.key),
+    )
     assert statuses(repo.path)["subagent-sessions"][0] == "pass"
     started.conn.execute("UPDATE sessions SET status='ended' WHERE id=?", (primary,))
     started.book_text("memory_guard_deny", "Cortex refused this", "child-1")

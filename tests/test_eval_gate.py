@@ -36,8 +36,16 @@ GRANDFATHERED: list[str] = ["session_state"]
 """The kinds eval/kind-coverage.json may grandfather: exactly those no locked suite exercises (no write path makes session_state)."""
 
 LOCKED_SUITES = (
-    "alternatives", "brief-surface", "budget", "contested", "kind-ordering", "rename-moved", "stale-label",
-    "stemming", "subagent-conclusion", "superseded-history",
+    "alternatives",
+    "brief-surface",
+    "budget",
+    "contested",
+    "kind-ordering",
+    "rename-moved",
+    "stale-label",
+    "stemming",
+    "subagent-conclusion",
+    "superseded-history",
 )
 
 
@@ -78,7 +86,9 @@ def make_eval(tmp_path: Path) -> Callable[..., EvalDir]:
     """Copy the named locked suites and baselines; grandfather every kind they do not exercise."""
 
     def make(*names: str) -> EvalDir:
-        target = EvalDir(tmp_path / "eval" / "suites", tmp_path / "eval" / "baselines", tmp_path / "eval" / "kind-coverage.json")
+        target = EvalDir(
+            tmp_path / "eval" / "suites", tmp_path / "eval" / "baselines", tmp_path / "eval" / "kind-coverage.json"
+        )
         target.suites.mkdir(parents=True)
         target.baselines.mkdir(parents=True)
         for name in names:
@@ -233,8 +243,9 @@ def test_surface_budget_expectation_that_fails_fails_the_gate(stemming: EvalDir)
         (lambda s: s.update(expect_states={s["seed"]["items"][0]["id"]: ["lukewarm"]}), "must list one or more of"),
     ],
 )
-def test_new_seed_keys_refuse_what_they_cannot_judge(stemming: EvalDir, change: Callable[[dict], object],
-                                                    message: str) -> None:
+def test_new_seed_keys_refuse_what_they_cannot_judge(
+    stemming: EvalDir, change: Callable[[dict], object], message: str
+) -> None:
     suite = stemming.suite("stemming")
     change(suite)
     stemming.write_suite("stemming", suite)
@@ -281,17 +292,30 @@ def test_stale_fixture_fails(stemming: EvalDir) -> None:
 @pytest.mark.parametrize(
     ("mutate", "metric", "value", "message"),
     [
-        (lambda f: f.update(allowed=[], forbidden=["testing-decoy-decision"]), "noise_count", 1,
-         "forbidden item(s) retrieved: testing-decoy-decision"),
-        (lambda f: f.update(allowed=["testing-decoy-decision", "unrelated-insight"], forbidden=[]), "recall_at_3", 0.6667,
-         "not in the top 3: unrelated-insight"),
+        (
+            lambda f: f.update(allowed=[], forbidden=["testing-decoy-decision"]),
+            "noise_count",
+            1,
+            "forbidden item(s) retrieved: testing-decoy-decision",
+        ),
+        (
+            lambda f: f.update(allowed=["testing-decoy-decision", "unrelated-insight"], forbidden=[]),
+            "recall_at_3",
+            0.6667,
+            "not in the top 3: unrelated-insight",
+        ),
         (lambda f: f.update(max_output_tokens=40), "output_tokens", 76, "over max_output_tokens 40"),
-        (lambda f: f.update(expect_output_excludes=["INTEGRATION testing"]), "top1_hit", 1,
-         "output contains 'INTEGRATION testing'"),
+        (
+            lambda f: f.update(expect_output_excludes=["INTEGRATION testing"]),
+            "top1_hit",
+            1,
+            "output contains 'INTEGRATION testing'",
+        ),
     ],
 )
-def test_fixture_metrics_and_assertions(stemming: EvalDir, mutate: Callable[[dict[str, Any]], object], metric: str,
-                                        value: float, message: str) -> None:
+def test_fixture_metrics_and_assertions(
+    stemming: EvalDir, mutate: Callable[[dict[str, Any]], object], metric: str, value: float, message: str
+) -> None:
     """Noise, partial recall, the token ceiling and (case-insensitive) output checks each fail the fixture."""
     suite = stemming.suite("stemming")
     mutate(suite["fixtures"][0])
@@ -314,35 +338,61 @@ def test_surface_whose_assertions_fail_fails(stemming: EvalDir) -> None:
         (lambda s: s.update(fixtures=[]), "stemming: has no fixtures"),
         (lambda s: s.pop("fixtures"), "stemming: has no fixtures"),
         (lambda s: s.pop("seed"), "stemming: has no seed"),
-        (lambda s: s["seed"].update(items=[]), "stemming: seed.items and seed.sessions must be lists, and at least one"),
-        (lambda s: s["seed"]["items"].append({"id": "hand-made", "kind": "command_run", "text": "x"}),
-         "command_run is not seeded directly: capture it through seed.sessions"),
-        (lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"bash": "pytest", "id": "e"}]}]),
-         "a bash event labels one of: command_run, episode:command_failure, episode:test_cycle (give kind)"),
-        (lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"summary": "x", "exit": 1}]}]),
-         "exit, stdout and stderr belong to bash events"),
-        (lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"edit": "a.py", "bash": "ls"}]}]),
-         "must hold exactly one of bash, summary, subagent, edit"),
+        (
+            lambda s: s["seed"].update(items=[]),
+            "stemming: seed.items and seed.sessions must be lists, and at least one",
+        ),
+        (
+            lambda s: s["seed"]["items"].append({"id": "hand-made", "kind": "command_run", "text": "x"}),
+            "command_run is not seeded directly: capture it through seed.sessions",
+        ),
+        (
+            lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"bash": "pytest", "id": "e"}]}]),
+            "a bash event labels one of: command_run, episode:command_failure, episode:test_cycle (give kind)",
+        ),
+        (
+            lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"summary": "x", "exit": 1}]}]),
+            "exit, stdout and stderr belong to bash events",
+        ),
+        (
+            lambda s: s["seed"].update(sessions=[{"host": "h", "events": [{"edit": "a.py", "bash": "ls"}]}]),
+            "must hold exactly one of bash, summary, subagent, edit",
+        ),
         (lambda s: s["seed"].update(snapshots={"branch_snapshot": "snap"}), "seed.snapshots needs seed.sessions"),
         (lambda s: s["seed"].update(scope={"type": "project", "key": "x"}), "a project suite runs outside git"),
-        (lambda s: s.update(surfaces=[{"surface": "session_brief", "expect_contains": ["x"]}]), "unknown surface 'session_brief'"),
+        (
+            lambda s: s.update(surfaces=[{"surface": "session_brief", "expect_contains": ["x"]}]),
+            "unknown surface 'session_brief'",
+        ),
         (lambda s: s.update(surfaces=[{"surface": "brief"}]), "the brief block asserts nothing"),
         (lambda s: s["fixtures"][0].update(expect_output_contain=["x"]), "unknown key(s) expect_output_contain"),
-        (lambda s: s["fixtures"][0].update(expected_top="no-such-item"), "names item(s) the seed does not define: no-such-item"),
+        (
+            lambda s: s["fixtures"][0].update(expected_top="no-such-item"),
+            "names item(s) the seed does not define: no-such-item",
+        ),
         (lambda s: s["fixtures"].append(dict(s["fixtures"][0])), "two fixtures share a topic"),
         (lambda s: s["seed"]["items"][0].update(kind="note:wish"), "is not a registered memory kind"),
         (lambda s: s["seed"]["items"][0].update(state="hot"), "unknown key(s) state"),
         (lambda s: s["seed"]["items"][0].update(age_days=-1), "age_days: must be a number"),
         (lambda s: s["seed"].update(now="yesterday"), "seed.now: must be an ISO-8601 time"),
-        (lambda s: s["seed"].update(deletions=["src/nowhere.py"]), "deletion of src/nowhere.py needs it in the app graph"),
-        (lambda s: s["seed"].update(edits=[{"path": "src/nowhere.py", "text": "x"}]),
-         "edit of src/nowhere.py needs it in the app graph"),
+        (
+            lambda s: s["seed"].update(deletions=["src/nowhere.py"]),
+            "deletion of src/nowhere.py needs it in the app graph",
+        ),
+        (
+            lambda s: s["seed"].update(edits=[{"path": "src/nowhere.py", "text": "x"}]),
+            "edit of src/nowhere.py needs it in the app graph",
+        ),
         (lambda s: s["seed"].update(edits=[{"path": "src/a.py"}]), "seed.edits[0].text"),
-        (lambda s: s["seed"].update(app_graph={"files": ["src/a.py"], "contents": {"src/b.py": "x"}}),
-         "seed.app_graph.contents: unknown key(s) src/b.py"),
+        (
+            lambda s: s["seed"].update(app_graph={"files": ["src/a.py"], "contents": {"src/b.py": "x"}}),
+            "seed.app_graph.contents: unknown key(s) src/b.py",
+        ),
     ],
 )
-def test_invalid_suite_fails_closed(stemming: EvalDir, mutate: Callable[[dict[str, Any]], object], message: str) -> None:
+def test_invalid_suite_fails_closed(
+    stemming: EvalDir, mutate: Callable[[dict[str, Any]], object], message: str
+) -> None:
     suite = stemming.suite("stemming")
     mutate(suite)
     stemming.write_suite("stemming", suite)
@@ -441,14 +491,21 @@ def test_newly_registered_kind_fails_until_a_fixture_ships(stemming: EvalDir, mo
 
 
 def test_grandfathering_a_covered_kind_fails(stemming: EvalDir) -> None:
-    stemming.coverage.write_text(json.dumps({"grandfathered": [*sorted(set(memory.KIND_WEIGHTS) - {"note:insight", "note:decision"}), "note:insight"]}), encoding="utf-8")
+    stemming.coverage.write_text(
+        json.dumps(
+            {"grandfathered": [*sorted(set(memory.KIND_WEIGHTS) - {"note:insight", "note:decision"}), "note:insight"]}
+        ),
+        encoding="utf-8",
+    )
     assert_fails(stemming.gate(), "grandfathers 'note:insight'", "stemming exercise it")
 
 
 # -- regressions -------------------------------------------------------------------------------
 
 
-def test_rerank_weight_change_that_flips_a_fixture_fails(make_eval: Callable[..., EvalDir], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rerank_weight_change_that_flips_a_fixture_fails(
+    make_eval: Callable[..., EvalDir], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Raising the insight retrieval weight well above the decision's lets the audit insight outrank the contest."""
     contested = make_eval("contested")
     assert contested.gate().exit_code == 0
@@ -456,7 +513,9 @@ def test_rerank_weight_change_that_flips_a_fixture_fails(make_eval: Callable[...
     result = contested.gate()
     assert_fails(result, "contested: top1_hit -1 (baseline 1 → now 0)")
     assert_fails(result, "contested [refresh token storage]: top1_hit -1")
-    assert_fails(result, "contested [refresh token storage]", "top is storage-audit-insight, expected contested-current")
+    assert_fails(
+        result, "contested [refresh token storage]", "top is storage-audit-insight, expected contested-current"
+    )
 
 
 def test_rerank_weight_change_fails_the_real_gate(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -476,12 +535,19 @@ def test_output_token_rise_fails(stemming: EvalDir) -> None:
 
 def test_drops_fail_and_improvements_pass() -> None:
     """Gated directions: top1/recall may not fall, output_tokens may not rise; noise/stale never gate."""
-    result = {"suite": "s", "metrics": {"top1_hit": 0.5, "recall_at_3": 0.75, "output_tokens": 90, "noise_count": 4,
-                                        "stale_count": 2}, "fixtures": []}
-    worse = {"metrics": {"top1_hit": 1.0, "recall_at_3": 1.0, "output_tokens": 80, "noise_count": 0, "stale_count": 0},
-             "fixtures": []}
-    better = {"metrics": {"top1_hit": 0.0, "recall_at_3": 0.5, "output_tokens": 100, "noise_count": 9, "stale_count": 9},
-              "fixtures": []}
+    result = {
+        "suite": "s",
+        "metrics": {"top1_hit": 0.5, "recall_at_3": 0.75, "output_tokens": 90, "noise_count": 4, "stale_count": 2},
+        "fixtures": [],
+    }
+    worse = {
+        "metrics": {"top1_hit": 1.0, "recall_at_3": 1.0, "output_tokens": 80, "noise_count": 0, "stale_count": 0},
+        "fixtures": [],
+    }
+    better = {
+        "metrics": {"top1_hit": 0.0, "recall_at_3": 0.5, "output_tokens": 100, "noise_count": 9, "stale_count": 9},
+        "fixtures": [],
+    }
     problems, regressions, _ = gate.compare(result, worse)
     assert regressions == [
         "s: top1_hit -0.5 (baseline 1 → now 0.5)",
@@ -505,8 +571,13 @@ def test_a_swap_below_the_top_fails_the_gate(make_eval: Callable[..., EvalDir]) 
 
 @pytest.mark.parametrize(
     ("now", "agreement"),
-    [(["a", "b", "c"], 1.0), (["a", "c", "b"], None), (["b", "a", "c"], None), (["a", "b"], None),
-     (["a", "b", "x", "c"], None)],
+    [
+        (["a", "b", "c"], 1.0),
+        (["a", "c", "b"], None),
+        (["b", "a", "c"], None),
+        (["a", "b"], None),
+        (["a", "b", "x", "c"], None),
+    ],
 )
 def test_ranking_agreement_is_one_only_for_the_same_order(now: list[str], agreement: float | None) -> None:
     value = gate.ranking_agreement(now, ["a", "b", "c"])
@@ -516,7 +587,8 @@ def test_ranking_agreement_is_one_only_for_the_same_order(now: list[str], agreem
         assert value == agreement
     # a move at the top costs more than the same move lower down
     assert gate.ranking_agreement(["b", "a", "c"], ["a", "b", "c"]) < gate.ranking_agreement(
-        ["a", "c", "b"], ["a", "b", "c"])
+        ["a", "c", "b"], ["a", "b", "c"]
+    )
 
 
 # -- determinism, isolation, hermeticity -------------------------------------------------------
@@ -536,8 +608,10 @@ def test_each_probe_starts_from_the_seeded_store() -> None:
 
     def reads(sc: scenario.Scenario) -> tuple[int, int]:
         conn = sc.engine.conn
-        return (conn.execute("SELECT COUNT(*) FROM token_ledger").fetchone()[0],
-                conn.execute("SELECT COALESCE(SUM(access_count), 0) FROM memory_items").fetchone()[0])
+        return (
+            conn.execute("SELECT COUNT(*) FROM token_ledger").fetchone()[0],
+            conn.execute("SELECT COALESCE(SUM(access_count), 0) FROM memory_items").fetchone()[0],
+        )
 
     with scenario.scenario(suite) as sc:
         assert reads(sc) == (0, 0)
@@ -645,8 +719,13 @@ def test_cli_regenerate_json(stemming: EvalDir) -> None:
 
 
 def test_cli_evaluate_suite_with_compare(stemming: EvalDir) -> None:
-    code, out, _ = run_cli("evaluate", "--suite", str(stemming.suites / "stemming.json"),
-                           "--compare", str(stemming.baselines / "stemming.json"))
+    code, out, _ = run_cli(
+        "evaluate",
+        "--suite",
+        str(stemming.suites / "stemming.json"),
+        "--compare",
+        str(stemming.baselines / "stemming.json"),
+    )
     payload = json.loads(out)
     assert code == 0
     assert payload["suite"] == "stemming"
@@ -660,7 +739,9 @@ def test_cli_evaluate_live_store_reads_a_copy(tmp_path: Path, isolated_home: Pat
     repo = tmp_path / "live"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    assert run_cli("-C", str(repo), "note", "--kind", "decision", "--subject", "queue", "use nats for the queue")[0] == 0
+    assert (
+        run_cli("-C", str(repo), "note", "--kind", "decision", "--subject", "queue", "use nats for the queue")[0] == 0
+    )
     code, out, _ = run_cli("-C", str(repo), "evaluate", "--topics", "queue")
     payload = json.loads(out)
     assert code == 0
@@ -709,7 +790,9 @@ class History:
         return self.git("rev-parse", "HEAD").strip()
 
     def check(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, str(CHECK_BASELINES), *args], cwd=self.path, capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, str(CHECK_BASELINES), *args], cwd=self.path, capture_output=True, text=True
+        )
 
 
 REASON = "Baseline-Regenerated: the stemming suite now ranks the flake insight with a shorter lead line"
@@ -737,17 +820,26 @@ def test_check_rejects_a_baseline_change_without_a_trailer(history: History) -> 
     history.commit("Retune stemming")
     done = history.check()
     assert done.returncode == 1
-    assert 'rejected:' in done.stdout
+    assert "rejected:" in done.stdout
     assert '"Retune stemming" changes eval/baselines/stemming.json (M) without' in done.stdout
 
 
 @pytest.mark.parametrize(
     "trailer",
-    ["Baseline-Regenerated: <reason>", "Baseline-Regenerated: <why this quality change is intended>",
-     "Baseline-Regenerated: TODO", "Baseline-Regenerated: tbd", "Baseline-Regenerated: x",
-     "Baseline-Regenerated: ...", "Baseline-Regenerated: reason", "Baseline-Regenerated: update the baseline",
-     "Baseline-Regenerated: regenerated eval baselines", "Baseline-Regenerated: fix it",
-     "Baseline-Regenerated: TODO explain this later", "Baseline-Regenerated:"],
+    [
+        "Baseline-Regenerated: <reason>",
+        "Baseline-Regenerated: <why this quality change is intended>",
+        "Baseline-Regenerated: TODO",
+        "Baseline-Regenerated: tbd",
+        "Baseline-Regenerated: x",
+        "Baseline-Regenerated: ...",
+        "Baseline-Regenerated: reason",
+        "Baseline-Regenerated: update the baseline",
+        "Baseline-Regenerated: regenerated eval baselines",
+        "Baseline-Regenerated: fix it",
+        "Baseline-Regenerated: TODO explain this later",
+        "Baseline-Regenerated:",
+    ],
 )
 def test_check_rejects_a_placeholder_reason(history: History, trailer: str) -> None:
     history.write("eval/baselines/stemming.json", '{"metrics": {"top1_hit": 0}}\n')
@@ -759,7 +851,9 @@ def test_check_rejects_a_placeholder_reason(history: History, trailer: str) -> N
 
 def test_check_accepts_a_real_reason(history: History) -> None:
     history.write("eval/baselines/stemming.json", '{"metrics": {"top1_hit": 0}}\n')
-    history.commit("Retune stemming\n\nBody.\n\nBaseline-Regenerated: output tokens rise by 4 because recall now names its trimmed count")
+    history.commit(
+        "Retune stemming\n\nBody.\n\nBaseline-Regenerated: output tokens rise by 4 because recall now names its trimmed count"
+    )
     done = history.check()
     assert done.returncode == 0, done.stdout
 
@@ -784,7 +878,9 @@ def test_a_trailer_on_another_commit_does_not_launder(history: History) -> None:
         (lambda h: h.git("mv", "eval/baselines/stemming.json", "eval/baselines/stems.json"), "(D)"),
     ],
 )
-def test_check_guards_deletes_adds_renames_and_the_manifest(history: History, change: Callable[[History], object], status: str) -> None:
+def test_check_guards_deletes_adds_renames_and_the_manifest(
+    history: History, change: Callable[[History], object], status: str
+) -> None:
     change(history)
     history.commit("Touch the locked files")
     done = history.check()
@@ -799,8 +895,13 @@ def test_check_base_limits_the_range(history: History) -> None:
     assert history.check().returncode == 1
     assert history.check("--base", base).returncode == 0
     assert history.check("--base", "0" * 40).returncode == 1
-    env_run = subprocess.run([sys.executable, str(CHECK_BASELINES)], cwd=history.path, capture_output=True, text=True,
-                             env={**os.environ, "CORTEX_BASELINE_BASE": base})
+    env_run = subprocess.run(
+        [sys.executable, str(CHECK_BASELINES)],
+        cwd=history.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CORTEX_BASELINE_BASE": base},
+    )
     assert env_run.returncode == 0
 
 
@@ -814,7 +915,11 @@ def test_check_fails_on_an_unknown_base_or_a_non_repository(history: History, tm
     [
         ("the budget suite output rises by twelve tokens because recall shows alternatives", True),
         ("new suite for branch snapshots", True),
-        ("", False), ("<reason>", False), ("tbd", False), ("x y z", False), ("update baselines", False),
+        ("", False),
+        ("<reason>", False),
+        ("tbd", False),
+        ("x y z", False),
+        ("update baselines", False),
     ],
 )
 def test_placeholder_rule(reason: str, ok: bool) -> None:
@@ -832,8 +937,9 @@ def test_check_refuses_a_shallow_clone_it_cannot_judge(history: History, tmp_pat
     history.write("eval/baselines/stemming.json", '{"metrics": {"output_tokens": 999}}\n')
     history.commit("Loosen stemming quietly")
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{history.path}", str(shallow)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{history.path}", str(shallow)], check=True, capture_output=True
+    )
     done = subprocess.run([sys.executable, str(CHECK_BASELINES)], cwd=shallow, capture_output=True, text=True)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "shallow clone" in done.stderr
@@ -846,5 +952,7 @@ def test_every_mutant_still_applies_to_the_engine() -> None:
     spec = json.loads((EVAL / "mutants" / "mutants.json").read_text(encoding="utf-8"))
     mutants = spec["mutants"]
     assert len(mutants) >= 10
-    counts = {m["name"]: (ROOT / "cortex_engine" / m["file"]).read_text(encoding="utf-8").count(m["find"]) for m in mutants}
+    counts = {
+        m["name"]: (ROOT / "cortex_engine" / m["file"]).read_text(encoding="utf-8").count(m["find"]) for m in mutants
+    }
     assert counts == {name: 1 for name in counts}

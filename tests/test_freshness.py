@@ -156,8 +156,9 @@ def test_unchanged_checkout_does_not_rebuild_inventory(repo: Repo, make_engine) 
     assert engine.conn.execute("SELECT updated_at FROM current_app_graphs").fetchone()[0] == stamp
 
 
-def test_recalling_a_missing_file_again_spawns_no_git_until_the_index_changes(repo: Repo, make_engine,
-                                                                               monkeypatch) -> None:
+def test_recalling_a_missing_file_again_spawns_no_git_until_the_index_changes(
+    repo: Repo, make_engine, monkeypatch
+) -> None:
     """A result naming a missing file asks git for renames staged in the index. A warm engine asks once per
     index state, not once per recall (issue 30: the path topic spent most of its time spawning that git);
     staging a rename changes the index, and the next recall follows it."""

@@ -32,7 +32,8 @@ def _project_note(repo: Repo, engine: Engine, text: str) -> str:
 
 
 def test_a_project_layer_memory_is_judged_against_the_current_checkout(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Inside git the project layer's key is not the branch's, yet its references are checked against the
     checkout the engine stands in (as `checkouts` says): a gone file is stale, not unverified."""
     repo.write("src/app.py", "x = 1\n" * 5)
@@ -40,8 +41,10 @@ def test_a_project_layer_memory_is_judged_against_the_current_checkout(
     engine = make_engine(repo.path)
     item = _project_note(repo, engine, "The work happens in src/app.py and src/gone.py always.")
     found = engine.inspect_memory(item)
-    assert [(r["path"], r["status"]) for r in found.references] == [("src/app.py", "exists"),
-                                                                     ("src/gone.py", "missing")]
+    assert [(r["path"], r["status"]) for r in found.references] == [
+        ("src/app.py", "exists"),
+        ("src/gone.py", "missing"),
+    ]
     assert "[stale: missing src/gone.py]" in engine.recall("work happens", book=False).text
     # Another store's project layer has no checkout here: it stays unknown.
     validator = Validator(engine.conn, engine.scope)
@@ -49,7 +52,8 @@ def test_a_project_layer_memory_is_judged_against_the_current_checkout(
     assert validator.judge(engine.project_key, "src/app.py", "file").status == "exists"
     # An absolute path is judged on disk whatever the scope, and its verdict names it.
     assert validator.judge(engine.scope.key, str(repo.path / "src/app.py"), "absolute_path") == RefVerdict(
-        str(repo.path / "src/app.py"), "absolute_path", "exists")
+        str(repo.path / "src/app.py"), "absolute_path", "exists"
+    )
 
 
 LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range(20))
@@ -58,12 +62,14 @@ LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range
 def _by_subject(engine: Engine) -> dict[str, list[tuple[str, str, str | None]]]:
     """`validate-memory --all-scopes`: every memory's references as (path, verdict, to), by subject."""
     report = engine.validate_memory(all_scopes=True, persist=False)
-    return {item["subject"]: [(r["path"], r["verdict"], r["to"]) for r in item["references"]]
-            for item in report["items"]}  # type: ignore[attr-defined]
+    return {
+        item["subject"]: [(r["path"], r["verdict"], r["to"]) for r in item["references"]] for item in report["items"]
+    }  # type: ignore[attr-defined]
 
 
 def test_a_branch_without_a_worktree_follows_its_references_through_its_own_commits_to_its_tip(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """A memory of a branch no worktree has checked out is judged at the branch's tip, and a reference recorded
     at an older commit of it follows the renames between (even to another basename), as in a worktree."""
     repo.write("a/x.py", LINES)
@@ -80,22 +86,27 @@ def test_a_branch_without_a_worktree_follows_its_references_through_its_own_comm
 
 
 def test_a_commit_git_cannot_read_leaves_every_reference_unverified_and_an_empty_tree_has_no_file(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Judged at a commit: the files are that commit's tree; a commit git cannot list says nothing (unknown),
     and a commit whose tree is empty holds no file at all."""
     engine = make_engine(repo.path)
     item = engine.note("decision", "the title lives in README.md", "title").item_id
     head = repo.git("rev-parse", "HEAD").strip()
-    empty = repo.git("commit-tree", repo.git("hash-object", "-t", "tree", "-w", "/dev/null").strip(),
-                     "-m", "empty").strip()
+    empty = repo.git(
+        "commit-tree", repo.git("hash-object", "-t", "tree", "-w", "/dev/null").strip(), "-m", "empty"
+    ).strip()
 
     def at(commit: str, path: str = "README.md") -> str:
         return Validator(engine.conn, engine.scope, at_commit=commit).judge(engine.scope.key, path, "file").status
 
     assert [at(head), at("0" * 40), at(empty), at(empty, "XXXX")] == ["exists", "unknown", "missing", "missing"]
     unread = Validator(engine.conn, engine.scope, at_commit="0" * 40).validate(item, engine.scope.key)
-    assert (unread.validity, unread.label, unread.refs) == ("refs unverified", None,
-                                                            (RefVerdict("README.md", "file", "unknown"),))
+    assert (unread.validity, unread.label, unread.refs) == (
+        "refs unverified",
+        None,
+        (RefVerdict("README.md", "file", "unknown"),),
+    )
 
 
 def test_more_items_than_one_query_binds_are_each_judged_once(repo: Repo, make_engine: Callable[..., Engine]) -> None:
@@ -110,7 +121,8 @@ def test_more_items_than_one_query_binds_are_each_judged_once(repo: Repo, make_e
 
 
 def test_a_checkout_whose_directory_is_gone_says_nothing_about_its_files(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """A long-lived process (the MCP server) whose worktree was deleted under it cannot see any file: its
     references are unknown, never missing."""
     other = tmp_path / "wt-feat"
@@ -122,7 +134,9 @@ def test_a_checkout_whose_directory_is_gone_says_nothing_about_its_files(
     shutil.rmtree(other)
     gone = Validator(engine.conn, scope)
     assert [gone.judge(scope.key, p, "file", scope.head_oid) for p in ("README.md", "a/b.py")] == [
-        RefVerdict("README.md", "file", "unknown"), RefVerdict("a/b.py", "file", "unknown")]
+        RefVerdict("README.md", "file", "unknown"),
+        RefVerdict("a/b.py", "file", "unknown"),
+    ]
     assert gone.judge(scope.key, "a/b.py", "file") == RefVerdict("a/b.py", "file", "unknown")
 
 
@@ -130,7 +144,8 @@ SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n
 
 
 def test_another_worktree_s_memory_has_its_anchors_read_in_that_worktree(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """A memory of another worktree, judged from here by its stored inventory, has its anchors read in the files
     of that worktree: a function changed there (and not here) is drifted."""
     repo.write("src/auth/session.py", SESSION)
@@ -165,7 +180,8 @@ def _moved_in_feat(feat: Path, there: Engine) -> None:
 
 
 def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """A reference stored before HEADs were recorded, of another worktree's memory, follows the rename map that
     worktree's refreshes kept, not this one's."""
     feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
@@ -175,11 +191,13 @@ def test_another_worktree_s_old_reference_follows_that_worktree_s_rename_map(
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
     assert [(r.status, r.moved_to) for r in Validator(here.conn, here.scope).validate(item, here.scope.key).refs] == [
-        ("exists", None)]
+        ("exists", None)
+    ]
 
 
 def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_repository(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """When the store holds no chain for another worktree's recorded HEAD (a store from before chains were kept),
     the chain is walked in that worktree's repository, not given up as unverified."""
     feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
@@ -192,7 +210,8 @@ def test_another_worktree_s_chain_missing_from_the_store_is_walked_in_its_reposi
 
 
 def test_a_branch_s_old_reference_reads_the_same_once_its_worktree_is_gone(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """A reference stored before HEADs were recorded follows the rename map its branch's refreshes kept, whether
     the branch is judged in its worktree or, that worktree removed, at the branch's tip: `moved` both times (the
     file went to another basename, so only the map can tell)."""
@@ -207,22 +226,25 @@ def test_a_branch_s_old_reference_reads_the_same_once_its_worktree_is_gone(
 
 
 def test_another_worktree_s_staged_rename_reads_the_same_from_here_as_from_there(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """A rename staged (not committed) in another worktree is that worktree's checkout: its memory's reference
     reads `moved` judged from here, as it does judged there."""
     feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
     (feat / "lib").mkdir()
     Repo(feat).git("mv", "a/one.py", "lib/uno.py")
     there.refresh()
-    assert [(r.status, r.moved_to) for r in Validator(there.conn, there.scope).validate(item, there.scope.key).refs] == [
-        ("moved", "lib/uno.py")]
+    assert [
+        (r.status, r.moved_to) for r in Validator(there.conn, there.scope).validate(item, there.scope.key).refs
+    ] == [("moved", "lib/uno.py")]
     here = make_engine(repo.path)
     found = Validator(here.conn, here.scope).validate(item, there.scope.key)
     assert [(r.status, r.moved_to) for r in found.refs] == [("moved", "lib/uno.py")]
 
 
 def test_an_anchor_is_looked_for_only_in_a_file_its_reference_found(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """Another worktree is judged from here by its stored inventory: a file it no longer lists (untracked there and
     ignored) reads `missing`, and its anchor stays `unknown` though a file of that name could still be read: the
     anchor does not say `fresh` about a file its own reference did not find."""
@@ -242,7 +264,8 @@ def test_an_anchor_is_looked_for_only_in_a_file_its_reference_found(
 
 
 def test_another_worktree_s_staging_is_read_again_when_it_changes_there(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     """The staged renames kept between passes are keyed by the current worktree's index: another worktree's are
     read from that worktree every pass, so a second rename staged there (this index untouched) is seen."""
     feat, there, item = _noted_in_feat(repo, make_engine, tmp_path)
@@ -261,7 +284,8 @@ def test_another_worktree_s_staging_is_read_again_when_it_changes_there(
 
 
 def test_a_pass_judges_each_reference_once_however_many_items_name_it(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Within one pass a (scope, path, recorded HEAD) is judged once and the verdict reused for every item naming
     it: two memories of `src/app.py` cost one look at the file."""
     repo.write("src/app.py", "x = 1\n")

@@ -34,33 +34,46 @@ def anchor(name: str, status: str) -> AnchorVerdict:
 def test_the_label_names_up_to_three_missing_then_counts_the_rest() -> None:
     three = Validation(refs=tuple(ref(f"f{n}.py", "missing") for n in range(3)))
     assert three.label == "stale: missing f0.py, f1.py, f2.py"
-    four = Validation(refs=tuple(ref(f"f{n}.py", "missing") for n in range(3)) + (ref("x.py", "exists"),),
-                      anchors=(anchor("g.py:run", "missing"),))
+    four = Validation(
+        refs=tuple(ref(f"f{n}.py", "missing") for n in range(3)) + (ref("x.py", "exists"),),
+        anchors=(anchor("g.py:run", "missing"),),
+    )
     assert four.label == "stale: missing f0.py, f1.py, f2.py, +1 more"
 
 
 def test_the_label_names_up_to_two_moves_and_two_drifts() -> None:
-    two = Validation(refs=(ref("a.py", "moved", "b.py"), ref("c.py", "moved", "d.py")),
-                     anchors=(anchor("e.py:f", "drifted"), anchor("g.py:h", "drifted")))
+    two = Validation(
+        refs=(ref("a.py", "moved", "b.py"), ref("c.py", "moved", "d.py")),
+        anchors=(anchor("e.py:f", "drifted"), anchor("g.py:h", "drifted")),
+    )
     assert two.label == "moved: a.py → b.py, c.py → d.py; drifted: e.py:f changed, g.py:h changed"
-    three = Validation(refs=(ref("a.py", "moved", "b.py"), ref("c.py", "moved", "d.py"), ref("x.py", "moved", "y.py")),
-                       anchors=(anchor("e.py:f", "drifted"), anchor("g.py:h", "drifted"), anchor("i.py:j", "drifted")))
-    assert three.label == ("moved: a.py → b.py, c.py → d.py, +1 more; "
-                           "drifted: e.py:f changed, g.py:h changed, +1 more")
+    three = Validation(
+        refs=(ref("a.py", "moved", "b.py"), ref("c.py", "moved", "d.py"), ref("x.py", "moved", "y.py")),
+        anchors=(anchor("e.py:f", "drifted"), anchor("g.py:h", "drifted"), anchor("i.py:j", "drifted")),
+    )
+    assert three.label == ("moved: a.py → b.py, c.py → d.py, +1 more; drifted: e.py:f changed, g.py:h changed, +1 more")
 
 
 def test_the_label_orders_stale_moved_drifted_and_quotes_names() -> None:
-    v = Validation(refs=(ref("a b.py", "moved", "c.py"), ref("gone.py", "missing"), ref("ok.py", "exists"),
-                         ref("u.py", "unknown")),
-                   anchors=(anchor("k.py:f", "drifted"), anchor("k.py:g", "fresh")))
+    v = Validation(
+        refs=(
+            ref("a b.py", "moved", "c.py"),
+            ref("gone.py", "missing"),
+            ref("ok.py", "exists"),
+            ref("u.py", "unknown"),
+        ),
+        anchors=(anchor("k.py:f", "drifted"), anchor("k.py:g", "fresh")),
+    )
     assert v.label == 'stale: missing gone.py; moved: "a b.py" → c.py; drifted: k.py:f changed'
     assert Validation(refs=(ref("ok.py", "exists"), ref("u.py", "unknown"))).label is None
     assert Validation().label is None
 
 
 def test_counts_add_the_anchors_only_for_drifted_and_missing() -> None:
-    v = Validation(refs=(ref("a.py", "missing"), ref("b.py", "exists")),
-                   anchors=(anchor("b.py:f", "missing"), anchor("b.py:g", "drifted"), anchor("b.py:h", "fresh")))
+    v = Validation(
+        refs=(ref("a.py", "missing"), ref("b.py", "exists")),
+        anchors=(anchor("b.py:f", "missing"), anchor("b.py:g", "drifted"), anchor("b.py:h", "fresh")),
+    )
     assert (v.count("missing"), v.count("drifted"), v.count("exists"), v.count("fresh")) == (2, 1, 1, 0)
     assert v.stale and v.drifted and not v.all_missing
 
@@ -73,45 +86,59 @@ def test_all_missing_needs_references_and_every_one_gone() -> None:
     assert Validation(anchors=(anchor("a.py:f", "missing"),)).stale
 
 
-@pytest.mark.parametrize(("refs", "anchors", "validity"), [
-    ((), (), "no file refs"),
-    (("missing", "unknown"), ("drifted",), "stale refs"),
-    (("exists", "unknown"), ("drifted",), "code drifted"),
-    (("exists", "unknown", "moved"), (), "refs unverified"),
-    (("exists", "moved"), (), "refs moved"),
-    (("exists",), ("fresh",), "refs OK"),
-])
-def test_validity_is_the_worst_verdict_in_one_word(refs: tuple[str, ...], anchors: tuple[str, ...],
-                                                   validity: str) -> None:
-    v = Validation(refs=tuple(ref(f"f{n}.py", s, "g.py" if s == "moved" else None) for n, s in enumerate(refs)),
-                   anchors=tuple(anchor(f"f0.py:s{n}", s) for n, s in enumerate(anchors)))
+@pytest.mark.parametrize(
+    ("refs", "anchors", "validity"),
+    [
+        ((), (), "no file refs"),
+        (("missing", "unknown"), ("drifted",), "stale refs"),
+        (("exists", "unknown"), ("drifted",), "code drifted"),
+        (("exists", "unknown", "moved"), (), "refs unverified"),
+        (("exists", "moved"), (), "refs moved"),
+        (("exists",), ("fresh",), "refs OK"),
+    ],
+)
+def test_validity_is_the_worst_verdict_in_one_word(
+    refs: tuple[str, ...], anchors: tuple[str, ...], validity: str
+) -> None:
+    v = Validation(
+        refs=tuple(ref(f"f{n}.py", s, "g.py" if s == "moved" else None) for n, s in enumerate(refs)),
+        anchors=tuple(anchor(f"f0.py:s{n}", s) for n, s in enumerate(anchors)),
+    )
     assert v.validity == validity
 
 
-@pytest.mark.parametrize(("refs", "drifts", "current", "historical"), [
-    ((), 0, 0.0, 0.0),
-    (("exists",), 0, 3.0, 3.0),
-    (("moved",), 0, 3.0, 3.0),
-    (("unknown",), 0, 0.0, 0.0),
-    (("exists",), 1, -1.0, -0.5),
-    (("exists",), 2, -3.0, -1.0),
-    (("exists",), 3, -3.0, -1.0),
-    (("missing",), 0, -5.0, -1.5),
-    (("missing", "missing"), 0, -6.0, -3.0),
-    (("missing",) * 4, 0, -8.0, -6.0),
-    (("missing",) * 5, 0, -8.0, -7.5),
-    (("missing", "exists"), 1, -5.0, -1.5),  # drift alongside a missing file ranks as the missing file
-])
-def test_the_ranking_term_is_graduated_and_capped(refs: tuple[str, ...], drifts: int, current: float,
-                                                  historical: float) -> None:
-    v = Validation(refs=tuple(ref(f"f{n}.py", s, "g.py" if s == "moved" else None) for n, s in enumerate(refs)),
-                   anchors=tuple(anchor(f"f0.py:s{n}", "drifted") for n in range(drifts)))
+@pytest.mark.parametrize(
+    ("refs", "drifts", "current", "historical"),
+    [
+        ((), 0, 0.0, 0.0),
+        (("exists",), 0, 3.0, 3.0),
+        (("moved",), 0, 3.0, 3.0),
+        (("unknown",), 0, 0.0, 0.0),
+        (("exists",), 1, -1.0, -0.5),
+        (("exists",), 2, -3.0, -1.0),
+        (("exists",), 3, -3.0, -1.0),
+        (("missing",), 0, -5.0, -1.5),
+        (("missing", "missing"), 0, -6.0, -3.0),
+        (("missing",) * 4, 0, -8.0, -6.0),
+        (("missing",) * 5, 0, -8.0, -7.5),
+        (("missing", "exists"), 1, -5.0, -1.5),  # drift alongside a missing file ranks as the missing file
+    ],
+)
+def test_the_ranking_term_is_graduated_and_capped(
+    refs: tuple[str, ...], drifts: int, current: float, historical: float
+) -> None:
+    v = Validation(
+        refs=tuple(ref(f"f{n}.py", s, "g.py" if s == "moved" else None) for n, s in enumerate(refs)),
+        anchors=tuple(anchor(f"f0.py:s{n}", "drifted") for n in range(drifts)),
+    )
     assert (v.ranking_score(False), v.ranking_score(True)) == (current, historical)
 
 
 def test_each_path_has_its_verdict_in_the_json() -> None:
-    v = Validation(refs=(ref("a.py", "moved", "b c.py"), ref("u.py", "unknown"), ref("ok.py", "exists")),
-                   anchors=(anchor("a.py:f", "drifted"), anchor("a.py:g", "fresh"), anchor("a.py:h", "missing")))
+    v = Validation(
+        refs=(ref("a.py", "moved", "b c.py"), ref("u.py", "unknown"), ref("ok.py", "exists")),
+        anchors=(anchor("a.py:f", "drifted"), anchor("a.py:g", "fresh"), anchor("a.py:h", "missing")),
+    )
     assert v.verdicts == [
         {"path": "a.py", "verdict": "moved", "to": '"b c.py"'},
         {"path": "u.py", "verdict": "unverified", "to": None},
@@ -146,8 +173,10 @@ def _as_before_heads_were_recorded(engine: Engine) -> None:
 def _renamed(engine: Engine, *hops: str) -> None:
     """The scope's accumulated rename map (`file_renames`) holds `hops[0] → hops[1] → …`."""
     for old, new in zip(hops, hops[1:]):
-        engine.conn.execute("INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) "
-                            "VALUES (?,?,?,?,?)", (engine.scope.key, old, new, None, "2026-08-02T18:00:00Z"))
+        engine.conn.execute(
+            "INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) VALUES (?,?,?,?,?)",
+            (engine.scope.key, old, new, None, "2026-08-02T18:00:00Z"),
+        )
 
 
 def _legacy_note(repo: Repo, engine: Engine, path: str) -> str:
@@ -160,18 +189,32 @@ def _legacy_note(repo: Repo, engine: Engine, path: str) -> str:
     return item_id
 
 
-@pytest.mark.parametrize(("hops", "present", "verdict"), [
-    (("s/a0.py", "t/a1.py", "u/a2.py"), ("u/a2.py",), ("moved", "u/a2.py")),
-    (("s/a0.py", "t/a1.py", "u/a2.py"), ("t/a1.py",), ("missing", None)),  # only where the map ends counts
-    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py"), ("t/a5.py",), ("moved", "t/a5.py")),
-    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a6.py",), ("missing", None)),
-    (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"), ("t/a5.py", "t/a6.py"),
-     ("moved", "t/a5.py")),
-    (("s/a0.py", "t/a1.py"), ("v/a0.py",), ("moved", "v/a0.py")),  # the map leads nowhere: a unique basename
-])
+@pytest.mark.parametrize(
+    ("hops", "present", "verdict"),
+    [
+        (("s/a0.py", "t/a1.py", "u/a2.py"), ("u/a2.py",), ("moved", "u/a2.py")),
+        (("s/a0.py", "t/a1.py", "u/a2.py"), ("t/a1.py",), ("missing", None)),  # only where the map ends counts
+        (("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py"), ("t/a5.py",), ("moved", "t/a5.py")),
+        (
+            ("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"),
+            ("t/a6.py",),
+            ("missing", None),
+        ),
+        (
+            ("s/a0.py", "t/a1.py", "t/a2.py", "t/a3.py", "t/a4.py", "t/a5.py", "t/a6.py"),
+            ("t/a5.py", "t/a6.py"),
+            ("moved", "t/a5.py"),
+        ),
+        (("s/a0.py", "t/a1.py"), ("v/a0.py",), ("moved", "v/a0.py")),  # the map leads nowhere: a unique basename
+    ],
+)
 def test_a_reference_without_its_head_follows_the_rename_map_for_at_most_five_hops(
-        repo: Repo, make_engine: Callable[..., Engine], hops: tuple[str, ...], present: tuple[str, ...],
-        verdict: tuple[str, str | None]) -> None:
+    repo: Repo,
+    make_engine: Callable[..., Engine],
+    hops: tuple[str, ...],
+    present: tuple[str, ...],
+    verdict: tuple[str, str | None],
+) -> None:
     engine = make_engine(repo.path)
     item_id = _legacy_note(repo, engine, hops[0])
     _renamed(engine, *hops)
@@ -181,7 +224,8 @@ def test_a_reference_without_its_head_follows_the_rename_map_for_at_most_five_ho
 
 
 def test_a_reference_without_its_head_is_found_by_basename_in_the_stored_inventory_first(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = make_engine(repo.path)
     item_id = _legacy_note(repo, engine, "src/feed.py")
     repo.write("lib/feed.py")
@@ -195,7 +239,8 @@ def test_a_reference_without_its_head_is_found_by_basename_in_the_stored_invento
 
 
 def test_a_stored_basename_match_gone_from_disk_falls_back_to_the_live_checkout(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     engine = make_engine(repo.path)
     item_id = _legacy_note(repo, engine, "src/feed.py")
     repo.write("lib/feed.py")
@@ -208,7 +253,8 @@ def test_a_stored_basename_match_gone_from_disk_falls_back_to_the_live_checkout(
 
 
 def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     engine = make_engine(repo.path)
     item_id = _legacy_note(repo, engine, "src/feed.py")
     repo.write("a/feed.py")
@@ -217,7 +263,8 @@ def test_a_reference_without_its_head_with_two_basename_matches_is_missing(
 
 
 def test_absolute_paths_are_judged_on_disk_and_home_paths_need_a_home(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = make_engine(repo.path)
     home = tmp_path / "elsewhere"
     (home / ".config").mkdir(parents=True)
@@ -230,7 +277,8 @@ def test_absolute_paths_are_judged_on_disk_and_home_paths_need_a_home(
     assert at_home.judge(key, str(home / "nope"), "absolute_path").status == "missing"
     homeless = Validator(engine.conn, engine.scope, home="")
     assert homeless.judge(key, "~/.config/tool.toml", "absolute_path") == RefVerdict(
-        "~/.config/tool.toml", "absolute_path", "unknown")
+        "~/.config/tool.toml", "absolute_path", "unknown"
+    )
     monkeypatch.setenv("HOME", str(home))
     assert Validator(engine.conn, engine.scope).judge(key, "~/.config/tool.toml", "absolute_path").status == "exists"
 
@@ -239,17 +287,37 @@ SESSION = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n
 
 
 def test_an_anchor_verdict_carries_what_was_recorded_and_where_the_span_is_now(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.commit("session")
     head = repo.git("rev-parse", "HEAD").strip()
     engine = make_engine(repo.path)
     item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
     (fresh,) = _validation(engine, item_id).anchors
-    assert (fresh.name, fresh.recorded_path, fresh.path, fresh.symbol, fresh.recorded_start, fresh.recorded_end,
-            fresh.head_oid, fresh.status, fresh.start, fresh.end) == (
-        "src/auth/session.py:refresh_token", "src/auth/session.py", "src/auth/session.py", "refresh_token", 4, 6,
-        head, "fresh", 4, 6)
+    assert (
+        fresh.name,
+        fresh.recorded_path,
+        fresh.path,
+        fresh.symbol,
+        fresh.recorded_start,
+        fresh.recorded_end,
+        fresh.head_oid,
+        fresh.status,
+        fresh.start,
+        fresh.end,
+    ) == (
+        "src/auth/session.py:refresh_token",
+        "src/auth/session.py",
+        "src/auth/session.py",
+        "refresh_token",
+        4,
+        6,
+        head,
+        "fresh",
+        4,
+        6,
+    )
     assert fresh.current_hash == fresh.recorded_hash and fresh.recorded_hash
     stored = engine.conn.execute("SELECT id, content_hash FROM memory_anchors").fetchone()
     assert (fresh.anchor_id, fresh.recorded_hash) == (stored["id"], stored["content_hash"])
@@ -258,15 +326,22 @@ def test_an_anchor_verdict_carries_what_was_recorded_and_where_the_span_is_now(
     repo.write("lib/session.py", "# moved\n\n" + SESSION.replace("+ 1", "+ 2"))
     repo.commit("moved and changed")
     (drifted,) = _validation(engine, item_id).anchors
-    assert (drifted.name, drifted.recorded_path, drifted.path, drifted.recorded_start, drifted.status,
-            drifted.start, drifted.end) == (
-        "lib/session.py:refresh_token", "src/auth/session.py", "lib/session.py", 4, "drifted", 6, 8)
+    assert (
+        drifted.name,
+        drifted.recorded_path,
+        drifted.path,
+        drifted.recorded_start,
+        drifted.status,
+        drifted.start,
+        drifted.end,
+    ) == ("lib/session.py:refresh_token", "src/auth/session.py", "lib/session.py", 4, "drifted", 6, 8)
     assert drifted.current_hash and drifted.current_hash != drifted.recorded_hash
     assert drifted.head_oid == head
 
 
 def test_an_anchor_judged_against_a_commit_is_unknown_and_one_of_a_gone_file_missing(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.commit("session")
     engine = make_engine(repo.path)
@@ -274,15 +349,18 @@ def test_an_anchor_judged_against_a_commit_is_unknown_and_one_of_a_gone_file_mis
     head = repo.git("rev-parse", "HEAD").strip()
     at_tip = _validation(engine, item_id, at_commit=head)
     assert [(r.status, a.status, a.start, a.current_hash) for r, a in zip(at_tip.refs, at_tip.anchors)] == [
-        ("exists", "unknown", None, None)]
+        ("exists", "unknown", None, None)
+    ]
     (repo.path / "src/auth/session.py").unlink()
     gone = _validation(engine, item_id)
     assert [(r.status, a.status, a.path) for r, a in zip(gone.refs, gone.anchors)] == [
-        ("missing", "unknown", "src/auth/session.py")]
+        ("missing", "unknown", "src/auth/session.py")
+    ]
 
 
 def test_an_anchor_whose_reference_was_not_stored_is_judged_on_its_own(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.commit("session")
     engine = make_engine(repo.path)
@@ -295,7 +373,8 @@ def test_an_anchor_whose_reference_was_not_stored_is_judged_on_its_own(
 
 
 def test_outside_git_only_the_current_scope_and_the_project_layer_are_checked(
-        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    tmp_path: Path, make_engine: Callable[..., Engine]
+) -> None:
     plain = tmp_path / "plain"
     (plain / "src").mkdir(parents=True)
     (plain / "src" / "here.py").write_text("x\n")
@@ -310,12 +389,15 @@ def test_outside_git_only_the_current_scope_and_the_project_layer_are_checked(
     ]
     for checkout in (found[0], found[2]):
         assert checkout.validator is not None
-        judged = [checkout.validator.judge(engine.scope.key, path, "file").status for path in ("src/here.py", "src/gone.py")]
+        judged = [
+            checkout.validator.judge(engine.scope.key, path, "file").status for path in ("src/here.py", "src/gone.py")
+        ]
         assert judged == ["exists", "missing"]
 
 
 def test_each_scope_is_checked_against_its_own_checkout_state(
-        repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
     repo.write("a/x.py")
     repo.commit("x")
     first = repo.git("rev-parse", "HEAD").strip()
@@ -337,8 +419,17 @@ def test_each_scope_is_checked_against_its_own_checkout_state(
     other_key = detect_scope(str(other.path)).key
     base = main.scope.key.rsplit(":", 1)[0]
     detached = "detached:" + base.removeprefix("branch:") + ":"
-    keys = [main.scope.key, main.project_key, other_key, f"{base}:side", f"{base}:{branch_key(odd)}", f"{base}:gone",
-            detached + head, detached + "0123456789ab" * 3 + "0123", "project:/elsewhere"]
+    keys = [
+        main.scope.key,
+        main.project_key,
+        other_key,
+        f"{base}:side",
+        f"{base}:{branch_key(odd)}",
+        f"{base}:gone",
+        detached + head,
+        detached + "0123456789ab" * 3 + "0123",
+        "project:/elsewhere",
+    ]
     now = "2026-08-02T19:00:00Z"
     found = checkouts(main.conn, main.scope, main.project_key, keys, now)
     tips = {name: repo.git("rev-parse", name).strip() for name in ("side", odd)}
@@ -350,19 +441,32 @@ def test_each_scope_is_checked_against_its_own_checkout_state(
         (f"{base}:{branch_key(odd)}", "branch tip", tips[odd], None),
         (f"{base}:gone", "unchecked", None, "branch gone no longer exists"),
         (detached + head, "commit", head, None),
-        (detached + "0123456789ab" * 3 + "0123", "unchecked", None, "commit 0123456789ab is no longer in the repository"),
+        (
+            detached + "0123456789ab" * 3 + "0123",
+            "unchecked",
+            None,
+            "commit 0123456789ab is no longer in the repository",
+        ),
         ("project:/elsewhere", "unchecked", None, "no checkout of this scope"),
     ]
     assert first != head and [c.validator is None for c in found] == [False] * 5 + [True, False, True, True]
     # Another worktree's inventory is brought up to its HEAD first; each validator reads its own checkout (the
     # project layer's is the current scope's).
-    graph = main.conn.execute("SELECT head_oid, updated_at FROM current_app_graphs WHERE scope_key=?",
-                              (other_key,)).fetchone()
+    graph = main.conn.execute(
+        "SELECT head_oid, updated_at FROM current_app_graphs WHERE scope_key=?", (other_key,)
+    ).fetchone()
     assert (graph["head_oid"], graph["updated_at"]) == (other.git("rev-parse", "HEAD").strip(), now)
-    judged = [c.validator.judge(main.scope.key if c.scope_key == main.project_key else c.scope_key, path, "file").status
-              for c in found if c.validator is not None for path in ("a/x.py", "a/z.py", "b/y.py")]
-    assert judged == ["exists", "exists", "missing"] * 2 + ["exists", "exists", "exists"] + \
-        ["missing", "missing", "missing"] * 2 + ["exists", "exists", "missing"]
+    judged = [
+        c.validator.judge(main.scope.key if c.scope_key == main.project_key else c.scope_key, path, "file").status
+        for c in found
+        if c.validator is not None
+        for path in ("a/x.py", "a/z.py", "b/y.py")
+    ]
+    assert judged == ["exists", "exists", "missing"] * 2 + ["exists", "exists", "exists"] + [
+        "missing",
+        "missing",
+        "missing",
+    ] * 2 + ["exists", "exists", "missing"]
 
 
 def _note_then(repo: Repo, engine: Engine, *paths: str) -> str:
@@ -374,9 +478,14 @@ def _note_then(repo: Repo, engine: Engine, *paths: str) -> str:
 
 
 def test_a_staged_rename_is_read_from_the_index_even_when_the_file_changed_since_and_git_would_not_guess_renames(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a user's `diff.renames=false` must not hide a staged rename
-    for name, value in (("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "diff.renames"), ("GIT_CONFIG_VALUE_0", "false")):
+    for name, value in (
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "diff.renames"),
+        ("GIT_CONFIG_VALUE_0", "false"),
+    ):
         monkeypatch.setenv(name, value)
     engine = make_engine(repo.path)
     item_id = _note_then(repo, engine, "src/pool.py")
@@ -387,8 +496,9 @@ def test_a_staged_rename_is_read_from_the_index_even_when_the_file_changed_since
     assert (judged.status, judged.moved_to) == ("moved", "lib/connections.py")
 
 
-def test_a_failed_read_of_the_index_is_not_kept(repo: Repo, make_engine: Callable[..., Engine],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_read_of_the_index_is_not_kept(
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = make_engine(repo.path)
     item_id = _note_then(repo, engine, "src/pool.py")
     (repo.path / "lib").mkdir()
@@ -401,7 +511,8 @@ def test_a_failed_read_of_the_index_is_not_kept(repo: Repo, make_engine: Callabl
 
 
 def test_the_live_checkout_is_listed_again_once_per_pass_and_every_plain_move_is_found(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = make_engine(repo.path)
     first = _note_then(repo, engine, "src/alpha.py")
     second = _note_then(repo, engine, "src/beta.py")
@@ -418,12 +529,15 @@ def test_the_live_checkout_is_listed_again_once_per_pass_and_every_plain_move_is
     monkeypatch.setattr(inventory, "rescan", rescan)
     judged = Validator(engine.conn, engine.scope).validate_many([(first, engine.scope.key), (second, engine.scope.key)])
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == [
-        ("moved", "lib/alpha.py"), ("moved", "lib/beta.py")]
+        ("moved", "lib/alpha.py"),
+        ("moved", "lib/beta.py"),
+    ]
     assert listed == [engine.scope.worktree]
 
 
 def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_head_at_once(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     engine = make_engine(repo.path)
     first = _note_then(repo, engine, "src/alpha.py")
     second = _note_then(repo, engine, "src/beta.py")
@@ -448,8 +562,9 @@ def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_he
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
     assert walks == [sorted(recorded)]  # one walk over both ranges
     head = repo.git("rev-parse", "HEAD").strip()
-    stored = engine.conn.execute("SELECT COUNT(*) FROM rename_chains WHERE to_oid=? AND from_oid IN (?,?)",
-                                 (head, *recorded)).fetchone()[0]
+    stored = engine.conn.execute(
+        "SELECT COUNT(*) FROM rename_chains WHERE to_oid=? AND from_oid IN (?,?)", (head, *recorded)
+    ).fetchone()[0]
     assert stored == 2
     inventory.chain_cache.clear()  # another process: the store answers, git is not asked
     judged = Validator(engine.conn, engine.scope).validate_many(wanted)
@@ -464,26 +579,30 @@ def test_history_chains_are_read_from_the_store_and_walked_for_every_recorded_he
     assert [(r.status, r.moved_to) for v in judged.values() for r in v.refs] == moved
     assert len(walks) == 1 and not [s for s in statements if "rename_chains" in s]
     inventory.chain_cache.clear()  # one reference judged alone, outside a pass over many items
-    assert Validator(engine.conn, engine.scope).judge(engine.scope.key, "src/beta.py", "file", recorded[1]) == \
-        RefVerdict("src/beta.py", "file", "moved", "lib/second.py")
+    assert Validator(engine.conn, engine.scope).judge(
+        engine.scope.key, "src/beta.py", "file", recorded[1]
+    ) == RefVerdict("src/beta.py", "file", "moved", "lib/second.py")
 
 
-def test_anchors_in_two_files_are_each_read_from_their_own_file(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+def test_anchors_in_two_files_are_each_read_from_their_own_file(repo: Repo, make_engine: Callable[..., Engine]) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
     repo.commit("two files")
     engine = make_engine(repo.path)
-    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
-                          "tokens").item_id
+    item_id = engine.note(
+        "decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py", "tokens"
+    ).item_id
     repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 8\n")
     v = _validation(engine, item_id)
     assert sorted((a.name, a.status) for a in v.anchors) == [
-        ("src/auth/session.py:refresh_token", "fresh"), ("src/auth/tokens.py:mint", "drifted")]
+        ("src/auth/session.py:refresh_token", "fresh"),
+        ("src/auth/tokens.py:mint", "drifted"),
+    ]
 
 
 def test_an_anchor_whose_reference_was_not_stored_follows_its_file_from_the_recorded_head(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.commit("session")
     engine = make_engine(repo.path)
@@ -551,10 +670,13 @@ def test_git_paths_answers_from_the_root_tree_the_refs_and_the_history(repo: Rep
     head = repo.git("rev-parse", "HEAD").strip()
     paths = inventory.GitPaths(str(repo.path), head, frozenset({"untracked.txt", "sub/listed.txt"}))
     assert paths.worktree == str(repo.path)
-    assert [paths.tracked_root_file(n) for n in ("Makefile", "README.md", "untracked.txt", "src", "deep.py",
-                                                "listed.txt")] == [True, True, True, False, False, False]
-    assert [paths.names_ref(n) for n in ("feature/x", "main", "v1", "upstream/main", "upstream", "src/deep.py",
-                                         "origin/main")] == [True, True, True, True, True, False, False]
+    assert [
+        paths.tracked_root_file(n) for n in ("Makefile", "README.md", "untracked.txt", "src", "deep.py", "listed.txt")
+    ] == [True, True, True, False, False, False]
+    assert [
+        paths.names_ref(n)
+        for n in ("feature/x", "main", "v1", "upstream/main", "upstream", "src/deep.py", "origin/main")
+    ] == [True, True, True, True, True, False, False]
     assert [paths.ever_tracked(p) for p in ("old/gone.py", "sub/listed.txt", "never/was.py")] == [True, True, False]
     repo.write("never/was.py")  # on disk counts, but the first answer is kept for the object's life
     assert paths.ever_tracked("never/was.py") is False
@@ -562,7 +684,9 @@ def test_git_paths_answers_from_the_root_tree_the_refs_and_the_history(repo: Rep
     assert inventory.GitPaths(str(repo.path), None).tracked_root_file("Makefile") is False
 
 
-def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.write("old/gone.py")
     repo.commit("add")
     repo.git("rm", "-q", "old/gone.py")
@@ -583,7 +707,8 @@ def test_git_paths_asks_history_about_at_most_32_paths_per_extraction(repo: Repo
 
 
 def test_repository_for_answers_for_the_checkout_the_last_refresh_saw(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     engine = make_engine(repo.path)
     assert inventory.repository_for(engine.conn, engine.scope.key) == (None, None)
     engine.refresh()
@@ -601,25 +726,31 @@ def test_repository_for_answers_for_the_checkout_the_last_refresh_saw(
 
 
 def test_an_anchor_is_read_in_the_file_its_own_reference_was_followed_to(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.write("src/auth/tokens.py", "def mint(n):\n    return n * 7\n")
     repo.commit("two files")
     engine = make_engine(repo.path)
-    item_id = engine.note("decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py",
-                          "tokens").item_id
+    item_id = engine.note(
+        "decision", "refresh_token() in src/auth/session.py calls mint() in src/auth/tokens.py", "tokens"
+    ).item_id
     (repo.path / "lib").mkdir()
     (repo.path / "src/auth/tokens.py").rename(repo.path / "lib/tokens.py")
     v = _validation(engine, item_id)
     assert sorted((r.path, r.status, r.moved_to) for r in v.refs) == [
-        ("src/auth/session.py", "exists", None), ("src/auth/tokens.py", "moved", "lib/tokens.py")]
+        ("src/auth/session.py", "exists", None),
+        ("src/auth/tokens.py", "moved", "lib/tokens.py"),
+    ]
     assert sorted((a.name, a.status, a.path) for a in v.anchors) == [
         ("lib/tokens.py:mint", "fresh", "lib/tokens.py"),
-        ("src/auth/session.py:refresh_token", "fresh", "src/auth/session.py")]
+        ("src/auth/session.py:refresh_token", "fresh", "src/auth/session.py"),
+    ]
 
 
 def test_an_anchor_takes_its_reference_s_verdict_rather_than_judging_its_file_again(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.write("src/auth/session.py", SESSION)
     repo.commit("session")
     engine = make_engine(repo.path)
@@ -635,15 +766,18 @@ def test_an_anchor_takes_its_reference_s_verdict_rather_than_judging_its_file_ag
 
 
 def test_a_scope_whose_checkout_has_no_known_place_cannot_follow_history_and_reads_unverified(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     engine = make_engine(repo.path)
     first = repo.git("rev-parse", "HEAD").strip()
     repo.write("b.py")
     repo.commit("b")
     head = repo.git("rev-parse", "HEAD").strip()
     ghost = engine.scope.key.rsplit(":", 1)[0] + ":ghost"
-    engine.conn.execute("INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, files_json) VALUES (?,?,?,?)",
-                        (ghost, None, head, '["b.py"]'))
+    engine.conn.execute(
+        "INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, files_json) VALUES (?,?,?,?)",
+        (ghost, None, head, '["b.py"]'),
+    )
     validator = Validator(engine.conn, engine.scope)
     assert validator.judge(ghost, "b.py", "file", first).status == "exists"
     assert validator.judge(ghost, "a.py", "file", first) == RefVerdict("a.py", "file", "unknown")
@@ -679,7 +813,8 @@ def test_git_paths_reads_names_literally_and_every_branch_s_history(repo: Repo, 
 
 
 def test_chains_are_not_stored_inside_a_transaction_someone_else_opened(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     engine = make_engine(repo.path)
     engine.conn.execute("BEGIN")
     try:
@@ -688,5 +823,6 @@ def test_chains_are_not_stored_inside_a_transaction_someone_else_opened(
     finally:
         engine.conn.execute("ROLLBACK")
     inventory.store_chains(engine.conn, "h" * 40, {"r" * 40: history.Chain("r" * 40, {"a.py": "b.py"})})
-    assert [tuple(r) for r in engine.conn.execute("SELECT from_oid, to_oid, start_oid, moves_json FROM rename_chains")] == [
-        ("r" * 40, "h" * 40, "r" * 40, '{"a.py": "b.py"}')]
+    assert [
+        tuple(r) for r in engine.conn.execute("SELECT from_oid, to_oid, start_oid, moves_json FROM rename_chains")
+    ] == [("r" * 40, "h" * 40, "r" * 40, '{"a.py": "b.py"}')]

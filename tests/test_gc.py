@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from cortex_engine.base.clock import iso
-from cortex_engine.capture import gc
 from cortex_engine.engine import Engine
 from cortex_engine.store.database import scope_id
 
@@ -71,7 +70,11 @@ def test_apply_prunes_and_never_touches_notes_sessions_summaries_or_the_ledger(a
     assert "serve the api" in recall.text
     report = aged.gc(apply=True)
     after = counts(aged)
-    assert (report.rules["events"].deleted, report.rules["retrieval_log"].deleted, report.rules["spool_seen"].deleted) == (3, 2, 1)
+    assert (
+        report.rules["events"].deleted,
+        report.rules["retrieval_log"].deleted,
+        report.rules["spool_seen"].deleted,
+    ) == (3, 2, 1)
     assert after["events"] == before["events"] - 3
     for table in ("notes", "sessions", "episodes", "memory_items"):
         assert (table, after[table]) == (table, before[table])
@@ -100,15 +103,20 @@ def test_archived_items_go_but_archived_notes_and_snapshots_stay(aged: Engine) -
     assert "episode:session_summary" in kinds_after and "branch_snapshot" in kinds_after
 
 
-def test_recent_and_unsummarized_events_stay(repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recent_and_unsummarized_events_stay(
+    repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Events of the active session, however old, are never candidates."""
     monkeypatch.setenv("CORTEX_GC_AUTO", "0")
     engine = make_engine(repo.path)
     engine.start_session("h")
     with engine.conn:
         engine.conn.execute("BEGIN")
-        engine.conn.execute("INSERT INTO events(id, session_id, scope_key, timestamp, type, target) VALUES "
-                            "('e1', ?, ?, ?, 'read', 'README.md')", (engine.current_session()["id"], engine.scope.key, engine.now()))
+        engine.conn.execute(
+            "INSERT INTO events(id, session_id, scope_key, timestamp, type, target) VALUES "
+            "('e1', ?, ?, ?, 'read', 'README.md')",
+            (engine.current_session()["id"], engine.scope.key, engine.now()),
+        )
     clock.advance(days=400)
     assert engine.gc(apply=True).rules["events"].deleted == 0
     assert engine.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 1
@@ -132,12 +140,18 @@ def test_orphaned_runtime_files_older_than_a_day(aged: Engine, repo: Repo) -> No
     assert (dry.rules["orphaned_blobs"].candidates, dry.rules["empty_claims"].candidates) == (1, 1)
     assert orphan.exists() and empty_claim.exists()
     aged.gc(apply=True)
-    assert (orphan.exists(), kept.exists(), fresh.exists(), empty_claim.exists(), pending_claim.exists()) == \
-        (False, True, True, False, True)
+    assert (orphan.exists(), kept.exists(), fresh.exists(), empty_claim.exists(), pending_claim.exists()) == (
+        False,
+        True,
+        True,
+        False,
+        True,
+    )
 
 
-def test_auto_runs_at_session_start_at_most_once_a_day(repo: Repo, make_engine, clock: Clock,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_runs_at_session_start_at_most_once_a_day(
+    repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CORTEX_GC_AUTO", raising=False)
     engine = make_engine(repo.path)
     last = lambda: engine.conn.execute("SELECT value FROM meta WHERE key='last_gc_at'").fetchone()  # noqa: E731
@@ -186,7 +200,8 @@ def _notes_one_by_one(engine: Engine, count: int) -> None:
 
 
 def test_apply_tidies_the_full_text_index_and_recall_is_unchanged(
-        repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Notes written one by one leave the full-text index in many segments (every query looks each term up in each);
     applying gc merges them level by level, in steps whose used-up pages the next step reuses, and every recall
     reads the same."""
@@ -226,7 +241,8 @@ def test_apply_tidies_the_full_text_index_and_recall_is_unchanged(
 
 @pytest.mark.parametrize("auto", ["1", "0"])
 def test_every_session_start_tidies_the_index_with_or_without_retention(
-        repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch, auto: str) -> None:
+    repo: Repo, make_engine, clock: Clock, monkeypatch: pytest.MonkeyPatch, auto: str
+) -> None:
     from cortex_engine.store import queries
 
     monkeypatch.setenv("CORTEX_GC_AUTO", auto)
@@ -245,7 +261,8 @@ def test_every_session_start_tidies_the_index_with_or_without_retention(
 
 
 def test_a_tidy_stops_at_its_page_budget_and_goes_on_at_the_next(
-        repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cortex_engine.store import queries
 
     monkeypatch.setenv("CORTEX_GC_AUTO", "0")

@@ -102,10 +102,15 @@ def test_only_the_range_from_the_recorded_heads_is_read(repo: Repo) -> None:
     now = move(repo, "b.py", "c.py")
     drop_tree(repo, old)
     assert chains(str(repo.path), [middle, first], now) == {
-        first: Chain(first, {"a.py": "c.py"}), middle: Chain(middle, {"b.py": "c.py"})}
+        first: Chain(first, {"a.py": "c.py"}),
+        middle: Chain(middle, {"b.py": "c.py"}),
+    }
     # a recorded HEAD git does not know (collected away) does not widen the range to the whole history
     unknown = "0123456789" * 4
-    assert chains(str(repo.path), [unknown, middle], now) == {unknown: Chain(None), middle: Chain(middle, {"b.py": "c.py"})}
+    assert chains(str(repo.path), [unknown, middle], now) == {
+        unknown: Chain(None),
+        middle: Chain(middle, {"b.py": "c.py"}),
+    }
 
 
 def test_a_range_git_cannot_read_leaves_its_starts_unverified(repo: Repo) -> None:
@@ -149,7 +154,9 @@ def test_a_path_starting_with_a_status_letter_ends_a_record(repo: Repo) -> None:
     repo.git("mv", "Draft.py", "Done.py")
     repo.git("rm", "-q", "Dead.py")
     repo.commit("rename one, delete one")
-    assert chains(str(repo.path), [start], head(repo)) == {start: Chain(start, {"Draft.py": "Done.py", "Dead.py": None})}
+    assert chains(str(repo.path), [start], head(repo)) == {
+        start: Chain(start, {"Draft.py": "Done.py", "Dead.py": None})
+    }
 
 
 def test_a_name_holding_the_header_mark_does_not_cut_its_commit_in_two(repo: Repo) -> None:
@@ -168,7 +175,8 @@ def test_a_name_holding_the_header_mark_does_not_cut_its_commit_in_two(repo: Rep
 
 
 def test_renames_are_followed_parents_first_even_when_the_dates_say_otherwise(
-        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A commit dated before its parent (a skewed clock, a rebase that kept the dates) on one side of a merge:
     git's default order would put `b → c` before `a → b`."""
 
@@ -278,8 +286,7 @@ def test_only_commit_ids_git_holds_are_followed(repo: Repo) -> None:
     unknown = "0123456789" * 4
     now = move(repo, "a.py", "b.py")
     found = chains(str(repo.path), [tree, start, blob, unknown], now)
-    assert found == {tree: Chain(None), start: Chain(start, {"a.py": "b.py"}), blob: Chain(None),
-                     unknown: Chain(None)}
+    assert found == {tree: Chain(None), start: Chain(start, {"a.py": "b.py"}), blob: Chain(None), unknown: Chain(None)}
 
 
 # --- the folder rule for a file git cannot pair
@@ -314,8 +321,9 @@ def test_two_folders_merged_into_one_hand_the_new_file_to_one_of_them(repo: Repo
     repo.write("lib/__init__.py", "")
     repo.commit("one package")
     found = chains(str(repo.path), [start], head(repo))[start]
-    assert found == Chain(start, {"a/x.py": "lib/x.py", "b/y.py": "lib/y.py", "a/__init__.py": "lib/__init__.py",
-                                  "b/__init__.py": None})
+    assert found == Chain(
+        start, {"a/x.py": "lib/x.py", "b/y.py": "lib/y.py", "a/__init__.py": "lib/__init__.py", "b/__init__.py": None}
+    )
 
 
 def test_a_folder_that_went_two_ways_guesses_nothing_even_into_the_last_of_them(repo: Repo) -> None:

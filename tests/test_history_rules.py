@@ -118,8 +118,9 @@ def test_a_file_git_cannot_pair_moves_along_with_its_folder(repo: Repo) -> None:
     repo.write("lib/__init__.py", "")  # emptied as it moved: git cannot score it against the old one
     repo.commit("rename the folder")
     found = chains(str(repo.path), [start], head(repo))[start]
-    assert found == Chain(start, {"pkg/mod.py": "lib/mod.py", "pkg/other.py": "lib/other.py",
-                                  "pkg/__init__.py": "lib/__init__.py"})
+    assert found == Chain(
+        start, {"pkg/mod.py": "lib/mod.py", "pkg/other.py": "lib/other.py", "pkg/__init__.py": "lib/__init__.py"}
+    )
 
 
 def test_no_guess_when_the_folder_went_two_ways_or_the_name_appeared_elsewhere(repo: Repo) -> None:
@@ -141,8 +142,16 @@ def test_no_guess_when_the_folder_went_two_ways_or_the_name_appeared_elsewhere(r
     repo.write("elsewhere/__init__.py", "")
     repo.commit("split")
     found = chains(str(repo.path), [start], head(repo))[start]
-    assert found == Chain(start, {"pkg/a.py": "lib/a.py", "pkg/b.py": "other/b.py", "pkg/__init__.py": None,
-                                  "top/t.py": "moved/t.py", "top/__init__.py": None})
+    assert found == Chain(
+        start,
+        {
+            "pkg/a.py": "lib/a.py",
+            "pkg/b.py": "other/b.py",
+            "pkg/__init__.py": None,
+            "top/t.py": "moved/t.py",
+            "top/__init__.py": None,
+        },
+    )
 
 
 def test_a_later_file_taking_a_followed_path_s_old_name_is_not_followed(repo: Repo) -> None:

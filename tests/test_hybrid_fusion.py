@@ -55,8 +55,10 @@ def test_dense_similarity_lifts_the_lexical_candidate_it_agrees_with(engine: Eng
 
 def neighbours(engine: Engine, count: int) -> list[str]:
     """`count` notes of one project that share no word with the topics below."""
-    return [engine.note("insight", f"service number {i} answers health checks on port {8000 + i}").item_id
-            for i in range(count)]
+    return [
+        engine.note("insight", f"service number {i} answers health checks on port {8000 + i}").item_id
+        for i in range(count)
+    ]
 
 
 def test_a_topic_matching_nothing_lists_no_dense_neighbours_that_do_not_stand_out(engine: Engine) -> None:

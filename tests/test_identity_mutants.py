@@ -35,8 +35,9 @@ def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> No
     monkeypatch.delenv("FAKE_GIT_SLEEP", raising=False)
 
 
-def test_a_git_that_answers_after_ten_seconds_is_not_waited_for(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_git_that_answers_after_ten_seconds_is_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     slow_git(tmp_path, monkeypatch, f"{work}\\n{work}/.git\\n{work}/.git\\n")
@@ -46,8 +47,9 @@ def test_a_git_that_answers_after_ten_seconds_is_not_waited_for(tmp_path: Path,
     assert locate_git(str(work)) is None  # a hung git: the directory is taken as outside git, not waited on
 
 
-def test_branch_tips_do_not_wait_for_a_git_slower_than_ten_seconds(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_branch_tips_do_not_wait_for_a_git_slower_than_ten_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     slow_git(tmp_path, monkeypatch, f"{OID} refs/heads/main\\n")
     assert branch_tips(str(tmp_path)) == {"main": OID}
     monkeypatch.setenv("FAKE_GIT_SLEEP", "10.4")
@@ -75,8 +77,7 @@ def test_a_packed_branch_named_past_ascii_is_resolved_in_any_locale(repo: Repo, 
     assert detect_scope(str(repo.path)).head_oid == oid
 
 
-def test_a_loose_ref_holding_text_past_ascii_is_passed_over_in_any_locale(tmp_path: Path,
-                                                                          ascii_locale: None) -> None:
+def test_a_loose_ref_holding_text_past_ascii_is_passed_over_in_any_locale(tmp_path: Path, ascii_locale: None) -> None:
     own, common = tmp_path / "own", tmp_path / "common"
     for base in (own, common):
         (base / "refs" / "heads").mkdir(parents=True)

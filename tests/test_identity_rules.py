@@ -14,10 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_key, branch_tips, detect_scope, list_worktrees,
-                                          locate_git, normalize_scope_path, project_scope_key, read_head,
-                                          sanitize_label, scope_key_branch, scope_key_oid, store_identity)
-from cortex_engine.store.redact import clean_text
+from cortex_engine.scope.identity import (
+    BRANCH_TAG,
+    Scope,
+    branch_key,
+    branch_tips,
+    detect_scope,
+    list_worktrees,
+    locate_git,
+    normalize_scope_path,
+    project_scope_key,
+    read_head,
+    sanitize_label,
+    scope_key_branch,
+    scope_key_oid,
+    store_identity,
+)
 
 from .conftest import Repo, git
 
@@ -49,19 +61,22 @@ def test_scope_paths_are_absolute_forward_slashed_collapsed_and_lowercased(tmp_p
     assert normalize_scope_path("Sub") == f"{str(tmp_path).lower()}/sub"
 
 
-@pytest.mark.parametrize(("raw", "label"), [
-    ("My Repo!!", "My-Repo"),
-    ("-._repo._-", "repo"),
-    ("a b\tc", "a-b-c"),
-    ("x" * 40, "x" * 32),
-    ("x" * 31 + "-yyy", "x" * 31),
-    ("x" * 31 + ".yyy", "x" * 31),
-    ("x" * 31 + "_yyy", "x" * 31),
-    ("ok.name_1-2", "ok.name_1-2"),
-    ("", "project"),
-    ("!!!", "project"),
-    ("._-", "project"),
-])
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        ("My Repo!!", "My-Repo"),
+        ("-._repo._-", "repo"),
+        ("a b\tc", "a-b-c"),
+        ("x" * 40, "x" * 32),
+        ("x" * 31 + "-yyy", "x" * 31),
+        ("x" * 31 + ".yyy", "x" * 31),
+        ("x" * 31 + "_yyy", "x" * 31),
+        ("ok.name_1-2", "ok.name_1-2"),
+        ("", "project"),
+        ("!!!", "project"),
+        ("._-", "project"),
+    ],
+)
 def test_store_labels_are_cleaned_and_cut(raw: str, label: str) -> None:
     assert sanitize_label(raw) == label
 
@@ -123,7 +138,8 @@ def test_a_ref_is_read_from_the_worktree_then_the_common_dir_then_packed_refs(tm
     other = "f" * 40
     (common / "packed-refs").write_text(
         f"# pack-refs with: peeled\n{'C' * 40} refs/heads/main\n^{'d' * 40}\n{other} refs/heads/mainline\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     assert read_head(str(own), str(common)) == ("main", "c" * 40)
     (common / "refs" / "heads" / "main").write_text("not an oid\n", encoding="utf-8")
     assert read_head(str(own), str(common)) == ("main", "c" * 40)  # a broken loose ref: on to packed-refs
@@ -143,20 +159,24 @@ def test_scopes_of_a_branch_a_detached_head_an_unborn_repository_and_no_git(repo
     real = os.path.realpath(repo.path)
     root, tree = normalize_scope_path(f"{real}/.git"), normalize_scope_path(real)
     oid = repo.git("rev-parse", "HEAD").strip()
-    assert detect_scope(str(repo.path)) == Scope("branch", f"branch:{root}:{tree}:main", real, f"{real}/.git", "main",
-                                                 oid, f"{real}/.git")
+    assert detect_scope(str(repo.path)) == Scope(
+        "branch", f"branch:{root}:{tree}:main", real, f"{real}/.git", "main", oid, f"{real}/.git"
+    )
     repo.git("checkout", "-q", "--detach")
-    assert detect_scope(str(repo.path)) == Scope("detached", f"detached:{root}:{tree}:{oid}", real, f"{real}/.git",
-                                                 None, oid, f"{real}/.git")
+    assert detect_scope(str(repo.path)) == Scope(
+        "detached", f"detached:{root}:{tree}:{oid}", real, f"{real}/.git", None, oid, f"{real}/.git"
+    )
     loc = locate_git(str(repo.path))
     write_head(repo.path / ".git", "junk")
-    assert detect_scope(str(repo.path), loc) == Scope("project", f"project:{tree}", real, f"{real}/.git", None, None,
-                                                 f"{real}/.git")
+    assert detect_scope(str(repo.path), loc) == Scope(
+        "project", f"project:{tree}", real, f"{real}/.git", None, None, f"{real}/.git"
+    )
     outside = tmp_path / "Plain"
     outside.mkdir()
     plain = os.path.realpath(outside)
-    assert detect_scope(str(outside)) == Scope("project", f"project:{normalize_scope_path(plain)}", plain, None, None,
-                                               None, None)
+    assert detect_scope(str(outside)) == Scope(
+        "project", f"project:{normalize_scope_path(plain)}", plain, None, None, None, None
+    )
     assert detect_scope(str(repo.path), None).type == "project"  # a location given as "not in git" is believed
 
 
@@ -171,8 +191,10 @@ def test_a_branch_key_is_the_name_unless_storing_it_would_change_it() -> None:
     secret = "fix/token=" + "a1B2c3D4e5F6g7H8i9J0" * 2
     digest = hashlib.sha256(secret.encode()).hexdigest()[:16]
     assert branch_key(secret) == f"fix/token=[REDACTED]{BRANCH_TAG}{digest}"
-    assert branch_key(secret.replace("a1", "b2")) == f"fix/token=[REDACTED]{BRANCH_TAG}" + hashlib.sha256(
-        secret.replace("a1", "b2").encode()).hexdigest()[:16]
+    assert (
+        branch_key(secret.replace("a1", "b2"))
+        == f"fix/token=[REDACTED]{BRANCH_TAG}" + hashlib.sha256(secret.replace("a1", "b2").encode()).hexdigest()[:16]
+    )
 
 
 def test_branch_tips_are_keyed_like_scopes(repo: Repo, tmp_path: Path) -> None:
@@ -227,7 +249,8 @@ def test_outside_git_the_store_is_the_folder_and_says_so(tmp_path: Path, monkeyp
     store_id = hashlib.sha256(real.encode()).hexdigest()[:16]
     assert (ident.store_id, ident.label, ident.identifying_path, ident.root) == (store_id, "My-Notes", real, real)
     assert ident.degraded_reason == (
-        f"not a git repository; identity falls back to the working directory realpath ({real})")
+        f"not a git repository; identity falls back to the working directory realpath ({real})"
+    )
     assert ident.store_dir == tmp_path / "projects" / f"My-Notes-{store_id}"
     monkeypatch.setenv("CORTEX_HOME", str(tmp_path / "cortex"))
     assert store_identity(str(folder)).store_dir == tmp_path / "cortex" / "projects" / f"My-Notes-{store_id}"
@@ -245,7 +268,10 @@ def test_worktrees_are_listed_main_first_without_the_pruned(repo: Repo, tmp_path
     gone.rmdir()
     found = list_worktrees(str(repo.path))
     assert [(w.path, w.head, w.branch) for w in found] == [
-        (real, main, "main"), (os.path.realpath(detached), main, None), (os.path.realpath(feature), main, "feature")]
+        (real, main, "main"),
+        (os.path.realpath(detached), main, None),
+        (os.path.realpath(feature), main, "feature"),
+    ]
     outside = tmp_path / "outside"
     outside.mkdir()
     assert list_worktrees(str(outside)) == []
@@ -297,13 +323,15 @@ def test_branch_tips_keep_a_branch_name_that_is_not_utf8(repo: Repo) -> None:
     assert tips == {"main": main, branch_key("caf\udce9"): main}
 
 
-def test_git_is_asked_without_optional_locks_and_in_the_c_locale(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_is_asked_without_optional_locks_and_in_the_c_locale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = tmp_path / "bin"
     fake.mkdir()
     script = fake / "git"
-    script.write_text('#!/bin/sh\nprintf "%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}" "x"\n',
-                      encoding="utf-8")
+    script.write_text(
+        '#!/bin/sh\nprintf "%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}" "x"\n', encoding="utf-8"
+    )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("LC_ALL", raising=False)
@@ -315,13 +343,15 @@ def test_git_is_asked_without_optional_locks_and_in_the_c_locale(tmp_path: Path,
     assert (os.path.basename(found.worktree), os.path.basename(found.common_dir)) == ("0", "C")
 
 
-def test_branch_tips_ask_git_without_optional_locks_and_in_the_c_locale(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_branch_tips_ask_git_without_optional_locks_and_in_the_c_locale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = tmp_path / "bin"
     fake.mkdir()
     script = fake / "git"
-    script.write_text('#!/bin/sh\nprintf "%s refs/heads/%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}"\n',
-                      encoding="utf-8")
+    script.write_text(
+        '#!/bin/sh\nprintf "%s refs/heads/%s\\n" "${GIT_OPTIONAL_LOCKS-unset}" "${LC_ALL-unset}"\n', encoding="utf-8"
+    )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("LC_ALL", raising=False)
@@ -345,5 +375,7 @@ def test_worktree_paths_keep_their_spaces_and_a_pruned_one_ends_nothing(repo: Re
         child.unlink() if child.is_file() or child.is_symlink() else child.rmdir()
     gone.rmdir()
     found = list_worktrees(str(repo.path))
-    assert [(w.path, w.branch) for w in found] == [(os.path.realpath(repo.path), "main"),
-                                                   (os.path.realpath(spaced), "spaced")]
+    assert [(w.path, w.branch) for w in found] == [
+        (os.path.realpath(repo.path), "main"),
+        (os.path.realpath(spaced), "spaced"),
+    ]

@@ -19,11 +19,23 @@ recall on a store with vectors load it)."""
 
 @pytest.mark.parametrize(
     "module",
-    ["cortex_engine", "cortex_engine.cli", "cortex_engine.engine", "cortex_engine.query.messages",
-     "cortex_engine.ops.demo", "cortex_engine.hookentry", "cortex_engine.ops.evaluation",
-     "cortex_engine.memory.transfer", "cortex_engine.ops.uninstall", "cortex_engine.ops.plugin",
-     "cortex_engine.completion", "cortex_engine.progress", "cortex_engine.ops.doctor", "cortex_engine.serve",
-     "cortex_engine.semantic.extra"],
+    [
+        "cortex_engine",
+        "cortex_engine.cli",
+        "cortex_engine.engine",
+        "cortex_engine.query.messages",
+        "cortex_engine.ops.demo",
+        "cortex_engine.hookentry",
+        "cortex_engine.ops.evaluation",
+        "cortex_engine.memory.transfer",
+        "cortex_engine.ops.uninstall",
+        "cortex_engine.ops.plugin",
+        "cortex_engine.completion",
+        "cortex_engine.progress",
+        "cortex_engine.ops.doctor",
+        "cortex_engine.serve",
+        "cortex_engine.semantic.extra",
+    ],
 )
 def test_engine_imports_no_heavy_modules(module: str) -> None:
     """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
@@ -45,8 +57,12 @@ def test_cli_help_does_not_load_textual() -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["inject-header", "--quiet"], ["reflect", "--event", "prompt", "--prompt", "fix the bug"], ["flush-spool"],
-     ["hook", "reflect-pre"]],
+    [
+        ["inject-header", "--quiet"],
+        ["reflect", "--event", "prompt", "--prompt", "fix the bug"],
+        ["flush-spool"],
+        ["hook", "reflect-pre"],
+    ],
 )
 def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa: ANN001 - conftest fixture
     """The paths hooks run (inject-header, reflect, flush-spool, hook) load no UI, protocol or admin library."""
@@ -62,7 +78,9 @@ def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa
 UNNEEDED = ("uuid", "platform", "logging", "secrets", "mcp_types")
 
 
-@pytest.mark.parametrize("argv", [["recall", "queue"], ["inject-header", "--quiet"], ["note", "--kind", "insight", "x"]])
+@pytest.mark.parametrize(
+    "argv", [["recall", "queue"], ["inject-header", "--quiet"], ["note", "--kind", "insight", "x"]]
+)
 def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(argv: list[str], repo) -> None:  # noqa: ANN001
     """One-shot commands pay for no `uuid` (it imports `platform`), `logging` or `secrets` import."""
     code = (
@@ -120,8 +138,13 @@ def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -
                         base = ".".join([*anchor, *([base] if base else [])])
                     for alias in child.names:
                         add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
-                elif (isinstance(child, ast.Call) and ast.unparse(child.func).endswith("LazyModule") and child.args
-                      and isinstance(child.args[0], ast.Constant) and isinstance(child.args[0].value, str)):
+                elif (
+                    isinstance(child, ast.Call)
+                    and ast.unparse(child.func).endswith("LazyModule")
+                    and child.args
+                    and isinstance(child.args[0], ast.Constant)
+                    and isinstance(child.args[0].value, str)
+                ):
                     add(f"cortex_engine.{child.args[0].value}")
                 walk(child)
 
@@ -231,19 +254,28 @@ def test_stages_import_only_downwards_and_the_facade_imports_no_adapter() -> Non
 
 def test_the_layer_check_sees_an_upward_import() -> None:
     """The checker itself: memory reaching into query, a stage into the facade, the facade into the CLI."""
-    graph = {"cortex_engine.memory.notes": {"cortex_engine.query.render", "cortex_engine.base.clock"},
-             "cortex_engine.capture.flush": {"cortex_engine.engine"},
-             "cortex_engine.engine": {"cortex_engine.cli", "cortex_engine.store.database"}}
-    assert _layer_violations(graph) == ["cortex_engine.capture.flush -> cortex_engine.engine",
-                                        "cortex_engine.engine -> cortex_engine.cli",
-                                        "cortex_engine.memory.notes -> cortex_engine.query.render"]
+    graph = {
+        "cortex_engine.memory.notes": {"cortex_engine.query.render", "cortex_engine.base.clock"},
+        "cortex_engine.capture.flush": {"cortex_engine.engine"},
+        "cortex_engine.engine": {"cortex_engine.cli", "cortex_engine.store.database"},
+    }
+    assert _layer_violations(graph) == [
+        "cortex_engine.capture.flush -> cortex_engine.engine",
+        "cortex_engine.engine -> cortex_engine.cli",
+        "cortex_engine.memory.notes -> cortex_engine.query.render",
+    ]
 
 
 def test_no_stage_and_not_the_facade_imports_an_adapter_library() -> None:
-    """"The engine imports no textual, mcp, rich or watchdog" holds by structure: only adapters may, lazily."""
+    """ "The engine imports no textual, mcp, rich or watchdog" holds by structure: only adapters may, lazily."""
     engine = ROOT / "cortex_engine"
-    paths = [*[p for stage in STAGES for p in (engine / stage).rglob("*.py")], engine / "engine.py",
-             engine / "engine_core.py", engine / "operator.py", engine / "__init__.py"]
+    paths = [
+        *[p for stage in STAGES for p in (engine / stage).rglob("*.py")],
+        engine / "engine.py",
+        engine / "engine_core.py",
+        engine / "operator.py",
+        engine / "__init__.py",
+    ]
     assert len(paths) > 30
     offenders = {str(p.relative_to(ROOT)): sorted(_external_imports(p) & set(ADAPTER_LIBRARIES)) for p in paths}
     assert {p: libs for p, libs in offenders.items() if libs} == {}
@@ -253,11 +285,25 @@ def test_every_adapter_reaches_the_engine_only_through_the_facade() -> None:
     """The TUI, the CLI, the MCP server and the hook entry import the facade (`engine`, `operator`), its result
     types (`results`), `base`, each other and `ops`; never a stage module directly."""
     graph = _import_graph()
-    faces = ("cortex_tui", "cortex_engine.cli", "cortex_engine.commands", "cortex_engine.mcp_server",
-             "cortex_engine.mcp_transport", "cortex_engine.serve", "cortex_engine.hookentry", "cortex_engine.wire",
-             "cortex_engine.completion", "cortex_engine.progress")
-    reached = {(module, target) for module, targets in graph.items() if module.startswith(faces)
-               for target in targets if target.startswith("cortex_engine")}
+    faces = (
+        "cortex_tui",
+        "cortex_engine.cli",
+        "cortex_engine.commands",
+        "cortex_engine.mcp_server",
+        "cortex_engine.mcp_transport",
+        "cortex_engine.serve",
+        "cortex_engine.hookentry",
+        "cortex_engine.wire",
+        "cortex_engine.completion",
+        "cortex_engine.progress",
+    )
+    reached = {
+        (module, target)
+        for module, targets in graph.items()
+        if module.startswith(faces)
+        for target in targets
+        if target.startswith("cortex_engine")
+    }
     assert ("cortex_engine.commands.common", "cortex_engine.engine") in reached  # the CLI's handlers
     assert {(m, t) for m, t in reached if _stage(t) is not None and not t.startswith("cortex_engine.base")} == set()
 
@@ -280,11 +326,18 @@ def test_results_names_its_exports_literally() -> None:
     from cortex_engine import results
 
     tree = ast.parse((ROOT / "cortex_engine" / "results.py").read_text(encoding="utf-8"))
-    [assigned] = [n.value for n in tree.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+    [assigned] = [
+        n.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+    ]
     listed = ast.literal_eval(assigned)  # a computed value raises here
-    imported = {alias.asname or alias.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                and (n.module or "").startswith("cortex_engine.") for alias in n.names}
+    imported = {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("cortex_engine.")
+        for alias in n.names
+    }
     assert sorted(listed) == sorted(imported) == sorted(results._HOME)
 
 
@@ -300,11 +353,20 @@ def test_the_labels_are_spelled_in_one_module() -> None:
         if path.name == "labels.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                      and node.body and isinstance(node.body[0], ast.Expr)
-                      and isinstance(node.body[0].value, ast.Constant)}
-        found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
-                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-                  and literal.search(node.value)]
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        found += [
+            f"{path.relative_to(ROOT)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and literal.search(node.value)
+        ]
     assert found == []

@@ -26,10 +26,14 @@ from .conftest import NOW, Clock, Repo, git
 from .test_cli import TS, fail, held, held_in_process, ok, ok_json
 
 ORDER = "newest first (created_at DESC, rowid DESC)"
-ACCESS_TRAILER = "  (showing at most 10; cortex gc also prunes the retrieval log — the access count is the durable figure)"
+ACCESS_TRAILER = (
+    "  (showing at most 10; cortex gc also prunes the retrieval log — the access count is the durable figure)"
+)
 
 
-def add_item(engine: Engine, item_id: str, text: str, kind: str = "command_run", created_at: str = "2026-08-02T18:00:00.000Z") -> None:
+def add_item(
+    engine: Engine, item_id: str, text: str, kind: str = "command_run", created_at: str = "2026-08-02T18:00:00.000Z"
+) -> None:
     """Insert a memory item with no note behind it (as capture would), with its references extracted."""
     engine.conn.execute(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
@@ -77,14 +81,24 @@ def test_list_memory_has_no_default_filters(repo: Repo, make_engine: Callable[..
     assert lines[0] == f"memory items 1-4 of 4 · {ORDER} · filters: none"
     assert lines[1].split() == ["ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT"]
     assert lines[-1] == "1         warm      command_run  main     -       2026-08-01 09:00Z  pytest -q"
-    assert f"{decision.id[:8]}  warm      decision     main     -       {TS}  [queue engine] decision: use kafka for the queue engine" in lines
-    assert f"{archived.id[:8]}  archived  insight      main     -       {TS}  insight: an old insight nobody reads" in lines
-    assert f"{other.id[:8]}  warm      insight      feature  -       {TS}  insight: written on the feature branch" in lines
+    assert (
+        f"{decision.id[:8]}  warm      decision     main     -       {TS}  [queue engine] decision: use kafka for the queue engine"
+        in lines
+    )
+    assert (
+        f"{archived.id[:8]}  archived  insight      main     -       {TS}  insight: an old insight nobody reads"
+        in lines
+    )
+    assert (
+        f"{other.id[:8]}  warm      insight      feature  -       {TS}  insight: written on the feature branch" in lines
+    )
     only = ok_json(repo.path, "list-memory", "--state", "archived")
     assert [i["id"] for i in only["items"]] == [archived.item_id]
 
 
-def test_list_memory_rows_header_footer_and_empty_pages(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+def test_list_memory_rows_header_footer_and_empty_pages(
+    repo: Repo, make_engine: Callable[..., Engine], clock: Clock
+) -> None:
     """Exact rows and header; the footer prints the next page's command; empty pages say why."""
     engine = make_engine(repo.path)
     first = engine.note("insight", "the porter tokenizer stems queries too")
@@ -96,20 +110,32 @@ def test_list_memory_rows_header_footer_and_empty_pages(repo: Repo, make_engine:
     first_line = f"insight: {long_text.strip()}"
     assert len(first_line) > 80
     out = ok(repo.path, "list-memory", "--limit", "2")
-    assert out == "\n".join([
-        f"memory items 1-2 of 3 · {ORDER} · filters: none",
-        "ID        TIER  KIND      SCOPE  LABELS  CREATED            TEXT",
-        f"{third.id[:8]}  warm  insight   main   -       2026-08-02 18:02Z  {first_line[:79]}…",
-        f"{second.id[:8]}  warm  decision  main   -       2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
-        "",
-        "next page: cortex list-memory --limit 2 --offset 2",
-    ]) + "\n"
+    assert (
+        out
+        == "\n".join(
+            [
+                f"memory items 1-2 of 3 · {ORDER} · filters: none",
+                "ID        TIER  KIND      SCOPE  LABELS  CREATED            TEXT",
+                f"{third.id[:8]}  warm  insight   main   -       2026-08-02 18:02Z  {first_line[:79]}…",
+                f"{second.id[:8]}  warm  decision  main   -       2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
+                "",
+                "next page: cortex list-memory --limit 2 --offset 2",
+            ]
+        )
+        + "\n"
+    )
     last = ok(repo.path, "list-memory", "--limit", "2", "--offset", "2")
-    assert last == "\n".join([
-        f"memory items 3-3 of 3 · {ORDER} · filters: none",
-        "ID        TIER  KIND     SCOPE  LABELS  CREATED            TEXT",
-        f"{first.id[:8]}  warm  insight  main   -       {TS}  insight: the porter tokenizer stems queries too",
-    ]) + "\n"
+    assert (
+        last
+        == "\n".join(
+            [
+                f"memory items 3-3 of 3 · {ORDER} · filters: none",
+                "ID        TIER  KIND     SCOPE  LABELS  CREATED            TEXT",
+                f"{first.id[:8]}  warm  insight  main   -       {TS}  insight: the porter tokenizer stems queries too",
+            ]
+        )
+        + "\n"
+    )
     assert ok(repo.path, "list-memory", "--offset", "3") == "offset 3 is past the end; 3 item(s) match.\n"
     assert ok(repo.path, "list-memory", "--state", "pinned") == "no items match these filters.\n"
 
@@ -160,7 +186,9 @@ def test_list_memory_limit_defaults_to_20_and_caps_at_200(repo: Repo, make_engin
     assert ok_json(repo.path, "list-memory", "--limit", "lots")["limit"] == 20
 
 
-def test_list_memory_orders_by_created_at_then_rowid(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+def test_list_memory_orders_by_created_at_then_rowid(
+    repo: Repo, make_engine: Callable[..., Engine], clock: Clock
+) -> None:
     """created_at DESC decides; rowid DESC breaks ties (a later insert with an older time sorts last)."""
     engine = make_engine(repo.path)
     a = engine.note("insight", "first at noon")
@@ -187,7 +215,7 @@ def test_list_memory_pages_by_key_in_the_same_order_as_offsets(repo: Repo, make_
         if page.next is None:
             break
         page = engine.list_memory(limit=5, start=page.next)
-    assert pages == [(everything[o:o + 5], o) for o in range(0, 23, 5)]
+    assert pages == [(everything[o : o + 5], o) for o in range(0, 23, 5)]
 
     last = engine.list_memory(limit=5, oldest=True)
     assert ([i["id"] for i in last.items], last.offset, last.next) == (everything[18:], 18, None)
@@ -220,10 +248,14 @@ def test_list_memory_next_page_command_runs_as_printed(tmp_path: Path, make_engi
     assert " " in key
     footer = ok(path, "list-memory", "--scope", key, "--kind", "note:insight", "--limit", "2").splitlines()[-1]
     command = footer.removeprefix("next page: ")
-    assert command == f'cortex list-memory --scope {json.dumps(key)} --kind note:insight --limit 2 --offset 2'
+    assert command == f"cortex list-memory --scope {json.dumps(key)} --kind note:insight --limit 2 --offset 2"
     done = subprocess.run(
         ["bash", "-c", 'cortex() { "$CORTEX_PY" -m cortex_engine.cli "$@"; }; ' + command],
-        cwd=path, env={**os.environ, "CORTEX_PY": sys.executable}, capture_output=True, text=True, timeout=60,
+        cwd=path,
+        env={**os.environ, "CORTEX_PY": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == f"memory items 3-3 of 3 · {ORDER} · filters: scope={key} kind=note:insight"
@@ -232,13 +264,17 @@ def test_list_memory_next_page_command_runs_as_printed(tmp_path: Path, make_engi
 # -- inspect-memory -----------------------------------------------------------------------------
 
 
-def test_inspect_takes_item_or_note_id_shows_the_contest_and_reads_only(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+def test_inspect_takes_item_or_note_id_shows_the_contest_and_reads_only(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Both ids give the same report; counterparts are named and inspectable; nothing is touched."""
     engine = make_engine(repo.path)
     kafka = engine.note("decision", "use kafka for the queue engine", "queue engine")
     other = engine.note("decision", "do not use kafka for the queue engine", "queue engine")
     engine.recall("kafka queue")
-    touched = [tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")]
+    touched = [
+        tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")
+    ]
     counts = [count(engine, t) for t in ("sessions", "retrieval_log", "token_ledger", "memory_corrections")]
     by_note = ok_json(repo.path, "inspect-memory", kafka.id)
     assert ok_json(repo.path, "inspect-memory", kafka.item_id) == by_note
@@ -250,7 +286,9 @@ def test_inspect_takes_item_or_note_id_shows_the_contest_and_reads_only(repo: Re
     assert lines[0] == f"id:         {other.item_id}"
     assert "conflict:   contested — an unresolved contradiction on this subject" in lines
     assert f"  contested with {kafka.id} (decision, {TS})" in lines
-    assert [tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")] == touched
+    assert [
+        tuple(r) for r in engine.conn.execute("SELECT id, access_count, last_accessed_at, state FROM memory_items")
+    ] == touched
     assert [count(engine, t) for t in ("sessions", "retrieval_log", "token_ledger", "memory_corrections")] == counts
 
 
@@ -260,40 +298,48 @@ def test_inspect_prints_the_whole_report(repo: Repo, make_engine: Callable[..., 
     repo.commit("oidc")
     engine = make_engine(repo.path)
     note = engine.note(
-        "decision", "use OIDC via src/auth/oidc.ts", "auth strategy",
+        "decision",
+        "use OIDC via src/auth/oidc.ts",
+        "auth strategy",
         ["session cookies (no SSO path)", "JWT-in-localStorage\n(XSS surface)"],
     )
     engine.recall("auth strategy")
     session = engine.current_session()
     assert session is not None
     out = ok(repo.path, "inspect-memory", note.id)
-    assert out == "\n".join([
-        f"id:         {note.item_id}",
-        "kind:       Decision (note:decision)",
-        "subject:    auth strategy",
-        f"scope:      {engine.scope.key}",
-        f"session:    {session['id']}",
-        f"created:    {TS}",
-        "state:      hot (importance 0.90)",
-        "trust:      refs OK",
-        "",
-        "conflict:   none",
-        "status:     active",
-        "  already rejected: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
-        "",
-        "references:",
-        "  exists   src/auth/oidc.ts",
-        "",
-        "access history:",
-        f"  count 1, last {TS}",
-        f"  {TS}  auth strategy",
-        ACCESS_TRAILER,
-        "",
-        "text:",
-        "decision: use OIDC via src/auth/oidc.ts",
-        "Subject: auth strategy",
-        "Alternatives: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
-    ]) + "\n"
+    assert (
+        out
+        == "\n".join(
+            [
+                f"id:         {note.item_id}",
+                "kind:       Decision (note:decision)",
+                "subject:    auth strategy",
+                f"scope:      {engine.scope.key}",
+                f"session:    {session['id']}",
+                f"created:    {TS}",
+                "state:      hot (importance 0.90)",
+                "trust:      refs OK",
+                "",
+                "conflict:   none",
+                "status:     active",
+                "  already rejected: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
+                "",
+                "references:",
+                "  exists   src/auth/oidc.ts",
+                "",
+                "access history:",
+                f"  count 1, last {TS}",
+                f"  {TS}  auth strategy",
+                ACCESS_TRAILER,
+                "",
+                "text:",
+                "decision: use OIDC via src/auth/oidc.ts",
+                "Subject: auth strategy",
+                "Alternatives: session cookies (no SSO path), JWT-in-localStorage (XSS surface)",
+            ]
+        )
+        + "\n"
+    )
 
 
 def test_inspect_judges_references_against_the_checkout_now(repo: Repo, make_engine: Callable[..., Engine]) -> None:
@@ -309,12 +355,18 @@ def test_inspect_judges_references_against_the_checkout_now(repo: Repo, make_eng
     repo.commit("mv and rm")
     lines = ok(repo.path, "inspect-memory", note.id).splitlines()
     assert "trust:      stale refs" in lines
-    refs = lines[lines.index("references:") + 1:lines.index("access history:") - 1]
+    refs = lines[lines.index("references:") + 1 : lines.index("access history:") - 1]
     assert refs == ["  moved    src/a.py → src/b.py", "  missing  src/x.py"]
     data = ok_json(repo.path, "inspect-memory", note.id)
     assert data["references"] == [
-        {"path": "src/a.py", "verdict": "moved", "to": "src/b.py", "type": "file", "status": "moved",
-         "moved_to": "src/b.py"},
+        {
+            "path": "src/a.py",
+            "verdict": "moved",
+            "to": "src/b.py",
+            "type": "file",
+            "status": "moved",
+            "moved_to": "src/b.py",
+        },
         {"path": "src/x.py", "verdict": "missing", "to": None, "type": "file", "status": "missing", "moved_to": None},
     ]
 
@@ -326,7 +378,7 @@ def test_inspect_items_without_a_live_note(repo: Repo, make_engine: Callable[...
     assert count(engine, "sessions") == 0
     lines = ok(repo.path, "inspect-memory", "command_runs:1").splitlines()
     assert "conflict:   n/a (no note behind this item)" in lines
-    assert lines[lines.index("text:") + 1:] == ["pytest -q failed in src/app.py"]
+    assert lines[lines.index("text:") + 1 :] == ["pytest -q failed in src/app.py"]
     assert count(engine, "sessions") == 0
     orphan = engine.note("insight", "this note row will vanish")
     engine.conn.execute("DELETE FROM notes WHERE id=?", (orphan.id,))
@@ -336,7 +388,7 @@ def test_inspect_items_without_a_live_note(repo: Repo, make_engine: Callable[...
     engine.conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (flagged.id,))
     lines = ok(repo.path, "inspect-memory", flagged.id).splitlines()
     start = lines.index("conflict:   contested — an unresolved contradiction on this subject")
-    assert lines[start + 1:start + 4] == [
+    assert lines[start + 1 : start + 4] == [
         "status:     active",
         "  no counterpart found in this scope — the contest may be stale",
         "  ⚠ projection disagrees with the stored note: text reads contested=false, superseded=false",
@@ -372,11 +424,16 @@ def test_edit_refuses_spoofed_trailers_blank_text_and_bad_arguments(
     (repo.path / "edit.txt").write_text("from a file\n", encoding="utf-8")
     fail(repo.path, "edit-memory", note.id, *argv, code=code, exit_code=2 if code == "usage" else 1)
     assert held(repo.path) == before
-    assert engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0] == "the parser lives in src/x.py"
+    assert (
+        engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note.id,)).fetchone()[0]
+        == "the parser lives in src/x.py"
+    )
     assert count(engine, "memory_corrections") == 0
 
 
-def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """--text (BOM stripped) and --file replace the note's content; inspect lists every correction."""
     repo.write("src/x.py")
     repo.write("src/y.py")
@@ -387,18 +444,25 @@ def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(repo: Repo,
     assert (state, accesses) == ("hot", 1)
     data = ok_json(repo.path, "edit-memory", note.id, "--text", "\ufeffthe parser moved to src/y.py, see src/z.py")
     assert (data["id"], data["references"]) == (note.item_id, 2)
-    assert (data["prior_text"], data["new_text"]) == ("the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py")
+    assert (data["prior_text"], data["new_text"]) == (
+        "the parser lives in src/x.py",
+        "the parser moved to src/y.py, see src/z.py",
+    )
     assert data["text"] == (
         f"edited {note.item_id}\nreferences: 2 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
     )
     (repo.path / "fix.txt").write_text("the parser is in src/y.py\nand nowhere else\n", encoding="utf-8")
     out = ok(repo.path, "edit-memory", note.item_id, "--file", "fix.txt")
-    assert out == f"edited {note.item_id}\nreferences: 1 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)\n"
+    assert (
+        out
+        == f"edited {note.item_id}\nreferences: 1 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)\n"
+    )
     row = item(engine, note.item_id)
     assert (row["state"], row["access_count"]) == (state, accesses)
     assert row["text"] == "insight: the parser is in src/y.py\nand nowhere else"
     audit = engine.conn.execute(
-        "SELECT operation, prior_text, new_text FROM memory_corrections WHERE memory_item_id=? ORDER BY id", (note.item_id,)
+        "SELECT operation, prior_text, new_text FROM memory_corrections WHERE memory_item_id=? ORDER BY id",
+        (note.item_id,),
     ).fetchall()
     assert [tuple(r) for r in audit] == [
         ("edit", "the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py"),
@@ -406,11 +470,13 @@ def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(repo: Repo,
     ]
     lines = ok(repo.path, "inspect-memory", note.id).splitlines()
     start = lines.index("corrections:")
-    assert lines[start + 1:start + 5] == [
-        f"  {TS}  edit", "    was: the parser lives in src/x.py",
-        f"  {TS}  edit", "    was: the parser moved to src/y.py, see src/z.py",
+    assert lines[start + 1 : start + 5] == [
+        f"  {TS}  edit",
+        "    was: the parser lives in src/x.py",
+        f"  {TS}  edit",
+        "    was: the parser moved to src/y.py, see src/z.py",
     ]
-    assert lines[lines.index("text:") + 1:] == ["insight: the parser is in src/y.py", "and nowhere else"]
+    assert lines[lines.index("text:") + 1 :] == ["insight: the parser is in src/y.py", "and nowhere else"]
 
 
 def test_edit_a_non_note_item_rewrites_its_text_and_references(repo: Repo, make_engine: Callable[..., Engine]) -> None:
@@ -421,9 +487,12 @@ def test_edit_a_non_note_item_rewrites_its_text_and_references(repo: Repo, make_
     data = ok_json(repo.path, "edit-memory", "command_runs:7", "--text", new)
     assert (data["references"], data["prior_text"], data["new_text"]) == (2, "pytest -q failed in src/app.py", new)
     assert item(engine, "command_runs:7")["text"] == new
-    paths = [r[0] for r in engine.conn.execute(
-        "SELECT normalized_path FROM memory_references WHERE memory_item_id='command_runs:7' ORDER BY id"
-    )]
+    paths = [
+        r[0]
+        for r in engine.conn.execute(
+            "SELECT normalized_path FROM memory_references WHERE memory_item_id='command_runs:7' ORDER BY id"
+        )
+    ]
     assert paths == ["src/app.py", "src/util.py"]
 
 
@@ -438,37 +507,50 @@ def test_delete_previews_by_default_and_deletes_with_yes(repo: Repo, make_engine
     other = engine.note("decision", "do not use kafka for the queue engine in src/queue.py", "queue engine")
     before = held_in_process(engine)
     preview = ok(repo.path, "delete-memory", other.id)
-    assert preview == "\n".join([
-        "preview only — nothing has been deleted.",
-        f"id:         {other.item_id}",
-        "kind:       Decision (note:decision)",
-        "subject:    queue engine",
-        f"scope:      {engine.scope.key}",
-        "references: 1 will be removed with it",
-        f"source row: notes/{other.id} will be deleted",
-        'contest:    deleting this ends the contest on "queue engine"',
-        "text:",
-        "decision: do not use kafka for the queue engine in src/queue.py",
-        "Subject: queue engine",
-        "Conflict: true",
-        "",
-        f"to delete: cortex delete-memory {other.item_id} --yes",
-    ]) + "\n"
+    assert (
+        preview
+        == "\n".join(
+            [
+                "preview only — nothing has been deleted.",
+                f"id:         {other.item_id}",
+                "kind:       Decision (note:decision)",
+                "subject:    queue engine",
+                f"scope:      {engine.scope.key}",
+                "references: 1 will be removed with it",
+                f"source row: notes/{other.id} will be deleted",
+                'contest:    deleting this ends the contest on "queue engine"',
+                "text:",
+                "decision: do not use kafka for the queue engine in src/queue.py",
+                "Subject: queue engine",
+                "Conflict: true",
+                "",
+                f"to delete: cortex delete-memory {other.item_id} --yes",
+            ]
+        )
+        + "\n"
+    )
     assert ok_json(repo.path, "delete-memory", other.id)["deleted"] is False
     assert held(repo.path) == before
     data = ok_json(repo.path, "delete-memory", other.item_id, "--yes")
     assert (data["deleted"], data["contested"]) == (True, True)
-    assert data["message"] == "\n".join([
-        f"deleted {other.item_id}",
-        f"  source row: notes/{other.id}",
-        '  cleared the contest on "queue engine"',
-        "  the prior text is kept in the audit log (memory_corrections)",
-    ])
+    assert data["message"] == "\n".join(
+        [
+            f"deleted {other.item_id}",
+            f"  source row: notes/{other.id}",
+            '  cleared the contest on "queue engine"',
+            "  the prior text is kept in the audit log (memory_corrections)",
+        ]
+    )
     after = held(repo.path)
     assert [row[0] for row in after] == [row[0] for row in before if row[0] != other.item_id] == [kafka.item_id]
     assert after[0][4] == "decision: use kafka for the queue engine\nSubject: queue engine"
     assert engine.conn.execute("SELECT COUNT(*) FROM notes WHERE id=?", (other.id,)).fetchone()[0] == 0
-    assert engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (other.item_id,)).fetchone()[0] == 0
+    assert (
+        engine.conn.execute(
+            "SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (other.item_id,)
+        ).fetchone()[0]
+        == 0
+    )
     audit = engine.conn.execute("SELECT operation, prior_text, new_text FROM memory_corrections").fetchall()
     assert [tuple(r) for r in audit] == [("delete", "do not use kafka for the queue engine in src/queue.py", None)]
     survivor = ok_json(repo.path, "inspect-memory", kafka.id)
@@ -495,7 +577,9 @@ def test_control_characters_never_reach_the_terminal_and_notes_are_stored_clean(
     alternatives), and --json gives exactly what is stored."""
     from cortex_engine.query.render import strip_control
 
-    note = ok_json(repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "--alternative", ESC_ALT, ESC_TEXT)
+    note = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", ESC_SUBJECT, "--alternative", ESC_ALT, ESC_TEXT
+    )
     assert note["content"] == strip_control(ESC_TEXT)
     echo = ok(repo.path, "note", "--kind", "insight", ESC_TEXT)
     listing = ok(repo.path, "list-memory")
@@ -529,7 +613,9 @@ def test_rewrite_path_replaces_whole_mentions_only() -> None:
 
     text = "see src/a.py, ./src/a.py:42 and (src\\a.py); not src/a.pyc, lib/src/a.py, src/a.py.bak or src/a.py-x"
     assert rewrite_path(text, "src/a.py", "pkg/b.py") == (
-        "see pkg/b.py, ./pkg/b.py:42 and (pkg/b.py); not src/a.pyc, lib/src/a.py, src/a.py.bak or src/a.py-x", 3)
+        "see pkg/b.py, ./pkg/b.py:42 and (pkg/b.py); not src/a.pyc, lib/src/a.py, src/a.py.bak or src/a.py-x",
+        3,
+    )
     assert rewrite_path("nothing here", "src/a.py", "pkg/b.py") == ("nothing here", 0)
 
 
@@ -538,31 +624,53 @@ def test_rewrite_moved_rewrites_the_renamed_path_audited(repo: Repo) -> None:
     row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; a second run is refused."""
     repo.write("src/spool.py", "def flush():\n    pass\n")
     repo.commit("add the spool")
-    written = ok_json(repo.path, "note", "--kind", "decision", "--subject", "spool flush",
-                      "flush from src/spool.py at turn end, see ./src/spool.py:1")
+    written = ok_json(
+        repo.path,
+        "note",
+        "--kind",
+        "decision",
+        "--subject",
+        "spool flush",
+        "flush from src/spool.py at turn end, see ./src/spool.py:1",
+    )
     repo.git("mv", "src/spool.py", "src/capture_spool.py")
     repo.commit("rename the spool")
     before = ok_json(repo.path, "validate-memory")
     assert [i["label"] for i in before["items"]] == ["moved: src/spool.py → src/capture_spool.py"]
     item_id = before["items"][0]["id"]
     done = ok_json(repo.path, "rewrite-moved", written["id"])
-    assert (done["id"], done["moves"]) == (item_id, [{"from": "src/spool.py", "to": "src/capture_spool.py", "count": 2}])
+    assert (done["id"], done["moves"]) == (
+        item_id,
+        [{"from": "src/spool.py", "to": "src/capture_spool.py", "count": 2}],
+    )
     assert done["message"].startswith(f"rewrote {item_id}: src/spool.py → src/capture_spool.py\n")
     after = ok_json(repo.path, "validate-memory")
     assert [i["label"] for i in after["items"]] == [None] and after["references"]["moved"] == 0
     shown = ok_json(repo.path, "inspect-memory", item_id)
-    assert shown["text"].startswith("decision: flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1")
+    assert shown["text"].startswith(
+        "decision: flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1"
+    )
     (correction,) = shown["corrections"]
     assert (correction["operation"], correction["prior_text"], correction["new_text"]) == (
-        "rewrite-moved", "flush from src/spool.py at turn end, see ./src/spool.py:1",
-        "flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1")
-    assert correction["diff"] == [["=", "flush from "], ["-", "src/spool.py"], ["+", "src/capture_spool.py"],
-                                  ["=", " at turn end, see "], ["-", "./src/spool.py:1"], ["+", "./src/capture_spool.py:1"]]
+        "rewrite-moved",
+        "flush from src/spool.py at turn end, see ./src/spool.py:1",
+        "flush from src/capture_spool.py at turn end, see ./src/capture_spool.py:1",
+    )
+    assert correction["diff"] == [
+        ["=", "flush from "],
+        ["-", "src/spool.py"],
+        ["+", "src/capture_spool.py"],
+        ["=", " at turn end, see "],
+        ["-", "./src/spool.py:1"],
+        ["+", "./src/capture_spool.py:1"],
+    ]
     assert "no moved reference" in fail(repo.path, "rewrite-moved", item_id, code="nothing_moved")["message"]
     fail(repo.path, "rewrite-moved", "no-such-id", code="not_found")
 
 
-def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(repo: Repo, make_engine: Callable[..., Engine]) -> None:
+def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """The text the caller showed is compared before writing: an edit made meanwhile refuses, nothing changes;
     a path named only in the subject is refused too (a subject is the note's identity)."""
     from cortex_engine.base.errors import Refused
@@ -581,7 +689,9 @@ def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(repo: Repo, m
     with pytest.raises(Refused) as changed:
         engine.rewrite_moved(note.item_id, expected_text=shown)
     assert changed.value.code == "changed"
-    assert item(engine, note.item_id)["text"].startswith("decision: flush from src/spool.py at turn end, never mid-turn")
+    assert item(engine, note.item_id)["text"].startswith(
+        "decision: flush from src/spool.py at turn end, never mid-turn"
+    )
     with pytest.raises(Refused) as subject:
         engine.rewrite_moved(only_subject.item_id)
     assert subject.value.code == "subject_only"
@@ -594,7 +704,9 @@ def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(repo: Repo, m
 # -- list-memory filters and sort (issue 17: the operator narrows the table) -------------------------------------
 
 
-def test_list_memory_filters_by_label_text_and_sorts(repo: Repo, make_engine: Callable[..., Engine], clock: Clock) -> None:
+def test_list_memory_filters_by_label_text_and_sorts(
+    repo: Repo, make_engine: Callable[..., Engine], clock: Clock
+) -> None:
     """Label filters list exactly what the labels say (any of those asked for); text is a literal substring; every sort
     column has its natural direction, `reverse` flips it, and paging counts only what matches."""
     from cortex_engine.base.errors import InvalidInput
@@ -617,7 +729,9 @@ def test_list_memory_filters_by_label_text_and_sorts(repo: Repo, make_engine: Ca
     clock.advance(minutes=1)
     plain = engine.note("insight", "Conflict: true is only a phrase here, Status: superseded too", None)
     (repo.path / "src/gone.py").unlink()
-    repo.write("src/table.py", "".join(f"value_{n} = {n} * 7\n" for n in range(30)).replace("value_11 = 11", "value_11 = 1"))
+    repo.write(
+        "src/table.py", "".join(f"value_{n} = {n} * 7\n" for n in range(30)).replace("value_11 = 11", "value_11 = 1")
+    )
 
     def ids(**kw: Any) -> list[str]:
         return [str(i["id"]) for i in engine.list_memory(limit=200, **kw).items]
@@ -649,8 +763,9 @@ def test_list_memory_filters_by_label_text_and_sorts(repo: Repo, make_engine: Ca
         assert raised.value.code == code
 
 
-def test_a_sorted_listing_pages_by_key_in_its_own_order(repo: Repo, make_engine: Callable[..., Engine],
-                                                         clock: Clock) -> None:
+def test_a_sorted_listing_pages_by_key_in_its_own_order(
+    repo: Repo, make_engine: Callable[..., Engine], clock: Clock
+) -> None:
     """Sorted by subject, a page's `next` key opens the following page in that order, `before` the one above it
     and `oldest` the last; walking every page by key lists each item once, in the order one long page gives."""
     engine = make_engine(repo.path)
@@ -678,13 +793,17 @@ def test_list_memory_on_the_command_line_filters_by_label_and_text_and_sorts(rep
     """`cortex list-memory --label --text --sort --reverse`: the engine's filters, on the CLI surface too; an unknown
     label or sort is a one-line error with its code."""
     ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
-    ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "do not use kafka for the queue engine")
+    ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "do not use kafka for the queue engine"
+    )
     ok_json(repo.path, "note", "--kind", "insight", "--subject", "auth", "tokens expire after an hour")
     contested = ok_json(repo.path, "list-memory", "--label", "contested")
     assert contested["total"] == 2 and all(i["labels"] == ["contested"] for i in contested["items"])
     assert [i["subject"] for i in ok_json(repo.path, "list-memory", "--text", "EXPIRE")["items"]] == ["auth"]
     by_subject = [i["subject"] for i in ok_json(repo.path, "list-memory", "--sort", "subject")["items"]]
-    assert by_subject[0] == "auth" and ok_json(repo.path, "list-memory", "--sort", "subject", "--reverse")["items"][-1][
-        "subject"] == "auth"
+    assert (
+        by_subject[0] == "auth"
+        and ok_json(repo.path, "list-memory", "--sort", "subject", "--reverse")["items"][-1]["subject"] == "auth"
+    )
     fail(repo.path, "list-memory", "--label", "moved", code="bad_label")
     fail(repo.path, "list-memory", "--sort", "age", code="bad_sort")

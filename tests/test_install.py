@@ -56,7 +56,10 @@ def test_fresh_install_writes_scripts_wiring_and_mcp(repo: Repo, home: Path, bin
         ("Edit|Write|MultiEdit", f'bash "{hooks(home)}/cortex-reflect.sh" reflect-pre'),
         ("Read", f'bash "{hooks(home)}/cortex-substitute.sh"'),
         ("Agent", f'bash "{hooks(home)}/cortex-subagent.sh" dispatch-pre'),
-        ("mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash", f'bash "{hooks(home)}/cortex-subagent.sh" guard-memory'),
+        (
+            "mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash",
+            f'bash "{hooks(home)}/cortex-subagent.sh" guard-memory',
+        ),
     ]
     assert commands(data, "Stop") == [(None, f'bash "{hooks(home)}/cortex-end-of-turn.sh"')]
     assert sum(len(commands(data, e)) for e in data["hooks"]) == len(WIRINGS) == 11
@@ -158,8 +161,11 @@ def test_project_scope_writes_project_settings_and_mcp_json(repo: Repo, home: Pa
     data = settings(repo.path / ".claude" / "settings.json")
     assert sum(len(commands(data, e)) for e in data["hooks"]) == 11
     assert settings(repo.path / ".mcp.json") == {"mcpServers": {"cortex": {"command": "cortex", "args": ["serve"]}}}
-    written = [repo.path / ".claude" / "settings.json", repo.path / ".mcp.json",
-               *sorted((repo.path / ".claude" / "hooks").iterdir())]
+    written = [
+        repo.path / ".claude" / "settings.json",
+        repo.path / ".mcp.json",
+        *sorted((repo.path / ".claude" / "hooks").iterdir()),
+    ]
     assert len(written) == 2 + len(wiring.TEMPLATES)
     for path in written:
         text = path.read_text()
@@ -223,7 +229,10 @@ def test_drifted_matcher_and_command_are_repaired_in_place(repo: Repo, home: Pat
     assert "repaired the matcher of PostToolUse cortex-capture.sh" in run.out
     assert "repaired the command of SessionStart inject-header" in run.out
     fixed = settings(target)
-    assert commands(fixed, "PostToolUse") == [(CAPTURE, f'bash "{hooks(home)}/cortex-capture.sh"'), ("Write", "my-formatter")]
+    assert commands(fixed, "PostToolUse") == [
+        (CAPTURE, f'bash "{hooks(home)}/cortex-capture.sh"'),
+        ("Write", "my-formatter"),
+    ]
     assert commands(fixed, "SessionStart") == [(None, f'"{bin_path}" inject-header --quiet')]
     assert fixed["theme"] == "dark"
     assert settings(target.with_name("settings.json.bak"))["hooks"]["PostToolUse"][0]["matcher"] == "Read|Edit|Write"
@@ -233,20 +242,34 @@ def test_a_shared_group_keeps_its_matcher_and_ours_moves_out(repo: Repo, home: P
     """When our hook shares a group with the user's, widening the matcher would change theirs: ours moves out."""
     target = home / ".claude" / "settings.json"
     target.parent.mkdir(parents=True)
-    shared = {"matcher": "Read", "hooks": [{"type": "command", "command": "audit-reads"},
-                                           {"type": "command", "command": f'bash "{hooks(home)}/cortex-capture.sh"'}]}
+    shared = {
+        "matcher": "Read",
+        "hooks": [
+            {"type": "command", "command": "audit-reads"},
+            {"type": "command", "command": f'bash "{hooks(home)}/cortex-capture.sh"'},
+        ],
+    }
     target.write_text(json.dumps({"hooks": {"PostToolUse": [shared]}}))
     assert cortex(repo.path, "install", bin_path=bin_path).code == 0
-    assert commands(settings(target), "PostToolUse") == [("Read", "audit-reads"),
-                                                         (CAPTURE, f'bash "{hooks(home)}/cortex-capture.sh"')]
+    assert commands(settings(target), "PostToolUse") == [
+        ("Read", "audit-reads"),
+        (CAPTURE, f'bash "{hooks(home)}/cortex-capture.sh"'),
+    ]
 
 
 def test_wiring_another_settings_file_provides_is_not_duplicated(repo: Repo, home: Path, bin_path: Path) -> None:
     """The project's settings already run the Stop hook: the user-scope install does not add a second one."""
     project_settings = repo.path / ".claude" / "settings.local.json"
     project_settings.parent.mkdir()
-    project_settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": 'bash "/opt/hooks/cortex-end-of-turn.sh"'}]}]}}))
+    project_settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [{"hooks": [{"type": "command", "command": 'bash "/opt/hooks/cortex-end-of-turn.sh"'}]}]
+                }
+            }
+        )
+    )
     run = cortex(repo.path, "install", bin_path=bin_path)
     assert "already wired in another settings file: Stop cortex-end-of-turn.sh" in run.out
     data = settings(home / ".claude" / "settings.json")
@@ -256,7 +279,9 @@ def test_wiring_another_settings_file_provides_is_not_duplicated(repo: Repo, hom
 
 
 @pytest.mark.parametrize("bad", ["$HOME", "`id`", "back\\slash"])
-def test_hooks_dir_the_shell_would_expand_is_refused(repo: Repo, home: Path, bin_path: Path, tmp_path: Path, bad: str) -> None:
+def test_hooks_dir_the_shell_would_expand_is_refused(
+    repo: Repo, home: Path, bin_path: Path, tmp_path: Path, bad: str
+) -> None:
     """$, a backtick or a backslash in the hooks directory is refused before anything is written."""
     run = cortex(repo.path, "install", "--dir", str(tmp_path / f"hooks-{bad}"), bin_path=bin_path)
     assert run.code == 1
@@ -270,13 +295,17 @@ def test_hooks_dir_with_spaces_works(repo: Repo, home: Path, bin_path: Path, tmp
     target = tmp_path / "my hooks"
     run = cortex(repo.path, "install", "--dir", str(target), bin_path=bin_path)
     assert run.code == 0, run.out
-    assert commands(settings(home / ".claude" / "settings.json"), "Stop") == [(None, f'bash "{target}/cortex-end-of-turn.sh"')]
+    assert commands(settings(home / ".claude" / "settings.json"), "Stop") == [
+        (None, f'bash "{target}/cortex-end-of-turn.sh"')
+    ]
 
 
 def test_existing_mcp_registration_is_left_alone(repo: Repo, home: Path, bin_path: Path) -> None:
     """A `cortex` server already registered (maybe a preferred checkout) is not touched, nor its file."""
     claude_json = home / ".claude.json"
-    original = json.dumps({"numStartups": 3, "mcpServers": {"cortex": {"command": "/src/cortex/bin/cortex", "args": ["serve"]}}})
+    original = json.dumps(
+        {"numStartups": 3, "mcpServers": {"cortex": {"command": "/src/cortex/bin/cortex", "args": ["serve"]}}}
+    )
     claude_json.write_text(original)
     run = cortex(repo.path, "install", bin_path=bin_path)
     assert "a cortex server is already registered in ~/.claude.json; left as it is" in run.out
@@ -290,10 +319,15 @@ def test_user_scope_keeps_other_keys_of_claude_json(repo: Repo, home: Path, bin_
     assert cortex(repo.path, "install", bin_path=bin_path).code == 0
     data = settings(claude_json)
     assert data["numStartups"] == 3 and set(data["mcpServers"]) == {"other", "cortex"}
-    assert settings(claude_json.with_name(".claude.json.bak")) == {"numStartups": 3, "mcpServers": {"other": {"command": "x"}}}
+    assert settings(claude_json.with_name(".claude.json.bak")) == {
+        "numStartups": 3,
+        "mcpServers": {"other": {"command": "x"}},
+    }
 
 
-def test_the_installed_capture_hook_captures(repo: Repo, home: Path, bin_path: Path, tmp_path: Path, make_engine) -> None:
+def test_the_installed_capture_hook_captures(
+    repo: Repo, home: Path, bin_path: Path, tmp_path: Path, make_engine
+) -> None:
     """The script install wrote, run under bash without jq, lands a Read in the store."""
     assert cortex(repo.path, "install", bin_path=bin_path).code == 0
     engine: Engine = make_engine(repo.path)
@@ -303,14 +337,30 @@ def test_the_installed_capture_hook_captures(repo: Repo, home: Path, bin_path: P
     for tool in ("cat", "tr", "du", "mkdir", "date", "nohup"):
         (path_dir / tool).symlink_to(shutil.which(tool))
     payload = {
-        "session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "PostToolUse", "tool_name": "Read",
-        "tool_use_id": "toolu_1", "tool_input": {"file_path": str(repo.path / "README.md")},
-        "tool_response": {"type": "text", "file": {"filePath": str(repo.path / "README.md"), "content": "# test\n",
-                                                   "numLines": 1, "startLine": 1, "totalLines": 1}},
+        "session_id": "host-1",
+        "cwd": str(repo.path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(repo.path / "README.md")},
+        "tool_response": {
+            "type": "text",
+            "file": {
+                "filePath": str(repo.path / "README.md"),
+                "content": "# test\n",
+                "numLines": 1,
+                "startLine": 1,
+                "totalLines": 1,
+            },
+        },
     }
-    done = subprocess.run([shutil.which("bash") or "/bin/bash", str(hooks(home) / "cortex-capture.sh")],
-                          input=json.dumps(payload).encode(), env={"PATH": str(path_dir), "HOME": os.environ["HOME"]},
-                          capture_output=True, timeout=30)
+    done = subprocess.run(
+        [shutil.which("bash") or "/bin/bash", str(hooks(home) / "cortex-capture.sh")],
+        input=json.dumps(payload).encode(),
+        env={"PATH": str(path_dir), "HOME": os.environ["HOME"]},
+        capture_output=True,
+        timeout=30,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert engine.flush_spool().processed == 1
     [verdict] = engine.read_ledger(["README.md"])
@@ -318,7 +368,10 @@ def test_the_installed_capture_hook_captures(repo: Repo, home: Path, bin_path: P
 
 
 def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
-    repo: Repo, home: Path, bin_path: Path, tmp_path: Path,
+    repo: Repo,
+    home: Path,
+    bin_path: Path,
+    tmp_path: Path,
 ) -> None:
     """Issue 29, major 2: with the user-scope install already there, `--scope project` still writes the whole team
     set-up (settings with every wiring, `.mcp.json`). When Claude Code runs the hooks of both settings files, the
@@ -333,13 +386,20 @@ def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
     project = settings(repo.path / ".claude" / "settings.json")
     assert sum(len(commands(project, e)) for e in project["hooks"]) == len(WIRINGS)
     assert settings(repo.path / ".mcp.json") == {"mcpServers": {"cortex": {"command": "cortex", "args": ["serve"]}}}
-    assert commands(project, "SessionStart") == [(None, "cortex inject-header --quiet --from-project 2>/dev/null || true")]
+    assert commands(project, "SessionStart") == [
+        (None, "cortex inject-header --quiet --from-project 2>/dev/null || true")
+    ]
     user = settings(home / ".claude" / "settings.json")
 
     tools = Path(tool_path(tmp_path / "tools", (*HOOK_TOOLS, "sh", "bash", "git")))
     shutil.copy(bin_path, tools / "cortex")
-    env = {"PATH": str(tools), "HOME": str(home), "CORTEX_HOME": os.environ["CORTEX_HOME"], "CLAUDE_PROJECT_DIR": str(repo.path),
-           "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+    env = {
+        "PATH": str(tools),
+        "HOME": str(home),
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "CLAUDE_PROJECT_DIR": str(repo.path),
+        "CORTEX_NOW": "2026-08-02T18:00:00Z",
+    }
     assert cortex(repo.path, "note", "--kind", "decision", "--subject", "queue", "use kafka for the queue").code == 0
 
     def fire(files: list[dict], event: str, payload: dict) -> list[str]:
@@ -348,14 +408,25 @@ def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
         outs = []
         for data in files:
             for _, command in commands(data, event):
-                done = subprocess.run(["sh", "-c", command], input=body, text=True, capture_output=True, env=env,
-                                      cwd=repo.path, timeout=60)
+                done = subprocess.run(
+                    ["sh", "-c", command],
+                    input=body,
+                    text=True,
+                    capture_output=True,
+                    env=env,
+                    cwd=repo.path,
+                    timeout=60,
+                )
                 assert done.returncode == 0, (command, done.stderr)
                 outs.append(done.stdout)
         return outs
 
-    read = {"tool_name": "Read", "tool_use_id": "t-1", "tool_input": {"file_path": str(repo.path / "README.md")},
-            "tool_response": {"type": "text"}}
+    read = {
+        "tool_name": "Read",
+        "tool_use_id": "t-1",
+        "tool_input": {"file_path": str(repo.path / "README.md")},
+        "tool_response": {"type": "text"},
+    }
     started = fire([project, user], "SessionStart", {"source": "startup"})
     assert len(started) == 2 and sum(1 for out in started if "use kafka" in out) == 1
     fire([project, user], "PostToolUse", read)
@@ -369,7 +440,10 @@ def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
 
 
 def test_a_cortex_from_a_checkouts_venv_is_named_before_it_is_baked_into_every_project(
-    repo: Repo, home: Path, bin_path: Path, tmp_path: Path,
+    repo: Repo,
+    home: Path,
+    bin_path: Path,
+    tmp_path: Path,
 ) -> None:
     """Issue 29: `cortex install` run from a repository's own virtual environment (a newcomer after `pip install -e .`
     and `cortex demo`) says that every project's hooks would depend on that environment and how to avoid it; the

@@ -26,7 +26,8 @@ def _refs(engine: Engine, item_id: str) -> list[tuple[object, object]]:
 
 
 def test_a_bare_root_name_is_a_file_when_head_tracks_it_or_it_is_on_disk_untracked(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """A name without a slash counts as a file reference only when it is a file at the root: tracked at the HEAD
     the last refresh saw (even if deleted on disk since), or in the checkout's inventory (untracked, not ignored)."""
     repo.write("build.sh")
@@ -53,7 +54,8 @@ class _Racing(sqlite3.Connection):
 
 
 def test_a_refresh_between_the_two_reads_is_answered_as_if_it_had_come_first(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """`repository_for` reads the checkout's row, then its inventory (a large text) only for a checkout it has not
     seen: when another process refreshed the row in between, the answer is the new checkout's, whole."""
     engine = make_engine(repo.path)
@@ -73,7 +75,8 @@ def test_a_refresh_between_the_two_reads_is_answered_as_if_it_had_come_first(
 
 
 def test_staging_a_file_rebuilds_the_inventory_and_a_moved_head_alone_is_seen_too(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """The inventory is rebuilt when the git index changes (a file staged since the last refresh is a root file
     at once) or HEAD moves, even when the other stays as it was."""
     engine = make_engine(repo.path)
@@ -95,8 +98,11 @@ LINES = "".join(f"line_{n:02d} = {n} * {n}  # value number {n}\n" for n in range
 def _verdicts(engine: Engine) -> dict[str, tuple[str, str | None]]:
     """Every referenced path of the scope's memories: (status, moved_to), from `validate-memory`."""
     report = engine.validate_memory(persist=False)
-    return {ref["path"]: (ref["status"], ref["moved_to"]) for item in report["items"]  # type: ignore[attr-defined]
-            for ref in item["references"]}
+    return {
+        ref["path"]: (ref["status"], ref["moved_to"])
+        for item in report["items"]  # type: ignore[attr-defined]
+        for ref in item["references"]
+    }
 
 
 def _noted_then_moved(repo: Repo, make_engine: Callable[..., Engine], dest: str, message: str) -> tuple[Engine, str]:
@@ -115,7 +121,8 @@ def _noted_then_moved(repo: Repo, make_engine: Callable[..., Engine], dest: str,
 
 
 def test_the_rename_map_takes_renames_from_the_index_whatever_the_file_became_since(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """A reference stored before its HEAD was recorded follows the scope's rename map, which each refresh extends
     with the renames between the last HEAD and the index: a staged rename counts whatever the working file became
     after it was staged."""
@@ -133,7 +140,8 @@ def test_the_rename_map_takes_renames_from_the_index_whatever_the_file_became_si
 
 
 def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_again(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The chains from each recorded HEAD are brought to the new HEAD by the refresh that sees HEAD move, so the
     reads after it walk no history; a refresh for a changed index alone walks none either."""
     engine, _ = _noted_then_moved(repo, make_engine, "b/x.py", "moved")
@@ -151,7 +159,8 @@ def test_a_refresh_walks_history_only_when_head_moved_and_then_no_read_walks_it_
 
 
 def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_last_head(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The chain from a recorded HEAD to the last one is extended by the commits since (one short walk), not
     walked again from where the reference was recorded; that short walk is also the chain of a reference recorded
     at the last HEAD itself. The process that refreshed keeps the chains: its next reads ask neither git nor the
@@ -184,7 +193,8 @@ def test_a_refresh_after_head_moved_forward_walks_only_the_commits_since_the_las
 
 
 def test_the_inventory_is_not_listed_again_while_head_and_the_index_stay(
-        repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What else git writes in its directory (its config here) does not make a refresh list the checkout again;
     staging a file does."""
     engine = make_engine(repo.path)
@@ -207,7 +217,8 @@ def test_the_inventory_is_not_listed_again_while_head_and_the_index_stay(
 
 
 def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recorded_head(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """When the new HEAD does not descend from the last one (a reset or a rebase), the chains known towards the
     last HEAD are not extended: each recorded HEAD is followed to the new one on its own."""
     engine, recorded = _noted_then_moved(repo, make_engine, "b/y.py", "moved one way")
@@ -224,7 +235,8 @@ def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recor
 
 
 def test_a_file_named_with_backslashes_is_listed_as_the_path_a_note_writes_it_as(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """A note's `.\\release\\7.x` is read as `release/7.x` (backslashes are separators, a leading `./` goes), and
     the inventory lists a file git names with backslashes the same way: so such a file counts as tracked, and a
     branch-shaped path naming it (its version-like tail) is still a reference."""
@@ -250,7 +262,8 @@ def test_a_path_that_starts_with_a_remote_s_name_is_a_branch_however_deep(repo: 
 
 
 def test_an_old_reference_follows_a_rename_git_scores_at_sixty_percent_as_a_recorded_one_does(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Git's default threshold is 50 % (`test_move_at_sixty_percent_similarity_is_moved`): the rename map a refresh
     keeps for references stored before HEADs were recorded takes the same renames as the history chains, so such a
     reference reads `moved` too, not `missing` (the new name has another basename: only the map can tell)."""
@@ -261,16 +274,20 @@ def test_an_old_reference_follows_a_rename_git_scores_at_sixty_percent_as_a_reco
     item = engine.note("decision", "requests are routed in app/handlers.py", "routing").item_id
     engine.conn.execute("UPDATE item_refs SET head=NULL")  # as an older version stored it
     repo.git("mv", "app/handlers.py", "app/routes.py")
-    repo.write("app/routes.py", "".join(body.splitlines(keepends=True)[:6]) + "".join(f"new_{n} = {n}\n" for n in range(4)))
+    repo.write(
+        "app/routes.py", "".join(body.splitlines(keepends=True)[:6]) + "".join(f"new_{n} = {n}\n" for n in range(4))
+    )
     repo.commit("rename and rework")
     assert repo.git("log", "-1", "-M", "--name-status", "--format=").split()[0] == "R060"
     engine.refresh()
     assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
-        ("app/handlers.py", "moved", "app/routes.py")]
+        ("app/handlers.py", "moved", "app/routes.py")
+    ]
 
 
 def test_a_note_is_written_before_the_repository_s_first_commit(
-        tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
+    tmp_path: Path, make_engine: Callable[..., Engine]
+) -> None:
     """Before the first commit the checkout has no HEAD to read a repository at: extraction goes without one."""
     unborn = tmp_path / "unborn"
     unborn.mkdir()
@@ -290,7 +307,8 @@ def test_when_git_cannot_answer_no_path_is_taken_for_a_ref(tmp_path: Path) -> No
 
 
 def test_chains_the_store_is_too_busy_to_take_are_skipped_and_the_cause_logged(
-        repo: Repo, make_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture) -> None:
+    repo: Repo, make_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture
+) -> None:
     """Another process holding the store's write lock: the walked chains are not kept (walked again next time), and
     why is logged at debug level by this module's logger."""
     engine = make_engine(repo.path)
@@ -304,11 +322,13 @@ def test_chains_the_store_is_too_busy_to_take_are_skipped_and_the_cause_logged(
         other.close()
     assert engine.conn.execute("SELECT COUNT(*) FROM rename_chains").fetchone()[0] == 0
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("cortex_engine.scope.inventory", "DEBUG", "rename chains not stored: database is locked")]
+        ("cortex_engine.scope.inventory", "DEBUG", "rename chains not stored: database is locked")
+    ]
 
 
 def test_the_rename_map_takes_renames_under_a_user_s_diff_renames_false(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """A user's `diff.renames=false` turns off git's rename detection in `git diff`: the refresh asks for it
     (`-M`), so an old reference still follows its file to another basename."""
     repo.write("app/handlers.py", LINES)
@@ -321,4 +341,5 @@ def test_the_rename_map_takes_renames_under_a_user_s_diff_renames_false(
     repo.commit("rename")
     engine.refresh()
     assert [(r["path"], r["status"], r["moved_to"]) for r in engine.inspect_memory(item).references] == [
-        ("app/handlers.py", "moved", "app/routes.py")]
+        ("app/handlers.py", "moved", "app/routes.py")
+    ]

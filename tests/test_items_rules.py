@@ -7,46 +7,92 @@ working-set heat (`hotness`) and tier (`derive_state`) at every step of age and 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cortex_engine.base.clock import iso
 from cortex_engine.memory import items
-from cortex_engine.memory.items import (ItemFacts, alternatives_list, alternatives_payload, collapse, defuse_labels,
-                                        demote, derive_state, fresh_note_state, hotness, is_contested, is_resolved,
-                                        is_superseded, note_content, note_origin, note_status, project_note_text,
-                                        split_trailers)
+from cortex_engine.memory.items import (
+    ItemFacts,
+    alternatives_list,
+    alternatives_payload,
+    collapse,
+    defuse_labels,
+    demote,
+    derive_state,
+    fresh_note_state,
+    hotness,
+    is_contested,
+    is_resolved,
+    is_superseded,
+    note_content,
+    note_origin,
+    note_status,
+    project_note_text,
+    split_trailers,
+)
 
-NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
 SECOND = timedelta(seconds=1)
 
 
-def facts(kind: str = "other", *, importance: float = 0.0, state: str = "warm", access: int = 1,
-          age: timedelta | None = DAY, since_access: timedelta | None = None, text: str = "x") -> ItemFacts:
+def facts(
+    kind: str = "other",
+    *,
+    importance: float = 0.0,
+    state: str = "warm",
+    access: int = 1,
+    age: timedelta | None = DAY,
+    since_access: timedelta | None = None,
+    text: str = "x",
+) -> ItemFacts:
     """An item of `kind`, created `age` before NOW (None: no parsable creation time), last read `since_access` ago."""
     created = "not a time" if age is None else iso(NOW - age)
     last = None if since_access is None else iso(NOW - since_access)
     return ItemFacts(kind, text, state, importance, access, last, created)
 
 
-def decision(content: str = "use wal mode", *, subject: str | None = None, alternatives: list[str] | None = None,
-             conflict: bool = False, status: str = "active", origin: str | None = None) -> str:
+def decision(
+    content: str = "use wal mode",
+    *,
+    subject: str | None = None,
+    alternatives: list[str] | None = None,
+    conflict: bool = False,
+    status: str = "active",
+    origin: str | None = None,
+) -> str:
     """A decision's projected text, as the store holds it."""
     return project_note_text("decision", content, subject, alternatives, conflict, status, origin)
 
 
 # --- projection and trailers -------------------------------------------------------------------------------------
 
+
 def test_a_note_projects_to_its_kind_content_and_trailers_in_canonical_order() -> None:
-    text = decision("use wal\nbecause  readers", subject=" the   journal\nmode ", alternatives=["a\n b", " ", "c"],
-                    conflict=True, status="superseded", origin="from  feature/x")
-    assert text == ("decision: use wal\nbecause  readers\nSubject: the journal mode\nAlternatives: a b, c\n"
-                    "Conflict: true\nStatus: superseded\nOrigin: from feature/x")
-    assert split_trailers(text) == ("decision: use wal\nbecause  readers", {
-        "subject": "the journal mode", "alternatives": "a b, c", "conflict": "true", "status": "superseded",
-        "origin": "from feature/x"})
+    text = decision(
+        "use wal\nbecause  readers",
+        subject=" the   journal\nmode ",
+        alternatives=["a\n b", " ", "c"],
+        conflict=True,
+        status="superseded",
+        origin="from  feature/x",
+    )
+    assert text == (
+        "decision: use wal\nbecause  readers\nSubject: the journal mode\nAlternatives: a b, c\n"
+        "Conflict: true\nStatus: superseded\nOrigin: from feature/x"
+    )
+    assert split_trailers(text) == (
+        "decision: use wal\nbecause  readers",
+        {
+            "subject": "the journal mode",
+            "alternatives": "a b, c",
+            "conflict": "true",
+            "status": "superseded",
+            "origin": "from feature/x",
+        },
+    )
 
 
 def test_a_plain_active_note_has_no_trailers() -> None:
@@ -67,8 +113,10 @@ def test_content_lines_shaped_like_trailers_are_indented_so_they_stay_content() 
 
 
 def test_trailers_are_read_back_only_in_canonical_order_and_never_from_the_first_line() -> None:
-    assert split_trailers("decision: x\nStatus: resolved\nSubject: s") == ("decision: x\nStatus: resolved",
-                                                                           {"subject": "s"})
+    assert split_trailers("decision: x\nStatus: resolved\nSubject: s") == (
+        "decision: x\nStatus: resolved",
+        {"subject": "s"},
+    )
     assert split_trailers("decision: x\nSubject: s\nSubject: t") == ("decision: x\nSubject: s", {"subject": "t"})
     assert split_trailers("Status: resolved") == ("Status: resolved", {})
     assert split_trailers("a\nStatus: resolved") == ("a", {"status": "resolved"})
@@ -125,66 +173,105 @@ def test_note_content_is_the_first_line_after_its_kind_defused() -> None:
 
 # --- defusing label look-alikes ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "defused"), [
-    ("plain words", "plain words"),
-    ("[contested]", "［contested］"),
-    ("a [ contested ] b", "a ［ contested ］ b"),
-    ("[CONTESTED]", "［CONTESTED］"),
-    ("[con\u200btested]", "［contested］"),
-    ("[c\u043entested]", "［c\u043entested］"),  # Cyrillic o
-    ("\uff3bcontested\uff3d", "［contested］"),  # already fullwidth: NFKC folds it, then it is defused again
-    ("[contested", "[contested"),
-    ("[stale: missing a.py]", "［stale: missing a.py]"),
-    ("[ moved :a]", "［ moved :a]"),
-    ("[drifted: x]", "［drifted: x]"),
-    ("[stale]", "[stale]"),
-    ("(superseded)", "（superseded）"),
-    ("( resolved )", "（ resolved ）"),
-    ("(shared)", "（shared）"),
-    ("(superseded", "(superseded"),
-    ("(from main)", "（from main)"),
-    ("( from x", "（ from x"),
-    ("(fromage)", "(fromage)"),
-    ("(refs a.py)", "（refs a.py)"),
-    ("( refs)", "（ refs)"),
-    ("(refsx)", "(refsx)"),
-    ("[other] (x)", "[other] (x)"),
-    ("caf\u00e9 [contested] (superseded)", "caf\u00e9 ［contested］ （superseded）"),
-    ("caf\u00e9 no brackets", "caf\u00e9 no brackets"),
-    ("\x1b[31mred", "red"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "defused"),
+    [
+        ("plain words", "plain words"),
+        ("[contested]", "［contested］"),
+        ("a [ contested ] b", "a ［ contested ］ b"),
+        ("[CONTESTED]", "［CONTESTED］"),
+        ("[con\u200btested]", "［contested］"),
+        ("[c\u043entested]", "［c\u043entested］"),  # Cyrillic o
+        ("\uff3bcontested\uff3d", "［contested］"),  # already fullwidth: NFKC folds it, then it is defused again
+        ("[contested", "[contested"),
+        ("[stale: missing a.py]", "［stale: missing a.py]"),
+        ("[ moved :a]", "［ moved :a]"),
+        ("[drifted: x]", "［drifted: x]"),
+        ("[stale]", "[stale]"),
+        ("(superseded)", "（superseded）"),
+        ("( resolved )", "（ resolved ）"),
+        ("(shared)", "（shared）"),
+        ("(superseded", "(superseded"),
+        ("(from main)", "（from main)"),
+        ("( from x", "（ from x"),
+        ("(fromage)", "(fromage)"),
+        ("(refs a.py)", "（refs a.py)"),
+        ("( refs)", "（ refs)"),
+        ("(refsx)", "(refsx)"),
+        ("[other] (x)", "[other] (x)"),
+        ("caf\u00e9 [contested] (superseded)", "caf\u00e9 ［contested］ （superseded）"),
+        ("caf\u00e9 no brackets", "caf\u00e9 no brackets"),
+        ("\x1b[31mred", "red"),
+    ],
+)
 def test_label_look_alikes_get_fullwidth_brackets_and_nothing_else_changes(
-        text: str, defused: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text: str, defused: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(items, "_label_shapes", [])  # the patterns are compiled on first use: compile them here
     assert defuse_labels(text) == defused
 
 
 # --- tiers -------------------------------------------------------------------------------------------------------
 
+
 def test_a_note_starts_hot_warm_or_cold_by_its_kind_and_status() -> None:
     assert [fresh_note_state(k, "active") for k in ("focus", "intent", "blocker", "decision", "insight")] == [
-        "hot", "hot", "hot", "warm", "warm"]
+        "hot",
+        "hot",
+        "hot",
+        "warm",
+        "warm",
+    ]
     assert fresh_note_state("focus", "superseded") == "cold" and fresh_note_state("decision", "resolved") == "cold"
 
 
 def test_demote_cools_one_tier_and_leaves_the_rest() -> None:
     assert [demote(s) for s in ("pinned", "hot", "warm", "cold", "archived")] == [
-        "pinned", "warm", "cold", "cold", "archived"]
+        "pinned",
+        "warm",
+        "cold",
+        "cold",
+        "archived",
+    ]
 
 
-@pytest.mark.parametrize(("age", "bonus"), [
-    (timedelta(0), 2.6), (DAY, 2.6), (DAY + SECOND, 2.1), (3 * DAY, 2.1), (3 * DAY + SECOND, 1.4),
-    (7 * DAY, 1.4), (7 * DAY + SECOND, 0.5), (30 * DAY, 0.5), (30 * DAY + SECOND, -0.6), (90 * DAY, -0.6),
-    (90 * DAY + SECOND, -1.6), (None, -1.6), (-5 * DAY, 2.6),
-])
+@pytest.mark.parametrize(
+    ("age", "bonus"),
+    [
+        (timedelta(0), 2.6),
+        (DAY, 2.6),
+        (DAY + SECOND, 2.1),
+        (3 * DAY, 2.1),
+        (3 * DAY + SECOND, 1.4),
+        (7 * DAY, 1.4),
+        (7 * DAY + SECOND, 0.5),
+        (30 * DAY, 0.5),
+        (30 * DAY + SECOND, -0.6),
+        (90 * DAY, -0.6),
+        (90 * DAY + SECOND, -1.6),
+        (None, -1.6),
+        (-5 * DAY, 2.6),
+    ],
+)
 def test_the_bonus_for_age_steps_at_each_limit(age: timedelta | None, bonus: float) -> None:
     assert hotness(facts(age=age, access=1), NOW) == pytest.approx(0.5 + bonus + 0.85)
 
 
-@pytest.mark.parametrize(("since", "bonus"), [
-    (None, 0.0), (timedelta(0), 3.2), (DAY, 3.2), (DAY + SECOND, 1.8), (7 * DAY, 1.8), (7 * DAY + SECOND, 0.7),
-    (30 * DAY, 0.7), (30 * DAY + SECOND, -0.2), (-DAY, 3.2),
-])
+@pytest.mark.parametrize(
+    ("since", "bonus"),
+    [
+        (None, 0.0),
+        (timedelta(0), 3.2),
+        (DAY, 3.2),
+        (DAY + SECOND, 1.8),
+        (7 * DAY, 1.8),
+        (7 * DAY + SECOND, 0.7),
+        (30 * DAY, 0.7),
+        (30 * DAY + SECOND, -0.2),
+        (-DAY, 3.2),
+    ],
+)
 def test_the_bonus_for_the_last_access_steps_at_each_limit(since: timedelta | None, bonus: float) -> None:
     assert hotness(facts(age=DAY, since_access=since), NOW) == pytest.approx(0.5 + 2.6 + 0.85 + bonus)
 
@@ -200,9 +287,16 @@ def test_uses_add_heat_up_to_a_cap(access: int, bonus: float) -> None:
     assert hotness(facts(age=DAY, access=access), NOW) == pytest.approx(0.5 + 2.6 + bonus)
 
 
-@pytest.mark.parametrize(("age", "penalty"), [
-    (14 * DAY, 0.0), (14 * DAY + SECOND, -1.6), (45 * DAY, -1.6), (45 * DAY + SECOND, -4.0), (None, -4.0),
-])
+@pytest.mark.parametrize(
+    ("age", "penalty"),
+    [
+        (14 * DAY, 0.0),
+        (14 * DAY + SECOND, -1.6),
+        (45 * DAY, -1.6),
+        (45 * DAY + SECOND, -4.0),
+        (None, -4.0),
+    ],
+)
 def test_a_never_read_item_is_penalised_after_14_then_45_days(age: timedelta | None, penalty: float) -> None:
     days = None if age is None else age.total_seconds() / 86400
     bonus = -1.6 if days is None else 0.5 if days <= 30 else -0.6
@@ -223,7 +317,8 @@ def test_kind_penalties_and_weights() -> None:
     # an old project snapshot is penalised even when read
     assert hotness(facts("project_snapshot", age=45 * DAY, access=1), NOW) == pytest.approx(1.0 - 0.6 + 0.85)
     assert hotness(facts("project_snapshot", age=45 * DAY + SECOND, access=1), NOW) == pytest.approx(
-        1.0 - 0.6 + 0.85 - 0.7)
+        1.0 - 0.6 + 0.85 - 0.7
+    )
     assert hotness(facts("branch_snapshot", age=46 * DAY, access=1), NOW) == pytest.approx(1.4 - 0.6 + 0.85)
 
 
@@ -264,9 +359,17 @@ def test_the_tier_is_hot_from_7_and_warm_from_4_2() -> None:
 def test_a_superseded_note_sits_one_tier_below_and_a_resolved_one_is_cold() -> None:
     hot = facts("note:decision", importance=1.0, age=DAY, since_access=DAY)
     assert derive_state(hot, NOW) == "hot"
-    assert derive_state(facts("note:decision", importance=1.0, age=DAY, since_access=DAY,
-                              text=decision(status="superseded")), NOW) == "warm"
-    assert derive_state(facts("note:decision", importance=1.0, age=DAY, since_access=DAY,
-                              text=decision(status="resolved")), NOW) == "cold"
+    assert (
+        derive_state(
+            facts("note:decision", importance=1.0, age=DAY, since_access=DAY, text=decision(status="superseded")), NOW
+        )
+        == "warm"
+    )
+    assert (
+        derive_state(
+            facts("note:decision", importance=1.0, age=DAY, since_access=DAY, text=decision(status="resolved")), NOW
+        )
+        == "cold"
+    )
     warm = facts("note:decision", age=100 * DAY, access=2, since_access=20 * DAY, text=decision(status="superseded"))
     assert derive_state(warm, NOW) == "cold"

@@ -25,9 +25,20 @@ from .conftest import Repo
 ROOT = Path(__file__).resolve().parent.parent
 NOW = "2026-08-02T18:00:00Z"
 TOOLS = {
-    "cortex_route", "cortex_state", "cortex_note", "cortex_resolve", "cortex_recall", "cortex_brief",
-    "cortex_suggest_notes", "cortex_validate_memory", "cortex_read_ledger", "cortex_search_ledger",
-    "cortex_engage", "cortex_disengage", "cortex_summarize", "cortex_reanchor",
+    "cortex_route",
+    "cortex_state",
+    "cortex_note",
+    "cortex_resolve",
+    "cortex_recall",
+    "cortex_brief",
+    "cortex_suggest_notes",
+    "cortex_validate_memory",
+    "cortex_read_ledger",
+    "cortex_search_ledger",
+    "cortex_engage",
+    "cortex_disengage",
+    "cortex_summarize",
+    "cortex_reanchor",
 }
 T = TypeVar("T")
 
@@ -43,9 +54,15 @@ def serve(repo: Repo, tmp_path: Path, script: Callable[[ClientSession], Awaitabl
 
     async def main() -> T:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "cortex_engine.cli", "serve"], cwd=str(repo.path),
-            env={"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
-                 "PYTHONPATH": str(ROOT)},
+            command=sys.executable,
+            args=["-m", "cortex_engine.cli", "serve"],
+            cwd=str(repo.path),
+            env={
+                "HOME": os.environ["HOME"],
+                "CORTEX_HOME": os.environ["CORTEX_HOME"],
+                "CORTEX_NOW": NOW,
+                "PYTHONPATH": str(ROOT),
+            },
         )
         with (tmp_path / "serve.stderr").open("w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
@@ -72,6 +89,7 @@ def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
 
 def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
     """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
+
     async def script(session: ClientSession) -> dict[str, dict]:
         listed = await session.list_tools()
         return {t.name: {"schema": t.input_schema, "description": t.description} for t in listed.tools}
@@ -97,12 +115,16 @@ def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None
 
 def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Path) -> None:
     """Two contradicting decisions are both [contested] in recall; resolving one closes the contest."""
+
     async def script(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
         out["first"] = await session.call_tool(
-            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "use kafka for the queue engine"})
+            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "use kafka for the queue engine"}
+        )
         out["second"] = await session.call_tool(
-            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "do not use kafka for the queue engine"})
+            "cortex_note",
+            {"kind": "decision", "subject": "queue engine", "content": "do not use kafka for the queue engine"},
+        )
         out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine"})
         loser = re.search(r"^  - (\S+) \[", text(out["second"]), re.MULTILINE)
         assert loser is not None, text(out["second"])
@@ -129,6 +151,7 @@ def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Pa
 
 def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, tmp_path: Path) -> None:
     """Schema violations and engine refusals come back as is_error results with a useful message."""
+
     async def script(session: ClientSession) -> list[Any]:
         return [
             await session.call_tool("cortex_note", {"kind": "opinion", "content": "x"}),
@@ -154,12 +177,19 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, 
 
 def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path) -> None:
     """Disengage returns its message and removes the marker; engage returns the state; each is booked once."""
+
     async def script(session: ClientSession) -> dict[str, Any]:
-        out = {"note": await session.call_tool("cortex_note", {"kind": "blocker", "subject": "ci", "content": "ci is red on main"})}
+        out = {
+            "note": await session.call_tool(
+                "cortex_note", {"kind": "blocker", "subject": "ci", "content": "ci is red on main"}
+            )
+        }
         out["disengage"] = await session.call_tool("cortex_disengage", {})
         out["engaged_after_disengage"] = (repo.path / ".cortex" / "engaged").is_file()
         out["engage"] = await session.call_tool("cortex_engage", {})
-        out["search"] = await session.call_tool("cortex_search_ledger", {"queries": ["NoSuchSymbol", {"pattern": "Other"}]})
+        out["search"] = await session.call_tool(
+            "cortex_search_ledger", {"queries": ["NoSuchSymbol", {"pattern": "Other"}]}
+        )
         out["summarize"] = await session.call_tool("cortex_summarize", {"what": "triaged the red build"})
         out["suggest"] = await session.call_tool("cortex_suggest_notes", {})
         out["validate"] = await session.call_tool("cortex_validate_memory", {"topic": "ci"})
@@ -181,39 +211,81 @@ def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path)
 
 def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
     """The MCP tool and the CLI command print the same words for the same engine call."""
+
     async def script(session: ClientSession) -> list[str]:
-        return [text(await session.call_tool("cortex_route", {})),
-                text(await session.call_tool("cortex_read_ledger", {"paths": ["README.md", "missing.py"]}))]
+        return [
+            text(await session.call_tool("cortex_route", {})),
+            text(await session.call_tool("cortex_read_ledger", {"paths": ["README.md", "missing.py"]})),
+        ]
 
     (route, ledger), _ = serve(repo, tmp_path, script)
     env = {**os.environ, "CORTEX_NOW": NOW}
     for args, expected in ((["route"], route), (["read-ledger", "README.md", "missing.py"], ledger)):
-        done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "cortex_engine.cli", *args],
+            cwd=repo.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert (args, done.returncode, done.stdout) == (args, 0, expected + "\n")
 
 
-def serve_once(repo: Repo, lines: list[str], timeout: float = 60, path: str | None = None) -> tuple[list[dict], str, int]:
+def serve_once(
+    repo: Repo, lines: list[str], timeout: float = 60, path: str | None = None
+) -> tuple[list[dict], str, int]:
     """Start `cortex serve`, write `lines` and close stdin at once; every JSON message it printed, its stderr,
     and its exit code. A server that hangs fails the test through the timeout instead of stalling it."""
-    env = {"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
-           "PYTHONPATH": str(ROOT), "PATH": path or os.environ["PATH"]}
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=repo.path, env=env,
-                          input="".join(line + "\n" for line in lines), capture_output=True, text=True,
-                          timeout=timeout)
+    env = {
+        "HOME": os.environ["HOME"],
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "CORTEX_NOW": NOW,
+        "PYTHONPATH": str(ROOT),
+        "PATH": path or os.environ["PATH"],
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        cwd=repo.path,
+        env=env,
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr, done.returncode
 
 
 def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> None:
     """A client that sends initialize, initialized and one tool call, then closes its end, gets every answer."""
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "cortex_note", "arguments": {"kind": "insight", "content": "kafka keeps order per partition"}}}),
-        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "cortex_route", "arguments": {}}}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "cortex_note",
+                    "arguments": {"kind": "insight", "content": "kafka keeps order per partition"},
+                },
+            }
+        ),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}}
+        ),
     ]
     messages, stderr, code = serve_once(repo, lines)
     answers = {m["id"]: m for m in messages if "id" in m}
@@ -228,12 +300,26 @@ def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) ->
     """`serve` answers `initialize` before loading the SDK; the SDK's own answer (compared, then dropped) agrees
     for every protocol version a client may ask for, a version the SDK does not know included."""
     for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"):
-        lines = [json.dumps({"jsonrpc": "2.0", "id": "start", "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})]
+        lines = [
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "start",
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": version,
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        ]
         messages, stderr, code = serve_once(repo, lines)
         assert [m.get("id") for m in messages] == ["start"], (version, messages)
         result = messages[0]["result"]
-        assert result["serverInfo"] == {"name": "cortex", "version": "0.1.0"} and "cortex_route" in result["instructions"]
+        assert (
+            result["serverInfo"] == {"name": "cortex", "version": "0.1.0"} and "cortex_route" in result["instructions"]
+        )
         assert result["protocolVersion"] == (version if version < "2026" and version > "2000" else "2025-11-25")
         assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
 
@@ -246,11 +332,32 @@ def test_warm_calls_reuse_one_engine_and_run_git_once_to_locate_the_repository(r
     real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
     (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
     (shim / "git").chmod(0o755)
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
-    lines += [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
-        "name": "cortex_recall", "arguments": {"topic": f"queue {n}"}}}) for n in range(1, 6)]
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+    lines += [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "cortex_recall", "arguments": {"topic": f"queue {n}"}},
+            }
+        )
+        for n in range(1, 6)
+    ]
     messages, stderr, code = serve_once(repo, lines, path=f"{shim}:{os.environ['PATH']}")
     assert sorted(m["id"] for m in messages) == [0, 1, 2, 3, 4, 5], stderr
     located = [line for line in log.read_text().splitlines() if line.startswith("rev-parse")]
@@ -266,8 +373,21 @@ def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(repo: Repo
         await session.call_tool("cortex_note", {"kind": "insight", "content": "first note on the main branch"})
         repo.git("checkout", "-q", "-b", "feature/warm")
         await session.call_tool("cortex_note", {"kind": "insight", "content": "second note on the feature branch"})
-        subprocess.run([sys.executable, "-m", "cortex_engine.cli", "note", "--kind", "insight",
-                        "zeppelin written by another process"], cwd=repo.path, env=env, check=True, timeout=60)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cortex_engine.cli",
+                "note",
+                "--kind",
+                "insight",
+                "zeppelin written by another process",
+            ],
+            cwd=repo.path,
+            env=env,
+            check=True,
+            timeout=60,
+        )
         return text(await session.call_tool("cortex_recall", {"topic": "zeppelin"}))
 
     recalled, stray = serve(repo, tmp_path, script)
@@ -290,9 +410,23 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
     repo.write(path, HEADS["python"] + target + "\n" + other)
     repo.commit("session")
     env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "cortex_engine.cli", "note", "--kind", "decision", "--subject", "tokens",
-                    "refresh_token() in src/auth/session.py adds one"], cwd=repo.path, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cortex_engine.cli",
+            "note",
+            "--kind",
+            "decision",
+            "--subject",
+            "tokens",
+            "refresh_token() in src/auth/session.py adds one",
+        ],
+        cwd=repo.path,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
     repo.commit("add two instead")
     conn = sqlite3.connect(describe_store(repo.path).path)
@@ -311,8 +445,10 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
     (before, done, after, again, unknown), stray = serve(repo, tmp_path, script)
     assert stray == [] and not done.is_error
     assert json.loads(text(before))["drifted"] == 1 and json.loads(text(after))["drifted"] == 0
-    assert text(done) == (f"re-anchored {item_id}: src/auth/session.py:refresh_token (lines 3-5)\n"
-                          "(the prior anchor is kept in the audit log; see inspect-memory)")
+    assert text(done) == (
+        f"re-anchored {item_id}: src/auth/session.py:refresh_token (lines 3-5)\n"
+        "(the prior anchor is kept in the audit log; see inspect-memory)"
+    )
     assert again.is_error and "has no drifted anchor" in text(again)
     assert unknown.is_error and 'no memory item found for id "no-such-id"' in text(unknown)
     conn = sqlite3.connect(describe_store(repo.path).path)
@@ -332,12 +468,26 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
     sdk = tool_table()
     recorded = {version: recorded_tools(version) for version in sdk}
     assert sdk == recorded, "stale: run python -m cortex_engine.mcp_server --write-tool-table"
-    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
-             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-             json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
-             json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}})]
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}}
+        ),
+    ]
     messages, stderr, code = serve_once(repo, lines)
     assert [m.get("id") for m in messages] == [0, 1, 2, 3], messages
     assert messages[1]["result"] == recorded["2025-06-18"] and messages[2]["result"] == {}
@@ -346,21 +496,29 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
     assert set(tools) == TOOLS == set(ANNOTATIONS)
     hints = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
     assert all(set(t["annotations"]) == hints and t["annotations"]["openWorldHint"] is False for t in tools.values())
-    assert tools["cortex_recall"]["annotations"]["readOnlyHint"] and tools["cortex_resolve"]["annotations"]["destructiveHint"]
-    assert {name for name, t in tools.items() if "outputSchema" in t} == {"cortex_suggest_notes", "cortex_validate_memory"}
+    assert (
+        tools["cortex_recall"]["annotations"]["readOnlyHint"]
+        and tools["cortex_resolve"]["annotations"]["destructiveHint"]
+    )
+    assert {name for name, t in tools.items() if "outputSchema" in t} == {
+        "cortex_suggest_notes",
+        "cortex_validate_memory",
+    }
 
 
 def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_path: Path) -> None:
     """Issue 29: an unknown session, a path outside the worktree and a 3-character id are errors that say so; a
     missing file is `missing`, not `unread`; JSON answers come back as structured content; every error reads
     `<tool>: …`."""
-    calls = [("cortex_suggest_notes", {"session_id": "no-such-session"}),
-             ("cortex_read_ledger", {"paths": ["/etc/passwd"]}),
-             ("cortex_resolve", {"note_id": "abc"}),
-             ("cortex_search_ledger", {"queries": [{"pattern": ""}]}),
-             ("cortex_note", {"kind": "opinion", "content": "x"}),
-             ("cortex_read_ledger", {"paths": ["README.md", "gone.py"]}),
-             ("cortex_validate_memory", {})]
+    calls = [
+        ("cortex_suggest_notes", {"session_id": "no-such-session"}),
+        ("cortex_read_ledger", {"paths": ["/etc/passwd"]}),
+        ("cortex_resolve", {"note_id": "abc"}),
+        ("cortex_search_ledger", {"queries": [{"pattern": ""}]}),
+        ("cortex_note", {"kind": "opinion", "content": "x"}),
+        ("cortex_read_ledger", {"paths": ["README.md", "gone.py"]}),
+        ("cortex_validate_memory", {}),
+    ]
 
     async def script(session: ClientSession) -> list[Any]:
         return [await session.call_tool(name, args) for name, args in calls]

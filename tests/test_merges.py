@@ -151,17 +151,26 @@ def test_newer_merged_decision_supersedes_older_on_main(repo: Repo, make_engine:
     """Timestamp order: a newer merged decision supersedes main's; an older one arrives superseded."""
     main = make_engine(repo.path)
     main.note("decision", "store sessions in sqlite", "sessions")
-    feature_with(repo, make_engine, clock, ("decision", "sessions", "store sessions in postgres"),
-                 ("decision", "queue", "run the queue on celery"))
+    feature_with(
+        repo,
+        make_engine,
+        clock,
+        ("decision", "sessions", "store sessions in postgres"),
+        ("decision", "queue", "run the queue on celery"),
+    )
     clock.advance(minutes=5)
     make_engine(repo.path).note("decision", "run the queue on rq", "queue")
     repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "merge")
     main = make_engine(repo.path)
     main.check_merges()
     assert [(n[0], n[1]) for n in active(main, "sessions")] == [
-        ("store sessions in sqlite", "superseded"), ("store sessions in postgres", "active")]
+        ("store sessions in sqlite", "superseded"),
+        ("store sessions in postgres", "active"),
+    ]
     assert [(n[0], n[1]) for n in active(main, "queue")] == [
-        ("run the queue on celery", "superseded"), ("run the queue on rq", "active")]
+        ("run the queue on celery", "superseded"),
+        ("run the queue on rq", "active"),
+    ]
     assert "store sessions in sqlite (superseded)" in main.recall("store sessions sqlite postgres").text
 
 
@@ -194,9 +203,13 @@ def test_chain_of_merges_promotes_each_note_once(repo: Repo, make_engine: Open, 
     repo.git("merge", "-q", "--no-ff", "feature/auth", "-m", "auth into main")
     main = make_engine(repo.path)
     main.check_merges()
-    rows = main.conn.execute("SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY content", (main.scope.key,))
-    assert [tuple(r) for r in rows] == [("the auth service retries thrice", "from feature/auth"),
-                                        ("the b service retries twice", "from feature/b")]
+    rows = main.conn.execute(
+        "SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY content", (main.scope.key,)
+    )
+    assert [tuple(r) for r in rows] == [
+        ("the auth service retries thrice", "from feature/auth"),
+        ("the b service retries twice", "from feature/b"),
+    ]
 
 
 def test_deleted_branch_memory_reachable_but_never_injected(repo: Repo, make_engine: Open, clock: Clock) -> None:
@@ -239,8 +252,9 @@ def test_branches_lists_contests_and_merged_into(repo: Repo, make_engine: Open, 
     assert lines["main"].split()[2:4] == ["2", "2"]
 
 
-def test_check_is_cheap_when_head_has_not_moved(repo: Repo, make_engine: Open, clock: Clock,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_is_cheap_when_head_has_not_moved(
+    repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The SessionStart check with an unmoved HEAD spawns no git and runs a few statements (issue 30: counted, not
     timed)."""
     feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"))
@@ -306,7 +320,8 @@ def test_first_check_does_not_take_a_commitless_branch_for_merged(repo: Repo, ma
 
 
 def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for_merged(
-        repo: Repo, make_engine: Open) -> None:
+    repo: Repo, make_engine: Open
+) -> None:
     """Issue 27 bug 3: a branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
     first Cortex session (nothing recorded for it) must not bring its notes home as `(from experiment)`."""
     repo.write("history.py")
@@ -321,15 +336,21 @@ def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for
     assert "(from experiment)" not in main.recall("parser by hand").text
 
 
-def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(repo: Repo, make_engine: Open, clock: Clock) -> None:
+def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """The branch's hotfix commit was cherry-picked to main, its work-in-progress commit was not: one patch-id
     upstream is not a merge, so nothing comes home (issue 27: treating any match as a merge passed)."""
     feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"), commits=2)
     repo.write("main.py")
     repo.commit("main moves on")
     repo.git("cherry-pick", repo.git("rev-parse", "feature/auth~1").strip())
-    assert repo.git("cherry", "HEAD", "feature/auth").split() == ["-", repo.git("rev-parse", "feature/auth~1").strip(),
-                                                                  "+", repo.git("rev-parse", "feature/auth").strip()]
+    assert repo.git("cherry", "HEAD", "feature/auth").split() == [
+        "-",
+        repo.git("rev-parse", "feature/auth~1").strip(),
+        "+",
+        repo.git("rev-parse", "feature/auth").strip(),
+    ]
     main = make_engine(repo.path)
     done = main.check_merges()
     assert (done.merged, done.promoted) == ({}, ())

@@ -40,12 +40,23 @@ def head(repo: Repo, rev: str = "HEAD") -> str:
 def origins(eng: Engine) -> list[tuple[str, str | None]]:
     """(content, origin) of every note of this scope, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY timestamp, rowid", (eng.scope.key,))
+        "SELECT content, origin FROM scoped_notes WHERE scope_key=? ORDER BY timestamp, rowid", (eng.scope.key,)
+    )
     return [(r[0], r[1]) for r in rows]
 
 
-def branch_note(repo: Repo, make_engine: Open, clock: Clock, branch: str, text: str, *, create: bool = True,
-                at: str | None = None, flush: bool = True, alternatives: list[str] | None = None) -> Engine:
+def branch_note(
+    repo: Repo,
+    make_engine: Open,
+    clock: Clock,
+    branch: str,
+    text: str,
+    *,
+    create: bool = True,
+    at: str | None = None,
+    flush: bool = True,
+    alternatives: list[str] | None = None,
+) -> Engine:
     """On `branch`, one decision (subject = the branch) and, with `flush`, its HEAD recorded; stays there."""
     eng = on(repo, make_engine, branch, create=create, at=at)
     clock.advance(minutes=1)
@@ -88,8 +99,14 @@ def empty_commits(repo: Repo, count: int, ref: str = "refs/heads/main") -> None:
     stream = [f"reset {ref}\nfrom {head(repo, ref)}\n"]
     for n in range(count):
         stream.append(f"commit {ref}\ncommitter Test <test@example.invalid> {start + n} +0000\ndata 5\nempty\n\n")
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input="".join(stream), text=True, check=True,
-                   env={**os.environ, **GIT_ENV})
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo.path,
+        input="".join(stream),
+        text=True,
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
 
 
 def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
@@ -109,7 +126,8 @@ def fake_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path
 
 
 def test_a_branch_whose_commit_picked_an_old_main_commit_is_not_merged_when_main_moves_on(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """Only the upstream commits since main's last check can have merged a branch: a branch whose one commit is a
     cherry-pick of a hotfix main had long before is not merged by it when main later moves on."""
     fork = head(repo)
@@ -146,7 +164,8 @@ def test_a_branch_whose_tip_alone_was_cherry_picked_is_not_merged(repo: Repo, ma
 
 @pytest.mark.parametrize(("newer", "merged"), [(4999, {"feature/old": "cherry"}), (5000, {})])
 def test_a_first_check_looks_for_a_branch_s_patches_in_the_newest_5000_upstream_commits(
-        repo: Repo, make_engine: Open, clock: Clock, newer: int, merged: dict[str, str]) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, newer: int, merged: dict[str, str]
+) -> None:
     """On a first check the upstream commits the branches lack are read newest first, at most UPSTREAM_COMMITS:
     a pick that is the 5000th of them is found, the 5001st is not."""
     fork = head(repo)
@@ -163,7 +182,8 @@ def test_a_first_check_looks_for_a_branch_s_patches_in_the_newest_5000_upstream_
 
 
 def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
-        repo: Repo, make_engine: Open, clock: Clock, isolated_home: Path) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, isolated_home: Path
+) -> None:
     """`format.pretty`, `log.decorate`, `log.abbrevCommit`, `color.ui=always` and `diff.noprefix` in the user's
     config change what a plain `git log` prints; a squash merge after other work on main is still recognised."""
     branch_note(repo, make_engine, clock, "feature/sq", "squash this feature", flush=False)
@@ -178,7 +198,9 @@ def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
     repo.commit("squashed sq")
     (isolated_home / ".gitconfig").write_text(
         "[format]\n\tpretty = format:%s\n[log]\n\tdecorate = full\n\tabbrevCommit = true\n\tshowSignature = true\n"
-        "[color]\n\tui = always\n[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n", encoding="utf-8")
+        "[color]\n\tui = always\n[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n",
+        encoding="utf-8",
+    )
     assert repo.git("log", "-1").strip() == "squashed sq"  # the config is read
     done = make_engine(repo.path).check_merges()
     assert done.merged == {"feature/sq": "cherry"}
@@ -190,7 +212,8 @@ def test_a_user_s_git_config_does_not_change_what_merge_detection_reads(
 
 
 def test_a_live_branch_is_judged_by_its_tip_not_by_the_head_recorded_before_it_moved(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """The branch's HEAD was recorded where it forked, then it committed without a session: merged, it is found
     by its live tip (the recorded one is main's old HEAD, which proves nothing)."""
     make_engine(repo.path).check_merges()
@@ -202,7 +225,8 @@ def test_a_live_branch_is_judged_by_its_tip_not_by_the_head_recorded_before_it_m
 
 
 def test_a_branch_deleted_after_its_merge_is_judged_by_the_tip_an_earlier_check_saw(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """A check remembers each live candidate's tip: once the merged branch is deleted, that tip (not the older
     HEAD its session recorded) shows it merged."""
     make_engine(repo.path).check_merges()
@@ -221,8 +245,13 @@ def test_a_branch_deleted_after_its_merge_is_judged_by_the_tip_an_earlier_check_
 
 
 def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judged(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capfd: pytest.CaptureFixture[str]) -> None:
+    repo: Repo,
+    make_engine: Open,
+    clock: Clock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     """One deleted branch's recorded tip is gone from the object store (pruned): the batched ancestry read fails,
     each tip is asked alone, the merged deleted branch is still found, the pruned one neither merged nor a crash."""
     make_engine(repo.path).check_merges()
@@ -252,7 +281,8 @@ def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judg
     assert [p.content for p in done.promoted] == ["keep the merged idea"]
     asked = [line.split("|", 1) for line in log.read_text().splitlines() if "merge-base" in line]
     assert sorted(args.split()[-2] for _, args in asked) == sorted(
-        [spike, *(oid for b, oid in main.conn.execute("SELECT branch, head_oid FROM scope_heads") if b == "kept")])
+        [spike, *(oid for b, oid in main.conn.execute("SELECT branch, head_oid FROM scope_heads") if b == "kept")]
+    )
     assert {locks for locks, _ in asked} == {"0"}  # each alone, without optional locks
 
 
@@ -260,7 +290,8 @@ def test_a_recorded_tip_git_has_pruned_is_no_merge_and_the_others_are_still_judg
 
 
 def test_a_forced_check_at_an_unmoved_head_takes_no_fresh_fork_for_merged(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """`check_merges(force=True)` with HEAD where the last check left it: a branch forked at HEAD since has HEAD
     as its tip, and HEAD before the check held it already: nothing is merged."""
     repo.write("history.py")
@@ -273,7 +304,8 @@ def test_a_forced_check_at_an_unmoved_head_takes_no_fresh_fork_for_merged(
 
 
 def test_a_fresh_fork_of_a_one_commit_repository_is_not_merged_by_a_first_check(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """HEAD is the repository's only commit, so it has no first parent to stand in for the HEAD before: the fork
     at HEAD is an ancestor of it all the same, and having no commit of its own it is not merged."""
     assert repo.git("rev-list", "--count", "HEAD").strip() == "1"
@@ -296,7 +328,8 @@ def test_a_deleted_fresh_fork_is_not_merged_by_a_first_check(repo: Repo, make_en
 
 
 def test_a_branch_s_reflog_is_read_even_when_a_file_is_named_like_its_ref(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """The repository tracks a file at `refs/heads/feature/ff`: the reflog read must not take the ref for a path
     (git refuses an ambiguous argument), so a fast-forward on main's first check is still a merge."""
     repo.git("checkout", "-q", "-b", "feature/ff")
@@ -323,18 +356,36 @@ def stamp(eng: Engine, content: str) -> str:
 
 
 def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """`cortex promote --from` strips the name and a `refs/heads/` before it; a dry run says what would come over
     (no note id yet) and writes nothing."""
     branch_note(repo, make_engine, clock, "feature/other", "an unrelated branch's note", at="main")
-    branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api", at="main",
-                alternatives=["session cookies", "api keys"])
+    branch_note(
+        repo,
+        make_engine,
+        clock,
+        "feature/auth",
+        "use jwt tokens for the api",
+        at="main",
+        alternatives=["session cookies", "api keys"],
+    )
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
     source = note_id(main, "use jwt tokens for the api")
-    expected: list[dict[str, object]] = [{"source_note_id": source, "note_id": None, "from": "feature/auth", "kind": "decision",
-                 "subject": "feature/auth", "content": "use jwt tokens for the api",
-                 "timestamp": stamp(main, "use jwt tokens for the api"), "contests": [], "supersedes": []}]
+    expected: list[dict[str, object]] = [
+        {
+            "source_note_id": source,
+            "note_id": None,
+            "from": "feature/auth",
+            "kind": "decision",
+            "subject": "feature/auth",
+            "content": "use jwt tokens for the api",
+            "timestamp": stamp(main, "use jwt tokens for the api"),
+            "contests": [],
+            "supersedes": [],
+        }
+    ]
     for name in ("feature/auth", "  feature/auth\n", "refs/heads/feature/auth"):
         assert [p.to_dict() for p in main.promote(name, dry_run=True)] == expected
     assert origins(main) == []
@@ -345,14 +396,14 @@ def test_promote_takes_a_branch_as_typed_with_blanks_or_as_its_full_ref(
     assert new is not None and new != source
     assert [p.to_dict() for p in done] == [{**expected[0], "note_id": new}]
     assert origins(main) == [("use jwt tokens for the api", "from feature/auth")]
-    assert [tuple(r) for r in main.conn.execute(
-        "SELECT source_note_id, target_scope_key, note_id, how, promoted_at FROM promotions")] == [
-        (source, main.scope.key, new, "manual", main.now())]
+    assert [
+        tuple(r)
+        for r in main.conn.execute("SELECT source_note_id, target_scope_key, note_id, how, promoted_at FROM promotions")
+    ] == [(source, main.scope.key, new, "manual", main.now())]
     assert main.promote("feature/auth") == []
 
 
-def test_promote_finds_a_branch_whose_name_is_stored_as_its_digest(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+def test_promote_finds_a_branch_whose_name_is_stored_as_its_digest(repo: Repo, make_engine: Open, clock: Clock) -> None:
     """A branch name holding an invisible character is keyed by its cleaned form and digest: it is found by the
     name git has and by the key `cortex branches` showed."""
     name = "fix/token\u200bcache"
@@ -366,7 +417,8 @@ def test_promote_finds_a_branch_whose_name_is_stored_as_its_digest(
 
 
 def test_promote_refuses_what_it_cannot_promote_from_or_into(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path
+) -> None:
     """Each refusal with its code and message: not on a branch (detached, outside git), the branch checked out
     here, a name the store has no memory of (a branch whose name only ends like it does not count)."""
     branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
@@ -376,13 +428,17 @@ def test_promote_refuses_what_it_cannot_promote_from_or_into(
         with pytest.raises(InvalidInput) as refused:
             main.promote(same)
         assert (refused.value.code, str(refused.value)) == (
-            "same_branch", "main is the branch checked out here; name the branch to promote from")
+            "same_branch",
+            "main is the branch checked out here; name the branch to promote from",
+        )
     for unknown in ("auth", "feature", "feature/auth2", "eature/auth"):
         with pytest.raises(NotFound) as missing:
             main.promote(unknown)
         assert (missing.value.code, str(missing.value), missing.value.details) == (
-            "not_found", f'No memory of branch "{unknown}" in this store; list scopes with: cortex branches',
-            {"branch": unknown})
+            "not_found",
+            f'No memory of branch "{unknown}" in this store; list scopes with: cortex branches',
+            {"branch": unknown},
+        )
     repo.git("checkout", "-q", "--detach")
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -390,11 +446,14 @@ def test_promote_refuses_what_it_cannot_promote_from_or_into(
         with pytest.raises(InvalidInput) as refused:
             eng.promote("feature/auth")
         assert (refused.value.code, str(refused.value)) == (
-            "not_a_branch", "promote needs a checked-out branch to promote into")
+            "not_a_branch",
+            "promote needs a checked-out branch to promote into",
+        )
 
 
 def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """What `promote --dry-run` says each note would contest and supersede is what promoting it does: an opposing
     decision is contested, not superseded; an older decision or intent of the kind is superseded, a newer one,
     a contested one, another kind's or another subject's is not; an insight or a note without subject neither."""
@@ -422,8 +481,15 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
     clock.advance(minutes=5)
     main = make_engine(repo.path)
     main.note("decision", "log in logfmt", "logging")  # newer than anything on feature/x: not superseded
-    ids = {content: note_id(main, content) for content in (
-        "use redis for the session cache", "move the queue to rq", "deploy on tuesdays", "release on mondays")}
+    ids = {
+        content: note_id(main, content)
+        for content in (
+            "use redis for the session cache",
+            "move the queue to rq",
+            "deploy on tuesdays",
+            "release on mondays",
+        )
+    }
     predicted = {p.content: (p.contests, p.supersedes) for p in main.promote("feature/x", dry_run=True)}
     assert predicted == {
         "do not use redis for the session cache": ((ids["use redis for the session cache"],), ()),
@@ -445,7 +511,8 @@ def test_a_dry_run_predicts_what_the_promotion_then_contests_and_supersedes(
 
 
 def test_branches_lists_every_scope_with_its_counts_where_it_went_and_whether_git_has_it(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """Active notes and open contests per scope (superseded ones not counted), the newest activity first, the
     branches each was merged into (sorted), whether the branch still exists, a detached scope and the current."""
     main = make_engine(repo.path)
@@ -475,32 +542,73 @@ def test_branches_lists_every_scope_with_its_counts_where_it_went_and_whether_gi
     scopes = [s.to_dict() for s in main.branches()]
     prefix = merges.branch_prefix(main.scope)
     assert prefix is not None
-    tree = main.scope.key[len(prefix):].rsplit(":", 1)[0]
+    tree = main.scope.key[len(prefix) :].rsplit(":", 1)[0]
     head_oid = detached.scope.head_oid or ""
     last = {s["label"]: s["last_activity"] for s in scopes}
     assert [s["label"] for s in scopes] == sorted(last, key=lambda label: str(last[label]), reverse=True)
     assert {s["label"]: {k: v for k, v in s.items() if k != "last_activity"} for s in scopes} == {
-        "main": {"scope_key": main.scope.key, "label": "main", "notes": 4, "open_contests": 2, "merged_into": [],
-                 "exists_in_git": True, "current": True},
-        "feature/auth": {"scope_key": f"{prefix}{tree}:feature/auth", "label": "feature/auth", "notes": 1,
-                         "open_contests": 0, "merged_into": ["main", "release"], "exists_in_git": True,
-                         "current": False},
-        "release": {"scope_key": f"{prefix}{tree}:release", "label": "release", "notes": 2, "open_contests": 0,
-                    "merged_into": [], "exists_in_git": True, "current": False},
-        "spike": {"scope_key": f"{prefix}{tree}:spike", "label": "spike", "notes": 1, "open_contests": 0,
-                  "merged_into": [], "exists_in_git": False, "current": False},
-        "idle": {"scope_key": f"{prefix}{tree}:idle", "label": "idle", "notes": 0, "open_contests": 0,
-                 "merged_into": [], "exists_in_git": True, "current": False},
-        f"detached@{head_oid[:7]}": {"scope_key": detached.scope.key, "label": f"detached@{head_oid[:7]}",
-                                     "notes": 1, "open_contests": 0, "merged_into": [], "exists_in_git": None,
-                                     "current": False},
+        "main": {
+            "scope_key": main.scope.key,
+            "label": "main",
+            "notes": 4,
+            "open_contests": 2,
+            "merged_into": [],
+            "exists_in_git": True,
+            "current": True,
+        },
+        "feature/auth": {
+            "scope_key": f"{prefix}{tree}:feature/auth",
+            "label": "feature/auth",
+            "notes": 1,
+            "open_contests": 0,
+            "merged_into": ["main", "release"],
+            "exists_in_git": True,
+            "current": False,
+        },
+        "release": {
+            "scope_key": f"{prefix}{tree}:release",
+            "label": "release",
+            "notes": 2,
+            "open_contests": 0,
+            "merged_into": [],
+            "exists_in_git": True,
+            "current": False,
+        },
+        "spike": {
+            "scope_key": f"{prefix}{tree}:spike",
+            "label": "spike",
+            "notes": 1,
+            "open_contests": 0,
+            "merged_into": [],
+            "exists_in_git": False,
+            "current": False,
+        },
+        "idle": {
+            "scope_key": f"{prefix}{tree}:idle",
+            "label": "idle",
+            "notes": 0,
+            "open_contests": 0,
+            "merged_into": [],
+            "exists_in_git": True,
+            "current": False,
+        },
+        f"detached@{head_oid[:7]}": {
+            "scope_key": detached.scope.key,
+            "label": f"detached@{head_oid[:7]}",
+            "notes": 1,
+            "open_contests": 0,
+            "merged_into": [],
+            "exists_in_git": None,
+            "current": False,
+        },
     }
     assert last["main"] == stamp(main, "use jwt tokens for the api")  # the promoted note keeps its time
     assert last["spike"] == stamp(main, "try the zeppelin engine")
 
 
 def test_when_git_cannot_list_the_branches_whether_each_exists_is_unknown(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
     repo.git("checkout", "-q", "main")
     main = make_engine(repo.path)
@@ -527,13 +635,22 @@ def test_branches_outside_git_lists_the_folder_s_scope_without_a_git_answer(make
     eng = make_engine(plain)
     eng.note("decision", "keep notes in plain folders", "folders")
     assert [s.to_dict() for s in eng.branches()] == [
-        {"scope_key": eng.scope.key, "label": "project", "notes": 1, "open_contests": 0,
-         "last_activity": stamp(eng, "keep notes in plain folders"), "merged_into": [], "exists_in_git": None,
-         "current": True}]
+        {
+            "scope_key": eng.scope.key,
+            "label": "project",
+            "notes": 1,
+            "open_contests": 0,
+            "last_activity": stamp(eng, "keep notes in plain folders"),
+            "merged_into": [],
+            "exists_in_git": None,
+            "current": True,
+        }
+    ]
 
 
 def test_a_scope_is_named_by_its_full_key_or_by_its_branch_in_every_worktree(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path
+) -> None:
     """`recall --scope feature/auth` reads the branch's scopes of every worktree; a full key reads that scope;
     a name that only ends like a branch names nothing."""
     first = branch_note(repo, make_engine, clock, "feature/auth", "use jwt tokens for the api")
@@ -546,7 +663,8 @@ def test_a_scope_is_named_by_its_full_key_or_by_its_branch_in_every_worktree(
     main = make_engine(repo.path)
     assert first.scope.key != second.scope.key
     assert sorted(merges.scope_keys_for(main.conn, main.scope, " feature/auth ")) == sorted(
-        [first.scope.key, second.scope.key])
+        [first.scope.key, second.scope.key]
+    )
     assert merges.scope_keys_for(main.conn, main.scope, f" {second.scope.key} ") == [second.scope.key]
     text = main.recall("jwt tokens", scope="feature/auth").text
     assert "use jwt tokens for the api" in text and "jwt tokens expire hourly" in text
@@ -554,14 +672,17 @@ def test_a_scope_is_named_by_its_full_key_or_by_its_branch_in_every_worktree(
         with pytest.raises(NotFound) as missing:
             merges.scope_keys_for(main.conn, main.scope, name)
         assert (str(missing.value), missing.value.details) == (
-            f'No memory under scope "{name}"; list scopes with: cortex branches', {"scope": name})
+            f'No memory under scope "{name}"; list scopes with: cortex branches',
+            {"scope": name},
+        )
 
 
 # -- how git is asked ---------------------------------------------------------------------------------------------
 
 
 def test_a_deleted_branch_that_never_flushed_is_judged_by_its_session_s_head(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """No HEAD was recorded for the branch (it never flushed, no check saw it live): its newest session's HEAD is
     its tip once it is deleted, and shows it merged."""
     make_engine(repo.path).check_merges()
@@ -592,13 +713,15 @@ def squash_merged(repo: Repo, make_engine: Open, clock: Clock) -> None:
 
 
 def test_a_merge_check_asks_git_without_optional_locks_in_the_c_locale(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every git call of a check runs with GIT_OPTIONAL_LOCKS=0 (a check must not take the index lock a user's
     git wants) and LC_ALL=C (git's messages and dates are read as git prints them in C)."""
     squash_merged(repo, make_engine, clock)
     main = make_engine(repo.path)
-    log = fake_git(tmp_path, monkeypatch, 'printf "%s|%s|%s\\n" "$GIT_OPTIONAL_LOCKS" "$LC_ALL" "$1" >> "$LOG"\n'
-                                           'exec "$REAL" "$@"')
+    log = fake_git(
+        tmp_path, monkeypatch, 'printf "%s|%s|%s\\n" "$GIT_OPTIONAL_LOCKS" "$LC_ALL" "$1" >> "$LOG"\nexec "$REAL" "$@"'
+    )
     monkeypatch.delenv("GIT_OPTIONAL_LOCKS", raising=False)
     monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
     assert main.check_merges().merged == {"feature/sq": "cherry"}
@@ -608,7 +731,8 @@ def test_a_merge_check_asks_git_without_optional_locks_in_the_c_locale(
 
 
 def test_a_git_that_hangs_is_given_up_on_and_the_check_completes(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A `git log` slower than GIT_TIMEOUT_S is killed and read as a failure: the check ends, finds nothing merged
     by patch (the answer git would have given late is a squash merge), and records that it ran."""
     squash_merged(repo, make_engine, clock)
@@ -625,7 +749,8 @@ SLOW_MERGE_BASE = '[ "$1" = rev-list ] && exit 1\n[ "$1" = merge-base ] && sleep
 
 
 def test_a_merged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The batched ancestry read fails and `merge-base` answers only after GIT_TIMEOUT_S: it is killed and read as
     "not an ancestor", though git would have said the branch was merged."""
     make_engine(repo.path).check_merges()
@@ -637,7 +762,8 @@ def test_a_merged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
 
 
 def test_an_unmerged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The batched ancestry read fails, and `merge-base` answers too late for the tip asked alone: a git that
     times out says "not an ancestor", never "merged". (HEAD is the only commit: no earlier HEAD stands in to take
     back a wrong answer.)"""
@@ -653,7 +779,8 @@ def test_an_unmerged_tip_asked_alone_of_a_git_too_slow_to_answer_is_not_merged(
 
 
 def test_a_ref_named_like_anything_does_not_stand_in_for_a_root_commit_s_missing_parent(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """HEAD is the repository's root commit, so a first check has no first parent to weigh the branches against:
     none is taken away. `feature` committed once and was then reset to the root: its tip is HEAD and its reflog
     shows a commit of its own, so the first check counts it merged (a fast-forward), whatever refs the repository
@@ -675,16 +802,21 @@ def test_a_ref_named_like_anything_does_not_stand_in_for_a_root_commit_s_missing
 
 
 def test_a_forced_check_at_an_unmoved_head_keeps_the_time_that_head_was_first_seen(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """A scope's recorded HEAD carries the time it was first seen there (a deleted branch's tip is its newest
     recorded HEAD across worktrees): a forced check at the same HEAD does not make it newer; a moved HEAD does."""
     main = make_engine(repo.path)
     main.check_merges()
-    first = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    first = main.conn.execute(
+        "SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)
+    ).fetchone()
     assert tuple(first) == (head(repo), main.now())
     clock.advance(hours=1)
     assert make_engine(repo.path).check_merges(force=True).ran
-    again = main.conn.execute("SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)).fetchone()
+    again = main.conn.execute(
+        "SELECT head_oid, seen_at FROM scope_heads WHERE scope_key=?", (main.scope.key,)
+    ).fetchone()
     assert tuple(again) == tuple(first)
     repo.write("moved.py")
     repo.commit("main moves")
@@ -695,14 +827,17 @@ def test_a_forced_check_at_an_unmoved_head_keeps_the_time_that_head_was_first_se
 
 
 def test_a_first_check_weighs_branches_against_the_head_another_check_recorded_for_the_scope(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """main's check remembered feature's live tip T; feature then moved on without a check of its own. feature's
     first check takes T (not the older HEAD its session saw when the note was written) as its HEAD before: a
     branch forked from feature at T with no commit of its own is held by T already, so it is not merged."""
     repo.write("history.py")
     repo.commit("main has history")
     feature = branch_note(repo, make_engine, clock, "feature", "feature's own idea", flush=False)
-    noted_at = feature.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (feature.scope.key,)).fetchone()[0]
+    noted_at = feature.conn.execute("SELECT head_oid FROM sessions WHERE scope_key=?", (feature.scope.key,)).fetchone()[
+        0
+    ]
     repo.write("feature.py")
     repo.commit("feature work")
     tip = head(repo)
@@ -720,7 +855,8 @@ def test_a_first_check_weighs_branches_against_the_head_another_check_recorded_f
 
 
 def test_a_first_check_weighs_branches_against_the_head_the_scope_s_session_saw(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """No check ever ran on main and none recorded its HEAD, but a session on main saw HEAD S. feature was merged
     since, then main moved on once more: weighed against S, feature is merged; against HEAD's first parent (the
     merge commit, which holds it) it would not be."""
@@ -746,7 +882,8 @@ def test_a_first_check_weighs_branches_against_the_head_the_scope_s_session_saw(
 
 
 def test_a_note_that_went_out_through_a_merge_never_comes_back_into_its_own_scope(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """main's decision reached feature when feature merged main; when feature is merged back into main, only
     feature's own note arrives: the copy of main's decision started in main's scope, so it never comes back."""
     main_merged_into_feature(repo, make_engine, clock)
@@ -762,7 +899,8 @@ def test_a_note_that_went_out_through_a_merge_never_comes_back_into_its_own_scop
 
 
 def test_a_branch_s_notes_in_another_worktree_are_not_merged_into_it(
-        repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, tmp_path: Path
+) -> None:
     """feature was worked on in the main worktree, then checked out in a second one: its notes from the first are
     the same branch's, never a merge into it, however far the branch has moved."""
     branch_note(repo, make_engine, clock, "feature", "feature's idea from the first worktree", flush=False)
@@ -784,7 +922,8 @@ def test_a_check_reports_the_head_it_saw_whether_it_ran_or_not(repo: Repo, make_
 
 
 def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_remembered_since(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """feature merged main after its last check, then main's check remembered feature's tip (the merge); feature
     moved on. feature's next check weighs main against the HEAD it last checked, which lacked main's commit: main
     is merged into feature (against the remembered tip, which holds it, it would not be)."""
@@ -796,7 +935,9 @@ def test_a_check_weighs_branches_against_the_head_it_last_checked_not_a_tip_reme
     repo.write("more.py")
     repo.commit("feature moves on")
     eng = make_engine(repo.path)
-    assert eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == merge
+    assert (
+        eng.conn.execute("SELECT head_oid FROM scope_heads WHERE scope_key=?", (eng.scope.key,)).fetchone()[0] == merge
+    )
     done = eng.check_merges()
     assert done.merged == {"main": "ancestor"}
     assert [p.content for p in done.promoted] == ["main's own rule"]
@@ -824,7 +965,8 @@ def test_a_branch_merged_again_brings_only_its_new_notes(repo: Repo, make_engine
 
 
 def test_a_note_that_reached_a_branch_through_a_merge_arrives_once_when_both_are_merged(
-        repo: Repo, make_engine: Open, clock: Clock) -> None:
+    repo: Repo, make_engine: Open, clock: Clock
+) -> None:
     """feature/b was merged into feature/auth (its note copied there), then feature/auth into main: main finds both
     branches merged, and b's note, present in both, arrives once, from the branch it was written on."""
     branch_note(repo, make_engine, clock, "feature/b", "the b service retries twice", flush=False)
@@ -842,5 +984,7 @@ def test_a_note_that_reached_a_branch_through_a_merge_arrives_once_when_both_are
     main = make_engine(repo.path)
     done = main.check_merges()
     assert done.merged == {"feature/b": "ancestor", "feature/auth": "ancestor"}
-    assert origins(main) == [("the b service retries twice", "from feature/b"),
-                             ("the auth service retries thrice", "from feature/auth")]
+    assert origins(main) == [
+        ("the b service retries twice", "from feature/b"),
+        ("the auth service retries thrice", "from feature/auth"),
+    ]

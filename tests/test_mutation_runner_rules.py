@@ -23,18 +23,33 @@ def _runner() -> ModuleType:
 
 
 CASES = [
-    ("""x = conn.execute("SELECT id FROM notes WHERE status='active'")""",
-     """x = conn.execute("select id from notes where status='active'")""", True),
-    ("""x = conn.execute("SELECT id FROM notes WHERE status='active'")""",
-     """x = conn.execute("SELECT ID FROM NOTES WHERE STATUS='ACTIVE'")""", False),
-    ("""    "AND status='active' ORDER BY kind='focus' DESC LIMIT 1",""",
-     """    "and status='active' order by kind='focus' desc limit 1",""", True),
+    (
+        """x = conn.execute("SELECT id FROM notes WHERE status='active'")""",
+        """x = conn.execute("select id from notes where status='active'")""",
+        True,
+    ),
+    (
+        """x = conn.execute("SELECT id FROM notes WHERE status='active'")""",
+        """x = conn.execute("SELECT ID FROM NOTES WHERE STATUS='ACTIVE'")""",
+        False,
+    ),
+    (
+        """    "AND status='active' ORDER BY kind='focus' DESC LIMIT 1",""",
+        """    "and status='active' order by kind='focus' desc limit 1",""",
+        True,
+    ),
     ("""if a.status == "drifted" and b:""", """if a.status == "DRIFTED" and b:""", False),
-    ("""raise InvalidInput("derived from the note, not edited")""",
-     """raise InvalidInput("DERIVED FROM THE NOTE, NOT EDITED")""", False),
+    (
+        """raise InvalidInput("derived from the note, not edited")""",
+        """raise InvalidInput("DERIVED FROM THE NOTE, NOT EDITED")""",
+        False,
+    ),
     ("""y = row["id"]""", """y = row["ID"]""", True),
-    ("""found.append(Checkout(key, "not in a git repository"))""",
-     """found.append(Checkout(key, "NOT IN A GIT REPOSITORY"))""", False),
+    (
+        """found.append(Checkout(key, "not in a git repository"))""",
+        """found.append(Checkout(key, "NOT IN A GIT REPOSITORY"))""",
+        False,
+    ),
     ("""q = f"AND m.id=? AND {in_scopes(n, 'a.')}\"""", """q = f"AND m.id=? AND {in_scopes(n, 'A.')}\"""", True),
     ("""moved.append({"anchor": a, "end": b})""", """moved.append({"anchor": a, "END": b})""", False),
     ("""conn.execute("savepoint cortex_entry")""", """conn.execute("SAVEPOINT CORTEX_ENTRY")""", True),

@@ -192,7 +192,8 @@ def test_a_side_leaving_a_three_way_contest_leaves_the_other_two_contested(engin
         assert _note(engine, side.id)["conflict"] == 1
         assert "Conflict: true" in _item(engine, side.id)["text"]
     assert sorted(i.id for i in engine.recall("flush the spool").items if "contested" in i.labels) == sorted(
-        f"notes:{side.id}" for side in (a, c))
+        f"notes:{side.id}" for side in (a, c)
+    )
     go(c.id)
     assert _note(engine, a.id)["conflict"] == 0 and "Conflict: true" not in _item(engine, a.id)["text"]
 
@@ -204,12 +205,22 @@ def test_a_dated_note_replaced_on_arrival_is_no_side_of_a_contest(engine: Engine
     clock.advance(minutes=2)
     engine.note("intent", "finish the spool rework", "spool")
     between = _note(engine, decision.id)["timestamp"].replace(":00Z", ":30Z")
-    wrote = notes_mod.write_note(engine.conn, engine.scope, None, "intent", "do not flush the spool at turn end",
-                                 "spool", None, between, origin="from feature/x")
+    wrote = notes_mod.write_note(
+        engine.conn,
+        engine.scope,
+        None,
+        "intent",
+        "do not flush the spool at turn end",
+        "spool",
+        None,
+        between,
+        origin="from feature/x",
+    )
     assert (_note(engine, wrote.id)["status"], _note(engine, wrote.id)["conflict"]) == ("superseded", 0)
     assert _note(engine, decision.id)["conflict"] == 0 and wrote.conflicts == ()
-    assert [r["status"] for r in engine.conn.execute("SELECT status FROM notes WHERE kind='intent' ORDER BY timestamp")] \
-        == ["superseded", "active"]  # the older, dated arrival retires nothing newer
+    assert [
+        r["status"] for r in engine.conn.execute("SELECT status FROM notes WHERE kind='intent' ORDER BY timestamp")
+    ] == ["superseded", "active"]  # the older, dated arrival retires nothing newer
 
 
 def _write(engine: Engine, kind: str, text: str, subject: str, when: str, origin: str | None = "from feature/x"):  # noqa: ANN202
@@ -241,8 +252,9 @@ def test_the_contest_check_reaches_a_decision_behind_an_intent_and_reports_it_wh
     decision = engine.note("decision", "flush the spool at turn end", "spool", ["flush on every write"])
     clock.advance(minutes=1)
     intent = engine.note("intent", "do not flush the spool at turn end", "spool")
-    assert intent.conflicts == (notes_mod.Conflict(decision.id, "spool", decision.timestamp, decision.content,
-                                                   "negation", "flush"),)
+    assert intent.conflicts == (
+        notes_mod.Conflict(decision.id, "spool", decision.timestamp, decision.content, "negation", "flush"),
+    )
     assert _note(engine, decision.id)["alternatives"] == '["flush on every write"]'
     with pytest.raises(InvalidInput, match="alternatives are over 2000 characters"):
         notes_mod.write_note(engine.conn, engine.scope, None, "decision", "x", "s", ["a" * 2_001], decision.timestamp)
@@ -280,22 +292,53 @@ def test_resolve_errors(engine: Engine) -> None:
 
 
 REFUSALS = [  # (call, error type, code, message): every refusal names itself exactly (CLI and MCP print these)
-    (lambda e: e.note("opinion", "text", "s"), InvalidInput, "bad_kind",
-     "unknown note kind 'opinion'; use one of insight, decision, intent, blocker, focus"),
+    (
+        lambda e: e.note("opinion", "text", "s"),
+        InvalidInput,
+        "bad_kind",
+        "unknown note kind 'opinion'; use one of insight, decision, intent, blocker, focus",
+    ),
     (lambda e: e.note("decision", " \n", "s"), InvalidInput, "empty_text", "note text is empty"),
     (lambda e: e.note("insight", "x" * 20_001), InvalidInput, "too_long", "note text is over 20000 characters"),
-    (lambda e: e.note("intent", "text", "  "), InvalidInput, "subject_required", "Subject is required for intent notes"),
-    (lambda e: e.note("decision", "text", "s" * 201), InvalidInput, "too_long",
-     "subject is 201 characters; the limit is 200 (name the topic in a few words, put the detail in the note text)"),
-    (lambda e: e.note("decision", "text", "s", ["a" * 2_001]), InvalidInput, "too_long",
-     "alternatives are over 2000 characters"),
-    (lambda e: e.resolve("x", status="deleted"), InvalidInput, "bad_status",
-     "unknown status 'deleted'; use resolved or superseded"),
+    (
+        lambda e: e.note("intent", "text", "  "),
+        InvalidInput,
+        "subject_required",
+        "Subject is required for intent notes",
+    ),
+    (
+        lambda e: e.note("decision", "text", "s" * 201),
+        InvalidInput,
+        "too_long",
+        "subject is 201 characters; the limit is 200 (name the topic in a few words, put the detail in the note text)",
+    ),
+    (
+        lambda e: e.note("decision", "text", "s", ["a" * 2_001]),
+        InvalidInput,
+        "too_long",
+        "alternatives are over 2000 characters",
+    ),
+    (
+        lambda e: e.resolve("x", status="deleted"),
+        InvalidInput,
+        "bad_status",
+        "unknown status 'deleted'; use resolved or superseded",
+    ),
     (lambda e: e.resolve(), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
-    (lambda e: e.resolve("x", subject="s"), InvalidInput, "id_or_subject", "give exactly one of a note id or a subject"),
+    (
+        lambda e: e.resolve("x", subject="s"),
+        InvalidInput,
+        "id_or_subject",
+        "give exactly one of a note id or a subject",
+    ),
     (lambda e: e.resolve("x", replacement=" "), InvalidInput, "empty_text", "replacement text is empty"),
     (lambda e: e.resolve(subject=" "), InvalidInput, "bad_args", "subject is empty"),
-    (lambda e: e.resolve(subject="Nothing Here"), NotFound, "not_found", 'no active note on subject "nothing here" in this scope'),
+    (
+        lambda e: e.resolve(subject="Nothing Here"),
+        NotFound,
+        "not_found",
+        'no active note on subject "nothing here" in this scope',
+    ),
     (lambda e: e.resolve("notes:no-such-id"), NotFound, "not_found", 'no note found for id "notes:no-such-id"'),
 ]
 
@@ -316,9 +359,11 @@ def test_resolving_by_subject_during_a_contest_names_both_sides(engine: Engine) 
     with pytest.raises(Refused) as caught:
         engine.resolve(subject="spool flush")
     assert (caught.value.code, caught.value.details) == ("contested_subject", {"ids": [b.id, a.id]})
-    assert caught.value.message == (f'"spool flush" has an open contest between {b.id}, {a.id}; resolve one side by '
-                                    "id, or give a replacement (resolving by subject would have to guess which side "
-                                    "you meant)")
+    assert caught.value.message == (
+        f'"spool flush" has an open contest between {b.id}, {a.id}; resolve one side by '
+        "id, or give a replacement (resolving by subject would have to guess which side "
+        "you meant)"
+    )
 
 
 def test_a_contest_changed_since_it_was_shown_is_refused_with_what_it_is_now(engine: Engine) -> None:
@@ -330,8 +375,10 @@ def test_a_contest_changed_since_it_was_shown_is_refused_with_what_it_is_now(eng
         engine.resolve(b.id, expected_sides=[a.id, b.id])
     assert caught.value.code == "contest_changed"
     assert caught.value.details == {"expected": [a.id, b.id], "current": [a.id, b.id, c.id]}
-    assert caught.value.message == (f'the contest on "spool flush" changed since it was shown: its open sides are now '
-                                    f"{a.id[:8]}, {b.id[:8]}, {c.id[:8]}; nothing was changed")
+    assert caught.value.message == (
+        f'the contest on "spool flush" changed since it was shown: its open sides are now '
+        f"{a.id[:8]}, {b.id[:8]}, {c.id[:8]}; nothing was changed"
+    )
     assert engine.resolve(b.id, expected_sides=[a.id, b.id, c.id]).id == b.id
     assert engine.resolve(a.id, expected_sides=[c.id, a.id]).cleared_contest is True
     with pytest.raises(Refused, match="it is no longer open; nothing was changed"):

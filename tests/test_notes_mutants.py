@@ -22,8 +22,11 @@ from cortex_engine.memory.notes import Resolution
 
 from .conftest import Clock, Repo
 
-FLUSH, NO_FLUSH, NEVER = ("flush the spool at turn end", "do not flush the spool at turn end",
-                          "never flush the spool at turn end")
+FLUSH, NO_FLUSH, NEVER = (
+    "flush the spool at turn end",
+    "do not flush the spool at turn end",
+    "never flush the spool at turn end",
+)
 
 
 def note_row(engine: Engine, note_id: str) -> sqlite3.Row:
@@ -43,8 +46,9 @@ def test_a_write_reports_the_note_as_stored(engine: Engine) -> None:
     """The report names the note, its item, its kind, its normalized subject, its text as stored and its time."""
     wrote = engine.note("decision", "  use kafka\u200b for the queue \n", "  The   QUEUE ")
     row = note_row(engine, wrote.id)
-    assert wrote == notes.NoteWrite(row["id"], f"notes:{row['id']}", "decision", "the queue",
-                                    "use kafka for the queue", engine.now(), (), ())
+    assert wrote == notes.NoteWrite(
+        row["id"], f"notes:{row['id']}", "decision", "the queue", "use kafka for the queue", engine.now(), (), ()
+    )
     assert (row["content"], row["subject"], row["timestamp"]) == ("use kafka for the queue", "the queue", engine.now())
     item = engine.conn.execute("SELECT kind FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()
     assert item[0] == "note:decision"
@@ -95,8 +99,17 @@ def test_a_focus_note_sets_only_its_own_session_s_focus(engine: Engine) -> None:
     """A note written without a session (a merged or shared one) sets no session's focus; one written in a
     session sets that session's alone."""
     session = engine.start_session("host-1")
-    notes.write_note(engine.conn, engine.scope, None, "focus", "the merge", "merged work", None, engine.now(),
-                     origin="from feature/x")
+    notes.write_note(
+        engine.conn,
+        engine.scope,
+        None,
+        "focus",
+        "the merge",
+        "merged work",
+        None,
+        engine.now(),
+        origin="from feature/x",
+    )
     assert focus_of(engine, session) is None
     other = engine.start_session("host-2")
     notes.write_note(engine.conn, engine.scope, other, "focus", "the release", "release", None, engine.now())
@@ -113,21 +126,24 @@ def test_the_record_callback_runs_once_inside_the_write_with_the_new_note(engine
     def record(conn: sqlite3.Connection, note_id: str) -> None:
         seen.append((conn, note_id, conn.execute("SELECT content FROM notes WHERE id=?", (note_id,)).fetchone()[0]))
 
-    wrote = notes.write_note(engine.conn, engine.scope, None, "insight", "recorded with its note", None, None,
-                             engine.now(), record=record)
+    wrote = notes.write_note(
+        engine.conn, engine.scope, None, "insight", "recorded with its note", None, None, engine.now(), record=record
+    )
     assert [(conn, note_id) for conn, note_id, _ in seen] == [(engine.conn, wrote.id)]
     assert engine.conn.in_transaction is False  # the write committed after the callback
 
 
 def test_a_failing_record_callback_writes_nothing(engine: Engine) -> None:
     """The callback runs in the note's transaction: when it fails, the note (and its item) are not written."""
+
     def record(conn: sqlite3.Connection, note_id: str) -> None:
         raise RuntimeError("the promotion could not be recorded")
 
     before = engine.conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
     with pytest.raises(RuntimeError):
-        notes.write_note(engine.conn, engine.scope, None, "decision", "use kafka", "queue", None, engine.now(),
-                         record=record)
+        notes.write_note(
+            engine.conn, engine.scope, None, "decision", "use kafka", "queue", None, engine.now(), record=record
+        )
     assert engine.conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == before
     assert engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE kind='note:decision'").fetchone()[0] == 0
 
@@ -138,8 +154,9 @@ def test_a_failing_record_callback_writes_nothing(engine: Engine) -> None:
 def test_resolving_one_side_of_a_two_way_contest_reports_the_contest_closed(engine: Engine) -> None:
     a = engine.note("decision", FLUSH, "Spool Flush")
     b = engine.note("decision", NO_FLUSH, "spool flush")
-    assert engine.resolve(b.id, status="superseded") == Resolution(b.id, "decision", "spool flush", "superseded",
-                                                                   True, None, ())
+    assert engine.resolve(b.id, status="superseded") == Resolution(
+        b.id, "decision", "spool flush", "superseded", True, None, ()
+    )
     assert note_row(engine, a.id)["conflict"] == 0
 
 
@@ -180,12 +197,23 @@ def test_a_resolve_is_audited_on_its_note_s_item_and_undone_from_there(engine: E
     engine.resolve(blocker.id)
     row = engine.conn.execute(
         "SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, new_text, prior_subject, "
-        "created_at FROM memory_corrections").fetchone()
-    assert tuple(row) == (f"notes:{blocker.id}", "notes", blocker.id, engine.scope.key, "resolve",
-                          "ci is red on windows", "resolved", "ci", engine.now())
+        "created_at FROM memory_corrections"
+    ).fetchone()
+    assert tuple(row) == (
+        f"notes:{blocker.id}",
+        "notes",
+        blocker.id,
+        engine.scope.key,
+        "resolve",
+        "ci is red on windows",
+        "resolved",
+        "ci",
+        engine.now(),
+    )
     shown = engine.inspect_memory(f"notes:{blocker.id}").corrections
     assert [(c["operation"], c["prior_text"], c["new_text"]) for c in shown] == [
-        ("resolve", "ci is red on windows", "resolved")]
+        ("resolve", "ci is red on windows", "resolved")
+    ]
     undone = engine.undo()
     assert (undone.operation, undone.item_id, undone.subject) == ("resolve", f"notes:{blocker.id}", "ci")
     assert note_row(engine, blocker.id)["status"] == "active"
@@ -194,8 +222,17 @@ def test_a_resolve_is_audited_on_its_note_s_item_and_undone_from_there(engine: E
 def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> None:
     """A dated write keeps the origin it came from (cleaned), shown on its item; a note without alternatives, or
     with only blank ones, stores none."""
-    wrote = notes.write_note(engine.conn, engine.scope, None, "decision", "use kafka for the queue", "queue", ["  "],
-                             engine.now(), origin="from feature/\u200bx")
+    wrote = notes.write_note(
+        engine.conn,
+        engine.scope,
+        None,
+        "decision",
+        "use kafka for the queue",
+        "queue",
+        ["  "],
+        engine.now(),
+        origin="from feature/\u200bx",
+    )
     row = note_row(engine, wrote.id)
     assert (row["origin"], row["alternatives"]) == ("from feature/x", None)
     text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()[0]
@@ -206,7 +243,8 @@ def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> No
 
 @pytest.mark.parametrize("where", ["project", "detached"])
 def test_a_replacement_outside_a_branch_is_an_item_of_its_scope_s_type(
-        make_engine: Callable[..., Engine], repo: Repo, tmp_path: Path, where: str) -> None:
+    make_engine: Callable[..., Engine], repo: Repo, tmp_path: Path, where: str
+) -> None:
     """A folder outside git has a project scope, a detached HEAD a detached one: a note resolved there with a
     replacement projects the replacement as an item of that type, read from its scope key (the resolve's own
     fallback is a branch)."""
@@ -225,18 +263,36 @@ def test_a_replacement_outside_a_branch_is_an_item_of_its_scope_s_type(
     assert types == {wrote.item_id: where, notes.item_id_for(done.replacement_id): where}
 
 
-def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(engine: Engine, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An import projects its notes with the type their scope key names (`branch`), not the fallback it gives."""
     monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")  # applied at once, not held in the inbox
     path = tmp_path / "in.jsonl"
     note_id = "00000000-0000-4000-8000-000000000001"
-    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
-        "id": note_id, "scope": engine.scope.key, "timestamp": "2026-08-01T00:00:00Z", "kind": "decision",
-        "subject": "storage", "content": "use sqlite", "alternatives": [], "status": "active", "contested": False}) + "\n")
+    path.write_text(
+        json.dumps({"cortex_export": 1})
+        + "\n"
+        + json.dumps(
+            {
+                "id": note_id,
+                "scope": engine.scope.key,
+                "timestamp": "2026-08-01T00:00:00Z",
+                "kind": "decision",
+                "subject": "storage",
+                "content": "use sqlite",
+                "alternatives": [],
+                "status": "active",
+                "contested": False,
+            }
+        )
+        + "\n"
+    )
     engine.import_file(str(path))
     assert engine.scope.type == "branch" and engine.scope.key.count(":") > 1
-    assert dict(engine.conn.execute("SELECT id, scope_type FROM memory_items")) == {notes.item_id_for(note_id): "branch"}
+    assert dict(engine.conn.execute("SELECT id, scope_type FROM memory_items")) == {
+        notes.item_id_for(note_id): "branch"
+    }
 
 
 # -- validate_note: the limits are inclusive ------------------------------------------------------------------------

@@ -29,22 +29,36 @@ def item(engine: Engine, item_id: str) -> dict[str, object]:
     row = engine.conn.execute(
         "SELECT m.kind, m.subject, m.text, m.state, m.importance, m.created_at, m.scope_type, sc.key AS scope, "
         "s.id AS session FROM memory_items m LEFT JOIN sessions s ON s.rowid = m.session "
-        "LEFT JOIN scopes sc ON sc.id = m.scope_id WHERE m.id=?", (item_id,)).fetchone()
+        "LEFT JOIN scopes sc ON sc.id = m.scope_id WHERE m.id=?",
+        (item_id,),
+    ).fetchone()
     return dict(row) if row is not None else {}
 
 
 def refs(engine: Engine, item_id: str) -> list[tuple[object, ...]]:
     """(type, raw, normalized path, head, status) of an item's references."""
-    return sorted((tuple(r) for r in engine.conn.execute(
-        "SELECT reference_type, raw_reference, normalized_path, head_oid, status FROM memory_references "
-        "WHERE memory_item_id=?", (item_id,))), key=str)
+    return sorted(
+        (
+            tuple(r)
+            for r in engine.conn.execute(
+                "SELECT reference_type, raw_reference, normalized_path, head_oid, status FROM memory_references "
+                "WHERE memory_item_id=?",
+                (item_id,),
+            )
+        ),
+        key=str,
+    )
 
 
 def anchored(engine: Engine, item_id: str) -> list[tuple[object, ...]]:
     """(path, symbol, start, end, head, anchored_at) of an item's anchors."""
-    return sorted(tuple(r) for r in engine.conn.execute(
-        "SELECT path, symbol, start_line, end_line, head_oid, anchored_at FROM memory_anchors WHERE memory_item_id=?",
-        (item_id,)))
+    return sorted(
+        tuple(r)
+        for r in engine.conn.execute(
+            "SELECT path, symbol, start_line, end_line, head_oid, anchored_at FROM memory_anchors WHERE memory_item_id=?",
+            (item_id,),
+        )
+    )
 
 
 def note_values(engine: Engine, note_id: str, **fields: object) -> dict[str, object]:
@@ -68,31 +82,60 @@ def coded(repo: Repo) -> Repo:
 
 # -- a note's first projection --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kind", "state", "importance"), [
-    ("decision", "warm", 0.9), ("intent", "hot", 0.85), ("focus", "hot", 1.0), ("blocker", "hot", 0.95),
-    ("insight", "warm", 0.7)])
+
+@pytest.mark.parametrize(
+    ("kind", "state", "importance"),
+    [
+        ("decision", "warm", 0.9),
+        ("intent", "hot", 0.85),
+        ("focus", "hot", 1.0),
+        ("blocker", "hot", 0.95),
+        ("insight", "warm", 0.7),
+    ],
+)
 def test_a_written_note_is_one_item_with_its_kind_s_tier_and_importance(
-        engine: Engine, kind: str, state: str, importance: float) -> None:
+    engine: Engine, kind: str, state: str, importance: float
+) -> None:
     written = engine.note(kind, "keep the cache warm", "cache")
     session = engine.conn.execute("SELECT session_id FROM scoped_notes WHERE id=?", (written.id,)).fetchone()[0]
     assert session is not None
     assert item(engine, f"notes:{written.id}") == {
-        "kind": f"note:{kind}", "subject": "cache", "text": f"{kind}: keep the cache warm\nSubject: cache",
+        "kind": f"note:{kind}",
+        "subject": "cache",
+        "text": f"{kind}: keep the cache warm\nSubject: cache",
         "state": state,
-        "importance": importance, "created_at": written.timestamp, "scope_type": "branch", "scope": engine.scope.key,
-        "session": session}
+        "importance": importance,
+        "created_at": written.timestamp,
+        "scope_type": "branch",
+        "scope": engine.scope.key,
+        "session": session,
+    }
 
 
 def test_a_note_projected_from_its_values_keeps_them(engine: Engine) -> None:
     """A note projected from values (an import, an undo): its own session, scope, date and status."""
     written = engine.note("decision", "use postgres", "database")
-    other = note_values(engine, written.id, id="n-other", session_id=None, scope_key="project:/elsewhere",
-                        timestamp=T0, status="superseded", kind="constraint")
+    other = note_values(
+        engine,
+        written.id,
+        id="n-other",
+        session_id=None,
+        scope_key="project:/elsewhere",
+        timestamp=T0,
+        status="superseded",
+        kind="constraint",
+    )
     notes.sync_note_item(engine.conn, other, "project", fresh=True)
     got = item(engine, "notes:n-other")
     assert {k: got[k] for k in ("kind", "state", "importance", "created_at", "scope_type", "scope", "session")} == {
-        "kind": "note:constraint", "state": "cold", "importance": 0.5, "created_at": T0, "scope_type": "project",
-        "scope": "project:/elsewhere", "session": None}
+        "kind": "note:constraint",
+        "state": "cold",
+        "importance": 0.5,
+        "created_at": T0,
+        "scope_type": "project",
+        "scope": "project:/elsewhere",
+        "session": None,
+    }
 
 
 def test_a_note_that_is_not_active_starts_cold(engine: Engine) -> None:
@@ -122,6 +165,7 @@ def test_a_note_that_becomes_contested_keeps_its_tier(engine: Engine) -> None:
 
 # -- a later projection ---------------------------------------------------------------------------------------
 
+
 def test_a_re_projection_keeps_the_tier_unless_resolved_or_demoted(engine: Engine) -> None:
     written = engine.note("intent", "ship it", "release")
     item_id = f"notes:{written.id}"
@@ -146,12 +190,19 @@ def test_a_changed_text_or_subject_is_projected_with_the_state_it_earns(engine: 
     values = note_values(engine, written.id)
     notes.sync_note_item(engine.conn, {**values, "content": "ship it today"}, "branch", demote_tier=True)
     assert {k: item(engine, item_id)[k] for k in ("text", "subject", "state")} == {
-        "text": "intent: ship it today\nSubject: release", "subject": "release", "state": "warm"}
+        "text": "intent: ship it today\nSubject: release",
+        "subject": "release",
+        "state": "warm",
+    }
     notes.sync_note_item(engine.conn, {**values, "content": "ship it today", "subject": "launch"}, "branch")
     assert {k: item(engine, item_id)[k] for k in ("text", "subject", "state")} == {
-        "text": "intent: ship it today\nSubject: launch", "subject": "launch", "state": "warm"}
-    notes.sync_note_item(engine.conn, {**values, "content": "ship it today", "subject": "launch",
-                                       "status": "resolved"}, "branch")
+        "text": "intent: ship it today\nSubject: launch",
+        "subject": "launch",
+        "state": "warm",
+    }
+    notes.sync_note_item(
+        engine.conn, {**values, "content": "ship it today", "subject": "launch", "status": "resolved"}, "branch"
+    )
     got = item(engine, item_id)
     assert got["state"] == "cold" and got["subject"] == "launch"
     assert got["text"] != "intent: ship it today\nSubject: launch"
@@ -176,8 +227,10 @@ def test_a_changed_text_replaces_the_references_and_anchors(coded: Repo, engine:
     changed = note_values(engine, written.id, content="other() in src/auth/session.py; README.md")
     notes.sync_note_item(engine.conn, changed, "branch")
     at = head(coded)
-    assert refs(engine, item_id) == [("file", "README.md", "README.md", at, "unknown"),
-                                     ("file", "src/auth/session.py", "src/auth/session.py", at, "unknown")]
+    assert refs(engine, item_id) == [
+        ("file", "README.md", "README.md", at, "unknown"),
+        ("file", "src/auth/session.py", "src/auth/session.py", at, "unknown"),
+    ]
     assert anchored(engine, item_id) == [("src/auth/session.py", "other", 9, 10, at, None)]
 
 
@@ -185,21 +238,24 @@ def test_a_changed_subject_alone_re_reads_the_references(coded: Repo, engine: En
     written = engine.note("decision", "adds one before returning", "tokens")
     item_id = f"notes:{written.id}"
     assert refs(engine, item_id) == [] and anchored(engine, item_id) == []
-    notes.sync_note_item(engine.conn, note_values(engine, written.id, subject="refresh_token() in src/auth/session.py"),
-                         "branch")
+    notes.sync_note_item(
+        engine.conn, note_values(engine, written.id, subject="refresh_token() in src/auth/session.py"), "branch"
+    )
     assert refs(engine, item_id) == [("file", "src/auth/session.py", "src/auth/session.py", head(coded), "unknown")]
     assert [a[:4] for a in anchored(engine, item_id)] == [("src/auth/session.py", "refresh_token", 4, 6)]
 
 
 # -- references and anchors ---------------------------------------------------------------------------------
 
+
 def test_a_note_s_references_and_anchors_are_recorded_at_head(coded: Repo, engine: Engine) -> None:
-    written = engine.note("decision", "refresh_token() in ./src/auth/session.py adds one; see README.md",
-                          "tokens")
+    written = engine.note("decision", "refresh_token() in ./src/auth/session.py adds one; see README.md", "tokens")
     item_id = f"notes:{written.id}"
     at = head(coded)
-    assert refs(engine, item_id) == [("file", "./src/auth/session.py", "src/auth/session.py", at, "unknown"),
-                                     ("file", "README.md", "README.md", at, "unknown")]
+    assert refs(engine, item_id) == [
+        ("file", "./src/auth/session.py", "src/auth/session.py", at, "unknown"),
+        ("file", "README.md", "README.md", at, "unknown"),
+    ]
     assert anchored(engine, item_id) == [("src/auth/session.py", "refresh_token", 4, 6, at, None)]
 
 
@@ -219,11 +275,14 @@ def test_extracting_again_replaces_references_and_anchors_and_counts_them(coded:
     written = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens")
     item_id = f"notes:{written.id}"
     at = head(coded)
-    count = notes.extract_item_references(engine.conn, item_id, None, "other() in src/auth/session.py; README.md",
-                                          anchor=True)
+    count = notes.extract_item_references(
+        engine.conn, item_id, None, "other() in src/auth/session.py; README.md", anchor=True
+    )
     assert count == 2
-    assert refs(engine, item_id) == [("file", "README.md", "README.md", at, "unknown"),
-                                     ("file", "src/auth/session.py", "src/auth/session.py", at, "unknown")]
+    assert refs(engine, item_id) == [
+        ("file", "README.md", "README.md", at, "unknown"),
+        ("file", "src/auth/session.py", "src/auth/session.py", at, "unknown"),
+    ]
     assert anchored(engine, item_id) == [("src/auth/session.py", "other", 9, 10, at, None)]
     assert notes.extract_item_references(engine.conn, item_id, "nothing", "no paths at all") == 0
     assert refs(engine, item_id) == [] and anchored(engine, item_id) == []
@@ -240,8 +299,9 @@ def test_captured_text_is_not_anchored(coded: Repo, engine: Engine) -> None:
 def test_fresh_extraction_adds_to_what_is_there(coded: Repo, engine: Engine) -> None:
     written = engine.note("decision", "see README.md", "docs")
     item_id = f"notes:{written.id}"
-    notes.extract_item_references(engine.conn, item_id, None, "refresh_token() in src/auth/session.py", fresh=True,
-                                  anchor=True)
+    notes.extract_item_references(
+        engine.conn, item_id, None, "refresh_token() in src/auth/session.py", fresh=True, anchor=True
+    )
     assert [r[2] for r in refs(engine, item_id)] == ["README.md", "src/auth/session.py"]
     assert [a[:2] for a in anchored(engine, item_id)] == [("src/auth/session.py", "refresh_token")]
 
@@ -253,11 +313,14 @@ def test_references_are_read_against_the_scope_given_or_the_item_s_own(coded: Re
     item_id = f"notes:{written.id}"
     assert notes.extract_item_references(engine.conn, item_id, None, "run main.py first") == 1
     assert [r[2:4] for r in refs(engine, item_id)] == [("main.py", head(coded))]
-    assert notes.extract_item_references(engine.conn, item_id, None, "run main.py first",
-                                         scope_key="project:/nowhere") == 0
+    assert (
+        notes.extract_item_references(engine.conn, item_id, None, "run main.py first", scope_key="project:/nowhere")
+        == 0
+    )
     assert notes.extract_item_references(engine.conn, "notes:nothing-here", None, "run main.py first") == 0
-    no_checkout = notes.extract_item_references(engine.conn, item_id, None, "refresh_token() in src/auth/session.py",
-                                                anchor=True, scope_key="project:/nowhere")
+    no_checkout = notes.extract_item_references(
+        engine.conn, item_id, None, "refresh_token() in src/auth/session.py", anchor=True, scope_key="project:/nowhere"
+    )
     assert (no_checkout, anchored(engine, item_id)) == (1, [])  # a path, but no checkout to anchor it in
 
 
@@ -266,18 +329,29 @@ def test_anchors_are_stored_as_found_with_their_head_and_time(engine: Engine) ->
     item_id = f"notes:{written.id}"
     found = [anchors.Anchor("src/a.py", "f", 3, 9, "d1"), anchors.Anchor("src/b.py", None, 1, 2, "d2")]
     notes.write_anchors(engine.conn, item_id, found, "h" * 40, T1)
-    stored = sorted(tuple(r) for r in engine.conn.execute(
-        "SELECT path, symbol, start_line, end_line, content_hash, head_oid, anchored_at FROM memory_anchors "
-        "WHERE memory_item_id=?", (item_id,)))
+    stored = sorted(
+        tuple(r)
+        for r in engine.conn.execute(
+            "SELECT path, symbol, start_line, end_line, content_hash, head_oid, anchored_at FROM memory_anchors "
+            "WHERE memory_item_id=?",
+            (item_id,),
+        )
+    )
     assert stored == [("src/a.py", "f", 3, 9, "d1", "h" * 40, T1), ("src/b.py", None, 1, 2, "d2", "h" * 40, T1)]
 
 
 # -- finding a note -----------------------------------------------------------------------------------------------
 
+
 def test_a_note_is_found_by_its_id_its_item_id_or_a_prefix_of_either(engine: Engine) -> None:
     written = engine.note("decision", "use postgres", "database")
-    typed_ids = (written.id, f" notes:{written.id}\n", written.id[:8], f"notes:{written.id[:8]}",
-                 f"  {written.id[:12]} ")
+    typed_ids = (
+        written.id,
+        f" notes:{written.id}\n",
+        written.id[:8],
+        f"notes:{written.id[:8]}",
+        f"  {written.id[:12]} ",
+    )
     for typed in typed_ids:
         found = notes.find_note(engine.conn, typed)
         assert (found["id"], found["content"], found["scope_key"]) == (written.id, "use postgres", engine.scope.key)
@@ -289,7 +363,10 @@ def test_a_note_not_found_names_what_was_typed(engine: Engine) -> None:
         with pytest.raises(NotFound) as missing:
             notes.find_note(engine.conn, typed)
         assert (missing.value.code, missing.value.message, missing.value.details) == (
-            "not_found", f'no note found for id "{shown}"', {"id": shown})
+            "not_found",
+            f'no note found for id "{shown}"',
+            {"id": shown},
+        )
 
 
 def test_a_short_or_shared_prefix_is_refused(engine: Engine) -> None:
@@ -304,7 +381,9 @@ def test_a_short_or_shared_prefix_is_refused(engine: Engine) -> None:
     with pytest.raises(InvalidInput) as shared:
         notes.find_note(engine.conn, "notes:abcdef12")
     assert (shared.value.code, shared.value.message) == (
-        "ambiguous_id", f'id prefix "abcdef12" matches more than one note: {one}, {two}; give more characters')
+        "ambiguous_id",
+        f'id prefix "abcdef12" matches more than one note: {one}, {two}; give more characters',
+    )
 
 
 def test_find_note_reads_the_scoped_row(engine: Engine) -> None:

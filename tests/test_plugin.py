@@ -39,13 +39,16 @@ def test_plugin_files_validate_against_their_schema(schema_name: str) -> None:
 
 def test_schemas_reject_what_claude_code_would_not_load() -> None:
     """The schemas can fail: a hook without a command, a manifest without a name, a source outside ./."""
+
     def invalid(name: str, doc: dict) -> bool:
         return not jsonschema.Draft202012Validator(json.loads((SCHEMAS / name).read_text())).is_valid(doc)
 
     assert invalid("hooks.schema.json", {"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}})
     assert invalid("hooks.schema.json", {"hooks": {"OnSave": [{"hooks": [{"type": "command", "command": "x"}]}]}})
     assert invalid("plugin.schema.json", {"version": "0.1.0"})
-    assert invalid("marketplace.schema.json", {"name": "m", "owner": {"name": "o"}, "plugins": [{"name": "p", "source": "plugin"}]})
+    assert invalid(
+        "marketplace.schema.json", {"name": "m", "owner": {"name": "o"}, "plugins": [{"name": "p", "source": "plugin"}]}
+    )
     assert invalid("mcp.schema.json", {"mcpServers": {"cortex": {"args": ["serve"]}}})
 
 
@@ -75,27 +78,47 @@ def test_guard_matcher_selects_the_plugin_tool_names() -> None:
 
 PAYLOADS = {
     ("SessionStart", "inject-header"): {"source": "startup"},
-    ("PostToolUse", "cortex-capture.sh"): {"tool_name": "Read", "tool_use_id": "toolu_1",
-                                           "tool_input": {"file_path": "{repo}/src/api.py"},
-                                           "tool_response": {"type": "text", "file": {"filePath": "{repo}/src/api.py",
-                                                                                       "content": "x\n"}}},
-    ("PostToolUseFailure", "cortex-capture.sh"): {"tool_name": "Bash", "tool_use_id": "toolu_2",
-                                                  "tool_input": {"command": "python -m pytest"},
-                                                  "error": "Command exited with non-zero status code 1"},
-    ("PreToolUse", "cortex-reflect.sh reflect-pre"): {"tool_name": "Edit", "tool_input": {"file_path": "{repo}/src/api.py"}},
-    ("PreToolUse", "cortex-substitute.sh"): {"tool_name": "Read", "tool_use_id": "toolu_3",
-                                             "tool_input": {"file_path": "{repo}/src/api.py"}},
-    ("PreToolUse", "cortex-subagent.sh dispatch-pre"): {"tool_name": "Agent", "tool_use_id": "toolu_4",
-                                                       "tool_input": {"description": "review the api serving",
-                                                                      "subagent_type": "general-purpose",
-                                                                      "prompt": "review the api serving plan"}},
+    ("PostToolUse", "cortex-capture.sh"): {
+        "tool_name": "Read",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": "{repo}/src/api.py"},
+        "tool_response": {"type": "text", "file": {"filePath": "{repo}/src/api.py", "content": "x\n"}},
+    },
+    ("PostToolUseFailure", "cortex-capture.sh"): {
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_2",
+        "tool_input": {"command": "python -m pytest"},
+        "error": "Command exited with non-zero status code 1",
+    },
+    ("PreToolUse", "cortex-reflect.sh reflect-pre"): {
+        "tool_name": "Edit",
+        "tool_input": {"file_path": "{repo}/src/api.py"},
+    },
+    ("PreToolUse", "cortex-substitute.sh"): {
+        "tool_name": "Read",
+        "tool_use_id": "toolu_3",
+        "tool_input": {"file_path": "{repo}/src/api.py"},
+    },
+    ("PreToolUse", "cortex-subagent.sh dispatch-pre"): {
+        "tool_name": "Agent",
+        "tool_use_id": "toolu_4",
+        "tool_input": {
+            "description": "review the api serving",
+            "subagent_type": "general-purpose",
+            "prompt": "review the api serving plan",
+        },
+    },
     ("SubagentStart", "cortex-subagent.sh subagent-start"): {"agent_id": "agent-7", "agent_type": "general-purpose"},
-    ("PreToolUse", "cortex-subagent.sh guard-memory"): {"tool_name": "mcp__plugin_cortex_cortex__cortex_note",
-                                                       "agent_id": "agent-7",
-                                                       "tool_input": {"kind": "decision", "subject": "api serving",
-                                                                      "content": "serve it elsewhere"}},
-    ("SubagentStop", "cortex-subagent.sh subagent-stop"): {"agent_id": "agent-7", "agent_type": "general-purpose",
-                                                         "last_assistant_message": "The plan holds."},
+    ("PreToolUse", "cortex-subagent.sh guard-memory"): {
+        "tool_name": "mcp__plugin_cortex_cortex__cortex_note",
+        "agent_id": "agent-7",
+        "tool_input": {"kind": "decision", "subject": "api serving", "content": "serve it elsewhere"},
+    },
+    ("SubagentStop", "cortex-subagent.sh subagent-stop"): {
+        "agent_id": "agent-7",
+        "agent_type": "general-purpose",
+        "last_assistant_message": "The plan holds.",
+    },
     ("UserPromptSubmit", "cortex-reflect.sh reflect-prompt"): {"prompt": "why do we serve the api behind the gateway?"},
     ("Stop", "cortex-end-of-turn.sh"): {"stop_hook_active": False},
 }
@@ -110,18 +133,37 @@ def _declared() -> list[tuple[str, str, str]]:
 def _run(command: str, event: str, fields: dict, repo: Repo, env: dict[str, str]) -> subprocess.CompletedProcess:
     """Run one declared command through the shell, as Claude Code does, with its payload on stdin."""
     body = json.loads(json.dumps(fields).replace("{repo}", str(repo.path)))
-    payload = {"session_id": "claude-1", "transcript_path": "/dev/null", "cwd": str(repo.path),
-               "hook_event_name": event, **body}
-    return subprocess.run(["sh", "-c", command], input=json.dumps(payload), text=True, capture_output=True, env=env,
-                          timeout=60, cwd=repo.path)
+    payload = {
+        "session_id": "claude-1",
+        "transcript_path": "/dev/null",
+        "cwd": str(repo.path),
+        "hook_event_name": event,
+        **body,
+    }
+    return subprocess.run(
+        ["sh", "-c", command],
+        input=json.dumps(payload),
+        text=True,
+        capture_output=True,
+        env=env,
+        timeout=60,
+        cwd=repo.path,
+    )
 
 
 def _env(tmp_path: Path, *, with_cortex: bool) -> dict[str, str]:
     tools = tool_path(tmp_path / ("tools-c" if with_cortex else "tools"), (*HOOK_TOOLS, "sh", "bash", "git"))
     if with_cortex:
         shutil.copy(cortex_bin(tmp_path), Path(tools) / "cortex")
-    return {"PATH": tools, "HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
-            "PYTHONPATH": str(ROOT), "CLAUDE_PLUGIN_ROOT": str(ROOT / "plugin"), "CLAUDE_PROJECT_DIR": "/nonexistent"}
+    return {
+        "PATH": tools,
+        "HOME": os.environ["HOME"],
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "CORTEX_NOW": NOW,
+        "PYTHONPATH": str(ROOT),
+        "CLAUDE_PLUGIN_ROOT": str(ROOT / "plugin"),
+        "CLAUDE_PROJECT_DIR": "/nonexistent",
+    }
 
 
 def test_every_plugin_hook_runs_as_declared_against_real_payloads(repo: Repo, tmp_path: Path) -> None:
@@ -132,8 +174,12 @@ def test_every_plugin_hook_runs_as_declared_against_real_payloads(repo: Repo, tm
     env = _env(tmp_path, with_cortex=True)
     declared = _declared()
     assert {(e, k) for e, k, _ in declared} == set(PAYLOADS)
-    assert cortex(repo.path, "note", "--kind", "decision", "--subject", "api serving",
-                  "serve the api behind the gateway").code == 0
+    assert (
+        cortex(
+            repo.path, "note", "--kind", "decision", "--subject", "api serving", "serve the api behind the gateway"
+        ).code
+        == 0
+    )
     outputs: dict[tuple[str, str], str] = {}
     for event, key in PAYLOADS:  # a session's order: start, tools, subagent, prompt, stop
         command = next(c for e, k, c in declared if (e, k) == (event, key))
@@ -148,7 +194,10 @@ def test_every_plugin_hook_runs_as_declared_against_real_payloads(repo: Repo, tm
     assert "serve the api behind the gateway" in brief["hookSpecificOutput"]["additionalContext"]
     events = cortex(repo.path, "stats", "--json")
     assert events.code == 0
-    assert not (repo.path / ".cortex" / "spool.jsonl").exists() or (repo.path / ".cortex" / "spool.jsonl").stat().st_size == 0
+    assert (
+        not (repo.path / ".cortex" / "spool.jsonl").exists()
+        or (repo.path / ".cortex" / "spool.jsonl").stat().st_size == 0
+    )
 
 
 def test_plugin_hooks_without_cortex_on_path_do_nothing_and_exit_zero(repo: Repo, tmp_path: Path) -> None:
@@ -174,15 +223,20 @@ def _enable_plugin(home: Path) -> Path:
     key = f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}"
     target = home / ".claude" / "plugins" / "cache" / plugin.MARKETPLACE_NAME / plugin.PLUGIN_NAME / plugin.VERSION
     shutil.copytree(ROOT / "plugin", target)
-    (home / ".claude" / "plugins" / "installed_plugins.json").write_text(json.dumps(
-        {"version": 2, "plugins": {key: [{"scope": "user", "installPath": str(target), "version": plugin.VERSION}]}}))
+    (home / ".claude" / "plugins" / "installed_plugins.json").write_text(
+        json.dumps(
+            {"version": 2, "plugins": {key: [{"scope": "user", "installPath": str(target), "version": plugin.VERSION}]}}
+        )
+    )
     settings = home / ".claude" / "settings.json"
     settings.write_text(json.dumps({"enabledPlugins": {key: True}}))
     return target
 
 
 def test_doctor_recognises_a_plugin_setup_and_install_does_not_double_wire(
-    repo: Repo, isolated_home: Path, tmp_path: Path,
+    repo: Repo,
+    isolated_home: Path,
+    tmp_path: Path,
 ) -> None:
     """Plugin enabled, `cortex` on PATH: doctor passes everything but the fresh-project pair; install adds no
     wiring and no server; a settings-file installation beside the plugin is reported as wired twice."""
@@ -201,11 +255,28 @@ def test_doctor_recognises_a_plugin_setup_and_install_does_not_double_wire(
     assert not (isolated_home / ".claude.json").exists() and not (isolated_home / ".claude" / "hooks").exists()
 
     settings = isolated_home / ".claude" / "settings.json"
-    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
-                                    f'bash "{isolated_home}/.claude/hooks/cortex-end-of-turn.sh"'}]}]}}))
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": f'bash "{isolated_home}/.claude/hooks/cortex-end-of-turn.sh"',
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        )
+    )
     (repo.path / ".claude").mkdir()
-    (repo.path / ".claude" / "settings.local.json").write_text(json.dumps(
-        {"enabledPlugins": {f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}": True}}))
+    (repo.path / ".claude" / "settings.local.json").write_text(
+        json.dumps({"enabledPlugins": {f"{plugin.PLUGIN_NAME}@{plugin.MARKETPLACE_NAME}": True}})
+    )
     twice = cortex(repo.path, "doctor", "--json", env=env).data()
     duplicate = next(c for c in twice["checks"] if c["name"] == "duplicates")
     assert duplicate["status"] == "warn" and "Stop cortex-end-of-turn.sh" in duplicate["detail"]
@@ -221,8 +292,9 @@ def test_doctor_says_when_the_enabled_plugin_is_not_installed(repo: Repo, isolat
     assert report["exit_code"] == 1
 
 
-def test_project_scope_doctor_names_what_this_machine_lacks(repo: Repo, isolated_home: Path, tmp_path: Path,
-                                                            bin_path: Path) -> None:
+def test_project_scope_doctor_names_what_this_machine_lacks(
+    repo: Repo, isolated_home: Path, tmp_path: Path, bin_path: Path
+) -> None:
     """A teammate cloned a project set up with --scope project but has no `cortex` on PATH: doctor says so,
     once for the hooks and once for the server, with how to get it."""
     assert cortex(repo.path, "install", "--scope", "project", bin_path=bin_path).code == 0
@@ -234,11 +306,15 @@ def test_project_scope_doctor_names_what_this_machine_lacks(repo: Repo, isolated
     env_ok = {"PATH": f"{bin_path.parent}{os.pathsep}{env['PATH']}"}
     healthy = cortex(repo.path, "doctor", "--json", env=env_ok).data()
     assert healthy["exit_code"] == 0 and {c["name"] for c in healthy["checks"] if c["status"] == "fail"} == {
-        "database", "engagement"}
+        "database",
+        "engagement",
+    }
 
 
 def test_a_plugin_user_is_told_capture_is_on_by_doctor_install_and_the_operator_view(
-    repo: Repo, isolated_home: Path, tmp_path: Path,
+    repo: Repo,
+    isolated_home: Path,
+    tmp_path: Path,
 ) -> None:
     """Issue 29, major 1: one rule for "is Cortex wired here". With only the plugin (no settings-file hooks), a
     session's hooks capture, and the operator view, doctor and install all say the plugin wires it."""
@@ -272,16 +348,24 @@ def test_a_plugin_user_is_told_capture_is_on_by_doctor_install_and_the_operator_
 CLAUDE = shutil.which("claude")
 
 
-@pytest.mark.skipif(CLAUDE is None, reason="Claude Code's CLI is not on PATH (npm install -g @anthropic-ai/claude-code); "
-                                           "the schema tests above still run")
+@pytest.mark.skipif(
+    CLAUDE is None,
+    reason="Claude Code's CLI is not on PATH (npm install -g @anthropic-ai/claude-code); "
+    "the schema tests above still run",
+)
 @pytest.mark.parametrize("target", [".", "plugin"])
 def test_claude_code_validates_the_marketplace_and_the_plugin_strictly(target: str, tmp_path: Path) -> None:
     """Issue 29: `claude plugin validate --strict` (warnings are errors) passes the marketplace and the plugin,
     its commands and skill included; run by Claude Code's own CLI wherever it is installed."""
     assert CLAUDE is not None
     env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "DISABLE_AUTOUPDATER": "1"}
-    done = subprocess.run([CLAUDE, "plugin", "validate", "--strict", str(ROOT / target)], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [CLAUDE, "plugin", "validate", "--strict", str(ROOT / target)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation passed" in done.stdout
 

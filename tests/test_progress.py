@@ -20,9 +20,18 @@ def export_file(tmp_path: Path, scope: str) -> Path:
     """A JSON Lines export of COUNT insights (enough for a bar)."""
     path = tmp_path / "many.jsonl"
     lines = [json.dumps({"cortex_export": 1})]
-    lines += [json.dumps({"id": f"00000000-0000-4000-8000-{n:012d}", "scope": scope, "kind": "insight",
-                          "timestamp": f"2026-08-01T00:{n // 60 % 60:02d}:{n % 60:02d}Z", "content": f"fact number {n}"})
-              for n in range(COUNT)]
+    lines += [
+        json.dumps(
+            {
+                "id": f"00000000-0000-4000-8000-{n:012d}",
+                "scope": scope,
+                "kind": "insight",
+                "timestamp": f"2026-08-01T00:{n // 60 % 60:02d}:{n % 60:02d}Z",
+                "content": f"fact number {n}",
+            }
+        )
+        for n in range(COUNT)
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -32,12 +41,14 @@ def run(repo: Repo, *args: str, tty: bool) -> tuple[int, str, bytes]:
     # The bar is for applying notes: an import applies them at once only when arrivals need no review.
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100", "CORTEX_REVIEW_ARRIVALS": "none"}
     if not tty:
-        done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
-                              capture_output=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env, capture_output=True, timeout=120
+        )
         return done.returncode, done.stdout.decode(), done.stderr
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env,
-                            stdout=subprocess.PIPE, stderr=slave)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env, stdout=subprocess.PIPE, stderr=slave
+    )
     os.close(slave)
     err = b""
     while True:
@@ -69,9 +80,17 @@ def test_import_shows_a_bar_only_on_a_terminal(repo: Repo, tmp_path: Path) -> No
 def test_rich_is_not_loaded_without_a_terminal(repo: Repo, tmp_path: Path) -> None:
     """Piped, the CLI adapter never imports rich for import/export (the engine takes a plain callback)."""
     path = export_file(tmp_path, f"project:{repo.path}")
-    code = ("import sys, io\nfrom cortex_engine import cli\n"
-            f"cli.main(['import', {str(path)!r}])\ncli.main(['export', '-o', {str(tmp_path / 'out.jsonl')!r}])\n"
-            "print('LOADED', 'rich' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo.path, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    code = (
+        "import sys, io\nfrom cortex_engine import cli\n"
+        f"cli.main(['import', {str(path)!r}])\ncli.main(['export', '-o', {str(tmp_path / 'out.jsonl')!r}])\n"
+        "print('LOADED', 'rich' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=repo.path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.stdout.strip().splitlines()[-1] == "LOADED False", done.stderr

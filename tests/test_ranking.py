@@ -60,8 +60,9 @@ def test_being_shown_cannot_keep_an_item_on_top(engine: Engine, clock: Clock) ->
     clock.advance(days=90)
     engine.refresh_tiers(force=True)
     weaker = engine.conn.execute("SELECT id FROM memory_items WHERE text LIKE '%hourly%'").fetchone()[0]
-    engine.conn.execute("UPDATE memory_items SET access_count=200, state='hot', last_accessed_at=? WHERE id=?",
-                        (engine.now(), weaker))
+    engine.conn.execute(
+        "UPDATE memory_items SET access_count=200, state='hot', last_accessed_at=? WHERE id=?", (engine.now(), weaker)
+    )
     engine.conn.commit()
     assert engine.recall("cache eviction policy nightly budget", book=False).items[0].id != weaker
 
@@ -72,7 +73,10 @@ def _bulk(engine: Engine, count: int, tag: str) -> None:
     engine.conn.executemany(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.7, ?)",
-        [(f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"insight: filler {tag} {n}", now) for n in range(count)],
+        [
+            (f"bulk:{tag}:{n}", scope_id(engine.conn, engine.scope.key), f"insight: filler {tag} {n}", now)
+            for n in range(count)
+        ],
     )
     engine.conn.commit()
 
@@ -120,12 +124,14 @@ def test_default_recall_fills_its_budget_past_eight(engine: Engine) -> None:
     assert 8 < len(full.items) < 40
     assert full.tokens <= full.budget < full.tokens + 30  # a line (about 25 tokens here) would overrun it
     assert "more matches trimmed" in full.text.splitlines()[-1]
-    assert [i.id for i in full.items[:8]] == [i.id for i in engine.recall("parser rejects input", book=False,
-                                                                          limit=8).items]
+    assert [i.id for i in full.items[:8]] == [
+        i.id for i in engine.recall("parser rejects input", book=False, limit=8).items
+    ]
 
 
-def test_recall_judges_only_the_references_it_shows(engine: Engine, repo: Repo,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recall_judges_only_the_references_it_shows(
+    engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Forty matches that each name a file: a 120-token recall shows a few and judges little more than the first
     depth it renders, not all forty of the candidate pool (the freshness check is what a deeper list costs)."""
     for n in range(40):
@@ -171,8 +177,16 @@ def test_matches_out_of_scope_cannot_crowd_the_pool(engine: Engine) -> None:
     engine.conn.executemany(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, 'branch', ?, 'note:insight', 'parser', ?, ?, 0.7, ?)",
-        [(f"bulk:{n}", elsewhere if n % 2 else here, "parser parser rejects input",
-          "warm" if n % 2 else "archived", now) for n in range(200)],
+        [
+            (
+                f"bulk:{n}",
+                elsewhere if n % 2 else here,
+                "parser parser rejects input",
+                "warm" if n % 2 else "archived",
+                now,
+            )
+            for n in range(200)
+        ],
     )
     engine.conn.executemany(  # important items that do not match: the substring fallback would see only these
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
@@ -219,18 +233,31 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[
     for args in (("init", "-q", "-b", "main"), ("commit", "-q", "--allow-empty", "-m", "init")):
         subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
     with Engine(path, home=base / "home", clock=Clock()) as engine:
-        own = [engine.note("insight", f"the tokenizer pipeline rebuilds its parser cache on run {n} of every long "
-                                      "session, which the profiler blamed for the slow start").item_id for n in (1, 2)]
+        own = [
+            engine.note(
+                "insight",
+                f"the tokenizer pipeline rebuilds its parser cache on run {n} of every long "
+                "session, which the profiler blamed for the slow start",
+            ).item_id
+            for n in (1, 2)
+        ]
         feature = engine.scope.key.rsplit(":", 1)[0] + ":feature"
         with transaction(engine.conn):
             inside, outside = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, feature)
             engine.conn.executemany(
                 "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
                 "VALUES (?, 'branch', ?, ?, ?, ?, 'hot', ?, '2026-08-02T17:00:00.000Z')",
-                [*((f"far-{n}", outside, "note:decision", "parser cache", f"parser cache parser cache ({n})", 0.9)
-                   for n in range(STRONGER_ELSEWHERE)),
-                 *((f"near-{n}", inside, "note:decision", f"queue {n}", f"use a bounded queue for job {n}", 1.0)
-                   for n in range(200))])
+                [
+                    *(
+                        (f"far-{n}", outside, "note:decision", "parser cache", f"parser cache parser cache ({n})", 0.9)
+                        for n in range(STRONGER_ELSEWHERE)
+                    ),
+                    *(
+                        (f"near-{n}", inside, "note:decision", f"queue {n}", f"use a bounded queue for job {n}", 1.0)
+                        for n in range(200)
+                    ),
+                ],
+            )
     return path, base / "home", own
 
 

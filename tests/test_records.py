@@ -87,6 +87,7 @@ def test_replace_and_slots() -> None:
 
 def test_a_required_field_after_a_default_is_refused() -> None:
     with pytest.raises(TypeError, match="without a default"):
+
         @record
         class Bad:
             """Out of order."""

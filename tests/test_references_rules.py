@@ -12,8 +12,9 @@ from cortex_engine.scope.references import extract_references, rewrite_path
 class Repo:
     """A repository's answers, fixed: files tracked at the root, ref names, paths ever tracked."""
 
-    def __init__(self, roots: set[str] | None = None, refs: set[str] | None = None,
-                 ever: set[str] | None = None) -> None:
+    def __init__(
+        self, roots: set[str] | None = None, refs: set[str] | None = None, ever: set[str] | None = None
+    ) -> None:
         """Answer from these sets (each empty when not given)."""
         self.roots, self.refs, self.ever = roots or set(), refs or set(), ever or set()
 
@@ -65,7 +66,9 @@ def test_a_path_before_an_unrooted_span_is_kept() -> None:
 def test_rewrite_path_replaces_every_mention_and_nothing_longer() -> None:
     text = "see src/a.py:3 and ./src/a.py, lib/src/a.py, src/a.pyc, src\\a.py"
     assert rewrite_path(text, "src/a.py", "src/b.py") == (
-        "see src/b.py:3 and ./src/b.py, lib/src/a.py, src/a.pyc, src/b.py", 3)
+        "see src/b.py:3 and ./src/b.py, lib/src/a.py, src/a.pyc, src/b.py",
+        3,
+    )
     assert rewrite_path("src/a.py.bak and src/a.pyx", "src/a.py", "src/b.py") == ("src/a.py.bak and src/a.pyx", 0)
 
 
@@ -95,14 +98,30 @@ def test_the_scans_a_text_cannot_hold_are_skipped_and_nothing_else() -> None:
 
     rng = random.Random(7)
     alphabet = "ab/\\.~:<>{}%*+-_ '\"`\nC1$"
-    words = ["src/a.py", "~/q/b.md", "C:\\w\\c.txt", "D:/e/f.ts", "http://h/p/g.py", "<root>/h.go", "${X}/i.rs",
-             "%APP%/j.js", "**/k.py", "+ '/l.py", "./m.py", "n.c"]
+    words = [
+        "src/a.py",
+        "~/q/b.md",
+        "C:\\w\\c.txt",
+        "D:/e/f.ts",
+        "http://h/p/g.py",
+        "<root>/h.go",
+        "${X}/i.rs",
+        "%APP%/j.js",
+        "**/k.py",
+        "+ '/l.py",
+        "./m.py",
+        "n.c",
+    ]
     found_any = {"span": 0, "drive": 0, "home": 0}
     for _ in range(600):
-        text = "".join(rng.choice(words) if rng.random() < 0.15 else rng.choice(alphabet) for _ in range(rng.randrange(1, 60)))
+        text = "".join(
+            rng.choice(words) if rng.random() < 0.15 else rng.choice(alphabet) for _ in range(rng.randrange(1, 60))
+        )
         starts, ends = references._unrooted_spans(text)
-        expected = [(m.start("scheme") if m.start("scheme") >= 0 else m.start(), m.end())
-                    for m in references._UNROOTED_SPAN.finditer(text)]
+        expected = [
+            (m.start("scheme") if m.start("scheme") >= 0 else m.start(), m.end())
+            for m in references._UNROOTED_SPAN.finditer(text)
+        ]
         assert list(zip(starts, ends)) == expected, text
         whole = text + "\n \n" + " ".join(references._SPAN_MARKS) + " :/ :\\ ~"
         refs = extract_references(None, text)

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from cortex_engine.base.tokens import budget_chars
 from cortex_engine.memory.items import project_note_text
-from cortex_engine.query.render import (Entry, assemble_budgeted, clip, fits, humanize_kind, item_labels, label_tag,
-                                        note_label_suffix, pack_degrading)
+from cortex_engine.query.render import (
+    Entry,
+    assemble_budgeted,
+    clip,
+    fits,
+    humanize_kind,
+    item_labels,
+    label_tag,
+    note_label_suffix,
+    pack_degrading,
+)
 
 
 def test_a_surface_s_lines_fit_a_budget_up_to_its_last_character() -> None:

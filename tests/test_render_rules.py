@@ -6,15 +6,33 @@ line and of its labels, the kinds and ages as written, the snippet and alternati
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from cortex_engine.memory.items import project_note_text
-from cortex_engine.query.render import (Entry, age_text, alternatives_line, assemble_budgeted, assemble_sections, clip,
-                                        fit_labels, humanize_kind, inspect_pointer, item_labels, label_suffix,
-                                        label_tag, origin_label, reference_suffix, render_memory_line,
-                                        sections_trimmed, shorten, short_kind, snippet, subject_tag)
+from cortex_engine.query.render import (
+    Entry,
+    age_text,
+    alternatives_line,
+    assemble_budgeted,
+    assemble_sections,
+    clip,
+    fit_labels,
+    humanize_kind,
+    inspect_pointer,
+    item_labels,
+    label_suffix,
+    label_tag,
+    origin_label,
+    reference_suffix,
+    render_memory_line,
+    sections_trimmed,
+    short_kind,
+    shorten,
+    snippet,
+    subject_tag,
+)
 from cortex_engine.scope.freshness import RefVerdict, Validation
 
 POINTER = inspect_pointer("abc")
@@ -22,8 +40,15 @@ STALE = " [stale: missing src/aaaa.py]"
 TWO = " (from feature/long-branch-name)" + STALE
 
 
-def note(content: str = "use wal mode", *, subject: str | None = None, alternatives: list[str] | None = None,
-         conflict: bool = False, status: str = "active", origin: str | None = None) -> str:
+def note(
+    content: str = "use wal mode",
+    *,
+    subject: str | None = None,
+    alternatives: list[str] | None = None,
+    conflict: bool = False,
+    status: str = "active",
+    origin: str | None = None,
+) -> str:
     """A decision's projected text, as the store holds it."""
     return project_note_text("decision", content, subject, alternatives, conflict, status, origin)
 
@@ -79,22 +104,25 @@ def test_fit_labels_keeps_the_first_labels_that_fit_when_even_the_kinds_do_not()
     assert fit_labels(" [contested] (superseded)", 30) == " [contested] (superseded)"
 
 
-@pytest.mark.parametrize(("kind", "human", "short"), [
-    ("note:decision", "Decision", "decision"),
-    ("note:open_question", "Open question", "open_question"),
-    ("episode:command_failure", "Command failure", "failure"),
-    ("episode:session_summary", "Session summary", "summary"),
-    ("episode:subagent_conclusion", "Subagent conclusion", "subagent"),
-    ("episode:test_cycle", "Test cycle", "test cycle"),
-    ("episode:new_thing", "New thing", "new thing"),
-    ("branch_snapshot", "Snapshot", "snapshot"),
-    ("project_snapshot", "Project", "project"),
-    ("command_run", "Command", "command"),
-    ("session_state", "Session state", "state"),
-    ("file_read", "File read", "file read"),
-    ("a:b:c_d", "A:b:c d", "c d"),
-    ("", "", ""),
-])
+@pytest.mark.parametrize(
+    ("kind", "human", "short"),
+    [
+        ("note:decision", "Decision", "decision"),
+        ("note:open_question", "Open question", "open_question"),
+        ("episode:command_failure", "Command failure", "failure"),
+        ("episode:session_summary", "Session summary", "summary"),
+        ("episode:subagent_conclusion", "Subagent conclusion", "subagent"),
+        ("episode:test_cycle", "Test cycle", "test cycle"),
+        ("episode:new_thing", "New thing", "new thing"),
+        ("branch_snapshot", "Snapshot", "snapshot"),
+        ("project_snapshot", "Project", "project"),
+        ("command_run", "Command", "command"),
+        ("session_state", "Session state", "state"),
+        ("file_read", "File read", "file read"),
+        ("a:b:c_d", "A:b:c d", "c d"),
+        ("", "", ""),
+    ],
+)
 def test_kinds_read_as_words(kind: str, human: str, short: str) -> None:
     assert humanize_kind(kind) == human
     assert short_kind(kind) == short
@@ -105,7 +133,7 @@ def test_short_kind_of_a_note_keeps_everything_after_the_first_colon() -> None:
 
 
 def test_age_reads_today_then_days_up_to_thirty_then_the_date() -> None:
-    now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     assert age_text("2026-11-30T12:00:01Z", now) == "today"
     assert age_text("2026-11-30T12:00:00Z", now) == "1d ago"
     assert age_text("2026-11-29T11:00:00Z", now) == "2d ago"
@@ -184,24 +212,37 @@ def test_subject_tag_is_bracketed_cut_and_placed() -> None:
 
 
 def test_a_memory_line_per_kind() -> None:
-    row = {"kind": "note:decision", "subject": "storage", "id": "abc", "created_at": "2026-12-01T10:11:12Z",
-           "text": note(subject="storage", conflict=True, status="superseded", origin="from feature/x")}
+    row = {
+        "kind": "note:decision",
+        "subject": "storage",
+        "id": "abc",
+        "created_at": "2026-12-01T10:11:12Z",
+        "text": note(subject="storage", conflict=True, status="superseded", origin="from feature/x"),
+    }
     stale = Validation(refs=(RefVerdict("a.py", "file", "missing"),))
     assert render_memory_line(row, None, 3) == (
-        "Decision [2026-12-01 10:11Z]: [storage] use wal mode [contested] (superseded) (from feature/x)")
+        "Decision [2026-12-01 10:11Z]: [storage] use wal mode [contested] (superseded) (from feature/x)"
+    )
     assert render_memory_line(row, stale, 3).endswith("(from feature/x) [stale: missing a.py]")
     other = {"text": "a\n b\n\nc", "subject": "pytest", "id": "abc", "created_at": "2026-12-01T10:11:12Z"}
     assert render_memory_line({**other, "kind": "session_state"}, stale, 2) == (
-        "[session state] a | b [stale: missing a.py]")
+        "[session state] a | b [stale: missing a.py]"
+    )
     assert render_memory_line({**other, "kind": "episode:session_summary"}, None, 2) == "[session state] a | b"
     assert render_memory_line({**other, "kind": "project_snapshot"}, stale, 2) == "[project state] a | b"
     assert render_memory_line({**other, "kind": "episode:command_failure"}, stale, 2) == (
-        "Command failure: [pytest] a | b [stale: missing a.py]")
+        "Command failure: [pytest] a | b [stale: missing a.py]"
+    )
 
 
 def test_a_long_note_line_is_cut_at_600_with_its_pointer() -> None:
-    row = {"kind": "note:decision", "subject": None, "id": "abc", "created_at": "2026-12-01T10:11:12Z",
-           "text": note("w" * 700)}
+    row = {
+        "kind": "note:decision",
+        "subject": None,
+        "id": "abc",
+        "created_at": "2026-12-01T10:11:12Z",
+        "text": note("w" * 700),
+    }
     line = render_memory_line(row, None, 3)
     content = line.split(": ", 1)[1]
     assert content.endswith("…" + POINTER) and len(content) == 600
@@ -211,12 +252,14 @@ def test_a_long_note_line_is_cut_at_600_with_its_pointer() -> None:
 
 def test_alternatives_line_shows_what_was_rejected_capped_at_240() -> None:
     assert alternatives_line("note:decision", note(alternatives=["rollback journal", "memory"])) == (
-        "  already rejected: rollback journal, memory")
+        "  already rejected: rollback journal, memory"
+    )
     assert alternatives_line("note:decision", note()) is None
     assert alternatives_line("command_run", note(alternatives=["x"])) is None
     assert alternatives_line("note:decision", note(alternatives=["y" * 240])) == "  already rejected: " + "y" * 240
     assert alternatives_line("note:decision", note(alternatives=["y" * 241])) == (
-        "  already rejected: " + "y" * 239 + "…")
+        "  already rejected: " + "y" * 239 + "…"
+    )
 
 
 def test_assemble_budgeted_charges_every_character_and_newline() -> None:
@@ -312,10 +355,13 @@ def test_snippet_keeps_the_words_of_a_line_together() -> None:
     assert snippet("one two\nthree four\nfive", 2) == "one two | three four"
 
 
-@pytest.mark.parametrize(("tail", "text"), [
-    ("h" * 8, "w" * 39 + "…" + POINTER + "\n" + "h" * 8),  # 40 left beside the pointer: the hint stays
-    ("h" * 9, "w" * 48 + "…" + POINTER),  # 39 left: the hint goes, the pointer stays
-])
+@pytest.mark.parametrize(
+    ("tail", "text"),
+    [
+        ("h" * 8, "w" * 39 + "…" + POINTER + "\n" + "h" * 8),  # 40 left beside the pointer: the hint stays
+        ("h" * 9, "w" * 48 + "…" + POINTER),  # 39 left: the hint goes, the pointer stays
+    ],
+)
 def test_the_hint_gives_way_when_it_would_leave_the_cut_line_under_40_beside_its_pointer(tail: str, text: str) -> None:
     out = assemble_budgeted(None, [Entry("w" * 300, item_id="abc"), Entry("x")], 22, lambda n: tail)
     assert out.text == text and len(out.text) <= 88
@@ -335,10 +381,13 @@ def test_sections_that_fill_the_budget_exactly_are_all_placed() -> None:
     assert kept == [0, 1] and text == "a" * 20 + "\n\n" + "b" * 18
 
 
-@pytest.mark.parametrize(("first", "text"), [
-    (47, "a" * 47 + "\n\n" + sections_trimmed(2)),  # 47 + 2 + 51 = 100: the trailer fits exactly
-    (48, "a" * 48),  # 101: the trailer goes (it would leave the first section under 80)
-])
+@pytest.mark.parametrize(
+    ("first", "text"),
+    [
+        (47, "a" * 47 + "\n\n" + sections_trimmed(2)),  # 47 + 2 + 51 = 100: the trailer fits exactly
+        (48, "a" * 48),  # 101: the trailer goes (it would leave the first section under 80)
+    ],
+)
 def test_the_trailer_counting_what_was_skipped_is_charged(first: int, text: str) -> None:
     """b fits beside a, but not with the trailer: b goes, and the trailer then counts two sections."""
     out, kept = assemble_sections(["a" * first, "b" * 30, "c" * 200], 25)
@@ -354,7 +403,8 @@ def test_a_cut_first_section_keeps_the_trailer_only_with_80_characters_beside_it
 
 def test_the_alternatives_cut_trims_the_space_before_its_ellipsis() -> None:
     assert alternatives_line("note:decision", note(alternatives=["y" * 238 + " " + "z" * 10])) == (
-        "  already rejected: " + "y" * 238 + "…")
+        "  already rejected: " + "y" * 238 + "…"
+    )
 
 
 def test_the_newline_after_the_lead_is_charged_to_the_first_line() -> None:

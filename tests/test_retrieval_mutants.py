@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from datetime import datetime
 from collections.abc import Callable
+from datetime import datetime
 
 import pytest
 
@@ -25,7 +25,6 @@ from cortex_engine.store.database import scope_id
 
 from .conftest import Clock, Repo
 from .test_hybrid_fusion import hybrid, neighbours, shown
-
 
 # --- the exact anchor (a file path) is matched as one phrase ---------------------------------------------------
 
@@ -146,11 +145,18 @@ def _seat(seat: Seat, order: list[retrieval.Candidate]) -> list[str]:
 def contest(engine: Engine) -> Contest:
     """A three-way contest on `spool flush`, an insight on the same subject (not a side), two other decisions."""
     same_subject = engine.note("insight", "spool flush durations are graphed per turn end", "spool flush").item_id
-    sides = [engine.note("decision", text, "spool flush").item_id for text in (
-        "flush the spool at turn end always", "do not flush the spool at turn end always",
-        "never flush the spool at turn end")]
-    others = [engine.note("decision", f"the spool turn end {word} is logged", f"turn {word}").item_id
-              for word in ("start", "stop")]
+    sides = [
+        engine.note("decision", text, "spool flush").item_id
+        for text in (
+            "flush the spool at turn end always",
+            "do not flush the spool at turn end always",
+            "never flush the spool at turn end",
+        )
+    ]
+    others = [
+        engine.note("decision", f"the spool turn end {word} is logged", f"turn {word}").item_id
+        for word in ("start", "stop")
+    ]
     found = _candidates(engine, "spool turn end")
     assert [found[s].contested for s in sides] == [True] * 3 and not found[same_subject].contested
     return found, [*sides, same_subject, *others]
@@ -175,23 +181,29 @@ def test_only_contested_notes_pull_and_are_pulled(contest: Contest) -> None:
     assert _seat(retrieval.seat_contested, [found[i] for i in (a, x, insight, b)]) == [a, b, x, insight]
 
 
-def test_contested_sides_are_seated_together_only_within_their_scope(engine: Engine, repo: Repo,
-                                                                     make_engine: Callable[..., Engine]) -> None:
+def test_contested_sides_are_seated_together_only_within_their_scope(
+    engine: Engine, repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """The same subject contested on another branch is another contest."""
-    here = [engine.note("decision", t, "spool flush").item_id for t in (
-        "flush the spool at turn end always", "do not flush the spool at turn end always")]
+    here = [
+        engine.note("decision", t, "spool flush").item_id
+        for t in ("flush the spool at turn end always", "do not flush the spool at turn end always")
+    ]
     repo.git("checkout", "-q", "-b", "feature")
     feature = make_engine(repo.path)
-    there = [feature.note("decision", t, "spool flush").item_id for t in (
-        "flush the spool at turn end always", "do not flush the spool at turn end always")]
+    there = [
+        feature.note("decision", t, "spool flush").item_id
+        for t in ("flush the spool at turn end always", "do not flush the spool at turn end always")
+    ]
     found = {**_candidates(engine, "spool flush"), **_candidates(feature, "spool flush")}
     assert found[here[0]].row["scope_key"] != found[there[0]].row["scope_key"]
     order = [found[i] for i in (here[0], there[0], here[1], there[1])]
     assert _seat(retrieval.seat_contested, order) == [here[0], here[1], there[0], there[1]]
 
 
-def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engine, repo: Repo,
-                                                                   make_engine: Callable[..., Engine]) -> None:
+def test_a_superseded_note_is_followed_by_its_own_replacement_only(
+    engine: Engine, repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """The replacement pulled up is the active note of the same kind, subject and scope: not another decision, not
     an insight on the subject, not the same subject's decision on another branch."""
     old = engine.note("decision", "ingest batching uses kafka", "ingest").item_id
@@ -204,8 +216,14 @@ def test_a_superseded_note_is_followed_by_its_own_replacement_only(engine: Engin
     elsewhere = feature.note("decision", "ingest batching uses a queue", "ingest").item_id
     found = {**_candidates(engine, "ingest batching"), **_candidates(feature, "ingest batching")}
     seat = retrieval.seat_superseded
-    assert _seat(seat, [found[i] for i in (bare, old, other, insight, elsewhere, new)]) == \
-        [bare, new, old, other, insight, elsewhere]
+    assert _seat(seat, [found[i] for i in (bare, old, other, insight, elsewhere, new)]) == [
+        bare,
+        new,
+        old,
+        other,
+        insight,
+        elsewhere,
+    ]
     assert _seat(seat, [found[i] for i in (old, bare, new)]) == [bare, new, old]  # never leads while bare matched
     assert _seat(seat, [found[i] for i in (bare, old, other, new, insight)]) == [bare, new, old, other, insight]
     assert _seat(seat, [found[i] for i in (bare, new, old)]) == [bare, new, old]
@@ -241,8 +259,12 @@ def test_a_topic_s_terms_are_its_meaningful_words_and_compounds_once_each(engine
     # `it` and `s` of `it's` are a function word and a letter: dropped
     terms = retrieval.tokenize_topic("The a B Flush_Spool FLUSH flush flushing src/db/Pool.ts x9 it's")
     assert [(t.raw, t.stem, t.phrase) for t in terms] == [
-        ("flush spool", "flush spool", True), ("flush", "flush", False), ("flushing", "flush", False),
-        ("src db pool ts", "src db pool ts", True), ("x9", "x9", False)]
+        ("flush spool", "flush spool", True),
+        ("flush", "flush", False),
+        ("flushing", "flush", False),
+        ("src db pool ts", "src db pool ts", True),
+        ("x9", "x9", False),
+    ]
     engine.note("insight", "flush_spool retries twice")
     assert engine.recall("The FLUSH_spool flush", book=False).query == '"flush spool" OR "flush"'
     assert retrieval.tokenize_topic("") == [] and retrieval.fts_query([]) is None
@@ -251,7 +273,7 @@ def test_a_topic_s_terms_are_its_meaningful_words_and_compounds_once_each(engine
 
 def test_a_long_topic_keeps_its_first_32_terms() -> None:
     words = [f"w{n}" for n in range(40)]
-    assert [t.raw for t in retrieval.tokenize_topic(" ".join(words))] == words[:retrieval.MAX_TOPIC_TOKENS]
+    assert [t.raw for t in retrieval.tokenize_topic(" ".join(words))] == words[: retrieval.MAX_TOPIC_TOKENS]
     assert [t.raw for t in retrieval.tokenize_topic(" ".join(["dup"] * 5 + words))] == ["dup", *words[:31]]
 
 
@@ -270,8 +292,9 @@ def test_a_term_weighs_one_plus_its_idf_in_this_store(engine: Engine) -> None:
     assert retrieval.term_weights(engine.conn, terms) == weights  # the counts held
     engine.note("insight", "the fast pager")
     again = retrieval.term_weights(engine.conn, terms)
-    assert again == pytest.approx({"pager": idf(5, total + 1), "fast": idf(2, total + 1),
-                                   "src never py": idf(0, total + 1)})
+    assert again == pytest.approx(
+        {"pager": idf(5, total + 1), "fast": idf(2, total + 1), "src never py": idf(0, total + 1)}
+    )
     assert retrieval.term_weights(engine.conn, []) == {}
 
 
@@ -297,8 +320,10 @@ def test_a_topic_s_temporal_words_set_its_intent() -> None:
 
 
 def test_of_a_chain_of_replacements_the_active_one_is_pulled_up(engine: Engine) -> None:
-    first, second, third = [engine.note("decision", f"ingest batching uses {tool}", "ingest").item_id
-                            for tool in ("kafka", "a cron job", "a queue")]
+    first, second, third = [
+        engine.note("decision", f"ingest batching uses {tool}", "ingest").item_id
+        for tool in ("kafka", "a cron job", "a queue")
+    ]
     bare = engine.note("insight", "ingest batching without a subject").item_id
     found = _candidates(engine, "ingest batching")
     order = [found[i] for i in (bare, first, second, third)]
@@ -380,15 +405,18 @@ def test_the_whole_topic_verbatim_adds_4_and_the_session_focus_1_5(engine: Engin
 def test_captured_evidence_repeated_word_for_word_is_one_candidate(engine: Engine) -> None:
     """The same command with the same output, captured twice, is one candidate; notes alike stay two."""
     now = engine.now()
-    rows = [("cmd:1", "command_run", "pytest", "pytest failed: cache warmup"),
-            ("cmd:2", "command_run", "pytest", "pytest failed: cache warmup"),
-            ("cmd:3", "command_run", "pytest", "pytest failed: cache warmup twice"),
-            ("cmd:4", "command_run", "tox", "pytest failed: cache warmup"),
-            ("cmd:5", "episode:command_failure", "pytest", "pytest failed: cache warmup")]
+    rows = [
+        ("cmd:1", "command_run", "pytest", "pytest failed: cache warmup"),
+        ("cmd:2", "command_run", "pytest", "pytest failed: cache warmup"),
+        ("cmd:3", "command_run", "pytest", "pytest failed: cache warmup twice"),
+        ("cmd:4", "command_run", "tox", "pytest failed: cache warmup"),
+        ("cmd:5", "episode:command_failure", "pytest", "pytest failed: cache warmup"),
+    ]
     engine.conn.executemany(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, 'branch', ?, ?, ?, ?, 'warm', 0.5, ?)",
-        [(i, scope_id(engine.conn, engine.scope.key), kind, subject, text, now) for i, kind, subject, text in rows])
+        [(i, scope_id(engine.conn, engine.scope.key), kind, subject, text, now) for i, kind, subject, text in rows],
+    )
     engine.conn.commit()
     notes = [engine.note("insight", "pytest failed: cache warmup").item_id for _ in range(2)]
     found = _ranked(engine._context(), "pytest cache warmup")
@@ -411,15 +439,18 @@ def test_the_subject_and_the_text_are_read_as_one_lowercased_text(engine: Engine
     split = engine.note("decision", "job runs nightly", "export").item_id
     bare = engine.note("insight", "export job runs nightly").item_id
     found = _ranked(engine._context(), "export job")
-    subject_share = retrieval.coverage(retrieval.tokenize_topic("export job"),
-                                       retrieval.term_weights(engine.conn, retrieval.tokenize_topic("export job")),
-                                       "export")
+    subject_share = retrieval.coverage(
+        retrieval.tokenize_topic("export job"),
+        retrieval.term_weights(engine.conn, retrieval.tokenize_topic("export job")),
+        "export",
+    )
     assert found[in_subject].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT + 4)
     assert found[split].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT * subject_share)
     assert found[bare].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + 4)
     engine.note("insight", "the xxxx flag")
     assert max(c.lexical for c in _ranked(engine._context(), "xxxx").values()) == pytest.approx(
-        retrieval.COVERAGE_WEIGHT + 4)
+        retrieval.COVERAGE_WEIGHT + 4
+    )
 
 
 def _expected(engine: Engine, now: datetime, cand: retrieval.Candidate, topic: str, bm25: dict[int, float]) -> float:
@@ -436,14 +467,30 @@ def _expected(engine: Engine, now: datetime, cand: retrieval.Candidate, topic: s
         temporal += 8.0 if "\nStatus: resolved" in row["text"] else -2.0
     scope = 6.0 if row["scope_key"] == engine.scope.key else 2.0
     best = max(abs(b) for b in bm25.values())
-    return float(cand.lexical + scope + KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
-                 + 1 / (1 + age / 7) + temporal + retrieval.STATE_WEIGHT[row["state"]]
-                 + min(row["access_count"] * 0.1, 0.3) + cand.truth + row["importance"] * 3
-                 + 6.0 * abs(bm25[row["rowid"]]) / best)
+    return float(
+        cand.lexical
+        + scope
+        + KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
+        + 1 / (1 + age / 7)
+        + temporal
+        + retrieval.STATE_WEIGHT[row["state"]]
+        + min(row["access_count"] * 0.1, 0.3)
+        + cand.truth
+        + row["importance"] * 3
+        + 6.0 * abs(bm25[row["rowid"]]) / best
+    )
 
 
-@pytest.mark.parametrize("topic", ["queue worker retries", "latest queue worker", "old queue worker",
-                                   "resolved queue worker", "previously fixed queue worker now"])
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "queue worker retries",
+        "latest queue worker",
+        "old queue worker",
+        "resolved queue worker",
+        "previously fixed queue worker now",
+    ],
+)
 def test_the_score_is_the_sum_the_rerank_states(engine: Engine, clock: Clock, topic: str) -> None:
     """Match, scope, kind, recency, temporal intent, tier, use, truth, importance and bm25 share, each at its
     stated weight, for notes of different kinds, ages, tiers, uses, statuses and scopes."""
@@ -459,8 +506,10 @@ def test_the_score_is_the_sum_the_rerank_states(engine: Engine, clock: Clock, to
     engine.conn.execute("UPDATE memory_items SET access_count=2, state='hot', importance=0.9 WHERE id=?", (plain,))
     engine.conn.execute("UPDATE memory_items SET access_count=7, state='cold' WHERE id=?", (old,))
     project_key = next(k for k in engine._context().scope_keys if k.startswith("project:"))
-    engine.conn.execute("UPDATE memory_items SET scope_type='project', scope_id=? WHERE id=?",
-                        (scope_id(engine.conn, project_key), project))
+    engine.conn.execute(
+        "UPDATE memory_items SET scope_type='project', scope_id=? WHERE id=?",
+        (scope_id(engine.conn, project_key), project),
+    )
     engine.conn.commit()
     ctx = engine._context()
     query, _, found = surfaces.ranked(ctx, topic, 8)
@@ -490,8 +539,11 @@ def test_captured_evidence_is_matched_on_its_subject_and_text_alike(engine: Engi
     engine.conn.executemany(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, 'branch', ?, 'command_run', ?, ?, 'warm', 0.5, ?)",
-        [(i, scope_id(engine.conn, engine.scope.key), subject, text, engine.now())
-         for i, subject, text in (("cmd:1", "Export Job", "ran nightly"), ("cmd:2", "export", "job ran nightly"))])
+        [
+            (i, scope_id(engine.conn, engine.scope.key), subject, text, engine.now())
+            for i, subject, text in (("cmd:1", "Export Job", "ran nightly"), ("cmd:2", "export", "job ran nightly"))
+        ],
+    )
     engine.conn.commit()
     found = _ranked(engine._context(), "export job")
     weights = retrieval.term_weights(engine.conn, retrieval.tokenize_topic("export job"))
@@ -526,14 +578,17 @@ def test_a_kind_without_a_weight_and_a_match_without_bm25_score_as_stated(engine
     engine.conn.execute(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES ('odd:1', 'branch', ?, 'episode:unlisted', NULL, 'the reexported symbols', 'warm', 0.5, ?)",
-        (scope_id(engine.conn, engine.scope.key), engine.now()))
+        (scope_id(engine.conn, engine.scope.key), engine.now()),
+    )
     engine.conn.commit()
     query, _, found = surfaces.ranked(engine._context(), "xported", 8)
     assert [c.id for c in found] == ["odd:1"]
     cand = found[0]
     assert cand.kind_weight == DEFAULT_KIND_WEIGHT[0]
-    assert cand.score == pytest.approx(cand.lexical + 6.0 + DEFAULT_KIND_WEIGHT[0] + 1.0
-                                       + retrieval.STATE_WEIGHT["warm"] + 0.5 * 3 + cand.truth, abs=1e-9)
+    assert cand.score == pytest.approx(
+        cand.lexical + 6.0 + DEFAULT_KIND_WEIGHT[0] + 1.0 + retrieval.STATE_WEIGHT["warm"] + 0.5 * 3 + cand.truth,
+        abs=1e-9,
+    )
 
 
 def test_the_pool_is_five_times_the_list_at_least_20_and_the_fallback_four_times_at_least_16(engine: Engine) -> None:
@@ -543,7 +598,8 @@ def test_the_pool_is_five_times_the_list_at_least_20_and_the_fallback_four_times
     engine.conn.executemany(
         "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
         "VALUES (?, 'branch', ?, 'note:insight', NULL, ?, 'warm', 0.5, ?)",
-        [(f"n:{n}", scope_id(engine.conn, engine.scope.key), f"pager {n} reexported", now) for n in range(50)])
+        [(f"n:{n}", scope_id(engine.conn, engine.scope.key), f"pager {n} reexported", now) for n in range(50)],
+    )
     engine.conn.commit()
     ctx = engine._context()
     assert [surfaces.ranked(ctx, "pager", limit)[1] for limit in (1, 4, 5, 8)] == [20, 20, 25, 40]
@@ -580,10 +636,13 @@ def test_a_waiting_candidate_whose_best_case_ties_a_judged_one_is_judged_before_
     db.row_factory = sqlite3.Row
 
     def cand(item: str, base: float, created: str, order: int) -> retrieval.Candidate:
-        row = db.execute("SELECT ? AS id, 'insight' AS kind, 1 AS importance, ? AS created_at, 'project:x' AS scope_key",
-                         (item, created)).fetchone()
-        return retrieval.Candidate(row, None, Validation(), score=base + retrieval.TRUTH_MAX, base=base, checked=False,
-                                   order=order)
+        row = db.execute(
+            "SELECT ? AS id, 'insight' AS kind, 1 AS importance, ? AS created_at, 'project:x' AS scope_key",
+            (item, created),
+        ).fetchone()
+        return retrieval.Candidate(
+            row, None, Validation(), score=base + retrieval.TRUTH_MAX, base=base, checked=False, order=order
+        )
 
     fresh = Validation(refs=(RefVerdict("src/a.py", "file", "exists"),))
 

@@ -80,7 +80,10 @@ def test_branches_storing_would_confuse_keep_their_own_scopes(repo: Repo, make_e
     """Issue 26 §7: `featx` never sees `feat\\u200bx`'s notes, nor `fix/token=bbbb…` those of `fix/token=aaaa…`
     (storing cleans both pairs to one string); a plain branch's key is the one old stores hold."""
     main = detect_scope(str(repo.path))
-    assert main.key == f"branch:{normalize_scope_path(str(repo.path / '.git'))}:{normalize_scope_path(str(repo.path))}:main"
+    assert (
+        main.key
+        == f"branch:{normalize_scope_path(str(repo.path / '.git'))}:{normalize_scope_path(str(repo.path))}:main"
+    )
     pairs = [("feat\u200bx", "featx"), ("fix/token=" + "a" * 24, "fix/token=" + "b" * 24)]
     keys = set()
     for first, second in pairs:

@@ -12,18 +12,41 @@ from cortex_engine.engine import Engine
 from .conftest import Repo
 
 
-def grep(repo: Repo, pattern: str, *, t: float = 1785700000, tool_use: str = "g1", zero: bool = True, **extra: object) -> dict:
+def grep(
+    repo: Repo, pattern: str, *, t: float = 1785700000, tool_use: str = "g1", zero: bool = True, **extra: object
+) -> dict:
     """A spool entry for a Grep PostToolUse."""
-    response = {"mode": "files_with_matches", "numFiles": 0 if zero else 2, "filenames": [] if zero else ["a.py", "b.py"]}
-    payload = {"session_id": "h", "cwd": str(repo.path), "hook_event_name": "PostToolUse", "tool_name": "Grep",
-               "tool_use_id": tool_use, "tool_input": {"pattern": pattern, **extra}, "tool_response": response}
+    response = {
+        "mode": "files_with_matches",
+        "numFiles": 0 if zero else 2,
+        "filenames": [] if zero else ["a.py", "b.py"],
+    }
+    payload = {
+        "session_id": "h",
+        "cwd": str(repo.path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Grep",
+        "tool_use_id": tool_use,
+        "tool_input": {"pattern": pattern, **extra},
+        "tool_response": response,
+    }
     return {"v": 1, "t": t, "p": payload}
 
 
 def edit(repo: Repo, rel: str, *, t: float) -> dict:
     """A spool entry for an Edit."""
-    return {"v": 1, "t": t, "p": {"session_id": "h", "cwd": str(repo.path), "hook_event_name": "PostToolUse",
-                                  "tool_name": "Edit", "tool_use_id": f"e{t}", "tool_input": {"file_path": str(repo.path / rel)}}}
+    return {
+        "v": 1,
+        "t": t,
+        "p": {
+            "session_id": "h",
+            "cwd": str(repo.path),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_use_id": f"e{t}",
+            "tool_input": {"file_path": str(repo.path / rel)},
+        },
+    }
 
 
 @pytest.fixture
@@ -115,6 +138,12 @@ def test_cli_search_ledger_json(live: Engine, repo: Repo) -> None:
 
     spool(repo, grep(repo, "deriveReadKey", path="src"))
     live.flush_spool()
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "search-ledger", "deriveReadKey", "--path", "src",
-                           "--json"], cwd=repo.path, capture_output=True, text=True, env={**os.environ}, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "search-ledger", "deriveReadKey", "--path", "src", "--json"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        check=True,
+    )
     assert json.loads(done.stdout)["results"][0]["verdict"] == "no-matches-at"

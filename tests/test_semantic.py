@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.semantic import extra as semantic
 from cortex_engine.base.errors import SemanticUnavailable
 from cortex_engine.engine import Engine
+from cortex_engine.semantic import extra as semantic
 
 from .conftest import Repo
 
 pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
 
 from cortex_engine.semantic import model, vectors  # noqa: E402 - after the skip
+
 
 @pytest.fixture(autouse=True)
 def semantic_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,8 +44,10 @@ PARAPHRASE = "event streaming choice"
 
 def seed(engine: Engine) -> dict[str, str]:
     """The notes above; their memory-item ids by first word."""
-    return {text.split()[1 if text.startswith("use") else 0]: engine.note(kind, text, subject).item_id
-            for kind, subject, text in NOTES}
+    return {
+        text.split()[1 if text.startswith("use") else 0]: engine.note(kind, text, subject).item_id
+        for kind, subject, text in NOTES
+    }
 
 
 def test_a_paraphrase_is_found_once_the_notes_are_embedded(engine: Engine) -> None:
@@ -100,7 +103,8 @@ def test_a_vector_follows_its_item(engine: Engine) -> None:
 
 
 def test_a_model_failing_its_hash_is_refused_and_recall_stays_lexical(
-        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A model file that is not the pinned one is never run: no embedding, lexical recall, status says why."""
     ids = seed(engine)
     engine.embed_pending()
@@ -117,7 +121,8 @@ def test_a_model_failing_its_hash_is_refused_and_recall_stays_lexical(
 
 
 def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
-        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The extra missing: nothing is embedded, recall is lexical, and status names the pip command."""
     ids = seed(engine)
     monkeypatch.setattr(semantic, "REQUIRED", ("numpy", "cortex_no_such_module"))
@@ -134,8 +139,13 @@ def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) 
     env = {**os.environ, "CORTEX_NOW": "2026-08-02T18:00:00Z"}
 
     def cortex(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, capture_output=True,
-                              text=True, env={**env, **extra})
+        return subprocess.run(
+            [sys.executable, "-m", "cortex_engine.cli", *args],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+        )
 
     assert cortex("note", "--kind", "insight", "the geocoder caches lookups for a day").returncode == 0
     off = cortex("embed", **{semantic.SWITCH_ENV: "0"})

@@ -24,25 +24,48 @@ NOW = "2026-08-02T18:05:00Z"
 def host(tmp_path: Path, repo: Repo):
     """A fake Claude Code host: fires hook scripts with payloads, CORTEX_BIN pointing at this checkout."""
     wrapper = tmp_path / "cortex-bin"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
     wrapper.chmod(0o755)
     bin_dir = tool_path(tmp_path / "nojq", (*HOOK_TOOLS, "sh", "git"))  # git is for Cortex itself, not the hooks
-    env = {"PATH": bin_dir, "HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"],
-           "CORTEX_BIN": str(wrapper), "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
+    env = {
+        "PATH": bin_dir,
+        "HOME": os.environ["HOME"],
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "CORTEX_BIN": str(wrapper),
+        "CORTEX_NOW": NOW,
+        "PYTHONPATH": str(ROOT),
+    }
     counter = {"n": 0}
 
     def fire(script: str, event: str, *args: str, **fields: object) -> str:
         counter["n"] += 1
-        payload = {"session_id": "claude-1", "transcript_path": "/dev/null", "cwd": str(repo.path),
-                   "hook_event_name": event, **fields}
+        payload = {
+            "session_id": "claude-1",
+            "transcript_path": "/dev/null",
+            "cwd": str(repo.path),
+            "hook_event_name": event,
+            **fields,
+        }
         if event.startswith("PostToolUse") and "tool_use_id" not in payload:
             payload["tool_use_id"] = f"toolu_{counter['n']}"
         if script == "inject-header":
-            done = subprocess.run([str(wrapper), "inject-header", "--quiet"], input=json.dumps(payload), text=True,
-                                  capture_output=True, env={**env, "PATH": os.environ["PATH"]}, timeout=60)
+            done = subprocess.run(
+                [str(wrapper), "inject-header", "--quiet"],
+                input=json.dumps(payload),
+                text=True,
+                capture_output=True,
+                env={**env, "PATH": os.environ["PATH"]},
+                timeout=60,
+            )
         else:
-            done = subprocess.run([shutil.which("bash"), str(HOOKS / script), *args], input=json.dumps(payload), text=True,
-                                  capture_output=True, env=env, timeout=60)
+            done = subprocess.run(
+                [shutil.which("bash"), str(HOOKS / script), *args],
+                input=json.dumps(payload),
+                text=True,
+                capture_output=True,
+                env=env,
+                timeout=60,
+            )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
@@ -60,32 +83,81 @@ def test_a_whole_session_then_the_next_session_start(host, repo: Repo, make_engi
 
     def read(rel: str, **extra: object) -> None:
         body = (repo.path / rel).read_text()
-        host("cortex-capture.sh", "PostToolUse", tool_name="Read", tool_input={"file_path": str(repo.path / rel)},
-             tool_response={"type": "text", "file": {"filePath": str(repo.path / rel), "content": body,
-                                                     "numLines": body.count("\n"), "startLine": 1,
-                                                     "totalLines": body.count("\n")}}, **extra)
+        host(
+            "cortex-capture.sh",
+            "PostToolUse",
+            tool_name="Read",
+            tool_input={"file_path": str(repo.path / rel)},
+            tool_response={
+                "type": "text",
+                "file": {
+                    "filePath": str(repo.path / rel),
+                    "content": body,
+                    "numLines": body.count("\n"),
+                    "startLine": 1,
+                    "totalLines": body.count("\n"),
+                },
+            },
+            **extra,
+        )
 
     read("src/api.py")
     read("src/models.py")
-    host("cortex-capture.sh", "PostToolUseFailure", tool_name="Bash",
-         tool_input={"command": "python -m pytest tests/test_api.py"},
-         error="Command exited with non-zero status code 1", is_interrupt=False)
+    host(
+        "cortex-capture.sh",
+        "PostToolUseFailure",
+        tool_name="Bash",
+        tool_input={"command": "python -m pytest tests/test_api.py"},
+        error="Command exited with non-zero status code 1",
+        is_interrupt=False,
+    )
     repo.write("src/models.py", "class User:\n    name: str\n")
-    host("cortex-capture.sh", "PostToolUse", tool_name="Edit", tool_input={"file_path": str(repo.path / "src/models.py")},
-         tool_response={"filePath": str(repo.path / "src/models.py")})
-    host("cortex-capture.sh", "PostToolUse", tool_name="Bash", tool_input={"command": "python -m pytest tests/test_api.py"},
-         tool_response={"stdout": "1 passed", "stderr": "", "interrupted": False})
-    host("cortex-subagent.sh", "PreToolUse", "dispatch-pre", tool_name="Agent", tool_use_id="toolu_agent",
-         tool_input={"description": "review the api serving design", "subagent_type": "general-purpose",
-                     "prompt": "Read docs/design.md and say whether the api serving plan holds."})
-    brief = host("cortex-subagent.sh", "SubagentStart", "subagent-start", agent_id="agent-42", agent_type="general-purpose")
+    host(
+        "cortex-capture.sh",
+        "PostToolUse",
+        tool_name="Edit",
+        tool_input={"file_path": str(repo.path / "src/models.py")},
+        tool_response={"filePath": str(repo.path / "src/models.py")},
+    )
+    host(
+        "cortex-capture.sh",
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "python -m pytest tests/test_api.py"},
+        tool_response={"stdout": "1 passed", "stderr": "", "interrupted": False},
+    )
+    host(
+        "cortex-subagent.sh",
+        "PreToolUse",
+        "dispatch-pre",
+        tool_name="Agent",
+        tool_use_id="toolu_agent",
+        tool_input={
+            "description": "review the api serving design",
+            "subagent_type": "general-purpose",
+            "prompt": "Read docs/design.md and say whether the api serving plan holds.",
+        },
+    )
+    brief = host(
+        "cortex-subagent.sh", "SubagentStart", "subagent-start", agent_id="agent-42", agent_type="general-purpose"
+    )
     read("docs/design.md", agent_id="agent-42", agent_type="general-purpose")
-    host("cortex-subagent.sh", "SubagentStop", "subagent-stop", agent_id="agent-42", agent_type="general-purpose",
-         stop_hook_active=False,
-         last_assistant_message="The design holds. We decided to keep the gateway in front of src/api.py.")
-    host("cortex-capture.sh", "PostToolUse", tool_name="Agent", tool_input={"description": "review the api serving design",
-                                                                           "subagent_type": "general-purpose"},
-         tool_response={"content": [{"type": "text", "text": "The design holds."}]})
+    host(
+        "cortex-subagent.sh",
+        "SubagentStop",
+        "subagent-stop",
+        agent_id="agent-42",
+        agent_type="general-purpose",
+        stop_hook_active=False,
+        last_assistant_message="The design holds. We decided to keep the gateway in front of src/api.py.",
+    )
+    host(
+        "cortex-capture.sh",
+        "PostToolUse",
+        tool_name="Agent",
+        tool_input={"description": "review the api serving design", "subagent_type": "general-purpose"},
+        tool_response={"content": [{"type": "text", "text": "The design holds."}]},
+    )
     nudge = host("cortex-end-of-turn.sh", "Stop", stop_hook_active=False)
     assert host("cortex-end-of-turn.sh", "Stop", stop_hook_active=False) == ""  # offered once
 
@@ -98,20 +170,31 @@ def test_a_whole_session_then_the_next_session_start(host, repo: Repo, make_engi
 
     engine: Engine = make_engine(repo.path)
     clock.now = clock.now.replace(minute=5)
-    verdicts = {v.path: (v.verdict, v.recorded_by) for v in engine.read_ledger(["src/api.py", "src/models.py", "docs/design.md"])}
+    verdicts = {
+        v.path: (v.verdict, v.recorded_by)
+        for v in engine.read_ledger(["src/api.py", "src/models.py", "docs/design.md"])
+    }
     assert verdicts == {
         "src/api.py": ("unchanged-since", "you"),
         "src/models.py": ("edited-by-you-since", "you"),
         "docs/design.md": ("unchanged-since", "read by subagent general-purpose"),
     }
-    episodes = dict(engine.conn.execute("SELECT kind, summary FROM episodes WHERE kind != 'session_summary'").fetchall())
+    episodes = dict(
+        engine.conn.execute("SELECT kind, summary FROM episodes WHERE kind != 'session_summary'").fetchall()
+    )
     assert episodes["command_failure"] == "test failed: python -m pytest tests/test_api.py (exit 1)"
     assert episodes["test_cycle"] == "Test cycle: fixed after 1 iteration (src/models.py)"
     assert episodes["subagent_conclusion"].startswith("The design holds.")
     child = engine.conn.execute("SELECT * FROM sessions WHERE agent_id='agent-42'").fetchone()
     parent = engine.conn.execute("SELECT * FROM sessions WHERE id=?", (child["parent_session_id"],)).fetchone()
-    assert (child["agent_type"], parent["host_session_id"], parent["parent_session_id"]) == ("general-purpose", "claude-1", None)
-    reads_by_child = engine.conn.execute("SELECT COUNT(*) FROM events WHERE session_id=? AND type='read'", (child["id"],)).fetchone()[0]
+    assert (child["agent_type"], parent["host_session_id"], parent["parent_session_id"]) == (
+        "general-purpose",
+        "claude-1",
+        None,
+    )
+    reads_by_child = engine.conn.execute(
+        "SELECT COUNT(*) FROM events WHERE session_id=? AND type='read'", (child["id"],)
+    ).fetchone()[0]
     assert reads_by_child == 1
 
     second = host("inject-header", "SessionStart", source="resume", session_id="claude-2")

@@ -47,8 +47,20 @@ def test_readme_settings_section_is_the_table_settings_holds() -> None:
     assert rows == settings.DOCUMENTED
 
 
-@pytest.mark.parametrize("value,on", [("", True), ("on", True), ("1", True), ("off", False), ("0", False),
-                                      (" False ", False), ("NO", False), ("never", False), ("disabled", False)])
+@pytest.mark.parametrize(
+    "value,on",
+    [
+        ("", True),
+        ("on", True),
+        ("1", True),
+        ("off", False),
+        ("0", False),
+        (" False ", False),
+        ("NO", False),
+        ("never", False),
+        ("disabled", False),
+    ],
+)
 def test_every_switch_reads_the_same_spellings(monkeypatch: pytest.MonkeyPatch, value: str, on: bool) -> None:
     """Subagent brief, stop nudge and automatic gc share one rule for on and off."""
     for name in (settings.SUBAGENT_BRIEF, settings.STOP_NUDGE, settings.GC_AUTO):
@@ -71,7 +83,9 @@ def test_home_is_read_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert settings.home() == Path.home() / ".cortex"
 
 
-def test_semantic_recall_is_on_wherever_the_extra_is_installed_unless_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_semantic_recall_is_on_wherever_the_extra_is_installed_unless_switched_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Issue 28: hybrid recall beats the lexical rank on every measured set, so installing the extra is the opt-in;
     `CORTEX_SEMANTIC` is a switch like the others (unset or blank: on; an OFF spelling: off)."""
     seen: dict[str | None, bool] = {}
@@ -81,5 +95,13 @@ def test_semantic_recall_is_on_wherever_the_extra_is_installed_unless_switched_o
         else:
             monkeypatch.setenv(settings.SEMANTIC, value)
         seen[value] = settings.semantic()
-    assert seen == {None: True, "": True, "1": True, "yes": True, "0": False, "off": False, "False": False,
-                    "typo": True}
+    assert seen == {
+        None: True,
+        "": True,
+        "1": True,
+        "yes": True,
+        "0": False,
+        "off": False,
+        "False": False,
+        "typo": True,
+    }

@@ -29,8 +29,20 @@ def clones(repo: Repo, tmp_path: Path) -> tuple[Repo, Repo]:
 
 def publish_decision(alice: Repo, text: str = "use redis for the cache backend", subject: str = "cache backend") -> str:
     """Alice records a decision (with rejected alternatives), publishes it and commits the file; returns its path."""
-    noted = cortex(alice.path, "note", "--kind", "decision", "--subject", subject, "--alternative", "memcached",
-                   "--alternative", "no cache at all", text, "--json")
+    noted = cortex(
+        alice.path,
+        "note",
+        "--kind",
+        "decision",
+        "--subject",
+        subject,
+        "--alternative",
+        "memcached",
+        "--alternative",
+        "no cache at all",
+        text,
+        "--json",
+    )
     assert noted.code == 0, noted.err
     run = cortex(alice.path, "publish", noted.data()["id"], "--json")
     assert run.code == 0, run.err
@@ -55,9 +67,16 @@ def test_publish_writes_one_madr_file(clones: tuple[Repo, Repo]) -> None:
     assert path == "docs/decisions/0001-cache-backend.md"
     body = (alice.path / path).read_text(encoding="utf-8")
     assert body.startswith("---\nstatus: accepted\n")
-    for part in ("# cache backend", "## Context and Problem Statement", "## Considered Options",
-                 "* use redis for the cache backend", "* memcached", "* no cache at all", "## Decision Outcome",
-                 'Chosen option: "use redis for the cache backend"'):
+    for part in (
+        "# cache backend",
+        "## Context and Problem Statement",
+        "## Considered Options",
+        "* use redis for the cache backend",
+        "* memcached",
+        "* no cache at all",
+        "## Decision Outcome",
+        'Chosen option: "use redis for the cache backend"',
+    ):
         assert part in body
     not_decision = cortex(alice.path, "note", "--kind", "insight", "redis is fast", "--json").data()["id"]
     refused = cortex(alice.path, "publish", not_decision)
@@ -85,8 +104,9 @@ def test_published_in_one_clone_pulled_and_contested_in_the_other(clones: tuple[
     brief = cortex(bob.path, "inject-header", "--quiet")
     assert brief.code == 0, brief.err
     assert "use redis for the cache backend (shared)" in brief.out
-    noted = cortex(bob.path, "note", "--kind", "decision", "--subject", "cache backend",
-                   "do not use redis for the cache backend")
+    noted = cortex(
+        bob.path, "note", "--kind", "decision", "--subject", "cache backend", "do not use redis for the cache backend"
+    )
     assert noted.code == 0 and "Contested" in noted.out
     recall = cortex(bob.path, "recall", "redis", "cache", "backend", "--json").data()
     assert "use redis for the cache backend [contested] (shared)" in recall["text"]
@@ -105,18 +125,24 @@ def test_edit_and_deletion_of_a_shared_file(clones: tuple[Repo, Repo], make_engi
     bob.git("pull", "-q", "origin", "main")
     assert cortex(bob.path, "sync", "--json").data()["added"] == [path]
     target = alice.path / path
-    target.write_text(target.read_text(encoding="utf-8").replace(
-        'Chosen option: "use redis for the cache backend"', 'Chosen option: "use redis 7 for the cache backend"'),
-        encoding="utf-8")
+    target.write_text(
+        target.read_text(encoding="utf-8").replace(
+            'Chosen option: "use redis for the cache backend"', 'Chosen option: "use redis 7 for the cache backend"'
+        ),
+        encoding="utf-8",
+    )
     alice.commit("adr: redis 7")
     bob.git("pull", "-q", "origin", "main")
     assert cortex(bob.path, "sync", "--json").data()["updated"] == [path]
     eng = make_engine(bob.path)
     assert [(n[0], n[1]) for n in notes_on(eng, "cache backend")] == [
-        ("use redis for the cache backend", "superseded"), ("use redis 7 for the cache backend", "active")]
+        ("use redis for the cache backend", "superseded"),
+        ("use redis 7 for the cache backend", "active"),
+    ]
     audit = eng.conn.execute("SELECT operation, prior_text, new_text FROM memory_corrections").fetchall()
-    assert [tuple(a) for a in audit] == [(f"shared-update:{path}", "use redis for the cache backend",
-                                          "use redis 7 for the cache backend")]
+    assert [tuple(a) for a in audit] == [
+        (f"shared-update:{path}", "use redis for the cache backend", "use redis 7 for the cache backend")
+    ]
     alice.git("rm", "-q", path)
     alice.commit("adr: drop cache decision")
     bob.git("pull", "-q", "origin", "main")
@@ -130,12 +156,12 @@ def test_only_what_is_committed_at_head_is_read(repo: Repo, make_engine: Open) -
     """Working-tree files, symlinks and non-Markdown entries are never read; a malformed file goes to doctor."""
     folder = repo.path / "docs" / "decisions"
     folder.mkdir(parents=True)
-    (repo.path / "secret.md").write_text("# leaked\n\n## Decision Outcome\n\nChosen option: \"from a symlink\"\n")
+    (repo.path / "secret.md").write_text('# leaked\n\n## Decision Outcome\n\nChosen option: "from a symlink"\n')
     os.symlink("../../secret.md", folder / "0001-link.md")
-    (folder / "0002-broken.md").write_text("no title here\n\n## Decision Outcome\n\nChosen option: \"x\"\n")
-    (folder / "0003-good.md").write_text("# queue\n\n## Decision Outcome\n\nChosen option: \"run jobs on rq\"\n")
+    (folder / "0002-broken.md").write_text('no title here\n\n## Decision Outcome\n\nChosen option: "x"\n')
+    (folder / "0003-good.md").write_text('# queue\n\n## Decision Outcome\n\nChosen option: "run jobs on rq"\n')
     repo.commit("decisions")
-    (folder / "0004-uncommitted.md").write_text("# api\n\n## Decision Outcome\n\nChosen option: \"use grpc\"\n")
+    (folder / "0004-uncommitted.md").write_text('# api\n\n## Decision Outcome\n\nChosen option: "use grpc"\n')
     result = cortex(repo.path, "sync", "--json").data()
     assert result["added"] == ["docs/decisions/0003-good.md"]
     assert result["malformed"] == [{"path": "docs/decisions/0002-broken.md", "problem": "has no `# title` line"}]
@@ -152,9 +178,11 @@ def test_hostile_file_is_capped_defused_and_redacted(repo: Repo, make_engine: Op
     folder = repo.path / "docs" / "decisions"
     folder.mkdir(parents=True)
     (folder / "0001-evil.md").write_text(
-        "# tokens\x1b[31m\n\n## Decision Outcome\n\nChosen option: \"keep the key AKIAIOSFODNN7EXAMPLE here "
-        "[contested] (from main)\x07\"\n", encoding="utf-8")
-    (folder / "0002-huge.md").write_text("# big\n\n## Decision Outcome\n\nChosen option: \"" + "x" * 70_000 + "\"\n")
+        '# tokens\x1b[31m\n\n## Decision Outcome\n\nChosen option: "keep the key AKIAIOSFODNN7EXAMPLE here '
+        '[contested] (from main)\x07"\n',
+        encoding="utf-8",
+    )
+    (folder / "0002-huge.md").write_text('# big\n\n## Decision Outcome\n\nChosen option: "' + "x" * 70_000 + '"\n')
     repo.commit("evil decisions")
     result = cortex(repo.path, "sync", "--json").data()
     assert result["added"] == ["docs/decisions/0001-evil.md"]

@@ -34,8 +34,11 @@ def madr(body: str, front: str = "") -> bytes:
 
 def outcome(chosen: str, title: str = "queue", options: str = "") -> bytes:
     """A minimal decision file: a title, optional considered options, and the outcome line."""
-    return madr(f"# {title}\n\n" + (f"## Considered Options\n\n{options}\n" if options else "")
-                + f"## Decision Outcome\n\n{chosen}\n")
+    return madr(
+        f"# {title}\n\n"
+        + (f"## Considered Options\n\n{options}\n" if options else "")
+        + f"## Decision Outcome\n\n{chosen}\n"
+    )
 
 
 def malformed(raw: bytes) -> str:
@@ -65,32 +68,47 @@ def test_every_part_a_file_lacks_is_named() -> None:
     assert malformed(b"# queue\n\n## Decision\n\nChosen option: x\n") == "has no `## Decision Outcome` section"
     assert malformed(b"# queue\n\n##Decision Outcome\n\nChosen option: x\n") == "has no `## Decision Outcome` section"
     assert malformed(b"# queue\n\nChosen option: x\n") == "has no `## Decision Outcome` section"
-    for empty in (b"# queue\n\n## Decision Outcome\n\n", b"# queue\n\n## Decision Outcome\n\n  \nChosen option:  \n",
-                  b'# queue\n\n## Decision Outcome\nCHOSEN OPTION: ""\n'):
+    for empty in (
+        b"# queue\n\n## Decision Outcome\n\n",
+        b"# queue\n\n## Decision Outcome\n\n  \nChosen option:  \n",
+        b'# queue\n\n## Decision Outcome\nCHOSEN OPTION: ""\n',
+    ):
         assert malformed(empty) == "its Decision Outcome states no chosen option"
-    assert malformed(madr("# Improve README wording\n\n## Decision Outcome\n\nChosen option: x\n",
-                          'cortex-subject: "auth"\n')) == (
-        "its `# title` and its cortex-subject name different subjects; make them the same")
+    assert malformed(
+        madr("# Improve README wording\n\n## Decision Outcome\n\nChosen option: x\n", 'cortex-subject: "auth"\n')
+    ) == ("its `# title` and its cortex-subject name different subjects; make them the same")
 
 
 def test_a_whole_file_is_read_into_its_decision() -> None:
-    raw = madr("intro line\n# Cache   Backend \n\n# a second title\n## Context\n\nstuff\n\n## Considered Options\n\n"
-               '* "use redis"\n- memcached, because it is simple\n+ not an option\n  * "no cache at all"\n*\n* \n'
-               "## decision outcome and consequences\n\n\n  Chosen option: \"use redis\", because it is fast  \n"
-               "later line\n",
-               " Status : Accepted by the team\nDATE: 2026-07-01\ncortex-subject: \"cache backend\"\n"
-               f"cortex-id: {OWN_ID}\nno colon here\n")
+    raw = madr(
+        "intro line\n# Cache   Backend \n\n# a second title\n## Context\n\nstuff\n\n## Considered Options\n\n"
+        '* "use redis"\n- memcached, because it is simple\n+ not an option\n  * "no cache at all"\n*\n* \n'
+        '## decision outcome and consequences\n\n\n  Chosen option: "use redis", because it is fast  \n'
+        "later line\n",
+        ' Status : Accepted by the team\nDATE: 2026-07-01\ncortex-subject: "cache backend"\n'
+        f"cortex-id: {OWN_ID}\nno colon here\n",
+    )
     assert sharing.parse_madr(raw) == SharedDecision(
-        title="Cache Backend", subject="cache backend", decision="use redis, because it is fast",
-        alternatives=("memcached, because it is simple", "no cache at all"), status="accepted", date="2026-07-01",
-        note_id=OWN_ID)
+        title="Cache Backend",
+        subject="cache backend",
+        decision="use redis, because it is fast",
+        alternatives=("memcached, because it is simple", "no cache at all"),
+        status="accepted",
+        date="2026-07-01",
+        note_id=OWN_ID,
+    )
 
 
 def test_crlf_files_and_front_matter_with_blanks_around_its_marks() -> None:
     raw = b" --- \r\nstatus: superseded\r\n---  \r\n# queue\r\n## Decision Outcome\r\nChosen option: rq\r\n"
     parsed = sharing.parse_madr(raw)
     assert (parsed.title, parsed.decision, parsed.status, parsed.date, parsed.note_id) == (
-        "queue", "rq", "superseded", None, None)
+        "queue",
+        "rq",
+        "superseded",
+        None,
+        None,
+    )
 
 
 def test_an_empty_front_matter_is_closed_by_its_second_line() -> None:
@@ -104,39 +122,48 @@ def test_front_matter_splits_each_line_at_its_first_colon_and_is_never_read_as_t
 
 
 def test_a_section_named_twice_keeps_both_bodies() -> None:
-    raw = (b"# queue\n## Considered Options\n* kafka\n## Decision Outcome\nChosen option: rq\n"
-           b"## Considered Options\n* sqs\n")
+    raw = (
+        b"# queue\n## Considered Options\n* kafka\n## Decision Outcome\nChosen option: rq\n"
+        b"## Considered Options\n* sqs\n"
+    )
     assert sharing.parse_madr(raw).alternatives == ("kafka", "sqs")
 
 
-@pytest.mark.parametrize("chosen, decision", [
-    ('Chosen option: "run jobs on rq"', "run jobs on rq"),
-    ('chosen option:"run jobs on rq"', "run jobs on rq"),
-    ('"rq", because it is simple', "rq, because it is simple"),
-    ('"rq" because it is simple', "rq because it is simple"),
-    ('"rq"', "rq"),
-    ('"say \\"rq\\"" twice', 'say "rq" twice'),
-    ('"a \\q b", then more', "a \\q b, then more"),
-    ('"a \\q b" then more', "a \\q b then more"),
-    ('"a \\q b"', "a \\q b"),
-    ('"unclosed', '"unclosed'),
-    ('"a \\q" or "b"', 'a \\q or "b"'),
-    ("run jobs on rq", "run jobs on rq"),
-    ("the option: rq", "the option: rq"),
-])
+@pytest.mark.parametrize(
+    "chosen, decision",
+    [
+        ('Chosen option: "run jobs on rq"', "run jobs on rq"),
+        ('chosen option:"run jobs on rq"', "run jobs on rq"),
+        ('"rq", because it is simple', "rq, because it is simple"),
+        ('"rq" because it is simple', "rq because it is simple"),
+        ('"rq"', "rq"),
+        ('"say \\"rq\\"" twice', 'say "rq" twice'),
+        ('"a \\q b", then more', "a \\q b, then more"),
+        ('"a \\q b" then more', "a \\q b then more"),
+        ('"a \\q b"', "a \\q b"),
+        ('"unclosed', '"unclosed'),
+        ('"a \\q" or "b"', 'a \\q or "b"'),
+        ("run jobs on rq", "run jobs on rq"),
+        ("the option: rq", "the option: rq"),
+    ],
+)
 def test_the_chosen_option_loses_its_quotes_and_keeps_its_reason(chosen: str, decision: str) -> None:
     assert sharing.parse_madr(outcome(chosen)).decision == decision
 
 
-@pytest.mark.parametrize("chosen, options, alternatives", [
-    ('"use redis"', '* use redis\n* memcached', ("memcached",)),
-    ('"Use  Redis", because', '* use redis\n* memcached', ("memcached",)),
-    ('"a \\q b", because', '* a \\q b\n* memcached', ("memcached",)),
-    ("use redis because", "* use redis because\n* memcached", ("memcached",)),
-    ('"use redis"', '* "memcached", because it is simple', ("memcached, because it is simple",)),
-])
-def test_the_chosen_option_is_not_one_of_its_own_alternatives(chosen: str, options: str,
-                                                              alternatives: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "chosen, options, alternatives",
+    [
+        ('"use redis"', "* use redis\n* memcached", ("memcached",)),
+        ('"Use  Redis", because', "* use redis\n* memcached", ("memcached",)),
+        ('"a \\q b", because', "* a \\q b\n* memcached", ("memcached",)),
+        ("use redis because", "* use redis because\n* memcached", ("memcached",)),
+        ('"use redis"', '* "memcached", because it is simple', ("memcached, because it is simple",)),
+    ],
+)
+def test_the_chosen_option_is_not_one_of_its_own_alternatives(
+    chosen: str, options: str, alternatives: tuple[str, ...]
+) -> None:
     assert sharing.parse_madr(outcome(f"Chosen option: {chosen}", options=options)).alternatives == alternatives
 
 
@@ -147,19 +174,24 @@ def test_alternatives_are_capped_in_length_number_and_total() -> None:
     assert many.alternatives == tuple(f"option {i}" for i in range(20))
     seven = sharing.parse_madr(outcome("Chosen option: rq", options="\n".join(f"* {i}" + "x" * 299 for i in range(7))))
     assert [a[0] for a in seven.alternatives] == ["0", "1", "2", "3", "4", "5"]  # 7 × 300 is over 2000; 6 × 300 is not
-    exact = sharing.parse_madr(outcome("Chosen option: rq", options="\n".join(["* " + "y" * 300] * 6 + ["* " + "z" * 200])))
+    exact = sharing.parse_madr(
+        outcome("Chosen option: rq", options="\n".join(["* " + "y" * 300] * 6 + ["* " + "z" * 200]))
+    )
     assert sum(len(a) for a in exact.alternatives) == 2000 and len(exact.alternatives) == 7
 
 
-@pytest.mark.parametrize("front, subject", [
-    ('cortex-subject: "Queue"\n', "Queue"),
-    ("cortex-subject: queue\n", "queue"),
-    ('cortex-subject: "queue\n', "queue"),
-    ('cortex-subject: "que\\u0075e"\n', "queue"),
-    ('cortex-subject: "QUEUE X\n', "QUEUE X"),
-    ("cortex-subject:\n", "QUEUE  title"),
-    ('cortex-subject: ""\n', "QUEUE  title"),
-])
+@pytest.mark.parametrize(
+    "front, subject",
+    [
+        ('cortex-subject: "Queue"\n', "Queue"),
+        ("cortex-subject: queue\n", "queue"),
+        ('cortex-subject: "queue\n', "queue"),
+        ('cortex-subject: "que\\u0075e"\n', "queue"),
+        ('cortex-subject: "QUEUE X\n', "QUEUE X"),
+        ("cortex-subject:\n", "QUEUE  title"),
+        ('cortex-subject: ""\n', "QUEUE  title"),
+    ],
+)
 def test_the_subject_is_the_front_matter_s_or_the_title(front: str, subject: str) -> None:
     title = "QUEUE  title" if "title" in subject else subject if subject == "QUEUE X" else "queue"
     parsed = sharing.parse_madr(madr(f"# {title}\n## Decision Outcome\nChosen option: rq\n", front))
@@ -172,26 +204,39 @@ def test_a_quoted_subject_that_decodes_to_another_subject_is_refused() -> None:
     assert "different subjects" in malformed(raw)
 
 
-@pytest.mark.parametrize("front, status", [
-    ("", "accepted"), ("status:\n", "accepted"), ("status: Superseded by 0002\n", "superseded"),
-    ("STATUS: rejected\n", "rejected"), ("status: proposed\n", "proposed"),
-    ("status: Deprecated: see 0002\n", "deprecated"), ("status: superseded, by 0003\n", "superseded"),
-    ("status: Accepted.\n", "accepted"), ("status: ~\n", "accepted"), ("status: **Rejected**\n", "rejected"),
-])
+@pytest.mark.parametrize(
+    "front, status",
+    [
+        ("", "accepted"),
+        ("status:\n", "accepted"),
+        ("status: Superseded by 0002\n", "superseded"),
+        ("STATUS: rejected\n", "rejected"),
+        ("status: proposed\n", "proposed"),
+        ("status: Deprecated: see 0002\n", "deprecated"),
+        ("status: superseded, by 0003\n", "superseded"),
+        ("status: Accepted.\n", "accepted"),
+        ("status: ~\n", "accepted"),
+        ("status: **Rejected**\n", "rejected"),
+    ],
+)
 def test_the_status_is_the_first_word_of_the_front_matter_s(front: str, status: str) -> None:
     raw = madr("# queue\n## Decision Outcome\nChosen option: rq\n", front or "x: y\n")
     assert sharing.parse_madr(raw).status == status
 
 
-@pytest.mark.parametrize("value, kept", [("2026-07-01", True), ("2026-7-1", False), ("2026-07-01T10:00", False),
-                                         ("July 1", False), ("x2026-07-01", False)])
+@pytest.mark.parametrize(
+    "value, kept",
+    [("2026-07-01", True), ("2026-7-1", False), ("2026-07-01T10:00", False), ("July 1", False), ("x2026-07-01", False)],
+)
 def test_only_a_plain_date_is_kept(value: str, kept: bool) -> None:
     raw = madr("# queue\n## Decision Outcome\nChosen option: rq\n", f"date: {value}\n")
     assert sharing.parse_madr(raw).date == (value if kept else None)
 
 
-@pytest.mark.parametrize("value, kept", [(OWN_ID, True), (OWN_ID.upper(), False), (OWN_ID[:-1], False),
-                                         (OWN_ID + "0", False), ("x" * 36, False)])
+@pytest.mark.parametrize(
+    "value, kept",
+    [(OWN_ID, True), (OWN_ID.upper(), False), (OWN_ID[:-1], False), (OWN_ID + "0", False), ("x" * 36, False)],
+)
 def test_only_an_id_shaped_cortex_id_is_kept(value: str, kept: bool) -> None:
     raw = madr("# queue\n## Decision Outcome\nChosen option: rq\n", f"cortex-id: {value}\n")
     assert sharing.parse_madr(raw).note_id == (value if kept else None)
@@ -206,10 +251,17 @@ def test_title_subject_and_decision_are_cut_to_their_caps() -> None:
 # -- publishing ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, stem", [
-    ("Cache Backend", "cache-backend"), ("  --Ünïcode  & stuff!! ", "n-code-stuff"), ("!!!", "decision"),
-    ("a" * 59 + " b", "a" * 59), ("a" * 70, "a" * 60), ("x" * 58 + "--yz", "x" * 58 + "-y"),
-])
+@pytest.mark.parametrize(
+    "text, stem",
+    [
+        ("Cache Backend", "cache-backend"),
+        ("  --Ünïcode  & stuff!! ", "n-code-stuff"),
+        ("!!!", "decision"),
+        ("a" * 59 + " b", "a" * 59),
+        ("a" * 70, "a" * 60),
+        ("x" * 58 + "--yz", "x" * 58 + "-y"),
+    ],
+)
 def test_a_file_name_slug(text: str, stem: str) -> None:
     assert sharing.slug(text) == stem
 
@@ -226,14 +278,40 @@ def test_a_published_decision_is_one_madr_file_exactly(engine: Engine, repo: Rep
     new = engine.note("decision", 'use "postgres" for sessions', "session store", ["redis"])
     files = published(engine, repo, new.id)
     branch = engine.scope.branch
-    assert files == {f"{FOLDER}/0001-session-store.md": "\n".join([
-        "---", "status: accepted", "date: 2026-08-03", 'cortex-subject: "session store"', f"cortex-id: {new.id}", "---",
-        "", "# session store", "", "## Context and Problem Statement", "",
-        f"Recorded with Cortex on branch `{branch}` on 2026-08-03.",
-        "", "It replaces earlier decisions on the subject:", "", "* use sqlite for sessions (2026-08-02)",
-        "", "## Considered Options", "", '* use "postgres" for sessions', "* redis",
-        "", "## Decision Outcome", "", 'Chosen option: "use \\"postgres\\" for sessions"', "", "Rejected: redis.",
-    ]) + "\n"}
+    assert files == {
+        f"{FOLDER}/0001-session-store.md": "\n".join(
+            [
+                "---",
+                "status: accepted",
+                "date: 2026-08-03",
+                'cortex-subject: "session store"',
+                f"cortex-id: {new.id}",
+                "---",
+                "",
+                "# session store",
+                "",
+                "## Context and Problem Statement",
+                "",
+                f"Recorded with Cortex on branch `{branch}` on 2026-08-03.",
+                "",
+                "It replaces earlier decisions on the subject:",
+                "",
+                "* use sqlite for sessions (2026-08-02)",
+                "",
+                "## Considered Options",
+                "",
+                '* use "postgres" for sessions',
+                "* redis",
+                "",
+                "## Decision Outcome",
+                "",
+                'Chosen option: "use \\"postgres\\" for sessions"',
+                "",
+                "Rejected: redis.",
+            ]
+        )
+        + "\n"
+    }
     assert other.id not in "".join(files.values())
     older = published(engine, repo, old.id)[f"{FOLDER}/0001-session-store.md"]
     assert older.startswith("---\nstatus: superseded\ndate: 2026-08-02\n")
@@ -246,8 +324,10 @@ def test_a_contested_and_a_resolved_decision_say_so(engine: Engine, repo: Repo, 
     clock.advance(minutes=1)
     engine.note("decision", "do not use redis for the cache", "cache")
     (body,) = published(engine, repo, a.id).values()
-    assert ("\n\nThis decision was contested when it was published: another active decision on the subject opposed it."
-            "\n\n## Considered Options\n\n* use redis for the cache\n\n## Decision Outcome\n") in body
+    assert (
+        "\n\nThis decision was contested when it was published: another active decision on the subject opposed it."
+        "\n\n## Considered Options\n\n* use redis for the cache\n\n## Decision Outcome\n"
+    ) in body
     assert "Rejected" not in body
     flaky = engine.note("decision", "retry the flaky test", "flaky")
     engine.resolve(flaky.id)
@@ -274,8 +354,15 @@ def test_files_are_numbered_per_subject_and_republished_in_place(engine: Engine,
     assert engine.publish([a.id, b.id]) == [f"{FOLDER}/0008-queue.md", f"{FOLDER}/0009-cache.md"]
     assert engine.publish([a.id]) == [f"{FOLDER}/0008-queue.md"]
     assert engine.publish([c.id]) == [f"{FOLDER}/0010-decision.md"]
-    assert sorted(os.listdir(folder)) == ["0002", "0007-old.md", "0008-queue.md", "0009-cache.md", "0010-decision.md",
-                                          "notes.md", "x-0009.md"]
+    assert sorted(os.listdir(folder)) == [
+        "0002",
+        "0007-old.md",
+        "0008-queue.md",
+        "0009-cache.md",
+        "0010-decision.md",
+        "notes.md",
+        "x-0009.md",
+    ]
 
 
 def test_publishing_names_its_refusals(engine: Engine, repo: Repo) -> None:
@@ -297,22 +384,29 @@ def test_the_folder_is_created_and_never_followed_through_a_symlink(engine: Engi
     (repo.path / "docs").symlink_to(outside)
     with pytest.raises(InvalidInput) as caught:
         engine.publish([note.id])
-    assert caught.value.message == (f"{repo.path / 'docs'} is a symlink; Cortex writes decisions only into a real folder")
+    assert caught.value.message == (
+        f"{repo.path / 'docs'} is a symlink; Cortex writes decisions only into a real folder"
+    )
     assert caught.value.code == "symlink" and os.listdir(outside) == []
     (repo.path / "docs").unlink()
     (repo.path / "docs").write_text("a file\n")
     with pytest.raises(InvalidInput) as caught:
         engine.publish([note.id])
-    assert caught.value.message == (f"{repo.path / 'docs'} is a file, not a folder; Cortex writes decisions only into "
-                                    "a folder (move it, or set another decisions folder)")
+    assert caught.value.message == (
+        f"{repo.path / 'docs'} is a file, not a folder; Cortex writes decisions only into "
+        "a folder (move it, or set another decisions folder)"
+    )
     assert caught.value.code == "not_a_folder"
     (repo.path / "docs").unlink()
     (repo.path / "docs" / "decisions").mkdir(parents=True)
     (repo.path / "docs" / "decisions" / "0001-cache.md").symlink_to(outside / "planted.md")
     with pytest.raises(InvalidInput) as caught:
         engine.publish([note.id])
-    assert caught.value.code == "bad_file" and caught.value.message.startswith(
-        f"cannot write {repo.path / FOLDER / '0001-cache.md'} (") and not (outside / "planted.md").exists()
+    assert (
+        caught.value.code == "bad_file"
+        and caught.value.message.startswith(f"cannot write {repo.path / FOLDER / '0001-cache.md'} (")
+        and not (outside / "planted.md").exists()
+    )
 
 
 def test_a_published_file_is_written_with_mode_644(engine: Engine, repo: Repo) -> None:
@@ -330,12 +424,21 @@ def _umask() -> int:
 # -- the decisions folder -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("env, config, folder", [
-    ("", "", "docs/decisions"), ("adr", "elsewhere", "adr"), ("", "adr/", "adr"), ("/adr//x/./", "", None),
-    ("adr\\\\x", "", "adr/x"), ("./adr/./x//", "", "adr/x"), ("", "  spaced  ", "spaced"),
-])
+@pytest.mark.parametrize(
+    "env, config, folder",
+    [
+        ("", "", "docs/decisions"),
+        ("adr", "elsewhere", "adr"),
+        ("", "adr/", "adr"),
+        ("/adr//x/./", "", None),
+        ("adr\\\\x", "", "adr/x"),
+        ("./adr/./x//", "", "adr/x"),
+        ("", "  spaced  ", "spaced"),
+    ],
+)
 def test_the_decisions_folder_is_env_then_git_config_then_the_default(
-        repo: Repo, monkeypatch: pytest.MonkeyPatch, env: str, config: str, folder: str | None) -> None:
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, env: str, config: str, folder: str | None
+) -> None:
     if env:
         monkeypatch.setenv("CORTEX_DECISIONS_DIR", env)
     if config:
@@ -348,13 +451,17 @@ def test_the_decisions_folder_is_env_then_git_config_then_the_default(
 
 
 @pytest.mark.parametrize("raw", ["/abs", "../out", "docs/../../out", ".", "./", "adr/\x1b[31m", "adr/\x85x", "//"])
-def test_a_decisions_folder_outside_the_repository_is_refused(repo: Repo, monkeypatch: pytest.MonkeyPatch,
-                                                             raw: str) -> None:
+def test_a_decisions_folder_outside_the_repository_is_refused(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", raw)
     with pytest.raises(InvalidInput) as caught:
         sharing.decisions_folder(str(repo.path))
-    assert caught.value.message == (f"the decisions folder {raw!r} must be a path inside the repository, like "
-                                    "docs/decisions") and caught.value.code == "bad_decisions_dir"
+    assert (
+        caught.value.message
+        == (f"the decisions folder {raw!r} must be a path inside the repository, like docs/decisions")
+        and caught.value.code == "bad_decisions_dir"
+    )
 
 
 def test_a_decisions_folder_may_hold_a_tab_or_a_newline_free_name(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -413,7 +520,8 @@ def test_only_markdown_blobs_directly_in_the_folder_are_listed(repo: Repo) -> No
         f"{FOLDER}/0002-b.md": (blob(repo, f"{FOLDER}/0002-b.md"), 3),
     }
     assert sharing.files_at_head(str(repo.path), f"{FOLDER}/sub") == {
-        f"{FOLDER}/sub/0003-c.md": (blob(repo, f"{FOLDER}/sub/0003-c.md"), 2)}
+        f"{FOLDER}/sub/0003-c.md": (blob(repo, f"{FOLDER}/sub/0003-c.md"), 2)
+    }
     assert sharing.files_at_head(str(repo.path), "nowhere") == {}
 
 
@@ -445,7 +553,9 @@ def test_the_last_commit_of_each_path_is_found_in_one_log(repo: Repo) -> None:
     assert found[f"{FOLDER}/a.md"][:3] == (second, "Test", "test@example.invalid")
     assert found[f"{FOLDER}/b.md"][:3] == (first, "Mallory", "Mallory@Evil.example")
     assert found[f"{FOLDER}/b.md"][3].startswith("20") and "T" in found[f"{FOLDER}/b.md"][3]
-    assert sharing.last_commits(str(repo.path), FOLDER, {f"{FOLDER}/b.md"}) == {f"{FOLDER}/b.md": found[f"{FOLDER}/b.md"]}
+    assert sharing.last_commits(str(repo.path), FOLDER, {f"{FOLDER}/b.md"}) == {
+        f"{FOLDER}/b.md": found[f"{FOLDER}/b.md"]
+    }
     assert sharing.last_commits(str(repo.path / "nowhere"), FOLDER, {f"{FOLDER}/a.md"}) == {}
 
 
@@ -473,7 +583,9 @@ def test_a_commit_is_shown_for_review_or_refused(repo: Repo) -> None:
         with pytest.raises(InvalidInput) as caught:
             sharing.commit_text(str(repo.path), bad)
         assert (caught.value.message, caught.value.code) == (
-            "this arrival names no commit (it was imported from a file)", "no_commit")
+            "this arrival names no commit (it was imported from a file)",
+            "no_commit",
+        )
     with pytest.raises(InvalidInput) as caught:
         sharing.commit_text(str(repo.path), "1" * 64)
     assert caught.value.message == "git cannot show commit 1111111111 here (gone after a rewrite?)"
@@ -482,8 +594,9 @@ def test_a_commit_is_shown_for_review_or_refused(repo: Repo) -> None:
         sharing.commit_text(str(repo.path), "abcdefabcd" * 4)
 
 
-def test_git_is_asked_without_optional_locks_in_the_c_locale(repo: Repo, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_is_asked_without_optional_locks_in_the_c_locale(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = tmp_path / "fakebin"
     fake.mkdir()
     (fake / "git").write_text('#!/bin/sh\nprintf "%s|%s|%s" "$GIT_OPTIONAL_LOCKS" "$LC_ALL" "$*"\n')
@@ -505,9 +618,14 @@ def trusted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def shared_notes(eng: Engine) -> list[tuple[str, str, str, str, int]]:
     """(subject, content, status, timestamp, conflict) of this scope's shared notes, oldest first."""
-    return [tuple(r) for r in eng.conn.execute(
-        "SELECT subject, content, status, timestamp, conflict FROM scoped_notes WHERE scope_key=? AND origin='shared' "
-        "ORDER BY rowid", (eng.scope.key,))]
+    return [
+        tuple(r)
+        for r in eng.conn.execute(
+            "SELECT subject, content, status, timestamp, conflict FROM scoped_notes WHERE scope_key=? AND origin='shared' "
+            "ORDER BY rowid",
+            (eng.scope.key,),
+        )
+    ]
 
 
 def test_a_sync_runs_only_on_a_branch_with_a_head(repo: Repo, tmp_path: Path, make_engine: Open) -> None:
@@ -523,8 +641,9 @@ def test_a_sync_runs_only_on_a_branch_with_a_head(repo: Repo, tmp_path: Path, ma
     assert make_engine(repo.path).sync_shared(force=True) == sharing.SyncResult(False)
 
 
-def test_a_sync_runs_again_when_head_or_the_folder_setting_moves(repo: Repo, make_engine: Open, trusted: None,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sync_runs_again_when_head_or_the_folder_setting_moves(
+    repo: Repo, make_engine: Open, trusted: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     eng = make_engine(repo.path)
     assert eng.sync_shared().ran and not eng.sync_shared().ran
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", "adr/")
@@ -542,46 +661,96 @@ def test_a_sync_runs_again_when_head_or_the_folder_setting_moves(repo: Repo, mak
     assert eng.sync_shared().ran and not eng.sync_shared().ran
 
 
-def test_a_sync_adds_updates_and_retires_and_says_so(repo: Repo, make_engine: Open, trusted: None, clock: Clock) -> None:
-    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "date: 2026-07-01\n"),
-                     f"{FOLDER}/0002-c.md": decision("cache", "use redis")}, MALLORY)
+def test_a_sync_adds_updates_and_retires_and_says_so(
+    repo: Repo, make_engine: Open, trusted: None, clock: Clock
+) -> None:
+    commit_as(
+        repo,
+        {
+            f"{FOLDER}/0001-q.md": decision("queue", "use rq", "date: 2026-07-01\n"),
+            f"{FOLDER}/0002-c.md": decision("cache", "use redis"),
+        },
+        MALLORY,
+    )
     eng = make_engine(repo.path)
     first = eng.sync_shared()
     ids = dict(first.notes)
     assert (first.ran, first.added, first.updated, first.retired, first.malformed, first.pending) == (
-        True, (f"{FOLDER}/0001-q.md", f"{FOLDER}/0002-c.md"), (), (), (), ())
+        True,
+        (f"{FOLDER}/0001-q.md", f"{FOLDER}/0002-c.md"),
+        (),
+        (),
+        (),
+        (),
+    )
     assert list(ids) == [f"{FOLDER}/0001-q.md", f"{FOLDER}/0002-c.md"]
-    assert shared_notes(eng) == [("queue", "use rq", "active", "2026-07-01T00:00:00.000Z", 0),
-                                 ("cache", "use redis", "active", "2026-08-02T18:00:00.000Z", 0)]
+    assert shared_notes(eng) == [
+        ("queue", "use rq", "active", "2026-07-01T00:00:00.000Z", 0),
+        ("cache", "use redis", "active", "2026-08-02T18:00:00.000Z", 0),
+    ]
     clock.advance(hours=1)
-    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq 2", "date: 2026-07-02\n"),
-                     f"{FOLDER}/0002-c.md": None, f"{FOLDER}/0003-d.md": decision("db", "use postgres")}, MALLORY)
+    commit_as(
+        repo,
+        {
+            f"{FOLDER}/0001-q.md": decision("queue", "use rq 2", "date: 2026-07-02\n"),
+            f"{FOLDER}/0002-c.md": None,
+            f"{FOLDER}/0003-d.md": decision("db", "use postgres"),
+        },
+        MALLORY,
+    )
     eng.rescope()
     second = eng.sync_shared()
     assert (second.added, second.updated, second.retired) == (
-        (f"{FOLDER}/0003-d.md",), (f"{FOLDER}/0001-q.md",), (f"{FOLDER}/0002-c.md",))
+        (f"{FOLDER}/0003-d.md",),
+        (f"{FOLDER}/0001-q.md",),
+        (f"{FOLDER}/0002-c.md",),
+    )
     assert [p for p, _ in second.notes] == [f"{FOLDER}/0001-q.md", f"{FOLDER}/0003-d.md"]
-    assert shared_notes(eng) == [("queue", "use rq", "superseded", "2026-07-01T00:00:00.000Z", 0),
-                                 ("cache", "use redis", "superseded", "2026-08-02T18:00:00.000Z", 0),
-                                 ("queue", "use rq 2", "active", "2026-07-02T00:00:00.000Z", 0),
-                                 ("db", "use postgres", "active", "2026-08-02T19:00:00.000Z", 0)]
-    audit = eng.conn.execute("SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
-                             "new_text, prior_subject, created_at FROM memory_corrections").fetchall()
-    assert [tuple(a) for a in audit] == [(f"notes:{ids[f'{FOLDER}/0001-q.md']}", "notes", ids[f"{FOLDER}/0001-q.md"],
-                                          eng.scope.key, f"shared-update:{FOLDER}/0001-q.md", "use rq", "use rq 2",
-                                          "queue", "2026-08-02T19:00:00.000Z")]
-    files = eng.conn.execute("SELECT path, blob_oid, note_id, problem, seen_at FROM shared_files WHERE scope_key=? "
-                             "ORDER BY path", (eng.scope.key,)).fetchall()
+    assert shared_notes(eng) == [
+        ("queue", "use rq", "superseded", "2026-07-01T00:00:00.000Z", 0),
+        ("cache", "use redis", "superseded", "2026-08-02T18:00:00.000Z", 0),
+        ("queue", "use rq 2", "active", "2026-07-02T00:00:00.000Z", 0),
+        ("db", "use postgres", "active", "2026-08-02T19:00:00.000Z", 0),
+    ]
+    audit = eng.conn.execute(
+        "SELECT memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+        "new_text, prior_subject, created_at FROM memory_corrections"
+    ).fetchall()
+    assert [tuple(a) for a in audit] == [
+        (
+            f"notes:{ids[f'{FOLDER}/0001-q.md']}",
+            "notes",
+            ids[f"{FOLDER}/0001-q.md"],
+            eng.scope.key,
+            f"shared-update:{FOLDER}/0001-q.md",
+            "use rq",
+            "use rq 2",
+            "queue",
+            "2026-08-02T19:00:00.000Z",
+        )
+    ]
+    files = eng.conn.execute(
+        "SELECT path, blob_oid, note_id, problem, seen_at FROM shared_files WHERE scope_key=? ORDER BY path",
+        (eng.scope.key,),
+    ).fetchall()
     assert [(f["path"], f["blob_oid"], f["problem"], f["seen_at"]) for f in files] == [
         (f"{FOLDER}/0001-q.md", blob(repo, f"{FOLDER}/0001-q.md"), None, "2026-08-02T19:00:00.000Z"),
-        (f"{FOLDER}/0003-d.md", blob(repo, f"{FOLDER}/0003-d.md"), None, "2026-08-02T19:00:00.000Z")]
+        (f"{FOLDER}/0003-d.md", blob(repo, f"{FOLDER}/0003-d.md"), None, "2026-08-02T19:00:00.000Z"),
+    ]
     assert [f["note_id"] for f in files] == [p[1] for p in second.notes]
-    assert second.to_dict() == {"ran": True, "added": [f"{FOLDER}/0003-d.md"], "updated": [f"{FOLDER}/0001-q.md"],
-                                "retired": [f"{FOLDER}/0002-c.md"], "pending": [], "malformed": []}
+    assert second.to_dict() == {
+        "ran": True,
+        "added": [f"{FOLDER}/0003-d.md"],
+        "updated": [f"{FOLDER}/0001-q.md"],
+        "retired": [f"{FOLDER}/0002-c.md"],
+        "pending": [],
+        "malformed": [],
+    }
 
 
-def test_a_shared_decision_meets_the_branch_s_own_notes(repo: Repo, make_engine: Open, trusted: None,
-                                                        clock: Clock) -> None:
+def test_a_shared_decision_meets_the_branch_s_own_notes(
+    repo: Repo, make_engine: Open, trusted: None, clock: Clock
+) -> None:
     eng = make_engine(repo.path)
     mine = eng.note("decision", "use redis for the cache", "cache")
     clock.advance(minutes=1)
@@ -593,10 +762,18 @@ def test_a_shared_decision_meets_the_branch_s_own_notes(repo: Repo, make_engine:
     assert mine.id
 
 
-@pytest.mark.parametrize("date, stamp", [("2026-07-01", "2026-07-01T00:00:00.000Z"), ("2099-01-01", None),
-                                         ("2026-02-30", None), ("2026-08-02", "2026-08-02T00:00:00.000Z")])
-def test_a_file_s_date_is_its_decision_s_never_later_than_now(repo: Repo, make_engine: Open, trusted: None,
-                                                               date: str, stamp: str | None) -> None:
+@pytest.mark.parametrize(
+    "date, stamp",
+    [
+        ("2026-07-01", "2026-07-01T00:00:00.000Z"),
+        ("2099-01-01", None),
+        ("2026-02-30", None),
+        ("2026-08-02", "2026-08-02T00:00:00.000Z"),
+    ],
+)
+def test_a_file_s_date_is_its_decision_s_never_later_than_now(
+    repo: Repo, make_engine: Open, trusted: None, date: str, stamp: str | None
+) -> None:
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", f"date: {date}\n")}, MALLORY)
     eng = make_engine(repo.path)
     eng.sync_shared()
@@ -604,14 +781,22 @@ def test_a_file_s_date_is_its_decision_s_never_later_than_now(repo: Repo, make_e
 
 
 def test_a_retired_status_records_the_file_and_writes_nothing(repo: Repo, make_engine: Open, trusted: None) -> None:
-    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq"),
-                     f"{FOLDER}/0002-c.md": decision("cache", "use redis", "status: rejected\n"),
-                     f"{FOLDER}/0003-d.md": decision("db", "use mysql", "status: deprecated\n"),
-                     f"{FOLDER}/0004-e.md": decision("dns", "use bind", "status: superseded by 0005\n"),
-                     f"{FOLDER}/0005-f.md": decision("ci", "use jenkins", "status: proposed\n")}, MALLORY)
+    commit_as(
+        repo,
+        {
+            f"{FOLDER}/0001-q.md": decision("queue", "use rq"),
+            f"{FOLDER}/0002-c.md": decision("cache", "use redis", "status: rejected\n"),
+            f"{FOLDER}/0003-d.md": decision("db", "use mysql", "status: deprecated\n"),
+            f"{FOLDER}/0004-e.md": decision("dns", "use bind", "status: superseded by 0005\n"),
+            f"{FOLDER}/0005-f.md": decision("ci", "use jenkins", "status: proposed\n"),
+        },
+        MALLORY,
+    )
     eng = make_engine(repo.path)
     done = eng.sync_shared()
-    assert done.added == tuple(f"{FOLDER}/{n}" for n in ("0001-q.md", "0002-c.md", "0003-d.md", "0004-e.md", "0005-f.md"))
+    assert done.added == tuple(
+        f"{FOLDER}/{n}" for n in ("0001-q.md", "0002-c.md", "0003-d.md", "0004-e.md", "0005-f.md")
+    )
     assert [p for p, _ in done.notes] == [f"{FOLDER}/0001-q.md", f"{FOLDER}/0005-f.md"]
     assert [n[1] for n in shared_notes(eng)] == ["use rq", "use jenkins"]
     recorded = {r[0]: r[1] for r in eng.conn.execute("SELECT path, note_id FROM shared_files")}
@@ -621,7 +806,10 @@ def test_a_retired_status_records_the_file_and_writes_nothing(repo: Repo, make_e
     again = eng.sync_shared()
     assert again.updated == (f"{FOLDER}/0001-q.md",) and again.notes == ()
     assert [n[2] for n in shared_notes(eng)] == ["superseded", "active"]
-    assert eng.conn.execute("SELECT note_id FROM shared_files WHERE path=?", (f"{FOLDER}/0001-q.md",)).fetchone()[0] is None
+    assert (
+        eng.conn.execute("SELECT note_id FROM shared_files WHERE path=?", (f"{FOLDER}/0001-q.md",)).fetchone()[0]
+        is None
+    )
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq 3")}, MALLORY)
     eng.rescope()
     third = eng.sync_shared()
@@ -629,26 +817,41 @@ def test_a_retired_status_records_the_file_and_writes_nothing(repo: Repo, make_e
 
 
 def test_a_malformed_file_goes_to_doctor_and_keeps_the_decision_its_last_good_version_wrote(
-        repo: Repo, make_engine: Open, trusted: None) -> None:
+    repo: Repo, make_engine: Open, trusted: None
+) -> None:
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, MALLORY)
     eng = make_engine(repo.path)
     eng.sync_shared()
     (note_id,) = [r[0] for r in eng.conn.execute("SELECT note_id FROM shared_files")]
-    commit_as(repo, {f"{FOLDER}/0001-q.md": "no title\n", f"{FOLDER}/0002-big.md": "x" * (64 * 1024 + 1),
-                     f"{FOLDER}/0003-long.md": decision("s" * 201, "use it"),
-                     f"{FOLDER}/0004-fine.md": decision("cache", "use redis")}, MALLORY)
+    commit_as(
+        repo,
+        {
+            f"{FOLDER}/0001-q.md": "no title\n",
+            f"{FOLDER}/0002-big.md": "x" * (64 * 1024 + 1),
+            f"{FOLDER}/0003-long.md": decision("s" * 201, "use it"),
+            f"{FOLDER}/0004-fine.md": decision("cache", "use redis"),
+        },
+        MALLORY,
+    )
     eng.rescope()
     done = eng.sync_shared()
-    assert done.malformed == ((f"{FOLDER}/0001-q.md", "has no `# title` line"), (f"{FOLDER}/0002-big.md", "over 64 KiB"))
+    assert done.malformed == (
+        (f"{FOLDER}/0001-q.md", "has no `# title` line"),
+        (f"{FOLDER}/0002-big.md", "over 64 KiB"),
+    )
     assert done.added == (f"{FOLDER}/0003-long.md", f"{FOLDER}/0004-fine.md") and done.updated == ()
-    assert done.to_dict()["malformed"] == [{"path": f"{FOLDER}/0001-q.md", "problem": "has no `# title` line"},
-                                           {"path": f"{FOLDER}/0002-big.md", "problem": "over 64 KiB"}]
+    assert done.to_dict()["malformed"] == [
+        {"path": f"{FOLDER}/0001-q.md", "problem": "has no `# title` line"},
+        {"path": f"{FOLDER}/0002-big.md", "problem": "over 64 KiB"},
+    ]
     rows = {r["path"]: r for r in eng.conn.execute("SELECT * FROM shared_files")}
     assert rows[f"{FOLDER}/0001-q.md"]["note_id"] == note_id
     assert rows[f"{FOLDER}/0001-q.md"]["blob_oid"] == blob(repo, f"{FOLDER}/0001-q.md")
     assert rows[f"{FOLDER}/0002-big.md"]["note_id"] is None
-    assert sharing.problems(eng.conn) == [(f"{FOLDER}/0001-q.md", "has no `# title` line"),
-                                          (f"{FOLDER}/0002-big.md", "over 64 KiB")]
+    assert sharing.problems(eng.conn) == [
+        (f"{FOLDER}/0001-q.md", "has no `# title` line"),
+        (f"{FOLDER}/0002-big.md", "over 64 KiB"),
+    ]
     assert [n[1:3] for n in shared_notes(eng)][0] == ("use rq", "active")
     commit_as(repo, {f"{FOLDER}/0001-q.md": None, f"{FOLDER}/0002-big.md": decision("big", "fits now")}, MALLORY)
     eng.rescope()
@@ -658,8 +861,9 @@ def test_a_malformed_file_goes_to_doctor_and_keeps_the_decision_its_last_good_ve
     assert eng.conn.execute("SELECT status FROM notes WHERE id=?", (note_id,)).fetchone()[0] == "superseded"
 
 
-def test_a_file_the_note_rules_refuse_is_malformed_with_their_reason(repo: Repo, make_engine: Open,
-                                                                      trusted: None) -> None:
+def test_a_file_the_note_rules_refuse_is_malformed_with_their_reason(
+    repo: Repo, make_engine: Open, trusted: None
+) -> None:
     """A title of control characters alone parses, but cleans to no subject: the note rule's refusal is the reason."""
     commit_as(repo, {f"{FOLDER}/0001-q.md": "# \x07\x1b\n## Decision Outcome\nChosen option: x\n"}, MALLORY)
     eng = make_engine(repo.path)
@@ -673,9 +877,10 @@ def test_problems_of_an_old_store_are_none(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "old.db")
     assert sharing.problems(conn) == []
     conn.execute("CREATE TABLE shared_files(path TEXT, problem TEXT)")
-    conn.executemany("INSERT INTO shared_files VALUES (?, ?)", [("b\u202e.md", "why"), ("a.md", "x"), ("a.md", "x"),
-                                                               ("c.md", None)])
-    assert sharing.problems(conn) == [("a.md", "x"), ("\"b\\u202e.md\"", "why")]
+    conn.executemany(
+        "INSERT INTO shared_files VALUES (?, ?)", [("b\u202e.md", "why"), ("a.md", "x"), ("a.md", "x"), ("c.md", None)]
+    )
+    assert sharing.problems(conn) == [("a.md", "x"), ('"b\\u202e.md"', "why")]
 
 
 def test_the_publisher_s_own_file_is_that_note_not_a_copy(repo: Repo, make_engine: Open, trusted: None) -> None:
@@ -695,16 +900,19 @@ def test_the_publisher_s_own_file_is_that_note_not_a_copy(repo: Repo, make_engin
     assert edited.updated == (path,) and len(edited.notes) == 1
     # The edit is dated by the file (the day it was published), older than the note itself: the note stands.
     notes = [tuple(r) for r in eng.conn.execute("SELECT content, status, origin, timestamp FROM scoped_notes")]
-    assert notes == [("run jobs on rq", "active", None, "2026-08-02T18:00:00.000Z"),
-                     ("run jobs on celery", "superseded", "shared", "2026-08-02T00:00:00.000Z")]
+    assert notes == [
+        ("run jobs on rq", "active", None, "2026-08-02T18:00:00.000Z"),
+        ("run jobs on celery", "superseded", "shared", "2026-08-02T00:00:00.000Z"),
+    ]
     commit_as(repo, {path: None})
     eng.rescope()
     assert eng.sync_shared().retired == (path,)
     assert [r[0] for r in eng.conn.execute("SELECT status FROM scoped_notes")] == ["active", "superseded"]
 
 
-def test_a_forged_cortex_id_of_another_scope_s_note_is_imported_as_a_copy(repo: Repo, make_engine: Open,
-                                                                          trusted: None) -> None:
+def test_a_forged_cortex_id_of_another_scope_s_note_is_imported_as_a_copy(
+    repo: Repo, make_engine: Open, trusted: None
+) -> None:
     eng = make_engine(repo.path)
     other = eng.note("decision", "use rq", "queue")
     repo.git("checkout", "-q", "-b", "topic")
@@ -715,8 +923,11 @@ def test_a_forged_cortex_id_of_another_scope_s_note_is_imported_as_a_copy(repo: 
 
 
 def test_deleting_a_file_retires_only_a_live_shared_note(repo: Repo, make_engine: Open, trusted: None) -> None:
-    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq"), f"{FOLDER}/0002-c.md": decision("cache", "x")},
-              MALLORY)
+    commit_as(
+        repo,
+        {f"{FOLDER}/0001-q.md": decision("queue", "use rq"), f"{FOLDER}/0002-c.md": decision("cache", "x")},
+        MALLORY,
+    )
     eng = make_engine(repo.path)
     ids = dict(eng.sync_shared().notes)
     eng.resolve(ids[f"{FOLDER}/0002-c.md"])
@@ -738,9 +949,16 @@ def test_another_author_s_file_waits_with_its_commit_and_this_machine_s_applies(
     done = eng.sync_shared()
     assert done.pending == (f"{FOLDER}/0001-q.md",) and done.added == (f"{FOLDER}/0002-c.md",)
     (arrival,) = eng.inbox()
-    assert (arrival.channel, arrival.path, arrival.commit, arrival.author, arrival.kind, arrival.subject,
-            arrival.content, arrival.timestamp) == ("shared", f"{FOLDER}/0001-q.md", theirs, MALLORY, "decision",
-                                                    "queue", "use rq", "2026-07-01T00:00:00.000Z")
+    assert (
+        arrival.channel,
+        arrival.path,
+        arrival.commit,
+        arrival.author,
+        arrival.kind,
+        arrival.subject,
+        arrival.content,
+        arrival.timestamp,
+    ) == ("shared", f"{FOLDER}/0001-q.md", theirs, MALLORY, "decision", "queue", "use rq", "2026-07-01T00:00:00.000Z")
     assert arrival.authored_at and arrival.authored_at.startswith("20")
     assert [n[1] for n in shared_notes(eng)] == ["use redis"]
     assert not eng.sync_shared(force=True).pending  # offered once
@@ -756,7 +974,8 @@ def test_an_author_with_no_email_still_waits(repo: Repo, make_engine: Open, monk
 
 
 def test_with_review_of_all_even_this_machine_s_file_waits_except_the_publisher_s_own(
-        repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "all")
     eng = make_engine(repo.path)
     note = eng.note("decision", "run jobs on rq", "queue")
@@ -774,12 +993,15 @@ def test_a_waiting_file_changed_at_head_is_withdrawn_and_offered_again(repo: Rep
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use celery")}, MALLORY)
     eng.rescope()
     assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
-    assert [(a.content, a.state) for a in eng.inbox(("pending", "withdrawn"))] == [("use rq", "withdrawn"),
-                                                                                  ("use celery", "pending")]
+    assert [(a.content, a.state) for a in eng.inbox(("pending", "withdrawn"))] == [
+        ("use rq", "withdrawn"),
+        ("use celery", "pending"),
+    ]
 
 
 def test_an_accepted_file_is_dated_as_it_arrived_and_replaces_its_earlier_version(
-        repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "date: 2026-07-01\n")}, MALLORY)
     eng = make_engine(repo.path)
     eng.sync_shared()
@@ -792,8 +1014,10 @@ def test_an_accepted_file_is_dated_as_it_arrived_and_replaces_its_earlier_versio
     eng.sync_shared()
     clock.advance(days=1)
     eng.accept_arrivals([], every=True)
-    assert shared_notes(eng) == [("queue", "use rq", "superseded", "2026-07-01T00:00:00.000Z", 0),
-                                 ("queue", "use celery", "active", "2026-08-03T18:00:00.000Z", 0)]
+    assert shared_notes(eng) == [
+        ("queue", "use rq", "superseded", "2026-07-01T00:00:00.000Z", 0),
+        ("queue", "use celery", "active", "2026-08-03T18:00:00.000Z", 0),
+    ]
     audit = eng.conn.execute("SELECT operation, prior_text, new_text FROM memory_corrections").fetchall()
     assert [tuple(a) for a in audit] == [(f"shared-update:{FOLDER}/0001-q.md", "use rq", "use celery")]
 
@@ -802,7 +1026,7 @@ def test_an_accepted_file_is_dated_as_it_arrived_and_replaces_its_earlier_versio
 
 
 def test_a_synced_decision_keeps_its_considered_options(repo: Repo, make_engine: Open, trusted: None) -> None:
-    body = "# queue\n## Considered Options\n* rq\n* celery\n* sqs\n## Decision Outcome\nChosen option: \"rq\"\n"
+    body = '# queue\n## Considered Options\n* rq\n* celery\n* sqs\n## Decision Outcome\nChosen option: "rq"\n'
     commit_as(repo, {f"{FOLDER}/0001-q.md": body}, MALLORY)
     eng = make_engine(repo.path)
     eng.sync_shared()
@@ -810,16 +1034,25 @@ def test_a_synced_decision_keeps_its_considered_options(repo: Repo, make_engine:
     assert json.loads(alternatives) == ["celery", "sqs"]
 
 
-def test_a_file_whose_status_retires_it_is_recorded_whole(repo: Repo, make_engine: Open, trusted: None,
-                                                          clock: Clock) -> None:
+def test_a_file_whose_status_retires_it_is_recorded_whole(
+    repo: Repo, make_engine: Open, trusted: None, clock: Clock
+) -> None:
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "status: rejected\n")}, MALLORY)
     eng = make_engine(repo.path)
     clock.advance(minutes=3)
     assert eng.sync_shared().added == (f"{FOLDER}/0001-q.md",)
-    row = eng.conn.execute("SELECT s.key, f.path, f.blob_oid, f.note_id, f.problem, f.seen_at FROM shared_files f "
-                           "JOIN scopes s ON s.key = f.scope_key").fetchone()
-    assert tuple(row) == (eng.scope.key, f"{FOLDER}/0001-q.md", blob(repo, f"{FOLDER}/0001-q.md"), None, None,
-                          "2026-08-02T18:03:00.000Z")
+    row = eng.conn.execute(
+        "SELECT s.key, f.path, f.blob_oid, f.note_id, f.problem, f.seen_at FROM shared_files f "
+        "JOIN scopes s ON s.key = f.scope_key"
+    ).fetchone()
+    assert tuple(row) == (
+        eng.scope.key,
+        f"{FOLDER}/0001-q.md",
+        blob(repo, f"{FOLDER}/0001-q.md"),
+        None,
+        None,
+        "2026-08-02T18:03:00.000Z",
+    )
     assert eng.sync_shared(force=True) == sharing.SyncResult(True)  # recorded: not read again
 
 
@@ -833,7 +1066,9 @@ def test_a_new_version_dated_earlier_still_replaces_the_old_one(repo: Repo, make
     assert [n[1:3] for n in shared_notes(eng)] == [("use rq", "superseded"), ("use celery", "active")]
 
 
-def test_this_machine_s_file_applies_even_when_the_folder_is_gone_from_the_worktree(repo: Repo, make_engine: Open) -> None:
+def test_this_machine_s_file_applies_even_when_the_folder_is_gone_from_the_worktree(
+    repo: Repo, make_engine: Open
+) -> None:
     """The log is asked about the folder at HEAD (`--` before it), never about the working tree."""
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")})
     for name in os.listdir(repo.path / FOLDER):
@@ -844,8 +1079,9 @@ def test_this_machine_s_file_applies_even_when_the_folder_is_gone_from_the_workt
     assert eng.sync_shared().added == (f"{FOLDER}/0001-q.md",)
 
 
-def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(repo: Repo,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo.git("config", "i18n.logOutputEncoding", "ISO-8859-1")  # git re-encodes names it prints: René → Ren\xe9
     commit = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, "René <rene@example.invalid>")
     found = sharing.last_commits(str(repo.path), FOLDER, {f"{FOLDER}/0001-q.md"})
@@ -856,16 +1092,20 @@ def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(repo: R
     assert sharing.own_email(str(repo.path)) == "me@example.invalid"
 
 
-@pytest.mark.parametrize("ident, email", [
-    ("A <b> C <Real@X.invalid> 1700000000 +0000", "real@x.invalid"),
-    ("<solo@x.invalid> 1700000000 +0000", "solo@x.invalid"),
-    ("No Brackets 1700000000 +0000", None),
-    ("Empty <  > 1700000000 +0000", None),
-    ("Backwards > x < 1", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "ident, email",
+    [
+        ("A <b> C <Real@X.invalid> 1700000000 +0000", "real@x.invalid"),
+        ("<solo@x.invalid> 1700000000 +0000", "solo@x.invalid"),
+        ("No Brackets 1700000000 +0000", None),
+        ("Empty <  > 1700000000 +0000", None),
+        ("Backwards > x < 1", None),
+        ("", None),
+    ],
+)
 def test_this_machine_s_email_is_read_from_the_last_brackets_of_its_ident(
-        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ident: str, email: str | None) -> None:
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ident: str, email: str | None
+) -> None:
     fake = tmp_path / "fakebin"
     fake.mkdir()
     (fake / "git").write_text(f"#!/bin/sh\n[ \"$1 $2\" = 'var GIT_AUTHOR_IDENT' ] && printf '%s\\n' '{ident}'\n")
@@ -891,8 +1131,9 @@ def test_the_commit_shown_is_the_one_named_even_beside_a_file_of_that_name(repo:
     assert "\x1b" not in text
 
 
-def test_without_git_nothing_is_read_and_nothing_is_shown(repo: Repo, make_engine: Open, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_git_nothing_is_read_and_nothing_is_shown(
+    repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     commit = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, MALLORY)
     eng = make_engine(repo.path)
     empty = tmp_path / "no-git"
@@ -905,8 +1146,9 @@ def test_without_git_nothing_is_read_and_nothing_is_shown(repo: Repo, make_engin
         sharing.commit_text(str(repo.path), commit)
 
 
-def test_with_review_of_all_an_edit_of_one_s_own_published_file_waits(repo: Repo, make_engine: Open,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_review_of_all_an_edit_of_one_s_own_published_file_waits(
+    repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
     eng = make_engine(repo.path)
     note = eng.note("decision", "run jobs on rq", "queue")
     (path,) = eng.publish([note.id])
@@ -928,8 +1170,9 @@ def test_a_subject_s_file_is_found_again_whatever_dashes_its_name_holds(engine: 
     assert engine.publish([other.id]) == [f"{FOLDER}/0012-job-queue.md"]
 
 
-def test_a_folder_whose_name_the_system_refuses_is_one_clear_error(engine: Engine, repo: Repo,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_whose_name_the_system_refuses_is_one_clear_error(
+    engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", "x" * 300)
     note = engine.note("decision", "use redis", "cache")
     with pytest.raises(InvalidInput) as caught:
@@ -938,15 +1181,17 @@ def test_a_folder_whose_name_the_system_refuses_is_one_clear_error(engine: Engin
     assert caught.value.code == "not_a_folder"
 
 
-def test_a_symlink_planted_at_the_file_s_name_is_named_with_the_system_s_reason(engine: Engine, repo: Repo,
-                                                                                tmp_path: Path) -> None:
+def test_a_symlink_planted_at_the_file_s_name_is_named_with_the_system_s_reason(
+    engine: Engine, repo: Repo, tmp_path: Path
+) -> None:
     note = engine.note("decision", "use redis", "cache")
     (repo.path / FOLDER).mkdir(parents=True)
     (repo.path / FOLDER / "0001-cache.md").symlink_to(tmp_path / "planted.md")
     with pytest.raises(InvalidInput) as caught:
         engine.publish([note.id])
-    assert caught.value.message == (f"cannot write {repo.path / FOLDER / '0001-cache.md'} "
-                                    "(Too many levels of symbolic links)")
+    assert caught.value.message == (
+        f"cannot write {repo.path / FOLDER / '0001-cache.md'} (Too many levels of symbolic links)"
+    )
 
 
 def test_a_published_file_is_utf8_with_its_text_unescaped_whatever_the_locale(engine: Engine, repo: Repo) -> None:
@@ -971,8 +1216,9 @@ def test_publishing_reads_the_repository_s_configured_folder(engine: Engine, rep
 
 
 def test_an_accepted_file_keeps_its_considered_options_and_the_pending_list_is_quoted(
-        repo: Repo, make_engine: Open) -> None:
-    body = "# queue\n## Considered Options\n* rq\n* celery\n## Decision Outcome\nChosen option: \"rq\"\n"
+    repo: Repo, make_engine: Open
+) -> None:
+    body = '# queue\n## Considered Options\n* rq\n* celery\n## Decision Outcome\nChosen option: "rq"\n'
     commit_as(repo, {f"{FOLDER}/0001-q.md": body, f"{FOLDER}/0002-\u202eq.md": decision("cache", "use redis")}, MALLORY)
     eng = make_engine(repo.path)
     done = eng.sync_shared()
@@ -982,8 +1228,9 @@ def test_an_accepted_file_keeps_its_considered_options_and_the_pending_list_is_q
     assert [(r[0], r[1] and json.loads(r[1])) for r in rows] == [("cache", None), ("queue", ["celery"])]
 
 
-def test_a_folder_that_cannot_be_made_is_one_clear_error(engine: Engine, repo: Repo,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_that_cannot_be_made_is_one_clear_error(
+    engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """mkdir failing (a full disk here; a read-only folder for a user who is not root) is named, nothing written."""
     import errno
 
@@ -1014,8 +1261,9 @@ def test_another_author_s_file_claiming_a_note_this_scope_does_not_hold_waits(re
     assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
 
 
-def test_this_machine_s_file_applies_in_a_folder_whose_name_starts_with_x(repo: Repo, make_engine: Open,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_this_machine_s_file_applies_in_a_folder_whose_name_starts_with_x(
+    repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The log's first path follows a newline, and only that newline is cut from it."""
     folder = "Xadr"
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", folder)
@@ -1037,8 +1285,9 @@ def test_a_file_name_that_is_not_utf8_still_waits_with_its_commit(repo: Repo, ma
 
 
 @pytest.mark.parametrize("folder", ["my adr", "Xadr"])
-def test_a_sync_of_a_folder_set_in_the_environment_runs_once_per_head(repo: Repo, make_engine: Open, trusted: None,
-                                                                      monkeypatch: pytest.MonkeyPatch, folder: str) -> None:
+def test_a_sync_of_a_folder_set_in_the_environment_runs_once_per_head(
+    repo: Repo, make_engine: Open, trusted: None, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", folder)
     eng = make_engine(repo.path)
     assert eng.sync_shared().ran and not eng.sync_shared().ran

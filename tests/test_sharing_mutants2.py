@@ -36,7 +36,8 @@ def git_that_cannot_read_blobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_file_git_lists_but_cannot_read_is_malformed_with_that_reason(
-        repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
     path = f"{FOLDER}/0001-queue.md"
     commit_as(repo, {path: decision("queue", "use rq")}, MALLORY)
@@ -50,7 +51,8 @@ def test_a_file_git_lists_but_cannot_read_is_malformed_with_that_reason(
 
 
 def test_a_file_authored_with_the_repository_s_own_email_applies(
-        repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """This machine's email is read in the repository (its own `user.email`), not wherever the process runs."""
     monkeypatch.delenv("GIT_AUTHOR_EMAIL")
     monkeypatch.delenv("GIT_COMMITTER_EMAIL")
@@ -62,7 +64,8 @@ def test_a_file_authored_with_the_repository_s_own_email_applies(
 
 
 def test_a_file_whose_last_commit_git_cannot_name_waits_without_one(
-        repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`git log` fails: the file still waits for a person (nothing proves this machine wrote it), shown without
     a commit or an author rather than ending the sync."""
     path = f"{FOLDER}/0001-queue.md"
@@ -89,7 +92,9 @@ def test_a_skipped_entry_does_not_end_the_listing(repo: Repo) -> None:
     repo.write(f"{FOLDER}/0001-a.md", "a\n")
     repo.git("add", "-A")
     repo.git("commit", "-q", "-m", "decisions")
-    assert sharing.files_at_head(str(repo.path), FOLDER) == {f"{FOLDER}/0001-a.md": (blob(repo, f"{FOLDER}/0001-a.md"), 2)}
+    assert sharing.files_at_head(str(repo.path), FOLDER) == {
+        f"{FOLDER}/0001-a.md": (blob(repo, f"{FOLDER}/0001-a.md"), 2)
+    }
 
 
 def test_a_decision_file_named_with_a_tab_is_listed_whole(repo: Repo) -> None:
@@ -103,7 +108,8 @@ def test_a_decision_file_named_with_a_tab_is_listed_whole(repo: Repo) -> None:
 
 
 def test_a_decisions_folder_named_like_an_option_is_read_as_a_path(
-        repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", "-decisions")
     commit_as(repo, {"-decisions/0001-queue.md": decision("queue", "use rq")}, MALLORY)

@@ -132,8 +132,13 @@ def test_every_transaction_goes_through_the_store_helper() -> None:
     root = Path(__file__).resolve().parent.parent
     sources = [p for package in ("cortex_engine", "cortex_tui") for p in sorted((root / package).rglob("*.py"))]
     assert len(sources) > 40
-    found = [f"{p.relative_to(root)}:{n}" for p in sources if p.name != "database.py"
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if statement.search(line)]
+    found = [
+        f"{p.relative_to(root)}:{n}"
+        for p in sources
+        if p.name != "database.py"
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if statement.search(line)
+    ]
     assert found == []
 
 
@@ -144,16 +149,22 @@ def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> N
     import ast
 
     path = Path(__file__).resolve().parent.parent / "cortex_engine" / f"{module}.py"
-    calls = [f"{module}.py:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-             and node.func.attr in ("execute", "executemany", "executescript")]
+    calls = [
+        f"{module}.py:{node.lineno}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("execute", "executemany", "executescript")
+    ]
     assert calls == []
 
 
 V7_STORE = Path(__file__).parent / "fixtures" / "store_v7.db.gz"
 NOTE_COLUMNS = "rowid, id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, source, origin"
-ITEM_COLUMNS = ("rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, importance, "
-                "access_count, last_accessed_at, created_at")
+ITEM_COLUMNS = (
+    "rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, importance, "
+    "access_count, last_accessed_at, created_at"
+)
 
 
 def _memory(conn: sqlite3.Connection, notes: str, items: str) -> dict[str, list[tuple[object, ...]]]:
@@ -164,8 +175,12 @@ def _memory(conn: sqlite3.Connection, notes: str, items: str) -> dict[str, list[
         "references": [tuple(r) for r in conn.execute("SELECT * FROM memory_references ORDER BY id")],
         "anchors": [tuple(r) for r in conn.execute("SELECT * FROM memory_anchors ORDER BY id")],
         "sessions": [tuple(r) for r in conn.execute("SELECT * FROM sessions ORDER BY id")],
-        "kafka": [tuple(r) for r in conn.execute(
-            "SELECT rowid FROM memory_items_fts WHERE memory_items_fts MATCH 'kafka OR retry' ORDER BY rowid")],
+        "kafka": [
+            tuple(r)
+            for r in conn.execute(
+                "SELECT rowid FROM memory_items_fts WHERE memory_items_fts MATCH 'kafka OR retry' ORDER BY rowid"
+            )
+        ],
     }
 
 
@@ -200,7 +215,8 @@ def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo,
     assert _memory(conn, "scoped_notes", "scoped_items") == before
     # Schema 16: each booked spool key as a flush now computes it, so a claim replayed after the upgrade is known.
     assert sorted(key for (key,) in conn.execute("SELECT key FROM spool_seen")) == sorted(
-        flush.spool_key(*key.split(":", 1)) for key in booked)
+        flush.spool_key(*key.split(":", 1)) for key in booked
+    )
     for table in ("notes", "memory_items"):
         columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
         assert "scope_id" in columns and "scope_key" not in columns
@@ -217,8 +233,11 @@ def test_schema_7_store_migrates_on_open_keeps_every_row_and_shrinks(repo: Repo,
     assert "adds two to every attempt now" in retry
 
     def shown(scope_test: str) -> list[bool]:
-        rows = conn.execute(f"SELECT content FROM scoped_notes WHERE scope_key {scope_test} ? AND kind='insight' "
-                            "ORDER BY rowid LIMIT 3", (here,)).fetchall()
+        rows = conn.execute(
+            f"SELECT content FROM scoped_notes WHERE scope_key {scope_test} ? AND kind='insight' "
+            "ORDER BY rowid LIMIT 3",
+            (here,),
+        ).fetchall()
         return [row[0][:40] in engine.recall(row[0]).text for row in rows]
 
     assert shown("=") == [True, True, True]
@@ -253,9 +272,13 @@ V9_STORE = Path(__file__).parent / "fixtures" / "store_v9.db.gz"
 def _payload(conn: sqlite3.Connection, tables: tuple[str, ...]) -> int:
     """Bytes of row content the tables and their indexes hold (SQLite's dbstat; page overhead left out)."""
     marks = ",".join("?" * len(tables))
-    return int(conn.execute(f"SELECT SUM(payload) FROM dbstat WHERE name IN ({marks}) OR name IN "
-                            f"(SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ({marks}))",
-                            tables + tables).fetchone()[0])
+    return int(
+        conn.execute(
+            f"SELECT SUM(payload) FROM dbstat WHERE name IN ({marks}) OR name IN "
+            f"(SELECT name FROM sqlite_master WHERE type='index' AND tbl_name IN ({marks}))",
+            tables + tables,
+        ).fetchone()[0]
+    )
 
 
 def test_schema_9_store_migrates_to_text_once_and_integer_keys_losing_nothing(repo: Repo, clock) -> None:
@@ -315,13 +338,18 @@ def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -
     assert conn.execute("SELECT COUNT(*) FROM notes WHERE content IS NULL").fetchone()[0] == 2
     conn.execute("UPDATE memory_items SET text='something else entirely' WHERE id=?", (kept.item_id,))
     assert content(kept.id) == "use kafka for the job queue — ünïcode too"
-    conn.execute("UPDATE memory_items SET text=? WHERE id=?",
-                 ("decision: use kafka for the job queue — ünïcode too\nSubject: job queue", kept.item_id))
+    conn.execute(
+        "UPDATE memory_items SET text=? WHERE id=?",
+        ("decision: use kafka for the job queue — ünïcode too\nSubject: job queue", kept.item_id),
+    )
     assert conn.execute("SELECT content FROM notes WHERE id=?", (kept.id,)).fetchone()[0] is None
     assert content(kept.id) == "use kafka for the job queue — ünïcode too"
     conn.execute("DELETE FROM memory_items WHERE id=?", (gone.item_id,))
     assert content(gone.id) == "this note's item is deleted under it"
-    assert conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (gone.item_id,)).fetchone()[0] == 0
+    assert (
+        conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (gone.item_id,)).fetchone()[0]
+        == 0
+    )
 
 
 def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: Engine) -> None:
@@ -329,13 +357,16 @@ def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: 
     kept), so the sharing trigger has no row to rewrite: writing a note updates no row of `notes`."""
     conn = engine.conn
     conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
-    conn.execute("CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.notes BEGIN "
-                 "INSERT INTO rewritten VALUES (old.id); END")
+    conn.execute(
+        "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE ON main.notes BEGIN INSERT INTO rewritten VALUES (old.id); END"
+    )
     plain = engine.note("insight", "the pool in src/db/pool.py times out after 30 s")
     multi = engine.note("insight", "first line\nSubject: a line the projection indents, so not shared")
     assert conn.execute("SELECT COUNT(*) FROM temp.rewritten").fetchone()[0] == 0
-    rows = {r["id"]: r for r in conn.execute("SELECT id, content, content_chars FROM notes WHERE id IN (?,?)",
-                                             (plain.id, multi.id))}
+    rows = {
+        r["id"]: r
+        for r in conn.execute("SELECT id, content, content_chars FROM notes WHERE id IN (?,?)", (plain.id, multi.id))
+    }
     assert rows[plain.id]["content"] is None and rows[plain.id]["content_chars"] == len(plain.content)
     assert rows[multi.id]["content"] == multi.content and rows[multi.id]["content_chars"] is None
     for note in (plain, multi):
@@ -350,14 +381,19 @@ def test_a_label_added_to_a_shared_note_leaves_its_row_alone_and_its_content_who
     conn = engine.conn
     first = engine.note("decision", "use kafka for the queue engine", "queue")
     conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
-    conn.execute("CREATE TEMP TRIGGER count_rewrites AFTER UPDATE OF content ON main.notes BEGIN "
-                 "INSERT INTO rewritten VALUES (old.id); END")
+    conn.execute(
+        "CREATE TEMP TRIGGER count_rewrites AFTER UPDATE OF content ON main.notes BEGIN "
+        "INSERT INTO rewritten VALUES (old.id); END"
+    )
     engine.note("decision", "do not use kafka for the queue engine", "queue")  # contests the first: a trailer added
     item = conn.execute("SELECT text FROM memory_items WHERE id=?", (f"notes:{first.id}",)).fetchone()["text"]
     assert "Conflict: true" in item
     assert conn.execute("SELECT COUNT(*) FROM temp.rewritten WHERE id=?", (first.id,)).fetchone()[0] == 0
     conn.execute("UPDATE memory_items SET text='decision: something else' WHERE id=?", (f"notes:{first.id}",))
-    assert conn.execute("SELECT content FROM notes WHERE id=?", (first.id,)).fetchone()[0] == "use kafka for the queue engine"
+    assert (
+        conn.execute("SELECT content FROM notes WHERE id=?", (first.id,)).fetchone()[0]
+        == "use kafka for the queue engine"
+    )
 
 
 def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
@@ -371,10 +407,16 @@ def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
     engine.log_event("cmd", command="pytest", exit_code=1, stderr="boom")
     engine.start_session()
     conn = engine.conn
-    indexes = {r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_autoindex_%'")}
+    indexes = {
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_autoindex_%'"
+        )
+    }
     assert indexes == set(INDEX_QUERIES)
-    unused = {name: [r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
-              for name, (sql, params) in INDEX_QUERIES.items()}
+    unused = {
+        name: [r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+        for name, (sql, params) in INDEX_QUERIES.items()
+    }
     unused = {name: plan for name, plan in unused.items() if not any(f"INDEX {name} " in f"{d} " for d in plan)}
     assert unused == {}

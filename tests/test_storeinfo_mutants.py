@@ -26,8 +26,9 @@ def test_a_git_checkout_is_described_by_its_common_dir(repo: Repo, isolated_home
     ident = store_identity(str(repo.path))
     scope = detect_scope(str(repo.path))
     common = os.path.realpath(repo.path / ".git")
-    assert info == StoreInfo(str(ident.db_path), ident.store_id, f"git common dir {common}", False, None, False,
-                             scope.key, scope.label)
+    assert info == StoreInfo(
+        str(ident.db_path), ident.store_id, f"git common dir {common}", False, None, False, scope.key, scope.label
+    )
     assert info.derived == f"git common dir {common}"
     assert (info.degraded, info.degraded_reason, info.exists) == (False, None, False)
     assert info.scope_key.startswith("branch:") and info.scope_label == "main"
@@ -47,7 +48,8 @@ def test_outside_git_the_report_says_degraded_and_why(tmp_path: Path) -> None:
 
 
 def test_the_report_is_the_same_from_a_subfolder_a_symlink_and_the_current_directory(
-        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A subfolder of the checkout, a symlink to it, and the default `cwd` (".") all describe the same store."""
     whole = describe_store(repo.path)
     sub = repo.write("src/pkg/mod.py").parent
@@ -59,7 +61,8 @@ def test_the_report_is_the_same_from_a_subfolder_a_symlink_and_the_current_direc
 
 
 def test_exists_turns_true_once_an_engine_made_the_store_and_describing_creates_nothing(
-        repo: Repo, make_engine: Callable[..., Engine]) -> None:
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
     """Describing never creates the store (nor its folder); once an engine opened it, `exists` is True and the
     engine's own `store_info` is the same report."""
     before = describe_store(repo.path)
@@ -84,9 +87,16 @@ def test_home_places_the_store_under_it(repo: Repo, tmp_path: Path) -> None:
 def test_to_dict_is_the_store_json_shape(repo: Repo) -> None:
     """`store --json` prints exactly the eight fields, under their names."""
     info = describe_store(repo.path)
-    assert info.to_dict() == {"path": info.path, "store_id": info.store_id, "derived": info.derived,
-                              "degraded": False, "degraded_reason": None, "exists": False,
-                              "scope_key": info.scope_key, "scope_label": "main"}
+    assert info.to_dict() == {
+        "path": info.path,
+        "store_id": info.store_id,
+        "derived": info.derived,
+        "degraded": False,
+        "degraded_reason": None,
+        "exists": False,
+        "scope_key": info.scope_key,
+        "scope_label": "main",
+    }
 
 
 def test_file_id_is_the_device_and_inode_or_none(tmp_path: Path) -> None:

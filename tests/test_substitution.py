@@ -25,24 +25,62 @@ def read_entry(repo: Repo, rel: str, *, t: float, limit: int | None = None, host
     lines = body.count("\n")
     if limit:
         tool_input["limit"] = limit
-    return {"v": 1, "t": t, "p": {
-        "session_id": host, "cwd": str(repo.path), "hook_event_name": "PostToolUse", "tool_name": "Read",
-        "tool_use_id": f"r{t}", "tool_input": tool_input,
-        "tool_response": {"type": "text", "file": {"filePath": str(repo.path / rel), "content": body,
-                                                   "numLines": min(lines, limit or lines), "startLine": 1, "totalLines": lines}}}}
+    return {
+        "v": 1,
+        "t": t,
+        "p": {
+            "session_id": host,
+            "cwd": str(repo.path),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_use_id": f"r{t}",
+            "tool_input": tool_input,
+            "tool_response": {
+                "type": "text",
+                "file": {
+                    "filePath": str(repo.path / rel),
+                    "content": body,
+                    "numLines": min(lines, limit or lines),
+                    "startLine": 1,
+                    "totalLines": lines,
+                },
+            },
+        },
+    }
 
 
 def bash_entry(repo: Repo, command: str, *, t: float) -> dict:
-    return {"v": 1, "t": t, "p": {"session_id": HOST, "cwd": str(repo.path), "hook_event_name": "PostToolUse",
-                                  "tool_name": "Bash", "tool_use_id": f"b{t}", "tool_input": {"command": command},
-                                  "tool_response": {"stdout": "", "stderr": ""}}}
+    return {
+        "v": 1,
+        "t": t,
+        "p": {
+            "session_id": HOST,
+            "cwd": str(repo.path),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_use_id": f"b{t}",
+            "tool_input": {"command": command},
+            "tool_response": {"stdout": "", "stderr": ""},
+        },
+    }
 
 
 def pre_read(repo: Repo, rel: str, *, host: str = HOST, tool_use: str = "pre-1", **extra: object) -> str:
-    payload = {"session_id": host, "cwd": str(repo.path), "hook_event_name": "PreToolUse", "tool_name": "Read",
-               "tool_use_id": tool_use, "tool_input": {"file_path": str(repo.path / rel), **extra}}
-    done = subprocess.run([shutil.which("bash"), str(HOOKS / "cortex-substitute.sh")], input=json.dumps(payload),
-                          capture_output=True, text=True, env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]})
+    payload = {
+        "session_id": host,
+        "cwd": str(repo.path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_use_id": tool_use,
+        "tool_input": {"file_path": str(repo.path / rel), **extra},
+    }
+    done = subprocess.run(
+        [shutil.which("bash"), str(HOOKS / "cortex-substitute.sh")],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]},
+    )
     assert (done.returncode, done.stderr) == (0, "")
     return done.stdout
 
@@ -81,13 +119,18 @@ def test_substitutes_a_byte_identical_reread_once_per_turn_and_credits_it(live: 
     assert out["permissionDecision"] == "deny"
     assert out["permissionDecisionReason"] == (
         f"[cortex] substituted: {repo.path / 'src/store.py'} is byte-identical to the copy already in this session's "
-        f"context (verified by sha256 just now). Full content ~{(size + 3) // 4} tokens. Read it again to get the real text.")
+        f"context (verified by sha256 just now). Full content ~{(size + 3) // 4} tokens. Read it again to get the real text."
+    )
     assert pre_read(repo, "src/store.py", tool_use="pre-2") == ""
     live.flush_spool(turn_end=True)
-    rows = live.conn.execute("SELECT direction, tokens, evidence_kind, evidence_ref, evidence_size FROM token_ledger "
-                             "WHERE channel='substitution' ORDER BY direction").fetchall()
-    assert [tuple(r) for r in rows] == [("injected", (len(out["permissionDecisionReason"]) + 3) // 4, "read", "src/store.py", size),
-                                       ("saved", (size + 3) // 4, "read", "src/store.py", size)]
+    rows = live.conn.execute(
+        "SELECT direction, tokens, evidence_kind, evidence_ref, evidence_size FROM token_ledger "
+        "WHERE channel='substitution' ORDER BY direction"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [
+        ("injected", (len(out["permissionDecisionReason"]) + 3) // 4, "read", "src/store.py", size),
+        ("saved", (size + 3) // 4, "read", "src/store.py", size),
+    ]
     report = live.stats()
     assert report["scope"]["saved"] == (size + 3) // 4
 

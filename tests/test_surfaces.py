@@ -99,8 +99,12 @@ def test_single_oversized_result_is_cut_to_fit_rather_than_dropped(engine: Engin
 
 def test_alternatives_only_after_every_decision_that_fits(engine: Engine) -> None:
     """Rejected alternatives render under their decision, and never cost a decision line."""
-    engine.note("decision", "use OIDC with server-side sessions", "auth strategy",
-                ["session cookies (no SSO path)", "JWT in\nlocalStorage (XSS surface)"])
+    engine.note(
+        "decision",
+        "use OIDC with server-side sessions",
+        "auth strategy",
+        ["session cookies (no SSO path)", "JWT in\nlocalStorage (XSS surface)"],
+    )
     engine.note("decision", "rotate auth signing keys monthly", "auth keys")
     roomy = engine.recall("auth")
     assert "  already rejected: session cookies (no SSO path), JWT in localStorage (XSS surface)" in roomy.text
@@ -144,8 +148,9 @@ def test_reads_reinforce(engine: Engine, clock) -> None:
     """Recall raises the access count and heats what it returned."""
     note = engine.note("insight", "the tokenizer stems queries too")
     engine.recall("tokenizer stems")
-    row = engine.conn.execute("SELECT access_count, last_accessed_at, state FROM memory_items WHERE id=?",
-                              (note.item_id,)).fetchone()
+    row = engine.conn.execute(
+        "SELECT access_count, last_accessed_at, state FROM memory_items WHERE id=?", (note.item_id,)
+    ).fetchone()
     assert row["access_count"] == 1
     assert row["last_accessed_at"].startswith("2026-08-02T18:00")
     assert row["state"] == "hot"
@@ -241,7 +246,10 @@ def test_every_surface_is_booked(engine: Engine) -> None:
     session = engine.session_brief()
     rows = engine.conn.execute("SELECT channel, tokens FROM token_ledger ORDER BY id").fetchall()
     assert [(r["channel"], r["tokens"]) for r in rows] == [
-        ("recall", recall.tokens), ("brief", brief.tokens), ("state", state.tokens), ("session_brief", session.tokens),
+        ("recall", recall.tokens),
+        ("brief", brief.tokens),
+        ("state", state.tokens),
+        ("session_brief", session.tokens),
     ]
 
 

@@ -43,8 +43,10 @@ def state(engine: Engine, item_id: str) -> str:
 
 def spoil(engine: Engine, item_id: str, now: datetime) -> str:
     """Give an item a tier its facts do not earn at `now`, so a refresh that re-derives it shows; returns it."""
-    found = engine.conn.execute("SELECT kind, text, state, importance, access_count, last_accessed_at, created_at "
-                                "FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    found = engine.conn.execute(
+        "SELECT kind, text, state, importance, access_count, last_accessed_at, created_at FROM memory_items WHERE id=?",
+        (item_id,),
+    ).fetchone()
     wrong = "hot" if derive_state(ItemFacts(*found), now) == "cold" else "cold"
     engine.conn.execute("UPDATE memory_items SET state=? WHERE id=?", (wrong, item_id))
     return wrong
@@ -52,8 +54,9 @@ def spoil(engine: Engine, item_id: str, now: datetime) -> str:
 
 def row(engine: Engine, item_id: str) -> tuple[int, str | None, str]:
     """(access count, last access, tier) of an item."""
-    found = engine.conn.execute("SELECT access_count, last_accessed_at, state FROM memory_items WHERE id=?",
-                                (item_id,)).fetchone()
+    found = engine.conn.execute(
+        "SELECT access_count, last_accessed_at, state FROM memory_items WHERE id=?", (item_id,)
+    ).fetchone()
     return found[0], found[1], found[2]
 
 
@@ -165,8 +168,18 @@ def test_a_read_books_a_use_of_live_items_only(engine: Engine, clock: Clock) -> 
         engine.conn.execute("UPDATE memory_items SET state=? WHERE id=?", (tier, item.item_id))
     before = {i: row(engine, i) for i in (old.item_id, done.item_id, stale.item_id)}
     now = iso(clock.now + HOUR)
-    shown = [Shown(i) for i in (live.item_id, pinned.item_id, archived.item_id, worded.item_id, old.item_id,
-                                done.item_id, "no-such-item")]
+    shown = [
+        Shown(i)
+        for i in (
+            live.item_id,
+            pinned.item_id,
+            archived.item_id,
+            worded.item_id,
+            old.item_id,
+            done.item_id,
+            "no-such-item",
+        )
+    ]
     shown += [Shown(stale.item_id, ("stale: missing a.py",)), Shown(live.item_id, ("moved: a.py -> b.py",))]
     tiers.reinforce(engine.conn, shown, now)
     assert row(engine, live.item_id) == (2, now, "hot")
@@ -189,7 +202,9 @@ def test_a_refresh_derives_the_tier_from_every_column_of_the_item(engine: Engine
     # without the last read (3.5), without the uses (2.5) or with the importance (+4.5: hot)
     engine.conn.execute(
         "UPDATE memory_items SET importance=0, access_count=2, last_accessed_at=?, created_at=?, state='cold' "
-        "WHERE id=?", (iso(clock.now - 20 * DAY), iso(clock.now - 100 * DAY), note.item_id))
+        "WHERE id=?",
+        (iso(clock.now - 20 * DAY), iso(clock.now - 100 * DAY), note.item_id),
+    )
     engine.conn.execute("DELETE FROM meta WHERE key LIKE 'tiers_%'")
     assert refresh(engine, clock.now) == 1
     assert state(engine, note.item_id) == "warm"

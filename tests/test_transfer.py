@@ -23,8 +23,9 @@ def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-
     env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "CORTEX_REVIEW_ARRIVALS": "none"}
     if home is not None:
         env["CORTEX_HOME"] = str(home)
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
+    )
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 
 
@@ -88,25 +89,58 @@ def test_import_applies_supersession_and_contradiction_in_timestamp_order(engine
     scope = engine.scope.key
 
     def line(note_id: str, stamp: str, content: str) -> str:
-        return json.dumps({"id": note_id, "scope": scope, "timestamp": stamp, "kind": "decision", "subject": "storage",
-                           "content": content, "alternatives": [], "status": "active", "contested": False})
+        return json.dumps(
+            {
+                "id": note_id,
+                "scope": scope,
+                "timestamp": stamp,
+                "kind": "decision",
+                "subject": "storage",
+                "content": content,
+                "alternatives": [],
+                "status": "active",
+                "contested": False,
+            }
+        )
 
     older = "00000000-0000-4000-8000-000000000001"
     newer = "00000000-0000-4000-8000-000000000002"
     path = tmp_path / "in.jsonl"
-    path.write_text("\n".join([json.dumps({"cortex_export": 1}), line(older, "2026-08-01T00:00:00Z", "use sqlite"),
-                               line(newer, "2026-08-03T00:00:00Z", "use postgres 16 for storage")]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"cortex_export": 1}),
+                line(older, "2026-08-01T00:00:00Z", "use sqlite"),
+                line(newer, "2026-08-03T00:00:00Z", "use postgres 16 for storage"),
+            ]
+        )
+        + "\n"
+    )
     result = engine.import_file(str(path))
     statuses = {r["id"]: r["status"] for r in engine.conn.execute("SELECT id, status FROM notes")}
     assert statuses == {older: "superseded", stored.id: "superseded", newer: "active"}
     assert set(result.superseded) == {older, stored.id}
 
     contra = tmp_path / "contra.jsonl"
-    contra.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
-        "id": "00000000-0000-4000-8000-000000000003", "scope": scope, "timestamp": "2026-08-04T00:00:00Z",
-        "kind": "decision", "subject": "storage", "content": "do not use postgres 16 for storage"}) + "\n")
+    contra.write_text(
+        json.dumps({"cortex_export": 1})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "00000000-0000-4000-8000-000000000003",
+                "scope": scope,
+                "timestamp": "2026-08-04T00:00:00Z",
+                "kind": "decision",
+                "subject": "storage",
+                "content": "do not use postgres 16 for storage",
+            }
+        )
+        + "\n"
+    )
     result = engine.import_file(str(contra))
-    flags = {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
+    flags = {
+        r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")
+    }
     assert flags[newer] == ("active", 1) and flags["00000000-0000-4000-8000-000000000003"] == ("active", 1)
     assert sorted(result.contested) == sorted([newer, "00000000-0000-4000-8000-000000000003"])
 
@@ -117,22 +151,44 @@ def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine
     decision = engine.note("decision", "flush the spool at turn end", "spool")
     clock.advance(minutes=2)
     engine.note("intent", "finish the spool rework", "spool")
-    between = engine.conn.execute("SELECT timestamp FROM notes WHERE id=?", (decision.id,)).fetchone()[0].replace(
-        ":00Z", ":30Z")
+    between = (
+        engine.conn.execute("SELECT timestamp FROM notes WHERE id=?", (decision.id,))
+        .fetchone()[0]
+        .replace(":00Z", ":30Z")
+    )
     path = tmp_path / "in.jsonl"
-    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
-        "id": "00000000-0000-4000-8000-000000000009", "scope": engine.scope.key, "timestamp": between,
-        "kind": "intent", "subject": "spool", "content": "do not flush the spool at turn end"}) + "\n")
+    path.write_text(
+        json.dumps({"cortex_export": 1})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "00000000-0000-4000-8000-000000000009",
+                "scope": engine.scope.key,
+                "timestamp": between,
+                "kind": "intent",
+                "subject": "spool",
+                "content": "do not flush the spool at turn end",
+            }
+        )
+        + "\n"
+    )
     result = engine.import_file(str(path))
-    flags = {r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")}
+    flags = {
+        r["id"]: (r["status"], r["conflict"]) for r in engine.conn.execute("SELECT id, status, conflict FROM notes")
+    }
     assert flags["00000000-0000-4000-8000-000000000009"] == ("superseded", 0)
     assert flags[decision.id] == ("active", 0) and result.contested == []
 
 
 def test_a_bad_line_imports_nothing_and_names_the_line(repo: Repo, tmp_path: Path) -> None:
     """One transaction: a later line that is not a note rolls back the good lines before it."""
-    good = {"id": "00000000-0000-4000-8000-000000000001", "scope": "project:/x", "timestamp": "2026-08-01T00:00:00Z",
-            "kind": "insight", "content": "fine"}
+    good = {
+        "id": "00000000-0000-4000-8000-000000000001",
+        "scope": "project:/x",
+        "timestamp": "2026-08-01T00:00:00Z",
+        "kind": "insight",
+        "content": "fine",
+    }
     bad = {**good, "id": "00000000-0000-4000-8000-000000000002", "kind": "decision"}  # no subject
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in ({"cortex_export": 1}, good, bad)) + "\n")
@@ -142,13 +198,16 @@ def test_a_bad_line_imports_nothing_and_names_the_line(repo: Repo, tmp_path: Pat
     assert cortex(repo.path, "export").out.splitlines()[1:] == []
 
 
-@pytest.mark.parametrize("body, why", [
-    ('{"some": "json"}\n', "not a Cortex export"),
-    ("# Cortex export\n\n1 note(s).\n", "Markdown export"),
-    ('{"cortex_export": 99}\n', "format 99"),
-    ("SQLite format 3\x00\x10\x00\x01\x01\x00@  \x00\x00\x00\x02", "binary file"),
-    ("just some words a shell script left\n", "neither a Cortex export"),
-])
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ('{"some": "json"}\n', "not a Cortex export"),
+        ("# Cortex export\n\n1 note(s).\n", "Markdown export"),
+        ('{"cortex_export": 99}\n', "format 99"),
+        ("SQLite format 3\x00\x10\x00\x01\x01\x00@  \x00\x00\x00\x02", "binary file"),
+        ("just some words a shell script left\n", "neither a Cortex export"),
+    ],
+)
 def test_files_import_cannot_read_are_refused_with_a_reason(repo: Repo, tmp_path: Path, body: str, why: str) -> None:
     """Refusing nothing silently: a file that is neither an export nor a memory file says why, exit 1."""
     path = tmp_path / "x.json"
@@ -160,14 +219,21 @@ def test_files_import_cannot_read_are_refused_with_a_reason(repo: Repo, tmp_path
 def test_claude_memory_files_become_insights_with_their_file_as_source(engine: Engine, repo: Repo) -> None:
     """Each bullet or paragraph of a CLAUDE.md is one insight under its heading; a block that cannot be a note
     is reported, not dropped silently; importing it again changes nothing."""
-    claude = repo.write("CLAUDE.md", "---\nname: x\n---\n# Build\n\nRun `make test`; it needs docker.\n\n"
-                                     "## Conventions\n- use ruff for linting\n- never push to main\n  open a PR instead\n\n"
-                                     "```sh\nmake build\n```\n\n- " + "x" * 20_001 + "\n")
+    claude = repo.write(
+        "CLAUDE.md",
+        "---\nname: x\n---\n# Build\n\nRun `make test`; it needs docker.\n\n"
+        "## Conventions\n- use ruff for linting\n- never push to main\n  open a PR instead\n\n"
+        "```sh\nmake build\n```\n\n- " + "x" * 20_001 + "\n",
+    )
     result = engine.import_file(str(claude))
-    rows = engine.conn.execute("SELECT kind, subject, content, source, scope_key FROM scoped_notes ORDER BY rowid").fetchall()
+    rows = engine.conn.execute(
+        "SELECT kind, subject, content, source, scope_key FROM scoped_notes ORDER BY rowid"
+    ).fetchall()
     assert [(r["subject"], r["content"]) for r in rows] == [
-        ("build", "Run `make test`; it needs docker."), ("conventions", "use ruff for linting"),
-        ("conventions", "never push to main\nopen a PR instead"), ("conventions", "```sh\nmake build\n```"),
+        ("build", "Run `make test`; it needs docker."),
+        ("conventions", "use ruff for linting"),
+        ("conventions", "never push to main\nopen a PR instead"),
+        ("conventions", "```sh\nmake build\n```"),
     ]
     assert {r["kind"] for r in rows} == {"insight"}
     assert {r["source"] for r in rows} == {os.path.realpath(claude)}
@@ -202,12 +268,31 @@ def test_another_machines_export_lands_in_this_worktree_without_flags(repo: Repo
     after a plain import: its branch scopes map onto this worktree's scope, its project layer onto this project's;
     the report says so. --scope here still does the same by hand."""
     path = tmp_path / "other.jsonl"
-    path.write_text(json.dumps({"cortex_export": 1}) + "\n" + json.dumps({
-        "id": "00000000-0000-4000-8000-0000000000aa", "scope": "branch:/elsewhere/.git:/elsewhere:main",
-        "timestamp": "2026-08-01T00:00:00Z", "kind": "decision", "subject": "queue", "content": "use nats"}) + "\n"
-        + json.dumps({"id": "00000000-0000-4000-8000-0000000000ab", "scope": "project:/elsewhere",
-                      "timestamp": "2026-08-01T00:00:00Z", "kind": "insight", "content": "the broker runs on port 4222"})
-        + "\n")
+    path.write_text(
+        json.dumps({"cortex_export": 1})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "00000000-0000-4000-8000-0000000000aa",
+                "scope": "branch:/elsewhere/.git:/elsewhere:main",
+                "timestamp": "2026-08-01T00:00:00Z",
+                "kind": "decision",
+                "subject": "queue",
+                "content": "use nats",
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "id": "00000000-0000-4000-8000-0000000000ab",
+                "scope": "project:/elsewhere",
+                "timestamp": "2026-08-01T00:00:00Z",
+                "kind": "insight",
+                "content": "the broker runs on port 4222",
+            }
+        )
+        + "\n"
+    )
     fresh = tmp_path / "h1"
     done = cortex(repo.path, "import", str(path), "--json", home=fresh)
     assert done.code == 0 and done.data()["unread_scopes"] == [] and done.data()["remapped"] == 2, done.out
@@ -223,8 +308,10 @@ def test_auto_memory_index_imports_through_the_cli(repo: Repo, tmp_path: Path) -
     """Claude Code's auto-memory MEMORY.md (an index of one-line entries): each entry is one insight."""
     memory = tmp_path / "memory" / "MEMORY.md"
     memory.parent.mkdir()
-    memory.write_text("- [Testing](testing.md) — run pytest with -x; the suite needs docker\n"
-                      "- [Style](style.md) — black, 100 columns\n")
+    memory.write_text(
+        "- [Testing](testing.md) — run pytest with -x; the suite needs docker\n"
+        "- [Style](style.md) — black, 100 columns\n"
+    )
     done = cortex(repo.path, "import", str(memory), "--json")
     assert done.code == 0, done.err
     assert done.data()["added"] == 2 and done.data()["format"] == "MEMORY.md"

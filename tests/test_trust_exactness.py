@@ -37,8 +37,13 @@ def active(repo: Repo, subject: str) -> list[tuple[str, int]]:
     """(content, conflict) of every active note on a subject."""
     conn = store(repo)
     try:
-        return [(r["content"], r["conflict"]) for r in conn.execute(
-            "SELECT content, conflict FROM scoped_notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid", (subject,))]
+        return [
+            (r["content"], r["conflict"])
+            for r in conn.execute(
+                "SELECT content, conflict FROM scoped_notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid",
+                (subject,),
+            )
+        ]
     finally:
         conn.close()
 
@@ -103,7 +108,8 @@ def test_mcp_replacing_one_side_leaves_only_the_replacement(repo: Repo, tmp_path
 
     async def script(session: ClientSession) -> Any:
         return await session.call_tool(
-            "cortex_resolve", {"note_id": go[:8], "status": "superseded", "replacement": RUST})
+            "cortex_resolve", {"note_id": go[:8], "status": "superseded", "replacement": RUST}
+        )
 
     result, stray = serve(repo, tmp_path, script)
     assert stray == [] and not result.is_error, text(result)
@@ -113,6 +119,7 @@ def test_mcp_replacing_one_side_leaves_only_the_replacement(repo: Repo, tmp_path
 
 def test_mcp_errors_speak_mcp(repo: Repo, tmp_path: Path) -> None:
     """A wrong kind names the parameter and the kinds that exist; engine errors name parameters, never CLI flags."""
+
     async def script(session: ClientSession) -> list[Any]:
         return [
             await session.call_tool("cortex_note", {"kind": "opinion", "content": "x"}),
@@ -134,6 +141,7 @@ def test_mcp_errors_speak_mcp(repo: Repo, tmp_path: Path) -> None:
 
 def test_mcp_tool_descriptions_carry_no_docstring_indentation(repo: Repo, tmp_path: Path) -> None:
     """Every tool description is cleandoc'd: no line starts with the docstring's indentation."""
+
     async def script(session: ClientSession) -> dict[str, str]:
         return {t.name: t.description or "" for t in (await session.list_tools()).tools}
 
@@ -167,8 +175,16 @@ def test_help_is_grouped_and_hides_internals(tmp_path: Path) -> None:
         assert title in out
     listed = {line.split()[0] for line in out.splitlines() if line.startswith("  ") and not line.startswith("   ")}
     assert {"note", "recall", "list-memory", "install"} <= listed
-    assert not listed & {"hook", "reflect", "header", "evaluate", "inject-header", "flush-spool", "note-resolve",
-                         "install-hooks"}
+    assert not listed & {
+        "hook",
+        "reflect",
+        "header",
+        "evaluate",
+        "inject-header",
+        "flush-spool",
+        "note-resolve",
+        "install-hooks",
+    }
     assert cortex(tmp_path, "tui", "--json").code == 2
     assert cortex(tmp_path, "serve", "--json").code == 2
 
@@ -220,7 +236,9 @@ def item_row(repo: Repo, note_id: str) -> sqlite3.Row:
 
 def test_a_recalled_superseded_decision_never_leads_its_replacement(repo: Repo) -> None:
     """kafka recalled often, then replaced by NATS: recall puts NATS first and the lead names it, labels and all."""
-    kafka = ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
+    kafka = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine"
+    )
     for _ in range(4):
         ok(repo.path, "recall", "kafka", "queue", "engine")
     ok(repo.path, "resolve", kafka["id"][:8], "--status", "superseded", "--replacement", "use NATS instead")
@@ -234,7 +252,9 @@ def test_a_recalled_superseded_decision_never_leads_its_replacement(repo: Repo) 
 
 def test_a_superseded_lead_says_so(repo: Repo) -> None:
     """When only a superseded note matches, the lead line carries its label."""
-    kafka = ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
+    kafka = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine"
+    )
     ok(repo.path, "resolve", kafka["id"], "--status", "superseded")
     lead = ok_json(repo.path, "recall", "kafka", "--peek")["text"].splitlines()[0]
     assert lead.startswith("Most relevant — Decision [queue engine]") and lead.endswith("(superseded)")
@@ -242,7 +262,9 @@ def test_a_superseded_lead_says_so(repo: Repo) -> None:
 
 def test_superseding_demotes_one_tier(repo: Repo) -> None:
     """A superseded decision sits one tier below where it was (hot → warm)."""
-    first = ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
+    first = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine"
+    )
     ok(repo.path, "recall", "kafka")  # a read makes it hot
     assert item_row(repo, first["id"])["state"] == "hot"
     ok(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use NATS for the queue engine")
@@ -257,7 +279,9 @@ def test_reads_never_reheat_superseded_or_stale_items(repo: Repo) -> None:
     """A recall that shows a superseded note and a stale one books the read but leaves both untouched."""
     repo.write("src/worker.py")
     repo.commit("add worker")
-    old = ok_json(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine")
+    old = ok_json(
+        repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use kafka for the queue engine"
+    )
     ok(repo.path, "note", "--kind", "decision", "--subject", "queue engine", "use NATS for the queue engine")
     stale = ok_json(repo.path, "note", "--kind", "insight", "the queue worker lives in src/worker.py")
     (repo.path / "src" / "worker.py").unlink()
@@ -271,7 +295,10 @@ def test_reads_never_reheat_superseded_or_stale_items(repo: Repo) -> None:
     for note_id, was in before.items():
         now = dict(item_row(repo, note_id))
         assert (now["access_count"], now["last_accessed_at"], now["state"]) == (
-            was["access_count"], was["last_accessed_at"], was["state"])
+            was["access_count"],
+            was["last_accessed_at"],
+            was["state"],
+        )
 
 
 def test_peek_and_session_brief_book_nothing(repo: Repo) -> None:
@@ -281,9 +308,13 @@ def test_peek_and_session_brief_book_nothing(repo: Repo) -> None:
     def counts() -> tuple[int, int, int]:
         conn = store(repo)
         try:
-            return (conn.execute("SELECT COUNT(*) FROM token_ledger").fetchone()[0],
-                    conn.execute("SELECT COUNT(*) FROM retrieval_log").fetchone()[0],
-                    conn.execute("SELECT access_count FROM memory_items WHERE id=?", (f"notes:{note['id']}",)).fetchone()[0])
+            return (
+                conn.execute("SELECT COUNT(*) FROM token_ledger").fetchone()[0],
+                conn.execute("SELECT COUNT(*) FROM retrieval_log").fetchone()[0],
+                conn.execute("SELECT access_count FROM memory_items WHERE id=?", (f"notes:{note['id']}",)).fetchone()[
+                    0
+                ],
+            )
         finally:
             conn.close()
 
@@ -297,8 +328,17 @@ def test_peek_and_session_brief_book_nothing(repo: Repo) -> None:
 
 def test_temporal_intent_prefers_old_items_when_asked(repo: Repo) -> None:
     """'history'/'previously'/'old' in a topic lift the older of two equally matching notes above the newer."""
-    assert cortex(repo.path, "note", "--kind", "insight", "the billing export job retries three times",
-                  now="2026-05-01T09:00:00Z").code == 0
+    assert (
+        cortex(
+            repo.path,
+            "note",
+            "--kind",
+            "insight",
+            "the billing export job retries three times",
+            now="2026-05-01T09:00:00Z",
+        ).code
+        == 0
+    )
     ok(repo.path, "note", "--kind", "insight", "the billing export job retries five times")
     plain = ok_json(repo.path, "recall", "billing", "export", "--peek")["text"].splitlines()
     assert "five" in plain[1]
@@ -341,7 +381,9 @@ def seed_labels(repo: Repo, engine: Any) -> dict[str, str]:
         "export": engine.note("intent", SEEDED["export"], "billing export").item_id,
         "flake": engine.note("blocker", SEEDED["flake"], "flaky").item_id,
     }
-    ids["nats"] = "notes:" + str(engine.resolve(ids["kafka"], status="superseded", replacement=SEEDED["nats"]).replacement_id)
+    ids["nats"] = "notes:" + str(
+        engine.resolve(ids["kafka"], status="superseded", replacement=SEEDED["nats"]).replacement_id
+    )
     engine.resolve(ids["flake"])
     repo.git("mv", "src/old_name.py", "src/new_name.py")
     (repo.path / "src" / "gone.py").unlink()
@@ -349,15 +391,18 @@ def seed_labels(repo: Repo, engine: Any) -> dict[str, str]:
     return ids
 
 
-def check_labels(surface: str, text: str, items: list[dict] | None, oracle: dict[str, list[str]],
-                 keys: dict[str, str]) -> int:
+def check_labels(
+    surface: str, text: str, items: list[dict] | None, oracle: dict[str, list[str]], keys: dict[str, str]
+) -> int:
     """Every label of a shown item is on its line, and every label on a line is the item's; returns labels seen."""
     seen = 0
     for line in (segment for whole in text.splitlines() for segment in whole.split(" | ")):
         if line.startswith("Most relevant — "):
             continue
         found = [key for key, content in SEEDED.items() if content in line and key in keys]
-        found = [k for k in found if not any(SEEDED[k] in SEEDED[o] and k != o for o in found)]  # "do not ship" ⊃ "ship"
+        found = [
+            k for k in found if not any(SEEDED[k] in SEEDED[o] and k != o for o in found)
+        ]  # "do not ship" ⊃ "ship"
         assert len(found) <= 1, (surface, line)
         if not found:
             continue
@@ -374,7 +419,10 @@ def check_labels(surface: str, text: str, items: list[dict] | None, oracle: dict
             continue
         assert item["labels"] == oracle[item["id"]], (surface, item)
         key = next(k for k, v in keys.items() if v == item["id"])
-        assert any(SEEDED[key] in line and not line.startswith("Most relevant") for line in text.splitlines()), (surface, item)
+        assert any(SEEDED[key] in line and not line.startswith("Most relevant") for line in text.splitlines()), (
+            surface,
+            item,
+        )
     return seen
 
 
@@ -386,14 +434,23 @@ def test_every_label_on_every_surface(repo: Repo, engine: Any, tmp_path: Path) -
     keys = seed_labels(repo, engine)
     oracle = {i["id"]: i["labels"] for i in ok_json(repo.path, "list-memory", "--limit", "200")["items"]}
     assert {k: oracle[v] for k, v in keys.items()} == {
-        "ship": ["contested"], "no-ship": ["contested"], "kafka": ["superseded"], "nats": [],
-        "moved": ["moved: src/old_name.py → src/new_name.py"], "stale": ["stale: missing src/gone.py"],
-        "export": [], "flake": ["resolved"],
+        "ship": ["contested"],
+        "no-ship": ["contested"],
+        "kafka": ["superseded"],
+        "nats": [],
+        "moved": ["moved: src/old_name.py → src/new_name.py"],
+        "stale": ["stale: missing src/gone.py"],
+        "export": [],
+        "flake": ["resolved"],
     }
     seen: dict[str, int] = {}
-    for name, argv in (("recall", ("recall", "billing", "--budget", "2000")), ("brief", ("brief", "billing", "--budget", "2000")),
-                       ("state", ("state", "--budget", "2000")), ("session brief", ("session-brief", "--budget", "400")),
-                       ("header", ("header",))):
+    for name, argv in (
+        ("recall", ("recall", "billing", "--budget", "2000")),
+        ("brief", ("brief", "billing", "--budget", "2000")),
+        ("state", ("state", "--budget", "2000")),
+        ("session brief", ("session-brief", "--budget", "400")),
+        ("header", ("header",)),
+    ):
         data = ok_json(repo.path, *argv) if name != "session brief" else ok_json(repo.path, "session-brief")
         seen[name] = check_labels(name, data["text"], data["items"], oracle, keys)
     whisper = json.loads(ok(repo.path, "reflect", "--event", "edit", "--file", "src/old_name.py", "--json"))
@@ -402,9 +459,11 @@ def test_every_label_on_every_surface(repo: Repo, engine: Any, tmp_path: Path) -
     seen["subagent brief"] = check_labels("subagent brief", sub, None, oracle, keys)
 
     async def script(session: ClientSession) -> list[str]:
-        return [text(await session.call_tool("cortex_recall", {"topic": "billing", "budget": 2000})),
-                text(await session.call_tool("cortex_brief", {"topic": "billing", "budget": 2000})),
-                text(await session.call_tool("cortex_state", {"budget": 2000}))]
+        return [
+            text(await session.call_tool("cortex_recall", {"topic": "billing", "budget": 2000})),
+            text(await session.call_tool("cortex_brief", {"topic": "billing", "budget": 2000})),
+            text(await session.call_tool("cortex_state", {"budget": 2000})),
+        ]
 
     for name, said in zip(("mcp recall", "mcp brief", "mcp state"), serve(repo, tmp_path, script)[0]):
         seen[name] = check_labels(name, said, None, oracle, keys)
@@ -476,8 +535,9 @@ def test_suggest_notes_and_search_ledger_print_text(repo: Repo) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
-def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_names_its_units(tmp_path: Path,
-                                                                                              monkeypatch: Any) -> None:
+def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_names_its_units(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     """Pilot: the dialog's promise (keep one → the other superseded; a replacement → every side superseded) holds
     in the store after Keep B; the freshness title and footer both count memories, each saying so."""
     from cortex_engine.ops.demo import seed_demo
@@ -504,17 +564,26 @@ def test_tui_resolve_dialog_says_what_the_engine_does_and_the_freshness_pane_nam
     drive(demo, steps)
     assert "the other is marked superseded" in said["help"] and "every side is superseded by it" in said["help"]
     sides = spool_notes(demo)
-    assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {FLUSH: ("superseded", 0), NO_FLUSH: ("active", 0)}
+    assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {
+        FLUSH: ("superseded", 0),
+        NO_FLUSH: ("active", 0),
+    }
     assert "memories:" in said["title"] and "memories checked" in said["footer"]
 
 
-EVERY_LABEL = [labels.CONTESTED, labels.SUPERSEDED, labels.RESOLVED, labels.origin(labels.SHARED),
-               labels.origin(f"{labels.FROM} feature/pool-retry"),
-               *(labels.reference(f"{verdict}: src/pool.py:connect changed") for verdict in labels.REFERENCE_VERDICTS)]
+EVERY_LABEL = [
+    labels.CONTESTED,
+    labels.SUPERSEDED,
+    labels.RESOLVED,
+    labels.origin(labels.SHARED),
+    labels.origin(f"{labels.FROM} feature/pool-retry"),
+    *(labels.reference(f"{verdict}: src/pool.py:connect changed") for verdict in labels.REFERENCE_VERDICTS),
+]
 
 
-@pytest.mark.parametrize("label", [*EVERY_LABEL, " ".join(EVERY_LABEL[i] for i in (0, 4, 5)),
-                                   " ".join(EVERY_LABEL[i] for i in (2, 3, 6))])
+@pytest.mark.parametrize(
+    "label", [*EVERY_LABEL, " ".join(EVERY_LABEL[i] for i in (0, 4, 5)), " ".join(EVERY_LABEL[i] for i in (2, 3, 6))]
+)
 def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
     """A line too long for its room is cut before the labels Cortex appended, never through them: every label of
     the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut;
@@ -524,8 +593,9 @@ def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
     assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 120
 
 
-def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(repo: Repo, make_engine: Any,
-                                                                            clock: Any) -> None:
+def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(
+    repo: Repo, make_engine: Any, clock: Any
+) -> None:
     """Issue 27 bug 1, end to end: recall at budget 60 of a decision promoted from a merged branch, contested and
     stale shows `[contested]`, `(from <branch>)` and `[stale: …]`, as its JSON item does."""
     repo.write("src/q.py")
@@ -533,8 +603,9 @@ def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(repo
     make_engine(repo.path).note("decision", "do not use redis for the queue retries", "retries")
     repo.git("checkout", "-q", "-b", "feature-q")
     clock.advance(minutes=1)
-    make_engine(repo.path).note("decision", "use redis for the queue retries in src/q.py " + "with jitter " * 30,
-                                "retries")
+    make_engine(repo.path).note(
+        "decision", "use redis for the queue retries in src/q.py " + "with jitter " * 30, "retries"
+    )
     repo.write("src/q_retry.py")
     repo.commit("retry")
     make_engine(repo.path).flush_spool()

@@ -38,8 +38,9 @@ def engine_for(repo: Path) -> Engine:
     return Engine(repo, clock=lambda: NOW)
 
 
-def drive(repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *,
-          live: bool = False) -> list[tuple[str, str, str]]:
+def drive(
+    repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *, live: bool = False
+) -> list[tuple[str, str, str]]:
     """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title, text)."""
     from cortex_tui.app import make_app
 
@@ -47,8 +48,14 @@ def drive(repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Aw
     notes: list[tuple[str, str, str]] = []
     original = app.notify
 
-    def notify(message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
-               markup: bool = True) -> None:
+    def notify(
+        message: str,
+        *,
+        title: str = "",
+        severity: str = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         notes.append((severity, title, message))
         original(message, title=title, severity=severity, timeout=timeout, markup=markup)  # type: ignore[arg-type]
 
@@ -114,13 +121,15 @@ def test_resolve_both_with_a_replacement(demo: Path) -> None:
     drive(demo, steps)
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {
-        FLUSH: ("superseded", 0), NO_FLUSH: ("superseded", 0),
+        FLUSH: ("superseded", 0),
+        NO_FLUSH: ("superseded", 0),
         "flush the spool only when it passes 256 KiB": ("active", 0),
     }
 
 
 def test_cancelled_resolve_changes_nothing(demo: Path) -> None:
     """Escape leaves the contest open, and says so."""
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("c")
         await settle(pilot)
@@ -161,15 +170,18 @@ def test_edit_is_saved_through_the_audited_edit(demo: Path) -> None:
         await settle(pilot)
         assert not isinstance(app.screen, EditDialog)
         shown = str(app.screen.query_one(InspectionView).query_one("#inspection-text", Static).content)
-        assert "corrections" in shown and "diff: move the read queries out of src/db/store.py into a queries module" \
-            " src/db/queries.py" in shown
+        assert (
+            "corrections" in shown
+            and "diff: move the read queries out of src/db/store.py into a queries module src/db/queries.py" in shown
+        )
 
     notes = drive(demo, steps)
     with engine_for(demo) as engine:
         result = engine.inspect_memory(_note_item(demo, "store reads"))
     assert result.item["text"].startswith(f"intent: {new}")
     assert [(c["operation"], c["prior_text"], c["new_text"]) for c in result.corrections] == [
-        ("edit", "move the read queries out of src/db/store.py into a queries module", new)]
+        ("edit", "move the read queries out of src/db/store.py into a queries module", new)
+    ]
     assert any(title == "Memory edited (audited)" for _, title, _ in notes)
 
 
@@ -238,7 +250,9 @@ def test_delete_happens_only_after_confirming(demo: Path) -> None:
     notes = drive(demo, steps)
     assert not exists()
     with engine_for(demo) as engine:
-        audit = engine.conn.execute("SELECT operation FROM memory_corrections WHERE memory_item_id=?", (target,)).fetchall()
+        audit = engine.conn.execute(
+            "SELECT operation FROM memory_corrections WHERE memory_item_id=?", (target,)
+        ).fetchall()
     assert [row["operation"] for row in audit] == ["delete"]
     titles = [title for _, title, _ in notes]
     assert titles.index("Delete") < titles.index("Memory deleted (audited)")
@@ -315,10 +329,19 @@ def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
 
 def test_every_key_is_in_the_palette(demo: Path) -> None:
     """The command palette offers resolve, edit, delete, search, re-validate, refresh, help and quit."""
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {"Resolve contest", "Edit memory", "Delete memory", "Search memory", "Re-validate freshness",
-                "Refresh", "Help", "Quit"} <= titles
+        assert {
+            "Resolve contest",
+            "Edit memory",
+            "Delete memory",
+            "Search memory",
+            "Re-validate freshness",
+            "Refresh",
+            "Help",
+            "Quit",
+        } <= titles
 
     drive(demo, steps)
 
@@ -351,15 +374,19 @@ def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path)
 
 def test_revalidate_reports_what_it_checked(demo: Path) -> None:
     """v re-checks every reference (nothing persisted) and says what it found."""
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("v")
         await settle(pilot)
 
     with engine_for(demo) as engine:
-        before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
+        before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[
+            0
+        ]
     notes = drive(demo, steps)
     assert [text for _, title, text in notes if title == "Freshness re-validated"] == [
-        "checked 16 memories; 2 stale; references: 14 exists, 2 missing, 3 moved, 0 unknown"]
+        "checked 16 memories; 2 stale; references: 14 exists, 2 missing, 3 moved, 0 unknown"
+    ]
     with engine_for(demo) as engine:
         after = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
     assert after == before

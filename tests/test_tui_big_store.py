@@ -64,14 +64,18 @@ def build_big_store(base: Path) -> BigStore:
     store.repo.mkdir(parents=True)
     (store.repo / "README.md").write_text("# big service\n")
     for args in (("init", "-q", "-b", "main"), ("add", "."), ("commit", "-q", "-m", "init")):
-        subprocess.run(["git", *args], cwd=store.repo, check=True, capture_output=True, env={**os.environ, **store.env()})
+        subprocess.run(
+            ["git", *args], cwd=store.repo, check=True, capture_output=True, env={**os.environ, **store.env()}
+        )
     with environment(store.env()), seeded_ids(17), Engine(store.repo, clock=lambda: NOW) as engine:
         engine.note("decision", "flush the spool at every Stop hook", "spool flush policy")
         engine.note("decision", "do not flush the spool at every Stop hook", "spool flush policy")
         with transaction(engine.conn):
             engine.conn.executemany(
                 "INSERT INTO memory_items(id, scope_type, scope_id, kind, text, state, importance, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 0.5, ?)", _bulk_rows(engine.scope.type, scope_id(engine.conn, engine.scope.key)))
+                "VALUES (?, ?, ?, ?, ?, ?, 0.5, ?)",
+                _bulk_rows(engine.scope.type, scope_id(engine.conn, engine.scope.key)),
+            )
         assert engine.list_memory(limit=1).total == ITEMS + 2
     return store
 
@@ -137,15 +141,28 @@ def test_big_store_pages_by_key_to_either_end(seen_big: BigStore) -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await press(pilot, "2")
             browser = app.screen.query_one(MemoryBrowser)
-            for keys in ((), ("right_square_bracket",), ("right_square_bracket",), ("left_square_bracket",), ("end",),
-                         ("left_square_bracket",), ("home",)):
+            for keys in (
+                (),
+                ("right_square_bracket",),
+                ("right_square_bracket",),
+                ("left_square_bracket",),
+                ("end",),
+                ("left_square_bracket",),
+                ("home",),
+            ):
                 await press(pilot, *keys)
                 seen.append((browser.position, len(browser.rows), browser.highlighted_id()))
 
     asyncio.run(run())
     total = ITEMS + 2
     assert [(position, count) for position, count, _ in seen] == [
-        (0, PAGE), (PAGE, PAGE), (2 * PAGE, PAGE), (PAGE, PAGE), (total - PAGE, PAGE), (total - 2 * PAGE, PAGE),
-        (0, PAGE)]
+        (0, PAGE),
+        (PAGE, PAGE),
+        (2 * PAGE, PAGE),
+        (PAGE, PAGE),
+        (total - PAGE, PAGE),
+        (total - 2 * PAGE, PAGE),
+        (0, PAGE),
+    ]
     assert seen[4][2] == f"big-{ITEMS - 1:05d}"  # End: the oldest item, highlighted
     assert seen[6][2] != seen[4][2] and seen[0][2] == seen[6][2]  # Home: back on the newest

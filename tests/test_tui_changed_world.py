@@ -389,8 +389,9 @@ def test_a_commit_that_leaves_the_index_alone_is_heard_without_the_poll(repo) ->
         if reason == "checkout":
             checkout.set()
 
-    watcher = StoreWatcher(repo.path / "no-store" / "cortex.db", None, on_change, None, git_dir=repo.path / ".git",
-                           interval=3600)  # the poll probes once at start, then not again during this test
+    watcher = StoreWatcher(
+        repo.path / "no-store" / "cortex.db", None, on_change, None, git_dir=repo.path / ".git", interval=3600
+    )  # the poll probes once at start, then not again during this test
     watcher.start()
     try:
         repo.git("reset", "-q", "--soft", "HEAD~1")
@@ -432,9 +433,23 @@ def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Pat
         generation, memory = app.generation, app.memory_generation
 
         with (demo / ".cortex" / "spool.jsonl").open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"v": 1, "t": 1785693600, "p": {
-                "session_id": "other", "cwd": str(demo), "hook_event_name": "PostToolUse", "tool_name": "Read",
-                "tool_use_id": "read-1", "tool_input": {"file_path": str(demo / "README.md")}}}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "v": 1,
+                        "t": 1785693600,
+                        "p": {
+                            "session_id": "other",
+                            "cwd": str(demo),
+                            "hook_event_name": "PostToolUse",
+                            "tool_name": "Read",
+                            "tool_use_id": "read-1",
+                            "tool_input": {"file_path": str(demo / "README.md")},
+                        },
+                    }
+                )
+                + "\n"
+            )
         with engine_for(demo) as other:
             before = other.memory_mark()
             other.flush_spool()
@@ -494,8 +509,9 @@ def test_the_watchers_stop_race_prints_nothing_but_other_watchdog_errors_still_d
 
     from cortex_tui.live import StoreWatcher
 
-    watcher = StoreWatcher(repo.path / "no-store" / "cortex.db", None, lambda reason: None, None,
-                           git_dir=repo.path / ".git", interval=3600)
+    watcher = StoreWatcher(
+        repo.path / "no-store" / "cortex.db", None, lambda reason: None, None, git_dir=repo.path / ".git", interval=3600
+    )
     watcher.start()
     watcher.close()
     heard: list[str] = []

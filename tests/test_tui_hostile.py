@@ -30,6 +30,8 @@ ESCAPED_COMMAND = "pytest \x1b[31mRED\x1b]0;pwned\x07 done"
 def _escape_removed(text: str) -> bool:
     """The escaped command is shown, its escape sequences removed whole: no `[31m` or window title left behind."""
     return "RED" in text and "[31m" not in text and "pwned" not in text
+
+
 BIDI = "review \u202eecnalab\u202c the ledger"
 
 
@@ -49,11 +51,14 @@ def seed_hostile(path: Path) -> None:
     raw = sqlite3.connect(db_path)
     try:
         raw.execute("UPDATE notes SET content=? WHERE content='placeholder for the bidi text'", (BIDI,))
-        raw.execute("UPDATE memory_items SET text=? WHERE text LIKE 'insight: placeholder for the bidi%'",
-                    (f"insight: {BIDI}",))
+        raw.execute(
+            "UPDATE memory_items SET text=? WHERE text LIKE 'insight: placeholder for the bidi%'", (f"insight: {BIDI}",)
+        )
         raw.execute("UPDATE memory_items SET text=replace(text, 'pytest placeholder', ?)", (ESCAPED_COMMAND,))
-        raw.execute("UPDATE command_runs SET command_summary=replace(command_summary, 'pytest placeholder', ?)",
-                    (ESCAPED_COMMAND,))
+        raw.execute(
+            "UPDATE command_runs SET command_summary=replace(command_summary, 'pytest placeholder', ?)",
+            (ESCAPED_COMMAND,),
+        )
         raw.commit()
         assert raw.execute("SELECT COUNT(*) FROM memory_items WHERE text LIKE '%' || char(27) || '%'").fetchone()[0]
     finally:

@@ -85,9 +85,9 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
     assert len(footers) > 1  # the footer's keys followed focus and tab
 
 
-
 def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors
     """WCAG contrast ratio of two opaque colours."""
+
     def channel(value: int) -> float:
         value /= 255
         return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4

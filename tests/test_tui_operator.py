@@ -58,8 +58,9 @@ def test_memory_table_narrows_by_label_and_text_and_sorts(demo: Path) -> None:  
         with engine_for(demo) as engine:
             listed = engine.list_memory(scopes=engine.scope_keys, text="spool", limit=200)
             by_subject = engine.list_memory(scopes=engine.scope_keys, text="spool", sort="subject", limit=200)
-            reversed_subject = engine.list_memory(scopes=engine.scope_keys, text="spool", sort="subject", reverse=True,
-                                                  limit=200)
+            reversed_subject = engine.list_memory(
+                scopes=engine.scope_keys, text="spool", sort="subject", reverse=True, limit=200
+            )
         assert list(browser.rows) == [item["id"] for item in listed.items] and browser.rows
         assert app.focused is browser.query_one("#memory-table")
 
@@ -73,7 +74,9 @@ def test_memory_table_narrows_by_label_and_text_and_sorts(demo: Path) -> None:  
         assert browser.sort == ("subject", True) and list(browser.rows) == [i["id"] for i in reversed_subject.items]
         assert list(browser.rows) != [i["id"] for i in by_subject.items]
         assert str(table.columns[ColumnKey("Subject")].label) == "Subject ▴"
-        table.post_message(DataTable.HeaderSelected(table, ColumnKey("Kind"), 0, table.columns[ColumnKey("Kind")].label))
+        table.post_message(
+            DataTable.HeaderSelected(table, ColumnKey("Kind"), 0, table.columns[ColumnKey("Kind")].label)
+        )
         await settle(pilot)
         assert browser.sort == ("kind", False)
         kinds = [table.get_row(key)[0].plain for key in browser.rows]
@@ -115,14 +118,25 @@ def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> No
     from cortex_tui.widgets.activity_table import ActivityTable
 
     with engine_for(demo) as engine:
-        ledger = {str(r[0]): int(r[1]) for r in engine.conn.execute(
-            "SELECT session_id, SUM(tokens) FROM token_ledger WHERE direction='injected' GROUP BY session_id")}
+        ledger = {
+            str(r[0]): int(r[1])
+            for r in engine.conn.execute(
+                "SELECT session_id, SUM(tokens) FROM token_ledger WHERE direction='injected' GROUP BY session_id"
+            )
+        }
         busy = engine.conn.execute(  # a session that failed a command and wrote a side of the open contest
             "SELECT session_id FROM scoped_notes WHERE conflict=1 AND session_id IN "
-            "(SELECT session_id FROM command_runs WHERE exit_code != 0)").fetchone()[0]
-        failed = [str(r[0]) for r in engine.conn.execute(
-            "SELECT command_summary FROM command_runs WHERE session_id=? AND exit_code != 0", (busy,))]
-        subjects = [str(r[0]) for r in engine.conn.execute("SELECT subject FROM scoped_notes WHERE session_id=?", (busy,))]
+            "(SELECT session_id FROM command_runs WHERE exit_code != 0)"
+        ).fetchone()[0]
+        failed = [
+            str(r[0])
+            for r in engine.conn.execute(
+                "SELECT command_summary FROM command_runs WHERE session_id=? AND exit_code != 0", (busy,)
+            )
+        ]
+        subjects = [
+            str(r[0]) for r in engine.conn.execute("SELECT subject FROM scoped_notes WHERE session_id=?", (busy,))
+        ]
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("3")
@@ -166,7 +180,9 @@ def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> No
     session = str(main.current_session()["id"])
     detail = session_detail(main, session)
     assert [n["subject"] for n in detail.notes] == ["queue engine"]
-    assert [(f["command"], f["exit_code"], f["stderr_tail"].strip()) for f in detail.failures] == [("pytest -q", 2, "E   boom")]
+    assert [(f["command"], f["exit_code"], f["stderr_tail"].strip()) for f in detail.failures] == [
+        ("pytest -q", 2, "E   boom")
+    ]
     assert detail.session["id"] == session and detail.session["tokens"] == sum(s.tokens for s in detail.spend)
     repo.git("checkout", "-q", "-b", "feature")
     with pytest.raises(NotFound):
@@ -296,7 +312,9 @@ def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Pat
             await pilot.resize_terminal(width, 24)
             await settle(pilot)
             header = app.screen.query_one(StatusHeader)
-            lines[width] = [str(header.query_one(f"#{name}", Static).render()) for name in ("identity-line", "health-line")]
+            lines[width] = [
+                str(header.query_one(f"#{name}", Static).render()) for name in ("identity-line", "health-line")
+            ]
 
     drive(demo, steps)
     assert "open contest" in lines[120][1] and "session" in lines[120][1]

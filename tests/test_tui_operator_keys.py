@@ -35,6 +35,7 @@ def fake_editor(tmp_path: Path, name: str = "vim") -> tuple[Path, Path]:
 def record_suspends(app, events: list[str], argv: Path) -> None:  # noqa: ANN001 - a CortexApp
     """Replace the app's suspend (a headless driver cannot suspend) with one that records whether the editor ran
     inside it."""
+
     @contextmanager
     def suspend() -> Iterator[None]:
         events.append("suspend")
@@ -73,8 +74,9 @@ def drifted_repo(repo: Repo) -> Path:
     return repo.write("src/spool.py", head + "def flush():\n    return 42\n")
 
 
-def test_o_opens_the_drifted_span_in_the_editor_with_the_app_suspended(repo: Repo, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_o_opens_the_drifted_span_in_the_editor_with_the_app_suspended(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`o` on a drifted item runs $EDITOR with `+5 src/spool.py` (where flush() starts), inside the app's suspend."""
     path = drifted_repo(repo)
     editor, argv = fake_editor(tmp_path)
@@ -97,8 +99,9 @@ def test_o_opens_the_drifted_span_in_the_editor_with_the_app_suspended(repo: Rep
     assert not [n for n in notes if n[0] != "information"]
 
 
-def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No $EDITOR, or one not on PATH: a notice naming the variable; a file gone from the checkout: a notice naming
     the file. Nothing is suspended and nothing runs."""
     repo.write("src/gone.py", "x = 1\n")
@@ -132,8 +135,11 @@ def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(repo: Repo, tmp_
     assert [(title, text) for severity, title, text in notes if severity == "warning"] == [
         ("No editor", "Set $EDITOR (for example `export EDITOR=vim`) to open files from Cortex. (src/new.py)"),
         ("No editor", "The editor 'no-such-editor-anywhere' from $EDITOR was not found on PATH. (src/new.py)"),
-        ("Nothing to open", "src/gone.py is gone from the checkout (deleted, or renamed where git cannot follow); "
-                            "nothing to open · Enter shows the memory"),
+        (
+            "Nothing to open",
+            "src/gone.py is gone from the checkout (deleted, or renamed where git cannot follow); "
+            "nothing to open · Enter shows the memory",
+        ),
     ]
 
 
@@ -185,9 +191,11 @@ def test_m_rewrites_the_moved_path_in_the_note_audited(repo: Repo) -> None:
         shown = engine.inspect_memory(item_id)
     assert shown.item["text"].startswith("decision: flush from src/capture_spool.py at turn end")
     assert [(c["operation"], c["prior_text"]) for c in shown.corrections] == [
-        ("rewrite-moved", "flush from src/spool.py at turn end")]
+        ("rewrite-moved", "flush from src/spool.py at turn end")
+    ]
     assert [(title, text.splitlines()[0]) for _, title, text in notes if "rewritten" in title] == [
-        ("Moved path rewritten (audited)", f"rewrote {item_id}: src/spool.py → src/capture_spool.py")]
+        ("Moved path rewritten (audited)", f"rewrote {item_id}: src/spool.py → src/capture_spool.py")
+    ]
 
 
 def test_m_refuses_when_the_note_changed_since_the_pane_showed_it(repo: Repo) -> None:
@@ -232,7 +240,7 @@ def test_a_shows_each_edit_as_a_word_diff(demo: Path) -> None:  # noqa: F811
         await settle(pilot)
         assert isinstance(app.screen, AuditDialog)
         content = app.screen.query_one("#audit-text", Static).content
-        styled = {str(content)[span.start:span.end]: str(span.style) for span in content.spans}
+        styled = {str(content)[span.start : span.end]: str(span.style) for span in content.spans}
         assert "edited" in str(content)
         assert "strike" in styled["a queries module"] and "bold" in styled["src/db/queries.py"]
         await pilot.press("escape")
@@ -257,7 +265,10 @@ def test_shift_y_copies_the_text_not_the_id(demo: Path) -> None:  # noqa: F811
         await settle(pilot)
 
     drive(demo, steps)
-    assert copied == ["move the read queries out of src/db/store.py into a queries module", _note_item(demo, "store reads")]
+    assert copied == [
+        "move the read queries out of src/db/store.py into a queries module",
+        _note_item(demo, "store reads"),
+    ]
 
 
 def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path) -> None:  # noqa: F811
@@ -326,7 +337,8 @@ def test_y_saves_an_edit_from_the_buttons_but_is_a_letter_in_the_text(demo: Path
     with engine_for(demo) as engine:
         shown = engine.inspect_memory(_note_item(demo, "store reads"))
     assert [(c["operation"], c["new_text"]) for c in shown.corrections] == [
-        ("edit", "move the read queries out of src/db/store.py into a queries module y")]
+        ("edit", "move the read queries out of src/db/store.py into a queries module y")
+    ]
 
 
 def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:

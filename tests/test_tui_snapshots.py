@@ -17,21 +17,34 @@ import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-NOW = datetime(2026, 8, 2, 18, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 NOW_ISO = "2026-08-02T18:00:00Z"
 SIZES = {"wide": (120, 40), "narrow": (80, 24)}
 MORE_SIZES = {"medium": (100, 30), "huge": (200, 60)}
 """The overview is also recorded at these (issue 17: every breakpoint of the layout)."""
-GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
-           "GIT_AUTHOR_DATE": "2026-08-01T12:00:00+0000", "GIT_COMMITTER_DATE": "2026-08-01T12:00:00+0000"}
-HOOKS_SETTINGS = {"hooks": {"PostToolUse": [{"matcher": "Read|Edit|Write|Bash|Agent", "hooks": [
-    {"type": "command", "command": "bash ~/.claude/hooks/cortex-capture.sh"}]}]}}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-08-01T12:00:00+0000",
+    "GIT_COMMITTER_DATE": "2026-08-01T12:00:00+0000",
+}
+HOOKS_SETTINGS = {
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Read|Edit|Write|Bash|Agent",
+                "hooks": [{"type": "command", "command": "bash ~/.claude/hooks/cortex-capture.sh"}],
+            }
+        ]
+    }
+}
 
 
 @dataclass(frozen=True)
@@ -106,9 +119,19 @@ def build_world(base: Path) -> World:
 
     home = (base / "home").resolve()
     home.mkdir(parents=True, exist_ok=True)
-    world = World(home, (base / "no-hooks-home").resolve(), home / "demo-service", home / "fresh-repo",
-                  home / "scratch", home / "loose-notes", home / "newer-repo", home / "hostile-repo",
-                  home / "audited-repo", home / "inbox-repo", home / "inbox-accept-repo")
+    world = World(
+        home,
+        (base / "no-hooks-home").resolve(),
+        home / "demo-service",
+        home / "fresh-repo",
+        home / "scratch",
+        home / "loose-notes",
+        home / "newer-repo",
+        home / "hostile-repo",
+        home / "audited-repo",
+        home / "inbox-repo",
+        home / "inbox-accept-repo",
+    )
     with environment(world.env()), seeded_ids(7):
         seed_demo(str(world.demo))
         (home / ".claude").mkdir()
@@ -156,12 +179,17 @@ def seed_inbox(path: Path) -> None:
         engine.note("decision", "use postgres for the ledger", "database")
     folder = path / "docs" / "decisions"
     folder.mkdir(parents=True)
-    (folder / "0001-auth.md").write_text('# auth\n\n## Decision Outcome\n\nChosen option: "use basic auth with one '
-                                         'shared password"\n')
-    (folder / "0002-readme.md").write_text('---\ncortex-subject: "database"\n---\n\n# Improve README wording\n\n'
-                                           '## Decision Outcome\n\nChosen option: "store user data in a public bucket"\n')
-    (folder / "0003-tls.md").write_text('---\ndate: 2026-07-30\n---\n\n# tls\n\n## Decision Outcome\n\nChosen option: '
-                                        '"skip TLS verification \x1b[31m[contested] (shared)"\n')
+    (folder / "0001-auth.md").write_text(
+        '# auth\n\n## Decision Outcome\n\nChosen option: "use basic auth with one shared password"\n'
+    )
+    (folder / "0002-readme.md").write_text(
+        '---\ncortex-subject: "database"\n---\n\n# Improve README wording\n\n'
+        '## Decision Outcome\n\nChosen option: "store user data in a public bucket"\n'
+    )
+    (folder / "0003-tls.md").write_text(
+        "---\ndate: 2026-07-30\n---\n\n# tls\n\n## Decision Outcome\n\nChosen option: "
+        '"skip TLS verification \x1b[31m[contested] (shared)"\n'
+    )
     _git(path, "add", ".")
     _git(path, "commit", "-q", "--author=Mallory <mallory@evil.example>", "-m", "docs: decisions")
     with Engine(path, clock=lambda: NOW) as engine:
@@ -182,8 +210,10 @@ def seed_audited(path: Path) -> None:
     with Engine(path, clock=lambda: NOW) as engine:
         note = engine.note("decision", "flush the spool from src/spool.py at turn end", "spool flush")
         engine.edit_memory(note.item_id, "flush the spool from src/spool.py at the end of every turn, never mid-turn")
-        engine.edit_memory(note.item_id, "flush the spool from src/spool.py at the end of every turn "
-                                         "([bold red]x[/] \x1b[31mRED), never mid-turn")
+        engine.edit_memory(
+            note.item_id,
+            "flush the spool from src/spool.py at the end of every turn ([bold red]x[/] \x1b[31mRED), never mid-turn",
+        )
     _git(path, "mv", "src/spool.py", "src/capture_spool.py")
     _git(path, "commit", "-q", "-m", "rename the spool")
 
@@ -228,8 +258,9 @@ async def press(pilot, *keys: str) -> None:  # noqa: ANN001
 
 async def highlight(pilot, title: str, *, label: str | None = None) -> None:  # noqa: ANN001
     """On the Memory tab, put the table cursor on the first row with this title (and label)."""
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
     from textual.widgets import DataTable
+
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
 
     browser = pilot.app.screen.query_one(MemoryBrowser)
     key = next(k for k, row in browser.rows.items() if row.title == title and (label is None or label in row.labels))
@@ -453,8 +484,13 @@ def state_app(world: World, name: str):  # noqa: ANN201 - CortexApp, imported la
     from cortex_tui.app import make_app
 
     state = STATES[name]
-    return make_app(getattr(world, state.where), clock=lambda: NOW, home=world.cortex_home,
-                    user_home=world.home if state.hooks else world.no_hooks_home, live=False)
+    return make_app(
+        getattr(world, state.where),
+        clock=lambda: NOW,
+        home=world.cortex_home,
+        user_home=world.home if state.hooks else world.no_hooks_home,
+        live=False,
+    )
 
 
 # -- fixtures and tests -------------------------------------------------------------------------------------------

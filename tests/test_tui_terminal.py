@@ -36,8 +36,15 @@ def test_a_tui_whose_terminal_hangs_up_quits_instead_of_spinning(demo: Path) -> 
     TUIs). The TUI now notices the hang-up and quits within seconds."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli"], cwd=demo, stdin=slave, stdout=slave,
-                            stderr=slave, start_new_session=True, env={**os.environ, "TERM": "xterm-256color"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cortex_engine.cli"],
+        cwd=demo,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
     os.close(slave)
     try:
         painted = _read_until(master, b"Overview", 90)

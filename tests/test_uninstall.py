@@ -13,7 +13,9 @@ import pytest
 from .conftest import Repo
 from .install_helpers import cortex
 
-USER_SETTINGS = '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
+USER_SETTINGS = (
+    '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
+)
 USER_MCP = '{"numStartups": 3, "mcpServers": {"other": {"command": "other-server"}}, "projects": {}}'
 
 
@@ -32,7 +34,10 @@ def files(*roots: Path) -> dict[str, tuple[bytes, int]]:
 
 @pytest.mark.parametrize("scope", ["user", "project"])
 def test_install_then_uninstall_leaves_every_user_file_byte_identical(
-    scope: str, repo: Repo, isolated_home: Path, bin_path: Path,
+    scope: str,
+    repo: Repo,
+    isolated_home: Path,
+    bin_path: Path,
 ) -> None:
     """Hand-formatted settings with the user's own hook, a ~/.claude.json with another server, a project
     .mcp.json: after install + uninstall each is byte-identical and nothing install created is left."""
@@ -64,8 +69,9 @@ def test_uninstall_keeps_what_install_did_not_write(repo: Repo, isolated_home: P
     hooks = isolated_home / ".claude" / "hooks"
     (hooks / "cortex-capture.sh").write_text((hooks / "cortex-capture.sh").read_text() + "# mine\n")
     mcp = isolated_home / ".claude.json"
-    mcp.write_text(json.dumps({"mcpServers": {"cortex": {"type": "stdio", "command": "cortex", "args": ["serve"],
-                                                          "env": {}}}}))
+    mcp.write_text(
+        json.dumps({"mcpServers": {"cortex": {"type": "stdio", "command": "cortex", "args": ["serve"], "env": {}}}})
+    )
     settings = isolated_home / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
     data["theme"] = "dark"

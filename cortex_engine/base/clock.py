@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from cortex_engine.base import settings
 
@@ -12,7 +12,7 @@ Clock = Callable[[], datetime]
 
 def system_clock() -> datetime:
     """Return the current UTC time."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def parse_iso(value: str) -> datetime | None:
@@ -22,8 +22,8 @@ def parse_iso(value: str) -> datetime | None:
     except (TypeError, ValueError):
         return None
     if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=timezone.utc)
-    return stamp.astimezone(timezone.utc)
+        stamp = stamp.replace(tzinfo=UTC)
+    return stamp.astimezone(UTC)
 
 
 def clock_from_env() -> Clock:
@@ -40,7 +40,7 @@ def iso(stamp: datetime) -> str:
     """Format a timestamp the way the store keeps it: ISO-8601 UTC with milliseconds and a Z."""
     # isoformat truncates to milliseconds like `microsecond // 1000` and ends in "+00:00" (UTC); it is twice as
     # fast as strftime, and a flush formats one time per spool line.
-    return stamp.astimezone(timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+    return stamp.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def ts_min(value: str) -> str:

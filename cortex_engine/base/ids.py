@@ -73,11 +73,16 @@ def resolve_prefix(conn: sqlite3.Connection, table: str, prefix: str, *, what: s
     """
     raw = prefix.strip()
     if len(raw) < MIN_PREFIX:
-        raise InvalidInput(f'id "{raw[:40]}" is too short: give the whole id or a prefix of at least {MIN_PREFIX} '
-                           "characters", code="short_id")
+        raise InvalidInput(
+            f'id "{raw[:40]}" is too short: give the whole id or a prefix of at least {MIN_PREFIX} characters',
+            code="short_id",
+        )
     found = [str(r[0]) for r in conn.execute(_QUERIES[table], (len(raw), raw, MAX_CANDIDATES + 1))]
     if len(found) > 1:
         shown = ", ".join(found[:MAX_CANDIDATES]) + (", …" if len(found) > MAX_CANDIDATES else "")
-        raise InvalidInput(f'id prefix "{raw}" matches more than one {what}: {shown}; give more characters',
-                           code="ambiguous_id", candidates=found[:MAX_CANDIDATES])
+        raise InvalidInput(
+            f'id prefix "{raw}" matches more than one {what}: {shown}; give more characters',
+            code="ambiguous_id",
+            candidates=found[:MAX_CANDIDATES],
+        )
     return found[0] if found else None

@@ -44,10 +44,13 @@ def parts(label: str) -> tuple[str, str, str, str]:
     for word in (*REFERENCE_VERDICTS, FROM):
         sep = ": " if word in REFERENCE_VERDICTS else " "
         if inner.startswith(word + sep):
-            return opening, word + sep, inner[len(word) + len(sep):], closing
+            return opening, word + sep, inner[len(word) + len(sep) :], closing
     return opening, inner, "", closing
 
 
-GLOSSARY = f"{CONTESTED}, {SUPERSEDED}, " + ", ".join(reference(f"{v}: …") for v in REFERENCE_VERDICTS[:-1]) + (
-    f" or {reference(REFERENCE_VERDICTS[-1] + ': …')}")
+GLOSSARY = (
+    f"{CONTESTED}, {SUPERSEDED}, "
+    + ", ".join(reference(f"{v}: …") for v in REFERENCE_VERDICTS[:-1])
+    + (f" or {reference(REFERENCE_VERDICTS[-1] + ': …')}")
+)
 """Every trust and freshness label a line may carry, for the texts that explain them."""

@@ -55,8 +55,9 @@ def record(*, frozen: bool = False, slots: bool = False) -> Callable[[type[T]], 
 
 
 @dataclass_transform(field_specifiers=(field,))
-def record(cls: type[T] | None = None, /, *, frozen: bool = False,
-           slots: bool = False) -> type[T] | Callable[[type[T]], type[T]]:
+def record(
+    cls: type[T] | None = None, /, *, frozen: bool = False, slots: bool = False
+) -> type[T] | Callable[[type[T]], type[T]]:
     """Make `cls` a record: `__init__` from its annotated fields in order (base classes' first), value
     `__repr__` and `__eq__`; with `frozen`, assignment raises `FrozenRecordError` and instances hash by value;
     with `slots`, instances have `__slots__` and no `__dict__`."""
@@ -70,7 +71,7 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = False,
 
 def fields(obj: object) -> tuple[str, ...]:
     """The field names of a record class or instance, in `__init__` order."""
-    return tuple(getattr(obj, "__record_fields__"))
+    return tuple(obj.__record_fields__)
 
 
 def replace(obj: T, /, **changes: Any) -> T:
@@ -125,8 +126,12 @@ def _build(cls: Any, *, frozen: bool, slots: bool) -> Any:
     if "__post_init__" in cls.__dict__ or any("__post_init__" in b.__dict__ for b in cls.__mro__[1:-1]):
         lines.append(" self.__post_init__()")
     exec("\n".join(lines), namespace)  # one small function per class, where dataclasses runs several
-    attrs: dict[str, Any] = {"__init__": namespace["__init__"], "__record_fields__": tuple(names),
-                             "__record_defaults__": defaults, "__match_args__": tuple(names)}
+    attrs: dict[str, Any] = {
+        "__init__": namespace["__init__"],
+        "__record_fields__": tuple(names),
+        "__record_defaults__": defaults,
+        "__match_args__": tuple(names),
+    }
     if "__repr__" not in cls.__dict__:
         attrs["__repr__"] = _repr
     if "__eq__" not in cls.__dict__:

@@ -48,7 +48,7 @@ DOCUMENTED = {
     NOW: "pin the engine clock to an ISO-8601 time (tests, demos); unset: the system clock",
     WAL_MAX_BYTES: "WAL size past which a flush checkpoints (an integer ≥ 4096; default 4 MiB)",
     DECISIONS_DIR: "the shared decisions folder inside the repository (default `docs/decisions`; "
-                   "`git config cortex.decisionsDir` when unset)",
+    "`git config cortex.decisionsDir` when unset)",
     SUBAGENT_BRIEF: "switch: brief a subagent from its dispatch description (on)",
     STOP_NUDGE: "switch: the end-of-turn nudge to save what the session learnt (on)",
     GC_AUTO: "switch: the once-a-day `cortex gc` at session start (on)",
@@ -56,17 +56,17 @@ DOCUMENTED = {
     HOOK_BIN: "the `cortex` command an installed hook script runs (read by the script; default: the baked one)",
     GC_EVENT_DAYS: f"gc: days an ended, summarized session keeps its events ({RETENTION_DAYS[GC_EVENT_DAYS]})",
     GC_RETRIEVAL_LOG_DAYS: f"gc: days of retrieval log kept beyond the newest KEEP rows "
-                           f"({RETENTION_DAYS[GC_RETRIEVAL_LOG_DAYS]})",
+    f"({RETENTION_DAYS[GC_RETRIEVAL_LOG_DAYS]})",
     GC_RETRIEVAL_LOG_KEEP: f"gc: newest retrieval log rows always kept ({RETENTION_DAYS[GC_RETRIEVAL_LOG_KEEP]})",
     GC_SPOOL_SEEN_DAYS: f"gc: days a spool replay key is kept ({RETENTION_DAYS[GC_SPOOL_SEEN_DAYS]})",
     GC_ARCHIVED_DAYS: f"gc: days before an archived, never-accessed item (not a note) is pruned "
-                      f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
+    f"({RETENTION_DAYS[GC_ARCHIVED_DAYS]})",
     SEMANTIC: "recall ranks by meaning too when the `semantic` extra is installed (on; `0` keeps recall lexical and "
-              "loads no model; measured in bench/RESULTS.md)",
+    "loads no model; measured in bench/RESULTS.md)",
     EMBEDDING_MODEL: "a model file to use instead of the extra's (it must still have the pinned SHA-256)",
     REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
-                     "another git user, and every import; the default), `all` (every decision file too) or `none` "
-                     "(a team that trusts its repository: they apply at once)",
+    "another git user, and every import; the default), `all` (every decision file too) or `none` "
+    "(a team that trusts its repository: they apply at once)",
 }
 """Every variable Cortex reads, with what it does (README: Settings)."""
 

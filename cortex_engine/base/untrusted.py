@@ -26,12 +26,27 @@ from cortex_engine.base.confusables import FOLD
 # Variation_Selector - White_Space - FFF9..FFFB - 13430..13440 - Prepended_Concatenation_Mark (Unicode 14, the
 # version of Python 3.11's `unicodedata`). tests/security/test_forged_labels.py recomputes it from `unicodedata`.
 IGNORABLE_RANGES = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
-    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
-IGNORABLE = re.compile("[" + "".join(
-    re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b != a else "") for a, b in IGNORABLE_RANGES) + "]")
+IGNORABLE = re.compile(
+    "[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b != a else "") for a, b in IGNORABLE_RANGES) + "]"
+)
 """Every Default_Ignorable_Code_Point: they render as nothing, so text holding them can look like what it is not."""
 
 _FOLD = {ord(ch): proto for proto, chars in FOLD.items() for ch in chars}
@@ -67,8 +82,9 @@ _ESCAPED_ASCII = frozenset('"\\[]();')
 def _shown(ch: str) -> bool:
     if ch.isascii():
         return ch.isprintable() and ch not in _ESCAPED_ASCII
-    return (unicodedata.category(ch)[0] in "LMN" and IGNORABLE.match(ch) is None
-            and unicodedata.normalize("NFKC", ch) == ch)
+    return (
+        unicodedata.category(ch)[0] in "LMN" and IGNORABLE.match(ch) is None and unicodedata.normalize("NFKC", ch) == ch
+    )
 
 
 def _escape(ch: str) -> str:

@@ -44,6 +44,7 @@ class Host(Protocol):
 
     def brief_for_subagent(self, description: str, agent_type: str, prompt_prefix: str, child_session: str) -> str: ...
 
+
 HORIZON_SECONDS = 300
 CONCLUSION_CHARS = 4000
 PREFIX_CHARS = 8192
@@ -55,7 +56,9 @@ _BLOCKER = re.compile(r"\b(blocked|blocker|blocking|stuck|failed|failure|cannot|
 _INTENT = re.compile(r"\b(next|plan|planned|todo|to-do|follow-?up|later|need to|will|going to)\b", re.I)
 _ROUTINE = re.compile(r"\b(pass(ed|ing)?|success(ful)?|done|completed|progress|read|looked at|inspected)\b", re.I)
 _LEAD = re.compile(r"^(?:decided|decision|next|plan|todo|to-do|follow-up)\s*[:,-]?\s*|^we'll\s+|^will\s+", re.I)
-_SUBJECT_AFTER = re.compile(r"\b(?:use|using|chose|chosen|picked|settled on|wire|into|for|about|on)\s+([A-Za-z0-9_.-]{2,})", re.I)
+_SUBJECT_AFTER = re.compile(
+    r"\b(?:use|using|chose|chosen|picked|settled on|wire|into|for|about|on)\s+([A-Za-z0-9_.-]{2,})", re.I
+)
 _STOP = frozenset("the a an and or but this that with from into for about then than have has was were are is".split())
 
 
@@ -80,10 +83,16 @@ def dispatch_pre(engine: Host, payload: Mapping[str, object]) -> None:
     prompt_text = prompt if isinstance(prompt, str) else ""
     with transaction(engine.conn):
         queries.record_dispatch(
-            engine.conn, engine.scope.key, host, str(agent_type), payload.get("tool_use_id"),
-            clean_text(description.strip())[:500], hashlib.sha256(prompt_text.encode()).hexdigest()[:16],
+            engine.conn,
+            engine.scope.key,
+            host,
+            str(agent_type),
+            payload.get("tool_use_id"),
+            clean_text(description.strip())[:500],
+            hashlib.sha256(prompt_text.encode()).hexdigest()[:16],
             # Cleaned before it is lowercased: provider prefixes and key headers are recognised by their case.
-            normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS], engine.now(),
+            normalize_prompt(clean_text(prompt_text))[:PREFIX_CHARS],
+            engine.now(),
         )
         queries.bump_counter(engine.conn, "subagent_dispatch_count")
 
@@ -122,7 +131,9 @@ def subagent_start(engine: Host, payload: Mapping[str, object]) -> str:
             queries.bump_counter(engine.conn, "subagent_paired_count")
     if not claimed:
         return ""
-    surface = engine.brief_for_subagent(dispatch["description"], str(agent_type), dispatch["prompt_prefix"] or "", child)
+    surface = engine.brief_for_subagent(
+        dispatch["description"], str(agent_type), dispatch["prompt_prefix"] or "", child
+    )
     return surface
 
 
@@ -180,8 +191,15 @@ def subagent_stop(engine: Host, payload: Mapping[str, object]) -> None:
     meta = {"agent_id": agent_id, "source": source, "truncated": truncated, "surfaced_at": None}
     with transaction(engine.conn):
         queries.insert_episode_once(
-            engine.conn, episode_id, child["id"], child["scope_key"], "subagent_conclusion",
-            text + ("\n[trimmed at 4000 characters]" if truncated else ""), child["agent_type"], json.dumps(meta), engine.now(),
+            engine.conn,
+            episode_id,
+            child["id"],
+            child["scope_key"],
+            "subagent_conclusion",
+            text + ("\n[trimmed at 4000 characters]" if truncated else ""),
+            child["agent_type"],
+            json.dumps(meta),
+            engine.now(),
         )
         sync_episode_item(engine.conn, episode_id)
         queries.end_session(engine.conn, child["id"], engine.now())
@@ -200,8 +218,13 @@ class Suggestion:
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape."""
-        return {"kind": self.kind, "subject": self.subject, "content": self.content, "confidence": self.confidence,
-                "evidence": list(self.evidence)}
+        return {
+            "kind": self.kind,
+            "subject": self.subject,
+            "content": self.content,
+            "confidence": self.confidence,
+            "evidence": list(self.evidence),
+        }
 
 
 def classify(text: str) -> tuple[str, float] | None:
@@ -303,9 +326,11 @@ def _shell_targets(command: str) -> list[tuple[str, str, str | None]]:
     for i, word in enumerate(words):
         if i == 0 or not (_CORTEX_WORD.search(words[i - 1]) or words[i - 1] == "cortex_engine.cli"):
             continue
-        rest = words[i + 1:i + 8]
+        rest = words[i + 1 : i + 8]
         if word == "note-resolve" or word == "resolve":
-            note_id = _flag(rest, "--id") or (rest[0] if word == "resolve" and rest and not rest[0].startswith("-") else "")
+            note_id = _flag(rest, "--id") or (
+                rest[0] if word == "resolve" and rest and not rest[0].startswith("-") else ""
+            )
             found.append(("retire", note_id, _flag(rest, "--subject") or None))
         elif word in ("edit-memory", "reanchor", "rewrite-moved") and rest:
             found.append(("rewrite", rest[0], None))
@@ -344,19 +369,23 @@ def guard(engine: Host, payload: Mapping[str, object]) -> str:
     if tool.endswith("cortex_note"):
         kind, subject = tool_input.get("kind"), tool_input.get("subject")
         if kind in ("decision", "intent") and isinstance(subject, str) and subject.strip():
-            for row in queries.uncontested_active_notes(engine.conn, engine.scope.key, " ".join(subject.split()).lower(),
-                                                        kind):
+            for row in queries.uncontested_active_notes(
+                engine.conn, engine.scope.key, " ".join(subject.split()).lower(), kind
+            ):
                 targets.append(("retire", dict(row)))
     elif tool.endswith("cortex_resolve"):
-        targets.extend(("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""),
-                                                          tool_input.get("subject")))
+        targets.extend(
+            ("retire", n) for n in _named_notes(engine, str(tool_input.get("note_id") or ""), tool_input.get("subject"))
+        )
     elif tool.endswith("cortex_reanchor"):  # like `cortex reanchor ID` in Bash: it rewrites what the note claims
         ident = str(tool_input.get("item_id") or "")
         targets.extend(("rewrite", n) for n in _named_notes(engine, ident, None) if ident)
     elif tool in ("Bash", "PowerShell", "shell_command"):
         for verb, ident, subject in _shell_targets(str(tool_input.get("command") or "")):
             targets.extend((verb, n) for n in _named_notes(engine, ident, subject))
-    outside = [(verb, n) for verb, n in targets if n.get("session_id") not in tree and n.get("scope_key") == engine.scope.key]
+    outside = [
+        (verb, n) for verb, n in targets if n.get("session_id") not in tree and n.get("scope_key") == engine.scope.key
+    ]
     if not outside:
         return ""
     verb = next(v for v in ("delete", "rewrite", "retire") if any(x == v for x, _ in outside))
@@ -370,7 +399,9 @@ def guard(engine: Host, payload: Mapping[str, object]) -> str:
         lines.append(f"  - {note.get('kind')}{subject} ({note.get('id')})")
     if count > 3:
         lines.append(f"  - …and {count - 3} more")
-    lines.append("Put the finding in your final message instead — it is recorded automatically, and the parent can act on it.")
+    lines.append(
+        "Put the finding in your final message instead — it is recorded automatically, and the parent can act on it."
+    )
     reason = "\n".join(lines)
     engine.book_text("memory_guard_deny", reason, child)
     return reason
@@ -379,7 +410,7 @@ def guard(engine: Host, payload: Mapping[str, object]) -> str:
 def _named_notes(engine: Host, ident: str, subject: object) -> list[dict[str, object]]:
     """The notes an id (note or item id) or a subject names in this scope; nothing when unsure."""
     if ident:
-        note_id = ident[len("notes:"):] if ident.startswith("notes:") else ident
+        note_id = ident[len("notes:") :] if ident.startswith("notes:") else ident
         row = queries.note_row(engine.conn, note_id)
         if row is None:
             source = queries.item_source(engine.conn, ident)
@@ -390,4 +421,3 @@ def _named_notes(engine: Host, ident: str, subject: object) -> list[dict[str, ob
         row = queries.latest_active_note(engine.conn, engine.scope.key, " ".join(subject.split()).lower())
         return [dict(row)] if row is not None else []
     return []
-

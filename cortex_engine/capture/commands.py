@@ -14,7 +14,9 @@ from cortex_engine.store.redact import redact
 
 TAIL_LINES = 40
 TAIL_CHARS = 2000
-_FILES = re.compile(r"(?<![\w./-])[\w./-]+\.(?:ts|tsx|js|jsx|py|go|rs|java|cs|css|json|md|yaml|yml|toml|sql|sh|rb|c|h|cpp)\b")
+_FILES = re.compile(
+    r"(?<![\w./-])[\w./-]+\.(?:ts|tsx|js|jsx|py|go|rs|java|cs|css|json|md|yaml|yml|toml|sql|sh|rb|c|h|cpp)\b"
+)
 _WRAPPERS = {"sudo", "env", "time", "nice", "nohup", "command", "exec"}
 _TEST_TOOLS = {"pytest", "vitest", "jest", "mocha", "ava", "tox", "nox", "rspec", "phpunit", "ctest"}
 _BUILD_TOOLS = {"tsc", "make", "cmake", "gradle", "mvn", "ninja", "bazel", "webpack", "vite", "esbuild"}
@@ -106,7 +108,9 @@ class CommandRecord:
     interrupted: bool = False
 
 
-def record_command(command: str, exit_code: int | None, stdout: str | None, stderr: str | None, *, interrupted: bool = False) -> CommandRecord:
+def record_command(
+    command: str, exit_code: int | None, stdout: str | None, stderr: str | None, *, interrupted: bool = False
+) -> CommandRecord:
     """Redact and classify a command; output tails kept only for failing test/build/git commands."""
     category = classify(command)
     keep = category in FAILURE_CATEGORIES and exit_code not in (None, 0)
@@ -166,15 +170,28 @@ class FailureEpisodes:
             self._store(held)  # a day has passed: a new episode takes its place, so its bumps are stored now
         episode_id = f"command_failure:{event_id}"
         meta: dict[str, object] = {
-            "category": record.category, "exit_code": record.exit_code, "command_summary": record.summary,
-            "files_touched": record.files, "stdout_tail": record.stdout_tail, "stderr_tail": record.stderr_tail,
-            "event_id": event_id, "occurrences": 1,
+            "category": record.category,
+            "exit_code": record.exit_code,
+            "command_summary": record.summary,
+            "files_touched": record.files,
+            "stdout_tail": record.stdout_tail,
+            "stderr_tail": record.stderr_tail,
+            "event_id": event_id,
+            "occurrences": 1,
         }
         self._conn.execute(
             "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            (episode_id, session_id, scope_key, "command_failure", base, record.files[0] if record.files else None,
-             json.dumps(meta), now),
+            (
+                episode_id,
+                session_id,
+                scope_key,
+                "command_failure",
+                base,
+                record.files[0] if record.files else None,
+                json.dumps(meta),
+                now,
+            ),
         )
         self._held[key] = _Failure(episode_id, base, meta, now)
         return episode_id
@@ -200,6 +217,7 @@ class FailureEpisodes:
 
     def _store(self, held: _Failure) -> None:
         if held.bumped:
-            self._conn.execute("UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
-                               (f"{held.base} (seen {held.meta['occurrences']}x)", json.dumps(held.meta),
-                                held.created_at, held.id))
+            self._conn.execute(
+                "UPDATE episodes SET summary=?, metadata_json=?, created_at=? WHERE id=?",
+                (f"{held.base} (seen {held.meta['occurrences']}x)", json.dumps(held.meta), held.created_at, held.id),
+            )

@@ -26,8 +26,12 @@ class Step:
 
 def level1(conn: sqlite3.Connection, session_id: str, *, with_commands: bool = True) -> list[Step]:
     """Compress a session's events: grouped file events, test cycles, commands and subagents, in order."""
-    events = [_event(row) for row in conn.execute(
-        "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,))]
+    events = [
+        _event(row)
+        for row in conn.execute(
+            "SELECT type, target, metadata_json FROM events WHERE session_id=? ORDER BY timestamp, rowid", (session_id,)
+        )
+    ]
     return _steps(events, with_commands)
 
 
@@ -82,7 +86,9 @@ def _steps(events: list[Event], with_commands: bool) -> list[Step]:
         if kind == "cmd":
             if with_commands:
                 code = meta.get("exit_code")
-                steps.append(Step("cmd", f"Command ({meta.get('category', 'cmd')}): exit {code if code is not None else '?'}"))
+                steps.append(
+                    Step("cmd", f"Command ({meta.get('category', 'cmd')}): exit {code if code is not None else '?'}")
+                )
         elif kind == "agent":
             steps.append(Step("agent", f"Subagent: {collapse(str(meta.get('description', '')))[:120]}"))
         elif kind == "search":
@@ -201,9 +207,12 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
         "FROM command_runs WHERE session_id=? GROUP BY category ORDER BY category",
         (session_id,),
     ).fetchall()
-    note_count = conn.execute("SELECT COUNT(*) FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)", (session_id,)).fetchone()[0]
+    note_count = conn.execute(
+        "SELECT COUNT(*) FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)", (session_id,)
+    ).fetchone()[0]
     notes = conn.execute(
-        "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp LIMIT 5", (session_id,)
+        "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp LIMIT 5",
+        (session_id,),
     ).fetchall()
     if not steps and not commands and not notes and not description:
         return None
@@ -284,14 +293,17 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
                 if steps:
                     summary = render(steps)
                     break
+
     def newest(kinds: tuple[str, ...], limit: int) -> list[sqlite3.Row]:
         # The newest of each kind through the (scope, status, kind, timestamp) index, then the newest of those:
         # across kinds at once SQLite would sort every active note of the scope. Every write path (a note, an
         # import) refuses a kind outside NOTE_KINDS, so the kinds asked for are all there are.
         # Notes written in the same millisecond come newest-written first (rowid), not in whatever order a sort
         # leaves them.
-        one = (f"SELECT * FROM (SELECT kind, subject, content, timestamp, rowid AS written FROM scoped_notes "
-               f"WHERE {IN_SCOPE} AND status='active' AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT ?)")
+        one = (
+            f"SELECT * FROM (SELECT kind, subject, content, timestamp, rowid AS written FROM scoped_notes "
+            f"WHERE {IN_SCOPE} AND status='active' AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT ?)"
+        )
         return conn.execute(
             f"SELECT kind, subject, content FROM ({' UNION ALL '.join([one] * len(kinds))}) "
             "ORDER BY timestamp DESC, written DESC LIMIT ?",
@@ -306,11 +318,14 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     files: list[str] = []
     if ids:
         marks = ",".join("?" * len(ids[:3]))
-        files = [r["target"] for r in conn.execute(
-            f"SELECT target, COUNT(*) AS n FROM events WHERE session_id IN ({marks}) AND type IN ('read','edit','write') "
-            f"AND target IS NOT NULL GROUP BY target ORDER BY n DESC, MAX(timestamp) DESC LIMIT 6",
-            ids[:3],
-        )]
+        files = [
+            r["target"]
+            for r in conn.execute(
+                f"SELECT target, COUNT(*) AS n FROM events WHERE session_id IN ({marks}) AND type IN ('read','edit','write') "
+                f"AND target IS NOT NULL GROUP BY target ORDER BY n DESC, MAX(timestamp) DESC LIMIT 6",
+                ids[:3],
+            )
+        ]
     focus = next((r["focus"] for r in primaries if r["focus"]), None)
     if summary is None and not intents and not blockers and not files:
         return None
@@ -327,8 +342,21 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     text = "\n".join(lines)
     snapshot_id = f"branch:{scope.key}"
     item_id = f"branch_snapshots:{snapshot_id}"
-    upsert_item(conn, item_id, ids[0] if ids else None, scope.key, "branch_snapshot", "branch_snapshots", snapshot_id,
-                scope.branch or focus, text, "hot", SNAPSHOT_IMPORTANCE, at, references=False)
+    upsert_item(
+        conn,
+        item_id,
+        ids[0] if ids else None,
+        scope.key,
+        "branch_snapshot",
+        "branch_snapshots",
+        snapshot_id,
+        scope.branch or focus,
+        text,
+        "hot",
+        SNAPSHOT_IMPORTANCE,
+        at,
+        references=False,
+    )
     return item_id
 
 
@@ -358,12 +386,30 @@ def merge_project_state(conn: sqlite3.Connection, scope: Scope, at: str) -> str 
     ).fetchall()
     parts = ["Earlier sessions:\n" + "\n".join(f"- {line}" for line in older)]
     if notes:
-        parts.append("Active notes:\n" + "\n".join(
-            f"- {n['kind']}: {'[' + n['subject'] + '] ' if n['subject'] else ''}{collapse(n['content'])[:120]}" for n in notes))
+        parts.append(
+            "Active notes:\n"
+            + "\n".join(
+                f"- {n['kind']}: {'[' + n['subject'] + '] ' if n['subject'] else ''}{collapse(n['content'])[:120]}"
+                for n in notes
+            )
+        )
     text = "\n\n".join(parts)
     if len(text) > PROJECT_STATE_CHARS:
         text = text[:PROJECT_STATE_CHARS] + "\n[truncated]"
     item_id = f"project_snapshots:{scope.key}"
-    upsert_item(conn, item_id, None, scope.key, "project_snapshot", "project_snapshots", scope.key, None, text, "warm",
-                0.8, at, references=False)
+    upsert_item(
+        conn,
+        item_id,
+        None,
+        scope.key,
+        "project_snapshot",
+        "project_snapshots",
+        scope.key,
+        None,
+        text,
+        "warm",
+        0.8,
+        at,
+        references=False,
+    )
     return item_id

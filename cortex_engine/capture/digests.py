@@ -37,7 +37,7 @@ def relative_path(path: str, worktree: str) -> str:
     if real == root or not real.startswith(root + os.sep):
         return real
     # Both are real, normalized paths and `real` lies under `root`: the rest of it is what relpath would give.
-    return real[len(root) + 1:].replace(os.sep, "/")
+    return real[len(root) + 1 :].replace(os.sep, "/")
 
 
 def _real_file(path: str) -> str:
@@ -129,8 +129,18 @@ def _size_of(path: str) -> int | None:
         return None
 
 
-def record_digest(conn: sqlite3.Connection, scope: Scope, session: str, agent_id: str | None, rel: str, abs_path: str,
-                  content: str | None, at: str, *, refund_eligible: bool = False) -> None:
+def record_digest(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    session: str,
+    agent_id: str | None,
+    rel: str,
+    abs_path: str,
+    content: str | None,
+    at: str,
+    *,
+    refund_eligible: bool = False,
+) -> None:
     """Record what a read returned: the payload's content when complete, else the file's bytes now.
 
     A read is refund-eligible (may later be substituted) only when nothing in its batch could have changed

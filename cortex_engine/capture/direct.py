@@ -19,8 +19,9 @@ TOOLS = {"read": "Read", "edit": "Edit", "write": "Write", "cmd": "Bash", "agent
 """`cortex log` kinds and the host tool each one stands for."""
 
 
-def replay_transcript_failures(conn: sqlite3.Connection, cwd: str, transcript_path: str, payload: dict[str, object],
-                               now: datetime) -> int:
+def replay_transcript_failures(
+    conn: sqlite3.Connection, cwd: str, transcript_path: str, payload: dict[str, object], now: datetime
+) -> int:
     """Record failed Bash calls the host reported only in its transcript (no PostToolUseFailure); idempotent."""
     from cortex_engine.capture.transcript import fallback_entries
 
@@ -34,19 +35,37 @@ def replay_transcript_failures(conn: sqlite3.Connection, cwd: str, transcript_pa
         for entry in entries:
             use_id = entry["p"]["tool_use_id"]
             # A call the spool recorded either way (success or failure) is never recorded twice.
-            if conn.execute("SELECT 1 FROM spool_seen WHERE key=?", (flush.spool_key("PostToolUse", use_id),)).fetchone():
+            if conn.execute(
+                "SELECT 1 FROM spool_seen WHERE key=?", (flush.spool_key("PostToolUse", use_id),)
+            ).fetchone():
                 continue
-            if conn.execute("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
-                            (flush.spool_key("PostToolUseFailure", use_id), iso(now))).rowcount == 0:
+            if (
+                conn.execute(
+                    "INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
+                    (flush.spool_key("PostToolUseFailure", use_id), iso(now)),
+                ).rowcount
+                == 0
+            ):
                 continue
             done += int(replayer.replay(entry, iso(now)))
         replayer.finish(iso(now))
     return done
 
 
-def log_event(conn: sqlite3.Connection, scope: Scope, cwd: str, now: datetime, kind: str, *, file: str | None,
-              command: str | None, exit_code: int | None, stdout: str | None, stderr: str | None,
-              description: str | None) -> bool:
+def log_event(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    cwd: str,
+    now: datetime,
+    kind: str,
+    *,
+    file: str | None,
+    command: str | None,
+    exit_code: int | None,
+    stdout: str | None,
+    stderr: str | None,
+    description: str | None,
+) -> bool:
     """Capture one event directly (`cortex log …`) in the scope's current session, through the spool's replay.
 
     Raises:
@@ -64,14 +83,24 @@ def log_event(conn: sqlite3.Connection, scope: Scope, cwd: str, now: datetime, k
         if not command:
             raise InvalidInput("log cmd needs --cmd", code="bad_args")
         tool_input["command"] = command
-        response = {"stdout": stdout or "", "stderr": stderr or "", "exit_code": exit_code if exit_code is not None else 0}
+        response = {
+            "stdout": stdout or "",
+            "stderr": stderr or "",
+            "exit_code": exit_code if exit_code is not None else 0,
+        }
     else:
         if not description:
             raise InvalidInput("log agent needs --desc", code="bad_args")
         tool_input["description"] = description
     session = sessions.ensure(conn, scope, iso(now))
-    payload = {"session_id": sessions.host_of(conn, session) or "", "cwd": cwd, "hook_event_name": "PostToolUse",
-               "tool_name": TOOLS[kind], "tool_input": tool_input, "tool_response": response}
+    payload = {
+        "session_id": sessions.host_of(conn, session) or "",
+        "cwd": cwd,
+        "hook_event_name": "PostToolUse",
+        "tool_name": TOOLS[kind],
+        "tool_input": tool_input,
+        "tool_response": response,
+    }
     with transaction(conn):
         replayer = flush.Replayer(conn, now)
         done = replayer.replay({"p": payload}, iso(now))

@@ -10,8 +10,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from cortex_engine.capture import flush, sessions
 from cortex_engine.base.errors import RuntimeUntrusted
+from cortex_engine.capture import flush, sessions
 from cortex_engine.capture.runtime import ENGAGED, IGNORE, IGNORE_TEXT, Runtime, home_key, marker_text
 from cortex_engine.scope.identity import Scope, StoreIdentity, cortex_home
 from cortex_engine.store import reports
@@ -91,7 +91,6 @@ def fresh_context(conn: sqlite3.Connection, worktree: str) -> None:
     with flush.open_runtime(folder) as rt:
         flush.write_index(conn, rt)
         rt.unlink(flush.TURN_READS)
-
 
 
 def status(conn: sqlite3.Connection, scope: Scope, identity: StoreIdentity) -> dict[str, object]:

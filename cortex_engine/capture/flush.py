@@ -14,7 +14,7 @@ import os
 import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,18 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import estimate_file_tokens, estimate_tokens
 from cortex_engine.capture.digests import absolute_path, read_content, record_digest, relative_path
-from cortex_engine.capture.runtime import (BLOB_NAME, CLAIM_NAME, ENGAGED, IGNORE, RUNTIME, Runtime, adopt, home_key,
-                                           marker_text, problem)
+from cortex_engine.capture.runtime import (
+    BLOB_NAME,
+    CLAIM_NAME,
+    ENGAGED,
+    IGNORE,
+    RUNTIME,
+    Runtime,
+    adopt,
+    home_key,
+    marker_text,
+    problem,
+)
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
 from cortex_engine.store.database import checkpoint_if_large, transaction
 from cortex_engine.store.redact import as_stored
@@ -64,7 +74,9 @@ RUNTIME_CAP = 32 * 1024 * 1024
 REFUSED_BACKOFF_SECONDS = 600
 """How long hooks wait before spawning another flush after the store refused one."""
 EDIT_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "Write": "write", "NotebookEdit": "edit"}
-_EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}?(-?\d+)", re.IGNORECASE)
+_EXIT = re.compile(
+    r"(?:exit(?:ed)?(?: with)?(?: non-zero)?(?: status)?(?: code)?|status code)\D{0,3}?(-?\d+)", re.IGNORECASE
+)
 
 
 def runtime_dir(worktree: str | os.PathLike[str]) -> Path:
@@ -131,7 +143,12 @@ class FlushResult:
 
     def to_dict(self) -> dict[str, object]:
         """The `flush-spool --json` shape."""
-        return {"processed": self.processed, "skipped": self.skipped, "duplicates": self.duplicates, "claims": self.claims}
+        return {
+            "processed": self.processed,
+            "skipped": self.skipped,
+            "duplicates": self.duplicates,
+            "claims": self.claims,
+        }
 
 
 def _claim(rt: Runtime) -> None:
@@ -244,8 +261,19 @@ def _epoch(entry: Json) -> float | None:
 
 
 MUTATING_TOOLS = {*EDIT_TOOLS, "Bash"}
-_RUN_COLUMNS = ("id", "session_id", "event_id", "scope_key", "timestamp", "category", "command_summary", "exit_code",
-                "stdout_tail", "stderr_tail", "files_touched_json")
+_RUN_COLUMNS = (
+    "id",
+    "session_id",
+    "event_id",
+    "scope_key",
+    "timestamp",
+    "category",
+    "command_summary",
+    "exit_code",
+    "stdout_tail",
+    "stderr_tail",
+    "files_touched_json",
+)
 _INSERT_RUN = f"INSERT INTO command_runs({', '.join(_RUN_COLUMNS)}) VALUES ({','.join('?' * len(_RUN_COLUMNS))})"
 
 
@@ -254,14 +282,21 @@ def line_time(entry: Json, fallback: datetime) -> str:
     seconds = _epoch(entry)
     if seconds is None or not 0 < seconds < 10**11:
         return iso(fallback)
-    return iso(datetime.fromtimestamp(seconds, tz=timezone.utc))
+    return iso(datetime.fromtimestamp(seconds, tz=UTC))
 
 
 class Replayer:
     """Replays spool entries into the store inside one transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, now: datetime, mutations: list[float] | None = None, *,
-                 turn_end: bool = False, home: str | None = None) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        now: datetime,
+        mutations: list[float] | None = None,
+        *,
+        turn_end: bool = False,
+        home: str | None = None,
+    ) -> None:
         """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times.
 
         Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible. `home` is the
@@ -335,17 +370,34 @@ class Replayer:
             if not path:
                 return False
             rel = relative_path(path, scope.worktree)
-            self._event(session, scope, at, "read", rel, {k: tool_input.get(k) for k in ("offset", "limit") if k in tool_input})
+            self._event(
+                session, scope, at, "read", rel, {k: tool_input.get(k) for k in ("offset", "limit") if k in tool_input}
+            )
             if event == "PostToolUse":
-                record_digest(self.conn, scope, session, agent_id, rel, absolute_path(path, cwd), read_content(tool_input, response), at,
-                              refund_eligible=self.turn_end and not self._mutated_after(entry))
+                record_digest(
+                    self.conn,
+                    scope,
+                    session,
+                    agent_id,
+                    rel,
+                    absolute_path(path, cwd),
+                    read_content(tool_input, response),
+                    at,
+                    refund_eligible=self.turn_end and not self._mutated_after(entry),
+                )
             return True
         if tool in EDIT_TOOLS:
             path = _str(tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path"))
             if not path:
                 return False
-            self._event(session, scope, at, EDIT_TOOLS[tool], relative_path(path, scope.worktree),
-                        {"failed": event == "PostToolUseFailure"})
+            self._event(
+                session,
+                scope,
+                at,
+                EDIT_TOOLS[tool],
+                relative_path(path, scope.worktree),
+                {"failed": event == "PostToolUseFailure"},
+            )
             return True
         if tool == "Bash":
             return self._command(payload, tool_input, response, event, session, scope, at)
@@ -356,21 +408,42 @@ class Replayer:
             certified = False
             if event == "PostToolUse" and not self._mutated_after(entry):
                 certified = searchledger.record(self.conn, scope, tool_input, response, at)
-            self._event(session, scope, at, "search", _str(tool_input.get("path")) or None,
-                        {"pattern": redaction.redact(pattern)[:200], "glob": tool_input.get("glob"), "certified_empty": certified})
+            self._event(
+                session,
+                scope,
+                at,
+                "search",
+                _str(tool_input.get("path")) or None,
+                {
+                    "pattern": redaction.redact(pattern)[:200],
+                    "glob": tool_input.get("glob"),
+                    "certified_empty": certified,
+                },
+            )
             return True
         if tool in ("Agent", "Task"):
             desc = _str(tool_input.get("description")) or _str(tool_input.get("subagent_type")) or "subagent"
-            self._event(session, scope, at, "agent", None,
-                        {"description": redaction.clean_text(desc)[:300], "subagent_type": tool_input.get("subagent_type")})
+            self._event(
+                session,
+                scope,
+                at,
+                "agent",
+                None,
+                {"description": redaction.clean_text(desc)[:300], "subagent_type": tool_input.get("subagent_type")},
+            )
             return True
         return False
 
     def _credit(self, payload: Json, credit: Json, at: str) -> bool:
         """Book a substituted read: saved = the file's tokens, injected = the line that replaced it; with evidence."""
         path, size, line = credit.get("path"), credit.get("size"), credit.get("line")
-        if (not isinstance(path, str) or not path or not isinstance(size, int) or not 0 <= size < 2**53
-                or not isinstance(line, str)):
+        if (
+            not isinstance(path, str)
+            or not path
+            or not isinstance(size, int)
+            or not 0 <= size < 2**53
+            or not isinstance(line, str)
+        ):
             return False
         cwd = self.cwd_of(payload)
         scope = self.scope_for(cwd)
@@ -392,8 +465,9 @@ class Replayer:
         )
         return event_id
 
-    def _command(self, payload: Json, tool_input: Json, response: object, event: str, session: str, scope: Scope,
-                 at: str) -> bool:
+    def _command(
+        self, payload: Json, tool_input: Json, response: object, event: str, session: str, scope: Scope, at: str
+    ) -> bool:
         command = _str(tool_input.get("command"))
         if not command:
             return False
@@ -418,12 +492,28 @@ class Replayer:
             stdout, stderr = _redacted_window(stdout), _redacted_window(stderr)
         # Redacted before anything is derived from it: the files a command touched are read from its words too.
         record = commands.record_command(redaction.redact(command), exit_code, stdout, stderr, interrupted=interrupted)
-        meta = {"category": record.category, "exit_code": exit_code, "safe_summary": record.summary,
-                "files_touched": record.files, "interrupted": interrupted,
-                "background": bool(tool_input.get("run_in_background"))}
+        meta = {
+            "category": record.category,
+            "exit_code": exit_code,
+            "safe_summary": record.summary,
+            "files_touched": record.files,
+            "interrupted": interrupted,
+            "background": bool(tool_input.get("run_in_background")),
+        }
         event_id = self._event(session, scope, at, "cmd", None, meta)
-        run = (event_id, session, event_id, scope.key, at, record.category, record.summary, exit_code,
-               record.stdout_tail, record.stderr_tail, json.dumps(record.files))
+        run = (
+            event_id,
+            session,
+            event_id,
+            scope.key,
+            at,
+            record.category,
+            record.summary,
+            exit_code,
+            record.stdout_tail,
+            record.stderr_tail,
+            json.dumps(record.files),
+        )
         self.conn.execute(_INSERT_RUN, run)
         # A successful `ls` or `cd` is hook noise, not memory: it stays in the activity record but is not projected.
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
@@ -464,7 +554,11 @@ def _exit_from(payload: Json, response: object) -> int:
             value = source.get(key)
             if isinstance(value, int) and not isinstance(value, bool) and _exit_value(value) is not None:
                 return value
-            if isinstance(value, str) and re.fullmatch(r"-?\d{1,12}", value.strip()) and _exit_value(int(value)) is not None:
+            if (
+                isinstance(value, str)
+                and re.fullmatch(r"-?\d{1,12}", value.strip())
+                and _exit_value(int(value)) is not None
+            ):
                 return int(value)
     return 0
 
@@ -538,8 +632,9 @@ def write_index(conn: sqlite3.Connection, rt: Runtime) -> int:
     return len(lines)
 
 
-def _replay_isolated(conn: sqlite3.Connection, replayer: Replayer, entry: Json, at: str, claim: str,
-                     result: FlushResult) -> bool:
+def _replay_isolated(
+    conn: sqlite3.Connection, replayer: Replayer, entry: Json, at: str, claim: str, result: FlushResult
+) -> bool:
     """Replay one entry inside a savepoint: a payload the replay cannot digest is skipped and undone, never fatal.
 
     Without this, one poisonous line (a NUL in a path, an exit code past 64 bits) would fail the claim's
@@ -567,14 +662,17 @@ def _seen_keys(conn: sqlite3.Connection, keys: list[str]) -> set[str]:
     """The keys among `keys` that spool_seen already holds."""
     found: set[str] = set()
     for start in range(0, len(keys), SEEN_CHUNK):
-        chunk = keys[start:start + SEEN_CHUNK]
-        found.update(row[0] for row in conn.execute(
-            f"SELECT key FROM spool_seen WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        chunk = keys[start : start + SEEN_CHUNK]
+        found.update(
+            row[0]
+            for row in conn.execute(f"SELECT key FROM spool_seen WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+        )
     return found
 
 
-def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datetime, result: FlushResult,
-                   turn_end: bool) -> None:
+def _process_claim(
+    conn: sqlite3.Connection, rt: Runtime, claim: str, now: datetime, result: FlushResult, turn_end: bool
+) -> None:
     offset = 0
     home = str(rt.folder.parent)
     while True:
@@ -586,7 +684,9 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
             result.errors.append(f"{claim}: {exc}")
             return
         result.skipped += skipped
-        mutations = [t for _, e, _ in entries if _str(e["p"].get("tool_name")) in MUTATING_TOOLS and (t := _epoch(e)) is not None]
+        mutations = [
+            t for _, e, _ in entries if _str(e["p"].get("tool_name")) in MUTATING_TOOLS and (t := _epoch(e)) is not None
+        ]
         # First the whole batch in one transaction (a savepoint per entry would make FTS5 flush a segment per
         # entry); only if some payload cannot be replayed is the batch redone with each entry isolated.
         seen_at = iso(now)
@@ -609,12 +709,17 @@ def _process_claim(conn: sqlite3.Connection, rt: Runtime, claim: str, now: datet
                             continue
                         seen.add(stored)
                         fresh.append((key, entry))
-                    conn.executemany("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
-                                     [(key, seen_at) for key, _ in fresh])
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
+                        [(key, seen_at) for key, _ in fresh],
+                    )
                     for _, entry in fresh:
                         at = line_time(entry, now)
-                        done = (_replay_isolated(conn, replayer, entry, at, claim, attempt) if isolated
-                                else replayer.replay(entry, at))
+                        done = (
+                            _replay_isolated(conn, replayer, entry, at, claim, attempt)
+                            if isolated
+                            else replayer.replay(entry, at)
+                        )
                         if done:
                             attempt.processed += 1
                         else:

@@ -55,7 +55,6 @@ NEVER_PRUNED_KINDS = ("branch_snapshot", "project_snapshot", "episode:session_su
 _BLOB_REF = re.compile(rb'"blob"\s*:\s*"([^"\\]+)"')
 
 
-
 @record
 class Rule:
     """What one rule found and removed."""
@@ -83,22 +82,35 @@ class GcReport:
 
     def to_dict(self) -> dict[str, object]:
         """The `gc --json` shape."""
-        return {"dry_run": self.dry_run, **{k: v.to_dict() for k, v in self.rules.items()},
-                "freelist_ratio": round(self.freelist_ratio, 4), "vacuumed": self.vacuumed,
-                "fulltext_segments": self.fulltext_segments, "fulltext_merged": self.fulltext_merged}
+        return {
+            "dry_run": self.dry_run,
+            **{k: v.to_dict() for k, v in self.rules.items()},
+            "freelist_ratio": round(self.freelist_ratio, 4),
+            "vacuumed": self.vacuumed,
+            "fulltext_segments": self.fulltext_segments,
+            "fulltext_merged": self.fulltext_merged,
+        }
 
     def render(self) -> str:
         """The text report."""
-        head = "cortex gc — dry run: nothing deleted (re-run with --apply to prune)" if self.dry_run else "cortex gc — applied"
+        head = (
+            "cortex gc — dry run: nothing deleted (re-run with --apply to prune)"
+            if self.dry_run
+            else "cortex gc — applied"
+        )
         width = max(len(k) for k in self.rules)
         lines = [head]
         for name, rule in self.rules.items():
             tail = "" if self.dry_run else f", {rule.deleted} deleted"
-            lines.append(f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} candidate{'s' if rule.candidates != 1 else ''}{tail}")
+            lines.append(
+                f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} candidate{'s' if rule.candidates != 1 else ''}{tail}"
+            )
         if self.fulltext_segments is not None:
             merged = f", merged into {self.fulltext_merged}" if self.fulltext_merged is not None else ""
-            lines.append(f"  full-text index {self.fulltext_segments} segment"
-                         f"{'s' if self.fulltext_segments != 1 else ''}{merged}")
+            lines.append(
+                f"  full-text index {self.fulltext_segments} segment"
+                f"{'s' if self.fulltext_segments != 1 else ''}{merged}"
+            )
         lines.append(f"  free pages {self.freelist_ratio:.1%}" + (", vacuumed" if self.vacuumed else ""))
         lines.append("Notes, snapshots, sessions, summaries and the token ledger are never pruned.")
         return "\n".join(lines)
@@ -112,8 +124,10 @@ def _database_rules(conn: sqlite3.Connection, report: GcReport, now: datetime, a
     """Each retention rule's candidates (deleted with `apply`), with its window from settings."""
     windows: dict[str, tuple[object, ...]] = {
         "events": (_cutoff(now, settings.retention_days(settings.GC_EVENT_DAYS)),),
-        "retrieval_log": (_cutoff(now, settings.retention_days(settings.GC_RETRIEVAL_LOG_DAYS)),
-                          settings.retention_days(settings.GC_RETRIEVAL_LOG_KEEP)),
+        "retrieval_log": (
+            _cutoff(now, settings.retention_days(settings.GC_RETRIEVAL_LOG_DAYS)),
+            settings.retention_days(settings.GC_RETRIEVAL_LOG_KEEP),
+        ),
         "spool_seen": (_cutoff(now, settings.retention_days(settings.GC_SPOOL_SEEN_DAYS)),),
         "archived_memory_items": (_cutoff(now, settings.retention_days(settings.GC_ARCHIVED_DAYS)),),
     }
@@ -150,8 +164,12 @@ def _runtime_rules(folder: Path | None, report: GcReport, wall_now: float, apply
                 if apply and rt.unlink(name, sub):
                     claims_rule.deleted += 1
         for name in rt.names(BLOBS):
-            if (BLOB_NAME.fullmatch(name) and rt.is_file(name, BLOBS) and name not in referenced
-                    and _mtime(rt.lstat(name, BLOBS)) < old):
+            if (
+                BLOB_NAME.fullmatch(name)
+                and rt.is_file(name, BLOBS)
+                and name not in referenced
+                and _mtime(rt.lstat(name, BLOBS)) < old
+            ):
                 blobs_rule.candidates += 1
                 if apply and rt.unlink(name, BLOBS):
                     blobs_rule.deleted += 1
@@ -165,8 +183,15 @@ GC_STEPS = 3
 """The store's rules, the runtime folder, the full-text merge and VACUUM: what `tick` counts."""
 
 
-def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: bool = False, vacuum: bool = True,
-           tick: Callable[[int], None] | None = None) -> GcReport:
+def run_gc(
+    conn: sqlite3.Connection,
+    now: datetime,
+    worktree: str,
+    *,
+    apply: bool = False,
+    vacuum: bool = True,
+    tick: Callable[[int], None] | None = None,
+) -> GcReport:
     """Find (and with `apply`, delete) what retention allows; VACUUM a fragmented store when applying.
 
     Args:
@@ -198,7 +223,9 @@ def run_gc(conn: sqlite3.Connection, now: datetime, worktree: str, *, apply: boo
     return report
 
 
-def tidy_fulltext(conn: sqlite3.Connection, pages: int = FULLTEXT_TIDY_PAGES, busy_ms: int = VACUUM_BUSY_MS) -> int | None:
+def tidy_fulltext(
+    conn: sqlite3.Connection, pages: int = FULLTEXT_TIDY_PAGES, busy_ms: int = VACUUM_BUSY_MS
+) -> int | None:
     """Merge the full-text index's small segments (`queries.tidy_fulltext`, `pages` at most); the segments left, or
     None when the store was busy (the next session start tries again)."""
     try:

@@ -37,8 +37,13 @@ class LedgerVerdict:
 
     def to_dict(self) -> dict[str, object]:
         """The `read-ledger --json` shape of one result."""
-        return {"path": self.path, "verdict": self.verdict, "since": self.since, "detail": self.detail,
-                "recorded_by": self.recorded_by}
+        return {
+            "path": self.path,
+            "verdict": self.verdict,
+            "since": self.since,
+            "detail": self.detail,
+            "recorded_by": self.recorded_by,
+        }
 
 
 def lineage(conn: sqlite3.Connection, session_id: str | None) -> set[str]:
@@ -77,8 +82,11 @@ def judge(conn: sqlite3.Connection, scope: Scope, session_id: str | None, raw_pa
     if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
         from cortex_engine.base.errors import InvalidInput
 
-        raise InvalidInput(f"{raw_path[:200]!r} is outside this worktree ({scope.worktree}); the read ledger covers "
-                           "files of this checkout only", code="outside_worktree")
+        raise InvalidInput(
+            f"{raw_path[:200]!r} is outside this worktree ({scope.worktree}); the read ledger covers "
+            "files of this checkout only",
+            code="outside_worktree",
+        )
     row = conn.execute(
         "SELECT d.*, s.agent_type FROM content_digests d LEFT JOIN sessions s ON s.id = d.session_id "
         "WHERE d.scope_key=? AND d.path=?",

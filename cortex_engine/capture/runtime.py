@@ -33,8 +33,10 @@ BLOB_NAME = re.compile(r"[0-9]{1,20}(?:\.[0-9]{1,9})?-[0-9]{1,10}-[0-9]{1,10}\.j
 """What the capture hook names a blob: `<epoch>-<pid>-<random>.json`."""
 CLAIM_NAME = re.compile(r"[0-9]{1,20}-[0-9]{1,10}\.jsonl")
 """What a flush names a claimed spool: `<time_ns>-<pid>.jsonl`."""
-FIX = ("remove the folder (`rm -rf .cortex`; if git tracks it, `git rm -r --cached .cortex` and commit first); "
-       "the next session recreates it safely")
+FIX = (
+    "remove the folder (`rm -rf .cortex`; if git tracks it, `git rm -r --cached .cortex` and commit first); "
+    "the next session recreates it safely"
+)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -62,7 +64,7 @@ def _index_stamp(worktree: str) -> tuple[object, ...] | None:
                 line = pointer.read(4096).strip()
             if not line.startswith("gitdir:") or "\n" in line:
                 return None
-            index = os.path.join(worktree, line[len("gitdir:"):].strip(), "index")
+            index = os.path.join(worktree, line[len("gitdir:") :].strip(), "index")
         info = os.stat(index)
     except (OSError, UnicodeDecodeError):
         return None
@@ -90,8 +92,9 @@ def tracked_files(worktree: str | os.PathLike[str]) -> list[str]:
 def _ask_tracked(worktree: str | os.PathLike[str]) -> list[str]:
     """`git ls-files` of the runtime folder."""
     try:
-        done = subprocess.run(["git", "-C", str(worktree), "ls-files", "-z", "--", RUNTIME], capture_output=True,
-                              timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(worktree), "ls-files", "-z", "--", RUNTIME], capture_output=True, timeout=30, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     if done.returncode != 0:
@@ -130,7 +133,9 @@ def untrusted_reason(folder: Path, *, tracked: bool = True) -> str | None:
 def problem(folder: Path, *, tracked: bool = True) -> str | None:
     """`untrusted_reason` as the one line users see: what is wrong, what it means, what to do."""
     reason = untrusted_reason(folder, tracked=tracked)
-    return None if reason is None else f"the runtime folder is not trusted: {reason}; hooks capture nothing here — {FIX}"
+    return (
+        None if reason is None else f"the runtime folder is not trusted: {reason}; hooks capture nothing here — {FIX}"
+    )
 
 
 def home_key(home: Path, *, create: bool = True) -> str | None:
@@ -312,8 +317,9 @@ class Runtime:
         fd = self._dir(sub, create=sub is not None)
         if fd is None:
             raise OSError(f"{sub} in {self.folder} is not a directory")
-        handle = os.open(_plain(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600,
-                         dir_fd=fd)
+        handle = os.open(
+            _plain(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600, dir_fd=fd
+        )
         with os.fdopen(handle, "ab") as stream:
             if not stat.S_ISREG(os.fstat(handle).st_mode):
                 raise OSError(f"{name} in {self.folder} is not a regular file")
@@ -377,8 +383,12 @@ def adopt(folder: Path, keep: tuple[str, ...], subs: tuple[str, ...]) -> bool:
         info = os.lstat(folder)
     except OSError:
         return False
-    if (not stat.S_ISDIR(info.st_mode) or not info.st_mode & 0o077
-            or (_euid() is not None and info.st_uid != _euid()) or tracked_files(folder.parent)):
+    if (
+        not stat.S_ISDIR(info.st_mode)
+        or not info.st_mode & 0o077
+        or (_euid() is not None and info.st_uid != _euid())
+        or tracked_files(folder.parent)
+    ):
         return False
     fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
     try:

@@ -27,11 +27,25 @@ from cortex_engine.store.redact import redact
 CERTIFIABLE = re.compile(r"^[A-Za-z0-9_\-./:@#'\", =]{1,512}$")
 GLOB = re.compile(r"^[A-Za-z0-9_\-./*?{},]+$")
 TYPES = {
-    "c": (".c", ".h"), "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h"), "css": (".css",), "go": (".go",),
-    "html": (".html", ".htm"), "java": (".java",), "js": (".js", ".jsx", ".mjs", ".cjs"), "json": (".json",),
-    "md": (".md", ".markdown"), "php": (".php",), "py": (".py", ".pyi"), "rb": (".rb",), "rust": (".rs",),
-    "sh": (".sh", ".bash"), "sql": (".sql",), "toml": (".toml",), "ts": (".ts", ".tsx", ".mts", ".cts"),
-    "xml": (".xml",), "yaml": (".yaml", ".yml"),
+    "c": (".c", ".h"),
+    "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h"),
+    "css": (".css",),
+    "go": (".go",),
+    "html": (".html", ".htm"),
+    "java": (".java",),
+    "js": (".js", ".jsx", ".mjs", ".cjs"),
+    "json": (".json",),
+    "md": (".md", ".markdown"),
+    "php": (".php",),
+    "py": (".py", ".pyi"),
+    "rb": (".rb",),
+    "rust": (".rs",),
+    "sh": (".sh", ".bash"),
+    "sql": (".sql",),
+    "toml": (".toml",),
+    "ts": (".ts", ".tsx", ".mts", ".cts"),
+    "xml": (".xml",),
+    "yaml": (".yaml", ".yml"),
 }
 MAX_FILES = 5000
 MAX_BYTES = 64 * 1024 * 1024
@@ -53,8 +67,18 @@ class Query:
     @property
     def key(self) -> str:
         """A stable digest of every parameter that changes what the search covers."""
-        raw = "\0".join(["v1", "grep", self.pattern, self.root, self.glob or "", self.type or "",
-                         "1" if self.case_insensitive else "0", "1" if self.multiline else "0"])
+        raw = "\0".join(
+            [
+                "v1",
+                "grep",
+                self.pattern,
+                self.root,
+                self.glob or "",
+                self.type or "",
+                "1" if self.case_insensitive else "0",
+                "1" if self.multiline else "0",
+            ]
+        )
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
     def certifiable(self) -> bool:
@@ -92,8 +116,10 @@ class SearchVerdict:
         if len(pattern) > 60:
             pattern = pattern[:59] + "…"
         if self.verdict == "no-matches-at":
-            return (f'"{pattern}" found nothing at {(self.head or "-")[:7]} ({ts_min(self.recorded_at or "")}) '
-                    "and provably still would: no need to run it again")
+            return (
+                f'"{pattern}" found nothing at {(self.head or "-")[:7]} ({ts_min(self.recorded_at or "")}) '
+                "and provably still would: no need to run it again"
+            )
         if self.verdict == "miss":
             return f'"{pattern}": no record that this search found nothing here; run it'
         return f'"{pattern}": cannot tell whether it would still find nothing; run it'
@@ -142,7 +168,7 @@ def _expand(glob: str) -> list[str]:
     match = re.search(r"\{([^{}]*)\}", glob)
     if not match:
         return [glob]
-    return [glob[: match.start()] + part + glob[match.end():] for part in match.group(1).split(",")]
+    return [glob[: match.start()] + part + glob[match.end() :] for part in match.group(1).split(",")]
 
 
 @dataclass(frozen=True)
@@ -204,8 +230,10 @@ def proven_empty(response: object) -> bool:
     counts = [response.get(k) for k in ("numFiles", "numMatches", "numLines")]
     if not any(isinstance(c, int) and c == 0 for c in counts):
         return False
-    if any(isinstance(value := response.get(k), int) and value > 0
-           for k in ("numFiles", "numMatches", "numLines", "totalFiles", "totalLines")):
+    if any(
+        isinstance(value := response.get(k), int) and value > 0
+        for k in ("numFiles", "numMatches", "numLines", "totalFiles", "totalLines")
+    ):
         return False
     if isinstance(response.get("content"), str) and response["content"].strip():
         return False
@@ -227,9 +255,18 @@ def record(conn: sqlite3.Connection, scope: Scope, tool_input: Mapping[str, obje
         "census_files, census_bytes, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(scope_key, query_key) DO UPDATE "
         "SET head_oid=excluded.head_oid, census_sha256=excluded.census_sha256, census_files=excluded.census_files, "
         "census_bytes=excluded.census_bytes, recorded_at=excluded.recorded_at",
-        (scope.key, query.key, redact(query.pattern), query.root,
-         json.dumps({"glob": query.glob, "type": query.type, "ci": query.case_insensitive, "ml": query.multiline}),
-         scope.head_oid, taken.sha256, taken.files, taken.bytes, at),
+        (
+            scope.key,
+            query.key,
+            redact(query.pattern),
+            query.root,
+            json.dumps({"glob": query.glob, "type": query.type, "ci": query.case_insensitive, "ml": query.multiline}),
+            scope.head_oid,
+            taken.sha256,
+            taken.files,
+            taken.bytes,
+            at,
+        ),
     )
     return True
 

@@ -94,15 +94,35 @@ def host_primary(conn: sqlite3.Connection, scope: Scope, host_session: str, at: 
         return primary_session(conn, scope, host_session, at)
 
 
-def create_session(conn: sqlite3.Connection, scope: Scope, at: str, *, host_session: str | None = None,
-                   parent: str | None = None, agent_id: str | None = None, agent_type: str = "primary") -> str:
+def create_session(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    at: str,
+    *,
+    host_session: str | None = None,
+    parent: str | None = None,
+    agent_id: str | None = None,
+    agent_type: str = "primary",
+) -> str:
     """Insert a session row carrying the scope."""
     session_id = new_id()
     conn.execute(
         "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
-        (session_id, parent, at, agent_type, agent_id, scope.git_root, scope.worktree, scope.branch, scope.head_oid,
-         scope.type, scope.key, host_session),
+        (
+            session_id,
+            parent,
+            at,
+            agent_type,
+            agent_id,
+            scope.git_root,
+            scope.worktree,
+            scope.branch,
+            scope.head_oid,
+            scope.type,
+            scope.key,
+            host_session,
+        ),
     )
     return session_id
 
@@ -139,12 +159,20 @@ def end_session_tree(conn: sqlite3.Connection, session_id: str, at: str) -> None
 
 def _open_primaries(conn: sqlite3.Connection, scope_key: str, host_session: str | None) -> list[str]:
     """This scope's active primaries, and the host session's (in whatever scope it last ran)."""
-    ids = [str(r["id"]) for r in conn.execute(
-        "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active'", (scope_key,))]
+    ids = [
+        str(r["id"])
+        for r in conn.execute(
+            "SELECT id FROM sessions WHERE scope_key=? AND parent_session_id IS NULL AND status='active'", (scope_key,)
+        )
+    ]
     if host_session:
-        ids += [str(r["id"]) for r in conn.execute(
-            "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'",
-            (host_session,))]
+        ids += [
+            str(r["id"])
+            for r in conn.execute(
+                "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'",
+                (host_session,),
+            )
+        ]
     return ids
 
 
@@ -172,8 +200,11 @@ def check_description(description: str | None) -> None:
     if description is not None and len(description) > SUMMARY_DESCRIPTION_CHARS:
         from cortex_engine.base.errors import InvalidInput
 
-        raise InvalidInput(f"the summary's description is {len(description)} characters; the limit is "
-                           f"{SUMMARY_DESCRIPTION_CHARS} (one line on what the session did)", code="too_long")
+        raise InvalidInput(
+            f"the summary's description is {len(description)} characters; the limit is "
+            f"{SUMMARY_DESCRIPTION_CHARS} (one line on what the session did)",
+            code="too_long",
+        )
 
 
 def summarize(conn: sqlite3.Connection, scope: Scope, at: str, description: str | None) -> str:

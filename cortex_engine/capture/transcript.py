@@ -56,7 +56,9 @@ def failed_bash_calls(path: str) -> list[dict[str, str]]:
             elif part.get("type") == "tool_result" and part.get("is_error") is True:
                 use_id = part.get("tool_use_id")
                 if isinstance(use_id, str) and use_id in commands:
-                    failures.append({"tool_use_id": use_id, "command": commands[use_id], "error": _text(part.get("content"))})
+                    failures.append(
+                        {"tool_use_id": use_id, "command": commands[use_id], "error": _text(part.get("content"))}
+                    )
     return failures[-MAX_FAILURES:]
 
 
@@ -65,9 +67,18 @@ def fallback_entries(path: str, payload: Mapping[str, object]) -> list[dict[str,
     `json.loads` reads a spool line, which is what the replay takes."""
     base = {key: payload[key] for key in ("session_id", "cwd", "transcript_path") if isinstance(payload.get(key), str)}
     return [
-        {"v": 1, "p": {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-                       "tool_use_id": failure["tool_use_id"], "tool_input": {"command": failure["command"]},
-                       "error": failure["error"][:4000] or "Command failed", "is_interrupt": False,
-                       "cortex_source": "transcript"}}
+        {
+            "v": 1,
+            "p": {
+                **base,
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_use_id": failure["tool_use_id"],
+                "tool_input": {"command": failure["command"]},
+                "error": failure["error"][:4000] or "Command failed",
+                "is_interrupt": False,
+                "cortex_source": "transcript",
+            },
+        }
         for failure in failed_bash_calls(path)
     ]

@@ -17,12 +17,19 @@ def cmd_note(args: argparse.Namespace) -> int:
     with engine_for(args) as engine:
         result = engine.note(args.kind, " ".join(args.text), args.subject, args.alternative or None)
     if args.json:
-        emit_json({
-            "id": result.id, "item_id": result.item_id, "kind": result.kind, "subject": result.subject,
-            "content": result.content, "timestamp": result.timestamp,
-            "conflicts": [c.__dict__ for c in result.conflicts], "superseded": list(result.superseded),
-            "text": messages.note_written(result, "cli"),
-        })
+        emit_json(
+            {
+                "id": result.id,
+                "item_id": result.item_id,
+                "kind": result.kind,
+                "subject": result.subject,
+                "content": result.content,
+                "timestamp": result.timestamp,
+                "conflicts": [c.__dict__ for c in result.conflicts],
+                "superseded": list(result.superseded),
+                "text": messages.note_written(result, "cli"),
+            }
+        )
     else:
         emit_text(messages.note_written(result, "cli"))
     return 0
@@ -31,8 +38,18 @@ def cmd_note(args: argparse.Namespace) -> int:
 def cmd_recall(args: argparse.Namespace) -> int:
     """Evidence for a topic (in another scope with --scope)."""
     with engine_for(args) as engine:
-        return surface_out(args, engine.recall(" ".join(args.topic), args.budget, args.detail, book=not args.peek,
-                                                scope=args.scope, limit=args.limit, adapter="cli"))
+        return surface_out(
+            args,
+            engine.recall(
+                " ".join(args.topic),
+                args.budget,
+                args.detail,
+                book=not args.peek,
+                scope=args.scope,
+                limit=args.limit,
+                adapter="cli",
+            ),
+        )
 
 
 def cmd_brief(args: argparse.Namespace) -> int:
@@ -91,8 +108,11 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             emit_text("\n".join(lines))
         return 0
     if settings.in_agent_shell():
-        raise Refused("accepting or rejecting arrivals is the user's call, not the agent's: run it in your own "
-                      "terminal (or in the TUI's Inbox), outside Claude Code", code="agent_shell")
+        raise Refused(
+            "accepting or rejecting arrivals is the user's call, not the agent's: run it in your own "
+            "terminal (or in the TUI's Inbox), outside Claude Code",
+            code="agent_shell",
+        )
     with engine_for(args) as engine:
         act = engine.accept_arrivals if args.action == "accept" else engine.reject_arrivals
         done = act(list(args.ids), every=args.all)
@@ -100,9 +120,15 @@ def cmd_inbox(args: argparse.Namespace) -> int:
         emit_json({args.action + "ed": [v.to_dict() for v in done]})
     else:
         verb = "Accepted" if args.action == "accept" else "Rejected"
-        emit_text("\n".join([f"{verb} {v.id[:8]} ({v.channel}: {v.path})"
-                              + (f" as note {v.note_id}" if v.note_id else "") for v in done]
-                             or [f"Nothing to {args.action}: the inbox holds no pending arrival."]))
+        emit_text(
+            "\n".join(
+                [
+                    f"{verb} {v.id[:8]} ({v.channel}: {v.path})" + (f" as note {v.note_id}" if v.note_id else "")
+                    for v in done
+                ]
+                or [f"Nothing to {args.action}: the inbox holds no pending arrival."]
+            )
+        )
     return 0
 
 
@@ -134,8 +160,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _require_terminal("`cortex demo --print` prints the demo's surfaces instead")
     target, store_dir = demo_target(args.dir)
     # Said before anything is written, on stderr so --json stays one document.
-    sys.stderr.write(f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
-                     "(both re-created on every run)\n")
+    sys.stderr.write(
+        f"Cortex demo: writing a demo repository to {target} and its store to {store_dir} "
+        "(both re-created on every run)\n"
+    )
     sys.stderr.flush()
     repo = seed_demo(args.dir)
     if args.print or args.json:
@@ -156,8 +184,10 @@ def _require_terminal(instead: str) -> None:
     """The TUI draws on a terminal: without one (a pipe, a script, an agent's shell) it would hang writing escape
     codes to nobody, so say what to run instead (issue 29)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError(f"the Cortex TUI needs a terminal and stdin or stdout is not one; {instead}, and "
-                         "`cortex --help` lists every command")
+        raise UsageError(
+            f"the Cortex TUI needs a terminal and stdin or stdout is not one; {instead}, and "
+            "`cortex --help` lists every command"
+        )
 
 
 def _run_tui(cwd: str) -> int:

@@ -30,8 +30,15 @@ def cmd_list_memory(args: argparse.Namespace) -> int:
 
     with engine_for(args) as engine:
         page = engine.list_memory(
-            scopes=args.scope, kinds=split(args.kind), states=split(args.state), labels=split(args.label),
-            text=args.text, sort=args.sort, reverse=args.reverse, limit=args.limit, offset=args.offset,
+            scopes=args.scope,
+            kinds=split(args.kind),
+            states=split(args.state),
+            labels=split(args.label),
+            text=args.text,
+            sort=args.sort,
+            reverse=args.reverse,
+            limit=args.limit,
+            offset=args.offset,
         )
     if args.json:
         emit_json(page.to_dict())
@@ -122,8 +129,10 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
         if item["label"]:
             lines.append(f"  {item['id']}  [{item['label']}]")
     for scope in report.get("scopes", []):  # type: ignore[attr-defined]
-        lines.append(f"scope {scope['scope_key']}: {scope['checked']} checked, {scope['stale']} stale "
-                     f"(against {scope['against']} {scope['where']})")
+        lines.append(
+            f"scope {scope['scope_key']}: {scope['checked']} checked, {scope['stale']} stale "
+            f"(against {scope['against']} {scope['where']})"
+        )
     for scope in report.get("unchecked", []):  # type: ignore[attr-defined]
         lines.append(f"scope {scope['scope_key']}: not checked ({scope['reason']})")
     emit_text("\n".join(lines))
@@ -138,14 +147,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         emit_json(status)
         return 0
     states = status["items_by_state"]
-    emit_text("\n".join([
-        "OK",
-        f"DB: {status['store']}",
-        f"Scope: {status['scope_key']}",
-        f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
-        f"Contested notes: {status['contested_notes']}",
-        _semantic_line(status["semantic"]),  # type: ignore[arg-type]
-    ]))
+    emit_text(
+        "\n".join(
+            [
+                "OK",
+                f"DB: {status['store']}",
+                f"Scope: {status['scope_key']}",
+                f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
+                f"Contested notes: {status['contested_notes']}",
+                _semantic_line(status["semantic"]),  # type: ignore[arg-type]
+            ]
+        )
+    )
     return 0
 
 
@@ -164,13 +177,17 @@ def cmd_store(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(info.to_dict())
         return 0
-    emit_text("\n".join([
-        f"Store:    {info.path}",
-        f"Id:       {info.store_id}",
-        f"Derived:  {info.derived}",
-        f"Exists:   {'yes' if info.exists else 'no'}",
-        f"Scope:    {info.scope_key}",
-    ]))
+    emit_text(
+        "\n".join(
+            [
+                f"Store:    {info.path}",
+                f"Id:       {info.store_id}",
+                f"Derived:  {info.derived}",
+                f"Exists:   {'yes' if info.exists else 'no'}",
+                f"Scope:    {info.scope_key}",
+            ]
+        )
+    )
     return 0
 
 
@@ -221,8 +238,14 @@ def cmd_read_ledger(args: argparse.Namespace) -> int:
 
 def cmd_search_ledger(args: argparse.Namespace) -> int:
     """Did this search already find nothing, and would it still?"""
-    query = {"pattern": args.pattern, "path": args.path, "glob": args.glob, "type": args.type,
-             "case_insensitive": args.i, "multiline": args.multiline}
+    query = {
+        "pattern": args.pattern,
+        "path": args.path,
+        "glob": args.glob,
+        "type": args.type,
+        "case_insensitive": args.i,
+        "multiline": args.multiline,
+    }
     with engine_for(args) as engine:
         [verdict] = engine.search_ledger([query])
     emit_json({"results": [verdict.to_dict()]}) if args.json else emit_text(verdict.describe())
@@ -232,9 +255,18 @@ def cmd_search_ledger(args: argparse.Namespace) -> int:
 def cmd_log(args: argparse.Namespace) -> int:
     """Capture one event by hand into the scoped session (the same replay the hooks' spool gets)."""
     with engine_for(args) as engine:
-        recorded = engine.log_event(args.kind, file=args.file, command=args.cmd, exit_code=args.exit,
-                                    stdout=args.stdout, stderr=args.stderr, description=args.desc)
-    emit_json({"recorded": recorded}) if args.json else emit_text(f"logged {args.kind}" if recorded else "nothing recorded")
+        recorded = engine.log_event(
+            args.kind,
+            file=args.file,
+            command=args.cmd,
+            exit_code=args.exit,
+            stdout=args.stdout,
+            stderr=args.stderr,
+            description=args.desc,
+        )
+    emit_json({"recorded": recorded}) if args.json else emit_text(
+        f"logged {args.kind}" if recorded else "nothing recorded"
+    )
     return 0
 
 
@@ -245,8 +277,10 @@ def cmd_substitution(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"substitution": state})
     else:
-        emit_text(f"Read substitution is {state} for this worktree."
-                  + (" Re-reading a substituted file in the same turn always returns the real text." if state == "on" else ""))
+        emit_text(
+            f"Read substitution is {state} for this worktree."
+            + (" Re-reading a substituted file in the same turn always returns the real text." if state == "on" else "")
+        )
     return 0
 
 
@@ -281,7 +315,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
         else:
             emit_text("No store for this directory yet; nothing to collect.")
         return 0
-    with engine_for(args) as engine, progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json), min_items=1) as tick:
+    with (
+        engine_for(args) as engine,
+        progress("gc", GC_STEPS, enabled=args.apply and wanted(args.json), min_items=1) as tick,
+    ):
         report = engine.gc(apply=args.apply, tick=tick)
     if args.json:
         emit_json(report.to_dict())

@@ -15,8 +15,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     """Render the hook scripts, merge Claude Code's wiring, register the MCP server, then run doctor."""
     from cortex_engine.ops.install import install
 
-    result = install(args.cwd or os.getcwd(), scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run,
-                     force=args.force)
+    result = install(
+        args.cwd or os.getcwd(), scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run, force=args.force
+    )
     if args.json:
         emit_json(result.to_dict())
     elif result.diagnostic is not None:
@@ -45,8 +46,14 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     """Remove what install added (scripts it wrote, the wiring, the server entry); the store only with --purge."""
     from cortex_engine.ops.uninstall import uninstall
 
-    result = uninstall(args.cwd or os.getcwd(), scope=args.scope, hooks_dir=args.dir, dry_run=args.dry_run,
-                       purge=args.purge, confirm=_confirm(args))
+    result = uninstall(
+        args.cwd or os.getcwd(),
+        scope=args.scope,
+        hooks_dir=args.dir,
+        dry_run=args.dry_run,
+        purge=args.purge,
+        confirm=_confirm(args),
+    )
     if args.json:
         emit_json(result.to_dict())
     else:
@@ -85,8 +92,10 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"embedded": done, "vectors": state["vectors"], "items": state["items"]})
     else:
-        emit_text(f"Embedded {done} item{'s' if done != 1 else ''}; {state['detail']}. "
-                  "recall and brief now rank by meaning as well as words.")
+        emit_text(
+            f"Embedded {done} item{'s' if done != 1 else ''}; {state['detail']}. "
+            "recall and brief now rank by meaning as well as words."
+        )
     return 0
 
 

@@ -44,7 +44,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result.to_dict())
         return 0
-    lines = [f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."]
+    lines = [
+        f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."
+    ]
     from cortex_engine.base.untrusted import quote_path
 
     if result.pending:
@@ -86,7 +88,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
     except OSError as exc:
-        raise CortexError(f"cannot write {args.output}: {exc.strerror or exc.__class__.__name__}", code="bad_file") from exc
+        raise CortexError(
+            f"cannot write {args.output}: {exc.strerror or exc.__class__.__name__}", code="bad_file"
+        ) from exc
     if args.json:
         emit_json({"path": args.output, "format": args.format, "notes": len(notes)})
     else:
@@ -101,6 +105,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from cortex_engine.progress import progress, wanted
 
     with engine_for(args) as engine, ExitStack() as stack:
+
         def bar(total: int) -> Tick:
             return stack.enter_context(progress("importing", total, enabled=wanted(args.json)))
 

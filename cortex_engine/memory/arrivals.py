@@ -49,11 +49,23 @@ class Arrival:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"id": self.id, "channel": self.channel, "scope": self.scope_key, "path": self.path,
-                "commit": self.commit, "author": self.author, "authored_at": self.authored_at, "kind": self.kind,
-                "subject": self.subject, "content": self.content, "alternatives": list(self.alternatives),
-                "timestamp": self.timestamp, "state": self.state, "arrived_at": self.arrived_at,
-                "note_id": self.result_note_id}
+        return {
+            "id": self.id,
+            "channel": self.channel,
+            "scope": self.scope_key,
+            "path": self.path,
+            "commit": self.commit,
+            "author": self.author,
+            "authored_at": self.authored_at,
+            "kind": self.kind,
+            "subject": self.subject,
+            "content": self.content,
+            "alternatives": list(self.alternatives),
+            "timestamp": self.timestamp,
+            "state": self.state,
+            "arrived_at": self.arrived_at,
+            "note_id": self.result_note_id,
+        }
 
 
 def needs_review(channel: str, *, own_author: bool = False) -> bool:
@@ -77,32 +89,86 @@ _SELECT = "SELECT a.*, s.key AS scope_key FROM arrivals a JOIN scopes s ON s.id 
 
 def _arrival(row: sqlite3.Row) -> Arrival:
     alts = tuple(json.loads(row["alternatives"])) if row["alternatives"] else ()
-    return Arrival(row["id"], row["channel"], row["scope_key"], row["path"], row["commit_oid"], row["author"],
-                   row["authored_at"], row["kind"], row["subject"], row["content"], alts, row["timestamp"],
-                   row["state"], row["arrived_at"], row["note_id"], row["result_note_id"])
+    return Arrival(
+        row["id"],
+        row["channel"],
+        row["scope_key"],
+        row["path"],
+        row["commit_oid"],
+        row["author"],
+        row["authored_at"],
+        row["kind"],
+        row["subject"],
+        row["content"],
+        alts,
+        row["timestamp"],
+        row["state"],
+        row["arrived_at"],
+        row["note_id"],
+        row["result_note_id"],
+    )
 
 
-def add(conn: sqlite3.Connection, scope_key: str, channel: str, path: str, *, kind: str, subject: str | None,
-        content: str, alternatives: Sequence[str], timestamp: str, now: str, status: str = "active",
-        blob_oid: str | None = None, commit: str | None = None, author: str | None = None,
-        authored_at: str | None = None, note_id: str | None = None, source: str | None = None, seq: int = 0) -> str:
+def add(
+    conn: sqlite3.Connection,
+    scope_key: str,
+    channel: str,
+    path: str,
+    *,
+    kind: str,
+    subject: str | None,
+    content: str,
+    alternatives: Sequence[str],
+    timestamp: str,
+    now: str,
+    status: str = "active",
+    blob_oid: str | None = None,
+    commit: str | None = None,
+    author: str | None = None,
+    authored_at: str | None = None,
+    note_id: str | None = None,
+    source: str | None = None,
+    seq: int = 0,
+) -> str:
     """Store one pending arrival (inside the caller's transaction); returns its id."""
     arrival_id = new_id()
     conn.execute(
         "INSERT INTO arrivals(id, scope_id, channel, path, blob_oid, commit_oid, author, authored_at, note_id, kind, "
         "subject, content, alternatives, timestamp, status, source, seq, arrived_at) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (arrival_id, scope_id(conn, scope_key), channel, path, blob_oid, commit, author, authored_at, note_id, kind,
-         subject, content, json.dumps(list(alternatives)) if alternatives else None, timestamp, status, source, seq,
-         now),
+        (
+            arrival_id,
+            scope_id(conn, scope_key),
+            channel,
+            path,
+            blob_oid,
+            commit,
+            author,
+            authored_at,
+            note_id,
+            kind,
+            subject,
+            content,
+            json.dumps(list(alternatives)) if alternatives else None,
+            timestamp,
+            status,
+            source,
+            seq,
+            now,
+        ),
     )
     return arrival_id
 
 
 def known_files(conn: sqlite3.Connection, scope_key: str) -> set[tuple[str, str]]:
     """(path, blob id) of every decision file this scope's inbox has held, whatever its state (offered once)."""
-    return {(r[0], r[1]) for r in conn.execute(
-        f"SELECT path, blob_oid FROM arrivals WHERE channel='shared' AND {in_scopes(1, indexed=False)}", (scope_key,))}
+    return {
+        (r[0], r[1])
+        for r in conn.execute(
+            f"SELECT path, blob_oid FROM arrivals WHERE channel='shared' AND {in_scopes(1, indexed=False)}",
+            (scope_key,),
+        )
+    }
 
 
 def withdraw_files(conn: sqlite3.Connection, scope_key: str, keep: dict[str, str], now: str) -> int:
@@ -123,7 +189,8 @@ def pending_count(conn: sqlite3.Connection, scope_keys: Sequence[str]) -> int:
         return 0
     try:
         row = conn.execute(
-            f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND {in_scopes(len(scope_keys))}", list(scope_keys))
+            f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND {in_scopes(len(scope_keys))}", list(scope_keys)
+        )
     except sqlite3.OperationalError:
         return 0
     return int(row.fetchone()[0])
@@ -137,8 +204,9 @@ def pending_line(count: int) -> str | None:
     return f"- inbox: {count} {noun} from outside wait for the user's review; not memory until the user accepts"
 
 
-def listing(conn: sqlite3.Connection, scope_keys: Sequence[str] | None,
-            states: Iterable[str] = ("pending",)) -> list[Arrival]:
+def listing(
+    conn: sqlite3.Connection, scope_keys: Sequence[str] | None, states: Iterable[str] = ("pending",)
+) -> list[Arrival]:
     """The arrivals of these scopes (None: of every scope) in the given states, in the order they arrived."""
     wanted = [s for s in states if s in ARRIVAL_STATES]
     if scope_keys is not None and not scope_keys or not wanted:
@@ -162,12 +230,16 @@ def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:
     value = raw.strip()
     if len(value) < MIN_PREFIX:
         raise InvalidInput(f'"{value}" is too short an id; give at least {MIN_PREFIX} characters', code="bad_id")
-    rows: list[sqlite3.Row] = conn.execute(f"{_SELECT} WHERE substr(a.id, 1, ?) = ? ORDER BY a.id LIMIT 6",
-                                           (len(value), value)).fetchall()
+    rows: list[sqlite3.Row] = conn.execute(
+        f"{_SELECT} WHERE substr(a.id, 1, ?) = ? ORDER BY a.id LIMIT 6", (len(value), value)
+    ).fetchall()
     if len(rows) > 1:
         shown = ", ".join(r["id"] for r in rows[:5])
-        raise InvalidInput(f'id prefix "{value}" matches more than one arrival: {shown}; give more characters',
-                           code="ambiguous_id", candidates=[r["id"] for r in rows[:5]])
+        raise InvalidInput(
+            f'id prefix "{value}" matches more than one arrival: {shown}; give more characters',
+            code="ambiguous_id",
+            candidates=[r["id"] for r in rows[:5]],
+        )
     if not rows:
         raise NotFound(f'no arrival found for id "{value}"; list them with: cortex inbox', code="not_found", id=value)
     return rows[0]
@@ -175,8 +247,9 @@ def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:
 
 def mark(conn: sqlite3.Connection, arrival_id: str, state: str, now: str, note_id: str | None = None) -> None:
     """Record a person's verdict on an arrival (inside the caller's transaction)."""
-    conn.execute("UPDATE arrivals SET state=?, decided_at=?, result_note_id=? WHERE id=?",
-                 (state, now, note_id, arrival_id))
+    conn.execute(
+        "UPDATE arrivals SET state=?, decided_at=?, result_note_id=? WHERE id=?", (state, now, note_id, arrival_id)
+    )
 
 
 def describe_arrival(arrival: Arrival) -> list[str]:
@@ -193,7 +266,7 @@ def describe_arrival(arrival: Arrival) -> list[str]:
     by = ", ".join(x for x in (clean(arrival.author), clean(arrival.authored_at)) if x)
     head = f"{arrival.id[:8]}  {arrival.state}  {arrival.channel}: {where}" + (f" (by {by})" if by else "")
     subject = f"[{clean(arrival.subject)}] " if arrival.subject else ""
-    lines = [head, f"    would add {arrival.kind}: {subject}\"{clean(arrival.content)}\""]
+    lines = [head, f'    would add {arrival.kind}: {subject}"{clean(arrival.content)}"']
     if arrival.alternatives:
         lines.append("    rejected alternatives: " + "; ".join(clean(a) for a in arrival.alternatives))
     return lines

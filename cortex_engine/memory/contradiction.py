@@ -42,11 +42,7 @@ def stem_lite(word: str) -> str:
         stem = stem[:-4] + "ss"
     elif stem.endswith("ies") and len(stem) - 3 >= _MIN_STEM_LENGTH:
         stem = stem[:-3]
-    elif (
-        stem.endswith("s")
-        and not stem.endswith(("ss", "us", "is"))
-        and len(stem) - 1 >= _MIN_STEM_LENGTH
-    ):
+    elif stem.endswith("s") and not stem.endswith(("ss", "us", "is")) and len(stem) - 1 >= _MIN_STEM_LENGTH:
         stem = stem[:-1]
     # Pass 2: verb inflections (the base must keep a vowel).
     if stem.endswith("ing") and len(stem) - 3 >= _MIN_STEM_LENGTH:
@@ -75,8 +71,21 @@ def stem_lite(word: str) -> str:
 # Matched on the RAW surface form only (stems collide: `noted` -> `not`), never on a compound fragment.
 NEGATORS: frozenset[str] = frozenset(
     {
-        "not", "no", "never", "none", "neither", "nor", "dont", "doesnt", "didnt",
-        "cannot", "cant", "wont", "shouldnt", "isnt", "arent",
+        "not",
+        "no",
+        "never",
+        "none",
+        "neither",
+        "nor",
+        "dont",
+        "doesnt",
+        "didnt",
+        "cannot",
+        "cant",
+        "wont",
+        "shouldnt",
+        "isnt",
+        "arent",
     }
 )
 
@@ -102,8 +111,7 @@ _STEMMED_PAIRS: tuple[tuple[str, str, str], ...] = tuple(
 )
 
 POLARITY_STEMS: frozenset[str] = frozenset(
-    {stem_lite(word) for word in NEGATORS}
-    | {stem for left, right, _ in _STEMMED_PAIRS for stem in (left, right)}
+    {stem_lite(word) for word in NEGATORS} | {stem for left, right, _ in _STEMMED_PAIRS for stem in (left, right)}
 )
 
 STRUCTURAL_STOPWORDS: frozenset[str] = frozenset(

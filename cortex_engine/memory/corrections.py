@@ -84,9 +84,16 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
             conn.execute(
                 "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
                 "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'reanchor', ?,?,?,?)",
-                (row["id"], row["source_table"], row["source_id"], row["scope_key"],
-                 f"{a.name} lines {a.recorded_start}-{a.recorded_end} hash {a.recorded_hash}",
-                 f"{a.name} lines {a.start}-{a.end} hash {a.current_hash}", row["subject"], now),
+                (
+                    row["id"],
+                    row["source_table"],
+                    row["source_id"],
+                    row["scope_key"],
+                    f"{a.name} lines {a.recorded_start}-{a.recorded_end} hash {a.recorded_hash}",
+                    f"{a.name} lines {a.start}-{a.end} hash {a.current_hash}",
+                    row["subject"],
+                    now,
+                ),
             )
             moved.append({"anchor": a.name, "start": a.start, "end": a.end, "hash": a.current_hash})
     return Reanchor(row["id"], moved)
@@ -131,8 +138,9 @@ def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: 
     return _replace_text(conn, find_item(conn, item_or_note_id), text, "edit", now)
 
 
-def _replace_text(conn: sqlite3.Connection, row: sqlite3.Row, text: str, operation: str, now: str, *,
-                  expected: str | None = None) -> Edit:
+def _replace_text(
+    conn: sqlite3.Connection, row: sqlite3.Row, text: str, operation: str, now: str, *, expected: str | None = None
+) -> Edit:
     """Write an item's new editable text and its audit row in one transaction (edit and every fix go through here).
 
     With `expected`, the item's stored text is compared inside the write transaction and a difference refuses
@@ -144,8 +152,11 @@ def _replace_text(conn: sqlite3.Connection, row: sqlite3.Row, text: str, operati
             if now_text is None:
                 raise not_found(str(row["id"]))
             if now_text["text"] != expected:
-                raise Refused(f"{row['id']} changed since it was read; nothing was rewritten (look again, then retry)",
-                              code="changed", id=row["id"])
+                raise Refused(
+                    f"{row['id']} changed since it was read; nothing was rewritten (look again, then retry)",
+                    code="changed",
+                    id=row["id"],
+                )
         if row["source_table"] == "notes":
             note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
@@ -160,12 +171,23 @@ def _replace_text(conn: sqlite3.Connection, row: sqlite3.Row, text: str, operati
             new = text
             conn.execute("UPDATE memory_items SET text=? WHERE id=?", (new, row["id"]))
             extract_item_references(conn, row["id"], row["subject"], new)
-        count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
+        count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[
+            0
+        ]
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (row["id"], row["source_table"], row["source_id"], row["scope_key"], operation, prior, new, row["subject"],
-             now),
+            (
+                row["id"],
+                row["source_table"],
+                row["source_id"],
+                row["scope_key"],
+                operation,
+                prior,
+                new,
+                row["subject"],
+                now,
+            ),
         )
     return Edit(row["id"], count, prior, new)
 
@@ -180,8 +202,9 @@ class MovedRewrite:
     edit: Edit
 
 
-def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str, now: str, *,
-                             expected_text: str | None = None) -> MovedRewrite:
+def rewrite_moved_references(
+    conn: sqlite3.Connection, scope: Scope, item_or_note_id: str, now: str, *, expected_text: str | None = None
+) -> MovedRewrite:
     """Rewrite each reference git reports as renamed (`[moved: a → b]`) to its new path in the memory's text; audited.
 
     The moves are re-checked against the checkout now, not taken from the caller. Only the text is rewritten
@@ -197,8 +220,11 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
     row = find_item(conn, item_or_note_id)
     expected = row["text"] if expected_text is None else expected_text
     if row["text"] != expected:
-        raise Refused(f"{row['id']} changed since it was shown; nothing was rewritten (look again, then retry)",
-                      code="changed", id=row["id"])
+        raise Refused(
+            f"{row['id']} changed since it was shown; nothing was rewritten (look again, then retry)",
+            code="changed",
+            id=row["id"],
+        )
     validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
     moved = [(ref.path, ref.moved_to) for ref in validation.refs if ref.status == "moved" and ref.moved_to]
     if not moved:
@@ -209,8 +235,12 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
     moved = [(old, new) for old, new in moved if quote_path(new) == new]
     if not moved:
         named = ", ".join(f"{quote_path(old)} → {quote_path(new)}" for old, new in hostile)
-        raise Refused(f"{row['id']}: git renamed to a name that is not a plain path ({named}); nothing was "
-                      "rewritten (edit the memory instead)", code="unsafe_name", id=row["id"])
+        raise Refused(
+            f"{row['id']}: git renamed to a name that is not a plain path ({named}); nothing was "
+            "rewritten (edit the memory instead)",
+            code="unsafe_name",
+            id=row["id"],
+        )
     text = row["text"]
     if row["source_table"] == "notes":
         note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
@@ -224,8 +254,11 @@ def rewrite_moved_references(conn: sqlite3.Connection, scope: Scope, item_or_not
             done.append({"from": old, "to": new, "count": replaced})
     if not done:
         named = ", ".join(old for old, _ in moved)
-        raise Refused(f"{row['id']} names {named} only in its subject, which is not rewritten; edit the memory instead",
-                      code="subject_only", id=row["id"])
+        raise Refused(
+            f"{row['id']} names {named} only in its subject, which is not rewritten; edit the memory instead",
+            code="subject_only",
+            id=row["id"],
+        )
     edit = _replace_text(conn, row, redact(text), "rewrite-moved", now, expected=expected)
     return MovedRewrite(row["id"], done, edit)
 
@@ -258,7 +291,9 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
         note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
     contested = bool(note is not None and note["conflict"])
     source = f"{row['source_table']}/{row['source_id']}" if row["source_table"] else None
-    preview = Deletion(row["id"], row["kind"], row["subject"], row["scope_key"], source, refs, contested, row["text"], False)
+    preview = Deletion(
+        row["id"], row["kind"], row["subject"], row["scope_key"], source, refs, contested, row["text"], False
+    )
     if not yes:
         return preview
     with transaction(conn):
@@ -267,16 +302,32 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
         before = None
         if note is not None:
             stored = conn.execute("SELECT * FROM notes WHERE id=?", (note["id"],)).fetchone()
-            sides = [r["id"] for r in conn.execute(
-                f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND id != ?",
-                (note["scope_key"], note["subject"], note["id"]))] if contested and note["subject"] else []
+            sides = (
+                [
+                    r["id"]
+                    for r in conn.execute(
+                        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND id != ?",
+                        (note["scope_key"], note["subject"], note["id"]),
+                    )
+                ]
+                if contested and note["subject"]
+                else []
+            )
             # The stored row may hold no content (schema 11 keeps it in the item): the row as the view reads it.
             before = json.dumps({"note": {**dict(stored), "content": note["content"]}, "contest": sides})
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?, ?)",
-            (row["id"], row["source_table"], row["source_id"], row["scope_key"],
-             note["content"] if note is not None else row["text"], row["subject"], now, before),
+            (
+                row["id"],
+                row["source_table"],
+                row["source_id"],
+                row["scope_key"],
+                note["content"] if note is not None else row["text"],
+                row["subject"],
+                now,
+                before,
+            ),
         )
         if note is not None:
             # A deleted side leaves its contest as a resolved one does: two sides left stay contested.
@@ -302,11 +353,14 @@ def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
     """
     if note["kind"] not in ("focus", "intent") or not note["subject"]:
         return
-    for session in conn.execute("SELECT id FROM sessions WHERE scope_key=? AND focus=?",
-                                (note["scope_key"], note["subject"])).fetchall():
+    for session in conn.execute(
+        "SELECT id FROM sessions WHERE scope_key=? AND focus=?", (note["scope_key"], note["subject"])
+    ).fetchall():
         fallback = conn.execute(
             "SELECT subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
             "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
             (session["id"],),
         ).fetchone()
-        conn.execute("UPDATE sessions SET focus=? WHERE id=?", (fallback["subject"] if fallback else None, session["id"]))
+        conn.execute(
+            "UPDATE sessions SET focus=? WHERE id=?", (fallback["subject"] if fallback else None, session["id"])
+        )

@@ -39,17 +39,26 @@ def _chosen(conn: sqlite3.Connection, ids: Sequence[str], every: bool, scope: Sc
     if every == bool(ids):
         raise InvalidInput("name the arrivals by id, or give --all", code="bad_args")
     if every:
-        return [arrivals.find(conn, a.id) for a in arrivals.listing(conn, None)
-                if a.channel == "import" or a.scope_key == scope.key]
+        return [
+            arrivals.find(conn, a.id)
+            for a in arrivals.listing(conn, None)
+            if a.channel == "import" or a.scope_key == scope.key
+        ]
     rows = [arrivals.find(conn, raw) for raw in ids]
     for row in rows:
         if row["state"] != "pending":
-            raise Refused(f"arrival {row['id'][:8]} is already {row['state']}; nothing was changed",
-                          code="not_pending", id=row["id"], state=row["state"])
+            raise Refused(
+                f"arrival {row['id'][:8]} is already {row['state']}; nothing was changed",
+                code="not_pending",
+                id=row["id"],
+                state=row["state"],
+            )
     return list({r["id"]: r for r in rows}.values())
 
 
-def accept(conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False) -> list[Verdict]:
+def accept(
+    conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False
+) -> list[Verdict]:
     """Accept arrivals (by id or prefix, or `every` pending import and decision file of this scope): each becomes a note.
 
     Raises:
@@ -60,8 +69,12 @@ def accept(conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str,
     rows = _chosen(conn, ids, every, scope)
     for row in rows:
         if row["channel"] == "shared" and row["scope_key"] != scope.key:
-            raise Refused(f"arrival {row['id'][:8]} is a decision file of another branch's scope; accept it with that "
-                          "branch checked out; nothing was changed", code="other_scope", id=row["id"])
+            raise Refused(
+                f"arrival {row['id'][:8]} is a decision file of another branch's scope; accept it with that "
+                "branch checked out; nothing was changed",
+                code="other_scope",
+                id=row["id"],
+            )
     done: list[Verdict] = []
     for row in [r for r in rows if r["channel"] == "shared"]:
         note_id = sharing.accept_arrival(conn, scope, row, now)
@@ -77,12 +90,16 @@ def accept(conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str,
                 arrivals.mark(c, row["id"], "accepted", now, row["note_id"] if row["note_id"] in result.added else None)
 
         transfer.import_notes(conn, result, [transfer.from_arrival(r) for r in imported], inside=mark_all)
-        done += [Verdict(r["id"], "import", r["path"], "accepted", r["note_id"] if r["note_id"] in result.added else None)
-                 for r in imported]
+        done += [
+            Verdict(r["id"], "import", r["path"], "accepted", r["note_id"] if r["note_id"] in result.added else None)
+            for r in imported
+        ]
     return done
 
 
-def reject(conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False) -> list[Verdict]:
+def reject(
+    conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False
+) -> list[Verdict]:
     """Reject arrivals: they stay out of memory, and the same decision file is not offered again.
 
     Raises:

@@ -52,13 +52,16 @@ def _shapes() -> list[re.Pattern[str]]:
         word = skeleton_of
         verdicts = "|".join(word(v) for v in labels.REFERENCE_VERDICTS)
         closed = "|".join(word(w) for w in (labels.SUPERSEDED[1:-1], labels.RESOLVED[1:-1], labels.SHARED))
-        _label_shapes.extend(re.compile(p) for p in (
-            rf"(?P<o>\[)\s*{word(labels.CONTESTED[1:-1])}\s*(?P<c>\])",
-            rf"(?P<o>\[)\s*(?:{verdicts})\s*:",
-            rf"(?P<o>\()\s*(?:{closed})\s*(?P<c>\))",
-            rf"(?P<o>\()\s*{word(labels.FROM)}\s",
-            rf"(?P<o>\()\s*{word('refs')}\b",
-        ))
+        _label_shapes.extend(
+            re.compile(p)
+            for p in (
+                rf"(?P<o>\[)\s*{word(labels.CONTESTED[1:-1])}\s*(?P<c>\])",
+                rf"(?P<o>\[)\s*(?:{verdicts})\s*:",
+                rf"(?P<o>\()\s*(?:{closed})\s*(?P<c>\))",
+                rf"(?P<o>\()\s*{word(labels.FROM)}\s",
+                rf"(?P<o>\()\s*{word('refs')}\b",
+            )
+        )
     return _label_shapes
 
 
@@ -73,7 +76,12 @@ def alternatives_payload(alternatives: list[str] | None) -> str:
 
 
 def project_note_text(
-    kind: str, content: str, subject: str | None, alternatives: list[str] | None, conflict: bool, status: str,
+    kind: str,
+    content: str,
+    subject: str | None,
+    alternatives: list[str] | None,
+    conflict: bool,
+    status: str,
     origin: str | None = None,
 ) -> str:
     """Project a note into memory text: `<kind>: <content>` then trailers in canonical order.
@@ -107,7 +115,7 @@ def split_trailers(text: str) -> tuple[str, dict[str, str]]:
         match = next((i for i, p in enumerate(TRAILER_PREFIXES[:allowed]) if last.startswith(p)), None)
         if match is None:
             break
-        trailers[TRAILER_PREFIXES[match][:-2].lower()] = last[len(TRAILER_PREFIXES[match]):]
+        trailers[TRAILER_PREFIXES[match][:-2].lower()] = last[len(TRAILER_PREFIXES[match]) :]
         allowed = match
         lines.pop()
     return "\n".join(lines), trailers

@@ -27,7 +27,14 @@ from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list
 from cortex_engine.scope import history
-from cortex_engine.scope.identity import BRANCH_TAG, Scope, branch_key, branch_tips, normalize_scope_path, scope_key_branch
+from cortex_engine.scope.identity import (
+    BRANCH_TAG,
+    Scope,
+    branch_key,
+    branch_tips,
+    normalize_scope_path,
+    scope_key_branch,
+)
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -57,9 +64,15 @@ class Promotion:
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
         return {
-            "source_note_id": self.source_note_id, "note_id": self.note_id, "from": self.branch, "kind": self.kind,
-            "subject": self.subject, "content": self.content, "timestamp": self.timestamp,
-            "contests": list(self.contests), "supersedes": list(self.supersedes),
+            "source_note_id": self.source_note_id,
+            "note_id": self.note_id,
+            "from": self.branch,
+            "kind": self.kind,
+            "subject": self.subject,
+            "content": self.content,
+            "timestamp": self.timestamp,
+            "contests": list(self.contests),
+            "supersedes": list(self.supersedes),
         }
 
 
@@ -77,7 +90,12 @@ def _git(cwd: str, *args: str, stdin: str | None = None) -> str | None:
     """Run git read-only (no optional locks); None when it fails or is missing."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
+            ["git", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
     except (OSError, subprocess.SubprocessError):
@@ -188,8 +206,13 @@ def _merged_by_ancestry(cwd: str, head: str, tips: dict[str, str]) -> set[str]:
 
 def _is_ancestor(cwd: str, oid: str, head: str) -> bool:
     try:
-        done = subprocess.run(["git", "merge-base", "--is-ancestor", oid, head], cwd=cwd, capture_output=True,
-                              timeout=GIT_TIMEOUT_S, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        done = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", oid, head],
+            cwd=cwd,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -210,11 +233,27 @@ def patch_merged(cwd: str, head: str, before: str | None, tips: dict[str, str]) 
     if not tips:
         return set()
     # `--no-color`: a user's `color.ui=always` colours the diffs, and `git patch-id` finds no patch in them
-    ours = _git(cwd, "log", "-p", "--no-color", "--format=commit %H %P", "--stdin",
-                stdin="\n".join([*sorted(set(tips.values())), f"^{head}"]) + "\n")
+    ours = _git(
+        cwd,
+        "log",
+        "-p",
+        "--no-color",
+        "--format=commit %H %P",
+        "--stdin",
+        stdin="\n".join([*sorted(set(tips.values())), f"^{head}"]) + "\n",
+    )
     upstream_range = [head, f"^{before}"] if before and before != head else [head, *(f"^{t}" for t in tips.values())]
-    theirs = _git(cwd, "log", "-p", "--no-color", "--no-merges", "--format=commit %H", f"--max-count={UPSTREAM_COMMITS}",
-                  "--stdin", stdin="\n".join(upstream_range) + "\n")
+    theirs = _git(
+        cwd,
+        "log",
+        "-p",
+        "--no-color",
+        "--no-merges",
+        "--format=commit %H",
+        f"--max-count={UPSTREAM_COMMITS}",
+        "--stdin",
+        stdin="\n".join(upstream_range) + "\n",
+    )
     if ours is None or theirs is None:
         return set()
     parents: dict[str, list[str]] = {}
@@ -284,8 +323,9 @@ def _previous_head(conn: sqlite3.Connection, scope: Scope, checked: str | None) 
     return str(row[0]) if row is not None and row[0] else None
 
 
-def _merged_branches(conn: sqlite3.Connection, scope: Scope, branches: set[str], before: str | None,
-                     now: str) -> dict[str, str]:
+def _merged_branches(
+    conn: sqlite3.Connection, scope: Scope, branches: set[str], before: str | None, now: str
+) -> dict[str, str]:
     """Which of `branches` HEAD has newly merged, and how: `ancestor` (merge, fast-forward) or `cherry` (squash).
 
     A tip HEAD already held before it moved (`before`) proves nothing: a branch with no commits of its own (its
@@ -328,13 +368,25 @@ def _had_own_commit(conn: sqlite3.Connection, cwd: str, prefix: str, name: str, 
     logged = _git(cwd, "log", "-g", "--format=%H", f"refs/heads/{name}", "--") or ""
     if any(oid != tip for oid in logged.split()):
         return True
-    return conn.execute(
-        "SELECT 1 FROM sessions WHERE substr(scope_key,1,?)=? AND branch_ref=? AND head_oid IS NOT NULL AND head_oid != ? "
-        "LIMIT 1", (len(prefix), prefix, name, tip)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM sessions WHERE substr(scope_key,1,?)=? AND branch_ref=? AND head_oid IS NOT NULL AND head_oid != ? "
+            "LIMIT 1",
+            (len(prefix), prefix, name, tip),
+        ).fetchone()
+        is not None
+    )
 
 
-def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], how: dict[str, str], now: str, *,
-             dry_run: bool = False) -> list[Promotion]:
+def _promote(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    chosen: list[sqlite3.Row],
+    how: dict[str, str],
+    now: str,
+    *,
+    dry_run: bool = False,
+) -> list[Promotion]:
     """Write each chosen note into `scope` at its own timestamp, oldest first, recording the promotion."""
     done: list[Promotion] = []
     for note in chosen:
@@ -343,8 +395,19 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
         alternatives = alternatives_list(note["alternatives"])
         if dry_run:
             contests, supersedes = _predict(conn, scope, note)
-            done.append(Promotion(note["root_id"], None, name, note["kind"], note["subject"], note["content"],
-                                  note["timestamp"], contests, supersedes))
+            done.append(
+                Promotion(
+                    note["root_id"],
+                    None,
+                    name,
+                    note["kind"],
+                    note["subject"],
+                    note["content"],
+                    note["timestamp"],
+                    contests,
+                    supersedes,
+                )
+            )
             continue
 
         def record_promotion(c: sqlite3.Connection, new_id: str, note: sqlite3.Row = note, name: str = name) -> None:
@@ -355,11 +418,30 @@ def _promote(conn: sqlite3.Connection, scope: Scope, chosen: list[sqlite3.Row], 
             )
 
         wrote = notes_mod.write_note(
-            conn, scope, None, note["kind"], note["content"], note["subject"], alternatives, note["timestamp"],
-            origin=origin, record=record_promotion,
+            conn,
+            scope,
+            None,
+            note["kind"],
+            note["content"],
+            note["subject"],
+            alternatives,
+            note["timestamp"],
+            origin=origin,
+            record=record_promotion,
         )
-        done.append(Promotion(note["root_id"], wrote.id, name, note["kind"], wrote.subject, wrote.content,
-                              note["timestamp"], tuple(c.id for c in wrote.conflicts), wrote.superseded))
+        done.append(
+            Promotion(
+                note["root_id"],
+                wrote.id,
+                name,
+                note["kind"],
+                wrote.subject,
+                wrote.content,
+                note["timestamp"],
+                tuple(c.id for c in wrote.conflicts),
+                wrote.superseded,
+            )
+        )
     return done
 
 
@@ -371,11 +453,17 @@ def _predict(conn: sqlite3.Connection, scope: Scope, note: sqlite3.Row) -> tuple
         f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?)",
         (scope.key, note["subject"], note["kind"]),
     ).fetchall()
-    contests = tuple(r["id"] for r in rows if r["kind"] == "decision" and contradiction.compare(r["content"], note["content"]))
+    contests = tuple(
+        r["id"] for r in rows if r["kind"] == "decision" and contradiction.compare(r["content"], note["content"])
+    )
     supersedes = tuple(
-        r["id"] for r in rows
-        if note["kind"] in ("decision", "intent") and r["kind"] == note["kind"] and r["id"] not in contests
-        and not r["conflict"] and r["timestamp"] <= note["timestamp"]
+        r["id"]
+        for r in rows
+        if note["kind"] in ("decision", "intent")
+        and r["kind"] == note["kind"]
+        and r["id"] not in contests
+        and not r["conflict"]
+        and r["timestamp"] <= note["timestamp"]
     )
     return contests, supersedes
 
@@ -389,21 +477,23 @@ def promote(conn: sqlite3.Connection, scope: Scope, branch: str, now: str, *, dr
     """
     branch = branch.strip()
     if branch.startswith("refs/heads/"):
-        branch = branch[len("refs/heads/"):]
+        branch = branch[len("refs/heads/") :]
     branch = branch if BRANCH_TAG in branch else branch_key(branch)  # its key, or a key `cortex branches` showed
     if scope.type != "branch" or branch_prefix(scope) is None:
         raise InvalidInput("promote needs a checked-out branch to promote into", code="not_a_branch")
     if branch == scope_key_branch(scope.key):
-        raise InvalidInput(f"{branch} is the branch checked out here; name the branch to promote from",
-                           code="same_branch")
+        raise InvalidInput(
+            f"{branch} is the branch checked out here; name the branch to promote from", code="same_branch"
+        )
     prefix = branch_prefix(scope) or ""
     known = conn.execute(
         "SELECT 1 FROM scoped_notes WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ? LIMIT 1",
         (len(prefix), prefix, len(branch) + 1, f":{branch}"),
     ).fetchone()
     if known is None:
-        raise NotFound(f'No memory of branch "{branch}" in this store; list scopes with: cortex branches',
-                       branch=branch)
+        raise NotFound(
+            f'No memory of branch "{branch}" in this store; list scopes with: cortex branches', branch=branch
+        )
     chosen = _candidates(conn, scope, branch)
     return _promote(conn, scope, chosen, {branch: "manual"}, now, dry_run=dry_run)
 
@@ -424,9 +514,14 @@ class BranchScope:
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
         return {
-            "scope_key": self.scope_key, "label": self.label, "notes": self.notes, "open_contests": self.open_contests,
-            "last_activity": self.last_activity, "merged_into": list(self.merged_into),
-            "exists_in_git": self.exists_in_git, "current": self.current,
+            "scope_key": self.scope_key,
+            "label": self.label,
+            "notes": self.notes,
+            "open_contests": self.open_contests,
+            "last_activity": self.last_activity,
+            "merged_into": list(self.merged_into),
+            "exists_in_git": self.exists_in_git,
+            "current": self.current,
         }
 
 
@@ -452,10 +547,23 @@ def list_scopes(conn: sqlite3.Connection, scope: Scope) -> list[BranchScope]:
         exists: bool | None = None
         if name is not None and prefix is not None and key.startswith(prefix) and live is not None:
             exists = name in live
-        label = quote_path(name) if name else (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:")
-                                                else "project")
-        out.append(BranchScope(key, label, int(row["notes"] or 0), int(row["contests"] or 0), row["last"],
-                               tuple(sorted(merged.get(key, ()))), exists, key == scope.key))
+        label = (
+            quote_path(name)
+            if name
+            else (f"detached@{key.rsplit(':', 1)[1][:7]}" if key.startswith("detached:") else "project")
+        )
+        out.append(
+            BranchScope(
+                key,
+                label,
+                int(row["notes"] or 0),
+                int(row["contests"] or 0),
+                row["last"],
+                tuple(sorted(merged.get(key, ()))),
+                exists,
+                key == scope.key,
+            )
+        )
     return out
 
 
@@ -466,14 +574,13 @@ def scope_keys_for(conn: sqlite3.Connection, scope: Scope, name: str) -> list[st
         NotFound: the store holds nothing under that name.
     """
     name = name.strip()
-    exists = conn.execute(
-        f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} LIMIT 1", (name,)
-    ).fetchone()
+    exists = conn.execute(f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} LIMIT 1", (name,)).fetchone()
     if exists is not None:
         return [name]
     prefix = branch_prefix(scope) or "branch:"
     keys = [
-        r[0] for r in conn.execute(
+        r[0]
+        for r in conn.execute(
             "SELECT DISTINCT scope_key FROM scoped_items WHERE substr(scope_key,1,?)=? AND substr(scope_key, -?) = ?",
             (len(prefix), prefix, len(name) + 1, f":{name}"),
         )

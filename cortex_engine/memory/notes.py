@@ -11,8 +11,14 @@ from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.ids import new_id
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
-from cortex_engine.memory.items import (IMPORTANCE, NOTE_KINDS, alternatives_list, demote, fresh_note_state,
-                                        project_note_text)
+from cortex_engine.memory.items import (
+    IMPORTANCE,
+    NOTE_KINDS,
+    alternatives_list,
+    demote,
+    fresh_note_state,
+    project_note_text,
+)
 from cortex_engine.scope.identity import Scope
 from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, scope_id, transaction
@@ -90,8 +96,11 @@ def validate_note(kind: str, content: str, subject: str | None, alternatives: li
     if kind != "insight" and normalized is None:
         raise InvalidInput(f"Subject is required for {kind} notes", code="subject_required")
     if normalized is not None and len(normalized) > MAX_SUBJECT_CHARS:
-        raise InvalidInput(f"subject is {len(normalized)} characters; the limit is {MAX_SUBJECT_CHARS} "
-                           "(name the topic in a few words, put the detail in the note text)", code="too_long")
+        raise InvalidInput(
+            f"subject is {len(normalized)} characters; the limit is {MAX_SUBJECT_CHARS} "
+            "(name the topic in a few words, put the detail in the note text)",
+            code="too_long",
+        )
     if alternatives and sum(len(clean_text(a)) for a in alternatives) > MAX_ALTERNATIVES_CHARS:
         raise InvalidInput(f"alternatives are over {MAX_ALTERNATIVES_CHARS} characters", code="too_long")
 
@@ -104,26 +113,48 @@ def item_id_for(note_id: str) -> str:
 def _note_text(note: sqlite3.Row | Mapping[str, Any]) -> str:
     """The item text a note (a row or its values) projects to."""
     return project_note_text(
-        note["kind"], note["content"], note["subject"], alternatives_list(note["alternatives"]), bool(note["conflict"]),
-        note["status"], note["origin"] if "origin" in note.keys() else None,
+        note["kind"],
+        note["content"],
+        note["subject"],
+        alternatives_list(note["alternatives"]),
+        bool(note["conflict"]),
+        note["status"],
+        note["origin"] if "origin" in note.keys() else None,
     )
 
 
-def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row | Mapping[str, Any], scope_type: str, *,
-                   demote_tier: bool = False, fresh: bool = False) -> None:
+def sync_note_item(
+    conn: sqlite3.Connection,
+    note: sqlite3.Row | Mapping[str, Any],
+    scope_type: str,
+    *,
+    demote_tier: bool = False,
+    fresh: bool = False,
+) -> None:
     """Project a note into memory_items (insert, or re-project keeping tier and access history); `fresh`: the note
     was just written, so it has no item yet."""
     text = _note_text(note)
     item_id = item_id_for(note["id"])
-    row = None if fresh else conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    row = (
+        None
+        if fresh
+        else conn.execute("SELECT state, text, subject FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    )
     if row is None:
         conn.execute(
             "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, subject, text, state, importance, "
             "created_at) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?)",
             (
-                item_id, note["session_id"], scope_type, scope_id(conn, note["scope_key"]), f"note:{note['kind']}",
-                note["subject"], text, fresh_note_state(note["kind"], note["status"]),
-                IMPORTANCE.get(note["kind"], 0.5), note["timestamp"],
+                item_id,
+                note["session_id"],
+                scope_type,
+                scope_id(conn, note["scope_key"]),
+                f"note:{note['kind']}",
+                note["subject"],
+                text,
+                fresh_note_state(note["kind"], note["status"]),
+                IMPORTANCE.get(note["kind"], 0.5),
+                note["timestamp"],
             ),
         )
     else:
@@ -133,17 +164,34 @@ def sync_note_item(conn: sqlite3.Connection, note: sqlite3.Row | Mapping[str, An
         elif demote_tier:
             state = demote(state)
         if row["text"] != text or row["subject"] != note["subject"]:
-            conn.execute("UPDATE memory_items SET text=?, subject=?, state=? WHERE id=?", (text, note["subject"], state, item_id))
+            conn.execute(
+                "UPDATE memory_items SET text=?, subject=?, state=? WHERE id=?", (text, note["subject"], state, item_id)
+            )
         elif state != row["state"]:
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
         if row["text"] == text and row["subject"] == note["subject"]:
             return
-    extract_item_references(conn, item_id, note["subject"], text, fresh=row is None, anchor=True,
-                            scope_key=note["scope_key"] if row is None else None)
+    extract_item_references(
+        conn,
+        item_id,
+        note["subject"],
+        text,
+        fresh=row is None,
+        anchor=True,
+        scope_key=note["scope_key"] if row is None else None,
+    )
 
 
-def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str | None, text: str, *,
-                            fresh: bool = False, anchor: bool = False, scope_key: str | None = None) -> int:
+def extract_item_references(
+    conn: sqlite3.Connection,
+    item_id: str,
+    subject: str | None,
+    text: str,
+    *,
+    fresh: bool = False,
+    anchor: bool = False,
+    scope_key: str | None = None,
+) -> int:
     """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
 
     With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
@@ -167,8 +215,9 @@ def extract_item_references(conn: sqlite3.Connection, item_id: str, subject: str
     return len(refs)
 
 
-def write_anchors(conn: sqlite3.Connection, item_id: str, found: list[anchors.Anchor], head: str | None,
-                  now: str | None) -> None:
+def write_anchors(
+    conn: sqlite3.Connection, item_id: str, found: list[anchors.Anchor], head: str | None, now: str | None
+) -> None:
     """Store an item's anchors (`anchors.Anchor`), recorded at `head`."""
     conn.executemany(
         "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
@@ -228,7 +277,14 @@ def write_note(
                 verdict = contradiction.compare(prior["content"], content)
                 if verdict is not None:
                     conflicts.append(
-                        Conflict(prior["id"], prior["subject"], prior["timestamp"], prior["content"], verdict.signal, verdict.trigger)
+                        Conflict(
+                            prior["id"],
+                            prior["subject"],
+                            prior["timestamp"],
+                            prior["content"],
+                            verdict.signal,
+                            verdict.trigger,
+                        )
                     )
         veto = {c.id for c in conflicts} | {p["id"] for p in priors if p["conflict"]}
         status = "active"
@@ -243,18 +299,39 @@ def write_note(
         # The row is written already shared with its item (content NULL, its length kept) when the item's text
         # will begin `<kind>: <content>`, compared as stored, as the sharing trigger would: it then has nothing
         # to rewrite, and the item is projected from these values instead of from the row read back.
-        note = {"id": note_id, "session_id": session_id, "scope_key": scope.key, "timestamp": now, "kind": kind,
-                "subject": clean_text(subject_n) if subject_n else subject_n, "content": content,
-                "alternatives": json.dumps(alts) if alts else None, "status": status, "conflict": int(bool(conflicts)),
-                "origin": clean_text(origin) if origin else None}
+        note = {
+            "id": note_id,
+            "session_id": session_id,
+            "scope_key": scope.key,
+            "timestamp": now,
+            "kind": kind,
+            "subject": clean_text(subject_n) if subject_n else subject_n,
+            "content": content,
+            "alternatives": json.dumps(alts) if alts else None,
+            "status": status,
+            "conflict": int(bool(conflicts)),
+            "origin": clean_text(origin) if origin else None,
+        }
         text = _note_text(note)
         conn.execute(
             "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
             "origin, content_chars) SELECT ?1,(SELECT rowid FROM sessions WHERE id=?2),?3,?4,?5,?6, "
             "CASE WHEN shared THEN NULL ELSE ?7 END,?8,?9,?10,?11, CASE WHEN shared THEN length(?7) END "
             "FROM (SELECT substr(?12, 1, length(?5) + 2 + length(?7)) = ?5 || ': ' || ?7 AS shared)",
-            (note_id, session_id, scope_id(conn, scope.key), now, kind, subject_n, content, note["alternatives"], status,
-             note["conflict"], note["origin"], text),
+            (
+                note_id,
+                session_id,
+                scope_id(conn, scope.key),
+                now,
+                kind,
+                subject_n,
+                content,
+                note["alternatives"],
+                status,
+                note["conflict"],
+                note["origin"],
+                text,
+            ),
         )
         if session_id and subject_n and (kind == "focus" or kind == "intent"):
             column = "focus=?" if kind == "focus" else "focus=COALESCE(focus, ?)"
@@ -302,7 +379,7 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
     from cortex_engine.base.ids import resolve_prefix
 
     raw = note_or_item_id.strip()
-    note_id = raw[len("notes:"):] if raw.startswith("notes:") else raw
+    note_id = raw[len("notes:") :] if raw.startswith("notes:") else raw
     note: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is None:
         full = resolve_prefix(conn, "notes", note_id, what="note")
@@ -376,7 +453,9 @@ def resolve_note(
                 ids=[n["id"] for n in contested],
             )
         if not active:
-            raise NotFound(f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n)
+            raise NotFound(
+                f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n
+            )
         note = contested[0] if contested else active[0]
     if replacement is not None:
         validate_note(note["kind"], replacement, note["subject"], None)
@@ -389,20 +468,35 @@ def resolve_note(
         if replacement is not None:
             replacement_id = _insert_replacement(conn, note, session_id, replacement, now)
             if note["subject"]:
-                others = [r["id"] for r in conn.execute(
-                    f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
-                    (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
-                )]
+                others = [
+                    r["id"]
+                    for r in conn.execute(
+                        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
+                        (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
+                    )
+                ]
             supersede(conn, others)
         retire(conn, note["id"], status)
-        cleared = bool(note["conflict"] and note["subject"]) and not contest_sides(conn, note["scope_key"], note["subject"])
+        cleared = bool(note["conflict"] and note["subject"]) and not contest_sides(
+            conn, note["scope_key"], note["subject"]
+        )
         # Audited with what it changed, so `cortex undo` can put every touched note back (and take the replacement out).
         after = {**note_states(conn, note), "replacement": replacement_id}
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state, after_state) VALUES (?,?,?,?, 'resolve', ?,?,?,?,?,?)",
-            (item_id_for(note["id"]), "notes", note["id"], note["scope_key"], note["content"], status, note["subject"],
-             now, json.dumps(touched), json.dumps(after)),
+            (
+                item_id_for(note["id"]),
+                "notes",
+                note["id"],
+                note["scope_key"],
+                note["content"],
+                status,
+                note["subject"],
+                now,
+                json.dumps(touched),
+                json.dumps(after),
+            ),
         )
     return Resolution(note["id"], note["kind"], note["subject"], status, cleared, replacement_id, tuple(others))
 
@@ -411,8 +505,10 @@ def note_states(conn: sqlite3.Connection, note: sqlite3.Row) -> dict[str, object
     """`{"notes": {id: [status, conflict]}}` for a note and every note on its subject in its scope: what a resolve
     may change, recorded before and after it (the audit an undo reads)."""
     if note["subject"]:
-        rows = conn.execute(f"SELECT id, status, conflict FROM notes WHERE {IN_SCOPE} AND subject=?",
-                            (note["scope_key"], note["subject"])).fetchall()
+        rows = conn.execute(
+            f"SELECT id, status, conflict FROM notes WHERE {IN_SCOPE} AND subject=?",
+            (note["scope_key"], note["subject"]),
+        ).fetchall()
     else:
         rows = conn.execute("SELECT id, status, conflict FROM notes WHERE id=?", (note["id"],)).fetchall()
     return {"notes": {r["id"]: [r["status"], r["conflict"]] for r in rows}}
@@ -423,9 +519,13 @@ def note_states(conn: sqlite3.Connection, note: sqlite3.Row) -> dict[str, object
 
 def contest_sides(conn: sqlite3.Connection, scope_key: str, subject: str) -> list[str]:
     """The open sides of the contest on `subject` in a scope: its active notes flagged contested, oldest first."""
-    return [row["id"] for row in conn.execute(
-        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' ORDER BY timestamp, rowid",
-        (scope_key, subject))]
+    return [
+        row["id"]
+        for row in conn.execute(
+            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' ORDER BY timestamp, rowid",
+            (scope_key, subject),
+        )
+    ]
 
 
 def leave_contest(conn: sqlite3.Connection, note_id: str) -> None:
@@ -443,8 +543,12 @@ def leave_contest(conn: sqlite3.Connection, note_id: str) -> None:
     if not note["subject"] or len(contest_sides(conn, note["scope_key"], note["subject"])) > 1:
         return
     # The last side standing is the decision; a flag left on a retired note (a store written before) goes too.
-    flagged = [row["id"] for row in conn.execute(
-        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1", (note["scope_key"], note["subject"]))]
+    flagged = [
+        row["id"]
+        for row in conn.execute(
+            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1", (note["scope_key"], note["subject"])
+        )
+    ]
     for other_id in flagged:
         conn.execute("UPDATE notes SET conflict=0 WHERE id=?", (other_id,))
         _resync(conn, other_id, "branch")
@@ -456,8 +560,12 @@ def retire(conn: sqlite3.Connection, note_id: str, status: str) -> None:
     before = conn.execute("SELECT status FROM notes WHERE id=?", (note_id,)).fetchone()
     conn.execute("UPDATE notes SET status=? WHERE id=?", (status, note_id))
     leave_contest(conn, note_id)
-    _resync(conn, note_id, "branch", demote_tier=status == "superseded" and before is not None
-            and before["status"] != "superseded")
+    _resync(
+        conn,
+        note_id,
+        "branch",
+        demote_tier=status == "superseded" and before is not None and before["status"] != "superseded",
+    )
 
 
 def supersede(conn: sqlite3.Connection, note_ids: Sequence[str]) -> None:
@@ -483,21 +591,32 @@ def check_contest(conn: sqlite3.Connection, note_id: str, expected_sides: Sequen
     if note_id in current and set(current) == set(expected_sides):
         return
     subject = note["subject"] if note is not None else None
-    now = (f"its open sides are now {', '.join(i[:8] for i in current)}" if current
-           else "it is no longer open")
+    now = f"its open sides are now {', '.join(i[:8] for i in current)}" if current else "it is no longer open"
     raise Refused(
         f'the contest on "{subject or note_id}" changed since it was shown: {now}; nothing was changed',
-        code="contest_changed", expected=list(expected_sides), current=current,
+        code="contest_changed",
+        expected=list(expected_sides),
+        current=current,
     )
 
 
-def _insert_replacement(conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str) -> str:
+def _insert_replacement(
+    conn: sqlite3.Connection, note: sqlite3.Row, session_id: str | None, text: str, now: str
+) -> str:
     """Insert the replacement note (same kind and subject, no contest detection, no auto-supersede)."""
     replacement_id = new_id()
     conn.execute(
         "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict) "
         "VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,NULL,'active',0)",
-        (replacement_id, session_id, scope_id(conn, note["scope_key"]), now, note["kind"], note["subject"], clean_text(text.strip())),
+        (
+            replacement_id,
+            session_id,
+            scope_id(conn, note["scope_key"]),
+            now,
+            note["kind"],
+            note["subject"],
+            clean_text(text.strip()),
+        ),
     )
     _resync(conn, replacement_id, _scope_type_of(note["scope_key"], "branch"))
     return replacement_id

@@ -13,9 +13,23 @@ from cortex_engine.store.database import scope_id
 EPISODE_IMPORTANCE = {"command_failure": 0.88, "test_cycle": 0.8, "session_summary": 0.68, "subagent_conclusion": 0.75}
 
 
-def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, scope_key: str, kind: str,
-                source_table: str, source_id: str, subject: str | None, text: str, state: str, importance: float,
-                created_at: str, *, references: bool = True, fresh: bool = False) -> None:
+def upsert_item(
+    conn: sqlite3.Connection,
+    item_id: str,
+    session_id: str | None,
+    scope_key: str,
+    kind: str,
+    source_table: str,
+    source_id: str,
+    subject: str | None,
+    text: str,
+    state: str,
+    importance: float,
+    created_at: str,
+    *,
+    references: bool = True,
+    fresh: bool = False,
+) -> None:
     """Insert a derived item, or re-project its text (keeping tier and access history); references follow unless
     the item only restates others' (a snapshot's file list would double every stale label). `fresh`: the source
     row was just written, so no item can exist for it yet."""
@@ -28,17 +42,31 @@ def upsert_item(conn: sqlite3.Connection, item_id: str, session_id: str | None, 
         conn.execute(
             "INSERT INTO memory_items(id, session, scope_type, scope_id, kind, own_source, subject, text, state, "
             "importance, created_at) VALUES (?,(SELECT rowid FROM sessions WHERE id=?),?,?,?,?,?,?,?,?,?)",
-            (item_id, session_id, scope_type, scope_id(conn, scope_key), kind, own, subject, text, state, importance,
-             created_at),
+            (
+                item_id,
+                session_id,
+                scope_type,
+                scope_id(conn, scope_key),
+                kind,
+                own,
+                subject,
+                text,
+                state,
+                importance,
+                created_at,
+            ),
         )
     elif row["text"] != text or row["subject"] != subject:
-        conn.execute("UPDATE memory_items SET text=?, subject=?, created_at=? WHERE id=?", (text, subject, created_at, item_id))
+        conn.execute(
+            "UPDATE memory_items SET text=?, subject=?, created_at=? WHERE id=?", (text, subject, created_at, item_id)
+        )
     else:
         return
     if references:
         # A new item's scope is the one just inserted; an old item keeps the scope it has (read back).
-        extract_item_references(conn, item_id, subject, text, fresh=row is None,
-                                scope_key=scope_key if row is None else None)
+        extract_item_references(
+            conn, item_id, subject, text, fresh=row is None, scope_key=scope_key if row is None else None
+        )
 
 
 def sync_command_item(conn: sqlite3.Connection, run: Mapping[str, Any], *, fresh: bool = False) -> None:
@@ -56,8 +84,21 @@ def sync_command_item(conn: sqlite3.Connection, run: Mapping[str, Any], *, fresh
         lines.append("Stderr: " + run["stderr_tail"])
     failed = run["exit_code"] not in (None, 0)
     importance = 0.72 if failed else 0.45 if run["category"] in ("test", "build", "git") else 0.3
-    upsert_item(conn, f"command_runs:{run_id}", run["session_id"], run["scope_key"], "command_run", "command_runs", run_id,
-            None, "\n".join(lines), "warm" if failed else "cold", importance, run["timestamp"], fresh=fresh)
+    upsert_item(
+        conn,
+        f"command_runs:{run_id}",
+        run["session_id"],
+        run["scope_key"],
+        "command_run",
+        "command_runs",
+        run_id,
+        None,
+        "\n".join(lines),
+        "warm" if failed else "cold",
+        importance,
+        run["timestamp"],
+        fresh=fresh,
+    )
 
 
 def sync_episode_item(conn: sqlite3.Connection, episode_id: str) -> None:
@@ -79,5 +120,17 @@ def sync_episode_item(conn: sqlite3.Connection, episode_id: str) -> None:
     if meta.get("stderr_tail"):
         lines.append(f"Stderr: {meta['stderr_tail']}")
     state = "hot" if ep["kind"] == "command_failure" else "warm"
-    upsert_item(conn, f"episodes:{episode_id}", ep["session_id"], ep["scope_key"], f"episode:{ep['kind']}", "episodes",
-            episode_id, ep["target"], "\n".join(lines), state, EPISODE_IMPORTANCE.get(ep["kind"], 0.6), ep["created_at"])
+    upsert_item(
+        conn,
+        f"episodes:{episode_id}",
+        ep["session_id"],
+        ep["scope_key"],
+        f"episode:{ep['kind']}",
+        "episodes",
+        episode_id,
+        ep["target"],
+        "\n".join(lines),
+        state,
+        EPISODE_IMPORTANCE.get(ep["kind"], 0.6),
+        ep["created_at"],
+    )

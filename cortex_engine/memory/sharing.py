@@ -86,16 +86,26 @@ class SyncResult:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"ran": self.ran, "added": [quote_path(p) for p in self.added],
-                "updated": [quote_path(p) for p in self.updated], "retired": [quote_path(p) for p in self.retired],
-                "pending": [quote_path(p) for p in self.pending],
-                "malformed": [{"path": quote_path(p), "problem": why} for p, why in self.malformed]}
+        return {
+            "ran": self.ran,
+            "added": [quote_path(p) for p in self.added],
+            "updated": [quote_path(p) for p in self.updated],
+            "retired": [quote_path(p) for p in self.retired],
+            "pending": [quote_path(p) for p in self.pending],
+            "malformed": [{"path": quote_path(p), "problem": why} for p, why in self.malformed],
+        }
 
 
 def _git(cwd: str, *args: str, stdin: bytes | None = None) -> bytes | None:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=GIT_TIMEOUT_S,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -114,8 +124,10 @@ def decisions_folder(worktree: str) -> str:
     folder = (raw or DEFAULT_FOLDER).replace("\\", "/").strip("/")
     parts = [p for p in folder.split("/") if p not in ("", ".")]
     if raw.startswith("/") or not parts or ".." in parts or any(_CONTROL.search(p) for p in parts):
-        raise InvalidInput(f"the decisions folder {raw!r} must be a path inside the repository, like docs/decisions",
-                           code="bad_decisions_dir")
+        raise InvalidInput(
+            f"the decisions folder {raw!r} must be a path inside the repository, like docs/decisions",
+            code="bad_decisions_dir",
+        )
     return "/".join(parts)
 
 
@@ -149,8 +161,10 @@ def render_madr(note: sqlite3.Row, superseded: list[sqlite3.Row], branch: str | 
         f"Recorded with Cortex{where} on {note['timestamp'][:10]}.",
     ]
     if note["conflict"]:
-        lines += ["", "This decision was contested when it was published: another active decision on the subject "
-                      "opposed it."]
+        lines += [
+            "",
+            "This decision was contested when it was published: another active decision on the subject opposed it.",
+        ]
     if superseded:
         lines += ["", "It replaces earlier decisions on the subject:", ""]
         lines += [f"* {collapse(s['content'])} ({s['timestamp'][:10]})" for s in superseded]
@@ -175,8 +189,9 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
     chosen = [notes_mod.find_note(conn, raw) for raw in ids]
     for note in chosen:
         if note["kind"] != "decision":
-            raise InvalidInput(f"note {note['id']} is a {note['kind']}, and only decisions are published",
-                               code="not_a_decision")
+            raise InvalidInput(
+                f"note {note['id']} is a {note['kind']}, and only decisions are published", code="not_a_decision"
+            )
     folder_rel = decisions_folder(scope.worktree)
     folder = _safe_folder(Path(scope.worktree), folder_rel)
     written = []
@@ -204,11 +219,15 @@ def _safe_folder(root: Path, rel: str) -> Path:
         except OSError as exc:  # a name the file system refuses (too long): the same one-line error as mkdir's
             raise InvalidInput(f"cannot create {current}: {exc.strerror}", code="not_a_folder") from exc
         if link:
-            raise InvalidInput(f"{current} is a symlink; Cortex writes decisions only into a real folder",
-                               code="symlink")
+            raise InvalidInput(
+                f"{current} is a symlink; Cortex writes decisions only into a real folder", code="symlink"
+            )
         if current.exists() and not current.is_dir():
-            raise InvalidInput(f"{current} is a file, not a folder; Cortex writes decisions only into a folder "
-                               "(move it, or set another decisions folder)", code="not_a_folder")
+            raise InvalidInput(
+                f"{current} is a file, not a folder; Cortex writes decisions only into a folder "
+                "(move it, or set another decisions folder)",
+                code="not_a_folder",
+            )
         if not current.exists():
             try:
                 current.mkdir()
@@ -267,7 +286,7 @@ def parse_madr(raw: bytes) -> SharedDecision:
             key, sep, value = line.partition(":")
             if sep:
                 front[key.strip().lower()] = value.strip()
-        lines = lines[end + 1:]
+        lines = lines[end + 1 :]
     title: str | None = None
     section: str | None = None
     sections: dict[str, list[str]] = {}
@@ -286,12 +305,15 @@ def parse_madr(raw: bytes) -> SharedDecision:
         raise MalformedDecision("has no `## Decision Outcome` section")
     chosen = next((line.strip() for line in outcome if line.strip()), "")
     if chosen.lower().startswith("chosen option:"):
-        chosen = chosen[len("chosen option:"):].strip()
+        chosen = chosen[len("chosen option:") :].strip()
     decision, option = _unquote(chosen)
     if not decision:
         raise MalformedDecision("its Decision Outcome states no chosen option")
-    options = [_unquote(line.strip()[2:].strip())[0] for line in sections.get("considered options", [])
-               if line.strip()[:2] in ("* ", "- ")]
+    options = [
+        _unquote(line.strip()[2:].strip())[0]
+        for line in sections.get("considered options", [])
+        if line.strip()[:2] in ("* ", "- ")
+    ]
     alternatives = tuple(o[:MAX_OPTION_CHARS] for o in options if o and collapse(o).lower() != collapse(option).lower())
     alternatives = alternatives[:MAX_OPTIONS]
     while alternatives and sum(len(a) for a in alternatives) > notes_mod.MAX_ALTERNATIVES_CHARS:
@@ -306,8 +328,11 @@ def parse_madr(raw: bytes) -> SharedDecision:
     status = word.group(0).lower() if word else "accepted"
     date = front.get("date")
     return SharedDecision(
-        title=collapse(title)[:MAX_TITLE_CHARS], subject=collapse(subject)[:MAX_TITLE_CHARS],
-        decision=decision[:MAX_DECISION_CHARS], alternatives=alternatives, status=status,
+        title=collapse(title)[:MAX_TITLE_CHARS],
+        subject=collapse(subject)[:MAX_TITLE_CHARS],
+        decision=decision[:MAX_DECISION_CHARS],
+        alternatives=alternatives,
+        status=status,
         date=date if date and _DATE.match(date) else None,
         note_id=front.get("cortex-id") if re.fullmatch(r"[0-9a-f-]{36}", front.get("cortex-id", "")) else None,
     )
@@ -325,7 +350,7 @@ def _unquote(text: str) -> tuple[str, str]:
             return (f"{value}{rest}" if rest.startswith(",") else f"{value} {rest}".strip()), value
         end = text.find('"', 1)
         if end > 0:
-            rest = text[end + 1:].strip()
+            rest = text[end + 1 :].strip()
             return (text[1:end] + (rest if rest.startswith(",") else f" {rest}")).strip(), text[1:end]
     return text, text
 
@@ -379,7 +404,7 @@ def read_blobs(worktree: str, oids: list[str]) -> dict[str, bytes]:
         if len(header) != 3:
             continue
         size = int(header[2])
-        blobs[header[0].decode("ascii")] = out[pos:pos + size]
+        blobs[header[0].decode("ascii")] = out[pos : pos + size]
         pos += size + 1
     return blobs
 
@@ -408,8 +433,11 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
         return SyncResult(False)
     known = {r["path"]: r for r in conn.execute("SELECT * FROM shared_files WHERE scope_key=?", (scope.key,))}
     offered = arrivals.known_files(conn, scope.key)
-    changed = {p: v for p, v in at_head.items()
-               if (p not in known or known[p]["blob_oid"] != v[0]) and (p, v[0]) not in offered}
+    changed = {
+        p: v
+        for p, v in at_head.items()
+        if (p not in known or known[p]["blob_oid"] != v[0]) and (p, v[0]) not in offered
+    }
     blobs = read_blobs(scope.worktree, sorted({oid for oid, size in changed.values() if size <= MAX_FILE_BYTES}))
     added: list[str] = []
     updated: list[str] = []
@@ -435,8 +463,10 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
                 "INSERT INTO shared_files(scope_key, path, blob_oid, note_id, problem, seen_at) VALUES (?,?,?,?,?,?) "
                 "ON CONFLICT(scope_key, path) DO UPDATE SET blob_oid=excluded.blob_oid, problem=excluded.problem, "
                 "seen_at=excluded.seen_at",
-                [(scope.key, path, changed[path][0], known[path]["note_id"] if path in known else None, reason, now)
-                 for path, reason in malformed],
+                [
+                    (scope.key, path, changed[path][0], known[path]["note_id"] if path in known else None, reason, now)
+                    for path, reason in malformed
+                ],
             )
     review = _needing_review(conn, scope, folder, parsed_files, set(known))
     pending = sorted(review)
@@ -444,10 +474,23 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
         arrivals.withdraw_files(conn, scope.key, {p: v[0] for p, v in at_head.items()}, now)
         for path in pending:
             parsed, (commit, author, authored_at) = parsed_files[path], review[path]
-            arrivals.add(conn, scope.key, "shared", path, kind="decision", subject=parsed.subject,
-                         content=parsed.decision, alternatives=parsed.alternatives, timestamp=_timestamp(parsed, now),
-                         now=now, blob_oid=changed[path][0], commit=commit, author=author, authored_at=authored_at,
-                         note_id=parsed.note_id)
+            arrivals.add(
+                conn,
+                scope.key,
+                "shared",
+                path,
+                kind="decision",
+                subject=parsed.subject,
+                content=parsed.decision,
+                alternatives=parsed.alternatives,
+                timestamp=_timestamp(parsed, now),
+                now=now,
+                blob_oid=changed[path][0],
+                commit=commit,
+                author=author,
+                authored_at=authored_at,
+                note_id=parsed.note_id,
+            )
     for path in sorted(set(parsed_files) - set(review)):
         previous = known.get(path)
         wrote = _import(conn, scope, path, changed[path][0], parsed_files[path], previous, now)
@@ -458,14 +501,18 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
         _retire(conn, scope, known[path])
         retired.append(path)
     with transaction(conn):
-        conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                     (key, stamp))
-    return SyncResult(True, tuple(added), tuple(updated), tuple(retired), tuple(malformed), tuple(written),
-                      tuple(pending))
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, stamp),
+        )
+    return SyncResult(
+        True, tuple(added), tuple(updated), tuple(retired), tuple(malformed), tuple(written), tuple(pending)
+    )
 
 
-def _needing_review(conn: sqlite3.Connection, scope: Scope, folder: str, parsed: dict[str, SharedDecision],
-                    known: set[str]) -> dict[str, tuple[str | None, str | None, str | None]]:
+def _needing_review(
+    conn: sqlite3.Connection, scope: Scope, folder: str, parsed: dict[str, SharedDecision], known: set[str]
+) -> dict[str, tuple[str | None, str | None, str | None]]:
     """The files that wait for a person, each with (commit, author, date) of the commit that last changed it.
 
     The publisher's own copy, seen for the first time (its `cortex-id` names a note of this scope), never waits:
@@ -475,10 +522,14 @@ def _needing_review(conn: sqlite3.Connection, scope: Scope, folder: str, parsed:
     own_ids = set()
     ids = [p.note_id for p in parsed.values() if p.note_id]
     for chunk in range(0, len(ids), 500):
-        part = ids[chunk:chunk + 500]
-        own_ids |= {r[0] for r in conn.execute(
-            f"SELECT id FROM scoped_notes WHERE scope_key=? AND origin IS NULL AND id IN ({','.join('?' * len(part))})",
-            (scope.key, *part))}
+        part = ids[chunk : chunk + 500]
+        own_ids |= {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM scoped_notes WHERE scope_key=? AND origin IS NULL AND id IN ({','.join('?' * len(part))})",
+                (scope.key, *part),
+            )
+        }
     candidates = [path for path, p in parsed.items() if path in known or p.note_id is None or p.note_id not in own_ids]
     if not candidates or not any(arrivals.needs_review("shared", own_author=b) for b in (False, True)):
         return {}
@@ -513,7 +564,7 @@ def own_email(worktree: str) -> str | None:
         return None
     ident = out.decode("utf-8", "replace")
     start, end = ident.rfind("<"), ident.rfind(">")
-    email = ident[start + 1:end].strip().lower() if 0 <= start < end else ""
+    email = ident[start + 1 : end].strip().lower() if 0 <= start < end else ""
     return email or None
 
 
@@ -526,8 +577,17 @@ def last_commits(worktree: str, folder: str, paths: set[str]) -> dict[str, tuple
     One `git log` over the folder. Fields are NUL-separated (git names and paths cannot hold a NUL), so an
     author name cannot forge another commit's record.
     """
-    out = _git(worktree, "log", "-z", "--no-renames", "--format=%x01C%x00%H%x00%an%x00%ae%x00%aI", "--name-only",
-               "HEAD", "--", f"{folder}/")
+    out = _git(
+        worktree,
+        "log",
+        "-z",
+        "--no-renames",
+        "--format=%x01C%x00%H%x00%an%x00%ae%x00%aI",
+        "--name-only",
+        "HEAD",
+        "--",
+        f"{folder}/",
+    )
     found: dict[str, tuple[str, str, str, str]] = {}
     if out is None:
         return found
@@ -537,7 +597,7 @@ def last_commits(worktree: str, folder: str, paths: set[str]) -> dict[str, tuple
     while i < len(tokens) and len(found) < len(paths):
         token = tokens[i]
         if token == _COMMIT_MARK and i + 4 < len(tokens):
-            header = tuple(t.decode("utf-8", "replace") for t in tokens[i + 1:i + 5])  # type: ignore[assignment]
+            header = tuple(t.decode("utf-8", "replace") for t in tokens[i + 1 : i + 5])  # type: ignore[assignment]
             i += 5
             continue
         path = token.lstrip(b"\n").decode("utf-8", "replace")
@@ -559,16 +619,26 @@ def _timestamp(parsed: SharedDecision, now: str) -> str:
     return min(stamp, now)
 
 
-def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed: SharedDecision,
-            previous: sqlite3.Row | None, now: str, *, dated: bool = False) -> str | None:
+def _import(
+    conn: sqlite3.Connection,
+    scope: Scope,
+    path: str,
+    oid: str,
+    parsed: SharedDecision,
+    previous: sqlite3.Row | None,
+    now: str,
+    *,
+    dated: bool = False,
+) -> str | None:
     """Write the file's decision (replacing the one its previous version wrote, audited) and record the file.
 
     Returns the id of the note written, None when none was (the publisher's own note, or a retired status).
     """
     notes_mod.validate_note("decision", parsed.decision, parsed.subject, list(parsed.alternatives))
     if parsed.note_id and previous is None:
-        own = conn.execute(f"SELECT id FROM notes WHERE id=? AND {IN_SCOPE} AND origin IS NULL",
-                           (parsed.note_id, scope.key)).fetchone()
+        own = conn.execute(
+            f"SELECT id FROM notes WHERE id=? AND {IN_SCOPE} AND origin IS NULL", (parsed.note_id, scope.key)
+        ).fetchone()
         if own is not None:  # published from this very scope: the file is that note, not a second copy of it
             with transaction(conn):
                 _record_file(conn, scope, path, oid, own["id"], now)
@@ -590,13 +660,31 @@ def _import(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, parsed:
             c.execute(
                 "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
                 "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (notes_mod.item_id_for(old["id"]), "notes", old["id"], scope.key, f"shared-update:{path}",
-                 old["content"], parsed.decision, old["subject"], now),
+                (
+                    notes_mod.item_id_for(old["id"]),
+                    "notes",
+                    old["id"],
+                    scope.key,
+                    f"shared-update:{path}",
+                    old["content"],
+                    parsed.decision,
+                    old["subject"],
+                    now,
+                ),
             )
 
-    return notes_mod.write_note(conn, scope, None, "decision", parsed.decision, parsed.subject,
-                                list(parsed.alternatives), now if dated else _timestamp(parsed, now), origin=ORIGIN,
-                                record=record).id
+    return notes_mod.write_note(
+        conn,
+        scope,
+        None,
+        "decision",
+        parsed.decision,
+        parsed.subject,
+        list(parsed.alternatives),
+        now if dated else _timestamp(parsed, now),
+        origin=ORIGIN,
+        record=record,
+    ).id
 
 
 def accept_arrival(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, now: str) -> str | None:
@@ -604,13 +692,19 @@ def accept_arrival(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, now
 
     Its date is the one it arrived with (never later than now): notes written here since it arrived stay newer.
     """
-    parsed = SharedDecision(title=row["subject"] or "", subject=row["subject"] or "", decision=row["content"],
-                            alternatives=tuple(alternatives_list(row["alternatives"])), status="accepted",
-                            date=None, note_id=None)
-    previous = conn.execute("SELECT * FROM shared_files WHERE scope_key=? AND path=?",
-                            (scope.key, row["path"])).fetchone()
-    return _import(conn, scope, row["path"], row["blob_oid"], parsed, previous, min(row["timestamp"], now),
-                   dated=True)
+    parsed = SharedDecision(
+        title=row["subject"] or "",
+        subject=row["subject"] or "",
+        decision=row["content"],
+        alternatives=tuple(alternatives_list(row["alternatives"])),
+        status="accepted",
+        date=None,
+        note_id=None,
+    )
+    previous = conn.execute(
+        "SELECT * FROM shared_files WHERE scope_key=? AND path=?", (scope.key, row["path"])
+    ).fetchone()
+    return _import(conn, scope, row["path"], row["blob_oid"], parsed, previous, min(row["timestamp"], now), dated=True)
 
 
 def _record_file(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, note_id: str | None, now: str) -> None:
@@ -646,4 +740,3 @@ def problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
         return [(quote_path(r[0]), r[1]) for r in rows]
     except sqlite3.OperationalError:  # a store from before schema 4 has no shared_files table
         return []
-

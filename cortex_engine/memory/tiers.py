@@ -24,8 +24,7 @@ BACKFILL_ITEMS = 2000
 CHUNK = 500
 """Ids bound per `IN (...)` list: well under SQLite's variable limit."""
 
-_ITEM_COLUMNS = ("SELECT id, kind, text, state, importance, access_count, last_accessed_at, created_at "
-                 "FROM scoped_items")
+_ITEM_COLUMNS = "SELECT id, kind, text, state, importance, access_count, last_accessed_at, created_at FROM scoped_items"
 
 
 class Shown(Protocol):
@@ -39,12 +38,20 @@ class Shown(Protocol):
 
 
 def _facts(row: sqlite3.Row) -> ItemFacts:
-    return ItemFacts(row["kind"], row["text"], row["state"], row["importance"], row["access_count"],
-                     row["last_accessed_at"], row["created_at"])
+    return ItemFacts(
+        row["kind"],
+        row["text"],
+        row["state"],
+        row["importance"],
+        row["access_count"],
+        row["last_accessed_at"],
+        row["created_at"],
+    )
 
 
-def refresh(conn: sqlite3.Connection, scope_key: str, scope_keys: Sequence[str], now: datetime, *,
-            force: bool = False) -> int:
+def refresh(
+    conn: sqlite3.Connection, scope_key: str, scope_keys: Sequence[str], now: datetime, *, force: bool = False
+) -> int:
     """Re-derive hot/warm/cold for every item of `scope_keys` whose tier can have changed; returns how many did.
 
     A tier is a function of an item's columns and the clock, and the clock alone changes it only when the item's
@@ -66,25 +73,40 @@ def refresh(conn: sqlite3.Connection, scope_key: str, scope_keys: Sequence[str],
     if last is not None and last <= now:
         for days in AGE_STEPS:
             window = (iso(last - timedelta(days=days)), iso(now - timedelta(days=days)))
-            ids.update(r[0] for r in conn.execute(
-                f"SELECT id FROM memory_items WHERE {in_mine} AND created_at > ? AND created_at <= ?",
-                (*keys, *window)))
+            ids.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM memory_items WHERE {in_mine} AND created_at > ? AND created_at <= ?",
+                    (*keys, *window),
+                )
+            )
         for days in ACCESS_STEPS:
             window = (iso(last - timedelta(days=days)), iso(now - timedelta(days=days)))
             for (shown,) in conn.execute(
-                    "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?", window):
+                "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?", window
+            ):
                 ids.update(i for i in json.loads(shown) if isinstance(i, str))
     cursor = int(stored.get(backfill_key, 0))
-    walked = [r[0] for r in conn.execute(
-        f"SELECT rowid FROM memory_items WHERE {in_mine} AND rowid > ? ORDER BY rowid LIMIT ?",
-        (*keys, cursor, BACKFILL_ITEMS))]
+    walked = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM memory_items WHERE {in_mine} AND rowid > ? ORDER BY rowid LIMIT ?",
+            (*keys, cursor, BACKFILL_ITEMS),
+        )
+    ]
     wanted = sorted(ids)
-    rows = [row for start in range(0, len(wanted), CHUNK) for row in conn.execute(
-        f"{_ITEM_COLUMNS} WHERE id IN ({','.join('?' * len(wanted[start:start + CHUNK]))}) AND {in_mine}",
-        (*wanted[start:start + CHUNK], *keys))]
+    rows = [
+        row
+        for start in range(0, len(wanted), CHUNK)
+        for row in conn.execute(
+            f"{_ITEM_COLUMNS} WHERE id IN ({','.join('?' * len(wanted[start : start + CHUNK]))}) AND {in_mine}",
+            (*wanted[start : start + CHUNK], *keys),
+        )
+    ]
     if walked:
-        rows += conn.execute(f"{_ITEM_COLUMNS} WHERE {in_mine} AND rowid > ? AND rowid <= ?",
-                             (*keys, cursor, walked[-1])).fetchall()
+        rows += conn.execute(
+            f"{_ITEM_COLUMNS} WHERE {in_mine} AND rowid > ? AND rowid <= ?", (*keys, cursor, walked[-1])
+        ).fetchall()
     changes = {row["id"]: new for row in rows if (new := derive_state(_facts(row), now)) != row["state"]}
     with transaction(conn):
         if changes:
@@ -109,10 +131,14 @@ def reinforce(conn: sqlite3.Connection, items: Sequence[Shown], now: str) -> Non
         return
     marks = ",".join("?" * len(items))
     # A note's status is read from the notes table, never from its text: content may say "status: resolved".
-    rows = {r["id"]: r for r in conn.execute(
-        f"SELECT m.id, m.state, n.status AS note_status FROM memory_items m "
-        f"LEFT JOIN notes n ON m.source_table='notes' AND n.id=m.source_id WHERE m.id IN ({marks})",
-        [i.id for i in items])}
+    rows = {
+        r["id"]: r
+        for r in conn.execute(
+            f"SELECT m.id, m.state, n.status AS note_status FROM memory_items m "
+            f"LEFT JOIN notes n ON m.source_table='notes' AND n.id=m.source_id WHERE m.id IN ({marks})",
+            [i.id for i in items],
+        )
+    }
     updates = []
     for item in items:
         row = rows.get(item.id)

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import InvalidInput
-from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory import arrivals, contradiction
+from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
 from cortex_engine.scope.identity import Scope
@@ -67,15 +67,23 @@ class ExportedNote:
     def to_dict(self) -> dict[str, object]:
         """The JSON Lines record (this key order is part of the format)."""
         return {
-            "id": self.id, "scope": self.scope, "timestamp": self.timestamp, "kind": self.kind,
-            "subject": self.subject, "content": self.content, "alternatives": list(self.alternatives),
-            "status": self.status, "contested": self.contested, "contested_with": list(self.contested_with),
+            "id": self.id,
+            "scope": self.scope,
+            "timestamp": self.timestamp,
+            "kind": self.kind,
+            "subject": self.subject,
+            "content": self.content,
+            "alternatives": list(self.alternatives),
+            "status": self.status,
+            "contested": self.contested,
+            "contested_with": list(self.contested_with),
             "source": self.source,
         }
 
 
-def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
-                 implied: tuple[str, ...] = ()) -> list[ExportedNote]:
+def export_notes(
+    conn: sqlite3.Connection, scopes: list[str] | None = None, *, implied: tuple[str, ...] = ()
+) -> list[ExportedNote]:
     """Every note (of `scopes`, when given) in (timestamp, id) order, with the notes each contest links it to.
 
     Raises:
@@ -85,9 +93,14 @@ def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
         known = {r[0] for r in conn.execute("SELECT key FROM scopes WHERE id IN (SELECT scope_id FROM notes)")}
         unknown = [s for s in scopes if s not in known and s not in implied]
         if unknown:
-            raise InvalidInput(f"no note is stored under scope {unknown[0]!r}; list the scopes with "
-                               "`cortex list-memory --json` (or omit --scope to export every scope)", code="bad_scope")
-        rows = conn.execute(f"SELECT * FROM scoped_notes WHERE {in_scopes(len(scopes))} ORDER BY timestamp, id", scopes).fetchall()
+            raise InvalidInput(
+                f"no note is stored under scope {unknown[0]!r}; list the scopes with "
+                "`cortex list-memory --json` (or omit --scope to export every scope)",
+                code="bad_scope",
+            )
+        rows = conn.execute(
+            f"SELECT * FROM scoped_notes WHERE {in_scopes(len(scopes))} ORDER BY timestamp, id", scopes
+        ).fetchall()
     else:
         rows = conn.execute("SELECT * FROM scoped_notes ORDER BY timestamp, id").fetchall()
     contested: dict[tuple[str, str], list[str]] = {}
@@ -97,11 +110,21 @@ def export_notes(conn: sqlite3.Connection, scopes: list[str] | None = None, *,
     out = []
     for row in rows:
         peers = contested.get((row["scope_key"], row["subject"]), []) if row["conflict"] else []
-        out.append(ExportedNote(
-            row["id"], row["scope_key"], row["timestamp"], row["kind"], row["subject"], row["content"],
-            tuple(alternatives_list(row["alternatives"])), row["status"], bool(row["conflict"]),
-            tuple(sorted(p for p in peers if p != row["id"])), row["source"],
-        ))
+        out.append(
+            ExportedNote(
+                row["id"],
+                row["scope_key"],
+                row["timestamp"],
+                row["kind"],
+                row["subject"],
+                row["content"],
+                tuple(alternatives_list(row["alternatives"])),
+                row["status"],
+                bool(row["conflict"]),
+                tuple(sorted(p for p in peers if p != row["id"])),
+                row["source"],
+            )
+        )
     return out
 
 
@@ -123,9 +146,17 @@ def render_markdown(notes: list[ExportedNote]) -> str:
         if note.scope != scope:
             scope = note.scope
             lines += ["", f"## {scope}"]
-        head = " · ".join(x for x in (note.kind, note.subject or "", note.status, "contested" if note.contested else "") if x)
-        lines += ["", f"### {head}", "", f"`{note.id}` · {note.timestamp}" + (f" · from {note.source}" if note.source else ""),
-                  "", *(f"> {line}" if line else ">" for line in note.content.split("\n"))]
+        head = " · ".join(
+            x for x in (note.kind, note.subject or "", note.status, "contested" if note.contested else "") if x
+        )
+        lines += [
+            "",
+            f"### {head}",
+            "",
+            f"`{note.id}` · {note.timestamp}" + (f" · from {note.source}" if note.source else ""),
+            "",
+            *(f"> {line}" if line else ">" for line in note.content.split("\n")),
+        ]
         if note.alternatives:
             lines += ["", "Rejected alternatives:", *(f"- {a}" for a in note.alternatives)]
         if note.contested_with:
@@ -179,36 +210,59 @@ class ImportResult:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"path": self.path, "format": self.format, "read": self.read, "added": len(self.added),
-                "already_present": self.present, "superseded": self.superseded, "contested": self.contested,
-                "skipped": self.skipped, "unread_scopes": self.unread_scopes, "remapped": self.remapped,
-                "changed": self.changed, "ids": self.added, "pending": len(self.pending), "text": self.render()}
+        return {
+            "path": self.path,
+            "format": self.format,
+            "read": self.read,
+            "added": len(self.added),
+            "already_present": self.present,
+            "superseded": self.superseded,
+            "contested": self.contested,
+            "skipped": self.skipped,
+            "unread_scopes": self.unread_scopes,
+            "remapped": self.remapped,
+            "changed": self.changed,
+            "ids": self.added,
+            "pending": len(self.pending),
+            "text": self.render(),
+        }
 
     def render(self) -> str:
         """The text report."""
         what = "note(s)" if self.format == "jsonl" else "insight(s)"
         if self.pending:
-            lines = [f"{len(self.pending)} {what} from {self.path} wait in the inbox for your review"
-                     + (f"; {self.present} already present, left as they are." if self.present else ".")
-                     + " Nothing is memory until you accept it: `cortex inbox` lists them, "
-                     "`cortex inbox accept ID` (or `--all`) takes them, `cortex inbox reject ID` drops one."]
+            lines = [
+                f"{len(self.pending)} {what} from {self.path} wait in the inbox for your review"
+                + (f"; {self.present} already present, left as they are." if self.present else ".")
+                + " Nothing is memory until you accept it: `cortex inbox` lists them, "
+                "`cortex inbox accept ID` (or `--all`) takes them, `cortex inbox reject ID` drops one."
+            ]
         elif not self.added:
-            lines = [f"Nothing changed: all {self.present} {what} in {self.path} are already in the store."
-                     if self.present else f"Nothing changed: {self.path} holds no note to import."]
+            lines = [
+                f"Nothing changed: all {self.present} {what} in {self.path} are already in the store."
+                if self.present
+                else f"Nothing changed: {self.path} holds no note to import."
+            ]
         else:
-            lines = [f"Imported {len(self.added)} {what} from {self.path}"
-                     + (f"; {self.present} already present, left as they are." if self.present else ".")]
+            lines = [
+                f"Imported {len(self.added)} {what} from {self.path}"
+                + (f"; {self.present} already present, left as they are." if self.present else ".")
+            ]
         if self.superseded:
             lines.append(f"Superseded by the import: {_some(self.superseded)}")
         if self.contested:
             lines.append(f"Contested (resolve with `cortex resolve`): {_some(self.contested)}")
         if self.remapped:
-            lines.append(f"{self.remapped} note(s) came from another repository's scopes and were put in this "
-                         "worktree's scope (a project-layer note in this project's).")
+            lines.append(
+                f"{self.remapped} note(s) came from another repository's scopes and were put in this "
+                "worktree's scope (a project-layer note in this project's)."
+            )
         lines += [f"Not imported: {s}" for s in self.skipped]
         if self.unread_scopes:
-            lines.append(f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
-                         "(`cortex import FILE --scope here` puts them in this worktree's scope instead)")
+            lines.append(
+                f"Stored under scopes this worktree does not read: {', '.join(self.unread_scopes)} "
+                "(`cortex import FILE --scope here` puts them in this worktree's scope instead)"
+            )
         return "\n".join(lines)
 
 
@@ -237,25 +291,38 @@ def read_file(path: str, *, default_scope: str, now: str) -> tuple[str, list[Inc
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path} is not UTF-8 text; nothing was imported", code="bad_file") from exc
     if "\x00" in text or sum(1 for c in text[:8192] if ord(c) < 32 and c not in "\t\n\f\v") > 8:
-        raise InvalidInput(f"{path} is a binary file, not a Cortex export or a Markdown memory file; nothing was "
-                           "imported", code="bad_file")
+        raise InvalidInput(
+            f"{path} is a binary file, not a Cortex export or a Markdown memory file; nothing was imported",
+            code="bad_file",
+        )
     first = next((line for line in text.split("\n") if line.strip()), "")
     if first.strip() == MARKDOWN_TITLE:
-        raise InvalidInput(f"{path} is a Markdown export, which is for reading; import the JSON Lines export "
-                           "(`cortex export --format jsonl`); nothing was imported", code="bad_file")
+        raise InvalidInput(
+            f"{path} is a Markdown export, which is for reading; import the JSON Lines export "
+            "(`cortex export --format jsonl`); nothing was imported",
+            code="bad_file",
+        )
     header = _json_object(first)
     if header is not None and HEADER_KEY in header:
         if header[HEADER_KEY] != FORMAT_VERSION:
-            raise InvalidInput(f"{path} is a Cortex export of format {header[HEADER_KEY]!r}; this build reads format "
-                               f"{FORMAT_VERSION}; nothing was imported", code="bad_file")
+            raise InvalidInput(
+                f"{path} is a Cortex export of format {header[HEADER_KEY]!r}; this build reads format "
+                f"{FORMAT_VERSION}; nothing was imported",
+                code="bad_file",
+            )
         # A file's dates are claims: one in the future would stay "newest" for good and supersede what comes after.
         return "jsonl", [replace(n, timestamp=min(n.timestamp, now)) for n in _read_jsonl(path, text)], []
     if header is not None or first.lstrip().startswith("{"):
-        raise InvalidInput(f"{path} is JSON but not a Cortex export (its first line has no {HEADER_KEY!r} key); "
-                           "nothing was imported", code="bad_file")
+        raise InvalidInput(
+            f"{path} is JSON but not a Cortex export (its first line has no {HEADER_KEY!r} key); nothing was imported",
+            code="bad_file",
+        )
     if Path(path).suffix.lower() not in MEMORY_SUFFIXES:
-        raise InvalidInput(f"{path} is neither a Cortex export (`cortex export`) nor a Markdown memory file (CLAUDE.md, "
-                           "MEMORY.md or another .md file); nothing was imported", code="bad_file")
+        raise InvalidInput(
+            f"{path} is neither a Cortex export (`cortex export`) nor a Markdown memory file (CLAUDE.md, "
+            "MEMORY.md or another .md file); nothing was imported",
+            code="bad_file",
+        )
     source = os.path.realpath(path)
     incoming, skipped = _read_memory_file(text, source, default_scope, now)
     return Path(path).name, incoming, skipped
@@ -289,6 +356,7 @@ def _read_jsonl(path: str, text: str) -> list[Incoming]:
 
 def _incoming(record: dict[str, object], where: str) -> Incoming:
     """One exported record checked field by field."""
+
     def bad(why: str) -> InvalidInput:
         return InvalidInput(f"{where}: {why}; nothing was imported", code="bad_file")
 
@@ -324,12 +392,22 @@ def _incoming(record: dict[str, object], where: str) -> Incoming:
     content = text_field("content")
     assert content is not None
     try:
-        validate_note(kind, content, found if isinstance(found := record.get("subject"), str) else None,
-                      alternatives)
+        validate_note(kind, content, found if isinstance(found := record.get("subject"), str) else None, alternatives)
     except InvalidInput as exc:
         raise bad(exc.message) from exc
-    return Incoming(note_id, text_field("scope") or "", iso(stamp), kind, text_field("subject", optional=True),
-                    content, tuple(alternatives), status, contested, text_field("source", optional=True), where)
+    return Incoming(
+        note_id,
+        text_field("scope") or "",
+        iso(stamp),
+        kind,
+        text_field("subject", optional=True),
+        content,
+        tuple(alternatives),
+        status,
+        contested,
+        text_field("source", optional=True),
+        where,
+    )
 
 
 def _read_memory_file(text: str, source: str, scope: str, now: str) -> tuple[list[Incoming], list[str]]:
@@ -449,8 +527,13 @@ def rescope(incoming: list[Incoming], scope: str) -> list[Incoming]:
     return [replace(note, scope=scope) for note in incoming]
 
 
-def import_notes(conn: sqlite3.Connection, result: ImportResult, incoming: list[Incoming],
-                 tick: Tick | None = None, inside: Callable[[sqlite3.Connection], None] | None = None) -> ImportResult:
+def import_notes(
+    conn: sqlite3.Connection,
+    result: ImportResult,
+    incoming: list[Incoming],
+    tick: Tick | None = None,
+    inside: Callable[[sqlite3.Connection], None] | None = None,
+) -> ImportResult:
     """Write the incoming notes in one transaction, in (timestamp, file order), applying the note rules
     (`tick(1)` after each note; `inside(conn)` runs in the same transaction, after them).
 
@@ -485,14 +568,29 @@ def hold_for_review(conn: sqlite3.Connection, result: ImportResult, incoming: li
     A note whose id is already stored, or already waits in the inbox, is counted as present.
     """
     with transaction(conn):
-        waiting = {r[0] for r in conn.execute("SELECT note_id FROM arrivals WHERE channel='import' AND state='pending'")}
+        waiting = {
+            r[0] for r in conn.execute("SELECT note_id FROM arrivals WHERE channel='import' AND state='pending'")
+        }
         for seq, note in enumerate(incoming):
             if note.id in waiting or conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
                 result.present += 1
                 continue
-            arrivals.add(conn, note.scope, "import", os.path.abspath(result.path), kind=note.kind, subject=note.subject,
-                         content=note.content, alternatives=note.alternatives, timestamp=note.timestamp, now=now,
-                         status=note.status, note_id=note.id, source=note.source, seq=seq)
+            arrivals.add(
+                conn,
+                note.scope,
+                "import",
+                os.path.abspath(result.path),
+                kind=note.kind,
+                subject=note.subject,
+                content=note.content,
+                alternatives=note.alternatives,
+                timestamp=note.timestamp,
+                now=now,
+                status=note.status,
+                note_id=note.id,
+                source=note.source,
+                seq=seq,
+            )
             waiting.add(note.id)
             result.pending.append(note.id)
     return result
@@ -500,9 +598,19 @@ def hold_for_review(conn: sqlite3.Connection, result: ImportResult, incoming: li
 
 def from_arrival(row: sqlite3.Row) -> Incoming:
     """The note an import arrival holds, as import reads it (its date already no later than when it arrived)."""
-    return Incoming(row["note_id"], row["scope_key"], row["timestamp"], row["kind"], row["subject"], row["content"],
-                    tuple(alternatives_list(row["alternatives"])), row["status"], False, row["source"],
-                    f"inbox {row['id'][:8]}")
+    return Incoming(
+        row["note_id"],
+        row["scope_key"],
+        row["timestamp"],
+        row["kind"],
+        row["subject"],
+        row["content"],
+        tuple(alternatives_list(row["alternatives"])),
+        row["status"],
+        False,
+        row["source"],
+        f"inbox {row['id'][:8]}",
+    )
 
 
 def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) -> set[str]:
@@ -522,17 +630,29 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     if status == "active" and subject is not None:
         rows = conn.execute(
             f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
-            "ORDER BY timestamp, rowid", (note.scope, subject, note.kind),
+            "ORDER BY timestamp, rowid",
+            (note.scope, subject, note.kind),
         ).fetchall()
         for row in rows:
             earlier = row["timestamp"] <= note.timestamp
-            if "decision" not in (row["kind"], note.kind) or not (row["kind"] == "decision" if earlier else note.kind == "decision"):
+            if "decision" not in (row["kind"], note.kind) or not (
+                row["kind"] == "decision" if earlier else note.kind == "decision"
+            ):
                 continue
-            verdict = contradiction.compare(row["content"], content) if earlier else contradiction.compare(content, row["content"])
+            verdict = (
+                contradiction.compare(row["content"], content)
+                if earlier
+                else contradiction.compare(content, row["content"])
+            )
             if verdict is not None:
                 opposed.append(row["id"])
         for row in rows:
-            if row["id"] in opposed or row["kind"] != note.kind or note.kind not in ("decision", "intent") or row["conflict"]:
+            if (
+                row["id"] in opposed
+                or row["kind"] != note.kind
+                or note.kind not in ("decision", "intent")
+                or row["conflict"]
+            ):
                 continue
             if row["timestamp"] <= note.timestamp:
                 replaced.append(row["id"])
@@ -555,8 +675,18 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     conn.execute(
         "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
         "source) VALUES (?,NULL,?,?,?,?,?,?,?,?,?)",
-        (note.id, scope_id(conn, note.scope), note.timestamp, note.kind, subject, content,
-         json.dumps(alternatives) if alternatives else None, status, int(conflict), note.source),
+        (
+            note.id,
+            scope_id(conn, note.scope),
+            note.timestamp,
+            note.kind,
+            subject,
+            content,
+            json.dumps(alternatives) if alternatives else None,
+            status,
+            int(conflict),
+            note.source,
+        ),
     )
     result.added.append(note.id)
     return touched

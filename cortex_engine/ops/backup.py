@@ -34,8 +34,15 @@ class BackupResult:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"action": self.action, "path": self.path, "store": self.store, "notes": self.notes, "items": self.items,
-                "kept": self.kept, "rekeyed": self.rekeyed}
+        return {
+            "action": self.action,
+            "path": self.path,
+            "store": self.store,
+            "notes": self.notes,
+            "items": self.items,
+            "kept": self.kept,
+            "rekeyed": self.rekeyed,
+        }
 
     def render(self) -> str:
         """The text report."""
@@ -51,8 +58,10 @@ class BackupResult:
 
 
 def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
-    return (conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0],
-            conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0])
+    return (
+        conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0],
+        conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0],
+    )
 
 
 def _copy(source: sqlite3.Connection, target: Path) -> None:
@@ -98,7 +107,9 @@ def backup(cwd: str, dest: str, *, force: bool = False) -> BackupResult:
     """
     info = describe_store(cwd)
     if not info.exists:
-        raise InvalidInput(f"there is no Cortex store for {cwd} (see `cortex store`); nothing to back up", code="no_store")
+        raise InvalidInput(
+            f"there is no Cortex store for {cwd} (see `cortex store`); nothing to back up", code="no_store"
+        )
     target = Path(dest).expanduser().resolve()
     if target.is_dir():
         raise InvalidInput(f"{dest} is a directory; give a file name", code="bad_file")
@@ -143,8 +154,11 @@ def restore(cwd: str, source_file: str, *, force: bool = False) -> BackupResult:
             try:
                 notes, items = _counts(current)
                 if not force:
-                    raise Refused(f"a store already exists here ({notes} note(s), {items} memory item(s)); pass --force "
-                                  "to replace it (a copy of it is kept beside it)", code="store_exists")
+                    raise Refused(
+                        f"a store already exists here ({notes} note(s), {items} memory item(s)); pass --force "
+                        "to replace it (a copy of it is kept beside it)",
+                        code="store_exists",
+                    )
                 kept = _kept_name(store)
                 _copy(current, kept)
             finally:
@@ -158,8 +172,15 @@ def restore(cwd: str, source_file: str, *, force: bool = False) -> BackupResult:
     rekeyed = _rekey(store, os.path.realpath(cwd))
     with open_engine(cwd, create=False) as engine:  # migrates a backup of an older schema forward, refuses a newer
         notes, items = _counts(engine.conn)
-    return BackupResult("restore", str(Path(source_file).expanduser().resolve()), str(store), notes, items,
-                        str(kept) if kept else None, rekeyed)
+    return BackupResult(
+        "restore",
+        str(Path(source_file).expanduser().resolve()),
+        str(store),
+        notes,
+        items,
+        str(kept) if kept else None,
+        rekeyed,
+    )
 
 
 def _rekey(store: Path, worktree: str) -> int:
@@ -184,16 +205,22 @@ def _rekey(store: Path, worktree: str) -> int:
         old_tree, new_tree = normalize_scope_path(row[0]), normalize_scope_path(location.worktree)
         new_git = normalize_scope_path(location.common_dir)
         keys = [r[0] for r in conn.execute("SELECT key FROM scopes")]
-        old_git = next((key.split(":", 1)[1][: key.split(":", 1)[1].index(f":{old_tree}:")] for key in keys
-                        if key.startswith(("branch:", "detached:")) and f":{old_tree}:" in key), None)
+        old_git = next(
+            (
+                key.split(":", 1)[1][: key.split(":", 1)[1].index(f":{old_tree}:")]
+                for key in keys
+                if key.startswith(("branch:", "detached:")) and f":{old_tree}:" in key
+            ),
+            None,
+        )
 
         def rename(key: str) -> str:
             if key == f"project:{old_tree}":
                 return f"project:{new_tree}"
             for kind in ("branch", "detached"):
                 if old_git and key.startswith(f"{kind}:{old_git}:"):
-                    rest = key[len(f"{kind}:{old_git}:"):]
-                    rest = new_tree + rest[len(old_tree):] if rest.startswith(f"{old_tree}:") else rest
+                    rest = key[len(f"{kind}:{old_git}:") :]
+                    rest = new_tree + rest[len(old_tree) :] if rest.startswith(f"{old_tree}:") else rest
                     return f"{kind}:{new_git}:{rest}"
             return key
 

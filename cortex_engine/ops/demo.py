@@ -46,8 +46,13 @@ FILES = {
 
 
 def _git(repo: Path, *args: str, at: datetime | None = None) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Cortex Demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-           "GIT_COMMITTER_NAME": "Cortex Demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Cortex Demo",
+        "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+        "GIT_COMMITTER_NAME": "Cortex Demo",
+        "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+    }
     if at is not None:
         stamp = at.strftime("%Y-%m-%dT%H:%M:%S+0000")
         env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
@@ -86,8 +91,13 @@ class _Player:
         lines = []
         for n, payload in enumerate(payloads):
             self.tool_use += 1
-            body = {"session_id": host, "cwd": str(self.repo), "hook_event_name": "PostToolUse",
-                    "tool_use_id": f"demo-{self.tool_use}", **payload}
+            body = {
+                "session_id": host,
+                "cwd": str(self.repo),
+                "hook_event_name": "PostToolUse",
+                "tool_use_id": f"demo-{self.tool_use}",
+                **payload,
+            }
             lines.append(json.dumps({"v": 1, "t": int(start + 60 * n), "p": body}))
         with open_runtime(runtime_dir(self.repo)) as rt:
             rt.append(SPOOL, ("\n".join(lines) + "\n").encode("utf-8"))
@@ -97,9 +107,21 @@ class _Player:
         path = self.repo / rel
         body = path.read_text(encoding="utf-8") if path.exists() else ""
         count = body.count("\n")
-        return {"tool_name": "Read", "tool_input": {"file_path": str(path)},
-                "tool_response": {"type": "text", "file": {"filePath": str(path), "content": body, "numLines": count,
-                                                           "startLine": 1, "totalLines": count}}, **extra}
+        return {
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(path)},
+            "tool_response": {
+                "type": "text",
+                "file": {
+                    "filePath": str(path),
+                    "content": body,
+                    "numLines": count,
+                    "startLine": 1,
+                    "totalLines": count,
+                },
+            },
+            **extra,
+        }
 
     def edit(self, rel: str) -> dict[str, object]:
         """An Edit payload."""
@@ -108,11 +130,18 @@ class _Player:
     def bash(self, command: str, *, exit_code: int = 0, stderr: str = "") -> dict[str, object]:
         """A Bash payload: success, or a PostToolUseFailure carrying the exit status."""
         if exit_code:
-            return {"tool_name": "Bash", "hook_event_name": "PostToolUseFailure", "tool_input": {"command": command},
-                    "error": f"{stderr}\nCommand exited with non-zero status code {exit_code}".strip(),
-                    "is_interrupt": False}
-        return {"tool_name": "Bash", "tool_input": {"command": command},
-                "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}}
+            return {
+                "tool_name": "Bash",
+                "hook_event_name": "PostToolUseFailure",
+                "tool_input": {"command": command},
+                "error": f"{stderr}\nCommand exited with non-zero status code {exit_code}".strip(),
+                "is_interrupt": False,
+            }
+        return {
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False},
+        }
 
 
 def demo_target(directory: str | None = None) -> tuple[Path, Path]:
@@ -159,8 +188,15 @@ def _history_and_sessions(p: _Player) -> None:
     with p.engine(40) as engine:
         engine.start_session("demo-host-1")
         engine.session_brief()
-        p.spool("demo-host-1", 40, [p.read("src/queue/broker.py"), p.edit("src/queue/broker.py"),
-                                    p.bash("python -m pytest tests/test_queue.py")])
+        p.spool(
+            "demo-host-1",
+            40,
+            [
+                p.read("src/queue/broker.py"),
+                p.edit("src/queue/broker.py"),
+                p.bash("python -m pytest tests/test_queue.py"),
+            ],
+        )
         engine.flush_spool()
         engine.note("decision", "use rabbitmq for the queue engine", "queue engine")
         engine.state()
@@ -172,9 +208,19 @@ def _history_and_sessions(p: _Player) -> None:
         engine.start_session("demo-host-2")
         engine.session_brief()
         engine.recall("queue engine")
-        p.spool("demo-host-2", 9, [p.read("src/queue/broker.py"), p.read("tests/test_queue.py"),
-                                   p.bash("python -m pytest tests/test_queue.py", exit_code=1,
-                                          stderr="E   AssertionError: broker not reachable")])
+        p.spool(
+            "demo-host-2",
+            9,
+            [
+                p.read("src/queue/broker.py"),
+                p.read("tests/test_queue.py"),
+                p.bash(
+                    "python -m pytest tests/test_queue.py",
+                    exit_code=1,
+                    stderr="E   AssertionError: broker not reachable",
+                ),
+            ],
+        )
         engine.flush_spool()
         engine.note("decision", "use kafka for the queue engine", "queue engine")
         engine.brief("queue engine")
@@ -198,23 +244,60 @@ def _history_and_sessions(p: _Player) -> None:
     with p.engine(6) as engine:
         engine.start_session("demo-host-4")
         engine.session_brief()
-        p.spool("demo-host-4", 6, [p.read("src/capture/spool.py"), p.read("src/auth/login_old.py"),
-                                   p.read("src/query/recall.py"), p.bash("git status")])
+        p.spool(
+            "demo-host-4",
+            6,
+            [
+                p.read("src/capture/spool.py"),
+                p.read("src/auth/login_old.py"),
+                p.read("src/query/recall.py"),
+                p.bash("git status"),
+            ],
+        )
         engine.flush_spool()
         engine.note("decision", "flush the spool at turn end from src/capture/spool.py", "spool flush policy")
     with p.engine(5) as engine:
-        engine.note("decision", "use OIDC with server-side sessions", "auth strategy",
-                    ["session cookies (no SSO path)", "JWT-in-localStorage (XSS surface)"])
-        agents.dispatch_pre(engine, {"session_id": "demo-host-4", "tool_use_id": "demo-agent-1", "tool_input": {
-            "description": "survey the auth login path", "subagent_type": "Explore",
-            "prompt": "Find where tokens are signed in the login path and report what still uses the old key."}})
-        agents.subagent_start(engine, {"session_id": "demo-host-4", "agent_id": "demo-agent-1", "agent_type": "Explore"})
-        p.spool("demo-host-4", 5, [p.read("src/auth/login_old.py", agent_id="demo-agent-1", agent_type="Explore"),
-                                   p.read("src/db/store.py", agent_id="demo-agent-1", agent_type="Explore")])
+        engine.note(
+            "decision",
+            "use OIDC with server-side sessions",
+            "auth strategy",
+            ["session cookies (no SSO path)", "JWT-in-localStorage (XSS surface)"],
+        )
+        agents.dispatch_pre(
+            engine,
+            {
+                "session_id": "demo-host-4",
+                "tool_use_id": "demo-agent-1",
+                "tool_input": {
+                    "description": "survey the auth login path",
+                    "subagent_type": "Explore",
+                    "prompt": "Find where tokens are signed in the login path and report what still uses the old key.",
+                },
+            },
+        )
+        agents.subagent_start(
+            engine, {"session_id": "demo-host-4", "agent_id": "demo-agent-1", "agent_type": "Explore"}
+        )
+        p.spool(
+            "demo-host-4",
+            5,
+            [
+                p.read("src/auth/login_old.py", agent_id="demo-agent-1", agent_type="Explore"),
+                p.read("src/db/store.py", agent_id="demo-agent-1", agent_type="Explore"),
+            ],
+        )
         engine.flush_spool()
-        agents.subagent_stop(engine, {"session_id": "demo-host-4", "agent_id": "demo-agent-1", "last_assistant_message": (
-            "Tokens are signed in src/auth/login_old.py with the legacy HMAC key; nothing else signs. "
-            "Blocked until the key rotation lands: the new key is missing from the deployment config.")})
+        agents.subagent_stop(
+            engine,
+            {
+                "session_id": "demo-host-4",
+                "agent_id": "demo-agent-1",
+                "last_assistant_message": (
+                    "Tokens are signed in src/auth/login_old.py with the legacy HMAC key; nothing else signs. "
+                    "Blocked until the key rotation lands: the new key is missing from the deployment config."
+                ),
+            },
+        )
     with p.engine(4) as engine:
         engine.note("blocker", "src/auth/login_old.py still signs tokens with the old key", "legacy login")
         engine.note("insight", "the recall ranking in src/query/recall.py weights subjects over text")
@@ -229,12 +312,17 @@ def _history_and_sessions(p: _Player) -> None:
     with p.engine(2) as engine:
         engine.start_session("demo-host-5")
         engine.session_brief()
-        p.spool("demo-host-5", 2, [p.read("src/capture/spool.py"), p.edit("src/capture/spool.py"),
-                                   p.bash("python -m pytest tests/test_spool.py", exit_code=1,
-                                          stderr="E   assert flush() == 3"),
-                                   p.edit("src/capture/spool.py"),
-                                   p.bash("python -m pytest tests/test_spool.py", exit_code=1,
-                                          stderr="E   assert flush() == 3")])
+        p.spool(
+            "demo-host-5",
+            2,
+            [
+                p.read("src/capture/spool.py"),
+                p.edit("src/capture/spool.py"),
+                p.bash("python -m pytest tests/test_spool.py", exit_code=1, stderr="E   assert flush() == 3"),
+                p.edit("src/capture/spool.py"),
+                p.bash("python -m pytest tests/test_spool.py", exit_code=1, stderr="E   assert flush() == 3"),
+            ],
+        )
         engine.flush_spool()
         engine.note("decision", "do not flush the spool at turn end", "spool flush policy")
         engine.recall("spool flush policy")
@@ -249,8 +337,11 @@ def _history_and_sessions(p: _Player) -> None:
         engine.consult_hint("continue fixing the spool failure", session)
         engine.whisper("edit", "src/capture/spool.py", session)
         engine.whisper("cmd", "python -m pytest tests/test_spool.py", session)
-        p.spool("demo-host-6", 25 / 1440, [p.read("src/capture/spool.py"), p.read("src/db/store.py"),
-                                            p.bash("python -m pytest tests/test_store.py")])
+        p.spool(
+            "demo-host-6",
+            25 / 1440,
+            [p.read("src/capture/spool.py"), p.read("src/db/store.py"), p.bash("python -m pytest tests/test_store.py")],
+        )
         engine.flush_spool()
         engine.recall("spool flush")
     with p.engine(0) as engine:

@@ -23,11 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cortex_engine.ops import wiring
-from cortex_engine.ops.doctor_store import (check_database, check_digest_index, check_engagement, check_semantic,
-                                            check_shared_decisions, check_spool, check_store,
-                                            check_subagents_and_guard)
-from cortex_engine.ops.doctor_wiring import (check_duplicates, check_mcp, check_plugin, check_scripts, check_settings,
-                                             check_wiring, script_of)
+from cortex_engine.ops.doctor_store import (
+    check_database,
+    check_digest_index,
+    check_engagement,
+    check_semantic,
+    check_shared_decisions,
+    check_spool,
+    check_store,
+    check_subagents_and_guard,
+)
+from cortex_engine.ops.doctor_wiring import (
+    check_duplicates,
+    check_mcp,
+    check_plugin,
+    check_scripts,
+    check_settings,
+    check_wiring,
+    script_of,
+)
 from cortex_engine.ops.presence import Wired, survey
 
 LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
@@ -95,9 +109,15 @@ class Report:
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
         return {
-            "project": self.project, "hooks_dir": self.hooks_dir, "checks": [c.to_dict() for c in self.checks],
-            "passing": self.count("pass"), "warnings": self.count("warn"), "failing": self.count("fail"),
-            "fresh_project": self.fresh_project, "exit_code": self.exit_code, "seconds": round(self.seconds, 3),
+            "project": self.project,
+            "hooks_dir": self.hooks_dir,
+            "checks": [c.to_dict() for c in self.checks],
+            "passing": self.count("pass"),
+            "warnings": self.count("warn"),
+            "failing": self.count("fail"),
+            "fresh_project": self.fresh_project,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
         }
 
     def render(self) -> str:
@@ -111,9 +131,14 @@ class Report:
         lines.append("")
         fails, warns = self.count("fail"), self.count("warn")
         if not fails:
-            lines.append(f"All {len(self.checks)} checks pass" + (f" ({warns} warning{'s' if warns != 1 else ''})." if warns else "."))
+            lines.append(
+                f"All {len(self.checks)} checks pass"
+                + (f" ({warns} warning{'s' if warns != 1 else ''})." if warns else ".")
+            )
         else:
-            lines.append(f"{fails} failing check{'s' if fails != 1 else ''}, {warns} warning{'s' if warns != 1 else ''}.")
+            lines.append(
+                f"{fails} failing check{'s' if fails != 1 else ''}, {warns} warning{'s' if warns != 1 else ''}."
+            )
         if self.fresh_project:
             lines.append(
                 "Expected on a project Cortex has not started in yet: the engagement state (and the store, if none "
@@ -162,4 +187,3 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     check_mcp(report, project, found.settings, found.plugin_server)
     report.seconds = time.monotonic() - began
     return report
-

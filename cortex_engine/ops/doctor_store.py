@@ -14,9 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.errors import RuntimeUntrusted, StoreRefused
-from cortex_engine.capture.flush import (BLOBS, CLAIMS, FLUSH_AFTER, FLUSH_THRESHOLD, PAUSED, RUNTIME_CAP, SPOOL,
-                                         is_engaged, open_runtime)
-from cortex_engine.capture.runtime import FIX as RUNTIME_FIX, RUNTIME, Runtime, untrusted_reason
+from cortex_engine.capture.flush import (
+    BLOBS,
+    CLAIMS,
+    FLUSH_AFTER,
+    FLUSH_THRESHOLD,
+    PAUSED,
+    RUNTIME_CAP,
+    SPOOL,
+    is_engaged,
+    open_runtime,
+)
+from cortex_engine.capture.runtime import FIX as RUNTIME_FIX
+from cortex_engine.capture.runtime import RUNTIME, Runtime, untrusted_reason
 from cortex_engine.ops import wiring
 
 if TYPE_CHECKING:
@@ -29,15 +39,25 @@ FIX_START = "start a Claude Code session in this project, or run `cortex inject-
 def check_engagement(report: Report, worktree: str) -> None:
     folder = Path(worktree) / RUNTIME
     if not os.path.lexists(folder):
-        report.add("engagement", "fail", f"not engaged yet: no {RUNTIME}/ folder in {worktree}", FIX_START, expected=True)
+        report.add(
+            "engagement", "fail", f"not engaged yet: no {RUNTIME}/ folder in {worktree}", FIX_START, expected=True
+        )
         return
     reason = untrusted_reason(folder)
     if reason is not None:
-        report.add("engagement", "fail", f"the runtime folder is not trusted: {reason}; hooks capture nothing and "
-                                         "Cortex reads nothing from it", RUNTIME_FIX)
+        report.add(
+            "engagement",
+            "fail",
+            f"the runtime folder is not trusted: {reason}; hooks capture nothing and Cortex reads nothing from it",
+            RUNTIME_FIX,
+        )
     elif not is_engaged(worktree):
-        report.add("engagement", "warn", "disengaged for this worktree (cortex_disengage); hooks capture nothing",
-                   "call cortex_engage, run `cortex engage`, or start a new session")
+        report.add(
+            "engagement",
+            "warn",
+            "disengaged for this worktree (cortex_disengage); hooks capture nothing",
+            "call cortex_engage, run `cortex engage`, or start a new session",
+        )
     else:
         report.add("engagement", "pass", f"engaged ({wiring.display(folder)})")
 
@@ -51,19 +71,31 @@ def check_database(report: Report, db: Path) -> None:
     try:
         version = read_version(db)
     except StoreRefused as exc:
-        fix = ("upgrade Cortex (pip install -U cortex-memory-layer); this build must not touch a newer store"
-               if exc.code == "newer_schema" else "move the store aside (see `cortex store`); Cortex starts a fresh one")
+        fix = (
+            "upgrade Cortex (pip install -U cortex-memory-layer); this build must not touch a newer store"
+            if exc.code == "newer_schema"
+            else "move the store aside (see `cortex store`); Cortex starts a fresh one"
+        )
         report.add("database", "fail", exc.message, fix)
         return
     except sqlite3.Error as exc:
-        report.add("database", "fail", f"{wiring.display(db)} cannot be opened read-only ({exc})",
-                   "check the file's permissions, or move it aside (see `cortex store`)")
+        report.add(
+            "database",
+            "fail",
+            f"{wiring.display(db)} cannot be opened read-only ({exc})",
+            "check the file's permissions, or move it aside (see `cortex store`)",
+        )
         return
     if version == 0:
-        report.add("database", "fail", f"{wiring.display(db)} holds no Cortex schema", "move it aside (see `cortex store`)")
+        report.add(
+            "database", "fail", f"{wiring.display(db)} holds no Cortex schema", "move it aside (see `cortex store`)"
+        )
     elif version < SCHEMA_VERSION:
-        report.add("database", "pass", f"schema {version} (migrated to {SCHEMA_VERSION} automatically on next open) "
-                                       f"at {wiring.display(db)}")
+        report.add(
+            "database",
+            "pass",
+            f"schema {version} (migrated to {SCHEMA_VERSION} automatically on next open) at {wiring.display(db)}",
+        )
     else:
         report.add("database", "pass", f"schema {version} at {wiring.display(db)}")
 
@@ -99,15 +131,26 @@ def check_shared_decisions(report: Report, db: Path) -> None:
     except sqlite3.Error:
         return  # the database check reports a store that cannot be read
     if waiting:
-        report.add("inbox", "warn", f"{waiting} arrival(s) from outside (decision files by others, imports) wait for "
-                   "your review; the agent is told only the count", "review them: `cortex inbox`, then "
-                   "`cortex inbox accept ID` or `cortex inbox reject ID` (or the TUI's Inbox, key i)")
+        report.add(
+            "inbox",
+            "warn",
+            f"{waiting} arrival(s) from outside (decision files by others, imports) wait for "
+            "your review; the agent is told only the count",
+            "review them: `cortex inbox`, then "
+            "`cortex inbox accept ID` or `cortex inbox reject ID` (or the TUI's Inbox, key i)",
+        )
     if not found:
         return  # nothing to say: no check line, so stores without shared decisions read as before
-    listed = "; ".join(f"{path}: {why}" for path, why in found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
-    report.add("shared-decisions", "warn", f"{len(found)} decision file(s) skipped as malformed — {listed}",
-               "fix the file(s) in the repository (a `# title` and a `## Decision Outcome` with `Chosen option:`), "
-               "commit, then run `cortex sync`")
+    listed = "; ".join(f"{path}: {why}" for path, why in found[:5]) + (
+        f"; and {len(found) - 5} more" if len(found) > 5 else ""
+    )
+    report.add(
+        "shared-decisions",
+        "warn",
+        f"{len(found)} decision file(s) skipped as malformed — {listed}",
+        "fix the file(s) in the repository (a `# title` and a `## Decision Outcome` with `Chosen option:`), "
+        "commit, then run `cortex sync`",
+    )
 
 
 def check_spool(report: Report, worktree: str, now: float) -> None:
@@ -135,30 +178,48 @@ def _pending(report: Report, rt: Runtime, now: float) -> None:
     sizes = {entry: _size(rt.lstat(*entry)) for entry in (*pending, *((name, BLOBS) for name in blobs))}
     total = sum(sizes.values())
     claims = len(pending) - (1 if rt.is_file(SPOOL) else 0)
-    shape = f"{_kib(total)} pending ({_kib(sizes.get((SPOOL, None), 0))} spool, {claims} claim{'s' if claims != 1 else ''}, " \
-            f"{len(blobs)} blob{'s' if len(blobs) != 1 else ''})"
+    shape = (
+        f"{_kib(total)} pending ({_kib(sizes.get((SPOOL, None), 0))} spool, {claims} claim{'s' if claims != 1 else ''}, "
+        f"{len(blobs)} blob{'s' if len(blobs) != 1 else ''})"
+    )
     held = rt.size()
     if held >= RUNTIME_CAP or rt.lstat(PAUSED) is not None:
-        report.add("spool", "fail", f"capture is paused: the runtime folder holds {held / 2**20:.1f} MiB, "
-                                    f"at its {RUNTIME_CAP // 2**20} MiB cap, because flushes into the store failed",
-                   "see the database check for why the store is refused; fix that, then run `cortex flush-spool` "
-                   "(capture resumes once a flush succeeds)")
+        report.add(
+            "spool",
+            "fail",
+            f"capture is paused: the runtime folder holds {held / 2**20:.1f} MiB, "
+            f"at its {RUNTIME_CAP // 2**20} MiB cap, because flushes into the store failed",
+            "see the database check for why the store is refused; fix that, then run `cortex flush-spool` "
+            "(capture resumes once a flush succeeds)",
+        )
         return
     retry = _retry_at(rt)
     if retry is not None and retry > now and total:
-        report.add("spool", "warn", f"{shape}; the store refused the last flush, so hooks wait until "
-                                    f"{time.strftime('%H:%M', time.localtime(retry))} before trying again",
-                   "see the database check for why; then run `cortex flush-spool`")
+        report.add(
+            "spool",
+            "warn",
+            f"{shape}; the store refused the last flush, so hooks wait until "
+            f"{time.strftime('%H:%M', time.localtime(retry))} before trying again",
+            "see the database check for why; then run `cortex flush-spool`",
+        )
         return
     if total >= FLUSH_THRESHOLD:
-        report.add("spool", "fail", f"{shape}: past the {FLUSH_THRESHOLD // 1024} KiB flush threshold",
-                   "run `cortex flush-spool`; if it fills again, check the Stop hook with `cortex doctor`")
+        report.add(
+            "spool",
+            "fail",
+            f"{shape}: past the {FLUSH_THRESHOLD // 1024} KiB flush threshold",
+            "run `cortex flush-spool`; if it fills again, check the Stop hook with `cortex doctor`",
+        )
         return
     oldest = _oldest_pending(rt, pending)
     age = now - oldest if oldest is not None and total else 0.0
     if age > STALE_SPOOL_SECONDS:
-        report.add("spool", "warn", f"{shape}; the oldest pending capture is {int(age // 60)} min old",
-                   "run `cortex flush-spool`; the Stop hook should flush every turn — check hook-wiring")
+        report.add(
+            "spool",
+            "warn",
+            f"{shape}; the oldest pending capture is {int(age // 60)} min old",
+            "run `cortex flush-spool`; the Stop hook should flush every turn — check hook-wiring",
+        )
         return
     report.add("spool", "pass", shape if total else "empty")
 
@@ -217,25 +278,43 @@ def check_digest_index(report: Report, worktree: str) -> None:
     readable = True
     if os.path.lexists(index):
         if index.is_symlink() or not index.is_file():
-            report.add("digest-index", "warn", f"{wiring.display(index)} is not a regular file; substitution ignores it",
-                       "remove it; the next `cortex flush-spool` rewrites it")
+            report.add(
+                "digest-index",
+                "warn",
+                f"{wiring.display(index)} is not a regular file; substitution ignores it",
+                "remove it; the next `cortex flush-spool` rewrites it",
+            )
             readable = False
         else:
             try:
                 lines = index.read_bytes().decode("utf-8").splitlines()
             except (OSError, UnicodeDecodeError) as exc:
                 lines, readable = [], False
-                report.add("digest-index", "warn", f"{wiring.display(index)} cannot be read ({exc.__class__.__name__})",
-                           "remove it; the next `cortex flush-spool` rewrites it")
+                report.add(
+                    "digest-index",
+                    "warn",
+                    f"{wiring.display(index)} cannot be read ({exc.__class__.__name__})",
+                    "remove it; the next `cortex flush-spool` rewrites it",
+                )
             for line in lines:
                 fields = line.split("\t")
-                ok = (len(fields) == 4 and fields[0].startswith("/") and len(fields[1]) == 64
-                      and all(c in "0123456789abcdef" for c in fields[1]) and fields[2].isdigit() and fields[3] != "")
+                ok = (
+                    len(fields) == 4
+                    and fields[0].startswith("/")
+                    and len(fields[1]) == 64
+                    and all(c in "0123456789abcdef" for c in fields[1])
+                    and fields[2].isdigit()
+                    and fields[3] != ""
+                )
                 entries += ok
                 bad += not ok
             if readable and bad:
-                report.add("digest-index", "warn", f"{bad} of {bad + entries} lines of {wiring.display(index)} do not "
-                           "parse; substitution skips them", "run `cortex flush-spool` (it rewrites the index)")
+                report.add(
+                    "digest-index",
+                    "warn",
+                    f"{bad} of {bad + entries} lines of {wiring.display(index)} do not parse; substitution skips them",
+                    "run `cortex flush-spool` (it rewrites the index)",
+                )
             elif readable:
                 report.add("digest-index", "pass", f"{entries} verified read{'s' if entries != 1 else ''} indexed")
     else:
@@ -243,10 +322,16 @@ def check_digest_index(report: Report, worktree: str) -> None:
     if not on:
         report.add("substitution", "pass", "off (opt in with `cortex substitution on`)")
     elif not os.path.lexists(index) or not readable:
-        report.add("substitution", "warn", "on, but there is no readable digest index, so no Read is substituted",
-                   "run `cortex flush-spool` (the Stop hook does it every turn; check hook-wiring if it does not)")
+        report.add(
+            "substitution",
+            "warn",
+            "on, but there is no readable digest index, so no Read is substituted",
+            "run `cortex flush-spool` (the Stop hook does it every turn; check hook-wiring if it does not)",
+        )
     else:
-        report.add("substitution", "pass", f"on; {entries} read{'s' if entries != 1 else ''} can be answered from the index")
+        report.add(
+            "substitution", "pass", f"on; {entries} read{'s' if entries != 1 else ''} can be answered from the index"
+        )
 
 
 def _open_readonly(db: Path) -> sqlite3.Connection | None:
@@ -274,8 +359,10 @@ def check_semantic(report: Report, db: Path) -> None:
     state: dict[str, object]
     if conn is None:
         found = semantic.availability()
-        state = {"state": "off" if not found.installed else "ready",
-                 "detail": found.reason if not found.installed else "installed (no store yet)"}
+        state = {
+            "state": "off" if not found.installed else "ready",
+            "detail": found.reason if not found.installed else "installed (no store yet)",
+        }
     else:
         try:
             state = semantic.summary(conn)
@@ -284,8 +371,11 @@ def check_semantic(report: Report, db: Path) -> None:
     if state["state"] == "refused":
         report.add("semantic", "warn", str(state["detail"]), semantic.ENABLE_HINT)
     elif state["state"] == "off":
-        report.add("semantic", "pass", f"lexical recall only ({state['detail']}); to find by meaning too: "
-                   f"{semantic.ENABLE_HINT}")
+        report.add(
+            "semantic",
+            "pass",
+            f"lexical recall only ({state['detail']}); to find by meaning too: {semantic.ENABLE_HINT}",
+        )
     else:
         report.add("semantic", "pass", str(state["detail"]))
 
@@ -304,10 +394,15 @@ def check_subagents_and_guard(report: Report, db: Path) -> None:
             "WHERE c.parent_session_id IS NOT NULL AND c.status='active' AND (p.id IS NULL OR p.status != 'active')",
         ).fetchone()[0]
         refusals = conn.execute(
-            "SELECT COUNT(*), MAX(timestamp) FROM token_ledger WHERE channel='memory_guard_deny'").fetchone()
+            "SELECT COUNT(*), MAX(timestamp) FROM token_ledger WHERE channel='memory_guard_deny'"
+        ).fetchone()
     except sqlite3.Error as exc:
-        report.add("subagent-sessions", "warn", f"the store's subagent records cannot be read ({exc})",
-                   "run `cortex doctor` again after the next session; if it persists, see `cortex store`")
+        report.add(
+            "subagent-sessions",
+            "warn",
+            f"the store's subagent records cannot be read ({exc})",
+            "run `cortex doctor` again after the next session; if it persists, see `cortex store`",
+        )
         return
     finally:
         conn.close()
@@ -320,18 +415,30 @@ def check_subagents_and_guard(report: Report, db: Path) -> None:
     if any(v < 0 for v in counters.values()):
         report.add("subagent-sessions", "warn", f"corrupt counters ({shape})", "run `cortex gc --apply`")
     elif open_children:
-        report.add("subagent-sessions", "warn",
-                   f"{open_children} subagent session{'s' if open_children != 1 else ''} left open "
-                   f"after their parent session ended; {shape}",
-                   "check that SubagentStop is wired (hook-wiring); they close when their parent's session ends")
+        report.add(
+            "subagent-sessions",
+            "warn",
+            f"{open_children} subagent session{'s' if open_children != 1 else ''} left open "
+            f"after their parent session ended; {shape}",
+            "check that SubagentStop is wired (hook-wiring); they close when their parent's session ends",
+        )
     elif dispatches >= PAIRING_FLOOR and paired == 0:
-        report.add("subagent-sessions", "warn", f"no subagent was ever briefed: {shape}",
-                   "check dispatch-matcher and the SubagentStart wiring (`cortex install` repairs both)")
+        report.add(
+            "subagent-sessions",
+            "warn",
+            f"no subagent was ever briefed: {shape}",
+            "check dispatch-matcher and the SubagentStart wiring (`cortex install` repairs both)",
+        )
     else:
         report.add("subagent-sessions", "pass", shape if dispatches or starts else "no subagent recorded yet")
     count, last = refusals
-    report.add("memory-guard", "pass", f"{count} subagent call{'s' if count != 1 else ''} refused (last {last})"
-               if count else "no subagent call refused")
+    report.add(
+        "memory-guard",
+        "pass",
+        f"{count} subagent call{'s' if count != 1 else ''} refused (last {last})"
+        if count
+        else "no subagent call refused",
+    )
 
 
 def check_store(report: Report, cwd: str) -> Path:
@@ -339,8 +446,12 @@ def check_store(report: Report, cwd: str) -> Path:
 
     info = describe_store(cwd)
     if info.degraded:
-        report.add("store", "warn", f"{wiring.display(info.path)}; {info.degraded_reason}",
-                   "run Cortex inside a git repository so every worktree shares one store")
+        report.add(
+            "store",
+            "warn",
+            f"{wiring.display(info.path)}; {info.degraded_reason}",
+            "run Cortex inside a git repository so every worktree shares one store",
+        )
     else:
         report.add("store", "pass", f"{wiring.display(info.path)} ({info.derived})")
     return Path(info.path)

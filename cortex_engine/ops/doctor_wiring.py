@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from cortex_engine.ops.doctor import Report
 
 FIX_INSTALL = "run `cortex install`"
-FIX_PATH = ("put `cortex` on PATH on this machine (`pipx install <this repository>` or `uv tool install <this "
-            "repository>`); the project's hooks and server look it up there")
+FIX_PATH = (
+    "put `cortex` on PATH on this machine (`pipx install <this repository>` or `uv tool install <this "
+    "repository>`); the project's hooks and server look it up there"
+)
 
 
 def check_settings(report: Report, found: Survey) -> None:
@@ -28,11 +30,19 @@ def check_settings(report: Report, found: Survey) -> None:
     bad = [r for r in reads if r.error]
     present = [r for r in reads if r.data is not None]
     if bad:
-        report.add("settings", "fail", "; ".join(f"{wiring.display(r.path)}: {r.error}" for r in bad),
-                   f"fix the JSON in {', '.join(wiring.display(r.path) for r in bad)} (Claude Code cannot read it either)")
+        report.add(
+            "settings",
+            "fail",
+            "; ".join(f"{wiring.display(r.path)}: {r.error}" for r in bad),
+            f"fix the JSON in {', '.join(wiring.display(r.path) for r in bad)} (Claude Code cannot read it either)",
+        )
     elif not present:
-        report.add("settings", "fail", "no Claude Code settings file: " + ", ".join(wiring.display(r.path) for r in reads),
-                   FIX_INSTALL)
+        report.add(
+            "settings",
+            "fail",
+            "no Claude Code settings file: " + ", ".join(wiring.display(r.path) for r in reads),
+            FIX_INSTALL,
+        )
     else:
         report.add("settings", "pass", "read " + ", ".join(wiring.display(r.path) for r in present))
 
@@ -44,14 +54,22 @@ def check_plugin(report: Report, found: Survey) -> None:
         return
     where = wiring.display(plugin.settings)
     if plugin.install_path is None:
-        report.add("plugin", "fail", f"{plugin.key} is enabled in {where} but Claude Code has not installed it",
-                   f"run `/plugin install {plugin.key}` in Claude Code")
+        report.add(
+            "plugin",
+            "fail",
+            f"{plugin.key} is enabled in {where} but Claude Code has not installed it",
+            f"run `/plugin install {plugin.key}` in Claude Code",
+        )
         return
     hooks = found.plugin_hooks
     if hooks is None or hooks.data is None:
-        report.add("plugin", "fail", f"{plugin.key} (enabled in {where}) has no readable hooks/hooks.json at "
-                   f"{wiring.display(plugin.install_path)}" + (f": {hooks.error}" if hooks and hooks.error else ""),
-                   f"reinstall it: `/plugin uninstall {plugin.key}` then `/plugin install {plugin.key}`")
+        report.add(
+            "plugin",
+            "fail",
+            f"{plugin.key} (enabled in {where}) has no readable hooks/hooks.json at "
+            f"{wiring.display(plugin.install_path)}" + (f": {hooks.error}" if hooks and hooks.error else ""),
+            f"reinstall it: `/plugin uninstall {plugin.key}` then `/plugin install {plugin.key}`",
+        )
         return
     report.add("plugin", "pass", f"{plugin.key} enabled in {where}, installed at {wiring.display(plugin.install_path)}")
 
@@ -59,11 +77,20 @@ def check_plugin(report: Report, found: Survey) -> None:
 def check_duplicates(report: Report, wired: list[Wired]) -> None:
     """Warn when the plugin and a settings file both wire a hook: Claude Code would run it twice."""
     from_plugin = {(w.event, w.key) for w in wired if w.plugin_root is not None}
-    twice = sorted({f"{w.event} {w.key} ({wiring.display(w.file)})" for w in wired
-                    if w.plugin_root is None and (w.event, w.key) in from_plugin})
+    twice = sorted(
+        {
+            f"{w.event} {w.key} ({wiring.display(w.file)})"
+            for w in wired
+            if w.plugin_root is None and (w.event, w.key) in from_plugin
+        }
+    )
     if twice:
-        report.add("duplicates", "warn", "wired by the plugin and again by a settings file: " + ", ".join(twice),
-                   "run `cortex uninstall` to remove the settings-file installation (the plugin keeps working)")
+        report.add(
+            "duplicates",
+            "warn",
+            "wired by the plugin and again by a settings file: " + ", ".join(twice),
+            "run `cortex uninstall` to remove the settings-file installation (the plugin keeps working)",
+        )
 
 
 def _found(wired: list[Wired], want: Wiring) -> list[Wired]:
@@ -74,7 +101,12 @@ def check_wiring(report: Report, wired: list[Wired]) -> None:
     """hook-wiring (fail when any is missing) and the matcher checks (warn when a tool was lost)."""
     missing = [want.label for want in WIRINGS if not _found(wired, want)]
     if missing:
-        report.add("hook-wiring", "fail", f"{len(missing)} of {len(WIRINGS)} wirings missing: {', '.join(missing)}", FIX_INSTALL)
+        report.add(
+            "hook-wiring",
+            "fail",
+            f"{len(missing)} of {len(WIRINGS)} wirings missing: {', '.join(missing)}",
+            FIX_INSTALL,
+        )
     else:
         report.add("hook-wiring", "pass", f"all {len(WIRINGS)} wirings present")
     groups = {
@@ -137,8 +169,12 @@ def check_scripts(report: Report, wired: list[Wired], hooks_dir: Path, project: 
     if not texts:
         report.add("hook-substitution", "fail", "no installed hook script to inspect", FIX_INSTALL)
     elif unsubstituted:
-        report.add("hook-substitution", "fail", "placeholders left unsubstituted in " +
-                   ", ".join(wiring.display(p) for p in unsubstituted), FIX_INSTALL)
+        report.add(
+            "hook-substitution",
+            "fail",
+            "placeholders left unsubstituted in " + ", ".join(wiring.display(p) for p in unsubstituted),
+            FIX_INSTALL,
+        )
     else:
         report.add("hook-substitution", "pass", "paths baked in, no placeholder left")
 
@@ -148,8 +184,12 @@ def check_scripts(report: Report, wired: list[Wired], hooks_dir: Path, project: 
         try:
             want = wiring.template_digest(wiring.template_text(name))
         except OSError:
-            report.add("hook-currency", "fail", f"this build's template {name} is missing from {wiring.templates_dir()}",
-                       "reinstall Cortex from a complete checkout")
+            report.add(
+                "hook-currency",
+                "fail",
+                f"this build's template {name} is missing from {wiring.templates_dir()}",
+                "reinstall Cortex from a complete checkout",
+            )
             break
         stamp = wiring.stamp_of(text)
         if stamp != want:
@@ -173,7 +213,9 @@ def check_scripts(report: Report, wired: list[Wired], hooks_dir: Path, project: 
             on_path = on_path or "/" not in first
         elif first:
             found.append(first)
-    portable = [p.name for p, t in texts.items() if p.name in wiring.SCRIPTS and wiring.baked_bin(t) == wiring.PORTABLE_BIN]
+    portable = [
+        p.name for p, t in texts.items() if p.name in wiring.SCRIPTS and wiring.baked_bin(t) == wiring.PORTABLE_BIN
+    ]
     if portable and shutil.which(wiring.PORTABLE_COMMAND) is None:
         problems.append(f"`cortex` is not on PATH, and {', '.join(portable)} look it up there")
         on_path = True
@@ -189,8 +231,14 @@ def check_scripts(report: Report, wired: list[Wired], hooks_dir: Path, project: 
             found.append(baked)
     problems = list(dict.fromkeys(problems))
     if problems:
-        report.add("hook-interpreter", "fail", "; ".join(problems),
-                   FIX_PATH if on_path else f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)")
+        report.add(
+            "hook-interpreter",
+            "fail",
+            "; ".join(problems),
+            FIX_PATH
+            if on_path
+            else f"{FIX_INSTALL} from the Cortex you want the hooks to call (it bakes in that path)",
+        )
     elif found:
         report.add("hook-interpreter", "pass", ", ".join(dict.fromkeys(found)) + " found")
     else:
@@ -204,14 +252,20 @@ def _executable(word: str) -> bool:
     return shutil.which(word) is not None
 
 
-def check_mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin_server: dict[str, Any] | None = None) -> None:
+def check_mcp(
+    report: Report, project: str, reads: list[wiring.JsonFile], plugin_server: dict[str, Any] | None = None
+) -> None:
     if plugin_server is not None:
         command = plugin_server.get("command")
         if isinstance(command, str) and _executable(command):
             report.add("mcp", "pass", f"the cortex plugin: {command} serve")
         else:
-            report.add("mcp", "fail", f"the cortex plugin's server runs {command}, which is not found on this machine",
-                       FIX_PATH)
+            report.add(
+                "mcp",
+                "fail",
+                f"the cortex plugin's server runs {command}, which is not found on this machine",
+                FIX_PATH,
+            )
         return
     sources: list[tuple[wiring.JsonFile, str | None]] = [(r, None) for r in reads]
     project_file = wiring.read_json(wiring.project_mcp_file(project))
@@ -227,13 +281,21 @@ def check_mcp(report: Report, project: str, reads: list[wiring.JsonFile], plugin
         if not isinstance(command, str) or not command:
             report.add("mcp", "fail", f"the cortex server in {where} has no command", FIX_INSTALL)
         elif not _executable(command):
-            report.add("mcp", "fail", f"the cortex server in {where} runs {command}, which is not found",
-                       FIX_PATH if "/" not in command else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})")
+            report.add(
+                "mcp",
+                "fail",
+                f"the cortex server in {where} runs {command}, which is not found",
+                FIX_PATH
+                if "/" not in command
+                else f"fix its command in {where} (or delete the entry and {FIX_INSTALL})",
+            )
         else:
             args = found if isinstance(found := entry.get("args"), list) else []
             detail = f"{where}: {command} {' '.join(str(a) for a in args)}".rstrip()
             if malformed:
-                report.add("mcp", "warn", f"{detail}; unreadable: {'; '.join(malformed)}", "fix the JSON in those files")
+                report.add(
+                    "mcp", "warn", f"{detail}; unreadable: {'; '.join(malformed)}", "fix the JSON in those files"
+                )
             else:
                 report.add("mcp", "pass", detail)
         return

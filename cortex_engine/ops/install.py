@@ -26,8 +26,13 @@ if TYPE_CHECKING:
 
 SCOPES = ("user", "project")
 BADGES = {"created": "NEW  ", "updated": "WROTE", "unchanged": "SAME ", "refused": "STOP ", "warning": "NOTE "}
-DRY_RUN_BADGES = {"created": "WOULD CREATE", "updated": "WOULD WRITE ", "unchanged": "SAME        ",
-                  "refused": "WOULD STOP  ", "warning": "NOTE        "}
+DRY_RUN_BADGES = {
+    "created": "WOULD CREATE",
+    "updated": "WOULD WRITE ",
+    "unchanged": "SAME        ",
+    "refused": "WOULD STOP  ",
+    "warning": "NOTE        ",
+}
 """A dry run's report speaks in the conditional: it wrote nothing (issue 29)."""
 NOTHING_CHANGED = "Nothing changed — this installation is already current."
 
@@ -87,10 +92,17 @@ class InstallResult:
         """The one-line verdict."""
         if self.refused:
             names = ", ".join(a.name for a in self.refused)
-            return f"{len(self.refused)} action(s) refused ({names}); everything else was applied." if not self.dry_run \
+            return (
+                f"{len(self.refused)} action(s) refused ({names}); everything else was applied."
+                if not self.dry_run
                 else f"{len(self.refused)} action(s) would be refused ({names})."
+            )
         if self.dry_run:
-            return "Re-run without --dry-run to apply." if self.changed else "Nothing would change — this installation is already current."
+            return (
+                "Re-run without --dry-run to apply."
+                if self.changed
+                else "Nothing would change — this installation is already current."
+            )
         return "Install complete." if self.changed else NOTHING_CHANGED
 
     @property
@@ -104,16 +116,25 @@ class InstallResult:
         """The `--json` shape: the result with the diagnostic embedded (null for a dry run)."""
         diagnostic = self.diagnostic.to_dict() if self.diagnostic is not None else None
         return {
-            "scope": self.scope, "dry_run": self.dry_run, "hooks_dir": self.hooks_dir, "cortex_bin": self.cortex_bin,
-            "project": self.project, "actions": [a.to_dict() for a in self.actions], "changed": self.changed,
-            "summary": self.summary, "exit_code": self.exit_code, "diagnostic": diagnostic,
+            "scope": self.scope,
+            "dry_run": self.dry_run,
+            "hooks_dir": self.hooks_dir,
+            "cortex_bin": self.cortex_bin,
+            "project": self.project,
+            "actions": [a.to_dict() for a in self.actions],
+            "changed": self.changed,
+            "summary": self.summary,
+            "exit_code": self.exit_code,
+            "diagnostic": diagnostic,
         }
 
     def render(self) -> str:
         """The text report (without the diagnostic)."""
         width = max(len(a.name) for a in self.actions)
-        lines = [f"Cortex install — {self.scope} scope{' (dry run: nothing is written)' if self.dry_run else ''}",
-                 f"Hooks directory: {self.hooks_dir}"]
+        lines = [
+            f"Cortex install — {self.scope} scope{' (dry run: nothing is written)' if self.dry_run else ''}",
+            f"Hooks directory: {self.hooks_dir}",
+        ]
         for action in self.actions:
             detail = f"  {action.detail}" if action.detail else ""
             badge = (DRY_RUN_BADGES if self.dry_run else BADGES)[action.status]
@@ -134,7 +155,8 @@ def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force:
     except OSError as exc:
         raise CortexError(
             f"this build's hook template {name} is missing from {wiring.templates_dir()} ({exc.strerror}); "
-            "reinstall Cortex from a complete checkout", code="missing_template",
+            "reinstall Cortex from a complete checkout",
+            code="missing_template",
         ) from exc
     rendered = wiring.render(text, cortex_bin).encode("utf-8")
     try:
@@ -160,15 +182,30 @@ def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force:
         if current is not None and wiring.render_pattern(text).fullmatch(current):
             plan.add(Action(label, "updated", str(path), f"paths changed; previous copy kept as {backup}"))
         elif force:
-            plan.add(Action(label, "updated", str(path), f"replaced your edited copy (--force); it is kept as {backup}"))
+            plan.add(
+                Action(label, "updated", str(path), f"replaced your edited copy (--force); it is kept as {backup}")
+            )
         else:
-            plan.add(Action(label, "refused", str(path), "this script was edited after install; re-run with --force "
-                                                         f"to replace it (your copy is then kept as {backup})"))
+            plan.add(
+                Action(
+                    label,
+                    "refused",
+                    str(path),
+                    "this script was edited after install; re-run with --force "
+                    f"to replace it (your copy is then kept as {backup})",
+                )
+            )
             return
     else:
         why = f"stamp {stamp}" if stamp else "no stamp"
-        plan.add(Action(label, "updated", str(path),
-                        f"replaced a script from another build ({why}); previous copy kept as {backup}"))
+        plan.add(
+            Action(
+                label,
+                "updated",
+                str(path),
+                f"replaced a script from another build ({why}); previous copy kept as {backup}",
+            )
+        )
     plan.writes.append((path, rendered, 0o755))
 
 
@@ -225,8 +262,9 @@ def _set_matcher(group: dict[str, object], want: Wiring) -> None:
         group["matcher"] = want.matcher
 
 
-def merge_wirings(data: dict[str, object], hooks_dir: str, cortex_bin: str,
-                  elsewhere: dict[tuple[str, str], Path]) -> tuple[list[str], list[str]]:
+def merge_wirings(
+    data: dict[str, object], hooks_dir: str, cortex_bin: str, elsewhere: dict[tuple[str, str], Path]
+) -> tuple[list[str], list[str]]:
     """Bring `data` (a parsed settings object, edited in place) to the full wiring.
 
     A wiring already present is repaired where it stands (its command rewritten, its matcher restored);
@@ -278,8 +316,9 @@ def merge_wirings(data: dict[str, object], hooks_dir: str, cortex_bin: str,
     return changes, left
 
 
-def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, cortex_bin: str, *,
-                   whole: bool = False) -> dict[str, object] | None:
+def _plan_settings(
+    plan: Plan, target: Path, project: str, hooks_dir: str, cortex_bin: str, *, whole: bool = False
+) -> dict[str, object] | None:
     """Plan the settings merge; returns the merged object (None when refused).
 
     `whole` (project scope) writes every wiring whatever other files provide: the project's file is what every
@@ -287,18 +326,30 @@ def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, corte
     """
     read = wiring.read_json(target)
     if read.error:
-        plan.add(Action("settings", "refused", str(target), f"{read.error}; fix the file and re-run (it was not touched)"))
+        plan.add(
+            Action("settings", "refused", str(target), f"{read.error}; fix the file and re-run (it was not touched)")
+        )
         return None
     if read.exists and not _writable(target):
-        plan.add(Action("settings", "refused", str(target),
-                        "it is read-only; make it writable (chmod u+w) and re-run, or add the wiring yourself "
-                        "(it was not touched)"))
+        plan.add(
+            Action(
+                "settings",
+                "refused",
+                str(target),
+                "it is read-only; make it writable (chmod u+w) and re-run, or add the wiring yourself "
+                "(it was not touched)",
+            )
+        )
         return None
     data = copy.deepcopy(read.data) if read.data is not None else {}
     try:
-        changes, left = merge_wirings(data, hooks_dir, cortex_bin, {} if whole else _provided_elsewhere(target, project))
+        changes, left = merge_wirings(
+            data, hooks_dir, cortex_bin, {} if whole else _provided_elsewhere(target, project)
+        )
     except InvalidInput as exc:
-        plan.add(Action("settings", "refused", str(target), f"{exc.message}; fix the file and re-run (it was not touched)"))
+        plan.add(
+            Action("settings", "refused", str(target), f"{exc.message}; fix the file and re-run (it was not touched)")
+        )
         return None
     note = f"not duplicated, already wired in another settings file: {', '.join(left)}" if left else ""
     if not changes:
@@ -312,7 +363,7 @@ def _plan_settings(plan: Plan, target: Path, project: str, hooks_dir: str, corte
 
 def _summarize(changes: list[str]) -> list[str]:
     """Collapse 'added X' lines into one when there are many."""
-    added = [c[len("added "):] for c in changes if c.startswith("added ")]
+    added = [c[len("added ") :] for c in changes if c.startswith("added ")]
     rest = [c for c in changes if not c.startswith("added ")]
     if len(added) > 3:
         return [f"added {len(added)} wirings", *rest]
@@ -329,8 +380,14 @@ def _mode(path: Path, default: int) -> int:
 # -- MCP registration ------------------------------------------------------------------------------
 
 
-def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_target: Path,
-              merged_settings: dict[str, object] | None) -> None:
+def _plan_mcp(
+    plan: Plan,
+    scope: str,
+    project: str,
+    cortex_bin: str,
+    settings_target: Path,
+    merged_settings: dict[str, object] | None,
+) -> None:
     """Register `cortex serve` unless a `cortex` server is registered already (it may point at a checkout
     the user prefers). Project scope looks only at the project's `.mcp.json`: it is what teammates get, and
     Claude Code runs one server per name (in that project the project's entry takes precedence over a user one)."""
@@ -340,10 +397,18 @@ def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_ta
     if scope == "user":
         sources += [(user_file, None), (wiring.home() / ".claude" / "settings.json", None)]
     for path, proj in sources:
-        data = merged_settings if path == settings_target and merged_settings is not None else wiring.read_json(path).data
+        data = (
+            merged_settings if path == settings_target and merged_settings is not None else wiring.read_json(path).data
+        )
         if wiring.mcp_registration(data, proj) is not None:
-            plan.add(Action("mcp", "unchanged", str(target),
-                            f"a cortex server is already registered in {wiring.display(path)}; left as it is"))
+            plan.add(
+                Action(
+                    "mcp",
+                    "unchanged",
+                    str(target),
+                    f"a cortex server is already registered in {wiring.display(path)}; left as it is",
+                )
+            )
             return
     read = wiring.read_json(target)
     if read.error:
@@ -357,7 +422,9 @@ def _plan_mcp(plan: Plan, scope: str, project: str, cortex_bin: str, settings_ta
         plan.add(Action("mcp", "refused", str(target), '"mcpServers" is not a JSON object; fix the file and re-run'))
         return
     servers[wiring.SERVER_NAME] = {"command": cortex_bin, "args": ["serve"]}
-    plan.add(Action("mcp", "updated" if read.exists else "created", str(target), f"registered cortex ({cortex_bin} serve)"))
+    plan.add(
+        Action("mcp", "updated" if read.exists else "created", str(target), f"registered cortex ({cortex_bin} serve)")
+    )
     plan.writes.append((target, _json_bytes(data), _mode(target, 0o600 if target == user_file else 0o644)))
 
 
@@ -403,7 +470,8 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     except OSError as exc:
         raise CortexError(
             f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its newest .bak, if "
-            "any, holds the earlier bytes) — free the space or fix the permission and re-run", code="write_failed",
+            "any, holds the earlier bytes) — free the space or fix the permission and re-run",
+            code="write_failed",
         ) from exc
 
 
@@ -435,7 +503,8 @@ def check_hooks_dir(raw: str) -> Path:
         raise InvalidInput(
             f"refusing hooks directory {raw!r}: it contains {shown}, which the shell would expand inside the "
             "quoted hook command, so the hook would run from somewhere else; choose a path without them "
-            "(spaces are fine)", code="unsafe_hooks_dir",
+            "(spaces are fine)",
+            code="unsafe_hooks_dir",
         )
     return Path(os.path.abspath(os.path.expanduser(raw)))
 
@@ -451,7 +520,8 @@ def check_cortex_bin(path: str) -> str:
     if bad:
         raise InvalidInput(
             f"cannot bake the cortex executable path {path!r} into the hooks: it contains "
-            f"{', '.join(repr(c) for c in bad)}; install Cortex somewhere without them", code="unsafe_cortex_path",
+            f"{', '.join(repr(c) for c in bad)}; install Cortex somewhere without them",
+            code="unsafe_cortex_path",
         )
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise InvalidInput(
@@ -473,11 +543,17 @@ def _warn_checkout_venv(plan: Plan, cortex_bin: str) -> None:
     location = locate_git(str(venv)) if venv is not None else None
     if venv is None or location is None:
         return
-    plan.add(Action("cortex", "warning", cortex_bin,
-                    f"this cortex runs from the virtual environment {wiring.display(venv)} inside the repository "
-                    f"{wiring.display(location.worktree)}; the hooks of every project will call it and stop silently "
-                    "once that environment is removed — install cortex with `pipx install` or `uv tool install` and "
-                    "re-run `cortex install` (README: Installing into Claude Code)"))
+    plan.add(
+        Action(
+            "cortex",
+            "warning",
+            cortex_bin,
+            f"this cortex runs from the virtual environment {wiring.display(venv)} inside the repository "
+            f"{wiring.display(location.worktree)}; the hooks of every project will call it and stop silently "
+            "once that environment is removed — install cortex with `pipx install` or `uv tool install` and "
+            "re-run `cortex install` (README: Installing into Claude Code)",
+        )
+    )
 
 
 def default_hooks_dir(scope: str, project: str) -> Path:
@@ -488,7 +564,9 @@ def default_hooks_dir(scope: str, project: str) -> Path:
 
 def settings_file(scope: str, project: str) -> Path:
     """The settings file install merges the wiring into."""
-    return wiring.home() / ".claude" / "settings.json" if scope == "user" else Path(project) / ".claude" / "settings.json"
+    return (
+        wiring.home() / ".claude" / "settings.json" if scope == "user" else Path(project) / ".claude" / "settings.json"
+    )
 
 
 def portable_paths(scope: str, project: str, directory: Path, cortex_bin: str) -> tuple[str, str, str]:
@@ -508,8 +586,15 @@ def portable_paths(scope: str, project: str, directory: Path, cortex_bin: str) -
     return wiring.PORTABLE_BIN, command_dir, wiring.PORTABLE_COMMAND
 
 
-def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_run: bool = False,
-            force: bool = False, diagnose: bool = True) -> InstallResult:
+def install(
+    cwd: str,
+    *,
+    scope: str = "user",
+    hooks_dir: str | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    diagnose: bool = True,
+) -> InstallResult:
     """Install Cortex into Claude Code for the project at `cwd`; see the module docstring.
 
     Raises:
@@ -529,9 +614,15 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
     plugin = survey(project).plugin if scope == "user" else None
     if plugin is not None:
         # The plugin already runs every hook and the server: wiring them again would run each twice.
-        plan.add(Action("plugin", "unchanged", str(plugin.settings),
-                        f"the {plugin.key} plugin provides the hooks and the MCP server; nothing to wire "
-                        "(`cortex uninstall` removes an earlier settings-file installation)"))
+        plan.add(
+            Action(
+                "plugin",
+                "unchanged",
+                str(plugin.settings),
+                f"the {plugin.key} plugin provides the hooks and the MCP server; nothing to wire "
+                "(`cortex uninstall` removes an earlier settings-file installation)",
+            )
+        )
     else:
         baked, command_dir, command_bin = portable_paths(scope, project, directory, cortex_bin)
         for name in wiring.TEMPLATES:
@@ -546,12 +637,13 @@ def install(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_
             try:
                 os.chmod(path, 0o755)
             except OSError as exc:
-                raise CortexError(f"could not make {path} executable: {exc.strerror}; fix the permission and re-run",
-                                  code="write_failed") from exc
+                raise CortexError(
+                    f"could not make {path} executable: {exc.strerror}; fix the permission and re-run",
+                    code="write_failed",
+                ) from exc
     result = InstallResult(scope, dry_run, str(directory), cortex_bin, project, plan.actions)
     if diagnose and not dry_run:
         from cortex_engine.ops.doctor import diagnose as run_doctor
 
         result.diagnostic = run_doctor(cwd, str(directory))
     return result
-

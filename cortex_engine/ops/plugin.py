@@ -20,10 +20,14 @@ PLUGIN_NAME = "cortex"
 MARKETPLACE_NAME = "cortex-memory"
 PLUGIN_DIR = "plugin"
 VERSION = "0.1.0"
-DESCRIPTION = ("Cortex: a local memory layer for Claude Code that says whether a remembered thing is still agreed, "
-               "still true of the checkout, and what it cost to inject. Needs `cortex` on PATH.")
+DESCRIPTION = (
+    "Cortex: a local memory layer for Claude Code that says whether a remembered thing is still agreed, "
+    "still true of the checkout, and what it cost to inject. Needs `cortex` on PATH."
+)
 AUTHOR = {"name": "Cortex contributors"}
-MARKETPLACE_DESCRIPTION = "The Cortex plugin: local, per-repository memory for Claude Code (hooks, MCP server, commands, skill)."
+MARKETPLACE_DESCRIPTION = (
+    "The Cortex plugin: local, per-repository memory for Claude Code (hooks, MCP server, commands, skill)."
+)
 # Plugin MCP tools are not named `mcp__cortex__…` (Claude Code prefixes a plugin's servers), so the guard's
 # matcher selects the memory-changing tools by their own names under any server prefix.
 GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
@@ -38,8 +42,9 @@ def hooks_document() -> dict[str, object]:
     """`hooks/hooks.json`: every wiring of `cortex install`, its scripts under `${CLAUDE_PLUGIN_ROOT}/hooks`."""
     hooks: dict[str, list[dict[str, object]]] = {}
     for want in WIRINGS:
-        group: dict[str, object] = {"hooks": [{"type": "command",
-                                  "command": want.command(f"{PLUGIN_ROOT_VAR}/hooks", wiring.PORTABLE_COMMAND)}]}
+        group: dict[str, object] = {
+            "hooks": [{"type": "command", "command": want.command(f"{PLUGIN_ROOT_VAR}/hooks", wiring.PORTABLE_COMMAND)}]
+        }
         matcher = _matcher(want)
         if matcher is not None:
             group = {"matcher": matcher, **group}
@@ -49,8 +54,14 @@ def hooks_document() -> dict[str, object]:
 
 def manifest() -> dict[str, object]:
     """`.claude-plugin/plugin.json`."""
-    return {"name": PLUGIN_NAME, "version": VERSION, "description": DESCRIPTION, "author": AUTHOR,
-            "license": "MIT", "keywords": ["memory", "mcp", "hooks", "decisions"]}
+    return {
+        "name": PLUGIN_NAME,
+        "version": VERSION,
+        "description": DESCRIPTION,
+        "author": AUTHOR,
+        "license": "MIT",
+        "keywords": ["memory", "mcp", "hooks", "decisions"],
+    }
 
 
 def mcp_document() -> dict[str, object]:
@@ -60,9 +71,12 @@ def mcp_document() -> dict[str, object]:
 
 def marketplace() -> dict[str, object]:
     """`.claude-plugin/marketplace.json` at the repository root, listing the plugin folder."""
-    return {"name": MARKETPLACE_NAME, "owner": AUTHOR, "metadata": {"description": MARKETPLACE_DESCRIPTION},
-            "plugins": [{"name": PLUGIN_NAME, "source": f"./{PLUGIN_DIR}", "description": DESCRIPTION,
-                         "version": VERSION}]}
+    return {
+        "name": MARKETPLACE_NAME,
+        "owner": AUTHOR,
+        "metadata": {"description": MARKETPLACE_DESCRIPTION},
+        "plugins": [{"name": PLUGIN_NAME, "source": f"./{PLUGIN_DIR}", "description": DESCRIPTION, "version": VERSION}],
+    }
 
 
 def _json(data: dict[str, object]) -> bytes:
@@ -78,7 +92,9 @@ def plugin_files() -> dict[str, bytes]:
         f"{PLUGIN_DIR}/.mcp.json": _json(mcp_document()),
     }
     for name in wiring.TEMPLATES:
-        files[f"{PLUGIN_DIR}/hooks/{name}"] = wiring.render(wiring.template_text(name), wiring.PORTABLE_BIN).encode("utf-8")
+        files[f"{PLUGIN_DIR}/hooks/{name}"] = wiring.render(wiring.template_text(name), wiring.PORTABLE_BIN).encode(
+            "utf-8"
+        )
     return files
 
 
@@ -138,7 +154,7 @@ def _install_path(key: str, user_home: Path | None = None) -> Path | None:
     data = wiring.read_json((user_home or wiring.home()).joinpath(".claude", *INSTALLED_PLUGINS)).data
     plugins = data.get("plugins") if isinstance(data, dict) else None
     entry = plugins.get(key) if isinstance(plugins, dict) else None
-    for item in (entry if isinstance(entry, list) else [entry]):
+    for item in entry if isinstance(entry, list) else [entry]:
         path = item.get("installPath") if isinstance(item, dict) else None
         if isinstance(path, str) and path:
             return Path(path)

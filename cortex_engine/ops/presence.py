@@ -81,8 +81,9 @@ class Survey:
                 return HookInstall(False, None, self.checked, fix=DEMO_FIX)
             return HookInstall(False, None, self.checked)
         if capture.plugin_root is not None and self.plugin is not None:
-            return HookInstall(True, f"plugin {self.plugin.key}, enabled in {self.plugin.settings}", self.checked,
-                               via="plugin")
+            return HookInstall(
+                True, f"plugin {self.plugin.key}, enabled in {self.plugin.settings}", self.checked, via="plugin"
+            )
         return HookInstall(True, str(capture.file), self.checked)
 
 
@@ -96,16 +97,23 @@ def survey(project: str, user_home: Path | None = None) -> Survey:
     from cortex_engine.ops.plugin import enabled_plugin
 
     reads = [wiring.read_json(p) for p in wiring.settings_files(project, user_home)]
-    from_settings = [Wired(r.path, event, matcher, command, key)
-                     for r in reads if r.data is not None
-                     for event, matcher, command, key in wiring.hook_entries(r.data) if key]
+    from_settings = [
+        Wired(r.path, event, matcher, command, key)
+        for r in reads
+        if r.data is not None
+        for event, matcher, command, key in wiring.hook_entries(r.data)
+        if key
+    ]
     plugin = enabled_plugin(project, user_home)
     if plugin is None or plugin.install_path is None:
         return Survey(project, reads, from_settings, plugin)
     declared = wiring.read_json(plugin.install_path / "hooks" / "hooks.json")
     root = str(plugin.install_path)
-    from_plugin = [Wired(declared.path, event, matcher, command, key, root)
-                   for event, matcher, command, key in wiring.hook_entries(declared.data or {}) if key]
+    from_plugin = [
+        Wired(declared.path, event, matcher, command, key, root)
+        for event, matcher, command, key in wiring.hook_entries(declared.data or {})
+        if key
+    ]
     server = wiring.mcp_registration(wiring.read_json(plugin.install_path / ".mcp.json").data)
     return Survey(project, reads, [*from_plugin, *from_settings], plugin, declared, server)
 

@@ -19,14 +19,34 @@ from pathlib import Path
 
 from cortex_engine.base.errors import CortexError, InvalidInput
 from cortex_engine.ops import wiring
-from cortex_engine.ops.install import (SCOPES, Action, _atomic_write, _json_bytes, _mode, check_hooks_dir,
-                                       default_hooks_dir, settings_file)
+from cortex_engine.ops.install import (
+    SCOPES,
+    Action,
+    _atomic_write,
+    _json_bytes,
+    _mode,
+    check_hooks_dir,
+    default_hooks_dir,
+    settings_file,
+)
 from cortex_engine.ops.wiring import WIRINGS
 
-BADGES = {"removed": "GONE ", "updated": "WROTE", "restored": "BACK ", "kept": "KEPT ", "absent": "NONE ",
-          "refused": "STOP "}
-DRY_RUN_BADGES = {"removed": "WOULD REMOVE ", "updated": "WOULD WRITE  ", "restored": "WOULD RESTORE",
-                  "kept": "KEPT         ", "absent": "NONE         ", "refused": "WOULD STOP   "}
+BADGES = {
+    "removed": "GONE ",
+    "updated": "WROTE",
+    "restored": "BACK ",
+    "kept": "KEPT ",
+    "absent": "NONE ",
+    "refused": "STOP ",
+}
+DRY_RUN_BADGES = {
+    "removed": "WOULD REMOVE ",
+    "updated": "WOULD WRITE  ",
+    "restored": "WOULD RESTORE",
+    "kept": "KEPT         ",
+    "absent": "NONE         ",
+    "refused": "WOULD STOP   ",
+}
 """A dry run's report speaks in the conditional: it changed nothing (issue 29)."""
 OUR_KEYS = {(w.event, w.key) for w in WIRINGS}
 
@@ -60,12 +80,22 @@ class UninstallResult:
             return "Some files were refused and left untouched; fix them and re-run."
         if self.dry_run:
             return "Re-run without --dry-run to apply." if self.changed else "Nothing to remove."
-        return "Uninstall complete; restart Claude Code." if self.changed else "Nothing to remove — Cortex is not installed here."
+        return (
+            "Uninstall complete; restart Claude Code."
+            if self.changed
+            else "Nothing to remove — Cortex is not installed here."
+        )
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"scope": self.scope, "dry_run": self.dry_run, "steps": [s.to_dict() for s in self.steps],
-                "changed": self.changed, "summary": self.summary, "exit_code": self.exit_code}
+        return {
+            "scope": self.scope,
+            "dry_run": self.dry_run,
+            "steps": [s.to_dict() for s in self.steps],
+            "changed": self.changed,
+            "summary": self.summary,
+            "exit_code": self.exit_code,
+        }
 
     def render(self) -> str:
         """The text report."""
@@ -96,8 +126,14 @@ def _plan_scripts(result: UninstallResult, directory: Path, removals: list[Path]
             result.steps.append(Step(f"hook:{name}", "removed", str(path)))
             removals.append(path)
         else:
-            result.steps.append(Step(f"hook:{name}", "kept", str(path),
-                                     "edited after install, or from another build; delete it yourself if unwanted"))
+            result.steps.append(
+                Step(
+                    f"hook:{name}",
+                    "kept",
+                    str(path),
+                    "edited after install, or from another build; delete it yourself if unwanted",
+                )
+            )
 
 
 # -- JSON files -------------------------------------------------------------------------------------
@@ -123,8 +159,11 @@ def strip_wiring(data: dict[str, object], before: dict[str, object] | None) -> i
         for group in list(groups):
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
                 continue
-            keep = [h for h in group["hooks"]
-                    if not (isinstance(h, dict) and (event, wiring.wiring_key(h.get("command"))) in OUR_KEYS)]
+            keep = [
+                h
+                for h in group["hooks"]
+                if not (isinstance(h, dict) and (event, wiring.wiring_key(h.get("command"))) in OUR_KEYS)
+            ]
             removed += len(group["hooks"]) - len(keep)
             if len(keep) != len(group["hooks"]):
                 group["hooks"] = keep
@@ -150,9 +189,13 @@ def strip_server(data: dict[str, object], before: dict[str, object] | None) -> s
     return None
 
 
-def _plan_json(result: UninstallResult, name: str, path: Path,
-               edit: Callable[[dict[str, object], dict[str, object] | None], object],
-               writes: list[tuple[Path, bytes | None]]) -> None:
+def _plan_json(
+    result: UninstallResult,
+    name: str,
+    path: Path,
+    edit: Callable[[dict[str, object], dict[str, object] | None], object],
+    writes: list[tuple[Path, bytes | None]],
+) -> None:
     """Plan one JSON file: rewrite it without our entries, give back its .bak bytes, or delete it."""
     read = wiring.read_json(path)
     if not read.exists:
@@ -207,7 +250,10 @@ def _plan_purge(result: UninstallResult, cwd: str, project: str) -> list[Path]:
 
     targets = []
     store_dir = Path(describe_store(cwd).path).parent
-    for path, what in ((store_dir, "this repository's store"), (Path(project) / RUNTIME, "this worktree's runtime folder")):
+    for path, what in (
+        (store_dir, "this repository's store"),
+        (Path(project) / RUNTIME, "this worktree's runtime folder"),
+    ):
         if os.path.lexists(path):
             result.steps.append(Step("purge", "removed", str(path), what))
             targets.append(path)
@@ -221,8 +267,15 @@ def _delete_tree(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def uninstall(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dry_run: bool = False,
-              purge: bool = False, confirm: Callable[[str], bool] | None = None) -> UninstallResult:
+def uninstall(
+    cwd: str,
+    *,
+    scope: str = "user",
+    hooks_dir: str | None = None,
+    dry_run: bool = False,
+    purge: bool = False,
+    confirm: Callable[[str], bool] | None = None,
+) -> UninstallResult:
     """Remove what `cortex install` added for the project at `cwd`; see the module docstring.
 
     Args:
@@ -247,13 +300,21 @@ def uninstall(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dr
 
     plugin = enabled_plugin(project)
     if plugin is not None:
-        result.steps.append(Step("plugin", "kept", str(plugin.settings),
-                                 f"{plugin.key} is a plugin; remove it in Claude Code with `/plugin uninstall {plugin.key}`"))
+        result.steps.append(
+            Step(
+                "plugin",
+                "kept",
+                str(plugin.settings),
+                f"{plugin.key} is a plugin; remove it in Claude Code with `/plugin uninstall {plugin.key}`",
+            )
+        )
     purged = _plan_purge(result, cwd, project) if purge else []
     if purged and not dry_run:
         shown = ", ".join(wiring.display(p) for p in purged)
         if confirm is None or not confirm(f"Delete {shown}? Every note and record in it is lost."):
-            raise CortexError(f"--purge would delete {shown}; nothing was changed — confirm with --yes", code="not_confirmed")
+            raise CortexError(
+                f"--purge would delete {shown}; nothing was changed — confirm with --yes", code="not_confirmed"
+            )
     if dry_run:
         return result
     try:
@@ -271,4 +332,3 @@ def uninstall(cwd: str, *, scope: str = "user", hooks_dir: str | None = None, dr
         except OSError:
             pass
     return result
-

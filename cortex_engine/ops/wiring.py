@@ -16,7 +16,13 @@ from pathlib import Path
 
 from cortex_engine.base import settings
 
-SCRIPTS = ("cortex-capture.sh", "cortex-end-of-turn.sh", "cortex-reflect.sh", "cortex-subagent.sh", "cortex-substitute.sh")
+SCRIPTS = (
+    "cortex-capture.sh",
+    "cortex-end-of-turn.sh",
+    "cortex-reflect.sh",
+    "cortex-subagent.sh",
+    "cortex-substitute.sh",
+)
 LIBRARY = "cortex-lib.sh"
 TEMPLATES = (*SCRIPTS, LIBRARY)
 BIN_PLACEHOLDER = "__CORTEX_BIN__"
@@ -97,7 +103,12 @@ WIRINGS: tuple[Wiring, ...] = (
     Wiring("PreToolUse", "Edit|Write|MultiEdit", "cortex-reflect.sh", "reflect-pre"),
     Wiring("PreToolUse", "Read", "cortex-substitute.sh"),
     Wiring("PreToolUse", "Agent", "cortex-subagent.sh", "dispatch-pre"),
-    Wiring("PreToolUse", "mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash", "cortex-subagent.sh", "guard-memory"),
+    Wiring(
+        "PreToolUse",
+        "mcp__cortex__cortex_note|mcp__cortex__cortex_resolve|mcp__cortex__cortex_reanchor|Bash",
+        "cortex-subagent.sh",
+        "guard-memory",
+    ),
     Wiring("UserPromptSubmit", None, "cortex-reflect.sh", "reflect-prompt"),
     Wiring("SubagentStart", None, "cortex-subagent.sh", "subagent-start"),
     Wiring("SubagentStop", None, "cortex-subagent.sh", "subagent-stop"),
@@ -343,5 +354,5 @@ def display(path: Path | str) -> str:
     text = str(path)
     base = str(home())
     if base not in ("", "/") and (text == base or text.startswith(base + os.sep)):
-        return "~" + text[len(base):]
+        return "~" + text[len(base) :]
     return text

@@ -17,8 +17,16 @@ from cortex_engine.query.surfaces import BUDGETS, Surface
 from cortex_engine.scope.identity import Scope
 
 
-def recall_elsewhere(ctx: surfaces.Context, scope: Scope, name: str, topic: str, budget: int, detail: str | None,
-                     limit: int | None, adapter: str) -> Surface:
+def recall_elsewhere(
+    ctx: surfaces.Context,
+    scope: Scope,
+    name: str,
+    topic: str,
+    budget: int,
+    detail: str | None,
+    limit: int | None,
+    adapter: str,
+) -> Surface:
     """A recall read in the scope `name` names (a branch, deleted or not, or a full key), its lines led by where
     they come from; the lead is paid for from the budget.
 
@@ -27,10 +35,24 @@ def recall_elsewhere(ctx: surfaces.Context, scope: Scope, name: str, topic: str,
     """
     keys = merges.scope_keys_for(ctx.conn, scope, name)
     lead = f"From scope {strip_control(name.strip())} (not this branch; read only when asked):"
-    inner = surfaces.recall(records.replace(ctx, scope_key=keys[0], scope_keys=keys), topic,
-                            max(MIN_BUDGET, budget - estimate_tokens(lead) - 1), detail, limit, adapter)
-    return Surface(inner.channel, f"{lead}\n{inner.text}", budget, inner.items, inner.topic, inner.query,
-                   inner.total_candidates, inner.retrievers)
+    inner = surfaces.recall(
+        records.replace(ctx, scope_key=keys[0], scope_keys=keys),
+        topic,
+        max(MIN_BUDGET, budget - estimate_tokens(lead) - 1),
+        detail,
+        limit,
+        adapter,
+    )
+    return Surface(
+        inner.channel,
+        f"{lead}\n{inner.text}",
+        budget,
+        inner.items,
+        inner.topic,
+        inner.query,
+        inner.total_candidates,
+        inner.retrievers,
+    )
 
 
 def subagent_brief(ctx: surfaces.Context, description: str, agent_type: str, prompt_prefix: str) -> str:

@@ -66,8 +66,9 @@ def backlog(conn: sqlite3.Connection) -> int:
     return vectors.pending_count(conn)
 
 
-def embed_pending(conn: sqlite3.Connection, *, limit: int | None = None,
-                  tick: Callable[[int], None] | None = None) -> int:
+def embed_pending(
+    conn: sqlite3.Connection, *, limit: int | None = None, tick: Callable[[int], None] | None = None
+) -> int:
     """Embed the items that have no vector yet (all of them, or `limit`), newest first; returns how many.
 
     Raises:

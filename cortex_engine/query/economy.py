@@ -44,8 +44,13 @@ class Spend:
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape."""
-        return {"injected": self.injected, "saved": self.saved, "net": self.net, "ratio": self.ratio,
-                "channels": dict(self.channels)}
+        return {
+            "injected": self.injected,
+            "saved": self.saved,
+            "net": self.net,
+            "ratio": self.ratio,
+            "channels": dict(self.channels),
+        }
 
 
 def spend(conn: sqlite3.Connection, where: str, args: tuple[object, ...]) -> Spend:
@@ -81,8 +86,11 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
     current = None
     if session is not None:
         tree = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)"
-        current = {"id": session["id"], "started_at": session["started_at"],
-                   **spend(conn, tree, (session["id"], session["id"])).to_dict()}
+        current = {
+            "id": session["id"],
+            "started_at": session["started_at"],
+            **spend(conn, tree, (session["id"], session["id"])).to_dict(),
+        }
     cumulative = spend(conn, "scope_key=?", (scope.key,))
     history = [
         {"session_id": r["id"], "started_at": r["started_at"], "injected": r["injected"] or 0}
@@ -93,12 +101,24 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
             (scope.key,),
         )
     ]
-    states = {r["state"]: r["n"] for r in conn.execute(
-        f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope.key,))}
-    never = conn.execute(f"SELECT COUNT(*) FROM memory_items WHERE {IN_SCOPE} AND access_count=0", (scope.key,)).fetchone()[0]
+    states = {
+        r["state"]: r["n"]
+        for r in conn.execute(
+            f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope.key,)
+        )
+    }
+    never = conn.execute(
+        f"SELECT COUNT(*) FROM memory_items WHERE {IN_SCOPE} AND access_count=0", (scope.key,)
+    ).fetchone()[0]
     top = [
-        {"id": r["id"], "kind": r["kind"], "access_count": r["access_count"], "created_at": r["created_at"],
-         "text": r["text"], "labels": item_labels(r["kind"], r["text"], None)}
+        {
+            "id": r["id"],
+            "kind": r["kind"],
+            "access_count": r["access_count"],
+            "created_at": r["created_at"],
+            "text": r["text"],
+            "labels": item_labels(r["kind"], r["text"], None),
+        }
         for r in conn.execute(
             f"SELECT * FROM scoped_items WHERE {IN_SCOPE} AND access_count > 0 "
             "ORDER BY access_count DESC, last_accessed_at DESC, rowid DESC LIMIT 10",
@@ -107,13 +127,19 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
     ]
     focus = conn.execute(
         "SELECT focus FROM sessions WHERE scope_key=? AND focus IS NOT NULL AND parent_session_id IS NULL "
-        "ORDER BY started_at DESC LIMIT 1", (scope.key,)).fetchone()
-    sizes = {name: (os.path.getsize(path) if os.path.exists(path) else 0)
-             for name, path in (("database", db_path), ("wal", db_path + "-wal"))}
+        "ORDER BY started_at DESC LIMIT 1",
+        (scope.key,),
+    ).fetchone()
+    sizes = {
+        name: (os.path.getsize(path) if os.path.exists(path) else 0)
+        for name, path in (("database", db_path), ("wal", db_path + "-wal"))
+    }
     return {
         "focus": focus["focus"] if focus else None,
         "sessions": conn.execute("SELECT COUNT(*) FROM sessions WHERE scope_key=?", (scope.key,)).fetchone()[0],
-        "active_notes": conn.execute(f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND status='active'", (scope.key,)).fetchone()[0],
+        "active_notes": conn.execute(
+            f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND status='active'", (scope.key,)
+        ).fetchone()[0],
         "session": current,
         "scope": {"key": scope.key, **cumulative.to_dict()},
         "history": history,
@@ -125,6 +151,7 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
 
 def render_stats(report: Mapping[str, Any]) -> str:
     """The stats report as text (the same figures as --json); `report` is what `stats` returns, read field by field."""
+
     def block(name: str, figures: Mapping[str, Any]) -> list[str]:
         ratio = figures["ratio"]
         return [
@@ -166,8 +193,10 @@ def render_stats(report: Mapping[str, Any]) -> str:
         for entry in items["most_retrieved"]:
             text = collapse(defuse(entry["text"].split("\n", 1)[0]))[:100]
             marks = label_suffix(entry["kind"], entry["text"], None)  # the one label rule every surface uses
-            lines.append(f"    {entry['access_count']}× {humanize_kind(entry['kind'])} [{ts_min(entry['created_at'])}]: "
-                         f"{text}{marks} — {entry['id']}")
+            lines.append(
+                f"    {entry['access_count']}× {humanize_kind(entry['kind'])} [{ts_min(entry['created_at'])}]: "
+                f"{text}{marks} — {entry['id']}"
+            )
     lines.append(f"{'Database:':<15}{report['database_bytes']} bytes")
     lines.append(f"{'WAL:':<15}{report['wal_bytes']} bytes")
     return "\n".join(lines)
@@ -176,8 +205,15 @@ def render_stats(report: Mapping[str, Any]) -> str:
 # -- booking: every injection is counted where it is made ------------------------------------------------------
 
 
-def book(conn: sqlite3.Connection, scope_key: str, session_id: str | None, surface: Surface, now: str, *,
-         reinforce: bool = False) -> Surface:
+def book(
+    conn: sqlite3.Connection,
+    scope_key: str,
+    session_id: str | None,
+    surface: Surface,
+    now: str,
+    *,
+    reinforce: bool = False,
+) -> Surface:
     """Record what a surface injected (token ledger; with `reinforce`, the retrieval log) and, with `reinforce`,
     reinforce what it showed (`memory.tiers.reinforce` says what counts as a use); one transaction."""
     if not surface.text:
@@ -189,15 +225,26 @@ def book(conn: sqlite3.Connection, scope_key: str, session_id: str | None, surfa
             conn.execute(
                 "INSERT INTO retrieval_log(session_id, scope_key, channel, topic, query_text, result_ids_json, "
                 "total_candidates, returned_count, token_estimate, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (session_id, scope_key, surface.channel, surface.topic, surface.query, json.dumps(ids),
-                 surface.total_candidates, len(ids), surface.tokens, now),
+                (
+                    session_id,
+                    scope_key,
+                    surface.channel,
+                    surface.topic,
+                    surface.query,
+                    json.dumps(ids),
+                    surface.total_candidates,
+                    len(ids),
+                    surface.tokens,
+                    now,
+                ),
             )
             tiers.reinforce(conn, surface.items, now)
     return surface
 
 
-def book_text(conn: sqlite3.Connection, scope_key: str, session_id: str | None, channel: str, text: str,
-              now: str) -> None:
+def book_text(
+    conn: sqlite3.Connection, scope_key: str, session_id: str | None, channel: str, text: str, now: str
+) -> None:
     """Book text injected outside the surfaces (hook outputs) against a session; one transaction."""
     if not text:
         return
@@ -205,8 +252,9 @@ def book_text(conn: sqlite3.Connection, scope_key: str, session_id: str | None, 
         _ledger(conn, session_id, scope_key, channel, estimate_tokens(text), now)
 
 
-def _ledger(conn: sqlite3.Connection, session_id: str | None, scope_key: str, channel: str, tokens: int,
-            now: str) -> None:
+def _ledger(
+    conn: sqlite3.Connection, session_id: str | None, scope_key: str, channel: str, tokens: int, now: str
+) -> None:
     conn.execute(
         "INSERT INTO token_ledger(session_id, scope_key, channel, direction, tokens, timestamp) VALUES (?,?,?,?,?,?)",
         (session_id, scope_key, channel, "injected", tokens, now),

@@ -23,8 +23,19 @@ from cortex_engine.scope.identity import Scope
 from cortex_engine.store.database import IN_SCOPE
 
 __all__ = [
-    "DIFF_CONTEXT", "DIFF_LINES", "LABEL_FILTERS", "SORTS", "Inspection", "Location", "anchor_entry", "find_item",
-    "inspect_memory", "locate_reference", "quote_arg", "summarize_text", "text_diff",
+    "DIFF_CONTEXT",
+    "DIFF_LINES",
+    "LABEL_FILTERS",
+    "SORTS",
+    "Inspection",
+    "Location",
+    "anchor_entry",
+    "find_item",
+    "inspect_memory",
+    "locate_reference",
+    "quote_arg",
+    "summarize_text",
+    "text_diff",
 ]
 """`LABEL_FILTERS` and `SORTS` are the listing's; the CLI's parser names them here (`lazy("query.inspection", …)`)."""
 
@@ -51,8 +62,13 @@ class Inspection:
     def to_dict(self) -> dict[str, object]:
         """The `inspect-memory --json` shape (byte-faithful text)."""
         return {
-            **self.item, "trust": self.trust, "conflict": self.conflict, "references": self.references,
-            "anchors": self.anchors, "access": self.access, "corrections": self.corrections,
+            **self.item,
+            "trust": self.trust,
+            "conflict": self.conflict,
+            "references": self.references,
+            "anchors": self.anchors,
+            "access": self.access,
+            "corrections": self.corrections,
         }
 
 
@@ -105,13 +121,20 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
         (f'%"{row["id"]}"%',),
     ).fetchall()
     access = {
-        "count": row["access_count"], "last": row["last_accessed_at"],
+        "count": row["access_count"],
+        "last": row["last_accessed_at"],
         "recent": [{"at": r["created_at"], "topic": r["topic"]} for r in log],
     }
     corrections = [
-        {"at": c["created_at"], "operation": c["operation"], "prior_text": c["prior_text"], "new_text": c["new_text"],
-         "diff": [list(part) for part in text_diff(c["prior_text"], c["new_text"], context=DIFF_CONTEXT)]
-         if c["prior_text"] is not None and c["new_text"] is not None else []}
+        {
+            "at": c["created_at"],
+            "operation": c["operation"],
+            "prior_text": c["prior_text"],
+            "new_text": c["new_text"],
+            "diff": [list(part) for part in text_diff(c["prior_text"], c["new_text"], context=DIFF_CONTEXT)]
+            if c["prior_text"] is not None and c["new_text"] is not None
+            else [],
+        }
         for c in conn.execute(
             "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", (row["id"],)
         )
@@ -128,24 +151,45 @@ def anchor_entry(worktree: str, anchor: AnchorVerdict) -> dict[str, object]:
     """One anchor as inspect-memory shows it: recorded and current place and hash, and for a drifted span the
     commit that changed it (when `git log -L` says) and a short diff against the recorded content."""
     entry: dict[str, object] = {
-        "anchor": quote_path(anchor.name), "status": anchor.status, "symbol": anchor.symbol,
-        "recorded": {"path": quote_path(anchor.recorded_path), "start": anchor.recorded_start, "end": anchor.recorded_end,
-                     "hash": anchor.recorded_hash, "head": anchor.head_oid},
-        "current": {"path": quote_path(anchor.path), "start": anchor.start, "end": anchor.end, "hash": anchor.current_hash},
-        "changed_in": None, "diff": [],
+        "anchor": quote_path(anchor.name),
+        "status": anchor.status,
+        "symbol": anchor.symbol,
+        "recorded": {
+            "path": quote_path(anchor.recorded_path),
+            "start": anchor.recorded_start,
+            "end": anchor.recorded_end,
+            "hash": anchor.recorded_hash,
+            "head": anchor.head_oid,
+        },
+        "current": {
+            "path": quote_path(anchor.path),
+            "start": anchor.start,
+            "end": anchor.end,
+            "hash": anchor.current_hash,
+        },
+        "changed_in": None,
+        "diff": [],
     }
     if anchor.status != "drifted" or anchor.start is None or anchor.end is None:
         return entry
     source = anchors.read_source(worktree, anchor.path)
     if source is None:
         return entry
-    now = source.lines[anchor.start - 1:anchor.end]
+    now = source.lines[anchor.start - 1 : anchor.end]
     then = _recorded_span(worktree, anchor)
     if then is not None:
         entry["diff"] = anchors.short_diff(then, now, DIFF_LINES)
     if anchor.head_oid:
-        out = history.git(worktree, "log", "-1", "--no-patch", "--format=%h %s", "-L",
-                          f"{anchor.start},{anchor.end}:{anchor.path}", f"{anchor.head_oid}..HEAD")
+        out = history.git(
+            worktree,
+            "log",
+            "-1",
+            "--no-patch",
+            "--format=%h %s",
+            "-L",
+            f"{anchor.start},{anchor.end}:{anchor.path}",
+            f"{anchor.head_oid}..HEAD",
+        )
         entry["changed_in"] = collapse(out.strip())[:120] if out and out.strip() else None
     return entry
 
@@ -160,7 +204,7 @@ def _recorded_span(worktree: str, anchor: AnchorVerdict) -> list[str] | None:
     then = anchors.source_of(anchor.recorded_path, blob)
     if anchors.span_digest(then.lines, anchor.recorded_start, anchor.recorded_end) != anchor.recorded_hash:
         return None  # the note was written on uncommitted code: the recorded content is not in git
-    return then.lines[anchor.recorded_start - 1:anchor.recorded_end]
+    return then.lines[anchor.recorded_start - 1 : anchor.recorded_end]
 
 
 @dataclass(frozen=True)
@@ -212,8 +256,12 @@ def locate_reference(conn: sqlite3.Connection, scope: Scope, item_or_note_id: st
             return Location(row["id"], path, absolute, line, end, reason)
     gone = [ref.path for ref in validation.refs if ref.status == "missing"]
     if gone:
-        raise NotFound(f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone from the checkout (deleted, or "
-                       "renamed where git cannot follow); nothing to open", code="file_missing", id=row["id"])
+        raise NotFound(
+            f"{', '.join(gone)} {'is' if len(gone) == 1 else 'are'} gone from the checkout (deleted, or "
+            "renamed where git cannot follow); nothing to open",
+            code="file_missing",
+            id=row["id"],
+        )
     raise NotFound(f"{row['id']} names no file of this checkout; nothing to open", code="file_missing", id=row["id"])
 
 
@@ -255,8 +303,13 @@ def text_diff(prior: str, new: str, *, context: int | None = None) -> list[tuple
     for index, (op, text) in enumerate(runs):
         if op == "=" and len(text) > 2 * context:
             first, last = index == 0, index == len(runs) - 1
-            text = ("…" + text[-context:] if first else text[:context] + "…" if last
-                    else text[:context] + " … " + text[-context:])
+            text = (
+                "…" + text[-context:]
+                if first
+                else text[:context] + "…"
+                if last
+                else text[:context] + " … " + text[-context:]
+            )
         cut.append((op, text))
     return cut
 

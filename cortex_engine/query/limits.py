@@ -34,6 +34,8 @@ def check_path(path: str) -> str:
         from cortex_engine.base.errors import InvalidInput
 
         shown = strip_control(path.replace("\0", "\\0"))[:120]
-        raise InvalidInput(f"path '{shown}' contains a NUL character, which no file name can hold; "
-                           "pass the path as it is on disk", code="bad_path")
+        raise InvalidInput(
+            f"path '{shown}' contains a NUL character, which no file name can hold; pass the path as it is on disk",
+            code="bad_path",
+        )
     return path

@@ -47,8 +47,11 @@ def normalize_kinds(kinds: list[str] | None) -> list[str] | None:
         full = by_name.get(kind.strip().lower())
         if full is None:
             valid = ", ".join(short_kind_name(k) for k in ITEM_KINDS)
-            raise InvalidInput(f"unknown kind {kind!r}; valid kinds: {valid} (or their full names, e.g. note:decision)",
-                               code="bad_kind", kinds=[short_kind_name(k) for k in ITEM_KINDS])
+            raise InvalidInput(
+                f"unknown kind {kind!r}; valid kinds: {valid} (or their full names, e.g. note:decision)",
+                code="bad_kind",
+                kinds=[short_kind_name(k) for k in ITEM_KINDS],
+            )
         if full not in out:
             out.append(full)
     return out
@@ -93,8 +96,12 @@ class Page:
     def to_dict(self) -> dict[str, object]:
         """The `list-memory --json` shape."""
         return {
-            "total": self.total, "offset": self.offset, "limit": self.limit, "order": ORDER_TEXT,
-            "filters": self.filters, "items": self.items,
+            "total": self.total,
+            "offset": self.offset,
+            "limit": self.limit,
+            "order": ORDER_TEXT,
+            "filters": self.filters,
+            "items": self.items,
         }
 
 
@@ -109,10 +116,14 @@ SORTS = ("created", "kind", "state", "subject", "scope")
 """Columns a listing can be ordered by; each has a natural direction (created: newest first; state: pinned first;
 the others A→Z) that `reverse` flips. Ties are always newest first."""
 _SORT_SQL = {
-    "kind": "CASE kind " + " ".join(f"WHEN '{k}' THEN {n}" for n, k in enumerate(sorted(ITEM_KINDS, key=short_kind)))
-            + f" ELSE {len(ITEM_KINDS)} END",  # by the short name the operator reads (`failure`, not `episode:…`)
-    "scope": "scope_key", "subject": "COALESCE(subject, '') COLLATE NOCASE",
-    "state": "CASE state " + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATES)) + f" ELSE {len(STATES)} END",
+    "kind": "CASE kind "
+    + " ".join(f"WHEN '{k}' THEN {n}" for n, k in enumerate(sorted(ITEM_KINDS, key=short_kind)))
+    + f" ELSE {len(ITEM_KINDS)} END",  # by the short name the operator reads (`failure`, not `episode:…`)
+    "scope": "scope_key",
+    "subject": "COALESCE(subject, '') COLLATE NOCASE",
+    "state": "CASE state "
+    + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATES))
+    + f" ELSE {len(STATES)} END",
 }
 _LABEL_CANDIDATES = {
     "contested": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Conflict: ') > 0)",
@@ -135,7 +146,10 @@ def _order_by(sort: str, reverse: bool) -> str:
 
 
 def _filter_terms(
-    scopes: list[str] | None, kinds: list[str] | None, states: list[str] | None, text: str | None,
+    scopes: list[str] | None,
+    kinds: list[str] | None,
+    states: list[str] | None,
+    text: str | None,
     labels: list[str] | None,
 ) -> tuple[list[str], list[object]]:
     """WHERE terms and arguments for list-memory's filters (a label's terms are a superset; the label rule decides)."""
@@ -235,16 +249,20 @@ def list_memory(
     clause = f" WHERE {' AND '.join(where)}" if where else ""
     following: list[sqlite3.Row] = []
     if sort != "created" or reverse or labels:
-        rows, following, total, offset = _ordered_page(conn, clause, args, order, labels, validator, limit, offset,
-                                                       start or before, before is not None, oldest)
+        rows, following, total, offset = _ordered_page(
+            conn, clause, args, order, labels, validator, limit, offset, start or before, before is not None, oldest
+        )
     else:
         total = conn.execute(f"SELECT COUNT(*) FROM memory_items{clause}", args).fetchone()[0]
 
-        def select(extra: str | None, extra_args: list[object], way: str, count: int, skip: int = 0) -> list[sqlite3.Row]:
+        def select(
+            extra: str | None, extra_args: list[object], way: str, count: int, skip: int = 0
+        ) -> list[sqlite3.Row]:
             terms = [*where, extra] if extra else where
             sql = f"SELECT * FROM scoped_items{' WHERE ' + ' AND '.join(terms) if terms else ''}"
-            return conn.execute(f"{sql} ORDER BY {_KEY_ORDER[way]} LIMIT ? OFFSET ?",
-                                (*args, *extra_args, count, skip)).fetchall()
+            return conn.execute(
+                f"{sql} ORDER BY {_KEY_ORDER[way]} LIMIT ? OFFSET ?", (*args, *extra_args, count, skip)
+            ).fetchall()
 
         rows = []
         if before is not None:
@@ -262,26 +280,53 @@ def list_memory(
             following = select(_OLDER, _key_args(_key(rows[-1])), "desc", 1)
         if rows and (start is not None or before is not None):
             newer = f" WHERE {' AND '.join([*where, _NEWER])}"
-            offset = conn.execute(f"SELECT COUNT(*) FROM memory_items{newer}",
-                                  (*args, *_key_args(_key(rows[0])))).fetchone()[0]
+            offset = conn.execute(
+                f"SELECT COUNT(*) FROM memory_items{newer}", (*args, *_key_args(_key(rows[0])))
+            ).fetchone()[0]
     items = [
         {
-            "id": r["id"], "note_id": r["source_id"] if r["source_table"] == "notes" else None, "kind": r["kind"],
-            "subject": r["subject"], "state": r["state"], "scope_key": r["scope_key"], "scope": scope_label(r["scope_key"]),
+            "id": r["id"],
+            "note_id": r["source_id"] if r["source_table"] == "notes" else None,
+            "kind": r["kind"],
+            "subject": r["subject"],
+            "state": r["state"],
+            "scope_key": r["scope_key"],
+            "scope": scope_label(r["scope_key"]),
             "created_at": r["created_at"],
-            "access_count": r["access_count"], "text": r["text"],
+            "access_count": r["access_count"],
+            "text": r["text"],
         }
         for r in rows
     ]
     filters: dict[str, list[str]] = {
-        k: v for k, v in (("scope", scopes or []), ("kind", kinds or []), ("state", states or []),
-                          ("label", labels or []), ("text", [text] if text else [])) if v}
-    return Page(total, offset, limit, items, filters, [_key(r) for r in rows], _key(following[0]) if following else None)
+        k: v
+        for k, v in (
+            ("scope", scopes or []),
+            ("kind", kinds or []),
+            ("state", states or []),
+            ("label", labels or []),
+            ("text", [text] if text else []),
+        )
+        if v
+    }
+    return Page(
+        total, offset, limit, items, filters, [_key(r) for r in rows], _key(following[0]) if following else None
+    )
 
 
-def _ordered_page(conn: sqlite3.Connection, clause: str, args: list[object], order: str, labels: list[str] | None,
-                  validator: Validator | None, limit: int, offset: int, key: PageKey | None, before: bool,
-                  oldest: bool) -> tuple[list[sqlite3.Row], list[sqlite3.Row], int, int]:
+def _ordered_page(
+    conn: sqlite3.Connection,
+    clause: str,
+    args: list[object],
+    order: str,
+    labels: list[str] | None,
+    validator: Validator | None,
+    limit: int,
+    offset: int,
+    key: PageKey | None,
+    before: bool,
+    oldest: bool,
+) -> tuple[list[sqlite3.Row], list[sqlite3.Row], int, int]:
     """A page of a sorted or label-filtered listing: its rows, the row after it, the total and the page's offset.
 
     The listing's ids are read in order (labels judged by the one label rule), so a key is placed by position."""
@@ -296,24 +341,38 @@ def _ordered_page(conn: sqlite3.Connection, clause: str, args: list[object], ord
         found = conn.execute("SELECT id FROM memory_items WHERE rowid=?", (key.rowid,)).fetchone()
         position = ids.index(found["id"]) if found is not None and found["id"] in ids else 0
         offset = max(0, position - limit) if before else position
-    chosen = ids[offset:offset + limit + 1]
-    found_rows = {r["id"]: r for r in conn.execute(
-        "SELECT * FROM scoped_items WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(chosen),))}
+    chosen = ids[offset : offset + limit + 1]
+    found_rows = {
+        r["id"]: r
+        for r in conn.execute(
+            "SELECT * FROM scoped_items WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(chosen),)
+        )
+    }
     rows = [found_rows[item_id] for item_id in chosen if item_id in found_rows]
     return rows[:limit], rows[limit:], total, offset
 
 
-def _labelled(conn: sqlite3.Connection, clause: str, args: list[object], order: str, labels: list[str],
-              validator: Validator | None) -> list[str]:
+def _labelled(
+    conn: sqlite3.Connection,
+    clause: str,
+    args: list[object],
+    order: str,
+    labels: list[str],
+    validator: Validator | None,
+) -> list[str]:
     """The ids, in listing order, of the candidates that carry one of `labels` (the one label rule decides)."""
     rows = conn.execute(f"SELECT id, kind, text, scope_key FROM scoped_items{clause} ORDER BY {order}", args).fetchall()
     judged = {}
     if validator is not None and ("stale" in labels or "drifted" in labels):
         judged = validator.validate_many([(str(r["id"]), str(r["scope_key"])) for r in rows])
     wanted = set(labels)
-    return [str(r["id"]) for r in rows
-            if wanted.intersection(label_tag(label) for label in item_labels(str(r["kind"]), str(r["text"]),
-                                                                             judged.get(str(r["id"]))))]
+    return [
+        str(r["id"])
+        for r in rows
+        if wanted.intersection(
+            label_tag(label) for label in item_labels(str(r["kind"]), str(r["text"]), judged.get(str(r["id"])))
+        )
+    ]
 
 
 def memory_key(
@@ -328,8 +387,9 @@ def memory_key(
 
     Lets a caller open a page at an item (a search hit, a deep link) whatever its age: `list_memory(start=key)`.
     """
-    row = conn.execute("SELECT rowid, created_at, scope_key, kind, state FROM scoped_items WHERE id=?",
-                       (item_id,)).fetchone()
+    row = conn.execute(
+        "SELECT rowid, created_at, scope_key, kind, state FROM scoped_items WHERE id=?", (item_id,)
+    ).fetchone()
     if row is None:
         return None
     for column, values in (("scope_key", scopes), ("kind", normalize_kinds(kinds)), ("state", states)):

@@ -49,14 +49,19 @@ def freshness_summary(report: Mapping[str, Any]) -> str:
     `checked 16 memories; 2 stale; 1 drifted; references: 14 exists, 2 missing, …` (drifted only when there is)."""
     checked = int(report["checked"])
     drifted = f"{report['drifted']} drifted; " if report.get("drifted") else ""
-    return (f"checked {checked} memor{'y' if checked == 1 else 'ies'}; {report['stale']} stale; {drifted}references: "
-            + ", ".join(f"{n} {state}" for state, n in report["references"].items()))
+    return (
+        f"checked {checked} memor{'y' if checked == 1 else 'ies'}; {report['stale']} stale; {drifted}references: "
+        + ", ".join(f"{n} {state}" for state, n in report["references"].items())
+    )
 
 
 def contest_hint(adapter: str) -> str:
     """How to close a contest, in the adapter's words."""
-    return ("Close it with: cortex resolve <id> once you know which one holds." if adapter == "cli"
-            else "Close it with cortex_resolve(note_id) once you know which one holds.")
+    return (
+        "Close it with: cortex resolve <id> once you know which one holds."
+        if adapter == "cli"
+        else "Close it with cortex_resolve(note_id) once you know which one holds."
+    )
 
 
 def short_id(item_id: str) -> str:
@@ -78,8 +83,10 @@ def _one_line(value: object) -> str:
 def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
     """`Noted (<kind>[<subject>]) [<ts>]: <content>`, the new note's id, and the contest report when there is one."""
     subject = f"[{_one_line(result.subject)}]" if result.subject else ""
-    lines = [f"Noted ({result.kind}{subject}) [{ts_min(result.timestamp)}]: {_cut(result.content, 60)}",
-             f"id: {result.id}"]
+    lines = [
+        f"Noted ({result.kind}{subject}) [{ts_min(result.timestamp)}]: {_cut(result.content, 60)}",
+        f"id: {result.id}",
+    ]
     if result.conflicts:
         n = len(result.conflicts)
         lines.append(
@@ -92,7 +99,9 @@ def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
         lines.append(contest_hint(adapter))
     if result.superseded:
         n = len(result.superseded)
-        lines.append(f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler).")
+        lines.append(
+            f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler)."
+        )
     return "\n".join(lines)
 
 
@@ -106,8 +115,10 @@ def resolved(result: Resolution) -> str:
         text += f"\nReplaced with note {result.replacement_id}."
     if result.superseded:
         n = len(result.superseded)
-        text += (f"\nSuperseded {n} other active {result.kind}{'s' if n != 1 else ''} on this subject: "
-                 f"the replacement is the one active {result.kind} on it.")
+        text += (
+            f"\nSuperseded {n} other active {result.kind}{'s' if n != 1 else ''} on this subject: "
+            f"the replacement is the one active {result.kind} on it."
+        )
     return text
 
 
@@ -119,17 +130,24 @@ def memory_page(page: Page) -> str:
         return "no items match these filters."
     filters = " ".join(f"{k}={','.join(v)}" for k, v in page.filters.items()) or "none"
     end = page.offset + len(page.items)
-    lines = [f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"]
+    lines = [
+        f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"
+    ]
     rows = []
     for item in page.items:
         labels = found if isinstance(found := item.get("labels"), list) else []
-        rows.append((
-            short_id(str(item["id"])), str(item["state"]), short_kind_name(str(item["kind"])), _one_line(item.get("scope", "")),
-            " ".join(f"[{_one_line(label)}]" for label in labels) or "-",
-            ts_min(str(item["created_at"])),
-            (f"[{_one_line(item['subject'])}] " if item["subject"] else "")
-            + summarize_text(defuse(str(item["text"]).split("\n", 1)[0]), 80),
-        ))
+        rows.append(
+            (
+                short_id(str(item["id"])),
+                str(item["state"]),
+                short_kind_name(str(item["kind"])),
+                _one_line(item.get("scope", "")),
+                " ".join(f"[{_one_line(label)}]" for label in labels) or "-",
+                ts_min(str(item["created_at"])),
+                (f"[{_one_line(item['subject'])}] " if item["subject"] else "")
+                + summarize_text(defuse(str(item["text"]).split("\n", 1)[0]), 80),
+            )
+        )
     header = ("ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
@@ -215,7 +233,9 @@ def inspection(result: Inspection) -> str:
         lines.append("  no recorded retrievals")
     for entry in recent:  # type: ignore[attr-defined]
         lines.append(f"  {ts_min(entry['at'])}  {collapse(strip_control(entry['topic'] or ''))}")
-    lines.append("  (showing at most 10; cortex gc also prunes the retrieval log — the access count is the durable figure)")
+    lines.append(
+        "  (showing at most 10; cortex gc also prunes the retrieval log — the access count is the durable figure)"
+    )
     if result.corrections:
         lines += ["", "corrections:"]
         for corr in result.corrections:
@@ -239,8 +259,10 @@ def reanchored(result: Reanchor) -> str:
 def rewrote_moved(result: MovedRewrite) -> str:
     """What rewriting moved references did: each old path and its new one."""
     moves = ", ".join(f"{strip_control(str(m['from']))} → {strip_control(str(m['to']))}" for m in result.moves)
-    return (f"rewrote {result.id}: {moves}\nreferences: {result.edit.references} re-extracted\n"
-            "(the prior text is kept in the audit log; see inspect-memory)")
+    return (
+        f"rewrote {result.id}: {moves}\nreferences: {result.edit.references} re-extracted\n"
+        "(the prior text is kept in the audit log; see inspect-memory)"
+    )
 
 
 def deletion(result: Deletion) -> str:
@@ -296,8 +318,10 @@ def branch_scopes(scopes: list[BranchScope]) -> str:
         git = "-" if s.exists_in_git is None else ("yes" if s.exists_in_git else "no")
         last = ts_min(s.last_activity) if s.last_activity else "-"
         merged = ", ".join(_one_line(m) for m in s.merged_into) or "-"
-        lines.append(f"{'* ' if s.current else '  '}{_cut(s.label, 27):<28} {s.notes:>5} {s.open_contests:>8}  "
-                     f"{last:<17}  {git:<6}  {merged}")
+        lines.append(
+            f"{'* ' if s.current else '  '}{_cut(s.label, 27):<28} {s.notes:>5} {s.open_contests:>8}  "
+            f"{last:<17}  {git:<6}  {merged}"
+        )
     return "\n".join(lines)
 
 
@@ -311,6 +335,8 @@ def suggestions(result: dict[str, object]) -> str:
     lines = [f"Notes worth saving from session {short_id(str(result['session_id']))} (nothing was written):"]
     for item in items:
         subject = f"[{_one_line(item['subject'])}] " if item.get("subject") else ""
-        lines.append(f"  {item['kind']} {subject}{_cut(str(item['content']), 100)} (confidence {float(item['confidence']):.2f})")
+        lines.append(
+            f"  {item['kind']} {subject}{_cut(str(item['content']), 100)} (confidence {float(item['confidence']):.2f})"
+        )
     lines.append('Save one with: cortex note --kind KIND --subject "SUBJECT" "TEXT"')
     return "\n".join(lines)

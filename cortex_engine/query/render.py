@@ -12,8 +12,16 @@ from cortex_engine.base.clock import parse_iso, ts_min
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import budget_chars, estimate_tokens
 from cortex_engine.base.untrusted import quote_path
-from cortex_engine.memory.items import (collapse, defuse_labels, is_contested, is_resolved, is_superseded, note_content,
-                                        note_origin, split_trailers)
+from cortex_engine.memory.items import (
+    collapse,
+    defuse_labels,
+    is_contested,
+    is_resolved,
+    is_superseded,
+    note_content,
+    note_origin,
+    split_trailers,
+)
 from cortex_engine.scope.freshness import Validation
 from cortex_engine.store.redact import strip_invisible
 
@@ -29,8 +37,12 @@ NOTE_LINE_CHARS = 600  # a note's content on one evidence line; the rest is one 
 # name inside a label is quoted (`base/untrusted.quote_path`), so it holds no `(`, `)`, `]` or newline.
 _ONE_LABEL = (
     "|".join(map(re.escape, (*labels.STATUS, labels.origin(labels.SHARED))))
-    + r"|\(" + labels.FROM + r" [^()\n]*\)"
-    + r"|\[(?:" + "|".join(labels.REFERENCE_VERDICTS) + r"): [^\]\n]*\]"
+    + r"|\("
+    + labels.FROM
+    + r" [^()\n]*\)"
+    + r"|\[(?:"
+    + "|".join(labels.REFERENCE_VERDICTS)
+    + r"): [^\]\n]*\]"
 )
 _LABEL_TAIL = re.compile(r"(?:\s(?:" + _ONE_LABEL + r"))+$")
 _LABEL = re.compile(r"\s(" + _ONE_LABEL + r")")
@@ -90,7 +102,7 @@ def fit_labels(tail: str, room: int) -> str:
         grant[index] = min(caps[index], spare // (len(caps) - position))
         spare -= grant[index]
     return "".join(
-        f" {o}{k}{d if grant[i] >= len(d) - 1 else d[:grant[i]].rstrip() + '…'}{c}"
+        f" {o}{k}{d if grant[i] >= len(d) - 1 else d[: grant[i]].rstrip() + '…'}{c}"
         for i, (o, k, d, c) in enumerate(pieces)
     )
 
@@ -119,9 +131,14 @@ def humanize_kind(kind: str) -> str:
 
 
 SHORT_KINDS = {
-    "episode:command_failure": "failure", "episode:session_summary": "summary", "episode:subagent_conclusion": "subagent",
-    "episode:test_cycle": "test cycle", "command_run": "command", "branch_snapshot": "snapshot",
-    "project_snapshot": "project", "session_state": "state",
+    "episode:command_failure": "failure",
+    "episode:session_summary": "summary",
+    "episode:subagent_conclusion": "subagent",
+    "episode:test_cycle": "test cycle",
+    "command_run": "command",
+    "branch_snapshot": "snapshot",
+    "project_snapshot": "project",
+    "session_state": "state",
 }
 
 
@@ -322,7 +339,9 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
 _Shown = TypeVar("_Shown")
 
 
-def pack_degrading(attempts: Iterable[tuple[list[str], list[_Shown]]], budget: int) -> tuple[list[str], list[_Shown]] | None:
+def pack_degrading(
+    attempts: Iterable[tuple[list[str], list[_Shown]]], budget: int
+) -> tuple[list[str], list[_Shown]] | None:
     """The budget rule for a surface that gives way in steps: the first attempt whose lines fit `budget`.
 
     `attempts` are the surface's renderings from the fullest to the leanest (each with what it shows); they are
@@ -367,7 +386,9 @@ def sections_trimmed(count: int) -> str:
     return f"…{count} section{'s' if count != 1 else ''} trimmed (cortex_recall(topic) for more)"
 
 
-def assemble_sections(sections: list[str], budget: int, pointers: list[str | None] | None = None) -> tuple[str, list[int]]:
+def assemble_sections(
+    sections: list[str], budget: int, pointers: list[str | None] | None = None
+) -> tuple[str, list[int]]:
     """Place whole sections: the first always; a later one that does not fit is skipped, the walk goes on.
 
     Sections are joined by a blank line, and the trailer counting what was skipped is charged too, so the
@@ -383,7 +404,11 @@ def assemble_sections(sections: list[str], budget: int, pointers: list[str | Non
             continue
         kept.append(index)
         chars += cost
-    while len(kept) < len(sections) and len(kept) > 1 and chars + 2 + len(sections_trimmed(len(sections) - len(kept))) > limit:
+    while (
+        len(kept) < len(sections)
+        and len(kept) > 1
+        and chars + 2 + len(sections_trimmed(len(sections) - len(kept))) > limit
+    ):
         chars -= len(sections[kept.pop()]) + 2
     parts = [sections[i] for i in kept]
     trailer = sections_trimmed(len(sections) - len(kept)) if len(kept) < len(sections) else None

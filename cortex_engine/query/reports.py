@@ -17,7 +17,8 @@ from cortex_engine.base.clock import iso
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope.freshness import Validation, Validator, checkout_signature, checkouts
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store import queries, reports as store
+from cortex_engine.store import queries
+from cortex_engine.store import reports as store
 from cortex_engine.store.database import transaction
 
 if TYPE_CHECKING:
@@ -36,10 +37,22 @@ def activity(conn: sqlite3.Connection, scope_key: str, limit: int, session_id: s
     ids = [str(r["id"]) for r in rows]
     tokens = queries.injected_per_session(conn, ids) if ids else {}
     return [
-        {"id": r["id"], "parent_session_id": r["parent_session_id"], "agent_type": r["agent_type"],
-         "agent_id": r["agent_id"], "status": r["status"], "started_at": r["started_at"], "ended_at": r["ended_at"],
-         "focus": r["focus"], "reads": r["reads"], "edits": r["edits"], "commands": r["commands"],
-         "failures": r["failures"], "notes": r["notes"], "tokens": tokens.get(str(r["id"]), 0)}
+        {
+            "id": r["id"],
+            "parent_session_id": r["parent_session_id"],
+            "agent_type": r["agent_type"],
+            "agent_id": r["agent_id"],
+            "status": r["status"],
+            "started_at": r["started_at"],
+            "ended_at": r["ended_at"],
+            "focus": r["focus"],
+            "reads": r["reads"],
+            "edits": r["edits"],
+            "commands": r["commands"],
+            "failures": r["failures"],
+            "notes": r["notes"],
+            "tokens": tokens.get(str(r["id"]), 0),
+        }
         for r in rows
     ]
 
@@ -53,8 +66,14 @@ def contests(conn: sqlite3.Connection, scope_key: str) -> list[dict[str, object]
         {
             "subject": subject,
             "sides": [
-                {"id": r["id"], "item_id": r["item_id"], "kind": r["kind"], "content": r["content"],
-                 "timestamp": r["timestamp"], "session_id": r["session_id"]}
+                {
+                    "id": r["id"],
+                    "item_id": r["item_id"],
+                    "kind": r["kind"],
+                    "content": r["content"],
+                    "timestamp": r["timestamp"],
+                    "session_id": r["session_id"],
+                }
                 for r in sides
             ],
         }
@@ -86,8 +105,9 @@ def resume_line(conn: sqlite3.Connection, scope_key: str, now: datetime) -> str 
     return None
 
 
-def validate(ctx: Context, scope: Scope, project_key: str, topic: str | None, *, persist: bool,
-             all_scopes: bool, now: str) -> dict[str, object]:
+def validate(
+    ctx: Context, scope: Scope, project_key: str, topic: str | None, *, persist: bool, all_scopes: bool, now: str
+) -> dict[str, object]:
     """Audit memories' references against the checkout (deletes nothing); persists each verdict unless told not to.
 
     `all_scopes` checks every scope of the store, each against its own checkout state (its worktree, else its
@@ -109,29 +129,52 @@ def validate(ctx: Context, scope: Scope, project_key: str, topic: str | None, *,
                 continue
             checked = _validated(conn, [checkout.scope_key], checkout.validator)
             pairs.extend(checked)
-            scopes.append({
-                "scope_key": checkout.scope_key, "against": checkout.against, "where": checkout.where,
-                "checked": len(checked), "stale": sum(1 for _, v in checked if v.stale),
-            })
+            scopes.append(
+                {
+                    "scope_key": checkout.scope_key,
+                    "against": checkout.against,
+                    "where": checkout.where,
+                    "checked": len(checked),
+                    "stale": sum(1 for _, v in checked if v.stale),
+                }
+            )
     else:
         pairs = _validated(conn, ctx.scope_keys, ctx.validator)
     with transaction(conn):
-        for row, validation in (pairs if persist else []):
+        for row, validation in pairs if persist else []:
             for ref in validation.refs:
                 queries.set_reference_status(conn, row["id"], ref.path, ref.status, ref.moved_to, now)
     results = [
-        {"id": row["id"], "kind": row["kind"], "subject": row["subject"], "scope_key": row["scope_key"],
-         "validity": v.validity, "label": v.label,
-         "references": [{**r.verdict, "status": r.status, "moved_to": r.verdict["to"]} for r in v.refs],
-         "anchors": [{"anchor": quote_path(a.name), "status": a.status, "path": quote_path(a.path), "start": a.start,
-                      "end": a.end}
-                     for a in v.anchors]}
+        {
+            "id": row["id"],
+            "kind": row["kind"],
+            "subject": row["subject"],
+            "scope_key": row["scope_key"],
+            "validity": v.validity,
+            "label": v.label,
+            "references": [{**r.verdict, "status": r.status, "moved_to": r.verdict["to"]} for r in v.refs],
+            "anchors": [
+                {
+                    "anchor": quote_path(a.name),
+                    "status": a.status,
+                    "path": quote_path(a.path),
+                    "start": a.start,
+                    "end": a.end,
+                }
+                for a in v.anchors
+            ],
+        }
         for row, v in pairs
     ]
-    summary = {s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")}
+    summary = {
+        s: sum(1 for _, v in pairs for r in v.refs if r.status == s) for s in ("exists", "missing", "moved", "unknown")
+    }
     report: dict[str, object] = {
-        "topic": topic, "checked": len(pairs), "stale": sum(1 for _, v in pairs if v.stale),
-        "drifted": sum(1 for _, v in pairs if v.drifted and not v.stale), "references": summary,
+        "topic": topic,
+        "checked": len(pairs),
+        "stale": sum(1 for _, v in pairs if v.stale),
+        "drifted": sum(1 for _, v in pairs if v.drifted and not v.stale),
+        "references": summary,
         "items": results,
     }
     if all_scopes and not topic:
@@ -140,7 +183,9 @@ def validate(ctx: Context, scope: Scope, project_key: str, topic: str | None, *,
     return report
 
 
-def _validated(conn: sqlite3.Connection, keys: Sequence[str], validator: Validator) -> list[tuple[sqlite3.Row, Validation]]:
+def _validated(
+    conn: sqlite3.Connection, keys: Sequence[str], validator: Validator
+) -> list[tuple[sqlite3.Row, Validation]]:
     """Every non-archived item with references in `keys`, newest first, with its validation."""
     rows = store.referencing_items(conn, keys)
     validations = validator.validate_many([(r["id"], r["scope_key"]) for r in rows])

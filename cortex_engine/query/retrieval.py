@@ -7,13 +7,19 @@ import re
 import sqlite3
 import weakref
 from collections.abc import Callable
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.records import record
-from cortex_engine.memory.items import (DEFAULT_KIND_WEIGHT, KIND_WEIGHTS, is_contested, is_resolved, is_superseded,
-                                        note_status)
+from cortex_engine.memory.items import (
+    DEFAULT_KIND_WEIGHT,
+    KIND_WEIGHTS,
+    is_contested,
+    is_resolved,
+    is_superseded,
+    note_status,
+)
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import in_scopes
 
@@ -34,7 +40,9 @@ MAX_TOPIC_TOKENS = 32
 _TOKEN = re.compile(r"[^\W_][\w./-]*")
 _WORD = re.compile(r"[^\W_]+")
 RECENT_WORDS = frozenset("latest current recent newest now".split())
-OLD_WORDS = frozenset("old older oldest previous previously prior history historical earlier formerly originally".split())
+OLD_WORDS = frozenset(
+    "old older oldest previous previously prior history historical earlier formerly originally".split()
+)
 RESOLVED_WORDS = frozenset("resolved fixed closed done".split())
 TEMPORAL_WORDS = RECENT_WORDS | OLD_WORDS | RESOLVED_WORDS
 """A topic's temporal words set its intent, which scores them; they stay in the full-text query (bm25 weighs them
@@ -94,7 +102,9 @@ def tokenize_topic(topic: str) -> list[TopicToken]:
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    from cortex_engine.memory.contradiction import stem_lite  # the note rule's stemmer; imported on first use, not by every hook
+    from cortex_engine.memory.contradiction import (
+        stem_lite,
+    )  # the note rule's stemmer; imported on first use, not by every hook
 
     return stem_lite(word)
 
@@ -140,7 +150,8 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
 
 
 _TERM_COUNTS: weakref.WeakKeyDictionary[sqlite3.Connection, tuple[tuple[int, int], dict[str, int]]] = (
-    weakref.WeakKeyDictionary())
+    weakref.WeakKeyDictionary()
+)
 """Per connection: the store's version and the item count and each term's match count read at it."""
 
 
@@ -157,7 +168,8 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
     forms.update(map(_stem, words))
     joined = " " + " ".join(words) + " "
     hit = sum(
-        weights.get(t.raw, 1.0) for t in tokens
+        weights.get(t.raw, 1.0)
+        for t in tokens
         if (f" {t.raw} " in joined if t.phrase else t.raw in forms or t.stem in forms)
     )
     return hit / total
@@ -243,27 +255,36 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
     """
     span = pool * RANK_SPAN
-    hits = [(int(h[0]), float(h[1])) for h in conn.execute(
-        "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
-        "ORDER BY score LIMIT ?",
-        (query, span),
-    )]
+    hits = [
+        (int(h[0]), float(h[1]))
+        for h in conn.execute(
+            "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+            "ORDER BY score LIMIT ?",
+            (query, span),
+        )
+    ]
     if not hits:
         return []
-    inside = {r[0] for r in conn.execute(  # look the rows up by rowid, never walk a scope's index
-        f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
-        f"AND {in_scopes(len(scope_keys), indexed=False)}",
-        (*(h[0] for h in hits), *scope_keys),
-    )}
+    inside = {
+        r[0]
+        for r in conn.execute(  # look the rows up by rowid, never walk a scope's index
+            f"SELECT rowid FROM memory_items WHERE rowid IN ({','.join('?' * len(hits))}) AND state != 'archived' "
+            f"AND {in_scopes(len(scope_keys), indexed=False)}",
+            (*(h[0] for h in hits), *scope_keys),
+        )
+    }
     kept = [h for h in hits if h[0] in inside]
     if len(kept) >= pool or len(hits) < span:
         return kept[:pool]
-    return [(int(h[0]), float(h[1])) for h in conn.execute(
-        "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
-        "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
-        f"AND {in_scopes(len(scope_keys), 'm.')} ORDER BY f.rank LIMIT ?",
-        (query, *scope_keys, pool),
-    )]
+    return [
+        (int(h[0]), float(h[1]))
+        for h in conn.execute(
+            "SELECT f.rowid, f.rank FROM memory_items_fts f JOIN memory_items m ON m.rowid = f.rowid "
+            "WHERE f.memory_items_fts MATCH ? AND f.rank MATCH 'bm25(8.0, 1.5)' AND m.state != 'archived' "
+            f"AND {in_scopes(len(scope_keys), 'm.')} ORDER BY f.rank LIMIT ?",
+            (query, *scope_keys, pool),
+        )
+    ]
 
 
 def candidates(
@@ -383,14 +404,22 @@ def rerank(
         # the others their share of it (bm25 also saturates repeated words and normalises for length).
         fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
         cand.base = (
-            cand.lexical + scope_score + cand.kind_weight + recency + temporal + cand.hot + access + cand.truth
-            + row["importance"] * 3 + fts
+            cand.lexical
+            + scope_score
+            + cand.kind_weight
+            + recency
+            + temporal
+            + cand.hot
+            + access
+            + cand.truth
+            + row["importance"] * 3
+            + fts
         )
         cand.score = cand.base + TRUTH_MAX
         ranked.append(cand)
     dropped = 0
     if dense is not None:
-        lexical_rows = {int(row["rowid"]) for row, _ in found[:len(found) if lexical_size is None else lexical_size]}
+        lexical_rows = {int(row["rowid"]) for row, _ in found[: len(found) if lexical_size is None else lexical_size]}
         kept = fuse(ranked, lexical_rows, dense)
         dropped, ranked = len(ranked) - len(kept), kept
     ranking = Ranking(ranked, validator, intent.old)
@@ -492,8 +521,8 @@ class Ranking:
             if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
                 self._settled.append(self._judged.pop(0))
                 continue
-            batch = self._waiting[:max(CHECK_BATCH, n - len(self._settled))]
-            del self._waiting[:len(batch)]
+            batch = self._waiting[: max(CHECK_BATCH, n - len(self._settled))]
+            del self._waiting[: len(batch)]
             validations = self._validator.validate_many([(c.id, str(c.row["scope_key"])) for c in batch])
             for cand in batch:
                 cand.validation = validations[cand.id]
@@ -532,7 +561,7 @@ def seat_contested(items: list[Candidate]) -> list[Candidate]:
         placed.add(cand.id)
         if not cand.contested or not cand.row["subject"]:
             continue
-        for other in items[i + 1:]:
+        for other in items[i + 1 :]:
             if (
                 other.id not in placed
                 and other.contested
@@ -568,9 +597,12 @@ def seat_superseded(items: list[Candidate]) -> list[Candidate]:
             continue
         group = supersession_group(cand)
         if group is not None and note_status(cand.kind, cand.row["text"]) == "superseded":
-            for other in items[i + 1:]:
-                if (other.id not in placed and supersession_group(other) == group
-                        and note_status(other.kind, other.row["text"]) == "active"):
+            for other in items[i + 1 :]:
+                if (
+                    other.id not in placed
+                    and supersession_group(other) == group
+                    and note_status(other.kind, other.row["text"]) == "active"
+                ):
                     out.append(other)
                     placed.add(other.id)
                     break

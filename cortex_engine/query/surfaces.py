@@ -11,14 +11,48 @@ from typing import Any
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import budget_chars, estimate_tokens
 from cortex_engine.base.untrusted import quote_path
-from cortex_engine.memory.items import (ItemFacts, collapse, hotness, is_superseded, note_content, note_origin,
-                                        note_status, split_trailers)
-from cortex_engine.query.render import (NOTE_LINE_CHARS, Entry, age_text, alternatives_line, assemble_budgeted,
-                                        assemble_sections, clip, defuse, humanize_kind, inspect_pointer, item_labels,
-                                        label_suffix, note_label_suffix, pack_degrading, render_memory_line, shorten,
-                                        subject_tag)
-from cortex_engine.query.retrieval import (DENSE_FLOOR, ITEM_COLUMNS, Candidate, Ranking, candidates, rerank, seat_contested,
-                                           seat_superseded, supersession_group, term_weights, tokenize_topic)
+from cortex_engine.memory.items import (
+    ItemFacts,
+    collapse,
+    hotness,
+    is_superseded,
+    note_content,
+    note_origin,
+    note_status,
+    split_trailers,
+)
+from cortex_engine.query.render import (
+    NOTE_LINE_CHARS,
+    Entry,
+    age_text,
+    alternatives_line,
+    assemble_budgeted,
+    assemble_sections,
+    clip,
+    defuse,
+    humanize_kind,
+    inspect_pointer,
+    item_labels,
+    label_suffix,
+    note_label_suffix,
+    pack_degrading,
+    render_memory_line,
+    shorten,
+    subject_tag,
+)
+from cortex_engine.query.retrieval import (
+    DENSE_FLOOR,
+    ITEM_COLUMNS,
+    Candidate,
+    Ranking,
+    candidates,
+    rerank,
+    seat_contested,
+    seat_superseded,
+    supersession_group,
+    term_weights,
+    tokenize_topic,
+)
 from cortex_engine.query.route import STATE_BY_ADAPTER
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
@@ -77,8 +111,13 @@ class Surface:
             "tokens": self.tokens,
             "budget": self.budget,
             "items": [
-                {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels),
-                 "references": list(i.references)}
+                {
+                    "id": i.id,
+                    "kind": i.kind,
+                    "subject": i.subject,
+                    "labels": list(i.labels),
+                    "references": list(i.references),
+                }
                 for i in self.items
             ],
             **({"retrievers": list(self.retrievers)} if self.retrievers else {}),
@@ -87,7 +126,10 @@ class Surface:
 
 def _surface_item(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None) -> SurfaceItem:
     return SurfaceItem(
-        row["id"], row["kind"], row["subject"], tuple(item_labels(row["kind"], row["text"], validation)),
+        row["id"],
+        row["kind"],
+        row["subject"],
+        tuple(item_labels(row["kind"], row["text"], validation)),
         tuple(validation.verdicts) if validation is not None else (),
     )
 
@@ -142,12 +184,23 @@ def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tu
         if wanted:  # the hits are this read's scopes already; archived items are not recalled
             rows = ctx.conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(wanted))}) "
-                "AND m.state != 'archived'", wanted,
+                "AND m.state != 'archived'",
+                wanted,
             ).fetchall()
             rows.sort(key=lambda r: dense[int(r["rowid"])][0] if dense else 0)
             found = found + [(row, None) for row in rows]
-    ranking = rerank(found, tokens, topic, ctx.scope_key, ctx.validator, ctx.now, focus=ctx.focus, weights=weights,
-                     dense=dense, lexical_size=lexical_size)
+    ranking = rerank(
+        found,
+        tokens,
+        topic,
+        ctx.scope_key,
+        ctx.validator,
+        ctx.now,
+        focus=ctx.focus,
+        weights=weights,
+        dense=dense,
+        lexical_size=lexical_size,
+    )
     return query, len(found) - ranking.dropped, ranking
 
 
@@ -172,15 +225,22 @@ def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
     places it just above the superseded one).
     """
     have = {supersession_group(c) for c in shown if note_status(c.kind, c.row["text"]) == "active"}
-    wanted = {g for c in shown if (g := supersession_group(c)) is not None and g not in have
-              and note_status(c.kind, c.row["text"]) == "superseded"}
+    wanted = {
+        g
+        for c in shown
+        if (g := supersession_group(c)) is not None
+        and g not in have
+        and note_status(c.kind, c.row["text"]) == "superseded"
+    }
     rows = []
     for kind, subject, scope_key in sorted(wanted):
-        rows.extend(ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND id IN "
-            f"(SELECT 'notes:' || id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
-            (scope_key, kind, subject, scope_key, subject),
-        ).fetchall())
+        rows.extend(
+            ctx.conn.execute(
+                f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND id IN "
+                f"(SELECT 'notes:' || id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
+                (scope_key, kind, subject, scope_key, subject),
+            ).fetchall()
+        )
     known = {c.id for c in shown}
     rows = [r for r in rows if r["id"] not in known]
     validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
@@ -194,12 +254,15 @@ def lead_line(ctx: Context, top: Candidate) -> str:
     on the item's own line, so the lead repeats only the status labels (contested, superseded, resolved).
     """
     subject = subject_tag(top.row["subject"], lead=True)
-    return (f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, "
-            f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}")
+    return (
+        f"Most relevant — {humanize_kind(top.kind)}{subject} ({age_text(top.row['created_at'], ctx.now)}, "
+        f"{top.validation.validity}){note_label_suffix(top.kind, top.row['text'])}"
+    )
 
 
-def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int | None = None,
-           adapter: str = "mcp") -> Surface:
+def recall(
+    ctx: Context, topic: str, budget: int, detail: str | None = None, limit: int | None = None, adapter: str = "mcp"
+) -> Surface:
     """Answer-shaped evidence for a topic: a lead line, then ranked items' lines, best first, within the budget.
 
     How deep it goes (the rule the README states): with a `limit`, the best `limit` items, as many of them as fit.
@@ -217,8 +280,10 @@ def recall(ctx: Context, topic: str, budget: int, detail: str | None = None, lim
     while True:
         results = seated(ctx, ranking, depth)
         if not results:
-            text = (f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or {STATE_BY_ADAPTER[adapter]} '
-                    "for the working set.")
+            text = (
+                f'No matches for "{collapse(defuse(topic))}". Try a broader topic, or {STATE_BY_ADAPTER[adapter]} '
+                "for the working set."
+            )
             return Surface("recall", text, budget, [], topic, query, total, ranking.retrievers)
         ordered = seat_contested(results)
         for cand in ordered:
@@ -249,7 +314,8 @@ def _recall_entry(cand: Candidate, detail: str | None) -> Entry:
     if detail == "scores":
         line += (
             f" (score {cand.score:.1f}, lex {cand.lexical:.1f}, kind {cand.kind_weight:.1f}, "
-            f"truth {cand.truth:.1f}, hot {cand.hot:.1f}" + (f", dense {cand.dense:.2f}" if cand.dense is not None else "")
+            f"truth {cand.truth:.1f}, hot {cand.hot:.1f}"
+            + (f", dense {cand.dense:.2f}" if cand.dense is not None else "")
             + ")"
         )
     return Entry(line, alternatives_line(cand.kind, cand.row["text"]), cand.id)
@@ -283,7 +349,8 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
     ordered = seat_superseded(ordered)
     lead = "\n".join([*header, lead_line(ctx, ordered[0])])
     entries = [
-        Entry(render_memory_line(c.row, c.validation, 2), alternatives_line(c.kind, c.row["text"]), c.id) for c in ordered
+        Entry(render_memory_line(c.row, c.validation, 2), alternatives_line(c.kind, c.row["text"]), c.id)
+        for c in ordered
     ]
     done = assemble_budgeted(lead, entries, budget, lambda n: f"…{n} more trimmed (raise budget or refine topic)")
     by_id = {c.id: c for c in ordered}
@@ -300,7 +367,13 @@ ITEM_SELECT = (
 def facts(row: sqlite3.Row) -> ItemFacts:
     """The scoring view of an item row."""
     return ItemFacts(
-        row["kind"], row["text"], row["state"], row["importance"], row["access_count"], row["last_accessed_at"], row["created_at"]
+        row["kind"],
+        row["text"],
+        row["state"],
+        row["importance"],
+        row["access_count"],
+        row["last_accessed_at"],
+        row["created_at"],
     )
 
 
@@ -347,7 +420,7 @@ def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
         placed.add(row["id"])
         if "contested" not in item_labels(row["kind"], row["text"], None) or not row["subject"]:
             continue
-        for other in rows[i + 1:]:
+        for other in rows[i + 1 :]:
             if (
                 other["id"] not in placed
                 and "contested" in item_labels(other["kind"], other["text"], None)
@@ -359,9 +432,20 @@ def _seat_rows(rows: list[sqlite3.Row]) -> list[sqlite3.Row]:
     return out
 
 
-SECTION_ORDER = (("note:intent", "Intents:"), ("note:focus", "Focus:"), ("note:decision", "Decisions:"),
-                 ("note:blocker", "Blockers:"), ("note:insight", "Insights:"))
-EVIDENCE_KINDS = ("episode:command_failure", "episode:test_cycle", "episode:session_summary", "session_state", "command_run")
+SECTION_ORDER = (
+    ("note:intent", "Intents:"),
+    ("note:focus", "Focus:"),
+    ("note:decision", "Decisions:"),
+    ("note:blocker", "Blockers:"),
+    ("note:insight", "Insights:"),
+)
+EVIDENCE_KINDS = (
+    "episode:command_failure",
+    "episode:test_cycle",
+    "episode:session_summary",
+    "session_state",
+    "command_run",
+)
 
 
 def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
@@ -375,11 +459,17 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
             (ctx.session_id, ctx.scope_key),
         ).fetchall()
         validations = ctx.validator.validate_many([(r["id"], r["scope_key"]) for r in rows])
-        session_rows = [r for r in rows if not validations[r["id"]].stale and not is_superseded(r["kind"], r["text"])][:5]
+        session_rows = [r for r in rows if not validations[r["id"]].stale and not is_superseded(r["kind"], r["text"])][
+            :5
+        ]
         if session_rows:
             seated = _seat_rows(session_rows)
-            sections.append(("Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
-                             [_surface_item(r, validations[r["id"]]) for r in seated]))
+            sections.append(
+                (
+                    "Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
+                    [_surface_item(r, validations[r["id"]]) for r in seated],
+                )
+            )
     snapshot = branch_snapshot(ctx)
     if snapshot is not None:
         row, block = snapshot
@@ -392,8 +482,12 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         if pairs:
             valid = {r["id"]: v for r, v in pairs}
             seated = _seat_rows([r for r, _ in pairs])
-            sections.append((title + "\n" + "\n".join(_bullet(r, valid[r["id"]]) for r in seated),
-                             [_surface_item(r, valid[r["id"]]) for r in seated]))
+            sections.append(
+                (
+                    title + "\n" + "\n".join(_bullet(r, valid[r["id"]]) for r in seated),
+                    [_surface_item(r, valid[r["id"]]) for r in seated],
+                )
+            )
     evidence: list[str] = []
     evidence_items: list[SurfaceItem] = []
     seen_lines: set[str] = set()
@@ -410,7 +504,9 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         sections.append(("Recent evidence:\n" + "\n".join(evidence), evidence_items))
     if not sections:
         return Surface("state", EMPTY_STATE, budget, [])
-    text, kept = assemble_sections([t for t, _ in sections], budget, [items[0].id if items else None for _, items in sections])
+    text, kept = assemble_sections(
+        [t for t, _ in sections], budget, [items[0].id if items else None for _, items in sections]
+    )
     items = [item for index in kept for item in sections[index][1]]
     return Surface("state", text, budget, items)
 
@@ -421,7 +517,9 @@ _COMMAND_LINE = re.compile(r"^Command \([^)]+\): exit \??\d*$")
 
 def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
     """This scope's snapshot item and its state block (command-only lines dropped)."""
-    row = ctx.conn.execute(f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)).fetchone()
+    row = ctx.conn.execute(
+        f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind='branch_snapshot' LIMIT 1", (ctx.scope_key,)
+    ).fetchone()
     if row is None:
         return None
     lines = []
@@ -430,7 +528,7 @@ def branch_snapshot(ctx: Context) -> tuple[sqlite3.Row, str] | None:
             continue
         for old, new in SNAPSHOT_RENAMES.items():
             if line.startswith(old):
-                line = new + line[len(old):]
+                line = new + line[len(old) :]
         lines.append(line)
     return row, "\n".join(lines)
 
@@ -439,8 +537,13 @@ BRIEF_LABEL_CHARS = 80
 """A SessionStart bullet's labels (and the scope's name in its header) take at most this many characters."""
 
 
-def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = None, resume: str | None = None,
-                  pending: str | None = None) -> Surface:
+def session_brief(
+    ctx: Context,
+    budget: int,
+    ledger_files: list[str] | None = None,
+    resume: str | None = None,
+    pending: str | None = None,
+) -> Surface:
     """The SessionStart brief: ≤3 load-bearing notes, the resume line, unchanged files; nothing on a cold start.
 
     Every side of an open contest in this scope comes first, marked, whatever its heat: an unresolved
@@ -463,7 +566,7 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
     # written here out of the brief.
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])
-    picked = picked[:max(3, len(contested))]
+    picked = picked[: max(3, len(contested))]
     contest_ids = {row["id"] for row in contested}
 
     def bullet(row: sqlite3.Row, width: int) -> str:
@@ -484,7 +587,9 @@ def session_brief(ctx: Context, budget: int, ledger_files: list[str] | None = No
         if resume:
             lines.append(f"- resume: {shorten(defuse(resume), 110)}")
         if ledger and ledger_files:
-            lines.append("- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5]))
+            lines.append(
+                "- read in this scope, still unchanged: " + ", ".join(_short_path(p) for p in ledger_files[:5])
+            )
         lines.append("More: cortex_recall(topic).")
         return lines
 
@@ -536,16 +641,25 @@ def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, V
     ).fetchall()
     if len(rows) == 500:  # a flood of newer items (a folder of decision files): the notes written here still compete
         seen = {r["id"] for r in rows}
-        rows += [r for r in ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') "
-            "AND kind LIKE 'note:%' AND instr(text, ?) = 0 ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (*ctx.scope_keys, f"\nOrigin: {SHARED}", limit)) if r["id"] not in seen]
+        rows += [
+            r
+            for r in ctx.conn.execute(
+                f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') "
+                "AND kind LIKE 'note:%' AND instr(text, ?) = 0 ORDER BY created_at DESC, rowid DESC LIMIT ?",
+                (*ctx.scope_keys, f"\nOrigin: {SHARED}", limit),
+            )
+            if r["id"] not in seen
+        ]
     scored = sorted(  # stable: ties stay in the order read, newest first
         rows,
         key=lambda r: (
             # Decisions read from the repository come after the notes written here (see `session_brief`).
             note_origin(r["kind"], r["text"]) == SHARED,
-            -(hotness(facts(r), ctx.now) + STATE_WEIGHT.get(r["state"], 0.0) + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)),
+            -(
+                hotness(facts(r), ctx.now)
+                + STATE_WEIGHT.get(r["state"], 0.0)
+                + (2.8 if r["scope_key"] == ctx.scope_key else 0.8)
+            ),
             -r["importance"],
         ),
     )[:limit]
@@ -560,7 +674,6 @@ def _short_path(path: str) -> str:
     if len(clean) > 44:
         clean = clean[:12] + "…" + clean[-31:]
     return f'"{clean}"' if "," in clean and not clean.startswith('"') else clean
-
 
 
 HEADER_CONTEST_SIDES = 4
@@ -595,8 +708,10 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
         lines.append("Contested: " + " | ".join(parts) + (f" | +{more} more sides: cortex_state" if more > 0 else ""))
     seated = {r["id"] for r in contested}
     hot = [
-        (r, v) for r, v in working
-        if r["state"] in ("hot", "pinned") and r["id"] not in seated
+        (r, v)
+        for r, v in working
+        if r["state"] in ("hot", "pinned")
+        and r["id"] not in seated
         and (r["kind"].startswith("note:") or r["kind"] in ("episode:command_failure", "episode:test_cycle"))
     ][:2]
     if hot:
@@ -606,7 +721,10 @@ def header(ctx: Context, sessions: int, budget: int) -> Surface:
             parts.append(line + label_suffix(row["kind"], row["text"], validation))
             shown.append(_surface_item(row, validation))
         lines.append("Hot: " + " | ".join(parts))
-    resume = next(((r, v) for r, v in working if r["kind"] in ("note:intent", "note:focus") and r["state"] in ("hot", "pinned")), None)
+    resume = next(
+        ((r, v) for r, v in working if r["kind"] in ("note:intent", "note:focus") and r["state"] in ("hot", "pinned")),
+        None,
+    )
     if resume is not None:
         row, validation = resume
         body, _ = split_trailers(row["text"])

@@ -34,8 +34,13 @@ class Undo:
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
-        return {"correction": self.correction, "operation": self.operation, "id": self.item_id,
-                "subject": self.subject, "detail": self.detail}
+        return {
+            "correction": self.correction,
+            "operation": self.operation,
+            "id": self.item_id,
+            "subject": self.subject,
+            "detail": self.detail,
+        }
 
     def render(self) -> str:
         """The text report."""
@@ -44,8 +49,10 @@ class Undo:
 
 
 def _changed(what: str) -> Refused:
-    return Refused(f"{what} changed since that action; nothing was undone (look at it with `cortex inspect-memory`)",
-                   code="changed_since")
+    return Refused(
+        f"{what} changed since that action; nothing was undone (look at it with `cortex inspect-memory`)",
+        code="changed_since",
+    )
 
 
 def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: str, now: str) -> Undo:
@@ -62,8 +69,10 @@ def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: s
             (*scope_keys, *UNDOABLE),
         ).fetchone()
         if row is None:
-            raise NotFound("nothing to undo in this scope (resolve, delete, edit and path rewrites are undoable)",
-                           code="nothing_to_undo")
+            raise NotFound(
+                "nothing to undo in this scope (resolve, delete, edit and path rewrites are undoable)",
+                code="nothing_to_undo",
+            )
         operation = row["operation"]
         if operation == "resolve":
             detail = _undo_resolve(conn, row, scope_type)
@@ -74,8 +83,17 @@ def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: s
         undo = conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'undo', ?, ?, ?, ?, ?)",
-            (row["memory_item_id"], row["source_table"], row["source_id"], row["scope_key"], row["new_text"] or "",
-             row["prior_text"], row["prior_subject"], now, json.dumps({"undid": row["id"], "operation": operation})),
+            (
+                row["memory_item_id"],
+                row["source_table"],
+                row["source_id"],
+                row["scope_key"],
+                row["new_text"] or "",
+                row["prior_text"],
+                row["prior_subject"],
+                now,
+                json.dumps({"undid": row["id"], "operation": operation}),
+            ),
         )
         conn.execute("UPDATE memory_corrections SET undone_by=? WHERE id=?", (undo.lastrowid, row["id"]))
     return Undo(row["id"], operation, row["memory_item_id"], row["prior_subject"], detail)
@@ -111,19 +129,33 @@ def _undo_delete(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) ->
     """A deleted note comes back (same id, kind, subject, status, time), its contest reopened if the sides stand."""
     before = json.loads(row["before_state"]) if row["before_state"] else None
     if not before or "note" not in before:
-        raise Refused("only a deleted note can be restored (this delete removed a captured item, or it was made "
-                      "before undo was recorded); nothing was undone", code="not_undoable")
+        raise Refused(
+            "only a deleted note can be restored (this delete removed a captured item, or it was made "
+            "before undo was recorded); nothing was undone",
+            code="not_undoable",
+        )
     note = before["note"]
     if conn.execute("SELECT 1 FROM notes WHERE id=?", (note["id"],)).fetchone() is not None:
         raise _changed(f"the note {note['id'][:8]}")
-    sides = [r["id"] for r in conn.execute(
-        f"SELECT id FROM notes WHERE id IN ({','.join('?' * len(before['contest']))}) AND status='active'",
-        before["contest"])] if before["contest"] else []
+    sides = (
+        [
+            r["id"]
+            for r in conn.execute(
+                f"SELECT id FROM notes WHERE id IN ({','.join('?' * len(before['contest']))}) AND status='active'",
+                before["contest"],
+            )
+        ]
+        if before["contest"]
+        else []
+    )
     columns = list(note)
-    conn.execute(f"INSERT INTO notes({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                 [note[c] for c in columns])
+    conn.execute(
+        f"INSERT INTO notes({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", [note[c] for c in columns]
+    )
     if sides and note.get("status") == "active":
-        conn.execute(f"UPDATE notes SET conflict=1 WHERE id IN ({','.join('?' * (len(sides) + 1))})", (*sides, note["id"]))
+        conn.execute(
+            f"UPDATE notes SET conflict=1 WHERE id IN ({','.join('?' * (len(sides) + 1))})", (*sides, note["id"])
+        )
     for note_id in (note["id"], *sides):
         _resync(conn, note_id, scope_type)
     return "the note is back" + (" and its contest is open again" if sides else "")
@@ -133,9 +165,17 @@ def _undo_resolve(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -
     """Every note the resolve touched gets its status and conflict back; the replacement it wrote is taken out."""
     before = json.loads(row["before_state"] or "{}").get("notes", {})
     after = json.loads(row["after_state"] or "{}")
-    now = {r["id"]: [r["status"], r["conflict"]] for r in conn.execute(
-        f"SELECT id, status, conflict FROM notes WHERE id IN ({','.join('?' * len(after.get('notes', {})))})",
-        list(after.get("notes", {})))} if after.get("notes") else {}
+    now = (
+        {
+            r["id"]: [r["status"], r["conflict"]]
+            for r in conn.execute(
+                f"SELECT id, status, conflict FROM notes WHERE id IN ({','.join('?' * len(after.get('notes', {})))})",
+                list(after.get("notes", {})),
+            )
+        }
+        if after.get("notes")
+        else {}
+    )
     if not before or now != after.get("notes"):
         raise _changed(f'the notes on "{row["prior_subject"] or row["source_id"][:8]}"')
     replacement = after.get("replacement")
@@ -146,4 +186,3 @@ def _undo_resolve(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -
         conn.execute("UPDATE notes SET status=?, conflict=? WHERE id=?", (status, conflict, note_id))
         _resync(conn, note_id, scope_type)
     return "its status is back" + (" and its replacement is withdrawn" if replacement else "")
-

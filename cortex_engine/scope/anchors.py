@@ -25,8 +25,17 @@ import stat
 import textwrap
 from dataclasses import dataclass, field
 
-__all__ = ["Anchor", "Located", "Source", "find_anchors", "locate", "read_source", "short_diff", "source_of",
-           "span_digest"]
+__all__ = [
+    "Anchor",
+    "Located",
+    "Source",
+    "find_anchors",
+    "locate",
+    "read_source",
+    "short_diff",
+    "source_of",
+    "span_digest",
+]
 
 MAX_FILE_BYTES = 1 << 20
 """A file larger than this gets no anchor and is never read for one."""
@@ -43,8 +52,32 @@ _CALLED = re.compile(r"(?<![\w.$])([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]
 _QUALIFIED = re.compile(r"(?<![\w.$/])([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+)(?![\w$/])")
 _TICKED = re.compile(r"`([A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*)(?:\(\))?`")
 _CODE_SHAPED = re.compile(r"(?<![\w.$/])([a-z_$][\w$]*_[\w$]*|[a-z$][a-z0-9$]*[A-Z][\w$]*)(?![\w$/.])")
-_IGNORED = frozenset({"if", "for", "while", "switch", "catch", "return", "new", "else", "print", "self", "this",
-                      "super", "function", "def", "class", "len", "str", "int", "list", "dict", "set", "type"})
+_IGNORED = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "return",
+        "new",
+        "else",
+        "print",
+        "self",
+        "this",
+        "super",
+        "function",
+        "def",
+        "class",
+        "len",
+        "str",
+        "int",
+        "list",
+        "dict",
+        "set",
+        "type",
+    }
+)
 
 
 def normalise(text: str) -> str:
@@ -54,7 +87,7 @@ def normalise(text: str) -> str:
 
 def span_digest(lines: list[str], start: int, end: int) -> str:
     """The hash of lines `start`..`end` (1-based, inclusive), whitespace-insensitive."""
-    body = normalise("".join(lines[start - 1:end]))
+    body = normalise("".join(lines[start - 1 : end]))
     return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
@@ -130,8 +163,9 @@ class Source:
         if (spans or unsure) and self.language == "python":
             # A span too long to anchor (a module-sized class) is kept as the scan cut it: parsing it would cost
             # a whole-file parse on every write that names it, for an anchor `find_anchors` will not make.
-            confirmed = [_python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span
-                         for span in spans]
+            confirmed = [
+                _python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span for span in spans
+            ]
             if unsure or any(c is None for c in confirmed):
                 if self._whole is None:
                     self._whole = _python_definitions_ast(self.text)
@@ -148,7 +182,7 @@ class Source:
             norm = [normalise(line) for line in self.lines]
             hits = []
             for start in range(0, len(norm) - length + 1):
-                body = "".join(norm[start:start + length])
+                body = "".join(norm[start : start + length])
                 if hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest() == digest:
                     hits.append(start + 1)
             self._found[key] = hits  # every copy: another anchor of the same content asks from elsewhere
@@ -157,9 +191,20 @@ class Source:
 
 
 LANGUAGES = {
-    ".py": "python", ".pyi": "python",
-    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
-    ".go": "go", ".rs": "rust", ".java": "java", ".rb": "ruby",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "js",
+    ".jsx": "js",
+    ".mjs": "js",
+    ".cjs": "js",
+    ".ts": "js",
+    ".tsx": "js",
+    ".mts": "js",
+    ".cts": "js",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".rb": "ruby",
 }
 
 _JS_METHOD_SKIP = r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with)\b)"
@@ -167,24 +212,79 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     # (role, pattern): a `container` qualifies what it encloses and a `qualifier` (Rust's impl) only does that;
     # a `method` must have a `{` body.
     "js": (
-        ("container", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?(?:class|interface|namespace|enum)[ \t]+(?P<name>[A-Za-z_$][\w$]*)", re.M)),
-        ("def", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\*?[ \t]*(?P<name>[A-Za-z_$][\w$]*)", re.M)),
-        ("def", re.compile(r"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*[ \t]*=>)", re.M)),
-        ("method", re.compile(r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|get|set)[ \t]+)*\*?" + _JS_METHOD_SKIP + r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?[ \t]*\(", re.M)),
+        (
+            "container",
+            re.compile(
+                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?(?:class|interface|namespace|enum)[ \t]+(?P<name>[A-Za-z_$][\w$]*)",
+                re.M,
+            ),
+        ),
+        (
+            "def",
+            re.compile(
+                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\*?[ \t]*(?P<name>[A-Za-z_$][\w$]*)",
+                re.M,
+            ),
+        ),
+        (
+            "def",
+            re.compile(
+                r"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*[ \t]*=>)",
+                re.M,
+            ),
+        ),
+        (
+            "method",
+            re.compile(
+                r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|get|set)[ \t]+)*\*?"
+                + _JS_METHOD_SKIP
+                + r"(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?:<[^>\n]*>)?[ \t]*\(",
+                re.M,
+            ),
+        ),
     ),
     "go": (
-        ("def", re.compile(r"^func[ \t]+(?:\([ \t]*\w*[ \t]*\*?[ \t]*(?P<recv>\w+)(?:\[[^\]]*\])?[ \t]*\)[ \t]*)?(?P<name>\w+)[ \t]*[\[(]", re.M)),
+        (
+            "def",
+            re.compile(
+                r"^func[ \t]+(?:\([ \t]*\w*[ \t]*\*?[ \t]*(?P<recv>\w+)(?:\[[^\]]*\])?[ \t]*\)[ \t]*)?(?P<name>\w+)[ \t]*[\[(]",
+                re.M,
+            ),
+        ),
         ("def", re.compile(r"^type[ \t]+(?P<name>\w+)(?:\[[^\]]*\])?[ \t]+(?:struct|interface)\b", re.M)),
     ),
     "rust": (
-        ("qualifier", re.compile(r"^[ \t]*impl(?:[ \t]*<[^{\n]*?>)?[ \t]+(?:[\w:<>, ]+?[ \t]+for[ \t]+)?(?P<name>\w+)", re.M)),
+        (
+            "qualifier",
+            re.compile(r"^[ \t]*impl(?:[ \t]*<[^{\n]*?>)?[ \t]+(?:[\w:<>, ]+?[ \t]+for[ \t]+)?(?P<name>\w+)", re.M),
+        ),
         ("container", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?trait[ \t]+(?P<name>\w+)", re.M)),
-        ("def", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?(?:extern[ \t]+\"[^\"\n]*\"[ \t]+)?fn[ \t]+(?P<name>\w+)", re.M)),
+        (
+            "def",
+            re.compile(
+                r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?(?:extern[ \t]+\"[^\"\n]*\"[ \t]+)?fn[ \t]+(?P<name>\w+)",
+                re.M,
+            ),
+        ),
         ("def", re.compile(r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|union)[ \t]+(?P<name>\w+)", re.M)),
     ),
     "java": (
-        ("container", re.compile(r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)[ \t]+)*(?:class|interface|enum|record)[ \t]+(?P<name>\w+)", re.M)),
-        ("method", re.compile(r"^[ \t]*(?:@\w+[ \t]+)*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp)[ \t]+)*(?:<[^>\n]+>[ \t]+)?" + _JS_METHOD_SKIP + r"[\w$][\w$<>\[\]?,. ]*?[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*\(", re.M)),
+        (
+            "container",
+            re.compile(
+                r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)[ \t]+)*(?:class|interface|enum|record)[ \t]+(?P<name>\w+)",
+                re.M,
+            ),
+        ),
+        (
+            "method",
+            re.compile(
+                r"^[ \t]*(?:@\w+[ \t]+)*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp)[ \t]+)*(?:<[^>\n]+>[ \t]+)?"
+                + _JS_METHOD_SKIP
+                + r"[\w$][\w$<>\[\]?,. ]*?[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*\(",
+                re.M,
+            ),
+        ),
     ),
     "ruby": (
         ("container", re.compile(r"^[ \t]*(?:class|module)[ \t]+(?:\w+::)*(?P<name>[A-Z]\w*)", re.M)),
@@ -245,8 +345,9 @@ def _line_of(offsets: list[int], index: int) -> int:
     return bisect_right(offsets, index)
 
 
-def _brace_end(text: str, index: int, offsets: list[int], start: int, *, need_body: bool,
-               lifetimes: bool = False) -> int | None:
+def _brace_end(
+    text: str, index: int, offsets: list[int], start: int, *, need_body: bool, lifetimes: bool = False
+) -> int | None:
     """The line of the `}` closing the body that begins after `index`; a bodiless definition ends on its `;`."""
     depth_paren = 0
     depth = 0
@@ -295,7 +396,7 @@ def _ruby_end(lines: list[str], start: int) -> int | None:
 
 def _char_literal(text: str, i: int) -> bool:
     """Whether the `'` at `i` opens a Rust char literal (`'x'`, `'\\n'`) rather than a lifetime (`'a`)."""
-    return text[i + 1:i + 2] == "\\" or text[i + 2:i + 3] == "'"
+    return text[i + 1 : i + 2] == "\\" or text[i + 2 : i + 3] == "'"
 
 
 def _skip_string(text: str, i: int) -> int:
@@ -381,8 +482,10 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
             if head is not None:
                 outer.insert(0, head.group(2))
             else:  # a decorator is never met here: it sits at its definition's indentation, passed on the way up
-                doubtful = True  # an `if`/`try` block, a flush-left string or bracket line the walk cannot tell from code
-        if (outer + [parts[-1]])[-len(parts):] != parts:
+                doubtful = (
+                    True  # an `if`/`try` block, a flush-left string or bracket line the walk cannot tell from code
+                )
+        if (outer + [parts[-1]])[-len(parts) :] != parts:
             seen = seen or doubtful
             continue
         end = _python_block_end(lines, None, start, depth)
@@ -392,7 +495,7 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
 
 def _python_confirm(lines: list[str], span: Span) -> Span | None:
     """The span as `ast` reads the cut block (its true last line), or None when the cut is not one definition."""
-    block = textwrap.dedent("".join(lines[span.start - 1:span.end]))
+    block = textwrap.dedent("".join(lines[span.start - 1 : span.end]))
     try:
         tree = ast.parse(block)
     except (SyntaxError, ValueError):
@@ -533,7 +636,7 @@ def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
             continue
         for start, end in ranges:
             end = min(end, len(source.lines))
-            if 1 <= start <= end and end - start < MAX_LINE_SPAN and normalise("".join(source.lines[start - 1:end])):
+            if 1 <= start <= end and end - start < MAX_LINE_SPAN and normalise("".join(source.lines[start - 1 : end])):
                 anchors.append(Anchor(path, None, start, end, span_digest(source.lines, start, end)))
         if source.language is None:
             continue
@@ -573,7 +676,7 @@ def _written_ranges(text: str, path: str) -> list[tuple[int, int]]:
     ranges = []
     at = text.find(path) if path else -1
     while at >= 0:
-        start = at - 2 if text[max(at - 2, 0):at] == "./" else at
+        start = at - 2 if text[max(at - 2, 0) : at] == "./" else at
         match = None
         if start == 0 or not _PATH_CHAR.match(text[start - 1]):
             match = _RANGE_AFTER.match(text, at + len(path))

@@ -19,11 +19,23 @@ from cortex_engine.base.lazy import LazyModule
 from cortex_engine.base.records import record
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.scope import history, inventory
-from cortex_engine.scope.identity import (BRANCH_TAG, Scope, branch_tips, detect_scope, list_worktrees,
-                                          project_scope_key, read_head, scope_key_branch, scope_key_oid)
+from cortex_engine.scope.identity import (
+    BRANCH_TAG,
+    Scope,
+    branch_tips,
+    detect_scope,
+    list_worktrees,
+    project_scope_key,
+    read_head,
+    scope_key_branch,
+    scope_key_oid,
+)
+
 # Where callers found them before the inventory had its own module (engine.py, memory/notes.py):
-from cortex_engine.scope.inventory import GitPaths as GitPaths, checkout_signature as checkout_signature
-from cortex_engine.scope.inventory import refresh_app_graph as refresh_app_graph, repository_for as repository_for
+from cortex_engine.scope.inventory import GitPaths as GitPaths
+from cortex_engine.scope.inventory import checkout_signature as checkout_signature
+from cortex_engine.scope.inventory import refresh_app_graph as refresh_app_graph
+from cortex_engine.scope.inventory import repository_for as repository_for
 from cortex_engine.store.queries import meta_value
 
 RENAME_HOPS = 5
@@ -46,7 +58,11 @@ class RefVerdict:
     def verdict(self) -> dict[str, str | None]:
         """The per-path verdict every `--json` carries: exists | moved (with `to`) | missing | unverified."""
         word = "unverified" if self.status == "unknown" else self.status
-        return {"path": quote_path(self.path), "verdict": word, "to": quote_path(self.moved_to) if self.moved_to else None}
+        return {
+            "path": quote_path(self.path),
+            "verdict": word,
+            "to": quote_path(self.moved_to) if self.moved_to else None,
+        }
 
 
 @record(frozen=True)
@@ -186,8 +202,9 @@ class Validator:
     a working tree: a branch that no worktree has checked out is checked against its tip.
     """
 
-    def __init__(self, conn: sqlite3.Connection, current: Scope, home: str | None = None, *,
-                 at_commit: str | None = None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, current: Scope, home: str | None = None, *, at_commit: str | None = None
+    ) -> None:
         """Bind to the store and the scope whose worktree (or `at_commit`) is the live checkout."""
         self._conn = conn
         self._current = current
@@ -214,8 +231,11 @@ class Validator:
             view = _ScopeView(scope_key, None, files, False, self._at_commit, repo)
         elif current:
             # The live checkout is judged by stat; its stored inventory is read only for a basename move.
-            head = read_head(self._current.git_dir, self._current.git_root)[1] if (
-                self._current.git_dir and self._current.git_root) else None
+            head = (
+                read_head(self._current.git_dir, self._current.git_root)[1]
+                if (self._current.git_dir and self._current.git_root)
+                else None
+            )
             view = _ScopeView(scope_key, self._current.worktree, None, True, head, self._current.worktree)
         else:
             graph = self._conn.execute(
@@ -223,8 +243,9 @@ class Validator:
             ).fetchone()
             files = frozenset(json.loads(graph["files_json"])) if graph is not None else None
             worktree = graph["worktree_path"] if graph is not None else None
-            view = _ScopeView(scope_key, worktree, files, False, graph["head_oid"] if graph is not None else None,
-                              worktree)
+            view = _ScopeView(
+                scope_key, worktree, files, False, graph["head_oid"] if graph is not None else None, worktree
+            )
         self._views[scope_key] = view
         return view
 
@@ -264,14 +285,19 @@ class Validator:
             return chain
         # Every recorded HEAD this pass will need towards this head is loaded (or walked) at once: one
         # query, and at most one `git log` over the union of their ranges.
-        wanted = [r for r in {recorded, *self._pending.get((view.repo or "", head), ())}
-                  if (r, head) not in inventory.chain_cache]
+        wanted = [
+            r
+            for r in {recorded, *self._pending.get((view.repo or "", head), ())}
+            if (r, head) not in inventory.chain_cache
+        ]
         marks = ",".join("?" * len(wanted))
         for row in self._conn.execute(
             f"SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=? AND from_oid IN ({marks})",
             (head, *wanted),
         ):
-            inventory.remember_chain(row["from_oid"], head, history.Chain(row["start_oid"], json.loads(row["moves_json"])))
+            inventory.remember_chain(
+                row["from_oid"], head, history.Chain(row["start_oid"], json.loads(row["moves_json"]))
+            )
         walk = [r for r in wanted if (r, head) not in inventory.chain_cache]
         if walk and view.repo and head:
             walked = history.chains(view.repo, walk, head)
@@ -415,7 +441,7 @@ class Validator:
         pinned: dict[str, list[AnchorVerdict]] = {}
         ids = list(scopes)
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows = self._conn.execute(
                 f"SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
@@ -453,12 +479,24 @@ class Validator:
             key = (view.worktree, where)
             if key not in self._sources:  # one stat per file per pass
                 self._sources[key] = anchors.read_source(view.worktree, where)
-            found = anchors.locate(self._sources[key], row["symbol"], row["start_line"], row["end_line"],
-                                   row["content_hash"])
+            found = anchors.locate(
+                self._sources[key], row["symbol"], row["start_line"], row["end_line"], row["content_hash"]
+            )
         recorded = anchors.Anchor(where, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
         return AnchorVerdict(
-            row["id"], recorded.name, path, where, row["symbol"], row["start_line"], row["end_line"],
-            row["content_hash"], row["head_oid"], found.status, found.start, found.end, found.digest,
+            row["id"],
+            recorded.name,
+            path,
+            where,
+            row["symbol"],
+            row["start_line"],
+            row["end_line"],
+            row["content_hash"],
+            row["head_oid"],
+            found.status,
+            found.start,
+            found.end,
+            found.digest,
         )
 
 
@@ -507,11 +545,19 @@ def checkouts(conn: sqlite3.Connection, current: Scope, project_key: str, keys: 
             tip = (branch_tips(current.git_root) or {}).get(branch)
         else:
             ref = f"refs/heads/{branch}" if branch else oid
-            tip = history.git(current.git_root, "rev-parse", "--verify", "-q", "--end-of-options",
-                              f"{ref}^{{commit}}") if ref else None
+            tip = (
+                history.git(current.git_root, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}")
+                if ref
+                else None
+            )
         if not tip or not tip.strip():
-            why = (f"branch {quote_path(branch)} no longer exists" if branch else
-                   f"commit {oid[:12]} is no longer in the repository" if oid else "no checkout of this scope")
+            why = (
+                f"branch {quote_path(branch)} no longer exists"
+                if branch
+                else f"commit {oid[:12]} is no longer in the repository"
+                if oid
+                else "no checkout of this scope"
+            )
             found.append(Checkout(key, "unchecked", None, None, why))
             continue
         tip = tip.strip()

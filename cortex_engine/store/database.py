@@ -32,8 +32,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     secrets and terminal escapes out of the store, whichever path writes.
     """
     if readonly:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None,
-                               check_same_thread=False, factory=CleanConnection)
+        conn = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=CleanConnection,
+        )
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, factory=CleanConnection)
     conn.row_factory = sqlite3.Row
@@ -151,7 +156,8 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
         raise StoreUnavailable(
             f"cannot create the store folder {path.parent} ({exc.strerror or exc.__class__.__name__}); nothing was "
             "written — make its parent writable, or point CORTEX_HOME at a folder you can write",
-            code="store_folder", path=str(path),
+            code="store_folder",
+            path=str(path),
         ) from exc
     _private(path)
     try:

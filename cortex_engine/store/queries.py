@@ -33,8 +33,9 @@ def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     """Set one value of the store's `meta` table."""
-    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                 (key, value))
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value)
+    )
 
 
 def bump_counter(conn: sqlite3.Connection, key: str) -> None:
@@ -86,7 +87,8 @@ def child_session_ids(conn: sqlite3.Connection, primary: str) -> list[str]:
 def latest_agent_session(conn: sqlite3.Connection, scope_key: str, agent_id: str) -> sqlite3.Row | None:
     """The newest session of the scope that a subagent id ran in."""
     row: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1", (scope_key, agent_id)
+        "SELECT * FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1",
+        (scope_key, agent_id),
     ).fetchone()
     return row
 
@@ -94,7 +96,8 @@ def latest_agent_session(conn: sqlite3.Connection, scope_key: str, agent_id: str
 def agent_session_under(conn: sqlite3.Connection, scope_key: str, agent_id: str, primary: str) -> str | None:
     """The id of the subagent session `agent_id` runs in under `primary`; None when it is not one."""
     row = conn.execute(
-        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", (scope_key, agent_id, primary)
+        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?",
+        (scope_key, agent_id, primary),
     ).fetchone()
     return str(row["id"]) if row is not None else None
 
@@ -107,8 +110,17 @@ def end_session(conn: sqlite3.Connection, session_id: str, at: str) -> None:
 # -- subagent dispatches -------------------------------------------------------------------------------------
 
 
-def record_dispatch(conn: sqlite3.Connection, scope_key: str, host_session: str, agent_type: str,
-                    tool_use_id: object, description: str, prompt_digest: str, prompt_prefix: str, at: str) -> None:
+def record_dispatch(
+    conn: sqlite3.Connection,
+    scope_key: str,
+    host_session: str,
+    agent_type: str,
+    tool_use_id: object,
+    description: str,
+    prompt_digest: str,
+    prompt_prefix: str,
+    at: str,
+) -> None:
     """Remember one Agent dispatch, so the subagent it starts can be briefed from it."""
     conn.execute(
         "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
@@ -127,17 +139,29 @@ def pending_dispatches(conn: sqlite3.Connection, host_session: str, agent_type: 
 
 def claim_dispatch(conn: sqlite3.Connection, dispatch_id: int, agent_id: str, at: str) -> bool:
     """Mark a dispatch consumed by a subagent; False when another claimed it first."""
-    return conn.execute(
-        "UPDATE subagent_dispatches SET consumed_at=?, consumed_by_agent_id=? WHERE id=? AND consumed_at IS NULL",
-        (at, agent_id, dispatch_id),
-    ).rowcount > 0
+    return (
+        conn.execute(
+            "UPDATE subagent_dispatches SET consumed_at=?, consumed_by_agent_id=? WHERE id=? AND consumed_at IS NULL",
+            (at, agent_id, dispatch_id),
+        ).rowcount
+        > 0
+    )
 
 
 # -- episodes ------------------------------------------------------------------------------------------------
 
 
-def insert_episode_once(conn: sqlite3.Connection, episode_id: str, session_id: str, scope_key: str, kind: str,
-                        summary: str, target: str | None, metadata_json: str, at: str) -> None:
+def insert_episode_once(
+    conn: sqlite3.Connection,
+    episode_id: str,
+    session_id: str,
+    scope_key: str,
+    kind: str,
+    summary: str,
+    target: str | None,
+    metadata_json: str,
+    at: str,
+) -> None:
     """Insert an episode unless one with this id exists (a repeated hook keeps the first)."""
     conn.execute(
         "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
@@ -221,7 +245,7 @@ def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, s
     found: dict[str, str] = {}
     ids = list(item_ids)
     for start in range(0, len(ids), CHUNK):
-        chunk = ids[start:start + CHUNK]
+        chunk = ids[start : start + CHUNK]
         for row in conn.execute(f"SELECT id, text FROM memory_items WHERE id IN ({_marks(chunk)})", chunk):
             found[str(row["id"])] = str(row["text"])
     return found
@@ -230,7 +254,9 @@ def item_texts(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, s
 # -- references (schema 11: `item_refs` keyed by the item's rowid; `memory_references` is the view readers use) -----
 
 
-def add_references(conn: sqlite3.Connection, item_id: str, refs: Sequence[tuple[str, str, str]], head: str | None) -> None:
+def add_references(
+    conn: sqlite3.Connection, item_id: str, refs: Sequence[tuple[str, str, str]], head: str | None
+) -> None:
     """Store (type, raw, normalized) references of a memory item, recorded at HEAD `head`.
 
     The raw spelling is stored only when it differs from the normalized path, and the HEAD once per store
@@ -253,8 +279,9 @@ def drop_references(conn: sqlite3.Connection, item_id: str) -> None:
     conn.execute("DELETE FROM item_refs WHERE item IN (SELECT rowid FROM memory_items WHERE id=?)", (item_id,))
 
 
-def set_reference_status(conn: sqlite3.Connection, item_id: str, path: str, status: str, moved_to: str | None,
-                         checked_at: str) -> None:
+def set_reference_status(
+    conn: sqlite3.Connection, item_id: str, path: str, status: str, moved_to: str | None, checked_at: str
+) -> None:
     """Record what a freshness check found for one reference (by normalized path) of a memory item."""
     conn.execute(
         "UPDATE item_refs SET status=?, moved_to=?, checked_at=? "
@@ -266,8 +293,13 @@ def set_reference_status(conn: sqlite3.Connection, item_id: str, path: str, stat
 # -- the token ledger ----------------------------------------------------------------------------------------
 
 
-def injected_by_channel(conn: sqlite3.Connection, *, scope_key: str | None = None,
-                        session_tree: str | None = None, session: str | None = None) -> list[sqlite3.Row]:
+def injected_by_channel(
+    conn: sqlite3.Connection,
+    *,
+    scope_key: str | None = None,
+    session_tree: str | None = None,
+    session: str | None = None,
+) -> list[sqlite3.Row]:
     """(channel, n, total, top) of injected tokens per channel: the scope's, one primary session's tree, or one
     session's own.
 
@@ -282,7 +314,10 @@ def injected_by_channel(conn: sqlite3.Connection, *, scope_key: str | None = Non
     elif session is not None:
         where, args = "session_id=?", (session,)
     else:
-        where, args = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)", (session_tree, session_tree)
+        where, args = (
+            "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)",
+            (session_tree, session_tree),
+        )
     return conn.execute(
         f"SELECT channel, COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS total, COALESCE(MAX(tokens), 0) AS top "
         f"FROM token_ledger WHERE direction='injected' AND {where} GROUP BY channel",
@@ -294,7 +329,9 @@ def injected_per_session(conn: sqlite3.Connection, session_ids: list[str]) -> di
     """Tokens injected into each listed session (its own injections, every channel), in one query."""
     rows = conn.execute(
         "SELECT session_id, COALESCE(SUM(tokens), 0) AS total FROM token_ledger WHERE direction='injected' "
-        "AND session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id", (json.dumps(session_ids),))
+        "AND session_id IN (SELECT value FROM json_each(?)) GROUP BY session_id",
+        (json.dumps(session_ids),),
+    )
     return {str(row["session_id"]): int(row["total"]) for row in rows}
 
 
@@ -302,40 +339,56 @@ def session_note_items(conn: sqlite3.Connection, session_id: str) -> list[sqlite
     """The memory items of a session's notes still stored, oldest first."""
     return conn.execute(
         "SELECT id, kind, subject, text, scope_key, created_at FROM scoped_items WHERE source_table='notes' "
-        "AND id IN (SELECT 'notes:' || id FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)) ORDER BY created_at, rowid", (session_id,)).fetchall()
+        "AND id IN (SELECT 'notes:' || id FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)) ORDER BY created_at, rowid",
+        (session_id,),
+    ).fetchall()
 
 
 def session_failures(conn: sqlite3.Connection, session_id: str) -> list[sqlite3.Row]:
     """A session's commands that exited non-zero, oldest first."""
     return conn.execute(
         "SELECT timestamp, category, command_summary, exit_code, stderr_tail FROM command_runs "
-        "WHERE session_id=? AND exit_code NOT IN (0) ORDER BY timestamp, rowid", (session_id,)).fetchall()
+        "WHERE session_id=? AND exit_code NOT IN (0) ORDER BY timestamp, rowid",
+        (session_id,),
+    ).fetchall()
 
 
 # -- retention -----------------------------------------------------------------------------------------------
 
 _RETENTION = {
     # Events of sessions that ended before the cutoff and whose primary has a summary. Params: (cutoff,)
-    "events": ("events",
-               "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL "
-               "AND s.ended_at < ? AND EXISTS (SELECT 1 FROM episodes e "
-               "WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))"),
+    "events": (
+        "events",
+        "session_id IN (SELECT s.id FROM sessions s WHERE s.status='ended' AND s.ended_at IS NOT NULL "
+        "AND s.ended_at < ? AND EXISTS (SELECT 1 FROM episodes e "
+        "WHERE e.id = 'session_summary:' || COALESCE(s.parent_session_id, s.id)))",
+    ),
     # Retrieval log rows older than the cutoff, beyond the newest KEEP. Params: (cutoff, keep)
-    "retrieval_log": ("retrieval_log",
-                      "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)"),
+    "retrieval_log": (
+        "retrieval_log",
+        "created_at < ? AND id NOT IN (SELECT id FROM retrieval_log ORDER BY created_at DESC, id DESC LIMIT ?)",
+    ),
     # Spool replay keys older than the cutoff. Params: (cutoff,)
     "spool_seen": ("spool_seen", "seen_at < ?"),
     # Archived, never-accessed items older than the cutoff that are no note, snapshot or summary.
     # Params: (cutoff, *kinds never pruned)
-    "archived_memory_items": ("memory_items",
-                              "state='archived' AND access_count=0 AND created_at < ? AND kind NOT LIKE 'note:%' "
-                              "AND kind NOT IN ({kinds}) "
-                              "AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')"),
+    "archived_memory_items": (
+        "memory_items",
+        "state='archived' AND access_count=0 AND created_at < ? AND kind NOT LIKE 'note:%' "
+        "AND kind NOT IN ({kinds}) "
+        "AND COALESCE(source_table, '') NOT IN ('notes', 'branch_snapshots', 'project_snapshots')",
+    ),
 }
 
 
-def prune(conn: sqlite3.Connection, rule: str, params: Sequence[object], *, apply: bool,
-          never_pruned_kinds: Sequence[str] = ()) -> tuple[int, int]:
+def prune(
+    conn: sqlite3.Connection,
+    rule: str,
+    params: Sequence[object],
+    *,
+    apply: bool,
+    never_pruned_kinds: Sequence[str] = (),
+) -> tuple[int, int]:
     """(candidates, deleted) for one retention rule; rows are deleted only with `apply`.
 
     Raises:
@@ -414,8 +467,9 @@ def tidy_fulltext(conn: sqlite3.Connection, pages: int, busy_ms: int) -> int | N
             conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('usermerge', 2)")  # once
         while written < pages:
             before = conn.total_changes
-            conn.execute("INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('merge', ?)",
-                         (FULLTEXT_MERGE_STEP,))
+            conn.execute(
+                "INSERT INTO memory_items_fts(memory_items_fts, rank) VALUES ('merge', ?)", (FULLTEXT_MERGE_STEP,)
+            )
             written += FULLTEXT_MERGE_STEP
             if conn.total_changes - before < 2:
                 break
@@ -441,62 +495,105 @@ INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     # no index is missing here: an index no plan uses only costs writes and bytes (issue 30).
     "sessions_scope": (  # Engine.current_session
         "SELECT * FROM sessions WHERE scope_key=? AND status='active' AND parent_session_id IS NULL "
-        "ORDER BY started_at DESC, rowid DESC LIMIT 1", ("k",)),
+        "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+        ("k",),
+    ),
     "sessions_agent": (  # agent_session_under (and the one-session-per-agent rule)
-        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?", ("k", "a", "p")),
+        "SELECT id FROM sessions WHERE scope_key=? AND agent_id=? AND parent_session_id=?",
+        ("k", "a", "p"),
+    ),
     "sessions_host": (  # Engine.start_session: end the host session's primaries
-        "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'", ("h",)),
+        "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active'",
+        ("h",),
+    ),
     "retrieval_log_created": (  # Engine.refresh_tiers: reads booked in a time window
-        "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?", ("a", "b")),
+        "SELECT result_ids_json FROM retrieval_log WHERE created_at > ? AND created_at <= ?",
+        ("a", "b"),
+    ),
     "token_ledger_scope": (  # economy: a scope's spend
         "SELECT channel, direction, SUM(tokens) FROM token_ledger WHERE scope_key=? GROUP BY channel, direction",
-        ("k",)),
+        ("k",),
+    ),
     "memory_corrections_item": (  # inspection: an item's corrections
-        "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id", ("i",)),
+        "SELECT * FROM memory_corrections WHERE memory_item_id=? ORDER BY created_at, id",
+        ("i",),
+    ),
     "events_session": (  # Engine.activity: a session's reads
-        "SELECT COUNT(*) FROM events e WHERE e.session_id=? AND e.type='read'", ("s",)),
+        "SELECT COUNT(*) FROM events e WHERE e.session_id=? AND e.type='read'",
+        ("s",),
+    ),
     "events_target": (  # ledger: edited since read
         "SELECT 1 FROM events WHERE scope_key=? AND target=? AND type IN ('edit','write') AND timestamp >= ? LIMIT 1",
-        ("k", "t", "a")),
+        ("k", "t", "a"),
+    ),
     "episodes_session": (  # episodes_of_sessions
         "SELECT id, kind, summary FROM episodes WHERE session_id IN (?) "
-        "ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at", ("s",)),
+        "ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at",
+        ("s",),
+    ),
     "episodes_failure": (  # commands.FailureEpisodes: the same failure earlier in the session
         "SELECT id FROM episodes WHERE session_id=? AND kind='command_failure' AND summary >= ? AND summary < ? "
         "AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        ("s", "b", "b (seen \uffff", "b", "b (seen ")),
+        ("s", "b", "b (seen \uffff", "b", "b (seen "),
+    ),
     "subagent_dispatches_pending": (  # pending_dispatches
         "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL "
-        "AND captured_at >= ?", ("h", "t", "a")),
+        "AND captured_at >= ?",
+        ("h", "t", "a"),
+    ),
     "promotions_note": (  # merges: which note a promoted note came from
-        "SELECT n.id, p.source_note_id FROM notes n LEFT JOIN promotions p ON p.note_id = n.id WHERE n.rowid = 1", ()),
+        "SELECT n.id, p.source_note_id FROM notes n LEFT JOIN promotions p ON p.note_id = n.id WHERE n.rowid = 1",
+        (),
+    ),
     "memory_anchors_item": (  # freshness: an item's anchors
-        "SELECT id, path FROM memory_anchors WHERE memory_item_id IN (?)", ("i",)),
+        "SELECT id, path FROM memory_anchors WHERE memory_item_id IN (?)",
+        ("i",),
+    ),
     "command_runs_session": (  # summarize a session: its failures
-        "SELECT timestamp, category FROM command_runs WHERE session_id=? AND exit_code NOT IN (0)", ("s",)),
+        "SELECT timestamp, category FROM command_runs WHERE session_id=? AND exit_code NOT IN (0)",
+        ("s",),
+    ),
     "notes_subject": (  # latest_active_note
         f"SELECT * FROM scoped_notes WHERE scope_id IN {_S} AND subject=? AND status='active' "
-        "ORDER BY timestamp DESC LIMIT 1", ("k", "s")),
+        "ORDER BY timestamp DESC LIMIT 1",
+        ("k", "s"),
+    ),
     "notes_scope_time": (  # consolidation: the newest active notes of a kind (branch snapshot)
         f"SELECT kind, subject, content, timestamp FROM scoped_notes WHERE scope_id IN {_S} AND status='active' "
-        "AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT 5", ("k", "intent")),
+        "AND kind=? ORDER BY timestamp DESC, rowid DESC LIMIT 5",
+        ("k", "intent"),
+    ),
     "notes_session": (  # consolidation: a session's notes
         "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp "
-        "LIMIT 5", ("s",)),
+        "LIMIT 5",
+        ("s",),
+    ),
     "notes_open_contests": (  # surfaces.open_contest_rows (SessionStart)
-        f"SELECT 'notes:' || id FROM notes WHERE scope_id IN {_S} AND conflict=1 AND status='active'", ("k",)),
+        f"SELECT 'notes:' || id FROM notes WHERE scope_id IN {_S} AND conflict=1 AND status='active'",
+        ("k",),
+    ),
     "memory_items_scope": (  # surfaces: a scope's most used items
         f"SELECT * FROM scoped_items WHERE scope_id IN {_S} AND access_count > 0 "
-        "ORDER BY access_count DESC, last_accessed_at DESC, rowid DESC LIMIT 10", ("k",)),
+        "ORDER BY access_count DESC, last_accessed_at DESC, rowid DESC LIMIT 10",
+        ("k",),
+    ),
     "memory_items_created": (  # inspection.list_memory: every item, newest first
-        "SELECT * FROM scoped_items ORDER BY created_at DESC, rowid DESC LIMIT 21 OFFSET 0", ()),
+        "SELECT * FROM scoped_items ORDER BY created_at DESC, rowid DESC LIMIT 21 OFFSET 0",
+        (),
+    ),
     "memory_items_live": (  # the SessionStart brief: the newest pinned, hot or warm items
         f"SELECT id FROM memory_items WHERE scope_id IN {_S} AND state IN ('pinned','hot','warm') "
-        "ORDER BY created_at DESC LIMIT 40", ("k",)),
+        "ORDER BY created_at DESC LIMIT 40",
+        ("k",),
+    ),
     "arrivals_pending": (  # arrivals.pending_count (the inbox's count on every brief)
-        f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND scope_id IN {_S}", ("k",)),
+        f"SELECT COUNT(*) FROM arrivals WHERE state='pending' AND scope_id IN {_S}",
+        ("k",),
+    ),
     "item_refs_item": (  # freshness: an item's references
-        "SELECT memory_item_id, normalized_path FROM memory_references WHERE memory_item_id IN (?)", ("i",)),
+        "SELECT memory_item_id, normalized_path FROM memory_references WHERE memory_item_id IN (?)",
+        ("i",),
+    ),
 }
 
 SCOPE_KEY_COLUMNS = ("scope_key", "target_scope_key", "source_scope_key")
@@ -507,13 +604,18 @@ def rename_scope_keys(conn: sqlite3.Connection, rename: Callable[[str], str]) ->
     """Rewrite every stored scope key through `rename` (a restore into a repository at another path); returns
     how many `scopes` rows changed. A renamed key that already exists is left as it was (UPDATE OR IGNORE)."""
     conn.create_function("cortex_rename_scope", 1, rename, deterministic=True)
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE 'CREATE VIRTUAL%'")]
+    tables = [
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+    ]
     changed = 0
     for table in tables:
         columns = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
         for column in (c for c in columns if c in SCOPE_KEY_COLUMNS or (table == "scopes" and c == "key")):
-            done = conn.execute(f'UPDATE OR IGNORE "{table}" SET "{column}" = cortex_rename_scope("{column}") '
-                                f'WHERE "{column}" != cortex_rename_scope("{column}")')
+            done = conn.execute(
+                f'UPDATE OR IGNORE "{table}" SET "{column}" = cortex_rename_scope("{column}") '
+                f'WHERE "{column}" != cortex_rename_scope("{column}")'
+            )
             if table == "scopes":
                 changed += done.rowcount
     return changed

@@ -81,8 +81,15 @@ class Rule:
 
     __slots__ = ("name", "hints", "source", "flags", "replace", "gate", "_pattern")
 
-    def __init__(self, name: str, hints: tuple[str, ...], source: str, flags: int,
-                 replace: str | Callable[[re.Match[str]], str], gate: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        hints: tuple[str, ...],
+        source: str,
+        flags: int,
+        replace: str | Callable[[re.Match[str]], str],
+        gate: re.Pattern[str] | None = None,
+    ) -> None:
         self.name, self.hints, self.source, self.flags, self.replace = name, hints, source, flags, replace
         self.gate = gate
         """A cheaper pattern any match must hold, for a rule whose hints are common (`:`)."""
@@ -99,8 +106,14 @@ class Rule:
         return f"Rule({self.name!r})"
 
 
-def _rule(name: str, hints: tuple[str, ...], pattern: str, replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
-          flags: int = 0, gate: str | None = None) -> Rule:
+def _rule(
+    name: str,
+    hints: tuple[str, ...],
+    pattern: str,
+    replace: str | Callable[[re.Match[str]], str] = _keep_quotes,
+    flags: int = 0,
+    gate: str | None = None,
+) -> Rule:
     return Rule(name, hints, pattern, flags, replace, re.compile(gate) if gate else None)
 
 
@@ -115,30 +128,124 @@ ATTACHED, EITHER, SEPARATE = "attached", "either", "separate"
 # its subcommand (`docker … login`: `docker run -p` publishes a port). Options are matched case-sensitively
 # (`ldapsearch -W` prompts, `-w` takes the password). Add rows here.
 PASSWORD_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
-    (("mysql", "mysqldump", "mysqladmin", "mysqlsh", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlslap",
-      "mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"), ("-p",), ATTACHED),
+    (
+        (
+            "mysql",
+            "mysqldump",
+            "mysqladmin",
+            "mysqlsh",
+            "mysqlimport",
+            "mysqlcheck",
+            "mysqlshow",
+            "mysqlslap",
+            "mariadb",
+            "mariadb-dump",
+            "mariadb-admin",
+            "mariadb-import",
+            "mariadb-check",
+        ),
+        ("-p",),
+        ATTACHED,
+    ),
     (("7z", "7za", "7zr", "7zz", "rar", "unrar"), ("-p",), ATTACHED),
     (("sshpass",), ("-p",), EITHER),
     (("redis-cli", "keydb-cli", "valkey-cli"), ("-a",), EITHER),
     (("curl", "wget", "http", "https"), ("-u", "-U", "--user", "--proxy-user"), EITHER),
-    (("docker login", "podman login", "buildah login", "nerdctl login", "finch login", "skopeo login",
-      "crane login", "oras login", "regctl login", "helm login", "cf login", "oc login", "az login"), ("-p",), EITHER),
+    (
+        (
+            "docker login",
+            "podman login",
+            "buildah login",
+            "nerdctl login",
+            "finch login",
+            "skopeo login",
+            "crane login",
+            "oras login",
+            "regctl login",
+            "helm login",
+            "cf login",
+            "oc login",
+            "az login",
+        ),
+        ("-p",),
+        EITHER,
+    ),
     (("zip", "unzip", "zipcloak", "funzip"), ("-P",), EITHER),
     (("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), EITHER),
-    (("ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop",
-      "ldapvc"), ("-w",), EITHER),
+    (
+        (
+            "ldapsearch",
+            "ldapmodify",
+            "ldapadd",
+            "ldapdelete",
+            "ldapwhoami",
+            "ldapcompare",
+            "ldapmodrdn",
+            "ldapexop",
+            "ldapvc",
+        ),
+        ("-w",),
+        EITHER,
+    ),
     (("ldappasswd",), ("-w", "-s", "-a"), EITHER),
-    (("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop",
-      "mongofiles"), ("-p",), EITHER),
+    (
+        (
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+            "mongostat",
+            "mongotop",
+            "mongofiles",
+        ),
+        ("-p",),
+        EITHER,
+    ),
     (("openssl",), ("-k", "-K"), SEPARATE),
     (("ssh-keygen",), ("-N", "-P"), EITHER),
     (("ipmitool",), ("-P",), EITHER),
     (("plink", "pscp", "psftp", "putty"), ("-pw",), SEPARATE),
     (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P",), EITHER),
-    (("cqlsh", "rabbitmqadmin", "twine", "psexec", "paexec", "rdesktop", "smbmap", "crackmapexec", "netexec",
-      "nxc", "evil-winrm", "ncftp", "ncftpput", "ncftpget", "useradd", "usermod"), ("-p",), EITHER),
-    (("snmpwalk", "snmpbulkwalk", "snmpget", "snmpgetnext", "snmpset", "snmptable", "snmptrap", "snmpbulkget",
-      "snmpdf", "snmpstatus"), ("-A", "-X", "-c"), EITHER),
+    (
+        (
+            "cqlsh",
+            "rabbitmqadmin",
+            "twine",
+            "psexec",
+            "paexec",
+            "rdesktop",
+            "smbmap",
+            "crackmapexec",
+            "netexec",
+            "nxc",
+            "evil-winrm",
+            "ncftp",
+            "ncftpput",
+            "ncftpget",
+            "useradd",
+            "usermod",
+        ),
+        ("-p",),
+        EITHER,
+    ),
+    (
+        (
+            "snmpwalk",
+            "snmpbulkwalk",
+            "snmpget",
+            "snmpgetnext",
+            "snmpset",
+            "snmptable",
+            "snmptrap",
+            "snmpbulkget",
+            "snmpdf",
+            "snmpstatus",
+        ),
+        ("-A", "-X", "-c"),
+        EITHER,
+    ),
 )
 
 # A password option's value, after the option: quoted (not empty), or a word (not another option, not already
@@ -171,8 +278,12 @@ def _option_rule(programs: tuple[str, ...], options: tuple[str, ...], form: str)
     (`'-pSECRET'`)."""
     flags = "|".join(re.escape(option) for option in sorted(options, key=len, reverse=True))
     prefix = common_prefix(programs)
-    return _command_rule(f"{programs[0]} {'/'.join(options)}", programs, rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form],
-                         (prefix,) if len(prefix) >= 4 else None)
+    return _command_rule(
+        f"{programs[0]} {'/'.join(options)}",
+        programs,
+        rf"(\s[\"']?(?:{flags})" + _OPTION_VALUE[form],
+        (prefix,) if len(prefix) >= 4 else None,
+    )
 
 
 def common_prefix(names: tuple[str, ...]) -> str:
@@ -184,27 +295,49 @@ def common_prefix(names: tuple[str, ...]) -> str:
 # assignments, so a later rule never sees half of what an earlier one replaced.
 CONTEXT_RULES: tuple[Rule, ...] = (
     # PEM / OpenSSH / PGP private key blocks, whole (to the END line, or to the end of the text when cut).
-    _rule("private key block", ('private key',), r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----[\s\S]*?"
-          r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)", MARK),
+    _rule(
+        "private key block",
+        ("private key",),
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----[\s\S]*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+        MARK,
+    ),
     # An output tail that starts inside a key (its BEGIN line cut off): everything up to the orphaned END.
-    _rule("private key tail", ('private key',), r"\A[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----", MARK),
+    _rule("private key tail", ("private key",), r"\A[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----", MARK),
     # PuTTY private key files.
-    _rule("putty private key", ('private-lines',), r"Private-Lines:\s*\d+[\s\S]*?(?:Private-MAC:\s*\S+|\Z)", MARK, _I),
+    _rule("putty private key", ("private-lines",), r"Private-Lines:\s*\d+[\s\S]*?(?:Private-MAC:\s*\S+|\Z)", MARK, _I),
     # Authorization / Proxy-Authorization headers, any scheme: the whole value.
-    _rule("authorization header", ('authorization',), r"\b((?:proxy-)?authorization\s*[:=]\s*)" + _HEADER_VALUE, flags=_I),
+    _rule(
+        "authorization header", ("authorization",), r"\b((?:proxy-)?authorization\s*[:=]\s*)" + _HEADER_VALUE, flags=_I
+    ),
     # Cookie / Set-Cookie headers carry session tokens.
-    _rule("cookie header", ('cookie',), r"\b((?:set-)?cookie\s*:\s*)" + _HEADER_VALUE, flags=_I),
+    _rule("cookie header", ("cookie",), r"\b((?:set-)?cookie\s*:\s*)" + _HEADER_VALUE, flags=_I),
     # API-key style headers: X-API-Key, api-key, X-Auth-Token, Private-Token (GitLab), X-Amz-Security-Token …
-    _rule("api key header", ('key', 'token'), r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|amz-security-token|"
-          r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
-          + _HEADER_VALUE, flags=_I),
+    _rule(
+        "api key header",
+        ("key", "token"),
+        r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|amz-security-token|"
+        r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
+        + _HEADER_VALUE,
+        flags=_I,
+    ),
     # A bearer token outside a header line.
-    _rule("bearer token", ('bearer',), r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", flags=_I),
+    _rule("bearer token", ("bearer",), r"\b(bearer\s+)([A-Za-z0-9._~+/=-]{8,})", flags=_I),
     # Long flags that name a secret: --password=x, --token x, --jwt x, --client-secret x, --api-key x …
-    _rule("secret flag", ('pass', 'pwd', 'token', 'secret', 'key', 'auth', 'jwt', 'cred', 'sig'), r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
-          r"access-key|private-key|auth|jwt|credentials?|creds|sig|signature)(?:=|\s+))(?!-)" + _VALUE, flags=_I),
+    _rule(
+        "secret flag",
+        ("pass", "pwd", "token", "secret", "key", "auth", "jwt", "cred", "sig"),
+        r"(?<![\w-])(--?[a-z0-9-]*(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|"
+        r"access-key|private-key|auth|jwt|credentials?|creds|sig|signature)(?:=|\s+))(?!-)" + _VALUE,
+        flags=_I,
+    ),
     # openssl -passin pass:SECRET / -passout / -pass / -k.
-    _rule("openssl pass:", ('-pass',), r"((?:^|\s)-pass(?:in|out|word)?\s+(?:(?:pass|env|file|fd):)?)(?!(?:pass|env|file|fd):)" + _VALUE, flags=_I),
+    _rule(
+        "openssl pass:",
+        ("-pass",),
+        r"((?:^|\s)-pass(?:in|out|word)?\s+(?:(?:pass|env|file|fd):)?)(?!(?:pass|env|file|fd):)" + _VALUE,
+        flags=_I,
+    ),
     # Programs that take a password as a short option: the table `PASSWORD_OPTIONS` above, one rule per row. Rows
     # with longer options go first, and so does every named flag above: once lines are joined (a captured command's
     # summary is one line) a `-p` row's command can run on into `-passin pass:X` or `-pw X`, and `-p` + `assin`
@@ -212,107 +345,222 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     *(_option_rule(*row) for row in sorted(PASSWORD_OPTIONS, key=lambda row: -max(map(len, row[1])))),
     # Password options whose value is not just the password: user%pass (Samba), user,pass (lftp), /p:pass (FreeRDP),
     # user/pass@db (Oracle tools), and passwords given as a positional argument (htpasswd -b, wpa_passphrase).
-    _command_rule("smb -U user%pass", ("smbclient", "rpcclient", "smbget", "smbcacls", "smbtree", "smbcquotas", "smbmap",
-                                       "net", "winexe", "mount.cifs"),
-                  r"(\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)", ('%',)),
-    _command_rule("lftp -u user,pass", ("lftp",), r"(\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"),
-    _command_rule("freerdp /p:", ("xfreerdp", "wlfreerdp", "sdl-freerdp", "freerdp"), r"(\s/(?:p|password):)" + _VALUE,
-                  ('freerdp',)),
-    _rule("oracle user/pass@", ('sqlplus', 'sqlldr', 'expdp', 'impdp', 'rman', 'dgmgrl'),
-          r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)"),
-    _rule("wpa_passphrase", ('wpa_passphrase',), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
-    _command_rule("htpasswd -b", ("htpasswd",), r"(\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE
-                  + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])"),
+    _command_rule(
+        "smb -U user%pass",
+        (
+            "smbclient",
+            "rpcclient",
+            "smbget",
+            "smbcacls",
+            "smbtree",
+            "smbcquotas",
+            "smbmap",
+            "net",
+            "winexe",
+            "mount.cifs",
+        ),
+        r"(\s(?:-U|--user(?:name)?)(?:\s+|=)?[\"']?[^\s%\"']*%)(?!\[REDACTED\])([^\s\"']+)",
+        ("%",),
+    ),
+    _command_rule(
+        "lftp -u user,pass", ("lftp",), r"(\s(?:-u|--user)(?:\s+|=)[\"']?[^\s,\"']*,)(?!\[REDACTED\])([^\s\"']+)"
+    ),
+    _command_rule(
+        "freerdp /p:",
+        ("xfreerdp", "wlfreerdp", "sdl-freerdp", "freerdp"),
+        r"(\s/(?:p|password):)" + _VALUE,
+        ("freerdp",),
+    ),
+    _rule(
+        "oracle user/pass@",
+        ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl"),
+        r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)",
+    ),
+    _rule("wpa_passphrase", ("wpa_passphrase",), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
+    _command_rule(
+        "htpasswd -b",
+        ("htpasswd",),
+        r"(\s-\w*b\w*\s+(?:\S+\s+)?\S+\s+)" + _VALUE + r"(?![^\s\"'\\&;,<>]|\s+\[REDACTED\])",
+    ),
     # `aws configure set aws_secret_access_key X`, `npm config set //r/:_authToken X`, `git config user.signingkey X`.
-    _rule("config set", ('config',), r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
-          r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE, flags=_I),
+    _rule(
+        "config set",
+        ("config",),
+        r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
+        r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE,
+        flags=_I,
+    ),
     # Azure storage / service bus connection strings and SAS URLs; ODBC passwords.
-    _rule("azure key", ('key', 'sharedaccess', 'sig', 'pwd', 'password'), r"\b((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig|Pwd|Password)\s*=\s*)([^;\s\"'\\&]+)",
-          flags=_I),
+    _rule(
+        "azure key",
+        ("key", "sharedaccess", "sig", "pwd", "password"),
+        r"\b((?:AccountKey|SharedAccessKey|SharedAccessSignature|sig|Pwd|Password)\s*=\s*)([^;\s\"'\\&]+)",
+        flags=_I,
+    ),
     # URLs with credentials: scheme://user:password@host, and a token used as the user name.
-    _rule("url credentials", ('://',), r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"'<>]*)(?::([^/\s@\"'<>]*))?@", _url_userinfo, _I),
+    _rule(
+        "url credentials",
+        ("://",),
+        r"\b([a-z][a-z0-9+.-]*://)([^/\s:@\"'<>]*)(?::([^/\s@\"'<>]*))?@",
+        _url_userinfo,
+        _I,
+    ),
     # Signed-URL query parameters.
-    _rule("signed url", ('sig', 'token', 'code', 'key', 'secret', 'password', 'auth', 'credential'), r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|"
-          r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|app_key|application_key|secret|"
-          r"client_secret|"
-          r"password|auth)=)([^&\s\"'\\#]+)", flags=_I),
+    _rule(
+        "signed url",
+        ("sig", "token", "code", "key", "secret", "password", "auth", "credential"),
+        r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|X-Goog-Signature|X-Goog-Credential|"
+        r"signature|token|access_token|refresh_token|id_token|code|key|api_key|apikey|app_key|application_key|secret|"
+        r"client_secret|"
+        r"password|auth)=)([^&\s\"'\\#]+)",
+        flags=_I,
+    ),
     # UPPER_CASE assignments whose name has a secret segment: DB_PASS=, MYSQL_PWD=, *_PASSPHRASE=, ENCRYPTION_KEY=,
     # GITHUB_TOKEN=, export API_SECRET=, and the quoted-key JSON / YAML forms.
-    _rule("secret assignment", ('pass', 'pwd', 'secret', 'token', 'key', 'auth', 'sig', 'cred', 'salt', 'dsn', 'private'), r"\b((?:[A-Z0-9]+_)*(?:[A-Z0-9]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|"
-          r"CREDENTIALS?)|PASS|PWD|KEY|AUTH|SIG|CREDS|SALT|DSN|PRIVATE)(?:_[A-Z0-9]+)*[\"']?\s*[=:]\s*)" + _VALUE),
+    _rule(
+        "secret assignment",
+        ("pass", "pwd", "secret", "token", "key", "auth", "sig", "cred", "salt", "dsn", "private"),
+        r"\b((?:[A-Z0-9]+_)*(?:[A-Z0-9]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|APIKEY|"
+        r"CREDENTIALS?)|PASS|PWD|KEY|AUTH|SIG|CREDS|SALT|DSN|PRIVATE)(?:_[A-Z0-9]+)*[\"']?\s*[=:]\s*)" + _VALUE,
+    ),
     # lower / mixed case names with an unmistakable word: password: x, api_key = x, "client_secret": "x".
-    _rule("secret key-value", ('pass', 'secret', 'token', 'key', 'credential'), r"(?<![\w-])([\w.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
-          r"private[_-]?key|auth[_-]?key|app(?:lication)?[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|"
-          r"client[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE, flags=_I),
+    _rule(
+        "secret key-value",
+        ("pass", "secret", "token", "key", "credential"),
+        r"(?<![\w-])([\w.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+        r"private[_-]?key|auth[_-]?key|app(?:lication)?[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|"
+        r"client[_-]?key|credentials?)[\w-]*[\"']?\s*[=:]\s*)(?![=:/])" + _VALUE,
+        flags=_I,
+    ),
     # JSON / YAML / TOML keys that are a secret only when quoted or in a config file's shape: "pass": "x",
     # Docker's config.json `"auth": "<base64 user:pass>"` and `"identitytoken"`.
-    _rule("quoted pass key", ('pass', 'pwd'), r"([\"'](?:pass|pwd|pw|passwd|passcode)[\"']\s*[=:]\s*)" + _VALUE, flags=_I),
-    _rule("docker config auth", ('auth', 'token'), r"(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*)(?!\"\[REDACTED\])"
-          r"(\"[A-Za-z0-9+/=._-]{8,}\")", flags=_I),
+    _rule(
+        "quoted pass key", ("pass", "pwd"), r"([\"'](?:pass|pwd|pw|passwd|passcode)[\"']\s*[=:]\s*)" + _VALUE, flags=_I
+    ),
+    _rule(
+        "docker config auth",
+        ("auth", "token"),
+        r"(\"(?:auth|identitytoken|registrytoken)\"\s*:\s*)(?!\"\[REDACTED\])"
+        r"(\"[A-Za-z0-9+/=._-]{8,}\")",
+        flags=_I,
+    ),
     # .netrc: `machine h login u password p`, on one line or several (`default` instead of `machine h`).
-    _rule(".netrc password", ('password',), r"(\b(?:(?:machine|login|account|port|protocol)\s+\S+|default)\s+"
-          r"password\s+)" + _VALUE),
+    _rule(
+        ".netrc password",
+        ("password",),
+        r"(\b(?:(?:machine|login|account|port|protocol)\s+\S+|default)\s+"
+        r"password\s+)" + _VALUE,
+    ),
     # .pgpass: `host:port:database:user:password` (a `*` for any field but the password).
-    _rule(".pgpass line", (':',), r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
-          r"(?!\[REDACTED\])([^\s\"']+)", gate=r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"),
+    _rule(
+        ".pgpass line",
+        (":",),
+        r"(?<![\w:./@-])((?:[A-Za-z0-9-]*[A-Za-z.][A-Za-z0-9.-]*|\*):(?:\d{1,5}|\*):[^:\s\"']+:[^:\s\"']+:)"
+        r"(?!\[REDACTED\])([^\s\"']+)",
+        gate=r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:",
+    ),
 )
 
 # Secrets recognised by their own shape: one row per provider, newest shapes included. Add rows here.
 PROVIDER_TOKENS: tuple[Rule, ...] = (
-    _rule("AWS access key id", ('akia', 'asia', 'agpa', 'aida', 'aroa', 'aipa', 'anpa', 'anva', 'abia', 'acca'), r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b", MARK),
-    _rule("GitHub token (ghp_/gho_/ghu_/ghs_/ghr_)", ('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'), r"\bgh[pousr]_[A-Za-z0-9]{20,}", MARK),
-    _rule("GitHub fine-grained PAT", ('github_pat_',), r"\bgithub_pat_[A-Za-z0-9_]{20,}", MARK),
-    _rule("GitLab tokens (glpat-, gldt-, glrt- …)", ('gl',), r"\bgl(?:pat|dt|ptt|rt|cbt|soat|oas|ft|imt|agent|wt)-[A-Za-z0-9_-]{16,}", MARK),
-    _rule("GitLab runner registration token", ('gr1348941',), r"\bGR1348941[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Slack tokens (xoxb-, xoxp-, xoxa-, xoxe- …)", ('xox',), r"\bxox[a-z]-[A-Za-z0-9-]{10,}", MARK),
-    _rule("Slack app-level token", ('xapp-',), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
-    _rule("Slack webhook URL", ('hooks.slack.com',), r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+", MARK),
-    _rule("Microsoft Teams / Office 365 webhook URL", ('webhook.office', 'outlook.office'),
-          r"https?://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@/_.%-]+", MARK),
-    _rule("Discord webhook URL", ('/api/webhooks/',), r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+", MARK),
-    _rule("Stripe keys (sk_/rk_/pk_ live and test)", ('_live_', '_test_'), r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}", MARK),
-    _rule("Stripe webhook secret", ('whsec_',), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
-    _rule("OpenAI / Anthropic keys (sk-, sk-proj-, sk-ant-)", ('sk-',), r"\bsk-[A-Za-z0-9_-]{16,}", MARK),
-    _rule("Google API key", ('aiza',), r"\bAIza[0-9A-Za-z_-]{30,}", MARK),
-    _rule("Google OAuth access token", ('ya29.',), r"\bya29\.[0-9A-Za-z_-]{20,}", MARK),
-    _rule("Google OAuth client secret", ('gocspx-',), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Google OAuth refresh token", ('1//0',), r"(?<![\w/])1//0[A-Za-z0-9_-]{30,}", MARK),
-    _rule("SendGrid API key", ('sg.',), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", MARK),
-    _rule("DigitalOcean tokens (dop_v1_, doo_v1_, dor_v1_)", ('_v1_',), r"\bdo[opr]_v1_[A-Za-z0-9]{32,}", MARK),
-    _rule("Shopify tokens (shpat_, shpca_, shppa_, shpss_)", ('shp',), r"\bshp(?:at|ca|pa|ss)_[A-Za-z0-9]{20,}", MARK),
-    _rule("PyPI upload token", ('pypi-',), r"\bpypi-[A-Za-z0-9_-]{32,}", MARK),
-    _rule("npm access token", ('npm_',), r"\bnpm_[A-Za-z0-9]{30,}", MARK),
-    _rule("Hugging Face token", ('hf_',), r"\bhf_[A-Za-z0-9]{30,}", MARK),
-    _rule("JSON Web Token", ('eyj',), r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*", MARK),
-    _rule("Mapbox secret token", ('k.eyj',), r"\b[sp]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}", MARK),
-    _rule("Twilio API key", ('sk',), r"\bSK[0-9a-fA-F]{32}\b", MARK),
-    _rule("Mailgun API key", ('key-',), r"\bkey-[0-9a-zA-Z]{32}\b", MARK),
-    _rule("Mailchimp API key", ('-us',), r"\b[0-9a-f]{32}-us\d{1,2}\b", MARK),
-    _rule("Atlassian API token", ('atatt3',), r"\bATATT3[A-Za-z0-9_=-]{20,}", MARK),
-    _rule("Linear API key", ('lin_',), r"\blin_(?:api|oauth)_[A-Za-z0-9]{30,}", MARK),
-    _rule("Notion integration token", ('secret_', 'ntn_'), r"\b(?:secret_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{30,})", MARK),
-    _rule("Doppler token", ('dp.',), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}", MARK),
-    _rule("HashiCorp Vault token", ('hvs.', 'hvb.', 'hvr.'), r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Terraform Cloud token", ('.atlasv1.',), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}", MARK),
-    _rule("Heroku API key", ('hrku-',), r"\bHRKU-[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Databricks token", ('dapi',), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", MARK),
-    _rule("Grafana tokens (glsa_, glc_)", ('glsa_', 'glc_'), r"\bgl(?:sa|c)_[A-Za-z0-9_=+/-]{30,}", MARK),
-    _rule("New Relic key", ('nrak-', 'nraa-', 'nrii-', 'nrjs-'), r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,}", MARK),
-    _rule("Sentry tokens", ('sntr',), r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}", MARK),
-    _rule("Postman API key", ('pmak-',), r"\bPMAK-[A-Za-z0-9-]{30,}", MARK),
-    _rule("Square tokens", ('sq0', 'eaaa'), r"\b(?:sq0atp|sq0csp|EAAA)[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Telegram bot token", (':aa',), r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}", MARK),
-    _rule("Supabase token", ('sbp_',), r"\bsbp_[a-f0-9]{40}\b", MARK),
-    _rule("Docker Hub PAT", ('dckr_pat_',), r"\bdckr_pat_[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Figma PAT", ('figd_',), r"\bfigd_[A-Za-z0-9_-]{30,}", MARK),
-    _rule("Groq / Replicate / Perplexity / xAI keys", ('gsk_', 'r8_', 'pplx-', 'xai-'), r"\b(?:gsk_|r8_|pplx-|xai-)[A-Za-z0-9]{30,}", MARK),
-    _rule("Age secret key", ('age-secret-key-1',), r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", MARK),
-    _rule("Alibaba Cloud access key id", ('ltai',), r"\bLTAI[A-Za-z0-9]{12,20}\b", MARK),
-    _rule("Azure AD client secret", ('q~',), r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", MARK),
-    _rule("Buildkite / CircleCI / Netlify / Prefect tokens", ('bkua_', 'ccipat_', 'nfp_', 'pnu_'), r"\b(?:bkua_|CCIPAT_|nfp_|pnu_)[A-Za-z0-9_]{30,}", MARK),
-    _rule("Pulumi / RubyGems tokens", ('pul-', 'rubygems_'), r"\b(?:pul-[a-f0-9]{40}|rubygems_[a-f0-9]{48})\b", MARK),
-    _rule("NuGet API key", ('oy2',), r"\boy2[a-z0-9]{43}\b", MARK),
-    _rule("Sendinblue / Brevo key", ('xkeysib-',), r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", MARK),
+    _rule(
+        "AWS access key id",
+        ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"),
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        MARK,
+    ),
+    _rule(
+        "GitHub token (ghp_/gho_/ghu_/ghs_/ghr_)",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+        MARK,
+    ),
+    _rule("GitHub fine-grained PAT", ("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{20,}", MARK),
+    _rule(
+        "GitLab tokens (glpat-, gldt-, glrt- …)",
+        ("gl",),
+        r"\bgl(?:pat|dt|ptt|rt|cbt|soat|oas|ft|imt|agent|wt)-[A-Za-z0-9_-]{16,}",
+        MARK,
+    ),
+    _rule("GitLab runner registration token", ("gr1348941",), r"\bGR1348941[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Slack tokens (xoxb-, xoxp-, xoxa-, xoxe- …)", ("xox",), r"\bxox[a-z]-[A-Za-z0-9-]{10,}", MARK),
+    _rule("Slack app-level token", ("xapp-",), r"\bxapp-\d-[A-Za-z0-9-]{10,}", MARK),
+    _rule(
+        "Slack webhook URL",
+        ("hooks.slack.com",),
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
+        MARK,
+    ),
+    _rule(
+        "Microsoft Teams / Office 365 webhook URL",
+        ("webhook.office", "outlook.office"),
+        r"https?://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/[A-Za-z0-9@/_.%-]+",
+        MARK,
+    ),
+    _rule(
+        "Discord webhook URL",
+        ("/api/webhooks/",),
+        r"https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+",
+        MARK,
+    ),
+    _rule(
+        "Stripe keys (sk_/rk_/pk_ live and test)",
+        ("_live_", "_test_"),
+        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}",
+        MARK,
+    ),
+    _rule("Stripe webhook secret", ("whsec_",), r"\bwhsec_[A-Za-z0-9]{10,}", MARK),
+    _rule("OpenAI / Anthropic keys (sk-, sk-proj-, sk-ant-)", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}", MARK),
+    _rule("Google API key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{30,}", MARK),
+    _rule("Google OAuth access token", ("ya29.",), r"\bya29\.[0-9A-Za-z_-]{20,}", MARK),
+    _rule("Google OAuth client secret", ("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Google OAuth refresh token", ("1//0",), r"(?<![\w/])1//0[A-Za-z0-9_-]{30,}", MARK),
+    _rule("SendGrid API key", ("sg.",), r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", MARK),
+    _rule("DigitalOcean tokens (dop_v1_, doo_v1_, dor_v1_)", ("_v1_",), r"\bdo[opr]_v1_[A-Za-z0-9]{32,}", MARK),
+    _rule("Shopify tokens (shpat_, shpca_, shppa_, shpss_)", ("shp",), r"\bshp(?:at|ca|pa|ss)_[A-Za-z0-9]{20,}", MARK),
+    _rule("PyPI upload token", ("pypi-",), r"\bpypi-[A-Za-z0-9_-]{32,}", MARK),
+    _rule("npm access token", ("npm_",), r"\bnpm_[A-Za-z0-9]{30,}", MARK),
+    _rule("Hugging Face token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", MARK),
+    _rule("JSON Web Token", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*", MARK),
+    _rule("Mapbox secret token", ("k.eyj",), r"\b[sp]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}", MARK),
+    _rule("Twilio API key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b", MARK),
+    _rule("Mailgun API key", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", MARK),
+    _rule("Mailchimp API key", ("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", MARK),
+    _rule("Atlassian API token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{20,}", MARK),
+    _rule("Linear API key", ("lin_",), r"\blin_(?:api|oauth)_[A-Za-z0-9]{30,}", MARK),
+    _rule("Notion integration token", ("secret_", "ntn_"), r"\b(?:secret_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{30,})", MARK),
+    _rule("Doppler token", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}", MARK),
+    _rule("HashiCorp Vault token", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Terraform Cloud token", (".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}", MARK),
+    _rule("Heroku API key", ("hrku-",), r"\bHRKU-[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", MARK),
+    _rule("Grafana tokens (glsa_, glc_)", ("glsa_", "glc_"), r"\bgl(?:sa|c)_[A-Za-z0-9_=+/-]{30,}", MARK),
+    _rule("New Relic key", ("nrak-", "nraa-", "nrii-", "nrjs-"), r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,}", MARK),
+    _rule("Sentry tokens", ("sntr",), r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}", MARK),
+    _rule("Postman API key", ("pmak-",), r"\bPMAK-[A-Za-z0-9-]{30,}", MARK),
+    _rule("Square tokens", ("sq0", "eaaa"), r"\b(?:sq0atp|sq0csp|EAAA)[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Telegram bot token", (":aa",), r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}", MARK),
+    _rule("Supabase token", ("sbp_",), r"\bsbp_[a-f0-9]{40}\b", MARK),
+    _rule("Docker Hub PAT", ("dckr_pat_",), r"\bdckr_pat_[A-Za-z0-9_-]{20,}", MARK),
+    _rule("Figma PAT", ("figd_",), r"\bfigd_[A-Za-z0-9_-]{30,}", MARK),
+    _rule(
+        "Groq / Replicate / Perplexity / xAI keys",
+        ("gsk_", "r8_", "pplx-", "xai-"),
+        r"\b(?:gsk_|r8_|pplx-|xai-)[A-Za-z0-9]{30,}",
+        MARK,
+    ),
+    _rule("Age secret key", ("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", MARK),
+    _rule("Alibaba Cloud access key id", ("ltai",), r"\bLTAI[A-Za-z0-9]{12,20}\b", MARK),
+    _rule("Azure AD client secret", ("q~",), r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}", MARK),
+    _rule(
+        "Buildkite / CircleCI / Netlify / Prefect tokens",
+        ("bkua_", "ccipat_", "nfp_", "pnu_"),
+        r"\b(?:bkua_|CCIPAT_|nfp_|pnu_)[A-Za-z0-9_]{30,}",
+        MARK,
+    ),
+    _rule("Pulumi / RubyGems tokens", ("pul-", "rubygems_"), r"\b(?:pul-[a-f0-9]{40}|rubygems_[a-f0-9]{48})\b", MARK),
+    _rule("NuGet API key", ("oy2",), r"\boy2[a-z0-9]{43}\b", MARK),
+    _rule("Sendinblue / Brevo key", ("xkeysib-",), r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", MARK),
 )
 
 RULES: tuple[Rule, ...] = CONTEXT_RULES + PROVIDER_TOKENS
@@ -339,8 +587,11 @@ def _hint_index() -> tuple[str, dict[str, tuple[str, ...]], dict[str, tuple[int,
     for index, rule in enumerate(RULES):
         for hint in rule.hints:
             rules_of.setdefault(hint, []).append(index)
-    return (f"(?=({_trie(roots)}))", {h: tuple(sorted(c)) for h, c in children.items()},
-            {h: tuple(i) for h, i in rules_of.items()})
+    return (
+        f"(?=({_trie(roots)}))",
+        {h: tuple(sorted(c)) for h, c in children.items()},
+        {h: tuple(i) for h, i in rules_of.items()},
+    )
 
 
 _Trie = dict[str, "_Trie"]
@@ -421,8 +672,10 @@ def strip_invisible(text: str) -> str:
 # of lowercase words and colons (kinds, channels), and an id this store makes: a UUID (`base.ids.new_id`) under
 # the table and episode-kind names that prefix item and episode ids. Only those names: a UUID under an author's
 # word is redacted when the word names a secret (`token:<uuid>`).
-_OWN_ID = (r"(?:(?:command_runs|episodes|notes):)?(?:(?:command_failure|test_cycle|session_summary|"
-           r"subagent_conclusion):)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_OWN_ID = (
+    r"(?:(?:command_runs|episodes|notes):)?(?:(?:command_failure|test_cycle|session_summary|"
+    r"subagent_conclusion):)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 _PLAIN = re.compile(rf"[0-9a-f-]*|\d{{4}}-\d\d-\d\dT[0-9:.+Z-]*|[a-z_:]{{0,24}}|{_OWN_ID}")
 
 

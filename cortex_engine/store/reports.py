@@ -57,15 +57,18 @@ def items_by_state(conn: sqlite3.Connection, scope_key: str) -> dict[str, int]:
     return {
         str(row["state"]): int(row["n"])
         for row in conn.execute(
-            f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope_key,))
+            f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope_key,)
+        )
     }
 
 
 def contested_count(conn: sqlite3.Connection, scope_key: str) -> int:
     """How many active notes of the scope are in an open contest."""
-    return int(conn.execute(
-        f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active'", (scope_key,)
-    ).fetchone()[0])
+    return int(
+        conn.execute(
+            f"SELECT COUNT(*) FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active'", (scope_key,)
+        ).fetchone()[0]
+    )
 
 
 def session_activity(conn: sqlite3.Connection, scope_key: str, limit: int, session_id: str | None) -> list[sqlite3.Row]:
@@ -109,10 +112,13 @@ def open_contest_notes(conn: sqlite3.Connection, scope_key: str) -> list[sqlite3
 
 def referenced_scope_keys(conn: sqlite3.Connection) -> list[str]:
     """Every scope with a live item that references a file."""
-    return [str(r[0]) for r in conn.execute(
-        "SELECT DISTINCT scope_key FROM scoped_items WHERE state != 'archived' "
-        "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY scope_key"
-    )]
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT scope_key FROM scoped_items WHERE state != 'archived' "
+            "AND id IN (SELECT memory_item_id FROM memory_references) ORDER BY scope_key"
+        )
+    ]
 
 
 def referencing_items(conn: sqlite3.Connection, scope_keys: Sequence[str]) -> list[sqlite3.Row]:
@@ -130,8 +136,10 @@ def referencing_items(conn: sqlite3.Connection, scope_keys: Sequence[str]) -> li
 
 def has_branch_snapshot(conn: sqlite3.Connection, scope_key: str) -> bool:
     """Whether the scope has a branch snapshot item."""
-    return conn.execute(
-        f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} AND kind='branch_snapshot'", (scope_key,)).fetchone() is not None
+    return (
+        conn.execute(f"SELECT 1 FROM memory_items WHERE {IN_SCOPE} AND kind='branch_snapshot'", (scope_key,)).fetchone()
+        is not None
+    )
 
 
 def drop_branch_snapshot(conn: sqlite3.Connection, scope_key: str) -> None:

@@ -683,8 +683,7 @@ def spool_digest(key: str) -> str:
 
 
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15,
-                               _V16)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

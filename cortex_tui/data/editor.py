@@ -8,8 +8,29 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-PLUS_LINE = frozenset({"vi", "vim", "nvim", "gvim", "mvim", "view", "nano", "pico", "emacs", "emacsclient", "micro",
-                       "kak", "joe", "jed", "mg", "ne", "vis", "ed", "ex"})
+PLUS_LINE = frozenset(
+    {
+        "vi",
+        "vim",
+        "nvim",
+        "gvim",
+        "mvim",
+        "view",
+        "nano",
+        "pico",
+        "emacs",
+        "emacsclient",
+        "micro",
+        "kak",
+        "joe",
+        "jed",
+        "mg",
+        "ne",
+        "vis",
+        "ed",
+        "ex",
+    }
+)
 """Editors that take `+LINE FILE` (the vi convention)."""
 COLON_LINE = frozenset({"subl", "sublime_text", "zed", "hx", "helix"})
 """Editors that take `FILE:LINE`."""

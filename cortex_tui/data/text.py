@@ -13,12 +13,34 @@ from datetime import datetime
 from textual.content import Content
 
 from cortex_engine.base.clock import parse_iso
-from cortex_engine.results import (collapse, fmt_tokens, humanize_kind, label_tag, note_content, scope_label,
-                                   short_kind, split_trailers, strip_control)
+from cortex_engine.results import (
+    collapse,
+    fmt_tokens,
+    humanize_kind,
+    label_tag,
+    note_content,
+    scope_label,
+    short_kind,
+    split_trailers,
+    strip_control,
+)
 
 __all__ = [
-    "ago", "age", "clean", "count", "diff_content", "first_line", "fmt_tokens", "humanize_kind", "label_tags", "line", "one_line",
-    "plain", "scope_label", "short_id", "short_kind",
+    "ago",
+    "age",
+    "clean",
+    "count",
+    "diff_content",
+    "first_line",
+    "fmt_tokens",
+    "humanize_kind",
+    "label_tags",
+    "line",
+    "one_line",
+    "plain",
+    "scope_label",
+    "short_id",
+    "short_kind",
 ]
 
 _UNSAFE = re.compile(
@@ -27,6 +49,7 @@ _UNSAFE = re.compile(
 )
 """Characters never drawn as they are: terminal controls and the Unicode format characters that reorder or hide
 text (U+202E RIGHT-TO-LEFT OVERRIDE makes a line read backwards)."""
+
 
 def ago(stamp: str | None, now: datetime) -> str:
     """`just now`, `25m ago`, `3h ago`, `12d ago`, or the date beyond 60 days."""

@@ -23,8 +23,7 @@ from ..failures import report_worker_failure
 if TYPE_CHECKING:
     from cortex_engine.results import Inspection
 
-OPERATIONS = {"edit": "edited", "rewrite-moved": "moved path rewritten", "reanchor": "re-anchored",
-              "delete": "deleted"}
+OPERATIONS = {"edit": "edited", "rewrite-moved": "moved path rewritten", "reanchor": "re-anchored", "delete": "deleted"}
 """How each audited operation reads in the trail (an unknown one is shown by its stored name)."""
 
 
@@ -41,8 +40,11 @@ class AuditDialog(ModalScreen[None]):
         #audit-trail { height: auto; max-height: 30; }
     }
     """
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("q", "close", "Close", show=False),
-                Binding("a", "close", "Close", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close", show=False),
+        Binding("a", "close", "Close", show=False),
+    ]
     """Escape, q or a again closes the trail."""
 
     def __init__(self, memory: MemoryRef) -> None:
@@ -81,8 +83,9 @@ class AuditDialog(ModalScreen[None]):
             lines.append(Content.from_markup("[dim]No correction has been recorded for this memory.[/]"))
         for corr in result.corrections:
             operation = str(corr["operation"])
-            lines.append(Content.assemble((ts_min(str(corr["at"])), "dim"), "  ",
-                                          (OPERATIONS.get(operation, operation), "bold")))
+            lines.append(
+                Content.assemble((ts_min(str(corr["at"])), "dim"), "  ", (OPERATIONS.get(operation, operation), "bold"))
+            )
             prior, new = corr["prior_text"], corr["new_text"]
             if prior is not None and new is not None:
                 lines.append(diff_content(text_diff(str(prior), str(new))))

@@ -78,7 +78,8 @@ class DeleteDialog(ModalScreen[str | None]):
     def _gone(self, message: str) -> None:
         """The highlighted memory no longer exists (deleted elsewhere): nothing to delete."""
         self.query_one("#delete-text", Static).update(
-            Content(f"This memory is gone (changed since it was shown): {one_line(message)}"))
+            Content(f"This memory is gone (changed since it was shown): {one_line(message)}")
+        )
         self._refused(message)
 
     def _show_preview(self, result: Deletion) -> None:
@@ -93,11 +94,19 @@ class DeleteDialog(ModalScreen[str | None]):
         if result.source:
             lines.append(Content(f"  source row  {result.source.split('/', 1)[0]} (deleted too)"))
         if result.contested:
-            lines.append(Content.from_markup(
-                "  [b $warning]contest     deleting this ends the contest on “$subject”[/]",
-                subject=one_line(result.subject)))
-        lines += [Content(""), Content.from_markup("[b]text[/]"), plain(result.text), Content(""),
-                  Content.from_markup("[dim]The prior text is kept in the audit log (memory_corrections).[/]")]
+            lines.append(
+                Content.from_markup(
+                    "  [b $warning]contest     deleting this ends the contest on “$subject”[/]",
+                    subject=one_line(result.subject),
+                )
+            )
+        lines += [
+            Content(""),
+            Content.from_markup("[b]text[/]"),
+            plain(result.text),
+            Content(""),
+            Content.from_markup("[dim]The prior text is kept in the audit log (memory_corrections).[/]"),
+        ]
         self.query_one("#delete-text", Static).update(Content("\n").join(lines))
         self.query_one("#confirm", Button).disabled = False
 

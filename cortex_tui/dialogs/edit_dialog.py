@@ -36,8 +36,11 @@ class EditDialog(ModalScreen[str | None]):
         #edit-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("ctrl+s", "save", "Save"), Binding("escape", "cancel", "Cancel"),
-                Binding("y", "save", "Save", show=False)]
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("escape", "cancel", "Cancel"),
+        Binding("y", "save", "Save", show=False),
+    ]
     """Save or leave without changing anything; `y` saves too once focus is off the text (in it, y is a letter)."""
 
     def __init__(self, memory: MemoryRef) -> None:

@@ -18,12 +18,20 @@ GLOSSARY = (
     (SUPERSEDED, "Trust: replaced by a newer note. It cools one tier and is never shown as live."),
     ("stale: missing", "Freshness: a file it refers to is gone from the checkout. Ranked lower, still reachable."),
     ("moved: a → b", "Freshness: the file was renamed; git's rename map says where it went."),
-    ("drifted: f:x", "Freshness: the code the note names changed since it was written; `cortex reanchor ID` once "
-                     "it still holds."),
-    ("● new", "Arrived live: a contest opened or a reference went stale since this view opened. The Overview tab "
-              "counts them; highlighting one in its pane marks it seen."),
-    ("tokens/budget", "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
-                      "600 recall, 800 state). Saved counts only recorded evidence."),
+    (
+        "drifted: f:x",
+        "Freshness: the code the note names changed since it was written; `cortex reanchor ID` once it still holds.",
+    ),
+    (
+        "● new",
+        "Arrived live: a contest opened or a reference went stale since this view opened. The Overview tab "
+        "counts them; highlighting one in its pane marks it seen.",
+    ),
+    (
+        "tokens/budget",
+        "Economy: what an injection cost against its channel budget (150 session brief, 450 brief, "
+        "600 recall, 800 state). Saved counts only recorded evidence.",
+    ),
 )
 
 
@@ -44,13 +52,16 @@ class HelpDialog(ModalScreen[None]):
         #help-footnote { color: $text-muted; margin-top: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("question_mark", "close", "Close", show=False),
-                Binding("q", "close", "Close", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("question_mark", "close", "Close", show=False),
+        Binding("q", "close", "Close", show=False),
+    ]
     """Any of escape, ? or q closes help."""
 
     def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
         """Args:
-            keys: (key, what it does) rows, read from the live screen's bindings.
+        keys: (key, what it does) rows, read from the live screen's bindings.
         """
         super().__init__()
         self.keys = tuple(keys)
@@ -72,7 +83,9 @@ class HelpDialog(ModalScreen[None]):
                     yield Static(text, markup=False)
             yield Static(
                 "Everything here comes from the engine the agent's surfaces use; this view books nothing, "
-                "reinforces nothing, and never creates a store by being opened.", id="help-footnote")
+                "reinforces nothing, and never creates a store by being opened.",
+                id="help-footnote",
+            )
 
     def action_close(self) -> None:
         """Close help."""

@@ -55,10 +55,12 @@ class ResolveDialog(ModalScreen[str | None]):
         #resolve-buttons > Button { margin-left: 1; }
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel"),
-                Binding("pageup", "scroll_sides(-1)", "Scroll sides", show=False),
-                Binding("pagedown", "scroll_sides(1)", "Scroll sides", show=False),
-                *(Binding(letter.lower(), f"keep('{letter.lower()}')", f"Keep {letter}", show=False) for letter in LETTERS)]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("pageup", "scroll_sides(-1)", "Scroll sides", show=False),
+        Binding("pagedown", "scroll_sides(1)", "Scroll sides", show=False),
+        *(Binding(letter.lower(), f"keep('{letter.lower()}')", f"Keep {letter}", show=False) for letter in LETTERS),
+    ]
     """Escape leaves the contest open; a letter asks to keep that side and the same letter again confirms it, as
     delete asks first (a button keeps its side at once); letters are text while typing a replacement."""
 
@@ -85,7 +87,8 @@ class ResolveDialog(ModalScreen[str | None]):
                     body = Static(line(side["content"]), classes="side")
                     body.border_title = Content(f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}")
                     body.border_subtitle = Content(
-                        f"from session {short_id(side['session_id'])} · note {short_id(side['id'])}")
+                        f"from session {short_id(side['session_id'])} · note {short_id(side['id'])}"
+                    )
                     yield body
             yield Static(
                 "Keep one side: the other is marked superseded (it cools, never vanishes). Resolve both: both are "
@@ -97,8 +100,9 @@ class ResolveDialog(ModalScreen[str | None]):
             with Horizontal(id="resolve-buttons"):
                 for letter, _side in zip(LETTERS, self.sides):
                     yield Button(f"Keep {letter}", id=f"keep-{letter.lower()}", classes="keep", variant="primary")
-                yield Button("Resolve both" if len(self.sides) == 2 else "Resolve all", id="resolve-all",
-                             variant="warning")
+                yield Button(
+                    "Resolve both" if len(self.sides) == 2 else "Resolve all", id="resolve-all", variant="warning"
+                )
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
@@ -114,7 +118,8 @@ class ResolveDialog(ModalScreen[str | None]):
         for button in self.query(".keep").results(Button):
             button.disabled = has_text
         self.query_one("#resolve-all", Button).label = (
-            ("Replace both" if len(self.sides) == 2 else "Replace all") if has_text
+            ("Replace both" if len(self.sides) == 2 else "Replace all")
+            if has_text
             else ("Resolve both" if len(self.sides) == 2 else "Resolve all")
         )
 
@@ -175,7 +180,9 @@ class ResolveDialog(ModalScreen[str | None]):
         worker = get_current_worker()
         try:
             with self.app.target.open() as engine:  # type: ignore[attr-defined]
-                results = resolve_contest(engine, [str(s["id"]) for s in self.sides], keep=keep, replacement=replacement)
+                results = resolve_contest(
+                    engine, [str(s["id"]) for s in self.sides], keep=keep, replacement=replacement
+                )
         except CortexError as exc:
             self.app.call_from_thread(self._refused, exc.message)
             return

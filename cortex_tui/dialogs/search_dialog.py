@@ -90,7 +90,8 @@ class SearchDialog(ModalScreen[str | None]):
         # Which retrievers ran; lexical only points at the command that turns meaning on (it says what it needs).
         found_by = "words + meaning" if "dense" in surface.retrievers else "words only (see cortex embed)"
         result.border_subtitle = Content(
-            f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates · {found_by}")
+            f"{surface.tokens}/{surface.budget} tokens · {surface.total_candidates} candidates · {found_by}"
+        )
         self.query_one("#search-text", Static).update(plain(surface.text))
         self.query_one("#search-hint", Static).update(
             f"{count(len(surface.items), 'memory', 'memories')} shown to the agent · ↓ then enter opens one"

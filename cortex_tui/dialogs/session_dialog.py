@@ -41,8 +41,11 @@ class SessionDialog(ModalScreen[None]):
         .session-body { height: auto; }
     }
     """
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("q", "close", "Close", show=False),
-                Binding("enter", "close", "Close", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close", show=False),
+        Binding("enter", "close", "Close", show=False),
+    ]
     """Escape, q or enter closes."""
 
     def __init__(self, session_id: str, now: datetime) -> None:
@@ -81,19 +84,25 @@ class SessionDialog(ModalScreen[None]):
     def _gone(self, message: str) -> None:
         """The session was removed (gc) since the table listed it."""
         self.query_one("#session-summary", Static).update(
-            Content(f"This session is no longer stored ({one_line(message)})."))
+            Content(f"This session is no longer stored ({one_line(message)}).")
+        )
 
     def _show(self, detail: SessionDetail) -> None:
         """Fill every section; author text (focus, subjects, notes, commands) goes in as literal content."""
         session = detail.session
         self.query_one("#session-box").border_title = Content.assemble(
-            "Session ", line(short_id(session["id"])), " · ", line(session["agent_type"]))
+            "Session ", line(short_id(session["id"])), " · ", line(session["agent_type"])
+        )
         started = ago(str(session["started_at"]), self.now)
         ended = "active" if session["status"] == "active" else f"ended {ago(str(session['ended_at'] or ''), self.now)}"
-        summary = [Content(f"{session['id']} · started {started} · {ended}"),
-                   Content(f"reads {session['reads']} · edits {session['edits']} · commands {session['commands']} · "
-                           f"failures {session['failures']} · notes {session['notes']} · "
-                           f"tokens injected {fmt_tokens(int(str(session['tokens'])))}")]
+        summary = [
+            Content(f"{session['id']} · started {started} · {ended}"),
+            Content(
+                f"reads {session['reads']} · edits {session['edits']} · commands {session['commands']} · "
+                f"failures {session['failures']} · notes {session['notes']} · "
+                f"tokens injected {fmt_tokens(int(str(session['tokens'])))}"
+            ),
+        ]
         if session.get("focus"):
             summary.append(Content.assemble(("focus ", "dim"), line(session["focus"])))
         self.query_one("#session-summary", Static).update(Content("\n").join(summary))
@@ -113,10 +122,13 @@ class SessionDialog(ModalScreen[None]):
         for spend in used:
             budget = f"/{spend.budget}" if spend.budget else ""
             over = spend.budget is not None and spend.largest > spend.budget
-            lines.append(Content.assemble(
-                f"{CHANNEL_NAMES.get(spend.channel, spend.channel):<15}",
-                f"{spend.injections:>4}× {fmt_tokens(spend.tokens):>7} tokens · largest ",
-                (f"{spend.largest}{budget}", "$text-error" if over else "")))
+            lines.append(
+                Content.assemble(
+                    f"{CHANNEL_NAMES.get(spend.channel, spend.channel):<15}",
+                    f"{spend.injections:>4}× {fmt_tokens(spend.tokens):>7} tokens · largest ",
+                    (f"{spend.largest}{budget}", "$text-error" if over else ""),
+                )
+            )
         return Content("\n").join(lines)
 
     def _notes(self, notes: list[dict[str, Any]]) -> Content:
@@ -127,11 +139,15 @@ class SessionDialog(ModalScreen[None]):
         for note in notes:
             kind = str(note["kind"])
             tags = label_tags(note["labels"])
-            lines.append(Content.assemble(
-                (f"{short_kind(kind):<9}", "dim"), (ago(str(note["created_at"]), self.now).ljust(9), "dim"),
-                (f"[{one_line(note['subject'])}] " if note.get("subject") else "", "bold"),
-                first_line(kind, str(note["text"])),
-                (f"  {tags}" if tags else "", "bold $text-warning")))
+            lines.append(
+                Content.assemble(
+                    (f"{short_kind(kind):<9}", "dim"),
+                    (ago(str(note["created_at"]), self.now).ljust(9), "dim"),
+                    (f"[{one_line(note['subject'])}] " if note.get("subject") else "", "bold"),
+                    first_line(kind, str(note["text"])),
+                    (f"  {tags}" if tags else "", "bold $text-warning"),
+                )
+            )
         return Content("\n").join(lines)
 
     def _failures(self, failures: list[dict[str, Any]]) -> Content:
@@ -140,9 +156,13 @@ class SessionDialog(ModalScreen[None]):
             return Content("No command failed in this session.").stylize("dim")
         lines = []
         for failure in failures[:FAILURES_SHOWN]:
-            lines.append(Content.assemble((f"exit {failure['exit_code']:<4}", "$text-error"),
-                                          (ago(str(failure["timestamp"]), self.now).ljust(9), "dim"),
-                                          one_line(failure["command"])))
+            lines.append(
+                Content.assemble(
+                    (f"exit {failure['exit_code']:<4}", "$text-error"),
+                    (ago(str(failure["timestamp"]), self.now).ljust(9), "dim"),
+                    one_line(failure["command"]),
+                )
+            )
             tail = [part for part in str(failure["stderr_tail"]).splitlines() if part.strip()]
             if tail:
                 lines.append(Content.assemble("          ", (one_line(tail[-1]), "dim")))

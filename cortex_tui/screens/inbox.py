@@ -76,8 +76,11 @@ class InboxScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Intro, the table, the detail, the last verdict, the footer."""
-        yield Static("Arrivals from outside wait here for your review. None of them is memory until you accept it; "
-                     "the agent is told only how many wait.", id="inbox-intro")
+        yield Static(
+            "Arrivals from outside wait here for your review. None of them is memory until you accept it; "
+            "the agent is told only how many wait.",
+            id="inbox-intro",
+        )
         table: DataTable[Any] = DataTable(id="inbox-table", cursor_type="row", zebra_stripes=True)
         for label, width in COLUMNS:
             table.add_column(label, width=width, key=label)
@@ -106,8 +109,13 @@ class InboxScreen(Screen[None]):
         for arrival in found:
             where = said(arrival.path).rsplit("/", 1)[-1]
             subject = f"[{said(arrival.subject)}] " if arrival.subject else ""
-            cells = (arrival.id[:8], arrival.channel, where, said(arrival.author or "—"),
-                     f"{arrival.kind}: {subject}{said(arrival.content)}")
+            cells = (
+                arrival.id[:8],
+                arrival.channel,
+                where,
+                said(arrival.author or "—"),
+                f"{arrival.kind}: {subject}{said(arrival.content)}",
+            )
             table.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=arrival.id)
         box = self.query_one("#inbox-detail-box")
         box.border_title = Content.assemble("Arrival · ", str(len(found)), " waiting") if found else "Arrival"
@@ -126,13 +134,15 @@ class InboxScreen(Screen[None]):
             Content.assemble(("author ", "dim"), line(arrival.author or "—"), "  ", line(arrival.authored_at or "")),
             Content.assemble(("scope  ", "dim"), line(scope_label(arrival.scope_key))),
             Content(""),
-            Content.assemble(("would add ", "dim"), (arrival.kind, "bold"),
-                             *(((" on ", "dim"), line(arrival.subject)) if arrival.subject else ())),
+            Content.assemble(
+                ("would add ", "dim"),
+                (arrival.kind, "bold"),
+                *(((" on ", "dim"), line(arrival.subject)) if arrival.subject else ()),
+            ),
             Content.assemble("“", plain(arrival.content), "”"),
         ]
         if arrival.alternatives:
-            rows.append(Content.assemble(("rejected alternatives: ", "dim"),
-                                         line("; ".join(arrival.alternatives))))
+            rows.append(Content.assemble(("rejected alternatives: ", "dim"), line("; ".join(arrival.alternatives))))
         self.query_one("#inbox-detail", Static).update(Content("\n").join(rows))
 
     def selected(self) -> Arrival | None:
@@ -180,13 +190,17 @@ class InboxScreen(Screen[None]):
                 done = (engine.accept_arrivals if accept else engine.reject_arrivals)([arrival_id])
                 found = engine.inbox()
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, exc.message, title="Nothing changed", severity="warning",
-                                      markup=False)
+            self.app.call_from_thread(
+                self.notify, exc.message, title="Nothing changed", severity="warning", markup=False
+            )
             return
         verdict = done[0]
         where = said(verdict.path).rsplit("/", 1)[-1]
-        told = (f"Accepted {verdict.id[:8]} ({where}): it is memory now" if accept
-                else f"Rejected {verdict.id[:8]} ({where}): it stays out of memory")
+        told = (
+            f"Accepted {verdict.id[:8]} ({where}): it is memory now"
+            if accept
+            else f"Rejected {verdict.id[:8]} ({where}): it stays out of memory"
+        )
         self.app.call_from_thread(self._decided, told, found)
 
     def _decided(self, told: str, found: list[Arrival]) -> None:
@@ -224,8 +238,9 @@ class InboxScreen(Screen[None]):
             with self.app.target.open() as engine:  # type: ignore[attr-defined]
                 path = engine.arrival_file(arrival_id)
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, exc.message, title="Nothing to open", severity="warning",
-                                      markup=False)
+            self.app.call_from_thread(
+                self.notify, exc.message, title="Nothing to open", severity="warning", markup=False
+            )
             return
         self.app.call_from_thread(self._open, path)
 
@@ -246,8 +261,12 @@ class InboxScreen(Screen[None]):
             with self.app.suspend():
                 subprocess.call(call.argv, cwd=self.app.target.cwd)  # type: ignore[attr-defined]
         except SuspendNotSupported:
-            self.notify(f"This terminal cannot be handed to an editor; open {path} yourself.", title="No editor",
-                        severity="warning", markup=False)
+            self.notify(
+                f"This terminal cannot be handed to an editor; open {path} yourself.",
+                title="No editor",
+                severity="warning",
+                markup=False,
+            )
 
     def action_close(self) -> None:
         """Back to the main screen."""

@@ -39,8 +39,17 @@ if TYPE_CHECKING:
     from ..app import CortexApp
     from ..data.snapshot import Snapshot
 
-MEMORY_ACTIONS = ("toggle_scope", "next_page", "previous_page", "first_row", "last_row", "filter_text", "cycle_label",
-                  "cycle_sort", "reverse_sort")
+MEMORY_ACTIONS = (
+    "toggle_scope",
+    "next_page",
+    "previous_page",
+    "first_row",
+    "last_row",
+    "filter_text",
+    "cycle_label",
+    "cycle_sort",
+    "reverse_sort",
+)
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
 FRESHNESS_ACTIONS = ("open_editor", "rewrite_moved")
 """Keys that act on the highlighted Freshness item: shown (and live) only while that pane has focus."""
@@ -53,62 +62,205 @@ class MainScreen(Screen[None]):
     """Everything about this branch's memory; keys act on the highlighted memory of the focused pane."""
 
     BINDINGS = [
-        Key("i", "inbox", "Inbox", title="Inbox", live_only=True,  # first; shown only while arrivals wait
-            tooltip="the inbox, shown while arrivals wait: decision files by others and imports to accept or reject"),
-        Key("c", "resolve", "Resolve", title="Resolve contest",
-            tooltip="resolve the highlighted contest (keep one side, or resolve both; optional replacement)"),
-        Key("e", "edit", "Edit", title="Edit memory",
-            tooltip="edit the highlighted memory (audited; trailers cannot be spoofed)"),
-        Key("d", "delete", "Delete", title="Delete memory",
-            tooltip="delete the highlighted memory (the engine's preview first; nothing without confirming)"),
-        Key("slash", "search", "Search", title="Search memory",
-            tooltip="recall: search memory exactly as the agent would (any tab; down into the items, enter opens one)"),
-        Key("s", "toggle_scope", "Scope", title="Switch scope",
-            tooltip="switch the Memory table between this branch and every scope"),
-        Key("v", "revalidate", "Validate", title="Re-validate freshness",
-            tooltip="re-validate freshness: check every reference against the checkout now (stale, moved, drifted)"),
-        Key("y", "copy_id", "Copy id", show=False, title="Copy id",
-            tooltip="copy the highlighted memory's id (in the delete and edit dialogs, y confirms)"),
-        Key("Y", "copy_text", "Copy text", show=False, title="Copy text",
-            tooltip="copy the highlighted memory's text to the clipboard"),
-        Key("o", "open_editor", "Open", title="Open in editor",
-            tooltip="Freshness: open the item's file in $EDITOR, at the drifted span's line (the app waits for it)"),
-        Key("m", "rewrite_moved", "Fix path", title="Fix moved path",
+        Key(
+            "i",
+            "inbox",
+            "Inbox",
+            title="Inbox",
+            live_only=True,  # first; shown only while arrivals wait
+            tooltip="the inbox, shown while arrivals wait: decision files by others and imports to accept or reject",
+        ),
+        Key(
+            "c",
+            "resolve",
+            "Resolve",
+            title="Resolve contest",
+            tooltip="resolve the highlighted contest (keep one side, or resolve both; optional replacement)",
+        ),
+        Key(
+            "e",
+            "edit",
+            "Edit",
+            title="Edit memory",
+            tooltip="edit the highlighted memory (audited; trailers cannot be spoofed)",
+        ),
+        Key(
+            "d",
+            "delete",
+            "Delete",
+            title="Delete memory",
+            tooltip="delete the highlighted memory (the engine's preview first; nothing without confirming)",
+        ),
+        Key(
+            "slash",
+            "search",
+            "Search",
+            title="Search memory",
+            tooltip="recall: search memory exactly as the agent would (any tab; down into the items, enter opens one)",
+        ),
+        Key(
+            "s",
+            "toggle_scope",
+            "Scope",
+            title="Switch scope",
+            tooltip="switch the Memory table between this branch and every scope",
+        ),
+        Key(
+            "v",
+            "revalidate",
+            "Validate",
+            title="Re-validate freshness",
+            tooltip="re-validate freshness: check every reference against the checkout now (stale, moved, drifted)",
+        ),
+        Key(
+            "y",
+            "copy_id",
+            "Copy id",
+            show=False,
+            title="Copy id",
+            tooltip="copy the highlighted memory's id (in the delete and edit dialogs, y confirms)",
+        ),
+        Key(
+            "Y",
+            "copy_text",
+            "Copy text",
+            show=False,
+            title="Copy text",
+            tooltip="copy the highlighted memory's text to the clipboard",
+        ),
+        Key(
+            "o",
+            "open_editor",
+            "Open",
+            title="Open in editor",
+            tooltip="Freshness: open the item's file in $EDITOR, at the drifted span's line (the app waits for it)",
+        ),
+        Key(
+            "m",
+            "rewrite_moved",
+            "Fix path",
+            title="Fix moved path",
             tooltip=f"Freshness: rewrite a moved path ({reference('moved: a → b')}) in the note to its new place "
-                    "(audited)"),
-        Key("a", "audit", "Audit", title="Audit diff",
-            tooltip="Memory: the highlighted memory's corrections, each edit as a word diff"),
-        Key("u", "undo", "Undo", show=False, title="Undo last action",
+            "(audited)",
+        ),
+        Key(
+            "a",
+            "audit",
+            "Audit",
+            title="Audit diff",
+            tooltip="Memory: the highlighted memory's corrections, each edit as a word diff",
+        ),
+        Key(
+            "u",
+            "undo",
+            "Undo",
+            show=False,
+            title="Undo last action",
             tooltip="take back the newest resolve, delete, edit or path rewrite of this scope (asks first: u again; "
-                    "audited, refused if what it changed has changed since)"),
+            "audited, refused if what it changed has changed since)",
+        ),
         # changes arrive live; r stays in help and the palette
-        Key("r", "app.refresh", "Refresh", show=False, title="Refresh",
-            tooltip="refresh everything from the store (changes also appear live, within a second)"),
+        Key(
+            "r",
+            "app.refresh",
+            "Refresh",
+            show=False,
+            title="Refresh",
+            tooltip="refresh everything from the store (changes also appear live, within a second)",
+        ),
         Key("question_mark", "app.help", "Help", title="Help", tooltip="this help: the keys and what the labels mean"),
         Key("q", "app.quit", "Quit", tooltip="quit"),  # the palette has Textual's own Quit
-        Key("1", "show_tab('overview')", "Tabs", key_display="1-3", title="Show overview",
-            tooltip="the Overview tab: brief, contests, freshness (stale, moved and drifted references), spend"),
-        Key("2", "show_tab('memory')", "Memory", show=False, title="Show memory",
-            tooltip="the Memory tab: every memory item, filtered and sorted"),
-        Key("3", "show_tab('activity')", "Activity", show=False, title="Show activity",
-            tooltip="the Activity tab: sessions, their notes, failed commands and token spend"),
-        Key("left_square_bracket", "previous_page", "Page", key_display="[ ]", title="Previous page",
-            tooltip="previous / next page of the Memory table"),
-        Key("right_square_bracket", "next_page", "Next page", show=False, title="Next page",
-            tooltip="previous / next page of the Memory table"),
-        Key("home", "first_row", "Newest", show=False, priority=True, title="Newest memory",
-            tooltip="the newest / the oldest memory (first or last page)"),
-        Key("end", "last_row", "Oldest", show=False, priority=True, title="Oldest memory",
-            tooltip="the newest / the oldest memory (first or last page)"),
+        Key(
+            "1",
+            "show_tab('overview')",
+            "Tabs",
+            key_display="1-3",
+            title="Show overview",
+            tooltip="the Overview tab: brief, contests, freshness (stale, moved and drifted references), spend",
+        ),
+        Key(
+            "2",
+            "show_tab('memory')",
+            "Memory",
+            show=False,
+            title="Show memory",
+            tooltip="the Memory tab: every memory item, filtered and sorted",
+        ),
+        Key(
+            "3",
+            "show_tab('activity')",
+            "Activity",
+            show=False,
+            title="Show activity",
+            tooltip="the Activity tab: sessions, their notes, failed commands and token spend",
+        ),
+        Key(
+            "left_square_bracket",
+            "previous_page",
+            "Page",
+            key_display="[ ]",
+            title="Previous page",
+            tooltip="previous / next page of the Memory table",
+        ),
+        Key(
+            "right_square_bracket",
+            "next_page",
+            "Next page",
+            show=False,
+            title="Next page",
+            tooltip="previous / next page of the Memory table",
+        ),
+        Key(
+            "home",
+            "first_row",
+            "Newest",
+            show=False,
+            priority=True,
+            title="Newest memory",
+            tooltip="the newest / the oldest memory (first or last page)",
+        ),
+        Key(
+            "end",
+            "last_row",
+            "Oldest",
+            show=False,
+            priority=True,
+            title="Oldest memory",
+            tooltip="the newest / the oldest memory (first or last page)",
+        ),
         # last: at 80 columns the filter row says them
-        Key("f", "filter_text", "Filter", key_display="f l o", title="Filter memory by text",
-            tooltip="filter the Memory table by text (subject or text contains it; enter applies, esc back)"),
-        Key("l", "cycle_label", "Label", show=False, title="Filter memory by label",
-            tooltip="show only contested, stale, drifted or superseded memory (each press: the next label, then all)"),
-        Key("o", "cycle_sort", "Sort", show=False, title="Sort memory",
-            tooltip="sort the Memory table by its next column (or click a column header)"),
-        Key("O", "reverse_sort", "Reverse sort", show=False, title="Reverse sort",
-            tooltip="reverse the Memory table's sort"),
+        Key(
+            "f",
+            "filter_text",
+            "Filter",
+            key_display="f l o",
+            title="Filter memory by text",
+            tooltip="filter the Memory table by text (subject or text contains it; enter applies, esc back)",
+        ),
+        Key(
+            "l",
+            "cycle_label",
+            "Label",
+            show=False,
+            title="Filter memory by label",
+            tooltip="show only contested, stale, drifted or superseded memory (each press: the next label, then all)",
+        ),
+        Key(
+            "o",
+            "cycle_sort",
+            "Sort",
+            show=False,
+            title="Sort memory",
+            tooltip="sort the Memory table by its next column (or click a column header)",
+        ),
+        Key(
+            "O",
+            "reverse_sort",
+            "Reverse sort",
+            show=False,
+            title="Reverse sort",
+            tooltip="reverse the Memory table's sort",
+        ),
         Key("tab", "app.focus_next", show=False, tooltip="move between panes; arrows move within one"),
     ]
     """Feature keys; the footer dims the ones that do not apply to what is highlighted. Each one's tooltip is its
@@ -167,7 +319,9 @@ class MainScreen(Screen[None]):
         if snapshot is None:
             return
         shown, self._shown = self._shown, snapshot
-        aged = shown is None or shown.now.replace(second=0, microsecond=0) != snapshot.now.replace(second=0, microsecond=0)
+        aged = shown is None or shown.now.replace(second=0, microsecond=0) != snapshot.now.replace(
+            second=0, microsecond=0
+        )
 
         def changed(*parts: str) -> bool:
             return shown is None or any(getattr(shown, part) != getattr(snapshot, part) for part in parts)
@@ -196,8 +350,11 @@ class MainScreen(Screen[None]):
 
     def _refresh_keys(self) -> None:
         """Redraw the footer only when a key became live, dimmed or hidden: it rebuilds every key when asked."""
-        keys = tuple(self.check_action(binding.action.split("(")[0], ())
-                     for binding in self.BINDINGS if isinstance(binding, Binding))
+        keys = tuple(
+            self.check_action(binding.action.split("(")[0], ())
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding)
+        )
         if keys != self._keys:
             self._keys = keys
             self.refresh_bindings()
@@ -259,7 +416,8 @@ class MainScreen(Screen[None]):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         """Focus the main widget of the tab, so its keys apply at once."""
         target = {"overview": "#contest-list", "memory": "#memory-table", "activity": "#activity-table"}.get(
-            event.pane.id or "")
+            event.pane.id or ""
+        )
         if event.pane.id == "memory" and self._focus_on_memory:
             target, self._focus_on_memory = self._focus_on_memory, None
         if target:
@@ -271,7 +429,9 @@ class MainScreen(Screen[None]):
         if action == "inbox":  # hidden (not dimmed) when nothing waits: the footer is unchanged for most stores
             return self.cortex.snapshot is not None and self.cortex.snapshot.inbox > 0
         if action in ("next_page", "previous_page") and self._active_tab() == "memory":
-            return self.query_one(MemoryBrowser).total > PAGE  # one page: the keys would do nothing (and crowd the footer)
+            return (
+                self.query_one(MemoryBrowser).total > PAGE
+            )  # one page: the keys would do nothing (and crowd the footer)
         if action in MEMORY_ACTIONS:
             return self._active_tab() == "memory"
         if action in ("edit", "delete"):
@@ -307,8 +467,11 @@ class MainScreen(Screen[None]):
         """Open the resolve dialog for the highlighted contest."""
         contest = self.contest_for(self.selection())
         if contest is None or self.cortex.snapshot is None:
-            self.notify("No contest is highlighted: pick one in the Contests pane or a contested row.",
-                        title="Resolve", severity="warning")
+            self.notify(
+                "No contest is highlighted: pick one in the Contests pane or a contested row.",
+                title="Resolve",
+                severity="warning",
+            )
             return
         from ..dialogs.resolve_dialog import ResolveDialog  # dialogs load on first use (faster first paint)
 
@@ -325,7 +488,9 @@ class MainScreen(Screen[None]):
         """Open the editor on the highlighted memory."""
         memory = self.selection()
         if memory is None or not memory.editable:
-            self.notify("Highlight a memory first (Memory tab or the Freshness pane).", title="Edit", severity="warning")
+            self.notify(
+                "Highlight a memory first (Memory tab or the Freshness pane).", title="Edit", severity="warning"
+            )
             return
         from ..dialogs.edit_dialog import EditDialog
 
@@ -342,7 +507,9 @@ class MainScreen(Screen[None]):
         """Preview deleting the highlighted memory; the dialog confirms."""
         memory = self.selection()
         if memory is None or not memory.editable:
-            self.notify("Highlight a memory first (Memory tab or the Freshness pane).", title="Delete", severity="warning")
+            self.notify(
+                "Highlight a memory first (Memory tab or the Freshness pane).", title="Delete", severity="warning"
+            )
             return
         from ..dialogs.delete_dialog import DeleteDialog
 
@@ -476,8 +643,13 @@ class MainScreen(Screen[None]):
             with self.cortex.target.open() as engine:
                 location = engine.locate_reference(item_id)
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, f"{exc.message} · Enter shows the memory", title="Nothing to open",
-                                      severity="warning", markup=False)
+            self.app.call_from_thread(
+                self.notify,
+                f"{exc.message} · Enter shows the memory",
+                title="Nothing to open",
+                severity="warning",
+                markup=False,
+            )
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._open_in_editor, location)
@@ -500,26 +672,36 @@ class MainScreen(Screen[None]):
             with self.app.suspend():
                 code = subprocess.call(call.argv, cwd=self.cortex.target.cwd)
         except SuspendNotSupported:
-            self.notify(f"This terminal cannot be handed to an editor; open {where} yourself.", title="No editor",
-                        severity="warning", markup=False)
+            self.notify(
+                f"This terminal cannot be handed to an editor; open {where} yourself.",
+                title="No editor",
+                severity="warning",
+                markup=False,
+            )
             return
         except OSError as exc:
-            self.notify(f"{call.argv[0]} could not start: {exc.strerror or exc}", title="No editor",
-                        severity="error", markup=False)
+            self.notify(
+                f"{call.argv[0]} could not start: {exc.strerror or exc}",
+                title="No editor",
+                severity="error",
+                markup=False,
+            )
             return
         if code:
             self.notify(f"{call.argv[0]} exited with status {code}.", title="Editor", severity="warning", markup=False)
         elif not call.at_line and location.line:
-            self.notify(f"Opened {location.path}; the span starts at line {location.line}.", title="Editor",
-                        markup=False)
+            self.notify(
+                f"Opened {location.path}; the span starts at line {location.line}.", title="Editor", markup=False
+            )
         self.cortex.request_freshness()
 
     def action_rewrite_moved(self) -> None:
         """Rewrite the highlighted item's renamed paths to where git says they went (audited)."""
         item = self._freshness_item()
         if item is None or "moved:" not in str(item.get("label")):
-            self.notify("Highlight a moved item in the Freshness pane first.", title="Fix moved path",
-                        severity="warning")
+            self.notify(
+                "Highlight a moved item in the Freshness pane first.", title="Fix moved path", severity="warning"
+            )
             return
         self.rewrite_moved(str(item["id"]), self.query_one(FreshnessPane).shown_text(str(item["id"])))
 
@@ -532,8 +714,9 @@ class MainScreen(Screen[None]):
             with self.cortex.target.open() as engine:
                 result = engine.rewrite_moved(item_id, expected_text=shown)
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, " ".join(exc.message.split()), title="Not rewritten",
-                                      severity="error", markup=False)
+            self.app.call_from_thread(
+                self.notify, " ".join(exc.message.split()), title="Not rewritten", severity="error", markup=False
+            )
             return
         self.app.call_from_thread(self._rewritten, messages.rewrote_moved(result))
 
@@ -553,8 +736,12 @@ class MainScreen(Screen[None]):
         """Ask, then (on `u` again) undo the newest operator action of this scope through `Engine.undo`."""
         if not self.undo_armed:
             self.undo_armed = True
-            self.notify("Press u again to take back the newest resolve, delete, edit or path rewrite of this scope.",
-                        title="Undo?", markup=False, timeout=4)
+            self.notify(
+                "Press u again to take back the newest resolve, delete, edit or path rewrite of this scope.",
+                title="Undo?",
+                markup=False,
+                timeout=4,
+            )
             return
         self.undo_armed = False
         self.undo_last()
@@ -566,8 +753,9 @@ class MainScreen(Screen[None]):
             with self.cortex.target.open() as engine:
                 outcome = engine.undo().render()
         except CortexError as exc:
-            self.app.call_from_thread(self.notify, " ".join(exc.message.split()), title="Nothing undone",
-                                      severity="warning", markup=False)
+            self.app.call_from_thread(
+                self.notify, " ".join(exc.message.split()), title="Nothing undone", severity="warning", markup=False
+            )
             return
         self.app.call_from_thread(self._undone, outcome)
 

@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
 FIXES = {
     "newer_schema": "Upgrade Cortex so it can read this store:  [b]pip install -U cortex-memory-layer[/]  "
-                    "then press [b]r[/].",
+    "then press [b]r[/].",
     "corrupt_schema_version": "Move the store aside ([b]cortex store[/] prints where); Cortex starts a fresh one at the "
-                              "next session. Then press [b]r[/].",
+    "next session. Then press [b]r[/].",
     "unreadable_store": "Move the store aside ([b]cortex store[/] prints where); Cortex starts a fresh one at the next "
-                        "session. Then press [b]r[/].",
+    "session. Then press [b]r[/].",
 }
 
 
@@ -49,8 +49,15 @@ class StateScreen(Screen[None]):
     ]
     """Check again, help, quit."""
 
-    def __init__(self, state: str, target: StoreTarget, info: StoreInfo | None, hooks: HookInstall | None,
-                 message: str = "", code: str = "") -> None:
+    def __init__(
+        self,
+        state: str,
+        target: StoreTarget,
+        info: StoreInfo | None,
+        hooks: HookInstall | None,
+        message: str = "",
+        code: str = "",
+    ) -> None:
         """Describe one unavailable state (`missing` or `refused`)."""
         super().__init__()
         self.state = state
@@ -90,7 +97,8 @@ class StateScreen(Screen[None]):
                 Content.from_markup(
                     "The directory this view was opened in was deleted (or moved away). Its memory, if it had any, is "
                     "still in its store: open Cortex in the repository where it lives now. Nothing is watched any "
-                    "more; press [b]r[/] to look again."),
+                    "more; press [b]r[/] to look again."
+                ),
             ]
         elif self.state == "missing":
             lines += [
@@ -100,7 +108,9 @@ class StateScreen(Screen[None]):
                     "Cortex keeps one store per repository and creates it at the first Claude Code session here "
                     "(the SessionStart hook runs [b]cortex inject-header --quiet[/]). Nothing has been recorded for "
                     "[b]$cwd[/] yet. Opening this view creates nothing: it is watching, and shows the memory as soon "
-                    "as the store appears.", cwd=cwd),
+                    "as the store appears.",
+                    cwd=cwd,
+                ),
                 Content(""),
                 Content.from_markup("[b $accent]To start:[/] start a Claude Code session in this directory, or run"),
                 Content.from_markup("    [b]cortex inject-header --quiet[/]"),
@@ -112,20 +122,32 @@ class StateScreen(Screen[None]):
                 Content(" ".join(self.message.split())),
                 Content(""),
                 Content.from_markup(
-                    "[b $accent]Fix:[/] " + FIXES.get(self.code, "see [b]cortex store[/] and [b]cortex doctor[/].")),
+                    "[b $accent]Fix:[/] " + FIXES.get(self.code, "see [b]cortex store[/] and [b]cortex doctor[/].")
+                ),
             ]
         if self.info is not None and self.info.degraded:
-            lines += [Content(""), Content.from_markup(
-                "[b $warning]Outside git:[/] this directory is not in a git repository, so its store is keyed by the "
-                "directory itself and memory is not separated per branch. Run Cortex inside a repository ([b]git init[/]) "
-                "for per-branch memory.")]
+            lines += [
+                Content(""),
+                Content.from_markup(
+                    "[b $warning]Outside git:[/] this directory is not in a git repository, so its store is keyed by the "
+                    "directory itself and memory is not separated per branch. Run Cortex inside a repository ([b]git init[/]) "
+                    "for per-branch memory."
+                ),
+            ]
         if self.hooks is not None:
             lines.append(Content(""))
             if self.hooks.installed:
-                lines.append(Content.from_markup("[$success]● Hooks installed[/] [dim]($where)[/]",
-                                                 where=self.target.shorten(self.hooks.where)))
+                lines.append(
+                    Content.from_markup(
+                        "[$success]● Hooks installed[/] [dim]($where)[/]", where=self.target.shorten(self.hooks.where)
+                    )
+                )
             else:
-                lines.append(Content.from_markup(
-                    "[$warning]○ No Claude Code hooks found[/] in ~/.claude/settings.json or .claude/settings.json: "
-                    "sessions will not be captured. Fix: [b]$fix[/]", fix=self.hooks.fix))
+                lines.append(
+                    Content.from_markup(
+                        "[$warning]○ No Claude Code hooks found[/] in ~/.claude/settings.json or .claude/settings.json: "
+                        "sessions will not be captured. Fix: [b]$fix[/]",
+                        fix=self.hooks.fix,
+                    )
+                )
         return Content("\n").join(lines)

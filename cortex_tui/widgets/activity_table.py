@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on
@@ -16,11 +15,31 @@ from textual.widgets.data_table import RowDoesNotExist
 from ..data.text import age, fmt_tokens, one_line, short_id
 from ..keys import Key
 
-COLUMNS = (("Started", 7), ("Session", 10), ("Agent", 14), ("Reads", 5), ("Edits", 5), ("Cmds", 4), ("Fails", 5),
-           ("Notes", 5), ("Tokens", 6), ("Focus", 30))
+COLUMNS = (
+    ("Started", 7),
+    ("Session", 10),
+    ("Agent", 14),
+    ("Reads", 5),
+    ("Edits", 5),
+    ("Cmds", 4),
+    ("Fails", 5),
+    ("Notes", 5),
+    ("Tokens", 6),
+    ("Focus", 30),
+)
 """Column labels and widths; ● marks the active session; tokens are the session's own injections."""
-NARROW_COLUMNS = (("Started", 8), ("Session", 11), ("Agent", 11), ("R", 3), ("E", 3), ("C", 3), ("F", 3), ("N", 3),
-                  ("Tok", 5), ("Focus", 30))
+NARROW_COLUMNS = (
+    ("Started", 8),
+    ("Session", 11),
+    ("Agent", 11),
+    ("R", 3),
+    ("E", 3),
+    ("C", 3),
+    ("F", 3),
+    ("N", 3),
+    ("Tok", 5),
+    ("Focus", 30),
+)
 """Below NARROW_BELOW cells the counts take one-letter heads (the tooltip names them) and no cell padding (the
 widths hold the gap), so at 80 columns Focus still gets about 26 cells instead of needing a sideways scroll."""
 NARROW_BELOW = 100
@@ -35,8 +54,15 @@ class ActivityTable(DataTable[Any]):
     DEFAULT_CSS = """
     ActivityTable { height: 1fr; }
     """
-    BINDINGS = [Key("enter", "select_cursor", "Session", key_display="⏎",
-                    tooltip="on an Activity row: that session's notes, failed commands and token spend")]
+    BINDINGS = [
+        Key(
+            "enter",
+            "select_cursor",
+            "Session",
+            key_display="⏎",
+            tooltip="on an Activity row: that session's notes, failed commands and token spend",
+        )
+    ]
     """Enter opens the highlighted session (its notes, failures and token spend)."""
 
     @dataclass
@@ -97,8 +123,18 @@ class ActivityTable(DataTable[Any]):
         session = ("● " if row["status"] == "active" else "  ") + short_id(row["id"])
         fails = str(row["failures"]) if row["failures"] else "·"
         tokens = fmt_tokens(int(row.get("tokens") or 0)) if row.get("tokens") else "·"
-        cells = (age(row["started_at"], now) + " ago", session, agent, str(row["reads"]), str(row["edits"]),
-                 str(row["commands"]), fails, str(row["notes"]), tokens, one_line(row.get("focus") or ""))
+        cells = (
+            age(row["started_at"], now) + " ago",
+            session,
+            agent,
+            str(row["reads"]),
+            str(row["edits"]),
+            str(row["commands"]),
+            fails,
+            str(row["notes"]),
+            tokens,
+            one_line(row.get("focus") or ""),
+        )
         self.add_row(*(Text(cell, no_wrap=True, overflow="ellipsis") for cell in cells), key=str(row["id"]))
 
     def on_resize(self) -> None:

@@ -36,9 +36,11 @@ class BriefPane(VerticalScroll):
         if brief.text:
             text.update(plain(brief.text))
         else:
-            text.update(Content.from_markup(
-                "[dim]Nothing: a cold start. At the next session start the agent is told nothing from memory "
-                "(there is nothing on this branch worth a line yet).[/]"
-            ))
+            text.update(
+                Content.from_markup(
+                    "[dim]Nothing: a cold start. At the next session start the agent is told nothing from memory "
+                    "(there is nothing on this branch worth a line yet).[/]"
+                )
+            )
         self.border_subtitle = Content(f"{brief.tokens}/{brief.budget} tokens · what SessionStart injects")
         self.set_class(brief.tokens > brief.budget, "-over-budget")

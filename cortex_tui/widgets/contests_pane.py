@@ -62,9 +62,15 @@ class ContestsPane(Vertical):
         self.unseen.update(self._arrival(contest) for contest in contests)
         options.clear_options()
         if not contests:
-            options.add_option(Option(Content.from_markup(
-                "[dim]No open contests here. When a note opposes an active decision on the same subject, "
-                "both sides appear here until you resolve them (c).[/]"), disabled=True))
+            options.add_option(
+                Option(
+                    Content.from_markup(
+                        "[dim]No open contests here. When a note opposes an active decision on the same subject, "
+                        "both sides appear here until you resolve them (c).[/]"
+                    ),
+                    disabled=True,
+                )
+            )
         for n, contest in enumerate(contests):
             options.add_option(Option(self._prompt(contest, now), id=self._key(contest)))
             if n < len(contests) - 1:
@@ -82,14 +88,20 @@ class ContestsPane(Vertical):
 
     def _prompt(self, contest: dict[str, Any], now: datetime) -> Content:
         """The subject (marked new while unseen), then each side with its kind, age and session."""
-        lines = [Content.assemble(MARK if self._arrival(contest) in self.unseen else "",
-                                  (CONTESTED + " ", "bold $text-error"),
-                                  (one_line(contest["subject"]) or "(no subject)", "bold"))]
+        lines = [
+            Content.assemble(
+                MARK if self._arrival(contest) in self.unseen else "",
+                (CONTESTED + " ", "bold $text-error"),
+                (one_line(contest["subject"]) or "(no subject)", "bold"),
+            )
+        ]
         for letter, side in zip(SIDE_LETTERS, contest["sides"]):
             lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))
-            lines.append(Content(
-                f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
-            ).stylize("dim"))
+            lines.append(
+                Content(
+                    f"     {side['kind']} · {ago(side['timestamp'], now)} · from session {short_id(side['session_id'])}"
+                ).stylize("dim")
+            )
         return Content("\n").join(lines)
 
     def _retitle(self) -> None:
@@ -135,8 +147,9 @@ class ContestsPane(Vertical):
         if contest is None:
             return None
         side = contest["sides"][0]
-        return MemoryRef(str(side["item_id"]), str(side["id"]), one_line(contest["subject"]), contest=True,
-                         editable=False)
+        return MemoryRef(
+            str(side["item_id"]), str(side["id"]), one_line(contest["subject"]), contest=True, editable=False
+        )
 
     @on(OptionList.OptionHighlighted, "#contest-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -63,9 +63,15 @@ class FreshnessPane(Vertical):
         keep_at = options.highlighted
         options.clear_options()
         if not flagged:
-            options.add_option(Option(Content(
-                f"Every reference is current: {count(report['checked'], 'memory', 'memories')} with file references checked "
-                "against the checkout.").stylize("dim"), disabled=True))
+            options.add_option(
+                Option(
+                    Content(
+                        f"Every reference is current: {count(report['checked'], 'memory', 'memories')} with file references checked "
+                        "against the checkout."
+                    ).stylize("dim"),
+                    disabled=True,
+                )
+            )
         for item in self.flagged:
             options.add_option(Option(self._prompt(item), id=f"fresh:{item['id']}"))
         if self.flagged:  # the same memory stays highlighted while it is listed; else the same place
@@ -79,10 +85,13 @@ class FreshnessPane(Vertical):
         # Title and footer both count memories (one memory may name several files; per-file counts are
         # `cortex validate-memory`'s), each under its worst label: stale, then drifted, then moved. The footer
         # names the way on: Enter shows the memory, whatever its files' state.
-        self._title = f"Freshness · memories: {stale} stale · {moved} moved" + (f" · {drifted} drifted" if drifted else "")
+        self._title = f"Freshness · memories: {stale} stale · {moved} moved" + (
+            f" · {drifted} drifted" if drifted else ""
+        )
         self._retitle()
         self.border_subtitle = Content(
-            f"of {count(report['checked'], 'memory', 'memories')} checked" + (" · ⏎ show memory" if flagged else ""))
+            f"of {count(report['checked'], 'memory', 'memories')} checked" + (" · ⏎ show memory" if flagged else "")
+        )
         self.set_class(bool(flagged), "-stale")
         self._see_highlighted()
 
@@ -93,8 +102,11 @@ class FreshnessPane(Vertical):
         subject = f"[{one_line(item['subject'])}] " if item.get("subject") else ""
         body = first_line(str(item["kind"]), self._texts.get(item["id"], ""))
         return Content.assemble(
-            Content.assemble(MARK if self._arrival(item) in self.unseen else "",
-                             (f"[{one_line(item['label'])}]", f"bold {style}"), "\n"),
+            Content.assemble(
+                MARK if self._arrival(item) in self.unseen else "",
+                (f"[{one_line(item['label'])}]", f"bold {style}"),
+                "\n",
+            ),
             Content.from_markup("  [dim]$kind[/] $subject$body", kind=kind, subject=subject, body=body),
         )
 

@@ -11,13 +11,19 @@ from textual.content import Content
 from textual.widgets import Static
 
 from cortex_engine.base.clock import ts_min
+
 from ..data.text import ago, diff_content, humanize_kind, line, one_line, plain, scope_label, short_id
 from ..messages import SelectionChanged
 
 if TYPE_CHECKING:
     from cortex_engine.results import Inspection
 
-TRUST_STYLE = {"refs OK": "$success", "no file refs": "$foreground-muted", "stale refs": "$error", "refs moved": "$warning"}
+TRUST_STYLE = {
+    "refs OK": "$success",
+    "no file refs": "$foreground-muted",
+    "stale refs": "$error",
+    "refs moved": "$warning",
+}
 REF_STYLE = {"exists": "$success", "missing": "$error", "moved": "$warning", "unknown": "$foreground-muted"}
 
 
@@ -66,10 +72,15 @@ class InspectionView(VerticalScroll):
         self.border_title = Content.assemble(f"Inspection · {humanize_kind(kind)}", subject)
         # What the memory says comes first: at 80×24 the pane shows five rows, and the text is what an operator
         # highlights an item to read; the bookkeeping (id, scope, trust, conflict, references) follows it.
-        lines: list[Content] = [plain(item["text"]), Content(""),
+        lines: list[Content] = [
+            plain(item["text"]),
+            Content(""),
             _row("id", self.app.target.shorten(str(item["id"]))),  # type: ignore[attr-defined]
-            _row("scope", scope_label(str(item["scope_key"]))
-                 + (f" · session {short_id(item['session_id'])}" if item.get("session_id") else "")),
+            _row(
+                "scope",
+                scope_label(str(item["scope_key"]))
+                + (f" · session {short_id(item['session_id'])}" if item.get("session_id") else ""),
+            ),
             _row("created", f"{ts_min(str(item['created_at']))} ({ago(str(item['created_at']), now)})"),
             _row("state", f"{item['state']} (importance {float(item['importance']):.2f})"),  # type: ignore[arg-type]
             _row("trust", Content(result.trust).stylize(TRUST_STYLE.get(result.trust, "$warning"))),
@@ -81,12 +92,22 @@ class InspectionView(VerticalScroll):
             lines.append(Content.from_markup("  [dim]none[/]"))
         for ref in result.references:
             moved = f" → {ref['moved_to']}" if ref["moved_to"] else ""
-            lines.append(Content.assemble("  ", (f"{str(ref['status']):<8} ", REF_STYLE.get(str(ref["status"]), "")),
-                                          one_line(f"{ref['path']}{moved}")))
+            lines.append(
+                Content.assemble(
+                    "  ",
+                    (f"{str(ref['status']):<8} ", REF_STYLE.get(str(ref["status"]), "")),
+                    one_line(f"{ref['path']}{moved}"),
+                )
+            )
         access = result.access
-        lines += [Content(""), Content.from_markup(
-            "[b]access history[/]  [dim]count $count, last $last[/]", count=str(access["count"]),
-            last=ago(str(access["last"]), now) if access["last"] else "never")]
+        lines += [
+            Content(""),
+            Content.from_markup(
+                "[b]access history[/]  [dim]count $count, last $last[/]",
+                count=str(access["count"]),
+                last=ago(str(access["last"]), now) if access["last"] else "never",
+            ),
+        ]
         recent = access["recent"]
         if not recent:
             lines.append(Content.from_markup("  [dim]no recorded retrievals[/]"))
@@ -114,17 +135,30 @@ class InspectionView(VerticalScroll):
             return [_row("conflict", Content.from_markup("[dim]n/a (no note behind this item)[/]"))]
         if conflict["state"] == "unknown":
             return [_row("conflict", Content.from_markup("[$warning]unknown — the note behind this item is gone[/]"))]
-        lines = [_row("conflict", Content.from_markup("[b $error]contested[/] — an unresolved contradiction on this subject")
-                      if conflict["state"] == "contested" else "none"),
-                 _row("status", str(conflict["status"]))]
+        lines = [
+            _row(
+                "conflict",
+                Content.from_markup("[b $error]contested[/] — an unresolved contradiction on this subject")
+                if conflict["state"] == "contested"
+                else "none",
+            ),
+            _row("status", str(conflict["status"])),
+        ]
         for other in conflict["counterparts"]:  # type: ignore[attr-defined]
-            lines.append(Content.from_markup(
-                "           contested with [b]$id[/] ($kind, $age)", id=short_id(other["id"]), kind=other["kind"],
-                age=ago(other["timestamp"], now)))
+            lines.append(
+                Content.from_markup(
+                    "           contested with [b]$id[/] ($kind, $age)",
+                    id=short_id(other["id"]),
+                    kind=other["kind"],
+                    age=ago(other["timestamp"], now),
+                )
+            )
         rejected = conflict.get("alternatives")
         alternatives = ", ".join(one_line(a) for a in rejected) if isinstance(rejected, list) else ""
         if alternatives:
             lines.append(Content.from_markup("           [dim]already rejected:[/] $alts", alts=alternatives))
         if conflict.get("projection_disagrees"):
-            lines.append(Content.from_markup("           [$warning]⚠ the projected text disagrees with the stored note[/]"))
+            lines.append(
+                Content.from_markup("           [$warning]⚠ the projected text disagrees with the stored note[/]")
+            )
         return lines

@@ -19,9 +19,9 @@ class KeyFooter(Footer):
 
     def __init__(self, yields: Iterable[str], *, compact: bool = False) -> None:
         """Args:
-            yields: actions as bound (`show_tab('overview')`; `PALETTE` for the palette hint), in the order they
-                give way when the keys do not fit.
-            compact: Textual's compact footer.
+        yields: actions as bound (`show_tab('overview')`; `PALETTE` for the palette hint), in the order they
+            give way when the keys do not fit.
+        compact: Textual's compact footer.
         """
         super().__init__(compact=compact)
         self.yields = tuple(yields)

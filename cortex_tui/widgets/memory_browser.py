@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from rich.text import Text
 from textual.containers import Container, Horizontal, Vertical
 from textual.events import Resize
 from textual.reactive import var
@@ -84,6 +84,8 @@ def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
         rest -= grow
     widths["First line"] = max(8, rest)
     return [(label, widths[label]) for label, _ in columns]
+
+
 KIND_OPTIONS = [(humanize_kind(kind), kind) for kind in sorted(KIND_WEIGHTS, key=humanize_kind)]
 TIER_OPTIONS = [(state, state) for state in STATES]
 SCOPE_OPTIONS = [("This branch", False), ("All scopes", True)]
@@ -149,8 +151,9 @@ class MemoryBrowser(Vertical):
     def compose(self) -> ComposeResult:
         """Filter bar, then the table and the inspection side by side."""
         with Horizontal(id="filter-bar"):
-            yield Select(SCOPE_OPTIONS, value=False, allow_blank=False, compact=True, type_to_search=False,
-                         id="scope-filter")
+            yield Select(
+                SCOPE_OPTIONS, value=False, allow_blank=False, compact=True, type_to_search=False, id="scope-filter"
+            )
             yield Select(KIND_OPTIONS, prompt="All kinds", compact=True, type_to_search=False, id="kind-filter")
             yield Select(TIER_OPTIONS, prompt="All tiers", compact=True, type_to_search=False, id="tier-filter")
             yield Static("", id="page-info")
@@ -300,18 +303,29 @@ class MemoryBrowser(Vertical):
         reveal = self._pending_focus
         with self.app.target.open() as engine:  # type: ignore[attr-defined]
             filters: dict[str, Any] = {
-                "scopes": None if all_scopes else engine.scope_keys, "kinds": [kind] if kind else None,
-                "states": [tier] if tier else None, "labels": [label] if label else None, "text": text or None,
-                "sort": sort, "reverse": reverse}
+                "scopes": None if all_scopes else engine.scope_keys,
+                "kinds": [kind] if kind else None,
+                "states": [tier] if tier else None,
+                "labels": [label] if label else None,
+                "text": text or None,
+                "sort": sort,
+                "reverse": reverse,
+            }
             if reveal is not None:  # a reveal clears label, text and sort first: the key is newest-first
-                found = engine.memory_key(reveal, scopes=filters["scopes"], kinds=filters["kinds"],
-                                          states=filters["states"])
+                found = engine.memory_key(
+                    reveal, scopes=filters["scopes"], kinds=filters["kinds"], states=filters["states"]
+                )
                 if found is None:  # deleted since the search showed it
                     self.app.call_from_thread(self._gone, reveal)
                 else:
                     how, key = "start", found
-            page = engine.list_memory(**filters, limit=PAGE, oldest=how == "oldest",
-                                      start=key if how == "start" else None, before=key if how == "before" else None)
+            page = engine.list_memory(
+                **filters,
+                limit=PAGE,
+                oldest=how == "oldest",
+                start=key if how == "start" else None,
+                before=key if how == "before" else None,
+            )
             now = engine.clock()
         if not worker.is_cancelled:
             labels = {str(item["id"]): list(item["labels"]) for item in page.items}
@@ -320,11 +334,22 @@ class MemoryBrowser(Vertical):
     def _gone(self, item_id: str) -> None:
         """A search hit that no longer exists: say so instead of highlighting some other row."""
         self._pending_focus = None
-        self.app.notify(f"Memory {item_id} is no longer stored (deleted since the search showed it).",
-                        title="Not found", severity="warning", markup=False)
+        self.app.notify(
+            f"Memory {item_id} is no longer stored (deleted since the search showed it).",
+            title="Not found",
+            severity="warning",
+            markup=False,
+        )
 
-    def _show_page(self, page: Page, labels: dict[str, list[str]], now: datetime, all_scopes: bool,
-                   revealed: str | None = None, sort: tuple[str, bool] = ("created", False)) -> None:
+    def _show_page(
+        self,
+        page: Page,
+        labels: dict[str, list[str]],
+        now: datetime,
+        all_scopes: bool,
+        revealed: str | None = None,
+        sort: tuple[str, bool] = ("created", False),
+    ) -> None:
         """Fill the table, keeping the highlighted item when it is still listed.
 
         `revealed` is the item this page was loaded to show. A page loaded for something else (a reload that
@@ -342,8 +367,14 @@ class MemoryBrowser(Vertical):
             item_id, kind, text = str(item["id"]), str(item["kind"]), str(item["text"])
             subject = one_line(item["subject"] or "")
             item_labels = tuple(labels.get(item_id, []))
-            cells = [short_kind(kind), str(item["state"]), age(str(item["created_at"]), now), subject,
-                     label_tags(item_labels), first_line(kind, text)]
+            cells = [
+                short_kind(kind),
+                str(item["state"]),
+                age(str(item["created_at"]), now),
+                subject,
+                label_tags(item_labels),
+                first_line(kind, text),
+            ]
             if all_scopes:
                 cells.insert(3, scope_label(str(item["scope_key"])))
             cells_by_id.append((item_id, cells))

@@ -19,13 +19,16 @@ LABEL_OPTIONS = [(label, label) for label in LABEL_FILTERS]
 SORT_COLUMNS = {"Age": "created", "Kind": "kind", "Tier": "state", "Subject": "subject", "Scope": "scope"}
 """Which table column orders the listing by which `inspection.SORTS` key (Labels and First line are not sortable)."""
 SORT_WORDS = {
-    "created": ("newest first", "oldest first"), "kind": ("kind A→Z", "kind Z→A"),
-    "state": ("tier pinned→archived", "tier archived→pinned"), "subject": ("subject A→Z", "subject Z→A"),
+    "created": ("newest first", "oldest first"),
+    "kind": ("kind A→Z", "kind Z→A"),
+    "state": ("tier pinned→archived", "tier archived→pinned"),
+    "subject": ("subject A→Z", "subject Z→A"),
     "scope": ("scope A→Z", "scope Z→A"),
 }
 """How each sort reads, in its natural direction and reversed."""
 TYPING_PAUSE = 0.3
 """Seconds of no typing before the text filter applies (enter and escape apply at once)."""
+
 
 def describe_sort(sort: str, reverse: bool) -> str:
     """`newest first`, `kind Z→A`, … for the page line."""

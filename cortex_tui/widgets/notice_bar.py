@@ -33,13 +33,17 @@ class NoticeBar(Static):
         """Say what is wrong with the setup, if anything."""
         lines: list[Content] = []
         if hooks is not None and not hooks.installed:
-            lines.append(Content.from_markup(
-                "[b]⚠ No Claude Code hooks found[/]: nothing is captured. Fix: [b]$fix[/]", fix=hooks.fix
-            ))
+            lines.append(
+                Content.from_markup(
+                    "[b]⚠ No Claude Code hooks found[/]: nothing is captured. Fix: [b]$fix[/]", fix=hooks.fix
+                )
+            )
         if info is not None and info.degraded:
-            lines.append(Content.from_markup(
-                "[b]⚠ Outside git[/]: memory is keyed by this directory, not per branch. Fix: [b]git init[/] "
-                "(see [b]cortex store[/])"
-            ))
+            lines.append(
+                Content.from_markup(
+                    "[b]⚠ Outside git[/]: memory is keyed by this directory, not per branch. Fix: [b]git init[/] "
+                    "(see [b]cortex store[/])"
+                )
+            )
         self.update(Content("\n").join(lines))
         self.set_class(not lines, "-empty")

@@ -17,8 +17,13 @@ if TYPE_CHECKING:
     from ..data.snapshot import Snapshot
 
 CHANNEL_NAMES = {
-    "session_brief": "session brief", "recall": "recall", "brief": "brief", "state": "state", "whisper": "whisper",
-    "subagent_brief": "subagent brief", "tools": "tools",
+    "session_brief": "session brief",
+    "recall": "recall",
+    "brief": "brief",
+    "state": "state",
+    "whisper": "whisper",
+    "subagent_brief": "subagent brief",
+    "tools": "tools",
 }
 BAR = 10
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -44,7 +49,8 @@ def sparkline(values: list[int]) -> Content:
     peak = max(values) or 1
     bars = " ".join(SPARKS[min(len(SPARKS) - 1, round((len(SPARKS) - 1) * v / peak))] * 2 for v in values)
     return Content.assemble(
-        ("sessions ", "dim"), (bars, "$accent"),
+        ("sessions ", "dim"),
+        (bars, "$accent"),
         (f"  last {len(values)}, newest right · peak {fmt_tokens(max(values))}", "dim"),
     )
 
@@ -76,10 +82,12 @@ class SpendPane(Vertical):
             if not isinstance(figures, dict):
                 lines.append(Content.assemble((f"{name:<10}", "bold"), ("  no session yet", "dim")))
                 continue
-            lines.append(Content(
-                f"{name:<10}  {fmt_tokens(figures['injected']):>8} {fmt_tokens(figures['saved']):>8} "
-                f"{fmt_tokens(figures['net']):>8} {_ratio(figures['ratio']):>7}"
-            ).stylize("bold", 0, 10))
+            lines.append(
+                Content(
+                    f"{name:<10}  {fmt_tokens(figures['injected']):>8} {fmt_tokens(figures['saved']):>8} "
+                    f"{fmt_tokens(figures['net']):>8} {_ratio(figures['ratio']):>7}"
+                ).stylize("bold", 0, 10)
+            )
         if scope["saved"] == 0:
             lines.append(Content.from_markup("[dim]saved is credited only with recorded evidence (none yet)[/]"))
         lines.append(Content(""))
@@ -101,6 +109,7 @@ class SpendPane(Vertical):
         here = fmt_tokens(session.tokens) if session is not None and session.injections else "—"
         total = fmt_tokens(scope.tokens) if scope.injections else "—"
         return Content.assemble(
-            f"{name:<15} ", _bar(scope.largest, scope.budget), f" {budget:>8} {here:>9} {total:>8}",
+            f"{name:<15} ",
+            _bar(scope.largest, scope.budget),
+            f" {budget:>8} {here:>9} {total:>8}",
         )
-

@@ -53,7 +53,10 @@ class StatusHeader(Widget):
             (Content.from_markup("[b $accent]Cortex[/]  "), 0),
             (Content.from_markup("[b]$repo[/]", repo=snapshot.repo), 0),
             (Content.assemble("  ⎇ ", where), 0),
-            (Content.from_markup("  [dim]worktree[/] $path", path=target.shorten(str(status.get("worktree") or ""))), 1),
+            (
+                Content.from_markup("  [dim]worktree[/] $path", path=target.shorten(str(status.get("worktree") or ""))),
+                1,
+            ),
         ]
         items, contests = int(status.get("items") or 0), len(snapshot.contests)
         if snapshot.info.degraded:
@@ -61,7 +64,8 @@ class StatusHeader(Widget):
         else:
             store = Content.from_markup("[$success]● store ok[/]")
         counts = Content.from_markup(
-            "  [dim]$items · $contests[/]", items=count(items, "item"),
+            "  [dim]$items · $contests[/]",
+            items=count(items, "item"),
             contests=count(contests, "open contest"),  # what the Contests pane counts, not contested notes
         )
         engaged = (
@@ -72,7 +76,8 @@ class StatusHeader(Widget):
         if status.get("session"):
             session = Content.from_markup(
                 "   session [b]$id[/] [dim]· $age[/]",
-                id=short_id(status["session"]), age=ago(status.get("session_started_at"), now or snapshot.now),
+                id=short_id(status["session"]),
+                age=ago(status.get("session_started_at"), now or snapshot.now),
             )
         else:
             session = Content.from_markup("   [dim]no active session[/]")

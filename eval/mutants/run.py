@@ -34,8 +34,14 @@ def gate(package_parent: Path) -> tuple[int, str]:
     `-P` keeps the working directory (the checkout, whose own engine would shadow the copy) off sys.path.
     """
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
-    done = subprocess.run([sys.executable, "-P", "-m", "cortex_engine.cli", "eval-gate"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "cortex_engine.cli", "eval-gate"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("FAIL")]
     return done.returncode, "\n".join(lines)
 
@@ -68,8 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             source = target.read_text(encoding="utf-8")
             found = source.count(mutant["find"])
             if found != 1:
-                print(f"run.py: mutant {mutant['name']!r}: its text occurs {found} times in {mutant['file']}; "
-                      "update eval/mutants/mutants.json to the code as it is now", file=sys.stderr)
+                print(
+                    f"run.py: mutant {mutant['name']!r}: its text occurs {found} times in {mutant['file']}; "
+                    "update eval/mutants/mutants.json to the code as it is now",
+                    file=sys.stderr,
+                )
                 return 2
             target.write_text(source.replace(mutant["find"], mutant["replace"]), encoding="utf-8")
             code, failures = gate(copy)

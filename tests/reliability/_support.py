@@ -19,8 +19,17 @@ HOOKS = ROOT / "hooks"
 HOOK_TIMEOUT = 60
 """Claude Code's own hook timeout: a hook still running then is killed (here: the test fails). Not a speed
 check: tests assert what a hook did, and its speed is a figure in bench/ (issue 30)."""
-COUNTED_TABLES = ("notes", "memory_items", "events", "command_runs", "episodes", "token_ledger", "content_digests",
-                  "spool_seen", "sessions")
+COUNTED_TABLES = (
+    "notes",
+    "memory_items",
+    "events",
+    "command_runs",
+    "episodes",
+    "token_ledger",
+    "content_digests",
+    "spool_seen",
+    "sessions",
+)
 
 
 def hook_path(tmp: Path) -> str:
@@ -38,14 +47,25 @@ class HookRun:
     seconds: float
 
 
-def run_hook(script: str, body: bytes | str | dict, path_env: str, *, args: tuple[str, ...] = (),
-             extra_env: dict[str, str] | None = None) -> HookRun:
+def run_hook(
+    script: str,
+    body: bytes | str | dict,
+    path_env: str,
+    *,
+    args: tuple[str, ...] = (),
+    extra_env: dict[str, str] | None = None,
+) -> HookRun:
     """Run a hook template under bash exactly as the host does: the payload on stdin."""
     data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
     env = {"PATH": path_env, "HOME": os.environ["HOME"], **(extra_env or {})}
     started = time.monotonic()
-    done = subprocess.run([shutil.which("bash") or "/bin/bash", str(HOOKS / script), *args], input=data, env=env,
-                          capture_output=True, timeout=HOOK_TIMEOUT)
+    done = subprocess.run(
+        [shutil.which("bash") or "/bin/bash", str(HOOKS / script), *args],
+        input=data,
+        env=env,
+        capture_output=True,
+        timeout=HOOK_TIMEOUT,
+    )
     return HookRun(done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
@@ -57,8 +77,12 @@ def spool_line(payload: object, t: object = 1785700000.5) -> str:
 def worker(role: str, spec: dict, *, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start `python -m tests.reliability.workers <role>` with the spec on stdin (stdout/stderr captured)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.reliability.workers", role], cwd=ROOT, stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        [sys.executable, "-m", "tests.reliability.workers", role],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(spec).encode())
@@ -110,5 +134,17 @@ def add_worktree(repo: Repo, path: Path, branch: str) -> Path:
     return path
 
 
-__all__ = ["ROOT", "HOOKS", "HOOK_TIMEOUT", "HookRun", "add_worktree", "assert_intact", "counts", "finish",
-           "hook_path", "run_hook", "spool_line", "worker"]
+__all__ = [
+    "ROOT",
+    "HOOKS",
+    "HOOK_TIMEOUT",
+    "HookRun",
+    "add_worktree",
+    "assert_intact",
+    "counts",
+    "finish",
+    "hook_path",
+    "run_hook",
+    "spool_line",
+    "worker",
+]

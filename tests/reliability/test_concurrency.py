@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine.capture import engagement, flush as capture
+from cortex_engine.capture import engagement
+from cortex_engine.capture import flush as capture
 from cortex_engine.engine import Engine
 from cortex_engine.memory.contradiction import compare
 from tests.conftest import Repo
@@ -41,7 +42,9 @@ def note_plan(main: str, side: str) -> dict[int, list[dict]]:
     plan: dict[int, list[dict]] = {0: [], 1: [], 2: [], 3: []}
 
     def add(writer: int, cwd: str, kind: str, subject: str | None, text: str, marker: str) -> None:
-        plan[writer].append({"cwd": cwd, "kind": kind, "subject": subject, "text": f"{text} {marker}", "marker": marker})
+        plan[writer].append(
+            {"cwd": cwd, "kind": kind, "subject": subject, "text": f"{text} {marker}", "marker": marker}
+        )
 
     for k in range(CONTEST_PAIRS):  # same scope, same subject, opposite polarity: must contest, in either order
         add(0, main, "decision", f"queue {k}", f"use kafka for the queue engine q{k}", f"mka{k}")
@@ -57,8 +60,14 @@ def note_plan(main: str, side: str) -> dict[int, list[dict]]:
         cwd = side if writer == 3 else main
         for i in range(NOTES_PER_WRITER - len(notes)):
             kind = kinds[(writer + i) % len(kinds)]
-            add(writer, cwd, kind, None if kind == "insight" else f"topic {writer}-{i}",
-                f"note about module m{writer}x{i} and its parser", f"mkg{writer}x{i}")
+            add(
+                writer,
+                cwd,
+                kind,
+                None if kind == "insight" else f"topic {writer}-{i}",
+                f"note about module m{writer}x{i} and its parser",
+                f"mkg{writer}x{i}",
+            )
     for writer, notes in plan.items():
         random.Random(writer).shuffle(notes)
     return plan
@@ -68,30 +77,62 @@ def hook_payload(n: int, repo: Repo, side: Path) -> tuple[dict, str]:
     """The n-th captured tool call (alternating worktrees) and the key it must be booked under exactly once."""
     root = repo.path if n % 2 == 0 else side
     host = "host-main" if n % 2 == 0 else "host-side"
-    base = {"session_id": host, "transcript_path": "/dev/null", "cwd": str(root), "hook_event_name": "PostToolUse",
-            "tool_use_id": f"tu-{n:03d}"}
+    base = {
+        "session_id": host,
+        "transcript_path": "/dev/null",
+        "cwd": str(root),
+        "hook_event_name": "PostToolUse",
+        "tool_use_id": f"tu-{n:03d}",
+    }
     shape = n % 6
     if shape == 0:
-        p = {**base, "tool_name": "Bash", "tool_input": {"command": f"echo stress {n}"},
-             "tool_response": {"stdout": f"stress {n}", "stderr": "", "interrupted": False}}
+        p = {
+            **base,
+            "tool_name": "Bash",
+            "tool_input": {"command": f"echo stress {n}"},
+            "tool_response": {"stdout": f"stress {n}", "stderr": "", "interrupted": False},
+        }
     elif shape == 1:
-        p = {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-             "tool_input": {"command": f"python -m pytest tests/test_s{n}.py"},
-             "error": "Command exited with non-zero status code 1", "is_interrupt": False}
+        p = {
+            **base,
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"python -m pytest tests/test_s{n}.py"},
+            "error": "Command exited with non-zero status code 1",
+            "is_interrupt": False,
+        }
     elif shape == 2:
         path = root / f"src/r{n}.py"
-        p = {**base, "tool_name": "Read", "tool_input": {"file_path": str(path)},
-             "tool_response": {"type": "text", "file": {"filePath": str(path), "content": f"# r{n}\n", "numLines": 1,
-                                                        "startLine": 1, "totalLines": 1}}}
+        p = {
+            **base,
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(path)},
+            "tool_response": {
+                "type": "text",
+                "file": {"filePath": str(path), "content": f"# r{n}\n", "numLines": 1, "startLine": 1, "totalLines": 1},
+            },
+        }
     elif shape == 3:
-        p = {**base, "tool_name": "Edit", "tool_input": {"file_path": str(root / f"src/e{n}.py")},
-             "tool_response": {"filePath": str(root / f"src/e{n}.py")}}
+        p = {
+            **base,
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(root / f"src/e{n}.py")},
+            "tool_response": {"filePath": str(root / f"src/e{n}.py")},
+        }
     elif shape == 4:
-        p = {**base, "tool_name": "Grep", "tool_input": {"pattern": f"needle{n}", "path": str(root)},
-             "tool_response": {"mode": "files_with_matches", "filenames": [], "numFiles": 0}}
+        p = {
+            **base,
+            "tool_name": "Grep",
+            "tool_input": {"pattern": f"needle{n}", "path": str(root)},
+            "tool_response": {"mode": "files_with_matches", "filenames": [], "numFiles": 0},
+        }
     else:  # past the hook's 3000-character line: written to a blob behind a pointer line
-        p = {**base, "tool_name": "Bash", "tool_input": {"command": f"cat big{n}.log"},
-             "tool_response": {"stdout": f"big {n} " + "x" * 6000, "stderr": "", "interrupted": False}}
+        p = {
+            **base,
+            "tool_name": "Bash",
+            "tool_input": {"command": f"cat big{n}.log"},
+            "tool_response": {"stdout": f"big {n} " + "x" * 6000, "stderr": "", "interrupted": False},
+        }
     return p, capture.spool_key(p["hook_event_name"], p["tool_use_id"])
 
 
@@ -133,7 +174,9 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
     main, other = str(repo.path), str(side)
     plan = note_plan(main, other)
     for k in range(CONTEST_PAIRS):  # the pairs are built to contest / not to contest: check the rule agrees
-        assert compare(f"use kafka for the queue engine q{k} mka{k}", f"do not use kafka for the queue engine q{k} mkb{k}")
+        assert compare(
+            f"use kafka for the queue engine q{k} mka{k}", f"do not use kafka for the queue engine q{k} mkb{k}"
+        )
     assert compare("encode the wire format w0 as json mke0", "encode the wire format w0 as msgpack mkf0") is None
 
     procs = {
@@ -143,10 +186,24 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
         "notes-cli-3": worker("notes", {"mode": "cli", "notes": plan[3]}),
         "flush-engine": worker("flush", {"mode": "engine", "cwds": [main, other], "count": FLUSHES_PER_PROCESS}),
         "flush-cli": worker("flush", {"mode": "cli", "cwds": [other, main], "count": FLUSHES_PER_PROCESS}),
-        "read-engine": worker("read", {"mode": "engine", "cwds": [main, other], "rounds": READ_ROUNDS,
-                                       "topics": ["kafka queue", "redis cache", "wire format"]}),
-        "read-cli": worker("read", {"mode": "cli", "cwds": [other, main], "rounds": READ_ROUNDS,
-                                    "topics": ["parser module", "queue engine", "stress"]}),
+        "read-engine": worker(
+            "read",
+            {
+                "mode": "engine",
+                "cwds": [main, other],
+                "rounds": READ_ROUNDS,
+                "topics": ["kafka queue", "redis cache", "wire format"],
+            },
+        ),
+        "read-cli": worker(
+            "read",
+            {
+                "mode": "cli",
+                "cwds": [other, main],
+                "rounds": READ_ROUNDS,
+                "topics": ["parser module", "queue engine", "stress"],
+            },
+        ),
     }
     events = [hook_payload(n, repo, side) for n in range(HOOK_EVENTS)]
     path_env = hook_path(tmp_path)
@@ -169,7 +226,9 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
         db = engine.identity.db_path
         for root in (repo.path, side):  # nothing left behind in either runtime folder
             folder = capture.runtime_dir(root)
-            assert [p.name for p in (folder / "claims").iterdir()] + [p.name for p in (folder / "blobs").iterdir()] == []
+            assert [p.name for p in (folder / "claims").iterdir()] + [
+                p.name for p in (folder / "blobs").iterdir()
+            ] == []
             assert not (folder / capture.SPOOL).exists()
 
         # Every note exactly once, in the notes table and projected once into memory_items.
@@ -179,7 +238,8 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
         stored = Counter(r[0].rsplit(" ", 1)[1] for r in conn.execute("SELECT content FROM scoped_notes"))
         assert stored == Counter({m: 1 for m in markers})
         projected = conn.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT source_id) FROM memory_items WHERE source_table='notes'").fetchone()
+            "SELECT COUNT(*), COUNT(DISTINCT source_id) FROM memory_items WHERE source_table='notes'"
+        ).fetchone()
         assert tuple(projected) == (len(markers), len(markers))
 
         # Every captured event exactly once: keyed by tool_use_id, and by what each one left behind.
@@ -187,7 +247,11 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
         assert keys == {key for _, key in events}
         shapes = Counter(n % 6 for n in range(HOOK_EVENTS))
         assert dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type").fetchall()) == {
-            "cmd": shapes[0] + shapes[1] + shapes[5], "read": shapes[2], "edit": shapes[3], "search": shapes[4]}
+            "cmd": shapes[0] + shapes[1] + shapes[5],
+            "read": shapes[2],
+            "edit": shapes[3],
+            "search": shapes[4],
+        }
         commands = Counter(r[0] for r in conn.execute("SELECT command_summary FROM command_runs"))
         expected_commands = [e[0]["tool_input"]["command"] for e in events if e[0]["tool_name"] == "Bash"]
         assert commands == Counter({c: 1 for c in expected_commands})
@@ -199,7 +263,9 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
 
         # Contests: as the rule says, and the same as the same writes one after another.
         live = outcome(conn)
-        assert live["contested"] == sorted([f"mka{k}" for k in range(CONTEST_PAIRS)] + [f"mkb{k}" for k in range(CONTEST_PAIRS)])
+        assert live["contested"] == sorted(
+            [f"mka{k}" for k in range(CONTEST_PAIRS)] + [f"mkb{k}" for k in range(CONTEST_PAIRS)]
+        )
         ids = {n["id"]: n["marker"] for n in written}
         reported = {frozenset((n["marker"], ids[c])) for n in written for c in n["conflicts"]}
         assert reported == {frozenset((f"mka{k}", f"mkb{k}")) for k in range(CONTEST_PAIRS)}
@@ -207,8 +273,18 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
     assert live == serialized_outcome(plan, repo, side, tmp_path / "serial-home", monkeypatch)
     for k in range(SUPERSEDE_PAIRS):
         assert live["subjects"][f"main|wire {k}"] == [1, 1]
-    print(json.dumps({"flushed": flushed, "notes": len(markers), "hook_events": HOOK_EVENTS, "flushes": 2 * FLUSHES_PER_PROCESS + 2,
-                      "surfaces": 8 * READ_ROUNDS, "processes": len(procs)}))
+    print(
+        json.dumps(
+            {
+                "flushed": flushed,
+                "notes": len(markers),
+                "hook_events": HOOK_EVENTS,
+                "flushes": 2 * FLUSHES_PER_PROCESS + 2,
+                "surfaces": 8 * READ_ROUNDS,
+                "processes": len(procs),
+            }
+        )
+    )
 
 
 @pytest.mark.parametrize("held", ["a brand-new file (first open)", "an older schema (migration)"])

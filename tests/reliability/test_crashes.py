@@ -39,22 +39,58 @@ def round_lines(repo: Repo, r: int) -> list[str]:
     base = {"session_id": "host-crash", "cwd": str(repo.path), "hook_event_name": "PostToolUse"}
     read_path = str(repo.path / f"src/read{r}.py")
     payloads = [
-        {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_use_id": f"r{r}-test",
-         "tool_input": {"command": f"pytest tests/test_round{r}.py"}, "error": "Command exited with non-zero status code 1"},
-        {**base, "tool_name": "Bash", "tool_use_id": f"r{r}-build", "tool_input": {"command": f"make target{r}"},
-         "tool_response": {"stdout": "", "stderr": f"error in target{r}", "exit_code": 2}},
-        {**base, "tool_name": "Bash", "tool_use_id": f"r{r}-ls", "tool_input": {"command": f"ls dir{r}"},
-         "tool_response": {"stdout": "a b", "stderr": ""}},
-        {**base, "tool_name": "Read", "tool_use_id": f"r{r}-read", "tool_input": {"file_path": read_path},
-         "tool_response": {"file": {"filePath": read_path, "content": f"R{r}\n", "numLines": 1, "startLine": 1,
-                                    "totalLines": 1}}},
-        {**base, "tool_name": "Edit", "tool_use_id": f"r{r}-edit", "tool_input": {"file_path": str(repo.path / f"src/e{r}.py")}},
-        {**base, "tool_name": "Grep", "tool_use_id": f"r{r}-grep", "tool_input": {"pattern": f"needle{r}"},
-         "tool_response": {"mode": "content", "content": f"src/x.py: needle{r}", "numLines": 1}},
+        {
+            **base,
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_use_id": f"r{r}-test",
+            "tool_input": {"command": f"pytest tests/test_round{r}.py"},
+            "error": "Command exited with non-zero status code 1",
+        },
+        {
+            **base,
+            "tool_name": "Bash",
+            "tool_use_id": f"r{r}-build",
+            "tool_input": {"command": f"make target{r}"},
+            "tool_response": {"stdout": "", "stderr": f"error in target{r}", "exit_code": 2},
+        },
+        {
+            **base,
+            "tool_name": "Bash",
+            "tool_use_id": f"r{r}-ls",
+            "tool_input": {"command": f"ls dir{r}"},
+            "tool_response": {"stdout": "a b", "stderr": ""},
+        },
+        {
+            **base,
+            "tool_name": "Read",
+            "tool_use_id": f"r{r}-read",
+            "tool_input": {"file_path": read_path},
+            "tool_response": {
+                "file": {"filePath": read_path, "content": f"R{r}\n", "numLines": 1, "startLine": 1, "totalLines": 1}
+            },
+        },
+        {
+            **base,
+            "tool_name": "Edit",
+            "tool_use_id": f"r{r}-edit",
+            "tool_input": {"file_path": str(repo.path / f"src/e{r}.py")},
+        },
+        {
+            **base,
+            "tool_name": "Grep",
+            "tool_use_id": f"r{r}-grep",
+            "tool_input": {"pattern": f"needle{r}"},
+            "tool_response": {"mode": "content", "content": f"src/x.py: needle{r}", "numLines": 1},
+        },
     ]
     lines = [spool_line(p, 1785700000 + r) for p in payloads]
-    credit = {"v": 1, "t": 1785700000 + r, "credit": {"path": f"{repo.path}/src/read{r}.py", "size": 400, "line": "[cortex] substituted"},
-              "p": {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": f"r{r}-credit"}}
+    credit = {
+        "v": 1,
+        "t": 1785700000 + r,
+        "credit": {"path": f"{repo.path}/src/read{r}.py", "size": 400, "line": "[cortex] substituted"},
+        "p": {**base, "hook_event_name": "PreToolUse", "tool_name": "Read", "tool_use_id": f"r{r}-credit"},
+    }
     lines.append(json.dumps(credit))
     return lines
 
@@ -108,14 +144,14 @@ def test_kill_9_at_every_named_point_of_a_flush_loses_nothing_and_books_nothing_
     inside = list(range(begin + 2, commit + 1))  # 1-based statement numbers strictly after BEGIN, up to COMMIT
     spread = sorted({inside[(len(inside) - 1) * i // 7] for i in range(8)})
     points = [
-        {"claim": True},                                        # before the claim: the spool is still whole
-        {"at": 1, "when": "before"},                             # after the claim, before anything is written
-        {"at": begin + 1, "when": "after"},                      # the transaction just began
-        *({"at": n, "when": "before"} for n in spread),          # mid-transaction, spread through the replay
-        {"at": commit + 1, "when": "before"},                    # instead of COMMIT
-        {"at": commit + 1, "when": "after"},                     # right after COMMIT: claim and blobs still on disk
-        {"at": commit + 2, "when": "before"},                    # after commit, during the index rewrite
-        {"at": len(statements), "when": "after"},                # the very last statement, before the unlink
+        {"claim": True},  # before the claim: the spool is still whole
+        {"at": 1, "when": "before"},  # after the claim, before anything is written
+        {"at": begin + 1, "when": "after"},  # the transaction just began
+        *({"at": n, "when": "before"} for n in spread),  # mid-transaction, spread through the replay
+        {"at": commit + 1, "when": "before"},  # instead of COMMIT
+        {"at": commit + 1, "when": "after"},  # right after COMMIT: claim and blobs still on disk
+        {"at": commit + 2, "when": "before"},  # after commit, during the index rewrite
+        {"at": len(statements), "when": "after"},  # the very last statement, before the unlink
     ]
     assert len(points) == 15 and len(inside) > 30 and statements[commit] == "COMMIT"
     base = {table: n - ROUND_SHAPE.get(table, 0) for table, n in counts(db).items()}
@@ -135,11 +171,26 @@ def test_kill_9_at_every_named_point_of_a_flush_loses_nothing_and_books_nothing_
         assert sorted(p.name for p in (folder / capture.BLOBS).iterdir()) == []
     assert_intact(db)
     conn = sqlite3.connect(db)
-    uses = {capture.spool_key(event, f"r{r}-{use}") for r in range(len(points) + 1) for event, use in (
-        ("PostToolUseFailure", "test"), ("PostToolUse", "build"), ("PostToolUse", "ls"), ("PostToolUse", "read"),
-        ("PostToolUse", "edit"), ("PostToolUse", "grep"), ("PreToolUse", "credit"))}
+    uses = {
+        capture.spool_key(event, f"r{r}-{use}")
+        for r in range(len(points) + 1)
+        for event, use in (
+            ("PostToolUseFailure", "test"),
+            ("PostToolUse", "build"),
+            ("PostToolUse", "ls"),
+            ("PostToolUse", "read"),
+            ("PostToolUse", "edit"),
+            ("PostToolUse", "grep"),
+            ("PreToolUse", "credit"),
+        )
+    }
     keys = [k for (k,) in conn.execute("SELECT key FROM spool_seen") if k in uses]
-    summaries = [s for (s,) in conn.execute("SELECT command_summary FROM command_runs WHERE command_summary LIKE 'pytest tests/test_round%'")]
+    summaries = [
+        s
+        for (s,) in conn.execute(
+            "SELECT command_summary FROM command_runs WHERE command_summary LIKE 'pytest tests/test_round%'"
+        )
+    ]
     conn.close()
     assert len(keys) == len(set(keys)) == 7 * (len(points) + 1)
     assert sorted(summaries) == sorted(f"pytest tests/test_round{r}.py" for r in range(len(points) + 1))
@@ -168,13 +219,16 @@ def test_kill_9_mid_note_write_rolls_back_whole(live: Engine, repo: Repo, name: 
     committed = "after COMMIT" in name
     rows = conn.execute("SELECT * FROM scoped_notes WHERE subject='queue engine' ORDER BY timestamp, rowid").fetchall()
     assert [(r["content"], r["status"]) for r in rows] == (
-        [("use kafka for the queue engine", "superseded"), ("use nats for the queue engine", "active")] if committed
-        else [("use kafka for the queue engine", "active")])
+        [("use kafka for the queue engine", "superseded"), ("use nats for the queue engine", "active")]
+        if committed
+        else [("use kafka for the queue engine", "active")]
+    )
     assert counts(db)["notes"] == before["notes"] + int(committed)
     item = conn.execute("SELECT text, state FROM memory_items WHERE id=?", (prior.item_id,)).fetchone()
     assert ("Status: superseded" in item["text"]) is committed
-    orphans = conn.execute("SELECT COUNT(*) FROM notes n LEFT JOIN memory_items m ON m.source_id=n.id "
-                           "WHERE m.id IS NULL").fetchone()[0]
+    orphans = conn.execute(
+        "SELECT COUNT(*) FROM notes n LEFT JOIN memory_items m ON m.source_id=n.id WHERE m.id IS NULL"
+    ).fetchone()[0]
     conn.close()
     assert orphans == 0
     retry = Engine(repo.path)
@@ -201,8 +255,9 @@ def checkpoint_timeouts(statements: list[str]) -> list[int]:
     return found
 
 
-def test_wal_past_its_bound_is_checkpointed_without_blocking(live: Engine, repo: Repo, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wal_past_its_bound_is_checkpointed_without_blocking(
+    live: Engine, repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Past CORTEX_WAL_MAX_BYTES a flush truncates the WAL; a reader pinning an old snapshot makes it give up at
     once (never the 5 s busy timeout), the next flush finishes the job; a hook is never in the way."""
     monkeypatch.setenv("CORTEX_WAL_MAX_BYTES", "65536")
@@ -223,9 +278,18 @@ def test_wal_past_its_bound_is_checkpointed_without_blocking(live: Engine, repo:
     assert checkpoint_timeouts(statements) == [0]  # it could not wait for the reader: no busy timeout was set
     assert wal.stat().st_size > 65536
     # The hook runs with no python on its PATH (hook_path): it only appends to the spool, never opens the store.
-    hook = run_hook("cortex-capture.sh", {"session_id": "h", "cwd": str(repo.path), "hook_event_name": "PostToolUse",
-                                          "tool_name": "Bash", "tool_use_id": "wal-1", "tool_input": {"command": "ls"}},
-                    hook_path(tmp_path))
+    hook = run_hook(
+        "cortex-capture.sh",
+        {
+            "session_id": "h",
+            "cwd": str(repo.path),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_use_id": "wal-1",
+            "tool_input": {"command": "ls"},
+        },
+        hook_path(tmp_path),
+    )
     assert (hook.code, hook.stdout, hook.stderr) == (0, b"", b"")
     pin.rollback()
     pin.close()
@@ -237,8 +301,18 @@ def test_wal_past_its_bound_is_checkpointed_without_blocking(live: Engine, repo:
     assert_intact(db)
 
 
-@pytest.mark.parametrize(("raw", "bound"), [(None, 4 * 1024 * 1024), ("8192", 8192), ("4096", 4096), ("4095", 4 * 1024 * 1024),
-                                             ("-5", 4 * 1024 * 1024), ("lots", 4 * 1024 * 1024), ("", 4 * 1024 * 1024)])
+@pytest.mark.parametrize(
+    ("raw", "bound"),
+    [
+        (None, 4 * 1024 * 1024),
+        ("8192", 8192),
+        ("4096", 4096),
+        ("4095", 4 * 1024 * 1024),
+        ("-5", 4 * 1024 * 1024),
+        ("lots", 4 * 1024 * 1024),
+        ("", 4 * 1024 * 1024),
+    ],
+)
 def test_wal_bound_setting(raw: str | None, bound: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """CORTEX_WAL_MAX_BYTES: an integer of at least 4096, else the 4 MiB default."""
     if raw is None:
@@ -248,7 +322,9 @@ def test_wal_bound_setting(raw: str | None, bound: int, monkeypatch: pytest.Monk
     assert store.wal_bound() == bound
 
 
-def test_checkpoint_gives_up_at_once_while_another_process_writes(live: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checkpoint_gives_up_at_once_while_another_process_writes(
+    live: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With a writer holding the lock, the checkpoint reports busy immediately and the busy timeout is restored."""
     monkeypatch.setenv("CORTEX_WAL_MAX_BYTES", "4096")
     for n in range(5):

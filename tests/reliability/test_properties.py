@@ -29,16 +29,33 @@ from tests.conftest import Repo
 
 from ._support import add_worktree
 
-PROPS = settings(deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PROPS = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
-VOCAB = ("use kafka redis postgres queue engine cache layer wire format parser spool flush the for at end of turn "
-         "not no never do dont don't cannot enable disable add remove allow deny include exclude keep drop always sync "
-         "async start stop show hide true false required optional only just longer currently src/api.py wal-mode "
-         "caching cached caches retries retrying tests").split()
+VOCAB = (
+    "use kafka redis postgres queue engine cache layer wire format parser spool flush the for at end of turn "
+    "not no never do dont don't cannot enable disable add remove allow deny include exclude keep drop always sync "
+    "async start stop show hide true false required optional only just longer currently src/api.py wal-mode "
+    "caching cached caches retries retrying tests"
+).split()
 sentences = st.lists(st.sampled_from(VOCAB), min_size=1, max_size=14).map(" ".join) | st.text(max_size=80)
-FLIPS = {"enable": "disable", "add": "remove", "allow": "deny", "keep": "drop", "always": "never", "sync": "async",
-         "start": "stop", "show": "hide", "true": "false", "include": "exclude", "required": "optional"}
+FLIPS = {
+    "enable": "disable",
+    "add": "remove",
+    "allow": "deny",
+    "keep": "drop",
+    "always": "never",
+    "sync": "async",
+    "start": "stop",
+    "show": "hide",
+    "true": "false",
+    "include": "exclude",
+    "required": "optional",
+}
 
 
 @st.composite
@@ -86,13 +103,19 @@ def test_compare_is_symmetric_and_never_self_contradicting() -> None:
 
 def test_compare_examples_both_ways() -> None:
     """Fixed pairs, both directions: the verdicts are equal (a regression net for the property above)."""
-    pairs = [("use kafka for the queue engine", "do not use kafka for the queue engine"),
-             ("enable caching for the parser output", "disable caching for the parser output"),
-             ("flush the spool at turn end", "never flush the spool at turn end"),
-             ("use kafka for the queue engine", "use nats for the queue engine")]
+    pairs = [
+        ("use kafka for the queue engine", "do not use kafka for the queue engine"),
+        ("enable caching for the parser output", "disable caching for the parser output"),
+        ("flush the spool at turn end", "never flush the spool at turn end"),
+        ("use kafka for the queue engine", "use nats for the queue engine"),
+    ]
     verdicts = [(compare(a, b), compare(b, a)) for a, b in pairs]
-    assert verdicts == [(Verdict("negation", "use"),) * 2, (Verdict("antonym", "enable/disable"),) * 2,
-                        (Verdict("negation", "flush"),) * 2, (None, None)]
+    assert verdicts == [
+        (Verdict("negation", "use"),) * 2,
+        (Verdict("antonym", "enable/disable"),) * 2,
+        (Verdict("negation", "flush"),) * 2,
+        (None, None),
+    ]
 
 
 def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) -> None:
@@ -107,11 +130,19 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
     assert len({e.scope.key for e in engines}) == 3 and len({str(e.identity.db_path) for e in engines}) == 1
     conn = engines[0].conn
     tally: Counter[str] = Counter()
-    stances = ["use kafka for the queue engine", "do not use kafka for the queue engine",
-               "enable caching for the parser output", "disable caching for the parser output",
-               "use nats for the queue engine"]
-    write = st.tuples(st.sampled_from([0, 0, 1, 2]), st.sampled_from(["decision"] * 4 + ["intent", "blocker"]),
-                      st.sampled_from([0, 0, 1]), st.sampled_from(stances[:2] * 3 + stances))
+    stances = [
+        "use kafka for the queue engine",
+        "do not use kafka for the queue engine",
+        "enable caching for the parser output",
+        "disable caching for the parser output",
+        "use nats for the queue engine",
+    ]
+    write = st.tuples(
+        st.sampled_from([0, 0, 1, 2]),
+        st.sampled_from(["decision"] * 4 + ["intent", "blocker"]),
+        st.sampled_from([0, 0, 1]),
+        st.sampled_from(stances[:2] * 3 + stances),
+    )
 
     @settings(PROPS, max_examples=80)
     @given(st.lists(write, min_size=2, max_size=6))
@@ -128,13 +159,19 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
             tally["conflicts"] += len(written.conflicts)
         for subject, writes in by_subject.items():
             scopes = {s for s, _ in writes}
-            if len(scopes) > 1 and any(compare(a, b) for (s1, a), (s2, b) in itertools.combinations(writes, 2) if s1 != s2):
+            if len(scopes) > 1 and any(
+                compare(a, b) for (s1, a), (s2, b) in itertools.combinations(writes, 2) if s1 != s2
+            ):
                 tally["cross-scope contradictions"] += 1
-        rows = conn.execute("SELECT id, scope_key, subject FROM scoped_notes WHERE conflict=1 AND status='active' AND subject LIKE ?",
-                            (f"topic {run} %",)).fetchall()
+        rows = conn.execute(
+            "SELECT id, scope_key, subject FROM scoped_notes WHERE conflict=1 AND status='active' AND subject LIKE ?",
+            (f"topic {run} %",),
+        ).fetchall()
         for row in rows:
-            partners = conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE conflict=1 AND scope_key=? AND subject=? AND id != ?",
-                                    (row["scope_key"], row["subject"], row["id"])).fetchone()[0]
+            partners = conn.execute(
+                "SELECT COUNT(*) FROM scoped_notes WHERE conflict=1 AND scope_key=? AND subject=? AND id != ?",
+                (row["scope_key"], row["subject"], row["id"]),
+            ).fetchone()[0]
             assert partners >= 1
         tally["contested"] += len(rows)
 
@@ -170,8 +207,13 @@ def test_assemble_budgeted_guarantees() -> None:
         assert done.kept == entries[:n] and (n >= 1 or not entries) and done.dropped == len(entries) - n
         # 2. The rendered text itself always fits the budget (issue 11 §3: the first line is cut, not overrun).
         assert estimate_tokens(done.text) <= budget
-        first_only = "\n".join([*([lead] if lead else []), *(entries[:1] and [entries[0].line]),
-                                *([hint(done.dropped)] if done.dropped else [])])
+        first_only = "\n".join(
+            [
+                *([lead] if lead else []),
+                *(entries[:1] and [entries[0].line]),
+                *([hint(done.dropped)] if done.dropped else []),
+            ]
+        )
         if n <= 1 and estimate_tokens(first_only) > budget:
             # 3. A first line that alone overruns is cut with a visible ellipsis, never dropped (or only the
             #    trimmed-count hint gave way, the lead and the line fitting without it).
@@ -211,7 +253,6 @@ def test_packers_keep_the_whole_text_within_budget_when_more_than_one_line_is_ke
     assert estimate_tokens(text) <= 25 and kept[0] == 0
 
 
-
 def test_real_surfaces_stay_within_budget_past_the_first_line(repo: Repo, make_engine) -> None:
     """Strict: recall and state at every budget 20..400 over one seeded store never exceed the budget unless
     they kept a single line (recall) or a single section (state)."""
@@ -239,9 +280,14 @@ def brief_programs(draw: st.DrawFn) -> list[tuple]:
     filler = st.text(st.sampled_from("abc xyz ✓ é 漢 🚀 \u05e2\u05d1 e\u0301"), max_size=400)
     ops: list[tuple] = []
     for i in range(draw(st.integers(1, 8))):
-        op = draw(st.sampled_from(["note", "note", "note", "recall", "supersede-write", "resolve-superseded", "replace",
-                                   "contest"]))
-        ops.append((op, i, draw(st.sampled_from(["decision", "intent", "blocker"])), draw(st.integers(0, 2)), draw(filler)))
+        op = draw(
+            st.sampled_from(
+                ["note", "note", "note", "recall", "supersede-write", "resolve-superseded", "replace", "contest"]
+            )
+        )
+        ops.append(
+            (op, i, draw(st.sampled_from(["decision", "intent", "blocker"])), draw(st.integers(0, 2)), draw(filler))
+        )
     return ops
 
 
@@ -295,7 +341,9 @@ def test_session_brief_never_over_budget_never_superseded_always_marks_contested
         tally["superseded"] += len(superseded)
         tally["superseded yet warm or hot"] += engine.conn.execute(
             "SELECT COUNT(*) FROM scoped_items m JOIN notes n ON m.source_id=n.id WHERE n.status='superseded' "
-            "AND m.state IN ('hot', 'warm') AND m.scope_key=?", (engine.scope.key,)).fetchone()[0]
+            "AND m.state IN ('hot', 'warm') AND m.scope_key=?",
+            (engine.scope.key,),
+        ).fetchone()[0]
         shown = [item.id.removeprefix("notes:") for item in brief.items]
         assert [n for n in shown if statuses.get(n) == "superseded"] == []
         contents = [c for (c,) in engine.conn.execute("SELECT content FROM scoped_notes WHERE status='superseded'")]
@@ -303,8 +351,9 @@ def test_session_brief_never_over_budget_never_superseded_always_marks_contested
         for item in brief.items:
             if "contested" in item.labels:
                 tally["contested shown"] += 1
-                assert any("[contested]" in line and item.subject and item.subject in line
-                           for line in brief.text.split("\n"))
+                assert any(
+                    "[contested]" in line and item.subject and item.subject in line for line in brief.text.split("\n")
+                )
         tally["briefs with text"] += bool(brief.text)
 
     check()

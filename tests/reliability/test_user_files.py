@@ -28,8 +28,11 @@ from cortex_engine.ops import install as install_mod
 from tests.conftest import Repo
 from tests.install_helpers import cortex_bin, settings
 
-USER_SETTINGS = {"model": "opus", "permissions": {"allow": ["Bash(ls:*)"]}, "hooks": {"Stop": [
-    {"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+USER_SETTINGS = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"]},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
+}
 
 
 @pytest.fixture
@@ -54,8 +57,12 @@ def run_install(repo: Repo, *extra: str) -> tuple[int, str, str]:
 def snapshot(home: Path) -> dict[str, bytes]:
     """Every regular file under the home's Claude files (content only)."""
     found = {}
-    paths = [*home.glob(".claude.json*"), *home.glob(".claude.json.tmp*"), *home.glob("..claude.json.tmp-*"),
-             *((home / ".claude").rglob("*") if (home / ".claude").exists() else [])]
+    paths = [
+        *home.glob(".claude.json*"),
+        *home.glob(".claude.json.tmp*"),
+        *home.glob("..claude.json.tmp-*"),
+        *((home / ".claude").rglob("*") if (home / ".claude").exists() else []),
+    ]
     for path in paths:
         if path.is_file() and not path.is_symlink():
             found[str(path.relative_to(home))] = path.read_bytes()
@@ -101,7 +108,9 @@ def test_every_changed_file_is_backed_up_first_with_its_exact_previous_bytes(env
     claude_json.write_text('{"numStartups": 7, "mcpServers": {"other": {"command": "x"}}}')
     script = env / ".claude" / "hooks" / "cortex-capture.sh"
     script.parent.mkdir(parents=True)
-    script.write_text("#!/usr/bin/env bash\n# cortex-hook-template: 0000000000000000\nexit 0\n")  # another build's script
+    script.write_text(
+        "#!/usr/bin/env bash\n# cortex-hook-template: 0000000000000000\nexit 0\n"
+    )  # another build's script
     before = snapshot(env)
     code, out, err = run_install(repo)
     assert code == 0, (out, err)
@@ -111,7 +120,9 @@ def test_every_changed_file_is_backed_up_first_with_its_exact_previous_bytes(env
     assert {p: after[f"{p}.bak"] for p in changed} == {p: before[p] for p in changed}
     merged = settings(target)
     assert merged["model"] == "opus" and merged["permissions"] == USER_SETTINGS["permissions"]
-    assert {"type": "command", "command": "notify-send done"} in [h for g in merged["hooks"]["Stop"] for h in g["hooks"]]
+    assert {"type": "command", "command": "notify-send done"} in [
+        h for g in merged["hooks"]["Stop"] for h in g["hooks"]
+    ]
     created = sorted(p for p in after if p not in before and not p.endswith(".bak"))
     assert created and not any(f"{p}.bak" in after for p in created)
 
@@ -120,8 +131,9 @@ TARGETS = ["settings.json", ".claude.json", "cortex-capture.sh", "settings.json.
 
 
 @pytest.mark.parametrize("failing", TARGETS)
-def test_a_write_that_fails_leaves_every_file_whole(env: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch,
-                                                     failing: str) -> None:
+def test_a_write_that_fails_leaves_every_file_whole(
+    env: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
     """The disk fills up while install writes `failing` (its write raises ENOSPC): every file is either its old
     bytes or its complete new bytes, the failed file keeps its old bytes, and no temp file is left behind."""
     write_settings(env, USER_SETTINGS)
@@ -149,8 +161,12 @@ def test_a_write_that_fails_leaves_every_file_whole(env: Path, repo: Repo, monke
     assert clean_code == 0, clean_err
     torn = {p: len(b) for p, b in after.items() if b != before.get(p) and b != complete.get(p)}
     assert torn == {}
-    name = {"settings.json": ".claude/settings.json", ".claude.json": ".claude.json",
-            "cortex-capture.sh": ".claude/hooks/cortex-capture.sh", "settings.json.bak": ".claude/settings.json"}[failing]
+    name = {
+        "settings.json": ".claude/settings.json",
+        ".claude.json": ".claude.json",
+        "cortex-capture.sh": ".claude/hooks/cortex-capture.sh",
+        "settings.json.bak": ".claude/settings.json",
+    }[failing]
     assert after.get(name) == before.get(name)
     assert [p for p in after if ".tmp-" in p] == []
 
@@ -178,8 +194,6 @@ def test_a_real_failed_write_removes_its_temp_file(env: Path, repo: Repo, monkey
     assert target.read_bytes() == before
     assert target.with_name("settings.json.bak").read_bytes() == before
     assert [p.name for p in (env / ".claude").rglob("*") if ".tmp-" in p.name] == []
-
-
 
 
 def test_a_failed_write_is_one_clear_line(env: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:

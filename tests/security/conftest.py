@@ -29,35 +29,63 @@ class Host:
     def __init__(self, repo: Repo, tmp_path: Path) -> None:
         self.repo = repo
         self.wrapper = tmp_path / "cortex-bin"
-        self.wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli \"$@\"\n")
+        self.wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
         self.wrapper.chmod(0o755)
         bin_dir = tool_path(tmp_path / "hooktools", (*HOOK_TOOLS, "sh", "git"))
-        self.env = {"PATH": bin_dir, "HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"],
-                    "CORTEX_BIN": str(self.wrapper), "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
+        self.env = {
+            "PATH": bin_dir,
+            "HOME": os.environ["HOME"],
+            "CORTEX_HOME": os.environ["CORTEX_HOME"],
+            "CORTEX_BIN": str(self.wrapper),
+            "CORTEX_NOW": NOW,
+            "PYTHONPATH": str(ROOT),
+        }
         self.count = 0
 
     def fire(self, script: str, event: str, *args: str, **fields: object) -> str:
         """Run one hook script with a payload built like Claude Code's; returns its stdout (it must exit 0)."""
         self.count += 1
-        payload = {"session_id": "claude-1", "transcript_path": "/dev/null", "cwd": str(self.repo.path),
-                   "hook_event_name": event, **fields}
+        payload = {
+            "session_id": "claude-1",
+            "transcript_path": "/dev/null",
+            "cwd": str(self.repo.path),
+            "hook_event_name": event,
+            **fields,
+        }
         if event.startswith("PostToolUse") and "tool_use_id" not in payload:
             payload["tool_use_id"] = f"toolu_{self.count}"
-        done = subprocess.run([shutil.which("bash") or "bash", str(HOOKS / script), *args], input=json.dumps(payload),
-                              text=True, capture_output=True, env=self.env, timeout=120)
+        done = subprocess.run(
+            [shutil.which("bash") or "bash", str(HOOKS / script), *args],
+            input=json.dumps(payload),
+            text=True,
+            capture_output=True,
+            env=self.env,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     def cortex(self, *args: str, stdin: str | None = None) -> Run:
         """Run the real `cortex` CLI in the repository."""
-        done = subprocess.run([str(self.wrapper), *args], input=stdin.encode() if stdin is not None else None, capture_output=True, cwd=self.repo.path,
-                              env={**self.env, "PATH": os.environ["PATH"]}, timeout=120)
+        done = subprocess.run(
+            [str(self.wrapper), *args],
+            input=stdin.encode() if stdin is not None else None,
+            capture_output=True,
+            cwd=self.repo.path,
+            env={**self.env, "PATH": os.environ["PATH"]},
+            timeout=120,
+        )
         return Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
 
     def session_start(self) -> str:
         """SessionStart through `cortex inject-header --quiet` (engages capture)."""
-        payload = {"session_id": "claude-1", "transcript_path": "/dev/null", "cwd": str(self.repo.path),
-                   "hook_event_name": "SessionStart", "source": "startup"}
+        payload = {
+            "session_id": "claude-1",
+            "transcript_path": "/dev/null",
+            "cwd": str(self.repo.path),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
         run = self.cortex("inject-header", "--quiet", stdin=json.dumps(payload))
         assert run.code == 0, run.err
         return run.out
@@ -74,9 +102,15 @@ def serve(repo: Repo, tmp_path: Path, script: Callable[[ClientSession], Awaitabl
 
     async def main() -> T:
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "cortex_engine.cli", "serve"], cwd=str(repo.path),
-            env={"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
-                 "PYTHONPATH": str(ROOT)},
+            command=sys.executable,
+            args=["-m", "cortex_engine.cli", "serve"],
+            cwd=str(repo.path),
+            env={
+                "HOME": os.environ["HOME"],
+                "CORTEX_HOME": os.environ["CORTEX_HOME"],
+                "CORTEX_NOW": NOW,
+                "PYTHONPATH": str(ROOT),
+            },
         )
         with (tmp_path / "serve.stderr").open("w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):

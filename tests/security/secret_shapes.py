@@ -77,7 +77,7 @@ def shapes() -> list[tuple[str, str, str]]:
     s = "sk-" + b(30, 48)
     add("OpenAI sk-", f"OPENAI_API_KEY={s}", s)
     s = "sk-proj-" + b(31, 56, _B64URL)
-    add("OpenAI sk-proj-", f"client = OpenAI(api_key=\"{s}\")", s)
+    add("OpenAI sk-proj-", f'client = OpenAI(api_key="{s}")', s)
     s = "sk-ant-api03-" + b(32, 93, _B64URL) + "AA"
     add("Anthropic sk-ant-", f"x-api-key: {s}", s)
     s = "sk-ant-api03-" + b(33, 93, _B64URL) + "AA"
@@ -120,7 +120,11 @@ def shapes() -> list[tuple[str, str, str]]:
     block, s = _pem("PGP PRIVATE KEY BLOCK", 55)
     add("PGP private key block", block, s)
     s = b(56, 86, _ALNUM + "+/") + "=="
-    add("Azure AccountKey=", f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net", s)
+    add(
+        "Azure AccountKey=",
+        f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net",
+        s,
+    )
     s = b(57, 43, _ALNUM) + "%3D"
     add("Azure SAS sig=", f"https://acme.blob.core.windows.net/c/f?sv=2022-11-02&se=2026-01-01&sp=r&sig={s}", s)
     s = b(58, 16)
@@ -160,7 +164,7 @@ def shapes() -> list[tuple[str, str, str]]:
     s = b(75, 24)
     add("*_SECRET=", f"export CLIENT_SECRET={s}", s)
     s = b(76, 24)
-    add("*_TOKEN=", f"API_TOKEN=\"{s}\" ./run.sh", s)
+    add("*_TOKEN=", f'API_TOKEN="{s}" ./run.sh', s)
     s = b(77, 24)
     add("*_KEY=", f"STRIPE_SIGNING_KEY='{s}'", s)
     s = b(78, 16)
@@ -172,7 +176,7 @@ def shapes() -> list[tuple[str, str, str]]:
     s = b(81, 24, _ALNUM + "+/") + "=="
     add("Authorization: Basic", f"Authorization: Basic {s}", s)
     s = b(82, 32)
-    add("X-API-Key header", f"curl -H \"X-API-Key: {s}\" https://api.local/", s)
+    add("X-API-Key header", f'curl -H "X-API-Key: {s}" https://api.local/', s)
     s = b(83, 32)
     add("api-key header", f"api-key: {s}", s)
     s = b(84, 32)
@@ -233,9 +237,13 @@ def _issue26_shapes() -> list[tuple[str, str, str]]:
     s = b(115, 16)
     add("ssh-keygen -N", f"ssh-keygen -t ed25519 -N {s} -f ~/.ssh/deploy", s)
     s = b(116, 32, _HEX)
-    add("Teams webhook URL", "curl -H 'Content-Type: application/json' -d '{}' https://acme.webhook.office.com/webhookb2/"
+    add(
+        "Teams webhook URL",
+        "curl -H 'Content-Type: application/json' -d '{}' https://acme.webhook.office.com/webhookb2/"
         f"1f0e7c2a-1111-4a4a-9b9b-000000000001@2e0e7c2a-2222-4b4b-8c8c-000000000002/IncomingWebhook/{s}/"
-        "3f0e7c2a-3333-4c4c-9d9d-000000000003", s)
+        "3f0e7c2a-3333-4c4c-9d9d-000000000003",
+        s,
+    )
     s = "sk-ant-api03-" + b(117, 93, _B64URL) + "AA"
     add("bracketed topic (issue 27)", f"[deploy key {s}]", s)
     # Command-line password options beyond the issue's list: attached, separate, `=`, quoted.
@@ -250,13 +258,13 @@ def _issue26_shapes() -> list[tuple[str, str, str]]:
     s = b(122, 16)
     add("htpasswd -b", f"htpasswd -bc .htpasswd admin {s}", s)
     s = b(123, 16)
-    add("psql URI quoted", f"psql \"postgresql://app:{s}@db:5432/app?sslmode=require\"", s)
+    add("psql URI quoted", f'psql "postgresql://app:{s}@db:5432/app?sslmode=require"', s)
     s = b(124, 16)
-    add("redis-cli -a quoted", f"redis-cli -h cache -a \"{s}\" info", s)
+    add("redis-cli -a quoted", f'redis-cli -h cache -a "{s}" info', s)
     s = b(125, 16)
     add("sqlcmd -P attached", f"sqlcmd -S db -U sa -P{s}", s)
     s = b(126, 16)
-    add("zip -P quoted", f"zip -P \"{s}\" out.zip a.txt", s)
+    add("zip -P quoted", f'zip -P "{s}" out.zip a.txt', s)
     s = b(127, 16)
     add("unzip -P", f"unzip -P {s} out.zip", s)
     s = b(128, 16)
@@ -290,7 +298,7 @@ def _issue26_shapes() -> list[tuple[str, str, str]]:
     s = b(142, 16)
     add("skopeo --creds", f"skopeo copy --src-creds me:{s} docker://a docker://b", s)
     s = b(143, 16)
-    add("openssl -k=", f"openssl enc -d -aes256 -in x.enc -k \"{s}\"", s)
+    add("openssl -k=", f'openssl enc -d -aes256 -in x.enc -k "{s}"', s)
     s = b(144, 16)
     add("wpa_passphrase", f"wpa_passphrase HomeWifi {s}", s)
     s = b(145, 16)

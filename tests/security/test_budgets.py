@@ -7,7 +7,6 @@ every surface (recall, brief, state, session brief, header, subagent brief, refl
 
 from __future__ import annotations
 
-
 import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,11 +25,15 @@ WORDS = "the queue engine keeps its retries bounded because the broker drops lat
 
 
 def _text(lead: str, size: int) -> str:
-    return (f"{lead} " + WORDS * (size // len(WORDS) + 1))[:max(size, len(lead))].strip()
+    return (f"{lead} " + WORDS * (size // len(WORDS) + 1))[: max(size, len(lead))].strip()
 
 
-NOTE = st.tuples(st.sampled_from(["decision", "intent", "blocker", "insight", "focus"]),
-                 st.integers(1, 20_000), st.integers(1, 200), st.lists(st.integers(1, 600), max_size=3))
+NOTE = st.tuples(
+    st.sampled_from(["decision", "intent", "blocker", "insight", "focus"]),
+    st.integers(1, 20_000),
+    st.integers(1, 200),
+    st.lists(st.integers(1, 600), max_size=3),
+)
 BUDGET = st.one_of(st.none(), st.integers(20, 3_000))
 
 
@@ -40,7 +43,9 @@ def _write(engine: Engine, note: tuple[str, int, int, list[int]], serial: int) -
     engine.note(kind, _text("kiwi", size), subject, [_text("rejected", n) for n in alternatives])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(notes=st.lists(NOTE, min_size=1, max_size=3), budget=BUDGET, agent_size=st.integers(0, 3_000))
 def test_every_surface_holds_its_budget_for_any_note_size(engine: Engine, notes, budget, agent_size) -> None:
     """Property: for notes of 1–20,000 characters, subjects up to the cap and any budget, no surface overruns."""
@@ -55,7 +60,9 @@ def test_every_surface_holds_its_budget_for_any_note_size(engine: Engine, notes,
         "session_brief": (engine.session_brief(budget, book=False), budget or BUDGETS["session_brief"]),
         "header": (engine.header(budget), budget or BUDGETS["header"]),
     }
-    over = {name: (estimate_tokens(s.text), limit) for name, (s, limit) in shown.items() if estimate_tokens(s.text) > limit}
+    over = {
+        name: (estimate_tokens(s.text), limit) for name, (s, limit) in shown.items() if estimate_tokens(s.text) > limit
+    }
     sub = engine.brief_for_subagent("kiwi queue", "general-purpose", "", session)
     if estimate_tokens(sub) > BUDGETS["subagent_brief"]:
         over["subagent_brief"] = (estimate_tokens(sub), BUDGETS["subagent_brief"])
@@ -73,7 +80,9 @@ def test_a_long_first_item_is_cut_with_a_pointer_to_its_text(engine: Engine) -> 
     default = engine.recall("kiwi queue", book=False)
     tiny = engine.recall("kiwi queue", 20, book=False)
     state = engine.state(20, book=False)
-    assert estimate_tokens(default.text) <= 600 and estimate_tokens(tiny.text) <= 20 and estimate_tokens(state.text) <= 20
+    assert (
+        estimate_tokens(default.text) <= 600 and estimate_tokens(tiny.text) <= 20 and estimate_tokens(state.text) <= 20
+    )
     assert "…" in default.text and f"inspect-memory {written.item_id}" in default.text
     assert "…" in tiny.text and [i.id for i in tiny.items] == [written.item_id]
     stored = engine.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (written.id,)).fetchone()[0]
@@ -89,7 +98,9 @@ def test_a_subject_over_the_cap_is_refused_naming_the_limit(engine: Engine) -> N
     assert engine.conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == 0
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(note=NOTE, budget=st.integers(20, 3_000))
 def test_mcp_tools_hold_their_budgets_for_any_note_size(repo: Repo, note, budget) -> None:
     """Property over the MCP tools (the server's own tool dispatch): recall, brief, state, engage within budget."""
@@ -103,13 +114,22 @@ def test_mcp_tools_hold_their_budgets_for_any_note_size(repo: Repo, note, budget
     kind, size, subject_size, alternatives = note
 
     async def run() -> dict[str, tuple[int, int]]:
-        await call("cortex_note", {"kind": kind, "content": _text("kiwi", size), "subject": _text("kiwi", subject_size),
-                                   "alternatives": [_text("rejected", n) for n in alternatives]})
+        await call(
+            "cortex_note",
+            {
+                "kind": kind,
+                "content": _text("kiwi", size),
+                "subject": _text("kiwi", subject_size),
+                "alternatives": [_text("rejected", n) for n in alternatives],
+            },
+        )
         texts = {
             "cortex_recall": (await call("cortex_recall", {"topic": "kiwi queue", "budget": budget}), budget),
             "cortex_recall default": (await call("cortex_recall", {"topic": "kiwi queue"}), BUDGETS["recall"]),
-            "cortex_brief": (await call("cortex_brief", {"topic": "kiwi", "for_agent": _text("r", size), "budget": budget}),
-                             budget),
+            "cortex_brief": (
+                await call("cortex_brief", {"topic": "kiwi", "for_agent": _text("r", size), "budget": budget}),
+                budget,
+            ),
             "cortex_state": (await call("cortex_state", {"budget": budget}), budget),
             "cortex_engage": (await call("cortex_engage", {}), BUDGETS["state"]),
         }
@@ -124,7 +144,9 @@ def test_mcp_over_stdio_cuts_long_notes_and_refuses_long_subjects_and_summaries(
     `cortex_summarize(what)` are tool errors that name the limit."""
 
     async def script(session) -> tuple[str, str, str, str]:
-        await session.call_tool("cortex_note", {"kind": "decision", "content": _text("kiwi", 19_600), "subject": "queue"})
+        await session.call_tool(
+            "cortex_note", {"kind": "decision", "content": _text("kiwi", 19_600), "subject": "queue"}
+        )
         recall = text_of(await session.call_tool("cortex_recall", {"topic": "kiwi queue", "budget": 20}))
         subject = await session.call_tool("cortex_note", {"kind": "decision", "content": "x", "subject": "s" * 100_000})
         summary = await session.call_tool("cortex_summarize", {"what": "w" * 100_000})

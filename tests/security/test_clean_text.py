@@ -27,16 +27,34 @@ def test_every_shape_is_redacted_and_redaction_is_idempotent() -> None:
 
 def test_ordinary_text_is_left_alone() -> None:
     """Paths, plain commands and prose without a secret come back unchanged."""
-    for text in ("python -m pytest tests/test_api.py -k token", "git@github.com:acme/app.git", "ssh://git@host/x",
-                 "see https://example.com/a?b=1", "use the token bucket for rate limits", "mysql -u root -p app",
-                 "branch:/home/u/p/.git:/home/u/p:main", "Decision: keep the parser pure",
-                 # issue 26: the password-option table and config-file shapes leave their look-alikes alone
-                 "docker run -p 8080:80 nginx", "docker compose -p myproj up", "ssh-keygen -t ed25519 -N '' -f key",
-                 "ssh-keygen -p -f key", "openssl enc -kfile key.txt -in a", "ldapsearch -x -W -b dc=acme",
-                 "psql -h localhost -p 5432 app", "python -m http.server -p 8000", "mongosh --port 27017",
-                 "git log -p src/a.py", "7z x archive.7z", "auth: use OIDC", '{"auth": "use OIDC"}',
-                 "the default login page has a password field", "10:20:30:40:50 fe80::1:2:3:4",
-                 "src/db/pool.ts:12:5: error: x", "at 2026-08-02T18:05:00Z"):
+    for text in (
+        "python -m pytest tests/test_api.py -k token",
+        "git@github.com:acme/app.git",
+        "ssh://git@host/x",
+        "see https://example.com/a?b=1",
+        "use the token bucket for rate limits",
+        "mysql -u root -p app",
+        "branch:/home/u/p/.git:/home/u/p:main",
+        "Decision: keep the parser pure",
+        # issue 26: the password-option table and config-file shapes leave their look-alikes alone
+        "docker run -p 8080:80 nginx",
+        "docker compose -p myproj up",
+        "ssh-keygen -t ed25519 -N '' -f key",
+        "ssh-keygen -p -f key",
+        "openssl enc -kfile key.txt -in a",
+        "ldapsearch -x -W -b dc=acme",
+        "psql -h localhost -p 5432 app",
+        "python -m http.server -p 8000",
+        "mongosh --port 27017",
+        "git log -p src/a.py",
+        "7z x archive.7z",
+        "auth: use OIDC",
+        '{"auth": "use OIDC"}',
+        "the default login page has a password field",
+        "10:20:30:40:50 fe80::1:2:3:4",
+        "src/db/pool.ts:12:5: error: x",
+        "at 2026-08-02T18:05:00Z",
+    ):
         assert clean_text(text) == text
 
 
@@ -80,10 +98,20 @@ def test_escape_sequences_go_whole() -> None:
 def test_a_json_member_is_judged_with_its_key() -> None:
     """Issue 26 §4: a JSON parameter is cleaned value by value, so `"auth": "<base64>"` (Docker's config.json) and
     `"pass": "..."` are judged with their key; `"auth": "use OIDC"` stays (a subject, not a credential)."""
-    document = {"auths": {"registry.acme.io": {"auth": "dXNlcjpodW50ZXIyaHVudGVyMg=="}}, "pass": "hunter2hunter2",
-                "auth": "use OIDC", "tokens": 5, "key": "value"}
+    document = {
+        "auths": {"registry.acme.io": {"auth": "dXNlcjpodW50ZXIyaHVudGVyMg=="}},
+        "pass": "hunter2hunter2",
+        "auth": "use OIDC",
+        "tokens": 5,
+        "key": "value",
+    }
     assert json.loads(clean_param(json.dumps(document))) == {
-        "auths": {"registry.acme.io": {"auth": MARK}}, "pass": MARK, "auth": "use OIDC", "tokens": 5, "key": "value"}
+        "auths": {"registry.acme.io": {"auth": MARK}},
+        "pass": MARK,
+        "auth": "use OIDC",
+        "tokens": 5,
+        "key": "value",
+    }
 
 
 def test_shapes_run_together_are_each_redacted() -> None:
@@ -95,7 +123,7 @@ def test_shapes_run_together_are_each_redacted() -> None:
     for size in (4, len(cases)):
         for sep in ("\n", " && ", " "):
             for start in range(0, len(cases), size):
-                chunk = cases[start:start + size]
+                chunk = cases[start : start + size]
                 cleaned = clean_text(sep.join(text for text, _ in chunk))
                 leaked += [text for text, secret in chunk if secret in cleaned]
                 unstable += [start] if clean_text(cleaned) != cleaned else []
@@ -111,9 +139,19 @@ def test_cleaning_is_linear_in_the_text() -> None:
     rule's anchor (with the word that lets the rule run) without ever completing a secret; 10x the text costs at
     most GROWTH x the CPU."""
     hints = " ".join(sorted({hint for rule in RULES for hint in rule.hints})) + " "
-    cases = [("password\n", "login a "), ("password\n", "machine h login u "), ("%\n", "smbclient -U a "),
-             ("", "lftp -u a "), ("", "xfreerdp /u:a "), ("", "htpasswd -x a "), ("", "curl -x "), ("", "sqlplus -s "),
-             ("", "docker login -x "), ("", "mysql -u a "), ("", hints)]
+    cases = [
+        ("password\n", "login a "),
+        ("password\n", "machine h login u "),
+        ("%\n", "smbclient -U a "),
+        ("", "lftp -u a "),
+        ("", "xfreerdp /u:a "),
+        ("", "htpasswd -x a "),
+        ("", "curl -x "),
+        ("", "sqlplus -s "),
+        ("", "docker login -x "),
+        ("", "mysql -u a "),
+        ("", hints),
+    ]
 
     def cpu(text: str) -> float:
         best = float("inf")
@@ -142,7 +180,9 @@ def test_a_lone_surrogate_is_shown_as_the_replacement_character_and_can_be_store
     assert sqlite3.connect(":memory:").execute("SELECT ?", (cleaned,)).fetchone() == (cleaned,)
 
 
-def test_a_statement_s_parameters_are_cleaned_one_by_one_whatever_was_seen_before(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_statement_s_parameters_are_cleaned_one_by_one_whatever_was_seen_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The choke point's row cleaning (`_clean_params`, which remembers strings it has cleaned) gives every
     parameter exactly what `clean_param` gives it, with its type: over rows mixing secrets, repeats, long texts,
     equal numbers of three types (1, 1.0, True), None, bytes and a str subclass (bound as the text it holds, as
@@ -157,10 +197,29 @@ def test_a_statement_s_parameters_are_cleaned_one_by_one_whatever_was_seen_befor
 
     secrets = [text for _, text, _ in shapes()]
     bare = [secret for _, _, secret in shapes()]
-    pool: list[object] = [*secrets, "main", "src/a.py", "read", '{"k": "v"}', "x" * 2000 + secrets[0], None, 1, 1.0,
-                          True, False, 0, 0.0, b"bytes", Label("src/a.py"), Label(secrets[1]), ""]
-    rows = [[rng.choice(pool) if rng.random() < 0.7 else f"fresh {n} {k}" for k in range(rng.randrange(1, 9))]
-            for n in range(400)]
+    pool: list[object] = [
+        *secrets,
+        "main",
+        "src/a.py",
+        "read",
+        '{"k": "v"}',
+        "x" * 2000 + secrets[0],
+        None,
+        1,
+        1.0,
+        True,
+        False,
+        0,
+        0.0,
+        b"bytes",
+        Label("src/a.py"),
+        Label(secrets[1]),
+        "",
+    ]
+    rows = [
+        [rng.choice(pool) if rng.random() < 0.7 else f"fresh {n} {k}" for k in range(rng.randrange(1, 9))]
+        for n in range(400)
+    ]
     for row in rows:
         got = redact_module._clean_params(tuple(row))
         expected = [clean_param(v) for v in row]
@@ -184,8 +243,10 @@ def test_an_id_this_store_makes_is_plain_and_a_uuid_under_an_author_s_word_is_no
     over every prefix the shape allows and UUIDs holding each hint a UUID can spell, the scan leaves them alone.
     A UUID under a word that names a secret (`token:`) is redacted by the scan, so the shape must not take it."""
     rng = random.Random(5)
-    tables, kinds = ("", "command_runs:", "episodes:", "notes:"), ("", "command_failure:", "test_cycle:",
-                                                                    "session_summary:", "subagent_conclusion:")
+    tables, kinds = (
+        ("", "command_runs:", "episodes:", "notes:"),
+        ("", "command_failure:", "test_cycle:", "session_summary:", "subagent_conclusion:"),
+    )
     spelled = sorted(h for h in redact_module._HINTS if set(h) <= set("0123456789abcdef-"))
     assert spelled  # the hints a UUID can hold (`eaaa`, …): each is planted below
     checked = 0

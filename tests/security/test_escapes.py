@@ -29,7 +29,12 @@ def test_for_agent_summarize_and_logged_commands_carry_no_escapes(host: Host, re
         return text_of(mcp_brief), text_of(mcp_summary)
 
     mcp_brief, mcp_summary = serve(repo, tmp_path, script)
-    outputs = {"brief --for": brief.out, "summarize": summary.out, "mcp for_agent": mcp_brief, "mcp summarize": mcp_summary}
+    outputs = {
+        "brief --for": brief.out,
+        "summarize": summary.out,
+        "mcp for_agent": mcp_brief,
+        "mcp summarize": mcp_summary,
+    }
     assert all("queue" in out for out in outputs.values()), outputs  # each really rendered the seeded text
     assert {name: RAW.findall(out) for name, out in outputs.items() if RAW.search(out)} == {}
     store = Path(str(describe_store(repo.path).path))

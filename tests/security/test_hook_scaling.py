@@ -34,16 +34,24 @@ work (the bug) is 100x."""
 
 def shaped(kind: str, cwd: Path, size: int = MB10) -> str:
     """A PostToolUse payload of about `size` bytes of one shape, as the host would send it."""
-    base = {"session_id": "host-1", "cwd": str(cwd), "hook_event_name": "PostToolUse", "tool_name": "Read",
-            "tool_use_id": f"t-{kind}-{size}", "tool_input": {"file_path": str(cwd / "big.json")}}
+    base = {
+        "session_id": "host-1",
+        "cwd": str(cwd),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_use_id": f"t-{kind}-{size}",
+        "tool_input": {"file_path": str(cwd / "big.json")},
+    }
     if kind == "pretty":  # about 1.3 million line breaks in 10 MB
-        return json.dumps({**base, "tool_response": {"items": [{"k": i, "v": "abc"} for i in range(size // 56)]}}, indent=2)
+        return json.dumps(
+            {**base, "tool_response": {"items": [{"k": i, "v": "abc"} for i in range(size // 56)]}}, indent=2
+        )
     if kind == "crlf":
         return shaped("pretty", cwd, size).replace("\n", "\r\n")
     if kind == "breaks":  # nothing but line breaks inside an array
         return json.dumps(base)[:-1] + ', "x": [' + "\n" * size + "]}"
     if kind == "multibyte":
-        return json.dumps({**base, "tool_response": {"content": "é€\"\\" * (size // 8)}}, ensure_ascii=False)
+        return json.dumps({**base, "tool_response": {"content": 'é€"\\' * (size // 8)}}, ensure_ascii=False)
     raise ValueError(kind)
 
 
@@ -84,9 +92,16 @@ def test_substitution_hook_is_linear_in_a_huge_payload(live: Repo, tmp_path: Pat
     """A huge PreToolUse payload lets the Read run (prints nothing); 10 MB costs at most GROWTH x 1 MB."""
     assert cortex(live.path, "substitution", "on").code == 0
     path_env = tool_path(tmp_path / "hookbin")
-    runs = [child_cpu(lambda size=size: run_hook(
-        "cortex-substitute.sh", shaped(kind, live.path, size).replace('"PostToolUse"', '"PreToolUse"', 1), path_env))
-        for size in (MB1, MB10)]
+    runs = [
+        child_cpu(
+            lambda size=size: run_hook(
+                "cortex-substitute.sh",
+                shaped(kind, live.path, size).replace('"PostToolUse"', '"PreToolUse"', 1),
+                path_env,
+            )
+        )
+        for size in (MB1, MB10)
+    ]
     assert [(done.returncode, done.stdout) for done, _ in runs] == [(0, b""), (0, b"")]
     (_, small), (_, big) = runs
     assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for 10 MB against {small:.3f}s for 1 MB"
@@ -105,8 +120,15 @@ def test_refused_store_backs_off_and_caps_the_runtime_folder(live: Repo, tmp_pat
     after = (runtime / FLUSH_AFTER).read_bytes()
     assert int(after) > time.time() + 300  # the hooks wait minutes, not one tool call
     env = {"CORTEX_BIN": str(cortex_bin(tmp_path))}
-    payload = {"session_id": "host-1", "cwd": str(live.path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-               "tool_use_id": "t", "tool_input": {"command": "cat big"}, "tool_response": {"stdout": "z" * (3 * 2**20)}}
+    payload = {
+        "session_id": "host-1",
+        "cwd": str(live.path),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "t",
+        "tool_input": {"command": "cat big"},
+        "tool_response": {"stdout": "z" * (3 * 2**20)},
+    }
     path = tool_path(tmp_path / "hookbin")
     for n in range(16):
         assert run_hook("cortex-capture.sh", {**payload, "tool_use_id": f"t-{n}"}, path, extra_env=env).returncode == 0

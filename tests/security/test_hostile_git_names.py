@@ -37,8 +37,11 @@ LABEL = re.compile(r"\[\s*contested\s*\]|\(\s*(?:superseded|resolved|shared)\s*\
 
 def raw_bytes(text: str) -> list[str]:
     """The characters no surface may carry: controls (but newline and tab), format and default-ignorable ones."""
-    return [ch for ch in text if (unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\n\t")
-            or IGNORABLE.match(ch) or ch == "\u00a0"]
+    return [
+        ch
+        for ch in text
+        if (unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\n\t") or IGNORABLE.match(ch) or ch == "\u00a0"
+    ]
 
 
 def strings_in(value: Any) -> list[str]:
@@ -67,8 +70,15 @@ def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path
     host.session_start()
     ids = {}
     for word in HOSTILE:
-        run = host.cortex("note", "--kind", "decision", "--subject", f"{word} home", "--json",
-                          f"{word} logic lives in src/{word}_mod.py")
+        run = host.cortex(
+            "note",
+            "--kind",
+            "decision",
+            "--subject",
+            f"{word} home",
+            "--json",
+            f"{word} logic lives in src/{word}_mod.py",
+        )
         assert run.code == 0, run.err
         ids[word] = json.loads(run.out)["id"]
     for word, name in HOSTILE.items():  # a pulled commit renames every referenced file to a hostile name
@@ -86,8 +96,10 @@ def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path
     for word in HOSTILE:
         # A name the store's cleaning changes (an escape, a bidi or zero-width character) is not in the cleaned
         # inventory, so the reference reads as missing: either way, never raw.
-        assert (f"[moved: src/{word}_mod.py → {quote_path(HOSTILE[word])}]" in shown
-                or f"[stale: missing src/{word}_mod.py]" in shown), shown
+        assert (
+            f"[moved: src/{word}_mod.py → {quote_path(HOSTILE[word])}]" in shown
+            or f"[stale: missing src/{word}_mod.py]" in shown
+        ), shown
         rewrite = host.cortex("rewrite-moved", ids[word])
         if word == "plain":
             assert rewrite.code == 0 and "src/plain_new.py" in rewrite.out, rewrite
@@ -100,8 +112,10 @@ def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path
     said["list-memory"] = host.cortex("list-memory", "--json").out
 
     async def script(session: Any) -> list[str]:
-        return [text_of(await session.call_tool("cortex_state", {"budget": 2000})),
-                text_of(await session.call_tool("cortex_recall", {"topic": "logic lives", "budget": 4000}))]
+        return [
+            text_of(await session.call_tool("cortex_state", {"budget": 2000})),
+            text_of(await session.call_tool("cortex_recall", {"topic": "logic lives", "budget": 4000})),
+        ]
 
     for n, text in enumerate(serve(repo, tmp_path, script)):
         said[f"mcp {n}"] = json.loads(text).get("text", text) if text.startswith("{") else text

@@ -9,8 +9,9 @@ from ..conftest import Repo
 from ..install_helpers import cortex, cortex_bin, settings
 
 
-def test_existing_backups_are_kept_and_the_next_free_name_is_used(repo: Repo, isolated_home: Path,
-                                                                  tmp_path: Path) -> None:
+def test_existing_backups_are_kept_and_the_next_free_name_is_used(
+    repo: Repo, isolated_home: Path, tmp_path: Path
+) -> None:
     """The user's `settings.json.bak` and `.claude.json.bak` (and a `.bak.1`) survive byte for byte; the copy
     install makes of each file it changes goes to the first free `.bak.N`; a second change numbers on."""
     home = isolated_home

@@ -14,8 +14,10 @@ LONG_PATH = "src/" + "deep/" * 138 + "gone.py"  # 701 characters, never in the c
 
 def test_a_700_character_missing_path_leaves_the_contest_in_the_brief(host: Host, repo: Repo) -> None:
     """Both sides of the contest are in the brief, marked, the long side's stale label cut with `…`."""
-    for argv in (("--subject", "tls", f"verify tls certificates in {LONG_PATH}"),
-                 ("--subject", "tls", f"do not verify tls certificates in {LONG_PATH}")):
+    for argv in (
+        ("--subject", "tls", f"verify tls certificates in {LONG_PATH}"),
+        ("--subject", "tls", f"do not verify tls certificates in {LONG_PATH}"),
+    ):
         run = host.cortex("note", "--kind", "decision", *argv)
         assert run.code == 0, run.err
     brief = host.session_start()
@@ -25,8 +27,9 @@ def test_a_700_character_missing_path_leaves_the_contest_in_the_brief(host: Host
     assert any("[stale: missing src/deep/" in line and "…]" in line for line in bullets), brief
 
 
-def test_a_3600_character_branch_name_leaves_its_promoted_note_in_the_brief(repo: Repo, make_engine: Any,
-                                                                            clock: Any) -> None:
+def test_a_3600_character_branch_name_leaves_its_promoted_note_in_the_brief(
+    repo: Repo, make_engine: Any, clock: Any
+) -> None:
     """A note promoted from a merged branch with a 3,600-character name: in the brief, `(from …)` cut with `…`."""
     branch = "/".join(["b" * 199] * 18)  # git allows it: each component under the file-name limit
     repo.git("checkout", "-q", "-b", branch)

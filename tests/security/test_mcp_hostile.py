@@ -28,10 +28,21 @@ class RawServer:
     """`cortex serve` driven with raw JSON-RPC lines, for bytes the SDK's client refuses to send."""
 
     def __init__(self, repo: Repo) -> None:
-        env = {"HOME": os.environ["HOME"], "CORTEX_HOME": os.environ["CORTEX_HOME"], "CORTEX_NOW": NOW,
-               "PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"]}
-        self.proc = subprocess.Popen([sys.executable, "-m", "cortex_engine.cli", "serve"], cwd=repo.path, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        env = {
+            "HOME": os.environ["HOME"],
+            "CORTEX_HOME": os.environ["CORTEX_HOME"],
+            "CORTEX_NOW": NOW,
+            "PYTHONPATH": str(ROOT),
+            "PATH": os.environ["PATH"],
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cortex_engine.cli", "serve"],
+            cwd=repo.path,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -67,16 +78,30 @@ class RawServer:
 
 def _call(request_id: int, tool: str, arguments: str) -> str:
     """A tools/call line with `arguments` given as raw JSON text (escapes kept exactly as written)."""
-    return (f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
-            f'"params":{{"name":"{tool}","arguments":{arguments}}}}}')
+    return (
+        f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+        f'"params":{{"name":"{tool}","arguments":{arguments}}}}}'
+    )
 
 
 def test_a_lone_surrogate_gets_an_error_result_and_the_server_goes_on(repo: Repo) -> None:
     """`cortex_note(content="a\\ud800b")` is answered with an is_error result (nothing stored); the next call works."""
     server = RawServer(repo)
     try:
-        server.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        server.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        )
         assert "result" in server.answer(0)
         server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
         server.send(_call(1, "cortex_note", r'{"kind":"insight","content":"a\ud800b"}'))
@@ -103,6 +128,7 @@ def test_a_lone_surrogate_gets_an_error_result_and_the_server_goes_on(repo: Repo
 
 def test_a_nul_in_a_path_is_a_clear_error_result(repo: Repo, tmp_path: Path) -> None:
     """Paths with a NUL (read ledger, search ledger) get an is_error result naming the problem, no traceback."""
+
     async def script(session: ClientSession) -> list[Any]:
         with anyio.fail_after(WAIT):
             return [
@@ -128,18 +154,36 @@ def test_every_request_is_answered_however_it_is_framed(repo: Repo) -> None:
     server = RawServer(repo)
     nested = '"arguments":{"kind":"insight","content":'
     try:
-        server.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        server.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        )
         assert "result" in server.answer(0)
         server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
         answers = []
         for line in (
             '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/list"}',
             '{"jsonrpc":"2.0","id":"a\\udc00b","method":"tools/call","params":{"name":"cortex_route","arguments":{}}}',
-            '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"cortex_note",' + nested + "[" * 5000
-            + "]" * 5000 + "}}}",
-            '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cortex_note",' + nested + "[" * 190
-            + "]" * 190 + "}}}",
+            '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"cortex_note",'
+            + nested
+            + "[" * 5000
+            + "]" * 5000
+            + "}}}",
+            '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"cortex_note",'
+            + nested
+            + "[" * 190
+            + "]" * 190
+            + "}}}",
             '{"jsonrpc":"2.0","id":7,"method":"tools/list"',
             '[{"jsonrpc":"2.0","id":8,"method":"tools/list"}]',
             '{"jsonrpc":"2.0","id":9.5,"method":"tools/list"}',
@@ -151,7 +195,14 @@ def test_every_request_is_answered_however_it_is_framed(repo: Repo) -> None:
     finally:
         stderr = server.close()
     assert [(a.get("id"), a["error"]["code"]) for a in answers] == [
-        (None, -32600), (None, -32600), (5, -32600), (6, -32600), (None, -32700), (None, -32600), (None, -32600)]
+        (None, -32600),
+        (None, -32600),
+        (5, -32600),
+        (6, -32600),
+        (None, -32700),
+        (None, -32600),
+        (None, -32600),
+    ]
     assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in answers)
     assert not stored.get("isError") and "kafka keeps order" in stored["content"][0]["text"]
     assert "Traceback" not in stderr

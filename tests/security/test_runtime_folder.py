@@ -70,11 +70,18 @@ def clone(repo: Repo, tmp_path: Path) -> Repo:
 
 def session_start(repo: Repo) -> subprocess.CompletedProcess:
     """The SessionStart hook as wired: `cortex inject-header --quiet` with the host's payload on stdin."""
-    payload = json.dumps({"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "SessionStart",
-                          "source": "startup"})
+    payload = json.dumps(
+        {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "SessionStart", "source": "startup"}
+    )
     env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"], cwd=repo.path,
-                          input=payload.encode(), env=env, capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+        cwd=repo.path,
+        input=payload.encode(),
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -86,9 +93,14 @@ def every_hook(repo: Repo, hook_path: str, tmp_path: Path) -> None:
     for script, payload in (
         ("cortex-capture.sh", read_payload(repo, "src/a.py", "print(1)\n")),
         ("cortex-capture.sh", bash_payload(repo, "make test", failed=True, error="x" * 5000, tool_use="t-big")),
-        ("cortex-substitute.sh", {**read_payload(repo, "src/a.py", None, tool_use="t-2"), "hook_event_name": "PreToolUse"}),
-        ("cortex-end-of-turn.sh", {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "Stop",
-                                   "stop_hook_active": False}),
+        (
+            "cortex-substitute.sh",
+            {**read_payload(repo, "src/a.py", None, tool_use="t-2"), "hook_event_name": "PreToolUse"},
+        ),
+        (
+            "cortex-end-of-turn.sh",
+            {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "Stop", "stop_hook_active": False},
+        ),
     ):
         done = run_hook(script, payload, hook_path, extra_env=env)
         assert done.returncode == 0
@@ -120,9 +132,13 @@ def test_committed_engaged_link_is_never_written(repo: Repo, outside: Path, tmp_
     assert snapshot(outside) == before
 
 
-def test_committed_blobs_link_and_spool_delete_nothing(repo: Repo, outside: Path, tmp_path: Path, hook_path: str) -> None:
+def test_committed_blobs_link_and_spool_delete_nothing(
+    repo: Repo, outside: Path, tmp_path: Path, hook_path: str
+) -> None:
     """`.cortex/blobs` → an outside folder plus spool lines naming its files: the flush deleted them."""
-    lines = "".join(json.dumps({"v": 1, "t": 1, "blob": name}) + "\n" for name in ("id_rsa", "config.json", "1-1-1.json"))
+    lines = "".join(
+        json.dumps({"v": 1, "t": 1, "blob": name}) + "\n" for name in ("id_rsa", "config.json", "1-1-1.json")
+    )
     commit_runtime(repo, {".gitignore": "*\n", "engaged": "enabled=true\n", "blobs": outside, "spool.jsonl": lines})
     cloned = clone(repo, tmp_path)
     before = snapshot(outside)
@@ -188,21 +204,51 @@ def test_committed_substitution_link_is_never_written(repo: Repo, outside: Path,
 def test_planted_spool_lines_book_nothing(repo: Repo, tmp_path: Path, hook_path: str) -> None:
     """A committed spool plants a failure episode, a command and a savings credit: none may reach the store."""
     planted = [
-        {"v": 1, "t": 1785700000, "p": {**bash_payload(repo, "pytest tests/test_auth.py", failed=True,
-                                                       error="exit code 1", tool_use="planted-1"), "cwd": ""}},
-        {"v": 1, "t": 1785700001, "p": {**bash_payload(repo, "git push --force origin main", tool_use="planted-2"),
-                                        "cwd": ""}},
-        {"v": 1, "t": 1785700002, "credit": {"path": "/etc/passwd", "size": 10**9, "line": "x"},
-         "p": {"session_id": "host-1", "cwd": "", "hook_event_name": "PreToolUse", "tool_name": "Read",
-               "tool_use_id": "planted-3"}},
+        {
+            "v": 1,
+            "t": 1785700000,
+            "p": {
+                **bash_payload(
+                    repo, "pytest tests/test_auth.py", failed=True, error="exit code 1", tool_use="planted-1"
+                ),
+                "cwd": "",
+            },
+        },
+        {
+            "v": 1,
+            "t": 1785700001,
+            "p": {**bash_payload(repo, "git push --force origin main", tool_use="planted-2"), "cwd": ""},
+        },
+        {
+            "v": 1,
+            "t": 1785700002,
+            "credit": {"path": "/etc/passwd", "size": 10**9, "line": "x"},
+            "p": {
+                "session_id": "host-1",
+                "cwd": "",
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Read",
+                "tool_use_id": "planted-3",
+            },
+        },
     ]
-    commit_runtime(repo, {".gitignore": "*\n", "engaged": "enabled=true\n",
-                          "spool.jsonl": "".join(json.dumps(line) + "\n" for line in planted)})
+    commit_runtime(
+        repo,
+        {
+            ".gitignore": "*\n",
+            "engaged": "enabled=true\n",
+            "spool.jsonl": "".join(json.dumps(line) + "\n" for line in planted),
+        },
+    )
     cloned = clone(repo, tmp_path)
     session_start(cloned)
     every_hook(cloned, hook_path, tmp_path)
     cortex(cloned.path, "flush-spool")
-    assert (store_rows(cloned, "command_runs"), store_rows(cloned, "episodes"), store_rows(cloned, "token_ledger")) == (0, 0, 0)
+    assert (store_rows(cloned, "command_runs"), store_rows(cloned, "episodes"), store_rows(cloned, "token_ledger")) == (
+        0,
+        0,
+        0,
+    )
     # The hooks wrote nothing into the tracked folder: the worktree is exactly the commit.
     assert cloned.git("status", "--porcelain", "--ignored", "--", ".cortex") == ""
 
@@ -213,7 +259,9 @@ def test_tracked_runtime_folder_is_explained_by_doctor(repo: Repo, tmp_path: Pat
     cloned = clone(repo, tmp_path)
     run = cortex(cloned.path, "doctor")
     line = next(line for line in run.out.splitlines() if "engagement" in line)
-    assert "FAIL" in line and "not trusted" in line and "git tracks files" in line and "came with the repository" in line
+    assert (
+        "FAIL" in line and "not trusted" in line and "git tracks files" in line and "came with the repository" in line
+    )
     assert "git rm -r --cached .cortex" in run.out
 
 
@@ -223,7 +271,11 @@ def test_loose_folder_of_unknown_origin_is_emptied_before_use(repo: Repo, tmp_pa
     runtime.mkdir(mode=0o755)
     runtime.chmod(0o755)
     (runtime / ".gitignore").write_text("*\n")
-    line = {"v": 1, "t": 1785700000, "p": bash_payload(repo, "pytest -x", failed=True, error="exit code 1", tool_use="p1")}
+    line = {
+        "v": 1,
+        "t": 1785700000,
+        "p": bash_payload(repo, "pytest -x", failed=True, error="exit code 1", tool_use="p1"),
+    }
     (runtime / "spool.jsonl").write_text(json.dumps(line) + "\n")
     session_start(repo)
     assert store_rows(repo, "command_runs") == 0
@@ -251,10 +303,12 @@ def test_pulled_turn_reads_link_is_not_truncated(live: Repo, outside: Path, tmp_
     assert snapshot(outside) == before
 
 
-@pytest.mark.parametrize("name", ["blobs", "claims", "spool.jsonl", "index", "turn-reads", "substitution", "paused",
-                                  "flush-after"])
-def test_untracked_link_inside_an_engaged_folder_is_never_followed(live: Repo, outside: Path, tmp_path: Path,
-                                                                   hook_path: str, name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["blobs", "claims", "spool.jsonl", "index", "turn-reads", "substitution", "paused", "flush-after"]
+)
+def test_untracked_link_inside_an_engaged_folder_is_never_followed(
+    live: Repo, outside: Path, tmp_path: Path, hook_path: str, name: str
+) -> None:
     """Any entry of an engaged folder replaced by a link (untracked): hooks, flush, gc and CLI never go through it."""
     runtime = live.path / ".cortex"
     entry = runtime / name
@@ -270,7 +324,12 @@ def test_untracked_link_inside_an_engaged_folder_is_never_followed(live: Repo, o
     every_hook(live, hook_path, tmp_path)
     big = bash_payload(live, "make", failed=True, error="y" * 9000, tool_use="t-big-2")
     for _ in range(3):
-        assert run_hook("cortex-capture.sh", big, hook_path, extra_env={"CORTEX_BIN": str(cortex_bin(tmp_path))}).returncode == 0
+        assert (
+            run_hook(
+                "cortex-capture.sh", big, hook_path, extra_env={"CORTEX_BIN": str(cortex_bin(tmp_path))}
+            ).returncode
+            == 0
+        )
     cortex(live.path, "flush-spool")
     cortex(live.path, "substitution", "on")
     cortex(live.path, "substitution", "off")
@@ -314,5 +373,7 @@ def test_flush_deletes_raw_spool_and_blobs_once_committed(live: Repo, tmp_path: 
     run_hook("cortex-capture.sh", {**bash_payload(live, "x", tool_use="t-3"), "tool_response": [marker]}, hook_path)
     assert cortex(live.path, "flush-spool").code == 0
     runtime = live.path / ".cortex"
-    leftovers = [str(p.relative_to(runtime)) for p in runtime.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
+    leftovers = [
+        str(p.relative_to(runtime)) for p in runtime.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()
+    ]
     assert leftovers == []

@@ -24,7 +24,7 @@ HOOK_CHUNK = 4
 
 
 def _chunks(items: list, size: int = CHUNK) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _files_to_scan(repo: Repo, home: Path) -> list[Path]:
@@ -36,7 +36,7 @@ def _files_to_scan(repo: Repo, home: Path) -> list[Path]:
 
 def _leaks(secret: str, blobs: list[bytes]) -> bool:
     """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS lowercases)."""
-    middle = secret[len(secret) // 2 - 6: len(secret) // 2 + 6]
+    middle = secret[len(secret) // 2 - 6 : len(secret) // 2 + 6]
     needles = {secret.lower().encode(), middle.lower().encode()}
     return any(needle in blob for blob in blobs for needle in needles)
 
@@ -57,8 +57,10 @@ def test_a_recall_topic_is_redacted_before_its_query_is_derived(engine: Engine) 
 def _decision_file(number: int, text: str) -> str:
     """A MADR decision file whose title, subject, chosen option and a considered option carry `text`."""
     line = " ".join(text.split())
-    return (f"---\nstatus: accepted\ndate: 2026-08-01\n---\n\n# {line[:150]}\n\n## Considered Options\n\n"
-            f"* {line}\n* keep case{number:03d} as it is\n\n## Decision Outcome\n\nChosen option: {json.dumps(line)}\n")
+    return (
+        f"---\nstatus: accepted\ndate: 2026-08-01\n---\n\n# {line[:150]}\n\n## Considered Options\n\n"
+        f"* {line}\n* keep case{number:03d} as it is\n\n## Decision Outcome\n\nChosen option: {json.dumps(line)}\n"
+    )
 
 
 def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host, repo: Repo, tmp_path: Path) -> None:
@@ -74,55 +76,124 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     capture = "cortex-capture.sh"
     for chunk in _chunks(cases, HOOK_CHUNK):
         joined = "\n".join(text for _, text, _ in chunk)
-        host.fire(capture, "PostToolUseFailure", tool_name="Bash", tool_input={"command": joined},
-                  error="Command exited with non-zero status code 1", is_interrupt=False)
+        host.fire(
+            capture,
+            "PostToolUseFailure",
+            tool_name="Bash",
+            tool_input={"command": joined},
+            error="Command exited with non-zero status code 1",
+            is_interrupt=False,
+        )
         count("hook: Bash command", len(chunk))
-        host.fire(capture, "PostToolUse", tool_name="Bash", tool_input={"command": "python -m pytest -q tests"},
-                  tool_response={"stdout": joined, "stderr": joined, "interrupted": False, "exit_code": 1})
+        host.fire(
+            capture,
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "python -m pytest -q tests"},
+            tool_response={"stdout": joined, "stderr": joined, "interrupted": False, "exit_code": 1},
+        )
         count("hook: failing command output", len(chunk))
-        host.fire(capture, "PostToolUseFailure", tool_name="Bash", tool_input={"command": "make build"},
-                  error=f"Command exited with non-zero status code 2\n{joined}", is_interrupt=False)
+        host.fire(
+            capture,
+            "PostToolUseFailure",
+            tool_name="Bash",
+            tool_input={"command": "make build"},
+            error=f"Command exited with non-zero status code 2\n{joined}",
+            is_interrupt=False,
+        )
         count("hook: failure error", len(chunk))
-        host.fire(capture, "PostToolUse", tool_name="Grep", tool_input={"pattern": joined, "path": "src"},
-                  tool_response={"mode": "files_with_matches", "filenames": [], "numFiles": 0})
+        host.fire(
+            capture,
+            "PostToolUse",
+            tool_name="Grep",
+            tool_input={"pattern": joined, "path": "src"},
+            tool_response={"mode": "files_with_matches", "filenames": [], "numFiles": 0},
+        )
         count("hook: Grep pattern", len(chunk))
         for tool in ("Agent", "Task"):
-            host.fire(capture, "PostToolUse", tool_name=tool,
-                      tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined},
-                      tool_response={"content": [{"type": "text", "text": "done"}]})
+            host.fire(
+                capture,
+                "PostToolUse",
+                tool_name=tool,
+                tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined},
+                tool_response={"content": [{"type": "text", "text": "done"}]},
+            )
             count(f"hook: {tool} description", len(chunk))
     for index, chunk in enumerate(_chunks(cases)):
         joined = "\n".join(text for _, text, _ in chunk)
         agent = f"agent-{index}"
-        host.fire("cortex-subagent.sh", "PreToolUse", "dispatch-pre", tool_name="Agent", tool_use_id=f"toolu_d{index}",
-                  tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined})
+        host.fire(
+            "cortex-subagent.sh",
+            "PreToolUse",
+            "dispatch-pre",
+            tool_name="Agent",
+            tool_use_id=f"toolu_d{index}",
+            tool_input={"description": joined, "subagent_type": "general-purpose", "prompt": joined},
+        )
         count("hook: Agent dispatch (description, prompt)", len(chunk))
         host.fire("cortex-subagent.sh", "SubagentStart", "subagent-start", agent_id=agent, agent_type="general-purpose")
-        host.fire("cortex-subagent.sh", "SubagentStop", "subagent-stop", agent_id=agent, agent_type="general-purpose",
-                  stop_hook_active=False, last_assistant_message=joined)
+        host.fire(
+            "cortex-subagent.sh",
+            "SubagentStop",
+            "subagent-stop",
+            agent_id=agent,
+            agent_type="general-purpose",
+            stop_hook_active=False,
+            last_assistant_message=joined,
+        )
         count("hook: subagent conclusion", len(chunk))
         alternatives = [arg for _, text, _ in chunk for arg in ("--alternative", text)]
         run = host.cortex("note", "--kind", "decision", "--subject", f"chunk {index}", *alternatives, joined, "--json")
         assert run.code == 0, run.err
         count("cli: cortex note (content, alternatives)", len(chunk))
-        edited = host.cortex("edit-memory", json.loads(run.out)["id"], "--text",
-                             "\n".join(text for _, text, _ in reversed(chunk)))
+        edited = host.cortex(
+            "edit-memory", json.loads(run.out)["id"], "--text", "\n".join(text for _, text, _ in reversed(chunk))
+        )
         assert edited.code == 0, edited.err
         count("cli: cortex edit-memory", len(chunk))
         run = host.cortex("recall", " ".join(joined.split()))
         assert run.code == 0, run.err
         count("cli: cortex recall (topic)", len(chunk))
-        run = host.cortex("log", "cmd", "--cmd", " && ".join(text for _, text, _ in chunk), "--stdout", joined,
-                          "--stderr", joined, "--exit", "1")
+        run = host.cortex(
+            "log",
+            "cmd",
+            "--cmd",
+            " && ".join(text for _, text, _ in chunk),
+            "--stdout",
+            joined,
+            "--stderr",
+            joined,
+            "--exit",
+            "1",
+        )
         assert run.code == 0, run.err
         count("cli: cortex log cmd", len(chunk))
     host.fire("cortex-end-of-turn.sh", "Stop", stop_hook_active=False)
 
     export = tmp_path / "in.jsonl"
-    export.write_text("\n".join([json.dumps({"cortex_export": 1}), *(json.dumps({
-        "id": str(uuid.UUID(int=i + 1)), "scope": "x", "timestamp": "2026-08-01T00:00:00Z", "kind": "decision",
-        "subject": f"imported {i}", "content": text, "alternatives": [text], "source": text})
-        for i, (_, text, _) in enumerate(cases))]) + "\n")
+    export.write_text(
+        "\n".join(
+            [
+                json.dumps({"cortex_export": 1}),
+                *(
+                    json.dumps(
+                        {
+                            "id": str(uuid.UUID(int=i + 1)),
+                            "scope": "x",
+                            "timestamp": "2026-08-01T00:00:00Z",
+                            "kind": "decision",
+                            "subject": f"imported {i}",
+                            "content": text,
+                            "alternatives": [text],
+                            "source": text,
+                        }
+                    )
+                    for i, (_, text, _) in enumerate(cases)
+                ),
+            ]
+        )
+        + "\n"
+    )
     run = host.cortex("import", str(export), "--scope", "here")
     assert run.code == 0, run.err
     count("cli: cortex import (export: content, alternatives, source)", len(cases))
@@ -145,8 +216,9 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
         errors = []
         for name, text, _ in cases:
             subject = " ".join(text.split())[:200]
-            result = await session.call_tool("cortex_note", {"kind": "decision", "content": text, "subject": subject,
-                                                             "alternatives": [text]})
+            result = await session.call_tool(
+                "cortex_note", {"kind": "decision", "content": text, "subject": subject, "alternatives": [text]}
+            )
             if result.is_error:
                 errors.append(f"{name}: {text_of(result)}")
             result = await session.call_tool("cortex_summarize", {"what": " ".join(text.split())[:400]})
@@ -179,8 +251,10 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
             where = [str(f) for f, blob in zip(files, blobs) if _leaks(secret, [blob])]
             print(name, where, _leaks(secret, [dump.lower()]), file=sys.stderr)
     pairs = sum(tried.values())
-    print(f"\nsecret shapes: {len(cases)}; entry paths: {len(tried)}; shape x path tried: {pairs}; found: {len(found)}",
-          file=sys.stderr)
+    print(
+        f"\nsecret shapes: {len(cases)}; entry paths: {len(tried)}; shape x path tried: {pairs}; found: {len(found)}",
+        file=sys.stderr,
+    )
     unstored = [name for i, (name, _, _) in enumerate(cases) if f"case{i:03d} ".encode() not in dump]
     assert unstored == []  # every shape really reached the store
     assert notes >= 4 * len(cases) and shared == len(cases) and descriptions == 2 * len(_chunks(cases, HOOK_CHUNK))

@@ -62,8 +62,13 @@ class Site:
     def cortex(self, *args: str, launcher: Path | None = None, extra_env: dict[str, str] | None = None) -> Run:
         """Run the real command line in the repository (under the unprivileged prefix)."""
         head = [str(launcher)] if launcher else ["-m", "cortex_engine.cli"]
-        done = subprocess.run([*self.prefix, sys.executable, *head, *args], cwd=self.repo,
-                              env={**self.env, **(extra_env or {})}, capture_output=True, timeout=60)
+        done = subprocess.run(
+            [*self.prefix, sys.executable, *head, *args],
+            cwd=self.repo,
+            env={**self.env, **(extra_env or {})},
+            capture_output=True,
+            timeout=60,
+        )
         return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 
     def store(self) -> Path:
@@ -209,7 +214,9 @@ def test_a_store_folder_that_cannot_be_created_is_one_line(site: Site, tmp_path:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file\n")
     assert site.cortex("recall", "kafka", extra_env={"CORTEX_HOME": str(blocker / "cortex")}).code == 0
-    run = site.cortex("note", "--kind", "insight", "kafka is the queue", extra_env={"CORTEX_HOME": str(blocker / "cortex")})
+    run = site.cortex(
+        "note", "--kind", "insight", "kafka is the queue", extra_env={"CORTEX_HOME": str(blocker / "cortex")}
+    )
     line = _one_cortex_line(run)
     assert "cannot create the store folder" in line and "CORTEX_HOME" in line
     assert blocker.read_text() == "a file\n"

@@ -44,6 +44,8 @@ def require_eval_tree(base: str | Path, suites_dir: Path, baselines_dir: Path) -
     """
     if not suites_dir.is_dir() and not baselines_dir.is_dir():
         # Not the Cortex source tree (a user's repository): say where the gate runs instead of failing every check.
-        raise SuiteError(f"eval-gate runs in the Cortex source tree, which holds eval/suites and eval/baselines "
-                         f"(none under {base}); run it from there or pass --suites and --baselines",
-                         code="not_cortex_tree")
+        raise SuiteError(
+            f"eval-gate runs in the Cortex source tree, which holds eval/suites and eval/baselines "
+            f"(none under {base}); run it from there or pass --suites and --baselines",
+            code="not_cortex_tree",
+        )

@@ -10,8 +10,19 @@ from typing import Any
 
 from cortex_engine.memory.items import KIND_WEIGHTS
 from cortex_engine.ops.evaluation.runner import baseline_of, dumps, run_suite
-from cortex_engine.ops.evaluation.suites import (COUNT_METRICS, GATED_METRICS, METRICS, RANK_DEPTH, REGENERATE_REMINDER,
-                                                 SUITE_NAME, Suite, SuiteError, checked_object, load_suite, read_json)
+from cortex_engine.ops.evaluation.suites import (
+    COUNT_METRICS,
+    GATED_METRICS,
+    METRICS,
+    RANK_DEPTH,
+    REGENERATE_REMINDER,
+    SUITE_NAME,
+    Suite,
+    SuiteError,
+    checked_object,
+    load_suite,
+    read_json,
+)
 
 
 def _metric(values: Any, metric: str) -> float | None:
@@ -82,7 +93,9 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
         topic = fixture["topic"]
         where = f"{name} [{topic}]"
         if topic not in by_topic:
-            problems.append(f"{where}: fixture has no baseline entry (run cortex eval-gate --regenerate-baseline {name})")
+            problems.append(
+                f"{where}: fixture has no baseline entry (run cortex eval-gate --regenerate-baseline {name})"
+            )
             continue
         into: dict[str, Any] = {}
         judge(where, fixture, by_topic[topic], into)
@@ -93,8 +106,10 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
             agreement = ranking_agreement(fixture["ranking"], base_ranking)
             into["ranking_ndcg"] = agreement
             if agreement < 1.0:
-                line = (f"{where}: ranking order drops against the baseline (nDCG@{RANK_DEPTH} {_fmt(agreement)}): "
-                        f"baseline {base_ranking[:RANK_DEPTH]} → now {fixture['ranking'][:RANK_DEPTH]}")
+                line = (
+                    f"{where}: ranking order drops against the baseline (nDCG@{RANK_DEPTH} {_fmt(agreement)}): "
+                    f"baseline {base_ranking[:RANK_DEPTH]} → now {fixture['ranking'][:RANK_DEPTH]}"
+                )
                 regressions.append(line)
                 problems.append(line)
         deltas["fixtures"][topic] = into
@@ -113,8 +128,14 @@ def own_failures(result: dict[str, Any], baseline: Any = None) -> list[str]:
     for fixture in result["fixtures"]:
         if fixture["passed"]:
             continue
-        note = " (the baseline recorded it failing too; that does not excuse it)" if base_passed.get(fixture["topic"]) is False else ""
-        out.append(f"{name} [{fixture['topic']}]: fixture fails its own assertions: {'; '.join(fixture['failures'])}{note}")
+        note = (
+            " (the baseline recorded it failing too; that does not excuse it)"
+            if base_passed.get(fixture["topic"]) is False
+            else ""
+        )
+        out.append(
+            f"{name} [{fixture['topic']}]: fixture fails its own assertions: {'; '.join(fixture['failures'])}{note}"
+        )
     for surface in result["surfaces"]:
         if not surface["passed"]:
             out.append(f"{name} <{surface['surface']}>: surface {'; '.join(surface['failures'])}")
@@ -169,7 +190,9 @@ def _json_entries(directory: Path, what: str, gate: GateResult) -> dict[str, Pat
         if entry.is_file() and entry.suffix == ".json" and SUITE_NAME.match(entry.stem):
             found[entry.stem] = entry
         else:
-            gate.fail(f"unexpected entry {entry} in the {what} directory (only <lowercase-name>.json files belong there)")
+            gate.fail(
+                f"unexpected entry {entry} in the {what} directory (only <lowercase-name>.json files belong there)"
+            )
     return found
 
 
@@ -179,7 +202,9 @@ def load_coverage(path: Path) -> list[str]:
     Raises:
         SuiteError: the manifest is unreadable or malformed.
     """
-    data = checked_object(read_json(path, "kind-coverage manifest"), f"kind-coverage manifest {path}", {"_comment", "grandfathered"})
+    data = checked_object(
+        read_json(path, "kind-coverage manifest"), f"kind-coverage manifest {path}", {"_comment", "grandfathered"}
+    )
     kinds = data.get("grandfathered")
     if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
         raise SuiteError(f"kind-coverage manifest {path}: grandfathered must be a list of kind names")
@@ -202,13 +227,17 @@ def check_coverage(suites: dict[str, Suite], coverage: Path, gate: GateResult) -
         if kind not in registered:
             gate.fail(f"kind-coverage manifest grandfathers {kind!r}, which is not a registered memory kind")
         elif kind in covered:
-            gate.fail(f"kind-coverage manifest grandfathers {kind!r}, but suite(s) {', '.join(covered[kind])} exercise it; "
-                      "remove it from the manifest")
+            gate.fail(
+                f"kind-coverage manifest grandfathers {kind!r}, but suite(s) {', '.join(covered[kind])} exercise it; "
+                "remove it from the manifest"
+            )
     if len(set(grandfathered)) != len(grandfathered):
         gate.fail("kind-coverage manifest lists a kind twice")
     for kind in sorted(registered - set(covered) - set(grandfathered)):
-        gate.fail(f"memory_items kind {kind!r} is registered but no locked suite exercises it "
-                  f"(add a fixture naming an item of that kind, or grandfather it in {coverage})")
+        gate.fail(
+            f"memory_items kind {kind!r} is registered but no locked suite exercises it "
+            f"(add a fixture naming an item of that kind, or grandfather it in {coverage})"
+        )
 
 
 def run_gate(suites_dir: Path, baselines_dir: Path, coverage: Path) -> GateResult:
@@ -234,7 +263,9 @@ def run_gate(suites_dir: Path, baselines_dir: Path, coverage: Path) -> GateResul
         except SuiteError as exc:
             gate.fail(exc.message)
     for name in sorted(set(baseline_files) - set(suite_files or {})):
-        gate.fail(f"{name}: baseline {baseline_files[name]} has no suite (deleting a suite must not silently stop gating it)")
+        gate.fail(
+            f"{name}: baseline {baseline_files[name]} has no suite (deleting a suite must not silently stop gating it)"
+        )
     for name, suite in suites.items():
         baseline: Any = None
         if name not in baseline_files:
@@ -281,7 +312,9 @@ def regenerate_baseline(name: str, suites_dir: Path, baselines_dir: Path) -> tup
     result = run_suite(suite)
     failing = own_failures(result)
     if failing:
-        return 1, [f"FAIL  {line}" for line in failing] + [f"refused: {name}'s own assertions fail; no baseline was written"]
+        return 1, [f"FAIL  {line}" for line in failing] + [
+            f"refused: {name}'s own assertions fail; no baseline was written"
+        ]
     target = baselines_dir / f"{name}.json"
     lines: list[str] = []
     if target.exists():

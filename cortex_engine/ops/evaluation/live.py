@@ -9,8 +9,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
-from cortex_engine.ops.evaluation.suites import SuiteError
 
+from cortex_engine.ops.evaluation.suites import SuiteError
 
 
 def _preview(surface: Any) -> dict[str, object]:
@@ -58,11 +58,15 @@ def evaluate_live(cwd: str, topics: list[str]) -> dict[str, Any]:
             }
             for topic in topics:
                 surface = engine.recall(topic)
-                result["topics"].append({
-                    "topic": topic, "tokens": surface.tokens, "budget": surface.budget,
-                    "items": [{"id": i.id, "kind": i.kind, "labels": list(i.labels)} for i in surface.items],
-                    "text": surface.text,
-                })
+                result["topics"].append(
+                    {
+                        "topic": topic,
+                        "tokens": surface.tokens,
+                        "budget": surface.budget,
+                        "items": [{"id": i.id, "kind": i.kind, "labels": list(i.labels)} for i in surface.items],
+                        "text": surface.text,
+                    }
+                )
         return result
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -11,8 +11,15 @@ from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.base.errors import CortexError
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.ops.evaluation.scenario import Scenario, scenario
-from cortex_engine.ops.evaluation.suites import (METRICS, RECALL_DEPTH, RESULT_SCHEMA, Fixture, Suite, SuiteError,
-                                                 SurfaceCheck)
+from cortex_engine.ops.evaluation.suites import (
+    METRICS,
+    RECALL_DEPTH,
+    RESULT_SCHEMA,
+    Fixture,
+    Suite,
+    SuiteError,
+    SurfaceCheck,
+)
 
 
 def _mean(values: list[float]) -> float:
@@ -88,8 +95,12 @@ def run_surface(sc: Scenario, check: SurfaceCheck) -> dict[str, Any]:
     if check.expect_budget is not None and surface.budget != check.expect_budget:
         failures.append(f"spends against a budget of {surface.budget}, expected {check.expect_budget}")
     return {
-        "surface": check.surface, "budget": surface.budget, "tokens": surface.tokens,
-        "passed": not failures, "failures": failures, "text": text,
+        "surface": check.surface,
+        "budget": surface.budget,
+        "tokens": surface.tokens,
+        "passed": not failures,
+        "failures": failures,
+        "text": text,
     }
 
 
@@ -127,7 +138,8 @@ def run_suite(suite: Suite) -> dict[str, Any]:
         "seeded_items": len(suite.items),
         "kinds_exercised": sorted(suite.exercised_kinds()),
         "metrics": metrics,
-        "passed": all(f["passed"] for f in fixtures) and all(s["passed"] for s in surfaces)
+        "passed": all(f["passed"] for f in fixtures)
+        and all(s["passed"] for s in surfaces)
         and all(s["passed"] for s in states),
         "fixtures": fixtures,
         "surfaces": surfaces,
@@ -150,8 +162,13 @@ def baseline_of(result: dict[str, Any]) -> dict[str, Any]:
         "schema_version": RESULT_SCHEMA,
         "metrics": result["metrics"],
         "fixtures": [
-            {"topic": f["topic"], "top": f["top"], "ranking": f["ranking"], "passed": f["passed"],
-             **{m: f[m] for m in METRICS}}
+            {
+                "topic": f["topic"],
+                "top": f["top"],
+                "ranking": f["ranking"],
+                "passed": f["passed"],
+                **{m: f[m] for m in METRICS},
+            }
             for f in result["fixtures"]
         ],
     }

@@ -22,8 +22,14 @@ from cortex_engine.base.clock import iso
 from cortex_engine.ops.evaluation.suites import SeedEvent, SeedItem, SeedSession, Suite, SuiteError
 
 _GIT_REDIRECTS = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-    "GIT_NAMESPACE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CEILING_DIRECTORIES",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
 )
 
 
@@ -68,9 +74,15 @@ def _git(repo: Path, now: datetime, *args: str) -> None:
     stamp = iso(now)
     env = {
         **os.environ,
-        "GIT_AUTHOR_NAME": "Cortex Eval", "GIT_AUTHOR_EMAIL": "eval@example.invalid", "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_NAME": "Cortex Eval", "GIT_COMMITTER_EMAIL": "eval@example.invalid", "GIT_COMMITTER_DATE": stamp,
-        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
+        "GIT_AUTHOR_NAME": "Cortex Eval",
+        "GIT_AUTHOR_EMAIL": "eval@example.invalid",
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_NAME": "Cortex Eval",
+        "GIT_COMMITTER_EMAIL": "eval@example.invalid",
+        "GIT_COMMITTER_DATE": stamp,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "LC_ALL": "C",
     }
     done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
     if done.returncode != 0:
@@ -95,16 +107,19 @@ class Scenario:
                 target = self.repo / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 # Distinct, non-empty contents keep git's rename detection unambiguous.
-                target.write_text(contents.get(path, f"// {path}: seeded by the {suite.name} eval suite\n"),
-                                  encoding="utf-8")
+                target.write_text(
+                    contents.get(path, f"// {path}: seeded by the {suite.name} eval suite\n"), encoding="utf-8"
+                )
             _git(self.repo, suite.now, "add", "-A")
             _git(self.repo, suite.now, "commit", "-q", "--allow-empty", "-m", "eval: app graph")
         self.home = root / "home"
         self.engine = Engine(self.repo, home=self.home, clock=self.clock)
         if self.engine.scope.type != suite.layer:
             self.engine.close()
-            raise SuiteError(f"{suite.name}: the scenario folder {self.repo} resolved to a {self.engine.scope.type} scope, "
-                             f"not {suite.layer} (is the temp dir inside a git repository?)")
+            raise SuiteError(
+                f"{suite.name}: the scenario folder {self.repo} resolved to a {self.engine.scope.type} scope, "
+                f"not {suite.layer} (is the temp dir inside a git repository?)"
+            )
         self.labels: dict[str, str] = {}
         for item in suite.items:
             self.clock.at = item.created
@@ -168,8 +183,9 @@ class Scenario:
         except SemanticUnavailable as exc:
             raise SuiteError(f"{self.suite.name}: seed.semantic needs the dense retriever: {exc.message}") from exc
         if self.engine.dense_search() is None:
-            raise SuiteError(f"{self.suite.name}: seed.semantic: the dense retriever did not start "
-                             f"({self.engine.dense_problem})")
+            raise SuiteError(
+                f"{self.suite.name}: seed.semantic: the dense retriever did not start ({self.engine.dense_problem})"
+            )
 
     def seed(self, item: SeedItem) -> str:
         """Write one item through the engine; returns its memory-item id."""
@@ -209,15 +225,22 @@ class Scenario:
         base = {"session_id": host, "transcript_path": "", "cwd": str(self.repo), "tool_use_id": f"{host}-{n}"}
         if event.action == "edit":
             target = self.repo / event.value
-            return {**base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
-                    "tool_input": {"file_path": str(target), "old_string": "a", "new_string": "b"},
-                    "tool_response": {"filePath": str(target)}}
+            return {
+                **base,
+                "hook_event_name": "PostToolUse",
+                "tool_name": "Edit",
+                "tool_input": {"file_path": str(target), "old_string": "a", "new_string": "b"},
+                "tool_response": {"filePath": str(target)},
+            }
         call = {**base, "tool_name": "Bash", "tool_input": {"command": event.value}}
         if event.exit:
             error = f"Command failed with exit code {event.exit}\n{event.stderr}".strip()
             return {**call, "hook_event_name": "PostToolUseFailure", "error": error, "is_interrupt": False}
-        return {**call, "hook_event_name": "PostToolUse",
-                "tool_response": {"stdout": event.stdout, "stderr": event.stderr, "interrupted": False}}
+        return {
+            **call,
+            "hook_event_name": "PostToolUse",
+            "tool_response": {"stdout": event.stdout, "stderr": event.stderr, "interrupted": False},
+        }
 
     def _spool(self, payload: dict[str, Any]) -> None:
         """Append one line to the worktree's spool exactly as the capture hook writes it."""
@@ -233,8 +256,15 @@ class Scenario:
 
         agent = {"session_id": host, "cwd": str(self.repo), "agent_id": f"{host}-agent-{n}", "agent_type": event.value}
         agents.subagent_start(self.engine, {**agent, "hook_event_name": "SubagentStart"})
-        agents.subagent_stop(self.engine, {**agent, "hook_event_name": "SubagentStop", "stop_hook_active": False,
-                                           "last_assistant_message": event.conclusion})
+        agents.subagent_stop(
+            self.engine,
+            {
+                **agent,
+                "hook_event_name": "SubagentStop",
+                "stop_hook_active": False,
+                "last_assistant_message": event.conclusion,
+            },
+        )
 
     def _ids(self, kind: str | None) -> set[str]:
         """Ids of every item of a kind (through the engine's read-only listing)."""
@@ -260,8 +290,12 @@ class Scenario:
         from cortex_engine.engine import Engine
 
         assert item.branch is not None
-        exists = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{item.branch}"], cwd=self.repo,
-                                capture_output=True).returncode == 0
+        exists = (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "-q", f"refs/heads/{item.branch}"], cwd=self.repo, capture_output=True
+            ).returncode
+            == 0
+        )
         _git(self.repo, self.clock.at, "checkout", "-q", *(() if exists else ("-b",)), item.branch)
         try:
             with Engine(self.repo, home=self.home, clock=self.clock) as other:
@@ -295,8 +329,12 @@ class Scenario:
         """Write `count` notes on another branch through one engine there (`text (n)` each), then come back."""
         from cortex_engine.engine import Engine
 
-        exists = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"], cwd=self.repo,
-                                capture_output=True).returncode == 0
+        exists = (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"], cwd=self.repo, capture_output=True
+            ).returncode
+            == 0
+        )
         _git(self.repo, self.clock.at, "checkout", "-q", *(() if exists else ("-b",)), branch)
         try:
             with Engine(self.repo, home=self.home, clock=self.clock) as other:
@@ -344,8 +382,10 @@ class Scenario:
         by_path = dict(done.notes)
         for label, path, _ in files:
             if path not in by_path:
-                raise SuiteError(f"{self.suite.name}: the shared decision file {path} was not imported "
-                                 f"({dict(done.malformed).get(path, 'no decision written')})")
+                raise SuiteError(
+                    f"{self.suite.name}: the shared decision file {path} was not imported "
+                    f"({dict(done.malformed).get(path, 'no decision written')})"
+                )
             self.labels[f"notes:{by_path[path]}"] = label
 
     def read(self, topic: str, times: int) -> None:

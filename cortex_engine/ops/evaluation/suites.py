@@ -18,7 +18,6 @@ from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.errors import CortexError
 from cortex_engine.memory.items import KIND_WEIGHTS, NOTE_KINDS
 
-
 RESULT_SCHEMA = 1
 """Version of the evaluation-result and baseline JSON shape."""
 
@@ -44,15 +43,54 @@ REGENERATE_REMINDER = "Baseline-Regenerated: <why this quality change is intende
 SUITE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SUITE_KEYS = {"_comment", "seed", "fixtures", "surfaces", "expect_states"}
 _SEED_KEYS = {
-    "_comment", "now", "scope", "items", "app_graph", "renames", "deletions", "distractors", "reads", "sessions",
-    "snapshots", "merges", "shared", "edits", "deletes", "cherry_picks", "elsewhere", "semantic",
+    "_comment",
+    "now",
+    "scope",
+    "items",
+    "app_graph",
+    "renames",
+    "deletions",
+    "distractors",
+    "reads",
+    "sessions",
+    "snapshots",
+    "merges",
+    "shared",
+    "edits",
+    "deletes",
+    "cherry_picks",
+    "elsewhere",
+    "semantic",
 }
 _ELSEWHERE_KEYS = {"_comment", "branch", "count", "kind", "subject", "text"}
 MAX_ELSEWHERE = 1000
 _SHARED_KEYS = {"_comment", "id", "file", "text"}
-_ITEM_KEYS = {"_comment", "id", "kind", "subject", "text", "alternatives", "resolve", "age_days", "created_at", "branch"}
+_ITEM_KEYS = {
+    "_comment",
+    "id",
+    "kind",
+    "subject",
+    "text",
+    "alternatives",
+    "resolve",
+    "age_days",
+    "created_at",
+    "branch",
+}
 _SESSION_KEYS = {"_comment", "host", "age_days", "events"}
-_EVENT_KEYS = {"_comment", "id", "kind", "bash", "exit", "stdout", "stderr", "summary", "subagent", "conclusion", "edit"}
+_EVENT_KEYS = {
+    "_comment",
+    "id",
+    "kind",
+    "bash",
+    "exit",
+    "stdout",
+    "stderr",
+    "summary",
+    "subagent",
+    "conclusion",
+    "edit",
+}
 _EVENT_ACTIONS = ("bash", "summary", "subagent", "edit")
 _EVENT_KINDS = {
     "bash": ("command_run", "episode:command_failure", "episode:test_cycle"),
@@ -73,8 +111,16 @@ _FILLER = (
 ).split()
 """Filler vocabulary for generated distractors: common engineering words, shared across every suite."""
 _FIXTURE_KEYS = {
-    "_comment", "topic", "expected_top", "allowed", "forbidden", "budget", "max_output_tokens", "fresh_after",
-    "expect_output_contains", "expect_output_excludes",
+    "_comment",
+    "topic",
+    "expected_top",
+    "allowed",
+    "forbidden",
+    "budget",
+    "max_output_tokens",
+    "fresh_after",
+    "expect_output_contains",
+    "expect_output_excludes",
 }
 _SURFACE_KEYS = {"_comment", "surface", "expect_contains", "expect_excludes", "max_tokens", "budget", "expect_budget"}
 
@@ -207,8 +253,12 @@ class Suite:
     def label_kinds(self) -> dict[str, str]:
         """Every label the suite defines (notes, captured events, snapshots) and the kind it names."""
         kinds = {item.label: item.kind for item in self.items}
-        kinds.update((event_label, event_kind) for session in self.sessions for e in session.events
-                     if (event_label := e.label) and (event_kind := e.kind))  # a labelled event always has its kind
+        kinds.update(
+            (event_label, event_kind)
+            for session in self.sessions
+            for e in session.events
+            if (event_label := e.label) and (event_kind := e.kind)
+        )  # a labelled event always has its kind
         kinds.update((label, kind) for kind, label in self.snapshots)
         kinds.update((label, "note:decision") for label, _, _ in self.shared)
         return kinds
@@ -272,8 +322,13 @@ def _strs(value: Any, where: str) -> tuple[str, ...]:
 
 def _num(value: object, where: str, *, lo: float, hi: float = math.inf, integer: bool = False) -> float:
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and ok_type and lo <= value <= hi \
-            and math.isfinite(value):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and ok_type
+        and lo <= value <= hi
+        and math.isfinite(value)
+    ):
         return value
     kind = "an integer" if integer else "a number"
     raise _fail(where, f"must be {kind} between {lo} and {hi}")
@@ -301,12 +356,18 @@ def load_suite(path: Path) -> Suite:
         raise _fail(name, "has no seed (a suite without a seed scores nothing and would pass forever)")
     seed = checked_object(data["seed"], f"{name}: seed", _SEED_KEYS)
     now = _when(seed.get("now"), f"{name}: seed.now")
-    scope = checked_object(seed.get("scope", {"type": "branch", "key": f"eval/{name}"}), f"{name}: seed.scope", {"type", "key"})
+    scope = checked_object(
+        seed.get("scope", {"type": "branch", "key": f"eval/{name}"}), f"{name}: seed.scope", {"type", "key"}
+    )
     layer = scope.get("type", "branch")
     if layer not in ("branch", "project"):
-        raise _fail(name, "seed.scope.type must be 'branch' (a branch of a seeded repository) or 'project' (a folder "
-                          "outside git)")
-    if layer == "project" and ("key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions", "edits"))):
+        raise _fail(
+            name,
+            "seed.scope.type must be 'branch' (a branch of a seeded repository) or 'project' (a folder outside git)",
+        )
+    if layer == "project" and (
+        "key" in scope or any(k in seed for k in ("app_graph", "renames", "deletions", "edits"))
+    ):
         raise _fail(name, "a project suite runs outside git: it takes no scope key, app graph, renames or deletions")
     branch = "" if layer == "project" else _str(scope.get("key", f"eval/{name}"), f"{name}: seed.scope.key") or ""
     semantic = seed.get("semantic", False)
@@ -319,8 +380,11 @@ def load_suite(path: Path) -> Suite:
     items = tuple(_load_item(raw, f"{name}: seed.items[{i}]", now) for i, raw in enumerate(raw_items))
     sessions = tuple(_load_session(raw, f"{name}: seed.sessions[{i}]", now) for i, raw in enumerate(raw_sessions))
     raw_snapshots = checked_object(seed.get("snapshots", {}), f"{name}: seed.snapshots", {"_comment", *_SNAPSHOT_KINDS})
-    snapshots = tuple((kind, _str(raw_snapshots[kind], f"{name}: seed.snapshots.{kind}") or "")
-                      for kind in _SNAPSHOT_KINDS if kind in raw_snapshots)
+    snapshots = tuple(
+        (kind, _str(raw_snapshots[kind], f"{name}: seed.snapshots.{kind}") or "")
+        for kind in _SNAPSHOT_KINDS
+        if kind in raw_snapshots
+    )
     if snapshots and not sessions:
         raise _fail(name, "seed.snapshots needs seed.sessions (snapshots are what ended sessions leave)")
     if layer == "project" and any(item.branch for item in items):
@@ -328,21 +392,29 @@ def load_suite(path: Path) -> Suite:
     if any(item.branch == branch for item in items):
         raise _fail(name, f"an item's branch is the suite's own branch {branch!r} (leave branch out instead)")
     if "distractors" in seed:
-        items += distractors(checked_object(seed["distractors"], f"{name}: seed.distractors", _DISTRACTOR_KEYS),
-                             f"{name}: seed.distractors", now)
+        items += distractors(
+            checked_object(seed["distractors"], f"{name}: seed.distractors", _DISTRACTOR_KEYS),
+            f"{name}: seed.distractors",
+            now,
+        )
     labels = [item.label for item in items]
     labels += [e.label for session in sessions for e in session.events if e.label]
     labels += [label for _, label in snapshots]
-    labels += [found for entry in seed.get("shared") or []
-               if isinstance(entry, dict) and isinstance(found := entry.get("id"), str) and found]
+    labels += [
+        found
+        for entry in seed.get("shared") or []
+        if isinstance(entry, dict) and isinstance(found := entry.get("id"), str) and found
+    ]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise _fail(name, f"duplicate item id(s) {', '.join(duplicates)}")
     graph = checked_object(seed.get("app_graph", {}), f"{name}: seed.app_graph", {"_comment", "files", "contents"})
     files = _strs(graph.get("files"), f"{name}: seed.app_graph.files")
     raw_contents = checked_object(graph.get("contents", {}), f"{name}: seed.app_graph.contents", set(files))
-    contents = tuple((path, _str(text, f"{name}: seed.app_graph.contents[{path!r}]") or "")
-                     for path, text in sorted(raw_contents.items()))
+    contents = tuple(
+        (path, _str(text, f"{name}: seed.app_graph.contents[{path!r}]") or "")
+        for path, text in sorted(raw_contents.items())
+    )
     renames = []
     for i, raw in enumerate(seed.get("renames") or []):
         rename = checked_object(raw, f"{name}: seed.renames[{i}]", {"old_path", "new_path"})
@@ -353,8 +425,12 @@ def load_suite(path: Path) -> Suite:
     edits = []
     for i, raw in enumerate(seed.get("edits") or []):
         edit = checked_object(raw, f"{name}: seed.edits[{i}]", {"path", "text"})
-        edits.append((_str(edit.get("path"), f"{name}: seed.edits[{i}].path") or "",
-                      _str(edit.get("text"), f"{name}: seed.edits[{i}].text") or ""))
+        edits.append(
+            (
+                _str(edit.get("path"), f"{name}: seed.edits[{i}].path") or "",
+                _str(edit.get("text"), f"{name}: seed.edits[{i}].text") or "",
+            )
+        )
     _check_paths(name, files, renames, deletions, [path for path, _ in edits])
 
     raw_fixtures = data.get("fixtures")
@@ -372,7 +448,9 @@ def load_suite(path: Path) -> Suite:
     for i, raw in enumerate(seed.get("reads") or []):
         read = checked_object(raw, f"{name}: seed.reads[{i}]", _READ_KEYS)
         topic = _str(read.get("topic"), f"{name}: seed.reads[{i}].topic") or ""
-        reads.append((topic, int(_num(read.get("times", 1), f"{name}: seed.reads[{i}].times", lo=1, hi=50, integer=True))))
+        reads.append(
+            (topic, int(_num(read.get("times", 1), f"{name}: seed.reads[{i}].times", lo=1, hi=50, integer=True)))
+        )
     raw_states = data.get("expect_states", {})
     if not isinstance(raw_states, dict):
         raise _fail(name, "expect_states must map item ids to lists of tiers")
@@ -397,8 +475,13 @@ def load_suite(path: Path) -> Suite:
         file = _str(entry.get("file"), f"{name}: seed.shared[{i}].file") or ""
         if not re.fullmatch(r"docs/decisions/[A-Za-z0-9._-]+\.md", file):
             raise _fail(name, f"seed.shared[{i}].file must be docs/decisions/<name>.md")
-        shared.append((_str(entry.get("id"), f"{name}: seed.shared[{i}].id") or "", file,
-                       _str(entry.get("text"), f"{name}: seed.shared[{i}].text") or ""))
+        shared.append(
+            (
+                _str(entry.get("id"), f"{name}: seed.shared[{i}].id") or "",
+                file,
+                _str(entry.get("text"), f"{name}: seed.shared[{i}].text") or "",
+            )
+        )
     if shared and layer != "branch":
         raise _fail(name, "seed.shared needs a branch suite (decision files are read from a git HEAD)")
     deletes = _strs(seed.get("deletes"), f"{name}: seed.deletes")
@@ -414,14 +497,42 @@ def load_suite(path: Path) -> Suite:
         kind = _str(entry.get("kind", "note:insight"), f"{where}.kind") or ""
         if not kind.startswith("note:") or kind[5:] not in NOTE_KINDS:
             raise _fail(where, f"kind must be a note kind (note:{', note:'.join(NOTE_KINDS)})")
-        elsewhere.append((_str(entry.get("branch"), f"{where}.branch") or "",
-                          int(_num(entry.get("count"), f"{where}.count", lo=1, hi=MAX_ELSEWHERE, integer=True)), kind,
-                          _str(entry.get("subject"), f"{where}.subject", required=False), _str(entry.get("text"), f"{where}.text") or ""))
+        elsewhere.append(
+            (
+                _str(entry.get("branch"), f"{where}.branch") or "",
+                int(_num(entry.get("count"), f"{where}.count", lo=1, hi=MAX_ELSEWHERE, integer=True)),
+                kind,
+                _str(entry.get("subject"), f"{where}.subject", required=False),
+                _str(entry.get("text"), f"{where}.text") or "",
+            )
+        )
     if (cherry_picks or elsewhere) and layer != "branch":
         raise _fail(name, "seed.cherry_picks and seed.elsewhere need a branch suite")
-    return Suite(name, path, now, branch, items, files, tuple(renames), deletions, fixtures, surfaces,
-                 tuple(reads), tuple(states), sessions, snapshots, layer, contents, tuple(edits), merges, tuple(shared),
-                 deletes, cherry_picks, tuple(elsewhere), semantic)
+    return Suite(
+        name,
+        path,
+        now,
+        branch,
+        items,
+        files,
+        tuple(renames),
+        deletions,
+        fixtures,
+        surfaces,
+        tuple(reads),
+        tuple(states),
+        sessions,
+        snapshots,
+        layer,
+        contents,
+        tuple(edits),
+        merges,
+        tuple(shared),
+        deletes,
+        cherry_picks,
+        tuple(elsewhere),
+        semantic,
+    )
 
 
 def _load_session(raw: Any, where: str, now: datetime) -> SeedSession:
@@ -459,9 +570,13 @@ def _load_event(raw: Any, where: str) -> SeedEvent:
     if ("conclusion" in event) != (action == "subagent"):
         raise _fail(where, "a subagent event needs its conclusion (and only it has one)")
     return SeedEvent(
-        action, value, label, kind,
+        action,
+        value,
+        label,
+        kind,
         exit=int(_num(event.get("exit", 0), f"{where}.exit", lo=0, hi=255, integer=True)),
-        stdout=str(event.get("stdout", "")), stderr=str(event.get("stderr", "")),
+        stdout=str(event.get("stdout", "")),
+        stderr=str(event.get("stderr", "")),
         conclusion=_str(event.get("conclusion"), f"{where}.conclusion", required=False) or "",
     )
 
@@ -502,8 +617,11 @@ def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
     if kind not in KIND_WEIGHTS:
         raise _fail(where, f"kind {kind!r} is not a registered memory kind ({', '.join(registered_kinds())})")
     if not kind.startswith("note:"):
-        raise _fail(where, f"{kind} is not seeded directly: capture it through seed.sessions (commands, failures, "
-                           "test cycles, summaries, subagent conclusions) or seed.snapshots, as the real pipeline does")
+        raise _fail(
+            where,
+            f"{kind} is not seeded directly: capture it through seed.sessions (commands, failures, "
+            "test cycles, summaries, subagent conclusions) or seed.snapshots, as the real pipeline does",
+        )
     if kind[5:] not in NOTE_KINDS:
         raise _fail(where, f"unknown note kind {kind!r}")
     text = _str(item.get("text"), f"{where}.text") or ""
@@ -523,7 +641,12 @@ def _load_item(raw: Any, where: str, now: datetime) -> SeedItem:
     if branch is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}", branch):
         raise _fail(where, "branch must be a plain branch name")
     return SeedItem(
-        label, kind, text, subject, created, branch=branch,
+        label,
+        kind,
+        text,
+        subject,
+        created,
+        branch=branch,
         alternatives=_strs(item.get("alternatives"), f"{where}.alternatives"),
         resolve=resolve,
     )
@@ -548,9 +671,14 @@ def _load_fixture(raw: Any, where: str, labels: set[str]) -> Fixture:
     max_out = fx.get("max_output_tokens")
     fresh = fx.get("fresh_after")
     return Fixture(
-        topic, expected, allowed, forbidden,
+        topic,
+        expected,
+        allowed,
+        forbidden,
         budget=None if budget is None else int(_num(budget, f"{where}.budget", lo=20, hi=20_000, integer=True)),
-        max_output_tokens=None if max_out is None else int(_num(max_out, f"{where}.max_output_tokens", lo=1, integer=True)),
+        max_output_tokens=None
+        if max_out is None
+        else int(_num(max_out, f"{where}.max_output_tokens", lo=1, integer=True)),
         fresh_after=None if fresh is None else _when(fresh, f"{where}.fresh_after"),
         contains=_strs(fx.get("expect_output_contains"), f"{where}.expect_output_contains"),
         excludes=_strs(fx.get("expect_output_excludes"), f"{where}.expect_output_excludes"),
@@ -561,17 +689,22 @@ def _load_surface(raw: Any, where: str) -> SurfaceCheck:
     block = checked_object(raw, where, _SURFACE_KEYS)
     surface = block.get("surface")
     if surface not in SURFACES:
-        raise _fail(where, f"unknown surface {surface!r} (known: {', '.join(SURFACES)}); "
-                           "its assertions would be read against nothing")
+        raise _fail(
+            where,
+            f"unknown surface {surface!r} (known: {', '.join(SURFACES)}); its assertions would be read against nothing",
+        )
     check = SurfaceCheck(
         surface,
         contains=_strs(block.get("expect_contains"), f"{where}.expect_contains"),
         excludes=_strs(block.get("expect_excludes"), f"{where}.expect_excludes"),
-        max_tokens=None if block.get("max_tokens") is None
+        max_tokens=None
+        if block.get("max_tokens") is None
         else int(_num(block["max_tokens"], f"{where}.max_tokens", lo=1, integer=True)),
-        budget=None if block.get("budget") is None
+        budget=None
+        if block.get("budget") is None
         else int(_num(block["budget"], f"{where}.budget", lo=20, hi=20_000, integer=True)),
-        expect_budget=None if block.get("expect_budget") is None
+        expect_budget=None
+        if block.get("expect_budget") is None
         else int(_num(block["expect_budget"], f"{where}.expect_budget", lo=1, integer=True)),
     )
     if not (check.contains or check.excludes or check.max_tokens is not None or check.expect_budget is not None):
@@ -579,8 +712,13 @@ def _load_surface(raw: Any, where: str) -> SurfaceCheck:
     return check
 
 
-def _check_paths(name: str, files: tuple[str, ...], renames: list[tuple[str, str]], deletions: tuple[str, ...],
-                 edited: list[str] | None = None) -> None:
+def _check_paths(
+    name: str,
+    files: tuple[str, ...],
+    renames: list[tuple[str, str]],
+    deletions: tuple[str, ...],
+    edited: list[str] | None = None,
+) -> None:
     for path in (*files, *(p for pair in renames for p in pair), *deletions, *(edited or ())):
         parts = path.split("/")
         if path.startswith("/") or "\\" in path or any(p in ("", ".", "..", ".git") for p in parts):
