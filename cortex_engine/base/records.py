@@ -71,7 +71,7 @@ def record(
 
 def fields(obj: object) -> tuple[str, ...]:
     """The field names of a record class or instance, in `__init__` order."""
-    return tuple(obj.__record_fields__)
+    return tuple(getattr(obj, "__record_fields__"))  # noqa: B009 (an attribute `object` is not typed to have)
 
 
 def replace(obj: T, /, **changes: Any) -> T:
