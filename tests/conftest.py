@@ -171,3 +171,11 @@ def make_engine(clock: Clock) -> Callable[..., Engine]:
 def engine(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
     """An engine on the `repo` fixture's main branch."""
     return make_engine(repo.path)
+
+
+@pytest.fixture
+def live(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
+    """An engaged worktree with a started session (as SessionStart leaves it); a module may override it."""
+    engine = make_engine(repo.path)
+    engine.start_session("host-1")
+    return engine

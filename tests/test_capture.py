@@ -96,14 +96,6 @@ def bash_payload(
     return payload
 
 
-@pytest.fixture
-def live(repo: Repo, make_engine) -> Engine:
-    """An engaged worktree with a started session (as SessionStart leaves it)."""
-    engine = make_engine(repo.path)
-    engine.start_session("host-1")
-    return engine
-
-
 def test_engage_creates_a_self_ignoring_runtime_folder(live: Engine, repo: Repo) -> None:
     """The runtime folder ignores itself, so git status stays clean and no user file is edited."""
     folder = runtime_dir(repo.path)

@@ -19,7 +19,6 @@ from cortex_engine.capture.digests import DIGEST_CEILING, absolute_path, digest_
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .test_capture import live  # noqa: F401 - `live` is a fixture
 
 AT = "2026-08-02T18:00:00Z"
 LATER = "2026-08-02T19:00:00Z"

@@ -22,7 +22,7 @@ from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .test_capture import bash_payload, live, read_payload  # noqa: F401 - `live` is a fixture
+from .test_capture import bash_payload, read_payload
 from .test_flush_rules import T, line, spool
 
 
