@@ -117,13 +117,13 @@ def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -
     for name, path in modules.items():
         home = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
-        def add(target: str, into: set[str] = graph[name]) -> None:
+        def add(target: str, into: set[str] = graph[name], name: str = name) -> None:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
                 into.add(target)
 
-        def walk(node: ast.AST) -> None:
+        def walk(node: ast.AST, home: str = home) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                     walk(ast.Module(body=child.orelse, type_ignores=[]))  # the `else:` runs (lazy handles)

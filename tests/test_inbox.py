@@ -410,10 +410,11 @@ def test_a_flood_of_decision_files_keeps_the_users_notes_and_costs_a_fixed_numbe
         )
         eng.rescope()
         spawned.clear()
-        begins: list[str] = []
-        eng.conn.set_trace_callback(lambda sql: begins.append(sql) if sql.startswith("BEGIN") else None)
+        statements: list[str] = []
+        eng.conn.set_trace_callback(statements.append)
         result = eng.sync_shared()
         eng.conn.set_trace_callback(None)
+        begins = [sql for sql in statements if sql.startswith("BEGIN")]
         assert len(result.pending) == count
         costs.append((len(spawned), len(begins)))
     assert costs[0] == costs[1]

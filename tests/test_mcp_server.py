@@ -527,7 +527,7 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     assert stray == []
     *errors, ledger, validated = results
     assert [r.is_error for r in errors] == [True] * len(errors) and not ledger.is_error and not validated.is_error
-    for (name, _), result in zip(calls, errors):
+    for (name, _), result in zip(calls, errors, strict=False):
         assert text(result).startswith(f"{name}: ") and f"{name}: {name}" not in text(result), text(result)
         assert "Error executing tool" not in text(result)
     session_error, outside, short, _, _ = (text(r) for r in errors)

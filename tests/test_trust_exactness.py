@@ -465,7 +465,7 @@ def test_every_label_on_every_surface(repo: Repo, engine: Any, tmp_path: Path) -
             text(await session.call_tool("cortex_state", {"budget": 2000})),
         ]
 
-    for name, said in zip(("mcp recall", "mcp brief", "mcp state"), serve(repo, tmp_path, script)[0]):
+    for name, said in zip(("mcp recall", "mcp brief", "mcp state"), serve(repo, tmp_path, script)[0], strict=True):
         seen[name] = check_labels(name, said, None, oracle, keys)
     assert [name for name, count in seen.items() if count == 0] == [], seen
 

@@ -6,6 +6,7 @@ contest is still the one the caller saw; highlights follow the item, not the row
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -236,7 +237,7 @@ def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path)
         loads = app._requested
         for n in range(5):
             with spool.open("a", encoding="utf-8") as out:
-                out.write('{"p": {"tool_name": "Read", "n": %d}}\n' % n)
+                out.write(json.dumps({"p": {"tool_name": "Read", "n": n}}) + "\n")
             await pilot.pause(0.3)  # more than the poll interval: a watched spool would have reloaded by now
         await settle(pilot)
         assert app._requested == loads

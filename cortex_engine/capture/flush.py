@@ -519,7 +519,9 @@ class Replayer:
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
             # Projected from the row as the store now holds it (each value as the choke point stored it), not
             # read back.
-            projection.sync_command_item(self.conn, dict(zip(_RUN_COLUMNS, map(as_stored, run))), fresh=True)
+            projection.sync_command_item(
+                self.conn, dict(zip(_RUN_COLUMNS, map(as_stored, run), strict=True)), fresh=True
+            )
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id = self._failures.upsert(session, scope.key, event_id, record, at)
             # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch

@@ -150,9 +150,9 @@ def memory_page(page: Page) -> str:
         )
     header = ("ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False)) + "  " + header[-1])
     for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
     if end < page.total:
         args = [f"--scope {quote_arg(s)}" for s in page.filters.get("scope", [])]
         if page.filters.get("kind"):

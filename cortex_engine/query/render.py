@@ -91,7 +91,7 @@ def fit_labels(tail: str, room: int) -> str:
     spare = room - sum(need)
     if spare < 0:
         out = ""
-        for (o, k, d, c), n in zip(pieces, need):
+        for (o, k, d, c), n in zip(pieces, need, strict=True):
             if len(out) + n > room:
                 break
             out += f" {o}{k}{'…' if d else ''}{c}"

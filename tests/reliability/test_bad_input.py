@@ -839,7 +839,7 @@ def test_mcp_tools_answer_bad_calls_with_errors_and_keep_serving(live: Engine, r
     assert len(answers) == len(calls) == 29
     wrong = [
         (name, args, expected, got, text[:160])
-        for (name, args, expected), (got, text) in zip(calls, answers)
+        for (name, args, expected), (got, text) in zip(calls, answers, strict=True)
         if got != expected
     ]
     assert wrong == []

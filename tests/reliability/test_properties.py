@@ -157,7 +157,7 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
                 assert (row["scope_key"], row["subject"]) == (engine.scope.key, written.subject)
             by_subject.setdefault(written.subject, set()).add((scope, text))
             tally["conflicts"] += len(written.conflicts)
-        for subject, writes in by_subject.items():
+        for writes in by_subject.values():
             scopes = {s for s, _ in writes}
             if len(scopes) > 1 and any(
                 compare(a, b) for (s1, a), (s2, b) in itertools.combinations(writes, 2) if s1 != s2

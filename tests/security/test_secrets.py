@@ -248,7 +248,7 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     if found:  # say where, to fix the path that leaked
         files = _files_to_scan(repo, home)
         for name, secret in found:
-            where = [str(f) for f, blob in zip(files, blobs) if _leaks(secret, [blob])]
+            where = [str(f) for f, blob in zip(files, blobs, strict=False) if _leaks(secret, [blob])]
             print(name, where, _leaks(secret, [dump.lower()]), file=sys.stderr)
     pairs = sum(tried.values())
     print(
