@@ -261,7 +261,8 @@ def test_hooks_dir_option_inspects_that_directory(started: Engine, repo: Repo, t
 def test_install_doctor_and_gc_load_no_heavy_modules() -> None:
     """The adapters other than `serve` stay standard-library only (mcp is imported by serve alone)."""
     code = (
-        "import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, cortex_engine.capture.gc, cortex_engine.ops.wiring; "
+        "import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, "
+        "cortex_engine.capture.gc, cortex_engine.ops.wiring; "
         "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1157,7 +1157,8 @@ def test_each_test_cycle_is_its_own_episode_pointing_at_the_run_that_ended_it(li
     passes = [
         r[0]
         for r in live.conn.execute(
-            "SELECT e.id FROM events e JOIN command_runs c ON c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp"
+            "SELECT e.id FROM events e JOIN command_runs c ON "
+            "c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp"
         )
     ]
     cycles = [

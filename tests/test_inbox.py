@@ -237,8 +237,8 @@ def test_inbox_lists_where_each_arrival_came_from_and_a_person_accepts_or_reject
 
 
 def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str, make_engine: Open) -> None:
-    """From a coding agent's shell (`CLAUDECODE` set) accept (and reject, the same branch) is refused; no MCP tool, no hook and no
-    engine path other than the CLI's inbox command and the TUI reaches `Engine.accept_arrivals`."""
+    """From a coding agent's shell (`CLAUDECODE` set) accept (and reject, the same branch) is refused; no MCP tool, no
+    hook and no engine path other than the CLI's inbox command and the TUI reaches `Engine.accept_arrivals`."""
     env = {**os.environ, "CLAUDECODE": "1", "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", "inbox", "accept", "--all"],

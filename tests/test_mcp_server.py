@@ -88,7 +88,8 @@ def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
 
 
 def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
-    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
+    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets;
+    stdout holds only protocol."""
 
     async def script(session: ClientSession) -> dict[str, dict]:
         listed = await session.list_tools()

@@ -40,7 +40,8 @@ def feature_with(repo: Repo, make_engine: Open, clock: Clock, *notes: tuple[str,
 def active(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
     """(content, status, conflict, origin) of this scope's notes on a subject, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, status, conflict, origin FROM scoped_notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
+        "SELECT content, status, conflict, origin FROM scoped_notes "
+        "WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]

@@ -55,7 +55,8 @@ def anchored(engine: Engine, item_id: str) -> list[tuple[object, ...]]:
     return sorted(
         tuple(r)
         for r in engine.conn.execute(
-            "SELECT path, symbol, start_line, end_line, head_oid, anchored_at FROM memory_anchors WHERE memory_item_id=?",
+            "SELECT path, symbol, start_line, end_line, head_oid, "
+            "anchored_at FROM memory_anchors WHERE memory_item_id=?",
             (item_id,),
         )
     )

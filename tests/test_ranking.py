@@ -245,7 +245,8 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[
         with transaction(engine.conn):
             inside, outside = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, feature)
             engine.conn.executemany(
-                "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+                "INSERT INTO memory_items(id, scope_type, scope_id, "
+                "kind, subject, text, state, importance, created_at) "
                 "VALUES (?, 'branch', ?, ?, ?, ?, 'hot', ?, '2026-08-02T17:00:00.000Z')",
                 [
                     *(

@@ -51,7 +51,8 @@ def seed(engine: Engine) -> dict[str, str]:
 
 
 def test_a_paraphrase_is_found_once_the_notes_are_embedded(engine: Engine) -> None:
-    """Lexical recall finds nothing for a topic sharing no word with the note; after embedding, hybrid finds it first."""
+    """Lexical recall finds nothing for a topic sharing no word with the note; after embedding, hybrid finds it
+    first."""
     ids = seed(engine)
     before = engine.recall(PARAPHRASE, book=False)
     assert before.items == [] and before.retrievers == ("lexical",)

@@ -1,4 +1,5 @@
-"""One settings module: every `CORTEX_*` variable is read in `cortex_engine/base/settings.py` and listed in the README."""
+"""One settings module: every `CORTEX_*` variable is read in `cortex_engine/base/settings.py` and listed in the
+README."""
 
 from __future__ import annotations
 

@@ -54,7 +54,8 @@ def publish_decision(alice: Repo, text: str = "use redis for the cache backend",
 def notes_on(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
     """(content, status, conflict, origin) of this scope's notes on a subject, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, status, conflict, origin FROM scoped_notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
+        "SELECT content, status, conflict, origin FROM scoped_notes "
+        "WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]

@@ -621,7 +621,8 @@ def shared_notes(eng: Engine) -> list[tuple[str, str, str, str, int]]:
     return [
         tuple(r)
         for r in eng.conn.execute(
-            "SELECT subject, content, status, timestamp, conflict FROM scoped_notes WHERE scope_key=? AND origin='shared' "
+            "SELECT subject, content, status, timestamp, conflict "
+            "FROM scoped_notes WHERE scope_key=? AND origin='shared' "
             "ORDER BY rowid",
             (eng.scope.key,),
         )

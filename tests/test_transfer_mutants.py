@@ -1342,11 +1342,13 @@ def test_the_report_of_an_import_says_what_changed() -> None:
             "Imported 2 note(s) from in.jsonl; 3 already present, left as they are.",
             f"Superseded by the import: {', '.join(ids[:5])} and 1 more (--json lists them all)",
             f"Contested (resolve with `cortex resolve`): {', '.join(ids[:5])}",
-            "2 note(s) came from another repository's scopes and were put in this worktree's scope (a project-layer note "
+            "2 note(s) came from another repository's scopes and "
+            "were put in this worktree's scope (a project-layer note "
             "in this project's).",
             "Not imported: x line 2: why",
             "Not imported: x line 3: why",
-            "Stored under scopes this worktree does not read: project:/a, project:/b (`cortex import FILE --scope here` "
+            "Stored under scopes this worktree does not read: "
+            "project:/a, project:/b (`cortex import FILE --scope here` "
             "puts them in this worktree's scope instead)",
         ]
     )

@@ -40,7 +40,8 @@ def active(repo: Repo, subject: str) -> list[tuple[str, int]]:
         return [
             (r["content"], r["conflict"])
             for r in conn.execute(
-                "SELECT content, conflict FROM scoped_notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid",
+                "SELECT content, conflict FROM scoped_notes WHERE "
+                "subject=? AND status='active' ORDER BY timestamp, rowid",
                 (subject,),
             )
         ]
@@ -169,7 +170,8 @@ def test_cli_errors_speak_cli_and_usage_exits_2(repo: Repo, tmp_path: Path) -> N
 
 
 def test_help_is_grouped_and_hides_internals(tmp_path: Path) -> None:
-    """`cortex --help` lists commands by group; hook entry points and aliases are not listed; tui/serve take no --json."""
+    """`cortex --help` lists commands by group; hook entry points and aliases are not listed; tui/serve take no
+    --json."""
     out = cortex(tmp_path, "--help").out
     for title in ("everyday:", "inspection and correction:", "setup:"):
         assert title in out
@@ -302,7 +304,8 @@ def test_reads_never_reheat_superseded_or_stale_items(repo: Repo) -> None:
 
 
 def test_peek_and_session_brief_book_nothing(repo: Repo) -> None:
-    """--peek on recall/brief/state and session-brief leave the ledger, the retrieval log and the access counts alone."""
+    """--peek on recall/brief/state and session-brief leave the ledger, the retrieval log and the access counts
+    alone."""
     note = ok_json(repo.path, "note", "--kind", "blocker", "--subject", "ci", "ci is red on windows")
 
     def counts() -> tuple[int, int, int]:

@@ -41,7 +41,8 @@ def engine_for(repo: Path) -> Engine:
 def drive(
     repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *, live: bool = False
 ) -> list[tuple[str, str, str]]:
-    """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title, text)."""
+    """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title,
+    text)."""
     from cortex_tui.app import make_app
 
     app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2)

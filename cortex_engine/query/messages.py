@@ -131,7 +131,8 @@ def memory_page(page: Page) -> str:
     filters = " ".join(f"{k}={','.join(v)}" for k, v in page.filters.items()) or "none"
     end = page.offset + len(page.items)
     lines = [
-        f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"
+        f"memory items {page.offset + 1}-{end} of {page.total} · newest "
+        f"first (created_at DESC, rowid DESC) · filters: {filters}"
     ]
     rows = []
     for item in page.items:
@@ -247,7 +248,10 @@ def inspection(result: Inspection) -> str:
 
 def edited(result: Edit) -> str:
     """What an edit did."""
-    return f"edited {result.id}\nreferences: {result.references} re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
+    return (
+        f"edited {result.id}\nreferences: {result.references} re-extracted\n"
+        "(the prior text is kept in the audit log; see inspect-memory)"
+    )
 
 
 def reanchored(result: Reanchor) -> str:

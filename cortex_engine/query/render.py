@@ -210,7 +210,8 @@ def origin_suffix(kind: str, text: str) -> str:
 
 
 def note_label_suffix(kind: str, text: str) -> str:
-    """The status labels a note line ends with (`labels.CONTESTED`, `SUPERSEDED` or `RESOLVED`, space-led); '' for none."""
+    """The status labels a note line ends with (`labels.CONTESTED`, `SUPERSEDED` or `RESOLVED`, space-led); '' for
+    none."""
     suffix = ""
     if is_contested(kind, text):
         suffix += " " + labels.CONTESTED
@@ -222,7 +223,8 @@ def note_label_suffix(kind: str, text: str) -> str:
 
 
 def reference_suffix(validation: Validation | None) -> str:
-    """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or ''."""
+    """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or
+    ''."""
     return " " + labels.reference(validation.label) if validation is not None and validation.label else ""
 
 

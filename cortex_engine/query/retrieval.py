@@ -242,7 +242,8 @@ def phrase_query(anchor: str) -> str | None:
 
 
 RANK_SPAN = 4
-"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see `ranked_hits`)."""
+"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see
+`ranked_hits`)."""
 
 
 def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
@@ -258,7 +259,8 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     hits = [
         (int(h[0]), float(h[1]))
         for h in conn.execute(
-            "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+            "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score "
+            "FROM memory_items_fts WHERE memory_items_fts MATCH ? "
             "ORDER BY score LIMIT ?",
             (query, span),
         )
@@ -347,7 +349,8 @@ def rerank(
 
     Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
     (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
-    (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal intent. Recency, tier and
+    (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal
+    intent. Recency, tier and
     access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes with identical texts stay
     separate items (two notes saying the same thing on different days are two memories, each line dated); captured
     evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
@@ -478,7 +481,8 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
 
 
 TRUTH_MAX = 3.0
-"""The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned it."""
+"""The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned
+it."""
 CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 

@@ -97,7 +97,8 @@ class Matrix:
     def __init__(self, conn: sqlite3.Connection, generation: str | None) -> None:
         """Read every stored vector with its item's scope id."""
         rows = conn.execute(
-            "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
+            "SELECT v.item_rowid, m.scope_id, v.vector FROM "
+            "item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
         ).fetchall()
         width = semantic.DIMENSIONS
         self.generation = generation

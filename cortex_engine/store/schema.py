@@ -664,7 +664,8 @@ DROP TRIGGER IF EXISTS notes_text_keep_bu;
 CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old.source_table = 'notes' BEGIN
     UPDATE notes SET content = substr(old.text, length(kind) + 3, content_chars), content_chars = NULL
         WHERE id = old.source_id AND content IS NULL
-          AND substr(new.text, 1, length(kind) + 2 + content_chars) IS NOT substr(old.text, 1, length(kind) + 2 + content_chars);
+          AND substr(new.text, 1, length(kind) + 2 + content_chars)
+              IS NOT substr(old.text, 1, length(kind) + 2 + content_chars);
 END;
 """
 
@@ -672,7 +673,8 @@ END;
 # choke point keeps without the secret scan each author-written key took (issue 30). Booked keys are rewritten the
 # same way, so a claim left by a crash before the upgrade is still recognised after it.
 _V16 = """
-UPDATE spool_seen SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
+UPDATE spool_seen
+   SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
 """
 
 

@@ -1,8 +1,8 @@
 """Bad input: a fuzz corpus (built here, nothing binary committed) and hypothesis properties fed to the capture
 hook, the flush, the CLI (argv and stdin) and the MCP tools over the SDK's stdio client.
 
-Promises checked: hooks exit 0, print nothing and finish within the host's timeout (HOOK_TIMEOUT); a flush never raises, accounts
-for every spool line (processed + skipped + duplicates) and never lets a bad line cost a good one; the CLI
+Promises checked: hooks exit 0, print nothing and finish within the host's timeout (HOOK_TIMEOUT); a flush never raises,
+accounts for every spool line (processed + skipped + duplicates) and never lets a bad line cost a good one; the CLI
 answers with exit 0, or one `cortex:` line on stderr and exit 1 (2 for usage), never a traceback; MCP answers
 bad calls with an error result and keeps serving; the notes written before are all still there and
 `PRAGMA integrity_check` is ok afterwards.
@@ -747,7 +747,8 @@ STDIN_CORPUS = {
 )
 @pytest.mark.parametrize("name", list(STDIN_CORPUS))
 def test_cli_hook_stdin_corpus(live: Engine, repo: Repo, argv: list[str], name: str) -> None:
-    """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no traceback."""
+    """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no
+    traceback."""
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", *argv],
         input=STDIN_CORPUS[name],

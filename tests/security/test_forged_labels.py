@@ -181,8 +181,8 @@ def _seen(text: str) -> list[str]:
 def test_skeleton_shapes_render_no_label_through_note_subject_and_branch(
     host: Host, repo: Repo, tmp_path: Path
 ) -> None:
-    """11 shapes in content and subjects, and a branch `x)\u00a0(superseded` whose note is promoted, through recall, state,
-    SessionStart and MCP: 0 labels seen but the one `(from …)` Cortex appends to the promoted note."""
+    """11 shapes in content and subjects, and a branch `x)\u00a0(superseded` whose note is promoted, through recall,
+    state, SessionStart and MCP: 0 labels seen but the one `(from …)` Cortex appends to the promoted note."""
     repo.write("src/x.py")  # the file the shapes name exists: a stale label would be forged
     repo.commit("x")
     host.session_start()

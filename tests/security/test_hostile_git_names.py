@@ -63,7 +63,8 @@ def strings_in(value: Any) -> list[str]:
 
 
 def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path: Path) -> None:
-    """6 hostile rename targets (and one plain) × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line, nothing rewritten."""
+    """6 hostile rename targets (and one plain) × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line,
+    nothing rewritten."""
     for word in HOSTILE:
         repo.write(f"src/{word}_mod.py", f"def {word}():\n    return '{word}'\n")
     repo.commit("modules")

@@ -35,7 +35,8 @@ def _files_to_scan(repo: Repo, home: Path) -> list[Path]:
 
 
 def _leaks(secret: str, blobs: list[bytes]) -> bool:
-    """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS lowercases)."""
+    """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS
+    lowercases)."""
     middle = secret[len(secret) // 2 - 6 : len(secret) // 2 + 6]
     needles = {secret.lower().encode(), middle.lower().encode()}
     return any(needle in blob for blob in blobs for needle in needles)
