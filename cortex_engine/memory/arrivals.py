@@ -241,7 +241,7 @@ def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:
             candidates=[r["id"] for r in rows[:5]],
         )
     if not rows:
-        raise NotFound(f'no arrival found for id "{value}"; list them with: cortex inbox', code="not_found", id=value)
+        raise NotFound(f'no arrival found for id "{value}"; list them with: cortex inbox', id=value)
     return rows[0]
 
 

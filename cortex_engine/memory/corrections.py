@@ -27,7 +27,7 @@ _TRAILER_START = re.compile(r"^(subject|alternatives|conflict|status):", re.IGNO
 
 def not_found(item_id: str) -> NotFound:
     """The error for an id that names nothing (adapters add how to list ids in their own words)."""
-    return NotFound(f'no memory item found for id "{item_id}"', code="not_found", id=item_id)
+    return NotFound(f'no memory item found for id "{item_id}"', id=item_id)
 
 
 def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:

@@ -387,7 +387,7 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
         full = resolve_prefix(conn, "notes", note_id, what="note")
         note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (full,)).fetchone() if full else None
     if note is None:
-        raise NotFound(f'no note found for id "{raw}"', code="not_found", id=raw)
+        raise NotFound(f'no note found for id "{raw}"', id=raw)
     return note
 
 
@@ -456,9 +456,7 @@ def resolve_note(
                 ids=[n["id"] for n in contested],
             )
         if not active:
-            raise NotFound(
-                f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n
-            )
+            raise NotFound(f'no active note on subject "{subject_n}" in this scope', subject=subject_n)
         note = contested[0] if contested else active[0]
     if replacement is not None:
         validate_note(note["kind"], replacement, note["subject"], None)

@@ -291,17 +291,15 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     """
     limit = budget_chars(budget)
     chars = len(lead) if lead else 0
-    lines = 1 if lead else 0
+    kept: list[Entry] = []
 
     def cost(text: str) -> int:
-        return len(text) + (1 if lines else 0)
+        return len(text) + (1 if lead or kept else 0)  # the newline before it, unless it is the first line
 
-    kept: list[Entry] = []
     for entry in entries:
         if kept and chars + cost(entry.line) > limit:
             break
         chars += cost(entry.line)
-        lines += 1
         kept.append(entry)
     dropped = len(entries) - len(kept)
     tail = None
@@ -309,11 +307,9 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
         tail = hint(dropped)
         while len(kept) > 1 and chars + len(tail) + 1 > limit:
             chars -= len(kept.pop().line) + 1
-            lines -= 1
             dropped += 1
             tail = hint(dropped)
         chars += len(tail) + 1
-        lines += 1
     lines_out = [entry.line for entry in kept]
     if not kept and lead and len(lead) > limit:
         lead = clip(lead, limit)

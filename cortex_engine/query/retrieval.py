@@ -368,7 +368,7 @@ def rerank(
     intent = temporal_intent(topic)
     content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
     lowered_topic = topic.strip().lower()
-    best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
+    matched = [abs(b) for _, b in found if b]  # the lexical candidates' bm25 (dense-only and fallback ones have none)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
     for row, bm25 in found:
@@ -405,7 +405,7 @@ def rerank(
             cand.truth = -SUPERSEDED_PENALTY
         # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
         # the others their share of it (bm25 also saturates repeated words and normalises for length).
-        fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
+        fts = FTS_WEIGHT * abs(bm25) / max(matched) if bm25 else 0.0
         cand.base = (
             cand.lexical
             + scope_score
