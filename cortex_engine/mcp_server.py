@@ -244,7 +244,7 @@ def argument_problem(tool: str, error: ValidationError) -> str:
 
 
 def tool_error_text(tool: str, message: str) -> str:
-    """Every tool error, whatever raised it, reads `<tool>: <one line>` (issue 29: one prefix for every tool)."""
+    """Every tool error, whatever raised it, reads `<tool>: <one line>` (one prefix for every tool)."""
     line = " ".join(message.split()).removeprefix(f"Error executing tool {tool}: ")
     return line if line.startswith(f"{tool}: ") else f"{tool}: {line}"
 

@@ -1,4 +1,4 @@
-"""The inbox: what arrives from outside waits here until a person accepts or rejects it (issue 26).
+"""The inbox: what arrives from outside waits here until a person accepts or rejects it.
 
 An arrival is a decision file someone else committed (`sharing.sync`) or a note read from an imported file
 (`transfer`). It is not a note: no surface ranks it, no contradiction or supersession rule runs against it, and

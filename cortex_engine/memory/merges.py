@@ -351,7 +351,7 @@ def _merged_branches(
         ancestors = set()
     if before is None:
         # A tip that IS HEAD on a first check is a fast-forward merge only if the branch ever pointed elsewhere:
-        # a branch forked here with no commit of its own has HEAD as its tip too (issue 27).
+        # a branch forked here with no commit of its own has HEAD as its tip too.
         ancestors = {n for n in ancestors if tips[n] != head or _had_own_commit(conn, scope.worktree, prefix, n, head)}
     merged = {name: "ancestor" for name in ancestors}
     rest = {name: tips[name] for name in tips if name not in ancestors}

@@ -109,7 +109,7 @@ def _waiting_arrivals(conn: sqlite3.Connection) -> int:
 
 
 def check_shared_decisions(report: Report, db: Path) -> None:
-    """Decision files the last sync skipped as malformed (issue 19): reported, never half-imported."""
+    """Decision files the last sync skipped as malformed: reported, never half-imported."""
     from urllib.parse import quote
 
     from cortex_engine.memory.sharing import problems

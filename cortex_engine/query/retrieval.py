@@ -130,7 +130,7 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
         return {}
     # The counts hold while the store is unchanged: nothing committed by another connection (data_version) and
     # nothing written by this one (total_changes). A warm engine's next recall of a phrase then costs no second
-    # evaluation of it (a path's words are in most items: ~0.4 ms at 10k, issue 30).
+    # evaluation of it (a path's words are in most items: ~0.4 ms at 10k, bench/RESULTS.md).
     version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
     held = _TERM_COUNTS.get(conn)
     if held is None or held[0] != version:
@@ -441,7 +441,7 @@ DENSE_WEIGHT = 14.0
 The cosine is one more match feature beside coverage (COVERAGE_WEIGHT, 12) and bm25 (FTS_WEIGHT, 6), so a strong
 lexical top keeps its lead over a merely similar note, and the dense side lifts the lexical candidates it agrees
 with and adds the ones full-text search missed. Measured against reciprocal rank fusion (k = 60, any weight
-0.25-1) on LoCoMo, the psf/black commit-log replay and the anchor corpus (bench/RESULTS.md, issue 28); 12 to 16
+0.25-1) on LoCoMo, the psf/black commit-log replay and the anchor corpus (bench/RESULTS.md); 12 to 16
 rank alike there, so this is not fitted to one set."""
 BACKGROUND_RANK = 20
 """Which neighbour stands for a store's background similarity to a topic (every read fetches at least 20)."""

@@ -497,7 +497,7 @@ _S = "(SELECT id FROM scopes WHERE key IN (?))"
 INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     # Each index of the schema, with a query of the engine that reads through it (the query's text as its module
     # runs it, sample values bound). tests/test_store.py checks SQLite's plan for each uses the index, and that
-    # no index is missing here: an index no plan uses only costs writes and bytes (issue 30).
+    # no index is missing here: an index no plan uses only costs writes and bytes.
     "sessions_scope": (  # Engine.current_session
         "SELECT * FROM sessions WHERE scope_key=? AND status='active' AND parent_session_id IS NULL "
         "ORDER BY started_at DESC, rowid DESC LIMIT 1",
