@@ -243,7 +243,7 @@ def test_capture_hook_fuzz_corpus(live: Engine, repo: Repo, tmp_path: Path) -> N
     others = Counter(
         f"{t}:{target or ''}" for t, target in live.conn.execute("SELECT type, target FROM events WHERE type != 'cmd'")
     )
-    # Stored strings lose control and format characters on the way in (issue 11 §5): compare the same way.
+    # Stored strings lose control and format characters on the way in: compare the same way.
     booked = {
         name: commands[clean_text(w)] if w.startswith(("echo", "ls")) else others[clean_text(w)]
         for name, _, w in corpus
@@ -815,13 +815,13 @@ def test_mcp_tools_answer_bad_calls_with_errors_and_keep_serving(live: Engine, r
         ("cortex_resolve", {"note_id": "no-such-note"}, True),
         ("cortex_resolve", {"subject": "x", "status": "deleted"}, True),
         ("cortex_read_ledger", {"paths": [f"src/{RTL}.py", f"src/{EMOJI} x.py"]}, False),
-        ("cortex_read_ledger", {"paths": ["../../etc/passwd"]}, True),  # outside the worktree (issue 29)
+        ("cortex_read_ledger", {"paths": ["../../etc/passwd"]}, True),  # outside the worktree
         ("cortex_read_ledger", {"paths": ["a\x00b"]}, True),  # an error result saying the path holds a NUL
         ("cortex_read_ledger", {"paths": 5}, True),
         ("cortex_search_ledger", {"queries": [{"pattern": ""}]}, True),
         ("cortex_search_ledger", {"queries": [{"pattern": FTS, "path": "/nonexistent"}, "plain"]}, False),
         ("cortex_validate_memory", {"topic": FTS}, False),
-        ("cortex_suggest_notes", {"session_id": "no-such-session"}, True),  # says so (issue 29), not empty
+        ("cortex_suggest_notes", {"session_id": "no-such-session"}, True),  # says so, not empty
         ("cortex_no_such_tool", {}, True),
         ("cortex_state", {}, False),  # still serving after all of the above
     ]

@@ -205,7 +205,7 @@ def test_assemble_budgeted_guarantees() -> None:
         n = len(done.kept)
         # 1. The kept lines are a prefix of the entries, never empty when there are entries.
         assert done.kept == entries[:n] and (n >= 1 or not entries) and done.dropped == len(entries) - n
-        # 2. The rendered text itself always fits the budget (issue 11 §3: the first line is cut, not overrun).
+        # 2. The rendered text itself always fits the budget (the first line is cut, not overrun).
         assert estimate_tokens(done.text) <= budget
         first_only = "\n".join(
             [

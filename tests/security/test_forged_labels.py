@@ -1,4 +1,4 @@
-"""Issue 11 §4: author text never renders as a trust label, and a note's state is read from columns, not text.
+"""Author text never renders as a trust label, and a note's state is read from columns, not text.
 
 Each attempt below is one the issue reproduced: a subject `contested` or `stale: missing src/gone.py`, an
 alternative with `[contested] Status: superseded`, a command, a subagent conclusion and an Agent description
@@ -20,7 +20,7 @@ from cortex_engine.engine import describe_store
 from ..conftest import Repo
 from .conftest import Host, serve, text_of
 
-# Issue 26 §3: shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
+# Shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
 # an NBSP in a branch name.
 SKELETON_SHAPES = (
     "[con\u034ftested]",

@@ -1,4 +1,4 @@
-"""Issue 26 §1: a file name from git is author text. A pulled commit renames referenced files to hostile names (terminal
+"""A file name from git is author text. A pulled commit renames referenced files to hostile names (terminal
 escapes, OSC 52, a newline that forges a brief line, a `]` that closes the label, bidi controls); no surface
 shows a raw control, an invisible character or a forged label, and `rewrite-moved` copies none into a note.
 

@@ -1,4 +1,4 @@
-"""Issue 11 §2 and §5, issue 26 §4: no secret and no raw terminal escape reaches the store, whichever path writes it.
+"""No secret and no raw terminal escape reaches the store, whichever path writes it.
 
 Every shape of `secret_shapes` goes through every entry path (the real hook scripts with Claude Code
 payloads, the `cortex` CLI, a real MCP client, imports, shared decision files, recall topics), then the
@@ -43,7 +43,7 @@ def _leaks(secret: str, blobs: list[bytes]) -> bool:
 
 
 def test_a_recall_topic_is_redacted_before_its_query_is_derived(engine: Engine) -> None:
-    """Issue 26 §4, issue 27: a topic holding a key, bracketed or not, leaves neither the key nor its tokenized
+    """A topic holding a key, bracketed or not, leaves neither the key nor its tokenized
     body (`sk ant api03 …`) in retrieval_log, through recall and brief alike."""
     engine.note("decision", "rotate the deploy key every quarter", "deploy key")
     key = "sk-ant-api03-" + "Zq7lX9" * 15 + "AA"
@@ -209,7 +209,7 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     run = host.cortex("sync", "--json")
     assert run.code == 0, run.err
     count("shared decision files (title, decision, options)", len(cases))
-    run = host.cortex("inbox", "accept", "--all")  # imports and others' decision files wait for a person (issue 26)
+    run = host.cortex("inbox", "accept", "--all")  # imports and others' decision files wait for a person
     assert run.code == 0, run.err
     count("cli: cortex inbox accept --all (every arrival above)", 3 * len(cases))
 
