@@ -1,4 +1,4 @@
-"""The anchor rules at their boundaries (issue 27: mutation testing of `scope/anchors.py`).
+"""The anchor rules at their boundaries (found by mutation testing of `scope/anchors.py`).
 
 What a note's text anchors (line ranges written after a path, symbols it names), how an anchor is named, and
 what `locate` says about it in the file as it is now: fresh where it is, fresh where it moved, drifted, missing.

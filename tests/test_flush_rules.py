@@ -1,4 +1,4 @@
-"""The spool replay's rules at their boundaries (issue 27: mutation testing of `capture/flush.py`).
+"""The spool replay's rules at their boundaries (found by mutation testing of `capture/flush.py`).
 
 Each test writes spool lines as the hooks do, flushes through the engine, and reads what the store kept: which
 reads count as complete, which exit statuses are believed, what a substituted read credits, and what a turn-end

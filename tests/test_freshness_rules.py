@@ -1,4 +1,4 @@
-"""The freshness verdicts' rules at their boundaries (issue 27: mutation testing of `scope/freshness.py`).
+"""The freshness verdicts' rules at their boundaries (found by mutation testing of `scope/freshness.py`).
 
 A `Validation` gathers what the checkout says about one item's references and anchors; every surface reads its
 label (`[stale: …]`, `[moved: …]`, `[drifted: …]`), its one-word validity and its ranking term from here.

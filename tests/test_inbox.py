@@ -1,4 +1,4 @@
-"""What arrives from outside is never silently in charge (issue 26, items 2 and 6).
+"""What arrives from outside is never silently in charge (a decision file or an import waits for a person).
 
 A decision file someone else committed and a note read from an imported file wait in the inbox until a person
 accepts or rejects them; the agent is told one line, a count. Real git repositories, the real command line.

@@ -623,7 +623,7 @@ def test_rewrite_path_replaces_whole_mentions_only() -> None:
 
 def test_rewrite_moved_rewrites_the_renamed_path_audited(repo: Repo) -> None:
     """`cortex rewrite-moved ID` after `git mv`: the note names the new path, the moved label is gone, the audit
-    row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; a second run is refused."""
+    row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; running it again is refused."""
     repo.write("src/spool.py", "def flush():\n    pass\n")
     repo.commit("add the spool")
     written = ok_json(
@@ -703,7 +703,7 @@ def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(
     assert done.edit.new_text == "flush from src/capture_spool.py at turn end, never mid-turn"
 
 
-# -- list-memory filters and sort (issue 17: the operator narrows the table) -------------------------------------
+# -- list-memory filters and sort (the operator narrows the table) -------------------------------------
 
 
 def test_list_memory_filters_by_label_text_and_sorts(

@@ -460,7 +460,7 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
 
 
 def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Repo) -> None:
-    """Issue 29: `tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
+    """`tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
     answer (compared, then dropped) agrees, and the table is what the SDK lists now. Every tool carries the four
     behaviour hints; the JSON tools declare an output schema."""
     from cortex_engine.mcp_server import ANNOTATIONS, tool_table
@@ -508,7 +508,7 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
 
 
 def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_path: Path) -> None:
-    """Issue 29: an unknown session, a path outside the worktree and a 3-character id are errors that say so; a
+    """An unknown session, a path outside the worktree and a 3-character id are errors that say so; a
     missing file is `missing`, not `unread`; JSON answers come back as structured content; every error reads
     `<tool>: …`."""
     calls = [

@@ -1,5 +1,5 @@
 """A non-editable install (a built wheel, as pipx installs it) ships what Cortex reads at run time: the hook
-templates land in the data directory `wiring.templates_dir()` falls back to (issue 21)."""
+templates land in the data directory `wiring.templates_dir()` falls back to."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reference extraction's repository rules at their boundaries (issue 27: mutation testing of `scope/references.py`).
+"""Reference extraction's repository rules at their boundaries (found by mutation testing of `scope/references.py`).
 
 With a repository to ask, a bare file name is a reference only when tracked at the root, and a relative candidate
 shaped like a branch (a version tail, a merge message's `from …`, a ref's name) is one only if it was ever tracked.

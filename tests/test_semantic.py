@@ -1,4 +1,4 @@
-"""Hybrid recall (issue 28): the optional encoder's vectors, fused with the lexical rank under the same rules.
+"""Hybrid recall: the optional encoder's vectors, fused with the lexical rank under the same rules.
 
 The real model runs here (the test extra installs the semantic one); it is loaded once per process
 (`semantic.model.load`), and every store is a handful of notes.

@@ -1,4 +1,4 @@
-"""Issue 12: what every path says must be so — resolution and supersession, labels, reading vs booking, ids.
+"""What every path says must be so — resolution and supersession, labels, reading vs booking, ids.
 
 CLI behaviour runs the real `cortex` command line as a subprocess; MCP behaviour a real client over stdio;
 the TUI's resolve dialog runs under Textual's pilot (see test_tui_behaviour.py for the dialog's own tests).
@@ -589,8 +589,8 @@ EVERY_LABEL = [
 )
 def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
     """A line too long for its room is cut before the labels Cortex appended, never through them: every label of
-    the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut;
-    issue 27: a promoted, contested, stale decision kept only `[stale: …]`)."""
+    the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut,
+    and a promoted, contested, stale decision kept only `[stale: …]`)."""
     line = "the pool reconnects with backoff " * 12 + label
     cut = clip(line, 120, inspect_pointer("abcd1234"))
     assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 120
@@ -599,7 +599,7 @@ def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
 def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(
     repo: Repo, make_engine: Any, clock: Any
 ) -> None:
-    """Issue 27 bug 1, end to end: recall at budget 60 of a decision promoted from a merged branch, contested and
+    """End to end: recall at budget 60 of a decision promoted from a merged branch, contested and
     stale shows `[contested]`, `(from <branch>)` and `[stale: …]`, as its JSON item does."""
     repo.write("src/q.py")
     repo.commit("q")

@@ -348,7 +348,7 @@ def test_every_key_is_in_the_palette(demo: Path) -> None:
 
 
 def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path) -> None:
-    """Issue 29: the palette matched titles only ("stale" found nothing). Issue 27: it and the help dialog are read
+    """The palette matched titles only ("stale" found nothing). It and the help dialog are read
     from the bindings, so every documented key of the screen is in both."""
     from cortex_tui.keys import Key, help_rows, label, screen_keys
 

@@ -1,4 +1,4 @@
-"""Dialogs and highlights when the store changes under them (issue 17 item 3, issue 12's stale resolve).
+"""Dialogs and highlights when the store changes under them (and a resolve against a contest that changed).
 
 A dialog left open while another shell changes its target refuses and says so; the engine itself checks that a
 contest is still the one the caller saw; highlights follow the item, not the row position, across live updates.
@@ -325,7 +325,7 @@ def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:
             await pilot.pause(0.05)
 
     notes = drive(repo.path, steps, live=True)
-    # Issue 27: one freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
+    # One freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
     from .test_cli import cortex
 
     [said] = [text for _, title, text in notes if title == "Freshness re-validated"]
