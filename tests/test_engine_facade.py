@@ -1,8 +1,8 @@
 """`Engine` is a facade: each method calls a stage; the SQL lives in the stages and the store layer.
 
 Two checks: the source of `engine.py` (and `engine_core.py`) names no SQL and calls no `execute`, and, at run time, no
-statement that
-reaches SQLite while an engine notes, recalls, reports and runs a session was issued from `cortex_engine.engine`.
+statement that reaches SQLite while an engine notes, recalls, reports and runs a session was issued from
+`cortex_engine.engine`.
 """
 
 from __future__ import annotations

@@ -350,11 +350,10 @@ def rerank(
     Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
     (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
     (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal
-    intent. Recency, tier and
-    access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes with identical texts stay
-    separate items (two notes saying the same thing on different days are two memories, each line dated); captured
-    evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
-    counted by the episode that tracks them (`seen 2x`).
+    intent. Recency, tier and access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes
+    with identical texts stay separate items (two notes saying the same thing on different days are two memories, each
+    line dated); captured evidence with identical kind, subject and text (the same command, same output) is shown once,
+    its repeats being counted by the episode that tracks them (`seen 2x`).
 
     References are judged lazily (`Ranking`): the truth term is the one part of the score that needs the
     checkout, so the order is settled from the best case down and only what is taken is judged.
