@@ -332,6 +332,19 @@ def _days(value: str, now: datetime) -> float:
     return max(0.0, (now - stamp).total_seconds() / 86400.0) if stamp else 365.0
 
 
+def _fts_shares(found: list[tuple[sqlite3.Row, float | None]]) -> dict[int, float]:
+    """Each lexical candidate's full-text score by its index in `found` (dense-only and fallback ones have none).
+
+    bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT, the others
+    their share of it (bm25 also saturates repeated words and normalises for length).
+    """
+    scores = {index: abs(bm25) for index, (_, bm25) in enumerate(found) if bm25}
+    if not scores:
+        return {}
+    best = max(scores.values())
+    return {index: FTS_WEIGHT * score / best for index, score in scores.items()}
+
+
 def rerank(
     found: list[tuple[sqlite3.Row, float | None]],
     tokens: list[TopicToken],
@@ -367,10 +380,10 @@ def rerank(
     intent = temporal_intent(topic)
     content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
     lowered_topic = topic.strip().lower()
-    matched = [abs(b) for _, b in found if b]  # the lexical candidates' bm25 (dense-only and fallback ones have none)
+    fts_share = _fts_shares(found)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
-    for row, bm25 in found:
+    for index, (row, bm25) in enumerate(found):
         if not row["kind"].startswith("note:"):
             key = (row["kind"], row["subject"], row["text"])
             if key in seen:
@@ -402,9 +415,7 @@ def rerank(
         access = min(row["access_count"] * 0.1, ACCESS_MAX)
         if is_superseded(cand.kind, row["text"]):
             cand.truth = -SUPERSEDED_PENALTY
-        # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
-        # the others their share of it (bm25 also saturates repeated words and normalises for length).
-        fts = FTS_WEIGHT * abs(bm25) / max(matched) if bm25 else 0.0
+        fts = fts_share.get(index, 0.0)
         cand.base = (
             cand.lexical
             + scope_score
