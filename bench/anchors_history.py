@@ -181,7 +181,7 @@ def replay(source: Path, count: int, window: int, per_note: int, work: Path) -> 
         items = [(item_id, engine.scope.key) for item_id in written]
         validations = Validator(engine.conn, engine.scope).validate_many(items)
         rows = []
-        for item_id, (oid, named) in written.items():
+        for item_id, (oid, _named) in written.items():
             for a in validations[item_id].anchors:
                 rows.append(judge(clone, oid, a))
         warm = warm_check(engine, WARM_NOTES)

@@ -198,7 +198,7 @@ def main() -> int:
     rows = []
     for split, keep in (("all", None), ("low overlap", low)):
         for name, rankings in rankers.items():
-            scores = [score(r, gold) for (q, gold), r in zip(qa, rankings) if keep is None or q in keep]
+            scores = [score(r, gold) for (q, gold), r in zip(qa, rankings, strict=True) if keep is None or q in keep]
             n = len(scores)
             mean = [round(100 * sum(s[i] for s in scores) / n, 1) for i in range(3)]
             rows.append(

@@ -46,7 +46,7 @@ def embed_all(texts: list[str]) -> tuple[dict[str, Any], dict[str, float]]:
         began = time.perf_counter()
         for start in range(0, len(missing), 256):
             chunk = missing[start : start + 256]
-            for text, vector in zip(chunk, encoder.embed(chunk)):
+            for text, vector in zip(chunk, encoder.embed(chunk), strict=True):
                 cache[_key(text)] = vector
         took = time.perf_counter() - began
         with CACHE.open("wb") as handle:

@@ -52,7 +52,8 @@ wall = (time.perf_counter() - began) * 1000
 cpu = (time.process_time() - cpu) * 1000
 if len(sys.argv) > 4:
     profile.disable()
-    pstats.Stats(profile, stream=sys.stderr).sort_stats(sys.argv[5] if len(sys.argv) > 5 else "cumulative").print_stats(40)
+    order = sys.argv[5] if len(sys.argv) > 5 else "cumulative"
+    pstats.Stats(profile, stream=sys.stderr).sort_stats(order).print_stats(40)
 engine.close()
 stats = getattr(redact, "STATS", None)
 print(json.dumps({"ms": round(wall, 1), "cpu_ms": round(cpu, 1), "processed": flushed.processed,

@@ -81,14 +81,14 @@ def locomo(path: Path) -> list[dict[str, Any]]:
         question_vectors, _ = shared.embed_all([q[0] for q in qa])
         with tempfile.TemporaryDirectory(prefix="fusion-") as tmp:
             Path(tmp, "c").mkdir()
-            engine = Engine(Path(tmp, "c"), home=Path(tmp, "home"), clock=lambda: units[0][2])
+            engine = Engine(Path(tmp, "c"), home=Path(tmp, "home"), clock=lambda first=units[0][2]: first)
             ids: dict[str, str] = {}
             texts: dict[str, str] = {}
             for ident, text, when in units:
                 engine.clock = lambda when=when: when  # type: ignore[misc]
                 item = engine.note("insight", text).item_id
                 ids[item], texts[item] = ident, text
-            engine.clock = lambda: units[-1][2]
+            engine.clock = lambda last=units[-1][2]: last  # type: ignore[misc]
             engine.refresh()
             rowids = {r[1]: r[0] for r in engine.conn.execute("SELECT rowid, id FROM memory_items")}
             shared.store_vectors(engine.conn, {rowids[i]: unit_vectors[embed_text(None, texts[i])] for i in ids})

@@ -184,7 +184,7 @@ def evaluate(path: Path) -> dict[str, object] | None:
             rankers["dense"] = [shared.dense_ranking(matrix, ident, question_vectors[q]) for q in questions]
             rankers["cortex hybrid"] = cortex_rankings(units, questions, (by_text, question_vectors))
         for name, rankings in rankers.items():
-            for (_, gold, category), ranking in zip(qa, rankings):
+            for (_, gold, category), ranking in zip(qa, rankings, strict=True):
                 for split in splits_of(category):
                     totals.setdefault((name, split), []).append(score(ranking, gold))
     rows = []

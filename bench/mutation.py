@@ -321,7 +321,7 @@ def _sql_case_only(before: str, after: str) -> bool:
     strings, mutated = _PY_STRING.findall(before), _PY_STRING.findall(after)
     if len(strings) != len(mutated) or _PY_STRING.sub('""', before) != _PY_STRING.sub('""', after):
         return False
-    changed = [(b, a) for b, a in zip(strings, mutated) if b != a]
+    changed = [(b, a) for b, a in zip(strings, mutated, strict=True) if b != a]
     return bool(changed) and all(
         _is_sql(b) and _SQL_LITERAL.findall(_FIELD.sub("", b)) == _SQL_LITERAL.findall(_FIELD.sub("", a))
         for b, a in changed

@@ -291,7 +291,8 @@ def markdown(report: dict[str, object]) -> str:
         lines += ["| ranker | split | questions | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|---|"]
         for row in locomo["rows"]:
             lines.append(
-                f"| {row['ranker']} | {row['split']} | {row['questions']} | {row['r1']} | {row['r5']} | {row['r10']} | {row['mrr']} |"
+                f"| {row['ranker']} | {row['split']} | {row['questions']} "
+                f"| {row['r1']} | {row['r5']} | {row['r10']} | {row['mrr']} |"
             )
         lines.append("")
     misses = [r for r in report["verdicts"] if not r["met"]]

@@ -56,8 +56,12 @@ with Engine(repo, home=home, clock=clock) as e:
         for q in queries:
             ms, s = cpu(lambda: e.recall(q["text"], book=False), "recall_ms")
             times.append(ms)
-            tops[q["id"]] = [e.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (i.id.split(":", 1)[1],)).fetchone()[0]
-                             if i.id.startswith("notes:") else i.id.split(":", 1)[0] for i in s.items[:8]]
+            tops[q["id"]] = [
+                e.conn.execute("SELECT content FROM scoped_notes WHERE id=?", (i.id.split(":", 1)[1],)).fetchone()[0]
+                if i.id.startswith("notes:")
+                else i.id.split(":", 1)[0]
+                for i in s.items[:8]
+            ]
     out["recall_ms"] = statistics.median(times)
     out["tops"] = tops
     for name, limit in (("path8_ms", 8), ("path_ms", None)):
@@ -73,7 +77,8 @@ with Engine(repo, home=home, clock=clock) as e:
     notes = []
     for n in range(20):
         tick[0] += 60
-        notes.append(cpu(lambda: e.note("insight", f"bench note {n}: the pool in src/db/pool.ts times out after {n} s"), "note_ms")[0])
+        text = f"bench note {n}: the pool in src/db/pool.ts times out after {n} s"
+        notes.append(cpu(lambda text=text: e.note("insight", text), "note_ms")[0])
     out["note_ms"] = statistics.median(notes)
     import synth
     files = ["src/db/pool.ts", "src/auth/session.ts", "src/api/router.ts", "README.md"]
@@ -102,7 +107,8 @@ def sizes(home: Path) -> dict[str, object]:
         per_index = {
             name: round(total / notes)
             for name, total in conn.execute(
-                "SELECT d.name, SUM(d.pgsize) FROM dbstat d JOIN sqlite_master m ON m.name = d.name AND m.type = 'index' "
+                "SELECT d.name, SUM(d.pgsize) FROM dbstat d "
+                "JOIN sqlite_master m ON m.name = d.name AND m.type = 'index' "
                 "GROUP BY d.name ORDER BY 2 DESC"
             )
         }

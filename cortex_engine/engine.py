@@ -309,7 +309,8 @@ class Engine(EngineCore):
         return merges.promote(self.conn, self.scope, branch, self.now(), dry_run=dry_run)
 
     def publish(self, ids: list[str]) -> list[str]:
-        """Write decisions as MADR files in the repository's decisions folder; returns the paths, for the user to commit.
+        """Write decisions as MADR files in the repository's decisions folder; returns the paths, for the user to
+        commit.
 
         Raises:
             NotFound: an id names no note.
@@ -372,7 +373,8 @@ class Engine(EngineCore):
         return engagement.substitution(self.scope.worktree, action)
 
     def start_session(self, host_session_id: str | None = None) -> str:
-        """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one, engage capture.
+        """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one, engage
+        capture.
 
         Raises:
             RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
@@ -587,7 +589,8 @@ class Engine(EngineCore):
         return corrections.reanchor_memory(self.conn, self.scope, item_id, self.now())
 
     def locate_reference(self, item_id: str) -> inspection.Location:
-        """The file and line to open to check a memory (its drifted span, a renamed file's new place, …); changes no memory.
+        """The file and line to open to check a memory (its drifted span, a renamed file's new place, …); changes no
+        memory.
 
         Raises:
             NotFound: no such item, or none of its files is in the checkout.

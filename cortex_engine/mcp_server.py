@@ -5,12 +5,12 @@ Calls share one warm engine for the server's working directory, under one lock (
 worker threads): its store connection and git location are kept, its scope is re-read from HEAD on
 every call so a branch switch or a commit made since is seen, and it is reopened when the git directory
 or the store file is replaced or the store's schema changed; the checkout inventory refreshes itself
-when HEAD or the index moves. Every tool output is booked in the token ledger exactly once: the surfaces (`state`, `recall`, `brief`) book themselves, everything else is
-booked here. Expected failures (a `CortexError`, a refused store) come back as tool errors carrying
-their message; stdout carries nothing but the protocol. Every request is answered: one whose text the
-SDK would drop unanswered (not JSON, nested too deep, not one JSON-RPC request, a lone UTF-16 surrogate in
-its text or its id: `wire.screen`) gets an error (`mcp_transport`), and the server goes on serving; one
-still in flight when the client closes stdin is answered before the server exits.
+when HEAD or the index moves. Every tool output is booked in the token ledger exactly once: the surfaces (`state`,
+`recall`, `brief`) book themselves, everything else is booked here. Expected failures (a `CortexError`, a refused store)
+come back as tool errors carrying their message; stdout carries nothing but the protocol. Every request is answered: one
+whose text the SDK would drop unanswered (not JSON, nested too deep, not one JSON-RPC request, a lone UTF-16 surrogate
+in its text or its id: `wire.screen`) gets an error (`mcp_transport`), and the server goes on serving; one still in
+flight when the client closes stdin is answered before the server exits.
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def argument_problem(tool: str, error: ValidationError) -> str:
 
 
 def tool_error_text(tool: str, message: str) -> str:
-    """Every tool error, whatever raised it, reads `<tool>: <one line>` (issue 29: one prefix for every tool)."""
+    """Every tool error, whatever raised it, reads `<tool>: <one line>` (one prefix for every tool)."""
     line = " ".join(message.split()).removeprefix(f"Error executing tool {tool}: ")
     return line if line.startswith(f"{tool}: ") else f"{tool}: {line}"
 

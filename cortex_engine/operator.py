@@ -112,7 +112,7 @@ def session_detail(engine: Engine, session_id: str) -> SessionDetail:
 
     found = engine.activity(1, session_id=session_id)
     if not found:
-        raise NotFound(f'no session "{session_id}" in this scope', code="not_found", id=session_id)
+        raise NotFound(f'no session "{session_id}" in this scope', id=session_id)
     items = queries.session_note_items(engine.conn, session_id)
     judged = Validator(engine.conn, engine.scope).validate_many([(str(r["id"]), str(r["scope_key"])) for r in items])
     notes = [

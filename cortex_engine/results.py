@@ -1,6 +1,6 @@
 """What the facade hands its adapters: the result types `Engine` returns and the few display rules that every
 face (CLI, MCP, TUI) must apply the same way. Adapters import these from here, never from a stage folder, so a
-stage can be reorganised without touching a screen (issue 15; `tests/test_imports.py` holds the boundary).
+stage can be reorganised without touching a screen (`tests/test_imports.py` holds the boundary).
 
 Each name is defined in its stage and only re-exported here, imported on first use: a one-shot command that
 prints one error pays for `messages`, not for every stage listed below."""
@@ -66,7 +66,7 @@ _HOME = {
     "store_error": "store.database",
 }
 
-__all__ = [  # written out, not computed: mypy and ruff read a literal (issue 27); a test keeps it equal to _HOME
+__all__ = [  # written out, not computed: mypy and ruff read a literal; a test keeps it equal to _HOME
     "ARRIVAL_STATES",
     "Arrival",
     "Deletion",

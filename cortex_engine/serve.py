@@ -96,7 +96,7 @@ def initialize_answer(line: str, versions: tuple[str, ...]) -> dict[str, Any] | 
 
 
 EARLY_METHODS = ("tools/list", "ping")
-"""Requests answered before the SDK is loaded once `initialize` was: their answers are fixed (issue 29: a client
+"""Requests answered before the SDK is loaded once `initialize` was: their answers are fixed (a client
 asks `tools/list` right after the handshake, and waited 2-7 s for the SDK import on a loaded machine)."""
 
 

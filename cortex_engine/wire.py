@@ -15,7 +15,8 @@ SERVER_NAME = "cortex"
 SERVER_VERSION = "0.1.0"
 INSTRUCTIONS = (
     "Cortex is this repository's local memory: decisions, blockers, intents and evidence from earlier sessions, "
-    f"each labelled {GLOSSARY} when it no longer simply holds, and (from <branch>) or (shared) when it came from a merged branch or the repository's decisions folder. "
+    f"each labelled {GLOSSARY} when it no longer simply holds, and (from <branch>) or "
+    "(shared) when it came from a merged branch or the repository's decisions folder. "
     "Call cortex_route once to see which tool answers what."
 )
 

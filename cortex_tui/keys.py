@@ -1,6 +1,6 @@
 """The TUI's keys as data: a `Key` is a Textual `Binding` that also carries its command-palette title, and its
 `tooltip` is the help text. The footer, the help dialog and the command palette all read the same `BINDINGS`, so a
-key cannot be bound and yet missing from help or the palette (issue 27)."""
+key cannot be bound and yet missing from help or the palette."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def cortex_bin(tmp_path: Path) -> Path:
 @pytest.fixture
 def bin_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This checkout's `cortex`, first on PATH for the test: tests that run `cortex` by name (install's portable
-    project scope, the benchmark) pass from a virtualenv that is not activated (issue 27)."""
+    project scope, the benchmark) pass from a virtualenv that is not activated."""
     path = cortex_bin(tmp_path)
     monkeypatch.setenv("PATH", f"{path.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     return path
@@ -171,3 +171,11 @@ def make_engine(clock: Clock) -> Callable[..., Engine]:
 def engine(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
     """An engine on the `repo` fixture's main branch."""
     return make_engine(repo.path)
+
+
+@pytest.fixture
+def live(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
+    """An engaged worktree with a started session (as SessionStart leaves it); a module may override it."""
+    engine = make_engine(repo.path)
+    engine.start_session("host-1")
+    return engine

@@ -1,4 +1,4 @@
-"""The anchor rules the mutation runs of `scope/anchors.py` found untested (issue 27, seventh round).
+"""The anchor rules the mutation runs of `scope/anchors.py` found untested.
 
 Each test names the behaviour a surviving mutant changed: where a definition ends, what a note's text anchors,
 how `locate` finds an anchor's content again, which files are read at all.
@@ -411,7 +411,7 @@ def test_a_tab_indented_file_is_cut_by_the_scan_like_a_space_indented_one() -> N
     assert anchors.source_of("x.py", text).definitions()["A.f"] == [anchors.Span(6, 7)]
 
 
-# --- the ninth round: the walk's doubt, the whole-file parse it spares, the per-note cap -------------------------
+# --- the walk's doubt, the whole-file parse it spares, the per-note cap -------------------------
 
 MODEL = """import numpy as np
 

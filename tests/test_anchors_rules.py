@@ -1,4 +1,4 @@
-"""The anchor rules at their boundaries (issue 27: mutation testing of `scope/anchors.py`).
+"""The anchor rules at their boundaries (found by mutation testing of `scope/anchors.py`).
 
 What a note's text anchors (line ranges written after a path, symbols it names), how an anchor is named, and
 what `locate` says about it in the file as it is now: fresh where it is, fresh where it moved, drifted, missing.
@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from cortex_engine.scope import anchors
+
+from .conftest import Repo
+from .test_cli import ok_json
 
 BODY = "import os\n\n\ndef refresh_token(x):\n    y = x + 1\n    return y\n\n\ndef other(a):\n    return a * 2\n"
 
@@ -55,6 +58,18 @@ def made(root: str, text: str, paths: tuple[str, ...] = ("src/a.py",)) -> list[t
 )
 def test_a_line_range_written_after_the_path_is_anchored(root: str, text: str, expected: list[Any]) -> None:
     assert made(root, text) == expected
+
+
+def test_a_path_written_again_inside_its_own_range_is_noted_and_anchored_once(repo: Repo) -> None:
+    """`see 1.py:1.py here` through `cortex note`: the range `:1` after `1.py` is where the next `1.py` starts, so
+    the scan resumes past the range; the note is stored and anchors line 1 of `1.py`, once."""
+    repo.write("1.py", "x = 1\ny = 2\n")
+    repo.commit("one file")
+    note = ok_json(repo.path, "note", "--kind", "insight", "see 1.py:1.py here")
+    shown = ok_json(repo.path, "inspect-memory", note["item_id"])
+    assert [(a["recorded"]["path"], a["recorded"]["start"], a["recorded"]["end"]) for a in shown["anchors"]] == [
+        ("1.py", 1, 1)
+    ]
 
 
 def test_a_range_of_400_lines_or_more_is_not_anchored(tmp_path: Path) -> None:

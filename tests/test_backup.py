@@ -1,4 +1,4 @@
-"""`cortex backup` / `cortex restore` (issue 29): the whole store through SQLite's online backup, movable to a
+"""`cortex backup` / `cortex restore`: the whole store through SQLite's online backup, movable to a
 clone at another path, never clobbering a store without --force, keeping a copy of what it replaces."""
 
 from __future__ import annotations

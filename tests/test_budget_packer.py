@@ -1,5 +1,6 @@
 """One budget rule: tokens and characters convert in `base/tokens` only, and surfaces that give way in steps pack
-through `render.pack_degrading` (issue 27: "the 4-characters-per-token ratio is hard-coded in four places")."""
+through `render.pack_degrading` (the 4-characters-per-token ratio was once hard-coded in four places, and they
+disagreed)."""
 
 from __future__ import annotations
 

@@ -96,14 +96,6 @@ def bash_payload(
     return payload
 
 
-@pytest.fixture
-def live(repo: Repo, make_engine) -> Engine:
-    """An engaged worktree with a started session (as SessionStart leaves it)."""
-    engine = make_engine(repo.path)
-    engine.start_session("host-1")
-    return engine
-
-
 def test_engage_creates_a_self_ignoring_runtime_folder(live: Engine, repo: Repo) -> None:
     """The runtime folder ignores itself, so git status stays clean and no user file is edited."""
     folder = runtime_dir(repo.path)
@@ -218,7 +210,7 @@ def test_failure_event_becomes_an_episode_with_seen_count(live: Engine, repo: Re
 
 
 def test_a_failure_repeated_in_one_flush_is_indexed_once_as_it_ends(live: Engine, repo: Repo, nojq_path: str) -> None:
-    """Issue 30 (flush): a failure seen again only bumps its episode's `(seen Nx)`; its memory item is written once
+    """A failure seen again only bumps its episode's `(seen Nx)`; its memory item is written once
     per flush, as the last repeat leaves it, not re-indexed (full text and references) for every repeat."""
     for n in range(6):
         run_hook(
@@ -243,7 +235,7 @@ def test_a_failure_repeated_in_one_flush_is_indexed_once_as_it_ends(live: Engine
 
 
 def test_a_failure_repeated_in_one_flush_reads_and_writes_its_episode_once(live: Engine, repo: Repo) -> None:
-    """Issue 30 (flush): the repeats of a failure in one batch are counted in memory; its episode row is looked
+    """The repeats of a failure in one batch are counted in memory; its episode row is looked
     up once and written once, and a repeat more than 24 hours after the last one still starts a new episode."""
     base = 1_785_700_000
     hours = (0, 1, 2, 27, 28)  # three within a day, then two more a day later
@@ -278,7 +270,7 @@ def test_a_failure_repeated_in_one_flush_reads_and_writes_its_episode_once(live:
 
 
 def test_a_failure_finds_its_earlier_self_among_many_through_episodes_failure(engine: Engine) -> None:
-    """Issue 30: the `(seen Nx)` lookup walks episodes_failure (schema 14) by summary, not every failure of the
+    """The `(seen Nx)` lookup walks episodes_failure (schema 14) by summary, not every failure of the
     session newest first; a summary that only shares the failure's prefix is never bumped in its place."""
     for n in range(30):
         engine.log_event("cmd", command=f"pytest tests/test_{n}.py", exit_code=1, stderr="boom")
@@ -398,7 +390,7 @@ def test_read_ledger_verdicts(live: Engine, repo: Repo) -> None:
         "gone.py": ("changed-since", "missing"),
         "mine.py": ("edited-by-you-since", None),
         "dir.py": ("changed-since", "unverifiable"),
-        "never.py": ("missing", None),  # never read and not there (issue 29: not `unread`)
+        "never.py": ("missing", None),  # never read and not there (not `unread`)
     }
 
 

@@ -1,4 +1,4 @@
-"""The case-only mutants the runner's old SQL rule excused (issue 27): the behaviours no other test reached.
+"""The case-only mutants the runner's old SQL rule excused: the behaviours no other test reached.
 
 The old rule counted any mutant that only changed a string's case as equivalent when its line held an SQL word;
 a quoted value inside a statement is not case-free (SQLite compares it byte for byte). Each test here failed

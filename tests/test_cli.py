@@ -1,4 +1,5 @@
-"""The `cortex` command line, driven as a real subprocess in a real git repository (issue 2's CLI contract).
+"""The `cortex` command line, driven as a real subprocess in a real git repository (the CLI's contract: exit
+codes, --json shapes, one `cortex:` error line).
 
 Every command runs `python -m cortex_engine.cli` with the repository as its working directory, the
 temp HOME/CORTEX_HOME of the autouse fixture, and CORTEX_NOW pinned so timestamps are deterministic.
@@ -500,7 +501,7 @@ def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:
     assert held(repo.path) == before
 
 
-# -- issue 29: no terminal, no store, the caller's surface -------------------------------------------------
+# -- no terminal, no store, the caller's surface -------------------------------------------------
 
 
 @pytest.mark.parametrize("argv", [(), ("tui",), ("-C", "."), ("demo", "--dir", "demo")], ids=str)

@@ -1,4 +1,4 @@
-"""One command table (issues 27 and 29): the parser, `cortex --help`, completion and the README all follow `COMMANDS`.
+"""One command table: the parser, `cortex --help`, completion and the README all follow `COMMANDS`.
 
 The checks walk the argument parser itself, not a list kept beside it: a command registered any other way is caught.
 """

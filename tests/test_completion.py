@@ -1,4 +1,4 @@
-"""`cortex completion bash|zsh|fish` (issue 21): generated from the parser, and working in a real bash."""
+"""`cortex completion bash|zsh|fish`: generated from the parser, and working in a real bash."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_bash_completes_commands_options_and_choices() -> None:
 
 
 def test_bash_completes_paths_and_suggested_values(tmp_path: Path) -> None:
-    """Issue 29: `cortex import` offers files (it inserted `-`), and `note --kind` / `install --scope` their values."""
+    """`cortex import` offers files (it inserted `-`), and `note --kind` / `install --scope` their values."""
     source = script("bash")
     work = tmp_path / "work"
     (work / "docs").mkdir(parents=True)

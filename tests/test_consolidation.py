@@ -131,7 +131,8 @@ def test_the_snapshot_s_recent_steps_are_the_whole_session_s_last_ones(
         for k, (kind, target, meta) in enumerate(events):
             second += rng.choice((0, 1, 1))  # some events share a timestamp: the rowid orders them
             engine.conn.execute(
-                "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO events(id, session_id, scope_key, timestamp, "
+                "type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
                 (
                     f"e{n}-{k}",
                     session,

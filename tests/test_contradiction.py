@@ -362,5 +362,5 @@ def test_huge_input_is_analyzed_only_up_to_the_cap() -> None:
     ],
 )
 def test_stem_lite_at_the_length_boundaries(word: str, stem: str) -> None:
-    """Each suffix rule strips only when the stem keeps its minimum length (mutmut survivors of issue 27)."""
+    """Each suffix rule strips only when the stem keeps its minimum length (mutants that survived every other test)."""
     assert stem_lite(word) == stem

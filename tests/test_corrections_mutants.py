@@ -1,4 +1,4 @@
-"""`memory/corrections.py` (issue 27, ninth round): the audited corrections a person makes to memory, held
+"""`memory/corrections.py`: the audited corrections a person makes to memory, held
 in process (the CLI tests run `cortex` in a subprocess, which a mutation run cannot see).
 
 Rules held here: an item is found by its id, its note's id or a unique prefix; bad input gets one error and
@@ -291,7 +291,7 @@ def test_a_note_outside_a_contest_is_deleted_audited_and_comes_back_by_undo(engi
 def test_deleting_one_side_of_a_three_way_contest_leaves_two_contested_and_undo_reopens_all_three(
     engine: Engine,
 ) -> None:
-    """Issue 27: the deleted side leaves; the two left stay contested; undo brings it back into the contest."""
+    """The deleted side leaves; the two left stay contested; undo brings it back into the contest."""
     a = engine.note("decision", "flush the spool at turn end", "spool flush")
     b = engine.note("decision", "do not flush the spool at turn end", "spool flush")
     c = engine.note("decision", "never flush the spool at turn end", "spool flush")
@@ -742,9 +742,9 @@ def test_an_item_whose_note_row_is_gone_is_not_found_and_nothing_is_written(repo
 def test_a_whole_id_finds_its_item_even_when_it_is_the_prefix_of_another(engine: Engine) -> None:
     """`command_runs:1` is found as itself, not refused as a prefix of `command_runs:12`; a prefix of both is
     refused naming what it matched."""
-    _add_item(engine, "command_runs:1", "first run")
-    _add_item(engine, "command_runs:12", "twelfth run")
-    assert corrections.find_item(engine.conn, "command_runs:1")["text"] == "first run"
+    _add_item(engine, "command_runs:1", "run one")
+    _add_item(engine, "command_runs:12", "run twelve")
+    assert corrections.find_item(engine.conn, "command_runs:1")["text"] == "run one"
     with pytest.raises(InvalidInput) as ambiguous:
         corrections.find_item(engine.conn, "command_runs:")
     assert str(ambiguous.value).startswith('id prefix "command_runs:" matches more than one memory item: ')

@@ -135,7 +135,7 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
-    """The first line names the repository and the store it is about to (re)create (issue 21), and the store
+    """The first line names the repository and the store it is about to (re)create, and the store
     it names is the one the demo then uses."""
     target = tmp_path / "demo"
     env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}

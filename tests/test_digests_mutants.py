@@ -1,4 +1,4 @@
-"""The read digests of the flush at their boundaries (issue 27, fifth round: mutation testing of `capture/digests.py`).
+"""The read digests of the flush at their boundaries (mutation testing of `capture/digests.py`).
 
 What a Read put in the agent's context is recorded as a digest: of the payload's content when the payload proves
 the read was whole, else of the file's bytes. Each test reads the row the store kept, or what the public helpers
@@ -19,7 +19,6 @@ from cortex_engine.capture.digests import DIGEST_CEILING, absolute_path, digest_
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .test_capture import live  # noqa: F401 - `live` is a fixture
 
 AT = "2026-08-02T18:00:00Z"
 LATER = "2026-08-02T19:00:00Z"

@@ -50,7 +50,7 @@ def test_a_healthy_installation_passes_every_check(
     started: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After install and a session: every check passes and the exit code is 0. Doctor reads files and the store and
-    starts at most DOCTOR_PROCESSES processes (git, to find the store): what keeps it within its budget (issue 30:
+    starts at most DOCTOR_PROCESSES processes (git, to find the store): what keeps it within its budget (
     a count, not a wall-clock bound; `doctor_ms` is in bench/)."""
     spawned: list[object] = []
 
@@ -261,14 +261,15 @@ def test_hooks_dir_option_inspects_that_directory(started: Engine, repo: Repo, t
 def test_install_doctor_and_gc_load_no_heavy_modules() -> None:
     """The adapters other than `serve` stay standard-library only (mcp is imported by serve alone)."""
     code = (
-        "import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, cortex_engine.capture.gc, cortex_engine.ops.wiring; "
+        "import sys, cortex_engine.ops.install, cortex_engine.ops.doctor, "
+        "cortex_engine.capture.gc, cortex_engine.ops.wiring; "
         "print(' '.join(m for m in ('mcp', 'textual', 'rich', 'pydantic', 'watchdog') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
 
-# -- issue 21: the substitution index, the digest index, subagent sessions, the memory guard ----------------
+# -- the substitution index, the digest index, subagent sessions, the memory guard ----------------
 
 
 def test_substitution_on_without_a_readable_index_warns(started: Engine, repo: Repo) -> None:

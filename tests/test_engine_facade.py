@@ -1,7 +1,8 @@
-"""`Engine` is a facade (issue 27): each method calls a stage; the SQL lives in the stages and the store layer.
+"""`Engine` is a facade: each method calls a stage; the SQL lives in the stages and the store layer.
 
-Two checks: the source of `engine.py` (and `engine_core.py`) names no SQL and calls no `execute`, and, at run time, no statement that
-reaches SQLite while an engine notes, recalls, reports and runs a session was issued from `cortex_engine.engine`.
+Two checks: the source of `engine.py` (and `engine_core.py`) names no SQL and calls no `execute`, and, at run time, no
+statement that reaches SQLite while an engine notes, recalls, reports and runs a session was issued from
+`cortex_engine.engine`.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def facade_imports(source: str) -> list[str]:
 
 def test_no_stage_takes_the_engine() -> None:
     """Lower stages take what they need (a connection, a scope, a clock, a narrow protocol), never the `Engine`:
-    not even its type is imported below the facade (gc, reflex and the subagent hooks took it until issue 27)."""
+    not even its type is imported below the facade (gc, reflex and the subagent hooks once took it, which tied them
+    to every facade change)."""
     root = FACADE_SOURCES[0].parent
     modules = [path for stage in STAGES for path in sorted((root / stage).rglob("*.py"))]
     assert len(modules) > 40

@@ -33,7 +33,8 @@ EVAL = ROOT / "eval"
 CHECK_BASELINES = ROOT / ".ci" / "check-baselines"
 
 GRANDFATHERED: list[str] = ["session_state"]
-"""The kinds eval/kind-coverage.json may grandfather: exactly those no locked suite exercises (no write path makes session_state)."""
+"""The kinds eval/kind-coverage.json may grandfather: exactly those no locked suite exercises (no write path makes
+session_state)."""
 
 LOCKED_SUITES = (
     "alternatives",
@@ -625,7 +626,10 @@ def test_each_probe_starts_from_the_seeded_store() -> None:
 
 
 def test_harness_imports_no_heavy_modules() -> None:
-    code = "import sys, cortex_engine.ops.evaluation; print(' '.join(m for m in ('textual', 'mcp', 'rich', 'watchdog', 'sqlite_utils') if m in sys.modules))"
+    code = (
+        "import sys, cortex_engine.ops.evaluation; "
+        "print(' '.join(m for m in ('textual', 'mcp', 'rich', 'watchdog', 'sqlite_utils') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 
@@ -852,7 +856,8 @@ def test_check_rejects_a_placeholder_reason(history: History, trailer: str) -> N
 def test_check_accepts_a_real_reason(history: History) -> None:
     history.write("eval/baselines/stemming.json", '{"metrics": {"top1_hit": 0}}\n')
     history.commit(
-        "Retune stemming\n\nBody.\n\nBaseline-Regenerated: output tokens rise by 4 because recall now names its trimmed count"
+        "Retune stemming\n\nBody.\n\nBaseline-Regenerated: output "
+        "tokens rise by 4 because recall now names its trimmed count"
     )
     done = history.check()
     assert done.returncode == 0, done.stdout

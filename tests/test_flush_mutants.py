@@ -1,9 +1,9 @@
-"""The spool replay as a whole (issue 27: mutation testing of `capture/flush.py`, every function).
+"""The spool replay as a whole (found by mutation testing of `capture/flush.py`, every function).
 
 `tests/test_flush_rules.py` holds the replay's rules at their boundaries. These tests cover the rest of the module
 through what it does, never how: the spool lines the hooks write (and lines they never would), a flush through
-the engine or `cortex flush-spool`, and what the store and the runtime folder hold afterwards. The flush is being
-made faster (issue 30), so nothing here counts statements, batches or transactions.
+the engine or `cortex flush-spool`, and what the store and the runtime folder hold afterwards. The flush's speed is
+measured in bench/, so nothing here counts statements, batches or transactions.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .test_capture import bash_payload, live, read_payload  # noqa: F401 - `live` is a fixture
+from .test_capture import bash_payload, read_payload
 from .test_flush_rules import T, line, spool
 
 
@@ -958,7 +958,7 @@ def test_only_a_pre_tool_use_line_books_a_substitution_credit(live: Engine, repo
     assert [e[:2] for e in events(live)] == [("read", "a.py")]
 
 
-# -- the ninth round: what the replay's keys, claims and cwd fallback must still do --------------------------------
+# -- what the replay's keys, claims and cwd fallback must still do --------------------------------
 
 
 def test_a_line_without_an_event_name_is_the_same_call_as_one_with_an_empty_name(live: Engine, repo: Repo) -> None:
@@ -1157,7 +1157,8 @@ def test_each_test_cycle_is_its_own_episode_pointing_at_the_run_that_ended_it(li
     passes = [
         r[0]
         for r in live.conn.execute(
-            "SELECT e.id FROM events e JOIN command_runs c ON c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp"
+            "SELECT e.id FROM events e JOIN command_runs c ON "
+            "c.event_id = e.id WHERE c.exit_code = 0 ORDER BY e.timestamp"
         )
     ]
     cycles = [

@@ -1,4 +1,4 @@
-"""The spool replay's rules at their boundaries (issue 27: mutation testing of `capture/flush.py`).
+"""The spool replay's rules at their boundaries (found by mutation testing of `capture/flush.py`).
 
 Each test writes spool lines as the hooks do, flushes through the engine, and reads what the store kept: which
 reads count as complete, which exit statuses are believed, what a substituted read credits, and what a turn-end
@@ -17,7 +17,7 @@ from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .test_capture import bash_payload, live, read_payload  # noqa: F401 - `live` is a fixture
+from .test_capture import bash_payload, read_payload
 
 T = 1785700000
 

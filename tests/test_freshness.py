@@ -160,7 +160,7 @@ def test_recalling_a_missing_file_again_spawns_no_git_until_the_index_changes(
     repo: Repo, make_engine, monkeypatch
 ) -> None:
     """A result naming a missing file asks git for renames staged in the index. A warm engine asks once per
-    index state, not once per recall (issue 30: the path topic spent most of its time spawning that git);
+    index state, not once per recall (the path topic spent most of its time spawning that git);
     staging a rename changes the index, and the next recall follows it."""
     from cortex_engine.scope import history
 

@@ -1,7 +1,7 @@
-"""Freshness verdicts that mutation testing of `scope/freshness.py` found untested (issue 27, seventh round).
+"""Freshness verdicts that mutation testing of `scope/freshness.py` found untested.
 
-Each test reaches its rule through the engine or a `Validator` on a real git repository; MUTATION.md's seventh
-round names the mutants each one kills.
+Each test reaches its rule through the engine or a `Validator` on a real git repository; MUTATION.md names
+the mutants each one kills.
 """
 
 from __future__ import annotations

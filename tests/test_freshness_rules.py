@@ -1,4 +1,4 @@
-"""The freshness verdicts' rules at their boundaries (issue 27: mutation testing of `scope/freshness.py`).
+"""The freshness verdicts' rules at their boundaries (found by mutation testing of `scope/freshness.py`).
 
 A `Validation` gathers what the checkout says about one item's references and anchors; every surface reads its
 label (`[stale: …]`, `[moved: …]`, `[drifted: …]`), its one-word validity and its ranking term from here.
@@ -7,6 +7,7 @@ label (`[stale: …]`, `[moved: …]`, `[drifted: …]`), its one-word validity 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -172,7 +173,7 @@ def _as_before_heads_were_recorded(engine: Engine) -> None:
 
 def _renamed(engine: Engine, *hops: str) -> None:
     """The scope's accumulated rename map (`file_renames`) holds `hops[0] → hops[1] → …`."""
-    for old, new in zip(hops, hops[1:]):
+    for old, new in pairwise(hops):
         engine.conn.execute(
             "INSERT INTO file_renames(scope_key, old_path, new_path, head_oid, detected_at) VALUES (?,?,?,?,?)",
             (engine.scope.key, old, new, None, "2026-08-02T18:00:00Z"),
@@ -348,12 +349,12 @@ def test_an_anchor_judged_against_a_commit_is_unknown_and_one_of_a_gone_file_mis
     item_id = engine.note("decision", "refresh_token() in src/auth/session.py adds one", "tokens").item_id
     head = repo.git("rev-parse", "HEAD").strip()
     at_tip = _validation(engine, item_id, at_commit=head)
-    assert [(r.status, a.status, a.start, a.current_hash) for r, a in zip(at_tip.refs, at_tip.anchors)] == [
-        ("exists", "unknown", None, None)
-    ]
+    assert [
+        (r.status, a.status, a.start, a.current_hash) for r, a in zip(at_tip.refs, at_tip.anchors, strict=True)
+    ] == [("exists", "unknown", None, None)]
     (repo.path / "src/auth/session.py").unlink()
     gone = _validation(engine, item_id)
-    assert [(r.status, a.status, a.path) for r, a in zip(gone.refs, gone.anchors)] == [
+    assert [(r.status, a.status, a.path) for r, a in zip(gone.refs, gone.anchors, strict=True)] == [
         ("missing", "unknown", "src/auth/session.py")
     ]
 

@@ -52,7 +52,7 @@ def test_move_then_rewrite_in_the_next_commit_is_moved(repo: Repo, make_engine) 
 
 def test_a_file_renamed_twice_between_two_sessions_reads_moved_to_its_last_name(repo: Repo, make_engine) -> None:
     """a → b → c in two commits with no session between: the chain is followed to the end, not one commit deep
-    (issue 27: every test refreshed between renames, so following one commit passed)."""
+    (every test refreshed between renames, so following one commit passed)."""
     repo.write("app/a.py", LINES)
     repo.commit("a")
     make_engine(repo.path).note("decision", "the entry point lives in app/a.py", "entry")

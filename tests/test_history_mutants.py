@@ -1,4 +1,4 @@
-"""More rules of following paths through git history (issue 27, fifth round: the survivors of `scope/history.py`).
+"""More rules of following paths through git history (mutants of `scope/history.py` the first tests left alive).
 
 Each test reads a real repository: how `git` is run (names whatever the locale, no index write, a hung or
 missing git), which part of the history the log reads (the range from the recorded HEADs only, parents before

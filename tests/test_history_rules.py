@@ -1,4 +1,4 @@
-"""The rules of following paths through git history (issue 27: mutation testing of `scope/history.py`).
+"""The rules of following paths through git history (found by mutation testing of `scope/history.py`).
 
 Each test walks a real repository: renames chained commit by commit, deletes, a rebased-away start, an
 unknown commit, the folder rule for a file git cannot pair, and composing two chains.

@@ -1,4 +1,4 @@
-"""How the dense side joins the lexical rerank (issue 28), with a fixed dense retriever instead of the encoder.
+"""How the dense side joins the lexical rerank, with a fixed dense retriever instead of the encoder.
 
 The cosines are given, so each test states exactly what the encoder would have said; the store, the lexical
 rerank and the seating are the real ones.

@@ -1,4 +1,4 @@
-"""The rules of `scope/identity.py` the fourth round's mutants were left alive on (issue 27, ninth round).
+"""The rules of `scope/identity.py` that mutants were left alive on after the first tests.
 
 How long git may take before the scope is decided without it, the locale a ref file is read in, and the
 shortest branch name that storing could change. A `git` on `PATH` that sleeps makes the time limit

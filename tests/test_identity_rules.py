@@ -1,4 +1,4 @@
-"""The rules of store identity and scope keys (issue 27: mutation testing of `scope/identity.py`).
+"""The rules of store identity and scope keys (found by mutation testing of `scope/identity.py`).
 
 Each test pins a rule of `scope/identity` where a changed comparison, constant or word would show: how a path
 is normalised and a label cleaned, how HEAD and refs are read without git, which store a directory belongs to,

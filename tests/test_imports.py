@@ -117,13 +117,13 @@ def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -
     for name, path in modules.items():
         home = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
-        def add(target: str, into: set[str] = graph[name]) -> None:
+        def add(target: str, into: set[str] = graph[name], name: str = name) -> None:
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
                 into.add(target)
 
-        def walk(node: ast.AST) -> None:
+        def walk(node: ast.AST, home: str = home) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
                     walk(ast.Module(body=child.orelse, type_ignores=[]))  # the `else:` runs (lazy handles)
@@ -188,7 +188,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_import_graph_has_no_cycle() -> None:
-    """No module imports, however lazily, a module that imports it back (issue 15): layers stay layers."""
+    """No module imports, however lazily, a module that imports it back: layers stay layers."""
     graph = _import_graph()
     assert len(graph) > 60 and graph["cortex_engine.cli"]  # the walk really saw the package
     assert "cortex_engine.capture.agents" in graph["cortex_engine.engine"]  # a lazy handle, in TYPE_CHECKING's else
@@ -201,7 +201,7 @@ def test_the_cycle_check_sees_a_lazy_cycle() -> None:
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
-# The stage folders, bottom to top: a stage imports only itself and the stages below it (issue 15).
+# The stage folders, bottom to top: a stage imports only itself and the stages below it.
 STAGES = ("base", "store", "scope", "memory", "semantic", "query", "capture")
 FACADE = ("cortex_engine", "cortex_engine.engine", "cortex_engine.engine_core", "cortex_engine.operator")
 ADAPTER_LIBRARIES = ("textual", "mcp", "rich", "watchdog", "pydantic", "starlette", "uvicorn", "httpx")
@@ -321,7 +321,7 @@ def test_every_result_name_resolves_to_its_stage() -> None:
 
 
 def test_results_names_its_exports_literally() -> None:
-    """Issue 27: a computed `__all__` hid the re-exported names from mypy --strict and ruff. It is a literal list,
+    """A computed `__all__` hid the re-exported names from mypy --strict and ruff. It is a literal list,
     naming exactly what the TYPE_CHECKING imports bring and what the lazy table resolves."""
     from cortex_engine import results
 

@@ -1,4 +1,4 @@
-"""What arrives from outside is never silently in charge (issue 26, items 2 and 6).
+"""What arrives from outside is never silently in charge (a decision file or an import waits for a person).
 
 A decision file someone else committed and a note read from an imported file wait in the inbox until a person
 accepts or rejects them; the agent is told one line, a count. Real git repositories, the real command line.
@@ -237,8 +237,8 @@ def test_inbox_lists_where_each_arrival_came_from_and_a_person_accepts_or_reject
 
 
 def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str, make_engine: Open) -> None:
-    """From a coding agent's shell (`CLAUDECODE` set) accept (and reject, the same branch) is refused; no MCP tool, no hook and no
-    engine path other than the CLI's inbox command and the TUI reaches `Engine.accept_arrivals`."""
+    """From a coding agent's shell (`CLAUDECODE` set) accept (and reject, the same branch) is refused; no MCP tool, no
+    hook and no engine path other than the CLI's inbox command and the TUI reaches `Engine.accept_arrivals`."""
     env = {**os.environ, "CLAUDECODE": "1", "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", "inbox", "accept", "--all"],
@@ -410,10 +410,11 @@ def test_a_flood_of_decision_files_keeps_the_users_notes_and_costs_a_fixed_numbe
         )
         eng.rescope()
         spawned.clear()
-        begins: list[str] = []
-        eng.conn.set_trace_callback(lambda sql: begins.append(sql) if sql.startswith("BEGIN") else None)
+        statements: list[str] = []
+        eng.conn.set_trace_callback(statements.append)
         result = eng.sync_shared()
         eng.conn.set_trace_callback(None)
+        begins = [sql for sql in statements if sql.startswith("BEGIN")]
         assert len(result.pending) == count
         costs.append((len(spawned), len(begins)))
     assert costs[0] == costs[1]

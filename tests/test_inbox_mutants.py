@@ -1,4 +1,4 @@
-"""A person's verdict on the inbox, rule by rule (issue 27: mutation testing of `memory/inbox.py`).
+"""A person's verdict on the inbox, rule by rule (found by mutation testing of `memory/inbox.py`).
 
 Which arrivals a verdict takes (by id, by prefix, or all of this scope's), what it refuses without changing
 anything, what accepting makes of a decision file and of imported notes, and what each verdict reports.

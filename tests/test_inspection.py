@@ -82,8 +82,8 @@ def test_list_memory_has_no_default_filters(repo: Repo, make_engine: Callable[..
     assert lines[1].split() == ["ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT"]
     assert lines[-1] == "1         warm      command_run  main     -       2026-08-01 09:00Z  pytest -q"
     assert (
-        f"{decision.id[:8]}  warm      decision     main     -       {TS}  [queue engine] decision: use kafka for the queue engine"
-        in lines
+        f"{decision.id[:8]}  warm      decision     main     -       "
+        f"{TS}  [queue engine] decision: use kafka for the queue engine" in lines
     )
     assert (
         f"{archived.id[:8]}  archived  insight      main     -       {TS}  insight: an old insight nobody reads"
@@ -117,7 +117,8 @@ def test_list_memory_rows_header_footer_and_empty_pages(
                 f"memory items 1-2 of 3 · {ORDER} · filters: none",
                 "ID        TIER  KIND      SCOPE  LABELS  CREATED            TEXT",
                 f"{third.id[:8]}  warm  insight   main   -       2026-08-02 18:02Z  {first_line[:79]}…",
-                f"{second.id[:8]}  warm  decision  main   -       2026-08-02 18:01Z  [auth strategy] decision: do not use OIDC with server-side sessions",
+                f"{second.id[:8]}  warm  decision  main   -       2026-08-02 18:01Z  "
+                "[auth strategy] decision: do not use OIDC with server-side sessions",
                 "",
                 "next page: cortex list-memory --limit 2 --offset 2",
             ]
@@ -449,13 +450,14 @@ def test_edit_rewrites_the_note_keeps_tier_and_access_and_is_audited(
         "the parser moved to src/y.py, see src/z.py",
     )
     assert data["text"] == (
-        f"edited {note.item_id}\nreferences: 2 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
+        f"edited {note.item_id}\nreferences: 2 re-extracted\n"
+        "(the prior text is kept in the audit log; see inspect-memory)"
     )
     (repo.path / "fix.txt").write_text("the parser is in src/y.py\nand nowhere else\n", encoding="utf-8")
     out = ok(repo.path, "edit-memory", note.item_id, "--file", "fix.txt")
-    assert (
-        out
-        == f"edited {note.item_id}\nreferences: 1 re-extracted\n(the prior text is kept in the audit log; see inspect-memory)\n"
+    assert out == (
+        f"edited {note.item_id}\nreferences: 1 re-extracted\n"
+        "(the prior text is kept in the audit log; see inspect-memory)\n"
     )
     row = item(engine, note.item_id)
     assert (row["state"], row["access_count"]) == (state, accesses)
@@ -621,7 +623,7 @@ def test_rewrite_path_replaces_whole_mentions_only() -> None:
 
 def test_rewrite_moved_rewrites_the_renamed_path_audited(repo: Repo) -> None:
     """`cortex rewrite-moved ID` after `git mv`: the note names the new path, the moved label is gone, the audit
-    row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; a second run is refused."""
+    row (`rewrite-moved`) holds both texts and inspect-memory shows the word diff; running it again is refused."""
     repo.write("src/spool.py", "def flush():\n    pass\n")
     repo.commit("add the spool")
     written = ok_json(
@@ -701,7 +703,7 @@ def test_rewrite_moved_refuses_a_memory_changed_since_it_was_shown(
     assert done.edit.new_text == "flush from src/capture_spool.py at turn end, never mid-turn"
 
 
-# -- list-memory filters and sort (issue 17: the operator narrows the table) -------------------------------------
+# -- list-memory filters and sort (the operator narrows the table) -------------------------------------
 
 
 def test_list_memory_filters_by_label_text_and_sorts(

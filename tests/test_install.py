@@ -153,7 +153,7 @@ def test_settings_of_the_wrong_shape_are_refused(repo: Repo, home: Path, bin_pat
 
 def test_project_scope_writes_project_settings_and_mcp_json(repo: Repo, home: Path, bin_path: Path) -> None:
     """--scope project: <project>/.claude/settings.json and <project>/.mcp.json; nothing in the user's files.
-    Everything it writes is portable (issue 21): no path of this machine, `cortex` found through PATH."""
+    Everything it writes is portable: no path of this machine, `cortex` found through PATH."""
     sub = repo.path / "src"
     sub.mkdir()
     run = cortex(sub, "install", "--scope", "project", bin_path=bin_path)
@@ -373,7 +373,7 @@ def test_project_scope_beside_a_user_install_is_whole_and_captures_once(
     bin_path: Path,
     tmp_path: Path,
 ) -> None:
-    """Issue 29, major 2: with the user-scope install already there, `--scope project` still writes the whole team
+    """With the user-scope install already there, `--scope project` still writes the whole team
     set-up (settings with every wiring, `.mcp.json`). When Claude Code runs the hooks of both settings files, the
     user's copies stand down for the project's: one session start, one capture line per tool call. In a project
     without its own wiring the user's hooks still capture."""
@@ -445,7 +445,7 @@ def test_a_cortex_from_a_checkouts_venv_is_named_before_it_is_baked_into_every_p
     bin_path: Path,
     tmp_path: Path,
 ) -> None:
-    """Issue 29: `cortex install` run from a repository's own virtual environment (a newcomer after `pip install -e .`
+    """`cortex install` run from a repository's own virtual environment (a newcomer after `pip install -e .`
     and `cortex demo`) says that every project's hooks would depend on that environment and how to avoid it; the
     operator view in the demo repository names no install at all."""
     from cortex_engine.ops.demo import MARKER

@@ -1,7 +1,7 @@
-"""The checkout's inventory as mutation testing of `scope/inventory.py` found it untested (issue 27, seventh round).
+"""The checkout's inventory as mutation testing of `scope/inventory.py` found it untested.
 
 Each test reaches its rule through the engine (a note's references, `validate-memory`) or the inventory's public
-functions on a real git repository; MUTATION.md's seventh round names the mutants each one kills.
+functions on a real git repository; MUTATION.md names the mutants each one kills.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def test_after_history_was_rewritten_the_chains_are_walked_again_from_each_recor
     assert _verdicts(engine) == {"a/x.py": ("moved", "c/z.py")}
 
 
-# --- the ninth round: `list_files`' separators, a remote's name before a branch's path ---------------------------
+# --- `list_files`' separators, a remote's name before a branch's path ---------------------------
 
 
 def test_a_file_named_with_backslashes_is_listed_as_the_path_a_note_writes_it_as(

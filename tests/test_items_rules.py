@@ -1,4 +1,4 @@
-"""The rules of memory items, checked at their boundaries (issue 27: mutation testing of `memory/items.py`).
+"""The rules of memory items, checked at their boundaries (found by mutation testing of `memory/items.py`).
 
 Each test pins a rule of `memory/items` where a changed comparison, constant or word would show: a note's
 projection and its trailers read back, the labels' look-alikes defused, the tier a note starts in, and the

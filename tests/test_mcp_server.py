@@ -88,7 +88,8 @@ def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
 
 
 def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
-    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets; stdout holds only protocol."""
+    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets;
+    stdout holds only protocol."""
 
     async def script(session: ClientSession) -> dict[str, dict]:
         listed = await session.list_tools()
@@ -459,7 +460,7 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
 
 
 def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Repo) -> None:
-    """Issue 29: `tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
+    """`tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
     answer (compared, then dropped) agrees, and the table is what the SDK lists now. Every tool carries the four
     behaviour hints; the JSON tools declare an output schema."""
     from cortex_engine.mcp_server import ANNOTATIONS, tool_table
@@ -507,7 +508,7 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
 
 
 def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_path: Path) -> None:
-    """Issue 29: an unknown session, a path outside the worktree and a 3-character id are errors that say so; a
+    """An unknown session, a path outside the worktree and a 3-character id are errors that say so; a
     missing file is `missing`, not `unread`; JSON answers come back as structured content; every error reads
     `<tool>: …`."""
     calls = [
@@ -527,7 +528,7 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     assert stray == []
     *errors, ledger, validated = results
     assert [r.is_error for r in errors] == [True] * len(errors) and not ledger.is_error and not validated.is_error
-    for (name, _), result in zip(calls, errors):
+    for (name, _), result in zip(calls, errors, strict=False):
         assert text(result).startswith(f"{name}: ") and f"{name}: {name}" not in text(result), text(result)
         assert "Error executing tool" not in text(result)
     session_error, outside, short, _, _ = (text(r) for r in errors)

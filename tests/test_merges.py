@@ -1,4 +1,4 @@
-"""Memory follows merges (issue 19 part 1): merged branches' notes come home, labelled, with the note rules applied.
+"""Memory follows merges: merged branches' notes come home, labelled, with the note rules applied.
 
 Real git repositories throughout; `promote` and `branches` also through the real `cortex` command line.
 """
@@ -40,7 +40,8 @@ def feature_with(repo: Repo, make_engine: Open, clock: Clock, *notes: tuple[str,
 def active(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
     """(content, status, conflict, origin) of this scope's notes on a subject, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, status, conflict, origin FROM scoped_notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
+        "SELECT content, status, conflict, origin FROM scoped_notes "
+        "WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]
@@ -255,7 +256,7 @@ def test_branches_lists_contests_and_merged_into(repo: Repo, make_engine: Open, 
 def test_check_is_cheap_when_head_has_not_moved(
     repo: Repo, make_engine: Open, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The SessionStart check with an unmoved HEAD spawns no git and runs a few statements (issue 30: counted, not
+    """The SessionStart check with an unmoved HEAD spawns no git and runs a few statements (counted, not
     timed)."""
     feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"))
     main = make_engine(repo.path)
@@ -322,7 +323,7 @@ def test_first_check_does_not_take_a_commitless_branch_for_merged(repo: Repo, ma
 def test_first_check_on_a_main_that_has_not_moved_does_not_take_a_fresh_fork_for_merged(
     repo: Repo, make_engine: Open
 ) -> None:
-    """Issue 27 bug 3: a branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
+    """A branch forked at main's HEAD with no commit of its own has main's HEAD as its tip; main's
     first Cortex session (nothing recorded for it) must not bring its notes home as `(from experiment)`."""
     repo.write("history.py")
     repo.commit("main has history")  # the fork's commits (not its reflog) would then show more than its tip
@@ -340,7 +341,7 @@ def test_a_cherry_picked_hotfix_does_not_merge_the_branch_it_came_from(
     repo: Repo, make_engine: Open, clock: Clock
 ) -> None:
     """The branch's hotfix commit was cherry-picked to main, its work-in-progress commit was not: one patch-id
-    upstream is not a merge, so nothing comes home (issue 27: treating any match as a merge passed)."""
+    upstream is not a merge, so nothing comes home (treating any match as a merge passed)."""
     feature_with(repo, make_engine, clock, ("decision", "auth", "use jwt tokens for the api"), commits=2)
     repo.write("main.py")
     repo.commit("main moves on")

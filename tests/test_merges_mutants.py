@@ -1,4 +1,4 @@
-"""Memory follows merges, the rules the mutation run found untested (issue 27, `memory/merges.py` whole).
+"""Memory follows merges, the rules the mutation run found untested (all of `memory/merges.py`).
 
 Real git repositories throughout, shaped so that each git argument matters: merge commits, histories longer than
 the upstream cap, a recorded tip git has pruned, a branch that moved after its HEAD was recorded, a file named

@@ -133,7 +133,8 @@ def test_supersession_and_contests_are_per_scope(repo: Repo, make_engine) -> Non
 
 def test_a_replacement_supersedes_only_its_own_kind_in_its_own_scope(repo: Repo, make_engine, clock) -> None:  # noqa: ANN001
     """Replacing a decision by subject retires neither the active intent on that subject nor the same subject's
-    decision on another branch; a new intent retires the older intent only (issue 27: both mutants passed)."""
+    decision on another branch; a new intent retires the older intent only (a test of one side only let a mutant
+    of either pass)."""
     repo.git("checkout", "-q", "-b", "feature")
     elsewhere = make_engine(repo.path).note("decision", "use kafka for the queue", "queue")
     repo.git("checkout", "-q", "main")
@@ -174,7 +175,7 @@ def test_resolving_either_side_closes_the_contest(engine: Engine) -> None:
 
 @pytest.mark.parametrize("leave", ["resolve", "supersede", "delete"])
 def test_a_side_leaving_a_three_way_contest_leaves_the_other_two_contested(engine: Engine, leave: str) -> None:
-    """Issue 27 bug 2: resolved, superseded or deleted, one side leaves and the two left stay contested and
+    """Resolved, superseded or deleted, one side leaves and the two left stay contested and
     marked; the next side to leave closes the contest. (Deleting used to clear the flag on every side.)"""
     a = engine.note("decision", "flush the spool at turn end", "spool flush")
     b = engine.note("decision", "do not flush the spool at turn end", "spool flush")

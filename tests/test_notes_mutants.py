@@ -1,4 +1,4 @@
-"""What writing and resolving a note report and record (issue 27: mutation testing of `memory/notes.py`'s write rules).
+"""What writing and resolving a note report and record (found by mutation testing of `memory/notes.py`'s write rules).
 
 The write rules themselves (contests, supersession, dated writes, refusals) are held by `tests/test_notes.py`. These
 tests read what a write or a resolve hands back to its caller (`NoteWrite`, `Resolution`: the CLI and MCP print

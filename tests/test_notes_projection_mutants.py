@@ -1,4 +1,4 @@
-"""How a note is projected into memory (issue 27: mutation testing of `memory/notes.py`'s projection).
+"""How a note is projected into memory (found by mutation testing of `memory/notes.py`'s projection).
 
 A note becomes one memory item (`sync_note_item`): its text, tier, importance and dates at first, and on a
 later change a re-projection that keeps its tier and history. Its file references and the anchors its text
@@ -55,7 +55,8 @@ def anchored(engine: Engine, item_id: str) -> list[tuple[object, ...]]:
     return sorted(
         tuple(r)
         for r in engine.conn.execute(
-            "SELECT path, symbol, start_line, end_line, head_oid, anchored_at FROM memory_anchors WHERE memory_item_id=?",
+            "SELECT path, symbol, start_line, end_line, head_oid, "
+            "anchored_at FROM memory_anchors WHERE memory_item_id=?",
             (item_id,),
         )
     )

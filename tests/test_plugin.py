@@ -1,4 +1,4 @@
-"""The Claude Code plugin and its marketplace entry (issue 21): the four files validate against schemas written
+"""The Claude Code plugin and its marketplace entry: the four files validate against schemas written
 from Claude Code's plugin reference, they are what `cortex_engine.ops.plugin` generates from the install tables,
 every hook runs exactly as the plugin declares it against real payloads, and install/doctor recognise a user
 who has the plugin."""
@@ -316,7 +316,7 @@ def test_a_plugin_user_is_told_capture_is_on_by_doctor_install_and_the_operator_
     isolated_home: Path,
     tmp_path: Path,
 ) -> None:
-    """Issue 29, major 1: one rule for "is Cortex wired here". With only the plugin (no settings-file hooks), a
+    """One rule for "is Cortex wired here". With only the plugin (no settings-file hooks), a
     session's hooks capture, and the operator view, doctor and install all say the plugin wires it."""
     from cortex_engine.ops.presence import hooks_installed, survey
     from cortex_tui.data.target import StoreTarget
@@ -355,7 +355,7 @@ CLAUDE = shutil.which("claude")
 )
 @pytest.mark.parametrize("target", [".", "plugin"])
 def test_claude_code_validates_the_marketplace_and_the_plugin_strictly(target: str, tmp_path: Path) -> None:
-    """Issue 29: `claude plugin validate --strict` (warnings are errors) passes the marketplace and the plugin,
+    """`claude plugin validate --strict` (warnings are errors) passes the marketplace and the plugin,
     its commands and skill included; run by Claude Code's own CLI wherever it is installed."""
     assert CLAUDE is not None
     env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "DISABLE_AUTOUPDATER": "1"}

@@ -1,4 +1,4 @@
-"""Progress bars (issue 21): drawn on stderr for a person at a terminal, nothing when piped or with --json,
+"""Progress bars: drawn on stderr for a person at a terminal, nothing when piped or with --json,
 and rich never loaded by the engine or a hook path."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Projection of captured rows, the rules the ninth mutation round found untested (issue 27, `memory/projection.py`).
+"""Projection of captured rows, the rules mutation testing of `memory/projection.py` found untested.
 
 An item's references are re-read on every re-projection (the old ones replaced, not kept), and an episode's
 target, its subject, is read before its text: it is the first path its freshness label names.

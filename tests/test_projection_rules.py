@@ -1,4 +1,4 @@
-"""The rules of projecting captured rows into memory items (issue 27: mutation testing of `memory/projection.py`).
+"""The rules of projecting captured rows into memory items (found by mutation testing of `memory/projection.py`).
 
 A command run and an episode each become one memory item: its text as written, the tier and importance it
 starts with, and on a later change a re-projection that keeps the item's tier and history.

@@ -245,7 +245,8 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[
         with transaction(engine.conn):
             inside, outside = scope_id(engine.conn, engine.scope.key), scope_id(engine.conn, feature)
             engine.conn.executemany(
-                "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+                "INSERT INTO memory_items(id, scope_type, scope_id, "
+                "kind, subject, text, state, importance, created_at) "
                 "VALUES (?, 'branch', ?, ?, ?, ?, 'hot', ?, '2026-08-02T17:00:00.000Z')",
                 [
                     *(
@@ -262,7 +263,7 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[
 
 
 def test_recall_finds_its_own_matches_under_hundreds_of_stronger_ones_elsewhere(crowded) -> None:  # noqa: ANN001
-    """Issue 27: every one of the first ranking's 160 best matches is on another branch; the statement that
+    """Every one of the first ranking's 160 best matches is on another branch; the statement that
     filters by scope as it ranks must still find main's own two (and only main's)."""
     path, home, own = crowded
     with Engine(path, home=home, clock=Clock()) as engine:

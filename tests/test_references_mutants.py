@@ -1,4 +1,4 @@
-"""Where an unrooted span begins (issue 27, ninth round: the second round's `_unrooted_spans` survivor).
+"""Where an unrooted span begins (a mutant of `_unrooted_spans` no other test killed).
 
 A URL's scheme begins at its first letter (RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), so the digits,
 dots, `+` and `-` written just before it are not part of the span that hides paths: a file name made of them stays

@@ -1,4 +1,4 @@
-"""Reference extraction's repository rules at their boundaries (issue 27: mutation testing of `scope/references.py`).
+"""Reference extraction's repository rules at their boundaries (found by mutation testing of `scope/references.py`).
 
 With a repository to ask, a bare file name is a reference only when tracked at the root, and a relative candidate
 shaped like a branch (a version tail, a merge message's `from …`, a ref's name) is one only if it was ever tracked.
@@ -122,7 +122,7 @@ def test_the_scans_a_text_cannot_hold_are_skipped_and_nothing_else() -> None:
             (m.start("scheme") if m.start("scheme") >= 0 else m.start(), m.end())
             for m in references._UNROOTED_SPAN.finditer(text)
         ]
-        assert list(zip(starts, ends)) == expected, text
+        assert list(zip(starts, ends, strict=True)) == expected, text
         whole = text + "\n \n" + " ".join(references._SPAN_MARKS) + " :/ :\\ ~"
         refs = extract_references(None, text)
         assert refs == [r for r in extract_references(None, whole) if whole.find(r.raw) < len(text)], text

@@ -1,4 +1,4 @@
-"""Rendering rules a mutation run of `query/render.py` showed unheld (issue 27), at their exact edges.
+"""Rendering rules a mutation run of `query/render.py` showed unheld, at their exact edges.
 
 The packers and the line renderer as the surfaces use them: a degrading surface's last resort cut to exactly its
 budget, the labels a memory line carries, the cut of a long note with its pointer.

@@ -1,4 +1,4 @@
-"""The rendering rules a user reads, checked at their boundaries (issue 27: mutation testing of `query/render.py`).
+"""The rendering rules a user reads, checked at their boundaries (found by mutation testing of `query/render.py`).
 
 Each test pins a rule of `query/render` where a changed comparison, constant or word would show: the cut of a
 line and of its labels, the kinds and ages as written, the snippet and alternatives caps, the budgeted packers.

@@ -77,7 +77,7 @@ def test_unborn_branch_is_branch_scope(tmp_path: Path) -> None:
 
 
 def test_branches_storing_would_confuse_keep_their_own_scopes(repo: Repo, make_engine: Any) -> None:
-    """Issue 26 §7: `featx` never sees `feat\\u200bx`'s notes, nor `fix/token=bbbb…` those of `fix/token=aaaa…`
+    """`featx` never sees `feat\\u200bx`'s notes, nor `fix/token=bbbb…` those of `fix/token=aaaa…`
     (storing cleans both pairs to one string); a plain branch's key is the one old stores hold."""
     main = detect_scope(str(repo.path))
     assert (
@@ -105,6 +105,6 @@ def test_branches_storing_would_confuse_keep_their_own_scopes(repo: Repo, make_e
 
 
 def test_a_detached_key_that_is_not_a_commit_id_names_no_commit() -> None:
-    """Issue 26 §9: an imported scope `detached:…:--output=/x` never reaches git as an option."""
+    """An imported scope `detached:…:--output=/x` never reaches git as an option."""
     assert scope_key_oid("detached:/r/.git:/r:--output=/tmp/x") is None
     assert scope_key_oid("detached:/r/.git:/r:" + "ab" * 20) == "ab" * 20

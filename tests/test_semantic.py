@@ -1,4 +1,4 @@
-"""Hybrid recall (issue 28): the optional encoder's vectors, fused with the lexical rank under the same rules.
+"""Hybrid recall: the optional encoder's vectors, fused with the lexical rank under the same rules.
 
 The real model runs here (the test extra installs the semantic one); it is loaded once per process
 (`semantic.model.load`), and every store is a handful of notes.
@@ -51,7 +51,8 @@ def seed(engine: Engine) -> dict[str, str]:
 
 
 def test_a_paraphrase_is_found_once_the_notes_are_embedded(engine: Engine) -> None:
-    """Lexical recall finds nothing for a topic sharing no word with the note; after embedding, hybrid finds it first."""
+    """Lexical recall finds nothing for a topic sharing no word with the note; after embedding, hybrid finds it
+    first."""
     ids = seed(engine)
     before = engine.recall(PARAPHRASE, book=False)
     assert before.items == [] and before.retrievers == ("lexical",)

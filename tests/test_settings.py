@@ -1,4 +1,5 @@
-"""One settings module: every `CORTEX_*` variable is read in `cortex_engine/base/settings.py` and listed in the README."""
+"""One settings module: every `CORTEX_*` variable is read in `cortex_engine/base/settings.py` and listed in the
+README."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def test_home_is_read_when_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 def test_semantic_recall_is_on_wherever_the_extra_is_installed_unless_switched_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 28: hybrid recall beats the lexical rank on every measured set, so installing the extra is the opt-in;
+    """Hybrid recall beats the lexical rank on every measured set, so installing the extra is the opt-in;
     `CORTEX_SEMANTIC` is a switch like the others (unset or blank: on; an OFF spelling: off)."""
     seen: dict[str | None, bool] = {}
     for value in (None, "", "1", "yes", "0", "off", "False", "typo"):

@@ -1,4 +1,4 @@
-"""Decisions shared through the repository (issue 19 part 2): publish, commit, pull, read at HEAD as `(shared)`.
+"""Decisions shared through the repository: publish, commit, pull, read at HEAD as `(shared)`.
 
 Two clones of one repository, so two stores; `publish`, `sync` and `doctor` through the real command line.
 """
@@ -54,7 +54,8 @@ def publish_decision(alice: Repo, text: str = "use redis for the cache backend",
 def notes_on(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
     """(content, status, conflict, origin) of this scope's notes on a subject, oldest first."""
     rows = eng.conn.execute(
-        "SELECT content, status, conflict, origin FROM scoped_notes WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
+        "SELECT content, status, conflict, origin FROM scoped_notes "
+        "WHERE scope_key=? AND subject=? ORDER BY timestamp, rowid",
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]
@@ -213,7 +214,7 @@ def test_session_start_sync_is_skipped_when_head_has_not_moved(repo: Repo, make_
 
 
 def test_sync_quotes_a_file_name_holding_a_bidi_control(repo: Repo) -> None:
-    """Issue 26 §9: `cortex sync` (text and --json) names a skipped decision file without its raw U+202E."""
+    """`cortex sync` (text and --json) names a skipped decision file without its raw U+202E."""
     repo.write("docs/decisions/0001-\u202edm.exe.md", "no front matter, no title\n")
     repo.commit("a decision file from someone else")
     for argv in (("sync",), ("sync", "--json")):
@@ -222,7 +223,7 @@ def test_sync_quotes_a_file_name_holding_a_bidi_control(repo: Repo) -> None:
 
 
 def test_publish_into_a_docs_file_is_one_clear_error(repo: Repo) -> None:
-    """Issue 26 §9: `docs` is a file: one `cortex:` line on stderr, exit 1, no traceback, nothing written."""
+    """`docs` is a file: one `cortex:` line on stderr, exit 1, no traceback, nothing written."""
     repo.write("docs", "not a folder\n")
     noted = cortex(repo.path, "note", "--kind", "decision", "--subject", "db", "--json", "use postgres")
     run = cortex(repo.path, "publish", noted.data()["id"])

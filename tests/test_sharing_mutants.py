@@ -1,4 +1,4 @@
-"""The rules of `memory/sharing.py` read in process (issue 27): a committed decision file is untrusted author text.
+"""The rules of `memory/sharing.py` read in process: a committed decision file is untrusted author text.
 
 `tests/test_sharing.py` and `tests/test_inbox.py` drive publish and sync mostly through the command line in a
 subprocess, which the mutation run cannot see into. These tests hold the same rules where it can: how a MADR file
@@ -621,7 +621,8 @@ def shared_notes(eng: Engine) -> list[tuple[str, str, str, str, int]]:
     return [
         tuple(r)
         for r in eng.conn.execute(
-            "SELECT subject, content, status, timestamp, conflict FROM scoped_notes WHERE scope_key=? AND origin='shared' "
+            "SELECT subject, content, status, timestamp, conflict "
+            "FROM scoped_notes WHERE scope_key=? AND origin='shared' "
             "ORDER BY rowid",
             (eng.scope.key,),
         )
@@ -1022,7 +1023,7 @@ def test_an_accepted_file_is_dated_as_it_arrived_and_replaces_its_earlier_versio
     assert [tuple(a) for a in audit] == [(f"shared-update:{FOLDER}/0001-q.md", "use rq", "use celery")]
 
 
-# -- what the survivors of the first run needed ---------------------------------------------------------
+# -- what the mutants the tests above left alive needed ---------------------------------------------------------
 
 
 def test_a_synced_decision_keeps_its_considered_options(repo: Repo, make_engine: Open, trusted: None) -> None:

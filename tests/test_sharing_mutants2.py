@@ -1,4 +1,4 @@
-"""The rest of `memory/sharing.py`'s rules the mutation run measured last (issue 27): what a sync does when git
+"""The rest of `memory/sharing.py`'s rules the mutation run measured last: what a sync does when git
 lists a decision file at HEAD but cannot read it.
 
 The other rules of the module are held by `tests/test_sharing_mutants.py`; this file only adds what its mutants

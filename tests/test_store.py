@@ -160,7 +160,10 @@ def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> N
 
 
 V7_STORE = Path(__file__).parent / "fixtures" / "store_v7.db.gz"
-NOTE_COLUMNS = "rowid, id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, source, origin"
+NOTE_COLUMNS = (
+    "rowid, id, session_id, scope_key, timestamp, kind, subject, content, alternatives, status, conflict, "
+    "source, origin"
+)
 ITEM_COLUMNS = (
     "rowid, id, session_id, scope_type, scope_key, kind, source_table, source_id, subject, text, state, importance, "
     "access_count, last_accessed_at, created_at"
@@ -353,7 +356,7 @@ def test_a_note_keeps_its_content_whatever_happens_to_its_item(engine: Engine) -
 
 
 def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: Engine) -> None:
-    """Issue 30: a note's row is inserted already sharing its content with its item (content NULL, its length
+    """A note's row is inserted already sharing its content with its item (content NULL, its length
     kept), so the sharing trigger has no row to rewrite: writing a note updates no row of `notes`."""
     conn = engine.conn
     conn.execute("CREATE TEMP TABLE rewritten (id TEXT)")
@@ -374,9 +377,9 @@ def test_a_new_note_is_written_shared_with_its_item_not_rewritten_after(engine: 
 
 
 def test_a_label_added_to_a_shared_note_leaves_its_row_alone_and_its_content_whole(engine: Engine) -> None:
-    """Issue 30 (schema 15): a note's item text rewritten with the same leading `<kind>: <content>` (a contest's
-    `Conflict:` trailer, a supersession) no longer copies the content back into the note row and clears it again; each such
-    round trip grew a packed row and split its page (the 10k store: 11.14 MiB, 10.97 with this). A rewrite that
+    """Schema 15: a note's item text rewritten with the same leading `<kind>: <content>` (a contest's
+    `Conflict:` trailer, a supersession) no longer copies the content back into the note row and clears it again; each
+    such round trip grew a packed row and split its page (the 10k store: 11.14 MiB, 10.97 with this). A rewrite that
     changes the content still keeps the old content in the row, so the note never loses its text."""
     conn = engine.conn
     first = engine.note("decision", "use kafka for the queue engine", "queue")

@@ -119,7 +119,8 @@ def test_substitutes_a_byte_identical_reread_once_per_turn_and_credits_it(live: 
     assert out["permissionDecision"] == "deny"
     assert out["permissionDecisionReason"] == (
         f"[cortex] substituted: {repo.path / 'src/store.py'} is byte-identical to the copy already in this session's "
-        f"context (verified by sha256 just now). Full content ~{(size + 3) // 4} tokens. Read it again to get the real text."
+        "context (verified by sha256 just now). Full content "
+        f"~{(size + 3) // 4} tokens. Read it again to get the real text."
     )
     assert pre_read(repo, "src/store.py", tool_use="pre-2") == ""
     live.flush_spool(turn_end=True)

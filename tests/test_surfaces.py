@@ -90,7 +90,7 @@ def test_recall_budget_keeps_first_line_and_hints(engine: Engine) -> None:
 
 
 def test_single_oversized_result_is_cut_to_fit_rather_than_dropped(engine: Engine) -> None:
-    """recall never drops its top-ranked result; when it alone exceeds the budget it is cut, visibly (issue 11 §3)."""
+    """recall never drops its top-ranked result; when it alone exceeds the budget it is cut, visibly."""
     engine.note("insight", "huge " * 400)
     surface = engine.recall("huge", budget=20)
     assert len(surface.items) == 1

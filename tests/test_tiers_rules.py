@@ -1,4 +1,4 @@
-"""The rules of tier refreshing and reinforcement (issue 27: mutation testing of `memory/tiers.py`).
+"""The rules of tier refreshing and reinforcement (found by mutation testing of `memory/tiers.py`).
 
 `refresh` re-derives only the items whose tier can have changed: those whose age or last read crossed a step
 of `hotness` since the last refresh, and the rows past its backfill cursor. To see which items a refresh

@@ -1,4 +1,4 @@
-"""`cortex export` / `cortex import` (issue 21): a byte-identical round trip through a fresh store, idempotent
+"""`cortex export` / `cortex import`: a byte-identical round trip through a fresh store, idempotent
 re-import, the note rules applied in timestamp order, Claude Code's memory files as insights, and refusals
 that import nothing."""
 
@@ -147,7 +147,7 @@ def test_import_applies_supersession_and_contradiction_in_timestamp_order(engine
 
 def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine, clock, tmp_path: Path) -> None:  # noqa: ANN001
     """An imported intent that contradicts the stored decision but arrives superseded (a newer intent is stored)
-    flags nothing: a contest of one active side is no contest (issue 27, the one write rule)."""
+    flags nothing: a contest of one active side is no contest (the one write rule every path shares)."""
     decision = engine.note("decision", "flush the spool at turn end", "spool")
     clock.advance(minutes=2)
     engine.note("intent", "finish the spool rework", "spool")
@@ -264,7 +264,7 @@ def test_export_scope_filter(seeded: Engine, repo: Repo, tmp_path: Path) -> None
 
 
 def test_another_machines_export_lands_in_this_worktree_without_flags(repo: Repo, tmp_path: Path) -> None:
-    """Issue 29: an export made in another repository (another machine's absolute, lowercased scope keys) is found
+    """An export made in another repository (another machine's absolute, lowercased scope keys) is found
     after a plain import: its branch scopes map onto this worktree's scope, its project layer onto this project's;
     the report says so. --scope here still does the same by hand."""
     path = tmp_path / "other.jsonl"

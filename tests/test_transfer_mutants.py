@@ -1,4 +1,4 @@
-"""The rules of `memory/transfer.py` read through its public functions and the Engine, in process (issue 27).
+"""The rules of `memory/transfer.py` read through its public functions and the Engine, in process.
 
 `tests/test_transfer.py` drives export and import through the command line in a subprocess, which the
 mutation run cannot see into; these tests hold the same rules where it can: every refusal of a file (message and
@@ -1342,11 +1342,13 @@ def test_the_report_of_an_import_says_what_changed() -> None:
             "Imported 2 note(s) from in.jsonl; 3 already present, left as they are.",
             f"Superseded by the import: {', '.join(ids[:5])} and 1 more (--json lists them all)",
             f"Contested (resolve with `cortex resolve`): {', '.join(ids[:5])}",
-            "2 note(s) came from another repository's scopes and were put in this worktree's scope (a project-layer note "
+            "2 note(s) came from another repository's scopes and "
+            "were put in this worktree's scope (a project-layer note "
             "in this project's).",
             "Not imported: x line 2: why",
             "Not imported: x line 3: why",
-            "Stored under scopes this worktree does not read: project:/a, project:/b (`cortex import FILE --scope here` "
+            "Stored under scopes this worktree does not read: "
+            "project:/a, project:/b (`cortex import FILE --scope here` "
             "puts them in this worktree's scope instead)",
         ]
     )

@@ -1,4 +1,4 @@
-"""Issue 12: what every path says must be so — resolution and supersession, labels, reading vs booking, ids.
+"""What every path says must be so — resolution and supersession, labels, reading vs booking, ids.
 
 CLI behaviour runs the real `cortex` command line as a subprocess; MCP behaviour a real client over stdio;
 the TUI's resolve dialog runs under Textual's pilot (see test_tui_behaviour.py for the dialog's own tests).
@@ -40,7 +40,8 @@ def active(repo: Repo, subject: str) -> list[tuple[str, int]]:
         return [
             (r["content"], r["conflict"])
             for r in conn.execute(
-                "SELECT content, conflict FROM scoped_notes WHERE subject=? AND status='active' ORDER BY timestamp, rowid",
+                "SELECT content, conflict FROM scoped_notes WHERE "
+                "subject=? AND status='active' ORDER BY timestamp, rowid",
                 (subject,),
             )
         ]
@@ -169,7 +170,8 @@ def test_cli_errors_speak_cli_and_usage_exits_2(repo: Repo, tmp_path: Path) -> N
 
 
 def test_help_is_grouped_and_hides_internals(tmp_path: Path) -> None:
-    """`cortex --help` lists commands by group; hook entry points and aliases are not listed; tui/serve take no --json."""
+    """`cortex --help` lists commands by group; hook entry points and aliases are not listed; tui/serve take no
+    --json."""
     out = cortex(tmp_path, "--help").out
     for title in ("everyday:", "inspection and correction:", "setup:"):
         assert title in out
@@ -302,7 +304,8 @@ def test_reads_never_reheat_superseded_or_stale_items(repo: Repo) -> None:
 
 
 def test_peek_and_session_brief_book_nothing(repo: Repo) -> None:
-    """--peek on recall/brief/state and session-brief leave the ledger, the retrieval log and the access counts alone."""
+    """--peek on recall/brief/state and session-brief leave the ledger, the retrieval log and the access counts
+    alone."""
     note = ok_json(repo.path, "note", "--kind", "blocker", "--subject", "ci", "ci is red on windows")
 
     def counts() -> tuple[int, int, int]:
@@ -465,7 +468,7 @@ def test_every_label_on_every_surface(repo: Repo, engine: Any, tmp_path: Path) -
             text(await session.call_tool("cortex_state", {"budget": 2000})),
         ]
 
-    for name, said in zip(("mcp recall", "mcp brief", "mcp state"), serve(repo, tmp_path, script)[0]):
+    for name, said in zip(("mcp recall", "mcp brief", "mcp state"), serve(repo, tmp_path, script)[0], strict=True):
         seen[name] = check_labels(name, said, None, oracle, keys)
     assert [name for name, count in seen.items() if count == 0] == [], seen
 
@@ -586,8 +589,8 @@ EVERY_LABEL = [
 )
 def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
     """A line too long for its room is cut before the labels Cortex appended, never through them: every label of
-    the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut;
-    issue 27: a promoted, contested, stale decision kept only `[stale: …]`)."""
+    the vocabulary, the origins and freshness verdicts included (a drifted line once lost its label when cut,
+    and a promoted, contested, stale decision kept only `[stale: …]`)."""
     line = "the pool reconnects with backoff " * 12 + label
     cut = clip(line, 120, inspect_pointer("abcd1234"))
     assert cut.endswith(" " + label) and "…" in cut and len(cut) <= 120
@@ -596,7 +599,7 @@ def test_a_cut_line_keeps_every_label_whole(label: str) -> None:
 def test_a_promoted_contested_stale_decision_keeps_every_label_at_budget_60(
     repo: Repo, make_engine: Any, clock: Any
 ) -> None:
-    """Issue 27 bug 1, end to end: recall at budget 60 of a decision promoted from a merged branch, contested and
+    """End to end: recall at budget 60 of a decision promoted from a merged branch, contested and
     stale shows `[contested]`, `(from <branch>)` and `[stale: …]`, as its JSON item does."""
     repo.write("src/q.py")
     repo.commit("q")

@@ -41,7 +41,8 @@ def engine_for(repo: Path) -> Engine:
 def drive(
     repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *, live: bool = False
 ) -> list[tuple[str, str, str]]:
-    """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title, text)."""
+    """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title,
+    text)."""
     from cortex_tui.app import make_app
 
     app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2)
@@ -347,7 +348,7 @@ def test_every_key_is_in_the_palette(demo: Path) -> None:
 
 
 def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path) -> None:
-    """Issue 29: the palette matched titles only ("stale" found nothing). Issue 27: it and the help dialog are read
+    """The palette matched titles only ("stale" found nothing). It and the help dialog are read
     from the bindings, so every documented key of the screen is in both."""
     from cortex_tui.keys import Key, help_rows, label, screen_keys
 

@@ -1,4 +1,4 @@
-"""The operator TUI on a 10,000-item store (issue 17): startup, paging by key to the oldest page, and search.
+"""The operator TUI on a 10,000-item store: startup, paging by key to the oldest page, and search.
 
 The store is built once per session, fast: two notes through the engine (an open contest), then 10,000 command
 runs, failures and insights written in one transaction, as capture leaves them (no note behind them). Everything is

@@ -1,4 +1,4 @@
-"""Dialogs and highlights when the store changes under them (issue 17 item 3, issue 12's stale resolve).
+"""Dialogs and highlights when the store changes under them (and a resolve against a contest that changed).
 
 A dialog left open while another shell changes its target refuses and says so; the engine itself checks that a
 contest is still the one the caller saw; highlights follow the item, not the row position, across live updates.
@@ -6,6 +6,7 @@ contest is still the one the caller saw; highlights follow the item, not the row
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -236,7 +237,7 @@ def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path)
         loads = app._requested
         for n in range(5):
             with spool.open("a", encoding="utf-8") as out:
-                out.write('{"p": {"tool_name": "Read", "n": %d}}\n' % n)
+                out.write(json.dumps({"p": {"tool_name": "Read", "n": n}}) + "\n")
             await pilot.pause(0.3)  # more than the poll interval: a watched spool would have reloaded by now
         await settle(pilot)
         assert app._requested == loads
@@ -324,7 +325,7 @@ def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:
             await pilot.pause(0.05)
 
     notes = drive(repo.path, steps, live=True)
-    # Issue 27: one freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
+    # One freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
     from .test_cli import cortex
 
     [said] = [text for _, title, text in notes if title == "Freshness re-validated"]

@@ -1,4 +1,5 @@
-"""Author text in the operator TUI is never markup and never reaches the terminal raw (issue 17, items 2 and 4).
+"""Author text in the operator TUI is never markup and never reaches the terminal raw (markup-shaped subjects,
+escapes, bidi controls).
 
 One hostile store (subjects shaped like Textual markup, a captured command holding an ANSI escape, a note holding
 U+202E) is walked through every screen and dialog: the app must not crash or quit, must show each string literally

@@ -1,4 +1,4 @@
-"""Layout at every terminal size and legibility of labels (issue 17 items 1 and 9).
+"""Layout at every terminal size and legibility of labels (a narrow side terminal included).
 
 Focus never rests on a widget that is off screen; every overview pane is reachable by keyboard where the panes
 stack; highlighted labels keep 4.5:1 contrast; a pane that flags something keeps its colour with focus.

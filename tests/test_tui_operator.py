@@ -1,4 +1,4 @@
-"""Operator requests of issue 17 (part 1), driven by keys: narrowing the memory table by label and text, sorting it,
+"""What an operator asks of the TUI, driven by keys: narrowing the memory table by label and text, sorting it,
 the marker on contests and stale references that arrived live, and the Activity drill-down.
 
 Each test seeds its own demo store, runs the app headless with a frozen clock (see `test_tui_behaviour.drive`), and

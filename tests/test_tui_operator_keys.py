@@ -1,4 +1,4 @@
-"""Operator keys of issue 17 (part 2) and issue 20, driven by Textual's pilot with the store asserted afterwards.
+"""Operator keys for stale and drifted memory, driven by Textual's pilot with the store asserted afterwards.
 
 On a Freshness item: `o` opens the file in $EDITOR at the drifted span (the app suspended around it), `m` rewrites
 a moved path in the note (audited, refused if the note changed meanwhile). Elsewhere: `a` shows the audit trail as

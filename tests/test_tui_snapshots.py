@@ -26,7 +26,7 @@ NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 NOW_ISO = "2026-08-02T18:00:00Z"
 SIZES = {"wide": (120, 40), "narrow": (80, 24)}
 MORE_SIZES = {"medium": (100, 30), "huge": (200, 60)}
-"""The overview is also recorded at these (issue 17: every breakpoint of the layout)."""
+"""The overview is also recorded at these (every breakpoint of the layout)."""
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -620,7 +620,8 @@ def test_command_palette(snap_compare, seen_from: World, size: str) -> None:
 @sizes
 def test_no_hooks_installed(snap_compare, seen_from: World, size: str) -> None:
     """No Claude Code hooks wired, seen in the demo repository: the warning says nothing is to be installed there
-    (issue 29: `cortex install` from a checkout's venv would bake it into ~/.claude); elsewhere it names `cortex install`."""
+    (`cortex install` from a checkout's venv would bake it into ~/.claude); elsewhere it names
+    `cortex install`."""
     assert snap(snap_compare, seen_from, "no_hooks", size)
 
 
@@ -656,7 +657,8 @@ def test_freshness_item_keys(snap_compare, seen_from: World, size: str) -> None:
 
 @sizes
 def test_inspection_with_corrections(snap_compare, seen_from: World, size: str) -> None:
-    """An edited note inspected: each correction with its word diff, markup-shaped text literal, `a Audit` in the footer."""
+    """An edited note inspected: each correction with its word diff, markup-shaped text literal, `a Audit` in the
+    footer."""
     assert snap(snap_compare, seen_from, "audited_memory", size)
 
 

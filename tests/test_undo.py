@@ -1,4 +1,4 @@
-"""`cortex undo` (issue 29): the last operator actions taken back from the audit trail's before-state, newest
+"""`cortex undo`: the last operator actions taken back from the audit trail's before-state, newest
 first, each undo audited, and refused when what the action changed has changed since."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`cortex uninstall` (issue 21) against temporary homes: install then uninstall leaves every user file as it
+"""`cortex uninstall` against temporary homes: install then uninstall leaves every user file as it
 was, byte for byte (install's `.bak` copies aside); what install did not write stays; the store stays unless
 `--purge` is confirmed."""
 

@@ -158,7 +158,7 @@ def retention_days(name: str) -> int:
 
 def semantic() -> bool:
     """Whether the dense retriever may run when its extra is installed (`CORTEX_SEMANTIC`, a switch: on unless set
-    to one of `OFF`'s spellings). Issue 28: with the cosine as a rerank feature, hybrid recall beats the lexical
+    to one of `OFF`'s spellings). With the cosine as a rerank feature, hybrid recall beats the lexical
     rank on LoCoMo, the commit-log replay and the anchor corpus, so having the extra is the opt-in."""
     return _raw(SEMANTIC).lower() not in OFF
 

@@ -71,7 +71,8 @@ def skeleton(text: str) -> str:
 
 
 def skeleton_of(word: str) -> str:
-    """The skeleton of a word as a pattern matches it (a label word, `contested` → `contested`, `drifted` → `drlfted`)."""
+    """The skeleton of a word as a pattern matches it (a label word, `contested` → `contested`, `drifted` →
+    `drlfted`)."""
     return skeleton(visible(word))
 
 

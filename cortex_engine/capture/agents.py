@@ -392,7 +392,8 @@ def guard(engine: Host, payload: Mapping[str, object]) -> str:
     count = len(outside)
     lines = [
         f"Cortex refused this: a subagent may not {verb} memory from earlier work on this branch.",
-        f"This call would {verb} {'1 memory' if count == 1 else f'{count} memories'} that this conversation did not write:",
+        f"This call would {verb} {'1 memory' if count == 1 else f'{count} memories'} "
+        "that this conversation did not write:",
     ]
     for _, note in outside[:3]:
         subject = f"[{note.get('subject')}]" if note.get("subject") else ""

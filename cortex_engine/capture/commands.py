@@ -203,7 +203,8 @@ class FailureEpisodes:
         seen = base + " (seen "
         row = self._conn.execute(
             "SELECT id, metadata_json, created_at FROM episodes WHERE session_id=? AND kind='command_failure' "
-            "AND summary >= ? AND summary < ? AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            "AND summary >= ? AND summary < ? AND (summary=? OR "
+            "summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
             (session_id, base, seen + "\uffff", base, seen),
         ).fetchone()
         if row is None:

@@ -211,7 +211,8 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
         "SELECT COUNT(*) FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)", (session_id,)
     ).fetchone()[0]
     notes = conn.execute(
-        "SELECT kind, subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) ORDER BY timestamp LIMIT 5",
+        "SELECT kind, subject FROM notes WHERE session=(SELECT "
+        "rowid FROM sessions WHERE id=?) ORDER BY timestamp LIMIT 5",
         (session_id,),
     ).fetchall()
     if not steps and not commands and not notes and not description:
@@ -245,7 +246,8 @@ def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, descri
     episode_id = f"session_summary:{session_id}"
     conn.execute(
         "INSERT INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET summary=excluded.summary, created_at=excluded.created_at",
+        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
+        "summary=excluded.summary, created_at=excluded.created_at",
         (episode_id, session_id, session["scope_key"], "session_summary", summary, None, "{}", at),
     )
     sync_episode_item(conn, episode_id)
@@ -275,7 +277,8 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     if scope.type not in ("branch", "detached"):
         return None
     primaries = conn.execute(
-        "SELECT id, focus FROM sessions WHERE scope_key=? AND parent_session_id IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 5",
+        "SELECT id, focus FROM sessions WHERE scope_key=? AND "
+        "parent_session_id IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 5",
         (scope.key,),
     ).fetchall()
     ids = [r["id"] for r in primaries]
@@ -283,7 +286,8 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
     if ids:
         marks = ",".join("?" * len(ids))
         row = conn.execute(
-            f"SELECT summary FROM episodes WHERE kind='session_summary' AND session_id IN ({marks}) ORDER BY created_at DESC LIMIT 1",
+            "SELECT summary FROM episodes WHERE kind='session_summary' "
+            f"AND session_id IN ({marks}) ORDER BY created_at DESC LIMIT 1",
             ids,
         ).fetchone()
         summary = row["summary"] if row is not None else None
@@ -321,7 +325,8 @@ def sync_branch_snapshot(conn: sqlite3.Connection, scope: Scope, at: str) -> str
         files = [
             r["target"]
             for r in conn.execute(
-                f"SELECT target, COUNT(*) AS n FROM events WHERE session_id IN ({marks}) AND type IN ('read','edit','write') "
+                "SELECT target, COUNT(*) AS n FROM events WHERE session_id "
+                f"IN ({marks}) AND type IN ('read','edit','write') "
                 f"AND target IS NOT NULL GROUP BY target ORDER BY n DESC, MAX(timestamp) DESC LIMIT 6",
                 ids[:3],
             )

@@ -28,7 +28,8 @@ def absolute_path(path: str, cwd: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def relative_path(path: str, worktree: str) -> str:
-    """A file key relative to the worktree when inside it, else the absolute path (memoized: realpath is a stat walk)."""
+    """A file key relative to the worktree when inside it, else the absolute path (memoized: realpath is a stat
+    walk)."""
     normalized = os.path.normpath(path.replace("\\", "/"))
     if not os.path.isabs(normalized):
         return normalized
@@ -167,9 +168,11 @@ def record_digest(
         if sha is None and not oversize:
             return
     conn.execute(
-        "INSERT INTO content_digests(scope_key, path, sha256, byte_size, session_id, agent_id, oversize, read_count, source, "
+        "INSERT INTO content_digests(scope_key, path, sha256, "
+        "byte_size, session_id, agent_id, oversize, read_count, source, "
         "refund_eligible, recorded_at) VALUES (?,?,?,?,?,?,?,1,?,?,?) ON CONFLICT(scope_key, path) DO UPDATE SET "
-        "sha256=excluded.sha256, byte_size=excluded.byte_size, session_id=excluded.session_id, agent_id=excluded.agent_id, "
+        "sha256=excluded.sha256, byte_size=excluded.byte_size, "
+        "session_id=excluded.session_id, agent_id=excluded.agent_id, "
         "oversize=excluded.oversize, read_count=content_digests.read_count+1, source=excluded.source, "
         "refund_eligible=excluded.refund_eligible, recorded_at=excluded.recorded_at",
         (scope.key, rel, sha, size, session, agent_id, int(oversize), source, int(refund_eligible), at),

@@ -460,7 +460,8 @@ class Replayer:
     def _event(self, session: str, scope: Scope, at: str, kind: str, target: str | None, meta: Json) -> str:
         event_id = new_id()
         self.conn.execute(
-            "INSERT INTO events(id, session_id, scope_key, timestamp, type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO events(id, session_id, scope_key, timestamp, "
+            "type, target, metadata_json) VALUES (?,?,?,?,?,?,?)",
             (event_id, session, scope.key, at, kind, target, json.dumps(meta)),
         )
         return event_id
@@ -519,7 +520,9 @@ class Replayer:
         if exit_code not in (None, 0) or record.category not in ("read", "shell", "other"):
             # Projected from the row as the store now holds it (each value as the choke point stored it), not
             # read back.
-            projection.sync_command_item(self.conn, dict(zip(_RUN_COLUMNS, map(as_stored, run))), fresh=True)
+            projection.sync_command_item(
+                self.conn, dict(zip(_RUN_COLUMNS, map(as_stored, run), strict=True)), fresh=True
+            )
         if record.category in ("test", "build", "git") and exit_code not in (None, 0):
             episode_id = self._failures.upsert(session, scope.key, event_id, record, at)
             # A failure seen again only bumps its episode's `(seen Nx)`: its item is projected once per batch
@@ -617,8 +620,10 @@ def write_index(conn: sqlite3.Connection, rt: Runtime) -> int:
     """
     worktree = str(rt.folder.parent)
     rows = conn.execute(
-        "SELECT d.path, d.sha256, d.byte_size, s.host_session_id FROM content_digests d JOIN sessions s ON s.id = d.session_id "
-        "WHERE s.worktree_path=? AND s.parent_session_id IS NULL AND s.status='active' AND s.host_session_id IS NOT NULL "
+        "SELECT d.path, d.sha256, d.byte_size, s.host_session_id FROM "
+        "content_digests d JOIN sessions s ON s.id = d.session_id "
+        "WHERE s.worktree_path=? AND s.parent_session_id IS NULL "
+        "AND s.status='active' AND s.host_session_id IS NOT NULL "
         "AND d.refund_eligible=1 AND d.oversize=0 AND d.sha256 IS NOT NULL AND d.source='payload' ORDER BY d.path",
         (worktree,),
     ).fetchall()

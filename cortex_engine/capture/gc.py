@@ -103,7 +103,8 @@ class GcReport:
         for name, rule in self.rules.items():
             tail = "" if self.dry_run else f", {rule.deleted} deleted"
             lines.append(
-                f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} candidate{'s' if rule.candidates != 1 else ''}{tail}"
+                f"  {name.replace('_', ' ').ljust(width)}  {rule.candidates} "
+                f"candidate{'s' if rule.candidates != 1 else ''}{tail}"
             )
         if self.fulltext_segments is not None:
             merged = f", merged into {self.fulltext_merged}" if self.fulltext_merged is not None else ""

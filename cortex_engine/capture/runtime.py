@@ -297,7 +297,8 @@ class Runtime:
             return stream.read()
 
     def write(self, name: str, data: bytes | str, sub: str | None = None) -> None:
-        """Replace `name` with `data` atomically: a fresh 0600 file renamed over it (a link there is replaced, not followed)."""
+        """Replace `name` with `data` atomically: a fresh 0600 file renamed over it (a link there is replaced, not
+        followed)."""
         fd = self._dir(sub, create=sub is not None)
         if fd is None:
             raise OSError(f"{sub} in {self.folder} is not a directory")

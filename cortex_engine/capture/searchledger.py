@@ -252,7 +252,8 @@ def record(conn: sqlite3.Connection, scope: Scope, tool_input: Mapping[str, obje
         return False
     conn.execute(
         "INSERT INTO negative_results(scope_key, query_key, pattern, root, params_json, head_oid, census_sha256, "
-        "census_files, census_bytes, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(scope_key, query_key) DO UPDATE "
+        "census_files, census_bytes, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?) ON CONFLICT(scope_key, query_key) DO UPDATE "
         "SET head_oid=excluded.head_oid, census_sha256=excluded.census_sha256, census_files=excluded.census_files, "
         "census_bytes=excluded.census_bytes, recorded_at=excluded.recorded_at",
         (

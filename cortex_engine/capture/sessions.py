@@ -73,7 +73,8 @@ def primary_session(conn: sqlite3.Connection, scope: Scope, host_session: str, a
     """The active primary for a host session in this scope; a scope change ends the old one and rotates."""
     if host_session:
         row = conn.execute(
-            "SELECT id, scope_key FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND status='active' "
+            "SELECT id, scope_key FROM sessions WHERE host_session_id=? "
+            "AND parent_session_id IS NULL AND status='active' "
             "ORDER BY started_at DESC, rowid DESC LIMIT 1",
             (host_session,),
         ).fetchone()
@@ -107,7 +108,8 @@ def create_session(
     """Insert a session row carrying the scope."""
     session_id = new_id()
     conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
+        "INSERT INTO sessions(id, parent_session_id, started_at, "
+        "agent_type, agent_id, status, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id) VALUES (?,?,?,?,?, 'active', ?,?,?,?,?,?,?)",
         (
             session_id,
@@ -140,7 +142,8 @@ def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id
         return str(row["id"])
     session_id = new_id()
     conn.execute(
-        "INSERT INTO sessions(id, parent_session_id, started_at, agent_type, agent_id, status, git_root, worktree_path, "
+        "INSERT INTO sessions(id, parent_session_id, started_at, "
+        "agent_type, agent_id, status, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id) "
         "SELECT ?, id, ?, ?, ?, CASE WHEN status='active' THEN 'active' ELSE 'ended' END, git_root, worktree_path, "
         "branch_ref, head_oid, scope_type, scope_key, host_session_id FROM sessions WHERE id=?",

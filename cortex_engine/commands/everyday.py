@@ -182,7 +182,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _require_terminal(instead: str) -> None:
     """The TUI draws on a terminal: without one (a pipe, a script, an agent's shell) it would hang writing escape
-    codes to nobody, so say what to run instead (issue 29)."""
+    codes to nobody, so say what to run instead."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError(
             f"the Cortex TUI needs a terminal and stdin or stdout is not one; {instead}, and "

@@ -1,4 +1,4 @@
-"""The inbox: what arrives from outside waits here until a person accepts or rejects it (issue 26).
+"""The inbox: what arrives from outside waits here until a person accepts or rejects it.
 
 An arrival is a decision file someone else committed (`sharing.sync`) or a note read from an imported file
 (`transfer`). It is not a note: no surface ranks it, no contradiction or supersession rule runs against it, and
@@ -241,7 +241,7 @@ def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:
             candidates=[r["id"] for r in rows[:5]],
         )
     if not rows:
-        raise NotFound(f'no arrival found for id "{value}"; list them with: cortex inbox', code="not_found", id=value)
+        raise NotFound(f'no arrival found for id "{value}"; list them with: cortex inbox', id=value)
     return rows[0]
 
 

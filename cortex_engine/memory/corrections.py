@@ -27,7 +27,7 @@ _TRAILER_START = re.compile(r"^(subject|alternatives|conflict|status):", re.IGNO
 
 def not_found(item_id: str) -> NotFound:
     """The error for an id that names nothing (adapters add how to list ids in their own words)."""
-    return NotFound(f'no memory item found for id "{item_id}"', code="not_found", id=item_id)
+    return NotFound(f'no memory item found for id "{item_id}"', id=item_id)
 
 
 def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
@@ -82,7 +82,8 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
                 (a.path, a.start, a.end, a.current_hash, head, now, a.anchor_id),
             )
             conn.execute(
-                "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+                "INSERT INTO memory_corrections(memory_item_id, "
+                "source_table, source_id, scope_key, operation, prior_text, "
                 "new_text, prior_subject, created_at) VALUES (?,?,?,?, 'reanchor', ?,?,?,?)",
                 (
                     row["id"],
@@ -357,7 +358,8 @@ def _forget_focus(conn: sqlite3.Connection, note: sqlite3.Row) -> None:
         "SELECT id FROM sessions WHERE scope_key=? AND focus=?", (note["scope_key"], note["subject"])
     ).fetchall():
         fallback = conn.execute(
-            "SELECT subject FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?) AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
+            "SELECT subject FROM notes WHERE session=(SELECT rowid FROM sessions "
+            "WHERE id=?) AND kind IN ('focus', 'intent') AND subject IS NOT NULL "
             "AND status='active' ORDER BY kind='focus' DESC, timestamp DESC, rowid DESC LIMIT 1",
             (session["id"],),
         ).fetchone()

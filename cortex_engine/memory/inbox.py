@@ -59,7 +59,8 @@ def _chosen(conn: sqlite3.Connection, ids: Sequence[str], every: bool, scope: Sc
 def accept(
     conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False
 ) -> list[Verdict]:
-    """Accept arrivals (by id or prefix, or `every` pending import and decision file of this scope): each becomes a note.
+    """Accept arrivals (by id or prefix, or `every` pending import and decision file of this scope): each becomes a
+    note.
 
     Raises:
         NotFound: an id names no arrival.

@@ -143,7 +143,8 @@ def _candidates(conn: sqlite3.Connection, scope: Scope, branch: str | None = Non
         return []
     marks = ",".join("?" * len(PROMOTED_KINDS))
     rows = conn.execute(
-        "SELECT n.*, COALESCE(p.source_note_id, n.id) AS root_id, COALESCE(p.source_scope_key, n.scope_key) AS root_scope "
+        "SELECT n.*, COALESCE(p.source_note_id, n.id) AS root_id, "
+        "COALESCE(p.source_scope_key, n.scope_key) AS root_scope "
         "FROM scoped_notes n LEFT JOIN promotions p ON p.note_id = n.id "
         f"WHERE substr(n.scope_key, 1, ?) = ? AND n.scope_key != ? AND n.status = 'active' AND n.kind IN ({marks}) "
         "AND n.origin IS NOT 'shared' "  # a shared decision reaches every branch from the repository itself
@@ -350,7 +351,7 @@ def _merged_branches(
         ancestors = set()
     if before is None:
         # A tip that IS HEAD on a first check is a fast-forward merge only if the branch ever pointed elsewhere:
-        # a branch forked here with no commit of its own has HEAD as its tip too (issue 27).
+        # a branch forked here with no commit of its own has HEAD as its tip too.
         ancestors = {n for n in ancestors if tips[n] != head or _had_own_commit(conn, scope.worktree, prefix, n, head)}
     merged = {name: "ancestor" for name in ancestors}
     rest = {name: tips[name] for name in tips if name not in ancestors}
@@ -370,7 +371,8 @@ def _had_own_commit(conn: sqlite3.Connection, cwd: str, prefix: str, name: str, 
         return True
     return (
         conn.execute(
-            "SELECT 1 FROM sessions WHERE substr(scope_key,1,?)=? AND branch_ref=? AND head_oid IS NOT NULL AND head_oid != ? "
+            "SELECT 1 FROM sessions WHERE substr(scope_key,1,?)=? AND "
+            "branch_ref=? AND head_oid IS NOT NULL AND head_oid != ? "
             "LIMIT 1",
             (len(prefix), prefix, name, tip),
         ).fetchone()
@@ -450,7 +452,8 @@ def _predict(conn: sqlite3.Connection, scope: Scope, note: sqlite3.Row) -> tuple
     if not note["subject"]:
         return (), ()
     rows = conn.execute(
-        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?)",
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+        "AND status='active' AND (kind='decision' OR kind=?)",
         (scope.key, note["subject"], note["kind"]),
     ).fetchall()
     contests = tuple(

@@ -262,7 +262,8 @@ def write_note(
         priors = []
         if subject_n is not None:
             priors = conn.execute(
-                f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+                f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+                "AND status='active' AND (kind='decision' OR kind=?) "
                 "ORDER BY timestamp, rowid",
                 (scope.key, subject_n, kind),
             ).fetchall()
@@ -314,7 +315,8 @@ def write_note(
         }
         text = _note_text(note)
         conn.execute(
-            "INSERT INTO notes(id, session, scope_id, timestamp, kind, subject, content, alternatives, status, conflict, "
+            "INSERT INTO notes(id, session, scope_id, timestamp, "
+            "kind, subject, content, alternatives, status, conflict, "
             "origin, content_chars) SELECT ?1,(SELECT rowid FROM sessions WHERE id=?2),?3,?4,?5,?6, "
             "CASE WHEN shared THEN NULL ELSE ?7 END,?8,?9,?10,?11, CASE WHEN shared THEN length(?7) END "
             "FROM (SELECT substr(?12, 1, length(?5) + 2 + length(?7)) = ?5 || ': ' || ?7 AS shared)",
@@ -385,7 +387,7 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
         full = resolve_prefix(conn, "notes", note_id, what="note")
         note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (full,)).fetchone() if full else None
     if note is None:
-        raise NotFound(f'no note found for id "{raw}"', code="not_found", id=raw)
+        raise NotFound(f'no note found for id "{raw}"', id=raw)
     return note
 
 
@@ -440,7 +442,8 @@ def resolve_note(
         if subject_n is None:
             raise InvalidInput("subject is empty", code="bad_args")
         active = conn.execute(
-            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' ORDER BY timestamp DESC, rowid DESC",
+            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+            "AND status='active' ORDER BY timestamp DESC, rowid DESC",
             (scope.key, subject_n),
         ).fetchall()
         contested = [n for n in active if n["conflict"]]
@@ -453,9 +456,7 @@ def resolve_note(
                 ids=[n["id"] for n in contested],
             )
         if not active:
-            raise NotFound(
-                f'no active note on subject "{subject_n}" in this scope', code="not_found", subject=subject_n
-            )
+            raise NotFound(f'no active note on subject "{subject_n}" in this scope', subject=subject_n)
         note = contested[0] if contested else active[0]
     if replacement is not None:
         validate_note(note["kind"], replacement, note["subject"], None)
@@ -471,7 +472,8 @@ def resolve_note(
                 others = [
                     r["id"]
                     for r in conn.execute(
-                        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND kind=? AND status='active' AND id NOT IN (?, ?)",
+                        f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? "
+                        "AND kind=? AND status='active' AND id NOT IN (?, ?)",
                         (note["scope_key"], note["subject"], note["kind"], note["id"], replacement_id),
                     )
                 ]
@@ -522,7 +524,8 @@ def contest_sides(conn: sqlite3.Connection, scope_key: str, subject: str) -> lis
     return [
         row["id"]
         for row in conn.execute(
-            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND conflict=1 AND status='active' ORDER BY timestamp, rowid",
+            f"SELECT id FROM notes WHERE {IN_SCOPE} AND subject=? AND "
+            "conflict=1 AND status='active' ORDER BY timestamp, rowid",
             (scope_key, subject),
         )
     ]

@@ -526,7 +526,8 @@ def _needing_review(
         own_ids |= {
             r[0]
             for r in conn.execute(
-                f"SELECT id FROM scoped_notes WHERE scope_key=? AND origin IS NULL AND id IN ({','.join('?' * len(part))})",
+                "SELECT id FROM scoped_notes WHERE scope_key=? AND "
+                f"origin IS NULL AND id IN ({','.join('?' * len(part))})",
                 (scope.key, *part),
             )
         }
@@ -658,7 +659,8 @@ def _import(
         _record_file(c, scope, path, oid, new_id, now)
         if old is not None:
             c.execute(
-                "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
+                "INSERT INTO memory_corrections(memory_item_id, "
+                "source_table, source_id, scope_key, operation, prior_text, "
                 "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     notes_mod.item_id_for(old["id"]),

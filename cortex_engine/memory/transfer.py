@@ -629,7 +629,8 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     replaced: list[str] = []
     if status == "active" and subject is not None:
         rows = conn.execute(
-            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' AND (kind='decision' OR kind=?) "
+            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+            "AND status='active' AND (kind='decision' OR kind=?) "
             "ORDER BY timestamp, rowid",
             (note.scope, subject, note.kind),
         ).fetchall()

@@ -109,7 +109,7 @@ def _waiting_arrivals(conn: sqlite3.Connection) -> int:
 
 
 def check_shared_decisions(report: Report, db: Path) -> None:
-    """Decision files the last sync skipped as malformed (issue 19): reported, never half-imported."""
+    """Decision files the last sync skipped as malformed: reported, never half-imported."""
     from urllib.parse import quote
 
     from cortex_engine.memory.sharing import problems
@@ -179,7 +179,8 @@ def _pending(report: Report, rt: Runtime, now: float) -> None:
     total = sum(sizes.values())
     claims = len(pending) - (1 if rt.is_file(SPOOL) else 0)
     shape = (
-        f"{_kib(total)} pending ({_kib(sizes.get((SPOOL, None), 0))} spool, {claims} claim{'s' if claims != 1 else ''}, "
+        f"{_kib(total)} pending ({_kib(sizes.get((SPOOL, None), 0))} "
+        f"spool, {claims} claim{'s' if claims != 1 else ''}, "
         f"{len(blobs)} blob{'s' if len(blobs) != 1 else ''})"
     )
     held = rt.size()

@@ -1,4 +1,5 @@
-"""`cortex doctor`'s checks of Claude Code's wiring: settings files, the plugin, hooks and their scripts, the MCP server.
+"""`cortex doctor`'s checks of Claude Code's wiring: settings files, the plugin, hooks and their scripts, the MCP
+server.
 
 Read-only, like every doctor check; binaries are located on PATH, never executed.
 """

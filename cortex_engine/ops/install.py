@@ -2,7 +2,7 @@
 then run doctor. Standard library only.
 
 Idempotent by construction: every file is compared with what would be written and left untouched
-(bytes, mtime, formatting) when nothing differs, so a second run changes nothing and says so.
+(bytes, mtime, formatting) when nothing differs, so running it again changes nothing and says so.
 Whatever it does change is backed up first (to `<file>.bak`, or `.bak.1`, `.bak.2`, … when that name is taken:
 a backup, the user's own included, is never overwritten) and lands via a temp file and a rename.
 """
@@ -33,7 +33,7 @@ DRY_RUN_BADGES = {
     "refused": "WOULD STOP  ",
     "warning": "NOTE        ",
 }
-"""A dry run's report speaks in the conditional: it wrote nothing (issue 29)."""
+"""A dry run's report speaks in the conditional: it wrote nothing."""
 NOTHING_CHANGED = "Nothing changed — this installation is already current."
 
 

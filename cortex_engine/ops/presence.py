@@ -1,5 +1,5 @@
 """Is Cortex wired into Claude Code here: the one rule `cortex doctor`, `cortex install` and the operator view
-use (issue 29). Standard library only; reads files, writes nothing.
+use. Standard library only; reads files, writes nothing.
 
 Claude Code runs a hook when one of the settings files it merges lists it (the project's `.claude/settings.json`
 and `.claude/settings.local.json`, the user's `~/.claude/settings.json`), or when a plugin enabled in one of

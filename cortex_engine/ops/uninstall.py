@@ -47,7 +47,7 @@ DRY_RUN_BADGES = {
     "absent": "NONE         ",
     "refused": "WOULD STOP   ",
 }
-"""A dry run's report speaks in the conditional: it changed nothing (issue 29)."""
+"""A dry run's report speaks in the conditional: it changed nothing."""
 OUR_KEYS = {(w.event, w.key) for w in WIRINGS}
 
 

@@ -70,7 +70,7 @@ class Wiring:
     def command(self, hooks_dir: str, cortex_bin: str) -> str:
         """The command text written into settings."""
         if self.script is None:
-            # The project's own wiring says so: a user-level or plugin SessionStart stands down beside it (issue 29).
+            # The project's own wiring says so: a user-level or plugin SessionStart stands down beside it.
             flag = " --from-project" if hooks_dir.startswith(PROJECT_DIR_VAR) else ""
             if cortex_bin == PORTABLE_COMMAND:
                 # Found on PATH when the hook runs: a machine without it gets a silent no-op, like the scripts.

@@ -80,7 +80,8 @@ def fmt_tokens(n: int) -> str:
 def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, object]:
     """The stats report: this session's and the scope's spend, per-session history, and retrieval health."""
     session = conn.execute(
-        "SELECT * FROM sessions WHERE scope_key=? AND parent_session_id IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
+        "SELECT * FROM sessions WHERE scope_key=? AND parent_session_id "
+        "IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
         (scope.key,),
     ).fetchone()
     current = None

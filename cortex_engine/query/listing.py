@@ -128,7 +128,8 @@ _SORT_SQL = {
 _LABEL_CANDIDATES = {
     "contested": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Conflict: ') > 0)",
     "superseded": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Status: ') > 0)",
-    "stale": "(id IN (SELECT memory_item_id FROM memory_references) OR id IN (SELECT memory_item_id FROM memory_anchors))",
+    "stale": "(id IN (SELECT memory_item_id FROM memory_references) "
+    "OR id IN (SELECT memory_item_id FROM memory_anchors))",
     "drifted": "id IN (SELECT memory_item_id FROM memory_anchors)",
 }
 """A cheap SQL superset of the items that can carry each label; `render.item_labels` decides."""

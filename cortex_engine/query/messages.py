@@ -131,7 +131,8 @@ def memory_page(page: Page) -> str:
     filters = " ".join(f"{k}={','.join(v)}" for k, v in page.filters.items()) or "none"
     end = page.offset + len(page.items)
     lines = [
-        f"memory items {page.offset + 1}-{end} of {page.total} · newest first (created_at DESC, rowid DESC) · filters: {filters}"
+        f"memory items {page.offset + 1}-{end} of {page.total} · newest "
+        f"first (created_at DESC, rowid DESC) · filters: {filters}"
     ]
     rows = []
     for item in page.items:
@@ -150,9 +151,9 @@ def memory_page(page: Page) -> str:
         )
     header = ("ID", "TIER", "KIND", "SCOPE", "LABELS", "CREATED", "TEXT")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False)) + "  " + header[-1])
     for row in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
     if end < page.total:
         args = [f"--scope {quote_arg(s)}" for s in page.filters.get("scope", [])]
         if page.filters.get("kind"):
@@ -247,7 +248,10 @@ def inspection(result: Inspection) -> str:
 
 def edited(result: Edit) -> str:
     """What an edit did."""
-    return f"edited {result.id}\nreferences: {result.references} re-extracted\n(the prior text is kept in the audit log; see inspect-memory)"
+    return (
+        f"edited {result.id}\nreferences: {result.references} re-extracted\n"
+        "(the prior text is kept in the audit log; see inspect-memory)"
+    )
 
 
 def reanchored(result: Reanchor) -> str:

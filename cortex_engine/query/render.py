@@ -91,7 +91,7 @@ def fit_labels(tail: str, room: int) -> str:
     spare = room - sum(need)
     if spare < 0:
         out = ""
-        for (o, k, d, c), n in zip(pieces, need):
+        for (o, k, d, c), n in zip(pieces, need, strict=True):
             if len(out) + n > room:
                 break
             out += f" {o}{k}{'…' if d else ''}{c}"
@@ -210,7 +210,8 @@ def origin_suffix(kind: str, text: str) -> str:
 
 
 def note_label_suffix(kind: str, text: str) -> str:
-    """The status labels a note line ends with (`labels.CONTESTED`, `SUPERSEDED` or `RESOLVED`, space-led); '' for none."""
+    """The status labels a note line ends with (`labels.CONTESTED`, `SUPERSEDED` or `RESOLVED`, space-led); '' for
+    none."""
     suffix = ""
     if is_contested(kind, text):
         suffix += " " + labels.CONTESTED
@@ -222,7 +223,8 @@ def note_label_suffix(kind: str, text: str) -> str:
 
 
 def reference_suffix(validation: Validation | None) -> str:
-    """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or ''."""
+    """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or
+    ''."""
     return " " + labels.reference(validation.label) if validation is not None and validation.label else ""
 
 
@@ -289,17 +291,15 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
     """
     limit = budget_chars(budget)
     chars = len(lead) if lead else 0
-    lines = 1 if lead else 0
+    kept: list[Entry] = []
 
     def cost(text: str) -> int:
-        return len(text) + (1 if lines else 0)
+        return len(text) + (1 if lead or kept else 0)  # the newline before it, unless it is the first line
 
-    kept: list[Entry] = []
     for entry in entries:
         if kept and chars + cost(entry.line) > limit:
             break
         chars += cost(entry.line)
-        lines += 1
         kept.append(entry)
     dropped = len(entries) - len(kept)
     tail = None
@@ -307,11 +307,9 @@ def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint:
         tail = hint(dropped)
         while len(kept) > 1 and chars + len(tail) + 1 > limit:
             chars -= len(kept.pop().line) + 1
-            lines -= 1
             dropped += 1
             tail = hint(dropped)
         chars += len(tail) + 1
-        lines += 1
     lines_out = [entry.line for entry in kept]
     if not kept and lead and len(lead) > limit:
         lead = clip(lead, limit)

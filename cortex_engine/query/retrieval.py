@@ -130,7 +130,7 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
         return {}
     # The counts hold while the store is unchanged: nothing committed by another connection (data_version) and
     # nothing written by this one (total_changes). A warm engine's next recall of a phrase then costs no second
-    # evaluation of it (a path's words are in most items: ~0.4 ms at 10k, issue 30).
+    # evaluation of it (a path's words are in most items: ~0.4 ms at 10k, bench/RESULTS.md).
     version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
     held = _TERM_COUNTS.get(conn)
     if held is None or held[0] != version:
@@ -242,7 +242,8 @@ def phrase_query(anchor: str) -> str | None:
 
 
 RANK_SPAN = 4
-"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see `ranked_hits`)."""
+"""How many times the pool the first, unfiltered ranking keeps before the scope and archive filter (see
+`ranked_hits`)."""
 
 
 def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
@@ -258,7 +259,8 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
     hits = [
         (int(h[0]), float(h[1]))
         for h in conn.execute(
-            "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score FROM memory_items_fts WHERE memory_items_fts MATCH ? "
+            "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score "
+            "FROM memory_items_fts WHERE memory_items_fts MATCH ? "
             "ORDER BY score LIMIT ?",
             (query, span),
         )
@@ -330,6 +332,19 @@ def _days(value: str, now: datetime) -> float:
     return max(0.0, (now - stamp).total_seconds() / 86400.0) if stamp else 365.0
 
 
+def _fts_shares(found: list[tuple[sqlite3.Row, float | None]]) -> dict[int, float]:
+    """Each lexical candidate's full-text score by its index in `found` (dense-only and fallback ones have none).
+
+    bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT, the others
+    their share of it (bm25 also saturates repeated words and normalises for length).
+    """
+    scores = {index: abs(bm25) for index, (_, bm25) in enumerate(found) if bm25}
+    if not scores:
+        return {}
+    best = max(scores.values())
+    return {index: FTS_WEIGHT * score / best for index, score in scores.items()}
+
+
 def rerank(
     found: list[tuple[sqlite3.Row, float | None]],
     tokens: list[TopicToken],
@@ -347,11 +362,11 @@ def rerank(
 
     Match: the IDF-weighted share of topic terms found as whole words (COVERAGE_WEIGHT) and in the subject
     (SUBJECT_WEIGHT), the whole topic verbatim (+4), the session focus (+1.5), bm25 relative to the best candidate
-    (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal intent. Recency, tier and
-    access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes with identical texts stay
-    separate items (two notes saying the same thing on different days are two memories, each line dated); captured
-    evidence with identical kind, subject and text (the same command, same output) is shown once, its repeats being
-    counted by the episode that tracks them (`seen 2x`).
+    (FTS_WEIGHT). Then scope, kind, importance, reference truth (stale references, superseded) and an asked-for temporal
+    intent. Recency, tier and access count only break near-ties (RECENCY_MAX, STATE_WEIGHT, REINFORCEMENT_MAX). Notes
+    with identical texts stay separate items (two notes saying the same thing on different days are two memories, each
+    line dated); captured evidence with identical kind, subject and text (the same command, same output) is shown once,
+    its repeats being counted by the episode that tracks them (`seen 2x`).
 
     References are judged lazily (`Ranking`): the truth term is the one part of the score that needs the
     checkout, so the order is settled from the best case down and only what is taken is judged.
@@ -365,10 +380,10 @@ def rerank(
     intent = temporal_intent(topic)
     content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
     lowered_topic = topic.strip().lower()
-    best_bm25 = max((abs(b) for _, b in found if b is not None), default=0.0)
+    fts_share = _fts_shares(found)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
-    for row, bm25 in found:
+    for index, (row, bm25) in enumerate(found):
         if not row["kind"].startswith("note:"):
             key = (row["kind"], row["subject"], row["text"])
             if key in seen:
@@ -400,9 +415,7 @@ def rerank(
         access = min(row["access_count"] * 0.1, ACCESS_MAX)
         if is_superseded(cand.kind, row["text"]):
             cand.truth = -SUPERSEDED_PENALTY
-        # bm25() is negative and more negative is better: the strongest match in the set earns FTS_WEIGHT,
-        # the others their share of it (bm25 also saturates repeated words and normalises for length).
-        fts = FTS_WEIGHT * abs(bm25) / best_bm25 if bm25 is not None and best_bm25 > 0 else 0.0
+        fts = fts_share.get(index, 0.0)
         cand.base = (
             cand.lexical
             + scope_score
@@ -438,7 +451,7 @@ DENSE_WEIGHT = 14.0
 The cosine is one more match feature beside coverage (COVERAGE_WEIGHT, 12) and bm25 (FTS_WEIGHT, 6), so a strong
 lexical top keeps its lead over a merely similar note, and the dense side lifts the lexical candidates it agrees
 with and adds the ones full-text search missed. Measured against reciprocal rank fusion (k = 60, any weight
-0.25-1) on LoCoMo, the psf/black commit-log replay and the anchor corpus (bench/RESULTS.md, issue 28); 12 to 16
+0.25-1) on LoCoMo, the psf/black commit-log replay and the anchor corpus (bench/RESULTS.md); 12 to 16
 rank alike there, so this is not fitted to one set."""
 BACKGROUND_RANK = 20
 """Which neighbour stands for a store's background similarity to a topic (every read fetches at least 20)."""
@@ -478,7 +491,8 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
 
 
 TRUTH_MAX = 3.0
-"""The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned it."""
+"""The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned
+it."""
 CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 

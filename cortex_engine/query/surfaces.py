@@ -237,7 +237,8 @@ def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:
         rows.extend(
             ctx.conn.execute(
                 f"{ITEM_SELECT} WHERE {IN_SCOPE} AND kind=? AND subject=? AND id IN "
-                f"(SELECT 'notes:' || id FROM notes WHERE status='active' AND {IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
+                "(SELECT 'notes:' || id FROM notes WHERE status='active' AND "
+                f"{IN_SCOPE} AND subject=?) ORDER BY created_at DESC LIMIT 1",
                 (scope_key, kind, subject, scope_key, subject),
             ).fetchall()
         )
@@ -380,7 +381,8 @@ def facts(row: sqlite3.Row) -> ItemFacts:
 def working_set(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The scored working set of these scopes, stale items excluded, hottest first."""
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state != 'archived' ORDER BY created_at DESC, rowid DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state "
+        "!= 'archived' ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     kept = []
@@ -454,7 +456,8 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
     session_rows: list[sqlite3.Row] = []
     if ctx.session_id:
         rows = ctx.conn.execute(
-            f"{ITEM_SELECT} WHERE session_id=? AND {IN_SCOPE} AND kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
+            f"{ITEM_SELECT} WHERE session_id=? AND {IN_SCOPE} AND "
+            "kind LIKE 'note:%' AND state NOT IN ('archived','cold') "
             "ORDER BY created_at DESC, rowid DESC LIMIT 20",
             (ctx.session_id, ctx.scope_key),
         ).fetchall()
@@ -624,7 +627,8 @@ def open_contest_rows(ctx: Context) -> list[sqlite3.Row]:
     """The items of every side of an open contest in this scope, seated by subject, oldest side first."""
     return ctx.conn.execute(
         f"{ITEM_SELECT} WHERE {IN_SCOPE} AND id IN "
-        f"(SELECT 'notes:' || id FROM notes WHERE {IN_SCOPE} AND conflict=1 AND status='active') ORDER BY subject, created_at, rowid",
+        f"(SELECT 'notes:' || id FROM notes WHERE {IN_SCOPE} AND conflict=1 "
+        "AND status='active') ORDER BY subject, created_at, rowid",
         (ctx.scope_key, ctx.scope_key),
     ).fetchall()
 
@@ -636,7 +640,8 @@ SHARED = "shared"
 def working_set_for_brief(ctx: Context, limit: int) -> list[tuple[sqlite3.Row, Validation]]:
     """The working selection the session brief walks; unlike state it keeps stale items (they are labelled)."""
     rows = ctx.conn.execute(
-        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN ('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
+        f"{ITEM_SELECT} WHERE {in_scopes(len(ctx.scope_keys))} AND state IN "
+        "('pinned','hot','warm') ORDER BY created_at DESC, rowid DESC LIMIT 500",
         ctx.scope_keys,
     ).fetchall()
     if len(rows) == 500:  # a flood of newer items (a folder of decision files): the notes written here still compete

@@ -151,7 +151,8 @@ class Source:
         return self._defs
 
     def spans(self, name: str) -> list[Span]:
-        """The spans defining `name`; for Python each is confirmed with `ast` (a file the scan cannot cut is parsed whole)."""
+        """The spans defining `name`; for Python each is confirmed with `ast` (a file the scan cannot cut is parsed
+        whole)."""
         hit = self._spans.get(name)
         if hit is not None:
             return hit
@@ -215,21 +216,24 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         (
             "container",
             re.compile(
-                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?(?:class|interface|namespace|enum)[ \t]+(?P<name>[A-Za-z_$][\w$]*)",
+                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?"
+                r"(?:class|interface|namespace|enum)[ \t]+(?P<name>[A-Za-z_$][\w$]*)",
                 re.M,
             ),
         ),
         (
             "def",
             re.compile(
-                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\*?[ \t]*(?P<name>[A-Za-z_$][\w$]*)",
+                r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?"
+                r"function\*?[ \t]*(?P<name>[A-Za-z_$][\w$]*)",
                 re.M,
             ),
         ),
         (
             "def",
             re.compile(
-                r"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*[ \t]*=>)",
+                r"^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*"
+                r"(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*[ \t]*=>)",
                 re.M,
             ),
         ),
@@ -247,7 +251,8 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         (
             "def",
             re.compile(
-                r"^func[ \t]+(?:\([ \t]*\w*[ \t]*\*?[ \t]*(?P<recv>\w+)(?:\[[^\]]*\])?[ \t]*\)[ \t]*)?(?P<name>\w+)[ \t]*[\[(]",
+                r"^func[ \t]+(?:\([ \t]*\w*[ \t]*\*?[ \t]*(?P<recv>\w+)(?:\[[^\]]*\])?[ \t]*\)[ \t]*)?"
+                r"(?P<name>\w+)[ \t]*[\[(]",
                 re.M,
             ),
         ),
@@ -262,7 +267,8 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         (
             "def",
             re.compile(
-                r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?(?:extern[ \t]+\"[^\"\n]*\"[ \t]+)?fn[ \t]+(?P<name>\w+)",
+                r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const[ \t]+)?(?:async[ \t]+)?(?:unsafe[ \t]+)?"
+                r"(?:extern[ \t]+\"[^\"\n]*\"[ \t]+)?fn[ \t]+(?P<name>\w+)",
                 re.M,
             ),
         ),
@@ -272,14 +278,17 @@ DEFINITION_PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
         (
             "container",
             re.compile(
-                r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)[ \t]+)*(?:class|interface|enum|record)[ \t]+(?P<name>\w+)",
+                r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed)[ \t]+)*"
+                r"(?:class|interface|enum|record)[ \t]+(?P<name>\w+)",
                 re.M,
             ),
         ),
         (
             "method",
             re.compile(
-                r"^[ \t]*(?:@\w+[ \t]+)*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp)[ \t]+)*(?:<[^>\n]+>[ \t]+)?"
+                r"^[ \t]*(?:@\w+[ \t]+)*"
+                r"(?:(?:public|protected|private|static|final|abstract|synchronized|native|default|strictfp)[ \t]+)*"
+                r"(?:<[^>\n]+>[ \t]+)?"
                 + _JS_METHOD_SKIP
                 + r"[\w$][\w$<>\[\]?,. ]*?[ \t]+(?P<name>[A-Za-z_$][\w$]*)[ \t]*\(",
                 re.M,

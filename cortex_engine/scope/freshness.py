@@ -373,8 +373,8 @@ class Validator:
     def _staged_renames(self, view: _ScopeView) -> dict[str, str]:
         """The renames staged in the view's checkout's index (`git diff --cached` there).
 
-        Asking git costs a process, and every recall whose results name a missing file asked (the path topic of
-        issue 30 spent most of its time there). Staging rewrites the index file, so within a process the answer
+        Asking git costs a process, and every recall whose results name a missing file asked (a recall on a path topic
+        spent most of its time there). Staging rewrites the index file, so within a process the answer
         is reused while HEAD and the index file (inode, size, mtime) are the ones it was read at.
         """
         worktree = view.worktree or ""

@@ -275,9 +275,7 @@ def list_worktrees(cwd: str) -> list[Worktree]:
         return []
     found: list[Worktree] = []
     for block in out.split("\0\0"):
-        fields = dict(
-            (line.split(" ", 1) + [""])[:2] for line in block.split("\0") if line and not line.startswith("bare")
-        )
+        fields = dict((line.split(" ", 1) + [""])[:2] for line in block.split("\0"))
         if "worktree" not in fields or "prunable" in fields:
             continue
         branch = fields.get("branch", "")

@@ -83,7 +83,8 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
     chains = _advance_chains(conn, scope, old_head, head) if head and head != old_head else {}
     with transaction(conn):
         conn.execute(
-            "INSERT INTO current_app_graphs(scope_key, worktree_path, head_oid, signature, files_json, file_count, updated_at) "
+            "INSERT INTO current_app_graphs(scope_key, worktree_path, "
+            "head_oid, signature, files_json, file_count, updated_at) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(scope_key) DO UPDATE SET worktree_path=excluded.worktree_path, "
             "head_oid=excluded.head_oid, signature=excluded.signature, files_json=excluded.files_json, "
             "file_count=excluded.file_count, updated_at=excluded.updated_at",
@@ -98,12 +99,14 @@ def refresh_app_graph(conn: sqlite3.Connection, scope: Scope, now: str) -> None:
             )
         if chains:
             conn.executemany(
-                "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, start_oid, moves_json, computed_at) VALUES (?,?,?,?,?)",
+                "INSERT OR REPLACE INTO rename_chains(from_oid, to_oid, "
+                "start_oid, moves_json, computed_at) VALUES (?,?,?,?,?)",
                 [(oid, head, chain.start, json.dumps(dict(chain.moves)), now) for oid, chain in chains.items()],
             )
         # A chain is only ever read towards a HEAD some checkout is on.
         conn.execute(
-            "DELETE FROM rename_chains WHERE to_oid NOT IN (SELECT head_oid FROM current_app_graphs WHERE head_oid IS NOT NULL)"
+            "DELETE FROM rename_chains WHERE to_oid NOT IN (SELECT "
+            "head_oid FROM current_app_graphs WHERE head_oid IS NOT NULL)"
         )
     for oid, chain in chains.items():
         remember_chain(oid, head or "", chain)

@@ -44,7 +44,8 @@ def model_file() -> str | None:
 
 
 def availability() -> Availability:
-    """Whether the extra's packages and a model file are installed (found, not imported; the hash is checked on load)."""
+    """Whether the extra's packages and a model file are installed (found, not imported; the hash is checked on
+    load)."""
     if not settings.semantic():
         return Availability(False, f"recall is lexical only: {SWITCH_ENV} turns it off")
     missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -77,7 +78,7 @@ def embed_pending(
             break
         vectors = embedder.embed([embed_text(r[1], r[2]) for r in rows])
         with transaction(conn):
-            for row, vector in zip(rows, vectors):
+            for row, vector in zip(rows, vectors, strict=True):
                 still = conn.execute("SELECT subject, text FROM memory_items WHERE rowid=?", (row[0],)).fetchone()
                 if still is None or (still[0], still[1]) != (row[1], row[2]):
                     continue
@@ -96,7 +97,8 @@ class Matrix:
     def __init__(self, conn: sqlite3.Connection, generation: str | None) -> None:
         """Read every stored vector with its item's scope id."""
         rows = conn.execute(
-            "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
+            "SELECT v.item_rowid, m.scope_id, v.vector FROM "
+            "item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
         ).fetchall()
         width = semantic.DIMENSIONS
         self.generation = generation
@@ -119,7 +121,7 @@ class Matrix:
             np.flatnonzero(np.r_[True, self.scopes[1:] != self.scopes[:-1]]).tolist() if len(order) else []
         )
         bounds = [*starts, len(order)]
-        self.rows_of: dict[int, slice] = {int(self.scopes[a]): slice(a, b) for a, b in zip(bounds, bounds[1:])}
+        self.rows_of: dict[int, slice] = {int(self.scopes[a]): slice(a, b) for a, b in pairwise(bounds)}
         """Each scope id's rows: a read takes its scopes' rows and scores nothing else."""
 
     def search(self, scope_ids: list[int], query: Any, k: int) -> list[tuple[int, float]]:

@@ -180,7 +180,7 @@ def open_store(path: Path, *, root: str, now: str) -> sqlite3.Connection:
 
 def open_empty(*, root: str, now: str) -> sqlite3.Connection:
     """An empty store of the current schema held in memory: what a read sees where no store exists yet, so a
-    one-shot read answers as an empty store would and creates nothing (issue 29)."""
+    one-shot read answers as an empty store would and creates nothing."""
     conn = connect(Path(":memory:"))
     _migrate(conn, root=root, now=now)
     return conn

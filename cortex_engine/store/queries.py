@@ -123,7 +123,8 @@ def record_dispatch(
 ) -> None:
     """Remember one Agent dispatch, so the subagent it starts can be briefed from it."""
     conn.execute(
-        "INSERT INTO subagent_dispatches(scope_key, host_session_id, agent_type, tool_use_id, description, prompt_digest, "
+        "INSERT INTO subagent_dispatches(scope_key, host_session_id, "
+        "agent_type, tool_use_id, description, prompt_digest, "
         "prompt_prefix, captured_at) VALUES (?,?,?,?,?,?,?,?)",
         (scope_key, host_session, agent_type, tool_use_id, description, prompt_digest, prompt_prefix, at),
     )
@@ -132,7 +133,8 @@ def record_dispatch(
 def pending_dispatches(conn: sqlite3.Connection, host_session: str, agent_type: str, since: str) -> list[sqlite3.Row]:
     """Unclaimed dispatches of one agent type by a host session, captured at or after `since`."""
     return conn.execute(
-        "SELECT * FROM subagent_dispatches WHERE host_session_id=? AND agent_type=? AND consumed_at IS NULL AND captured_at >= ?",
+        "SELECT * FROM subagent_dispatches WHERE host_session_id=? "
+        "AND agent_type=? AND consumed_at IS NULL AND captured_at >= ?",
         (host_session, agent_type, since),
     ).fetchall()
 
@@ -186,7 +188,8 @@ def subagent_conclusions(conn: sqlite3.Connection, session_ids: Sequence[str]) -
     if not session_ids:
         return []
     return conn.execute(
-        f"SELECT id, metadata_json FROM episodes WHERE kind='subagent_conclusion' AND session_id IN ({_marks(session_ids)})",
+        "SELECT id, metadata_json FROM episodes WHERE "
+        f"kind='subagent_conclusion' AND session_id IN ({_marks(session_ids)})",
         list(session_ids),
     ).fetchall()
 
@@ -228,7 +231,8 @@ def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: 
 def latest_active_note(conn: sqlite3.Connection, scope_key: str, subject: str) -> sqlite3.Row | None:
     """The newest active note of any kind on a (normalized) subject in the scope."""
     row: sqlite3.Row | None = conn.execute(
-        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? AND status='active' ORDER BY timestamp DESC LIMIT 1",
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+        "AND status='active' ORDER BY timestamp DESC LIMIT 1",
         (scope_key, subject),
     ).fetchone()
     return row
@@ -339,7 +343,8 @@ def session_note_items(conn: sqlite3.Connection, session_id: str) -> list[sqlite
     """The memory items of a session's notes still stored, oldest first."""
     return conn.execute(
         "SELECT id, kind, subject, text, scope_key, created_at FROM scoped_items WHERE source_table='notes' "
-        "AND id IN (SELECT 'notes:' || id FROM notes WHERE session=(SELECT rowid FROM sessions WHERE id=?)) ORDER BY created_at, rowid",
+        "AND id IN (SELECT 'notes:' || id FROM notes WHERE session=(SELECT "
+        "rowid FROM sessions WHERE id=?)) ORDER BY created_at, rowid",
         (session_id,),
     ).fetchall()
 
@@ -492,7 +497,7 @@ _S = "(SELECT id FROM scopes WHERE key IN (?))"
 INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
     # Each index of the schema, with a query of the engine that reads through it (the query's text as its module
     # runs it, sample values bound). tests/test_store.py checks SQLite's plan for each uses the index, and that
-    # no index is missing here: an index no plan uses only costs writes and bytes (issue 30).
+    # no index is missing here: an index no plan uses only costs writes and bytes.
     "sessions_scope": (  # Engine.current_session
         "SELECT * FROM sessions WHERE scope_key=? AND status='active' AND parent_session_id IS NULL "
         "ORDER BY started_at DESC, rowid DESC LIMIT 1",

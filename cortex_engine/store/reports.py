@@ -80,7 +80,8 @@ def session_activity(conn: sqlite3.Connection, scope_key: str, limit: int, sessi
         "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id) AS commands, "
         "(SELECT COUNT(*) FROM command_runs c WHERE c.session_id=s.id AND c.exit_code NOT IN (0)) AS failures, "
         "(SELECT COUNT(*) FROM notes n WHERE n.session=s.rowid) AS notes "
-        "FROM sessions s WHERE s.scope_key=? AND (? IS NULL OR s.id=?) ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
+        "FROM sessions s WHERE s.scope_key=? AND (? IS NULL OR "
+        "s.id=?) ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
         (scope_key, session_id, session_id, limit),
     ).fetchall()
 

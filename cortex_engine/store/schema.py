@@ -407,7 +407,7 @@ CREATE INDEX IF NOT EXISTS notes_open_contests ON notes(scope_id, status, confli
 CREATE INDEX IF NOT EXISTS command_runs_session ON command_runs(session_id);
 """
 
-# Version 10: the inbox (issue 26). What arrives from outside (a decision file committed by someone else, an
+# Version 10: the inbox. What arrives from outside (a decision file committed by someone else, an
 # imported note) waits here until a person accepts or rejects it; nothing in it is a note, so no surface ranks it
 # and no rule runs against it. A row keeps where the arrival came from (file path, commit, author and date as git
 # records them) and what it says, and its review state; keyed by the scope's integer id like notes.
@@ -439,7 +439,7 @@ CREATE INDEX IF NOT EXISTS arrivals_pending ON arrivals(scope_id, state) WHERE s
 CREATE INDEX IF NOT EXISTS arrivals_file ON arrivals(scope_id, path, blob_oid);
 """
 
-# Version 11: each text stored once, rows keyed by integer, only the indexes a query plan uses (issue 30: the
+# Version 11: each text stored once, rows keyed by integer, only the indexes a query plan uses (the
 # reference corpus's 10k notes made a 16.8 MiB store). `notes` and `memory_items` are rebuilt with their rowids.
 # - A note's content is kept by its memory item: the item's text is the note's projection, `<kind>: <content>`
 #   then trailers, so `notes.content` is NULL and `content_chars` says how long it is; `scoped_notes` reads it out
@@ -638,7 +638,7 @@ CREATE TRIGGER IF NOT EXISTS item_vectors_gen_scope AFTER UPDATE OF scope_id ON 
 END;
 """
 
-# Version 13: `cortex undo` (issue 29). An audited action keeps what it changed beyond the text: `before_state` and
+# Version 13: `cortex undo`. An audited action keeps what it changed beyond the text: `before_state` and
 # `after_state` (JSON: a deleted note's row, the status and conflict of each note a resolve touched), and an undone
 # action points at the correction that undid it (`undone_by`), so it is not undone twice.
 _V13 = """
@@ -647,7 +647,7 @@ ALTER TABLE memory_corrections ADD COLUMN after_state TEXT;
 ALTER TABLE memory_corrections ADD COLUMN undone_by INTEGER;
 """
 
-# Version 14: episodes_failure (issue 30). A failing command looks up the same failure earlier in its session, to
+# Version 14: episodes_failure. A failing command looks up the same failure earlier in its session, to
 # bump it `(seen Nx)`; through episodes_session that read every failure of the session newest first until one
 # matched (a session with hundreds of distinct failures: ~0.2 ms a failing command, 8 % of a 10k-line flush).
 # Partial: only failures are looked up by summary, and notes never pay for it.
@@ -657,22 +657,24 @@ CREATE INDEX IF NOT EXISTS episodes_failure ON episodes(session_id, summary) WHE
 
 # Version 15: a note's item text rewritten with the same leading '<kind>: <content>' (a label added, a status
 # changed) no longer copies the content back into the note row only to clear it again: each such round trip grew a
-# packed row, split its page, and left the store's notes half a page emptier (issue 30: 11.14 MiB at 10k, 10.98
+# packed row, split its page, and left the store's notes half a page emptier (11.14 MiB at 10k, 10.98
 # before notes were written already shared).
 _V15 = """
 DROP TRIGGER IF EXISTS notes_text_keep_bu;
 CREATE TRIGGER notes_text_keep_bu BEFORE UPDATE OF text ON memory_items WHEN old.source_table = 'notes' BEGIN
     UPDATE notes SET content = substr(old.text, length(kind) + 3, content_chars), content_chars = NULL
         WHERE id = old.source_id AND content IS NULL
-          AND substr(new.text, 1, length(kind) + 2 + content_chars) IS NOT substr(old.text, 1, length(kind) + 2 + content_chars);
+          AND substr(new.text, 1, length(kind) + 2 + content_chars)
+              IS NOT substr(old.text, 1, length(kind) + 2 + content_chars);
 END;
 """
 
 # Version 16: a spool line's key is hex (`spool_digest` of `<event>:<tool-use id>`, or the line's SHA-256), which the
-# choke point keeps without the secret scan each author-written key took (issue 30). Booked keys are rewritten the
+# choke point keeps without the secret scan each author-written key took. Booked keys are rewritten the
 # same way, so a claim left by a crash before the upgrade is still recognised after it.
 _V16 = """
-UPDATE spool_seen SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
+UPDATE spool_seen
+   SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
 """
 
 

@@ -83,7 +83,7 @@ class ResolveDialog(ModalScreen[str | None]):
             box.border_subtitle = self.HINT
             # Not in the focus chain: one Tab from Cancel reaches the replacement field; pageup/pagedown scroll it.
             with VerticalScroll(id="resolve-sides", can_focus=False):
-                for letter, side in zip(LETTERS, self.sides):
+                for letter, side in zip(LETTERS, self.sides, strict=False):
                     body = Static(line(side["content"]), classes="side")
                     body.border_title = Content(f"{letter} · {side['kind']} · {ago(side['timestamp'], self.now)}")
                     body.border_subtitle = Content(
@@ -98,7 +98,7 @@ class ResolveDialog(ModalScreen[str | None]):
             yield Input(placeholder="Replacement text (optional)", id="replacement")
             yield Static("", id="resolve-error")
             with Horizontal(id="resolve-buttons"):
-                for letter, _side in zip(LETTERS, self.sides):
+                for letter, _side in zip(LETTERS, self.sides, strict=False):
                     yield Button(f"Keep {letter}", id=f"keep-{letter.lower()}", classes="keep", variant="primary")
                 yield Button(
                     "Resolve both" if len(self.sides) == 2 else "Resolve all", id="resolve-all", variant="warning"
@@ -161,7 +161,7 @@ class ResolveDialog(ModalScreen[str | None]):
     def _arm(self, letter: str | None) -> None:
         """Show which side the next press keeps; `None` disarms (the replacement was typed, or Escape)."""
         self.armed = letter
-        for other, _side in zip(LETTERS, self.sides):
+        for other, _side in zip(LETTERS, self.sides, strict=False):
             button = self.query_one(f"#keep-{other.lower()}", Button)
             button.label = f"Confirm keep {other}" if other.lower() == letter else f"Keep {other}"
         box = self.query_one("#resolve-box", Vertical)
@@ -169,7 +169,7 @@ class ResolveDialog(ModalScreen[str | None]):
             box.border_subtitle = self.HINT
             return
         upper = letter.upper()
-        others = "/".join(other for other, _side in zip(LETTERS, self.sides) if other != upper)
+        others = "/".join(other for other, _side in zip(LETTERS, self.sides, strict=False) if other != upper)
         box.border_subtitle = Content(f"press {letter} again to keep {upper} ({others} superseded) · esc cancel")
 
     @work(thread=True, exclusive=True, group="resolve", exit_on_error=False, name="resolve contest")

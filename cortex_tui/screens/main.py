@@ -303,7 +303,8 @@ class MainScreen(Screen[None]):
         self.query_one(Footer).show_command_palette = self.size.width >= 100
 
     def on_mount(self) -> None:
-        """Follow the app's snapshots and freshness reports (set from the load workers); keep the session age current."""
+        """Follow the app's snapshots and freshness reports (set from the load workers); keep the session age
+        current."""
         self.watch(self.app, "snapshot", self._show_snapshot)
         self.watch(self.app, "freshness", self._show_freshness)
         self.set_interval(30, self._tick)
@@ -613,7 +614,8 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="copy", exit_on_error=False, name="read text to copy")
     def copy_text(self, item_id: str) -> None:
-        """Read the text in a worker thread, then copy it (terminal controls removed: a clipboard is no place for them)."""
+        """Read the text in a worker thread, then copy it (terminal controls removed: a clipboard is no place for
+        them)."""
         from cortex_engine.operator import editable_text
 
         try:

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 FIXES = {
     "newer_schema": "Upgrade Cortex so it can read this store:  [b]pip install -U cortex-memory-layer[/]  "
     "then press [b]r[/].",
-    "corrupt_schema_version": "Move the store aside ([b]cortex store[/] prints where); Cortex starts a fresh one at the "
-    "next session. Then press [b]r[/].",
+    "corrupt_schema_version": "Move the store aside ([b]cortex store[/] prints where); Cortex starts a fresh one at "
+    "the next session. Then press [b]r[/].",
     "unreadable_store": "Move the store aside ([b]cortex store[/] prints where); Cortex starts a fresh one at the next "
     "session. Then press [b]r[/].",
 }
@@ -129,9 +129,9 @@ class StateScreen(Screen[None]):
             lines += [
                 Content(""),
                 Content.from_markup(
-                    "[b $warning]Outside git:[/] this directory is not in a git repository, so its store is keyed by the "
-                    "directory itself and memory is not separated per branch. Run Cortex inside a repository ([b]git init[/]) "
-                    "for per-branch memory."
+                    "[b $warning]Outside git:[/] this directory is not in a git repository, so its store is keyed "
+                    "by the directory itself and memory is not separated per branch. Run Cortex inside a repository "
+                    "([b]git init[/]) for per-branch memory."
                 ),
             ]
         if self.hooks is not None:
@@ -145,7 +145,8 @@ class StateScreen(Screen[None]):
             else:
                 lines.append(
                     Content.from_markup(
-                        "[$warning]○ No Claude Code hooks found[/] in ~/.claude/settings.json or .claude/settings.json: "
+                        "[$warning]○ No Claude Code hooks found[/] in ~/.claude/settings.json or "
+                        ".claude/settings.json: "
                         "sessions will not be captured. Fix: [b]$fix[/]",
                         fix=self.hooks.fix,
                     )

@@ -95,7 +95,7 @@ class ContestsPane(Vertical):
                 (one_line(contest["subject"]) or "(no subject)", "bold"),
             )
         ]
-        for letter, side in zip(SIDE_LETTERS, contest["sides"]):
+        for letter, side in zip(SIDE_LETTERS, contest["sides"], strict=False):
             lines.append(Content.assemble(f"  {letter}  ", one_line(side["content"])).stylize("bold", 2, 3))
             lines.append(
                 Content(

@@ -66,7 +66,8 @@ class FreshnessPane(Vertical):
             options.add_option(
                 Option(
                     Content(
-                        f"Every reference is current: {count(report['checked'], 'memory', 'memories')} with file references checked "
+                        f"Every reference is current: {count(report['checked'], 'memory', 'memories')} "
+                        "with file references checked "
                         "against the checkout."
                     ).stylize("dim"),
                     disabled=True,

@@ -1,4 +1,5 @@
-"""The inspection beside the memory table: the text first, then trust, conflict, references, access history, corrections."""
+"""The inspection beside the memory table: the text first, then trust, conflict, references, access history,
+corrections."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Reliability and safety proofs (issue 8): load, crashes, bad input, hostile content, files users own."""
+"""Reliability and safety proofs: load, crashes, bad input, hostile content, files users own."""

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOOKS = ROOT / "hooks"
 HOOK_TIMEOUT = 60
 """Claude Code's own hook timeout: a hook still running then is killed (here: the test fails). Not a speed
-check: tests assert what a hook did, and its speed is a figure in bench/ (issue 30)."""
+check: tests assert what a hook did, and its speed is a figure in bench/."""
 COUNTED_TABLES = (
     "notes",
     "memory_items",

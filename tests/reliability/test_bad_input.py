@@ -1,8 +1,8 @@
 """Bad input: a fuzz corpus (built here, nothing binary committed) and hypothesis properties fed to the capture
 hook, the flush, the CLI (argv and stdin) and the MCP tools over the SDK's stdio client.
 
-Promises checked: hooks exit 0, print nothing and finish within the host's timeout (HOOK_TIMEOUT); a flush never raises, accounts
-for every spool line (processed + skipped + duplicates) and never lets a bad line cost a good one; the CLI
+Promises checked: hooks exit 0, print nothing and finish within the host's timeout (HOOK_TIMEOUT); a flush never raises,
+accounts for every spool line (processed + skipped + duplicates) and never lets a bad line cost a good one; the CLI
 answers with exit 0, or one `cortex:` line on stderr and exit 1 (2 for usage), never a traceback; MCP answers
 bad calls with an error result and keeps serving; the notes written before are all still there and
 `PRAGMA integrity_check` is ok afterwards.
@@ -243,7 +243,7 @@ def test_capture_hook_fuzz_corpus(live: Engine, repo: Repo, tmp_path: Path) -> N
     others = Counter(
         f"{t}:{target or ''}" for t, target in live.conn.execute("SELECT type, target FROM events WHERE type != 'cmd'")
     )
-    # Stored strings lose control and format characters on the way in (issue 11 §5): compare the same way.
+    # Stored strings lose control and format characters on the way in: compare the same way.
     booked = {
         name: commands[clean_text(w)] if w.startswith(("echo", "ls")) else others[clean_text(w)]
         for name, _, w in corpus
@@ -747,7 +747,8 @@ STDIN_CORPUS = {
 )
 @pytest.mark.parametrize("name", list(STDIN_CORPUS))
 def test_cli_hook_stdin_corpus(live: Engine, repo: Repo, argv: list[str], name: str) -> None:
-    """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no traceback."""
+    """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no
+    traceback."""
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", *argv],
         input=STDIN_CORPUS[name],
@@ -814,13 +815,13 @@ def test_mcp_tools_answer_bad_calls_with_errors_and_keep_serving(live: Engine, r
         ("cortex_resolve", {"note_id": "no-such-note"}, True),
         ("cortex_resolve", {"subject": "x", "status": "deleted"}, True),
         ("cortex_read_ledger", {"paths": [f"src/{RTL}.py", f"src/{EMOJI} x.py"]}, False),
-        ("cortex_read_ledger", {"paths": ["../../etc/passwd"]}, True),  # outside the worktree (issue 29)
+        ("cortex_read_ledger", {"paths": ["../../etc/passwd"]}, True),  # outside the worktree
         ("cortex_read_ledger", {"paths": ["a\x00b"]}, True),  # an error result saying the path holds a NUL
         ("cortex_read_ledger", {"paths": 5}, True),
         ("cortex_search_ledger", {"queries": [{"pattern": ""}]}, True),
         ("cortex_search_ledger", {"queries": [{"pattern": FTS, "path": "/nonexistent"}, "plain"]}, False),
         ("cortex_validate_memory", {"topic": FTS}, False),
-        ("cortex_suggest_notes", {"session_id": "no-such-session"}, True),  # says so (issue 29), not empty
+        ("cortex_suggest_notes", {"session_id": "no-such-session"}, True),  # says so, not empty
         ("cortex_no_such_tool", {}, True),
         ("cortex_state", {}, False),  # still serving after all of the above
     ]
@@ -839,7 +840,7 @@ def test_mcp_tools_answer_bad_calls_with_errors_and_keep_serving(live: Engine, r
     assert len(answers) == len(calls) == 29
     wrong = [
         (name, args, expected, got, text[:160])
-        for (name, args, expected), (got, text) in zip(calls, answers)
+        for (name, args, expected), (got, text) in zip(calls, answers, strict=True)
         if got != expected
     ]
     assert wrong == []

@@ -136,7 +136,7 @@ def test_kill_9_at_every_named_point_of_a_flush_loses_nothing_and_books_nothing_
     db = live.identity.db_path
     folder = capture.runtime_dir(repo.path)
     write_round(repo, 0)
-    report = crash(repo.path, {})  # the dry run: it books round 0 and lists the statements of a flush
+    report = crash(repo.path, {})  # the dry run: it books the lines just written and lists a flush's statements
     assert report is not None and report["processed"] == 7 and report["errors"] == []
     statements: list[str] = report["statements"]
     begin = statements.index("BEGIN IMMEDIATE")
@@ -243,7 +243,7 @@ def test_kill_9_mid_note_write_rolls_back_whole(live: Engine, repo: Repo, name: 
 
 
 def checkpoint_timeouts(statements: list[str]) -> list[int]:
-    """The busy timeout (ms) in force when each `wal_checkpoint(TRUNCATE)` among `statements` ran (issue 30: what
+    """The busy timeout (ms) in force when each `wal_checkpoint(TRUNCATE)` among `statements` ran (what
     the statements were, not how long they took)."""
     timeout, found = store.BUSY_TIMEOUT_MS, []
     for statement in statements:

@@ -166,7 +166,7 @@ def test_control_sequences_never_reach_the_terminal_through_the_cli(
     --json carries C0 only as JSON escapes. The seeded sequences are in the store (so this is not vacuous)."""
     engine, ids = hostile
     stored = "".join(t for (t,) in engine.conn.execute("SELECT text FROM memory_items"))
-    # stripped on the way in (issue 11 §5), each escape sequence whole: no `]0;owned` or `[2J` left as text
+    # stripped on the way in, each escape sequence whole: no `]0;owned` or `[2J` left as text
     assert "use kafka for the queue" in stored and "owned" not in stored and CONTROL.findall(stored) == []
     # A store written before the stripping still holds raw sequences: plant them past the store's choke point
     # (the base class's execute does not clean), so every surface below is still tried against them.

@@ -157,7 +157,7 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
                 assert (row["scope_key"], row["subject"]) == (engine.scope.key, written.subject)
             by_subject.setdefault(written.subject, set()).add((scope, text))
             tally["conflicts"] += len(written.conflicts)
-        for subject, writes in by_subject.items():
+        for writes in by_subject.values():
             scopes = {s for s, _ in writes}
             if len(scopes) > 1 and any(
                 compare(a, b) for (s1, a), (s2, b) in itertools.combinations(writes, 2) if s1 != s2
@@ -205,7 +205,7 @@ def test_assemble_budgeted_guarantees() -> None:
         n = len(done.kept)
         # 1. The kept lines are a prefix of the entries, never empty when there are entries.
         assert done.kept == entries[:n] and (n >= 1 or not entries) and done.dropped == len(entries) - n
-        # 2. The rendered text itself always fits the budget (issue 11 §3: the first line is cut, not overrun).
+        # 2. The rendered text itself always fits the budget (the first line is cut, not overrun).
         assert estimate_tokens(done.text) <= budget
         first_only = "\n".join(
             [

@@ -191,12 +191,12 @@ def shapes() -> list[tuple[str, str, str]]:
     add("Google OAuth GOCSPX-", f"client secret {s}", s)
     s = "AGE-SECRET-KEY-1" + b(89, 58, _UPPER)
     add("age secret key", f"# created: 2026\n{s}", s)
-    cases.extend(_issue26_shapes())
+    cases.extend(_config_and_topic_shapes())
     return cases
 
 
-def _issue26_shapes() -> list[tuple[str, str, str]]:
-    """Issue 26 §4's shapes (config files, lower-case headers, webhooks) and issue 27's bracketed recall topic."""
+def _config_and_topic_shapes() -> list[tuple[str, str, str]]:
+    """Shapes the first redactor missed (config files, lower-case headers, webhooks) and a bracketed recall topic."""
     b = _body
     out: list[tuple[str, str, str]] = []
 
@@ -245,7 +245,7 @@ def _issue26_shapes() -> list[tuple[str, str, str]]:
         s,
     )
     s = "sk-ant-api03-" + b(117, 93, _B64URL) + "AA"
-    add("bracketed topic (issue 27)", f"[deploy key {s}]", s)
+    add("bracketed topic", f"[deploy key {s}]", s)
     # Command-line password options beyond the issue's list: attached, separate, `=`, quoted.
     s = b(118, 16)
     add("mysql --password quoted", f"mysql --password='{s}' -h db app", s)

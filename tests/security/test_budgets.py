@@ -1,4 +1,4 @@
-"""Issue 11 §3: every surface is within its budget for any input, `--budget` included; long text is cut, not lost.
+"""Every surface is within its budget for any input, `--budget` included; long text is cut, not lost.
 
 A note of 19,600 characters made recall return 4,901 tokens against 600 (and against `--budget 20`), and a
 100 KB subject made state 275,025 tokens against 800. Properties below write notes of random sizes and check

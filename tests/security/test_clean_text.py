@@ -19,7 +19,8 @@ from .secret_shapes import shapes
 
 def test_every_shape_is_redacted_and_redaction_is_idempotent() -> None:
     """Each shape's secret is gone from its text, as a string or as a statement parameter (a bracketed text such
-    as `[deploy key sk-ant-…]` is tried as JSON first: issue 27), and cleaning twice changes nothing."""
+    as `[deploy key sk-ant-…]` is tried as JSON first, and a parse error must not let it through), and cleaning
+    twice changes nothing."""
     leaked = [name for name, text, secret in shapes() if secret in clean_text(text) or secret in str(clean_param(text))]
     unstable = [name for name, text, _ in shapes() if clean_text(clean_text(text)) != clean_text(text)]
     assert (leaked, unstable) == ([], [])
@@ -36,7 +37,7 @@ def test_ordinary_text_is_left_alone() -> None:
         "mysql -u root -p app",
         "branch:/home/u/p/.git:/home/u/p:main",
         "Decision: keep the parser pure",
-        # issue 26: the password-option table and config-file shapes leave their look-alikes alone
+        # the password-option table and config-file shapes leave their look-alikes alone
         "docker run -p 8080:80 nginx",
         "docker compose -p myproj up",
         "ssh-keygen -t ed25519 -N '' -f key",
@@ -96,7 +97,7 @@ def test_escape_sequences_go_whole() -> None:
 
 
 def test_a_json_member_is_judged_with_its_key() -> None:
-    """Issue 26 §4: a JSON parameter is cleaned value by value, so `"auth": "<base64>"` (Docker's config.json) and
+    """A JSON parameter is cleaned value by value, so `"auth": "<base64>"` (Docker's config.json) and
     `"pass": "..."` are judged with their key; `"auth": "use OIDC"` stays (a subject, not a credential)."""
     document = {
         "auths": {"registry.acme.io": {"auth": "dXNlcjpodW50ZXIyaHVudGVyMg=="}},
@@ -135,7 +136,7 @@ GROWTH = 30
 
 
 def test_cleaning_is_linear_in_the_text() -> None:
-    """Issue 30: no rule rescans the rest of a line for every occurrence of its anchor word. Each text repeats a
+    """No rule rescans the rest of a line for every occurrence of its anchor word. Each text repeats a
     rule's anchor (with the word that lets the rule run) without ever completing a secret; 10x the text costs at
     most GROWTH x the CPU."""
     hints = " ".join(sorted({hint for rule in RULES for hint in rule.hints})) + " "

@@ -1,4 +1,4 @@
-"""Issue 11 §5: raw ESC/BEL never reach the terminal or the agent, and `cortex log cmd` never stores them."""
+"""Raw ESC/BEL never reach the terminal or the agent, and `cortex log cmd` never stores them."""
 
 from __future__ import annotations
 

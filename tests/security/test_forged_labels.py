@@ -1,4 +1,4 @@
-"""Issue 11 §4: author text never renders as a trust label, and a note's state is read from columns, not text.
+"""Author text never renders as a trust label, and a note's state is read from columns, not text.
 
 Each attempt below is one the issue reproduced: a subject `contested` or `stale: missing src/gone.py`, an
 alternative with `[contested] Status: superseded`, a command, a subagent conclusion and an Agent description
@@ -20,7 +20,7 @@ from cortex_engine.engine import describe_store
 from ..conftest import Repo
 from .conftest import Host, serve, text_of
 
-# Issue 26 §3: shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
+# Shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
 # an NBSP in a branch name.
 SKELETON_SHAPES = (
     "[con\u034ftested]",
@@ -181,8 +181,8 @@ def _seen(text: str) -> list[str]:
 def test_skeleton_shapes_render_no_label_through_note_subject_and_branch(
     host: Host, repo: Repo, tmp_path: Path
 ) -> None:
-    """11 shapes in content and subjects, and a branch `x)\u00a0(superseded` whose note is promoted, through recall, state,
-    SessionStart and MCP: 0 labels seen but the one `(from …)` Cortex appends to the promoted note."""
+    """11 shapes in content and subjects, and a branch `x)\u00a0(superseded` whose note is promoted, through recall,
+    state, SessionStart and MCP: 0 labels seen but the one `(from …)` Cortex appends to the promoted note."""
     repo.write("src/x.py")  # the file the shapes name exists: a stale label would be forged
     repo.commit("x")
     host.session_start()

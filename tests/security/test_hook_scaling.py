@@ -1,8 +1,8 @@
-"""The capture and substitution hooks are linear in the payload, and back off when the store refuses (issue 11 §5).
+"""The capture and substitution hooks are linear in the payload, and back off when the store refuses.
 
 Bash's `${payload//$'\n'/}` made pretty-printed JSON quadratic: 200 KB with 40,000 line breaks took 12 s and
 1.25 MB never finished. Each shape of payload must now pass through a hook in time linear in its size: 10 MB
-costs the hook at most GROWTH times the CPU of 1 MB (issue 30: a growth, never a wall-clock bound; the absolute
+costs the hook at most GROWTH times the CPU of 1 MB (a growth, never a wall-clock bound; the absolute
 figure, `capture_hook_ms`, is kept in bench/).
 """
 

@@ -1,4 +1,4 @@
-"""Issue 26 §1: a file name from git is author text. A pulled commit renames referenced files to hostile names (terminal
+"""A file name from git is author text. A pulled commit renames referenced files to hostile names (terminal
 escapes, OSC 52, a newline that forges a brief line, a `]` that closes the label, bidi controls); no surface
 shows a raw control, an invisible character or a forged label, and `rewrite-moved` copies none into a note.
 
@@ -63,7 +63,8 @@ def strings_in(value: Any) -> list[str]:
 
 
 def test_hostile_git_names_reach_no_surface_raw(host: Host, repo: Repo, tmp_path: Path) -> None:
-    """6 hostile rename targets (and one plain) × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line, nothing rewritten."""
+    """6 hostile rename targets (and one plain) × 10 surfaces: 0 raw bytes, 0 forged labels, no forged brief line,
+    nothing rewritten."""
     for word in HOSTILE:
         repo.write(f"src/{word}_mod.py", f"def {word}():\n    return '{word}'\n")
     repo.commit("modules")

@@ -1,4 +1,4 @@
-"""Issue 26 §5: one long label never empties the SessionStart brief. A label is cut like any other text, keeping its
+"""One long label never empties the SessionStart brief. A label is cut like any other text, keeping its
 kind and a `…`: a contradicting decision naming a 700-character missing path, a note promoted from a branch whose
 name is 3,600 characters long."""
 

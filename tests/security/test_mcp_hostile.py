@@ -148,7 +148,7 @@ def test_a_nul_in_a_path_is_a_clear_error_result(repo: Repo, tmp_path: Path) -> 
 
 
 def test_every_request_is_answered_however_it_is_framed(repo: Repo) -> None:
-    """Issue 26 §8: a lone surrogate as the request id, a request nested 5,000 levels deep, a line cut short, a
+    """A lone surrogate as the request id, a request nested 5,000 levels deep, a line cut short, a
     batch, a float id and a request nested just past what the SDK parses each get a protocol error (with the id
     when it can be written back, else null), and the server goes on serving."""
     server = RawServer(repo)

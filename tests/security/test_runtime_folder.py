@@ -1,4 +1,4 @@
-"""A hostile runtime folder: a cloned repository commits `.cortex/` with links and spool lines (issue 11 §1).
+"""A hostile runtime folder: a cloned repository commits `.cortex/` with links and spool lines.
 
 Every layout is built in a real git repository, then the real hooks (under bash, real payloads) and the real
 command line run against it. Files outside the repository must come out byte-identical and still present.

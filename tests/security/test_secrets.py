@@ -1,4 +1,4 @@
-"""Issue 11 §2 and §5, issue 26 §4: no secret and no raw terminal escape reaches the store, whichever path writes it.
+"""No secret and no raw terminal escape reaches the store, whichever path writes it.
 
 Every shape of `secret_shapes` goes through every entry path (the real hook scripts with Claude Code
 payloads, the `cortex` CLI, a real MCP client, imports, shared decision files, recall topics), then the
@@ -35,14 +35,15 @@ def _files_to_scan(repo: Repo, home: Path) -> list[Path]:
 
 
 def _leaks(secret: str, blobs: list[bytes]) -> bool:
-    """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS lowercases)."""
+    """Whether the secret, or a 12-character piece of its middle, is in any blob (case-insensitively: FTS
+    lowercases)."""
     middle = secret[len(secret) // 2 - 6 : len(secret) // 2 + 6]
     needles = {secret.lower().encode(), middle.lower().encode()}
     return any(needle in blob for blob in blobs for needle in needles)
 
 
 def test_a_recall_topic_is_redacted_before_its_query_is_derived(engine: Engine) -> None:
-    """Issue 26 §4, issue 27: a topic holding a key, bracketed or not, leaves neither the key nor its tokenized
+    """A topic holding a key, bracketed or not, leaves neither the key nor its tokenized
     body (`sk ant api03 …`) in retrieval_log, through recall and brief alike."""
     engine.note("decision", "rotate the deploy key every quarter", "deploy key")
     key = "sk-ant-api03-" + "Zq7lX9" * 15 + "AA"
@@ -208,7 +209,7 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     run = host.cortex("sync", "--json")
     assert run.code == 0, run.err
     count("shared decision files (title, decision, options)", len(cases))
-    run = host.cortex("inbox", "accept", "--all")  # imports and others' decision files wait for a person (issue 26)
+    run = host.cortex("inbox", "accept", "--all")  # imports and others' decision files wait for a person
     assert run.code == 0, run.err
     count("cli: cortex inbox accept --all (every arrival above)", 3 * len(cases))
 
@@ -248,7 +249,7 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     if found:  # say where, to fix the path that leaked
         files = _files_to_scan(repo, home)
         for name, secret in found:
-            where = [str(f) for f, blob in zip(files, blobs) if _leaks(secret, [blob])]
+            where = [str(f) for f, blob in zip(files, blobs, strict=False) if _leaks(secret, [blob])]
             print(name, where, _leaks(secret, [dump.lower()]), file=sys.stderr)
     pairs = sum(tried.values())
     print(

@@ -76,7 +76,10 @@ def compare(result: dict[str, Any], baseline: Any) -> tuple[list[str], list[str]
             into[f"{metric}_delta"] = delta
             direction = GATED_METRICS.get(metric)
             if direction is not None and delta * direction > 0:
-                line = f"{where}: {metric} {'+' if delta > 0 else ''}{_fmt(delta)} (baseline {_fmt(base)} → now {_fmt(float(now_values[metric]))})"
+                line = (
+                    f"{where}: {metric} {'+' if delta > 0 else ''}{_fmt(delta)} "
+                    f"(baseline {_fmt(base)} → now {_fmt(float(now_values[metric]))})"
+                )
                 regressions.append(line)
                 problems.append(line)
 
