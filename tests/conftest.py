@@ -68,6 +68,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
+    # A `python -m cortex_engine...` a test starts imports this checkout, not whichever one is installed
+    # (an editable install of another worktree would otherwise be what the subprocess tests run).
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     return home
 
 
