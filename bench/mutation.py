@@ -10,7 +10,9 @@ Usage (from the repository root, in a venv with `pip install -e '.[test]' mutmut
 Each module is mutated in its own copy of the working tree (`<out>/<module>/`, so the checkout is never
 touched), `mutmut run` runs there with the module's test files only, and the outcome of every mutant is read
 from mutmut's own records. `<out>/results.json` gathers them; `bench/mutation-equivalent.json` names the
-survivors judged equivalent (same observable behaviour) with the reason, and the score leaves them out:
+survivors judged equivalent (same observable behaviour) with the reason, keyed by what each mutant changes and
+the function as it was judged (`bench/mutation_keys.py`: an edit to a function retires its judgements, a
+renumbering cannot move one onto another mutant), and the score leaves them out:
 
     score = killed / (mutants checked - equivalent)
 
@@ -31,10 +33,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
+sys.path.insert(0, str(ROOT / "bench"))
+import mutation_keys  # noqa: E402 (a sibling script, not a package)
+
+EQUIVALENT = mutation_keys.EQUIVALENT
 
 # Module (under cortex_engine/) -> the test files that exercise it. Every mutant of the module runs only the
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
@@ -283,7 +289,23 @@ def run(
         "seconds": seconds,
         "outcome": outcome,
         "survivor_diffs": diffs,
+        "survivor_changes": survivor_changes(module, work, alive),
     }
+
+
+def survivor_changes(module: str, work: Path, alive: list[str]) -> dict[str, dict[str, str]]:
+    """What each surviving mutant changes (`mutation_keys`), read from the module as the run mutated it; a
+    change more than one mutant of its function makes is left out (no judgement can name it alone)."""
+    source = (work / "cortex_engine" / module).read_text(encoding="utf-8")
+    mutants = mutation_keys.mutants_of(source, f"cortex_engine/{module}")
+    made = Counter((m["function"], m["before"], m["after"]) for m in mutants.values())
+    prefix = "cortex_engine." + module.removesuffix(".py").replace("/", ".") + "."
+    out: dict[str, dict[str, str]] = {}
+    for name in alive:
+        change = mutants.get(name.removeprefix(prefix))
+        if change and made[(change["function"], change["before"], change["after"])] == 1:
+            out[name] = change
+    return out
 
 
 _SQL_WORD = re.compile(
@@ -355,14 +377,28 @@ def equivalent_by_rule(diff: str) -> str | None:
     return None
 
 
-def score(result: dict[str, object], equivalent: dict[str, str]) -> dict[str, object]:
+def judged_reason(result: dict[str, object], name: str, entries: list[dict[str, str]]) -> str | None:
+    """The reason an entry of the equivalents file gives for the survivor `name` of this run: same module, same
+    function as judged (its digest), same change; None when no entry names it."""
+    changes: dict[str, dict[str, str]] = result.get("survivor_changes", {})  # type: ignore[assignment]
+    change = changes.get(name)
+    if change is None:
+        return None
+    module = "cortex_engine." + str(result["module"]).removesuffix(".py").replace("/", ".")
+    for entry in entries:
+        if entry["module"] == module and all(entry[k] == change[k] for k in ("function", "digest", "before", "after")):
+            return entry["reason"]
+    return None
+
+
+def score(result: dict[str, object], equivalent: list[dict[str, str]]) -> dict[str, object]:
     """Counts and the score of one module's run (mutants not checked, in a sample, are counted apart)."""
     outcome: dict[str, str] = result.get("outcome", {})  # type: ignore[assignment]
     diffs: dict[str, str] = result.get("survivor_diffs", {})  # type: ignore[assignment]
     checked = {name: status for name, status in outcome.items() if status != "not checked"}
     killed = sum(1 for s in checked.values() if s in ("killed", "timeout"))
     why = {
-        name: equivalent.get(name) or equivalent_by_rule(diffs.get(name, ""))
+        name: judged_reason(result, name, equivalent) or equivalent_by_rule(diffs.get(name, ""))
         for name, s in checked.items()
         if s not in ("killed", "timeout")
     }
@@ -415,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results_path = args.out / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+    equivalent = mutation_keys.judged() if EQUIVALENT.exists() else []
     if args.report:
         for module in results:
             print(json.dumps(score(results[module], equivalent) if "outcome" in results[module] else results[module]))
@@ -446,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
             done = {name: rerun[name] for name in again if rerun.get(name, "not checked") != "not checked"}
             fresh["outcome"] = {**last["outcome"], **done}  # a survivor the time box did not reach stays one
             fresh["survivor_diffs"] = {**last.get("survivor_diffs", {}), **fresh.get("survivor_diffs", {})}  # type: ignore[dict-item]
+            fresh["survivor_changes"] = {**last.get("survivor_changes", {}), **fresh.get("survivor_changes", {})}  # type: ignore[dict-item]
             fresh["again"] = done
             fresh["only"] = last.get("only", [])
             fresh["seconds"] = last.get("seconds")
