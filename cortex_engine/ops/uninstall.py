@@ -26,12 +26,14 @@ from cortex_engine.ops.install import (
     _atomic_write,
     _json_bytes,
     _mode,
+    _under,
     check_hooks_dir,
+    check_project_targets,
     default_hooks_dir,
     first_backup,
     settings_file,
 )
-from cortex_engine.ops.wiring import WIRINGS
+from cortex_engine.ops.wiring import TEMPLATES, WIRINGS
 
 BADGES = {
     "removed": "GONE ",
@@ -285,13 +287,19 @@ def uninstall(
         confirm: asked before `purge` deletes anything (None: refuse to purge without it).
 
     Raises:
-        InvalidInput: an unknown scope or an unsafe hooks directory (nothing is changed).
+        InvalidInput: an unknown scope, an unsafe hooks directory, or (project scope) a link on the path of a
+            file it would change (nothing is changed).
         CortexError: `purge` without confirmation, or a write failed.
     """
     if scope not in SCOPES:
         raise InvalidInput(f"unknown --scope {scope!r}; use user or project", code="bad_scope")
     project = wiring.project_root(cwd)
     directory = check_hooks_dir(hooks_dir if hooks_dir else str(default_hooks_dir(scope, project)))
+    if scope == "project":
+        # The same boundary as install: a project's linked file (`.claude/settings.json` → the user's) is not
+        # the project's to edit or delete.
+        inside = [directory, *(directory / name for name in TEMPLATES)] if _under(directory, project) else []
+        check_project_targets(project, [*inside, settings_file(scope, project), wiring.project_mcp_file(project)])
     result = UninstallResult(scope, dry_run)
     removals: list[Path] = []
     writes: list[tuple[Path, bytes | None]] = []

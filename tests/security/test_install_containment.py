@@ -111,3 +111,17 @@ def test_a_project_install_keeps_what_it_replaces_under_cortex_home_not_in_the_w
     assert json.loads(backup_of(settings).read_text()) == {"env": {"TEAM": "x"}}
     assert backup_of(script).read_text() == "#!/bin/bash\necho an old build\n"
     assert oct((isolated_home / ".cortex" / "backups").stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_project_uninstall_never_edits_through_a_link(repo: Repo, isolated_home: Path, tmp_path: Path) -> None:
+    """`cortex uninstall --scope project` holds the same boundary: a project settings file linked to the user's is
+    not edited (the user's own Cortex wiring would be taken out), and the refusal names the link."""
+    bin_path = cortex_bin(tmp_path)
+    assert cortex(repo.path, "install", bin_path=bin_path).code in (0, 1)
+    user = isolated_home / ".claude" / "settings.json"
+    (repo.path / ".claude").mkdir()
+    (repo.path / ".claude" / "settings.json").symlink_to(user)
+    before = _snapshot(isolated_home, repo.path)
+    run = cortex(repo.path, "uninstall", "--scope", "project", bin_path=bin_path)
+    assert run.code == 1 and ".claude/settings.json in the repository is a link to" in run.err, run.out + run.err
+    assert _snapshot(isolated_home, repo.path) == before
