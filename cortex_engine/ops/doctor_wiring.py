@@ -320,12 +320,12 @@ def check_standdown(report: Report, found: Survey) -> None:
             if (w.plugin_root is not None or not str(w.file).startswith(project.rstrip(os.sep) + os.sep))
         }
     )
-    theirs = " and ".join(outside) if outside else "user-level or plugin Cortex hooks (none are wired)"
+    theirs = f"your Cortex hooks in {' and '.join(outside)}" if outside else "user-level and plugin Cortex hooks"
     if own is not None:
         report.add(
             "stand-down",
             "pass",
-            f"{theirs} stand down here: {wiring.display(own.settings)} has a PostToolUse hook running the project's "
+            f"{theirs} {'' if outside else 'would '}stand down here: {wiring.display(own.settings)} has a PostToolUse hook running the project's "
             f"own capture script {wiring.display(own.script)}, so each tool call is captured once, by the project's "
             "copy (decided when a session starts)",
         )
