@@ -208,3 +208,17 @@ def test_a_backup_of_an_older_schema_is_checked_at_its_version_and_migrated(repo
     assert restored.code == 0, restored.err
     assert cortex(repo.path, "note", "--kind", "insight", "the old store takes notes again").code == 0
     assert "takes notes again" in cortex(repo.path, "recall", "old store notes").out
+
+
+def test_a_damaged_store_is_replaced_by_a_forced_restore_and_kept_byte_for_byte(
+    repo: Repo, tmp_path: Path, backed_up: Path
+) -> None:
+    """The store a restore is most often for, one SQLite cannot read, is replaced and kept whole, as it was."""
+    store = Path(cortex(repo.path, "store", "--json").data()["path"])
+    for sidecar in ("-wal", "-shm"):
+        Path(f"{store}{sidecar}").unlink(missing_ok=True)
+    store.write_bytes(b"this store was damaged " * 200)
+    restored = cortex(repo.path, "restore", str(backed_up), "--force", "--json")
+    assert restored.code == 0, restored.err
+    assert Path(str(restored.data()["kept"])).read_bytes() == b"this store was damaged " * 200
+    assert "use kafka" in cortex(repo.path, "recall", "queue kafka").out

@@ -12,6 +12,7 @@ and migrated beside the store before the store is replaced: a refused backup lea
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import stat
 from dataclasses import dataclass
@@ -241,6 +242,30 @@ def _stage(source: sqlite3.Connection, source_path: Path, staged: Path, mode: in
     return rekeyed
 
 
+def _keep(store: Path, kept: Path, mode: int) -> None:
+    """Copy the store a restore replaces to `kept`: through SQLite's backup when it opens (consistent, its WAL
+    folded in), else byte for byte with its `-wal` (a damaged store is what a restore is often for: it is kept too).
+    """
+    try:
+        current = _open_cortex_file(store, what="restored")
+    except InvalidInput:
+        current = None
+    if current is not None:
+        try:
+            _copy(current, kept, mode)
+            return
+        except sqlite3.Error:
+            kept.unlink(missing_ok=True)
+        finally:
+            current.close()
+    for suffix in ("", "-wal"):
+        source = Path(f"{store}{suffix}")
+        if source.is_file():
+            fd = os.open(f"{kept}{suffix}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
+            with os.fdopen(fd, "wb") as out, open(source, "rb") as data:
+                shutil.copyfileobj(data, out)
+
+
 def restore(cwd: str, source_file: str, *, force: bool = False) -> BackupResult:
     """Put a backup in place as this directory's store; rewrite its scope keys when it was taken elsewhere.
 
@@ -278,12 +303,8 @@ def restore(cwd: str, source_file: str, *, force: bool = False) -> BackupResult:
         source.close()
     try:
         if store.exists():
-            current = _open_cortex_file(store, what="restored")
-            try:
-                kept = _kept_name(store)
-                _copy(current, kept, mode)
-            finally:
-                current.close()
+            kept = _kept_name(store)
+            _keep(store, kept, mode)
         for sidecar in ("-wal", "-shm"):
             Path(f"{store}{sidecar}").unlink(missing_ok=True)
         os.replace(staged, store)
