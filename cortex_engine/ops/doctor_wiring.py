@@ -325,9 +325,9 @@ def check_standdown(report: Report, found: Survey) -> None:
         report.add(
             "stand-down",
             "pass",
-            f"{theirs} {'' if outside else 'would '}stand down here: {wiring.display(own.settings)} has a PostToolUse hook running the project's "
-            f"own capture script {wiring.display(own.script)}, so each tool call is captured once, by the project's "
-            "copy (decided when a session starts)",
+            f"{theirs} {'' if outside else 'would '}stand down here: {wiring.display(own.settings)} has a "
+            f"PostToolUse hook running the project's own capture script {wiring.display(own.script)}, so each tool "
+            "call is captured once, by the project's copy (decided when a session starts)",
         )
         return
     named = [r for r in found.settings[:2] if r.raw is not None and CAPTURE_SCRIPT.encode() in r.raw]
