@@ -500,7 +500,8 @@ COMMANDS: tuple[Command, ...] = (
         arg(
             "--force",
             action="store_true",
-            help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore)",
+            help="replace the store that exists here (a copy of it is kept beside it as cortex.db.before-restore, "
+            "or the next free .before-restore.N)",
         ),
     ),
     command(

@@ -741,6 +741,14 @@ def engaged_worktree(cwd: str) -> str | None:
     return str(folder.parent) if folder is not None and capture.is_engaged(folder.parent) else None
 
 
+def project_wires_cortex(project_dir: str | None) -> bool:
+    """Whether the project at `project_dir` wires Cortex itself, so user-level and plugin hooks stand down there
+    (`capture.standdown`, the one rule)."""
+    from cortex_engine.capture.standdown import project_capture
+
+    return project_capture(project_dir) is not None
+
+
 def back_off_capture(cwd: str, busy: bool) -> None:
     """The store refused a flush: make this worktree's hooks wait before the next one (30 s when only busy)."""
     import time

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from cortex_engine.engine import engaged_worktree, open_engine
+from cortex_engine.engine import project_wires_cortex as project_wires_cortex  # the SessionStart stand-down rule
 
 ACTIONS = (
     "dispatch-pre",
@@ -22,29 +22,6 @@ ACTIONS = (
     "reflect-prompt",
 )
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-
-
-PROJECT_CAPTURE = re.compile(r'CLAUDE_PROJECT_DIR\}?/[^"]*cortex-capture\.sh')
-"""A project's settings run Cortex's capture script from inside the project (`cortex install --scope project`)."""
-
-
-def project_wires_cortex(project_dir: str | None) -> bool:
-    """Whether the project Claude Code runs in wires Cortex itself, so a user-level or plugin wiring stands down.
-
-    The rule of `cortex_defers` in `hooks/cortex-lib.sh`, for the one hook that is not a script (SessionStart):
-    the project's `.claude/settings.json` or `.claude/settings.local.json` runs `cortex-capture.sh` through
-    `$CLAUDE_PROJECT_DIR`. Claude Code sets that variable for every hook; without it nothing defers.
-    """
-    if not project_dir or not os.path.isabs(project_dir):
-        return False
-    for name in ("settings.json", "settings.local.json"):
-        try:
-            with open(os.path.join(project_dir, ".claude", name), encoding="utf-8", errors="replace") as handle:
-                if PROJECT_CAPTURE.search(handle.read()):
-                    return True
-        except OSError:
-            continue
-    return False
 
 
 def context_output(event: str, text: str) -> str:

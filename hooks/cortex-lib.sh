@@ -18,7 +18,7 @@ cortex_read_payload() {
 # so a folder counts only when it is no link, is this user's, and its marker holds the key kept in Cortex's home
 # (written there by Cortex after it checked the folder; a repository cannot know it).
 cortex_find_runtime() {
-  local re='"cwd"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' keyfile key= mark=
+  local re='"cwd"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' keyfile key= mark= standdown=
   [[ $payload =~ $re ]] || return 1
   dir=${BASH_REMATCH[1]}
   dir=${dir//\\\//\/}
@@ -34,8 +34,10 @@ cortex_find_runtime() {
   keyfile="${CORTEX_HOME:-$HOME/.cortex}/runtime.key"
   [ -f "$keyfile" ] || return 1
   IFS= read -r key < "$keyfile" 2>/dev/null || :
-  IFS= read -r mark < "$rt/engaged" 2>/dev/null || :
-  [ -n "$key" ] && [ "$mark" = "engaged=$key" ]
+  { IFS= read -r mark; IFS= read -r standdown; } < "$rt/engaged" 2>/dev/null || :
+  [ -n "$key" ] && [ "$mark" = "engaged=$key" ] || return 1
+  if [ "$standdown" = "standdown=$key" ] && cortex_defers; then exit 0; fi
+  return 0
 }
 
 # cortex_plain FILE: FILE is absent or a regular file, and not a link (a hook never reads or writes through one).
@@ -43,21 +45,16 @@ cortex_plain() {
   [ ! -L "$1" ] && { [ -f "$1" ] || [ ! -e "$1" ]; }
 }
 
-# cortex_defers: where the project wires Cortex itself (`cortex install --scope project`: its settings run
-# cortex-capture.sh from $CLAUDE_PROJECT_DIR), a copy of these scripts outside the project (the user's
-# ~/.claude/hooks, the plugin's) stands down, so a teammate with both set-ups is captured once. A script inside
-# the project never defers. The same rule, for SessionStart, is `hookentry.project_wires_cortex`.
+# cortex_defers: this script lies outside the project ($CLAUDE_PROJECT_DIR, else the worktree): the user's
+# ~/.claude/hooks or the plugin's copy. It stands down (exit 0) where the engaged mark's second line says the project
+# wires Cortex itself (`cortex install --scope project`), so a teammate with both set-ups is captured once. The rule
+# is Python's (`capture.standdown`: a real PostToolUse hook entry running the project's existing capture script),
+# applied when capture is engaged (SessionStart); no settings file is read per tool call. A script inside the
+# project never defers.
 cortex_defers() {
-  local project=${CLAUDE_PROJECT_DIR-} here=${BASH_SOURCE[0]%/*} f text re='CLAUDE_PROJECT_DIR[}]?/[^"]*cortex-capture[.]sh'
+  local project=${CLAUDE_PROJECT_DIR:-$dir} here=${BASH_SOURCE[0]%/*}
   case $project in /*) ;; *) return 1 ;; esac
   case $here in /*) ;; *) return 1 ;; esac
   case $here/ in "${project%/}"/*) return 1 ;; esac
-  for f in "$project/.claude/settings.json" "$project/.claude/settings.local.json"; do
-    [ -f "$f" ] || continue
-    text=
-    IFS= read -r -d '' text < "$f" 2>/dev/null
-    [[ $text =~ $re ]] && return 0
-  done
-  return 1
+  return 0
 }
-if cortex_defers; then exit 0; fi

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT, Run, cortex_bin
 
-__all__ = ["NOW", "ROOT", "cortex", "cortex_bin", "commands", "digest", "settings", "tree"]
+__all__ = ["NOW", "ROOT", "backup_of", "cortex", "cortex_bin", "commands", "digest", "settings", "tree"]
 
 NOW = "2026-08-02T18:00:00Z"
 
@@ -67,3 +67,11 @@ def commands(data: dict, event: str) -> list[tuple[object, str]]:
         for group in data.get("hooks", {}).get(event, [])
         for hook in group["hooks"]
     ]
+
+
+def backup_of(path: Path, number: int = 0) -> Path:
+    """Where install keeps the copy of `path` it replaced: under Cortex's home (`$CORTEX_HOME/backups`), mirroring
+    the file's real path, `.bak` then `.bak.1`, `.bak.2`, …"""
+    real = Path(os.path.realpath(path))
+    mirrored = Path(os.environ["CORTEX_HOME"]) / "backups" / real.relative_to(real.anchor)
+    return mirrored.with_name(mirrored.name + (".bak" if number == 0 else f".bak.{number}"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Repo
-from .install_helpers import cortex
+from .install_helpers import backup_of, cortex
 
 USER_SETTINGS = (
     '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
@@ -86,7 +86,7 @@ def test_uninstall_keeps_what_install_did_not_write(repo: Repo, isolated_home: P
     assert steps["mcp"]["status"] == "kept" and "claude mcp remove" in steps["mcp"]["detail"]
     assert json.loads(mcp.read_text())["mcpServers"]["cortex"]["type"] == "stdio"
     assert json.loads(settings.read_text()) == {"theme": "dark"}
-    assert (isolated_home / ".claude" / "settings.json.bak").exists()
+    assert backup_of(isolated_home / ".claude" / "settings.json").exists()
     assert list((isolated_home / ".cortex" / "projects").iterdir()), "the store stays without --purge"
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from cortex_engine.base.errors import RuntimeUntrusted
 from cortex_engine.capture import flush, sessions
 from cortex_engine.capture.runtime import ENGAGED, IGNORE, IGNORE_TEXT, Runtime, home_key, marker_text
+from cortex_engine.capture.standdown import STANDDOWN, project_capture
 from cortex_engine.scope.identity import Scope, StoreIdentity, cortex_home
 from cortex_engine.store import reports
 from cortex_engine.store.database import SCHEMA_VERSION
@@ -32,8 +33,17 @@ def engage(worktree: str | os.PathLike[str]) -> Path:
         rt.mkdir(flush.CLAIMS)
         rt.mkdir(flush.BLOBS)
         rt.write(IGNORE, IGNORE_TEXT)
-        rt.write(ENGAGED, marker_text(key))
+        rt.write(ENGAGED, marker_text(key) + (f"{STANDDOWN}={key}\n" if _project_wires(worktree) else ""))
     return folder
+
+
+def _project_wires(worktree: str | os.PathLike[str]) -> bool:
+    """Whether the project wires Cortex itself (`standdown.project_capture`), for the mark the hook scripts read:
+    the project Claude Code runs in (`$CLAUDE_PROJECT_DIR`) when it lies in this worktree, else the worktree."""
+    root = os.path.realpath(worktree)
+    env = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    inside = os.path.isabs(env) and (os.path.realpath(env) + os.sep).startswith(root + os.sep)
+    return project_capture(env if inside else root) is not None
 
 
 def disengage(worktree: str | os.PathLike[str]) -> bool:

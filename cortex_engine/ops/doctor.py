@@ -39,6 +39,7 @@ from cortex_engine.ops.doctor_wiring import (
     check_plugin,
     check_scripts,
     check_settings,
+    check_standdown,
     check_wiring,
     script_of,
 )
@@ -174,6 +175,7 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     directory = _hooks_dir(hooks_dir, wired, project)
     report.hooks_dir = str(directory)
     check_wiring(report, wired)
+    check_standdown(report, found)
     # With --hooks-dir the scripts there are inspected; otherwise the scripts the wiring runs.
     check_scripts(report, wired, directory, project, explicit_dir=bool(hooks_dir))
     check_engagement(report, project)

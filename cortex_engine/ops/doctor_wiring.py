@@ -304,3 +304,38 @@ def check_mcp(
     if malformed:
         detail += f"; unreadable: {'; '.join(malformed)}"
     report.add("mcp", "fail", detail, f"{FIX_INSTALL}, or `claude mcp add --scope user cortex -- cortex serve`")
+
+
+def check_standdown(report: Report, found: Survey) -> None:
+    """The `stand-down` check: say, in words, whether the user's (or the plugin's) Cortex hooks stand down in this
+    project and why (`capture.standdown`, the rule the hooks and SessionStart follow). Only where it matters: a
+    project that wires Cortex itself, or whose settings name the capture script without wiring it."""
+    from cortex_engine.capture.standdown import CAPTURE_SCRIPT, project_capture
+
+    project = found.project
+    own = project_capture(project)
+    outside = sorted(
+        {
+            "the plugin" if w.plugin_root is not None else wiring.display(w.file)
+            for w in found.hooks
+            if (w.plugin_root is not None or not str(w.file).startswith(project.rstrip(os.sep) + os.sep))
+        }
+    )
+    theirs = f"your Cortex hooks in {' and '.join(outside)}" if outside else "user-level and plugin Cortex hooks"
+    if own is not None:
+        report.add(
+            "stand-down",
+            "pass",
+            f"{theirs} {'' if outside else 'would '}stand down here: {wiring.display(own.settings)} has a "
+            f"PostToolUse hook running the project's own capture script {wiring.display(own.script)}, so each tool "
+            "call is captured once, by the project's copy (decided when a session starts)",
+        )
+        return
+    named = [r for r in found.settings[:2] if r.raw is not None and CAPTURE_SCRIPT.encode() in r.raw]
+    if named:
+        report.add(
+            "stand-down",
+            "pass",
+            f"{', '.join(wiring.display(r.path) for r in named)} names {CAPTURE_SCRIPT} but holds no PostToolUse hook "
+            f"running an existing copy inside the project, so {theirs} keep capturing here",
+        )

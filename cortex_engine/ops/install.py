@@ -2,9 +2,12 @@
 then run doctor. Standard library only.
 
 Idempotent by construction: every file is compared with what would be written and left untouched
-(bytes, mtime, formatting) when nothing differs, so running it again changes nothing and says so.
-Whatever it does change is backed up first (to `<file>.bak`, or `.bak.1`, `.bak.2`, … when that name is taken:
-a backup, the user's own included, is never overwritten) and lands via a temp file and a rename.
+(bytes, mtime, formatting) when nothing differs, so a second run changes nothing and says so.
+Whatever it does change is backed up first, under Cortex's own home (`<CORTEX_HOME>/backups/<real path>.bak`, or
+`.bak.1`, `.bak.2`, … when that name is taken: a backup is never overwritten, and never lands in a work tree), and
+lands via a temp file and a rename. A project-scope install writes only inside the project: a link anywhere on a
+target's path from the repository's root down (dangling included) is refused, `--force` or not (`link_in_project`).
+A report names each file's real path when a link leads elsewhere (a user's dotfiles).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ class Action:
 
     def to_dict(self) -> dict[str, str]:
         """The `--json` shape."""
-        return {"name": self.name, "status": self.status, "path": self.path, "detail": self.detail}
+        real = os.path.realpath(self.path) if self.path else self.path
+        return {"name": self.name, "status": self.status, "path": self.path, "real_path": real, "detail": self.detail}
 
 
 @dataclass
@@ -138,7 +142,9 @@ class InstallResult:
         for action in self.actions:
             detail = f"  {action.detail}" if action.detail else ""
             badge = (DRY_RUN_BADGES if self.dry_run else BADGES)[action.status]
-            lines.append(f"  {badge}  {action.name.ljust(width)}  {wiring.display(action.path)}{detail}")
+            real = os.path.realpath(action.path) if action.path else action.path
+            shown = wiring.display(action.path) + (f" (→ {wiring.display(real)})" if real != action.path else "")
+            lines.append(f"  {badge}  {action.name.ljust(width)}  {shown}{detail}")
         lines.append(self.summary)
         return "\n".join(lines)
 
@@ -147,7 +153,7 @@ class InstallResult:
 
 
 def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force: bool) -> None:
-    """Decide what to do with one hook script: create, leave, replace (with .bak), or refuse an edited one."""
+    """Decide what to do with one hook script: create, leave, replace (backed up), or refuse an edited one."""
     path = hooks_dir / name
     label = f"hook:{name}"
     try:
@@ -177,7 +183,7 @@ def _plan_script(plan: Plan, name: str, hooks_dir: Path, cortex_bin: str, force:
     except UnicodeDecodeError:
         current = None
     stamp = wiring.stamp_of(current) if current is not None else None
-    backup = _backup_path(path).name
+    backup = wiring.display(_backup_path(path))
     if stamp == wiring.template_digest(text):
         if current is not None and wiring.render_pattern(text).fullmatch(current):
             plan.add(Action(label, "updated", str(path), f"paths changed; previous copy kept as {backup}"))
@@ -440,16 +446,37 @@ def _writable(path: Path) -> bool:
     return bool(mode & 0o200) and os.access(path, os.W_OK)
 
 
-def _backup_path(path: Path) -> Path:
-    """The first free backup name for `path`: `<file>.bak`, then `<file>.bak.1`, `<file>.bak.2`, …
+def backups_dir() -> Path:
+    """Where install keeps the files it replaces: `<CORTEX_HOME>/backups`, never beside them (a `.bak` in a work
+    tree is one `git add -A` from being committed, and a project's settings may hold what its owner would not)."""
+    from cortex_engine.scope.identity import cortex_home
 
-    An existing backup may be the user's own, or the only copy of an earlier version: it is never replaced.
+    return cortex_home() / "backups"
+
+
+def first_backup(path: Path) -> Path:
+    """The copy of `path` install kept before its first change: `<backups>/<real path>.bak`, or, from an install
+    before backups moved under Cortex's home, `<file>.bak` beside it (read, never written any more)."""
+    real = Path(os.path.realpath(path))
+    mirrored = backups_dir() / real.relative_to(real.anchor)
+    kept = mirrored.with_name(mirrored.name + ".bak")
+    beside = path.with_name(path.name + ".bak")
+    return beside if not os.path.lexists(kept) and beside.is_file() and not beside.is_symlink() else kept
+
+
+def _backup_path(path: Path) -> Path:
+    """The first free backup name for `path` under `backups_dir()`, which mirrors the file's real absolute path:
+    `<backups>/<real path>.bak`, then `.bak.1`, `.bak.2`, …
+
+    An existing backup may be the only copy of an earlier version: it is never replaced.
     """
-    backup = path.with_name(path.name + ".bak")
+    real = Path(os.path.realpath(path))
+    mirrored = backups_dir() / real.relative_to(real.anchor)
+    backup = mirrored.with_name(mirrored.name + ".bak")
     number = 0
     while os.path.lexists(backup):
         number += 1
-        backup = path.with_name(f"{path.name}.bak.{number}")
+        backup = mirrored.with_name(f"{mirrored.name}.bak.{number}")
     return backup
 
 
@@ -465,12 +492,16 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
-            _replace(_backup_path(path), target.read_bytes(), _mode(target, mode))
+            backup = _backup_path(target)
+            backups_dir().mkdir(mode=0o700, parents=True, exist_ok=True)  # what it keeps is the user's alone
+            backup.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _replace(backup, target.read_bytes(), _mode(target, mode))
         _replace(target, data, mode)
     except OSError as exc:
         raise CortexError(
-            f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its newest .bak, if "
-            "any, holds the earlier bytes) — free the space or fix the permission and re-run",
+            f"could not write {path}: {exc.strerror or exc.__class__.__name__}; it is unchanged (its newest backup "
+            f"under {wiring.display(backups_dir())}, if any, holds the earlier bytes) — free the space or fix the "
+            "permission and re-run",
             code="write_failed",
         ) from exc
 
@@ -488,6 +519,48 @@ def _replace(path: Path, data: bytes, mode: int) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def link_in_project(project: str, target: Path) -> str | None:
+    """Why `target` may not be written by a project-scope install, or None when it may: every component of its
+    path from the repository's root down must be no link (a dangling one included) and its real path must lie
+    under the repository's real path. A repository can commit a link anywhere (`.claude/settings.json` →
+    `~/.claude/settings.json`, `.claude/hooks` → `~`), and a write through it lands outside the project."""
+    root = Path(os.path.realpath(project))
+    try:
+        rel = Path(os.path.abspath(target)).relative_to(root)
+    except ValueError:
+        return f"{target} is outside the repository {root}"
+    at = root
+    for part in rel.parts:
+        at = at / part
+        if os.path.islink(at):
+            try:
+                aim = os.readlink(at)
+            except OSError:
+                aim = "?"
+            shown = at.relative_to(root).as_posix()
+            return f"{shown} in the repository is a link to {aim}"
+    real = os.path.realpath(target)
+    if real != str(root) and not real.startswith(str(root) + os.sep):
+        return f"{target} resolves to {real}, outside the repository {root}"
+    return None
+
+
+def check_project_targets(project: str, targets: list[Path]) -> None:
+    """Refuse a project-scope install that would write anywhere but inside the project (see `link_in_project`).
+
+    Raises:
+        InvalidInput: a target's path holds a link, or lies outside the repository (nothing was written).
+    """
+    for target in targets:
+        why = link_in_project(project, target)
+        if why is not None:
+            raise InvalidInput(
+                f"refusing to install: {why}, and a project install writes only inside the project (with or "
+                "without --force); remove the link and re-run (nothing was written)",
+                code="link_in_project",
+            )
 
 
 def check_hooks_dir(raw: str) -> Path:
@@ -554,6 +627,11 @@ def _warn_checkout_venv(plan: Plan, cortex_bin: str) -> None:
             "re-run `cortex install` (README: Installing into Claude Code)",
         )
     )
+
+
+def _under(path: Path, project: str) -> bool:
+    """Whether `path` (absolute) names a place inside the project, as written (before any link is followed)."""
+    return os.path.abspath(path) == project or os.path.abspath(path).startswith(project.rstrip(os.sep) + os.sep)
 
 
 def default_hooks_dir(scope: str, project: str) -> Path:
@@ -624,6 +702,11 @@ def install(
             )
         )
     else:
+        if scope == "project":
+            inside = [directory, *(directory / name for name in wiring.TEMPLATES)]
+            if not _under(directory, project):
+                inside = []  # a --dir the person named outside the project: their choice, not the repository's
+            check_project_targets(project, [*inside, settings_file(scope, project), wiring.project_mcp_file(project)])
         baked, command_dir, command_bin = portable_paths(scope, project, directory, cortex_bin)
         for name in wiring.TEMPLATES:
             _plan_script(plan, name, directory, baked, force)

@@ -3,7 +3,8 @@
 Removed: the hook scripts install wrote that are still byte for byte what it wrote (an edited script is kept
 and named), every Cortex hook wiring in the scope's settings file, and the `cortex` MCP server entry when it
 has the shape install writes (one registered with `claude mcp add` is left for `claude mcp remove`). A JSON
-file whose remaining content equals its `.bak` (the copy install kept before its first change) gets the
+file whose remaining content equals its `.bak` (the copy install kept before its first change, under Cortex's
+home: `install.first_backup`) gets the
 `.bak`'s exact bytes back; a file install created and that is now empty is deleted. `.bak` copies are never
 overwritten or removed. The store stays unless `--purge`, which asks first (or takes `--yes`).
 """
@@ -25,11 +26,14 @@ from cortex_engine.ops.install import (
     _atomic_write,
     _json_bytes,
     _mode,
+    _under,
     check_hooks_dir,
+    check_project_targets,
     default_hooks_dir,
+    first_backup,
     settings_file,
 )
-from cortex_engine.ops.wiring import WIRINGS
+from cortex_engine.ops.wiring import TEMPLATES, WIRINGS
 
 BADGES = {
     "removed": "GONE ",
@@ -203,7 +207,7 @@ def _plan_json(
     if read.error or read.data is None:
         result.steps.append(Step(name, "refused", str(path), f"{read.error}; it was not touched"))
         return
-    bak = wiring.read_json(path.with_name(path.name + ".bak"))
+    bak = wiring.read_json(first_backup(path))
     before = bak.data if bak.data is not None else None
     data = copy.deepcopy(read.data)
     outcome = edit(data, before)
@@ -225,8 +229,9 @@ def _plan_json(
 
 
 def _write(path: Path, data: bytes | None) -> None:
-    """Apply one planned change; the current bytes go to `<file>.bak` unless a .bak is there already."""
-    backup = path.with_name(path.name + ".bak")
+    """Apply one planned change; the current bytes go to a backup under Cortex's home unless install's first
+    backup of the file is there already."""
+    backup = first_backup(path)
     if data is None:
         path.unlink()
         return
@@ -282,13 +287,19 @@ def uninstall(
         confirm: asked before `purge` deletes anything (None: refuse to purge without it).
 
     Raises:
-        InvalidInput: an unknown scope or an unsafe hooks directory (nothing is changed).
+        InvalidInput: an unknown scope, an unsafe hooks directory, or (project scope) a link on the path of a
+            file it would change (nothing is changed).
         CortexError: `purge` without confirmation, or a write failed.
     """
     if scope not in SCOPES:
         raise InvalidInput(f"unknown --scope {scope!r}; use user or project", code="bad_scope")
     project = wiring.project_root(cwd)
     directory = check_hooks_dir(hooks_dir if hooks_dir else str(default_hooks_dir(scope, project)))
+    if scope == "project":
+        # The same boundary as install: a project's linked file (`.claude/settings.json` → the user's) is not
+        # the project's to edit or delete.
+        inside = [directory, *(directory / name for name in TEMPLATES)] if _under(directory, project) else []
+        check_project_targets(project, [*inside, settings_file(scope, project), wiring.project_mcp_file(project)])
     result = UninstallResult(scope, dry_run)
     removals: list[Path] = []
     writes: list[tuple[Path, bytes | None]] = []

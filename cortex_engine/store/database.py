@@ -8,6 +8,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -227,6 +228,53 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
                 conn.execute("VACUUM")
         except sqlite3.OperationalError:
             pass  # another connection is reading: the freed pages are reused by later writes instead
+
+
+SchemaObject = tuple[str, str, str, str]
+"""One row of `sqlite_master`: (type, name, table, SQL with its whitespace collapsed)."""
+
+_PLANNER_TABLES = ("sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4")
+"""What `ANALYZE` adds: statistics for the query planner, not part of a schema."""
+
+
+def schema_objects(conn: sqlite3.Connection) -> frozenset[SchemaObject]:
+    """Every table, index, view and trigger a database holds, as `schema_objects` compares them."""
+    rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
+    return frozenset(
+        (str(kind), str(name), str(table), " ".join(str(sql or "").split()))
+        for kind, name, table, sql in rows
+        if name not in _PLANNER_TABLES
+    )
+
+
+@lru_cache(maxsize=4)
+def expected_objects(version: int) -> frozenset[SchemaObject]:
+    """The schema objects a store of `version` holds: what the migrations up to it create, in a store held in
+    memory (every store of that version was made by exactly these statements, in this order)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.create_function("cortex_spool_digest", 1, spool_digest, deterministic=True)
+        for script in MIGRATIONS[:version]:
+            for statement in statements(script):
+                conn.execute(statement)
+        return schema_objects(conn)
+    finally:
+        conn.close()
+
+
+def schema_differences(conn: sqlite3.Connection, version: int) -> list[str]:
+    """How a database's schema differs from what this build creates at `version`: `extra trigger evil`,
+    `missing index notes_scope`, `different table notes` (empty when it is exactly that schema)."""
+    have = {(kind, name): row for row in schema_objects(conn) for kind, name in [row[:2]]}
+    want = {(kind, name): row for row in expected_objects(version) for kind, name in [row[:2]]}
+    found = [f"extra {kind} {name}" for kind, name in sorted(have.keys() - want.keys())]
+    found += [f"missing {kind} {name}" for kind, name in sorted(want.keys() - have.keys())]
+    found += [
+        f"different {kind} {name}"
+        for kind, name in sorted(have.keys() & want.keys())
+        if have[kind, name] != want[kind, name]
+    ]
+    return found
 
 
 def in_scopes(count: int = 1, alias: str = "", *, indexed: bool = True) -> str:

@@ -20,6 +20,8 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cortex_engine.store.password_options import ATTACHED, EITHER, PASSWORD_OPTIONS, SEPARATE
+
 MARK = "[REDACTED]"
 
 # C0 and C1 controls except tab and newline (ESC, BEL, CR, backspace, DEL, CSI …).
@@ -119,135 +121,6 @@ def _rule(
 
 _I = re.IGNORECASE
 
-# How a short option takes its value: only attached (`-pSECRET`: a bare `-p` prompts, and the next word is
-# something else, as for mysql's database), attached or separate (`-p SECRET`, `-pSECRET`, `-p=SECRET`), or only
-# separate (`-k SECRET`: `-kfile` is another option).
-ATTACHED, EITHER, SEPARATE = "attached", "either", "separate"
-
-# Command-line password options: (programs, options, how the value is given). A program may be a command with
-# its subcommand (`docker … login`: `docker run -p` publishes a port). Options are matched case-sensitively
-# (`ldapsearch -W` prompts, `-w` takes the password). Add rows here.
-PASSWORD_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
-    (
-        (
-            "mysql",
-            "mysqldump",
-            "mysqladmin",
-            "mysqlsh",
-            "mysqlimport",
-            "mysqlcheck",
-            "mysqlshow",
-            "mysqlslap",
-            "mariadb",
-            "mariadb-dump",
-            "mariadb-admin",
-            "mariadb-import",
-            "mariadb-check",
-        ),
-        ("-p",),
-        ATTACHED,
-    ),
-    (("7z", "7za", "7zr", "7zz", "rar", "unrar"), ("-p",), ATTACHED),
-    (("sshpass",), ("-p",), EITHER),
-    (("redis-cli", "keydb-cli", "valkey-cli"), ("-a",), EITHER),
-    (("curl", "wget", "http", "https"), ("-u", "-U", "--user", "--proxy-user"), EITHER),
-    (
-        (
-            "docker login",
-            "podman login",
-            "buildah login",
-            "nerdctl login",
-            "finch login",
-            "skopeo login",
-            "crane login",
-            "oras login",
-            "regctl login",
-            "helm login",
-            "cf login",
-            "oc login",
-            "az login",
-        ),
-        ("-p",),
-        EITHER,
-    ),
-    (("zip", "unzip", "zipcloak", "funzip"), ("-P",), EITHER),
-    (("sqlcmd", "bcp", "osql", "mssql-cli"), ("-P",), EITHER),
-    (
-        (
-            "ldapsearch",
-            "ldapmodify",
-            "ldapadd",
-            "ldapdelete",
-            "ldapwhoami",
-            "ldapcompare",
-            "ldapmodrdn",
-            "ldapexop",
-            "ldapvc",
-        ),
-        ("-w",),
-        EITHER,
-    ),
-    (("ldappasswd",), ("-w", "-s", "-a"), EITHER),
-    (
-        (
-            "mongo",
-            "mongosh",
-            "mongodump",
-            "mongorestore",
-            "mongoexport",
-            "mongoimport",
-            "mongostat",
-            "mongotop",
-            "mongofiles",
-        ),
-        ("-p",),
-        EITHER,
-    ),
-    (("openssl",), ("-k", "-K"), SEPARATE),
-    (("ssh-keygen",), ("-N", "-P"), EITHER),
-    (("ipmitool",), ("-P",), EITHER),
-    (("plink", "pscp", "psftp", "putty"), ("-pw",), SEPARATE),
-    (("mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), ("-P",), EITHER),
-    (
-        (
-            "cqlsh",
-            "rabbitmqadmin",
-            "twine",
-            "psexec",
-            "paexec",
-            "rdesktop",
-            "smbmap",
-            "crackmapexec",
-            "netexec",
-            "nxc",
-            "evil-winrm",
-            "ncftp",
-            "ncftpput",
-            "ncftpget",
-            "useradd",
-            "usermod",
-        ),
-        ("-p",),
-        EITHER,
-    ),
-    (
-        (
-            "snmpwalk",
-            "snmpbulkwalk",
-            "snmpget",
-            "snmpgetnext",
-            "snmpset",
-            "snmptable",
-            "snmptrap",
-            "snmpbulkget",
-            "snmpdf",
-            "snmpstatus",
-        ),
-        ("-A", "-X", "-c"),
-        EITHER,
-    ),
-)
-
 # A password option's value, after the option: quoted (not empty), or a word (not another option, not already
 # redacted); the separator is part of the kept prefix.
 _OPTION_VALUE = {
@@ -290,6 +163,14 @@ def common_prefix(names: tuple[str, ...]) -> str:
     """The longest start every one of `names` shares (`ldap` of ldapsearch, ldapmodify …)."""
     return os.path.commonprefix([name.lower() for name in names])
 
+
+_AWS_SECRET = re.compile(
+    r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
+"""An AWS secret access key's shape: 40 characters of base64 holding an upper-case letter, a lower-case one and a
+digit (a git SHA or another hex digest has no upper case)."""
+_AWS_SECRET_WORDS = r"(?i:\b(?:aws|amazon)[\s_.-]*secret|secret[\s_-]*access[\s_-]*key)"
 
 # Secrets recognised by their surroundings. Order matters: whole blocks first, then headers, then flags and
 # assignments, so a later rule never sees half of what an earlier one replaced.
@@ -389,6 +270,20 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(\bconfig(?:ure)?\s+(?:set\s+)?(?:--\S+\s+)*[\w.:/@-]*(?:secret|password|passwd|token|key|"
         r"auth|credential)[\w.:/@-]*\s+)(?![=-])" + _VALUE,
         flags=_I,
+    ),
+    # A bare AWS secret access key (40 characters of base64, mixed case with a digit: not a hex digest) within a
+    # line's reach of the words that name it: after them (`our aws secret is …`, `Secret access key: …`) or before.
+    _rule(
+        "AWS secret access key after its name",
+        ("secret",),
+        rf"{_AWS_SECRET_WORDS}(?:[^\n]{{0,100}}?{_AWS_SECRET_WORDS})*[^\n]{{0,100}}",  # a run of mentions, whole
+        lambda span: _AWS_SECRET.sub(MARK, span.group(0)),
+    ),
+    _rule(
+        "AWS secret access key before its name",
+        ("secret",),
+        rf"{_AWS_SECRET.pattern}(?=[^\n]{{0,60}}?{_AWS_SECRET_WORDS})",
+        MARK,
     ),
     # Azure storage / service bus connection strings and SAS URLs; ODBC passwords.
     _rule(
@@ -523,17 +418,35 @@ PROVIDER_TOKENS: tuple[Rule, ...] = (
     _rule("Hugging Face token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}", MARK),
     _rule("JSON Web Token", ("eyj",), r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.?[A-Za-z0-9_-]*", MARK),
     _rule("Mapbox secret token", ("k.eyj",), r"\b[sp]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{10,}", MARK),
-    _rule("Twilio API key", ("sk",), r"\bSK[0-9a-fA-F]{32}\b", MARK),
+    _rule("Twilio API key and account SID (SK…, AC…)", ("sk", "ac"), r"\b(?:SK|AC)[0-9a-fA-F]{32}\b", MARK),
     _rule("Mailgun API key", ("key-",), r"\bkey-[0-9a-zA-Z]{32}\b", MARK),
     _rule("Mailchimp API key", ("-us",), r"\b[0-9a-f]{32}-us\d{1,2}\b", MARK),
     _rule("Atlassian API token", ("atatt3",), r"\bATATT3[A-Za-z0-9_=-]{20,}", MARK),
     _rule("Linear API key", ("lin_",), r"\blin_(?:api|oauth)_[A-Za-z0-9]{30,}", MARK),
     _rule("Notion integration token", ("secret_", "ntn_"), r"\b(?:secret_[A-Za-z0-9]{40,}|ntn_[A-Za-z0-9]{30,})", MARK),
-    _rule("Doppler token", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}", MARK),
+    # Personal, CLI, service-account, SCIM and audit tokens, and service tokens, which name their environment
+    # (`dp.st.<env>.<secret>`).
+    _rule(
+        "Doppler tokens (dp.pt., dp.st.<env>., dp.ct., dp.sa., dp.scim., dp.audit.)",
+        ("dp.",),
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[A-Za-z0-9_-]{1,64}\.)?[A-Za-z0-9]{20,}",
+        MARK,
+    ),
     _rule("HashiCorp Vault token", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", MARK),
     _rule("Terraform Cloud token", (".atlasv1.",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{40,}", MARK),
     _rule("Heroku API key", ("hrku-",), r"\bHRKU-[A-Za-z0-9_-]{20,}", MARK),
-    _rule("Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d)?\b", MARK),
+    _rule("Databricks token", ("dapi",), r"\bdapi[a-f0-9]{32}(?:-\d+)?\b", MARK),
+    # A bot's numeric id in base64 (each three digits encode as [MNO][DTjz][AEIMQUYcgk][w-z0-5]), a timestamp,
+    # an HMAC. Its only fixed character is a dot: the gate (a dot, six characters, a dot) keeps the rule off
+    # ordinary dotted text.
+    _rule(
+        "Discord bot token",
+        (".",),
+        r"(?<![A-Za-z0-9_-])(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){5,6}[A-Za-z0-9_-]{0,3}"
+        r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+        MARK,
+        gate=r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}",
+    ),
     _rule("Grafana tokens (glsa_, glc_)", ("glsa_", "glc_"), r"\bgl(?:sa|c)_[A-Za-z0-9_=+/-]{30,}", MARK),
     _rule("New Relic key", ("nrak-", "nraa-", "nrii-", "nrjs-"), r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,}", MARK),
     _rule("Sentry tokens", ("sntr",), r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}", MARK),

@@ -7,6 +7,7 @@ would really type or read: a command line, a header, a config line, a log line.
 
 from __future__ import annotations
 
+import base64
 import random
 import string
 
@@ -192,6 +193,7 @@ def shapes() -> list[tuple[str, str, str]]:
     s = "AGE-SECRET-KEY-1" + b(89, 58, _UPPER)
     add("age secret key", f"# created: 2026\n{s}", s)
     cases.extend(_config_and_topic_shapes())
+    cases.extend(_family_shapes())
     return cases
 
 
@@ -311,4 +313,43 @@ def _config_and_topic_shapes() -> list[tuple[str, str, str]]:
     add("rabbitmqadmin -p", f"rabbitmqadmin -H mq -u admin -p {s} list queues", s)
     s = b(149, 16)
     add("psexec -p", f"psexec \\\\host -u admin -p {s} cmd", s)
+    return out
+
+
+def _family_shapes() -> list[tuple[str, str, str]]:
+    """Provider families recognised by their own shape (every member of a family), and a bare AWS secret access
+    key beside the words that name it."""
+    b = _body
+    out: list[tuple[str, str, str]] = []
+
+    def add(name: str, text: str, secret: str) -> None:
+        assert secret in text, name
+        out.append((name, text, secret))
+
+    for seed, env in ((301, "dev"), (302, "prd"), (303, "staging_eu"), (304, "ci-2")):
+        s = f"dp.st.{env}." + b(seed, 43)
+        add(f"Doppler service token dp.st.{env}.", f"doppler run with {s} -- npm start", s)
+    for seed, kind in ((305, "pt"), (306, "ct"), (307, "sa"), (308, "scim"), (309, "audit")):
+        s = f"dp.{kind}." + b(seed, 43)
+        add(f"Doppler dp.{kind}.", f"the doppler {kind} credential {s} was rotated", s)
+    for seed, digits, hmac in ((310, 18, 38), (311, 19, 38), (312, 17, 27), (313, 20, 27)):
+        # The first part is the bot's numeric id in base64 (unpadded), then a timestamp and an HMAC.
+        user = base64.urlsafe_b64encode(str(int(b(seed, 1, "123456789") + b(seed, digits - 1, string.digits))).encode())
+        s = f"{user.decode().rstrip('=')}.{b(seed + 50, 6, _B64URL)}.{b(seed + 100, hmac, _B64URL)}"
+        add(f"Discord bot token ({digits}-digit id)", f"client.login({s}) in bot.js", s)
+    aws = _ALNUM + "/+"
+    add("AWS secret in prose", f"our aws secret is {(s := b(314, 40, aws))} for the deploy user", s)
+    add("AWS secret access key words", f"Secret access key: {(s := b(315, 40, aws))}", s)
+    add("aws_secret_access_key ini", f"[default]\naws_secret_access_key   =   {(s := b(316, 40, aws))}", s)
+    add("AWS secret key before the words", f"{(s := b(317, 40, aws))} is the AWS secret key of ci", s)
+    add("AWS SecretAccessKey JSON", f'{{"SecretAccessKey": "{(s := b(318, 40, aws))}", "Expiration": 1}}', s)
+    add("AWS secret in a table", f"| aws secret | {(s := b(319, 40, aws))} |", s)
+    add("Mailgun key- bare", f"mailgun sends with {(s := 'key-' + b(320, 32, _HEX))} today", s)
+    add("Mailgun key- in curl", f"curl -s --user api:{(s := 'key-' + b(321, 32, _HEX))} https://api.mailgun.net", s)
+    add("Databricks dapi", f"databricks configure with {(s := 'dapi' + b(322, 32, _HEX))}", s)
+    add("Databricks dapi-N", f"the workspace token {(s := 'dapi' + b(323, 32, _HEX) + '-2')} expired", s)
+    add("Databricks dapi-NN", f"the workspace token {(s := 'dapi' + b(324, 32, _HEX) + '-12')} expired", s)
+    add("Twilio SK bare", f"twilio key {(s := 'SK' + b(325, 32, _HEX))} for sms", s)
+    add("Twilio AC bare", f"twilio account {(s := 'AC' + b(326, 32, _HEX))} for sms", s)
+    add("Twilio AC:token in URL", f"https://{(s := 'AC' + b(327, 32, _HEX))}@api.twilio.com/2010-04-01", s)
     return out

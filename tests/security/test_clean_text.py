@@ -267,3 +267,25 @@ def test_an_id_this_store_makes_is_plain_and_a_uuid_under_an_author_s_word_is_no
     uuid = "032ae7d5-bb8b-44c7-af9b-d1e6e131e551"
     for word in ("token", "password", "secret", "api_key", "client_secret", "episodes:access_token"):
         assert clean_text(f"{word}:{uuid}") == f"{word}:{MARK}" and not redact_module._PLAIN.fullmatch(f"{word}:{uuid}")
+
+
+def test_provider_families_leave_their_look_alikes_alone() -> None:
+    """The family shapes (Doppler, Discord, a bare AWS secret beside its words, Mailgun, Databricks, Twilio) leave
+    ordinary text alone: git SHAs (even beside the words), UUIDs, dotted names, paths and version strings."""
+    sha = "3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39"
+    for text in (
+        f"commit {sha} rotated the aws secret",
+        f"aws secret access key docs moved in {sha}",
+        "the aws secret lives in /home/ci/.aws/credentials/default/profile",
+        "AWS secret access key: see the vault, not this file",
+        "request 0f8fad5b-d9cb-469f-a165-70867728950e finished",
+        "MTAwMDAw.docs.python.org/3/library/re.html",
+        "com.example.android.application.MainActivityViewModelFactory",
+        "Node.module.exports_and_requirements_of_modules_here",
+        "dp.st.dev is the doppler environment naming",
+        "key-value stores such as redis",
+        "dapi is the Databricks API prefix",
+        "ACCEPTANCE criteria: SKIP the flaky test",
+        "src/accounts/ACL/Skeleton.ts",
+    ):
+        assert clean_text(text) == text
