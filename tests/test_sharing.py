@@ -11,12 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 
 from .conftest import Clock, Repo, git
 from .test_cli import cortex
 
 Open = Callable[..., Engine]
+
+
+@pytest.fixture(autouse=True)
+def trusted_repository(isolated_home: Path) -> None:
+    """These tests are about what a shared file does once it applies (both clones commit as the same git user, and
+    bob's store did not publish alice's files): the inbox in front of them is tests/test_inbox.py's."""
+    settings.write_review_arrivals("none")
 
 
 @pytest.fixture
