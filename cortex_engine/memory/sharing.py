@@ -30,6 +30,7 @@ import sqlite3
 import subprocess
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
@@ -324,11 +325,13 @@ def parse_madr(raw: bytes) -> SharedDecision:
                 front[key.strip().lower()] = value.strip()
         lines = lines[end + 1 :]
     title: str | None = None
+    headed = False
     section: str | None = None
     sections: dict[str, list[str]] = {}
-    for line in lines:
-        if line.startswith("# ") and title is None:
-            title = line[2:].strip()
+    for line in rendered_lines(lines):
+        if line.startswith("#") and not headed:  # the first heading the reader sees is the title, or there is none
+            headed = True
+            title = line[2:].strip() if line.startswith("# ") else None
         elif line.startswith("## "):
             section = line[3:].strip().lower()
             sections.setdefault(section, [])
@@ -372,6 +375,33 @@ def parse_madr(raw: bytes) -> SharedDecision:
         date=date if date and _DATE.match(date) else None,
         note_id=front.get("cortex-id") if re.fullmatch(r"[0-9a-f-]{36}", front.get("cortex-id", "")) else None,
     )
+
+
+_MARKDOWN: list[Any] = []
+_HIDDEN_BLOCKS = ("html_block", "fence", "code_block")
+
+
+def rendered_lines(lines: list[str]) -> list[str]:
+    """The body's lines as the file renders (a CommonMark parse, markdown-it-py): every heading, ATX or setext and
+    wherever it stands, as `#… text` on its first line; each line of an HTML block (comments included), a fenced or
+    an indented code block blank; other lines as written. A `# line` the reader never sees as a heading decides
+    nothing, and a setext title counts."""
+    if not _MARKDOWN:
+        from markdown_it import MarkdownIt  # here, not at import: hook paths import sharing, few files are parsed
+
+        _MARKDOWN.append(MarkdownIt("commonmark"))
+    out = list(lines)
+    tokens = _MARKDOWN[0].parse("\n".join(lines))
+    for i, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        start, end = token.map
+        if token.type in _HIDDEN_BLOCKS:
+            out[start:end] = [""] * (end - start)
+        elif token.type == "heading_open":
+            text = tokens[i + 1].content if i + 1 < len(tokens) and tokens[i + 1].type == "inline" else ""
+            out[start:end] = ["#" * int(token.tag[1:]) + " " + " ".join(text.split())] + [""] * (end - start - 1)
+    return out
 
 
 def _unquote(text: str) -> tuple[str, str]:
