@@ -275,7 +275,9 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
     assert callers["cortex_engine/engine.py"] == {"accept", "reject"}  # Engine.accept_arrivals → inbox.accept
     for adapter in ("mcp_server.py", "mcp_transport.py", "serve.py", "wire.py", "hookentry.py"):
         assert "inbox" not in (ROOT / "cortex_engine" / adapter).read_text(encoding="utf-8")
-    assert not any("inbox" in p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file())
+    scripts = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file()}
+    guard = scripts.pop("cortex-guard.sh")  # names the inbox only to deny it, and starts no program at all
+    assert "CORTEX_BIN" not in guard and not any("inbox" in text for text in scripts.values())
 
 
 def test_a_team_that_trusts_its_repository_applies_files_at_once(
