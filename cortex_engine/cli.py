@@ -208,7 +208,8 @@ COMMANDS: tuple[Command, ...] = (
         "inbox",
         cmd_inbox,
         EVERYDAY,
-        "what arrived from outside (decision files by others, imports): list, accept or reject (asks you at a terminal)",
+        "what arrived from outside (decision files by others, imports): list, or accept or reject (asks you at a "
+        "terminal)",
         arg(
             "action",
             nargs="?",

@@ -181,3 +181,27 @@ def test_a_person_at_a_terminal_accepts_rejects_undoes_and_lowers_the_review(rep
     assert settings.review_policy() == ("none", None)
     again, prompted, _ = at_terminal(repo.path, "review-policy", "none", answer=None)  # no change: no question
     assert (again.code, prompted) == (0, None)
+
+
+def test_status_and_doctor_show_the_review_policy_from_the_settings_file(repo: Repo, make_engine: Open) -> None:
+    """`cortex status` (text and `--json`) and `cortex doctor` say which policy holds and where it comes from: the
+    default passes, `none` warns, and a broken file warns that it reads as `all`."""
+    make_engine(repo.path).close()
+
+    def shown() -> tuple[str, dict[str, object], dict[str, object]]:
+        text = agent_shell(repo.path, "status")[1]
+        data = json.loads(agent_shell(repo.path, "status", "--json")[1])
+        doctor = json.loads(agent_shell(repo.path, "doctor", "--json")[1])
+        check = next(c for c in doctor["checks"] if c["name"] == "review-policy")
+        return next(line for line in text.splitlines() if line.startswith("Review: ")), data, check
+
+    line, data, check = shown()
+    assert line.startswith("Review: others: decision files this store did not publish, and every import, wait")
+    assert (data["review_policy"], data["review_policy_problem"], check["status"]) == ("others", None, "pass")
+    settings.write_review_arrivals("none")
+    line, data, check = shown()
+    assert line == "Review: none: decision files by others and imports apply at once, without your review"
+    assert (data["review_policy"], check["status"]) == ("none", "warn") and "review-policy others" in check["fix"]
+    settings.settings_file().write_text("{broken", encoding="utf-8")
+    line, data, check = shown()
+    assert data["review_policy"] == "all" and check["status"] == "warn" and "is not JSON; read as `all`" in line
