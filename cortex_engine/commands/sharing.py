@@ -50,7 +50,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from cortex_engine.base.untrusted import quote_path
 
     if result.pending:
-        lines.append(f"{len(result.pending)} decision file(s) by another author wait for your review: `cortex inbox`.")
+        lines.append(
+            f"{len(result.pending)} decision file(s) this store did not publish wait for your review: `cortex inbox`."
+        )
     lines += [f"skipped {quote_path(path)}: {why}" for path, why in result.malformed]
     emit_text("\n".join(lines))
     return 0
