@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
 # cortex-hook-template: __CORTEX_TEMPLATE_ID__
-# Cortex guard (PreToolUse Bash, the plugin): an agent's shell command that would approve for the person is denied
-# before it runs, with a reason telling the agent to ask the person. Denied: accepting or rejecting inbox arrivals,
-# lowering the review policy (or writing the settings file that holds it), `cortex restore` and `cortex undo`, and
-# writing the store file itself (sqlite3, rm, mv, cp, a redirect … on cortex.db).
+# Cortex guard (PreToolUse Bash and the file tools, the plugin): an agent's shell command that would approve for the
+# person is denied before it runs, with a reason telling the agent to ask the person. Denied: accepting or rejecting
+# inbox arrivals, lowering the review policy (or writing the settings file that holds it), `cortex restore` and
+# `cortex undo`, and writing the store file itself (sqlite3, rm, mv, cp, a redirect … on cortex.db); and a Write or
+# Edit into Cortex's home (`$CORTEX_HOME`, `~/.cortex`) or onto a cortex.db.
 # Bash alone: no jq, no Python (a command over 4 KiB is cleaned by one sed, where there is one: bash's own
 # substitutions grow with the square of its length); anything unparsed is read whole (more is denied, never less).
 # The CLI refuses the same commands without a terminal anyway; this says why before the agent tries.
 # Always exits 0: a deny is a JSON answer on stdout.
 
 payload=$(</dev/stdin) 2>/dev/null || IFS= read -r -d '' payload
+
+deny() {
+  printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"%s"}}\n' \
+    "Cortex: ${1} is the user's call, not the agent's. Do not run it, and do not work around this guard: ask the person to do it themselves in their own terminal (or in the Cortex TUI), and tell them why."
+  exit 0
+}
+
+# The file tools (Write, Edit, MultiEdit, NotebookEdit): only where they write, Cortex's home or a store file.
+if [[ $payload =~ \"tool_name\"[[:space:]]*:[[:space:]]*\"(Write|Edit|MultiEdit|NotebookEdit)\" ]]; then
+  [[ $payload =~ \"(file_path|notebook_path)\"[[:space:]]*:[[:space:]]*\"([^\"]*)\" ]] || exit 0
+  target=${BASH_REMATCH[2]}
+  home=${CORTEX_HOME:-${HOME:-/nonexistent}/.cortex}
+  home=${home%/}
+  if [[ ${target,,} =~ (^|/)\.cortex/|cortex\.db ]] || [[ $target == "$home"/* ]]; then
+    deny "writing the Cortex store or settings file"
+  fi
+  exit 0
+fi
 # The command is the first "command" string of the payload; escaped quotes and backslashes are kept apart first.
 cmd=$payload
 case $payload in
@@ -62,6 +81,4 @@ elif [[ $cmd =~ \.cortex/settings\.json|cortex_home.*settings\.json && $cmd =~ $
   what="writing the Cortex settings file (the review policy)"
 fi
 [ -n "$what" ] || exit 0
-printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"%s"}}\n' \
-  "Cortex: ${what} is the user's call, not the agent's. Do not run it, and do not work around this guard: ask the person to do it themselves in their own terminal (or in the Cortex TUI), and tell them why."
-exit 0
+deny "$what"

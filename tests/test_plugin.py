@@ -439,7 +439,8 @@ def test_the_guard_denies_what_only_a_person_may_run_with_bash_alone(repo: Repo,
     """The plugin's PreToolUse guard on Bash, run as declared with bash as the only program on PATH (no jq, no
     Python): every command that would approve for the person (the shapes an injected agent tries: blank or unset
     `CLAUDECODE`, quotes and backslashes that split words, wrappers, the module run directly) is denied with Claude
-    Code's deny answer and a reason telling the agent to ask the person; everyday commands pass silently."""
+    Code's deny answer and a reason telling the agent to ask the person; everyday commands pass silently. On the
+    file tools it denies a write into Cortex's home or onto a store file, and nothing else."""
     bash = shutil.which("bash")
     assert bash is not None
     only = tmp_path / "only-bash"
@@ -453,7 +454,7 @@ def test_the_guard_denies_what_only_a_person_may_run_with_bash_alone(repo: Repo,
         for g in json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())["hooks"]["PreToolUse"]
         if plugin.GUARD_SCRIPT in g["hooks"][0]["command"]
     ]
-    assert group["matcher"] == "Bash"
+    assert group["matcher"] == plugin.GUARD_TOOLS == "Bash|Write|Edit|MultiEdit|NotebookEdit"
     seen: dict[str, str | None] = {}
     for text in [*DENIED, *ALLOWED]:
         fields = {"tool_name": "Bash", "tool_input": {"command": text, "description": "run it"}, "tool_use_id": "t"}
@@ -467,6 +468,20 @@ def test_the_guard_denies_what_only_a_person_may_run_with_bash_alone(repo: Repo,
         assert "ask the person" in answer["permissionDecisionReason"]
         seen[text] = answer["permissionDecisionReason"].removeprefix("Cortex: ").split(" is the user's call")[0]
     assert seen == {**DENIED, **dict.fromkeys(ALLOWED)}
+    home = os.environ["CORTEX_HOME"]
+    writes = {
+        ("Write", f"{home}/settings.json"): True,
+        ("Edit", f"{home}/projects/r-1/cortex.db"): True,
+        ("MultiEdit", "/elsewhere/cortex.db"): True,
+        ("Write", str(repo.path / "docs" / "cortex inbox accept.md")): False,
+        ("Edit", str(repo.path / "src" / "api.py")): False,
+    }
+    denied = {}
+    for (tool, path), _ in writes.items():
+        fields = {"tool_name": tool, "tool_input": {"file_path": path, "content": "cortex inbox accept --all"}}
+        done = _run(command, "PreToolUse", fields, repo, {**env, "CORTEX_HOME": home})
+        denied[(tool, path)] = '"permissionDecision":"deny"' in done.stdout
+    assert denied == writes
 
 
 def test_every_plugin_command_quotes_its_arguments_and_passes_the_flags_through() -> None:

@@ -33,9 +33,11 @@ MARKETPLACE_DESCRIPTION = (
 GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
 INSTALLED_PLUGINS = ("plugins", "installed_plugins.json")
 GUARD_SCRIPT = "cortex-guard.sh"
-"""The plugin's PreToolUse guard on Bash (bash alone, nothing started): denies the agent's shell the commands only a
-person may run (accept or reject arrivals, lower the review, restore, undo, write the store file); SECURITY.md."""
-PLUGIN_WIRINGS: tuple[wiring.Wiring, ...] = (*WIRINGS, wiring.Wiring("PreToolUse", "Bash", GUARD_SCRIPT))
+"""The plugin's PreToolUse guard on Bash and the file tools (bash alone, nothing started): denies the agent's shell
+the commands only a person may run (accept or reject arrivals, lower the review, restore, undo, write the store
+file), and the file tools a write into Cortex's home; SECURITY.md."""
+GUARD_TOOLS = "Bash|Write|Edit|MultiEdit|NotebookEdit"
+PLUGIN_WIRINGS: tuple[wiring.Wiring, ...] = (*WIRINGS, wiring.Wiring("PreToolUse", GUARD_TOOLS, GUARD_SCRIPT))
 """Every hook the plugin declares: `cortex install`'s wirings, and the guard."""
 
 
