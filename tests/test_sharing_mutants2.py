@@ -133,3 +133,17 @@ def test_a_configured_folder_that_is_not_utf8_is_read_with_a_replacement_charact
     with (repo.path / ".git" / "config").open("ab") as config:
         config.write(b"[cortex]\n\tdecisionsDir = adr\xff\n")
     assert sharing.decisions_folder(str(repo.path)) == "adr\ufffd"
+
+
+def test_a_published_file_is_the_users_own_only_while_its_decision_stands(repo: Repo, make_engine: Open) -> None:
+    """The exact bytes `publish` wrote apply without review while the note they came from is active; once the user
+    has resolved it, the same bytes committed again (a revert, a stale branch) wait for a person."""
+    eng = make_engine(repo.path)
+    note = eng.note("decision", "run jobs on rq", "queue").id
+    (path,) = eng.publish([note])
+    body = (repo.path / path).read_text(encoding="utf-8")
+    (repo.path / path).unlink()
+    eng.resolve(note, status="resolved")
+    commit_as(repo, {path: body})
+    eng.rescope()
+    assert eng.sync_shared().pending == (path,)

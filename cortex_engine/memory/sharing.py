@@ -232,13 +232,17 @@ def content_digest(data: bytes) -> str:
 
 
 def published_digests(conn: sqlite3.Connection, digests: list[str]) -> set[str]:
-    """Which of these content digests this store published (none on a store from before schema 17)."""
+    """Which of these content digests this store published from a note that still stands (active): the bytes of a
+    decision the user has since resolved or replaced, committed again, are no longer the user's word (none on a
+    store from before schema 17)."""
     found: set[str] = set()
     for start in range(0, len(digests), 500):
         part = digests[start : start + 500]
         try:
             rows = conn.execute(
-                f"SELECT digest FROM published_files WHERE digest IN ({','.join('?' * len(part))})", part
+                "SELECT p.digest FROM published_files p JOIN notes n ON n.id = p.note_id "
+                f"WHERE p.digest IN ({','.join('?' * len(part))}) AND n.status = 'active'",
+                part,
             )
         except sqlite3.OperationalError:
             return set()
