@@ -5,7 +5,8 @@ Usage: python bench/shared_sync.py [--files 500] [--old PATH_TO_OLD_TREE] [--run
 Builds a temporary repository where the user holds two decisions, commits N decision files under
 `docs/decisions/` authored by someone else, then runs `cortex inject-header --quiet` (the SessionStart hook) once
 on a fresh store, `--runs` times, for this tree (arrivals held for review, the default, and
-`CORTEX_REVIEW_ARRIVALS=none`, the files applied at once) and, with `--old`, for another tree (its source folder,
+review policy `none` in the home's settings file, the files applied at once; an older tree read
+`CORTEX_REVIEW_ARRIVALS`, which is set too) and, with `--old`, for another tree (its source folder,
 put first on PYTHONPATH). Prints one JSON object: wall and CPU seconds per case (medians; CPU is the hook process's
 own) and whether the user's two decisions are still in the brief. Nothing is asserted.
 """
@@ -56,11 +57,20 @@ def build(root: Path, files: int) -> Path:
     return repo
 
 
-def cli(tree: Path, home: Path, repo: Path, *args: str, review: str | None = None) -> subprocess.CompletedProcess:
-    """Run `cortex` from `tree` with its own CORTEX_HOME."""
+def _env(tree: Path, home: Path, review: str | None) -> dict[str, str]:
+    """The environment of a run from `tree` with its own CORTEX_HOME; the review policy in that home's settings file
+    (this tree reads only the file; an older one read the variable)."""
     env = {**ENV, "CORTEX_HOME": str(home), "PYTHONPATH": str(tree)}
     if review is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "settings.json").write_text(json.dumps({"review_arrivals": review}) + "\n")
         env["CORTEX_REVIEW_ARRIVALS"] = review
+    return env
+
+
+def cli(tree: Path, home: Path, repo: Path, *args: str, review: str | None = None) -> subprocess.CompletedProcess:
+    """Run `cortex` from `tree` with its own CORTEX_HOME."""
+    env = _env(tree, home, review)
     return subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", *args],
         cwd=repo,
@@ -78,9 +88,7 @@ def case(tree: Path, repo: Path, root: Path, runs: int, review: str | None) -> d
         home = root / f"home-{tree.name}-{review}-{run}"
         for subject, text in (("auth", "use OIDC"), ("database", "use postgres")):
             cli(tree, home, repo, "note", "--kind", "decision", "--subject", subject, text, review=review)
-        env = {**ENV, "CORTEX_HOME": str(home), "PYTHONPATH": str(tree)}
-        if review is not None:
-            env["CORTEX_REVIEW_ARRIVALS"] = review
+        env = _env(tree, home, review)
         start = time.perf_counter()
         hook = subprocess.Popen(
             [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"],

@@ -62,7 +62,15 @@ from cortex_engine.commands.setup import (
     cmd_serve,
     cmd_uninstall,
 )
-from cortex_engine.commands.sharing import cmd_branches, cmd_export, cmd_import, cmd_promote, cmd_publish, cmd_sync
+from cortex_engine.commands.sharing import (
+    cmd_branches,
+    cmd_export,
+    cmd_import,
+    cmd_promote,
+    cmd_publish,
+    cmd_review_policy,
+    cmd_sync,
+)
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -200,7 +208,8 @@ COMMANDS: tuple[Command, ...] = (
         "inbox",
         cmd_inbox,
         EVERYDAY,
-        "what arrived from outside (decision files by others, imports): list, accept or reject",
+        "what arrived from outside (decision files by others, imports): list, or accept or reject (asks you at a "
+        "terminal)",
         arg(
             "action",
             nargs="?",
@@ -390,7 +399,7 @@ COMMANDS: tuple[Command, ...] = (
         cmd_undo,
         INSPECTION,
         "undo the last resolve, delete, edit or path rewrite in this scope "
-        "(audited; refused if what it changed has changed since)",
+        "(asks you at a terminal; audited; refused if what it changed has changed since)",
     ),
     # sharing
     command(
@@ -410,6 +419,13 @@ COMMANDS: tuple[Command, ...] = (
         arg("ids", nargs="+", metavar="ID", help="a decision's note or memory id"),
     ),
     command("sync", cmd_sync, SHARING, "read the committed decisions folder at HEAD as shared decisions"),
+    command(
+        "review-policy",
+        cmd_review_policy,
+        SHARING,
+        "which arrivals wait in the inbox: show it, or set others | all | none (lowering it asks you at a terminal)",
+        arg("policy", nargs="?", choices=["others", "all", "none"], help="the policy to set (default: show it)"),
+    ),
     command(
         "branches",
         cmd_branches,

@@ -25,6 +25,7 @@ from cortex_engine.store import reports as store_reports
 
 if TYPE_CHECKING:
     from cortex_engine.capture.gc import GcReport
+    from cortex_engine.query.undo import Pending as UndoPending
     from cortex_engine.query.undo import Undo
 
 # Imported on first use: SessionStart, reflexes and flushes never pay for what they do not call.
@@ -123,15 +124,26 @@ class Engine(EngineCore):
             expected_sides=expected_sides,
         )
 
-    def undo(self) -> Undo:
-        """Undo the newest operator action (resolve, delete, edit, path rewrite) of this scope; audited.
+    def undo(self, *, expected: int | None = None) -> Undo:
+        """Undo the newest operator action (resolve, delete, edit, path rewrite) of this scope; audited. With
+        `expected`, only when that is still the action `undo_pending` showed.
 
         Raises:
             NotFound: nothing to undo. Refused: what it changed has changed since (nothing is written).
         """
         from cortex_engine.query.undo import undo_last
 
-        return undo_last(self.conn, self.scope_keys, self.scope.type, self.now())
+        return undo_last(self.conn, self.scope_keys, self.scope.type, self.now(), expected=expected)
+
+    def undo_pending(self) -> UndoPending:
+        """The action `undo` would take back now (reads only).
+
+        Raises:
+            NotFound: nothing to undo.
+        """
+        from cortex_engine.query.undo import pending
+
+        return pending(self.conn, self.scope_keys)
 
     # -- surfaces -------------------------------------------------------------------------------
 
@@ -316,7 +328,7 @@ class Engine(EngineCore):
             NotFound: an id names no note.
             InvalidInput: a note is not a decision, or the folder is misconfigured or a symlink.
         """
-        return sharing.publish(self.conn, self.scope, ids)
+        return sharing.publish(self.conn, self.scope, ids, self.now())
 
     def sync_shared(self, *, force: bool = False) -> sharing.SyncResult:
         """Read the decisions folder at HEAD into this branch's scope as `(shared)` decisions (when HEAD moved).
@@ -324,7 +336,7 @@ class Engine(EngineCore):
         Raises:
             InvalidInput: the configured decisions folder is not a path inside the repository.
         """
-        return sharing.sync(self.conn, self.scope, self.now(), force=force)
+        return sharing.sync(self.conn, self.scope, self.now(), review=self.review_policy(), force=force)
 
     def branches(self) -> list[merges.BranchScope]:
         """Every scope of the store: notes, open contests, last activity, merged into, exists in git."""
@@ -667,7 +679,9 @@ class Engine(EngineCore):
         else:
             incoming, remapped = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
         result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped, remapped=remapped)
-        if arrivals.needs_review("import"):  # what a file claims waits for a person (`cortex inbox`)
+        if arrivals.needs_review(
+            "import", self.review_policy()
+        ):  # what a file claims waits for a person (`cortex inbox`)
             transfer.hold_for_review(self.conn, result, incoming, self.now())
             result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
             return result
@@ -714,6 +728,14 @@ class Engine(EngineCore):
         """
         return sharing.commit_text(self.scope.worktree, arrivals.find(self.conn, arrival_id)["commit_oid"])
 
+    def preview_verdict(self, ids: list[str], *, every: bool = False, accepting: bool = True) -> list[arrivals.Arrival]:
+        """The arrivals accepting (or rejecting) these ids or `every` would take, for a person to confirm; reads only.
+
+        Raises:
+            As `accept_arrivals` / `reject_arrivals`, before anything is written.
+        """
+        return review.preview(self.conn, self.scope, ids, every=every, accepting=accepting)
+
     def reject_arrivals(self, ids: list[str], *, every: bool = False) -> list[review.Verdict]:
         """A person rejects arrivals: they never become notes (the same decision file is not offered again).
 
@@ -732,7 +754,12 @@ class Engine(EngineCore):
 
     def status(self) -> dict[str, object]:
         """Counts that say what this store holds for this scope, and whether recall also ranks by meaning."""
-        return engagement.status(self.conn, self.scope, self.identity)
+        mode, problem = settings.review_policy(self.home)
+        return {
+            **engagement.status(self.conn, self.scope, self.identity),
+            "review_policy": mode,
+            "review_policy_problem": problem,
+        }
 
 
 def engaged_worktree(cwd: str) -> str | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
+from cortex_engine.base import settings
 from cortex_engine.base.clock import Clock, clock_from_env, iso
 from cortex_engine.base.lazy import LazyModule
 from cortex_engine.capture import sessions
@@ -71,6 +72,8 @@ class EngineCore:
         self.clock = clock or clock_from_env()
         location = locate_git(self.cwd)
         self._location = location
+        self.home: Path = home if home is not None else settings.home()
+        """Cortex's home for this store: its settings file (the review policy) is read here."""
         self.identity: StoreIdentity = store_identity(self.cwd, home, location)
         self.scope: Scope = detect_scope(self.cwd, location)
         if not create and not self.identity.db_path.exists():
@@ -123,6 +126,11 @@ class EngineCore:
     def now(self) -> str:
         """The injected clock's time as a stored ISO string."""
         return iso(self.clock())
+
+    def review_policy(self) -> str:
+        """Which arrivals wait for a person (`others`, `all`, `none`): the user's settings file in this store's home,
+        read when asked; never the environment of the process that asks."""
+        return settings.review_arrivals(self.home)
 
     def close(self) -> None:
         """Close the store connection."""

@@ -64,7 +64,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The sentence encoder (the semantic extra) runs only where a test turns it on (tests/test_semantic.py): no
     # server or detached flush a test starts spends CPU embedding in the background.
     monkeypatch.setenv("CORTEX_SEMANTIC", "0")
-    monkeypatch.delenv("CORTEX_REVIEW_ARRIVALS", raising=False)
     monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.engine import Engine
 from cortex_engine.memory import arrivals
@@ -60,22 +59,22 @@ def ids(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        # (shared by another, shared by me, shared with own_author left out, import by another, import by me)
+        # (shared by another, shared by me, shared with `own` left out, import by another, import by me)
         ("others", (True, False, True, True, True)),
         ("all", (True, True, True, True, True)),
         ("none", (False, False, False, False, False)),
+        ("sometimes", (True, True, True, True, True)),  # an unknown policy holds everything
     ],
 )
-def test_what_waits_for_review_follows_the_setting_the_channel_and_the_author(
-    mode: str, expected: tuple[bool, ...], monkeypatch: pytest.MonkeyPatch
+def test_what_waits_for_review_follows_the_policy_the_channel_and_who_published(
+    mode: str, expected: tuple[bool, ...]
 ) -> None:
-    monkeypatch.setenv(settings.REVIEW_ARRIVALS, mode)
     got = (
-        arrivals.needs_review("shared", own_author=False),
-        arrivals.needs_review("shared", own_author=True),
-        arrivals.needs_review("shared"),
-        arrivals.needs_review("import", own_author=False),
-        arrivals.needs_review("import", own_author=True),
+        arrivals.needs_review("shared", mode, own=False),
+        arrivals.needs_review("shared", mode, own=True),
+        arrivals.needs_review("shared", mode),
+        arrivals.needs_review("import", mode, own=False),
+        arrivals.needs_review("import", mode, own=True),
     )
     assert got == expected
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 
 from .conftest import GIT_ENV, Clock, Repo
@@ -26,7 +27,7 @@ def test_a_shared_decision_synced_on_a_branch_is_not_promoted_from_it(
 ) -> None:
     """`merges._candidates`: a decision file reaches every branch from the repository itself, so the copy a
     branch synced is no candidate for promotion (`origin IS NOT 'shared'`, a quoted value: case matters)."""
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    settings.write_review_arrivals("none")
     repo.git("checkout", "-q", "-b", "feature/x")
     commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")})
     feature = make_engine(repo.path)

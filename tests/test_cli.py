@@ -464,6 +464,7 @@ def test_status_counts_this_scope(seeded: Seeded) -> None:
         f"Scope: {data['scope_key']}",
         "Items: 3 (warm 3)",
         "Contested notes: 2",
+        "Review: others: decision files this store did not publish, and every import, wait in `cortex inbox` for you",
         "Recall: by words only — recall is lexical only: CORTEX_SEMANTIC turns it off; to turn it on: export "
         "CORTEX_SEMANTIC=1",
     ]

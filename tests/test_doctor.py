@@ -84,6 +84,7 @@ def test_a_healthy_installation_passes_every_check(
         "subagent-sessions",
         "memory-guard",
         "semantic",
+        "review-policy",
     }
     assert report.exit_code == 0
     assert len(spawned) <= DOCTOR_PROCESSES, spawned

@@ -23,6 +23,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.memory import sharing
 
 from .conftest import Clock, Repo
+from .terminal import at_terminal, json_shown
 from .test_cli import cortex
 
 Open = Callable[..., Engine]
@@ -218,11 +219,11 @@ def test_inbox_lists_where_each_arrival_came_from_and_a_person_accepts_or_reject
     text = cortex(repo.path, "inbox").out
     assert "\x1b" not in text and "[contested]" not in text and MALLORY in text and "0001-auth.md" in text
     auth, tls = listed[0]["id"], listed[1]["id"]
-    short = cortex(repo.path, "inbox", "accept", auth[:5], "--json")
-    assert (short.code, short.data()["error"]) == (1, "bad_id") and short.err.startswith("cortex: ")
-    accepted = cortex(repo.path, "inbox", "accept", auth[:8], "--json")
-    assert accepted.code == 0, accepted.err
-    note = accepted.data()["accepted"][0]["note_id"]
+    short, prompted, _ = at_terminal(repo.path, "inbox", "accept", auth[:5], "--json")
+    assert (short.code, prompted) == (1, None) and '"error": "bad_id"' in short.out and short.out.startswith("cortex: ")
+    accepted, prompted, shown = at_terminal(repo.path, "inbox", "accept", auth[:8], "--json")
+    assert (accepted.code, prompted) == (0, "accept this arrival"), accepted.out
+    note = json_shown(shown)["accepted"][0]["note_id"]
     with make_engine(repo.path) as eng:
         assert [v.state for v in eng.reject_arrivals([tls[:8]])] == ["rejected"]
         with pytest.raises(Refused, match="already rejected"):
@@ -244,6 +245,7 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
         [sys.executable, "-m", "cortex_engine.cli", "inbox", "accept", "--all"],
         cwd=repo.path,
         env=env,
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
@@ -273,14 +275,17 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
     assert callers["cortex_engine/engine.py"] == {"accept", "reject"}  # Engine.accept_arrivals → inbox.accept
     for adapter in ("mcp_server.py", "mcp_transport.py", "serve.py", "wire.py", "hookentry.py"):
         assert "inbox" not in (ROOT / "cortex_engine" / adapter).read_text(encoding="utf-8")
-    assert not any("inbox" in p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file())
+    scripts = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file()}
+    guard = scripts.pop("cortex-guard.sh")  # names the inbox only to deny it, and starts no program at all
+    assert "CORTEX_BIN" not in guard and not any("inbox" in text for text in scripts.values())
 
 
 def test_a_team_that_trusts_its_repository_applies_files_at_once(
     repo: Repo, local: dict[str, str], make_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`CORTEX_REVIEW_ARRIVALS=none`: another author's file applies as it did before the inbox, but a file whose
-    title hides its subject is still refused; by default this machine's own commits apply; `all` holds them too."""
+    """Review policy `none` (the settings file): another author's file applies as it did before the inbox, but a
+    file whose title hides its subject is still refused. By default (`others`) a file the user committed by hand
+    waits (git's author says nothing), and a file this store published applies; `all` holds even that."""
     commit_as(
         repo,
         MALLORY,
@@ -289,7 +294,7 @@ def test_a_team_that_trusts_its_repository_applies_files_at_once(
             f"{FOLDER}/0002-db.md": madr("Improve README wording", "use sqlite", subject="database"),
         },
     )
-    monkeypatch.setenv(settings.REVIEW_ARRIVALS, "none")
+    settings.write_review_arrivals("none")
     eng = make_engine(repo.path)
     done = eng.sync_shared()
     assert (done.added, done.pending, [path for path, _ in done.malformed]) == (
@@ -301,16 +306,25 @@ def test_a_team_that_trusts_its_repository_applies_files_at_once(
         local["auth"]: ("superseded", 0),
         local["database"]: ("active", 0),
     }
-    monkeypatch.delenv(settings.REVIEW_ARRIVALS)
+    settings.settings_file().unlink()
     repo.write(f"{FOLDER}/0003-cache.md", madr("cache", "use redis"))
-    repo.commit("my own decision")  # this machine's git user
+    repo.commit("a decision file written by hand")  # this machine's git user, not what this store published
     eng.rescope()
-    assert eng.sync_shared().added == (f"{FOLDER}/0003-cache.md",)
-    monkeypatch.setenv(settings.REVIEW_ARRIVALS, "all")
-    repo.write(f"{FOLDER}/0004-queue.md", madr("queue", "use rq"))
-    repo.commit("my own decision, reviewed anyway")
+    assert eng.sync_shared().pending == (f"{FOLDER}/0003-cache.md",)
+    queue = eng.note("decision", "use rq", "queue").id
+    (published,) = eng.publish([queue])
+    repo.commit("publish the queue decision")
     eng.rescope()
-    assert eng.sync_shared().pending == (f"{FOLDER}/0004-queue.md",)
+    done = eng.sync_shared()
+    assert (done.pending, done.added) == ((), (published,))  # its own copy: recorded, nothing written
+    assert eng.conn.execute("SELECT note_id FROM shared_files WHERE path=?", (published,)).fetchone()[0] == queue
+    settings.write_review_arrivals("all")
+    worker = eng.note("decision", "use dramatiq", "worker").id
+    (republished,) = eng.publish([worker])
+    repo.write(republished, (repo.path / republished).read_text(encoding="utf-8") + "\n")  # edited, then committed
+    repo.commit("publish the worker decision, edited")
+    eng.rescope()
+    assert eng.sync_shared().pending == (republished,)
 
 
 def test_import_waits_with_its_dates_clamped_and_its_contests_recomputed(
@@ -364,7 +378,8 @@ def test_import_waits_with_its_dates_clamped_and_its_contests_recomputed(
     assert statuses(eng.conn, [local["database"], future, flagged]) == {local["database"]: ("active", 0)}
     assert "inbox: 2 arrivals" in eng.state(book=False).text
     eng.close()
-    assert cortex(repo.path, "inbox", "accept", "--all").code == 0
+    accepted, prompted, _ = at_terminal(repo.path, "inbox", "accept", "--all")
+    assert (accepted.code, prompted) == (0, "accept these 2 arrivals"), accepted.out
     eng = make_engine(repo.path)
     stamp = eng.conn.execute("SELECT timestamp FROM notes WHERE id=?", (future,)).fetchone()[0]
     assert stamp <= "2026-08-02T18:00:00.000Z"
@@ -429,21 +444,12 @@ def test_trusted_decision_files_take_no_seat_from_the_users_notes(
     """Even applied at once (`none`), newer shared decisions on other subjects leave the brief's seats to the user's
     own decisions. (Failed before: the three newest shared decisions took all three seats.)"""
     commit_as(repo, MALLORY, {f"{FOLDER}/{n:04d}-topic-{n}.md": madr(f"topic {n}", f"use tool {n}") for n in range(6)})
-    monkeypatch.setenv(settings.REVIEW_ARRIVALS, "none")
+    settings.write_review_arrivals("none")
     eng = make_engine(repo.path)
     assert len(eng.sync_shared().added) == 6
     text = eng.session_brief(book=False).text
     assert all(t in text for t in ("use OIDC", "use postgres", "verify TLS certificates everywhere")), text
     assert "(shared)" not in text
-
-
-def test_review_setting_reads_its_three_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`CORTEX_REVIEW_ARRIVALS`: others (default, also for anything unknown), all, none."""
-    seen = []
-    for value in ("", "others", "ALL", " none ", "sometimes"):
-        monkeypatch.setenv(settings.REVIEW_ARRIVALS, value)
-        seen.append(settings.review_arrivals())
-    assert seen == ["others", "others", "all", "none", "others"]
 
 
 def test_tui_inbox_shows_the_commit_and_rejects(

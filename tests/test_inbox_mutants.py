@@ -307,7 +307,7 @@ def test_an_import_whose_note_is_already_stored_is_accepted_without_a_note(
         (nid(2), "2026-08-01T10:00:00Z", "cache", "use redis"),
     )
     eng.import_file(path, scope="here")
-    monkeypatch.setenv(settings.REVIEW_ARRIVALS, "none")  # the same file again, trusted: its notes are stored
+    settings.write_review_arrivals("none")  # the same file again, trusted: its notes are stored
     export(tmp_path / "twice.jsonl", eng.scope.key, (nid(1), "2026-08-01T09:00:00Z", "db", "use postgres"))
     assert eng.import_file(path, scope="here").added == [nid(1)]
     done = eng.accept_arrivals([], every=True)

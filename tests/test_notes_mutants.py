@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory import notes
@@ -267,7 +268,7 @@ def test_a_note_imported_into_a_branch_is_an_item_of_the_branch_scope(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An import projects its notes with the type their scope key names (`branch`), not the fallback it gives."""
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")  # applied at once, not held in the inbox
+    settings.write_review_arrivals("none")  # applied at once, not held in the inbox
     path = tmp_path / "in.jsonl"
     note_id = "00000000-0000-4000-8000-000000000001"
     path.write_text(

@@ -57,9 +57,8 @@ def test_committed_plugin_is_what_the_install_tables_generate() -> None:
     (regenerate with `python -m cortex_engine.ops.plugin`)."""
     for rel, data in plugin.plugin_files().items():
         assert (ROOT / rel).read_bytes() == data, f"{rel} is stale: run python -m cortex_engine.ops.plugin"
-    declared = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())
-    keys = {(event, key) for event, _, _, key in wiring.hook_entries(declared)}
-    assert keys == {(w.event, w.key) for w in wiring.WIRINGS}
+    keys = {(event, key) for event, key, _ in _declared()}
+    assert keys == {(w.event, w.key) for w in plugin.PLUGIN_WIRINGS}
     marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     entry = marketplace["plugins"][0]
     assert (ROOT / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
@@ -119,6 +118,7 @@ PAYLOADS = {
         "agent_type": "general-purpose",
         "last_assistant_message": "The plan holds.",
     },
+    ("PreToolUse", "cortex-guard.sh"): {"tool_name": "Bash", "tool_input": {"command": "git status"}},
     ("UserPromptSubmit", "cortex-reflect.sh reflect-prompt"): {"prompt": "why do we serve the api behind the gateway?"},
     ("Stop", "cortex-end-of-turn.sh"): {"stop_hook_active": False},
 }
@@ -127,7 +127,11 @@ PAYLOADS = {
 def _declared() -> list[tuple[str, str, str]]:
     """(event, wiring key, command) in the order the plugin declares them."""
     data = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())
-    return [(event, key, command) for event, _, command, key in wiring.hook_entries(data)]
+    # The guard is the plugin's own hook (not one `cortex install` wires): named by its script.
+    return [
+        (event, key or (plugin.GUARD_SCRIPT if plugin.GUARD_SCRIPT in command else ""), command)
+        for event, _, command, key in wiring.hook_entries(data)
+    ]
 
 
 def _run(command: str, event: str, fields: dict, repo: Repo, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -211,7 +215,7 @@ def test_plugin_hooks_without_cortex_on_path_do_nothing_and_exit_zero(repo: Repo
         done = _run(command, event, PAYLOADS[(event, key)], repo, env)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), key
         ran += 1
-    assert ran == len(plugin.WIRINGS)
+    assert ran == len(plugin.PLUGIN_WIRINGS)
 
 
 # -- a user who has the plugin ----------------------------------------------------------------------
@@ -390,3 +394,103 @@ def test_the_plugin_ships_commands_for_the_everyday_verbs_and_a_skill() -> None:
         assert named and named <= set(TOOL_NAMES), (name, named)
     skill = _frontmatter(ROOT / "plugin" / "skills" / "cortex-memory" / "SKILL.md")
     assert skill["name"] == "cortex-memory" and "before" in skill["description"]
+
+
+# -- the guard: what only a person may run ----------------------------------------------------------------
+
+DENIED = {
+    "cortex inbox accept --all": "accepting or rejecting inbox arrivals",
+    "CLAUDECODE= cortex inbox accept --all": "accepting or rejecting inbox arrivals",
+    'env -u CLAUDECODE cortex   inbox  "accept" 0123abcd': "accepting or rejecting inbox arrivals",
+    "cortex -C /r inbox reject --all": "accepting or rejecting inbox arrivals",
+    "co\\rtex inbox ac''cept": "accepting or rejecting inbox arrivals",
+    "cortex \\\n  inbox accept": "accepting or rejecting inbox arrivals",
+    'script -qc "cortex inbox accept --all" /dev/null': "accepting or rejecting inbox arrivals",
+    "python -m cortex_engine.cli inbox accept --all": "accepting or rejecting inbox arrivals",
+    "cortex review-policy none": "lowering the review of arrivals",
+    "cortex review-policy others": "lowering the review of arrivals",
+    """echo '{"review_arrivals": "none"}' > ~/.cortex/settings.json""": "lowering the review of arrivals",
+    "cp /tmp/s.json $CORTEX_HOME/settings.json": "writing the Cortex settings file (the review policy)",
+    "cortex restore --force ~/cortex-backup.db": "restoring the store from a backup",
+    "cortex -C /repo undo": "undoing an action",
+    "python3 -m cortex_engine.cli undo --json": "undoing an action",
+    'sqlite3 ~/.cortex/projects/r-1/cortex.db "UPDATE notes SET status=1"': "writing the Cortex store file directly",
+    "rm -f ~/.cortex/projects/r-1/cortex.db-wal": "writing the Cortex store file directly",
+    "cp evil.db ~/.cortex/projects/r-1/cortex.db": "writing the Cortex store file directly",
+    "cat evil.sql > ~/.cortex/projects/r-1/cortex.db": "writing the Cortex store file directly",
+}
+ALLOWED = (
+    "git status",
+    "cortex inbox",
+    "cortex inbox --state all --json",
+    "cortex review-policy",
+    "cortex review-policy all",
+    "cat ~/.cortex/settings.json",
+    'cortex recall "how to undo a resolve"',
+    "cortex note --kind insight 'restore drills run weekly'",
+    "ls ~/.cortex/projects/*/cortex.db",
+    "cortex backup /tmp/cortex-backup.db",
+    "cortex status",
+    "pytest tests/test_undo.py",
+)
+
+
+def test_the_guard_denies_what_only_a_person_may_run_with_bash_alone(repo: Repo, tmp_path: Path) -> None:
+    """The plugin's PreToolUse guard on Bash, run as declared with bash as the only program on PATH (no jq, no
+    Python): every command that would approve for the person (the shapes an injected agent tries: blank or unset
+    `CLAUDECODE`, quotes and backslashes that split words, wrappers, the module run directly) is denied with Claude
+    Code's deny answer and a reason telling the agent to ask the person; everyday commands pass silently. On the
+    file tools it denies a write into Cortex's home or onto a store file, and nothing else."""
+    bash = shutil.which("bash")
+    assert bash is not None
+    only = tmp_path / "only-bash"
+    only.mkdir()
+    (only / "bash").symlink_to(bash)
+    (only / "sh").symlink_to(shutil.which("sh") or bash)
+    env = {"PATH": str(only), "HOME": os.environ["HOME"], "CLAUDE_PLUGIN_ROOT": str(ROOT / "plugin")}
+    (command,) = [c for e, k, c in _declared() if k == plugin.GUARD_SCRIPT]
+    (group,) = [
+        g
+        for g in json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text())["hooks"]["PreToolUse"]
+        if plugin.GUARD_SCRIPT in g["hooks"][0]["command"]
+    ]
+    assert group["matcher"] == plugin.GUARD_TOOLS == "Bash|Write|Edit|MultiEdit|NotebookEdit"
+    seen: dict[str, str | None] = {}
+    for text in [*DENIED, *ALLOWED]:
+        fields = {"tool_name": "Bash", "tool_input": {"command": text, "description": "run it"}, "tool_use_id": "t"}
+        done = _run(command, "PreToolUse", fields, repo, env)
+        assert (done.returncode, done.stderr) == (0, ""), text
+        if not done.stdout:
+            seen[text] = None
+            continue
+        answer = json.loads(done.stdout)["hookSpecificOutput"]
+        assert (answer["hookEventName"], answer["permissionDecision"]) == ("PreToolUse", "deny")
+        assert "ask the person" in answer["permissionDecisionReason"]
+        seen[text] = answer["permissionDecisionReason"].removeprefix("Cortex: ").split(" is the user's call")[0]
+    assert seen == {**DENIED, **dict.fromkeys(ALLOWED)}
+    home = os.environ["CORTEX_HOME"]
+    writes = {
+        ("Write", f"{home}/settings.json"): True,
+        ("Edit", f"{home}/projects/r-1/cortex.db"): True,
+        ("MultiEdit", "/elsewhere/cortex.db"): True,
+        ("Write", str(repo.path / "docs" / "cortex inbox accept.md")): False,
+        ("Edit", str(repo.path / "src" / "api.py")): False,
+    }
+    denied = {}
+    for (tool, path), _ in writes.items():
+        fields = {"tool_name": tool, "tool_input": {"file_path": path, "content": "cortex inbox accept --all"}}
+        done = _run(command, "PreToolUse", fields, repo, {**env, "CORTEX_HOME": home})
+        denied[(tool, path)] = '"permissionDecision":"deny"' in done.stdout
+    assert denied == writes
+
+
+def test_every_plugin_command_quotes_its_arguments_and_passes_the_flags_through() -> None:
+    """`$ARGUMENTS` is quoted wherever a command names it (a topic with `;` or `$(…)` is text, not shell); the
+    decide and resolve fallbacks keep the rejected alternatives and the replacement (`--alternative`,
+    `--replacement`)."""
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in (ROOT / "plugin" / "commands").glob("*.md")}
+    uses = [(name, m.start()) for name, text in texts.items() for m in re.finditer(r"\$ARGUMENTS", text)]
+    assert len(uses) == 4
+    assert all(texts[name][at - 1] == '"' and texts[name][at + 10] == '"' for name, at in uses), uses
+    assert '--alternative "<rejected alternative>"' in texts["decide"]
+    assert '--replacement "<replacement text>"' in texts["resolve"]

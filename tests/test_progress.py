@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cortex_engine.base import settings
+
 from .conftest import Repo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +41,8 @@ def export_file(tmp_path: Path, scope: str) -> Path:
 def run(repo: Repo, *args: str, tty: bool) -> tuple[int, str, bytes]:
     """Run the CLI with stdout piped and stderr a terminal (tty) or a pipe; returns (code, stdout, stderr)."""
     # The bar is for applying notes: an import applies them at once only when arrivals need no review.
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100", "CORTEX_REVIEW_ARRIVALS": "none"}
+    settings.write_review_arrivals("none")  # the user's settings file, in this test's CORTEX_HOME
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100"}
     if not tty:
         done = subprocess.run(
             [sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env, capture_output=True, timeout=120

@@ -4,6 +4,7 @@ README."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -106,3 +107,35 @@ def test_semantic_recall_is_on_wherever_the_extra_is_installed_unless_switched_o
         "False": False,
         "typo": True,
     }
+
+
+def test_the_review_policy_is_the_users_settings_file_never_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No file: `others`. The file's value, any case and spacing. An unreadable file, a file that is not a JSON
+    object, or an unknown value: `all` (the strictest), with the reason. An environment variable of the old name
+    changes nothing; writing keeps the file's other keys and leaves it readable by the user alone."""
+    monkeypatch.setenv("CORTEX_" + "REVIEW_ARRIVALS", "none")  # the old variable, spelt so no module names it
+    path = settings.settings_file()
+    seen = [settings.review_policy()]
+    for body in ('{"review_arrivals": " NONE "}', '{"review_arrivals": "all"}', '{"other": 1}'):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+        seen.append(settings.review_policy())
+    assert seen == [("others", None), ("none", None), ("all", None), ("others", None)]
+    for body, why in (
+        ("{not json", "is not JSON"),
+        ("[1]", "does not hold a JSON object"),
+        ('{"review_arrivals": "sometimes"}', 'names no known review policy (review_arrivals: "sometimes")'),
+        ('{"review_arrivals": 0}', "names no known review policy (review_arrivals: 0)"),
+    ):
+        path.write_text(body, encoding="utf-8")
+        mode, problem = settings.review_policy()
+        assert (mode, problem) == ("all", f"{path} {why}")
+    path.write_text('{"keep": [1, 2]}', encoding="utf-8")
+    assert settings.write_review_arrivals("none") == path
+    assert json.loads(path.read_text(encoding="utf-8")) == {"keep": [1, 2], "review_arrivals": "none"}
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert settings.review_arrivals() == "none" and settings.review_arrivals(tmp_path / "elsewhere") == "others"
+    with pytest.raises(ValueError):
+        settings.write_review_arrivals("sometimes")

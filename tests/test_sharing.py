@@ -11,12 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.engine import Engine
+from cortex_engine.memory import sharing
 
 from .conftest import Clock, Repo, git
 from .test_cli import cortex
 
 Open = Callable[..., Engine]
+
+
+@pytest.fixture(autouse=True)
+def trusted_repository(isolated_home: Path) -> None:
+    """These tests are about what a shared file does once it applies (both clones commit as the same git user, and
+    bob's store did not publish alice's files): the inbox in front of them is tests/test_inbox.py's."""
+    settings.write_review_arrivals("none")
 
 
 @pytest.fixture
@@ -229,3 +238,40 @@ def test_publish_into_a_docs_file_is_one_clear_error(repo: Repo) -> None:
     run = cortex(repo.path, "publish", noted.data()["id"])
     assert run.code == 1 and run.err.startswith("cortex:") and len(run.err.strip().splitlines()) == 1, run
     assert "Traceback" not in run.err and (repo.path / "docs").read_text() == "not a folder\n"
+
+
+OUTCOME = '\n\n## Decision Outcome\n\nChosen option: "use sqlite"\n'
+FRONT = '---\ncortex-subject: "database"\n---\n\n'
+HIDDEN_TITLES = {
+    "an HTML comment": "<!--\n# database\n-->\n\n# Improve README wording",
+    "a fenced code block": "```\n# database\n```\n\n# Improve README wording",
+    "a tilde fence": "~~~md\n# database\n~~~\n\nImprove README wording\n======================",
+    "an indented code block": "    # database\n\n# Improve README wording",
+    "an HTML block under a setext title": "Improve README wording\n===\n\n<details>\n# database\n</details>",
+    "a div before the title": "<div>\n# database\n</div>\n\n# Improve README wording",
+    "an h2 before it": "## Improve README wording\n\n# database",
+}
+
+
+@pytest.mark.parametrize("shape", list(HIDDEN_TITLES))
+def test_a_heading_the_reader_never_sees_decides_no_subject(shape: str) -> None:
+    """The title is the first heading as the file renders (CommonMark): a `# database` hidden in a comment, code or
+    an HTML block, or an h2 shown first, is no title, so the file whose reader sees "Improve README wording" is
+    refused. (Before: the first `# ` line anywhere was the title and the file decided `database`.)"""
+    with pytest.raises(sharing.MalformedDecision, match="title"):
+        sharing.parse_madr((FRONT + HIDDEN_TITLES[shape] + OUTCOME).encode())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "database\n========",  # a setext title
+        "<!-- a note for editors -->\n\n# database",
+        '```\n## Decision Outcome\nChosen option: "use mysql"\n```\n\n# database',
+    ],
+)
+def test_a_title_as_it_renders_names_the_subject(body: str) -> None:
+    """A setext title counts; a comment or a code block before the title is skipped, and a section heading inside a
+    code block is no section."""
+    parsed = sharing.parse_madr((FRONT + body + OUTCOME).encode())
+    assert (parsed.title, parsed.subject, parsed.decision) == ("database", "database", "use sqlite")

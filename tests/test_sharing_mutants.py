@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory import sharing
@@ -566,14 +567,6 @@ def test_an_author_name_cannot_forge_another_commit_s_record(repo: Repo) -> None
     assert found[f"{FOLDER}/a.md"][0] == mine and found[f"{FOLDER}/b.md"][:2] == (theirs, "C docs/decisions/a.md")
 
 
-def test_this_machine_s_email_is_git_s_lowercased(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", " Me@Example.INVALID ")
-    assert sharing.own_email(str(repo.path)) == "me@example.invalid"
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "A <b> C")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "real@example.invalid")
-    assert sharing.own_email(str(repo.path)) == "real@example.invalid"
-
-
 def test_a_commit_is_shown_for_review_or_refused(repo: Repo) -> None:
     commit = commit_as(repo, {f"{FOLDER}/a.md": "1\n"}, MALLORY, "the message")
     text = sharing.commit_text(str(repo.path), commit)
@@ -612,8 +605,8 @@ def test_git_is_asked_without_optional_locks_in_the_c_locale(
 
 @pytest.fixture
 def trusted(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Decision files apply at once (`CORTEX_REVIEW_ARRIVALS=none`)."""
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    """Decision files apply at once (review policy `none`)."""
+    settings.write_review_arrivals("none")
 
 
 def shared_notes(eng: Engine) -> list[tuple[str, str, str, str, int]]:
@@ -943,12 +936,19 @@ def test_deleting_a_file_retires_only_a_live_shared_note(repo: Repo, make_engine
 # -- files that wait for a person ------------------------------------------------------------------------
 
 
-def test_another_author_s_file_waits_with_its_commit_and_this_machine_s_applies(repo: Repo, make_engine: Open) -> None:
+def test_another_author_s_file_waits_with_its_commit_and_this_store_s_published_file_applies(
+    repo: Repo, make_engine: Open
+) -> None:
+    """The user's own git identity decides nothing: a file they committed by hand waits like Mallory's; the file
+    this store published (the same bytes) is the user's own, and its first sight writes nothing."""
     theirs = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq", "date: 2026-07-01\n")}, MALLORY)
-    commit_as(repo, {f"{FOLDER}/0002-c.md": decision("cache", "use redis")}, "Test <TEST@example.INVALID>")
     eng = make_engine(repo.path)
+    (own,) = eng.publish([eng.note("decision", "use redis", "cache").id])
+    commit_as(repo, {f"{FOLDER}/0003-db.md": decision("db", "use sqlite")}, "Test <TEST@example.INVALID>")
+    eng.rescope()
     done = eng.sync_shared()
-    assert done.pending == (f"{FOLDER}/0001-q.md",) and done.added == (f"{FOLDER}/0002-c.md",)
+    assert done.pending == (f"{FOLDER}/0001-q.md", f"{FOLDER}/0003-db.md") and done.added == (own,)
+    eng.reject_arrivals([a.id for a in eng.inbox() if a.path.endswith("0003-db.md")])
     (arrival,) = eng.inbox()
     assert (
         arrival.channel,
@@ -961,7 +961,7 @@ def test_another_author_s_file_waits_with_its_commit_and_this_machine_s_applies(
         arrival.timestamp,
     ) == ("shared", f"{FOLDER}/0001-q.md", theirs, MALLORY, "decision", "queue", "use rq", "2026-07-01T00:00:00.000Z")
     assert arrival.authored_at and arrival.authored_at.startswith("20")
-    assert [n[1] for n in shared_notes(eng)] == ["use redis"]
+    assert [n[1] for n in shared_notes(eng)] == []  # the published note is the file: no second copy
     assert not eng.sync_shared(force=True).pending  # offered once
     assert len(eng.inbox()) == 1
 
@@ -977,7 +977,7 @@ def test_an_author_with_no_email_still_waits(repo: Repo, make_engine: Open, monk
 def test_with_review_of_all_even_this_machine_s_file_waits_except_the_publisher_s_own(
     repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "all")
+    settings.write_review_arrivals("all")
     eng = make_engine(repo.path)
     note = eng.note("decision", "run jobs on rq", "queue")
     (own,) = eng.publish([note.id])
@@ -1067,17 +1067,18 @@ def test_a_new_version_dated_earlier_still_replaces_the_old_one(repo: Repo, make
     assert [n[1:3] for n in shared_notes(eng)] == [("use rq", "superseded"), ("use celery", "active")]
 
 
-def test_this_machine_s_file_applies_even_when_the_folder_is_gone_from_the_worktree(
+def test_a_waiting_file_names_its_commit_even_when_the_folder_is_gone_from_the_worktree(
     repo: Repo, make_engine: Open
 ) -> None:
     """The log is asked about the folder at HEAD (`--` before it), never about the working tree."""
-    commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")})
+    commit = commit_as(repo, {f"{FOLDER}/0001-q.md": decision("queue", "use rq")}, MALLORY)
     for name in os.listdir(repo.path / FOLDER):
         (repo.path / FOLDER / name).unlink()
     (repo.path / FOLDER).rmdir()
     (repo.path / "docs").rmdir()
     eng = make_engine(repo.path)
-    assert eng.sync_shared().added == (f"{FOLDER}/0001-q.md",)
+    assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
+    assert [(a.commit, a.author) for a in eng.inbox()] == [(commit, MALLORY)]
 
 
 def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(
@@ -1088,38 +1089,6 @@ def test_git_output_that_is_not_utf8_is_read_with_replacement_characters(
     found = sharing.last_commits(str(repo.path), FOLDER, {f"{FOLDER}/0001-q.md"})
     assert found[f"{FOLDER}/0001-q.md"][:3] == (commit, "Ren\ufffd", "rene@example.invalid")
     assert "Author:     Ren\ufffd <rene@example.invalid>" in sharing.commit_text(str(repo.path), commit)
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ren\udce9")  # the byte 0xe9 in git's environment
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "Me@Example.invalid")
-    assert sharing.own_email(str(repo.path)) == "me@example.invalid"
-
-
-@pytest.mark.parametrize(
-    "ident, email",
-    [
-        ("A <b> C <Real@X.invalid> 1700000000 +0000", "real@x.invalid"),
-        ("<solo@x.invalid> 1700000000 +0000", "solo@x.invalid"),
-        ("No Brackets 1700000000 +0000", None),
-        ("Empty <  > 1700000000 +0000", None),
-        ("Backwards > x < 1", None),
-        ("", None),
-    ],
-)
-def test_this_machine_s_email_is_read_from_the_last_brackets_of_its_ident(
-    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ident: str, email: str | None
-) -> None:
-    fake = tmp_path / "fakebin"
-    fake.mkdir()
-    (fake / "git").write_text(f"#!/bin/sh\n[ \"$1 $2\" = 'var GIT_AUTHOR_IDENT' ] && printf '%s\\n' '{ident}'\n")
-    (fake / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
-    assert sharing.own_email(str(repo.path)) == email
-
-
-def test_this_machine_s_email_is_the_repository_s_own_setting(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GIT_AUTHOR_EMAIL")
-    monkeypatch.delenv("GIT_COMMITTER_EMAIL")
-    repo.git("config", "user.email", "Local@Repo.invalid")
-    assert sharing.own_email(str(repo.path)) == "local@repo.invalid"
 
 
 def test_the_commit_shown_is_the_one_named_even_beside_a_file_of_that_name(repo: Repo) -> None:
@@ -1140,7 +1109,7 @@ def test_without_git_nothing_is_read_and_nothing_is_shown(
     empty = tmp_path / "no-git"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    assert sharing.files_at_head(str(repo.path), FOLDER) is None and sharing.own_email(str(repo.path)) is None
+    assert sharing.files_at_head(str(repo.path), FOLDER) is None
     assert sharing.read_blobs(str(repo.path), [commit]) == {}
     assert eng.sync_shared(force=True) == sharing.SyncResult(False)
     with pytest.raises(InvalidInput, match="git cannot show commit"):
@@ -1156,7 +1125,7 @@ def test_with_review_of_all_an_edit_of_one_s_own_published_file_waits(
     commit_as(repo, {})
     eng.rescope()
     assert eng.sync_shared().added == (path,)
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "all")
+    settings.write_review_arrivals("all")
     commit_as(repo, {path: (repo.path / path).read_text().replace("run jobs on rq", "run jobs on celery")})
     eng.rescope()
     assert eng.sync_shared().pending == (path,)
@@ -1262,15 +1231,16 @@ def test_another_author_s_file_claiming_a_note_this_scope_does_not_hold_waits(re
     assert eng.sync_shared().pending == (f"{FOLDER}/0001-q.md",)
 
 
-def test_this_machine_s_file_applies_in_a_folder_whose_name_starts_with_x(
+def test_a_waiting_file_names_its_commit_in_a_folder_whose_name_starts_with_x(
     repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The log's first path follows a newline, and only that newline is cut from it."""
     folder = "Xadr"
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", folder)
-    commit_as(repo, {f"{folder}/0001-q.md": decision("queue", "use rq")})
+    commit = commit_as(repo, {f"{folder}/0001-q.md": decision("queue", "use rq")}, MALLORY)
     eng = make_engine(repo.path)
-    assert eng.sync_shared().added == (f"{folder}/0001-q.md",)
+    assert eng.sync_shared().pending == (f"{folder}/0001-q.md",)
+    assert [a.commit for a in eng.inbox()] == [commit]
 
 
 def test_a_file_name_that_is_not_utf8_still_waits_with_its_commit(repo: Repo, make_engine: Open) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 from cortex_engine.memory import sharing
 
@@ -38,7 +39,7 @@ def git_that_cannot_read_blobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_a_file_git_lists_but_cannot_read_is_malformed_with_that_reason(
     repo: Repo, make_engine: Open, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    settings.write_review_arrivals("none")
     path = f"{FOLDER}/0001-queue.md"
     commit_as(repo, {path: decision("queue", "use rq")}, MALLORY)
     git_that_cannot_read_blobs(tmp_path, monkeypatch)
@@ -50,17 +51,18 @@ def test_a_file_git_lists_but_cannot_read_is_malformed_with_that_reason(
     assert eng.conn.execute("SELECT COUNT(*) FROM scoped_notes WHERE origin='shared'").fetchone()[0] == 0
 
 
-def test_a_file_authored_with_the_repository_s_own_email_applies(
+def test_a_file_authored_with_the_repository_s_own_email_still_waits(
     repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """This machine's email is read in the repository (its own `user.email`), not wherever the process runs."""
+    """Git's author identity is a claim anyone (any environment) makes: a file committed under this machine's own
+    `user.email` waits like any file this store did not publish."""
     monkeypatch.delenv("GIT_AUTHOR_EMAIL")
     monkeypatch.delenv("GIT_COMMITTER_EMAIL")
     repo.git("config", "user.email", "Local@Repo.invalid")
     path = f"{FOLDER}/0001-queue.md"
     commit_as(repo, {path: decision("queue", "use rq")}, "Someone <local@repo.INVALID>")
     done = make_engine(repo.path).sync_shared()
-    assert (done.added, done.pending) == ((path,), ())
+    assert (done.added, done.pending) == ((), (path,))
 
 
 def test_a_file_whose_last_commit_git_cannot_name_waits_without_one(
@@ -110,7 +112,7 @@ def test_a_decision_file_named_with_a_tab_is_listed_whole(repo: Repo) -> None:
 def test_a_decisions_folder_named_like_an_option_is_read_as_a_path(
     repo: Repo, make_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    settings.write_review_arrivals("none")
     monkeypatch.setenv("CORTEX_DECISIONS_DIR", "-decisions")
     commit_as(repo, {"-decisions/0001-queue.md": decision("queue", "use rq")}, MALLORY)
     done = make_engine(repo.path).sync_shared()
@@ -131,3 +133,17 @@ def test_a_configured_folder_that_is_not_utf8_is_read_with_a_replacement_charact
     with (repo.path / ".git" / "config").open("ab") as config:
         config.write(b"[cortex]\n\tdecisionsDir = adr\xff\n")
     assert sharing.decisions_folder(str(repo.path)) == "adr\ufffd"
+
+
+def test_a_published_file_is_the_users_own_only_while_its_decision_stands(repo: Repo, make_engine: Open) -> None:
+    """The exact bytes `publish` wrote apply without review while the note they came from is active; once the user
+    has resolved it, the same bytes committed again (a revert, a stale branch) wait for a person."""
+    eng = make_engine(repo.path)
+    note = eng.note("decision", "run jobs on rq", "queue").id
+    (path,) = eng.publish([note])
+    body = (repo.path / path).read_text(encoding="utf-8")
+    (repo.path / path).unlink()
+    eng.resolve(note, status="resolved")
+    commit_as(repo, {path: body})
+    eng.rescope()
+    assert eng.sync_shared().pending == (path,)

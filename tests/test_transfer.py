@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 
 from .conftest import Repo, Run
@@ -20,9 +21,10 @@ from .conftest import Repo, Run
 def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-02T18:00:00Z") -> Run:
     """The real command line in `cwd`; `home` swaps CORTEX_HOME (a fresh store for the same repository)."""
     # These tests are about the note rules an import applies; the inbox in front of them is tests/test_inbox.py's.
-    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "CORTEX_REVIEW_ARRIVALS": "none"}
+    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8"}
     if home is not None:
         env["CORTEX_HOME"] = str(home)
+        settings.write_review_arrivals("none", home)
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
     )
@@ -32,7 +34,7 @@ def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-
 @pytest.fixture(autouse=True)
 def imports_apply_at_once(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about the note rules an import applies; the inbox in front of them is test_inbox.py's."""
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    settings.write_review_arrivals("none")
 
 
 LATER = "2026-08-02T19:00:00Z"

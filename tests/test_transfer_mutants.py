@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.engine import Engine
 from cortex_engine.memory import transfer
@@ -62,7 +63,7 @@ def refusal(path: Path, *, now: str = NOW) -> InvalidInput:
 @pytest.fixture(autouse=True)
 def imports_apply_at_once(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The note rules of an import; the inbox in front of them has its own tests below."""
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "none")
+    settings.write_review_arrivals("none")
 
 
 # -- reading a file ------------------------------------------------------------------------------------
@@ -1000,7 +1001,7 @@ def test_an_import_that_waits_for_review_writes_only_arrivals(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine.import_file(str(export_file(tmp_path, line(1, scope=engine.scope.key), name="first.jsonl")))
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "others")
+    settings.write_review_arrivals("others")
     stored = engine.import_file(str(export_file(tmp_path, line(1, scope=engine.scope.key), name="again.jsonl")))
     assert stored.pending == [] and stored.present == 1
     export_file(
@@ -1047,7 +1048,7 @@ def test_an_import_that_waits_for_review_writes_only_arrivals(
 def test_an_accepted_import_arrival_is_written_as_the_file_said(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CORTEX_REVIEW_ARRIVALS", "others")
+    settings.write_review_arrivals("others")
     path = export_file(
         tmp_path,
         line(

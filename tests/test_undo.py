@@ -9,7 +9,7 @@ from cortex_engine.base.errors import NotFound, Refused
 from cortex_engine.engine import Engine
 
 from .conftest import Repo
-from .install_helpers import cortex
+from .terminal import at_terminal
 
 
 def _status(engine: Engine, note_id: str) -> tuple[str, int] | None:
@@ -59,5 +59,5 @@ def test_undo_is_refused_when_the_state_changed_since(engine: Engine, repo: Repo
     assert refused.value.code == "changed_since"
     assert (_status(engine, first), _status(engine, second)) == before
     engine.close()
-    done = cortex(repo.path, "undo")
-    assert done.code == 1 and done.err.startswith("cortex: ") and "changed since" in done.err
+    done, prompted, shown = at_terminal(repo.path, "undo")  # a person at a terminal, who confirms
+    assert prompted == "undo it" and done.code == 1 and "\ncortex: " in shown and "changed since" in shown

@@ -1,5 +1,10 @@
 """Every `CORTEX_*` environment variable Python reads, read here and nowhere else (the hook scripts read
-`CORTEX_BIN` themselves; it is listed here so that it is documented). Standard library only (hook paths import it).
+`CORTEX_BIN` themselves; it is listed here so that it is documented), and the user-level settings file
+(`<home>/settings.json`, beside the stores). Standard library only (hook paths import it).
+
+The review policy (which arrivals wait for a person) is read from that file, never from the environment: the
+environment belongs to whoever started the process (an agent's shell among them), the file to the user, and only
+`cortex review-policy`, at a person's terminal, lowers it.
 
 Each function reads the environment when called, never at import: a test, the demo or a long-lived server
 sees the value in force at that moment. A blank value is the same as an unset one, and a value that does not
@@ -29,7 +34,6 @@ GC_SPOOL_SEEN_DAYS = "CORTEX_GC_SPOOL_SEEN_DAYS"
 GC_ARCHIVED_DAYS = "CORTEX_GC_ARCHIVED_DAYS"
 SEMANTIC = "CORTEX_SEMANTIC"
 EMBEDDING_MODEL = "CORTEX_EMBEDDING_MODEL"
-REVIEW_ARRIVALS = "CORTEX_REVIEW_ARRIVALS"
 
 OFF = ("0", "off", "false", "no", "never", "disabled")
 """The spellings (any case) that turn a switch off."""
@@ -64,9 +68,6 @@ DOCUMENTED = {
     SEMANTIC: "recall ranks by meaning too when the `semantic` extra is installed (on; `0` keeps recall lexical and "
     "loads no model; measured in bench/RESULTS.md)",
     EMBEDDING_MODEL: "a model file to use instead of the extra's (it must still have the pinned SHA-256)",
-    REVIEW_ARRIVALS: "which arrivals wait in `cortex inbox` for a person: `others` (decision files committed by "
-    "another git user, and every import; the default), `all` (every decision file too) or `none` "
-    "(a team that trusts its repository: they apply at once)",
 }
 """Every variable Cortex reads, with what it does (README: Settings)."""
 
@@ -124,13 +125,118 @@ def install_bin() -> str:
 
 
 REVIEW_CHOICES = ("others", "all", "none")
-"""The values of `CORTEX_REVIEW_ARRIVALS`, the first the default."""
+"""The review policies, the first the default: `others` (a decision file waits unless this store published it, and
+every import waits), `all` (every decision file waits too) and `none` (nothing waits: a team that trusts its
+repository)."""
+REVIEW_STRICTNESS = {"none": 0, "others": 1, "all": 2}
+"""How much each policy holds for a person: moving to a lower number lowers the review (a person's act)."""
+REVIEW_WORDS = {
+    "others": "decision files this store did not publish, and every import, wait in `cortex inbox` for you",
+    "all": "every decision file and every import waits in `cortex inbox` for you",
+    "none": "decision files by others and imports apply at once, without your review",
+}
+"""What each review policy means, in the words doctor and status use."""
+SETTINGS_FILE = "settings.json"
+REVIEW_KEY = "review_arrivals"
+_MAX_SETTINGS_BYTES = 64 * 1024
 
 
-def review_arrivals() -> str:
-    """Which arrivals wait for a person (`CORTEX_REVIEW_ARRIVALS`): `others` (default), `all` or `none`."""
-    raw = _raw(REVIEW_ARRIVALS).lower()
-    return raw if raw in REVIEW_CHOICES else REVIEW_CHOICES[0]
+def settings_file(home_dir: Path | None = None) -> Path:
+    """The user-level settings file: `settings.json` in Cortex's home (beside the stores it governs)."""
+    return (home_dir if home_dir is not None else home()) / SETTINGS_FILE
+
+
+def _settings_object(path: Path) -> tuple[dict[str, object] | None, str | None]:
+    """(the file's JSON object, None), (None, None) when there is no file, or (None, why it cannot be read)."""
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(_MAX_SETTINGS_BYTES + 1)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc.__class__.__name__}"
+    if len(raw) > _MAX_SETTINGS_BYTES:
+        return None, f"{path} is over {_MAX_SETTINGS_BYTES // 1024} KiB"
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, f"{path} is not JSON"
+    if not isinstance(value, dict):
+        return None, f"{path} does not hold a JSON object"
+    return value, None
+
+
+def review_policy(home_dir: Path | None = None) -> tuple[str, str | None]:
+    """(the review policy, a problem with the settings file or None).
+
+    No file, or a file without the key: `others`, the default. A file that cannot be read or names no known policy
+    resolves to the strictest, `all` (never to a policy nobody chose), and the problem says why (doctor shows it).
+    """
+    path = settings_file(home_dir)
+    found, problem = _settings_object(path)
+    if problem is not None:
+        return "all", problem
+    value = (found or {}).get(REVIEW_KEY)
+    if value is None:
+        return REVIEW_CHOICES[0], None
+    mode = value.strip().lower() if isinstance(value, str) else ""
+    if mode not in REVIEW_CHOICES:
+        return "all", f"{path} names no known review policy ({REVIEW_KEY}: {json_text(value)})"
+    return mode, None
+
+
+def json_text(value: object) -> str:
+    """A value as JSON, cut to 60 characters (for a message)."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def describe_review(mode: str, problem: str | None = None) -> str:
+    """The review policy in one sentence (doctor, `cortex status`, `cortex review-policy`)."""
+    words = REVIEW_WORDS.get(mode, REVIEW_WORDS["all"])
+    return f"{mode}: {words}" + (f" ({problem}; read as `all`)" if problem else "")
+
+
+def review_arrivals(home_dir: Path | None = None) -> str:
+    """Which arrivals wait for a person: `others` (default), `all` or `none`, from the settings file."""
+    return review_policy(home_dir)[0]
+
+
+def write_review_arrivals(mode: str, home_dir: Path | None = None) -> Path:
+    """Set the review policy in the settings file (other keys kept); returns the file. Written whole to a temporary
+    file and renamed over the old one (a link at the name is replaced, not followed), readable by the user alone.
+
+    The caller decides whether a person must confirm (`commands/person.py`: lowering the review does).
+
+    Raises:
+        ValueError: `mode` is not one of `REVIEW_CHOICES`.
+        OSError: the file cannot be written.
+    """
+    import json
+    import tempfile
+
+    if mode not in REVIEW_CHOICES:
+        raise ValueError(f"review policy must be one of {', '.join(REVIEW_CHOICES)}")
+    path = settings_file(home_dir)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    found, _ = _settings_object(path)
+    body = json.dumps({**(found or {}), REVIEW_KEY: mode}, indent=2, sort_keys=True) + "\n"
+    fd, temp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(body)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    return path
 
 
 AGENT_SHELL = "CLAUDECODE"

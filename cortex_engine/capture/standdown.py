@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import dataclass
+
+from cortex_engine.base.records import record
 
 CAPTURE_SCRIPT = "cortex-capture.sh"
 PROJECT_FILES = ("settings.json", "settings.local.json")
@@ -25,7 +26,7 @@ STANDDOWN = "standdown"
 hook scripts read it instead of parsing settings on every tool call."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)  # not `dataclasses`: SessionStart and one-shot recall import this module
 class ProjectCapture:
     """The project's own capture wiring: the settings file holding it, its command, and the script it runs."""
 

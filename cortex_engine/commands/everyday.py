@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 
-from cortex_engine.base.errors import Refused
 from cortex_engine.commands.common import UsageError, emit_json, emit_text, engine_for, surface_out
 
 
@@ -87,8 +86,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def cmd_inbox(args: argparse.Namespace) -> int:
-    """List what arrived from outside, or accept / reject it (a person's verdict; refused from an agent's shell)."""
-    from cortex_engine.base import settings
+    """List what arrived from outside, or accept / reject it: a person's verdict, typed at a terminal."""
     from cortex_engine.results import ARRIVAL_STATES, describe_arrival
 
     if args.action == "list":
@@ -107,15 +105,21 @@ def cmd_inbox(args: argparse.Namespace) -> int:
                 lines.append("Accept with `cortex inbox accept ID` (or --all), reject with `cortex inbox reject ID`.")
             emit_text("\n".join(lines))
         return 0
-    if settings.in_agent_shell():
-        raise Refused(
-            "accepting or rejecting arrivals is the user's call, not the agent's: run it in your own "
-            "terminal (or in the TUI's Inbox), outside Claude Code",
-            code="agent_shell",
-        )
+    from cortex_engine.commands.person import confirm, require_person
+
+    require_person("accepting or rejecting arrivals", f"cortex inbox {args.action}")
     with engine_for(args) as engine:
-        act = engine.accept_arrivals if args.action == "accept" else engine.reject_arrivals
-        done = act(list(args.ids), every=args.all)
+        accepting = args.action == "accept"
+        chosen = engine.preview_verdict(list(args.ids), every=args.all, accepting=accepting)
+        done = []
+        if chosen:
+            noun = "arrival" if len(chosen) == 1 else f"{len(chosen)} arrivals"
+            confirm(
+                [line for a in chosen for line in describe_arrival(a)],
+                f"{args.action} {'this' if len(chosen) == 1 else 'these'} {noun}",
+            )
+            act = engine.accept_arrivals if accepting else engine.reject_arrivals
+            done = act([a.id for a in chosen])
     if args.json:
         emit_json({args.action + "ed": [v.to_dict() for v in done]})
     else:

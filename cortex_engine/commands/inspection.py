@@ -141,6 +141,8 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """What the store holds for this scope."""
+    from cortex_engine.base.settings import describe_review
+
     with engine_for(args) as engine:
         status = engine.status()
     if args.json:
@@ -155,6 +157,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"Scope: {status['scope_key']}",
                 f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
                 f"Contested notes: {status['contested_notes']}",
+                "Review: " + describe_review(str(status["review_policy"]), status["review_policy_problem"]),  # type: ignore[arg-type]
                 _semantic_line(status["semantic"]),  # type: ignore[arg-type]
             ]
         )
@@ -328,8 +331,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row."""
+    """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row: a
+    person's act, typed at a terminal (the TUI's undo key is the other way)."""
+    from cortex_engine.commands.person import confirm, require_person
+
+    require_person("undoing an action", "cortex undo")
     with engine_for(args) as engine:
-        result = engine.undo()
+        shown = engine.undo_pending()
+        confirm([shown.render()], "undo it")
+        result = engine.undo(expected=shown.correction)
     emit_json(result.to_dict()) if args.json else emit_text(result.render())
     return 0

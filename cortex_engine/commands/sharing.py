@@ -50,7 +50,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from cortex_engine.base.untrusted import quote_path
 
     if result.pending:
-        lines.append(f"{len(result.pending)} decision file(s) by another author wait for your review: `cortex inbox`.")
+        lines.append(
+            f"{len(result.pending)} decision file(s) this store did not publish wait for your review: `cortex inbox`."
+        )
     lines += [f"skipped {quote_path(path)}: {why}" for path, why in result.malformed]
     emit_text("\n".join(lines))
     return 0
@@ -111,4 +113,40 @@ def cmd_import(args: argparse.Namespace) -> int:
 
         result = engine.import_file(args.file, scope=args.scope, progress=bar)
     emit_json(result.to_dict()) if args.json else emit_text(result.render())
+    return 0
+
+
+def cmd_review_policy(args: argparse.Namespace) -> int:
+    """Show the review policy, or set it: raising it is scriptable, lowering it is a person's act at a terminal."""
+    from cortex_engine.base import settings
+
+    current, problem = settings.review_policy()
+    wanted = args.policy
+    if wanted is not None and wanted != current or wanted is not None and problem:
+        if settings.REVIEW_STRICTNESS[wanted] < settings.REVIEW_STRICTNESS[current]:
+            from cortex_engine.commands.person import confirm, require_person
+
+            require_person("lowering the review of arrivals", f"cortex review-policy {wanted}")
+            confirm(
+                [
+                    f"Review policy now {settings.describe_review(current, problem)}.",
+                    f"It would become {wanted}: " + settings.REVIEW_WORDS[wanted] + ".",
+                ],
+                f"lower it to {wanted}",
+            )
+        try:
+            settings.write_review_arrivals(wanted)
+        except OSError as exc:
+            raise CortexError(
+                f"cannot write {settings.settings_file()}: {exc.strerror or exc.__class__.__name__}; nothing changed",
+                code="bad_file",
+            ) from exc
+        current, problem = wanted, None
+    path = str(settings.settings_file())
+    if args.json:
+        emit_json(
+            {"policy": current, "problem": problem, "file": path, "text": settings.describe_review(current, problem)}
+        )
+    else:
+        emit_text(f"Review policy {settings.describe_review(current, problem)}\n(from {path})")
     return 0

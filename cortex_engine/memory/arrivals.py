@@ -4,7 +4,8 @@ An arrival is a decision file someone else committed (`sharing.sync`) or a note 
 (`transfer`). It is not a note: no surface ranks it, no contradiction or supersession rule runs against it, and
 the agent is told at most one line, that N arrivals wait for the user's review (`pending_line`). Only a person
 turns one into a note (`cortex inbox accept`, the TUI's Inbox screen); no MCP tool and no hook calls
-`inbox.accept`. Which arrivals wait is `needs_review`'s rule, relaxed by `CORTEX_REVIEW_ARRIVALS`.
+`inbox.accept`. Which arrivals wait is `needs_review`'s rule, under the user's review policy (the settings file
+beside the stores, `settings.review_policy`; never the environment of the process that asks).
 
 Every field is stored through the cleaning connection (controls, secrets); where it came from (file path,
 commit, author and date as git records them) is author text, defused wherever it is shown.
@@ -16,7 +17,6 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.base.ids import MIN_PREFIX, new_id
 from cortex_engine.base.records import record
@@ -68,26 +68,27 @@ class Arrival:
         }
 
 
-def needs_review(channel: str, *, own_author: bool = False) -> bool:
-    """Whether an arrival waits for a person, by `CORTEX_REVIEW_ARRIVALS`.
+def needs_review(channel: str, mode: str, *, own: bool = False) -> bool:
+    """Whether an arrival waits for a person under the review policy `mode` (`settings.review_policy`).
 
-    - `others` (the default): a decision file waits unless the commit that last changed it is authored by this
-      machine's git user (`own_author`); an import always waits (the file may have been edited since it left).
+    - `others` (the default): a decision file waits unless this store published it (`own`: its content digest is
+      one `publish` recorded); an import always waits (the file may have been edited since it left).
     - `all`: every decision file and every import waits.
     - `none`: nothing waits (a team that trusts its repository); the other checks still run.
+    Anything else is read as `all`.
     """
-    mode = settings.review_arrivals()
     if mode == "none":
         return False
-    if mode == "all" or channel == "import":
-        return True
-    return not own_author
+    if mode == "others" and channel == "shared":
+        return not own
+    return True
 
 
 _SELECT = "SELECT a.*, s.key AS scope_key FROM arrivals a JOIN scopes s ON s.id = a.scope_id"
 
 
-def _arrival(row: sqlite3.Row) -> Arrival:
+def from_row(row: sqlite3.Row) -> Arrival:
+    """An arrival row (with its `scope_key`) as the inbox lists it."""
     alts = tuple(json.loads(row["alternatives"])) if row["alternatives"] else ()
     return Arrival(
         row["id"],
@@ -217,7 +218,7 @@ def listing(
         f"{_SELECT} WHERE a.state IN ({marks}){where} ORDER BY a.arrived_at, a.seq, a.rowid",
         [*wanted, *(scope_keys or [])],
     ).fetchall()
-    return [_arrival(r) for r in rows]
+    return [from_row(r) for r in rows]
 
 
 def find(conn: sqlite3.Connection, raw: str) -> sqlite3.Row:

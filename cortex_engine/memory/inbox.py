@@ -1,8 +1,9 @@
 """A person's verdict on the inbox: accept an arrival (it becomes a note, under the usual rules) or reject it.
 
 The only callers are the CLI's `cortex inbox accept|reject` and the TUI's Inbox screen: no MCP tool and no hook
-reaches these functions (a test walks every adapter to keep it so), and the CLI refuses to accept from inside a
-coding agent's shell. Accepting applies the arrival exactly as a trusted arrival would have been applied: a
+reaches these functions (a test walks every adapter to keep it so), and the CLI runs them only for a person at a
+terminal who typed the code its prompt showed (`commands/person.py`), on exactly the arrivals `preview` showed.
+Accepting applies the arrival exactly as a trusted arrival would have been applied: a
 decision file through `sharing` (labelled `shared`, replacing the file's earlier version), an imported note
 through `transfer` (its date no later than when it arrived, its contests computed from the notes).
 """
@@ -56,6 +57,31 @@ def _chosen(conn: sqlite3.Connection, ids: Sequence[str], every: bool, scope: Sc
     return list({r["id"]: r for r in rows}.values())
 
 
+def _other_scope(rows: list[sqlite3.Row], scope: Scope) -> None:
+    for row in rows:
+        if row["channel"] == "shared" and row["scope_key"] != scope.key:
+            raise Refused(
+                f"arrival {row['id'][:8]} is a decision file of another branch's scope; accept it with that "
+                "branch checked out; nothing was changed",
+                code="other_scope",
+                id=row["id"],
+            )
+
+
+def preview(
+    conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], *, every: bool = False, accepting: bool = True
+) -> list[arrivals.Arrival]:
+    """The arrivals a verdict on these ids (or `every`) would take, refused as the verdict would be; reads only.
+
+    Raises:
+        The errors `accept` (with `accepting`) or `reject` raise before writing anything.
+    """
+    rows = _chosen(conn, ids, every, scope)
+    if accepting:
+        _other_scope(rows, scope)
+    return [arrivals.from_row(r) for r in rows]
+
+
 def accept(
     conn: sqlite3.Connection, scope: Scope, ids: Sequence[str], now: str, *, every: bool = False
 ) -> list[Verdict]:
@@ -68,14 +94,7 @@ def accept(
         Refused: an arrival is no longer pending, or a decision file arrived on another branch than this one.
     """
     rows = _chosen(conn, ids, every, scope)
-    for row in rows:
-        if row["channel"] == "shared" and row["scope_key"] != scope.key:
-            raise Refused(
-                f"arrival {row['id'][:8]} is a decision file of another branch's scope; accept it with that "
-                "branch checked out; nothing was changed",
-                code="other_scope",
-                id=row["id"],
-            )
+    _other_scope(rows, scope)
     done: list[Verdict] = []
     for row in [r for r in rows if r["channel"] == "shared"]:
         note_id = sharing.accept_arrival(conn, scope, row, now)

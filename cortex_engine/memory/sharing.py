@@ -13,10 +13,16 @@ and its text goes through `notes.write_note` like any note (redaction, control c
 Each decision lands in the syncing branch's scope labelled `shared`, so the contradiction and supersession
 rules run against that branch's own notes: a new file adds one, a changed file replaces it (the edit is
 audited in memory_corrections), a deleted file retires it (superseded, still labelled).
+
+A file is this store's own only when its bytes are exactly what `publish` wrote here (the SHA-256 of every file
+written is recorded in `published_files`): never by git's author identity, which the environment of whoever runs
+git sets, and which a squash merge by the user gives to a teammate's file. Any other file waits in the inbox under
+the user's review policy (`arrivals.needs_review`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,6 +30,7 @@ import sqlite3
 import subprocess
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput
@@ -175,10 +182,12 @@ def render_madr(note: sqlite3.Row, superseded: list[sqlite3.Row], branch: str | 
     return "\n".join(lines) + "\n"
 
 
-def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]:
+def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str], now: str) -> list[str]:
     """Write each decision as a MADR file in the decisions folder; returns the paths written (worktree-relative).
 
-    The file of a subject is `<NNNN>-<subject slug>.md`; publishing the subject again rewrites that file.
+    The file of a subject is `<NNNN>-<subject slug>.md`; publishing the subject again rewrites that file. The
+    digest of every file written is recorded (`published_files`): that exact content, committed, is this store's
+    own and applies without waiting in the inbox.
 
     Raises:
         NotFound: an id names no note.
@@ -204,9 +213,41 @@ def publish(conn: sqlite3.Connection, scope: Scope, ids: list[str]) -> list[str]
         branch = scope_key_branch(note["scope_key"])
         body = render_madr(note, superseded, quote_path(branch) if branch else None)
         name = _file_name(folder, slug(note["subject"] or note["content"]))
-        _write_nofollow(folder / name, body)
+        data = body.encode("utf-8")
+        with transaction(conn):  # recorded first: a file on disk is never one this store forgot it wrote
+            conn.execute(
+                "INSERT INTO published_files(digest, path, note_id, scope_key, published_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(digest) DO UPDATE SET path=excluded.path, note_id=excluded.note_id, "
+                "scope_key=excluded.scope_key, published_at=excluded.published_at",
+                (content_digest(data), f"{folder_rel}/{name}", note["id"], note["scope_key"], now),
+            )
+        _write_nofollow(folder / name, data)
         written.append(f"{folder_rel}/{name}")
     return written
+
+
+def content_digest(data: bytes) -> str:
+    """The digest a published file is known by: SHA-256 of its bytes, hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def published_digests(conn: sqlite3.Connection, digests: list[str]) -> set[str]:
+    """Which of these content digests this store published from a note that still stands (active): the bytes of a
+    decision the user has since resolved or replaced, committed again, are no longer the user's word (none on a
+    store from before schema 17)."""
+    found: set[str] = set()
+    for start in range(0, len(digests), 500):
+        part = digests[start : start + 500]
+        try:
+            rows = conn.execute(
+                "SELECT p.digest FROM published_files p JOIN notes n ON n.id = p.note_id "
+                f"WHERE p.digest IN ({','.join('?' * len(part))}) AND n.status = 'active'",
+                part,
+            )
+        except sqlite3.OperationalError:
+            return set()
+        found |= {r[0] for r in rows}
+    return found
 
 
 def _safe_folder(root: Path, rel: str) -> Path:
@@ -248,13 +289,13 @@ def _file_name(folder: Path, stem: str) -> str:
     return f"{max(numbers) + 1:04d}-{stem}.md"
 
 
-def _write_nofollow(path: Path, body: str) -> None:
+def _write_nofollow(path: Path, body: bytes) -> None:
     """Write a file without following a symlink planted at its name."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise InvalidInput(f"cannot write {path} ({exc.strerror or exc.__class__.__name__})", code="bad_file") from exc
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with os.fdopen(fd, "wb") as handle:
         handle.write(body)
 
 
@@ -288,11 +329,13 @@ def parse_madr(raw: bytes) -> SharedDecision:
                 front[key.strip().lower()] = value.strip()
         lines = lines[end + 1 :]
     title: str | None = None
+    headed = False
     section: str | None = None
     sections: dict[str, list[str]] = {}
-    for line in lines:
-        if line.startswith("# ") and title is None:
-            title = line[2:].strip()
+    for line in rendered_lines(lines):
+        if line.startswith("#") and not headed:  # the first heading the reader sees is the title, or there is none
+            headed = True
+            title = line[2:].strip() if line.startswith("# ") else None
         elif line.startswith("## "):
             section = line[3:].strip().lower()
             sections.setdefault(section, [])
@@ -336,6 +379,33 @@ def parse_madr(raw: bytes) -> SharedDecision:
         date=date if date and _DATE.match(date) else None,
         note_id=front.get("cortex-id") if re.fullmatch(r"[0-9a-f-]{36}", front.get("cortex-id", "")) else None,
     )
+
+
+_MARKDOWN: list[Any] = []
+_HIDDEN_BLOCKS = ("html_block", "fence", "code_block")
+
+
+def rendered_lines(lines: list[str]) -> list[str]:
+    """The body's lines as the file renders (a CommonMark parse, markdown-it-py): every heading, ATX or setext and
+    wherever it stands, as `#… text` on its first line; each line of an HTML block (comments included), a fenced or
+    an indented code block blank; other lines as written. A `# line` the reader never sees as a heading decides
+    nothing, and a setext title counts."""
+    if not _MARKDOWN:
+        from markdown_it import MarkdownIt  # here, not at import: hook paths import sharing, few files are parsed
+
+        _MARKDOWN.append(MarkdownIt("commonmark"))
+    out = list(lines)
+    tokens = _MARKDOWN[0].parse("\n".join(lines))
+    for i, token in enumerate(tokens):
+        if token.map is None:
+            continue
+        start, end = token.map
+        if token.type in _HIDDEN_BLOCKS:
+            out[start:end] = [""] * (end - start)
+        elif token.type == "heading_open":
+            text = tokens[i + 1].content if i + 1 < len(tokens) and tokens[i + 1].type == "inline" else ""
+            out[start:end] = ["#" * int(token.tag[1:]) + " " + " ".join(text.split())] + [""] * (end - start - 1)
+    return out
 
 
 def _unquote(text: str) -> tuple[str, str]:
@@ -413,8 +483,11 @@ def _sync_key(scope: Scope) -> str:
     return f"shared_synced:{scope.key}"
 
 
-def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = False) -> SyncResult:
-    """Bring this scope's shared decisions in line with the decisions folder at HEAD (when HEAD moved, or forced)."""
+def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force: bool = False) -> SyncResult:
+    """Bring this scope's shared decisions in line with the decisions folder at HEAD (when HEAD moved, or forced).
+
+    `review` is the user's review policy (`settings.review_policy`), which decides the files that wait in the inbox.
+    """
     if scope.type != "branch" or not scope.head_oid:
         return SyncResult(False)
     key = _sync_key(scope)
@@ -444,6 +517,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
     retired, malformed = [], []
     written: list[tuple[str, str]] = []
     parsed_files: dict[str, SharedDecision] = {}
+    digests: dict[str, str] = {}
     for path in sorted(changed):
         oid, size = changed[path]
         try:
@@ -457,6 +531,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
             malformed.append((path, str(exc) if isinstance(exc, MalformedDecision) else exc.message))
             continue
         parsed_files[path] = parsed
+        digests[path] = content_digest(blobs[oid])
     if malformed:
         with transaction(conn):
             conn.executemany(
@@ -468,12 +543,12 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
                     for path, reason in malformed
                 ],
             )
-    review = _needing_review(conn, scope, folder, parsed_files, set(known))
-    pending = sorted(review)
+    waiting = _needing_review(conn, scope, folder, parsed_files, digests, set(known), review)
+    pending = sorted(waiting)
     with transaction(conn):
         arrivals.withdraw_files(conn, scope.key, {p: v[0] for p, v in at_head.items()}, now)
         for path in pending:
-            parsed, (commit, author, authored_at) = parsed_files[path], review[path]
+            parsed, (commit, author, authored_at) = parsed_files[path], waiting[path]
             arrivals.add(
                 conn,
                 scope.key,
@@ -491,7 +566,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
                 authored_at=authored_at,
                 note_id=parsed.note_id,
             )
-    for path in sorted(set(parsed_files) - set(review)):
+    for path in sorted(set(parsed_files) - set(waiting)):
         previous = known.get(path)
         wrote = _import(conn, scope, path, changed[path][0], parsed_files[path], previous, now)
         (updated if previous is not None and previous["note_id"] else added).append(path)
@@ -511,16 +586,24 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fals
 
 
 def _needing_review(
-    conn: sqlite3.Connection, scope: Scope, folder: str, parsed: dict[str, SharedDecision], known: set[str]
+    conn: sqlite3.Connection,
+    scope: Scope,
+    folder: str,
+    parsed: dict[str, SharedDecision],
+    digests: dict[str, str],
+    known: set[str],
+    review: str,
 ) -> dict[str, tuple[str | None, str | None, str | None]]:
     """The files that wait for a person, each with (commit, author, date) of the commit that last changed it.
 
-    The publisher's own copy, seen for the first time (its `cortex-id` names a note of this scope), never waits:
-    it writes nothing. Git is asked at most twice, whatever the number of files: `git var` for this machine's
-    author and one `git log`.
+    A file is this store's own when its bytes are exactly what `publish` wrote here (`published_files`), whoever
+    git says committed it. The publisher's own copy, seen for the first time (its content published here and its
+    `cortex-id` a note of this scope), never waits, under any policy: it writes nothing. Git is asked at most once
+    (one `git log`), whatever the number of files.
     """
+    own = published_digests(conn, sorted(set(digests.values())))
     own_ids = set()
-    ids = [p.note_id for p in parsed.values() if p.note_id]
+    ids = [p.note_id for path, p in parsed.items() if p.note_id and digests.get(path) in own]
     for chunk in range(0, len(ids), 500):
         part = ids[chunk : chunk + 500]
         own_ids |= {
@@ -531,16 +614,19 @@ def _needing_review(
                 (scope.key, *part),
             )
         }
-    candidates = [path for path, p in parsed.items() if path in known or p.note_id is None or p.note_id not in own_ids]
-    if not candidates or not any(arrivals.needs_review("shared", own_author=b) for b in (False, True)):
+    candidates = [
+        path
+        for path, p in parsed.items()
+        if path in known or p.note_id is None or p.note_id not in own_ids or digests.get(path) not in own
+    ]
+    waiting = [path for path in candidates if arrivals.needs_review("shared", review, own=digests.get(path) in own)]
+    if not waiting:
         return {}
-    found = last_commits(scope.worktree, folder, set(candidates))
-    me = own_email(scope.worktree)
+    found = last_commits(scope.worktree, folder, set(waiting))
     out: dict[str, tuple[str | None, str | None, str | None]] = {}
-    for path in candidates:
+    for path in waiting:
         commit, name, email, date = found.get(path, (None, None, None, None))
-        if arrivals.needs_review("shared", own_author=bool(me and email and email.lower() == me)):
-            out[path] = (commit, f"{name} <{email}>" if name or email else None, date)
+        out[path] = (commit, f"{name} <{email}>" if name or email else None, date)
     return out
 
 
@@ -556,17 +642,6 @@ def commit_text(worktree: str, commit: str | None) -> str:
     if out is None:
         raise InvalidInput(f"git cannot show commit {commit[:10]} here (gone after a rewrite?)", code="no_commit")
     return out.decode("utf-8", "replace")
-
-
-def own_email(worktree: str) -> str | None:
-    """The email this machine's git would author a commit with (config and environment), lowercased."""
-    out = _git(worktree, "var", "GIT_AUTHOR_IDENT")
-    if not out:
-        return None
-    ident = out.decode("utf-8", "replace")
-    start, end = ident.rfind("<"), ident.rfind(">")
-    email = ident[start + 1 : end].strip().lower() if 0 <= start < end else ""
-    return email or None
 
 
 _COMMIT_MARK = b"\x01C"

@@ -27,6 +27,7 @@ from cortex_engine.ops.doctor_store import (
     check_database,
     check_digest_index,
     check_engagement,
+    check_review_policy,
     check_semantic,
     check_shared_decisions,
     check_spool,
@@ -182,6 +183,7 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     db = check_store(report, cwd)
     check_database(report, db)
     check_shared_decisions(report, db)
+    check_review_policy(report)
     check_spool(report, project, time.time())
     check_digest_index(report, project)
     check_subagents_and_guard(report, db)

@@ -108,6 +108,20 @@ def _waiting_arrivals(conn: sqlite3.Connection) -> int:
         return 0
 
 
+def check_review_policy(report: Report) -> None:
+    """The user's review policy, from the settings file beside the stores (never the environment)."""
+    from cortex_engine.base import settings
+
+    mode, problem = settings.review_policy()
+    status = "warn" if problem or mode == "none" else "pass"
+    fix = (
+        "set it again with `cortex review-policy others` (or `all`) in your own terminal"
+        if problem
+        else "hold them for review: `cortex review-policy others`"
+    )
+    report.add("review-policy", status, settings.describe_review(mode, problem), fix)
+
+
 def check_shared_decisions(report: Report, db: Path) -> None:
     """Decision files the last sync skipped as malformed: reported, never half-imported."""
     from urllib.parse import quote

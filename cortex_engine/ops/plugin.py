@@ -32,6 +32,13 @@ MARKETPLACE_DESCRIPTION = (
 # matcher selects the memory-changing tools by their own names under any server prefix.
 GUARD_MATCHER = "mcp__.*__cortex_note|mcp__.*__cortex_resolve|mcp__.*__cortex_reanchor|Bash"
 INSTALLED_PLUGINS = ("plugins", "installed_plugins.json")
+GUARD_SCRIPT = "cortex-guard.sh"
+"""The plugin's PreToolUse guard on Bash and the file tools (bash alone, nothing started): denies the agent's shell
+the commands only a person may run (accept or reject arrivals, lower the review, restore, undo, write the store
+file), and the file tools a write into Cortex's home; SECURITY.md."""
+GUARD_TOOLS = "Bash|Write|Edit|MultiEdit|NotebookEdit"
+PLUGIN_WIRINGS: tuple[wiring.Wiring, ...] = (*WIRINGS, wiring.Wiring("PreToolUse", GUARD_TOOLS, GUARD_SCRIPT))
+"""Every hook the plugin declares: `cortex install`'s wirings, and the guard."""
 
 
 def _matcher(want: wiring.Wiring) -> str | None:
@@ -39,9 +46,10 @@ def _matcher(want: wiring.Wiring) -> str | None:
 
 
 def hooks_document() -> dict[str, object]:
-    """`hooks/hooks.json`: every wiring of `cortex install`, its scripts under `${CLAUDE_PLUGIN_ROOT}/hooks`."""
+    """`hooks/hooks.json`: every wiring of `cortex install` and the guard, its scripts under
+    `${CLAUDE_PLUGIN_ROOT}/hooks`."""
     hooks: dict[str, list[dict[str, object]]] = {}
-    for want in WIRINGS:
+    for want in PLUGIN_WIRINGS:
         group: dict[str, object] = {
             "hooks": [{"type": "command", "command": want.command(f"{PLUGIN_ROOT_VAR}/hooks", wiring.PORTABLE_COMMAND)}]
         }
@@ -91,7 +99,7 @@ def plugin_files() -> dict[str, bytes]:
         f"{PLUGIN_DIR}/hooks/hooks.json": _json(hooks_document()),
         f"{PLUGIN_DIR}/.mcp.json": _json(mcp_document()),
     }
-    for name in wiring.TEMPLATES:
+    for name in (*wiring.TEMPLATES, GUARD_SCRIPT):
         files[f"{PLUGIN_DIR}/hooks/{name}"] = wiring.render(wiring.template_text(name), wiring.PORTABLE_BIN).encode(
             "utf-8"
         )

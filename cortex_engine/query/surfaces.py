@@ -565,7 +565,7 @@ def session_brief(
             continue
         eligible.append((row, validation))
     # The user's own notes take the seats before decisions read from the repository (`working_set_for_brief` ranks
-    # them last): a folder of them, even one a team trusts (`CORTEX_REVIEW_ARRIVALS=none`), cannot push every note
+    # them last): a folder of them, even one a team trusts (review policy `none`), cannot push every note
     # written here out of the brief.
     valid = {row["id"]: validation for row, validation in eligible}
     picked = _seat_rows([row for row, _ in eligible])

@@ -55,24 +55,61 @@ def _changed(what: str) -> Refused:
     )
 
 
-def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: str, now: str) -> Undo:
-    """Undo the newest audited operator action of these scopes that was not undone yet.
+@dataclass(frozen=True)
+class Pending:
+    """The action an undo would take back now (shown to a person before they confirm)."""
+
+    correction: int
+    operation: str
+    item_id: str
+    subject: str | None
+    created_at: str
+
+    def render(self) -> str:
+        """One line: what would be undone."""
+        about = f" [{self.subject}]" if self.subject else ""
+        return f"Undo the {self.operation} of {self.item_id}{about} (done {self.created_at[:16].replace('T', ' ')})"
+
+
+def _newest(conn: sqlite3.Connection, scope_keys: Sequence[str]) -> sqlite3.Row:
+    row: sqlite3.Row | None = conn.execute(
+        f"SELECT * FROM memory_corrections WHERE scope_key IN ({','.join('?' * len(scope_keys))}) "
+        f"AND operation IN ({','.join('?' * len(UNDOABLE))}) AND undone_by IS NULL ORDER BY id DESC LIMIT 1",
+        (*scope_keys, *UNDOABLE),
+    ).fetchone()
+    if row is None:
+        raise NotFound(
+            "nothing to undo in this scope (resolve, delete, edit and path rewrites are undoable)",
+            code="nothing_to_undo",
+        )
+    return row
+
+
+def pending(conn: sqlite3.Connection, scope_keys: Sequence[str]) -> Pending:
+    """The action `undo_last` would take back now; reads only.
 
     Raises:
         NotFound: nothing to undo.
-        Refused: what the action changed has changed since (`changed_since`); nothing is written.
+    """
+    row = _newest(conn, scope_keys)
+    return Pending(row["id"], row["operation"], row["memory_item_id"], row["prior_subject"], row["created_at"])
+
+
+def undo_last(
+    conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: str, now: str, *, expected: int | None = None
+) -> Undo:
+    """Undo the newest audited operator action of these scopes that was not undone yet (with `expected`: only when
+    that is still the action a person was shown, `pending`'s correction).
+
+    Raises:
+        NotFound: nothing to undo.
+        Refused: what the action changed has changed since, or a newer action came first (`changed_since`);
+            nothing is written.
     """
     with transaction(conn):
-        row = conn.execute(
-            f"SELECT * FROM memory_corrections WHERE scope_key IN ({','.join('?' * len(scope_keys))}) "
-            f"AND operation IN ({','.join('?' * len(UNDOABLE))}) AND undone_by IS NULL ORDER BY id DESC LIMIT 1",
-            (*scope_keys, *UNDOABLE),
-        ).fetchone()
-        if row is None:
-            raise NotFound(
-                "nothing to undo in this scope (resolve, delete, edit and path rewrites are undoable)",
-                code="nothing_to_undo",
-            )
+        row = _newest(conn, scope_keys)
+        if expected is not None and row["id"] != expected:
+            raise _changed("The newest action")
         operation = row["operation"]
         if operation == "resolve":
             detail = _undo_resolve(conn, row, scope_type)

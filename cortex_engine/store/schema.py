@@ -6,7 +6,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -677,6 +677,20 @@ UPDATE spool_seen
    SET key = CASE WHEN substr(key, 1, 7) = 'sha256:' THEN substr(key, 8) ELSE cortex_spool_digest(key) END;
 """
 
+# Version 17: what `cortex publish` wrote, by the SHA-256 of the file's bytes. A decision file at HEAD is this
+# store's own only when its content is one this store published: git's author identity is set by whoever runs git
+# (an environment variable), and a squash merge by the user commits a teammate's file under the user's name. A new
+# table: nothing else changes. Files published before it are not recorded: they wait in the inbox once (safe side).
+_V17 = """
+CREATE TABLE IF NOT EXISTS published_files (
+    digest TEXT NOT NULL PRIMARY KEY,
+    path TEXT NOT NULL,
+    note_id TEXT,
+    scope_key TEXT,
+    published_at TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
 
 def spool_digest(key: str) -> str:
     """The stored key of a spool line known by its tool-use id (`<event>:<id>`): 32 hex digits (a line's bytes
@@ -685,7 +699,25 @@ def spool_digest(key: str) -> str:
 
 
 # Each entry upgrades the schema from version N-1 to N; index 0 creates version 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13, _V14, _V15, _V16)
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _V2,
+    _V3,
+    _V4,
+    _V5,
+    _V6,
+    _V7,
+    _V8,
+    _V9,
+    _V10,
+    _V11,
+    _V12,
+    _V13,
+    _V14,
+    _V15,
+    _V16,
+    _V17,
+)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from cortex_engine.engine import Engine, describe_store
 
 from ..conftest import Repo
+from ..terminal import at_terminal
 from .conftest import Host, serve, text_of
 from .secret_shapes import shapes
 
@@ -209,8 +210,9 @@ def test_every_secret_shape_through_every_entry_path_leaves_no_bytes(host: Host,
     run = host.cortex("sync", "--json")
     assert run.code == 0, run.err
     count("shared decision files (title, decision, options)", len(cases))
-    run = host.cortex("inbox", "accept", "--all")  # imports and others' decision files wait for a person
-    assert run.code == 0, run.err
+    # Imports and others' decision files wait for a person, who accepts them at a terminal.
+    run, prompted, _ = at_terminal(repo.path, "inbox", "accept", "--all", now=None)
+    assert run.code == 0 and prompted == f"accept these {3 * len(cases)} arrivals", run.out
     count("cli: cortex inbox accept --all (every arrival above)", 3 * len(cases))
 
     async def script(session) -> list[str]:

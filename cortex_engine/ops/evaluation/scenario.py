@@ -54,22 +54,6 @@ def _git_isolated() -> Iterator[None]:
         os.environ.update(saved)
 
 
-@contextmanager
-def _trusted_repository() -> Iterator[None]:
-    """A suite's decision files are the repository's own (a team that trusts it): they apply without the inbox."""
-    from cortex_engine.base import settings
-
-    saved = os.environ.get(settings.REVIEW_ARRIVALS)
-    os.environ[settings.REVIEW_ARRIVALS] = "none"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(settings.REVIEW_ARRIVALS, None)
-        else:
-            os.environ[settings.REVIEW_ARRIVALS] = saved
-
-
 def _git(repo: Path, now: datetime, *args: str) -> None:
     stamp = iso(now)
     env = {
@@ -377,8 +361,12 @@ class Scenario:
         _git(self.repo, self.clock.at, "commit", "-q", "-m", "eval: shared decisions")
         self.engine.close()
         self.engine = Engine(self.repo, home=self.home, clock=self.clock)
-        with _trusted_repository():
-            done = self.engine.sync_shared(force=True)
+        # A suite's decision files are the repository's own (a team that trusts it): they apply without the inbox.
+        # The policy is the scenario's own home's settings file, never the user's.
+        from cortex_engine.base import settings
+
+        settings.write_review_arrivals("none", self.home)
+        done = self.engine.sync_shared(force=True)
         by_path = dict(done.notes)
         for label, path, _ in files:
             if path not in by_path:
