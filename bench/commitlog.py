@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 BODY_CHARS = 600
 _PR = re.compile(r"\(#(\d+)\)\s*$")
 _REF = re.compile(r"\(?#\d+\)?")
+_LINK = re.compile(r"\(?\[#\d+\]\([^)]*\)\)?")
+"""A pull request cited as a Markdown link, `[#2984](https://…/pull/2984)` (starlette, httpx): removed whole."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -77,7 +79,7 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     bullets: list[str] = []
     current: list[str] = []
     for line in text.splitlines():
-        if line.startswith("- "):
+        if line.startswith(("- ", "* ")):
             if current:
                 bullets.append(" ".join(current))
             current = [line[2:].strip()]
@@ -92,7 +94,7 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     out = []
     for bullet in bullets:
         prs = re.findall(r"#(\d+)", bullet)
-        query = " ".join(_REF.sub(" ", bullet).split()).strip(" .,;")
+        query = " ".join(_REF.sub(" ", _LINK.sub(" ", bullet)).split()).strip(" .,;")
         if prs and len(_WORD.findall(query.lower())) >= 3:
             out.append((query, prs))
     return out
