@@ -19,6 +19,7 @@ from cortex_engine.memory.items import (
     is_resolved,
     is_superseded,
     note_status,
+    split_trailers,
 )
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import in_scopes
@@ -50,6 +51,11 @@ like any word) but not in coverage, so `old` in `old search backend` cannot also
 FTS_WEIGHT = 6.0
 COVERAGE_WEIGHT = 12.0
 SUBJECT_WEIGHT = 6.0
+BODY_SHARE = 0.25
+"""The share of COVERAGE_WEIGHT a note with a subject earns only for topic terms its body has (`rerank`).
+
+On the reference's corpus, notes whose subject names a topic their content is not about (a revision filed under
+another subject) took 2 of the top 8 for "rate limiting" at 1k: the subject alone gave them the full 12 + 6."""
 STATE_WEIGHT = {"pinned": 3.0, "hot": 0.4, "warm": 0.2, "cold": 0.0, "archived": -3.0}
 """Tier in the rerank. Hot, warm and cold follow age and use, so like recency they only break near-ties; pinned and
 archived are an operator's choice and weigh as such."""
@@ -379,6 +385,15 @@ def rerank(
         combined = subject + "\n" + row["text"].lower()
         if content:
             cand.lexical = COVERAGE_WEIGHT * coverage(content, weights, combined)
+            if cand.kind.startswith("note:"):
+                # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
+                # in its body alone (its subject and label trailers aside), so a note that carries the topic only
+                # as its subject or origin ranks below notes that also say it. A note without trailers is its
+                # body, and captured evidence's subject is its content (the command run): both unchanged.
+                body = split_trailers(row["text"])[0]
+                if subject or body != row["text"]:
+                    said = coverage(content, weights, body.lower())
+                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * said + (1 - BODY_SHARE) * cand.lexical
             if subject:
                 cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, subject)
         if lowered_topic and lowered_topic in combined:
