@@ -80,11 +80,22 @@ def test_a_dense_answer_standing_out_from_the_background_is_kept_when_no_word_ma
     assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[-1]]
 
 
-def test_in_a_small_store_a_paraphrase_over_the_floor_is_an_answer(engine: Engine) -> None:
-    """Too few notes to have a background over the floor: a dense hit over DENSE_FLOOR is kept, as before."""
+def test_in_a_small_store_a_dense_answer_must_stand_out_from_the_floor(engine: Engine) -> None:
+    """Too few notes to have a background: the floor is the background, and a dense-only answer stands STANDOUT
+    above it (a small repository's project overview at 0.21 from "zzzz nonexistent topic" is no answer)."""
     items = neighbours(engine, 3)
-    cosines = {items[0]: 0.27, items[1]: 0.21, items[2]: retrieval.DENSE_FLOOR - 0.05}
-    assert shown(hybrid(engine, cosines), "event streaming choice") == [items[0], items[1]]
+    cosines = {items[0]: 0.35, items[1]: 0.27, items[2]: retrieval.DENSE_FLOOR + 0.01}
+    assert shown(hybrid(engine, cosines), "event streaming choice") == [items[0]]
+    assert shown(hybrid(engine, {items[1]: 0.27, items[2]: 0.21}), "zzzz nonexistent topic") == []
+
+
+def test_the_background_counts_neighbours_under_the_floor(engine: Engine) -> None:
+    """Twenty-five neighbours, three just over the floor and the rest under it (a 1,000-note store's answer to
+    "zzzz nonexistent topic"): fewer than twenty pass the floor, so the floor is the background, and the three
+    nearest strangers are not answers."""
+    items = neighbours(engine, 25)
+    cosines = {item: (0.204 if i < 3 else 0.19 - 0.002 * i) for i, item in enumerate(items)}
+    assert shown(hybrid(engine, cosines), "zzzz nonexistent topic") == []
 
 
 def test_a_lexical_candidate_beyond_the_dense_top_k_still_gets_its_similarity(engine: Engine) -> None:
