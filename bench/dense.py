@@ -72,6 +72,8 @@ def searcher(topics: dict[str, Any]) -> Callable[[sqlite3.Connection, list[str],
     def search(
         conn: sqlite3.Connection, keys: list[str], topic: str, k: int, include: Collection[int] = ()
     ) -> list[tuple[int, float]]:
+        if topic not in topics:  # the topic as recall saw it: cleaned of secrets (`surfaces.entered`)
+            topics.update(embed_all([topic])[0])
         return vectors.dense_hits(conn, keys, topics[topic], k, include)
 
     return search

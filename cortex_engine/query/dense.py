@@ -84,5 +84,5 @@ def embed_pending(
     try:
         embedder = model.load()
     except model.ModelRefused as exc:
-        raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.ENABLE_HINT}", code="model_refused") from exc
+        raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.install_hint()}", code="model_refused") from exc
     return vectors.embed_pending(conn, embedder, limit=limit, tick=tick)
