@@ -74,6 +74,8 @@ def searcher(topics: dict[str, Any]) -> Callable[[sqlite3.Connection, list[str],
     ) -> list[tuple[int, float]]:
         if topic not in topics:  # the topic as recall saw it: cleaned of secrets (`surfaces.entered`)
             topics.update(embed_all([topic])[0])
+        if not include:  # as a tree from before `include` calls it
+            return vectors.dense_hits(conn, keys, topics[topic], k)
         return vectors.dense_hits(conn, keys, topics[topic], k, include)
 
     return search

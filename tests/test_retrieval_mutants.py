@@ -668,3 +668,19 @@ def test_a_waiting_candidate_whose_best_case_ties_a_judged_one_is_judged_before_
     assert everything[:2] == ["late", "leader"]
     for n in (1, 2):
         assert [c.id for c in ranking().top(n)] == everything[:n]
+
+
+def test_a_qualified_name_also_matches_by_its_own_last_part(engine: Engine) -> None:
+    """`httpx.HTTPStatusError` is found where the text says `HTTPStatusError` (text names a thing without its
+    module as often as with it); a path or a file name keeps matching only whole (`pool.ts` does not match `ts`)."""
+    named = engine.note("insight", "raise HTTPStatusError from raise_for_status").item_id
+    engine.note("insight", "the status page lists every error")
+    tokens = retrieval.tokenize_topic("httpx.HTTPStatusError src/db/pool.ts pool.ts")
+    assert [(t.raw, t.name) for t in tokens] == [
+        ("httpx httpstatuserror", "httpstatuserror"),
+        ("src db pool ts", None),
+        ("pool ts", None),
+    ]
+    assert [c.id for c in surfaces.ranked(engine._context(), "httpx.HTTPStatusError", 8)[2]] == [named]
+    weights = retrieval.term_weights(engine.conn, tokens[:1])
+    assert retrieval.coverage(tokens[:1], weights, "raise httpstatuserror now") == 1.0

@@ -79,6 +79,9 @@ class TopicToken:
     raw: str
     stem: str
     phrase: bool = False
+    name: str | None = None
+    """A qualified name's own last part (`httpx.HTTPStatusError` → `httpstatuserror`), which also matches: text
+    names a thing without its module as often as with it."""
 
 
 def tokenize_topic(topic: str) -> list[TopicToken]:
@@ -93,7 +96,7 @@ def tokenize_topic(topic: str) -> list[TopicToken]:
     for match in _TOKEN.findall(topic.lower()):
         parts = _WORD.findall(match)
         if len(parts) > 1:
-            found = [TopicToken(" ".join(parts), " ".join(parts), True)]
+            found = [TopicToken(" ".join(parts), " ".join(parts), True, _qualified_name(match))]
         else:
             found = [TopicToken(part, _stem(part)) for part in parts if len(part) > 1 and part not in FUNCTION_WORDS]
         for token in found:
@@ -104,6 +107,21 @@ def tokenize_topic(topic: str) -> list[TopicToken]:
             if len(tokens) == MAX_TOPIC_TOKENS:
                 return tokens
     return tokens
+
+
+QUALIFIED_NAME_MIN = 5
+"""A dotted compound's last part counts as its name only from this length: `pool.ts`, `v1.2` and `e.g` end in an
+extension or a fragment, not in the name of a thing."""
+
+
+def _qualified_name(match: str) -> str | None:
+    """The name a dotted qualified name ends in (`response.iter_bytes` → `iter bytes`); None for a path, a file name
+    or a compound without dots."""
+    if "/" in match or "." not in match.strip("."):
+        return None
+    last = match.strip(".").rsplit(".", 1)[1]
+    words = _WORD.findall(last)
+    return " ".join(words) if words and len(last) >= QUALIFIED_NAME_MIN else None
 
 
 @lru_cache(maxsize=65536)
@@ -123,7 +141,7 @@ def fts_query(tokens: list[TopicToken]) -> str | None:
     """Each term double-quoted (a phrase when it has several words), OR-joined: no user text reaches FTS syntax."""
     if not tokens:
         return None
-    return " OR ".join(_quoted(t.raw) for t in tokens)
+    return " OR ".join(_quoted(term) for t in tokens for term in ((t.raw, t.name) if t.name else (t.raw,)))
 
 
 def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str, float]:
@@ -146,10 +164,11 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
     total = counts[""]
     weights = {}
     for token in tokens:
-        found = counts.get(token.raw)
+        match = fts_query([token]) or ""
+        found = counts.get(match)
         if found is None:
-            found = counts[token.raw] = conn.execute(
-                "SELECT count(*) FROM memory_items_fts WHERE memory_items_fts MATCH ?", (_quoted(token.raw),)
+            found = counts[match] = conn.execute(
+                "SELECT count(*) FROM memory_items_fts WHERE memory_items_fts MATCH ?", (match,)
             ).fetchone()[0]
         weights[token.raw] = 1 + math.log(1 + (total - found + 0.5) / (found + 0.5))
     return weights
@@ -176,7 +195,11 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
     hit = sum(
         weights.get(t.raw, 1.0)
         for t in tokens
-        if (f" {t.raw} " in joined if t.phrase else t.raw in forms or t.stem in forms)
+        if (
+            (f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined))
+            if t.phrase
+            else t.raw in forms or t.stem in forms
+        )
     )
     return hit / total
 
