@@ -60,8 +60,12 @@ def make_repo(root: Path) -> Path:
     return repo
 
 
-def build(out: Path, n: int, corpus: Path = CORPUS) -> dict[str, float]:
-    """Replay n notes into a fresh store under `out`; returns the wall seconds and per-note milliseconds."""
+def build(out: Path, n: int, corpus: Path = CORPUS, *, wall_clock: bool = False) -> dict[str, float]:
+    """Replay n notes into a fresh store under `out`; returns the wall seconds and per-note milliseconds.
+
+    `wall_clock` stamps each note with the real time instead, as the reference's own seed does (the whole corpus
+    is then written within a minute or two, so recency no longer orders it).
+    """
     from cortex_engine.engine import Engine
 
     repo = make_repo(out)
@@ -69,6 +73,8 @@ def build(out: Path, n: int, corpus: Path = CORPUS) -> dict[str, float]:
     tick = [0]
 
     def clock() -> datetime:
+        if wall_clock:
+            return datetime.now(UTC)
         return START + timedelta(seconds=60 * tick[0])
 
     notes = corpus_notes(n, corpus)

@@ -7,8 +7,9 @@ PATH is any git repository (a clone or a bare mirror; it is only read, and nothi
 The replay used for bench/RESULTS.md is psf/black, fetched as a bare mirror.
 
 Protocol: every non-merge commit is one note (`<subject>\\n\\n<body>`, body cut at 600 characters), written at
-its commit date through the engine, in one store. Every changelog bullet at HEAD that cites pull requests
-`(#N)` is one query, with its `#N` references removed; its gold commits are those whose subject ends with one
+its commit date through the engine, in one store that lives in a checkout of PATH at HEAD (`--empty-dir`: in an
+empty directory, as before, where every file a commit names reads missing). Every changelog bullet at HEAD that
+cites pull requests `(#N)` is one query, with its `#N` references removed; its gold commits are those whose subject ends with one
 of those `(#N)` (squash merges). recall@k = mean fraction of a query's gold commits in the top k; MRR = mean 1/rank
 of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold commit below that adds < 0.02 to
 MRR). `low overlap` is the slice of queries sharing at most a third of their content words
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 BODY_CHARS = 600
 _PR = re.compile(r"\(#(\d+)\)\s*$")
 _REF = re.compile(r"\(?#\d+\)?")
+_LINK = re.compile(r"\(?\[#\d+\]\([^)]*\)\)?")
+"""A pull request cited as a Markdown link, `[#2984](https://…/pull/2984)` (starlette, httpx): removed whole."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -77,7 +80,7 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     bullets: list[str] = []
     current: list[str] = []
     for line in text.splitlines():
-        if line.startswith("- "):
+        if line.startswith(("- ", "* ")):
             if current:
                 bullets.append(" ".join(current))
             current = [line[2:].strip()]
@@ -92,7 +95,7 @@ def entries(repo: Path, changelog: str) -> list[tuple[str, list[str]]]:
     out = []
     for bullet in bullets:
         prs = re.findall(r"#(\d+)", bullet)
-        query = " ".join(_REF.sub(" ", bullet).split()).strip(" .,;")
+        query = " ".join(_REF.sub(" ", _LINK.sub(" ", bullet)).split()).strip(" .,;")
         if prs and len(_WORD.findall(query.lower())) >= 3:
             out.append((query, prs))
     return out
@@ -105,12 +108,22 @@ def overlap(query: str, text: str) -> float:
     return len(words & have) / len(words) if words else 0.0
 
 
-def cortex_store(units: list[tuple[str, str, datetime]], tmp: Path) -> tuple[Engine, dict[str, str], dict[str, int]]:
-    """One store holding every commit as an insight note, written at its commit date: (engine, item ids, rowids)."""
+def cortex_store(
+    units: list[tuple[str, str, datetime]], tmp: Path, repo: Path | None = None
+) -> tuple[Engine, dict[str, str], dict[str, int]]:
+    """One store holding every commit as an insight note, written at its commit date: (engine, item ids, rowids).
+
+    With `repo`, the store lives in a checkout of it at HEAD, as a user's would: a commit naming a file that is
+    still there has fresh references, one naming a deleted file stale ones. In an empty directory every path a
+    commit names reads missing, which ranked the commits that name files (most of httpx's) below the rest.
+    """
     from cortex_engine.engine import Engine
 
     work = tmp / "log"
-    work.mkdir()
+    if repo is None:
+        work.mkdir()
+    else:
+        subprocess.run(["git", "clone", "-q", "--shared", str(repo), str(work)], check=True, capture_output=True)
     engine = Engine(work, home=tmp / "home", clock=lambda: units[0][2])
     ids: dict[str, str] = {}
     for ident, text, when in units:
@@ -136,6 +149,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--losses", type=int, default=15)
     parser.add_argument("--depth", type=int, default=50, help="how deep Cortex ranks (R@10 and MRR need little)")
+    parser.add_argument(
+        "--empty-dir", action="store_true", help="keep the store in an empty directory (before: every path missing)"
+    )
     args = parser.parse_args()
 
     from cortex_engine.base import records
@@ -157,7 +173,7 @@ def main() -> int:
     details: dict[str, list[list[tuple[str, str]]]] = {}
     embedding: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="commitlog-") as tmp:
-        engine, ids, rowids = cortex_store(units, Path(tmp))
+        engine, ids, rowids = cortex_store(units, Path(tmp), None if args.empty_dir else args.repo)
         ctx = engine._context()
         lexical, parts = [], []
         for question in questions:

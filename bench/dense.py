@@ -13,7 +13,7 @@ import os
 import pickle
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +69,14 @@ def searcher(topics: dict[str, Any]) -> Callable[[sqlite3.Connection, list[str],
     """A dense search that looks each topic's vector up instead of running the encoder."""
     from cortex_engine.semantic import vectors
 
-    def search(conn: sqlite3.Connection, keys: list[str], topic: str, k: int) -> list[tuple[int, float]]:
-        return vectors.dense_hits(conn, keys, topics[topic], k)
+    def search(
+        conn: sqlite3.Connection, keys: list[str], topic: str, k: int, include: Collection[int] = ()
+    ) -> list[tuple[int, float]]:
+        if topic not in topics:  # the topic as recall saw it: cleaned of secrets (`surfaces.entered`)
+            topics.update(embed_all([topic])[0])
+        if not include:  # as a tree from before `include` calls it
+            return vectors.dense_hits(conn, keys, topics[topic], k)
+        return vectors.dense_hits(conn, keys, topics[topic], k, include)
 
     return search
 

@@ -136,13 +136,16 @@ def test_gate_passes_on_the_locked_suites(real_gate: GateResult) -> None:
 
 
 def test_every_locked_suite_asserts_something_real(real_gate: GateResult) -> None:
-    """Each locked suite has fixtures that rank something, and every suite file has a baseline."""
+    """Each locked suite has fixtures that rank something (a no-match fixture: nothing, which is its assertion),
+    and every suite file has a baseline."""
     suite_names = {p.stem for p in (EVAL / "suites").glob("*.json")}
     baseline_names = {p.stem for p in (EVAL / "baselines").glob("*.json")}
     assert suite_names == baseline_names == set(real_gate.results)
     counts = {name: len(r["fixtures"]) for name, r in real_gate.results.items()}
     assert min(counts.values()) >= 1
-    assert all(f["ranking"] for r in real_gate.results.values() for f in r["fixtures"])
+    fixtures = [f for r in real_gate.results.values() for f in r["fixtures"]]
+    assert all(bool(f["ranking"]) == (f["expected_top"] is not None) for f in fixtures)
+    assert any(f["expected_top"] is None for f in fixtures)
 
 
 def test_stale_and_moved_labels_are_locked(real_gate: GateResult) -> None:
@@ -372,6 +375,11 @@ def test_surface_whose_assertions_fail_fails(stemming: EvalDir) -> None:
             "names item(s) the seed does not define: no-such-item",
         ),
         (lambda s: s["fixtures"].append(dict(s["fixtures"][0])), "two fixtures share a topic"),
+        (
+            lambda s: s["fixtures"][0].update(expect_no_match=True),
+            "a fixture that expects no match names no expected_top or allowed items",
+        ),
+        (lambda s: s["fixtures"][0].update(expect_no_match="yes"), "expect_no_match must be true or false"),
         (lambda s: s["seed"]["items"][0].update(kind="note:wish"), "is not a registered memory kind"),
         (lambda s: s["seed"]["items"][0].update(state="hot"), "unknown key(s) state"),
         (lambda s: s["seed"]["items"][0].update(age_days=-1), "age_days: must be a number"),
@@ -961,3 +969,19 @@ def test_every_mutant_still_applies_to_the_engine() -> None:
         m["name"]: (ROOT / "cortex_engine" / m["file"]).read_text(encoding="utf-8").count(m["find"]) for m in mutants
     }
     assert counts == {name: 1 for name in counts}
+
+
+def test_a_no_match_fixture_fails_when_recall_finds_something(stemming: EvalDir) -> None:
+    """`expect_no_match`: nothing is the right answer. A topic the seed does answer fails it on its own terms
+    (top1_hit and recall_at_3 read 0), whatever its baseline recorded; one that matches nothing passes."""
+    suite = stemming.suite("stemming")
+    topic = suite["fixtures"][0]["topic"]
+    suite["fixtures"] = [{"topic": topic, "expect_no_match": True}, {"topic": "zzzz qqqq", "expect_no_match": True}]
+    stemming.write_suite("stemming", suite)
+    result = run_suite(load_suite(stemming.suites / "stemming.json"))
+    found, empty = result["fixtures"]
+    assert (found["top1_hit"], found["recall_at_3"], found["passed"]) == (0, 0.0, False)
+    assert found["failures"][0].startswith("expected no match, found ")
+    assert (empty["top1_hit"], empty["recall_at_3"], empty["passed"], empty["ranking"]) == (1, 1.0, True, [])
+    stemming.write_baseline("stemming", result)
+    assert_fails(stemming.gate(), f"stemming [{topic}]", "fixture fails its own assertions", "expected no match")

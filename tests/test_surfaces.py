@@ -276,3 +276,16 @@ def test_same_inputs_same_output(repo: Repo, make_engine) -> None:
     first = engine.brief("kafka", budget=450).text
     second = make_engine(repo.path).brief("kafka", budget=450).text
     assert first == second
+
+
+def test_a_replacement_is_not_shown_without_the_superseded_note_it_replaces(engine: Engine) -> None:
+    """A superseded note brings the note that replaced it, seated just above it; when that seat pushes the
+    superseded note itself below the list's depth, the replacement (which did not match the topic) is not left
+    alone in its place: the next current match takes it."""
+    top = engine.note("insight", "the cache warmup job primes the product pages every night").item_id
+    old = engine.note("decision", "run the cache warmup job from cron", "job runner").item_id
+    engine.note("decision", "run it from the scheduler service instead", "job runner")
+    partial = engine.note("insight", "the cache is cold after every deploy").item_id
+    ranked = [c.id for c in surfaces.ranked(engine._context(), "cache warmup", 3)[2]]
+    assert old in ranked  # with room, the superseded note and its replacement are shown together
+    assert [c.id for c in surfaces.ranked(engine._context(), "cache warmup", 2)[2]] == [top, partial]

@@ -384,12 +384,12 @@ def check_semantic(report: Report, db: Path) -> None:
         finally:
             conn.close()
     if state["state"] == "refused":
-        report.add("semantic", "warn", str(state["detail"]), semantic.ENABLE_HINT)
+        report.add("semantic", "warn", str(state["detail"]), semantic.install_hint())
     elif state["state"] == "off":
         report.add(
             "semantic",
             "pass",
-            f"lexical recall only ({state['detail']}); to find by meaning too: {semantic.ENABLE_HINT}",
+            f"lexical recall only ({state['detail']}); to find by meaning too: {semantic.install_hint()}",
         )
     else:
         report.add("semantic", "pass", str(state["detail"]))

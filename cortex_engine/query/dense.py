@@ -7,7 +7,7 @@ a caller asks, so a one-shot recall before `cortex embed` costs what it always d
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from cortex_engine.store import reports
@@ -38,8 +38,10 @@ def retriever(conn: sqlite3.Connection) -> tuple[DenseSearch | None, str | None]
     except model.ModelRefused as exc:
         return None, f"recall is lexical only: {exc}"
 
-    def search(conn: sqlite3.Connection, keys: list[str], topic: str, k: int) -> list[tuple[int, float]]:
-        return vectors.dense_hits(conn, keys, embedder.embed([topic])[0], k)
+    def search(
+        conn: sqlite3.Connection, keys: list[str], topic: str, k: int, include: Collection[int]
+    ) -> list[tuple[int, float]]:
+        return vectors.dense_hits(conn, keys, embedder.embed([topic])[0], k, include)
 
     return search, None
 
@@ -82,5 +84,5 @@ def embed_pending(
     try:
         embedder = model.load()
     except model.ModelRefused as exc:
-        raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.ENABLE_HINT}", code="model_refused") from exc
+        raise SemanticUnavailable(f"{exc}; reinstall the extra: {extra.install_hint()}", code="model_refused") from exc
     return vectors.embed_pending(conn, embedder, limit=limit, tick=tick)

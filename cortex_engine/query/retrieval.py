@@ -19,6 +19,7 @@ from cortex_engine.memory.items import (
     is_resolved,
     is_superseded,
     note_status,
+    split_trailers,
 )
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import in_scopes
@@ -50,6 +51,11 @@ like any word) but not in coverage, so `old` in `old search backend` cannot also
 FTS_WEIGHT = 6.0
 COVERAGE_WEIGHT = 12.0
 SUBJECT_WEIGHT = 6.0
+BODY_SHARE = 0.25
+"""The share of COVERAGE_WEIGHT a note with a subject earns only for topic terms its body has (`rerank`).
+
+On the reference's corpus, notes whose subject names a topic their content is not about (a revision filed under
+another subject) took 2 of the top 8 for "rate limiting" at 1k: the subject alone gave them the full 12 + 6."""
 STATE_WEIGHT = {"pinned": 3.0, "hot": 0.4, "warm": 0.2, "cold": 0.0, "archived": -3.0}
 """Tier in the rerank. Hot, warm and cold follow age and use, so like recency they only break near-ties; pinned and
 archived are an operator's choice and weigh as such."""
@@ -73,6 +79,9 @@ class TopicToken:
     raw: str
     stem: str
     phrase: bool = False
+    name: str | None = None
+    """A qualified name's own last part (`httpx.HTTPStatusError` → `httpstatuserror`), which also matches: text
+    names a thing without its module as often as with it."""
 
 
 def tokenize_topic(topic: str) -> list[TopicToken]:
@@ -87,7 +96,7 @@ def tokenize_topic(topic: str) -> list[TopicToken]:
     for match in _TOKEN.findall(topic.lower()):
         parts = _WORD.findall(match)
         if len(parts) > 1:
-            found = [TopicToken(" ".join(parts), " ".join(parts), True)]
+            found = [TopicToken(" ".join(parts), " ".join(parts), True, _qualified_name(match))]
         else:
             found = [TopicToken(part, _stem(part)) for part in parts if len(part) > 1 and part not in FUNCTION_WORDS]
         for token in found:
@@ -98,6 +107,21 @@ def tokenize_topic(topic: str) -> list[TopicToken]:
             if len(tokens) == MAX_TOPIC_TOKENS:
                 return tokens
     return tokens
+
+
+QUALIFIED_NAME_MIN = 5
+"""A dotted compound's last part counts as its name only from this length: `pool.ts`, `v1.2` and `e.g` end in an
+extension or a fragment, not in the name of a thing."""
+
+
+def _qualified_name(match: str) -> str | None:
+    """The name a dotted qualified name ends in (`response.iter_bytes` → `iter bytes`); None for a path, a file name
+    or a compound without dots."""
+    if "/" in match or "." not in match.strip("."):
+        return None
+    last = match.strip(".").rsplit(".", 1)[1]
+    words = _WORD.findall(last)
+    return " ".join(words) if words and len(last) >= QUALIFIED_NAME_MIN else None
 
 
 @lru_cache(maxsize=65536)
@@ -117,7 +141,7 @@ def fts_query(tokens: list[TopicToken]) -> str | None:
     """Each term double-quoted (a phrase when it has several words), OR-joined: no user text reaches FTS syntax."""
     if not tokens:
         return None
-    return " OR ".join(_quoted(t.raw) for t in tokens)
+    return " OR ".join(_quoted(term) for t in tokens for term in ((t.raw, t.name) if t.name else (t.raw,)))
 
 
 def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str, float]:
@@ -140,10 +164,11 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
     total = counts[""]
     weights = {}
     for token in tokens:
-        found = counts.get(token.raw)
+        match = fts_query([token]) or ""
+        found = counts.get(match)
         if found is None:
-            found = counts[token.raw] = conn.execute(
-                "SELECT count(*) FROM memory_items_fts WHERE memory_items_fts MATCH ?", (_quoted(token.raw),)
+            found = counts[match] = conn.execute(
+                "SELECT count(*) FROM memory_items_fts WHERE memory_items_fts MATCH ?", (match,)
             ).fetchone()[0]
         weights[token.raw] = 1 + math.log(1 + (total - found + 0.5) / (found + 0.5))
     return weights
@@ -170,7 +195,11 @@ def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> 
     hit = sum(
         weights.get(t.raw, 1.0)
         for t in tokens
-        if (f" {t.raw} " in joined if t.phrase else t.raw in forms or t.stem in forms)
+        if (
+            (f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined))
+            if t.phrase
+            else t.raw in forms or t.stem in forms
+        )
     )
     return hit / total
 
@@ -394,6 +423,15 @@ def rerank(
         combined = subject + "\n" + row["text"].lower()
         if content:
             cand.lexical = COVERAGE_WEIGHT * coverage(content, weights, combined)
+            if cand.kind.startswith("note:"):
+                # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
+                # in its body alone (its subject and label trailers aside), so a note that carries the topic only
+                # as its subject or origin ranks below notes that also say it. A note without trailers is its
+                # body, and captured evidence's subject is its content (the command run): both unchanged.
+                body = split_trailers(row["text"])[0]
+                if subject or body != row["text"]:
+                    said = coverage(content, weights, body.lower())
+                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * said + (1 - BODY_SHARE) * cand.lexical
             if subject:
                 cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, subject)
         if lowered_topic and lowered_topic in combined:
@@ -460,8 +498,13 @@ STANDOUT = 0.1
 
 Notes of one project all sit near one another (a topic about another technology still finds 20 of 1,000 notes at
 0.26 and the nearest at 0.33), so a cosine over DENSE_FLOOR alone does not make a match; an answer found only by
-meaning stands out from the rest (0.15 or more above the 20th neighbour in the anchor corpus). In a store too
-small to have BACKGROUND_RANK neighbours over the floor, the floor is the background."""
+meaning stands out from the rest (0.15 or more above the 20th neighbour in the anchor corpus). The background is
+never below DENSE_FLOOR: when fewer than BACKGROUND_RANK hits pass the floor, the floor is the background and an
+answer stands STANDOUT above it (it used to need the floor alone, so on a 1,000-note store "zzzz nonexistent
+topic", whose 20th neighbour is at 0.16, listed its three nearest strangers at 0.20, and a small repository
+answered it with its project overview at 0.21). Measured on
+queries with no true match over the anchor corpus, the paraphrase suite's store and a three-note store, and the
+paraphrase suite's answers found only by meaning (0.31 to 0.46): bench/RESULTS.md."""
 
 
 def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[int, float]]) -> list[Candidate]:
@@ -471,13 +514,14 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
     DENSE_WEIGHT × (cosine − DENSE_FLOOR) when the dense retriever found it among the read's scopes (filtered before
     they were ranked); the reference-truth term and the surfaces' seating rules (superseded never leading, contested
     sides together) apply after, unchanged. When full-text search found nothing, a dense-only hit is kept only if
-    it stands STANDOUT above the store's background (the BACKGROUND_RANK-th hit), else the topic has no match.
+    it stands STANDOUT above the store's background (its BACKGROUND_RANK-th hit, or DENSE_FLOOR when fewer hits
+    pass the floor), else the topic has no match.
     """
     floor = DENSE_FLOOR
     if not any(int(c.row["rowid"]) in lexical_rows for c in cands):
         background = sorted((cosine for _, cosine in dense.values()), reverse=True)
-        if len(background) >= BACKGROUND_RANK:
-            floor = max(floor, background[BACKGROUND_RANK - 1] + STANDOUT)
+        floor = max(DENSE_FLOOR, background[BACKGROUND_RANK - 1] if len(background) >= BACKGROUND_RANK else 0.0)
+        floor += STANDOUT
     kept = []
     for cand in cands:
         hit = dense.get(int(cand.row["rowid"]))

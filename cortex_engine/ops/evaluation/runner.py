@@ -36,8 +36,12 @@ def run_fixture(sc: Scenario, fx: Fixture) -> dict[str, Any]:
     rendered = sc.engine.recall(fx.topic, fx.budget)
     output = rendered.text
     top3 = ranking[:3]
-    top1 = 1 if ranking and ranking[0] == fx.expected_top else 0
-    recall3 = round(sum(1 for ref in fx.relevant if ref in top3) / len(fx.relevant), 4)
+    if fx.no_match:  # nothing is the right answer: any item shown is a wrong top and a wrong top 3
+        top1 = 0 if ranking else 1
+        recall3 = 0.0 if ranking else 1.0
+    else:
+        top1 = 1 if ranking and ranking[0] == fx.expected_top else 0
+        recall3 = round(sum(1 for ref in fx.relevant if ref in top3) / len(fx.relevant), 4)
     noise = sum(1 for ref in fx.forbidden if ref in ranking)
     stale = 0
     if fx.fresh_after is not None:
@@ -47,7 +51,9 @@ def run_fixture(sc: Scenario, fx: Fixture) -> dict[str, Any]:
                 stale += 1 if stamp is None or stamp < fx.fresh_after else 0
     tokens = estimate_tokens(output)
     failures = []
-    if not top1:
+    if fx.no_match and ranking:
+        failures.append(f"expected no match, found {', '.join(ranking[:3])}")
+    elif not top1:
         failures.append(f"top is {ranking[0] if ranking else 'nothing'}, expected {fx.expected_top}")
     missing = [ref for ref in fx.relevant if ref not in top3]
     if missing:
@@ -63,7 +69,7 @@ def run_fixture(sc: Scenario, fx: Fixture) -> dict[str, Any]:
     failures += [f"output contains {n!r}" for n in fx.excludes if n.lower() in lowered]
     return {
         "topic": fx.topic,
-        "expected_top": fx.expected_top,
+        "expected_top": fx.expected_top or None,
         "top": ranking[0] if ranking else None,
         "ranking": ranking,
         "budget": rendered.budget,

@@ -114,6 +114,7 @@ _FIXTURE_KEYS = {
     "_comment",
     "topic",
     "expected_top",
+    "expect_no_match",
     "allowed",
     "forbidden",
     "budget",
@@ -189,11 +190,13 @@ class Fixture:
     fresh_after: datetime | None = None
     contains: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
+    no_match: bool = False
+    """The topic has no true answer in the seed: recall must say "No matches" (`expect_no_match`)."""
 
     @property
     def relevant(self) -> tuple[str, ...]:
-        """The expected top item, then the allowed ones."""
-        return (self.expected_top, *self.allowed)
+        """The expected top item, then the allowed ones (none for a no-match fixture)."""
+        return () if self.no_match else (self.expected_top, *self.allowed)
 
 
 @dataclass(frozen=True)
@@ -656,13 +659,18 @@ def _load_fixture(raw: Any, where: str, labels: set[str]) -> Fixture:
     fx = checked_object(raw, where, _FIXTURE_KEYS)
     topic = _str(fx.get("topic"), f"{where}.topic") or ""
     where = f"{where} ({topic!r})"
-    expected = _str(fx.get("expected_top"), f"{where}.expected_top") or ""
+    no_match = fx.get("expect_no_match", False)
+    if not isinstance(no_match, bool):
+        raise _fail(where, "expect_no_match must be true or false")
+    if no_match and ("expected_top" in fx or "allowed" in fx):
+        raise _fail(where, "a fixture that expects no match names no expected_top or allowed items")
+    expected = "" if no_match else _str(fx.get("expected_top"), f"{where}.expected_top") or ""
     allowed = _strs(fx.get("allowed"), f"{where}.allowed")
     forbidden = _strs(fx.get("forbidden"), f"{where}.forbidden")
-    unknown = sorted({expected, *allowed, *forbidden} - labels)
+    unknown = sorted({expected, *allowed, *forbidden} - labels - ({""} if no_match else set()))
     if unknown:
         raise _fail(where, f"names item(s) the seed does not define: {', '.join(unknown)}")
-    relevant = (expected, *allowed)
+    relevant = () if no_match else (expected, *allowed)
     if len(set(relevant)) != len(relevant) or set(relevant) & set(forbidden):
         raise _fail(where, "an item is named twice across expected_top, allowed and forbidden")
     if len(relevant) > MAX_RELEVANT:
@@ -682,6 +690,7 @@ def _load_fixture(raw: Any, where: str, labels: set[str]) -> Fixture:
         fresh_after=None if fresh is None else _when(fresh, f"{where}.fresh_after"),
         contains=_strs(fx.get("expect_output_contains"), f"{where}.expect_output_contains"),
         excludes=_strs(fx.get("expect_output_excludes"), f"{where}.expect_output_excludes"),
+        no_match=no_match,
     )
 
 
