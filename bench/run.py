@@ -2,7 +2,7 @@
 
 Usage:
     python bench/run.py                  # tiers 1k, 10k, 100k + LoCoMo; writes bench/results.json and bench/RESULTS.md
-    python bench/run.py --tiers 1000 --quick --out DIR   # the smoke run the test suite uses
+    python bench/run.py --tiers 1000 --quick --runs 1 --out DIR   # the smoke run the test suite uses
 
 Each figure is a median and p95 over repeated runs on a deterministic synthetic store (bench/synth.py).
 Nothing here is asserted: missed targets are printed and written into the report with the miss.
@@ -148,9 +148,9 @@ def store_figures(built: synth.Built) -> dict[str, object]:
     return {"items": items, "store_bytes": size, "store_mb_per_10k_items": round(size / 1e6 * 10000 / max(items, 1), 2)}
 
 
-def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
-    """Build one tier and measure every figure on it."""
-    runs = 5 if quick else 25
+def run_tier(items: int, root: Path, *, quick: bool, runs: int | None = None) -> dict[str, object]:
+    """Build one tier and measure every figure on it, each `runs` times (5 with `quick`, else 25, by default)."""
+    runs = runs or (5 if quick else 25)
     began = time.perf_counter()
     built = synth.build(root / f"tier-{items}", items, files=400 if quick else 3000)
     build_s = time.perf_counter() - began
@@ -179,7 +179,7 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
         [cortex, "inject-header", "--quiet"],
         env=env,
         cwd=repo,
-        runs=max(3, runs // 2),
+        runs=max(min(3, runs), runs // 2),
         stdin=json.dumps({**payload, "hook_event_name": "SessionStart"}),
     )
     edit = {
@@ -191,8 +191,8 @@ def run_tier(items: int, root: Path, *, quick: bool) -> dict[str, object]:
     result["reflect_edit_ms"] = wall(
         [cortex, "hook", "reflect-pre"], env=env, cwd=repo, runs=runs, stdin=json.dumps(edit)
     )
-    result["recall_cli_ms"] = wall([cortex, "recall", TOPICS[0]], env=env, cwd=repo, runs=max(3, runs // 2))
-    result["doctor_ms"] = wall([cortex, "doctor"], env=env, cwd=repo, runs=3)
+    result["recall_cli_ms"] = wall([cortex, "recall", TOPICS[0]], env=env, cwd=repo, runs=max(min(3, runs), runs // 2))
+    result["doctor_ms"] = wall([cortex, "doctor"], env=env, cwd=repo, runs=min(3, runs))
 
     from cortex_engine.engine import Engine
 
@@ -310,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tiers", default="1000,10000,100000")
     parser.add_argument("--quick", action="store_true", help="fewer runs and a smaller repository (the smoke run)")
+    parser.add_argument(
+        "--runs", type=int, help="how many times each figure is measured (default 5 with --quick, else 25); 1 smokes"
+    )
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent))
     import locomo
 
@@ -320,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cortex-bench-") as tmp:
         for tier in (int(t) for t in args.tiers.split(",") if t.strip()):
             print(f"tier {tier:,}…", file=sys.stderr, flush=True)
-            tiers[tier] = run_tier(tier, Path(tmp), quick=args.quick)
+            tiers[tier] = run_tier(tier, Path(tmp), quick=args.quick, runs=args.runs)
     report: dict[str, object] = {
         "environment": {
             "date": date.today().isoformat(),

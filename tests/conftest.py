@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from cortex_engine.engine import Engine
 
@@ -24,6 +25,20 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "Test",
     "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
+
+
+DEEP_EXAMPLES = 100
+"""Hypothesis's own default example count: under the deep profile every property runs the count it names."""
+hypothesis_settings.register_profile("deep", max_examples=DEEP_EXAMPLES)
+hypothesis_settings.register_profile("suite", max_examples=DEEP_EXAMPLES // 5)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+"""The suite's default profile runs a fifth of each property's examples (the suite has a CPU budget);
+`HYPOTHESIS_PROFILE=deep python -m pytest tests/reliability tests/security` runs the full counts (nightly, bench)."""
+
+
+def examples(deep: int) -> int:
+    """A property's example count under the loaded profile: `deep` under the deep profile, a fifth by default."""
+    return max(1, deep * hypothesis_settings().max_examples // DEEP_EXAMPLES)
 
 
 HOOK_TOOLS = ("cat", "tr", "du", "mkdir", "date", "nohup")

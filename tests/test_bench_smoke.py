@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path, bin_path: Path) -> None:
-    """`bench/run.py --tiers 1000 --quick` writes results.json and RESULTS.md with every figure measured."""
+    """`bench/run.py --tiers 1000 --quick --runs 1` writes results.json and RESULTS.md with every figure measured."""
     done = subprocess.run(
         [
             sys.executable,
@@ -20,6 +20,8 @@ def test_bench_smallest_tier_runs_end_to_end(tmp_path: Path, bin_path: Path) -> 
             "--tiers",
             "1000",
             "--quick",
+            "--runs",
+            "1",
             "--no-locomo",
             "--out",
             str(tmp_path),

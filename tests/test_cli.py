@@ -21,7 +21,7 @@ import pytest
 
 from cortex_engine.engine import Engine
 
-from .conftest import Repo, Run
+from .conftest import ROOT, Repo, Run
 
 NOW_ISO = "2026-08-02T18:00:00Z"
 TS = "2026-08-02 18:00Z"
@@ -32,7 +32,8 @@ TS = "2026-08-02 18:00Z"
 
 def cortex(cwd: Path, *args: str, now: str = NOW_ISO) -> Run:
     """Run the real command line in `cwd` with the test's environment and a pinned clock."""
-    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8"}
+    # PYTHONPATH: this checkout's code, not whichever checkout the environment's editable install points at.
+    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
     )

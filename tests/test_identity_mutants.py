@@ -1,9 +1,9 @@
 """The rules of `scope/identity.py` that mutants were left alive on after the first tests.
 
 How long git may take before the scope is decided without it, the locale a ref file is read in, and the
-shortest branch name that storing could change. A `git` on `PATH` that sleeps makes the time limit
-observable; the process's `LC_CTYPE` set to `C` (where no bytes past ASCII decode) stands for a user's
-locale that is not UTF-8.
+shortest branch name that storing could change. A `git` on `PATH` that sleeps past a time limit the test sets
+(`identity.GIT_TIMEOUT_S`, read at each call) makes the limit observable without waiting ten seconds; the
+process's `LC_CTYPE` set to `C` (where no bytes past ASCII decode) stands for a user's locale that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cortex_engine.scope import identity
 from cortex_engine.scope.identity import BRANCH_TAG, branch_key, branch_tips, detect_scope, locate_git, read_head
 from cortex_engine.store.redact import clean_text
 
@@ -35,24 +36,33 @@ def slow_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str) -> No
     monkeypatch.delenv("FAKE_GIT_SLEEP", raising=False)
 
 
-def test_a_git_that_answers_after_ten_seconds_is_not_waited_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+LIMIT_S = 2.0
+"""The time limit the tests below set: long enough for a quick fake to answer on a loaded machine."""
+
+
+def test_git_is_given_ten_seconds() -> None:
+    """The limit itself: ten seconds (a hung git costs a hook at most that, then the scope is decided without it)."""
+    assert identity.GIT_TIMEOUT_S == 10
+
+
+def test_a_git_slower_than_the_time_limit_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "work"
     work.mkdir()
     slow_git(tmp_path, monkeypatch, f"{work}\\n{work}/.git\\n{work}/.git\\n")
+    monkeypatch.setattr(identity, "GIT_TIMEOUT_S", LIMIT_S)
     found = locate_git(str(work))
     assert found is not None and found.worktree == os.path.realpath(work)  # the fake answers when it is quick
-    monkeypatch.setenv("FAKE_GIT_SLEEP", "10.4")
+    monkeypatch.setenv("FAKE_GIT_SLEEP", str(2 * LIMIT_S))
     assert locate_git(str(work)) is None  # a hung git: the directory is taken as outside git, not waited on
 
 
-def test_branch_tips_do_not_wait_for_a_git_slower_than_ten_seconds(
+def test_branch_tips_do_not_wait_for_a_git_slower_than_the_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slow_git(tmp_path, monkeypatch, f"{OID} refs/heads/main\\n")
+    monkeypatch.setattr(identity, "GIT_TIMEOUT_S", LIMIT_S)
     assert branch_tips(str(tmp_path)) == {"main": OID}
-    monkeypatch.setenv("FAKE_GIT_SLEEP", "10.4")
+    monkeypatch.setenv("FAKE_GIT_SLEEP", str(2 * LIMIT_S))
     assert branch_tips(str(tmp_path)) is None
 
 

@@ -52,10 +52,11 @@ async def focus_freshness(app, pilot, label: str) -> dict:  # noqa: ANN001
     from cortex_tui.widgets.freshness_pane import FreshnessPane
 
     pane = app.screen.query_one(FreshnessPane)
-    for _ in range(200):  # bounded: the first check runs after the first load
+    for _ in range(10):  # bounded: the first check is a worker the first load's result starts, not a timer
         if pane.flagged:
             break
-        await pilot.pause(0.05)
+        await settle(pilot)
+    assert pane.flagged
     options = pane.query_one("#freshness-list", OptionList)
     options.focus()
     index = next(n for n, item in enumerate(pane.flagged) if item["label"].startswith(label))

@@ -19,6 +19,10 @@ from cortex_engine.base.untrusted import quote_path
 
 ScopeType = Literal["branch", "detached", "project"]
 
+GIT_TIMEOUT_S: float = 10
+"""How long a git asked about a directory may take; a git slower than this (a hung filesystem, a huge repository)
+is not waited for: the directory is taken as outside git and branch tips as unknown. Read at each call."""
+
 
 @record(frozen=True)
 class Scope:
@@ -87,7 +91,7 @@ def _git(cwd: str, *args: str) -> str | None:
             cwd=cwd,
             capture_output=True,
             text=True,
-            timeout=10,
+            timeout=GIT_TIMEOUT_S,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
     except (OSError, subprocess.SubprocessError):
@@ -215,7 +219,7 @@ def branch_tips(cwd: str) -> dict[str, str] | None:
             ["git", "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"],
             cwd=cwd,
             capture_output=True,
-            timeout=10,
+            timeout=GIT_TIMEOUT_S,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
     except (OSError, subprocess.SubprocessError):

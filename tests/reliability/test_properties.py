@@ -1,5 +1,6 @@
 """Property tests of the invariants the product promises: the contradiction rule, scope-keying, the budget packer
-and the session brief (hypothesis, derandomized so CI sees the same examples).
+and the session brief (hypothesis, derandomized so CI sees the same examples; the counts named are the deep
+profile's, the suite runs a fifth of them: see `tests.conftest.examples`).
 
 What `render.assemble_budgeted(lead, entries, budget, hint)` guarantees, read from its code and checked here:
 
@@ -25,7 +26,7 @@ from hypothesis import strategies as st
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.memory.contradiction import Verdict, compare
 from cortex_engine.query.render import Entry, assemble_budgeted, assemble_sections
-from tests.conftest import Repo
+from tests.conftest import Repo, examples
 
 from ._support import add_worktree
 
@@ -86,7 +87,7 @@ def test_compare_is_symmetric_and_never_self_contradicting() -> None:
     trigger) when not; compare(a, a) is None. Both signals are actually exercised."""
     signals: Counter[str] = Counter()
 
-    @settings(PROPS, max_examples=600)
+    @settings(PROPS, max_examples=examples(600))
     @given(note_pairs())
     def check(pair: tuple[str, str]) -> None:
         a, b = pair
@@ -144,7 +145,7 @@ def test_contests_never_cross_scopes(repo: Repo, tmp_path: Path, make_engine) ->
         st.sampled_from(stances[:2] * 3 + stances),
     )
 
-    @settings(PROPS, max_examples=80)
+    @settings(PROPS, max_examples=examples(80))
     @given(st.lists(write, min_size=2, max_size=6))
     def check(program: list[tuple[int, str, int, str]]) -> None:
         run = uuid.uuid4().hex[:8]
@@ -197,7 +198,7 @@ def test_assemble_budgeted_guarantees() -> None:
     """Property (800 packings): the guarantees of render.assemble_budgeted's docstring, on the rendered text."""
     cases: Counter[str] = Counter()
 
-    @settings(PROPS, max_examples=800)
+    @settings(PROPS, max_examples=examples(800))
     @given(packings())
     def check(case: tuple[str | None, list[Entry], int]) -> None:
         lead, entries, budget = case
@@ -301,7 +302,7 @@ def test_session_brief_never_over_budget_never_superseded_always_marks_contested
     tally: Counter[str] = Counter()
     runs = itertools.count()
 
-    @settings(PROPS, max_examples=80)
+    @settings(PROPS, max_examples=examples(80))
     @given(brief_programs(), st.integers(20, 400) | st.just(150))
     def check(program: list[tuple], budget: int) -> None:
         run = f"{next(runs):03d}{uuid.uuid4().hex[:3]}"

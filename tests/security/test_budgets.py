@@ -18,7 +18,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.mcp_server import build_server
 from cortex_engine.query.surfaces import BUDGETS
 
-from ..conftest import Repo
+from ..conftest import Repo, examples
 from .conftest import Host, serve, text_of
 
 WORDS = "the queue engine keeps its retries bounded because the broker drops late acks under load "
@@ -44,7 +44,9 @@ def _write(engine: Engine, note: tuple[str, int, int, list[int]], serial: int) -
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(notes=st.lists(NOTE, min_size=1, max_size=3), budget=BUDGET, agent_size=st.integers(0, 3_000))
 def test_every_surface_holds_its_budget_for_any_note_size(engine: Engine, notes, budget, agent_size) -> None:
@@ -99,7 +101,9 @@ def test_a_subject_over_the_cap_is_refused_naming_the_limit(engine: Engine) -> N
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(note=NOTE, budget=st.integers(20, 3_000))
 def test_mcp_tools_hold_their_budgets_for_any_note_size(repo: Repo, note, budget) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from cortex_engine.engine import describe_store
 
-from ..conftest import Repo
+from ..conftest import Repo, examples
 from .conftest import Host, serve, text_of
 
 # Shapes the first defuser missed — default-ignorable marks that are not Cf, Cyrillic look-alikes, and
@@ -265,7 +265,7 @@ def test_no_forged_label_renders_on_any_author_surface() -> None:
     from cortex_engine.query.render import defuse, origin_suffix, subject_tag
     from cortex_engine.scope.freshness import RefVerdict, Validation
 
-    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_forgeries())
     def check(forged: str) -> None:
         assert _seen(defuse(f"note {forged} end")) == []
