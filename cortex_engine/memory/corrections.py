@@ -15,7 +15,13 @@ from dataclasses import dataclass
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.untrusted import quote_path
-from cortex_engine.memory.notes import extract_item_references, item_id_for, leave_contest, sync_note_item
+from cortex_engine.memory.notes import (
+    extract_item_references,
+    item_id_for,
+    leave_contest,
+    recorded_references,
+    sync_note_item,
+)
 from cortex_engine.scope import references as paths
 from cortex_engine.scope.freshness import Validator
 from cortex_engine.scope.identity import Scope, read_head
@@ -157,6 +163,8 @@ def _replace_text(
                     code="changed",
                     id=row["id"],
                 )
+        # What the references were recorded against goes with the audit row: an undo records them back so.
+        before = json.dumps({"references": recorded_references(conn, row["id"])})
         if row["source_table"] == "notes":
             note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
@@ -176,7 +184,7 @@ def _replace_text(
         ]
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
-            "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 row["id"],
                 row["source_table"],
@@ -187,6 +195,7 @@ def _replace_text(
                 new,
                 row["subject"],
                 now,
+                before,
             ),
         )
     return Edit(row["id"], count, prior, new)
@@ -314,7 +323,13 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
                 else []
             )
             # The stored row may hold no content (schema 11 keeps it in the item): the row as the view reads it.
-            before = json.dumps({"note": {**dict(stored), "content": note["content"]}, "contest": sides})
+            before = json.dumps(
+                {
+                    "note": {**dict(stored), "content": note["content"]},
+                    "contest": sides,
+                    "references": recorded_references(conn, row["id"]),
+                }
+            )
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?, ?)",

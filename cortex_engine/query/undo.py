@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cortex_engine.base.errors import NotFound, Refused
 from cortex_engine.memory.notes import _scope_type_of, item_id_for, sync_note_item
@@ -99,11 +100,19 @@ def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: s
     return Undo(row["id"], operation, row["memory_item_id"], row["prior_subject"], detail)
 
 
-def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str) -> None:
-    """Re-project a note into memory_items after its row changed (its own scope's type decides the layer)."""
+def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, prior: Mapping[str, Any] | None = None) -> None:
+    """Re-project a note into memory_items after its row changed (its own scope's type decides the layer); `prior`:
+    what its references were recorded against before the action (kept in the audit row)."""
     note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     if note is not None:
-        sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type))
+        sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type), prior=prior)
+
+
+def _recorded(row: sqlite3.Row) -> dict[str, Any] | None:
+    """What the item's references were recorded against before the audited action (None: not kept then)."""
+    before = json.loads(row["before_state"]) if row["before_state"] else {}
+    found = before.get("references") if isinstance(before, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> str:
@@ -113,7 +122,7 @@ def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> s
         if note is None or note["content"] != row["new_text"]:
             raise _changed(f"the note {row['source_id'][:8]}")
         conn.execute("UPDATE notes SET content=? WHERE id=?", (row["prior_text"], row["source_id"]))
-        _resync(conn, row["source_id"], scope_type)
+        _resync(conn, row["source_id"], scope_type, _recorded(row))
     else:
         item = conn.execute("SELECT text FROM memory_items WHERE id=?", (row["memory_item_id"],)).fetchone()
         if item is None or item["text"] != row["new_text"]:
@@ -121,7 +130,9 @@ def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> s
         from cortex_engine.memory.notes import extract_item_references
 
         conn.execute("UPDATE memory_items SET text=? WHERE id=?", (row["prior_text"], row["memory_item_id"]))
-        extract_item_references(conn, row["memory_item_id"], row["prior_subject"], row["prior_text"])
+        extract_item_references(
+            conn, row["memory_item_id"], row["prior_subject"], row["prior_text"], prior=_recorded(row)
+        )
     return "its text is back as it was"
 
 
@@ -156,7 +167,8 @@ def _undo_delete(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) ->
         conn.execute(
             f"UPDATE notes SET conflict=1 WHERE id IN ({','.join('?' * (len(sides) + 1))})", (*sides, note["id"])
         )
-    for note_id in (note["id"], *sides):
+    _resync(conn, note["id"], scope_type, _recorded(row))
+    for note_id in sides:
         _resync(conn, note_id, scope_type)
     return "the note is back" + (" and its contest is open again" if sides else "")
 
