@@ -25,13 +25,14 @@ UNDOABLE = ("resolve", "delete", "edit", "rewrite-moved")
 
 @dataclass(frozen=True)
 class Undo:
-    """What an undo took back."""
+    """What an undo took back, and the newer actions it passed over because they can no longer be undone."""
 
     correction: int
     operation: str
     item_id: str
     subject: str | None
     detail: str
+    skipped: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
@@ -41,12 +42,13 @@ class Undo:
             "id": self.item_id,
             "subject": self.subject,
             "detail": self.detail,
+            "skipped": list(self.skipped),
         }
 
     def render(self) -> str:
-        """The text report."""
+        """The text report: a line per action passed over, then what was undone."""
         about = f" [{self.subject}]" if self.subject else ""
-        return f"Undid the {self.operation} of {self.item_id}{about}: {self.detail}"
+        return "\n".join([*self.skipped, f"Undid the {self.operation} of {self.item_id}{about}: {self.detail}"])
 
 
 def _changed(what: str) -> Refused:
@@ -57,30 +59,51 @@ def _changed(what: str) -> Refused:
 
 
 def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: str, now: str) -> Undo:
-    """Undo the newest audited operator action of these scopes that was not undone yet.
+    """Undo the newest audited operator action of these scopes that was not undone yet and still can be.
+
+    An action whose effect has changed since (a later edit, resolve or capture won) cannot be undone; it is passed
+    over, named in `Undo.skipped`, and the action before it is taken back: one refused action never blocks the
+    older ones. It stays on the record as not undone (it is checked again by the next undo).
 
     Raises:
         NotFound: nothing to undo.
-        Refused: what the action changed has changed since (`changed_since`); nothing is written.
+        Refused: no action left can be undone (the newest one's reason, `changed_since` or `not_undoable`);
+            nothing is written.
     """
     with transaction(conn):
-        row = conn.execute(
+        rows = conn.execute(
             f"SELECT * FROM memory_corrections WHERE scope_key IN ({','.join('?' * len(scope_keys))}) "
-            f"AND operation IN ({','.join('?' * len(UNDOABLE))}) AND undone_by IS NULL ORDER BY id DESC LIMIT 1",
+            f"AND operation IN ({','.join('?' * len(UNDOABLE))}) AND undone_by IS NULL ORDER BY id DESC",
             (*scope_keys, *UNDOABLE),
-        ).fetchone()
-        if row is None:
+        ).fetchall()
+        if not rows:
             raise NotFound(
                 "nothing to undo in this scope (resolve, delete, edit and path rewrites are undoable)",
                 code="nothing_to_undo",
             )
-        operation = row["operation"]
-        if operation == "resolve":
-            detail = _undo_resolve(conn, row, scope_type)
-        elif operation == "delete":
-            detail = _undo_delete(conn, row, scope_type)
+        refusals: list[Refused] = []
+        skipped: list[str] = []
+        for row in rows:
+            try:
+                detail = _undo_one(conn, row, scope_type)
+            except Refused as refused:
+                refusals.append(refused)
+                about = f" [{row['prior_subject']}]" if row["prior_subject"] else ""
+                skipped.append(
+                    f"Passed over the {row['operation']} of {row['memory_item_id']}{about}: it cannot be undone "
+                    f"({str(refused).split(';')[0]})"
+                )
+                continue
+            break
         else:
-            detail = _undo_text(conn, row, scope_type)
+            first = refusals[0]
+            more = len(refusals) - 1
+            if more:
+                raise Refused(
+                    f"{first}; the {more} older action{'s' if more > 1 else ''} not undone yet cannot be undone either",
+                    code=first.code,
+                )
+            raise first
         undo = conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'undo', ?, ?, ?, ?, ?)",
@@ -93,11 +116,30 @@ def undo_last(conn: sqlite3.Connection, scope_keys: Sequence[str], scope_type: s
                 row["prior_text"],
                 row["prior_subject"],
                 now,
-                json.dumps({"undid": row["id"], "operation": operation}),
+                json.dumps({"undid": row["id"], "operation": row["operation"]}),
             ),
         )
         conn.execute("UPDATE memory_corrections SET undone_by=? WHERE id=?", (undo.lastrowid, row["id"]))
-    return Undo(row["id"], operation, row["memory_item_id"], row["prior_subject"], detail)
+    return Undo(row["id"], row["operation"], row["memory_item_id"], row["prior_subject"], detail, tuple(skipped))
+
+
+def _undo_one(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> str:
+    """Take back one audited action inside a savepoint: a refusal leaves nothing of it written."""
+    conn.execute("SAVEPOINT undo_one")
+    try:
+        operation = row["operation"]
+        if operation == "resolve":
+            detail = _undo_resolve(conn, row, scope_type)
+        elif operation == "delete":
+            detail = _undo_delete(conn, row, scope_type)
+        else:
+            detail = _undo_text(conn, row, scope_type)
+    except Refused:
+        conn.execute("ROLLBACK TO undo_one")
+        conn.execute("RELEASE undo_one")
+        raise
+    conn.execute("RELEASE undo_one")
+    return detail
 
 
 def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, prior: Mapping[str, Any] | None = None) -> None:
