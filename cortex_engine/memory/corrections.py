@@ -17,7 +17,6 @@ from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.notes import (
     extract_item_references,
-    item_id_for,
     leave_contest,
     recorded_references,
     sync_note_item,
@@ -37,21 +36,18 @@ def not_found(item_id: str) -> NotFound:
 
 
 def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
-    """A memory item by its own id, the id of the note behind it, or a unique prefix of either (≥ 8 characters).
+    """A memory item by its own id, the id of the note behind it, its handle, or a unique prefix (≥ 8 characters)
+    of them (`base/ids.resolve_item`, the one resolver).
 
     Raises:
         NotFound: nothing matches.
         InvalidInput: the prefix matches more than one item.
     """
-    from cortex_engine.base.ids import resolve_prefix
+    from cortex_engine.base.ids import resolve_item
 
     raw = item_or_note_id.strip()
-    row: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_items WHERE id=?", (raw,)).fetchone()
-    if row is None:
-        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (item_id_for(raw),)).fetchone()
-    if row is None:
-        full = resolve_prefix(conn, "memory_items", raw, what="memory item")
-        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
+    full = resolve_item(conn, raw)
+    row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
     if row is None:
         raise not_found(raw)
     return row

@@ -138,7 +138,7 @@ def memory_page(page: Page) -> str:
         labels = found if isinstance(found := item.get("labels"), list) else []
         rows.append(
             (
-                short_id(str(item["id"])),
+                str(item.get("short_id") or short_id(str(item["id"]))),
                 str(item["state"]),
                 short_kind_name(str(item["kind"])),
                 _one_line(item.get("scope", "")),
