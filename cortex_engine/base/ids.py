@@ -127,12 +127,7 @@ def abbreviate(conn: sqlite3.Connection, item_ids: list[str]) -> dict[str, str]:
             if other == handle:
                 shared = len(handle)
                 continue
-            common = 0
-            for a, b in zip(handle, other):
-                if a != b:
-                    break
-                common += 1
-            shared = max(shared, common)
+            shared = max(shared, len(os.path.commonprefix([handle, other])))
         found[item_id] = handle[: max(MIN_PREFIX, shared + 1)]
     return found
 
