@@ -371,8 +371,11 @@ class Engine(EngineCore):
         """
         return engagement.substitution(self.scope.worktree, action)
 
-    def start_session(self, host_session_id: str | None = None) -> str:
+    def start_session(self, host_session_id: str | None = None, source: str | None = None) -> str:
         """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one, engage capture.
+
+        `source` is Claude Code's (`startup`, `resume`, `clear`, `compact`): a resumed or compacted host session
+        carries on the Cortex session it had (`sessions.begin`).
 
         Raises:
             RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
@@ -391,7 +394,7 @@ class Engine(EngineCore):
             import logging  # here, not at import: one-shot commands never pay for it
 
             logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
-        session_id = sessions.begin(self.conn, self.scope, self.now(), host_session_id)
+        session_id = sessions.begin(self.conn, self.scope, self.now(), host_session_id, source)
         engagement.fresh_context(self.conn, self.scope.worktree)
         gc.auto(self.conn, self.clock(), self.cwd)  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
         return session_id

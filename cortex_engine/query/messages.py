@@ -171,7 +171,8 @@ def inspection(result: Inspection) -> str:
         lines.append(f"subject:    {_one_line(item['subject'])}")
     lines.append(f"scope:      {item['scope_key']}")
     if item.get("session_id"):
-        lines.append(f"session:    {item['session_id']}")
+        host = f" (Claude Code session {item['host_session_id']})" if item.get("host_session_id") else ""
+        lines.append(f"session:    {item['session_id']}{host}")
     lines += [
         f"created:    {ts_min(str(item['created_at']))}",
         f"state:      {item['state']} (importance {float(item['importance']):.2f})",  # type: ignore[arg-type]
