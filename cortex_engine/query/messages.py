@@ -100,8 +100,12 @@ def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
     if result.superseded:
         n = len(result.superseded)
         lines.append(
-            f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler)."
+            f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler; "
+            "not contested: it does not negate what the earlier one says):"
         )
+        lines.extend(f"  - {note_id}" for note_id in result.superseded[:3])
+        if n > 3:
+            lines.append(f"  … and {n - 3} more")
     return "\n".join(lines)
 
 
