@@ -661,19 +661,23 @@ class Engine(EngineCore):
             InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
         """
         fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
-        remapped = 0
+        written = {n.id: n.scope for n in incoming}
         if scope is not None:
             incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
         else:
-            incoming, remapped = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
-        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped, remapped=remapped)
+            incoming, _ = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
         if arrivals.needs_review("import"):  # what a file claims waits for a person (`cortex inbox`)
             transfer.hold_for_review(self.conn, result, incoming, self.now())
-            result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
-            return result
-        tick = progress(len(incoming)) if progress is not None else None
-        transfer.import_notes(self.conn, result, incoming, tick)
-        result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
+        else:
+            tick = progress(len(incoming)) if progress is not None else None
+            transfer.import_notes(self.conn, result, incoming, tick)
+        # What the report says was moved or lands unread is said of the notes this import wrote (or holds), never of
+        # those already in the store, which it left as they were.
+        taken = set(result.added) | set(result.pending)
+        if scope is None:
+            result.remapped = sum(1 for n in incoming if n.id in taken and written[n.id] != n.scope)
+        result.unread_scopes = sorted({n.scope for n in incoming if n.id in taken} - set(self.scope_keys))
         return result
 
     # -- the inbox: arrivals from outside, for a person to accept or reject ----------------------
