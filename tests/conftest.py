@@ -66,6 +66,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CORTEX_SEMANTIC", "0")
     monkeypatch.delenv("CORTEX_REVIEW_ARRIVALS", raising=False)
     monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
+    # Every `python -m cortex_engine.cli` a test starts runs this checkout, not whichever one is installed.
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     return home

@@ -228,3 +228,23 @@ def test_publish_into_a_docs_file_is_one_clear_error(repo: Repo) -> None:
     run = cortex(repo.path, "publish", noted.data()["id"])
     assert run.code == 1 and run.err.startswith("cortex:") and len(run.err.strip().splitlines()) == 1, run
     assert "Traceback" not in run.err and (repo.path / "docs").read_text() == "not a folder\n"
+
+
+def test_sync_counts_as_added_only_what_it_wrote_and_names_what_waits(clones: tuple[Repo, Repo]) -> None:
+    """Alice's own published file is read and writes nothing (not "added"); a file another author committed waits
+    in the inbox and is named there, never counted as added."""
+    alice, bob = clones
+    mine = publish_decision(alice)
+    first = cortex(alice.path, "sync").out
+    assert first.startswith("0 added, 0 updated, 0 retired shared decisions.\n"), first
+    assert (
+        f"1 file(s) read and nothing written (your own published note, or a status that no longer holds): {mine}"
+        in first
+    )
+    theirs = (alice.path / mine).read_text().replace("cache backend", "queue").replace("redis", "nats")
+    alice.write("docs/decisions/0100-queue.md", "\n".join(l for l in theirs.split("\n") if "cortex-id" not in l))
+    alice.git("add", "-A")
+    alice.git("commit", "-q", "--author", "Bob Other <bob@example.com>", "-m", "adr: queue")
+    text = cortex(alice.path, "sync").out
+    assert text.startswith("0 added, 0 updated, 0 retired shared decisions.")
+    assert "wait for your review, not added: docs/decisions/" in text and "queue" in text
