@@ -47,7 +47,9 @@ def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
 
     raw = item_or_note_id.strip()
     full = resolve_item(conn, raw)
-    row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
+    row: sqlite3.Row | None = (
+        conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
+    )
     if row is None:
         raise not_found(raw)
     return row
