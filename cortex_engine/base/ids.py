@@ -107,9 +107,26 @@ def item_handle(item_id: str) -> str:
     return hashlib.sha1(item_id.encode("utf-8")).hexdigest()
 
 
-def _handles(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """Every memory item's (handle, id)."""
-    return [(item_handle(str(r[0])), str(r[0])) for r in conn.execute("SELECT id FROM memory_items")]
+def _digested(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(handle, id) of every item whose handle is a digest: read by key ranges that leave out notes and command runs
+    (most of a store), so only episodes and snapshots are hashed."""
+    bounds = sorted(f"{table}{edge}" for table in OWN_ID_TABLES for edge in (":", ";"))
+    rows = conn.execute(
+        "SELECT id FROM memory_items WHERE id < ? OR (id >= ? AND id < ?) OR id >= ?", bounds
+    ).fetchall()
+    return [(item_handle(str(r[0])), str(r[0])) for r in rows]
+
+
+def _own_handles(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, str]]:
+    """(handle, id) of the notes and command runs whose own id starts with `prefix` (a primary-key range each)."""
+    found: list[tuple[str, str]] = []
+    for table in OWN_ID_TABLES:
+        low = f"{table}:{prefix}"
+        found += [
+            (str(r[0])[len(table) + 1 :], str(r[0]))
+            for r in conn.execute("SELECT id FROM memory_items WHERE id >= ? AND id < ?", (low, low + "\U0010ffff"))
+        ]
+    return found
 
 
 def abbreviate(conn: sqlite3.Connection, item_ids: list[str]) -> dict[str, str]:
@@ -117,17 +134,16 @@ def abbreviate(conn: sqlite3.Connection, item_ids: list[str]) -> dict[str, str]:
     starts with, as git abbreviates a commit: what `list-memory` shows and `resolve_item` takes back."""
     from bisect import bisect_left
 
-    every = sorted(h for h, _ in _handles(conn))
+    digests = sorted(_digested(conn))
     found: dict[str, str] = {}
     for item_id in item_ids:
         handle = item_handle(item_id)
-        at = bisect_left(every, handle)
-        shared = 0
-        for other in (every[at - 1] if at > 0 else "", every[at + 1] if at + 1 < len(every) else ""):
-            if other == handle:
-                shared = len(handle)
-                continue
-            shared = max(shared, len(os.path.commonprefix([handle, other])))
+        others = [h for h, other in _own_handles(conn, handle[:MIN_PREFIX]) if other != item_id]
+        at = bisect_left(digests, (handle, item_id))
+        for index in (at - 1, at + 1 if at < len(digests) and digests[at][1] == item_id else at):
+            if 0 <= index < len(digests):
+                others.append(digests[index][0])
+        shared = max((len(os.path.commonprefix([handle, other])) for other in others), default=0)
         found[item_id] = handle[: max(MIN_PREFIX, shared + 1)]
     return found
 
@@ -157,8 +173,9 @@ def resolve_item(conn: sqlite3.Connection, typed: str) -> str | None:
             (len(raw), raw, MAX_CANDIDATES + 1),
         )
     }
+    found.update(item_id for _, item_id in _own_handles(conn, raw))
     if all(c in "0123456789abcdef" for c in raw.lower()):
-        found.update(item_id for handle, item_id in _handles(conn) if handle.startswith(raw.lower()))
+        found.update(item_id for handle, item_id in _digested(conn) if handle.startswith(raw.lower()))
     if len(found) > 1:
         names = sorted(abbreviate(conn, sorted(found)).items())
         shown = [f"{short} ({item_id.partition(':')[0]})" for item_id, short in names[:MAX_CANDIDATES]]
