@@ -101,7 +101,7 @@ def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
         n = len(result.superseded)
         lines.append(
             f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler; "
-            "not contested: it does not negate what the earlier one says):"
+            "not a contest: the two do not say opposite things in shared words):"
         )
         lines.extend(f"  - {note_id}" for note_id in result.superseded[:3])
         if n > 3:
