@@ -242,7 +242,9 @@ def test_sync_counts_as_added_only_what_it_wrote_and_names_what_waits(clones: tu
         in first
     )
     theirs = (alice.path / mine).read_text().replace("cache backend", "queue").replace("redis", "nats")
-    alice.write("docs/decisions/0100-queue.md", "\n".join(l for l in theirs.split("\n") if "cortex-id" not in l))
+    alice.write(
+        "docs/decisions/0100-queue.md", "\n".join(line for line in theirs.split("\n") if "cortex-id" not in line)
+    )
     alice.git("add", "-A")
     alice.git("commit", "-q", "--author", "Bob Other <bob@example.com>", "-m", "adr: queue")
     text = cortex(alice.path, "sync").out
