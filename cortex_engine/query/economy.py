@@ -102,7 +102,8 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
         }
         for r in conn.execute(
             "SELECT s.id, s.host_session_id, s.started_at, (SELECT SUM(tokens) FROM token_ledger t "
-            "WHERE t.direction='injected' AND t.session_id IN (SELECT id FROM sessions c WHERE c.id=s.id OR c.parent_session_id=s.id)) AS injected "
+            "WHERE t.direction='injected' AND "
+            "t.session_id IN (SELECT id FROM sessions c WHERE c.id=s.id OR c.parent_session_id=s.id)) AS injected "
             "FROM sessions s WHERE s.scope_key=? AND s.parent_session_id IS NULL ORDER BY s.started_at DESC LIMIT 12",
             (scope.key,),
         )
