@@ -218,7 +218,7 @@ def test_one_claude_code_session_is_one_cortex_session_through_resume_and_compac
     host, repo: Repo, make_engine
 ) -> None:
     """SessionStart `startup`, then `resume`, `compact` and `resume` again of the same Claude Code session: one Cortex
-    session, whose intent stays in `state`'s current session; its Claude Code id is shown where sessions are. Another
+    session, whose intent stays in `state`'s current session; its Claude Code id is shown in status and stats. Another
     Claude Code session in between ends it; resumed, the same Cortex session is open again. `clear` starts afresh."""
     host("inject-header", "SessionStart", source="startup")
     engine = make_engine(repo.path)
@@ -231,7 +231,6 @@ def test_one_claude_code_session_is_one_cortex_session_through_resume_and_compac
     assert [(r["status"], r["host_session_id"]) for r in rows] == [("active", "claude-1")]
     state = engine.state(book=False).text
     assert "Current session" in state and "billing webhooks" in state.split("\n\n")[0]
-    assert "claude-1" in state.split("\n")[0]
     first = rows[0]["id"]
     engine.close()
     from .install_helpers import cortex

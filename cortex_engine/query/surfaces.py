@@ -465,11 +465,9 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
         ]
         if session_rows:
             seated = _seat_rows(session_rows)
-            host = ctx.conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (ctx.session_id,)).fetchone()
-            named = f" (Claude Code {quote_path(host[0])})" if host is not None and host[0] else ""
             sections.append(
                 (
-                    f"Current session{named}:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
+                    "Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
                     [_surface_item(r, validations[r["id"]]) for r in seated],
                 )
             )
