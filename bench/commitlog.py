@@ -10,8 +10,8 @@ Protocol: every non-merge commit is one note (`<subject>\\n\\n<body>`, body cut 
 its commit date through the engine, in one store that lives in a checkout of PATH at HEAD (`--empty-dir`: in an
 empty directory, as before, where every file a commit names reads missing). Every changelog bullet at HEAD that
 cites pull requests `(#N)` is one query, with its `#N` references removed; its gold commits are those whose
-subject ends with one of those `(#N)` (squash merges). recall@k = mean fraction of a query's gold commits in the top k; MRR = mean 1/rank
-of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold commit below that adds < 0.02 to
+subject ends with one of those `(#N)` (squash merges). recall@k = mean fraction of a query's gold commits in the
+top k; MRR = mean 1/rank of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold commit below that adds < 0.02 to
 MRR). `low overlap` is the slice of queries sharing at most a third of their content words
 with their gold commit's subject.
 

@@ -136,14 +136,14 @@ class Engine(EngineCore):
         return undo_last(self.conn, self.scope_keys, self.scope.type, self.now(), expected=expected)
 
     def undo_pending(self) -> UndoPending:
-        """The action `undo` would take back now (reads only).
+        """The action `undo` would take back now, and the newer ones it would pass over (reads only).
 
         Raises:
-            NotFound: nothing to undo.
+            NotFound: nothing to undo. Refused: no action left can be undone.
         """
         from cortex_engine.query.undo import pending
 
-        return pending(self.conn, self.scope_keys)
+        return pending(self.conn, self.scope_keys, self.scope.type)
 
     # -- surfaces -------------------------------------------------------------------------------
 
@@ -384,9 +384,12 @@ class Engine(EngineCore):
         """
         return engagement.substitution(self.scope.worktree, action)
 
-    def start_session(self, host_session_id: str | None = None) -> str:
+    def start_session(self, host_session_id: str | None = None, source: str | None = None) -> str:
         """SessionStart: flush leftovers, read shared decisions, end this scope's primary, start a fresh one, engage
         capture.
+
+        `source` is Claude Code's (`startup`, `resume`, `clear`, `compact`): a resumed or compacted host session
+        carries on the Cortex session it had (`sessions.begin`).
 
         Raises:
             RuntimeUntrusted: the worktree's runtime folder came with the repository (or is a link, someone else's):
@@ -405,7 +408,7 @@ class Engine(EngineCore):
             import logging  # here, not at import: one-shot commands never pay for it
 
             logging.getLogger(__name__).warning("shared decisions not read: %s", exc.message)
-        session_id = sessions.begin(self.conn, self.scope, self.now(), host_session_id)
+        session_id = sessions.begin(self.conn, self.scope, self.now(), host_session_id, source)
         engagement.fresh_context(self.conn, self.scope.worktree)
         gc.auto(self.conn, self.clock(), self.cwd)  # retention at most once a day; CORTEX_GC_AUTO=0 turns it off
         return session_id
@@ -673,21 +676,23 @@ class Engine(EngineCore):
             InvalidInput: the file is unreadable, not importable, or holds a bad line (nothing is imported).
         """
         fmt, incoming, skipped = transfer.read_file(path, default_scope=self.project_key, now=self.now())
-        remapped = 0
+        written = {n.id: n.scope for n in incoming}
         if scope is not None:
             incoming = transfer.rescope(incoming, self.scope.key if scope == "here" else scope)
         else:
-            incoming, remapped = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
-        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped, remapped=remapped)
-        if arrivals.needs_review(
-            "import", self.review_policy()
-        ):  # what a file claims waits for a person (`cortex inbox`)
+            incoming, _ = transfer.map_foreign_scopes(incoming, self.scope, self.project_key)
+        result = transfer.ImportResult(path, fmt, len(incoming), skipped=skipped)
+        if arrivals.needs_review("import", self.review_policy()):  # what a file claims waits for a person
             transfer.hold_for_review(self.conn, result, incoming, self.now())
-            result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
-            return result
-        tick = progress(len(incoming)) if progress is not None else None
-        transfer.import_notes(self.conn, result, incoming, tick)
-        result.unread_scopes = sorted({n.scope for n in incoming} - set(self.scope_keys))
+        else:
+            tick = progress(len(incoming)) if progress is not None else None
+            transfer.import_notes(self.conn, result, incoming, tick)
+        # What the report says was moved or lands unread is said of the notes this import wrote (or holds), never of
+        # those already in the store, which it left as they were.
+        taken = set(result.added) | set(result.pending)
+        if scope is None:
+            result.remapped = sum(1 for n in incoming if n.id in taken and written[n.id] != n.scope)
+        result.unread_scopes = sorted({n.scope for n in incoming if n.id in taken} - set(self.scope_keys))
         return result
 
     # -- the inbox: arrivals from outside, for a person to accept or reject ----------------------

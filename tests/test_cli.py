@@ -463,6 +463,7 @@ def test_status_counts_this_scope(seeded: Seeded) -> None:
         "OK",
         f"DB: {data['store']}",
         f"Scope: {data['scope_key']}",
+        f"Session: {data['session']}",  # started by `cortex note`, not by Claude Code: no host id to show
         "Items: 3 (warm 3)",
         "Contested notes: 2",
         "Review: others: decision files this store did not publish, and every import, wait in `cortex inbox` for you",

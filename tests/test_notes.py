@@ -443,3 +443,18 @@ def test_contest_survives_reopen(repo: Repo, make_engine, tmp_path: Path) -> Non
     again = make_engine(repo.path)
     assert len(again.contests()) == 1
     assert len(again.contests()[0]["sides"]) == 2
+
+
+def test_cortex_note_says_whether_it_contested_or_superseded_and_which(repo) -> None:
+    """The rule the README gives, through the CLI: a polarity flip over shared content contests (both ids named);
+    a new decision on the subject that does not negate the old one supersedes it (its id named)."""
+    from .install_helpers import cortex
+
+    first = cortex(repo.path, "note", "--kind", "decision", "--subject", "cache", "use redis for the cache")
+    first_id = first.out.split("id: ")[1].split()[0]
+    flip = cortex(repo.path, "note", "--kind", "decision", "--subject", "cache", "do not use redis")
+    assert "Contested" in flip.out and first_id in flip.out and "Superseded" not in flip.out
+    tests = cortex(repo.path, "note", "--kind", "decision", "--subject", "tests", "run the tests with pytest")
+    tests_id = tests.out.split("id: ")[1].split()[0]
+    switch = cortex(repo.path, "note", "--kind", "decision", "--subject", "tests", "do not use pytest; use unittest")
+    assert "Superseded 1 earlier decision" in switch.out and tests_id in switch.out and "Contested" not in switch.out

@@ -212,3 +212,43 @@ def test_a_whole_session_then_the_next_session_start(host, repo: Repo, make_engi
     assert report["scope"]["saved"] == 0
     assert report["scope"]["injected"] == sum(channels.values())
     assert len(report["history"]) == 2
+
+
+def test_one_claude_code_session_is_one_cortex_session_through_resume_and_compact(
+    host, repo: Repo, make_engine
+) -> None:
+    """SessionStart `startup`, then `resume`, `compact` and `resume` again of the same Claude Code session: one Cortex
+    session, whose intent stays in `state`'s current session; its Claude Code id is shown in status and stats. Another
+    Claude Code session in between ends it; resumed, the same Cortex session is open again. `clear` starts afresh."""
+    host("inject-header", "SessionStart", source="startup")
+    engine = make_engine(repo.path)
+    engine.note("intent", "wire the billing webhooks", "billing webhooks")
+    engine.close()
+    for source in ("resume", "compact", "resume"):
+        host("inject-header", "SessionStart", source=source)
+    engine = make_engine(repo.path)
+    rows = engine.conn.execute("SELECT id, status, host_session_id FROM sessions").fetchall()
+    assert [(r["status"], r["host_session_id"]) for r in rows] == [("active", "claude-1")]
+    state = engine.state(book=False).text
+    assert "Current session" in state and "billing webhooks" in state.split("\n\n")[0]
+    first = rows[0]["id"]
+    engine.close()
+    from .install_helpers import cortex
+
+    assert f"Session: {first} (Claude Code session claude-1)" in cortex(repo.path, "status").out
+    assert "claude-1" in cortex(repo.path, "stats").out
+    assert json.loads(cortex(repo.path, "stats", "--json").out)["session"]["host_session_id"] == "claude-1"
+
+    host("inject-header", "SessionStart", source="startup", session_id="claude-2")
+    host("inject-header", "SessionStart", source="resume")
+    engine = make_engine(repo.path)
+    active = engine.conn.execute("SELECT id, host_session_id FROM sessions WHERE status='active'").fetchall()
+    assert [(r["id"], r["host_session_id"]) for r in active] == [(first, "claude-1")]
+    assert "billing webhooks" in engine.state(book=False).text.split("\n\n")[0]
+    engine.close()
+
+    host("inject-header", "SessionStart", source="clear")
+    engine = make_engine(repo.path)
+    active = engine.conn.execute("SELECT id FROM sessions WHERE status='active'").fetchall()
+    assert len(active) == 1 and active[0]["id"] != first
+    engine.close()

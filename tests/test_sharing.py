@@ -275,3 +275,26 @@ def test_a_title_as_it_renders_names_the_subject(body: str) -> None:
     code block is no section."""
     parsed = sharing.parse_madr((FRONT + body + OUTCOME).encode())
     assert (parsed.title, parsed.subject, parsed.decision) == ("database", "database", "use sqlite")
+
+
+def test_sync_counts_as_added_only_what_it_wrote_and_names_what_waits(clones: tuple[Repo, Repo]) -> None:
+    """Alice's own published file is read and writes nothing (not "added"); a file another author committed waits
+    in the inbox and is named there, never counted as added."""
+    alice, bob = clones
+    settings.write_review_arrivals("others")  # the default: what this store did not publish waits
+    mine = publish_decision(alice)
+    first = cortex(alice.path, "sync").out
+    assert first.startswith("0 added, 0 updated, 0 retired shared decisions.\n"), first
+    assert (
+        f"1 file(s) read and nothing written (your own published note, or a status that no longer holds): {mine}"
+        in first
+    )
+    theirs = (alice.path / mine).read_text().replace("cache backend", "queue").replace("redis", "nats")
+    alice.write(
+        "docs/decisions/0100-queue.md", "\n".join(line for line in theirs.split("\n") if "cortex-id" not in line)
+    )
+    alice.git("add", "-A")
+    alice.git("commit", "-q", "--author", "Bob Other <bob@example.com>", "-m", "adr: queue")
+    text = cortex(alice.path, "sync").out
+    assert text.startswith("0 added, 0 updated, 0 retired shared decisions.")
+    assert "wait for your review, not added: docs/decisions/" in text and "queue" in text

@@ -738,6 +738,7 @@ def test_a_sync_adds_updates_and_retires_and_says_so(
         "updated": [f"{FOLDER}/0001-q.md"],
         "retired": [f"{FOLDER}/0002-c.md"],
         "pending": [],
+        "recorded": [],
         "malformed": [],
     }
 

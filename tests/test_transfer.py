@@ -319,3 +319,26 @@ def test_auto_memory_index_imports_through_the_cli(repo: Repo, tmp_path: Path) -
     assert done.data()["added"] == 2 and done.data()["format"] == "MEMORY.md"
     assert "Imported 2 insight(s)" in done.data()["text"]
     assert "the suite needs docker" in cortex(repo.path, "recall", "docker").out
+
+
+def test_a_re_import_that_changes_nothing_says_nothing_was_moved(repo: Repo, tmp_path: Path) -> None:
+    """Notes exported from another repository are put in this worktree's scope once; importing the file again
+    changes nothing and says only that (no "were put in this worktree's scope")."""
+    path = tmp_path / "other.jsonl"
+    notes = [
+        {
+            "id": f"00000000-0000-4000-8000-0000000000{i}0",
+            "scope": "branch:/elsewhere/.git:/elsewhere:main",
+            "timestamp": "2026-08-01T00:00:00Z",
+            "kind": "insight",
+            "content": f"insight number {i} from elsewhere",
+        }
+        for i in range(3)
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in [{"cortex_export": 1}, *notes]) + "\n")
+    fresh = tmp_path / "h1"
+    first = cortex(repo.path, "import", str(path), "--json", home=fresh)
+    assert first.code == 0 and first.data()["remapped"] == 3, first.out
+    again = cortex(repo.path, "import", str(path), "--json", home=fresh)
+    assert again.data()["remapped"] == 0 and again.data()["unread_scopes"] == []
+    assert again.data()["text"] == f"Nothing changed: all 3 note(s) in {path} are already in the store."

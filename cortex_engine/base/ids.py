@@ -7,10 +7,16 @@ deterministic for a while (the demo and the TUI snapshots), in this one place.
 Typed ids are a full id, a memory-item id (`notes:<id>`), or a unique prefix of at least 8 characters: the
 one place every id-taking command (CLI, MCP, TUI) turns what it was given into a stored id, so a prefix that
 the TUI shows (8 characters) works everywhere and an ambiguous one is refused the same way everywhere.
+
+A memory item is read and typed by its handle (`item_handle`): a note's or a command run's own id, else (an
+episode, whose id repeats its command run's or its session's, a branch snapshot, keyed by its scope) a hex digest
+of the item id. Handles are shown abbreviated like git's (`abbreviate`): 8 characters, more where another item's
+handle shares them, so every id shown is one `resolve_item` takes back to the one item.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -86,3 +92,98 @@ def resolve_prefix(conn: sqlite3.Connection, table: str, prefix: str, *, what: s
             candidates=found[:MAX_CANDIDATES],
         )
     return found[0] if found else None
+
+
+OWN_ID_TABLES = ("notes", "command_runs")
+"""Memory items whose id after the table is their own (a note's, a command run's): that is their handle."""
+
+
+def item_handle(item_id: str) -> str:
+    """The id a person reads and types for a memory item: a note's or a command run's own id, else a hex digest
+    of the item id (an episode's id repeats its command run's or its session's; a snapshot's is its scope key)."""
+    table, _, rest = item_id.partition(":")
+    if table in OWN_ID_TABLES and rest:
+        return rest
+    return hashlib.sha1(item_id.encode("utf-8")).hexdigest()
+
+
+def _digested(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(handle, id) of every item whose handle is a digest: read by key ranges that leave out notes and command runs
+    (most of a store), so only episodes and snapshots are hashed."""
+    bounds = sorted(f"{table}{edge}" for table in OWN_ID_TABLES for edge in (":", ";"))
+    rows = conn.execute(
+        "SELECT id FROM memory_items WHERE id < ? OR (id >= ? AND id < ?) OR id >= ?", bounds
+    ).fetchall()
+    return [(item_handle(str(r[0])), str(r[0])) for r in rows]
+
+
+def _own_handles(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, str]]:
+    """(handle, id) of the notes and command runs whose own id starts with `prefix` (a primary-key range each)."""
+    found: list[tuple[str, str]] = []
+    for table in OWN_ID_TABLES:
+        low = f"{table}:{prefix}"
+        found += [
+            (str(r[0])[len(table) + 1 :], str(r[0]))
+            for r in conn.execute("SELECT id FROM memory_items WHERE id >= ? AND id < ?", (low, low + "\U0010ffff"))
+        ]
+    return found
+
+
+def abbreviate(conn: sqlite3.Connection, item_ids: list[str]) -> dict[str, str]:
+    """Each item's handle cut to the fewest characters (at least `MIN_PREFIX`) that no other item's handle
+    starts with, as git abbreviates a commit: what `list-memory` shows and `resolve_item` takes back."""
+    from bisect import bisect_left
+
+    digests = sorted(_digested(conn))
+    found: dict[str, str] = {}
+    for item_id in item_ids:
+        handle = item_handle(item_id)
+        others = [h for h, other in _own_handles(conn, handle[:MIN_PREFIX]) if other != item_id]
+        at = bisect_left(digests, (handle, item_id))
+        for index in (at - 1, at + 1 if at < len(digests) and digests[at][1] == item_id else at):
+            if 0 <= index < len(digests):
+                others.append(digests[index][0])
+        shared = max((len(os.path.commonprefix([handle, other])) for other in others), default=0)
+        found[item_id] = handle[: max(MIN_PREFIX, shared + 1)]
+    return found
+
+
+def resolve_item(conn: sqlite3.Connection, typed: str) -> str | None:
+    """The one memory item `typed` names: its id, its note's id, its handle, or a unique prefix (≥ 8 characters)
+    of its id, its handle or its source id; None when nothing matches.
+
+    Raises:
+        InvalidInput: the prefix is shorter than `MIN_PREFIX` characters (`short_id`), or it names more than one
+            item (`ambiguous_id`, the error lists the candidates as their handles).
+    """
+    raw = typed.strip()
+    for exact in (raw, f"notes:{raw}"):
+        if conn.execute("SELECT 1 FROM memory_items WHERE id=?", (exact,)).fetchone() is not None:
+            return exact
+    if len(raw) < MIN_PREFIX:
+        raise InvalidInput(
+            f'id "{raw[:40]}" is too short: give the whole id or a prefix of at least {MIN_PREFIX} characters',
+            code="short_id",
+        )
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM memory_items WHERE substr(id, 1, ?1) = ?2 OR substr(source_id, 1, ?1) = ?2 "
+            "ORDER BY id LIMIT ?3",
+            (len(raw), raw, MAX_CANDIDATES + 1),
+        )
+    }
+    found.update(item_id for _, item_id in _own_handles(conn, raw))
+    if all(c in "0123456789abcdef" for c in raw.lower()):
+        found.update(item_id for handle, item_id in _digested(conn) if handle.startswith(raw.lower()))
+    if len(found) > 1:
+        names = sorted(abbreviate(conn, sorted(found)).items())
+        shown = [f"{short} ({item_id.partition(':')[0]})" for item_id, short in names[:MAX_CANDIDATES]]
+        raise InvalidInput(
+            f'id prefix "{raw}" matches more than one memory item: {", ".join(shown)}'
+            + (", …" if len(found) > MAX_CANDIDATES else "")
+            + "; give more characters",
+            code="ambiguous_id",
+            candidates=[item_id for item_id, _ in names[:MAX_CANDIDATES]],
+        )
+    return next(iter(found)) if found else None

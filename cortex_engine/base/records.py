@@ -71,7 +71,8 @@ def record(
 
 def fields(obj: object) -> tuple[str, ...]:
     """The field names of a record class or instance, in `__init__` order."""
-    return tuple(getattr(obj, "__record_fields__"))  # noqa: B009 (an attribute `object` is not typed to have)
+    built: Any = obj  # `record` sets `__record_fields__` on the class, which the type of `obj` cannot say
+    return tuple(built.__record_fields__)
 
 
 def replace(obj: T, /, **changes: Any) -> T:

@@ -127,5 +127,6 @@ def status(conn: sqlite3.Connection, scope: Scope, identity: StoreIdentity) -> d
         "items": sum(counts.values()),
         "contested_notes": reports.contested_count(conn, scope.key),
         "session": session["id"] if session is not None else None,
+        "host_session_id": session["host_session_id"] if session is not None else None,
         "semantic": semantic_summary(conn),
     }

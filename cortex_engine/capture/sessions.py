@@ -3,8 +3,8 @@
 In: a connection, a scope, an ISO time. A session belongs to one scope; a primary can carry the host's session id
 (Claude Code's), and a subagent's session hangs under the primary that dispatched it. SessionStart ends this
 scope's (and this host's) open primaries, consolidates what they did and starts a fresh one (`engagement` then
-readies the worktree's runtime folder). The spool's replay (`flush`) finds its sessions here, so this module
-never imports it. Writes run inside the caller's `store.transaction` unless a function opens its own (said
+readies the worktree's runtime folder), except that a host session resumed or compacted carries on its own. The
+spool's replay (`flush`) finds its sessions here, so this module never imports it. Writes run inside the caller's `store.transaction` unless a function opens its own (said
 where it does).
 """
 
@@ -182,16 +182,48 @@ def _open_primaries(conn: sqlite3.Connection, scope_key: str, host_session: str 
 # -- the lifecycle -------------------------------------------------------------------------------------------
 
 
-def begin(conn: sqlite3.Connection, scope: Scope, at: str, host_session: str | None) -> str:
+CONTINUING_SOURCES = ("resume", "compact")
+"""SessionStart sources that carry on a host session Claude Code already had (`--resume`/`/resume`, a compaction):
+the Cortex session that host session had goes on. `startup` and `clear` start a fresh one."""
+
+
+def _continued(conn: sqlite3.Connection, scope: Scope, host_session: str | None, source: str | None) -> str | None:
+    """The primary of this scope a continuing SessionStart carries on (the host session's newest), if any."""
+    if not host_session or source not in CONTINUING_SOURCES:
+        return None
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE host_session_id=? AND parent_session_id IS NULL AND scope_key=? "
+        "ORDER BY started_at DESC, rowid DESC LIMIT 1",
+        (host_session, scope.key),
+    ).fetchone()
+    return None if row is None else str(row["id"])
+
+
+def begin(conn: sqlite3.Connection, scope: Scope, at: str, host_session: str | None, source: str | None = None) -> str:
     """SessionStart's write, in one transaction: end the open primaries, summarize what ended, rebuild the branch
-    snapshot (and outside git the project state), and start a fresh primary; returns its id."""
+    snapshot (and outside git the project state), and start a fresh primary; returns its id.
+
+    One Claude Code session is one Cortex session: a `resume` or `compact` start of a host session this scope
+    already has carries on its Cortex session (reopened if another start had ended it; a summary written when it
+    ended is dropped, to be written whole when it ends again), so its notes, focus and intents stay the current
+    session's. `startup` and `clear` (a fresh context) start a new one.
+    """
     with transaction(conn):
+        kept = _continued(conn, scope, host_session, source)
         for session_id in _open_primaries(conn, scope.key, host_session):
-            end_session_tree(conn, session_id, at)
+            if session_id != kept:
+                end_session_tree(conn, session_id, at)
+        if kept is not None:
+            reopened = conn.execute(
+                "UPDATE sessions SET status='active', ended_at=NULL WHERE id=? AND status='ended'", (kept,)
+            ).rowcount
+            if reopened:
+                conn.execute("DELETE FROM memory_items WHERE id=?", (f"episodes:session_summary:{kept}",))
+                conn.execute("DELETE FROM episodes WHERE id=?", (f"session_summary:{kept}",))
         consolidation.consolidate(conn, scope.key, at)
         consolidation.sync_branch_snapshot(conn, scope, at)
         consolidation.merge_project_state(conn, scope, at)
-        return create_session(conn, scope, at, host_session=host_session)
+        return kept if kept is not None else create_session(conn, scope, at, host_session=host_session)
 
 
 def check_description(description: str | None) -> None:

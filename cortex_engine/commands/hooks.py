@@ -48,9 +48,10 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
             return 0  # the project's own SessionStart wiring (--from-project) starts this session
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]) else None
     host = found if isinstance(found := payload.get("session_id"), str) else None
+    source = found if isinstance(found := payload.get("source"), str) else None
     try:
         with open_engine(cwd or args.cwd or os.getcwd()) as engine:
-            engine.start_session(host)
+            engine.start_session(host, source)
             surface = engine.session_brief() if args.quiet else engine.header()
     except RuntimeUntrusted:
         if not args.quiet:

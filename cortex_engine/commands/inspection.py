@@ -155,6 +155,11 @@ def cmd_status(args: argparse.Namespace) -> int:
                 "OK",
                 f"DB: {status['store']}",
                 f"Scope: {status['scope_key']}",
+                *(
+                    [f"Session: {status['session']}" + _host_part(status.get("host_session_id"))]
+                    if status.get("session")
+                    else []
+                ),
                 f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
                 f"Contested notes: {status['contested_notes']}",
                 "Review: " + describe_review(str(status["review_policy"]), status["review_policy_problem"]),  # type: ignore[arg-type]
@@ -163,6 +168,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _host_part(host: object) -> str:
+    """` (Claude Code session <id>)` for a session the host started (what `claude --resume` takes), else ''."""
+    return f" (Claude Code session {host})" if isinstance(host, str) and host else ""
 
 
 def _semantic_line(state: dict[str, object]) -> str:

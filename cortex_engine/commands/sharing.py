@@ -45,13 +45,21 @@ def cmd_sync(args: argparse.Namespace) -> int:
         emit_json(result.to_dict())
         return 0
     lines = [
-        f"{len(result.added)} added, {len(result.updated)} updated, {len(result.retired)} retired shared decisions."
+        f"{len(result.added) - len(result.recorded)} added, {len(result.updated)} updated, {len(result.retired)} "
+        "retired shared decisions."
     ]
     from cortex_engine.base.untrusted import quote_path
 
+    if result.recorded:
+        lines.append(
+            f"{len(result.recorded)} file(s) read and nothing written (your own published note, or a status that no "
+            "longer holds): " + ", ".join(quote_path(p) for p in result.recorded[:5])
+        )
     if result.pending:
         lines.append(
-            f"{len(result.pending)} decision file(s) this store did not publish wait for your review: `cortex inbox`."
+            f"{len(result.pending)} decision file(s) this store did not publish wait for your review, not added: "
+            + ", ".join(quote_path(p) for p in result.pending[:5])
+            + " (`cortex inbox`)."
         )
     lines += [f"skipped {quote_path(path)}: {why}" for path, why in result.malformed]
     emit_text("\n".join(lines))

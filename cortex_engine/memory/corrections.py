@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
 from cortex_engine.base.untrusted import quote_path
-from cortex_engine.memory.notes import extract_item_references, item_id_for, leave_contest, sync_note_item
+from cortex_engine.memory.notes import (
+    extract_item_references,
+    leave_contest,
+    recorded_references,
+    sync_note_item,
+)
 from cortex_engine.scope import references as paths
 from cortex_engine.scope.freshness import Validator
 from cortex_engine.scope.identity import Scope, read_head
@@ -31,21 +36,20 @@ def not_found(item_id: str) -> NotFound:
 
 
 def find_item(conn: sqlite3.Connection, item_or_note_id: str) -> sqlite3.Row:
-    """A memory item by its own id, the id of the note behind it, or a unique prefix of either (≥ 8 characters).
+    """A memory item by its own id, the id of the note behind it, its handle, or a unique prefix (≥ 8 characters)
+    of them (`base/ids.resolve_item`, the one resolver).
 
     Raises:
         NotFound: nothing matches.
         InvalidInput: the prefix matches more than one item.
     """
-    from cortex_engine.base.ids import resolve_prefix
+    from cortex_engine.base.ids import resolve_item
 
     raw = item_or_note_id.strip()
-    row: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_items WHERE id=?", (raw,)).fetchone()
-    if row is None:
-        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (item_id_for(raw),)).fetchone()
-    if row is None:
-        full = resolve_prefix(conn, "memory_items", raw, what="memory item")
-        row = conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
+    full = resolve_item(conn, raw)
+    row: sqlite3.Row | None = (
+        conn.execute("SELECT * FROM scoped_items WHERE id=?", (full,)).fetchone() if full else None
+    )
     if row is None:
         raise not_found(raw)
     return row
@@ -158,6 +162,8 @@ def _replace_text(
                     code="changed",
                     id=row["id"],
                 )
+        # What the references were recorded against goes with the audit row: an undo records them back so.
+        before = json.dumps({"references": recorded_references(conn, row["id"])})
         if row["source_table"] == "notes":
             note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
@@ -177,7 +183,7 @@ def _replace_text(
         ]
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
-            "new_text, prior_subject, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+            "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (
                 row["id"],
                 row["source_table"],
@@ -188,6 +194,7 @@ def _replace_text(
                 new,
                 row["subject"],
                 now,
+                before,
             ),
         )
     return Edit(row["id"], count, prior, new)
@@ -315,7 +322,13 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
                 else []
             )
             # The stored row may hold no content (schema 11 keeps it in the item): the row as the view reads it.
-            before = json.dumps({"note": {**dict(stored), "content": note["content"]}, "contest": sides})
+            before = json.dumps(
+                {
+                    "note": {**dict(stored), "content": note["content"]},
+                    "contest": sides,
+                    "references": recorded_references(conn, row["id"]),
+                }
+            )
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?, 'delete', ?, NULL, ?, ?, ?)",

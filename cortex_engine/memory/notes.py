@@ -130,9 +130,11 @@ def sync_note_item(
     *,
     demote_tier: bool = False,
     fresh: bool = False,
+    prior: Mapping[str, Any] | None = None,
 ) -> None:
     """Project a note into memory_items (insert, or re-project keeping tier and access history); `fresh`: the note
-    was just written, so it has no item yet."""
+    was just written, so it has no item yet. `prior`: what its references were recorded against before an action
+    an undo takes back (`recorded_references`)."""
     text = _note_text(note)
     item_id = item_id_for(note["id"])
     row = (
@@ -169,7 +171,7 @@ def sync_note_item(
             )
         elif state != row["state"]:
             conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
-        if row["text"] == text and row["subject"] == note["subject"]:
+        if row["text"] == text and row["subject"] == note["subject"] and prior is None:
             return
     extract_item_references(
         conn,
@@ -179,7 +181,31 @@ def sync_note_item(
         fresh=row is None,
         anchor=True,
         scope_key=note["scope_key"] if row is None else None,
+        prior=prior,
     )
+
+
+def recorded_references(conn: sqlite3.Connection, item_id: str) -> dict[str, Any]:
+    """What an item's references were recorded against, as JSON-able data: each path's HEAD and every anchor row.
+
+    A write that changes the text keeps it in its audit row, so that an undo puts the references back recorded as
+    they were (`extract_item_references(prior=...)`), not as if the old text had been written now.
+    """
+    heads = {
+        str(r["normalized_path"]): r["head_oid"]
+        for r in conn.execute(
+            "SELECT normalized_path, head_oid FROM memory_references WHERE memory_item_id=? ORDER BY id", (item_id,)
+        )
+    }
+    pinned = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT path, symbol, start_line, end_line, content_hash, head_oid, anchored_at FROM memory_anchors "
+            "WHERE memory_item_id=? ORDER BY id",
+            (item_id,),
+        )
+    ]
+    return {"heads": heads, "anchors": pinned}
 
 
 def extract_item_references(
@@ -191,13 +217,24 @@ def extract_item_references(
     fresh: bool = False,
     anchor: bool = False,
     scope_key: str | None = None,
+    prior: Mapping[str, Any] | None = None,
 ) -> int:
     """Replace an item's stored references with those extracted from its subject and text (`fresh`: it has none).
 
-    With `anchor` (a note: a claim someone wrote) each file reference is also anchored to the symbols and line
+    Every write that re-records an item's references passes here (a note's edit, a contest opened or resolved, an
+    undo, a captured item re-projected), and a path the item already referenced keeps the HEAD it was recorded on,
+    with its anchors: a file renamed in a commit since still reads `moved`, never `stale: missing` because the text
+    was re-recorded after the rename. `prior` (`recorded_references` as an audit row kept it) is what the
+    references were recorded against before an action an undo takes back; it wins over what is stored now. A path
+    new to the item is recorded at the current HEAD.
+
+    With `anchor` (a note: a claim someone wrote) each new file reference is also anchored to the symbols and line
     ranges the text names; captured activity (command output, stack traces) is not, which keeps the flush
     from reading every file a traceback mentions.
     """
+    before: dict[str, Any] = {"heads": {}, "anchors": []} if fresh else recorded_references(conn, item_id)
+    heads: dict[str, str | None] = {**before["heads"], **(prior or {}).get("heads", {})}
+    known_anchors: list[dict[str, Any]] = [*(prior or {}).get("anchors", []), *before["anchors"]]
     if not fresh:
         queries.drop_references(conn, item_id)
     if scope_key is None:
@@ -205,13 +242,39 @@ def extract_item_references(
         scope_key = scope[0] if scope is not None else None
     repo, head = freshness.repository_for(conn, scope_key) if scope_key is not None else (None, None)
     refs = references.extract_references(subject, text, repo)
-    queries.add_references(conn, item_id, [(r.type, r.raw, r.normalized) for r in refs], head)
+    by_head: dict[str | None, list[tuple[str, str, str]]] = {}
+    for r in refs:
+        by_head.setdefault(heads.get(r.normalized, head), []).append((r.type, r.raw, r.normalized))
+    for recorded, group in by_head.items():
+        queries.add_references(conn, item_id, group, recorded)
     if not fresh:
         conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    kept_paths = {r.normalized for r in refs if r.type == "file" and r.normalized in heads}
+    kept: list[dict[str, Any]] = []
+    seen: set[tuple[object, ...]] = set()
+    for a in known_anchors:
+        key = (a["path"], a["symbol"], a["start_line"] if a["symbol"] is None else None)
+        if a["path"] in kept_paths and key not in seen:
+            seen.add(key)
+            kept.append(a)
+    conn.executemany(
+        "INSERT INTO memory_anchors(memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid, "
+        "anchored_at) VALUES (?,?,?,?,?,?,?,?)",
+        [
+            (item_id, a["path"], a["symbol"], a["start_line"], a["end_line"], a["content_hash"], a["head_oid"])
+            + (a.get("anchored_at"),)
+            for a in kept
+        ],
+    )
     files = [r.normalized for r in refs if r.type == "file"] if anchor else []
     if repo is not None and files:
         joined = text if subject is None else f"{subject}\n{text}"
-        write_anchors(conn, item_id, anchors.find_anchors(repo.worktree, files, joined), head, None)
+        found = [
+            a
+            for a in anchors.find_anchors(repo.worktree, files, joined)
+            if (a.path, a.symbol, a.start if a.symbol is None else None) not in seen
+        ]
+        write_anchors(conn, item_id, found, head, None)
     return len(refs)
 
 

@@ -90,6 +90,10 @@ class SyncResult:
     """(path, note id) of every decision this sync wrote."""
     pending: tuple[str, ...] = ()
     """Files that wait in the inbox for a person (written by someone else; see `arrivals.needs_review`)."""
+    recorded: tuple[str, ...] = ()
+    """Of the files added (new to the store), those recorded without writing a note: the publisher's own copy of a
+    note of this scope, or a file whose status says it no longer holds. The text report does not count them as
+    added decisions."""
 
     def to_dict(self) -> dict[str, object]:
         """The `--json` shape."""
@@ -99,6 +103,7 @@ class SyncResult:
             "updated": [quote_path(p) for p in self.updated],
             "retired": [quote_path(p) for p in self.retired],
             "pending": [quote_path(p) for p in self.pending],
+            "recorded": [quote_path(p) for p in self.recorded],
             "malformed": [{"path": quote_path(p), "problem": why} for p, why in self.malformed],
         }
 
@@ -514,6 +519,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force
     blobs = read_blobs(scope.worktree, sorted({oid for oid, size in changed.values() if size <= MAX_FILE_BYTES}))
     added: list[str] = []
     updated: list[str] = []
+    recorded: list[str] = []
     retired, malformed = [], []
     written: list[tuple[str, str]] = []
     parsed_files: dict[str, SharedDecision] = {}
@@ -570,6 +576,8 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force
         previous = known.get(path)
         wrote = _import(conn, scope, path, changed[path][0], parsed_files[path], previous, now)
         (updated if previous is not None and previous["note_id"] else added).append(path)
+        if wrote is None and (previous is None or not previous["note_id"]):
+            recorded.append(path)
         if wrote is not None:
             written.append((path, wrote))
     for path in sorted(set(known) - set(at_head)):
@@ -581,7 +589,14 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force
             (key, stamp),
         )
     return SyncResult(
-        True, tuple(added), tuple(updated), tuple(retired), tuple(malformed), tuple(written), tuple(pending)
+        True,
+        tuple(added),
+        tuple(updated),
+        tuple(retired),
+        tuple(malformed),
+        tuple(written),
+        tuple(pending),
+        tuple(recorded),
     )
 
 

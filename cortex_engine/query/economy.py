@@ -89,14 +89,21 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
         tree = "session_id IN (SELECT id FROM sessions WHERE id=? OR parent_session_id=?)"
         current = {
             "id": session["id"],
+            "host_session_id": session["host_session_id"],
             "started_at": session["started_at"],
             **spend(conn, tree, (session["id"], session["id"])).to_dict(),
         }
     cumulative = spend(conn, "scope_key=?", (scope.key,))
     history = [
-        {"session_id": r["id"], "started_at": r["started_at"], "injected": r["injected"] or 0}
+        {
+            "session_id": r["id"],
+            "host_session_id": r["host_session_id"],
+            "started_at": r["started_at"],
+            "injected": r["injected"] or 0,
+        }
         for r in conn.execute(
-            "SELECT s.id, s.started_at, (SELECT SUM(tokens) FROM token_ledger t WHERE t.direction='injected' AND "
+            "SELECT s.id, s.host_session_id, s.started_at, (SELECT SUM(tokens) FROM token_ledger t "
+            "WHERE t.direction='injected' AND "
             "t.session_id IN (SELECT id FROM sessions c WHERE c.id=s.id OR c.parent_session_id=s.id)) AS injected "
             "FROM sessions s WHERE s.scope_key=? AND s.parent_session_id IS NULL ORDER BY s.started_at DESC LIMIT 12",
             (scope.key,),
@@ -172,6 +179,8 @@ def render_stats(report: Mapping[str, Any]) -> str:
         lines.append(f"{'Session:':<15}no session in this scope yet")
     else:
         lines.append(f"{'Session:':<15}started {ts_min(session['started_at'])} (incl. subagents)")
+        if session.get("host_session_id"):
+            lines.append(f"{'  Claude Code:':<15}{session['host_session_id']} (claude --resume takes it)")
         lines.extend(block("session", session))
     lines.append(f"{'Scope:':<15}cumulative over this scope key")
     lines.extend(block("scope", report["scope"]))

@@ -81,6 +81,12 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
     row = find_item(conn, item_or_note_id)
     validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
     item = {k: row[k] for k in row.keys() if k != "rowid"}
+    host = (
+        conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (row["session_id"],)).fetchone()
+        if row["session_id"]
+        else None
+    )
+    item["host_session_id"] = host[0] if host is not None else None  # Claude Code's id: what `claude --resume` takes
     conflict: dict[str, object]
     if row["source_table"] != "notes":
         conflict = {"state": "n/a", "counterparts": []}

@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from cortex_engine.base.errors import InvalidInput
+from cortex_engine.base.ids import abbreviate
 from cortex_engine.base.untrusted import quote_path
 from cortex_engine.memory.items import KIND_WEIGHTS, STATES
 from cortex_engine.query.render import item_labels, label_tag, short_kind
@@ -284,9 +285,11 @@ def list_memory(
             offset = conn.execute(
                 f"SELECT COUNT(*) FROM memory_items{newer}", (*args, *_key_args(_key(rows[0])))
             ).fetchone()[0]
+    shorts = abbreviate(conn, [str(r["id"]) for r in rows])
     items = [
         {
             "id": r["id"],
+            "short_id": shorts[str(r["id"])],
             "note_id": r["source_id"] if r["source_table"] == "notes" else None,
             "kind": r["kind"],
             "subject": r["subject"],

@@ -100,8 +100,12 @@ def note_written(result: NoteWrite, adapter: str = "mcp") -> str:
     if result.superseded:
         n = len(result.superseded)
         lines.append(
-            f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler)."
+            f"Superseded {n} earlier {result.kind}{'s' if n != 1 else ''} on this subject (kept, one tier cooler; "
+            "not a contest: the two do not say opposite things in shared words):"
         )
+        lines.extend(f"  - {note_id}" for note_id in result.superseded[:3])
+        if n > 3:
+            lines.append(f"  … and {n - 3} more")
     return "\n".join(lines)
 
 
@@ -139,7 +143,7 @@ def memory_page(page: Page) -> str:
         labels = found if isinstance(found := item.get("labels"), list) else []
         rows.append(
             (
-                short_id(str(item["id"])),
+                str(item.get("short_id") or short_id(str(item["id"]))),
                 str(item["state"]),
                 short_kind_name(str(item["kind"])),
                 _one_line(item.get("scope", "")),
@@ -172,7 +176,8 @@ def inspection(result: Inspection) -> str:
         lines.append(f"subject:    {_one_line(item['subject'])}")
     lines.append(f"scope:      {item['scope_key']}")
     if item.get("session_id"):
-        lines.append(f"session:    {item['session_id']}")
+        host = f" (Claude Code session {item['host_session_id']})" if item.get("host_session_id") else ""
+        lines.append(f"session:    {item['session_id']}{host}")
     lines += [
         f"created:    {ts_min(str(item['created_at']))}",
         f"state:      {item['state']} (importance {float(item['importance']):.2f})",  # type: ignore[arg-type]

@@ -338,7 +338,9 @@ _Shown = TypeVar("_Shown")
 
 
 def pack_degrading(
-    attempts: Iterable[tuple[list[str], list[_Shown]]], budget: int
+    attempts: Iterable[tuple[list[str], list[_Shown]]],
+    budget: int,
+    whole: Callable[[str, _Shown], bool] | None = None,
 ) -> tuple[list[str], list[_Shown]] | None:
     """The budget rule for a surface that gives way in steps: the first attempt whose lines fit `budget`.
 
@@ -346,7 +348,9 @@ def pack_degrading(
     rendered lazily and the walk stops at the first that fits. When none fits, the last is cut to fit: its first
     and last lines kept whole, its second line (the first entry, so only the first of what it shows) cut with `…`
     to the room left, the lines between dropped; that is the lean form of a list under a header with a pointer
-    after it. `None` when even that cannot fit (or the last attempt has nothing between its first and last lines).
+    after it. `None` when even that cannot fit (or the last attempt has nothing between its first and last lines),
+    or when the cut line no longer says what `whole(line, item)` asks of the item it shows (its labels and
+    subject): an item listed as shown is shown with its labels, or not at all.
     """
     last: tuple[list[str], list[_Shown]] | None = None
     for lines, shown in attempts:
@@ -358,6 +362,8 @@ def pack_degrading(
     lines, shown = last
     head, body, foot = lines[0], lines[1], lines[-1]
     cut = [head, clip(body, budget_chars(budget) - len(head) - len(foot) - 2), foot]
+    if whole is not None and shown and not whole(cut[1], shown[0]):
+        return None
     return (cut, shown[:1]) if fits(cut, budget) else None
 
 

@@ -42,6 +42,7 @@ def activity(conn: sqlite3.Connection, scope_key: str, limit: int, session_id: s
             "parent_session_id": r["parent_session_id"],
             "agent_type": r["agent_type"],
             "agent_id": r["agent_id"],
+            "host_session_id": r["host_session_id"],  # Claude Code's id, what `claude --resume` takes
             "status": r["status"],
             "started_at": r["started_at"],
             "ended_at": r["ended_at"],

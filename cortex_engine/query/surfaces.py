@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
+from cortex_engine.base.labels import CONTESTED
 from cortex_engine.base.records import field, record
 from cortex_engine.base.tokens import budget_chars, estimate_tokens
 from cortex_engine.base.untrusted import quote_path
@@ -595,6 +596,9 @@ def session_brief(
     contest_ids = {row["id"] for row in contested}
 
     def bullet(row: sqlite3.Row, width: int) -> str:
+        if not width:  # the leanest form: what the note is about and its labels, its words left to a recall
+            line = f"- {row['kind'][5:]}: {subject_tag(row['subject'])}".rstrip()
+            return clip(line + label_suffix(row["kind"], row["text"], valid[row["id"]]), len(line) + BRIEF_LABEL_CHARS)
         body, _ = split_trailers(row["text"])
         line = f"- [{age_text(row['created_at'], ctx.now)}] {row['kind'][5:]}: {subject_tag(row['subject'])}"
         line += shorten(note_content(body), width)
@@ -628,7 +632,7 @@ def session_brief(
         while rows and rows[-1]["id"] not in contest_ids:
             rows.pop()
             yield assemble(rows, width, hidden, ledger), list(rows)
-        for width in (80, 50, 30):
+        for width in (80, 50, 30, 0):
             yield assemble(rows, width, hidden, ledger), list(rows)
         while len(rows) > 1:
             rows.pop()
@@ -637,7 +641,13 @@ def session_brief(
 
     # The budget is spent, never exceeded (the one packer's rule); a brief with something to say is cut to fit,
     # never dropped whole.
-    packed = pack_degrading(attempts(), budget)
+    def whole(line: str, row: sqlite3.Row) -> bool:
+        """A line cut to the last room still names its note's subject and carries `[contested]` if it is a side."""
+        tag = subject_tag(row["subject"]).strip()
+        contested = row["id"] in contest_ids and CONTESTED not in line
+        return not contested and tag in line
+
+    packed = pack_degrading(attempts(), budget, whole)
     if packed is None or len(packed[0]) <= 2:
         return Surface("session_brief", "", budget, [])
     lines, rows = packed
