@@ -6,14 +6,14 @@ Usage:
 PATH is any git repository (a clone or a bare mirror; it is only read, and nothing of it is kept or committed).
 The replay used for bench/RESULTS.md is psf/black, fetched as a bare mirror.
 
-Protocol: every non-merge commit is one note (`<subject>\\n\\n<body>`, body cut at 600 characters), written at
-its commit date through the engine, in one store that lives in a checkout of PATH at HEAD (`--empty-dir`: in an
-empty directory, as before, where every file a commit names reads missing). Every changelog bullet at HEAD that
-cites pull requests `(#N)` is one query, with its `#N` references removed; its gold commits are those whose
-subject ends with one of those `(#N)` (squash merges). recall@k = mean fraction of a query's gold commits in the
-top k; MRR = mean 1/rank of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold commit below that adds < 0.02 to
-MRR). `low overlap` is the slice of queries sharing at most a third of their content words
-with their gold commit's subject.
+Protocol: every non-merge commit is one note (`<subject>\\n\\n<body>`, body cut at 600 characters), written at its
+commit date through the engine, in one store that lives in a checkout of PATH at HEAD (`--empty-dir`: in an empty
+directory, as before, where every file a commit names reads missing). Every changelog bullet at HEAD that cites pull
+requests `(#N)` is one query, with its `#N` references removed; its gold commits are those whose subject ends with
+one of those `(#N)` (squash merges). recall@k = mean fraction of a query's gold commits in the top k; MRR = mean
+1/rank of the first gold commit (Cortex ranks `--depth` deep, 50 by default: a gold commit below that adds < 0.02 to
+MRR). `low overlap` is the slice of queries sharing at most a third of their content words with their gold commit's
+subject.
 
 `--losses N` lists the N queries the rerank loses most against plain FTS5 order (first-gold rank before → after),
 and with the semantic extra the N queries hybrid loses most against Cortex lexical, each with the score parts of

@@ -1,11 +1,11 @@
 """The session lifecycle: primary and subagent session rows, starting, summarizing and ending them.
 
 In: a connection, a scope, an ISO time. A session belongs to one scope; a primary can carry the host's session id
-(Claude Code's), and a subagent's session hangs under the primary that dispatched it. SessionStart ends this
-scope's (and this host's) open primaries, consolidates what they did and starts a fresh one (`engagement` then
-readies the worktree's runtime folder), except that a host session resumed or compacted carries on its own. The
-spool's replay (`flush`) finds its sessions here, so this module never imports it. Writes run inside the caller's `store.transaction` unless a function opens its own (said
-where it does).
+(Claude Code's), and a subagent's session hangs under the primary that dispatched it. SessionStart ends this scope's
+(and this host's) open primaries, consolidates what they did and starts a fresh one (`engagement` then readies the
+worktree's runtime folder), except that a host session resumed or compacted carries on its own. The spool's replay
+(`flush`) finds its sessions here, so this module never imports it. Writes run inside the caller's
+`store.transaction` unless a function opens its own (said where it does).
 """
 
 from __future__ import annotations
