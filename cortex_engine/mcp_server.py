@@ -135,6 +135,50 @@ class ValidationReport(TypedDict):
     items: list[ValidatedItem]
 
 
+class ShownItem(TypedDict):
+    """One memory a surface showed: its id, kind, subject, every label it carries, and the tokens its lines took."""
+
+    id: str
+    kind: str
+    subject: str | None
+    labels: list[str]
+    tokens: int
+
+
+class RecallAnswer(TypedDict):
+    """`cortex_recall` as data, beside its text: the topic, the budget, what the text spent, and each item shown."""
+
+    topic: str
+    budget: Annotated[int, Field(description="Most tokens the answer could use.")]
+    tokens: Annotated[int, Field(description="Tokens the text spent (never more than the budget).")]
+    items: list[ShownItem]
+
+
+class StateAnswer(TypedDict):
+    """`cortex_state` as data, beside its text: the budget, what the text spent, and each item shown."""
+
+    budget: Annotated[int, Field(description="Most tokens the answer could use.")]
+    tokens: Annotated[int, Field(description="Tokens the text spent (never more than the budget).")]
+    items: list[ShownItem]
+
+
+def shown(surface: Any) -> dict[str, Any]:
+    """The budget, the spend and the items of a rendered surface, as `RecallAnswer` and `StateAnswer` carry them."""
+    return {
+        "budget": surface.budget,
+        "tokens": surface.tokens,
+        "items": [
+            {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels), "tokens": i.tokens}
+            for i in surface.items
+        ],
+    }
+
+
+def answered(text: str, data: dict[str, Any]) -> types.CallToolResult:
+    """A tool's text, exactly as a plain tool returns it, with `data` as its structured content."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+
 class CortexTools:
     """The engine calls behind the tools, on one warm engine per server, serialized by a lock."""
 
@@ -207,8 +251,12 @@ class CortexTools:
 
     def surface(self, call: Callable[[Engine], Any]) -> str:
         """Run a surface method (it books and marks consulted itself) and return its text."""
+        return str(self.rendered(call).text)
+
+    def rendered(self, call: Callable[[Engine], Any]) -> Any:
+        """Run a surface method (it books and marks consulted itself) and return the surface."""
         with self.engine() as engine:
-            return str(call(engine).text)
+            return call(engine)
 
 
 def _as_list(value: list[T] | T) -> list[T]:
@@ -297,13 +345,14 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         """Explain what Cortex remembers and which cortex_* tool answers what. Call once at the start of work."""
         return tools.booked("route", lambda e: ROUTE, consulted=True)
 
-    @tool(structured_output=False)
-    def cortex_state(budget: StateBudget = 800) -> str:
+    @tool()
+    def cortex_state(budget: StateBudget = 800) -> Annotated[types.CallToolResult, StateAnswer]:
         """The branch's working state: this session's notes first, then the snapshot, decisions and evidence.
 
         Call at the start of a task or after a break to see where the work stands.
         """
-        return tools.surface(lambda e: e.state(budget))
+        surface = tools.rendered(lambda e: e.state(budget))
+        return answered(surface.text, shown(surface))
 
     @tool(structured_output=False)
     def cortex_note(
@@ -360,7 +409,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
         return tools.booked("resolve", resolve)
 
-    @tool(structured_output=False)
+    @tool()
     def cortex_recall(
         topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
         budget: RecallBudget = 600,
@@ -371,11 +420,12 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
                 ge=1, le=50, description="Show at most this many items (1-50); by default as many as fit the budget."
             ),
         ] = None,
-    ) -> str:
+    ) -> Annotated[types.CallToolResult, RecallAnswer]:
         """Evidence for a topic: a lead line, then timestamped lines labelled {labels} when they no longer
         simply hold. Call before deciding something earlier work may have settled.
         """
-        return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
+        surface = tools.rendered(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
+        return answered(surface.text, {"topic": surface.topic, **shown(surface)})
 
     @tool(structured_output=False)
     def cortex_brief(

@@ -503,6 +503,8 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
     assert {name for name, t in tools.items() if "outputSchema" in t} == {
         "cortex_suggest_notes",
         "cortex_validate_memory",
+        "cortex_recall",
+        "cortex_state",
     }
 
 
@@ -537,3 +539,45 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     assert text(ledger).splitlines() == ["README.md: unread", "gone.py: missing"]
     assert validated.structured_content is not None and validated.structured_content["checked"] == 0
     assert json.loads(text(validated)) == validated.structured_content
+
+
+def test_recall_and_state_carry_their_items_as_structured_content_beside_the_same_text(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A client can act on a label without parsing a line: recall and state return each item's id, kind, labels and
+    tokens, the budget and what the text spent, as structured content matching their output schema; the text is
+    the one the CLI prints."""
+    import jsonschema
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
+            await session.call_tool("cortex_note", {"kind": "decision", "subject": "queue engine", "content": content})
+        out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine", "budget": 300})
+        out["state"] = await session.call_tool("cortex_state", {})
+        out["tools"] = {t.name: t.output_schema for t in (await session.list_tools()).tools}
+        return out
+
+    out, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    cli = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "recall", "--peek", "--budget", "300", "queue engine"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    assert text(out["recall"]) == cli.stdout.rstrip("\n")
+    for name in ("recall", "state"):
+        result = out[name]
+        data = result.structured_content
+        assert not result.is_error and data is not None, name
+        jsonschema.validate(data, out["tools"][f"cortex_{name}"])
+        assert data["budget"] == (300 if name == "recall" else 800)
+        assert data["tokens"] == estimate_tokens(text(result)) <= data["budget"]
+        assert len(data["items"]) == 2, data
+        for item in data["items"]:
+            assert set(item) >= {"id", "kind", "labels", "tokens"}
+            assert item["kind"] == "note:decision" and "contested" in item["labels"]
+            assert 0 < item["tokens"] < data["tokens"]
