@@ -168,8 +168,8 @@ def shown(surface: Any) -> dict[str, Any]:
         "budget": surface.budget,
         "tokens": surface.tokens,
         "items": [
-            {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels), "tokens": i.tokens}
-            for i in surface.items
+            {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels), "tokens": tokens}
+            for i, tokens in zip(surface.items, surface.spent(), strict=True)
         ],
     }
 

@@ -152,8 +152,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             [
                 "OK",
                 f"DB: {status['store']}",
-                f"Scope: {status['scope_key']}",
-                f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
+                f"Scope: {status['scope_key_shown']}",
+                f"Items: {status['items']}"
+                + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")" if states else ""),  # type: ignore[attr-defined]
                 f"Contested notes: {status['contested_notes']}",
                 _semantic_line(status["semantic"]),  # type: ignore[arg-type]
             ]
@@ -184,7 +185,7 @@ def cmd_store(args: argparse.Namespace) -> int:
                 f"Id:       {info.store_id}",
                 f"Derived:  {info.derived}",
                 f"Exists:   {'yes' if info.exists else 'no'}",
-                f"Scope:    {info.scope_key}",
+                f"Scope:    {info.scope_key_shown}",
             ]
         )
     )

@@ -83,8 +83,8 @@ class SurfaceItem:
     subject: str | None
     labels: tuple[str, ...]
     references: tuple[dict[str, str | None], ...] = ()
-    tokens: int = 0
-    """The token estimate of the line(s) the surface gave it (0 where it shared a block, the branch snapshot)."""
+    lines: tuple[str, ...] = ()
+    """The lines the surface rendered for it, before the budget cut any (none where it shares a block)."""
 
 
 @record
@@ -105,6 +105,31 @@ class Surface:
         """The token estimate of the text."""
         return estimate_tokens(self.text)
 
+    def spent(self) -> list[int]:
+        """The tokens the text spends on each item, in `items` order: its lines as they stand in the text (a line
+        the budget cut counts as cut, one it dropped not at all; each line of the text counts for one item)."""
+        shown = self.text.split("\n")
+        used: set[int] = set()
+        out = []
+        for item in self.items:
+            found = []
+            for wanted in item.lines:
+                at = next((n for n, line in enumerate(shown) if n not in used and line == wanted), None)
+                if at is None:  # cut to fit: what is left of it before the `…`, then its labels
+                    at = next(
+                        (
+                            n
+                            for n, line in enumerate(shown)
+                            if n not in used and line.find("…") > 0 and wanted.startswith(line[: line.find("…")])
+                        ),
+                        None,
+                    )
+                if at is not None:
+                    used.add(at)
+                    found.append(shown[at])
+            out.append(estimate_tokens("\n".join(found)) if found else 0)
+        return out
+
     def to_dict(self) -> dict[str, object]:
         """The JSON contract: text, tokens, budget, items."""
         return {
@@ -119,9 +144,9 @@ class Surface:
                     "subject": i.subject,
                     "labels": list(i.labels),
                     "references": list(i.references),
-                    "tokens": i.tokens,
+                    "tokens": tokens,
                 }
-                for i in self.items
+                for i, tokens in zip(self.items, self.spent(), strict=True)
             ],
             **({"retrievers": list(self.retrievers)} if self.retrievers else {}),
         }
@@ -137,7 +162,7 @@ def _surface_item(
         row["subject"],
         tuple(item_labels(row["kind"], row["text"], validation)),
         tuple(validation.verdicts) if validation is not None else (),
-        estimate_tokens("\n".join(line for line in lines if line)) if any(lines) else 0,
+        tuple(line for part in lines if part for line in part.split("\n")),
     )
 
 
