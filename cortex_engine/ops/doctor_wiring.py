@@ -127,7 +127,7 @@ def check_wiring(report: Report, wired: list[Wired]) -> None:
         if problems:
             report.add(name, "warn", "; ".join(problems), f"{FIX_INSTALL} (it rewrites the matcher in place)")
         else:
-            used = sorted({w.matcher for want in wants for w in _found(wired, want) if want.covered_by(w.matcher)})
+            used = sorted({str(w.matcher) for want in wants for w in _found(wired, want) if want.covered_by(w.matcher)})
             report.add(name, "pass", f"{' and '.join(w.event for w in wants)} select {' / '.join(used)}")
 
 
