@@ -40,7 +40,7 @@ from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.mcp_transport import serve_stdio
 from cortex_engine.results import ROUTE, messages, store_error
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
@@ -160,18 +160,6 @@ class StateAnswer(TypedDict):
     budget: Annotated[int, Field(description="Most tokens the answer could use.")]
     tokens: Annotated[int, Field(description="Tokens the text spent (never more than the budget).")]
     items: list[ShownItem]
-
-
-def shown(surface: Any) -> dict[str, Any]:
-    """The budget, the spend and the items of a rendered surface, as `RecallAnswer` and `StateAnswer` carry them."""
-    return {
-        "budget": surface.budget,
-        "tokens": surface.tokens,
-        "items": [
-            {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels), "tokens": tokens}
-            for i, tokens in zip(surface.items, surface.spent(), strict=True)
-        ],
-    }
 
 
 def answered(text: str, data: dict[str, Any]) -> types.CallToolResult:
@@ -351,8 +339,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
         Call at the start of a task or after a break to see where the work stands.
         """
-        surface = tools.rendered(lambda e: e.state(budget))
-        return answered(surface.text, shown(surface))
+        return answered(*tool_answer("cortex_state", tools.rendered(lambda e: e.state(budget))))
 
     @tool(structured_output=False)
     def cortex_note(
@@ -425,7 +412,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         simply hold. Call before deciding something earlier work may have settled.
         """
         surface = tools.rendered(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
-        return answered(surface.text, {"topic": surface.topic, **shown(surface)})
+        return answered(*tool_answer("cortex_recall", surface))
 
     @tool(structured_output=False)
     def cortex_brief(
@@ -618,14 +605,11 @@ TOOL_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_tabl
 """What `serve` answers to `tools/list` before the SDK is loaded (see `serve.recorded_tools`)."""
 
 
-def tool_table() -> dict[str, dict[str, Any]]:
-    """The `tools/list` result the SDK sends for each protocol version it negotiates, as it goes on the wire
-    (a real session over memory streams: initialize, initialized, tools/list)."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+def _answer_in_session(lowlevel: Any, version: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The result the SDK sends to `request` (id 2) in a real session over memory streams negotiated at `version`
+    (initialize, initialized, the request), as it goes on the wire."""
 
-    lowlevel = build_server(os.getcwd())._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
-
-    async def listed(version: str) -> dict[str, Any]:
+    async def answer() -> dict[str, Any]:
         send, inbound = anyio.create_memory_object_stream[Any](8)
         outbound, receive = anyio.create_memory_object_stream[Any](8)
         lines = [
@@ -640,7 +624,7 @@ def tool_table() -> dict[str, dict[str, Any]]:
                 },
             },
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 2, **request},
         ]
         async with anyio.create_task_group() as group:
             group.start_soon(lowlevel.run, inbound, outbound, lowlevel.create_initialization_options())
@@ -652,7 +636,47 @@ def tool_table() -> dict[str, dict[str, Any]]:
             group.cancel_scope.cancel()
         return dict(sent["result"])
 
-    return {version: anyio.run(listed, version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+    return anyio.run(answer)
+
+
+def tool_table() -> dict[str, dict[str, Any]]:
+    """The `tools/list` result the SDK sends for each protocol version it negotiates, as it goes on the wire
+    (a real session over memory streams: initialize, initialized, tools/list)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    lowlevel = build_server(os.getcwd())._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
+    return {
+        version: _answer_in_session(lowlevel, version, {"method": "tools/list"})
+        for version in HANDSHAKE_PROTOCOL_VERSIONS
+    }
+
+
+class SampleAnswer(TypedDict):
+    """The structured content of the sample call (`call_envelopes`)."""
+
+    k: str
+
+
+SAMPLE_TEXT = "T"
+SAMPLE_DATA = {"k": "v"}
+"""The text and structured content of the sample call whose answer `call_envelopes` records."""
+
+
+def call_envelopes() -> dict[str, dict[str, Any]]:
+    """For each protocol version, the result the SDK sends for a tool that answers `SAMPLE_TEXT` with
+    `SAMPLE_DATA` as structured content (a server named and stamped as Cortex's, as it goes on the wire): the shape
+    `serve` fills in to answer an early `cortex_recall` or `cortex_state` exactly as the SDK would."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    sample: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS)
+
+    @sample.tool()
+    def sample_tool() -> Annotated[types.CallToolResult, SampleAnswer]:
+        return answered(SAMPLE_TEXT, dict(SAMPLE_DATA))
+
+    lowlevel = sample._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
+    call = {"method": "tools/call", "params": {"name": "sample_tool", "arguments": {}}}
+    return {version: _answer_in_session(lowlevel, version, call) for version in HANDSHAKE_PROTOCOL_VERSIONS}
 
 
 def write_tool_table(path: str = TOOL_TABLE) -> bool:
@@ -666,9 +690,12 @@ def write_tool_table(path: str = TOOL_TABLE) -> bool:
         by_version[version] = bodies.index(result)
     document = {
         "comment": "Generated by `python -m cortex_engine.mcp_server --write-tool-table`; do not edit. "
-        "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version.",
+        "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version, and the "
+        "shape of a tool's answer (text and structured content) it fills in for an early cortex_recall or "
+        "cortex_state.",
         "by_version": by_version,
         "bodies": bodies,
+        "call_envelopes": call_envelopes(),
     }
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     try:
