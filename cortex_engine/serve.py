@@ -139,7 +139,10 @@ def recorded_tools(version: str) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-CALL_DEFAULTS = {"cortex_recall": {"budget": 600, "detail": "none", "limit": None}, "cortex_state": {"budget": 800}}
+CALL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cortex_recall": {"budget": 600, "detail": "none", "limit": None},
+    "cortex_state": {"budget": 800},
+}
 """The tools `serve` can answer before the SDK is loaded, with their arguments' defaults (as `mcp_server` declares
 them): a session's first call is usually one of them, and it no longer waits for the SDK's import."""
 
