@@ -584,11 +584,18 @@ def main(
     stdin: IO[str] | None = None,
     preamble: list[str] | None = None,
     answered: list[dict[str, Any]] | None = None,
+    engine: Engine | None = None,
 ) -> int:
-    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
+    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`); `engine` is
+    the one `serve` opened to answer early calls, which the tools go on with."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     where = os.path.realpath(cwd or os.getcwd())
-    server = build_server(where)
+    handed = [engine] if engine is not None else []
+
+    def opener(path: str) -> Engine:
+        return handed.pop() if handed else open_engine(path)
+
+    server = build_server(where, opener)
     wire = stdin if stdin is not None else claim_stdin()
     embedder = BackgroundEmbedder(where)
     embedder.start()

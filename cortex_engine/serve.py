@@ -185,7 +185,7 @@ def call_arguments(line: str) -> tuple[object, str, dict[str, Any]] | None:
     return request_id, str(name), given
 
 
-def early_call(line: str, version: str, cwd: str) -> dict[str, Any] | None:
+def early_call(line: str, version: str, cwd: str, warm: list[Any]) -> dict[str, Any] | None:
     """The answer to an early `cortex_recall` or `cortex_state`, made by the engine directly and shaped as the SDK
     shapes a tool's answer for `version` (`tool_table.json`'s recorded envelope); None when the SDK must answer it
     (anything unusual, an engine error, no envelope for the version). The line is then not given to the SDK: the
@@ -196,15 +196,16 @@ def early_call(line: str, version: str, cwd: str) -> dict[str, Any] | None:
         return None
     request_id, name, args = call
     try:
-        from cortex_engine.engine import open_engine
-
-        with open_engine(os.path.realpath(cwd or os.getcwd())) as engine:
-            if name == "cortex_recall":
-                detail = None if args["detail"] == "none" else args["detail"]
-                surface = engine.recall(args["topic"], args["budget"], detail, limit=args["limit"])
-            else:
-                surface = engine.state(args["budget"])
+        engine = _warm(cwd, warm)
+        if name == "cortex_recall":
+            detail = None if args["detail"] == "none" else args["detail"]
+            surface = engine.recall(args["topic"], args["budget"], detail, limit=args["limit"])
+        else:
+            surface = engine.state(args["budget"])
     except Exception:  # noqa: BLE001 - the SDK answers the call itself, with its error shape
+        for engine in warm:
+            engine.close()
+        warm.clear()
         return None
     text, data = tool_answer(name, surface)
     result = json.loads(json.dumps(envelope))
@@ -212,6 +213,18 @@ def early_call(line: str, version: str, cwd: str) -> dict[str, Any] | None:
     if "structuredContent" in result:
         result["structuredContent"] = data
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _warm(cwd: str, warm: list[Any]) -> Any:
+    """The engine early calls share (as the SDK's tools share theirs, which it becomes): opened once, its scope
+    re-read from HEAD on every call, reopened when the repository or the store was replaced."""
+    if warm and not warm[0].rescope():
+        warm.pop().close()
+    if not warm:
+        from cortex_engine.engine import open_engine
+
+        warm.append(open_engine(os.path.realpath(cwd or os.getcwd())))
+    return warm[0]
 
 
 def _envelope(version: str) -> dict[str, Any] | None:
@@ -273,13 +286,15 @@ def main(cwd: str | None = None) -> int:
     answer = initialize_answer(first, versions) if first and versions else None
     preamble = [first] if first else []
     answered: list[dict[str, Any]] = []
+    warm: list[Any] = []
+    """The engine early calls opened, handed to the SDK's tools (one repository lookup for the whole session)."""
     if answer is not None:
         _send(answer)
         answered.append(answer)
         loading = _load_sdk()
         version = answer["result"]["protocolVersion"]
         while line := stdin.readline():
-            called = early_call(line, version, cwd or os.getcwd())
+            called = early_call(line, version, cwd or os.getcwd(), warm)
             if called is not None:
                 _send(called)  # answered by the engine; the SDK never sees this call (it would run it again)
                 continue
@@ -293,4 +308,4 @@ def main(cwd: str | None = None) -> int:
         loading.join()
     from cortex_engine.mcp_server import main as serve_sdk
 
-    return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered)
+    return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered, engine=warm[0] if warm else None)

@@ -57,8 +57,8 @@ FIXES = {"rewrite_moved": "moved", "reanchor": "drifted"}
 """Keys that fix the highlighted memory (a Freshness item or a Memory row), live while it carries that label."""
 UNAVAILABLE = {
     "audit": "On the Memory tab, highlight a memory with corrections (edits, path rewrites, re-anchors).",
-    "rewrite_moved": "Highlight a memory labelled [moved: a → b] (Memory tab, or the Freshness pane).",
-    "reanchor": "Highlight a memory labelled [drifted: …] (Memory tab, or the Freshness pane).",
+    "rewrite_moved": f"Highlight a memory labelled {reference('moved: a → b')} (Memory tab, or the Freshness pane).",
+    "reanchor": f"Highlight a memory labelled {reference('drifted: …')} (Memory tab, or the Freshness pane).",
     "open_editor": "Highlight an item in the Freshness pane first.",
     "edit": "Highlight a memory first (Memory tab or the Freshness pane).",
     "delete": "Highlight a memory first (Memory tab or the Freshness pane).",
