@@ -795,12 +795,11 @@ class MainScreen(Screen[None]):
             self.undo_armed = False
         if isinstance(self.focused, Input):
             return  # typing
-        key = next((b for b in self.BINDINGS if isinstance(b, Key) and b.key == event.key), None)
-        if key is None:
-            return
+        keys = [b for b in self.BINDINGS if isinstance(b, Key) and b.key == event.key]
+        if not keys or any(self.check_action(k.action.split("(")[0], ()) for k in keys):
+            return  # nothing bound here, or one of its bindings applies (`o`: open in the editor, or sort)
+        key = keys[0]
         action = key.action.split("(")[0]
-        if self.check_action(action, ()):
-            return
         why = UNAVAILABLE.get(action)
         if why is None and action in MEMORY_ACTIONS:
             why = "This key works on the Memory tab (press 2)."
