@@ -565,9 +565,14 @@ def test_scope_keys_show_the_repository_path_in_its_real_case(tmp_path: Path) ->
     path = tmp_path / "MyRepo"
     path.mkdir()
     git(path, "init", "-q", "-b", "Main")
-    git(path, "commit", "-q", "--allow-empty", "-m", "init")
+    (path / "README.md").write_text("# up\n", encoding="utf-8")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "init")
     real = os.path.realpath(path)
     for args in (("status",), ("store",)):
         scope = next(line for line in ok(path, *args).splitlines() if line.startswith("Scope:"))
         assert f"{real}/.git:{real}:" in scope and real.lower() not in scope, scope
     assert json.loads(ok(path, "store", "--json"))["scope_key"].count(real.lower()) == 2
+    ok(path, "note", "--kind", "decision", "--subject", "readme", "keep README.md short")
+    scopes = [line for line in ok(path, "validate-memory", "--all-scopes").splitlines() if line.startswith("scope ")]
+    assert scopes and all(real.lower() not in line for line in scopes), scopes

@@ -119,10 +119,11 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
     """Audit memory references against the checkout."""
     with engine_for(args) as engine:
         report = engine.validate_memory(" ".join(args.topic) if args.topic else None, all_scopes=args.all_scopes)
+        paths = (engine.identity.identifying_path, engine.identity.root)
     if args.json:
         emit_json(report)
         return 0
-    from cortex_engine.results import messages
+    from cortex_engine.results import messages, shown_scope_key
 
     lines = [messages.freshness_summary(report)]
     for item in report["items"]:  # type: ignore[attr-defined]
@@ -130,11 +131,11 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
             lines.append(f"  {item['id']}  [{item['label']}]")
     for scope in report.get("scopes", []):  # type: ignore[attr-defined]
         lines.append(
-            f"scope {scope['scope_key']}: {scope['checked']} checked, {scope['stale']} stale "
+            f"scope {shown_scope_key(scope['scope_key'], *paths)}: {scope['checked']} checked, {scope['stale']} stale "
             f"(against {scope['against']} {scope['where']})"
         )
     for scope in report.get("unchecked", []):  # type: ignore[attr-defined]
-        lines.append(f"scope {scope['scope_key']}: not checked ({scope['reason']})")
+        lines.append(f"scope {shown_scope_key(scope['scope_key'], *paths)}: not checked ({scope['reason']})")
     emit_text("\n".join(lines))
     return 0
 
