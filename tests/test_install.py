@@ -39,7 +39,10 @@ def test_fresh_install_writes_scripts_wiring_and_mcp(repo: Repo, home: Path, bin
     run = cortex(repo.path, "install", bin_path=bin_path)
     assert run.code == 0, run.out + run.err
     assert "Install complete." in run.out
-    assert "Cortex doctor — " in run.out and "The installation itself is complete: nothing to fix, so this exits 0." in run.out
+    assert (
+        "Cortex doctor — " in run.out
+        and "The installation itself is complete: nothing to fix, so this exits 0." in run.out
+    )
     for name in wiring.TEMPLATES:
         path = hooks(home) / name
         body = path.read_text(encoding="utf-8")

@@ -17,7 +17,6 @@ from cortex_engine.base.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import body, humanize_kind, line, one_line, plain, scope_label
-
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
