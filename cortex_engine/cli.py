@@ -627,6 +627,18 @@ GLOBAL_ARGS = (
 """The options before the sub-command."""
 
 
+def unknown_command(name: str) -> str:
+    """The one line for a command that does not exist: the closest listed ones, else every listed one (never a
+    hidden entry point)."""
+    import difflib
+
+    listed = [c.name for c in COMMANDS if not c.why_hidden]
+    close = difflib.get_close_matches(name, listed, n=3, cutoff=0.6)
+    if close:
+        return f"unknown command {name!r}; did you mean {' or '.join(close)}? (`cortex --help` lists every command)"
+    return f"unknown command {name!r}; choose from {', '.join(listed)}"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser from `COMMANDS`; with `only`, just that sub-command (hooks start faster without the rest)."""
     parser = _Parser(
@@ -654,8 +666,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_json = "--json" in argv
     try:
         command = _command_of(argv)
-        # an unknown command: the full parser says so
-        parser = build_parser(command if command in COMMAND_BY_NAME else None)
+        if command is not None and command not in COMMAND_BY_NAME:
+            raise UsageError(unknown_command(command))
+        parser = build_parser(command)
         args = parser.parse_args(argv)
     except UsageError as exc:
         return _fail(str(exc), "usage", wants_json, EXIT_USAGE)

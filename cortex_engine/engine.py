@@ -533,8 +533,8 @@ class Engine(EngineCore):
 
         Args:
             text: only items whose subject or text contains this (case-insensitive substring).
-            labels: only items carrying any of `listing.LABEL_FILTERS` (contested, stale, drifted, superseded),
-                judged as the listed labels are (stale and drifted against the checkout as it is now).
+            labels: only items carrying any of `listing.LABEL_FILTERS` (contested, stale, moved, drifted, superseded),
+                judged as the listed labels are (stale, moved and drifted against the checkout as it is now).
             sort: one of `listing.SORTS`; `reverse` flips its natural direction.
 
         Raises:

@@ -40,7 +40,7 @@ from cortex_engine.base.labels import CONTESTED, GLOSSARY, reference
 from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET, open_engine, semantic_installed
 from cortex_engine.mcp_transport import serve_stdio
 from cortex_engine.results import ROUTE, messages, store_error
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
@@ -135,6 +135,38 @@ class ValidationReport(TypedDict):
     items: list[ValidatedItem]
 
 
+class ShownItem(TypedDict):
+    """One memory a surface showed: its id, kind, subject, every label it carries, and the tokens its lines took."""
+
+    id: str
+    kind: str
+    subject: str | None
+    labels: list[str]
+    tokens: int
+
+
+class RecallAnswer(TypedDict):
+    """`cortex_recall` as data, beside its text: the topic, the budget, what the text spent, and each item shown."""
+
+    topic: str
+    budget: Annotated[int, Field(description="Most tokens the answer could use.")]
+    tokens: Annotated[int, Field(description="Tokens the text spent (never more than the budget).")]
+    items: list[ShownItem]
+
+
+class StateAnswer(TypedDict):
+    """`cortex_state` as data, beside its text: the budget, what the text spent, and each item shown."""
+
+    budget: Annotated[int, Field(description="Most tokens the answer could use.")]
+    tokens: Annotated[int, Field(description="Tokens the text spent (never more than the budget).")]
+    items: list[ShownItem]
+
+
+def answered(text: str, data: dict[str, Any]) -> types.CallToolResult:
+    """A tool's text, exactly as a plain tool returns it, with `data` as its structured content."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data)
+
+
 class CortexTools:
     """The engine calls behind the tools, on one warm engine per server, serialized by a lock."""
 
@@ -207,8 +239,12 @@ class CortexTools:
 
     def surface(self, call: Callable[[Engine], Any]) -> str:
         """Run a surface method (it books and marks consulted itself) and return its text."""
+        return str(self.rendered(call).text)
+
+    def rendered(self, call: Callable[[Engine], Any]) -> Any:
+        """Run a surface method (it books and marks consulted itself) and return the surface."""
         with self.engine() as engine:
-            return str(call(engine).text)
+            return call(engine)
 
 
 def _as_list(value: list[T] | T) -> list[T]:
@@ -297,13 +333,13 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
         """Explain what Cortex remembers and which cortex_* tool answers what. Call once at the start of work."""
         return tools.booked("route", lambda e: ROUTE, consulted=True)
 
-    @tool(structured_output=False)
-    def cortex_state(budget: StateBudget = 800) -> str:
+    @tool()
+    def cortex_state(budget: StateBudget = 800) -> Annotated[types.CallToolResult, StateAnswer]:
         """The branch's working state: this session's notes first, then the snapshot, decisions and evidence.
 
         Call at the start of a task or after a break to see where the work stands.
         """
-        return tools.surface(lambda e: e.state(budget))
+        return answered(*tool_answer("cortex_state", tools.rendered(lambda e: e.state(budget))))
 
     @tool(structured_output=False)
     def cortex_note(
@@ -360,7 +396,7 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
 
         return tools.booked("resolve", resolve)
 
-    @tool(structured_output=False)
+    @tool()
     def cortex_recall(
         topic: Annotated[str, Field(min_length=1, description="What you want evidence about, in a few words.")],
         budget: RecallBudget = 600,
@@ -371,11 +407,12 @@ def build_server(cwd: str, opener: Callable[[str], Engine] = open_engine) -> MCP
                 ge=1, le=50, description="Show at most this many items (1-50); by default as many as fit the budget."
             ),
         ] = None,
-    ) -> str:
+    ) -> Annotated[types.CallToolResult, RecallAnswer]:
         """Evidence for a topic: a lead line, then timestamped lines labelled {labels} when they no longer
         simply hold. Call before deciding something earlier work may have settled.
         """
-        return tools.surface(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
+        surface = tools.rendered(lambda e: e.recall(topic, budget, None if detail == "none" else detail, limit=limit))
+        return answered(*tool_answer("cortex_recall", surface))
 
     @tool(structured_output=False)
     def cortex_brief(
@@ -547,11 +584,18 @@ def main(
     stdin: IO[str] | None = None,
     preamble: list[str] | None = None,
     answered: list[dict[str, Any]] | None = None,
+    engine: Engine | None = None,
 ) -> int:
-    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`)."""
+    """Serve the store of `cwd` over stdio until the client closes the connection (see `serve.main`); `engine` is
+    the one `serve` opened to answer early calls, which the tools go on with."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="cortex serve: %(levelname)s %(message)s")
     where = os.path.realpath(cwd or os.getcwd())
-    server = build_server(where)
+    handed = [engine] if engine is not None else []
+
+    def opener(path: str) -> Engine:
+        return handed.pop() if handed else open_engine(path)
+
+    server = build_server(where, opener)
     wire = stdin if stdin is not None else claim_stdin()
     embedder = BackgroundEmbedder(where)
     embedder.start()
@@ -568,14 +612,11 @@ TOOL_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_tabl
 """What `serve` answers to `tools/list` before the SDK is loaded (see `serve.recorded_tools`)."""
 
 
-def tool_table() -> dict[str, dict[str, Any]]:
-    """The `tools/list` result the SDK sends for each protocol version it negotiates, as it goes on the wire
-    (a real session over memory streams: initialize, initialized, tools/list)."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+def _answer_in_session(lowlevel: Any, version: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The result the SDK sends to `request` (id 2) in a real session over memory streams negotiated at `version`
+    (initialize, initialized, the request), as it goes on the wire."""
 
-    lowlevel = build_server(os.getcwd())._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
-
-    async def listed(version: str) -> dict[str, Any]:
+    async def answer() -> dict[str, Any]:
         send, inbound = anyio.create_memory_object_stream[Any](8)
         outbound, receive = anyio.create_memory_object_stream[Any](8)
         lines = [
@@ -590,7 +631,7 @@ def tool_table() -> dict[str, dict[str, Any]]:
                 },
             },
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 2, **request},
         ]
         async with anyio.create_task_group() as group:
             group.start_soon(lowlevel.run, inbound, outbound, lowlevel.create_initialization_options())
@@ -602,7 +643,47 @@ def tool_table() -> dict[str, dict[str, Any]]:
             group.cancel_scope.cancel()
         return dict(sent["result"])
 
-    return {version: anyio.run(listed, version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+    return anyio.run(answer)
+
+
+def tool_table() -> dict[str, dict[str, Any]]:
+    """The `tools/list` result the SDK sends for each protocol version it negotiates, as it goes on the wire
+    (a real session over memory streams: initialize, initialized, tools/list)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    lowlevel = build_server(os.getcwd())._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
+    return {
+        version: _answer_in_session(lowlevel, version, {"method": "tools/list"})
+        for version in HANDSHAKE_PROTOCOL_VERSIONS
+    }
+
+
+class SampleAnswer(TypedDict):
+    """The structured content of the sample call (`call_envelopes`)."""
+
+    k: str
+
+
+SAMPLE_TEXT = "T"
+SAMPLE_DATA = {"k": "v"}
+"""The text and structured content of the sample call whose answer `call_envelopes` records."""
+
+
+def call_envelopes() -> dict[str, dict[str, Any]]:
+    """For each protocol version, the result the SDK sends for a tool that answers `SAMPLE_TEXT` with
+    `SAMPLE_DATA` as structured content (a server named and stamped as Cortex's, as it goes on the wire): the shape
+    `serve` fills in to answer an early `cortex_recall` or `cortex_state` exactly as the SDK would."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    sample: MCPServer = CortexServer(SERVER_NAME, version=SERVER_VERSION, instructions=INSTRUCTIONS)
+
+    @sample.tool()
+    def sample_tool() -> Annotated[types.CallToolResult, SampleAnswer]:
+        return answered(SAMPLE_TEXT, dict(SAMPLE_DATA))
+
+    lowlevel = sample._lowlevel_server  # noqa: SLF001 - the session the stdio transport runs
+    call = {"method": "tools/call", "params": {"name": "sample_tool", "arguments": {}}}
+    return {version: _answer_in_session(lowlevel, version, call) for version in HANDSHAKE_PROTOCOL_VERSIONS}
 
 
 def write_tool_table(path: str = TOOL_TABLE) -> bool:
@@ -616,9 +697,12 @@ def write_tool_table(path: str = TOOL_TABLE) -> bool:
         by_version[version] = bodies.index(result)
     document = {
         "comment": "Generated by `python -m cortex_engine.mcp_server --write-tool-table`; do not edit. "
-        "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version.",
+        "What `cortex serve` answers to tools/list before the MCP SDK is loaded, per protocol version, and the "
+        "shape of a tool's answer (text and structured content) it fills in for an early cortex_recall or "
+        "cortex_state.",
         "by_version": by_version,
         "bodies": bodies,
+        "call_envelopes": call_envelopes(),
     }
     text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
     try:

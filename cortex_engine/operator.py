@@ -46,6 +46,8 @@ class HookInstall:
     """`settings` (a settings file lists the hook) or `plugin` (the enabled Cortex plugin declares it)."""
     fix: str = "cortex install"
     """What to run when nothing captures (plain text); the demo repository needs nothing, and says so."""
+    demo: bool = False
+    """The seeded demo repository: no capture is expected there, so nothing is wrong."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cortex_engine.query.render import humanize_kind, label_tag, short_kind, strip_control
     from cortex_engine.query.route import ROUTE
     from cortex_engine.query.surfaces import Surface
-    from cortex_engine.scope.identity import cortex_home, read_head
+    from cortex_engine.scope.identity import cortex_home, read_head, shown_scope_key
     from cortex_engine.store.database import store_error
 
 # name → the stage module that defines it ("" for the module itself)
@@ -63,6 +63,7 @@ _HOME = {
     "Surface": "query.surfaces",
     "cortex_home": "scope.identity",
     "read_head": "scope.identity",
+    "shown_scope_key": "scope.identity",
     "store_error": "store.database",
 }
 
@@ -97,6 +98,7 @@ __all__ = [  # written out, not computed: mypy and ruff read a literal; a test k
     "render_stats",
     "scope_label",
     "short_kind",
+    "shown_scope_key",
     "split_trailers",
     "store_error",
     "strip_control",

@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any
 
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin
+from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
 
 # What the SDK's MCPServer declares for a server that registers tools only (checked against the SDK's own
 # answer on every start: a mismatch is logged by `mcp_server`).
@@ -139,6 +139,110 @@ def recorded_tools(version: str) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
+CALL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cortex_recall": {"budget": 600, "detail": "none", "limit": None},
+    "cortex_state": {"budget": 800},
+}
+"""The tools `serve` can answer before the SDK is loaded, with their arguments' defaults (as `mcp_server` declares
+them): a session's first call is usually one of them, and it no longer waits for the SDK's import."""
+
+
+def _int_in(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def call_arguments(line: str) -> tuple[object, str, dict[str, Any]] | None:
+    """(id, tool, arguments with defaults) when `line` is a plainly valid `tools/call` of `cortex_recall` or
+    `cortex_state`, else None: anything the SDK would coerce, refuse or treat specially is left to it."""
+    if "tools/call" not in line or "\\u" in line:
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/call":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or not isinstance(params, dict):
+        return None
+    name, arguments = params.get("name"), params.get("arguments", {})
+    if set(params) - {"name", "arguments"} or name not in CALL_DEFAULTS or not isinstance(arguments, dict):
+        return None
+    from cortex_engine.engine import MAX_BUDGET, MIN_BUDGET
+
+    given = {**CALL_DEFAULTS[str(name)], **arguments}
+    if set(given) != set(CALL_DEFAULTS[str(name)]) | ({"topic"} if name == "cortex_recall" else set()):
+        return None
+    if not _int_in(given["budget"], MIN_BUDGET, MAX_BUDGET):
+        return None
+    if name == "cortex_recall" and not (
+        isinstance(given["topic"], str)
+        and given["topic"]
+        and given["detail"] in ("none", "scores")
+        and (given["limit"] is None or _int_in(given["limit"], 1, 50))
+    ):
+        return None
+    return request_id, str(name), given
+
+
+def early_call(line: str, version: str, cwd: str, warm: list[Any]) -> dict[str, Any] | None:
+    """The answer to an early `cortex_recall` or `cortex_state`, made by the engine directly and shaped as the SDK
+    shapes a tool's answer for `version` (`tool_table.json`'s recorded envelope); None when the SDK must answer it
+    (anything unusual, an engine error, no envelope for the version). The line is then not given to the SDK: the
+    call ran once, booked once."""
+    call = call_arguments(line)
+    envelope = _envelope(version)
+    if call is None or envelope is None:
+        return None
+    request_id, name, args = call
+    try:
+        engine = _warm(cwd, warm)
+        if name == "cortex_recall":
+            detail = None if args["detail"] == "none" else args["detail"]
+            surface = engine.recall(args["topic"], args["budget"], detail, limit=args["limit"])
+        else:
+            surface = engine.state(args["budget"])
+    except Exception:  # noqa: BLE001 - the SDK answers the call itself, with its error shape
+        for engine in warm:
+            engine.close()
+        warm.clear()
+        return None
+    text, data = tool_answer(name, surface)
+    result = json.loads(json.dumps(envelope))
+    result["content"][0]["text"] = text
+    if "structuredContent" in result:
+        result["structuredContent"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _warm(cwd: str, warm: list[Any]) -> Any:
+    """The engine early calls share (as the SDK's tools share theirs, which it becomes): opened once, its scope
+    re-read from HEAD on every call, reopened when the repository or the store was replaced."""
+    if warm and not warm[0].rescope():
+        warm.pop().close()
+    if not warm:
+        from cortex_engine.engine import open_engine
+
+        warm.append(open_engine(os.path.realpath(cwd or os.getcwd())))
+    return warm[0]
+
+
+def _envelope(version: str) -> dict[str, Any] | None:
+    """The recorded shape of a tool's answer for `version`, when it is the plain one `early_call` knows how to fill."""
+    try:
+        with open(TOOL_TABLE, encoding="utf-8") as source:
+            envelope = json.load(source)["call_envelopes"][version]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(envelope, dict) or envelope.get("content") != [{"text": "T", "type": "text"}]:
+        return None
+    if set(envelope) - {"content", "isError", "structuredContent"} or envelope.get("isError") is not False:
+        return None
+    if envelope.get("structuredContent", {"k": "v"}) != {"k": "v"}:
+        return None
+    return envelope
+
+
 def _notification(line: str) -> bool:
     """Whether `line` is a notification (`notifications/…`, no id): nothing to answer, it waits for the SDK."""
     if "notifications/" not in line:
@@ -182,13 +286,20 @@ def main(cwd: str | None = None) -> int:
     answer = initialize_answer(first, versions) if first and versions else None
     preamble = [first] if first else []
     answered: list[dict[str, Any]] = []
+    warm: list[Any] = []
+    """The engine early calls opened, handed to the SDK's tools (one repository lookup for the whole session)."""
     if answer is not None:
         _send(answer)
         answered.append(answer)
         loading = _load_sdk()
+        version = answer["result"]["protocolVersion"]
         while line := stdin.readline():
+            called = early_call(line, version, cwd or os.getcwd(), warm)
+            if called is not None:
+                _send(called)  # answered by the engine; the SDK never sees this call (it would run it again)
+                continue
             preamble.append(line)
-            early = early_answer(line, answer["result"]["protocolVersion"])
+            early = early_answer(line, version)
             if early is not None:
                 _send(early)
                 answered.append(early)
@@ -197,4 +308,4 @@ def main(cwd: str | None = None) -> int:
         loading.join()
     from cortex_engine.mcp_server import main as serve_sdk
 
-    return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered)
+    return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered, engine=warm[0] if warm else None)

@@ -181,3 +181,22 @@ def _writable(request_id: Any) -> str | int | None:
         except UnicodeEncodeError:
             return None
     return request_id
+
+
+def shown(surface: Any) -> dict[str, Any]:
+    """The budget, the spend and the items of a rendered surface, as `cortex_recall` and `cortex_state` return them
+    as structured content."""
+    return {
+        "budget": surface.budget,
+        "tokens": surface.tokens,
+        "items": [
+            {"id": i.id, "kind": i.kind, "subject": i.subject, "labels": list(i.labels), "tokens": tokens}
+            for i, tokens in zip(surface.items, surface.spent(), strict=True)
+        ],
+    }
+
+
+def tool_answer(name: str, surface: Any) -> tuple[str, dict[str, Any]]:
+    """The text and structured content of `cortex_recall` or `cortex_state` for a rendered surface."""
+    data = shown(surface)
+    return str(surface.text), ({"topic": surface.topic, **data} if name == "cortex_recall" else data)

@@ -37,6 +37,12 @@ branch's ref lives in the common dir and may be packed; without a reflog the pol
 CHANGES = ("modified", "created", "deleted", "moved")
 """Event types that mean content changed: every connection's open and close also touch the WAL (opened, attrib,
 closed), and reacting to those would make each reload trigger the next."""
+WAL = "cortex.db-wal"
+CONNECTION_ONLY = ("created", "deleted")
+"""What a WAL's creation and deletion mean: a connection opened on a store nobody else held open, or the last one
+closed (its checkpoint already heard as the commits it copies). Neither is a commit, and with no other connection
+holding the store (the poll's, after the file was replaced) each reload's own read made and removed the WAL: reacting
+to that was a reload loop. A commit writes into the WAL ("modified"); a store put in place is heard on cortex.db."""
 
 
 class StoreWatcher:
@@ -118,6 +124,8 @@ class StoreWatcher:
                 if watcher.git_dir is not None and path == str(watcher.git_dir.joinpath(*REFLOG)):
                     watcher.on_change("checkout")
                     return
+                if name == WAL and event.event_type in CONNECTION_ONLY:
+                    return
                 if name in STORE_FILES or name in RUNTIME_FILES or f"{os.sep}claims{os.sep}" in path:
                     watcher._heard.set()
                     watcher.on_change(f"file:{name}")
@@ -145,21 +153,27 @@ class StoreWatcher:
     def _poll(self) -> None:
         """Every `interval`: the store's data_version, its existence, and the engaged marker."""
         engine: Engine | None = None
+        opened: tuple[int, int] | None = None
         last: tuple[object, ...] | None = None
         try:
             while not self._stop.is_set():
-                exists = self.store_path.exists()
+                file = file_identity(self.store_path)
+                exists = file is not None
                 version: int | None = None
+                if engine is not None and file != opened:  # replaced (a restore): its connection reads the old file
+                    engine.close()
+                    engine = None
                 if exists and self.opener is not None:
                     try:
                         if engine is None:
                             engine = self.opener()
+                            opened = file
                         version = engine.data_version()
                     except Exception as exc:  # noqa: BLE001 - the poll is a fallback; the app's own load reports errors
                         log.warning("data_version poll failed: %s", exc)
                 engaged = self.runtime_dir is not None and (self.runtime_dir / "engaged").is_file()
                 head, checkout = checkout_probe(self.git_dir)
-                probe = (exists, version, engaged, head, checkout)
+                probe = (exists, (file, version), engaged, head, checkout)
                 heard = self._heard.is_set()
                 self._heard.clear()
                 if last is not None and probe != last:
@@ -190,6 +204,15 @@ def quiet_stop_race() -> None:
     logger = logging.getLogger("watchdog.observers.inotify")
     if _not_the_stop_race not in logger.filters:
         logger.addFilter(_not_the_stop_race)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` (device and inode), None when there is none: a file put in place of another differs."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
 
 
 def checkout_probe(git_dir: Path | None) -> tuple[str | None, tuple[object, ...] | None]:

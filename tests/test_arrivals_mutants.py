@@ -82,7 +82,7 @@ def test_what_waits_for_review_follows_the_policy_the_channel_and_who_published(
 def test_the_agent_is_told_a_count_in_one_line_and_nothing_when_none_waits() -> None:
     assert [arrivals.pending_line(n) for n in (-1, 0)] == [None, None]
     assert arrivals.pending_line(1) == (
-        "- inbox: 1 arrival from outside wait for the user's review; not memory until the user accepts"
+        "- inbox: 1 arrival from outside waits for the user's review; not memory until the user accepts"
     )
     assert arrivals.pending_line(2) == (
         "- inbox: 2 arrivals from outside wait for the user's review; not memory until the user accepts"

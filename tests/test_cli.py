@@ -229,7 +229,8 @@ def test_surface_json_text_is_the_plain_output_byte_for_byte(
     assert data["tokens"] == math.ceil(len(data["text"]) / 4)
     assert data["budget"] == budget
     assert data["items"] != []
-    assert {tuple(sorted(i)) for i in data["items"]} == {("id", "kind", "labels", "references", "subject")}
+    assert {tuple(sorted(i)) for i in data["items"]} == {("id", "kind", "labels", "references", "subject", "tokens")}
+    assert sum(i["tokens"] for i in data["items"]) <= data["tokens"]
 
 
 def test_session_brief_on_a_cold_start_prints_nothing(repo: Repo) -> None:
@@ -537,3 +538,45 @@ def test_one_shot_reads_create_no_store(tmp_path: Path) -> None:
     assert not home.exists() and list(plain.iterdir()) == []
     assert cortex(plain, "note", "--kind", "insight", "writes still create the store").code == 0
     assert home.exists()
+
+
+def test_an_unknown_command_names_only_commands_a_user_can_run(repo: Repo) -> None:
+    """A typo gets the closest listed commands; a word close to none gets every listed one; never a hidden entry
+    point (a hook's, an old name)."""
+    from cortex_engine.cli import COMMANDS
+
+    hidden = [c.name for c in COMMANDS if c.why_hidden]
+    assert hidden
+    near = cortex(repo.path, "recal")
+    assert near.code == 2 and near.out == ""
+    assert near.err == "cortex: unknown command 'recal'; did you mean recall? (`cortex --help` lists every command)\n"
+    far = cortex(repo.path, "frobnicate")
+    assert far.code == 2 and far.err.startswith("cortex: unknown command 'frobnicate'; choose from note, recall")
+    listed = far.err.split("choose from ", 1)[1].strip().split(", ")
+    assert not set(listed) & set(hidden) and "status" in listed
+
+
+def test_status_on_an_empty_store_prints_no_empty_parentheses(repo: Repo) -> None:
+    """No items: `Items: 0`, not `Items: 0 ()`."""
+    lines = ok(repo.path, "status").splitlines()
+    assert "Items: 0" in lines
+
+
+def test_scope_keys_show_the_repository_path_in_its_real_case(tmp_path: Path) -> None:
+    """The stored key lowercases paths; `status` and `store` show the path as it is on disk (JSON keeps the key)."""
+    from .conftest import git
+
+    path = tmp_path / "MyRepo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "Main")
+    (path / "README.md").write_text("# up\n", encoding="utf-8")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "init")
+    real = os.path.realpath(path)
+    for args in (("status",), ("store",)):
+        scope = next(line for line in ok(path, *args).splitlines() if line.startswith("Scope:"))
+        assert f"{real}/.git:{real}:" in scope and real.lower() not in scope, scope
+    assert json.loads(ok(path, "store", "--json"))["scope_key"].count(real.lower()) == 2
+    ok(path, "note", "--kind", "decision", "--subject", "readme", "keep README.md short")
+    scopes = [line for line in ok(path, "validate-memory", "--all-scopes").splitlines() if line.startswith("scope ")]
+    assert scopes and all(real.lower() not in line for line in scopes), scopes

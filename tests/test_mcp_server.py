@@ -504,6 +504,8 @@ def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Re
     assert {name for name, t in tools.items() if "outputSchema" in t} == {
         "cortex_suggest_notes",
         "cortex_validate_memory",
+        "cortex_recall",
+        "cortex_state",
     }
 
 
@@ -538,3 +540,155 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     assert text(ledger).splitlines() == ["README.md: unread", "gone.py: missing"]
     assert validated.structured_content is not None and validated.structured_content["checked"] == 0
     assert json.loads(text(validated)) == validated.structured_content
+
+
+def test_recall_and_state_carry_their_items_as_structured_content_beside_the_same_text(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A client can act on a label without parsing a line: recall and state return each item's id, kind, labels and
+    tokens, the budget and what the text spent, as structured content matching their output schema; the text is
+    the one the CLI prints."""
+    import jsonschema
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
+            await session.call_tool("cortex_note", {"kind": "decision", "subject": "queue engine", "content": content})
+        out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine", "budget": 300})
+        out["state"] = await session.call_tool("cortex_state", {})
+        out["tools"] = {t.name: t.output_schema for t in (await session.list_tools()).tools}
+        return out
+
+    out, stray = serve(repo, tmp_path, script)
+    assert stray == []
+    cli = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "recall", "--peek", "--budget", "300", "queue engine"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)},
+        check=True,
+    )
+    assert text(out["recall"]) == cli.stdout.rstrip("\n")
+    for name in ("recall", "state"):
+        result = out[name]
+        data = result.structured_content
+        assert not result.is_error and data is not None, name
+        jsonschema.validate(data, out["tools"][f"cortex_{name}"])
+        assert data["budget"] == (300 if name == "recall" else 800)
+        assert data["tokens"] == estimate_tokens(text(result)) <= data["budget"]
+        assert len(data["items"]) == 2, data
+        for item in data["items"]:
+            assert set(item) >= {"id", "kind", "labels", "tokens"}
+            assert item["kind"] == "note:decision" and "contested" in item["labels"]
+            assert 0 < item["tokens"] < data["tokens"]
+
+
+def _raw_serve(repo: Repo, lines: list[str], pythonpath: str = str(ROOT)) -> tuple[list[str], str, int]:
+    """`cortex serve` fed `lines` at once: its stdout lines exactly as written, its stderr and exit code."""
+    env = {
+        "HOME": os.environ["HOME"],
+        "CORTEX_HOME": os.environ["CORTEX_HOME"],
+        "CORTEX_NOW": NOW,
+        "PYTHONPATH": pythonpath,
+        "PATH": os.environ["PATH"],
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        cwd=repo.path,
+        env=env,
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return [line for line in done.stdout.splitlines() if line.strip()], done.stderr, done.returncode
+
+
+def _handshake(version: str = "2025-06-18") -> list[str]:
+    return [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        ),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+
+
+def test_an_early_recall_is_answered_without_the_sdk_exactly_as_the_sdk_answers_it(repo: Repo, tmp_path: Path) -> None:
+    """A session's first `tools/call` (cortex_recall, cortex_state) is answered by the engine before the SDK is
+    loaded: byte for byte the line the SDK sends for the same call on the same store, booked once; with an SDK that
+    cannot even be imported, that first answer still comes."""
+    for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cortex_engine.cli",
+                "note",
+                "--kind",
+                "decision",
+                "--subject",
+                "queue engine",
+                content,
+            ],
+            cwd=repo.path,
+            env={**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)},
+            check=True,
+            capture_output=True,
+        )
+    calls = [
+        {"name": "cortex_recall", "arguments": {"topic": "queue engine", "budget": 300}},
+        {"name": "cortex_state", "arguments": {}},
+    ]
+    requests = [
+        json.dumps({"jsonrpc": "2.0", "id": 7 + n, "method": "tools/call", "params": c}) for n, c in enumerate(calls)
+    ]
+    import shutil
+
+    store = Path(describe_store(repo.path).path).parent
+    kept = {folder: tmp_path / "kept" / str(n) for n, folder in enumerate((store, repo.path / ".cortex"))}
+    for folder, copy in kept.items():
+        if folder.exists():
+            shutil.copytree(folder, copy)
+    early, stderr, code = _raw_serve(repo, [*_handshake(), *requests])
+    assert code == 0 and "differs" not in stderr and "Traceback" not in stderr, stderr
+    assert [c for c, _ in ledger_rows(repo)] == ["recall", "state"]  # each call ran once
+    for folder, copy in kept.items():  # the same store and runtime state again: reads reinforce what they show
+        shutil.rmtree(folder, ignore_errors=True)
+        if copy.exists():
+            shutil.copytree(copy, folder)
+    # The same calls after a request only the SDK answers: the SDK answers them.
+    sdk_first = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})
+    by_sdk, stderr, code = _raw_serve(repo, [*_handshake(), sdk_first, *requests])
+    assert code == 0, stderr
+    assert [c for c, _ in ledger_rows(repo)] == ["recall", "state"]
+    mine = [line for line in early if json.loads(line).get("id") in (7, 8)]
+    theirs = [line for line in by_sdk if json.loads(line).get("id") in (7, 8)]
+    assert len(mine) == 2 and mine == theirs, "\n".join(mine + theirs)
+    assert json.loads(mine[0])["result"]["structuredContent"]["items"]
+    broken = tmp_path / "broken"
+    (broken / "mcp").mkdir(parents=True)
+    (broken / "mcp" / "__init__.py").write_text("raise ImportError('no SDK here')\n")
+    without_sdk, stderr, _ = _raw_serve(repo, [*_handshake(), requests[0]], f"{broken}{os.pathsep}{ROOT}")
+    assert [json.loads(line).get("id") for line in without_sdk] == [0, 7], stderr
+    assert json.loads(without_sdk[1])["result"]["content"][0]["text"].startswith(
+        json.loads(mine[0])["result"]["content"][0]["text"].split("\n", 1)[0]
+    )
+
+
+def test_the_recorded_call_envelopes_are_what_the_sdk_sends_now() -> None:
+    """`tool_table.json` holds the SDK's shape of a tool's answer per protocol version: stale when the SDK changes."""
+    from cortex_engine.mcp_server import call_envelopes
+    from cortex_engine.serve import TOOL_TABLE
+
+    recorded = json.loads(Path(TOOL_TABLE).read_text(encoding="utf-8"))["call_envelopes"]
+    assert recorded == call_envelopes(), "stale: run python -m cortex_engine.mcp_server --write-tool-table"

@@ -530,3 +530,81 @@ def test_the_watchers_stop_race_prints_nothing_but_other_watchdog_errors_still_d
     finally:
         emitter.removeHandler(listen)
     assert heard == ["something else went wrong"]
+
+
+def test_a_store_restored_under_the_viewer_reloads_once_then_rests(demo: Path, tmp_path: Path) -> None:  # noqa: F811
+    """`cortex restore --force` puts a new file in place: the viewer reloads for it, then its own reads (which make
+    and remove the new store's WAL while nothing else holds it open) do not set off another reload, and again."""
+    from cortex_engine.ops.backup import backup, restore
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for _ in range(40):  # let the watcher start (bounded)
+            if app._watcher is not None:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        backup(str(demo), str(tmp_path / "kept.db"))
+        loads = app._requested
+        restore(str(demo), str(tmp_path / "kept.db"), force=True)
+        for _ in range(100):  # the restore is heard (bounded at ~5 s)
+            if app._requested > loads:
+                break
+            await pilot.pause(0.05)
+        assert app._requested > loads
+        for _ in range(4):
+            await pilot.pause(0.3)  # more than the poll interval and the settle time: a loop would reload here
+        await settle(pilot)
+        heard = app._requested
+        for _ in range(6):
+            await pilot.pause(0.3)
+        await settle(pilot)
+        assert app._requested == heard
+
+    drive(demo, steps, live=True)
+
+
+def test_a_read_that_makes_and_removes_the_wal_is_not_heard_as_a_change(tmp_path: Path) -> None:
+    """Opening the only connection on a WAL store creates its -wal file and closing it removes it: no commit, so
+    the watcher reports nothing for it. A marker file in the same folder, written before and after (one watch, so
+    its events arrive in order), proves the watch was listening and that the reads' events have arrived."""
+    import sqlite3
+    import threading
+
+    from cortex_tui.live import StoreWatcher
+
+    store = tmp_path / "cortex.db"
+    conn = sqlite3.connect(store)
+    conn.execute("PRAGMA journal_mode=wal")
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    assert not (tmp_path / "cortex.db-wal").exists()
+    heard: list[str] = []
+    marked = threading.Event()
+
+    def on_change(reason: str) -> None:
+        heard.append(reason)
+        if reason == "file:engaged":
+            marked.set()
+
+    marker = tmp_path / "engaged"
+    watcher = StoreWatcher(store, None, on_change, None, interval=3600)
+    watcher.start()
+    try:
+        for _ in range(100):  # the observer's watch is set up in its own thread: write until it is heard
+            marker.write_text("listening\n", encoding="utf-8")
+            if marked.wait(0.1):
+                break
+        assert marked.is_set(), heard
+        marked.clear()
+        heard.clear()
+        for _ in range(3):
+            reader = sqlite3.connect(store)
+            reader.execute("SELECT count(*) FROM t").fetchone()
+            assert (tmp_path / "cortex.db-wal").exists()
+            reader.close()
+            assert not (tmp_path / "cortex.db-wal").exists()
+        marker.write_text("read\n", encoding="utf-8")
+        assert marked.wait(10), heard
+        assert set(heard) == {"file:engaged"}, heard
+    finally:
+        watcher.close()

@@ -37,12 +37,13 @@ def test_memory_table_narrows_by_label_and_text_and_sorts(demo: Path) -> None:  
         browser = app.screen.query_one(MemoryBrowser)
         everything = len(browser.rows)
         seen: dict[str, set[tuple[str, ...]]] = {}
-        for _ in range(4):
+        for _ in range(5):
             await pilot.press("l")
             await settle(pilot)
             seen[str(browser.label)] = {row.labels for row in browser.rows.values()}
         assert seen["contested"] == {("contested",)} and len(browser.rows) == 1  # superseded, after contested
         assert all(any(label.startswith("stale:") for label in labels) for labels in seen["stale"]) and seen["stale"]
+        assert all(any(label.startswith("moved:") for label in labels) for labels in seen["moved"]) and seen["moved"]
         assert seen["drifted"] == set()
         assert _titles(app) == ["queue engine"]
         await pilot.press("l")

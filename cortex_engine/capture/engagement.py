@@ -14,7 +14,7 @@ from cortex_engine.base.errors import RuntimeUntrusted
 from cortex_engine.capture import flush, sessions
 from cortex_engine.capture.runtime import ENGAGED, IGNORE, IGNORE_TEXT, Runtime, home_key, marker_text
 from cortex_engine.capture.standdown import STANDDOWN, project_capture
-from cortex_engine.scope.identity import Scope, StoreIdentity, cortex_home
+from cortex_engine.scope.identity import Scope, StoreIdentity, cortex_home, shown_scope_key
 from cortex_engine.store import reports
 from cortex_engine.store.database import SCHEMA_VERSION
 
@@ -121,6 +121,7 @@ def status(conn: sqlite3.Connection, scope: Scope, identity: StoreIdentity) -> d
         "store": str(identity.db_path),
         "schema_version": SCHEMA_VERSION,
         "scope_key": scope.key,
+        "scope_key_shown": shown_scope_key(scope.key, identity.identifying_path, identity.root, scope.worktree),
         "scope_label": scope.label,
         "scope_type": scope.type,
         "items_by_state": counts,

@@ -119,10 +119,11 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
     """Audit memory references against the checkout."""
     with engine_for(args) as engine:
         report = engine.validate_memory(" ".join(args.topic) if args.topic else None, all_scopes=args.all_scopes)
+        paths = (engine.identity.identifying_path, engine.identity.root)
     if args.json:
         emit_json(report)
         return 0
-    from cortex_engine.results import messages
+    from cortex_engine.results import messages, shown_scope_key
 
     lines = [messages.freshness_summary(report)]
     for item in report["items"]:  # type: ignore[attr-defined]
@@ -130,11 +131,11 @@ def cmd_validate_memory(args: argparse.Namespace) -> int:
             lines.append(f"  {item['id']}  [{item['label']}]")
     for scope in report.get("scopes", []):  # type: ignore[attr-defined]
         lines.append(
-            f"scope {scope['scope_key']}: {scope['checked']} checked, {scope['stale']} stale "
+            f"scope {shown_scope_key(scope['scope_key'], *paths)}: {scope['checked']} checked, {scope['stale']} stale "
             f"(against {scope['against']} {scope['where']})"
         )
     for scope in report.get("unchecked", []):  # type: ignore[attr-defined]
-        lines.append(f"scope {scope['scope_key']}: not checked ({scope['reason']})")
+        lines.append(f"scope {shown_scope_key(scope['scope_key'], *paths)}: not checked ({scope['reason']})")
     emit_text("\n".join(lines))
     return 0
 
@@ -154,13 +155,14 @@ def cmd_status(args: argparse.Namespace) -> int:
             [
                 "OK",
                 f"DB: {status['store']}",
-                f"Scope: {status['scope_key']}",
+                f"Scope: {status['scope_key_shown']}",
                 *(
                     [f"Session: {status['session']}" + _host_part(status.get("host_session_id"))]
                     if status.get("session")
                     else []
                 ),
-                f"Items: {status['items']} (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")",  # type: ignore[attr-defined]
+                f"Items: {status['items']}"
+                + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")" if states else ""),  # type: ignore[attr-defined]
                 f"Contested notes: {status['contested_notes']}",
                 "Review: " + describe_review(str(status["review_policy"]), status["review_policy_problem"]),  # type: ignore[arg-type]
                 _semantic_line(status["semantic"]),  # type: ignore[arg-type]
@@ -197,7 +199,7 @@ def cmd_store(args: argparse.Namespace) -> int:
                 f"Id:       {info.store_id}",
                 f"Derived:  {info.derived}",
                 f"Exists:   {'yes' if info.exists else 'no'}",
-                f"Scope:    {info.scope_key}",
+                f"Scope:    {info.scope_key_shown}",
             ]
         )
     )

@@ -201,8 +201,8 @@ def pending_line(count: int) -> str | None:
     """The one line an agent is told about the inbox: a count, never what the arrivals say."""
     if count <= 0:
         return None
-    noun = "arrival" if count == 1 else "arrivals"
-    return f"- inbox: {count} {noun} from outside wait for the user's review; not memory until the user accepts"
+    noun, verb = ("arrival", "waits") if count == 1 else ("arrivals", "wait")
+    return f"- inbox: {count} {noun} from outside {verb} for the user's review; not memory until the user accepts"
 
 
 def listing(

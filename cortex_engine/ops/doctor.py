@@ -7,10 +7,11 @@ well under the 3-second budget. The checks live in `doctor_wiring` (Claude Code'
 registration) and `doctor_store` (the worktree's runtime folder and the store); this module runs them and reports.
 
 Exit code: 1 when any check fails, 0 otherwise — with one exception. On a project Cortex has not started
-in yet, checks fail for a reason nobody needs to fix: `engagement` (no `.cortex/` runtime folder yet) and,
+in yet, checks cannot pass for a reason nobody needs to fix: `engagement` (no `.cortex/` runtime folder yet) and,
 unless a command such as `cortex note` already made one, `database` (no store file yet); the first Claude
 Code session, or `cortex inject-header --quiet`, creates both. When exactly those checks fail, each for
-that reason, and nothing else fails, the report says so and the exit code is 0. Anything else exits 1 when a check
+that reason, and nothing else fails, they are reported as notes (`NOTE`), the report says why, and the exit code
+is 0. Anything else exits 1 when a check
 fails: one of the two alone (a store deleted under an engaged worktree, say), a store that exists but
 cannot be read, a newer schema, or any other failing check next to them.
 """
@@ -46,13 +47,14 @@ from cortex_engine.ops.doctor_wiring import (
 )
 from cortex_engine.ops.presence import Wired, survey
 
-LABEL = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+LABEL = {"pass": "PASS", "note": "NOTE", "warn": "WARN", "fail": "FAIL"}
 FRESH = {"database", "engagement"}
 
 
 @dataclass
 class Check:
-    """One check: `pass | warn | fail`, what was found, and (when not passing) the fix."""
+    """One check: `pass | note | warn | fail`, what was found, and (when not passing) the fix. `note`: a check a
+    brand-new project cannot pass yet and nobody needs to fix (see the module docstring)."""
 
     name: str
     status: str
@@ -74,6 +76,8 @@ class Report:
     hooks_dir: str
     checks: list[Check] = field(default_factory=list)
     seconds: float = 0.0
+    fresh: bool = False
+    """Set by `settle`: the only failures were the fresh-project ones, now notes."""
 
     def add(self, name: str, status: str, detail: str, fix: str | None = None, *, expected: bool = False) -> Check:
         """Record a check."""
@@ -89,8 +93,18 @@ class Report:
     def fresh_project(self) -> bool:
         """The only failures are those of a project no session has started in yet: no runtime folder, and no store
         unless a command (`cortex note`, say) made one first. A missing store under an engaged worktree is not."""
+        if self.fresh:
+            return True
         failing = [c for c in self.checks if c.status == "fail"]
         return {c.name for c in failing} in (FRESH, {"engagement"}) and all(c.expected for c in failing)
+
+    def settle(self) -> None:
+        """On a fresh project its expected failures are notes: nothing failed, nothing needs fixing."""
+        if self.count("fail") and self.fresh_project:
+            self.fresh = True
+            for c in self.checks:
+                if c.status == "fail":
+                    c.status, c.fix = "note", None
 
     @property
     def exit_code(self) -> int:
@@ -117,6 +131,7 @@ class Report:
             "passing": self.count("pass"),
             "warnings": self.count("warn"),
             "failing": self.count("fail"),
+            "notes": self.count("note"),
             "fresh_project": self.fresh_project,
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 3),
@@ -131,11 +146,11 @@ class Report:
             if c.fix:
                 lines.append(f"        {' ' * width}  fix: {c.fix}")
         lines.append("")
-        fails, warns = self.count("fail"), self.count("warn")
+        fails, warns, notes = self.count("fail"), self.count("warn"), self.count("note")
         if not fails:
+            asides = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((warns, "warning"), (notes, "note")) if n]
             lines.append(
-                f"All {len(self.checks)} checks pass"
-                + (f" ({warns} warning{'s' if warns != 1 else ''})." if warns else ".")
+                f"All {len(self.checks) - notes} checks pass" + (f" ({', '.join(asides)})." if asides else ".")
             )
         else:
             lines.append(
@@ -143,9 +158,9 @@ class Report:
             )
         if self.fresh_project:
             lines.append(
-                "Expected on a project Cortex has not started in yet: the engagement state (and the store, if none "
-                "exists) is created by the first Claude Code session here, or now by `cortex inject-header --quiet`. "
-                "The installation itself is complete, so this exits 0."
+                "NOTE: Cortex has not started in this project yet. The first Claude Code session here creates the "
+                "engagement state (and the store, if none exists), or run `cortex inject-header --quiet` now. "
+                "The installation itself is complete: nothing to fix, so this exits 0."
             )
         return "\n".join(lines)
 
@@ -189,5 +204,6 @@ def diagnose(cwd: str, hooks_dir: str | None = None) -> Report:
     check_subagents_and_guard(report, db)
     check_semantic(report, db)
     check_mcp(report, project, found.settings, found.plugin_server)
+    report.settle()
     report.seconds = time.monotonic() - began
     return report

@@ -467,6 +467,8 @@ def check_store(report: Report, cwd: str) -> Path:
             f"{wiring.display(info.path)}; {info.degraded_reason}",
             "run Cortex inside a git repository so every worktree shares one store",
         )
+    elif not Path(info.path).exists():
+        report.add("store", "pass", f"to be created at {wiring.display(info.path)} ({info.derived})")
     else:
         report.add("store", "pass", f"{wiring.display(info.path)} ({info.derived})")
     return Path(info.path)

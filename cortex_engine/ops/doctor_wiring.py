@@ -128,7 +128,8 @@ def check_wiring(report: Report, wired: list[Wired]) -> None:
         if problems:
             report.add(name, "warn", "; ".join(problems), f"{FIX_INSTALL} (it rewrites the matcher in place)")
         else:
-            report.add(name, "pass", f"{' and '.join(w.event for w in wants)} select {wants[0].matcher}")
+            used = sorted({str(w.matcher) for want in wants for w in _found(wired, want) if want.covered_by(w.matcher)})
+            report.add(name, "pass", f"{' and '.join(w.event for w in wants)} select {' / '.join(used)}")
 
 
 def script_of(w: Wired, project: str) -> Path | None:

@@ -78,7 +78,7 @@ class Survey:
 
             if (Path(self.project) / MARKER).is_file():
                 # The seeded demo: telling a newcomer to `cortex install` here bakes a checkout's venv into ~/.claude.
-                return HookInstall(False, None, self.checked, fix=DEMO_FIX)
+                return HookInstall(False, None, self.checked, fix=DEMO_FIX, demo=True)
             return HookInstall(False, None, self.checked)
         if capture.plugin_root is not None and self.plugin is not None:
             return HookInstall(

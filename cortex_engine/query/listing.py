@@ -111,7 +111,7 @@ _OLDER = "(created_at < ? OR (created_at = ? AND rowid < ?))"
 _NEWER = "(created_at > ? OR (created_at = ? AND rowid > ?))"
 
 
-LABEL_FILTERS = ("contested", "stale", "drifted", "superseded")
+LABEL_FILTERS = ("contested", "stale", "moved", "drifted", "superseded")
 """The labels a listing can be narrowed to (an item is listed when it carries any of those asked for)."""
 SORTS = ("created", "kind", "state", "subject", "scope")
 """Columns a listing can be ordered by; each has a natural direction (created: newest first; state: pinned first;
@@ -131,6 +131,7 @@ _LABEL_CANDIDATES = {
     "superseded": "(kind LIKE 'note:%' AND instr(text, char(10) || 'Status: ') > 0)",
     "stale": "(id IN (SELECT memory_item_id FROM memory_references) "
     "OR id IN (SELECT memory_item_id FROM memory_anchors))",
+    "moved": "id IN (SELECT memory_item_id FROM memory_references)",
     "drifted": "id IN (SELECT memory_item_id FROM memory_anchors)",
 }
 """A cheap SQL superset of the items that can carry each label; `render.item_labels` decides."""
@@ -220,8 +221,8 @@ def list_memory(
 
     Args:
         text: only items whose subject or text contains this, case-insensitively (a plain substring, not a query).
-        labels: only items carrying any of these `LABEL_FILTERS`, as `render.item_labels` labels them; stale and
-            drifted are judged against the checkout by `validator` (required for them).
+        labels: only items carrying any of these `LABEL_FILTERS`, as `render.item_labels` labels them; stale,
+            moved and drifted are judged against the checkout by `validator` (required for them).
         sort: one of `SORTS` (default: created, newest first); `reverse` flips its direction.
 
     Pages are found by offset (the CLI's `--offset`) or, for a browser, by key. In the default order (newest
@@ -367,7 +368,7 @@ def _labelled(
     """The ids, in listing order, of the candidates that carry one of `labels` (the one label rule decides)."""
     rows = conn.execute(f"SELECT id, kind, text, scope_key FROM scoped_items{clause} ORDER BY {order}", args).fetchall()
     judged = {}
-    if validator is not None and ("stale" in labels or "drifted" in labels):
+    if validator is not None and {"stale", "moved", "drifted"} & set(labels):
         judged = validator.validate_many([(str(r["id"]), str(r["scope_key"])) for r in rows])
     wanted = set(labels)
     return [

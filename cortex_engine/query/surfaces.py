@@ -84,6 +84,8 @@ class SurfaceItem:
     subject: str | None
     labels: tuple[str, ...]
     references: tuple[dict[str, str | None], ...] = ()
+    lines: tuple[str, ...] = ()
+    """The lines the surface rendered for it, before the budget cut any (none where it shares a block)."""
 
 
 @record
@@ -104,6 +106,31 @@ class Surface:
         """The token estimate of the text."""
         return estimate_tokens(self.text)
 
+    def spent(self) -> list[int]:
+        """The tokens the text spends on each item, in `items` order: its lines as they stand in the text (a line
+        the budget cut counts as cut, one it dropped not at all; each line of the text counts for one item)."""
+        shown = self.text.split("\n")
+        used: set[int] = set()
+        out = []
+        for item in self.items:
+            found = []
+            for wanted in item.lines:
+                at = next((n for n, line in enumerate(shown) if n not in used and line == wanted), None)
+                if at is None:  # cut to fit: what is left of it before the `…`, then its labels
+                    at = next(
+                        (
+                            n
+                            for n, line in enumerate(shown)
+                            if n not in used and line.find("…") > 0 and wanted.startswith(line[: line.find("…")])
+                        ),
+                        None,
+                    )
+                if at is not None:
+                    used.add(at)
+                    found.append(shown[at])
+            out.append(estimate_tokens("\n".join(found)) if found else 0)
+        return out
+
     def to_dict(self) -> dict[str, object]:
         """The JSON contract: text, tokens, budget, items."""
         return {
@@ -118,20 +145,25 @@ class Surface:
                     "subject": i.subject,
                     "labels": list(i.labels),
                     "references": list(i.references),
+                    "tokens": tokens,
                 }
-                for i in self.items
+                for i, tokens in zip(self.items, self.spent(), strict=True)
             ],
             **({"retrievers": list(self.retrievers)} if self.retrievers else {}),
         }
 
 
-def _surface_item(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None) -> SurfaceItem:
+def _surface_item(
+    row: sqlite3.Row | Mapping[str, Any], validation: Validation | None, *lines: str | None
+) -> SurfaceItem:
+    """What a surface showed of one item; `lines` are the lines it rendered for it (their tokens are its spend)."""
     return SurfaceItem(
         row["id"],
         row["kind"],
         row["subject"],
         tuple(item_labels(row["kind"], row["text"], validation)),
         tuple(validation.verdicts) if validation is not None else (),
+        tuple(line for part in lines if part for line in part.split("\n")),
     )
 
 
@@ -328,7 +360,11 @@ def recall(
         per_line = max(1, (len(done.text) - len(lead)) // len(done.kept))
         depth = min(cap, depth + (budget_chars(budget) - len(done.text)) // per_line + 2)
     by_id = {c.id: c for c in ordered}
-    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    items = [
+        _surface_item(by_id[e.item_id].row, by_id[e.item_id].validation, e.line, e.continuation)
+        for e in done.kept
+        if e.item_id
+    ]
     return Surface("recall", done.text, budget, items, topic, query, total, ranking.retrievers)
 
 
@@ -378,7 +414,11 @@ def brief(ctx: Context, topic: str, for_agent: str | None, budget: int) -> Surfa
     ]
     done = assemble_budgeted(lead, entries, budget, lambda n: f"…{n} more trimmed (raise budget or refine topic)")
     by_id = {c.id: c for c in ordered}
-    items = [_surface_item(by_id[e.item_id].row, by_id[e.item_id].validation) for e in done.kept if e.item_id]
+    items = [
+        _surface_item(by_id[e.item_id].row, by_id[e.item_id].validation, e.line, e.continuation)
+        for e in done.kept
+        if e.item_id
+    ]
     return Surface("brief", done.text, budget, items, topic, query, total, ranking.retrievers)
 
 
@@ -473,6 +513,15 @@ EVIDENCE_KINDS = (
 )
 
 
+def _bullet_section(
+    title: str, seated: list[sqlite3.Row], validations: Mapping[str, Validation]
+) -> tuple[str, list[SurfaceItem]]:
+    """A titled section of one bullet per row, and what it shows of each row."""
+    bullets = [_bullet(row, validations[row["id"]]) for row in seated]
+    shown = [_surface_item(row, validations[row["id"]], line) for row, line in zip(seated, bullets, strict=True)]
+    return title + "\n" + "\n".join(bullets), shown
+
+
 def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
     """Current-session notes first, then the scored working set by kind, then recent evidence; whole sections."""
     sections: list[tuple[str, list[SurfaceItem]]] = []
@@ -489,13 +538,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
             :5
         ]
         if session_rows:
-            seated = _seat_rows(session_rows)
-            sections.append(
-                (
-                    "Current session:\n" + "\n".join(_bullet(r, validations[r["id"]]) for r in seated),
-                    [_surface_item(r, validations[r["id"]]) for r in seated],
-                )
-            )
+            sections.append(_bullet_section("Current session:", _seat_rows(session_rows), validations))
     snapshot = branch_snapshot(ctx)
     if snapshot is not None:
         row, block = snapshot
@@ -506,14 +549,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
     for kind, title in SECTION_ORDER:
         pairs = [(r, v) for r, v in working if r["kind"] == kind]
         if pairs:
-            valid = {r["id"]: v for r, v in pairs}
-            seated = _seat_rows([r for r, _ in pairs])
-            sections.append(
-                (
-                    title + "\n" + "\n".join(_bullet(r, valid[r["id"]]) for r in seated),
-                    [_surface_item(r, valid[r["id"]]) for r in seated],
-                )
-            )
+            sections.append(_bullet_section(title, _seat_rows([r for r, _ in pairs]), {r["id"]: v for r, v in pairs}))
     evidence: list[str] = []
     evidence_items: list[SurfaceItem] = []
     seen_lines: set[str] = set()
@@ -525,7 +561,7 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
             continue
         seen_lines.add(first)
         evidence.append(f"- {render_memory_line(row, validation, 2)}")
-        evidence_items.append(_surface_item(row, validation))
+        evidence_items.append(_surface_item(row, validation, evidence[-1]))
     if evidence:
         sections.append(("Recent evidence:\n" + "\n".join(evidence), evidence_items))
     if not sections:

@@ -74,6 +74,18 @@ def normalize_scope_path(path: str) -> str:
     return resolved.lower()
 
 
+def shown_scope_key(key: str, *paths: str | None) -> str:
+    """A scope key for a person to read: each of `paths` (the repository's real paths) that the key holds
+    lowercased is shown in its real case. The key itself stays as stored; only its display changes."""
+    for path in sorted((p for p in paths if p), key=len, reverse=True):
+        stored = normalize_scope_path(path)
+        real = re.sub(r"/+", "/", os.path.abspath(path).replace("\\", "/"))
+        real = real.rstrip("/") if len(real) > 1 else real
+        if stored != real and real.lower() == stored:
+            key = key.replace(stored, real)
+    return key
+
+
 _SANITIZE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

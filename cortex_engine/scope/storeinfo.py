@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from cortex_engine.base.records import record
-from cortex_engine.scope.identity import detect_scope, locate_git, store_identity
+from cortex_engine.scope.identity import detect_scope, locate_git, shown_scope_key, store_identity
 
 
 @record(frozen=True)
@@ -21,6 +21,8 @@ class StoreInfo:
     exists: bool
     scope_key: str
     scope_label: str
+    scope_key_shown: str
+    """The scope key with the repository's paths in their real case (the stored key lowercases them)."""
 
     def to_dict(self) -> dict[str, object]:
         """The `store --json` shape."""
@@ -47,6 +49,7 @@ def describe_store(cwd: str | os.PathLike[str] = ".", home: Path | None = None) 
         ident.db_path.exists(),
         scope.key,
         scope.label,
+        shown_scope_key(scope.key, ident.identifying_path, ident.root),
     )
 
 

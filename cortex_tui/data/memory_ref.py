@@ -19,3 +19,9 @@ class MemoryRef:
     """Whether it is a side of an open contest (resolve applies)."""
     editable: bool = True
     """Whether edit and delete apply from this pane."""
+    labels: tuple[str, ...] = ()
+    """The labels the pane shows on it (`moved: a → b`, `drifted: …`): which fixes apply."""
+
+    def has_label(self, tag: str) -> bool:
+        """Whether it carries a label of this kind (`moved`, `drifted`, …)."""
+        return any(label.split(":", 1)[0].strip() == tag for label in self.labels)

@@ -99,6 +99,12 @@ def line(text: object) -> Content:
     return Content(one_line(text))
 
 
+def body(kind: str, text: str) -> str:
+    """What a memory says, for a person: a note's text without its stored trailers (`Subject:`, `Conflict: true`,
+    `Status: superseded`, which the inspection shows as its own rows), else the text as stored."""
+    return split_trailers(text)[0] if kind.startswith("note:") else text
+
+
 def first_line(kind: str, text: str) -> str:
     """The body of an item without its `kind:` prefix and trailers, on one line."""
     if kind.startswith("note:"):

@@ -16,11 +16,19 @@ from textual.worker import Worker, get_current_worker
 from cortex_engine.base.errors import CortexError
 
 from ..data.memory_ref import MemoryRef
-from ..data.text import humanize_kind, line, one_line, plain, scope_label
+from ..data.text import body, humanize_kind, line, one_line, plain, scope_label
 from ..failures import report_worker_failure
 
 if TYPE_CHECKING:
     from cortex_engine.results import Deletion
+
+SOURCES = {
+    "notes": "the note",
+    "command_runs": "the command run",
+    "episodes": "the episode",
+    "branch_snapshots": "the branch snapshot",
+}
+"""What a memory was made from, in words (never the table's name)."""
 
 
 class DeleteDialog(ModalScreen[str | None]):
@@ -92,7 +100,8 @@ class DeleteDialog(ModalScreen[str | None]):
         lines.append(Content(f"  scope       {scope_label(result.scope_key)}"))
         lines.append(Content(f"  references  {result.references} removed with it"))
         if result.source:
-            lines.append(Content(f"  source row  {result.source.split('/', 1)[0]} (deleted too)"))
+            made_from = SOURCES.get(result.source.split("/", 1)[0].split(":", 1)[0], "the record it was made from")
+            lines.append(Content(f"  made from   {made_from} (deleted too)"))
         if result.contested:
             lines.append(
                 Content.from_markup(
@@ -103,9 +112,9 @@ class DeleteDialog(ModalScreen[str | None]):
         lines += [
             Content(""),
             Content.from_markup("[b]text[/]"),
-            plain(result.text),
+            plain(body(result.kind, result.text)),
             Content(""),
-            Content.from_markup("[dim]The prior text is kept in the audit log (memory_corrections).[/]"),
+            Content.from_markup("[dim]The prior text is kept in the audit log: u (cortex undo) brings it back.[/]"),
         ]
         self.query_one("#delete-text", Static).update(Content("\n").join(lines))
         self.query_one("#confirm", Button).disabled = False

@@ -55,7 +55,7 @@ class EditDialog(ModalScreen[str | None]):
             box.border_subtitle = "ctrl+s save (y from the buttons) · esc cancel"
             yield Static(
                 "The corrected text replaces the memory's text; the prior text is kept in the audit log and shown "
-                "under corrections. Trailers (Subject:, Status:, …) are derived, not edited.",
+                "under corrections. Only the words change: its subject, status and contest stay as they are.",
                 id="edit-help",
             )
             yield TextArea("", id="edit-text", soft_wrap=True, show_line_numbers=False, disabled=True)

@@ -123,6 +123,21 @@ class ResolveDialog(ModalScreen[str | None]):
             else ("Resolve both" if len(self.sides) == 2 else "Resolve all")
         )
 
+    @on(Input.Submitted, "#replacement")
+    def _replacement_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the replacement field: with text, go to the button that writes it (Enter there confirms);
+        empty, say what the field is for. Never a silent key, never a contest closed by one stray Enter."""
+        event.stop()
+        if not event.value.strip():
+            self._say("Type the note that replaces every side, or keep a side with its letter (a/b).")
+            return
+        button = self.query_one("#resolve-all", Button)
+        button.focus()
+        self._say(f"Enter again to {str(button.label).lower()} with this text; esc cancels.")
+
+    def _say(self, text: str) -> None:
+        self.query_one("#resolve-error", Static).update(Content(text))
+
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         """Take back a side asked for; otherwise leave the contest open."""

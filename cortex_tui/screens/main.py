@@ -11,7 +11,7 @@ from textual.containers import Grid
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from cortex_engine.base.errors import CortexError
@@ -26,7 +26,7 @@ from ..widgets.activity_table import ActivityTable
 from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
-from ..widgets.inspection_view import InspectionView
+from ..widgets.inspection_view import InspectionView, shown_id
 from ..widgets.key_footer import PALETTE, KeyFooter
 from ..widgets.memory_browser import PAGE, MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
@@ -51,11 +51,27 @@ MEMORY_ACTIONS = (
     "reverse_sort",
 )
 """Keys that act on the Memory table: shown (and live) on that tab only. Search works from every tab."""
-FRESHNESS_ACTIONS = ("open_editor", "rewrite_moved")
+FRESHNESS_ACTIONS = ("open_editor",)
 """Keys that act on the highlighted Freshness item: shown (and live) only while that pane has focus."""
-FOOTER_YIELDS = (PALETTE, "filter_text", "show_tab('overview')")
-"""What leaves the footer first when its keys do not fit: the palette hint (ctrl+p still works), then the Memory
-tab's filter keys (the filter row names them), then the tab keys (the tab bar is on screen)."""
+FIXES = {"rewrite_moved": "moved", "reanchor": "drifted"}
+"""Keys that fix the highlighted memory (a Freshness item or a Memory row), live while it carries that label."""
+UNAVAILABLE = {
+    "audit": "On the Memory tab, highlight a memory with corrections (edits, path rewrites, re-anchors).",
+    "rewrite_moved": f"Highlight a memory labelled {reference('moved: a → b')} (Memory tab, or the Freshness pane).",
+    "reanchor": f"Highlight a memory labelled {reference('drifted: …')} (Memory tab, or the Freshness pane).",
+    "open_editor": "Highlight an item in the Freshness pane first.",
+    "edit": "Highlight a memory first (Memory tab or the Freshness pane).",
+    "delete": "Highlight a memory first (Memory tab or the Freshness pane).",
+    "resolve": "No contest is highlighted: pick one in the Contests pane or a contested row.",
+    "inbox": "Nothing waits in the inbox.",
+    "next_page": "The Memory table has one page.",
+    "previous_page": "The Memory table has one page.",
+}
+"""What a key says when it does not apply to what is highlighted (a dimmed key still answers)."""
+FOOTER_YIELDS = ("filter_text", "show_tab('overview')", PALETTE)
+"""What leaves the footer first when its keys do not fit: the Memory tab's filter keys (the filter row names them),
+then the tab keys (the tab bar is on screen), and last the palette hint: at 80 columns it is how a person learns
+that ctrl+p lists every action."""
 
 
 class MainScreen(Screen[None]):
@@ -140,8 +156,16 @@ class MainScreen(Screen[None]):
             "rewrite_moved",
             "Fix path",
             title="Fix moved path",
-            tooltip=f"Freshness: rewrite a moved path ({reference('moved: a → b')}) in the note to its new place "
+            tooltip=f"rewrite a moved path ({reference('moved: a → b')}) in the highlighted memory to its new place "
             "(audited)",
+        ),
+        Key(
+            "n",
+            "reanchor",
+            "Re-anchor",
+            title="Re-anchor memory",
+            tooltip=f"re-anchor a memory labelled {reference('drifted: …')} to the code as it is now, once the "
+            "inspection's diff shows it still holds (audited)",
         ),
         Key(
             "a",
@@ -243,7 +267,8 @@ class MainScreen(Screen[None]):
             "Label",
             show=False,
             title="Filter memory by label",
-            tooltip="show only contested, stale, drifted or superseded memory (each press: the next label, then all)",
+            tooltip="show only contested, stale, moved, drifted or superseded memory "
+            "(each press: the next label, then all)",
         ),
         Key(
             "o",
@@ -299,8 +324,8 @@ class MainScreen(Screen[None]):
         yield KeyFooter(FOOTER_YIELDS, compact=True)
 
     def on_resize(self) -> None:
-        """Narrow terminals keep the footer for the keys: the palette hint goes (ctrl+p still works)."""
-        self.query_one(Footer).show_command_palette = self.size.width >= 100
+        """The palette hint shows at every width where it fits beside the keys (the footer drops it first)."""
+        self.query_one(Footer).show_command_palette = True
 
     def on_mount(self) -> None:
         """Follow the app's snapshots and freshness reports (set from the load workers); keep the session age
@@ -440,9 +465,11 @@ class MainScreen(Screen[None]):
             return True if memory is not None and memory.editable else None
         if action == "resolve":
             return True if self.contest_for(self.selection()) is not None else None
+        if action in FIXES:
+            memory = self.selection()
+            return memory is not None and memory.has_label(FIXES[action])
         if action in FRESHNESS_ACTIONS:
-            item = self._freshness_item()
-            return item is not None and (action == "open_editor" or "moved:" in str(item.get("label")))
+            return self._freshness_item() is not None
         if action == "audit":
             return self._active_tab() == "memory" and self.query_one(InspectionView).corrections > 0
         return True
@@ -578,7 +605,7 @@ class MainScreen(Screen[None]):
         self._on_memory_tab("#text-filter")
 
     def action_cycle_label(self) -> None:
-        """Show only the next label (contested, stale, drifted, superseded), then every item again."""
+        """Show only the next label (contested, stale, moved, drifted, superseded), then every item again."""
         self._on_memory_tab()
         self.query_one(MemoryBrowser).cycle_label()
 
@@ -597,8 +624,9 @@ class MainScreen(Screen[None]):
         if memory is None:
             self.notify("Highlight a memory first.", title="Copy id", severity="warning")
             return
-        self.app.copy_to_clipboard(memory.item_id)
-        self.notify(memory.item_id, title="Copied id", markup=False, timeout=3)
+        shown = shown_id(memory.item_id)  # the id the inspection shows and every id-taking command accepts
+        self.app.copy_to_clipboard(shown)
+        self.notify(shown, title="Copied id", markup=False, timeout=3)
 
     def action_revalidate(self) -> None:
         """Check every reference against the checkout now."""
@@ -697,15 +725,48 @@ class MainScreen(Screen[None]):
             )
         self.cortex.request_freshness()
 
+    def _shown_text(self, item_id: str) -> str | None:
+        """The text of the item as a pane showed it (a fix is refused if it changed since)."""
+        shown = self.query_one(FreshnessPane).shown_text(item_id)
+        inspected = self.query_one(InspectionView).shown
+        if shown is None and inspected is not None and inspected[0] == item_id:
+            shown = inspected[1]
+        return shown
+
     def action_rewrite_moved(self) -> None:
         """Rewrite the highlighted item's renamed paths to where git says they went (audited)."""
-        item = self._freshness_item()
-        if item is None or "moved:" not in str(item.get("label")):
-            self.notify(
-                "Highlight a moved item in the Freshness pane first.", title="Fix moved path", severity="warning"
+        memory = self.selection()
+        if memory is None or not memory.has_label("moved"):
+            self.notify(UNAVAILABLE["rewrite_moved"], title="Fix moved path", severity="warning", markup=False)
+            return
+        self.rewrite_moved(memory.item_id, self._shown_text(memory.item_id))
+
+    def action_reanchor(self) -> None:
+        """Re-anchor the highlighted drifted memory to the code as it is now (audited)."""
+        memory = self.selection()
+        if memory is None or not memory.has_label("drifted"):
+            self.notify(UNAVAILABLE["reanchor"], title="Re-anchor", severity="warning", markup=False)
+            return
+        self.reanchor(memory.item_id)
+
+    @work(thread=True, exclusive=True, group="reanchor", exit_on_error=False, name="re-anchor memory")
+    def reanchor(self, item_id: str) -> None:
+        """`Engine.reanchor` in a worker thread; a refusal (nothing drifted any more) is said, not raised."""
+        from cortex_engine.results import messages
+
+        try:
+            with self.cortex.target.open() as engine:
+                outcome = messages.reanchored(engine.reanchor(item_id))
+        except CortexError as exc:
+            self.app.call_from_thread(
+                self.notify, " ".join(exc.message.split()), title="Not re-anchored", severity="error", markup=False
             )
             return
-        self.rewrite_moved(str(item["id"]), self.query_one(FreshnessPane).shown_text(str(item["id"])))
+        self.app.call_from_thread(self._fixed, outcome, "Re-anchored (audited)", "reanchor")
+
+    def _fixed(self, outcome: str, title: str, reason: str) -> None:
+        self.notify(clean(outcome), title=title, markup=False)
+        self.cortex.request_reload(reason)
 
     @work(thread=True, exclusive=True, group="rewrite-moved", exit_on_error=False, name="rewrite moved paths")
     def rewrite_moved(self, item_id: str, shown: str | None) -> None:
@@ -730,9 +791,22 @@ class MainScreen(Screen[None]):
     """A first `u` asks; the next key, if it is `u` again, takes the newest operator action back."""
 
     def on_key(self, event: events.Key) -> None:
-        """Any other key takes the undo question back."""
+        """Any other key takes the undo question back; a key that does not apply here says why (a dimmed key would
+        otherwise do nothing and say nothing)."""
         if event.key != "u":
             self.undo_armed = False
+        if isinstance(self.focused, Input):
+            return  # typing
+        keys = [b for b in self.BINDINGS if isinstance(b, Key) and b.key == event.key]
+        if not keys or any(self.check_action(k.action.split("(")[0], ()) for k in keys):
+            return  # nothing bound here, or one of its bindings applies (`o`: open in the editor, or sort)
+        key = keys[0]
+        action = key.action.split("(")[0]
+        why = UNAVAILABLE.get(action)
+        if why is None and action in MEMORY_ACTIONS:
+            why = "This key works on the Memory tab (press 2)."
+        if why is not None:
+            self.notify(why, title=key.title or key.description, severity="warning", markup=False, timeout=4)
 
     def action_undo(self) -> None:
         """Ask, then (on `u` again) undo the newest operator action of this scope through `Engine.undo`."""

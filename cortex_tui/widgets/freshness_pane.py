@@ -149,7 +149,8 @@ class FreshnessPane(Vertical):
             return None
         title = one_line(item.get("subject") or humanize_kind(str(item["kind"])))
         note_id = str(item["id"]).split(":", 1)[1] if str(item["id"]).startswith("notes:") else None
-        return MemoryRef(str(item["id"]), note_id, title)
+        label = str(item.get("label") or "")
+        return MemoryRef(str(item["id"]), note_id, title, labels=tuple(label.split("; ")) if label else ())
 
     class Picked(Message):
         """Enter on a flagged memory: the screen shows it in the Memory tab (a stale one has no file to open)."""

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from cortex_engine.base.clock import ts_min
 
-from ..data.text import ago, diff_content, humanize_kind, line, one_line, plain, scope_label, short_id
+from ..data.text import ago, body, clean, diff_content, humanize_kind, line, one_line, plain, scope_label, short_id
 from ..messages import SelectionChanged
 
 if TYPE_CHECKING:
@@ -26,6 +26,16 @@ TRUST_STYLE = {
     "refs moved": "$warning",
 }
 REF_STYLE = {"exists": "$success", "missing": "$error", "moved": "$warning", "unknown": "$foreground-muted"}
+ANCHOR_STYLE = {"drifted": "$warning", "missing": "$error"}
+DIFF_LINE_STYLE = {"-": "$text-error", "+": "$text-success", "@": "$text-muted"}
+"""A unified diff's lines as `inspect-memory` prints them: removed, added, hunk headers."""
+
+
+def shown_id(item_id: str) -> str:
+    """The id a person reads, types and copies (`y`): the engine's short form, never the table it lives in."""
+    from cortex_engine.results import messages
+
+    return messages.short_id(item_id)
 
 
 def _row(name: str, value: Content | str) -> Content:
@@ -48,6 +58,8 @@ class InspectionView(VerticalScroll):
         super().__init__(**kwargs)
         self.corrections = 0
         """How many corrections the shown item has (the audit key applies when there are any)."""
+        self.shown: tuple[str, str] | None = None
+        """(item id, stored text) of the item shown: a fix made from here is refused if the text changed since."""
 
     def compose(self) -> ComposeResult:
         """The report."""
@@ -57,6 +69,7 @@ class InspectionView(VerticalScroll):
         """Show a placeholder (nothing highlighted, or the item is gone)."""
         self.border_title = Content("Inspection")
         self.query_one("#inspection-text", Static).update(Content.from_markup("[dim]$text[/]", text=text))
+        self.shown = None
         self._inspected(0)
 
     def _inspected(self, corrections: int) -> None:
@@ -73,10 +86,11 @@ class InspectionView(VerticalScroll):
         self.border_title = Content.assemble(f"Inspection · {humanize_kind(kind)}", subject)
         # What the memory says comes first: at 80×24 the pane shows five rows, and the text is what an operator
         # highlights an item to read; the bookkeeping (id, scope, trust, conflict, references) follows it.
+        self.shown = (str(item["id"]), str(item["text"]))
         lines: list[Content] = [
-            plain(item["text"]),
+            plain(body(kind, str(item["text"]))),
             Content(""),
-            _row("id", self.app.target.shorten(str(item["id"]))),  # type: ignore[attr-defined]
+            _row("id", shown_id(str(item["id"]))),
             _row(
                 "scope",
                 scope_label(str(item["scope_key"]))
@@ -100,6 +114,7 @@ class InspectionView(VerticalScroll):
                     one_line(f"{ref['path']}{moved}"),
                 )
             )
+        lines += self._anchors(result)
         access = result.access
         lines += [
             Content(""),
@@ -127,6 +142,36 @@ class InspectionView(VerticalScroll):
         self.query_one("#inspection-text", Static).update(Content("\n").join(lines))
         self.scroll_home(animate=False)
         self._inspected(len(result.corrections))
+
+    @staticmethod
+    def _anchors(result: Inspection) -> list[Content]:
+        """The code each anchor pins, as `inspect-memory` reports it: held or drifted, where, and the diff."""
+        if not result.anchors:
+            return []
+        lines = [Content(""), Content.from_markup("[b]code[/]")]
+        drifted = False
+        for anchor in result.anchors:
+            status = str(anchor["status"])
+            drifted = drifted or status == "drifted"
+            rec: dict[str, Any] = anchor["recorded"]  # type: ignore[assignment]
+            cur: dict[str, Any] = anchor["current"]  # type: ignore[assignment]
+            lines.append(
+                Content.assemble(
+                    "  ",
+                    (f"{status:<8} ", ANCHOR_STYLE.get(status, "")),
+                    one_line(f"{anchor['anchor']} (lines {rec['start']}-{rec['end']})"),
+                )
+            )
+            if cur["start"] is not None and (cur["start"], cur["end"]) != (rec["start"], rec["end"]):
+                lines.append(Content(one_line(f"           now {cur['path']} lines {cur['start']}-{cur['end']}")))
+            if anchor["changed_in"]:
+                lines.append(Content.assemble(("           changed in ", "dim"), one_line(anchor["changed_in"])))
+            for diff_line in anchor["diff"]:  # type: ignore[attr-defined]
+                text = clean(diff_line).replace("\n", " ")  # indentation kept: it is code
+                lines.append(Content.assemble("           ", (text, DIFF_LINE_STYLE.get(text[:1], ""))))
+        if drifted:
+            lines.append(Content.from_markup("  [dim]n: re-anchor once you checked it still holds[/]"))
+        return lines
 
     @staticmethod
     def _conflict(result: Inspection, now: datetime) -> list[Content]:

@@ -48,14 +48,23 @@ def key_width(key: Widget) -> int:
 
 def fitted(keys: list[Widget], width: int, yields: tuple[str, ...]) -> list[Widget]:
     """`keys` less the first of `yields`, then the next, while they take more than `width` columns (0: not laid
-    out yet, all kept)."""
+    out yet, all kept); a key that went before the last one may come back if it fits in the room that one left."""
 
     def action(key: Widget) -> str | None:
         return PALETTE if key.has_class("-command-palette") else getattr(key, "action", None)
 
+    def fits(chosen: list[Widget]) -> bool:
+        return not width or sum(key_width(key) for key in chosen) <= width
+
     kept = list(keys)
+    gone: list[str] = []
     for name in yields:
-        if not width or sum(key_width(key) for key in kept) <= width:
+        if fits(kept):
             break
         kept = [key for key in kept if action(key) != name]
+        gone.append(name)
+    for name in reversed(gone[:-1]):  # the last to go made room: an earlier one may fit back beside the rest
+        back = [key for key in keys if key in kept or action(key) == name]
+        if fits(back):
+            kept = back
     return kept

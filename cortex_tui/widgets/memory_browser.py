@@ -1,7 +1,8 @@
 """The memory browser: a table of this branch's memory (or every scope's), filters, and the inspection beside it.
 
-Filters: scope, kind and tier on the first row; a label (contested, stale, drifted, superseded) and free text on the
-second. Columns sort by a header click or `o` (`O` reverses); the engine filters and orders, so every page agrees.
+Filters: scope, kind and tier on the first row; a label (contested, stale, moved, drifted, superseded) and free text
+on the second. Columns sort by a header click or `o` (`O` reverses); the engine filters and orders, so every page
+agrees.
 """
 
 from __future__ import annotations
@@ -33,14 +34,17 @@ if TYPE_CHECKING:
     from cortex_engine.results import Page, PageKey
 
 PAGE = 200
-ROOMY = 150
-"""From this terminal width the inspection sits beside the table (the app's `-roomy` breakpoint); below, under it."""
+ROOMY = 180
+"""From this terminal width the inspection sits beside the table (the app's `-roomy` breakpoint); below, under it
+(so at 160 columns the table, and its first line, take the whole width)."""
 COLUMNS = (("Kind", 10), ("Tier", 4), ("Age", 4), ("Subject", 18), ("Labels", 11), ("First line", 0))
 """Column labels and widths (0: the rest of the table's width)."""
 SCOPE_COLUMN = ("Scope", 12)
 """Inserted after Age when every scope is listed."""
 SHRINK = (("Subject", 10), ("Scope", 8), ("Labels", 9), ("Kind", 8))
 """Which columns give up width (down to these floors) so the first line keeps `FIRST_LINE_MIN` characters."""
+LABELS_MAX = 26
+"""The Labels column grows to the page's longest tags (`contested superseded`), up to this, before any is cut."""
 FIRST_LINE_MIN = 28
 SUBJECT_MAX = 28
 """On a wide table the subject grows to this before the first line takes everything else."""
@@ -61,14 +65,19 @@ def _marked(columns: list[tuple[str, int]], sort: tuple[str, bool]) -> list[tupl
     return [(key, label, width - taken if key == "First line" else width) for key, label, width in marked]
 
 
-def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
+def fit_columns(width: int, all_scopes: bool, labels: int = 0) -> list[tuple[str, int]]:
     """Column widths for a table `width` cells wide (its border and scrollbar included): nothing scrolls sideways.
 
-    Fixed columns shrink to their floors before the first line drops under `FIRST_LINE_MIN`; the first line then
-    takes all that is left, so it is never the column that a narrow table hides.
+    `labels` is the page's longest label tags: the Labels column takes it (up to `LABELS_MAX`) while the first line
+    keeps twice `FIRST_LINE_MIN`. Fixed columns shrink to their floors before the first line drops under
+    `FIRST_LINE_MIN`; the first line then takes all that is left, so it is never the column that a narrow table hides.
     """
     columns = list(COLUMNS) if not all_scopes else [*COLUMNS[:3], SCOPE_COLUMN, *COLUMNS[3:]]
     widths = dict(columns)
+    spare = width - 5 - sum(w + 2 for w in widths.values()) + 2 - 2 * FIRST_LINE_MIN  # beyond two short first lines
+    wanted = min(LABELS_MAX, labels) - widths["Labels"]
+    if wanted > 0 and spare > 0:
+        widths["Labels"] += min(wanted, spare)
     inner = width - 2 - 2 - 1  # round border, vertical scrollbar, one cell of slack
     rest = inner - sum(w + 2 for w in widths.values()) + 2  # every column pads one cell each side
     for name, floor in SHRINK:
@@ -84,6 +93,11 @@ def fit_columns(width: int, all_scopes: bool) -> list[tuple[str, int]]:
         rest -= grow
     widths["First line"] = max(8, rest)
     return [(label, widths[label]) for label, _ in columns]
+
+
+def _longest_tags(labels: dict[str, list[str]]) -> int:
+    """The widest Labels cell of a page."""
+    return max((len(label_tags(tags)) for tags in labels.values()), default=0)
 
 
 KIND_OPTIONS = [(humanize_kind(kind), kind) for kind in sorted(KIND_WEIGHTS, key=humanize_kind)]
@@ -360,7 +374,7 @@ class MemoryBrowser(Vertical):
         table = self.query_one("#memory-table", DataTable)
         keep = revealed or self.highlighted_id()
         edge, self._pending_edge = self._pending_edge, None
-        columns = _marked(fit_columns(self._table_width(), all_scopes), sort)
+        columns = _marked(fit_columns(self._table_width(), all_scopes, _longest_tags(labels)), sort)
         rows: dict[str, _Row] = {}
         cells_by_id: list[tuple[str, list[str]]] = []
         for item in page.items:
@@ -434,7 +448,10 @@ class MemoryBrowser(Vertical):
         table = self.query_one("#memory-table", DataTable)
         first = table.columns.get(ColumnKey("First line")) if table.columns else None
         page, labels, now, all_scopes, sort = self._shown
-        fitted = {key: width for key, _, width in _marked(fit_columns(self._table_width(), all_scopes), sort)}
+        fitted = {
+            key: width
+            for key, _, width in _marked(fit_columns(self._table_width(), all_scopes, _longest_tags(labels)), sort)
+        }
         if first is None or first.width != fitted["First line"]:
             self._show_page(page, labels, now, all_scopes, None, sort)
 
@@ -486,4 +503,4 @@ class MemoryBrowser(Vertical):
         row = self.rows.get(item_id or "")
         if row is None:
             return None
-        return MemoryRef(row.item_id, row.note_id, row.title, contest="contested" in row.labels)
+        return MemoryRef(row.item_id, row.note_id, row.title, contest="contested" in row.labels, labels=row.labels)

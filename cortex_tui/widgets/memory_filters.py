@@ -83,7 +83,7 @@ class MemoryFilters(Horizontal):
         return self.query_one("#text-filter", Input).value.strip()
 
     def cycle_label(self) -> None:
-        """Every item → contested → stale → drifted → superseded → every item."""
+        """Every item → contested → stale → moved → drifted → superseded → every item."""
         labels = [None, *LABEL_FILTERS]
         label = labels[(labels.index(self.label) + 1) % len(labels)]
         select = self.query_one("#label-filter", Select)

@@ -22,6 +22,7 @@ class NoticeBar(Static):
         background: $warning-muted;
         color: $text;
         &.-empty { display: none; }
+        &.-info { background: $primary-muted; }
     }
     """
 
@@ -32,7 +33,14 @@ class NoticeBar(Static):
     def show_notices(self, info: StoreInfo | None, hooks: HookInstall | None) -> None:
         """Say what is wrong with the setup, if anything."""
         lines: list[Content] = []
-        if hooks is not None and not hooks.installed:
+        calm = hooks is not None and hooks.demo and not (info is not None and info.degraded)
+        if hooks is not None and hooks.demo:  # nothing to fix: say what the demo is, not a warning
+            lines.append(
+                Content.from_markup(
+                    "[b]Demo[/]: seeded memory to explore, nothing captured here. Yours: [b]cortex install[/]"
+                )
+            )
+        elif hooks is not None and not hooks.installed:
             lines.append(
                 Content.from_markup(
                     "[b]⚠ No Claude Code hooks found[/]: nothing is captured. Fix: [b]$fix[/]", fix=hooks.fix
@@ -47,3 +55,4 @@ class NoticeBar(Static):
             )
         self.update(Content("\n").join(lines))
         self.set_class(not lines, "-empty")
+        self.set_class(calm, "-info")

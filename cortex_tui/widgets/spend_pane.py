@@ -55,6 +55,10 @@ def sparkline(values: list[int]) -> Content:
     )
 
 
+WIDE_CHANNEL_LINE = 54
+"""Columns a channel line takes with its bar; a narrower pane (two columns at 100) leaves the bar out."""
+
+
 class SpendPane(Vertical):
     """Economy at a glance, every figure from `Engine.stats()` and the ledger's per-channel totals."""
 
@@ -73,8 +77,17 @@ class SpendPane(Vertical):
         yield Static("loading…", id="spend-text")
         yield Static("", id="spend-history")
 
+    _shown: Snapshot | None = None
+
+    def on_resize(self) -> None:
+        """A pane too narrow for the bars shows the channel table without them (nothing wraps)."""
+        if self._shown is not None:
+            self.show_snapshot(self._shown)
+
     def show_snapshot(self, snapshot: Snapshot) -> None:
         """Fill the figures from the snapshot."""
+        self._shown = snapshot
+        roomy = not self.content_size.width or self.content_size.width >= WIDE_CHANNEL_LINE
         stats = snapshot.stats
         session, scope = stats.get("session"), stats["scope"]
         lines = [Content.from_markup("[dim]            injected    saved      net   ratio[/]")]
@@ -91,23 +104,31 @@ class SpendPane(Vertical):
         if scope["saved"] == 0:
             lines.append(Content.from_markup("[dim]saved is credited only with recorded evidence (none yet)[/]"))
         lines.append(Content(""))
-        lines.append(Content.from_markup("[dim]channel         largest / budget     session    scope[/]"))
+        lines.append(
+            Content.from_markup(
+                "[dim]channel         largest / budget     session    scope[/]"
+                if roomy
+                else "[dim]channel         largest  session   scope[/]"
+            )
+        )
         session_by = {c.channel: c for c in snapshot.session_spend}
         for spend in snapshot.scope_spend:
-            lines.append(self._channel_line(spend, session_by.get(spend.channel)))
+            lines.append(self._channel_line(spend, session_by.get(spend.channel), roomy))
         self.query_one("#spend-text", Static).update(Content("\n").join(lines))
         history = list(reversed([int(h["injected"]) for h in stats.get("history", [])]))
         self.query_one("#spend-history", Static).update(sparkline(history))
 
     @staticmethod
-    def _channel_line(scope: ChannelSpend, session: ChannelSpend | None) -> Content:
-        """`recall  ███░░  269/600   263   768`."""
+    def _channel_line(scope: ChannelSpend, session: ChannelSpend | None, roomy: bool = True) -> Content:
+        """`recall  ███░░  269/600   263   768` (without the bar where the pane is narrow)."""
         name = CHANNEL_NAMES.get(scope.channel, scope.channel)
         budget = f"{scope.largest}/{scope.budget}" if scope.budget else f"{scope.largest}/—"
         if not scope.injections:
             budget = f"—/{scope.budget}" if scope.budget else "—"
         here = fmt_tokens(session.tokens) if session is not None and session.injections else "—"
         total = fmt_tokens(scope.tokens) if scope.injections else "—"
+        if not roomy:
+            return Content(f"{name:<15} {budget:>7} {here:>8} {total:>7}")
         return Content.assemble(
             f"{name:<15} ",
             _bar(scope.largest, scope.budget),
