@@ -202,7 +202,7 @@ def _recorded_span(worktree: str, anchor: AnchorVerdict) -> list[str] | None:
     if blob is None or len(blob) > anchors.MAX_FILE_BYTES:
         return None
     then = anchors.source_of(anchor.recorded_path, blob)
-    if anchors.span_digest(then.lines, anchor.recorded_start, anchor.recorded_end) != anchor.recorded_hash:
+    if not anchors.digest_matches(then.lines, anchor.recorded_start, anchor.recorded_end, anchor.recorded_hash):
         return None  # the note was written on uncommitted code: the recorded content is not in git
     return then.lines[anchor.recorded_start - 1 : anchor.recorded_end]
 
