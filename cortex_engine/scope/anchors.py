@@ -715,6 +715,11 @@ def _load(root: str, rel: str, full: str) -> Source | None:
     return source_of(rel, data.decode("utf-8", "replace"))
 
 
+def language_of(path: str) -> str | None:
+    """The language a file's extension says (`LANGUAGES`), or None."""
+    return LANGUAGES.get(os.path.splitext(path)[1].lower())
+
+
 def source_of(path: str, text: str) -> Source:
     """A `Source` for `text` as the file `path` (its extension picks the language)."""
     return Source(text, text.splitlines(keepends=True), LANGUAGES.get(os.path.splitext(path)[1].lower()))
