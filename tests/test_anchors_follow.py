@@ -13,7 +13,7 @@ from cortex_engine.scope import anchors, follow
 from .conftest import Repo
 from .test_cli import ok_json
 
-CLI = '''import click
+CLI = """import click
 
 
 @click.command()
@@ -27,7 +27,7 @@ def hello(count, name):
 @click.command()
 def bye():
     click.echo("bye")
-'''
+"""
 
 # Each language that has decorators: (path, text, symbol, the text with only the target's decorator changed).
 DECORATED = {
@@ -42,8 +42,8 @@ DECORATED = {
     ),
     "java": (
         "src/Users.java",
-        "public class Users {\n  @GetMapping(\n      value = \"/users/{id}\")\n  public User findOne(String id) {\n"
-        "    return repo.find(id);\n  }\n\n  @PostMapping(\"/users\")\n  public User create(User u) {\n"
+        'public class Users {\n  @GetMapping(\n      value = "/users/{id}")\n  public User findOne(String id) {\n'
+        '    return repo.find(id);\n  }\n\n  @PostMapping("/users")\n  public User create(User u) {\n'
         "    return repo.add(u);\n  }\n}\n",
         "Users.findOne",
         None,
@@ -51,7 +51,7 @@ DECORATED = {
     "rust": (
         "src/routes.rs",
         '#[get("/users/<id>")]\nfn find_one(id: u32) -> String {\n    format!("{}", id)\n}\n\n#[post("/users")]\n'
-        'fn create_user() -> String {\n    String::new()\n}\n',
+        "fn create_user() -> String {\n    String::new()\n}\n",
         "find_one",
         None,
     ),
@@ -63,7 +63,7 @@ CHANGED_DECORATOR = {
     "rust": ('#[get("/users/<id>")]', '#[get("/v2/users/<id>")]'),
 }
 OTHER_DECORATOR = {
-    "python": ('@click.command()\ndef bye', '@click.command(name="farewell")\ndef bye'),
+    "python": ("@click.command()\ndef bye", '@click.command(name="farewell")\ndef bye'),
     "ts": ("@Post()", "@Post('new')"),
     "java": ('@PostMapping("/users")', '@PostMapping("/v2/users")'),
     "rust": ('#[post("/users")]', '#[post("/v2/users")]'),
@@ -138,12 +138,14 @@ def test_a_note_anchored_before_decorators_counted_is_re_anchored_without_a_drif
     engine.validate_memory()  # the check that persists: the anchor is stored as the current rule reads it
     row = engine.conn.execute("SELECT start_line, end_line, content_hash FROM memory_anchors").fetchone()
     assert (row[0], row[1]) == (5, end + 1)
-    assert row[2] == anchors.symbol_digest(anchors.source_of(path, "import sys\n" + text).lines, anchors.Span(5, end + 1))
+    assert row[2] == anchors.symbol_digest(
+        anchors.source_of(path, "import sys\n" + text).lines, anchors.Span(5, end + 1)
+    )
     repo.write(path, "import sys\n" + (changed or ""))
     assert labels(engine) == [f"drifted: {path}:{symbol} changed"]  # from now on a decorator counts
 
 
-MAIL = '''def send_invoice(customer, invoice):
+MAIL = """def send_invoice(customer, invoice):
     body = render(invoice)
     mailer.send(customer.email, body)
     log.info("sent %s", invoice.id)
@@ -151,7 +153,7 @@ MAIL = '''def send_invoice(customer, invoice):
 
 def other(x):
     return x
-'''
+"""
 
 
 def test_a_function_renamed_in_place_is_named_by_its_new_name(repo: Repo, engine: Engine) -> None:
@@ -163,7 +165,7 @@ def test_a_function_renamed_in_place_is_named_by_its_new_name(repo: Repo, engine
     assert labels(engine) == ["stale: missing billing/mail.py:send_invoice"]  # renamed and changed: not the same
 
 
-MOVED = '''def reconcile(ledger, payments):
+MOVED = """def reconcile(ledger, payments):
     matched = {}
     for payment in payments:
         entry = ledger.find(payment.reference)
@@ -171,7 +173,7 @@ MOVED = '''def reconcile(ledger, payments):
             continue
         matched[entry.id] = payment
     return matched
-'''
+"""
 # The same function with two of its eight lines edited on the way (similarity 0.75), and another function that
 # only shares its name (similarity below 0.2).
 EDITED = MOVED.replace("continue", "raise Missing(payment)").replace("matched = {}", "matched: dict = {}")

@@ -54,6 +54,8 @@ class RefVerdict:
     type: str
     status: str  # exists | missing | moved | unknown
     moved_to: str | None = None
+    by_symbol: bool = False
+    """Moved only because a symbol it anchors was found in `moved_to` (the file itself is gone, git says nowhere)."""
 
     @property
     def verdict(self) -> dict[str, str | None]:
@@ -630,7 +632,7 @@ def _followed_refs(refs: list[RefVerdict], pinned: tuple[AnchorVerdict, ...] | l
         if ref.status == "missing":
             went = next((a.path for a in pinned if a.status == "moved" and a.recorded_path == ref.path), None)
             if went is not None and went != ref.path:
-                ref = RefVerdict(ref.path, ref.type, "moved", went)
+                ref = RefVerdict(ref.path, ref.type, "moved", went, by_symbol=True)
         out.append(ref)
     return out
 
