@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from typing import TYPE_CHECKING
 
@@ -565,7 +566,7 @@ class Validator:
                 return renamed
         oid = row["head_oid"]
         worktree = view.worktree or ""
-        if not oid or not view.head:
+        if not oid or not view.head or not _OID.fullmatch(oid):
             return None
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
@@ -588,11 +589,10 @@ class Validator:
         committed = _committed_changes.get(key)
         if committed is None:
             out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
-            committed = frozenset(p for p in (out or "").split("\0") if p)
-            if out is not None:
-                if len(_committed_changes) >= 512:
-                    _committed_changes.clear()
-                _committed_changes[key] = committed
+            committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
+            if len(_committed_changes) >= 512:
+                _committed_changes.clear()
+            _committed_changes[key] = committed
         pending = self._uncommitted.get(worktree)
         if pending is None:
             modified = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--") or ""
@@ -619,6 +619,7 @@ class Validator:
         return lines[start - 1 : end]
 
 
+_OID = re.compile(r"[0-9a-f]{7,64}")
 _committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
 """The files changed between two commits, per (worktree, from, to): what git says never changes."""
 _recorded_blobs: dict[tuple[str, str, str], str | None] = {}
