@@ -144,18 +144,38 @@ def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
     return events
 
 
+_renamed: dict[str, dict[str, str]] = {}
+
+
+def at_head(repo: Path, commit: str, path: str) -> str:
+    """Where `path` of commit `commit` is at HEAD by git's own rename detection (end to end), else itself."""
+    if commit not in _renamed:
+        out = git(repo, "diff", "-M", "--name-status", "-z", commit, "HEAD", "--", check=False).split("\0")
+        moves: dict[str, str] = {}
+        i = 0
+        while i < len(out) - 1:
+            if out[i].startswith("R") and i + 2 < len(out):
+                moves[out[i + 1]] = out[i + 2]
+                i += 3
+            else:
+                i += 2
+        _renamed[commit] = moves
+    return _renamed[commit].get(path, path)
+
+
 def truth(repo: Path, event: dict[str, object]) -> str:
-    """The class of an event's definition at HEAD, from git and `ast` alone."""
+    """The class of an event's definition at HEAD, from git and `ast` alone (its file followed by git's renames)."""
     commit, path, name = str(event["commit"]), str(event["path"]), str(event["name"])
     then = definitions(show(repo, f"{commit}^", path) or "").get(name)
-    here = definitions((repo / path).read_text(errors="replace")) if (repo / path).is_file() else {}
+    where = repo / at_head(repo, f"{commit}^", path)
+    here = definitions(where.read_text(errors="replace")) if where.is_file() else {}
     now = here.get(name)
     if then is not None and now is not None:
         if now[1] != then[1]:
             return "changed"
         return "decorators" if now[0] != then[0] else "unchanged"
     if event["class"] == "moved":
-        target = repo / str(event["to_path"])
+        target = repo / at_head(repo, commit, str(event["to_path"]))
         moved = definitions(target.read_text(errors="replace")).get(name) if target.is_file() else None
         if moved is not None:
             return "moved"
@@ -168,15 +188,15 @@ def truth(repo: Path, event: dict[str, object]) -> str:
     return "gone"
 
 
-def outcome(event: dict[str, object], verdict: object) -> str:
-    """The engine's answer for one anchor, in the matrix's words."""
+def outcome(event: dict[str, object], verdict: object, target: tuple[str, str] | None) -> str:
+    """The engine's answer for one anchor, in the matrix's words (`target`: where the event took it, at HEAD)."""
     if verdict is None:
         return "not anchored"
-    status = getattr(verdict, "status")
+    status = verdict.status
     if status == "moved":
-        where = (getattr(verdict, "path"), getattr(verdict, "current_symbol"))
-        right = where == (event.get("to_path"), event.get("to_name"))
-        return ("moved" if right else "moved elsewhere") + (" + drifted" if getattr(verdict, "changed") else "")
+        where = (verdict.path, verdict.current_symbol)
+        right = where == target
+        return ("moved" if right else "moved elsewhere") + (" + drifted" if verdict.changed else "")
     return str(status)
 
 
@@ -217,7 +237,12 @@ def replay(source: Path, window: int, per_class: int, work: Path) -> tuple[dict[
     for item_id, event in written:
         anchored = [a for a in validations[item_id].anchors if a.symbol == event["name"]]
         cls = truth(clone, event)
-        got = outcome(event, anchored[0] if anchored else None)
+        target = (
+            (at_head(clone, str(event["commit"]), str(event["to_path"])), str(event["to_name"]))
+            if "to_path" in event
+            else None
+        )
+        got = outcome(event, anchored[0] if anchored else None, target)
         matrix.setdefault(cls, {}).setdefault(got, 0)
         matrix[cls][got] += 1
         rows.append({**event, "truth": cls, "engine": got, "label": validations[item_id].label})
@@ -238,7 +263,8 @@ def replay(source: Path, window: int, per_class: int, work: Path) -> tuple[dict[
 COST = """
 import sys, time, statistics, os
 from cortex_engine.engine import Engine
-e = Engine(sys.argv[1], home=sys.argv[2])
+from pathlib import Path
+e = Engine(sys.argv[1], home=Path(sys.argv[2]))
 e.validate_memory(persist=False)
 runs = []
 for _ in range(int(sys.argv[3])):
@@ -257,12 +283,16 @@ def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, o
             copy = Path(tempfile.mkdtemp(prefix="cortex-cost-"))
             shutil.copytree(home, copy / "home")
             done = subprocess.run(
-                [sys.executable, "-c", COST, str(clone), str(copy / "home"), "3"],
+                # -P: the tree under test alone on the path (not the working directory's engine)
+                [sys.executable, "-P", "-c", COST, str(clone), str(copy / "home"), "3"],
+                cwd=copy,
                 env={**os.environ, "PYTHONPATH": str(tree), "CORTEX_HOME": str(copy / "home")},
                 capture_output=True,
                 text=True,
-                check=True,
+                check=False,
             )
+            if done.returncode != 0:
+                raise SystemExit(f"cost run with {tree} failed:\n{done.stderr[-2000:]}")
             runs[name].append(float(done.stdout.strip()))
             shutil.rmtree(copy, ignore_errors=True)
     out: dict[str, object] = {
@@ -285,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="cortex-follow-"))
     try:
         report, clone, home = replay(args.repo.resolve(), args.window, args.per_class, work)
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         report = {
             "repository": str(args.repo.resolve()),
             **report,

@@ -229,6 +229,10 @@ def test_a_function_moved_out_of_a_deleted_file_reads_moved_not_stale(repo: Repo
     assert anchor["status"] == "moved"
     assert (anchor["path"], anchor["symbol"], anchor["drifted"]) == ("billing/payments/match.py", "reconcile", True)
     assert anchor["moved_to"] == "billing/payments/match.py:reconcile"
+    (shown,) = engine.inspect_memory(str(item["id"])).anchors  # the diff of what changed on the way
+    assert shown["moved_to"] == "billing/payments/match.py:reconcile"
+    assert "-            continue" in cast("list[str]", shown["diff"])
+    assert "+            raise Missing(payment)" in cast("list[str]", shown["diff"])
 
 
 def test_a_move_is_looked_for_only_in_files_changed_since_the_note(repo: Repo, engine: Engine) -> None:

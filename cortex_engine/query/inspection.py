@@ -167,10 +167,11 @@ def anchor_entry(worktree: str, anchor: AnchorVerdict) -> dict[str, object]:
             "end": anchor.end,
             "hash": anchor.current_hash,
         },
+        "moved_to": quote_path(anchor.moved_to) if anchor.moved_to else None,
         "changed_in": None,
         "diff": [],
     }
-    if anchor.status != "drifted" or anchor.start is None or anchor.end is None:
+    if not anchor.drifted or anchor.start is None or anchor.end is None:
         return entry
     source = anchors.read_source(worktree, anchor.path)
     if source is None:
