@@ -88,7 +88,7 @@ def show(repo: Path, oid: str, path: str) -> str | None:
 def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
     """The events of the last `window` commits (see the module docstring), at most `per_class` of each class."""
     out = git(repo, "log", "--first-parent", "--no-merges", f"-n{window}", "--format=%H", "--", "*.py")
-    commits = list(reversed(out.split()))
+    commits = out.split()  # newest first: the events nearest today, until each class has its share
     events: list[dict[str, object]] = []
     count: dict[str, int] = {}
 
@@ -144,23 +144,40 @@ def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
     return events
 
 
-_renamed: dict[str, dict[str, str]] = {}
+_renamed: dict[str, list[tuple[str, str]]] = {}
 
 
 def at_head(repo: Path, commit: str, path: str) -> str:
-    """Where `path` of commit `commit` is at HEAD by git's own rename detection (end to end), else itself."""
+    """Where `path` of commit `commit` is at HEAD, following git's renames commit by commit (`git log -M`)."""
     if commit not in _renamed:
-        out = git(repo, "diff", "-M", "--name-status", "-z", commit, "HEAD", "--", check=False).split("\0")
-        moves: dict[str, str] = {}
+        out = git(
+            repo,
+            "log",
+            "--reverse",
+            "--first-parent",
+            "-M",
+            "--diff-filter=R",
+            "--name-status",
+            "-z",
+            "--format=",
+            f"{commit}..HEAD",
+            "--",
+            check=False,
+        ).split("\0")
+        moves: list[tuple[str, str]] = []
         i = 0
-        while i < len(out) - 1:
-            if out[i].startswith("R") and i + 2 < len(out):
-                moves[out[i + 1]] = out[i + 2]
+        while i < len(out) - 2:
+            if out[i].strip().startswith("R"):
+                moves.append((out[i + 1], out[i + 2]))
                 i += 3
             else:
-                i += 2
+                i += 1
         _renamed[commit] = moves
-    return _renamed[commit].get(path, path)
+    where = path
+    for old, new in _renamed[commit]:
+        if old == where:
+            where = new
+    return where
 
 
 def truth(repo: Path, event: dict[str, object]) -> str:

@@ -195,6 +195,8 @@ class Source:
     _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
     _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
     _shorts: frozenset[str] | None = field(default=None, repr=False)
+    _followed: dict[tuple[str, str, int, bool], object] = field(default_factory=dict, repr=False)
+    """`scope/follow`'s answers about this text, kept with it: a later check of the same files costs a lookup."""
 
     def short_names(self) -> frozenset[str]:
         """The last part of every name the file defines (cheap for Python: its header lines only)."""

@@ -44,6 +44,14 @@ def renamed_in_place(source: Source, path: str, symbol: str, start: int, digest:
     do. Only the same text counts: in one file, two alike definitions are more often siblings than a rename."""
     if source.language is None:
         return None
+    key = ("renamed", symbol + "\0" + path, start, False)
+    if key not in source._followed:
+        source._followed[key] = _renamed_in_place(source, path, symbol, start, digest)
+    hit = source._followed[key]
+    return hit if isinstance(hit, Located) else None
+
+
+def _renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:
     parts = symbol.split(".")
     old = parts[-1]
     fmt = span_format(digest)
@@ -75,6 +83,21 @@ def similarity(then: list[str], now: list[str]) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
+def _score(
+    source: Source, symbol: str, digest: str, fmt: int, then: list[str] | None
+) -> tuple[float, Span, bool] | None:
+    """How alike `source`'s one definition of `symbol` is to the anchored text (2.0: exactly it), with its span."""
+    spans = source.spans(symbol) if source.language else []
+    if len(spans) != 1:
+        return None  # not defined there, or ambiguous
+    span = spans[0]
+    if symbol_digest(source.lines, span, fmt) == digest:
+        return 2.0, span, True  # exactly the anchored text: above any similarity
+    if then is None:
+        return None
+    return similarity(then, source.lines[span.first(fmt) - 1 : span.end]), span, False
+
+
 def moved_to(candidates: list[tuple[str, Source]], symbol: str, digest: str, then: list[str] | None) -> Located | None:
     """The definition of `symbol` in one of `candidates` ((path, source): other files) that is the anchored code
     moved: its digest, or, when the recorded text `then` is known, at least `MOVE_SIMILARITY` like it. The most
@@ -82,19 +105,15 @@ def moved_to(candidates: list[tuple[str, Source]], symbol: str, digest: str, the
     fmt = span_format(digest)
     best: tuple[float, str, Span, bool] | None = None
     for path, source in sorted(candidates, key=lambda c: c[0]):
-        spans = source.spans(symbol) if source.language else []
-        if len(spans) != 1:
-            continue  # not defined there, or ambiguous
-        span = spans[0]
-        same = symbol_digest(source.lines, span, fmt) == digest
-        if same:
-            score = 2.0  # exactly the anchored text: above any similarity
-        elif then is None:
+        key = ("moved", symbol + "\0" + digest, 0, then is None)
+        if key not in source._followed:  # the same files, asked again by a later check: a lookup
+            source._followed[key] = _score(source, symbol, digest, fmt, then)
+        found = source._followed[key]
+        if not isinstance(found, tuple):
             continue
-        else:
-            score = similarity(then, source.lines[span.first(fmt) - 1 : span.end])
-            if score < MOVE_SIMILARITY:
-                continue
+        score, span, same = found
+        if score < MOVE_SIMILARITY:
+            continue
         if best is None or score > best[0]:
             best = (score, path, span, not same)
     if best is None:

@@ -245,6 +245,7 @@ class Validator:
         self._pending: dict[tuple[str, str], set[str]] = {}
         self._sources: dict[tuple[str, str], anchors.Source | None] = {}
         self._uncommitted: dict[str, frozenset[str]] = {}
+        self._defined: dict[str, dict[str, list[str]]] = {}
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -570,13 +571,20 @@ class Validator:
             return None
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
-        candidates = []
-        for path in self._changed_since(view, oid):
-            if path == where or anchors.language_of(path) != language:
-                continue
-            other = self._source(worktree, path)
-            if other is not None and short in other.short_names():
-                candidates.append((path, other))
+        index = self._defined.get(oid)
+        if index is None:  # per commit, once a pass: which changed file defines which name
+            index = self._defined[oid] = {}
+            for path in self._changed_since(view, oid):
+                other = self._source(worktree, path) if anchors.language_of(path) else None
+                for name in other.short_names() if other is not None else ():
+                    index.setdefault(name, []).append(path)
+        candidates = [
+            (path, other)
+            for path in index.get(short, ())
+            if path != where
+            and anchors.language_of(path) == language
+            and (other := self._sources[(worktree, path)]) is not None
+        ]
         if not candidates:
             return None
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
