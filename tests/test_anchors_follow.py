@@ -11,6 +11,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.scope import anchors, follow
 
 from .conftest import Repo
+from .test_anchors import HEADS, LANGS, NAMES, note_on
 from .test_cli import ok_json
 
 CLI = """import click
@@ -282,3 +283,14 @@ def test_reanchor_follows_a_rename_in_place_and_rewrite_moved_writes_the_new_nam
     engine.reanchor(item)  # the text still names the old name; the anchor follows the code
     assert engine.conn.execute("SELECT symbol FROM memory_anchors").fetchall()[0][0] == "deliver_invoice"
     assert labels(engine) == [None]
+
+
+@pytest.mark.parametrize("lang", sorted(LANGS))
+def test_a_function_moved_to_another_file_is_followed_in_every_language(repo: Repo, engine: Engine, lang: str) -> None:
+    path = note_on(repo, engine, lang)
+    _, target, other, _ = LANGS[lang]
+    moved_to = path.replace("session.", "tokens.")
+    repo.write(path, HEADS[lang] + other)
+    repo.write(moved_to, HEADS[lang] + target)
+    repo.commit("split")
+    assert labels(engine) == [f"moved: {path}:{NAMES[lang]} → {moved_to}:{NAMES[lang]}"]
