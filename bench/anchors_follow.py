@@ -13,14 +13,17 @@ What it does, in a scratch clone (the source repository is never modified, and n
      - `renamed`: a name gone from a file and another new in it whose text, the new name read as the old, is equal.
      Functions the commit changed otherwise are `changed` events (at most `--per-class` of each class).
   2. for each event, `git reset --hard <commit>^` and a note (the engine call behind `cortex note`) naming the
-     definition where it was: `name() in path`;
-  3. resets to the original HEAD and asks the engine for every anchor's verdict;
-  4. truth at HEAD from git and `ast` alone: the definition where the note named it, compared with its text at the
-     note's commit: only its decorators differ -> decorators, its own lines differ -> changed, equal -> unchanged;
-     gone from there but defined under the same qualified name in the file the event moved it to -> moved; defined
-     under the new name with the same text -> renamed (with other text: renamed+changed); otherwise gone;
-  5. the confusion matrix per truth class, and the CPU cost of `validate-memory` on that store with this tree and
-     with `--base-tree` (a checkout of the engine before this change), interleaved, median of `--rounds` each.
+     definition where it was: `name() in path`; then `git reset --hard <commit>` and the engine's verdict on it;
+  3. truth at that commit from git and `ast` alone: the definition where the note named it (its file followed
+     through git's renames), compared with its text at the note's commit: only its decorators differ ->
+     decorators, its own lines differ -> changed, equal -> unchanged; gone from there but defined under the same
+     qualified name in the file the commit moved it to -> moved; defined under the new name with the same text ->
+     renamed (with other text: renamed+changed); otherwise gone (`gone` events: a top-level name the commit
+     deleted from a file that stays, neither moved nor renamed);
+  4. the confusion matrix per truth class;
+  5. at HEAD, the CPU cost of a warm `validate-memory` over every note of the store (most of them now on code that
+     moved on: the follow path's worst case) with this tree and with `--base-tree` (a checkout of the engine
+     before this change), interleaved, median of `--rounds` processes each.
 
 Expected: decorators -> drifted, moved -> moved naming the new file (+ drifted when changed), renamed -> moved
 naming the new name, changed -> drifted, unchanged -> fresh, gone -> missing (or the file gone: unknown).
@@ -116,6 +119,8 @@ def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
             if len(elsewhere) == 1:
                 add("moved", commit=oid, path=path, name=name, to_path=elsewhere[0], to_name=name)
                 continue
+            if not any(n == name for _, n in born) and "." not in name and path in after and after[path]:
+                add("gone", commit=oid, path=path, name=name)  # (a rename below takes it back)
             deco, own, _ = before[path][name]
             short = name.rsplit(".", 1)[-1]
             for p, n in sorted(born):
@@ -124,6 +129,9 @@ def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
                 d2, o2, _ = after[p][n]
                 new_short = n.rsplit(".", 1)[-1]
                 if d2 == deco and o2.replace(new_short, short) == own and new_short != short:
+                    if events and events[-1]["class"] == "gone" and events[-1]["name"] == name:
+                        events.pop()
+                        count["gone"] -= 1
                     add("renamed", commit=oid, path=path, name=name, to_path=path, to_name=n)
                     break
         for path in after:
@@ -139,17 +147,19 @@ def mine(repo: Path, window: int, per_class: int) -> list[dict[str, object]]:
                             break
                 elif was[1] != own and not name.rsplit(".", 1)[-1].startswith("__"):
                     add("changed", commit=oid, path=path, name=name)
-        if all(count.get(k, 0) >= per_class for k in ("decorators", "moved", "renamed", "changed", "unchanged")):
+        if all(
+            count.get(k, 0) >= per_class for k in ("decorators", "moved", "renamed", "changed", "unchanged", "gone")
+        ):
             break
     return events
 
 
-_renamed: dict[str, list[tuple[str, str]]] = {}
+_renamed: dict[tuple[str, str], list[tuple[str, str]]] = {}
 
 
-def at_head(repo: Path, commit: str, path: str) -> str:
-    """Where `path` of commit `commit` is at HEAD, following git's renames commit by commit (`git log -M`)."""
-    if commit not in _renamed:
+def at_head(repo: Path, commit: str, path: str, head: str = "HEAD") -> str:
+    """Where `path` of commit `commit` is at `head`, following git's renames commit by commit (`git log -M`)."""
+    if (commit, head) not in _renamed:
         out = git(
             repo,
             "log",
@@ -160,7 +170,7 @@ def at_head(repo: Path, commit: str, path: str) -> str:
             "--name-status",
             "-z",
             "--format=",
-            f"{commit}..HEAD",
+            f"{commit}..{head}",
             "--",
             check=False,
         ).split("\0")
@@ -172,19 +182,20 @@ def at_head(repo: Path, commit: str, path: str) -> str:
                 i += 3
             else:
                 i += 1
-        _renamed[commit] = moves
+        _renamed[(commit, head)] = moves
     where = path
-    for old, new in _renamed[commit]:
+    for old, new in _renamed[(commit, head)]:
         if old == where:
             where = new
     return where
 
 
-def truth(repo: Path, event: dict[str, object]) -> str:
-    """The class of an event's definition at HEAD, from git and `ast` alone (its file followed by git's renames)."""
+def truth(repo: Path, event: dict[str, object], at: str) -> str:
+    """The class of an event's definition at commit `at` (checked out), from git and `ast` alone (its file followed
+    by git's renames)."""
     commit, path, name = str(event["commit"]), str(event["path"]), str(event["name"])
     then = definitions(show(repo, f"{commit}^", path) or "").get(name)
-    where = repo / at_head(repo, f"{commit}^", path)
+    where = repo / at_head(repo, f"{commit}^", path, at)
     here = definitions(where.read_text(errors="replace")) if where.is_file() else {}
     now = here.get(name)
     if then is not None and now is not None:
@@ -192,7 +203,7 @@ def truth(repo: Path, event: dict[str, object]) -> str:
             return "changed"
         return "decorators" if now[0] != then[0] else "unchanged"
     if event["class"] == "moved":
-        target = repo / at_head(repo, commit, str(event["to_path"]))
+        target = repo / at_head(repo, commit, str(event["to_path"]), at)
         moved = definitions(target.read_text(errors="replace")).get(name) if target.is_file() else None
         if moved is not None:
             return "moved"
@@ -230,45 +241,35 @@ def replay(source: Path, window: int, per_class: int, work: Path) -> tuple[dict[
         return at[0]
 
     events = mine(clone, window, per_class)
-    written: list[tuple[str, dict[str, object]]] = []
+    matrix: dict[str, dict[str, int]] = {}
+    rows = []
     for event in sorted(events, key=lambda e: str(e["commit"])):
+        # The note is written where the code was (the commit's parent) and judged where the commit took it.
         git(clone, "reset", "-q", "--hard", f"{event['commit']}^")
         engine = Engine(str(clone), home=home, clock=clock)
         try:
-            short = str(event["name"])
-            wrote = engine.note("insight", f"{short}() in {event['path']} is what the claim is about")
+            wrote = engine.note("insight", f"{event['name']}() in {event['path']} is what the claim is about")
+            git(clone, "reset", "-q", "--hard", str(event["commit"]))
+            engine.refresh()
+            validation = Validator(engine.conn, engine.scope).validate(wrote.item_id, engine.scope.key)
         finally:
             engine.close()
-        written.append((wrote.item_id, event))
-    git(clone, "reset", "-q", "--hard", head)
-    engine = Engine(str(clone), home=home, clock=clock)
-    try:
-        engine.validate_memory(persist=False)
-        validations = Validator(engine.conn, engine.scope).validate_many(
-            [(item_id, engine.scope.key) for item_id, _ in written]
-        )
-    finally:
-        engine.close()
-    matrix: dict[str, dict[str, int]] = {}
-    rows = []
-    for item_id, event in written:
-        anchored = [a for a in validations[item_id].anchors if a.symbol == event["name"]]
-        cls = truth(clone, event)
-        target = (
-            (at_head(clone, str(event["commit"]), str(event["to_path"])), str(event["to_name"]))
-            if "to_path" in event
-            else None
-        )
+        anchored = [a for a in validation.anchors if a.symbol == event["name"]]
+        cls = truth(clone, event, str(event["commit"]))
+        target = (str(event["to_path"]), str(event["to_name"])) if "to_path" in event else None
         got = outcome(event, anchored[0] if anchored else None, target)
         matrix.setdefault(cls, {}).setdefault(got, 0)
         matrix[cls][got] += 1
-        rows.append({**event, "truth": cls, "engine": got, "label": validations[item_id].label})
+        rows.append({**event, "truth": cls, "engine": got, "label": validation.label})
+    git(clone, "reset", "-q", "--hard", head)
+    written = rows
     return (
         {
             "events_mined": {
                 k: sum(e["class"] == k for e in events) for k in sorted({str(e["class"]) for e in events})
             },
             "notes": len(written),
+            "judged_at": "each event's own commit; validate-memory's cost at HEAD over every note",
             "confusion": matrix,
             "rows": rows,
         },

@@ -245,7 +245,9 @@ class Validator:
         self._pending: dict[tuple[str, str], set[str]] = {}
         self._sources: dict[tuple[str, str], anchors.Source | None] = {}
         self._uncommitted: dict[str, frozenset[str]] = {}
-        self._defined: dict[str, dict[str, list[str]]] = {}
+        self._defined: dict[str, list[str]] = {}
+        self._indexed: frozenset[str] = frozenset()
+        self._since: dict[str, frozenset[str]] = {}
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -571,17 +573,18 @@ class Validator:
             return None
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
-        index = self._defined.get(oid)
-        if index is None:  # per commit, once a pass: which changed file defines which name
-            index = self._defined[oid] = {}
-            for path in self._changed_since(view, oid):
-                other = self._source(worktree, path) if anchors.language_of(path) else None
-                for name in other.short_names() if other is not None else ():
-                    index.setdefault(name, []).append(path)
+        changed = self._changed_since(view, oid)
+        # One index a pass of the names each changed file defines, grown by the files a commit adds to it.
+        for path in changed - self._indexed:
+            other = self._source(worktree, path) if anchors.language_of(path) else None
+            for name in other.short_names() if other is not None else ():
+                self._defined.setdefault(name, []).append(path)
+        self._indexed |= changed
         candidates = [
             (path, other)
-            for path in index.get(short, ())
+            for path in self._defined.get(short, ())
             if path != where
+            and path in changed
             and anchors.language_of(path) == language
             and (other := self._sources[(worktree, path)]) is not None
         ]
@@ -592,6 +595,12 @@ class Validator:
     def _changed_since(self, view: _ScopeView, oid: str) -> frozenset[str]:
         """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
         kept for the process), then not committed yet (modified, staged or untracked; once per pass)."""
+        since = self._since.get(oid)
+        if since is None:
+            since = self._since[oid] = self._changes(view, oid)
+        return since
+
+    def _changes(self, view: _ScopeView, oid: str) -> frozenset[str]:
         worktree = view.worktree or ""
         key = (worktree, oid, view.head or "")
         committed = _committed_changes.get(key)
