@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
@@ -594,7 +595,7 @@ class Validator:
 
     def _changed_since(self, view: _ScopeView, oid: str) -> frozenset[str]:
         """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
-        kept for the process), then not committed yet (modified, staged or untracked; once per pass)."""
+        kept for the process), then not committed yet (modified, staged or untracked: `_uncommitted_files`)."""
         since = self._since.get(oid)
         if since is None:
             since = self._since[oid] = self._changes(view, oid)
@@ -612,9 +613,7 @@ class Validator:
             _committed_changes[key] = committed
         pending = self._uncommitted.get(worktree)
         if pending is None:
-            modified = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--") or ""
-            untracked = history.git(worktree, "ls-files", "--others", "--exclude-standard", "-z") or ""
-            pending = self._uncommitted[worktree] = frozenset(p for p in (modified + "\0" + untracked).split("\0") if p)
+            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
         return committed | pending
 
     def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
@@ -637,6 +636,24 @@ class Validator:
 
 
 _OID = re.compile(r"[0-9a-f]{7,64}")
+_pending: dict[str, tuple[float, str, frozenset[str]]] = {}
+"""The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
+listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
+
+
+def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
+    """The files of `worktree` that differ from HEAD or are untracked (one `git status`, reused a few seconds)."""
+    now = time.monotonic()
+    hit = _pending.get(worktree)
+    if hit is not None and hit[1] == head and now - hit[0] < inventory.RESCAN_SECONDS:
+        return hit[2]
+    out = history.git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames") or ""
+    # Each entry is `XY path`; with --no-renames no entry carries a second path.
+    files = frozenset(entry[3:] for entry in out.split("\0") if len(entry) > 3)
+    _pending[worktree] = (now, head, files)
+    return files
+
+
 _committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
 """The files changed between two commits, per (worktree, from, to): what git says never changes."""
 _recorded_blobs: dict[tuple[str, str, str], str | None] = {}
