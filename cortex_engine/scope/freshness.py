@@ -574,18 +574,20 @@ class Validator:
             return None
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
-        changed = self._changed_since(view, oid)
+        committed, pending = self._changed_since(view, oid)
         # One index a pass of the names each changed file defines, grown by the files a commit adds to it.
-        for path in changed - self._indexed:
-            other = self._source(worktree, path) if anchors.language_of(path) else None
-            for name in other.short_names() if other is not None else ():
-                self._defined.setdefault(name, []).append(path)
-        self._indexed |= changed
+        if oid not in self._since:
+            self._since[oid] = committed
+            for path in (committed | pending) - self._indexed:
+                other = self._source(worktree, path) if anchors.language_of(path) else None
+                for name in other.short_names() if other is not None else ():
+                    self._defined.setdefault(name, []).append(path)
+            self._indexed |= committed | pending
         candidates = [
             (path, other)
             for path in self._defined.get(short, ())
             if path != where
-            and path in changed
+            and (path in committed or path in pending)
             and anchors.language_of(path) == language
             and (other := self._sources[(worktree, path)]) is not None
         ]
@@ -593,15 +595,9 @@ class Validator:
             return None
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
 
-    def _changed_since(self, view: _ScopeView, oid: str) -> frozenset[str]:
+    def _changed_since(self, view: _ScopeView, oid: str) -> tuple[frozenset[str], frozenset[str]]:
         """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
         kept for the process), then not committed yet (modified, staged or untracked: `_uncommitted_files`)."""
-        since = self._since.get(oid)
-        if since is None:
-            since = self._since[oid] = self._changes(view, oid)
-        return since
-
-    def _changes(self, view: _ScopeView, oid: str) -> frozenset[str]:
         worktree = view.worktree or ""
         key = (worktree, oid, view.head or "")
         committed = _committed_changes.get(key)
@@ -614,11 +610,14 @@ class Validator:
         pending = self._uncommitted.get(worktree)
         if pending is None:
             pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
-        return committed | pending
+        return committed, pending
 
     def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
         """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
         (a note written on uncommitted code has none: only an exact copy can then be called moved)."""
+        span_key = (view.repo or "", str(row["head_oid"]), str(row["path"]), row["start_line"], row["end_line"])
+        if span_key + (str(row["content_hash"]),) in _recorded_spans:
+            return _recorded_spans[span_key + (str(row["content_hash"]),)]
         key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
         if key not in _recorded_blobs:
             blob = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
@@ -626,13 +625,16 @@ class Validator:
                 _recorded_blobs.clear()
             _recorded_blobs[key] = blob if blob is not None and len(blob) <= anchors.MAX_FILE_BYTES else None
         blob = _recorded_blobs[key]
-        if blob is None:
-            return None
-        lines = blob.splitlines(keepends=True)
-        start, end = row["start_line"], row["end_line"]
-        if not anchors.digest_matches(lines, start, end, row["content_hash"]):
-            return None
-        return lines[start - 1 : end]
+        found = None
+        if blob is not None:
+            lines = blob.splitlines(keepends=True)
+            start, end = row["start_line"], row["end_line"]
+            if anchors.digest_matches(lines, start, end, row["content_hash"]):
+                found = lines[start - 1 : end]
+        if len(_recorded_spans) >= 4096:
+            _recorded_spans.clear()
+        _recorded_spans[span_key + (str(row["content_hash"]),)] = found
+        return found
 
 
 _OID = re.compile(r"[0-9a-f]{7,64}")
@@ -657,6 +659,8 @@ def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
 _committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
 """The files changed between two commits, per (worktree, from, to): what git says never changes."""
 _recorded_blobs: dict[tuple[str, str, str], str | None] = {}
+_recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
+"""An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
 """A file at a commit, per (repository, commit, path), for the text of an anchor that left its file."""
 
 
