@@ -3,6 +3,7 @@ span, a function moved to another file reads `[moved: …]`, a rename in place n
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -294,3 +295,13 @@ def test_a_function_moved_to_another_file_is_followed_in_every_language(repo: Re
     repo.write(moved_to, HEADS[lang] + target)
     repo.commit("split")
     assert labels(engine) == [f"moved: {path}:{NAMES[lang]} → {moved_to}:{NAMES[lang]}"]
+
+
+def test_a_long_stack_of_options_is_in_the_span_whole_and_a_change_at_its_top_is_a_drift(tmp_path: Path) -> None:
+    options = "".join(f'@click.option(\n    "--opt{k}",\n    default={k},\n)\n' for k in range(60))  # 240 lines
+    text = "import click\n\n\n@click.command()\n" + options + "def main(**kw):\n    return kw\n"
+    (tmp_path / "cli.py").write_text(text)
+    (anchor,) = anchors.find_anchors(str(tmp_path), ["cli.py"], "main() in cli.py takes every option")
+    assert (anchor.start, anchor.end) == (4, 4 + 1 + 240 + 1)
+    changed = anchors.source_of("cli.py", text.replace("default=0,", "default=10,"))
+    assert anchors.locate(changed, "main", anchor.start, anchor.end, anchor.digest).status == "drifted"

@@ -57,8 +57,9 @@ MAX_LINE_SPAN = 400
 SPAN_FORMAT = 2
 """The span rule of new symbol anchors: 2 = the definition with the decorators, annotations or attributes directly
 above it. Stored as the digest's prefix (`2:<hex>`); a bare digest is format 1 (from the header line down)."""
-MAX_DECORATOR_LINES = 60
-"""The walk up from a header over its decorators stops after this many lines."""
+MAX_DECORATOR_LINES = 400
+"""The walk up from a header over its decorators stops after this many lines (a command-line entry point may carry
+hundreds of lines of `@option`s; `MAX_LINE_SPAN` counts a definition's own lines, from its header)."""
 
 _WS = re.compile(r"\s+")
 _LINES_AFTER = r"(?::(?P<a>[0-9]{1,7})(?:-(?P<b>[0-9]{1,7}))?|#L(?P<c>[0-9]{1,7})(?:-L?(?P<d>[0-9]{1,7}))?)(?![0-9])"
@@ -227,7 +228,8 @@ class Source:
             # A span too long to anchor (a module-sized class) is kept as the scan cut it: parsing it would cost
             # a whole-file parse on every write that names it, for an anchor `find_anchors` will not make.
             confirmed = [
-                _python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span for span in spans
+                _python_confirm(self.lines, span) if span.end - span.first(1) < MAX_LINE_SPAN else span
+                for span in spans
             ]
             if unsure or any(c is None for c in confirmed):
                 if self._whole is None:
@@ -769,7 +771,7 @@ def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
             if len(spans) != 1:
                 continue  # not defined here, or ambiguous (several definitions): no anchor
             span = spans[0]
-            if span.end - span.start >= MAX_LINE_SPAN:
+            if span.end - span.first(1) >= MAX_LINE_SPAN:
                 continue  # a module-sized definition: any change anywhere would read as drift
             anchors.append(Anchor(path, name, span.start, span.end, symbol_digest(source.lines, span)))
         if len(set(anchors)) >= MAX_ANCHORS:  # distinct: a range written twice is one anchor
