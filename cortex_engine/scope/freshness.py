@@ -247,8 +247,7 @@ class Validator:
         self._sources: dict[tuple[str, str], anchors.Source | None] = {}
         self._uncommitted: dict[str, frozenset[str]] = {}
         self._defined: dict[str, list[str]] = {}
-        self._indexed: frozenset[str] = frozenset()
-        self._since: dict[str, frozenset[str]] = {}
+        self._pending_indexed = False
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -575,17 +574,24 @@ class Validator:
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
         committed, pending = self._changed_since(view, oid)
-        # One index a pass of the names each changed file defines, grown by the files a commit adds to it.
-        if oid not in self._since:
-            self._since[oid] = committed
-            for path in (committed | pending) - self._indexed:
-                other = self._source(worktree, path) if anchors.language_of(path) else None
-                for name in other.short_names() if other is not None else ():
-                    self._defined.setdefault(name, []).append(path)
-            self._indexed |= committed | pending
+        # Which changed file defines which name: committed files indexed once per process and HEAD (their text only
+        # changes by an edit, which makes them pending too), the pending ones once a pass.
+        if len(_name_index) >= 64:
+            _name_index.clear()
+        seen, indexed, index = _name_index.setdefault((worktree, view.head or ""), (set(), set(), {}))
+        if oid not in seen:
+            seen.add(oid)
+            for path in committed - indexed:
+                self._index_file(worktree, path, index)
+            indexed |= committed
+        if not self._pending_indexed:
+            self._pending_indexed = True
+            for path in pending:
+                self._index_file(worktree, path, self._defined)
+        names = [*index.get(short, ()), *self._defined.get(short, ())]
         candidates = [
             (path, other)
-            for path in self._defined.get(short, ())
+            for path in dict.fromkeys(names)
             if path != where
             and (path in committed or path in pending)
             and anchors.language_of(path) == language
@@ -594,6 +600,11 @@ class Validator:
         if not candidates:
             return None
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
+
+    def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
+        other = self._source(worktree, path) if anchors.language_of(path) else None
+        for name in other.short_names() if other is not None else ():
+            index.setdefault(name, []).append(path)
 
     def _changed_since(self, view: _ScopeView, oid: str) -> tuple[frozenset[str], frozenset[str]]:
         """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
@@ -638,6 +649,8 @@ class Validator:
 
 
 _OID = re.compile(r"[0-9a-f]{7,64}")
+_name_index: dict[tuple[str, str], tuple[set[str], set[str], dict[str, list[str]]]] = {}
+"""Per (worktree, HEAD): the commits whose changed files are indexed, those files, and which defines which name."""
 _pending: dict[str, tuple[float, str, frozenset[str]]] = {}
 """The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
 listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
