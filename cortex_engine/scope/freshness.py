@@ -595,7 +595,7 @@ class Validator:
             if path != where
             and (path in committed or path in pending)
             and anchors.language_of(path) == language
-            and (other := self._sources[(worktree, path)]) is not None
+            and (other := self._source(worktree, path)) is not None
         ]
         if not candidates:
             return None
