@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
 import hashlib
 import json
 import sys
@@ -33,8 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = ROOT / "bench" / "mutation-equivalent.json"
 
 
+@functools.lru_cache(maxsize=256)
 def _unparsed(code: str) -> list[str]:
-    """A function's source as `ast.unparse` prints it, split into lines (layout and comments gone)."""
+    """A function's source as `ast.unparse` prints it, split into lines (layout and comments gone); cached, as
+    every mutant of a function is compared with the same original."""
     return ast.unparse(ast.parse(code)).splitlines()
 
 
@@ -45,7 +48,7 @@ def function_digest(code: str) -> str:
 
 def change(original: str, mutant: str) -> tuple[str, str]:
     """The unparsed lines that differ between a function and its mutant: (before, after), newline-joined."""
-    old, new = _unparsed(original), _unparsed(mutant)
+    old, new = list(_unparsed(original)), ast.unparse(ast.parse(mutant)).splitlines()
     before: list[str] = []
     after: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():

@@ -101,7 +101,10 @@ def test_symbol_renamed_or_deleted_is_missing(repo: Repo, engine: Engine, lang: 
     _, _, other, renamed = LANGS[lang]
     repo.write(path, HEADS[lang] + renamed + "\n" + other)
     repo.commit("rename the function")
-    assert label(engine) == f"stale: missing {path}:{NAMES[lang]}"
+    new = NAMES[lang].replace("refresh", "renew").replace("Refresh", "Renew")  # renamed in place, the body the same
+    assert label(engine) == f"moved: {path}:{NAMES[lang]} → {path}:{new}"
+    repo.write(path, HEADS[lang] + renamed.replace("+ 1", "+ 2") + "\n" + other)
+    assert label(engine) == f"stale: missing {path}:{NAMES[lang]}"  # renamed and changed: not the same code
     repo.write(path, HEADS[lang] + other)
     assert label(engine) == f"stale: missing {path}:{NAMES[lang]}"
 
@@ -278,7 +281,16 @@ def test_validate_memory_reports_drifted_items_for_the_freshness_pane(repo: Repo
     report = engine.validate_memory(persist=False)
     assert (report["stale"], report["drifted"]) == (0, 1)
     assert report["items"][0]["anchors"] == [
-        {"anchor": f"{path}:refresh_token", "status": "drifted", "path": path, "start": 7, "end": 9}
+        {
+            "anchor": f"{path}:refresh_token",
+            "status": "drifted",
+            "path": path,
+            "symbol": "refresh_token",
+            "start": 7,
+            "end": 9,
+            "moved_to": None,
+            "drifted": True,
+        }
     ]
     text = ok(repo.path, "validate-memory")
     assert text.startswith("checked 1 memory; 0 stale; 1 drifted; references: 1 exists")

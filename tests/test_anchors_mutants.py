@@ -47,7 +47,7 @@ def test_a_method_whose_parameters_run_over_ten_lines_is_anchored_and_drifts_wit
     assert anchors.locate(same, anchor.symbol, anchor.start, anchor.end, anchor.digest).status == "fresh"
     edited = anchors.source_of(path, text.replace("p0 + 1", "p0 + 2"))
     assert anchors.locate(edited, anchor.symbol, anchor.start, anchor.end, anchor.digest) == anchors.Located(
-        "drifted", 2, 16, anchors.span_digest(edited.lines, 2, 16)
+        "drifted", 2, 16, anchors.symbol_digest(edited.lines, anchors.Span(2, 16))
     )
 
 
@@ -115,8 +115,8 @@ def test_python_definitions_are_qualified_by_the_walk_up_their_headers_without_p
     assert spans("x.py", text, "A.g", "g", "A.f", "f", "f.inner", "A.f.inner", "inner", "B.f", "A", "A.inner") == {
         "A.g": [(2, 6)],
         "g": [(2, 6)],
-        "A.f": [(9, 12)],
-        "f": [(9, 12)],
+        "A.f": [(8, 12)],
+        "f": [(8, 12)],
         "f.inner": [(10, 11)],
         "A.f.inner": [(10, 11)],
         "inner": [(10, 11)],
@@ -335,7 +335,7 @@ def test_a_drifted_symbol_is_placed_at_the_first_of_two_definitions_as_near() ->
     text = "if X:\n    def f():\n        return 1\nelse:\n    pass\n    def f():\n        return 2\n"
     source = anchors.source_of("x.py", text)
     assert anchors.locate(source, "f", 4, 5, "0" * 20) == anchors.Located(
-        "drifted", 2, 3, anchors.span_digest(source.lines, 2, 3)
+        "drifted", 2, 3, anchors.symbol_digest(source.lines, anchors.Span(2, 3))
     )
 
 
@@ -385,7 +385,7 @@ def test_a_definition_grown_past_400_lines_is_still_found_where_the_scan_cut_it(
     text = "def big():\n" + "".join(f"    x{k} = {k}\n" for k in range(399)) + '    s = """\nflush\n"""\n' + BROKEN_TAIL
     source = anchors.source_of("x.py", text)
     assert anchors.locate(source, "big", 1, 3, "0" * 20) == anchors.Located(
-        "drifted", 1, 401, anchors.span_digest(source.lines, 1, 401)
+        "drifted", 1, 401, anchors.symbol_digest(source.lines, anchors.Span(1, 401))
     )
 
 
@@ -407,8 +407,9 @@ def test_a_mention_of_the_path_without_a_range_does_not_end_the_search(tmp_path:
 def test_a_tab_indented_file_is_cut_by_the_scan_like_a_space_indented_one() -> None:
     """A file mid-edit that `ast` cannot parse still has its tab-indented definitions found (not `missing`)."""
     text = "class A:\n\tdef g(self):\n\t\treturn 1\n\n\t@property\n\tdef f(self):\n\t\treturn 2\n"
-    assert spans("x.py", text + BROKEN_TAIL, "A.f", "A.g", "A") == {"A.f": [(6, 7)], "A.g": [(2, 3)], "A": [(1, 7)]}
-    assert anchors.source_of("x.py", text).definitions()["A.f"] == [anchors.Span(6, 7)]
+    # the decorator is part of the method's span (from its `@` line, the header on line 6)
+    assert spans("x.py", text + BROKEN_TAIL, "A.f", "A.g", "A") == {"A.f": [(5, 7)], "A.g": [(2, 3)], "A": [(1, 7)]}
+    assert anchors.source_of("x.py", text).definitions()["A.f"] == [anchors.Span(5, 7, 6)]
 
 
 # --- the walk's doubt, the whole-file parse it spares, the per-note cap -------------------------

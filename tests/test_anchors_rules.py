@@ -132,7 +132,10 @@ def source() -> anchors.Source:
 def test_locate_finds_an_unchanged_symbol_and_range_fresh_where_they_are() -> None:
     lines = BODY.splitlines(keepends=True)
     digest = anchors.span_digest(lines, 4, 6)
-    assert anchors.locate(source(), "refresh_token", 4, 6, digest) == anchors.Located("fresh", 4, 6, digest)
+    tagged = anchors.symbol_digest(lines, anchors.Span(4, 6))
+    assert anchors.locate(source(), "refresh_token", 4, 6, tagged) == anchors.Located("fresh", 4, 6, tagged)
+    # an anchor of the format before decorators counted (a bare digest) is answered with its digest as format 2
+    assert anchors.locate(source(), "refresh_token", 4, 6, digest) == anchors.Located("fresh", 4, 6, tagged)
     assert anchors.locate(source(), None, 4, 6, digest) == anchors.Located("fresh", 4, 6, digest)
     assert anchors.locate(None, "refresh_token", 4, 6, digest) == anchors.Located("unknown")
 
@@ -150,7 +153,8 @@ def test_locate_says_drifted_or_missing_when_the_content_is_gone() -> None:
     digest = anchors.span_digest(lines, 4, 6)
     changed = anchors.source_of("src/a.py", BODY.replace("x + 1", "x + 2"))
     now = anchors.span_digest(changed.lines, 4, 6)
-    assert anchors.locate(changed, "refresh_token", 4, 6, digest) == anchors.Located("drifted", 4, 6, now)
+    tagged = anchors.symbol_digest(changed.lines, anchors.Span(4, 6))
+    assert anchors.locate(changed, "refresh_token", 4, 6, digest) == anchors.Located("drifted", 4, 6, tagged)
     assert anchors.locate(changed, None, 4, 6, digest) == anchors.Located("drifted", 4, 6, now)
     assert anchors.locate(changed, None, 8, 12, digest) == anchors.Located("drifted", 8, 10, None)
     assert anchors.locate(changed, "renew_token", 4, 6, digest) == anchors.Located("missing")

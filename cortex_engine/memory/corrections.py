@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cortex_engine.base.errors import InvalidInput, NotFound, Refused
@@ -22,7 +23,7 @@ from cortex_engine.memory.notes import (
     sync_note_item,
 )
 from cortex_engine.scope import references as paths
-from cortex_engine.scope.freshness import Validator
+from cortex_engine.scope.freshness import AnchorVerdict, Validator
 from cortex_engine.scope.identity import Scope, read_head
 from cortex_engine.store.database import IN_SCOPE, transaction
 from cortex_engine.store.redact import redact
@@ -64,26 +65,37 @@ class Reanchor:
 
 
 def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str, now: str) -> Reanchor:
-    """Re-anchor an item's drifted anchors to the code as it is now (the caller checked the note still holds); audited.
-
-    Each anchor records the HEAD it was re-anchored on (None outside git).
+    """Re-anchor an item's drifted and moved anchors to the code as it is now, where it is now (a symbol renamed in
+    place or moved to another file is anchored under its new name, in its new file); the caller checked the note
+    still holds. Audited. Each anchor records the HEAD it was re-anchored on (None outside git).
 
     Raises:
-        NotFound: no such item. Refused: the item has no drifted anchor.
+        NotFound: no such item. Refused: the item has no drifted or moved anchor, or a moved one
+            left a file that is gone while the text still names it (`rewrite_first`: `rewrite-moved` follows it).
     """
     row = find_item(conn, item_or_note_id)
     validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
-    drifted = [a for a in validation.anchors if a.status == "drifted" and a.start is not None and a.current_hash]
+    drifted = [
+        a for a in validation.anchors if a.status in ("drifted", "moved") and a.start is not None and a.current_hash
+    ]
     if not drifted:
         raise Refused(f"{row['id']} has no drifted anchor to re-anchor")
+    gone = [r.path for r in validation.refs if r.by_symbol]
+    if gone:
+        raise Refused(
+            f"{row['id']} names {', '.join(quote_path(p) for p in gone)}, which is gone; run `cortex rewrite-moved "
+            f"{row['id']}` first so its text follows the code (nothing was re-anchored)",
+            code="rewrite_first",
+            id=row["id"],
+        )
     head = read_head(scope.git_dir, scope.git_root)[1] if scope.git_dir and scope.git_root else None
     moved: list[dict[str, object]] = []
     with transaction(conn):
         for a in drifted:
             conn.execute(
-                "UPDATE memory_anchors SET path=?, start_line=?, end_line=?, content_hash=?, head_oid=?, anchored_at=? "
-                "WHERE id=?",
-                (a.path, a.start, a.end, a.current_hash, head, now, a.anchor_id),
+                "UPDATE memory_anchors SET path=?, symbol=?, start_line=?, end_line=?, content_hash=?, head_oid=?, "
+                "anchored_at=? WHERE id=?",
+                (a.path, a.current_symbol, a.start, a.end, a.current_hash, head, now, a.anchor_id),
             )
             conn.execute(
                 "INSERT INTO memory_corrections(memory_item_id, "
@@ -95,12 +107,14 @@ def reanchor_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str
                     row["source_id"],
                     row["scope_key"],
                     f"{a.name} lines {a.recorded_start}-{a.recorded_end} hash {a.recorded_hash}",
-                    f"{a.name} lines {a.start}-{a.end} hash {a.current_hash}",
+                    f"{a.moved_to or a.name} lines {a.start}-{a.end} hash {a.current_hash}",
                     row["subject"],
                     now,
                 ),
             )
-            moved.append({"anchor": a.name, "start": a.start, "end": a.end, "hash": a.current_hash})
+            moved.append(
+                {"anchor": quote_path(a.moved_to or a.name), "start": a.start, "end": a.end, "hash": a.current_hash}
+            )
     return Reanchor(row["id"], moved)
 
 
@@ -144,12 +158,21 @@ def edit_memory(conn: sqlite3.Connection, item_or_note_id: str, text: str, now: 
 
 
 def _replace_text(
-    conn: sqlite3.Connection, row: sqlite3.Row, text: str, operation: str, now: str, *, expected: str | None = None
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    text: str,
+    operation: str,
+    now: str,
+    *,
+    expected: str | None = None,
+    before: str | None = None,
+    then: Callable[[], None] | None = None,
 ) -> Edit:
     """Write an item's new editable text and its audit row in one transaction (edit and every fix go through here).
 
     With `expected`, the item's stored text is compared inside the write transaction and a difference refuses
-    (someone changed the memory since the caller read it).
+    (someone changed the memory since the caller read it). `before` is kept with the audit row (what undo puts
+    back beyond the text); `then` runs inside the transaction once the text is written.
     """
     with transaction(conn):
         if expected is not None:
@@ -162,8 +185,10 @@ def _replace_text(
                     code="changed",
                     id=row["id"],
                 )
-        # What the references were recorded against goes with the audit row: an undo records them back so.
-        before = json.dumps({"references": recorded_references(conn, row["id"])})
+        # What the references were recorded against goes with the audit row (beside what the caller keeps there):
+        # an undo records them back so.
+        kept = json.loads(before) if before else {}
+        before = json.dumps({"references": recorded_references(conn, row["id"]), **kept})
         if row["source_table"] == "notes":
             note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
             if note is None:
@@ -181,6 +206,8 @@ def _replace_text(
         count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[
             0
         ]
+        if then is not None:
+            then()
         conn.execute(
             "INSERT INTO memory_corrections(memory_item_id, source_table, source_id, scope_key, operation, prior_text, "
             "new_text, prior_subject, created_at, before_state) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -198,6 +225,28 @@ def _replace_text(
             ),
         )
     return Edit(row["id"], count, prior, new)
+
+
+_ANCHOR_COLUMNS = ("path", "symbol", "start_line", "end_line", "content_hash", "head_oid", "anchored_at")
+
+
+def saved_anchors(conn: sqlite3.Connection, item_id: str) -> list[dict[str, object]]:
+    """An item's anchors as rows to put back (`restore_anchors`)."""
+    return [
+        dict(r)
+        for r in conn.execute(
+            f"SELECT {', '.join(_ANCHOR_COLUMNS)} FROM memory_anchors WHERE memory_item_id=? ORDER BY id", (item_id,)
+        )
+    ]
+
+
+def restore_anchors(conn: sqlite3.Connection, item_id: str, rows: list[dict[str, object]]) -> None:
+    """Put an item's anchors back as `saved_anchors` read them (undoing a rewrite re-anchors nothing anew)."""
+    conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    conn.executemany(
+        f"INSERT INTO memory_anchors(memory_item_id, {', '.join(_ANCHOR_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)",
+        [(item_id, *(r.get(c) for c in _ANCHOR_COLUMNS)) for r in rows],
+    )
 
 
 @dataclass(frozen=True)
@@ -235,8 +284,17 @@ def rewrite_moved_references(
         )
     validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
     moved = [(ref.path, ref.moved_to) for ref in validation.refs if ref.status == "moved" and ref.moved_to]
-    if not moved:
+    renamed = _renamed_symbols(validation.anchors)
+    # A symbol moved out of a file that is still there takes the file's mention along only when no other anchor of
+    # the memory stays in that file (a note about f and g in a.py, where only f left, keeps naming a.py).
+    stays = {a.recorded_path for a in validation.anchors if a.status in ("fresh", "drifted")}
+    for a in validation.anchors:
+        if a.status == "moved" and a.path != a.recorded_path and a.recorded_path not in stays:
+            if all(old != a.recorded_path for old, _ in moved):
+                moved.append((a.recorded_path, a.path))
+    if not moved and not renamed:
         raise Refused(f"{row['id']} has no moved reference to rewrite", code="nothing_moved", id=row["id"])
+    moved += renamed
     # A name from git is author text: one that is not a plain path (a control, an invisible character, a `]` or a
     # newline) is never copied into the memory; it is named, quoted, and left for a person to edit.
     hostile = [(old, new) for old, new in moved if quote_path(new) != new]
@@ -257,7 +315,7 @@ def rewrite_moved_references(
         text = note["content"]
     done: list[dict[str, object]] = []
     for old, new in moved:
-        text, replaced = paths.rewrite_path(text, old, new)
+        text, replaced = _rewrite_name(text, old, new) if (old, new) in renamed else paths.rewrite_path(text, old, new)
         if replaced:
             done.append({"from": old, "to": new, "count": replaced})
     if not done:
@@ -267,8 +325,45 @@ def rewrite_moved_references(
             code="subject_only",
             id=row["id"],
         )
-    edit = _replace_text(conn, row, redact(text), "rewrite-moved", now, expected=expected)
+    # The anchors made from the new text read the code as it is now: one that had drifted keeps the digest it was
+    # written with, so following the code to its new place never accepts a change on the way (`reanchor` does).
+    kept = {(a.path, a.current_symbol): (a.recorded_hash, a.head_oid) for a in validation.anchors if a.drifted}
+
+    def keep_drift() -> None:
+        for (path, symbol), (digest, head) in kept.items():
+            conn.execute(
+                "UPDATE memory_anchors SET content_hash=?, head_oid=? "
+                "WHERE memory_item_id=? AND path=? AND symbol IS ?",
+                (digest, head, row["id"], path, symbol),
+            )
+
+    before = json.dumps({"anchors": saved_anchors(conn, row["id"])})
+    edit = _replace_text(
+        conn, row, redact(text), "rewrite-moved", now, expected=expected, before=before, then=keep_drift
+    )
     return MovedRewrite(row["id"], done, edit)
+
+
+def _renamed_symbols(found: tuple[AnchorVerdict, ...]) -> list[tuple[str, str]]:
+    """(old, new) of each anchored symbol found under another name, both plain names."""
+    out = []
+    for a in found:
+        if a.status == "moved" and a.symbol and a.current_symbol and a.current_symbol != a.symbol:
+            pair = (a.symbol, a.current_symbol)
+            if pair not in out:
+                out.append(pair)
+    return out
+
+
+def _rewrite_name(text: str, old: str, new: str) -> tuple[str, int]:
+    """`text` with the symbol `old` (qualified or by its last part) named `new`; how many were replaced. A longer
+    name, a path or a file name that merely contains it is left as it is."""
+    count = 0
+    if "." in old:
+        text, count = re.subn(rf"(?<![\w$./-]){re.escape(old)}(?![\w$/-]|\.\w)", new, text)
+    short, new_short = old.rsplit(".", 1)[-1], new.rsplit(".", 1)[-1]
+    text, more = re.subn(rf"(?<![\w$./-]){re.escape(short)}(?![\w$/-]|\.\w)", new_short, text)
+    return text, count + more
 
 
 @dataclass(frozen=True)

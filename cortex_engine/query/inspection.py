@@ -173,10 +173,11 @@ def anchor_entry(worktree: str, anchor: AnchorVerdict) -> dict[str, object]:
             "end": anchor.end,
             "hash": anchor.current_hash,
         },
+        "moved_to": quote_path(anchor.moved_to) if anchor.moved_to else None,
         "changed_in": None,
         "diff": [],
     }
-    if anchor.status != "drifted" or anchor.start is None or anchor.end is None:
+    if not anchor.drifted or anchor.start is None or anchor.end is None:
         return entry
     source = anchors.read_source(worktree, anchor.path)
     if source is None:
@@ -208,7 +209,7 @@ def _recorded_span(worktree: str, anchor: AnchorVerdict) -> list[str] | None:
     if blob is None or len(blob) > anchors.MAX_FILE_BYTES:
         return None
     then = anchors.source_of(anchor.recorded_path, blob)
-    if anchors.span_digest(then.lines, anchor.recorded_start, anchor.recorded_end) != anchor.recorded_hash:
+    if not anchors.digest_matches(then.lines, anchor.recorded_start, anchor.recorded_end, anchor.recorded_hash):
         return None  # the note was written on uncommitted code: the recorded content is not in git
     return then.lines[anchor.recorded_start - 1 : anchor.recorded_end]
 

@@ -227,6 +227,8 @@ def inspection(result: Inspection) -> str:
         lines.append(f"  {str(anchor['status']).ljust(9)}{anchor['anchor']} (recorded {where})")
         if cur["start"] is not None:  # type: ignore[index]
             lines.append(f"           now {cur['path']} lines {cur['start']}-{cur['end']}, hash {cur['hash']}")  # type: ignore[index]
+        if anchor.get("moved_to"):
+            lines.append(f"           moved to {anchor['moved_to']}")
         if anchor["changed_in"]:
             lines.append(f"           changed in {strip_control(str(anchor['changed_in']))}")
         for diff_line in anchor["diff"]:  # type: ignore[attr-defined]

@@ -119,6 +119,7 @@ def validate(
     conn = ctx.conn
     scopes: list[dict[str, object]] = []
     unchecked: list[dict[str, object]] = []
+    validators = [ctx.validator]
     if topic:
         _, _, found = surfaces.ranked(ctx, topic, 20)
         pairs = [(c.row, c.validation) for c in found]
@@ -128,6 +129,7 @@ def validate(
             if checkout.validator is None:
                 unchecked.append({"scope_key": checkout.scope_key, "reason": checkout.reason})
                 continue
+            validators.append(checkout.validator)
             checked = _validated(conn, [checkout.scope_key], checkout.validator)
             pairs.extend(checked)
             scopes.append(
@@ -145,6 +147,11 @@ def validate(
         for row, validation in pairs if persist else []:
             for ref in validation.refs:
                 queries.set_reference_status(conn, row["id"], ref.path, ref.status, ref.moved_to, now)
+        if persist:
+            # Anchors made before decorators counted, whose body still holds, are stored as the current rule reads
+            # them: re-anchored without a drift, and from now on a changed decorator is one.
+            for validator in validators:
+                queries.upgrade_anchors(conn, validator.upgrades)
     results = [
         {
             "id": row["id"],
@@ -159,8 +166,11 @@ def validate(
                     "anchor": quote_path(a.name),
                     "status": a.status,
                     "path": quote_path(a.path),
+                    "symbol": quote_path(a.current_symbol) if a.current_symbol else None,
                     "start": a.start,
                     "end": a.end,
+                    "moved_to": quote_path(a.moved_to) if a.moved_to else None,
+                    "drifted": a.drifted,
                 }
                 for a in v.anchors
             ],

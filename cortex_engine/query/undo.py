@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cortex_engine.base.errors import NotFound, Refused
+from cortex_engine.memory.corrections import restore_anchors
 from cortex_engine.memory.notes import _scope_type_of, item_id_for, sync_note_item
 from cortex_engine.store.database import transaction
 
@@ -226,6 +227,11 @@ def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> s
         extract_item_references(
             conn, row["memory_item_id"], row["prior_subject"], row["prior_text"], prior=_recorded(row)
         )
+    before = json.loads(row["before_state"]) if row["before_state"] else {}
+    if isinstance(before, dict) and isinstance(before.get("anchors"), list):
+        # A path rewrite keeps the anchors it replaced: they come back as they were, not made anew from the old text
+        # (whose symbols may be in another file by now).
+        restore_anchors(conn, row["memory_item_id"], before["anchors"])
     return "its text is back as it was"
 
 

@@ -5,9 +5,18 @@ Write time (`find_anchors`): for each file reference of a note, a line range wri
 (`refresh_token()`, `SessionStore.refresh`, `` `parse_args` ``) becomes an anchor: the span's location and a
 hash of its content with all whitespace removed, read from the checkout as it is.
 
+A symbol's span starts at the decorators (Python, JS/TS), annotations (Java) or attributes (Rust) directly above
+its header: they are part of what the definition means (`@option("--count", default=3)`, `@app.get("/v1/x")`).
+The span rule is stored with each symbol anchor as its digest's prefix (`SPAN_FORMAT`); a bare digest is format 1,
+the definition from its own header line, as notes anchored before decorators counted were.
+
 Read time (`locate`): the span is looked up again in the file as it is now (a symbol by its name, a line range
 where it was, else anywhere in the file by content). Same content → fresh (wherever it now is); a symbol whose
-body changed, or a line range whose content is nowhere → drifted; a symbol no longer defined → missing.
+body changed, or a line range whose content is nowhere → drifted; a symbol no longer defined → missing. A format-1
+anchor is compared on its body alone and, when that still matches, is answered fresh with the digest of its span
+as format 2 reads it (the caller stores it: the note is re-anchored without a false drift).
+
+A symbol gone from its file is looked for before it is called missing: `scope/follow.py`.
 
 Definitions are found with `ast` for Python (a quick indentation scan finds the candidate, `ast` confirms its
 extent; a file the scan cannot cut is parsed whole) and with `DEFINITION_PATTERNS` plus brace (or `end`)
@@ -29,12 +38,14 @@ __all__ = [
     "Anchor",
     "Located",
     "Source",
+    "digest_matches",
     "find_anchors",
     "locate",
     "read_source",
     "short_diff",
     "source_of",
     "span_digest",
+    "symbol_digest",
 ]
 
 MAX_FILE_BYTES = 1 << 20
@@ -43,6 +54,12 @@ MAX_ANCHORS = 8
 """At most this many anchors per note."""
 MAX_LINE_SPAN = 400
 """A line range or definition longer than this is not anchored."""
+SPAN_FORMAT = 2
+"""The span rule of new symbol anchors: 2 = the definition with the decorators, annotations or attributes directly
+above it. Stored as the digest's prefix (`2:<hex>`); a bare digest is format 1 (from the header line down)."""
+MAX_DECORATOR_LINES = 400
+"""The walk up from a header over its decorators stops after this many lines (a command-line entry point may carry
+hundreds of lines of `@option`s; `MAX_LINE_SPAN` counts a definition's own lines, from its header)."""
 
 _WS = re.compile(r"\s+")
 _LINES_AFTER = r"(?::(?P<a>[0-9]{1,7})(?:-(?P<b>[0-9]{1,7}))?|#L(?P<c>[0-9]{1,7})(?:-L?(?P<d>[0-9]{1,7}))?)(?![0-9])"
@@ -87,16 +104,45 @@ def normalise(text: str) -> str:
 
 def span_digest(lines: list[str], start: int, end: int) -> str:
     """The hash of lines `start`..`end` (1-based, inclusive), whitespace-insensitive."""
-    body = normalise("".join(lines[start - 1 : end]))
-    return hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+    return text_digest("".join(lines[start - 1 : end]))
+
+
+def text_digest(text: str) -> str:
+    """The digest of a text, whitespace-insensitive (a span's lines joined)."""
+    return hashlib.blake2b(normalise(text).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
+FORMAT_TAG = f"{SPAN_FORMAT}:"
+
+
+def span_format(digest: str) -> int:
+    """The span rule a stored symbol digest was taken with: `SPAN_FORMAT` when tagged, else 1."""
+    return SPAN_FORMAT if digest.startswith(FORMAT_TAG) else 1
 
 
 @dataclass(frozen=True)
 class Span:
-    """Where a definition is: 1-based inclusive lines."""
+    """Where a definition is: 1-based inclusive lines, from its first decorator; `head` is its own header line
+    when decorators stand above it (0: the header is `start`)."""
 
     start: int
     end: int
+    head: int = 0
+
+    def first(self, fmt: int = SPAN_FORMAT) -> int:
+        """The span's first line under span rule `fmt` (format 1 starts at the header)."""
+        return self.start if fmt >= SPAN_FORMAT else (self.head or self.start)
+
+
+def symbol_digest(lines: list[str], span: Span, fmt: int = SPAN_FORMAT) -> str:
+    """A symbol span's stored digest under span rule `fmt` (tagged with its format from format 2 on)."""
+    digest = span_digest(lines, span.first(fmt), span.end)
+    return FORMAT_TAG + digest if fmt >= SPAN_FORMAT else digest
+
+
+def digest_matches(lines: list[str], start: int, end: int, digest: str) -> bool:
+    """Whether lines `start`..`end` hold the content a stored digest (tagged or bare) was taken of."""
+    return span_digest(lines, start, end) == digest.removeprefix(FORMAT_TAG)
 
 
 @dataclass(frozen=True)
@@ -129,6 +175,12 @@ class Located:
     start: int | None = None
     end: int | None = None
     digest: str | None = None
+    path: str | None = None
+    """For `moved`: the file the definition is in now."""
+    symbol: str | None = None
+    """For `moved`: the name it is defined under now."""
+    changed: bool = False
+    """For `moved`: its text changed beyond whitespace on the way."""
 
 
 @dataclass
@@ -143,6 +195,18 @@ class Source:
     _spans: dict[str, list[Span]] = field(default_factory=dict, repr=False)
     _whole: dict[str, list[Span]] | None = field(default=None, repr=False)
     _located: dict[tuple[str | None, int, int, str], Located] = field(default_factory=dict, repr=False)
+    _shorts: frozenset[str] | None = field(default=None, repr=False)
+    _followed: dict[tuple[str, str, int, bool], object] = field(default_factory=dict, repr=False)
+    """`scope/follow`'s answers about this text, kept with it: a later check of the same files costs a lookup."""
+
+    def short_names(self) -> frozenset[str]:
+        """The last part of every name the file defines (cheap for Python: its header lines only)."""
+        if self._shorts is None:
+            if self.language == "python":
+                self._shorts = frozenset(m.group(2) for m in _PY_DEF.finditer(self.text))
+            else:
+                self._shorts = frozenset(n.rsplit(".", 1)[-1] for n in self.definitions())
+        return self._shorts
 
     def definitions(self) -> dict[str, list[Span]]:
         """Every name (simple and qualified) the file defines, each with its spans."""
@@ -165,7 +229,8 @@ class Source:
             # A span too long to anchor (a module-sized class) is kept as the scan cut it: parsing it would cost
             # a whole-file parse on every write that names it, for an anchor `find_anchors` will not make.
             confirmed = [
-                _python_confirm(self.lines, span) if span.end - span.start < MAX_LINE_SPAN else span for span in spans
+                _python_confirm(self.lines, span) if span.end - span.first(1) < MAX_LINE_SPAN else span
+                for span in spans
             ]
             if unsure or any(c is None for c in confirmed):
                 if self._whole is None:
@@ -330,12 +395,50 @@ def _definitions(language: str, text: str, lines: list[str]) -> dict[str, list[S
     for start, end, name, recv, role in found:
         if role == "qualifier":
             continue
-        span = Span(start, end)
+        top = decorators_above(lines, start, language)
+        span = Span(top, end, start if top != start else 0)
         owner = recv or next((n for s, e, n in reversed(containers) if s < start and end <= e), None)
         _add(names, name, span)
         if owner and owner != name:
             _add(names, f"{owner}.{name}", span)
     return names
+
+
+_DECORATOR = {"python": "@", "js": "@", "java": "@", "rust": "#["}
+"""How a decorator (an annotation, a Rust attribute) starts, per language that has them; Go and Ruby have none."""
+_COMMENT_LINE = {"python": ("#",), "js": ("//", "/*", "*"), "java": ("//", "/*", "*"), "rust": ("//", "/*", "*")}
+_QUOTED = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+
+
+def decorators_above(lines: list[str], start: int, language: str | None) -> int:
+    """The first line of the decorators directly above the header on line `start` (`start` when there are none).
+
+    Walking up: a line that starts with the language's decorator sign and closes every bracket opened below it is a
+    decorator; lines that only close brackets are the tail of a decorator written over several lines; comment lines
+    between them are passed. Anything else (a blank line, the previous statement, an enclosing `{`, a decorated
+    field ending in `;`) ends the walk. Python's `ast` confirms what the walk found (`_python_confirm`).
+    """
+    sign = _DECORATOR.get(language or "")
+    if sign is None:
+        return start
+    comments = _COMMENT_LINE[language or ""]
+    top = start
+    depth = 0
+    for j in range(start - 1, max(start - 1 - MAX_DECORATOR_LINES, 0), -1):
+        code = lines[j - 1].strip()
+        if depth == 0 and (not code or code.startswith(comments)) and not code.startswith(sign):
+            if not code:
+                break
+            continue
+        bare = _QUOTED.sub('""', code).split("#" if language == "python" else "//", 1)[0].rstrip()
+        depth += sum(bare.count(c) for c in ")]}") - sum(bare.count(c) for c in "([{")
+        if depth > 0:
+            continue
+        # A line ending in `;` is a statement or a decorated field (`@Input() name: string;`), not a decorator.
+        if depth < 0 or not code.startswith(sign) or bare.endswith(";"):
+            break
+        top = j
+    return top
 
 
 def _add(names: dict[str, list[Span]], name: str, span: Span) -> None:
@@ -448,8 +551,9 @@ def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:
         while stack and stack[-1][0] >= depth:
             stack.pop()
         qualified = [n for _, n in stack] + [match.group(2)]
+        top = decorators_above(lines, start, "python")
         for k in range(len(qualified)):
-            _add(names, ".".join(qualified[k:]), Span(start, end))
+            _add(names, ".".join(qualified[k:]), Span(top, end, start if top != start else 0))
         stack.append((depth, match.group(2)))
     return names
 
@@ -498,7 +602,8 @@ def _python_named(text: str, lines: list[str], name: str) -> tuple[list[Span], b
             seen = seen or doubtful
             continue
         end = _python_block_end(lines, None, start, depth)
-        found.append(Span(start, end))
+        top = decorators_above(lines, start, "python")
+        found.append(Span(top, end, start if top != start else 0))
     return found, seen and not found
 
 
@@ -511,7 +616,17 @@ def _python_confirm(lines: list[str], span: Span) -> Span | None:
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return None
-    return Span(span.start, span.start + (tree.body[0].end_lineno or 1) - 1)
+    node = tree.body[0]
+    # The cut must start at the definition's first decorator (or its header) and hold its header where the scan
+    # found it: otherwise the walk up took in a line that is not one of its decorators.
+    if _python_first_line(node) != 1 or node.lineno != (span.head or span.start) - span.start + 1:
+        return None
+    return Span(span.start, span.start + (node.end_lineno or 1) - 1, span.head)
+
+
+def _python_first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
+    """The line of a definition's first decorator (the `@` line), else of its header."""
+    return min((d.lineno for d in node.decorator_list), default=node.lineno)
 
 
 def _python_block_end(lines: list[str], indents: list[int | None] | None, start: int, depth: int) -> int:
@@ -545,10 +660,11 @@ def _python_definitions_ast(text: str) -> dict[str, list[Span]]:
     def walk(body: list[ast.stmt], outer: list[str]) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                start = node.lineno
+                start = _python_first_line(node)
+                head = node.lineno if start != node.lineno else 0
                 qualified = [*outer, node.name]
                 for k in range(len(qualified)):
-                    _add(names, ".".join(qualified[k:]), Span(start, node.end_lineno or start))
+                    _add(names, ".".join(qualified[k:]), Span(start, node.end_lineno or start, head))
                 walk(node.body, qualified)
 
     walk(tree.body, [])
@@ -612,6 +728,11 @@ def _load(root: str, rel: str, full: str) -> Source | None:
     return source_of(rel, data.decode("utf-8", "replace"))
 
 
+def language_of(path: str) -> str | None:
+    """The language a file's extension says (`LANGUAGES`), or None."""
+    return LANGUAGES.get(os.path.splitext(path)[1].lower())
+
+
 def source_of(path: str, text: str) -> Source:
     """A `Source` for `text` as the file `path` (its extension picks the language)."""
     return Source(text, text.splitlines(keepends=True), LANGUAGES.get(os.path.splitext(path)[1].lower()))
@@ -659,9 +780,9 @@ def find_anchors(root: str, paths: list[str], text: str) -> list[Anchor]:
             if len(spans) != 1:
                 continue  # not defined here, or ambiguous (several definitions): no anchor
             span = spans[0]
-            if span.end - span.start >= MAX_LINE_SPAN:
+            if span.end - span.first(1) >= MAX_LINE_SPAN:
                 continue  # a module-sized definition: any change anywhere would read as drift
-            anchors.append(Anchor(path, name, span.start, span.end, span_digest(source.lines, span.start, span.end)))
+            anchors.append(Anchor(path, name, span.start, span.end, symbol_digest(source.lines, span)))
         if len(set(anchors)) >= MAX_ANCHORS:  # distinct: a range written twice is one anchor
             break
     unique = list(dict.fromkeys(anchors))
@@ -721,15 +842,17 @@ def _locate(source: Source, symbol: str | None, start: int, end: int, digest: st
         spans = source.spans(symbol) if source.language else None
         if not spans:
             return Located("missing")
+        fmt = span_format(digest)
         best = None
         for span in spans:
-            now = span_digest(source.lines, span.start, span.end)
-            if now == digest:
-                return Located("fresh", span.start, span.end, now)
-            if best is None or abs(span.start - start) < abs(best[0].start - start):
-                best = (span, now)
+            if symbol_digest(source.lines, span, fmt) == digest:
+                # A format-1 anchor whose body still matches is answered with its span and digest as format 2 reads
+                # them: the caller stores those, and from then on a decorator changed above it is a drift.
+                return Located("fresh", span.start, span.end, symbol_digest(source.lines, span))
+            if best is None or abs(span.first(fmt) - start) < abs(best.first(fmt) - start):
+                best = span
         assert best is not None
-        return Located("drifted", best[0].start, best[0].end, best[1])
+        return Located("drifted", best.start, best.end, symbol_digest(source.lines, best))
     length = end - start + 1
     current = span_digest(source.lines, start, end) if end <= len(source.lines) else None
     if current == digest:

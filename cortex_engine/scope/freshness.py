@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
@@ -40,9 +42,10 @@ from cortex_engine.store.queries import meta_value
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.scope import anchors  # regex- and ast-heavy: imported only when an item has anchors
+    from cortex_engine.scope import anchors, follow  # regex- and ast-heavy: imported only when an item has anchors
 else:
     anchors = LazyModule("scope.anchors")  # regex- and ast-heavy: imported only when an item has anchors
+    follow = LazyModule("scope.follow")  # only a symbol gone from its file is followed
 
 
 @record(frozen=True)
@@ -53,6 +56,8 @@ class RefVerdict:
     type: str
     status: str  # exists | missing | moved | unknown
     moved_to: str | None = None
+    by_symbol: bool = False
+    """Moved only because a symbol it anchors was found in `moved_to` (the file itself is gone, git says nowhere)."""
 
     @property
     def verdict(self) -> dict[str, str | None]:
@@ -69,8 +74,10 @@ class RefVerdict:
 class AnchorVerdict:
     """One anchor of an item (a symbol or line range in a referenced file) and what the checkout says about it.
 
-    `status` is fresh | drifted | missing | unknown; `path` is where the file is now (it follows renames),
-    `start`/`end` where the span is now (None when it is not found).
+    `status` is fresh | drifted | moved | missing | unknown; `path` is where the file is now (it follows renames),
+    `start`/`end` where the span is now (None when it is not found). A symbol gone from its file but found renamed
+    in place or in another file is `moved`: `path` and `current_symbol` say where, `changed` whether its text
+    changed beyond whitespace on the way (then it is drifted too).
     """
 
     anchor_id: int
@@ -86,11 +93,24 @@ class AnchorVerdict:
     start: int | None = None
     end: int | None = None
     current_hash: str | None = None
+    current_symbol: str | None = None
+    changed: bool = False
+
+    @property
+    def moved_to(self) -> str | None:
+        """Where a moved symbol is now (`file:symbol`), else None."""
+        return f"{self.path}:{self.current_symbol}" if self.status == "moved" else None
+
+    @property
+    def drifted(self) -> bool:
+        """Its content changed beyond whitespace (where it is now, when it moved)."""
+        return self.status == "drifted" or (self.status == "moved" and self.changed)
 
     @property
     def verdict(self) -> dict[str, str | None]:
-        """The per-path verdict of a drifted or gone anchor (`path` is `file:symbol` or `file:lines`)."""
-        return {"path": quote_path(self.name), "verdict": self.status, "to": None}
+        """The per-path verdict of a drifted, moved or gone anchor (`path` is `file:symbol` or `file:lines`)."""
+        to = self.moved_to
+        return {"path": quote_path(self.name), "verdict": self.status, "to": quote_path(to) if to else None}
 
 
 @record(frozen=True)
@@ -101,16 +121,18 @@ class Validation:
     anchors: tuple[AnchorVerdict, ...] = ()
 
     def count(self, status: str) -> int:
-        """How many references have `status` (a drifted or missing anchor counts as one more)."""
+        """How many references have `status` (a drifted, moved or missing anchor counts as one more)."""
         found = sum(1 for r in self.refs if r.status == status)
-        if status in ("drifted", "missing"):
+        if status == "drifted":
+            found += sum(1 for a in self.anchors if a.drifted)
+        elif status in ("moved", "missing"):
             found += sum(1 for a in self.anchors if a.status == status)
         return found
 
     @property
     def drifted(self) -> bool:
-        """True when a symbol or line range this item names changed since it was written."""
-        return any(a.status == "drifted" for a in self.anchors)
+        """True when a symbol or line range this item names changed since it was written (where it is now)."""
+        return any(a.drifted for a in self.anchors)
 
     @property
     def stale(self) -> bool:
@@ -131,11 +153,18 @@ class Validation:
         if missing:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
-        moved = [f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}" for r in self.refs if r.status == "moved"]
+        # A symbol that moved names its file's move too: the file's own `a → b` is left out when a symbol says it.
+        said = {(a.recorded_path, a.path) for a in self.anchors if a.status == "moved"}
+        moved = [f"{quote_path(a.name)} → {quote_path(a.moved_to or '')}" for a in self.anchors if a.status == "moved"]
+        moved += [
+            f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}"
+            for r in self.refs
+            if r.status == "moved" and (r.path, r.moved_to) not in said
+        ]
         if moved:
             more = f", +{len(moved) - 2} more" if len(moved) > 2 else ""
             parts.append("moved: " + ", ".join(moved[:2]) + more)
-        drifted = [f"{quote_path(a.name)} changed" for a in self.anchors if a.status == "drifted"]
+        drifted = [f"{quote_path(a.moved_to or a.name)} changed" for a in self.anchors if a.drifted]
         if drifted:
             more = f", +{len(drifted) - 2} more" if len(drifted) > 2 else ""
             parts.append("drifted: " + ", ".join(drifted[:2]) + more)
@@ -144,7 +173,9 @@ class Validation:
     @property
     def verdicts(self) -> list[dict[str, str | None]]:
         """One verdict per referenced path, never cut short (the label may say `+N more`; this does not)."""
-        return [r.verdict for r in self.refs] + [a.verdict for a in self.anchors if a.status in ("drifted", "missing")]
+        return [r.verdict for r in self.refs] + [
+            a.verdict for a in self.anchors if a.status in ("drifted", "moved", "missing")
+        ]
 
     @property
     def validity(self) -> str:
@@ -214,6 +245,12 @@ class Validator:
         self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
         self._pending: dict[tuple[str, str], set[str]] = {}
         self._sources: dict[tuple[str, str], anchors.Source | None] = {}
+        self._uncommitted: dict[str, frozenset[str]] = {}
+        self._defined: dict[str, list[str]] = {}
+        self._pending_indexed = False
+        self.upgrades: list[tuple[int, str, int, int, str]] = []
+        """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
+        end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
 
     def _view(self, scope_key: str) -> _ScopeView:
         view = self._views.get(scope_key)
@@ -464,7 +501,10 @@ class Validator:
             ):
                 item_id = row["memory_item_id"]
                 pinned.setdefault(item_id, []).append(self._check_anchor(scopes[item_id], refs[item_id], row))
-        return {item_id: Validation(tuple(v), tuple(pinned.get(item_id, ()))) for item_id, v in refs.items()}
+        return {
+            item_id: Validation(tuple(_followed_refs(v, pinned.get(item_id, ()))), tuple(pinned.get(item_id, ())))
+            for item_id, v in refs.items()
+        }
 
     def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
         """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
@@ -475,19 +515,28 @@ class Validator:
         where = ref.moved_to if ref.status == "moved" and ref.moved_to else path
         view = self._view(scope_key)
         found = anchors.Located("unknown")
+        source = None
         if ref.status in ("exists", "moved") and view.worktree and self._at_commit is None:
-            key = (view.worktree, where)
-            if key not in self._sources:  # one stat per file per pass
-                self._sources[key] = anchors.read_source(view.worktree, where)
-            found = anchors.locate(
-                self._sources[key], row["symbol"], row["start_line"], row["end_line"], row["content_hash"]
-            )
+            source = self._source(view.worktree, where)
+            found = anchors.locate(source, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
+        if (
+            row["symbol"]
+            and view.worktree
+            and self._at_commit is None
+            and (found.status == "missing" or ref.status == "missing")
+        ):
+            # Gone from the file git follows it to (or with it): renamed in place, or moved to another file?
+            followed = self._follow(view, row, where, source)
+            if followed is not None:
+                found = followed
+        elif found.status == "fresh" and row["symbol"] and found.digest != row["content_hash"] and found.digest:
+            self.upgrades.append((row["id"], row["content_hash"], found.start or 0, found.end or 0, found.digest))
         recorded = anchors.Anchor(where, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
         return AnchorVerdict(
             row["id"],
             recorded.name,
             path,
-            where,
+            found.path or where,
             row["symbol"],
             row["start_line"],
             row["end_line"],
@@ -497,7 +546,147 @@ class Validator:
             found.start,
             found.end,
             found.digest,
+            found.symbol or row["symbol"],
+            found.changed,
         )
+
+    def _source(self, worktree: str, path: str) -> anchors.Source | None:
+        key = (worktree, path)
+        if key not in self._sources:  # one stat per file per pass
+            self._sources[key] = anchors.read_source(worktree, path)
+        return self._sources[key]
+
+    def _follow(
+        self, view: _ScopeView, row: sqlite3.Row, where: str, source: anchors.Source | None
+    ) -> anchors.Located | None:
+        """A symbol gone from `where` (its file, as git followed it; `source` None when the file is gone too): the
+        same text under another name in that file, else the same qualified name, alike, in a file changed since the
+        anchor's commit (never a walk of the checkout: git names those files)."""
+        symbol, digest = str(row["symbol"]), str(row["content_hash"])
+        if source is not None:
+            renamed = follow.renamed_in_place(source, where, symbol, row["start_line"], digest)
+            if renamed is not None:
+                return renamed
+        oid = row["head_oid"]
+        worktree = view.worktree or ""
+        if not oid or not view.head or not _OID.fullmatch(oid):
+            return None
+        language = anchors.language_of(where)
+        short = symbol.rsplit(".", 1)[-1]
+        committed, pending = self._changed_since(view, oid)
+        # Which changed file defines which name: committed files indexed once per process and HEAD (their text only
+        # changes by an edit, which makes them pending too), the pending ones once a pass.
+        if len(_name_index) >= 64:
+            _name_index.clear()
+        seen, indexed, index = _name_index.setdefault((worktree, view.head or ""), (set(), set(), {}))
+        if oid not in seen:
+            seen.add(oid)
+            for path in committed - indexed:
+                self._index_file(worktree, path, index)
+            indexed |= committed
+        if not self._pending_indexed:
+            self._pending_indexed = True
+            for path in pending:
+                self._index_file(worktree, path, self._defined)
+        names = [*index.get(short, ()), *self._defined.get(short, ())]
+        candidates = [
+            (path, other)
+            for path in dict.fromkeys(names)
+            if path != where
+            and (path in committed or path in pending)
+            and anchors.language_of(path) == language
+            and (other := self._source(worktree, path)) is not None
+        ]
+        if not candidates:
+            return None
+        return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
+
+    def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
+        other = self._source(worktree, path) if anchors.language_of(path) else None
+        for name in other.short_names() if other is not None else ():
+            index.setdefault(name, []).append(path)
+
+    def _changed_since(self, view: _ScopeView, oid: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
+        kept for the process), then not committed yet (modified, staged or untracked: `_uncommitted_files`)."""
+        worktree = view.worktree or ""
+        key = (worktree, oid, view.head or "")
+        committed = _committed_changes.get(key)
+        if committed is None:
+            out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
+            committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
+            if len(_committed_changes) >= 512:
+                _committed_changes.clear()
+            _committed_changes[key] = committed
+        pending = self._uncommitted.get(worktree)
+        if pending is None:
+            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
+        return committed, pending
+
+    def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
+        """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
+        (a note written on uncommitted code has none: only an exact copy can then be called moved)."""
+        span_key = (view.repo or "", str(row["head_oid"]), str(row["path"]), row["start_line"], row["end_line"])
+        if span_key + (str(row["content_hash"]),) in _recorded_spans:
+            return _recorded_spans[span_key + (str(row["content_hash"]),)]
+        key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
+        if key not in _recorded_blobs:
+            blob = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
+            if len(_recorded_blobs) >= 256:
+                _recorded_blobs.clear()
+            _recorded_blobs[key] = blob if blob is not None and len(blob) <= anchors.MAX_FILE_BYTES else None
+        blob = _recorded_blobs[key]
+        found = None
+        if blob is not None:
+            lines = blob.splitlines(keepends=True)
+            start, end = row["start_line"], row["end_line"]
+            if anchors.digest_matches(lines, start, end, row["content_hash"]):
+                found = lines[start - 1 : end]
+        if len(_recorded_spans) >= 4096:
+            _recorded_spans.clear()
+        _recorded_spans[span_key + (str(row["content_hash"]),)] = found
+        return found
+
+
+_OID = re.compile(r"[0-9a-f]{7,64}")
+_name_index: dict[tuple[str, str], tuple[set[str], set[str], dict[str, list[str]]]] = {}
+"""Per (worktree, HEAD): the commits whose changed files are indexed, those files, and which defines which name."""
+_pending: dict[str, tuple[float, str, frozenset[str]]] = {}
+"""The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
+listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
+
+
+def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
+    """The files of `worktree` that differ from HEAD or are untracked (one `git status`, reused a few seconds)."""
+    now = time.monotonic()
+    hit = _pending.get(worktree)
+    if hit is not None and hit[1] == head and now - hit[0] < inventory.RESCAN_SECONDS:
+        return hit[2]
+    out = history.git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames") or ""
+    # Each entry is `XY path`; with --no-renames no entry carries a second path.
+    files = frozenset(entry[3:] for entry in out.split("\0") if len(entry) > 3)
+    _pending[worktree] = (now, head, files)
+    return files
+
+
+_committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
+"""The files changed between two commits, per (worktree, from, to): what git says never changes."""
+_recorded_blobs: dict[tuple[str, str, str], str | None] = {}
+_recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
+"""An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
+"""A file at a commit, per (repository, commit, path), for the text of an anchor that left its file."""
+
+
+def _followed_refs(refs: list[RefVerdict], pinned: tuple[AnchorVerdict, ...] | list[AnchorVerdict]) -> list[RefVerdict]:
+    """A missing file whose anchored symbol was found in another file moved with it: the reference reads moved there."""
+    out = []
+    for ref in refs:
+        if ref.status == "missing":
+            went = next((a.path for a in pinned if a.status == "moved" and a.recorded_path == ref.path), None)
+            if went is not None and went != ref.path:
+                ref = RefVerdict(ref.path, ref.type, "moved", went, by_symbol=True)
+        out.append(ref)
+    return out
 
 
 @record(frozen=True)

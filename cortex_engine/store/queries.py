@@ -294,6 +294,15 @@ def set_reference_status(
     )
 
 
+def upgrade_anchors(conn: sqlite3.Connection, upgrades: list[tuple[int, str, int, int, str]]) -> None:
+    """Store anchors re-read under the current span rule: (id, digest they had, start, end, new digest). An anchor
+    whose digest changed since it was read (a re-anchor in between) is left as it is."""
+    conn.executemany(
+        "UPDATE memory_anchors SET start_line=?, end_line=?, content_hash=? WHERE id=? AND content_hash=?",
+        [(start, end, digest, anchor_id, old) for anchor_id, old, start, end, digest in upgrades],
+    )
+
+
 # -- the token ledger ----------------------------------------------------------------------------------------
 
 
