@@ -759,7 +759,7 @@ def test_list_memory_filters_by_label_text_and_sorts(
     engine.conn.execute("UPDATE memory_items SET state='archived' WHERE id=?", (kafka.item_id,))
     assert ids(sort="state")[0] == plain.item_id and ids(sort="state")[-1] == kafka.item_id
     assert ids(sort="state", reverse=True)[0] == kafka.item_id
-    for bad, code in (({"labels": ["moved"]}, "bad_label"), ({"sort": "age"}, "bad_sort")):
+    for bad, code in (({"labels": ["gone"]}, "bad_label"), ({"sort": "age"}, "bad_sort")):
         with pytest.raises(InvalidInput) as raised:
             engine.list_memory(**bad)
         assert raised.value.code == code
@@ -807,5 +807,5 @@ def test_list_memory_on_the_command_line_filters_by_label_and_text_and_sorts(rep
         by_subject[0] == "auth"
         and ok_json(repo.path, "list-memory", "--sort", "subject", "--reverse")["items"][-1]["subject"] == "auth"
     )
-    fail(repo.path, "list-memory", "--label", "moved", code="bad_label")
+    fail(repo.path, "list-memory", "--label", "gone", code="bad_label")
     fail(repo.path, "list-memory", "--sort", "age", code="bad_sort")

@@ -27,8 +27,17 @@ def test_a_git_checkout_is_described_by_its_common_dir(repo: Repo, isolated_home
     scope = detect_scope(str(repo.path))
     common = os.path.realpath(repo.path / ".git")
     assert info == StoreInfo(
-        str(ident.db_path), ident.store_id, f"git common dir {common}", False, None, False, scope.key, scope.label
+        str(ident.db_path),
+        ident.store_id,
+        f"git common dir {common}",
+        False,
+        None,
+        False,
+        scope.key,
+        scope.label,
+        info.scope_key_shown,
     )
+    assert info.scope_key_shown.lower() == info.scope_key.lower()  # the same key, the paths in their real case
     assert info.derived == f"git common dir {common}"
     assert (info.degraded, info.degraded_reason, info.exists) == (False, None, False)
     assert info.scope_key.startswith("branch:") and info.scope_label == "main"
@@ -85,7 +94,7 @@ def test_home_places_the_store_under_it(repo: Repo, tmp_path: Path) -> None:
 
 
 def test_to_dict_is_the_store_json_shape(repo: Repo) -> None:
-    """`store --json` prints exactly the eight fields, under their names."""
+    """`store --json` prints exactly the nine fields, under their names."""
     info = describe_store(repo.path)
     assert info.to_dict() == {
         "path": info.path,
@@ -96,6 +105,7 @@ def test_to_dict_is_the_store_json_shape(repo: Repo) -> None:
         "exists": False,
         "scope_key": info.scope_key,
         "scope_label": "main",
+        "scope_key_shown": info.scope_key_shown,
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -252,9 +253,10 @@ def extract_item_references(
     kept_paths = {r.normalized for r in refs if r.type == "file" and r.normalized in heads}
     kept: list[dict[str, Any]] = []
     seen: set[tuple[object, ...]] = set()
+    joined = text if subject is None else f"{subject}\n{text}"
     for a in known_anchors:
         key = (a["path"], a["symbol"], a["start_line"] if a["symbol"] is None else None)
-        if a["path"] in kept_paths and key not in seen:
+        if a["path"] in kept_paths and key not in seen and _still_claimed(a, joined):
             seen.add(key)
             kept.append(a)
     conn.executemany(
@@ -268,7 +270,6 @@ def extract_item_references(
     )
     files = [r.normalized for r in refs if r.type == "file"] if anchor else []
     if repo is not None and files:
-        joined = text if subject is None else f"{subject}\n{text}"
         found = [
             a
             for a in anchors.find_anchors(repo.worktree, files, joined)
@@ -276,6 +277,14 @@ def extract_item_references(
         ]
         write_anchors(conn, item_id, found, head, None)
     return len(refs)
+
+
+def _still_claimed(anchor: Mapping[str, Any], text: str) -> bool:
+    """Whether the text still names what a kept anchor holds: its symbol (the last part of a qualified name, as a
+    whole word) or its first line. A claim the text no longer makes is not kept (a rewritten name is anchored
+    anew from the text)."""
+    name = str(anchor["symbol"]).rpartition(".")[2] if anchor["symbol"] else str(anchor["start_line"])
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
 
 
 def write_anchors(

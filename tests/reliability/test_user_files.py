@@ -97,11 +97,11 @@ def test_an_unparseable_settings_file_is_refused_and_left_byte_identical(env: Pa
     stop = [line for line in out.splitlines() if line.strip().startswith("STOP") and "settings" in line]
     assert len(stop) == 1 and "not touched" in stop[0]
     assert target.read_bytes() == UNPARSEABLE[name] and stat.S_IMODE(target.stat().st_mode) == 0o640
-    assert not target.with_name("settings.json.bak").exists()
+    assert not target.with_name("settings.json.bak").exists() and not install_mod.first_backup(target).exists()
 
 
 def test_every_changed_file_is_backed_up_first_with_its_exact_previous_bytes(env: Path, repo: Repo) -> None:
-    """A .bak for each file install changes, byte-identical to what was there; the user's keys and hooks survive
+    """A backup (under Cortex's home) for each file install changes, byte-identical to what was there; the user's keys and hooks survive
     the merge; files install creates get no .bak."""
     target = write_settings(env, USER_SETTINGS)
     claude_json = env / ".claude.json"
@@ -117,7 +117,7 @@ def test_every_changed_file_is_backed_up_first_with_its_exact_previous_bytes(env
     after = snapshot(env)
     changed = sorted(p for p in before if after.get(p) != before[p])
     assert changed == [".claude.json", ".claude/hooks/cortex-capture.sh", ".claude/settings.json"]
-    assert {p: after[f"{p}.bak"] for p in changed} == {p: before[p] for p in changed}
+    assert {p: install_mod.first_backup(env / p).read_bytes() for p in changed} == {p: before[p] for p in changed}
     merged = settings(target)
     assert merged["model"] == "opus" and merged["permissions"] == USER_SETTINGS["permissions"]
     assert {"type": "command", "command": "notify-send done"} in [
@@ -192,7 +192,7 @@ def test_a_real_failed_write_removes_its_temp_file(env: Path, repo: Repo, monkey
     code, _, _ = run_install(repo)
     assert code != 0
     assert target.read_bytes() == before
-    assert target.with_name("settings.json.bak").read_bytes() == before
+    assert install_mod.first_backup(target).read_bytes() == before
     assert [p.name for p in (env / ".claude").rglob("*") if ".tmp-" in p.name] == []
 
 
@@ -213,7 +213,7 @@ def test_a_read_only_settings_file_is_refused_and_untouched(env: Path, repo: Rep
     before = target.read_bytes()
     code, out, _ = run_install(repo)
     assert code == 1 and any(line.strip().startswith("STOP") and "settings" in line for line in out.splitlines())
-    assert target.read_bytes() == before and not target.with_name("settings.json.bak").exists()
+    assert target.read_bytes() == before and not install_mod.first_backup(target).exists()
 
 
 def test_a_read_only_settings_file_keeps_its_mode(env: Path, repo: Repo) -> None:
@@ -247,7 +247,7 @@ def test_a_symlinked_settings_file_loses_nothing(env: Path, repo: Repo, tmp_path
     link.symlink_to(dotfile)
     code, out, err = run_install(repo)
     assert code == 0, (out, err)
-    assert link.with_name("settings.json.bak").read_text() == '{"model": "opus"}\n'
+    assert install_mod.first_backup(link).read_text() == '{"model": "opus"}\n'
     assert settings(link)["model"] == "opus" and settings(dotfile)["model"] == "opus"
 
 
