@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-pytest.importorskip("mutmut")
+pytest.importorskip("mutmut")  # in the test extra; a bare checkout without it skips
 
 ROOT = Path(__file__).resolve().parent.parent
 
