@@ -101,8 +101,8 @@ def test_an_unparseable_settings_file_is_refused_and_left_byte_identical(env: Pa
 
 
 def test_every_changed_file_is_backed_up_first_with_its_exact_previous_bytes(env: Path, repo: Repo) -> None:
-    """A backup (under Cortex's home) for each file install changes, byte-identical to what was there; the user's keys and hooks survive
-    the merge; files install creates get no .bak."""
+    """A backup (under Cortex's home) for each file install changes, byte-identical to what was there; the user's
+    keys and hooks survive the merge; files install creates get no .bak."""
     target = write_settings(env, USER_SETTINGS)
     claude_json = env / ".claude.json"
     claude_json.write_text('{"numStartups": 7, "mcpServers": {"other": {"command": "x"}}}')
