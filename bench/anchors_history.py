@@ -15,7 +15,7 @@ What it does, in a scratch clone (the source repository is never modified, and n
      the exact span text then and now; for a symbol, whether `ast` still finds a definition of that name at HEAD;
   5. a warm in-process check over 1,000 anchored notes (the replayed notes copied), with and without anchors.
 
-Targets (issue 20): >= 95 % agreement with `git log -L` on drifted / not drifted, no `drifted` label on a
+Targets: >= 95 % agreement with `git log -L` on drifted / not drifted, no `drifted` label on a
 span whose text is unchanged, anchoring < 5 ms per note write, a warm check of 1,000 anchored notes < 50 ms.
 Nothing is asserted. `git log -L` also reports commits that only moved or re-indented the lines, which the
 whitespace-insensitive anchors rightly call fresh; such disagreements are counted apart.

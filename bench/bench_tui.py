@@ -249,7 +249,7 @@ def measure(repo: Path, home: Path, *, runs: int = 5, writes: int = 5, events: i
             term.wait_for(b"checked", timeout=60)  # the freshness pane, so the next frames are only our writes
             time.sleep(1.5)  # let the app go idle (no reload in flight) before the first write
             for n in range(writes):
-                # The highlight stays on the contest the operator was on (issue 17), so a new contest may land
+                # The highlight stays on the contest the operator was on, so a new contest may land
                 # above the visible rows: what is timed is the pane's count changing on screen.
                 subject = f"a{writes - n:02d} probe"
                 shown = [m.group(1) for m in re.finditer(CONTESTS_TITLE, term.buffer)]

@@ -1,4 +1,4 @@
-"""Recall on a real commit log, queried by its own changelog (issue 28): plain FTS5, Cortex lexical, dense, hybrid.
+"""Recall on a real commit log, queried by its own changelog: plain FTS5, Cortex lexical, dense, hybrid.
 
 Usage:
     python bench/commitlog.py --repo PATH [--changelog CHANGES.md] [--out FILE] [--losses N]

@@ -17,7 +17,7 @@ What it does, in a scratch clone (the source repository is never modified, and n
      and reports accuracy per class, false alarms (a live or renamed path called missing, or a reference the
      note never named that reads missing), and a warm in-process validate over 1,000 notes.
 
-Targets (issue 13): every alive path exists, >= 98 % of renamed paths moved to the right path, >= 98 % of
+Targets: every alive path exists, >= 98 % of renamed paths moved to the right path, >= 98 % of
 deleted paths missing, zero false alarms, warm validate over 1,000 notes < 100 ms. Nothing is asserted.
 """
 

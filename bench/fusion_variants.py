@@ -1,4 +1,4 @@
-"""How to join the dense retriever to the lexical rerank (issue 28): every variant scored on the same candidates.
+"""How to join the dense retriever to the lexical rerank: every variant scored on the same candidates.
 
 Usage:
     python bench/fusion_variants.py locomo [--data PATH]

@@ -1,4 +1,4 @@
-"""Hybrid recall's cost (issue 28), each figure interleaved against lexical recall in the same run.
+"""Hybrid recall's cost, each figure interleaved against lexical recall in the same run.
 
 Usage:
     python bench/hybrid_latency.py [--root /tmp/cortex-bench-hybrid] [--runs 5] [--calls 10] [--out FILE]

@@ -213,7 +213,7 @@ def evaluate(path: Path) -> dict[str, object] | None:
     )
     if HYBRID:
         note += (
-            " Hybrid targets (issue 28), categories 1-4: cortex hybrid R@10 >= 67, MRR >= 0.53, >= cortex + 4 on "
+            " Hybrid targets, categories 1-4: cortex hybrid R@10 >= 67, MRR >= 0.53, >= cortex + 4 on "
             "R@10, no category below cortex. Dense: all-MiniLM-L6-v2 int8, one CPU thread."
         )
     return {"note": note, "rows": rows, **({"embedding": embedding} if HYBRID else {})}

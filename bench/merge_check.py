@@ -1,4 +1,4 @@
-"""The merge check's cost (issue 19) with N branches that each hold a note: HEAD unmoved, and HEAD moved.
+"""The merge check's cost with N branches that each hold a note: HEAD unmoved, and HEAD moved.
 
 Usage: python bench/merge_check.py [--branches 100] [--merged 10] [--repeat 5]
 

@@ -481,8 +481,10 @@ def main(argv: list[str] | None = None) -> int:
             rerun: dict[str, str] = fresh["outcome"]  # type: ignore[assignment]
             done = {name: rerun[name] for name in again if rerun.get(name, "not checked") != "not checked"}
             fresh["outcome"] = {**last["outcome"], **done}  # a survivor the time box did not reach stays one
-            fresh["survivor_diffs"] = {**last.get("survivor_diffs", {}), **fresh.get("survivor_diffs", {})}  # type: ignore[dict-item]
-            fresh["survivor_changes"] = {**last.get("survivor_changes", {}), **fresh.get("survivor_changes", {})}  # type: ignore[dict-item]
+            for field in ("survivor_diffs", "survivor_changes"):  # the rerun's survivors over the last run's
+                kept: dict[str, object] = dict(last.get(field, {}))
+                kept.update(fresh.get(field, {}))  # type: ignore[call-overload]
+                fresh[field] = kept
             fresh["again"] = done
             fresh["only"] = last.get("only", [])
             fresh["seconds"] = last.get("seconds")

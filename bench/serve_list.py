@@ -1,4 +1,4 @@
-"""`cortex serve`: wall time from spawn to the `initialize` answer and to the `tools/list` answer (issue 29).
+"""`cortex serve`: wall time from spawn to the `initialize` answer and to the `tools/list` answer.
 
 Usage:
     python bench/serve_list.py [--runs N] [--cortex CMD]

@@ -1,4 +1,4 @@
-"""The first SessionStart after a pull that adds N decision files (issue 26): how long the hook takes, and the brief.
+"""The first SessionStart after a pull that adds N decision files: how long the hook takes, and the brief.
 
 Usage: python bench/shared_sync.py [--files 500] [--old PATH_TO_OLD_TREE] [--runs 3]
 

@@ -23,7 +23,8 @@ def hybrid(engine: Engine, cosines: dict[str, float]) -> surfaces.Context:
     def search(conn: object, keys: list[str], topic: str, k: int, include: object = ()) -> list[tuple[int, float]]:
         best = sorted(by_rowid.items(), key=lambda hit: -hit[1])[:k]
         near = {rowid for rowid, _ in best}
-        return best + sorted((r, c) for r, c in by_rowid.items() if r in include and r not in near)  # type: ignore[operator]
+        extra = [(r, c) for r, c in by_rowid.items() if r in include and r not in near]  # type: ignore[operator]
+        return best + sorted(extra)
 
     return records.replace(engine._context(), dense=search)
 

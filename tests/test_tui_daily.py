@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive, engine_for  # noqa: F401
+from .test_tui_behaviour import demo, drive, engine_for  # noqa: F401 (demo: a fixture these tests take)
 from .test_tui_snapshots import highlight, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -100,7 +100,7 @@ def test_keys_that_do_not_apply_say_why(demo: Path) -> None:  # noqa: F811
     drive(demo, steps)
 
 
-def test_inspection_and_dialogs_show_no_trailers_or_table_names_and_y_copies_the_shown_id(demo: Path) -> None:  # noqa: F811
+def test_dialogs_show_no_trailers_or_table_names_and_y_copies_the_shown_id(demo: Path) -> None:  # noqa: F811
     """A superseded decision: its text without `Status: superseded`, no `notes:` or `memory_corrections` anywhere;
     `y` copies the id the inspection shows, which `cortex inspect-memory` accepts."""
     from textual.widgets import Static
@@ -168,7 +168,7 @@ def test_enter_in_the_resolve_field_answers_and_never_closes_the_contest_by_itse
 
 
 @pytest.mark.parametrize("tab", ["1", "2"])
-def test_at_80_columns_the_demo_opens_without_a_warning_and_names_the_palette(demo: Path, tab: str) -> None:  # noqa: F811
+def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path, tab: str) -> None:  # noqa: F811
     """The demo's first screen says what the demo is (no warning the user cannot fix); the footer names ctrl+p."""
     import asyncio
 

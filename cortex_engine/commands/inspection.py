@@ -149,7 +149,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(status)
         return 0
-    states = status["items_by_state"]
+    states: dict[str, int] = status["items_by_state"]  # type: ignore[assignment]
+    by_state = " (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")" if states else ""
+    problem: str | None = status["review_policy_problem"]  # type: ignore[assignment]
     emit_text(
         "\n".join(
             [
@@ -161,10 +163,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     if status.get("session")
                     else []
                 ),
-                f"Items: {status['items']}"
-                + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(states.items())) + ")" if states else ""),  # type: ignore[attr-defined]
+                f"Items: {status['items']}{by_state}",
                 f"Contested notes: {status['contested_notes']}",
-                "Review: " + describe_review(str(status["review_policy"]), status["review_policy_problem"]),  # type: ignore[arg-type]
+                "Review: " + describe_review(str(status["review_policy"]), problem),
                 _semantic_line(status["semantic"]),  # type: ignore[arg-type]
             ]
         )

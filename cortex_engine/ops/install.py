@@ -507,9 +507,13 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
 
 
 def _replace(path: Path, data: bytes, mode: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    """Write `path` whole through a temp file beside it: a fresh, randomly named file opened exclusively, so a
+    name a repository planted there (a link to a file elsewhere) is never written through."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    tmp = Path(name)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -26,6 +26,7 @@ from cortex_engine.ops.install import (
     _atomic_write,
     _json_bytes,
     _mode,
+    _replace,
     _under,
     check_hooks_dir,
     check_project_targets,
@@ -238,10 +239,7 @@ def _write(path: Path, data: bytes | None) -> None:
     if backup.exists():
         # Install's .bak holds the file from before Cortex: never replace it with an installed version.
         target = path.resolve() if path.is_symlink() else path
-        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(data)
-        os.chmod(tmp, _mode(target, 0o644))
-        os.replace(tmp, target)
+        _replace(target, data, _mode(target, 0o644))  # a fresh temp file: nothing planted beside it is followed
         return
     _atomic_write(path, data, _mode(path, 0o644))
 

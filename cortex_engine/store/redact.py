@@ -197,7 +197,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule(
         "api key header",
         ("key", "token"),
-        r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|amz-security-token|"
+        r"(?<![\w/-])((?:[a-z0-9]+-)*?(?:api-?key|app(?:lication)?-key|auth-token|access-token|private-token|"
+        r"amz-security-token|"
         r"goog-api-key|functions-key|subscription-key|apim-subscription-key|vault-token|csrf-token)\s*:\s*)"
         + _HEADER_VALUE,
         flags=_I,
@@ -255,7 +256,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule(
         "oracle user/pass@",
         ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl"),
-        r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)(?!\[REDACTED\])([^\s@\"'/]+)",
+        r"(\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b(?:\s+-\S+)*\s+[\"']?[A-Za-z][\w$#.]*/)"
+        r"(?!\[REDACTED\])([^\s@\"'/]+)",
     ),
     _rule("wpa_passphrase", ("wpa_passphrase",), r"(\bwpa_passphrase\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\S+)\s+)" + _VALUE),
     _command_rule(
