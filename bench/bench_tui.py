@@ -52,7 +52,7 @@ class Terminal:
         self.master = master
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cortex_engine.cli"],
+            [sys.executable, "-m", "cortex_engine.adapters.cli"],
             cwd=cwd,
             env=env,
             stdin=slave,

@@ -69,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         stamps = {p: p.stat().st_mtime_ns for p in (package / "__pycache__").glob("*.pyc")}
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
         where = subprocess.run(
-            [str(python), "-c", "import cortex_engine.engine, cortex_engine.cli; print(cortex_engine.__file__)"],
+            [
+                str(python),
+                "-c",
+                "import cortex_engine.engine, cortex_engine.adapters.cli; print(cortex_engine.__file__)",
+            ],
             env=env,
             check=True,
             capture_output=True,

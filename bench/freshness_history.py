@@ -442,7 +442,7 @@ def cli_validate(clone: Path) -> float:
     """Wall time of one `cortex validate-memory --json` process (warm store, fresh process)."""
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "validate-memory", "--json"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "validate-memory", "--json"],
         cwd=clone,
         check=True,
         capture_output=True,

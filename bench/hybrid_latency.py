@@ -133,7 +133,7 @@ def server(where: Path, semantic: bool) -> subprocess.Popen[bytes]:
         "PYTHONPATH": str(ROOT),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "serve"],
         cwd=where / "repo",
         env=env,
         stdin=subprocess.PIPE,

@@ -99,14 +99,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name, tree in (("old", args.old), ("new", args.new)):
             samples.setdefault(f"{name}_recall_ms", []).append(
-                cpu_ms([python, "-m", "cortex_engine.cli", "recall", "spool flush"], tree, args.store, homes[name])
+                cpu_ms(
+                    [python, "-m", "cortex_engine.adapters.cli", "recall", "spool flush"], tree, args.store, homes[name]
+                )
             )
             samples.setdefault(f"{name}_recall_inprocess_ms", []).append(
                 inprocess_ms(tree, args.store, homes[name], 15)
             )
             samples.setdefault(f"{name}_inject_header_ms", []).append(
                 cpu_ms(
-                    [python, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+                    [python, "-m", "cortex_engine.adapters.cli", "inject-header", "--quiet"],
                     tree,
                     args.store,
                     homes[name],

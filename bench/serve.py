@@ -72,7 +72,7 @@ def session(tree: str, store: Path, home: Path, calls: int) -> dict[str, float]:
     """One server: initialize, route, then `calls` recalls; the figures of that run."""
     began = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "serve"],
         cwd=store / "repo",
         env=env_for(tree, home),
         stdin=subprocess.PIPE,

@@ -44,7 +44,7 @@ def one_run(checkout: Path, repo: Path, env: dict[str, str]) -> dict[str, float]
     """Spawn a server from `checkout`, ask, and time the recall's answer from the spawn."""
     began = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortex_engine.cli", "serve"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "serve"],
         cwd=repo,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -82,7 +82,17 @@ def seeded(tmp: Path, env: dict[str, str]) -> Path:
     ]
     for subject, content in notes:
         subprocess.run(
-            [sys.executable, "-m", "cortex_engine.cli", "note", "--kind", "decision", "--subject", subject, content],
+            [
+                sys.executable,
+                "-m",
+                "cortex_engine.adapters.cli",
+                "note",
+                "--kind",
+                "decision",
+                "--subject",
+                subject,
+                content,
+            ],
             cwd=repo,
             env={**env, "PYTHONPATH": str(ROOT)},
             check=True,

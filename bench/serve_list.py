@@ -82,7 +82,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument(
         "--cortex",
-        default=f"{sys.executable} -m cortex_engine.cli",
+        default=f"{sys.executable} -m cortex_engine.adapters.cli",
         help="the command that runs cortex (default: this checkout under this Python)",
     )
     args = parser.parse_args()

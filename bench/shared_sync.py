@@ -72,7 +72,7 @@ def cli(tree: Path, home: Path, repo: Path, *args: str, review: str | None = Non
     """Run `cortex` from `tree` with its own CORTEX_HOME."""
     env = _env(tree, home, review)
     return subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *args],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -91,7 +91,7 @@ def case(tree: Path, repo: Path, root: Path, runs: int, review: str | None) -> d
         env = _env(tree, home, review)
         start = time.perf_counter()
         hook = subprocess.Popen(
-            [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+            [sys.executable, "-m", "cortex_engine.adapters.cli", "inject-header", "--quiet"],
             cwd=repo,
             env=env,
             stdout=subprocess.PIPE,

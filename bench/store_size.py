@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "recall", "spool flush"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "recall", "spool flush"],
         env=env,
         capture_output=True,
         cwd=args.store / "repo",

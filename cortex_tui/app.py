@@ -27,10 +27,10 @@ from cortex_engine.base.errors import StoreRefused
 
 from .data.snapshot import Snapshot, load_snapshot
 from .data.target import StoreTarget
+from .events import FreshnessReady, SnapshotReady, StoreChanged, StoreUnavailable
 from .failures import report_worker_failure
 from .keys import Key, KeyCommands, help_rows, key_action, label, screen_keys
 from .live import StoreWatcher
-from .messages import FreshnessReady, SnapshotReady, StoreChanged, StoreUnavailable
 from .screens.main import MainScreen
 from .screens.state import StateScreen
 from .widgets.memory_browser import ROOMY
@@ -96,7 +96,7 @@ class CortexApp(App[None]):
 
     def on_mount(self) -> None:
         """Paint the main screen at once, then read the store in a worker; use and keep the operator's theme."""
-        from .data.settings import load_theme
+        from .data.view_settings import load_theme
 
         saved = load_theme(self.target.home)
         if saved in self.available_themes:
@@ -121,7 +121,7 @@ class CortexApp(App[None]):
 
     def _theme_changed(self, theme: Any) -> None:
         """Remember the theme chosen in the palette for the next start."""
-        from .data.settings import save_theme
+        from .data.view_settings import save_theme
 
         save_theme(self.target.home, str(theme.name))
 

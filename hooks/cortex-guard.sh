@@ -65,7 +65,7 @@ cmd=${cmd,,}
 s='[[:space:]]'
 w='(^|[^a-z0-9_.-])'
 write_op="$w(sqlite3|rm|mv|cp|ln|tee|dd|truncate|shred|install|rsync|sed|perl|python|python3|ruby|node|chmod|touch)([^a-z0-9_.-]|$)|>"
-cli="cortex(_engine\.cli|_bin\}?)?($s+(-c|--cwd)($s+|=)[^[:space:]]+)?$s+"
+cli="cortex(_engine(\.adapters)?\.cli|_bin\}?)?($s+(-c|--cwd)($s+|=)[^[:space:]]+)?$s+"
 what=
 if [[ $cmd =~ inbox$s.*(accept|reject) ]]; then
   what="accepting or rejecting inbox arrivals"

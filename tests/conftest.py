@@ -80,7 +80,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # server or detached flush a test starts spends CPU embedding in the background.
     monkeypatch.setenv("CORTEX_SEMANTIC", "0")
     monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
-    # Every `python -m cortex_engine.cli` a test starts runs this checkout, not whichever one is installed.
+    # Every `python -m cortex_engine.adapters.cli` a test starts runs this checkout, not whichever one is installed.
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
@@ -98,7 +98,7 @@ def cortex_bin(tmp_path: Path) -> Path:
     path = tmp_path / "bin" / "cortex"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cortex_engine.cli "$@"\n')
+        path.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m cortex_engine.adapters.cli "$@"\n')
         path.chmod(0o755)
     return path
 

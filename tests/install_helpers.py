@@ -22,7 +22,7 @@ def cortex(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, s
     if bin_path is not None:
         full["CORTEX_INSTALL_BIN"] = str(bin_path)
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=full, capture_output=True, timeout=120
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args], cwd=cwd, env=full, capture_output=True, timeout=120
     )
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 

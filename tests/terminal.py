@@ -60,7 +60,7 @@ def at_terminal(
     master, slave = pty.openpty()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cortex_engine.cli", *args],
+            [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
             cwd=cwd,
             env=base,
             stdin=slave,

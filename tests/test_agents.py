@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cortex_engine import hookentry
+from cortex_engine.adapters import hookentry
 from cortex_engine.capture import agents, reflex
 from cortex_engine.engine import Engine
 

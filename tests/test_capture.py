@@ -421,7 +421,7 @@ def test_stop_hook_flushes_through_the_cli(live: Engine, repo: Repo, nojq_path: 
     """The Stop hook runs `cortex flush-spool` in the worktree; the spool is empty afterwards."""
     run_hook("cortex-capture.sh", bash_payload(repo, "git status"), nojq_path)
     wrapper = tmp_path / "cortex-bin"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.adapters.cli "$@"\n')
     wrapper.chmod(0o755)
     env = {
         "CORTEX_BIN": str(wrapper),
@@ -444,7 +444,7 @@ def test_stop_hook_flushes_through_the_cli(live: Engine, repo: Repo, nojq_path: 
 def test_inject_header_cold_start_then_brief(repo: Repo, make_engine) -> None:
     """SessionStart on a new repository prints nothing and engages; with memory it prints the brief."""
     env = {**os.environ, "CORTEX_NOW": "2026-08-02T18:05:00Z"}
-    cmd = [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"]
+    cmd = [sys.executable, "-m", "cortex_engine.adapters.cli", "inject-header", "--quiet"]
     payload = json.dumps({"session_id": "host-9", "cwd": str(repo.path), "hook_event_name": "SessionStart"})
     cold = subprocess.run(cmd, input=payload, capture_output=True, text=True, env=env, cwd="/")
     assert (cold.returncode, cold.stdout) == (0, "")
@@ -494,7 +494,7 @@ def test_project_state_outside_git_folds_older_sessions(tmp_path: Path, make_eng
 def test_transcript_fallback_records_a_failure_the_host_did_not_send(live: Engine, repo: Repo, tmp_path: Path) -> None:
     """Without PostToolUseFailure, the turn's transcript still turns a failed test run into a failure episode,
     once; a failure the spool already recorded is not recorded again."""
-    from cortex_engine.hookentry import run
+    from cortex_engine.adapters.hookentry import run
 
     transcript = tmp_path / "transcript.jsonl"
     rows = []

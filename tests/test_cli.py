@@ -1,7 +1,7 @@
 """The `cortex` command line, driven as a real subprocess in a real git repository (the CLI's contract: exit
 codes, --json shapes, one `cortex:` error line).
 
-Every command runs `python -m cortex_engine.cli` with the repository as its working directory, the
+Every command runs `python -m cortex_engine.adapters.cli` with the repository as its working directory, the
 temp HOME/CORTEX_HOME of the autouse fixture, and CORTEX_NOW pinned so timestamps are deterministic.
 """
 
@@ -35,7 +35,7 @@ def cortex(cwd: Path, *args: str, now: str = NOW_ISO) -> Run:
     # PYTHONPATH: this checkout's code, not whichever checkout the environment's editable install points at.
     env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
     )
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 
@@ -512,7 +512,7 @@ def test_validate_memory_reports_stale_and_moved_references(repo: Repo) -> None:
 def test_the_tui_without_a_terminal_says_what_to_do(tmp_path: Path, argv: tuple[str, ...]) -> None:
     """Bare `cortex` with no terminal started the TUI and hung writing escape codes: now one line and exit 2."""
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *argv],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *argv],
         cwd=tmp_path,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -543,7 +543,7 @@ def test_one_shot_reads_create_no_store(tmp_path: Path) -> None:
 def test_an_unknown_command_names_only_commands_a_user_can_run(repo: Repo) -> None:
     """A typo gets the closest listed commands; a word close to none gets every listed one; never a hidden entry
     point (a hook's, an old name)."""
-    from cortex_engine.cli import COMMANDS
+    from cortex_engine.adapters.cli import COMMANDS
 
     hidden = [c.name for c in COMMANDS if c.why_hidden]
     assert hidden

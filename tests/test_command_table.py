@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import cli
-from cortex_engine.command_table import GROUPS, command, hidden
+from cortex_engine.adapters import cli
+from cortex_engine.adapters.command_table import GROUPS, command, hidden
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,5 @@
 """A failing test, build or git command becomes a failure episode; the same failure again in the session within a
-day bumps it to `(seen Nx)` (`capture.commands.FailureEpisodes`, which the spool's replay batches)."""
+day bumps it to `(seen Nx)` (`capture.command_runs.FailureEpisodes`, which the spool's replay batches)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def script(shell: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "completion", shell],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "completion", shell],
         capture_output=True,
         text=True,
         timeout=60,
@@ -65,7 +65,7 @@ def test_bash_completes_paths_and_suggested_values(tmp_path: Path) -> None:
 
 def test_every_listed_command_completes_with_its_help() -> None:
     """Every command `--help` lists completes in bash, and carries its one-line help in fish and zsh."""
-    from cortex_engine.cli import COMMANDS
+    from cortex_engine.adapters.cli import COMMANDS
 
     listed = [c for c in COMMANDS if not c.hidden]
     assert {c.name for c in listed} <= set(complete(script("bash"), "cortex", ""))
@@ -90,7 +90,7 @@ def test_zsh_and_fish_scripts_parse(shell: str) -> None:
 def test_unknown_shell_is_a_usage_error() -> None:
     """A shell Cortex has no script for: exit 2 with one `cortex:` line."""
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "completion", "tcsh"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "completion", "tcsh"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -120,7 +120,7 @@ def test_fish_completes_with_descriptions_paths_and_values(tmp_path: Path) -> No
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 
-    from cortex_engine.cli import COMMAND_BY_NAME
+    from cortex_engine.adapters.cli import COMMAND_BY_NAME
 
     assert offered("cortex imp") == [f"import\t{COMMAND_BY_NAME['import'].help}"]
     assert sorted(offered("cortex import ")) == ["docs/", "notes.jsonl"]

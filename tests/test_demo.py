@@ -17,7 +17,7 @@ def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
     """The seeded demo carries a contest, a superseded decision and stale/moved labels."""
     target = tmp_path / "demo"
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "demo", "--dir", str(target), "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -28,7 +28,7 @@ def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
     assert brief["tokens"] <= 150
     assert sum("contested" in item["labels"] for item in brief["items"]) == 2
     recall = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "recall", "login", "--json"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "recall", "login", "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -140,7 +140,7 @@ def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "demo", "--dir", str(target), "--json"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "demo", "--dir", str(target), "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -149,7 +149,7 @@ def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
     first = done.stderr.splitlines()[0]
     assert first.startswith(f"Cortex demo: writing a demo repository to {target.resolve()} and its store to ")
     store = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "store", "--json"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "store", "--json"],
         capture_output=True,
         text=True,
         check=True,

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from cortex_engine import cli
+from cortex_engine.adapters import cli
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.memory import items as memory
 from cortex_engine.ops.evaluation import gate, runner, scenario, suites

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from cortex_engine import cli
+from cortex_engine.adapters import cli
 from cortex_engine.capture import flush
 from cortex_engine.capture.flush import SPOOL, runtime_dir
 from cortex_engine.engine import Engine

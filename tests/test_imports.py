@@ -21,19 +21,19 @@ recall on a store with vectors load it)."""
     "module",
     [
         "cortex_engine",
-        "cortex_engine.cli",
+        "cortex_engine.adapters.cli",
         "cortex_engine.engine",
         "cortex_engine.query.messages",
         "cortex_engine.ops.demo",
-        "cortex_engine.hookentry",
+        "cortex_engine.adapters.hookentry",
         "cortex_engine.ops.evaluation",
         "cortex_engine.memory.transfer",
         "cortex_engine.ops.uninstall",
         "cortex_engine.ops.plugin",
-        "cortex_engine.completion",
-        "cortex_engine.progress",
+        "cortex_engine.adapters.completion",
+        "cortex_engine.adapters.progress",
         "cortex_engine.ops.doctor",
-        "cortex_engine.serve",
+        "cortex_engine.adapters.serve",
         "cortex_engine.semantic.extra",
     ],
 )
@@ -47,7 +47,7 @@ def test_engine_imports_no_heavy_modules(module: str) -> None:
 def test_cli_help_does_not_load_textual() -> None:
     """`cortex --help` pays for no UI import."""
     code = (
-        "import sys\nfrom cortex_engine import cli\n"
+        "import sys\nfrom cortex_engine.adapters import cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('textual' in sys.modules)"
     )
@@ -67,7 +67,7 @@ def test_cli_help_does_not_load_textual() -> None:
 def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa: ANN001 - conftest fixture
     """The paths hooks run (inject-header, reflect, flush-spool, hook) load no UI, protocol or admin library."""
     code = (
-        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
         f"code = cli.main({argv!r})\n"
         f"print('LOADED', ' '.join(m for m in {HEAVY!r} if m in sys.modules), code)"
     )
@@ -84,7 +84,7 @@ UNNEEDED = ("uuid", "platform", "logging", "secrets", "mcp_types")
 def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(argv: list[str], repo) -> None:  # noqa: ANN001
     """One-shot commands pay for no `uuid` (it imports `platform`), `logging` or `secrets` import."""
     code = (
-        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
         f"code = cli.main({argv!r})\n"
         f"print('LOADED', ' '.join(m for m in {UNNEEDED!r} if m in sys.modules), code)"
     )
@@ -97,7 +97,7 @@ def test_recall_and_session_start_build_no_dataclasses(argv: list[str], repo) ->
     """`dataclasses` (and the `inspect`, `ast`, `dis` it imports) cost ~1 ms per class plus ~10 ms to load: the
     one-shot recall and SessionStart paths declare their value classes with `records.record` instead."""
     code = (
-        "import sys, io\nfrom cortex_engine import cli\nsys.stdin = io.StringIO('')\n"
+        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
         f"code = cli.main({argv!r})\n"
         "print('LOADED', ' '.join(m for m in ('dataclasses', 'inspect') if m in sys.modules), code)"
     )
@@ -190,7 +190,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_graph_has_no_cycle() -> None:
     """No module imports, however lazily, a module that imports it back: layers stay layers."""
     graph = _import_graph()
-    assert len(graph) > 60 and graph["cortex_engine.cli"]  # the walk really saw the package
+    assert len(graph) > 60 and graph["cortex_engine.adapters.cli"]  # the walk really saw the package
     assert "cortex_engine.capture.agents" in graph["cortex_engine.engine"]  # a lazy handle, in TYPE_CHECKING's else
     assert _cycles(graph) == []
 
@@ -257,11 +257,11 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     graph = {
         "cortex_engine.memory.notes": {"cortex_engine.query.render", "cortex_engine.base.clock"},
         "cortex_engine.capture.flush": {"cortex_engine.engine"},
-        "cortex_engine.engine": {"cortex_engine.cli", "cortex_engine.store.database"},
+        "cortex_engine.engine": {"cortex_engine.adapters.cli", "cortex_engine.store.database"},
     }
     assert _layer_violations(graph) == [
         "cortex_engine.capture.flush -> cortex_engine.engine",
-        "cortex_engine.engine -> cortex_engine.cli",
+        "cortex_engine.engine -> cortex_engine.adapters.cli",
         "cortex_engine.memory.notes -> cortex_engine.query.render",
     ]
 
@@ -285,18 +285,7 @@ def test_every_adapter_reaches_the_engine_only_through_the_facade() -> None:
     """The TUI, the CLI, the MCP server and the hook entry import the facade (`engine`, `operator`), its result
     types (`results`), `base`, each other and `ops`; never a stage module directly."""
     graph = _import_graph()
-    faces = (
-        "cortex_tui",
-        "cortex_engine.cli",
-        "cortex_engine.commands",
-        "cortex_engine.mcp_server",
-        "cortex_engine.mcp_transport",
-        "cortex_engine.serve",
-        "cortex_engine.hookentry",
-        "cortex_engine.wire",
-        "cortex_engine.completion",
-        "cortex_engine.progress",
-    )
+    faces = ("cortex_tui", "cortex_engine.adapters")
     reached = {
         (module, target)
         for module, targets in graph.items()
@@ -304,7 +293,7 @@ def test_every_adapter_reaches_the_engine_only_through_the_facade() -> None:
         for target in targets
         if target.startswith("cortex_engine")
     }
-    assert ("cortex_engine.commands.common", "cortex_engine.engine") in reached  # the CLI's handlers
+    assert ("cortex_engine.adapters.handlers.common", "cortex_engine.engine") in reached  # the CLI's handlers
     assert {(m, t) for m, t in reached if _stage(t) is not None and not t.startswith("cortex_engine.base")} == set()
 
 
@@ -370,3 +359,28 @@ def test_the_labels_are_spelled_in_one_module() -> None:
             and literal.search(node.value)
         ]
     assert found == []
+
+
+def _repeated_module_names() -> dict[str, set[str]]:
+    paths = [p for package in ("cortex_engine", "cortex_tui") for p in (ROOT / package).rglob("*.py")]
+    names: dict[str, set[str]] = {}
+    for path in paths:
+        if path.name != "__init__.py" and "__pycache__" not in path.parts:
+            names.setdefault(path.stem, set()).add(str(path.relative_to(ROOT)))
+    return {name: where for name, where in names.items() if len(where) > 1}
+
+
+def test_module_names_repeat_only_where_this_table_says_why() -> None:
+    """A newcomer who greps for `reports` finds two modules only when ARCHITECTURE.md says why they share it."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("### Names that repeat", 1)[1].split("\n## ", 1)[0]
+    explained = {m.group(1) for m in re.finditer(r"^\| `(\w+)` \|", section, re.M)}
+    assert explained  # the table was found and read
+    assert set(_repeated_module_names()) == explained
+
+
+def test_the_adapters_sit_in_their_own_folder() -> None:
+    """The package root holds the facade only: the faces live in `adapters/`."""
+    root_modules = sorted(p.name for p in (ROOT / "cortex_engine").glob("*.py"))
+    assert len(root_modules) <= 6, root_modules
+    assert "cli.py" not in root_modules and (ROOT / "cortex_engine" / "adapters" / "cli.py").is_file()

@@ -242,7 +242,7 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
     hook and no engine path other than the CLI's inbox command and the TUI reaches `Engine.accept_arrivals`."""
     env = {**os.environ, "CLAUDECODE": "1", "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "inbox", "accept", "--all"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "inbox", "accept", "--all"],
         cwd=repo.path,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -268,13 +268,13 @@ def test_the_agent_cannot_accept(repo: Repo, local: dict[str, str], arrived: str
                 if node.attr in ("accept_arrivals", "reject_arrivals") or owner in ("inbox", "review"):
                     callers.setdefault(str(path.relative_to(ROOT)), set()).add(node.attr)
     assert set(callers) == {
-        "cortex_engine/commands/everyday.py",
+        "cortex_engine/adapters/handlers/everyday.py",
         "cortex_engine/engine.py",
         "cortex_tui/screens/inbox.py",
     }
     assert callers["cortex_engine/engine.py"] == {"accept", "reject"}  # Engine.accept_arrivals → inbox.accept
     for adapter in ("mcp_server.py", "mcp_transport.py", "serve.py", "wire.py", "hookentry.py"):
-        assert "inbox" not in (ROOT / "cortex_engine" / adapter).read_text(encoding="utf-8")
+        assert "inbox" not in (ROOT / "cortex_engine" / "adapters" / adapter).read_text(encoding="utf-8")
     scripts = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "hooks").iterdir() if p.is_file()}
     guard = scripts.pop("cortex-guard.sh")  # names the inbox only to deny it, and starts no program at all
     assert "CORTEX_BIN" not in guard and not any("inbox" in text for text in scripts.values())

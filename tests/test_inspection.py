@@ -251,7 +251,7 @@ def test_list_memory_next_page_command_runs_as_printed(tmp_path: Path, make_engi
     command = footer.removeprefix("next page: ")
     assert command == f"cortex list-memory --scope {json.dumps(key)} --kind note:insight --limit 2 --offset 2"
     done = subprocess.run(
-        ["bash", "-c", 'cortex() { "$CORTEX_PY" -m cortex_engine.cli "$@"; }; ' + command],
+        ["bash", "-c", 'cortex() { "$CORTEX_PY" -m cortex_engine.adapters.cli "$@"; }; ' + command],
         cwd=path,
         env={**os.environ, "CORTEX_PY": sys.executable},
         capture_output=True,

@@ -23,8 +23,8 @@ def test_the_warm_mcp_engine_is_reopened_when_another_process_changes_the_schema
     makes the next call open a fresh engine, which checks the store's version again."""
     import sqlite3
 
+    from cortex_engine.adapters.mcp_server import CortexTools
     from cortex_engine.engine import open_engine
-    from cortex_engine.mcp_server import CortexTools
 
     opened = []
 

@@ -388,7 +388,7 @@ def _frontmatter(path: Path) -> dict[str, str]:
 def test_the_plugin_ships_commands_for_the_everyday_verbs_and_a_skill() -> None:
     """/cortex:recall, /cortex:decide, /cortex:state, /cortex:resolve, each described and naming a tool the
     server really has; and a skill that says when to reach for Cortex."""
-    from cortex_engine.mcp_server import ANNOTATIONS as TOOL_NAMES
+    from cortex_engine.adapters.mcp_server import ANNOTATIONS as TOOL_NAMES
 
     commands = {p.stem: p for p in (ROOT / "plugin" / "commands").glob("*.md")}
     assert set(commands) == {"recall", "decide", "state", "resolve"}
@@ -410,14 +410,14 @@ DENIED = {
     "co\\rtex inbox ac''cept": "accepting or rejecting inbox arrivals",
     "cortex \\\n  inbox accept": "accepting or rejecting inbox arrivals",
     'script -qc "cortex inbox accept --all" /dev/null': "accepting or rejecting inbox arrivals",
-    "python -m cortex_engine.cli inbox accept --all": "accepting or rejecting inbox arrivals",
+    "python -m cortex_engine.adapters.cli inbox accept --all": "accepting or rejecting inbox arrivals",
     "cortex review-policy none": "lowering the review of arrivals",
     "cortex review-policy others": "lowering the review of arrivals",
     """echo '{"review_arrivals": "none"}' > ~/.cortex/settings.json""": "lowering the review of arrivals",
     "cp /tmp/s.json $CORTEX_HOME/settings.json": "writing the Cortex settings file (the review policy)",
     "cortex restore --force ~/cortex-backup.db": "restoring the store from a backup",
     "cortex -C /repo undo": "undoing an action",
-    "python3 -m cortex_engine.cli undo --json": "undoing an action",
+    "python3 -m cortex_engine.adapters.cli undo --json": "undoing an action",
     'sqlite3 ~/.cortex/projects/r-1/cortex.db "UPDATE notes SET status=1"': "writing the Cortex store file directly",
     "rm -f ~/.cortex/projects/r-1/cortex.db-wal": "writing the Cortex store file directly",
     "cp evil.db ~/.cortex/projects/r-1/cortex.db": "writing the Cortex store file directly",

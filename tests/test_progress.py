@@ -45,12 +45,20 @@ def run(repo: Repo, *args: str, tty: bool) -> tuple[int, str, bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100"}
     if not tty:
         done = subprocess.run(
-            [sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env, capture_output=True, timeout=120
+            [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
+            cwd=repo.path,
+            env=env,
+            capture_output=True,
+            timeout=120,
         )
         return done.returncode, done.stdout.decode(), done.stderr
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=repo.path, env=env, stdout=subprocess.PIPE, stderr=slave
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
+        cwd=repo.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=slave,
     )
     os.close(slave)
     err = b""
@@ -84,7 +92,7 @@ def test_rich_is_not_loaded_without_a_terminal(repo: Repo, tmp_path: Path) -> No
     """Piped, the CLI adapter never imports rich for import/export (the engine takes a plain callback)."""
     path = export_file(tmp_path, f"project:{repo.path}")
     code = (
-        "import sys, io\nfrom cortex_engine import cli\n"
+        "import sys, io\nfrom cortex_engine.adapters import cli\n"
         f"cli.main(['import', {str(path)!r}])\ncli.main(['export', '-o', {str(tmp_path / 'out.jsonl')!r}])\n"
         "print('LOADED', 'rich' in sys.modules)"
     )

@@ -139,7 +139,16 @@ def test_cli_search_ledger_json(live: Engine, repo: Repo) -> None:
     spool(repo, grep(repo, "deriveReadKey", path="src"))
     live.flush_spool()
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "search-ledger", "deriveReadKey", "--path", "src", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "cortex_engine.adapters.cli",
+            "search-ledger",
+            "deriveReadKey",
+            "--path",
+            "src",
+            "--json",
+        ],
         cwd=repo.path,
         capture_output=True,
         text=True,

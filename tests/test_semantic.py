@@ -141,7 +141,7 @@ def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) 
 
     def cortex(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "cortex_engine.cli", *args],
+            [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
             cwd=repo.path,
             capture_output=True,
             text=True,

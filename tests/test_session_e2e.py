@@ -24,7 +24,7 @@ NOW = "2026-08-02T18:05:00Z"
 def host(tmp_path: Path, repo: Repo):
     """A fake Claude Code host: fires hook scripts with payloads, CORTEX_BIN pointing at this checkout."""
     wrapper = tmp_path / "cortex-bin"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.adapters.cli "$@"\n')
     wrapper.chmod(0o755)
     bin_dir = tool_path(tmp_path / "nojq", (*HOOK_TOOLS, "sh", "git"))  # git is for Cortex itself, not the hooks
     env = {

@@ -26,7 +26,7 @@ def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-
         env["CORTEX_HOME"] = str(home)
         settings.write_review_arrivals("none", home)
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
     )
     return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
 

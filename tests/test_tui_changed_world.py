@@ -339,7 +339,7 @@ def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:
     from textual.widgets import Static
 
     from cortex_engine.engine import describe_store
-    from cortex_tui.messages import StoreChanged
+    from cortex_tui.events import StoreChanged
     from cortex_tui.screens.state import StateScreen
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001

@@ -129,7 +129,7 @@ def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo:
 
 def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
     """A theme picked in the palette is the theme of the next start; opening the app alone writes no setting."""
-    from cortex_tui.data.settings import settings_path
+    from cortex_tui.data.view_settings import settings_path
 
     async def pick(app, pilot, notes) -> None:  # noqa: ANN001
         assert app.theme == "textual-dark"

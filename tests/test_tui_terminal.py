@@ -37,7 +37,7 @@ def test_a_tui_whose_terminal_hangs_up_quits_instead_of_spinning(demo: Path) -> 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cortex_engine.cli"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli"],
         cwd=demo,
         stdin=slave,
         stdout=slave,

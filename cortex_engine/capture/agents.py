@@ -324,7 +324,7 @@ def _shell_targets(command: str) -> list[tuple[str, str, str | None]]:
                 pass
     words = words + expanded
     for i, word in enumerate(words):
-        if i == 0 or not (_CORTEX_WORD.search(words[i - 1]) or words[i - 1] == "cortex_engine.cli"):
+        if i == 0 or not (_CORTEX_WORD.search(words[i - 1]) or words[i - 1] == "cortex_engine.adapters.cli"):
             continue
         rest = words[i + 1 : i + 8]
         if word == "note-resolve" or word == "resolve":

@@ -44,11 +44,11 @@ from cortex_engine.store.schema import spool_digest
 
 # Imported on first use: a flush with nothing to replay, or a SessionStart, never pays for them.
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.capture import commands, consolidation, searchledger, sessions
+    from cortex_engine.capture import command_runs, consolidation, searchledger, sessions
     from cortex_engine.memory import projection
     from cortex_engine.store import redact as redaction
 else:
-    commands = LazyModule("capture.commands")
+    command_runs = LazyModule("capture.command_runs")
     consolidation = LazyModule("capture.consolidation")
     projection = LazyModule("memory.projection")
     redaction = LazyModule("store.redact")
@@ -311,7 +311,7 @@ class Replayer:
         self._mutations = mutations or []
         self._primaries: dict[tuple[str, str], str] = {}
         self._episodes: dict[str, None] = {}  # failure episodes bumped in this batch, projected once at its end
-        self._failures = commands.FailureEpisodes(conn)  # their rows, each stored once by `finish`
+        self._failures = command_runs.FailureEpisodes(conn)  # their rows, each stored once by `finish`
 
     def _mutated_after(self, entry: Json) -> bool:
         """Whether anything in the batch could have changed files at or after this entry (or its time is unknown)."""
@@ -492,7 +492,9 @@ class Replayer:
             # secret straddling the cut is caught whole rather than leaving an unrecognisable fragment.
             stdout, stderr = _redacted_window(stdout), _redacted_window(stderr)
         # Redacted before anything is derived from it: the files a command touched are read from its words too.
-        record = commands.record_command(redaction.redact(command), exit_code, stdout, stderr, interrupted=interrupted)
+        record = command_runs.record_command(
+            redaction.redact(command), exit_code, stdout, stderr, interrupted=interrupted
+        )
         meta = {
             "category": record.category,
             "exit_code": exit_code,

@@ -545,7 +545,7 @@ INDEX_QUERIES: dict[str, tuple[str, tuple[object, ...]]] = {
         "ORDER BY CASE kind WHEN 'subagent_conclusion' THEN 0 ELSE 1 END, created_at",
         ("s",),
     ),
-    "episodes_failure": (  # commands.FailureEpisodes: the same failure earlier in the session
+    "episodes_failure": (  # command_runs.FailureEpisodes: the same failure earlier in the session
         "SELECT id FROM episodes WHERE session_id=? AND kind='command_failure' AND summary >= ? AND summary < ? "
         "AND (summary=? OR summary >= ?) ORDER BY created_at DESC, rowid DESC LIMIT 1",
         ("s", "b", "b (seen \uffff", "b", "b (seen "),

@@ -19,9 +19,9 @@ from cortex_engine.base.labels import reference
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import clean, one_line
+from ..events import SelectionChanged
 from ..failures import report_worker_failure
 from ..keys import Key
-from ..messages import SelectionChanged
 from ..widgets.activity_table import ActivityTable
 from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane

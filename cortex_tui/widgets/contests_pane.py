@@ -17,7 +17,7 @@ from cortex_engine.base.labels import CONTESTED
 from ..data.memory_ref import MemoryRef
 from ..data.text import ago, one_line, short_id
 from ..data.unseen import MARK, Unseen
-from ..messages import SelectionChanged
+from ..events import SelectionChanged
 
 SIDE_LETTERS = "ABCDEFGH"
 

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from ..data.memory_ref import MemoryRef
 from ..data.text import count, first_line, humanize_kind, one_line
 from ..data.unseen import MARK, Unseen
-from ..messages import SelectionChanged
+from ..events import SelectionChanged
 from .wrapped_options import WrappedOptionList
 
 SHOWN = 200

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from cortex_engine.base.clock import ts_min
 
 from ..data.text import ago, body, clean, diff_content, humanize_kind, line, one_line, plain, scope_label, short_id
-from ..messages import SelectionChanged
+from ..events import SelectionChanged
 
 if TYPE_CHECKING:
     from cortex_engine.results import Inspection

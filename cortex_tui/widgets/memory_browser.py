@@ -25,8 +25,8 @@ from cortex_engine.results import KIND_WEIGHTS, STATES
 
 from ..data.memory_ref import MemoryRef
 from ..data.text import age, first_line, humanize_kind, label_tags, one_line, scope_label, short_kind
+from ..events import SelectionChanged
 from ..failures import report_worker_failure
-from ..messages import SelectionChanged
 from .inspection_view import InspectionView
 from .memory_filters import SORT_COLUMNS, MemoryFilters, describe_sort, next_sort
 

@@ -35,7 +35,7 @@ def gate(package_parent: Path) -> tuple[int, str]:
     """
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
     done = subprocess.run(
-        [sys.executable, "-P", "-m", "cortex_engine.cli", "eval-gate"],
+        [sys.executable, "-P", "-m", "cortex_engine.adapters.cli", "eval-gate"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cortex-hook-template: 70c877c8ebf7d854
+# cortex-hook-template: 73067ad7b9c79a28
 # Cortex guard (PreToolUse Bash and the file tools, the plugin): an agent's shell command that would approve for the
 # person is denied before it runs, with a reason telling the agent to ask the person. Denied: accepting or rejecting
 # inbox arrivals, lowering the review policy (or writing the settings file that holds it), `cortex restore` and
@@ -65,7 +65,7 @@ cmd=${cmd,,}
 s='[[:space:]]'
 w='(^|[^a-z0-9_.-])'
 write_op="$w(sqlite3|rm|mv|cp|ln|tee|dd|truncate|shred|install|rsync|sed|perl|python|python3|ruby|node|chmod|touch)([^a-z0-9_.-]|$)|>"
-cli="cortex(_engine\.cli|_bin\}?)?($s+(-c|--cwd)($s+|=)[^[:space:]]+)?$s+"
+cli="cortex(_engine(\.adapters)?\.cli|_bin\}?)?($s+(-c|--cwd)($s+|=)[^[:space:]]+)?$s+"
 what=
 if [[ $cmd =~ inbox$s.*(accept|reject) ]]; then
   what="accepting or rejecting inbox arrivals"

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cortex_engine import cli
+from cortex_engine.adapters import cli
 from cortex_engine.capture import digests
 from cortex_engine.capture import flush as capture
 from cortex_engine.engine import Engine
@@ -265,7 +265,7 @@ def test_every_hook_script_exits_quietly_on_bad_input(live: Engine, repo: Repo, 
     """The hooks that start Cortex (end of turn, reflexes, subagent, substitution) also stay quiet on bad input:
     they print only what the host expects (nothing here) and exit 0, with the real CLI behind CORTEX_BIN."""
     wrapper = tmp_path / "cortex-bin"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.adapters.cli "$@"\n')
     wrapper.chmod(0o755)
     env = {"CORTEX_BIN": str(wrapper), "CORTEX_HOME": os.environ["CORTEX_HOME"], "PYTHONPATH": str(ROOT)}
     bodies = {
@@ -723,7 +723,7 @@ CLI_CORPUS = [
 def test_cli_corpus_through_the_real_binary(live: Engine, repo: Repo, argv: list[str], code: int) -> None:
     """The documented exit code and a one-line `cortex:` error, from a real process (no traceback)."""
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *argv],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *argv],
         cwd=repo.path,
         capture_output=True,
         text=True,
@@ -755,7 +755,7 @@ def test_cli_hook_stdin_corpus(live: Engine, repo: Repo, argv: list[str], name: 
     """The stdin-reading commands the host calls: exit 0, nothing on stdout, at most one `cortex:` line, no
     traceback."""
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *argv],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *argv],
         input=STDIN_CORPUS[name],
         cwd=repo.path,
         capture_output=True,

@@ -41,7 +41,7 @@ ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m\x9b31m\r\x08\x7f\x1bc"
 def cli(repo: Path, *argv: str) -> subprocess.CompletedProcess:
     """The real CLI in a process, in the repository (text mode: what a terminal would be sent)."""
     return subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *argv],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *argv],
         cwd=repo,
         capture_output=True,
         text=True,

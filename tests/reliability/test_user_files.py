@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cortex_engine import cli
+from cortex_engine.adapters import cli
 from cortex_engine.ops import install as install_mod
 from tests.conftest import Repo
 from tests.install_helpers import cortex_bin, settings

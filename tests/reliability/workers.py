@@ -24,7 +24,7 @@ from contextlib import redirect_stdout
 
 def _cli(argv: list[str]) -> dict:
     """Run the CLI in this process with `--json`; a non-zero exit is a failure of the worker."""
-    from cortex_engine import cli
+    from cortex_engine.adapters import cli
 
     buffer = io.StringIO()
     with redirect_stdout(buffer):

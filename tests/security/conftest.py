@@ -29,7 +29,7 @@ class Host:
     def __init__(self, repo: Repo, tmp_path: Path) -> None:
         self.repo = repo
         self.wrapper = tmp_path / "cortex-bin"
-        self.wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.cli "$@"\n')
+        self.wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m cortex_engine.adapters.cli "$@"\n')
         self.wrapper.chmod(0o755)
         bin_dir = tool_path(tmp_path / "hooktools", (*HOOK_TOOLS, "sh", "git"))
         self.env = {
@@ -103,7 +103,7 @@ def serve(repo: Repo, tmp_path: Path, script: Callable[[ClientSession], Awaitabl
     async def main() -> T:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "cortex_engine.cli", "serve"],
+            args=["-m", "cortex_engine.adapters.cli", "serve"],
             cwd=str(repo.path),
             env={
                 "HOME": os.environ["HOME"],

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cortex_engine.adapters.mcp_server import build_server
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.capture import reflex
 from cortex_engine.engine import Engine
-from cortex_engine.mcp_server import build_server
 from cortex_engine.query.surfaces import BUDGETS
 
 from ..conftest import Repo, examples

@@ -36,7 +36,7 @@ class RawServer:
             "PATH": os.environ["PATH"],
         }
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cortex_engine.cli", "serve"],
+            [sys.executable, "-m", "cortex_engine.adapters.cli", "serve"],
             cwd=repo.path,
             env=env,
             stdin=subprocess.PIPE,

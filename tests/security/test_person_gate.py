@@ -38,7 +38,7 @@ def agent_shell(cwd: Path, *args: str, env: dict[str, str] | None = None, drop: 
     for name in drop:
         base.pop(name, None)
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", *args],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
         cwd=cwd,
         env=base,
         input="accept\n",

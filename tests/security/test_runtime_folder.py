@@ -75,7 +75,7 @@ def session_start(repo: Repo) -> subprocess.CompletedProcess:
     )
     env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.cli", "inject-header", "--quiet"],
+        [sys.executable, "-m", "cortex_engine.adapters.cli", "inject-header", "--quiet"],
         cwd=repo.path,
         input=payload.encode(),
         env=env,

@@ -37,7 +37,7 @@ def _capped(*args, **kwargs):
     conn.execute("PRAGMA max_page_count=" + str(int(os.environ["TEST_MAX_PAGES"])))
     return conn
 sqlite3.connect = _capped
-runpy.run_module("cortex_engine.cli", run_name="__main__", alter_sys=True)
+runpy.run_module("cortex_engine.adapters.cli", run_name="__main__", alter_sys=True)
 """
 
 
@@ -61,7 +61,7 @@ class Site:
 
     def cortex(self, *args: str, launcher: Path | None = None, extra_env: dict[str, str] | None = None) -> Run:
         """Run the real command line in the repository (under the unprivileged prefix)."""
-        head = [str(launcher)] if launcher else ["-m", "cortex_engine.cli"]
+        head = [str(launcher)] if launcher else ["-m", "cortex_engine.adapters.cli"]
         done = subprocess.run(
             [*self.prefix, sys.executable, *head, *args],
             cwd=self.repo,

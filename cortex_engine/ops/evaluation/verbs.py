@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex_engine.ops.evaluation.gate import compare
-from cortex_engine.ops.evaluation.live import evaluate_live
+from cortex_engine.ops.evaluation.own_store import evaluate_live
 from cortex_engine.ops.evaluation.runner import run_suite
 from cortex_engine.ops.evaluation.suites import SuiteError, load_suite, read_json
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from cortex_engine.command_table import Arg, Command
+from cortex_engine.adapters.command_table import Arg, Command
 
 SHELLS = ("bash", "zsh", "fish")
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import cast
 
-from cortex_engine.commands.common import emit_json, emit_text, engine_for
+from cortex_engine.adapters.handlers.common import emit_json, emit_text, engine_for
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -75,14 +75,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the engine headless as an MCP server over stdio (the only path that imports mcp)."""
-    from cortex_engine.serve import main as serve
+    from cortex_engine.adapters.serve import main as serve
 
     return serve(args.cwd or os.getcwd())
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
     """`cortex embed`: give every item without a sentence vector one (the semantic extra), with a progress bar."""
-    from cortex_engine.progress import progress, wanted
+    from cortex_engine.adapters.progress import progress, wanted
 
     with engine_for(args) as engine:
         total = engine.embedding_backlog()
@@ -119,8 +119,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def cmd_eval_gate(args: argparse.Namespace) -> int:
     """Compare every eval suite with its locked baseline; exit 1 on any regression or ambiguity."""
-    from cortex_engine.ops.evaluation.commands import require_eval_tree, under
     from cortex_engine.ops.evaluation.gate import regenerate_baseline, run_gate
+    from cortex_engine.ops.evaluation.verbs import require_eval_tree, under
 
     base = args.cwd or os.getcwd()
     suites_dir, baselines_dir = under(base, args.suites), under(base, args.baselines)
@@ -144,7 +144,7 @@ def cmd_eval_gate(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Run one eval suite (or topics against the live store) and print the JSON result."""
-    from cortex_engine.ops.evaluation.commands import evaluate
+    from cortex_engine.ops.evaluation.verbs import evaluate
 
     topics = [t.strip() for t in (args.topics or "").split(",") if t.strip()]
     emit_json(evaluate(args.cwd or os.getcwd(), args.suite, args.compare, topics))

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from cortex_engine.adapters.handlers.common import emit_json, emit_text, engine_for
 from cortex_engine.base.errors import CortexError
-from cortex_engine.commands.common import emit_json, emit_text, engine_for
 
 if TYPE_CHECKING:
-    from cortex_engine.progress import Tick
+    from cortex_engine.adapters.progress import Tick
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
@@ -81,7 +81,7 @@ def cmd_branches(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write every note (or a scope's) as JSON Lines or Markdown, to stdout or --output."""
-    from cortex_engine.progress import progress, wanted
+    from cortex_engine.adapters.progress import progress, wanted
     from cortex_engine.results import render_jsonl, render_markdown
 
     with engine_for(args) as engine:
@@ -112,7 +112,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Import a Cortex export, or Claude Code's CLAUDE.md / MEMORY.md as insight notes (one transaction)."""
     from contextlib import ExitStack
 
-    from cortex_engine.progress import progress, wanted
+    from cortex_engine.adapters.progress import progress, wanted
 
     with engine_for(args) as engine, ExitStack() as stack:
 
@@ -132,7 +132,7 @@ def cmd_review_policy(args: argparse.Namespace) -> int:
     wanted = args.policy
     if wanted is not None and wanted != current or wanted is not None and problem:
         if settings.REVIEW_STRICTNESS[wanted] < settings.REVIEW_STRICTNESS[current]:
-            from cortex_engine.commands.person import confirm, require_person
+            from cortex_engine.adapters.handlers.person import confirm, require_person
 
             require_person("lowering the review of arrivals", f"cortex review-policy {wanted}")
             confirm(

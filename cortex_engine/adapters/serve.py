@@ -21,7 +21,7 @@ import sys
 import threading
 from typing import Any
 
-from cortex_engine.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
+from cortex_engine.adapters.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
 
 # What the SDK's MCPServer declares for a server that registers tools only (checked against the SDK's own
 # answer on every start: a mismatch is logged by `mcp_server`).
@@ -129,7 +129,7 @@ TOOL_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_tabl
 
 def recorded_tools(version: str) -> dict[str, Any] | None:
     """The SDK's `tools/list` result for a negotiated protocol version, as recorded in `tool_table.json` (written
-    by `python -m cortex_engine.mcp_server --write-tool-table`); None for a version it does not hold."""
+    by `python -m cortex_engine.adapters.mcp_server --write-tool-table`); None for a version it does not hold."""
     try:
         with open(TOOL_TABLE, encoding="utf-8") as source:
             table = json.load(source)
@@ -268,7 +268,7 @@ def _load_sdk() -> threading.Thread:
 
     def load() -> None:
         try:
-            importlib.import_module("cortex_engine.mcp_server")
+            importlib.import_module("cortex_engine.adapters.mcp_server")
         except Exception:  # noqa: BLE001 - the main thread imports it again and reports the error itself
             pass
 
@@ -306,6 +306,6 @@ def main(cwd: str | None = None) -> int:
             elif line.strip() and not _notification(line):
                 break  # a request only the SDK can answer: hand it everything read so far
         loading.join()
-    from cortex_engine.mcp_server import main as serve_sdk
+    from cortex_engine.adapters.mcp_server import main as serve_sdk
 
     return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered, engine=warm[0] if warm else None)

@@ -15,7 +15,7 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from cortex_engine.wire import INVALID_PARAMS, Refusal, screen
+from cortex_engine.adapters.wire import INVALID_PARAMS, Refusal, screen
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -80,7 +80,7 @@ class _AnsweringWriter:
 
         The SDK's own answer to a request that `serve` already answered (`initialize`, `tools/list`, `ping`) is not
         sent again; when it differs from the one sent, the difference is logged (the SDK changed what it declares,
-        or the tool table is stale: `python -m cortex_engine.mcp_server --write-tool-table`).
+        or the tool table is stale: `python -m cortex_engine.adapters.mcp_server --write-tool-table`).
         """
         message = getattr(item, "message", None)
         key = _id_key(getattr(message, "id", None)) if message is not None and not hasattr(message, "method") else None

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from cortex_engine.adapters.handlers.common import UsageError, emit_json, emit_text, engine_for
 from cortex_engine.base.errors import CortexError
-from cortex_engine.commands.common import UsageError, emit_json, emit_text, engine_for
 
 
 def _read_text_arg(args: argparse.Namespace) -> str:
@@ -321,8 +321,8 @@ def cmd_disengage(args: argparse.Namespace) -> int:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """`cortex gc [--apply] [--json]`: report (or apply) retention; a directory with no store is left alone."""
+    from cortex_engine.adapters.progress import progress, wanted
     from cortex_engine.engine import describe_store
-    from cortex_engine.progress import progress, wanted
     from cortex_engine.results import GC_STEPS
 
     if not describe_store(args.cwd or os.getcwd()).exists:
@@ -346,7 +346,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
 def cmd_undo(args: argparse.Namespace) -> int:
     """Undo the last operator action of this scope (resolve, delete, edit, path rewrite), from its audit row: a
     person's act, typed at a terminal (the TUI's undo key is the other way)."""
-    from cortex_engine.commands.person import confirm, require_person
+    from cortex_engine.adapters.handlers.person import confirm, require_person
 
     require_person("undoing an action", "cortex undo")
     with engine_for(args) as engine:

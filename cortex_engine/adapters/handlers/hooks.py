@@ -11,8 +11,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cortex_engine.adapters.handlers.common import emit_json, emit_text, engine_for, surface_out
 from cortex_engine.base.errors import CortexError, RuntimeUntrusted, StoreRefused
-from cortex_engine.commands.common import emit_json, emit_text, engine_for, surface_out
 
 if TYPE_CHECKING:
     from cortex_engine.engine import Engine
@@ -42,7 +42,7 @@ def cmd_inject_header(args: argparse.Namespace) -> int:
 
     payload = _hook_payload()
     if args.quiet and not args.from_project:
-        from cortex_engine.hookentry import project_wires_cortex
+        from cortex_engine.adapters.hookentry import project_wires_cortex
 
         if project_wires_cortex(os.environ.get("CLAUDE_PROJECT_DIR")):
             return 0  # the project's own SessionStart wiring (--from-project) starts this session
@@ -103,7 +103,7 @@ def _embed_quietly(engine: Engine) -> None:
 
 def cmd_hook(args: argparse.Namespace) -> int:
     """Handle one hook event from stdin; prints only what the host expects, and always exits 0."""
-    from cortex_engine.hookentry import run
+    from cortex_engine.adapters.hookentry import run
 
     payload = _hook_payload()
     try:
@@ -118,7 +118,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     """Run a reflex by hand: the consult hint for a prompt, or the whisper for a file being edited."""
-    from cortex_engine.hookentry import context_output
+    from cortex_engine.adapters.hookentry import context_output
 
     with engine_for(args) as engine:
         if args.event == "prompt":

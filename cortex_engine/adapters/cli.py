@@ -1,6 +1,7 @@
 """The `cortex` command line: parse, make one engine call, print. Standard library only at import.
 
-`COMMANDS` is the one table of sub-commands; their handlers live in `cortex_engine.commands`, one module per group.
+`COMMANDS` is the one table of sub-commands; their handlers live in `cortex_engine.adapters.handlers`, one module
+per group.
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from cortex_engine.base.errors import CortexError
-from cortex_engine.command_table import GROUPS, Command, arg, command, grouped_help, hidden, lazy
-from cortex_engine.commands.common import UsageError, emit_json
-from cortex_engine.commands.everyday import (
+from cortex_engine.adapters.command_table import GROUPS, Command, arg, command, grouped_help, hidden, lazy
+from cortex_engine.adapters.handlers.common import UsageError, emit_json
+from cortex_engine.adapters.handlers.everyday import (
     cmd_brief,
     cmd_demo,
     cmd_inbox,
@@ -28,8 +28,8 @@ from cortex_engine.commands.everyday import (
     cmd_stats,
     cmd_tui,
 )
-from cortex_engine.commands.hooks import cmd_flush_spool, cmd_header, cmd_hook, cmd_inject_header, cmd_reflect
-from cortex_engine.commands.inspection import (
+from cortex_engine.adapters.handlers.hooks import cmd_flush_spool, cmd_header, cmd_hook, cmd_inject_header, cmd_reflect
+from cortex_engine.adapters.handlers.inspection import (
     cmd_consolidate,
     cmd_delete_memory,
     cmd_disengage,
@@ -51,7 +51,7 @@ from cortex_engine.commands.inspection import (
     cmd_undo,
     cmd_validate_memory,
 )
-from cortex_engine.commands.setup import (
+from cortex_engine.adapters.handlers.setup import (
     cmd_backup,
     cmd_doctor,
     cmd_embed,
@@ -62,7 +62,7 @@ from cortex_engine.commands.setup import (
     cmd_serve,
     cmd_uninstall,
 )
-from cortex_engine.commands.sharing import (
+from cortex_engine.adapters.handlers.sharing import (
     cmd_branches,
     cmd_export,
     cmd_import,
@@ -71,6 +71,7 @@ from cortex_engine.commands.sharing import (
     cmd_review_policy,
     cmd_sync,
 )
+from cortex_engine.base.errors import CortexError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -94,7 +95,7 @@ def _lenient_limit(value: str) -> int | None:
 
 def cmd_completion(args: argparse.Namespace) -> int:
     """Print a shell completion script written from the command table."""
-    from cortex_engine.completion import script
+    from cortex_engine.adapters.completion import script
 
     sys.stdout.write(script(args.shell, COMMANDS, GLOBAL_ARGS))
     return 0

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from cortex_engine.commands.common import UsageError, emit_json, emit_text, engine_for, surface_out
+from cortex_engine.adapters.handlers.common import UsageError, emit_json, emit_text, engine_for, surface_out
 
 
 def cmd_note(args: argparse.Namespace) -> int:
@@ -105,7 +105,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
                 lines.append("Accept with `cortex inbox accept ID` (or --all), reject with `cortex inbox reject ID`.")
             emit_text("\n".join(lines))
         return 0
-    from cortex_engine.commands.person import confirm, require_person
+    from cortex_engine.adapters.handlers.person import confirm, require_person
 
     require_person("accepting or rejecting arrivals", f"cortex inbox {args.action}")
     with engine_for(args) as engine:
