@@ -7,7 +7,9 @@ touched), and runs `cortex eval-gate` from the repository root against the copy.
 not occur exactly once is an error, so a refactor cannot quietly retire a mutant.
 
 Usage:
-    python eval/mutants/run.py [--only NAME] [--json]
+    python eval/mutants/run.py [--only NAME] [--json] [--jobs N]
+
+The gates run side by side (`--jobs`, one per core by default): each is its own process on its own copy.
 
 Exit 0: the gate failed on every mutant (and passes on the unmutated engine); 1: some mutant survived or
 the gate fails on the clean engine; 2: a mutant no longer applies.
@@ -16,6 +18,7 @@ the gate fails on the clean engine; 2: a mutant no longer applies.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -51,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run only the mutant with this name")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="gates run at once (default: cores)")
     args = parser.parse_args(argv)
     mutants = json.loads(MUTANTS.read_text(encoding="utf-8"))["mutants"]
     if args.only:
@@ -58,17 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         if not mutants:
             print(f"run.py: no mutant named {args.only!r}", file=sys.stderr)
             return 2
-    report = []
     with tempfile.TemporaryDirectory(prefix="cortex-mutants-") as tmp:
         clean = Path(tmp) / "clean"
         shutil.copytree(ROOT / "cortex_engine", clean / "cortex_engine", ignore=shutil.ignore_patterns("__pycache__"))
-        code, failures = gate(clean)
-        if code != 0:
-            print(f"run.py: the gate fails on the unmutated engine; fix that first:\n{failures}", file=sys.stderr)
-            return 1
-        for mutant in mutants:
-            copy = Path(tmp) / "mutant"
-            shutil.rmtree(copy, ignore_errors=True)
+        copies = []
+        for n, mutant in enumerate(mutants):
+            copy = Path(tmp) / f"mutant-{n}"
             shutil.copytree(clean, copy)
             target = copy / "cortex_engine" / mutant["file"]
             source = target.read_text(encoding="utf-8")
@@ -81,8 +80,18 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 return 2
             target.write_text(source.replace(mutant["find"], mutant["replace"]), encoding="utf-8")
-            code, failures = gate(copy)
-            report.append({"mutant": mutant["name"], "caught": code != 0, "failures": failures.splitlines()})
+            copies.append(copy)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            on_clean = pool.submit(gate, clean)
+            outcomes = list(pool.map(gate, copies))
+            code, failures = on_clean.result()
+        if code != 0:
+            print(f"run.py: the gate fails on the unmutated engine; fix that first:\n{failures}", file=sys.stderr)
+            return 1
+    report = [
+        {"mutant": mutant["name"], "caught": code != 0, "failures": failures.splitlines()}
+        for mutant, (code, failures) in zip(mutants, outcomes, strict=True)
+    ]
     survivors = [r["mutant"] for r in report if not r["caught"]]
     if args.json:
         print(json.dumps({"mutants": report, "survivors": survivors}, indent=2))
