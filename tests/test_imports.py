@@ -384,3 +384,85 @@ def test_the_adapters_sit_in_their_own_folder() -> None:
     root_modules = sorted(p.name for p in (ROOT / "cortex_engine").glob("*.py"))
     assert len(root_modules) <= 6, root_modules
     assert "cli.py" not in root_modules and (ROOT / "cortex_engine" / "adapters" / "cli.py").is_file()
+
+
+def _doc_section(heading: str) -> str:
+    """One `###` section of ARCHITECTURE.md, up to the next heading."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    return re.split(r"\n#{2,3} ", text.split(f"### {heading}\n", 1)[1], maxsplit=1)[0]
+
+
+def _module_name(cell: str) -> str:
+    """`ops/evaluation/gate` → `cortex_engine.ops.evaluation.gate`; `cortex_tui/...` stays its own package."""
+    dotted = cell.strip().strip("`").replace("/", ".")
+    return dotted if dotted.startswith("cortex_tui") else f"cortex_engine.{dotted}"
+
+
+def _reach_table() -> set[tuple[str, str]]:
+    """The permitted reach past the facade, as ARCHITECTURE.md lists it: (module, what it may import)."""
+    rows = re.findall(
+        r"^\| (`[\w/]+`) \| ((?:`[\w/]+`(?:, )?)+) \|", _doc_section("What reaches past the facade"), re.M
+    )
+    return {
+        (_module_name(module), _module_name(t)) for module, targets in rows for t in re.findall(r"`[\w/]+`", targets)
+    }
+
+
+def _reach_past_the_facade(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """What needs a reason: an `ops` module importing a stage module other than `base`, an adapter importing `ops`,
+    and `ops` importing an adapter (never permitted: the table lists no adapter as a target)."""
+    faces = ("cortex_tui", "cortex_engine.adapters")
+    reach = set()
+    for module, targets in graph.items():
+        for target in targets:
+            stage = _stage(target)
+            if module.startswith("cortex_engine.ops") and (
+                (stage is not None and stage != "base") or target.startswith(faces)
+            ):
+                reach.add((module, target))
+            elif module.startswith(faces) and target.startswith("cortex_engine.ops"):
+                reach.add((module, target))
+    return reach
+
+
+def _reach_mismatch(reach: set[tuple[str, str]], table: set[tuple[str, str]]) -> dict[str, list[str]]:
+    return {
+        "beyond the table": sorted(f"{m} -> {t}" for m, t in reach - table),
+        "listed, unused": sorted(f"{m} -> {t}" for m, t in table - reach),
+    }
+
+
+def test_ops_and_the_adapters_reach_past_the_facade_only_as_listed() -> None:
+    """`ops` reaches a stage, and an adapter reaches `ops`, exactly where ARCHITECTURE.md's table says why."""
+    table = _reach_table()
+    assert ("cortex_tui.data.target", "cortex_engine.ops.presence") in table  # the table was found and read
+    assert ("cortex_engine.ops.backup", "cortex_engine.store.database") in table
+    reach = _reach_past_the_facade(_import_graph())
+    assert _reach_mismatch(reach, table) == {"beyond the table": [], "listed, unused": []}
+
+
+def test_the_reach_check_sees_an_unlisted_reach_and_a_stale_row() -> None:
+    """The checker itself: `ops` into a stage or an adapter, an adapter into `ops`, each unlisted, is caught, as is a
+    listed reach no code makes; `base` and the facade need no row."""
+    graph = {
+        "cortex_engine.ops.install": {
+            "cortex_engine.memory.notes",
+            "cortex_engine.base.errors",
+            "cortex_engine.engine",
+        },
+        "cortex_engine.ops.doctor": {"cortex_engine.adapters.cli", "cortex_engine.ops.presence"},
+        "cortex_tui.app": {"cortex_engine.ops.demo", "cortex_engine.operator"},
+        "cortex_engine.ops.backup": {"cortex_engine.store.database"},
+    }
+    table = {
+        ("cortex_engine.ops.backup", "cortex_engine.store.database"),
+        ("cortex_engine.ops.wiring", "cortex_engine.scope.identity"),
+    }
+    assert _reach_mismatch(_reach_past_the_facade(graph), table) == {
+        "beyond the table": [
+            "cortex_engine.ops.doctor -> cortex_engine.adapters.cli",
+            "cortex_engine.ops.install -> cortex_engine.memory.notes",
+            "cortex_tui.app -> cortex_engine.ops.demo",
+        ],
+        "listed, unused": ["cortex_engine.ops.wiring -> cortex_engine.scope.identity"],
+    }
