@@ -15,13 +15,21 @@ if TYPE_CHECKING:
     from cortex_engine.memory.arrivals import ARRIVAL_STATES, Arrival, describe_arrival
     from cortex_engine.memory.corrections import Deletion
     from cortex_engine.memory.inbox import Verdict
-    from cortex_engine.memory.items import KIND_WEIGHTS, STATES, collapse, defuse_labels, note_content, split_trailers
+    from cortex_engine.memory.items import (
+        KIND_WEIGHTS,
+        NOTE_KINDS,
+        STATES,
+        collapse,
+        defuse_labels,
+        note_content,
+        split_trailers,
+    )
     from cortex_engine.memory.notes import Resolution
     from cortex_engine.memory.transfer import render_jsonl, render_markdown
     from cortex_engine.query import messages
     from cortex_engine.query.economy import fmt_tokens, render_stats
     from cortex_engine.query.inspection import Inspection, Location, text_diff
-    from cortex_engine.query.listing import LABEL_FILTERS, Page, PageKey, scope_label
+    from cortex_engine.query.listing import LABEL_FILTERS, LIST_MAX, Page, PageKey, scope_label
     from cortex_engine.query.render import humanize_kind, label_tag, short_kind, strip_control
     from cortex_engine.query.route import ROUTE
     from cortex_engine.query.surfaces import Surface
@@ -43,6 +51,8 @@ _HOME = {
     "text_diff": "query.inspection",
     "PageKey": "query.listing",
     "LABEL_FILTERS": "query.listing",
+    "LIST_MAX": "query.listing",
+    "NOTE_KINDS": "memory.items",
     "KIND_WEIGHTS": "memory.items",
     "STATES": "memory.items",
     "collapse": "memory.items",
@@ -75,7 +85,9 @@ __all__ = [  # written out, not computed: mypy and ruff read a literal; a test k
     "Inspection",
     "KIND_WEIGHTS",
     "LABEL_FILTERS",
+    "LIST_MAX",
     "Location",
+    "NOTE_KINDS",
     "Page",
     "PageKey",
     "ROUTE",

@@ -384,3 +384,251 @@ def test_the_adapters_sit_in_their_own_folder() -> None:
     root_modules = sorted(p.name for p in (ROOT / "cortex_engine").glob("*.py"))
     assert len(root_modules) <= 6, root_modules
     assert "cli.py" not in root_modules and (ROOT / "cortex_engine" / "adapters" / "cli.py").is_file()
+
+
+def _doc_section(heading: str) -> str:
+    """One `###` section of ARCHITECTURE.md, up to the next heading."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    return re.split(r"\n#{2,3} ", text.split(f"### {heading}\n", 1)[1], maxsplit=1)[0]
+
+
+def _module_name(cell: str) -> str:
+    """`ops/evaluation/gate` → `cortex_engine.ops.evaluation.gate`; `cortex_tui/...` stays its own package."""
+    dotted = cell.strip().strip("`").replace("/", ".")
+    return dotted if dotted.startswith("cortex_tui") else f"cortex_engine.{dotted}"
+
+
+def _reach_table() -> set[tuple[str, str]]:
+    """The permitted reach past the facade, as ARCHITECTURE.md lists it: (module, what it may import)."""
+    rows = re.findall(
+        r"^\| (`[\w/]+`) \| ((?:`[\w/]+`(?:, )?)+) \|", _doc_section("What reaches past the facade"), re.M
+    )
+    return {
+        (_module_name(module), _module_name(t)) for module, targets in rows for t in re.findall(r"`[\w/]+`", targets)
+    }
+
+
+def _reach_past_the_facade(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """What needs a reason: an `ops` module importing a stage module other than `base`, an adapter importing `ops`,
+    and `ops` importing an adapter (never permitted: the table lists no adapter as a target)."""
+    faces = ("cortex_tui", "cortex_engine.adapters")
+    reach = set()
+    for module, targets in graph.items():
+        for target in targets:
+            stage = _stage(target)
+            if module.startswith("cortex_engine.ops") and (
+                (stage is not None and stage != "base") or target.startswith(faces)
+            ):
+                reach.add((module, target))
+            elif module.startswith(faces) and target.startswith("cortex_engine.ops"):
+                reach.add((module, target))
+    return reach
+
+
+def _reach_mismatch(reach: set[tuple[str, str]], table: set[tuple[str, str]]) -> dict[str, list[str]]:
+    return {
+        "beyond the table": sorted(f"{m} -> {t}" for m, t in reach - table),
+        "listed, unused": sorted(f"{m} -> {t}" for m, t in table - reach),
+    }
+
+
+def test_ops_and_the_adapters_reach_past_the_facade_only_as_listed() -> None:
+    """`ops` reaches a stage, and an adapter reaches `ops`, exactly where ARCHITECTURE.md's table says why."""
+    table = _reach_table()
+    assert ("cortex_tui.data.target", "cortex_engine.ops.presence") in table  # the table was found and read
+    assert ("cortex_engine.ops.backup", "cortex_engine.store.database") in table
+    reach = _reach_past_the_facade(_import_graph())
+    assert _reach_mismatch(reach, table) == {"beyond the table": [], "listed, unused": []}
+
+
+def test_the_reach_check_sees_an_unlisted_reach_and_a_stale_row() -> None:
+    """The checker itself: `ops` into a stage or an adapter, an adapter into `ops`, each unlisted, is caught, as is a
+    listed reach no code makes; `base` and the facade need no row."""
+    graph = {
+        "cortex_engine.ops.install": {
+            "cortex_engine.memory.notes",
+            "cortex_engine.base.errors",
+            "cortex_engine.engine",
+        },
+        "cortex_engine.ops.doctor": {"cortex_engine.adapters.cli", "cortex_engine.ops.presence"},
+        "cortex_tui.app": {"cortex_engine.ops.demo", "cortex_engine.operator"},
+        "cortex_engine.ops.backup": {"cortex_engine.store.database"},
+    }
+    table = {
+        ("cortex_engine.ops.backup", "cortex_engine.store.database"),
+        ("cortex_engine.ops.wiring", "cortex_engine.scope.identity"),
+    }
+    assert _reach_mismatch(_reach_past_the_facade(graph), table) == {
+        "beyond the table": [
+            "cortex_engine.ops.doctor -> cortex_engine.adapters.cli",
+            "cortex_engine.ops.install -> cortex_engine.memory.notes",
+            "cortex_tui.app -> cortex_engine.ops.demo",
+        ],
+        "listed, unused": ["cortex_engine.ops.wiring -> cortex_engine.scope.identity"],
+    }
+
+
+def test_the_stage_table_names_every_module_of_its_folder() -> None:
+    """ "Where each stage lives" names each module of each stage folder and of `ops/`: a module added without a
+    line there fails here."""
+    section = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8").split("## Where each stage lives", 1)[1]
+    rows = dict(re.findall(r"^\| `(\w+)/` \| (.*?) \| [^|]*\|$", section.split("\n### ", 1)[0], re.M))
+    assert set(STAGES) | {"ops"} <= set(rows)  # the table was found and read
+    unnamed = {
+        folder: sorted(
+            name
+            for path in (ROOT / "cortex_engine" / folder).rglob("*.py")
+            if path.name != "__init__.py"
+            and f"`{(name := path.relative_to(ROOT / 'cortex_engine' / folder).with_suffix('').parts[-1])}`"
+            not in rows[folder]
+        )
+        for folder in (*STAGES, "ops")
+    }
+    assert {folder: names for folder, names in unnamed.items() if names} == {}
+
+
+_IDENT = r"[A-Za-z_]\w*"
+
+
+def _top_level(path: Path) -> dict[str, ast.AST]:
+    """A module's top-level names (functions, classes, assignments, imports) and what defines each."""
+    names: dict[str, ast.AST] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign):
+            names.update({t.id: node for t in node.targets if isinstance(t, ast.Name)})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names[node.target.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update({(a.asname or a.name).split(".")[0]: node for a in node.names})
+    return names
+
+
+def _has_chain(path: Path, chain: list[str], sources: dict[str, Path]) -> bool:
+    """Whether `Class.method` (or a bare name) is defined at the top of the module at `path`; a method a class
+    inherits from a base class defined in the packages counts."""
+    found = _top_level(path).get(chain[0])
+    if found is None:
+        return False
+    for name in chain[1:]:
+        if not isinstance(found, ast.ClassDef):
+            return False
+        members = {getattr(n, "name", None) or getattr(getattr(n, "target", None), "id", None): n for n in found.body}
+        if name in members:
+            found = members[name]
+            continue
+        bases = [ast.unparse(b) for b in found.bases]
+        return any(
+            _has_chain(p, [base, name], sources) for base in bases for p in sources.values() if base in _top_level(p)
+        )
+    return True
+
+
+def _module_file(name: str) -> Path | None:
+    """`query/surfaces` → its file (`cortex_tui/live` too, and a package's `__init__.py`)."""
+    for base in (ROOT, ROOT / "cortex_engine"):
+        for candidate in (base / f"{name}.py", base / name / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _uncited(code: list[str], tests: list[str], sources: dict[str, Path]) -> list[str]:
+    """What a rule row cites that does not exist: a `stage/module.name[.member]`, a `module.name`, a bare name
+    defined nowhere near the module cited before it, a file; in the test column, a file or a `::test_` in it.
+
+    Words that are not names (`--force`, `reads=True`, a column, a shell function) are looked up as words in the
+    sources: only a name no longer written anywhere is reported."""
+    wrong: list[str] = []
+    stems: dict[str, list[Path]] = {}
+    for path in sources.values():
+        stems.setdefault(path.stem, []).append(path)
+    words = " ".join(
+        p.read_text(encoding="utf-8")
+        for pattern in ("cortex_engine/**/*.py", "cortex_engine/**/*.json", "cortex_tui/**/*.py", "hooks/*.sh")
+        for p in ROOT.glob(pattern)
+    ) + (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    last: Path | None = None
+    for token in code:
+        dotted = re.fullmatch(rf"((?:{_IDENT}/)+{_IDENT})(?:\.({_IDENT}(?:\.{_IDENT})*))?", token)
+        if dotted and not token.endswith(".py"):
+            last = _module_file(dotted.group(1))
+            if last is None or (dotted.group(2) and not _has_chain(last, dotted.group(2).split("."), sources)):
+                wrong.append(token)
+        elif re.fullmatch(r"[\w/.-]+\.(py|sh|json|toml)", token):
+            here = [p for p in (ROOT / token, ROOT / "cortex_engine" / token) if p.is_file()]
+            here += [p for p in ROOT.glob(f"cortex_engine/**/{token}")]
+            if not here:
+                wrong.append(token)
+            last = here[0] if here and token.endswith(".py") else last
+        elif member := re.fullmatch(rf"({_IDENT})\.({_IDENT}(?:\.{_IDENT})*)", token):
+            head, chain = member.group(1), token.split(".")
+            homes = stems.get(head, [])
+            if not (
+                any(_has_chain(p, chain[1:], sources) for p in homes)
+                or (last is not None and _has_chain(last, chain, sources))
+                or any(_has_chain(p, chain, sources) for p in sources.values())
+            ):
+                wrong.append(token)
+        elif re.fullmatch(_IDENT, token):
+            if not ((last is not None and _has_chain(last, [token], sources)) or re.search(rf"\b{token}\b", words)):
+                wrong.append(token)
+    test_file: Path | None = None
+    for token in tests:
+        cited = re.fullmatch(r"((?:[\w.-]+/)*[\w.-]+\.py)?::(test_\w+)", token) or re.fullmatch(r"()(test_\w+)", token)
+        if cited:
+            test_file = ROOT / cited.group(1) if cited.group(1) else test_file
+            defined = test_file is not None and test_file.is_file() and cited.group(2) in _top_level(test_file)
+            if not defined:
+                wrong.append(token)
+        elif re.fullmatch(r"[\w/.*-]+\.(py|json|md)", token):
+            if not list(ROOT.glob(token)):
+                wrong.append(token)
+            test_file = ROOT / token if token.startswith("tests/") else test_file
+    return wrong
+
+
+def _rule_rows() -> list[tuple[list[str], list[str]]]:
+    """The backticked names of each row of "Rules that hold everywhere": (enforced in, test)."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## Rules that hold everywhere", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("| ") and not line.startswith("| rule |"):
+            cells = re.split(r"\|(?=(?:[^`]*`[^`]*`)*[^`]*$)", line.strip().strip("|"))
+            if len(cells) == 3:
+                rows.append((re.findall(r"`([^`]+)`", cells[1]), re.findall(r"`([^`]+)`", cells[2])))
+    return rows
+
+
+def _package_sources() -> dict[str, Path]:
+    return {
+        str(p.relative_to(ROOT)): p
+        for package in ("cortex_engine", "cortex_tui")
+        for p in (ROOT / package).rglob("*.py")
+    }
+
+
+def test_every_name_the_rule_table_cites_exists() -> None:
+    """Each function, class, module, file and test the rule table names is there to read: a rename that leaves
+    the table behind fails here."""
+    rows = _rule_rows()
+    assert len(rows) > 40 and sum(len(code) + len(tests) for code, tests in rows) > 150  # the table was read
+    sources = _package_sources()
+    assert [(code, wrong) for code, tests in rows if (wrong := _uncited(code, tests, sources))] == []
+
+
+def test_the_citation_check_sees_a_renamed_function_module_file_and_test() -> None:
+    """The checker itself: every kind of stale citation is reported, the live ones beside them are not."""
+    sources = _package_sources()
+    live = ["query/render.clip", "assemble_sections", "scope/identity.Scope.label", "Engine.review_policy"]
+    live += ["capture/runtime.py", "notes.retire", "--force", "scoped_notes"]
+    stale = ["query/render.clip_line", "fit_label_tail", "query/rendering.clip", "Scope.labels", "capture/runtimes.py"]
+    stale += ["notes.retired", "cortex_gone_word", "ops/evaluation.compare"]  # the last: a package, not its module
+    tests = [
+        "tests/test_imports.py::test_the_import_graph_has_no_cycle",
+        "::test_no_such_test",
+        "tests/test_nothing.py",
+    ]
+    assert _uncited(live + stale, tests, sources) == [*stale, "::test_no_such_test", "tests/test_nothing.py"]

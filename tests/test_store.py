@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import gzip
+import re
 import sqlite3
 from pathlib import Path
 
@@ -142,21 +144,133 @@ def test_every_transaction_goes_through_the_store_helper() -> None:
     assert found == []
 
 
-@pytest.mark.parametrize("module", ["capture/agents", "capture/reflex", "operator", "capture/gc"])
-def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> None:
-    """The subagent, reflex, operator and retention modules hold rules; their SQL lives in the store layer
-    (`queries`), so a schema change is made there and nowhere else."""
-    import ast
+ROOT = Path(__file__).resolve().parent.parent
+SQL_CALLS = ("execute", "executemany", "executescript")
 
-    path = Path(__file__).resolve().parent.parent / "cortex_engine" / f"{module}.py"
-    calls = [
-        f"{module}.py:{node.lineno}"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in ("execute", "executemany", "executescript")
+
+def _sql_calls(source: str) -> list[tuple[int, str | None]]:
+    """Every `.execute`/`.executemany`/`.executescript` call in a module: its line and its statement's text (an
+    f-string's placeholders as written; None when the statement is computed elsewhere)."""
+    found: list[tuple[int, str | None]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
+            first = node.args[0] if node.args else None
+            text = None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                text = first.value
+            elif isinstance(first, ast.JoinedStr):
+                text = "".join(str(v.value) if isinstance(v, ast.Constant) else ast.unparse(v) for v in first.values)
+            found.append((node.lineno, text))
+    return found
+
+
+def _engine_modules() -> dict[str, Path]:
+    """Every module outside the store layer, named as ARCHITECTURE.md names them (`memory/notes`, `cortex_tui/app`)."""
+    paths = [
+        *[p for p in (ROOT / "cortex_engine").rglob("*.py") if "store" not in p.relative_to(ROOT).parts[1:2]],
+        *(ROOT / "cortex_tui").rglob("*.py"),
     ]
-    assert calls == []
+    named = {}
+    for path in paths:
+        rel = path.relative_to(ROOT).with_suffix("")
+        name = "/".join(rel.parts[1:] if rel.parts[0] == "cortex_engine" else rel.parts)
+        named[name] = path
+    return named
+
+
+def _sql_table() -> set[str]:
+    """The modules ARCHITECTURE.md's "Where SQL is written" lets keep statements of their own."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("### Where SQL is written\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \| ((?:`[\w/]+`(?:, )?)+) \|", section, re.M)
+    return {f"{stage}/{module}" for stage, modules in rows for module in re.findall(r"`([\w/]+)`", modules)}
+
+
+def _clean_modules() -> list[str]:
+    return sorted(set(_engine_modules()) - _sql_table())
+
+
+@pytest.mark.parametrize("module", _clean_modules())
+def test_rule_modules_ask_named_queries_instead_of_running_sql(module: str) -> None:
+    """Every module ARCHITECTURE.md does not list (the subagent, reflex, operator and retention rules, the facade,
+    the adapters, the TUI, ...) asks `store/queries` or a stage instead of running SQL: a schema change is made in
+    the store layer and the listed modules, nowhere else."""
+    path = _engine_modules()[module]
+    assert [f"{module}.py:{line}" for line, _ in _sql_calls(path.read_text(encoding="utf-8"))] == []
+
+
+def test_the_clean_list_covers_the_rule_modules_and_the_faces() -> None:
+    """The parametrized list above is computed, not typed: it holds the modules that must stay clean."""
+    clean = set(_clean_modules())
+    assert {"capture/agents", "capture/reflex", "operator", "capture/gc", "engine", "adapters/cli"} <= clean
+    assert "cortex_tui/app" in clean and len(clean) > 60
+    assert "memory/notes" not in clean  # the table was read
+
+
+def _stale_rows(table: set[str], sources: dict[str, str]) -> list[str]:
+    """Listed modules that are gone or run no SQL any more."""
+    return sorted(m for m in table if m not in sources or not _sql_calls(sources[m]))
+
+
+def test_the_sql_table_lists_only_modules_that_run_sql() -> None:
+    """A row of the table that no longer runs SQL is removed, so the list of exceptions only shrinks."""
+    table = _sql_table()
+    assert len(table) > 20
+    assert _stale_rows(table, {m: p.read_text(encoding="utf-8") for m, p in _engine_modules().items()}) == []
+
+
+def _statements(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Each statement's normalized text → the modules that run it (computed statements and PRAGMAs left out)."""
+    found: dict[str, set[str]] = {}
+    for module, source in sources.items():
+        for _, text in _sql_calls(source):
+            if text is not None and not text.lstrip().upper().startswith("PRAGMA"):
+                found.setdefault(" ".join(text.split()).lower(), set()).add(module)
+    return found
+
+
+def _written_twice(sources: dict[str, str], store: dict[str, str]) -> list[str]:
+    """Statements a module outside the store runs that another such module, or the store layer, also writes."""
+    named = _statements(store)
+    return sorted(
+        f"{sorted(where)}: {text[:80]}"
+        for text, where in _statements(sources).items()
+        if len(where) > 1 or text in named
+    )
+
+
+def test_no_statement_is_written_in_two_modules() -> None:
+    """The same SQL in two rule modules (or in one and `store/`) is named once in `store/queries` and asked for."""
+    sources = {
+        m: p.read_text(encoding="utf-8")
+        for m, p in _engine_modules().items()
+        if not m.startswith(("ops/", "cortex_tui"))
+    }
+    store = {p.stem: p.read_text(encoding="utf-8") for p in (ROOT / "cortex_engine" / "store").glob("*.py")}
+    assert len(_statements(sources)) > 150 and "SELECT * FROM scoped_notes WHERE id=?" in store["queries"]
+    assert _written_twice(sources, store) == []
+
+
+def test_the_sql_checks_see_a_repeated_statement_and_a_stray_call() -> None:
+    """The checkers themselves: a statement in two modules, one the store names, an f-string written twice; a
+    PRAGMA and a computed statement are not compared; any `execute` call counts against a clean module."""
+    sources = {
+        "memory/a": 'c.execute("SELECT 1 FROM notes WHERE id=?", (i,))\nc.execute(f"DELETE FROM {t} WHERE x=?")',
+        "query/b": 'c.execute("select 1  from notes\\n where id=?")\nc.execute("PRAGMA data_version")\nc.execute(q)',
+        "capture/c": 'c.executemany("SELECT value FROM meta WHERE key=?", k)\nc.execute(f"DELETE FROM {t} WHERE x=?")',
+        "query/d": 'c.execute("PRAGMA data_version")',
+    }
+    store = {"queries": 'c.execute("SELECT value FROM meta WHERE key=?", (k,))'}
+    assert _written_twice(sources, store) == [
+        "['capture/c', 'memory/a']: delete from {t} where x=?",
+        "['capture/c']: select value from meta where key=?",
+        "['memory/a', 'query/b']: select 1 from notes where id=?",
+    ]
+    assert [line for line, _ in _sql_calls(sources["query/b"])] == [1, 2, 3]
+    assert _stale_rows({"memory/a", "query/e", "query/gone"}, {**sources, "query/e": "x = 1"}) == [
+        "query/e",
+        "query/gone",
+    ]
 
 
 V7_STORE = Path(__file__).parent / "fixtures" / "store_v7.db.gz"

@@ -123,7 +123,7 @@ def _command_of(argv: list[str]) -> str | None:
 
 
 # -- the command table ------------------------------------------------------------------------------
-# To add a command: write its `cmd_*` function in `commands/<group>.py`, then ONE row below:
+# To add a command: write its `cmd_*` function in `handlers/<group>.py`, then ONE row below:
 # `command(name, cmd_x, group, help, arg(...))` with a group from `command_table.GROUPS`, or
 # `hidden(name, cmd_x, why, help, ...)` for a hook entry point or alias.
 # The parser, `cortex --help`, the shell completions and the README check are all read from these rows.

@@ -210,7 +210,7 @@ def write_review_arrivals(mode: str, home_dir: Path | None = None) -> Path:
     """Set the review policy in the settings file (other keys kept); returns the file. Written whole to a temporary
     file and renamed over the old one (a link at the name is replaced, not followed), readable by the user alone.
 
-    The caller decides whether a person must confirm (`commands/person.py`: lowering the review does).
+    The caller decides whether a person must confirm (`adapters/handlers/person.py`: lowering the review does).
 
     Raises:
         ValueError: `mode` is not one of `REVIEW_CHOICES`.

@@ -10,6 +10,7 @@ from cortex_engine.base.records import record
 from cortex_engine.memory.items import NOTE_KINDS, collapse
 from cortex_engine.memory.projection import sync_episode_item, upsert_item
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE
 
 SNAPSHOT_IMPORTANCE = 0.92
@@ -187,10 +188,8 @@ def maybe_test_cycle(conn: sqlite3.Connection, session_id: str, scope_key: str, 
     if cycle is None:
         return None
     episode_id = f"test_cycle:{event_id}"
-    conn.execute(
-        "INSERT OR IGNORE INTO episodes(id, session_id, scope_key, kind, summary, target, metadata_json, created_at) "
-        "VALUES (?,?,?,?,?,?,?,?)",
-        (episode_id, session_id, scope_key, "test_cycle", cycle.text, None, json.dumps({"event_id": event_id}), at),
+    queries.insert_episode_once(
+        conn, episode_id, session_id, scope_key, "test_cycle", cycle.text, None, json.dumps({"event_id": event_id}), at
     )
     sync_episode_item(conn, episode_id)
     return episode_id
@@ -198,7 +197,7 @@ def maybe_test_cycle(conn: sqlite3.Connection, session_id: str, scope_key: str, 
 
 def summarize_session(conn: sqlite3.Connection, session_id: str, at: str, description: str | None = None) -> str | None:
     """Write (or rewrite) a session's summary episode from its activity and notes; None when there is nothing."""
-    session = conn.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+    session = queries.session_row(conn, session_id)
     if session is None:
         return None
     steps = level1(conn, session_id, with_commands=False)

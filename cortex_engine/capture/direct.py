@@ -13,6 +13,7 @@ from cortex_engine.base.clock import iso
 from cortex_engine.base.errors import InvalidInput
 from cortex_engine.capture import flush, sessions
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
 
 TOOLS = {"read": "Read", "edit": "Edit", "write": "Write", "cmd": "Bash", "agent": "Agent"}
@@ -39,13 +40,7 @@ def replay_transcript_failures(
                 "SELECT 1 FROM spool_seen WHERE key=?", (flush.spool_key("PostToolUse", use_id),)
             ).fetchone():
                 continue
-            if (
-                conn.execute(
-                    "INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
-                    (flush.spool_key("PostToolUseFailure", use_id), iso(now)),
-                ).rowcount
-                == 0
-            ):
+            if queries.mark_spool_seen(conn, [(flush.spool_key("PostToolUseFailure", use_id), iso(now))]) == 0:
                 continue
             done += int(replayer.replay(entry, iso(now)))
         replayer.finish(iso(now))

@@ -38,6 +38,7 @@ from cortex_engine.capture.runtime import (
     problem,
 )
 from cortex_engine.scope.identity import Scope, cortex_home, detect_scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import checkpoint_if_large, transaction
 from cortex_engine.store.redact import as_stored
 from cortex_engine.store.schema import spool_digest
@@ -716,10 +717,7 @@ def _process_claim(
                             continue
                         seen.add(stored)
                         fresh.append((key, entry))
-                    conn.executemany(
-                        "INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)",
-                        [(key, seen_at) for key, _ in fresh],
-                    )
+                    queries.mark_spool_seen(conn, [(key, seen_at) for key, _ in fresh])
                     for _, entry in fresh:
                         at = line_time(entry, now)
                         done = (

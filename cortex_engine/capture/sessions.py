@@ -60,8 +60,7 @@ def ensure(conn: sqlite3.Connection, scope: Scope, at: str) -> str:
 
 def host_of(conn: sqlite3.Connection, session_id: str) -> str | None:
     """The host's session id a session carries (None for a session Cortex started itself)."""
-    row = conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (session_id,)).fetchone()
-    return None if row is None or row[0] is None else str(row[0])
+    return queries.host_session_of(conn, session_id)
 
 
 def tree(conn: sqlite3.Connection, session_id: str) -> list[str]:
@@ -131,7 +130,8 @@ def create_session(
 
 def child_session(conn: sqlite3.Connection, scope: Scope, primary: str, agent_id: str, agent_type: str, at: str) -> str:
     """Find or create the subagent's session under the primary; never rotates or ends the primary."""
-    parent = conn.execute("SELECT * FROM sessions WHERE id=?", (primary,)).fetchone()
+    parent = queries.session_row(conn, primary)
+    assert parent is not None  # the caller's primary session, found or created before
     row = conn.execute(
         "SELECT id, agent_type FROM sessions WHERE scope_key=? AND agent_id=? ORDER BY started_at DESC LIMIT 1",
         (parent["scope_key"], agent_id),
@@ -218,7 +218,7 @@ def begin(conn: sqlite3.Connection, scope: Scope, at: str, host_session: str | N
                 "UPDATE sessions SET status='active', ended_at=NULL WHERE id=? AND status='ended'", (kept,)
             ).rowcount
             if reopened:
-                conn.execute("DELETE FROM memory_items WHERE id=?", (f"episodes:session_summary:{kept}",))
+                queries.delete_item(conn, f"episodes:session_summary:{kept}")
                 conn.execute("DELETE FROM episodes WHERE id=?", (f"session_summary:{kept}",))
         consolidation.consolidate(conn, scope.key, at)
         consolidation.sync_branch_snapshot(conn, scope, at)

@@ -25,6 +25,7 @@ from cortex_engine.memory.notes import (
 from cortex_engine.scope import references as paths
 from cortex_engine.scope.freshness import AnchorVerdict, Validator
 from cortex_engine.scope.identity import Scope, read_head
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, transaction
 from cortex_engine.store.redact import redact
 
@@ -176,10 +177,10 @@ def _replace_text(
     """
     with transaction(conn):
         if expected is not None:
-            now_text = conn.execute("SELECT text FROM memory_items WHERE id=?", (row["id"],)).fetchone()
+            now_text = queries.item_text(conn, row["id"])
             if now_text is None:
                 raise not_found(str(row["id"]))
-            if now_text["text"] != expected:
+            if now_text != expected:
                 raise Refused(
                     f"{row['id']} changed since it was read; nothing was rewritten (look again, then retry)",
                     code="changed",
@@ -190,18 +191,19 @@ def _replace_text(
         kept = json.loads(before) if before else {}
         before = json.dumps({"references": recorded_references(conn, row["id"]), **kept})
         if row["source_table"] == "notes":
-            note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
+            note = queries.note_row(conn, row["source_id"])
             if note is None:
                 raise not_found(str(row["id"]))
             prior = note["content"]
             new = " ".join(text.split()) if "\n" not in text.strip() else text.strip()
-            conn.execute("UPDATE notes SET content=? WHERE id=?", (new, note["id"]))
-            note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note["id"],)).fetchone()
+            queries.set_note_content(conn, note["id"], new)
+            note = queries.note_row(conn, note["id"])
+            assert note is not None  # rewritten just now, in this transaction
             sync_note_item(conn, note, row["scope_type"])
         else:
             prior = row["text"]
             new = text
-            conn.execute("UPDATE memory_items SET text=? WHERE id=?", (new, row["id"]))
+            queries.set_item_text(conn, row["id"], new)
             extract_item_references(conn, row["id"], row["subject"], new)
         count = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[
             0
@@ -242,7 +244,7 @@ def saved_anchors(conn: sqlite3.Connection, item_id: str) -> list[dict[str, obje
 
 def restore_anchors(conn: sqlite3.Connection, item_id: str, rows: list[dict[str, object]]) -> None:
     """Put an item's anchors back as `saved_anchors` read them (undoing a rewrite re-anchors nothing anew)."""
-    conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+    queries.drop_anchors(conn, item_id)
     conn.executemany(
         f"INSERT INTO memory_anchors(memory_item_id, {', '.join(_ANCHOR_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)",
         [(item_id, *(r.get(c) for c in _ANCHOR_COLUMNS)) for r in rows],
@@ -309,10 +311,10 @@ def rewrite_moved_references(
         )
     text = row["text"]
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
-        if note is None:
+        content = queries.note_content(conn, row["source_id"])
+        if content is None:
             raise not_found(str(row["id"]))
-        text = note["content"]
+        text = content
     done: list[dict[str, object]] = []
     for old, new in moved:
         text, replaced = _rewrite_name(text, old, new) if (old, new) in renamed else paths.rewrite_path(text, old, new)
@@ -391,7 +393,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
     refs = conn.execute("SELECT COUNT(*) FROM memory_references WHERE memory_item_id=?", (row["id"],)).fetchone()[0]
     note = None
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = queries.note_row(conn, row["source_id"])
     contested = bool(note is not None and note["conflict"])
     source = f"{row['source_table']}/{row['source_id']}" if row["source_table"] else None
     preview = Deletion(
@@ -441,7 +443,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
         if note is not None:
             # A deleted side leaves its contest as a resolved one does: two sides left stay contested.
             leave_contest(conn, note["id"])
-            conn.execute("DELETE FROM notes WHERE id=?", (note["id"],))
+            queries.delete_note(conn, note["id"])
             _forget_focus(conn, note)
         if row["source_table"] == "command_runs" or (
             row["source_table"] == "episodes" and row["kind"] != "episode:session_summary"
@@ -450,7 +452,7 @@ def delete_memory(conn: sqlite3.Connection, item_or_note_id: str, now: str, *, y
             # summary's episode stays (without its item): it marks the session as summarised, so the summary is not
             # written again at the next SessionStart.
             conn.execute(f"DELETE FROM {row['source_table']} WHERE id=?", (row["source_id"],))
-        conn.execute("DELETE FROM memory_items WHERE id=?", (row["id"],))
+        queries.delete_item(conn, row["id"])
     return Deletion(**{**preview.__dict__, "deleted": True})
 
 

@@ -2,7 +2,7 @@
 
 The only callers are the CLI's `cortex inbox accept|reject` and the TUI's Inbox screen: no MCP tool and no hook
 reaches these functions (a test walks every adapter to keep it so), and the CLI runs them only for a person at a
-terminal who typed the code its prompt showed (`commands/person.py`), on exactly the arrivals `preview` showed.
+terminal who typed the code its prompt showed (`adapters/handlers/person.py`), on exactly the arrivals `preview` showed.
 Accepting applies the arrival exactly as a trusted arrival would have been applied: a
 decision file through `sharing` (labelled `shared`, replacing the file's earlier version), an imported note
 through `transfer` (its date no later than when it arrived, its contests computed from the notes).

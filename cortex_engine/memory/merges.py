@@ -35,6 +35,7 @@ from cortex_engine.scope.identity import (
     normalize_scope_path,
     scope_key_branch,
 )
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -288,10 +289,10 @@ def check(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fal
     if scope.type != "branch" or not scope.head_oid or not scope.git_root:
         return MergeCheck(False, scope.head_oid)
     key = _head_key(scope)
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    if not force and row is not None and row["value"] == scope.head_oid:
+    last = queries.meta_value(conn, key)
+    if not force and last == scope.head_oid:
         return MergeCheck(False, scope.head_oid)
-    before = _previous_head(conn, scope, row["value"] if row is not None else None)
+    before = _previous_head(conn, scope, last)
     record_head(conn, scope, now)
     pending = _candidates(conn, scope)
     merged: dict[str, str] = {}
@@ -304,10 +305,7 @@ def check(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fal
         chosen = [n for n in pending if branch_of(n["scope_key"]) in merged]
         promoted = _promote(conn, scope, chosen, merged, now)
     with transaction(conn):
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            (key, scope.head_oid),
-        )
+        queries.set_meta(conn, key, scope.head_oid)
     return MergeCheck(True, scope.head_oid, merged, tuple(promoted))
 
 

@@ -171,7 +171,7 @@ def sync_note_item(
                 "UPDATE memory_items SET text=?, subject=?, state=? WHERE id=?", (text, note["subject"], state, item_id)
             )
         elif state != row["state"]:
-            conn.execute("UPDATE memory_items SET state=? WHERE id=?", (state, item_id))
+            queries.set_item_states(conn, [(state, item_id)])
         if row["text"] == text and row["subject"] == note["subject"] and prior is None:
             return
     extract_item_references(
@@ -249,7 +249,7 @@ def extract_item_references(
     for recorded, group in by_head.items():
         queries.add_references(conn, item_id, group, recorded)
     if not fresh:
-        conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+        queries.drop_anchors(conn, item_id)
     kept_paths = {r.normalized for r in refs if r.type == "file" and r.normalized in heads}
     kept: list[dict[str, Any]] = []
     seen: set[tuple[object, ...]] = set()
@@ -333,12 +333,7 @@ def write_note(
     with transaction(conn):
         priors = []
         if subject_n is not None:
-            priors = conn.execute(
-                f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
-                "AND status='active' AND (kind='decision' OR kind=?) "
-                "ORDER BY timestamp, rowid",
-                (scope.key, subject_n, kind),
-            ).fetchall()
+            priors = queries.active_decision_peers(conn, scope.key, subject_n, kind)
         # Only a dated write (one with an origin) is placed among newer notes; a note written now has none, and
         # a local write keeps superseding whatever came before it.
         newer = [p for p in priors if p["timestamp"] > now] if origin else []
@@ -368,7 +363,7 @@ def write_note(
                 conflicts = []  # a note replaced on arrival is no side of a contest (`leave_contest`)
         supersede(conn, superseded)
         for conflict in conflicts:
-            conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (conflict.id,))
+            queries.mark_contested(conn, conflict.id)
         # The row is written already shared with its item (content NULL, its length kept) when the item's text
         # will begin `<kind>: <content>`, compared as stored, as the sharing trigger would: it then has nothing
         # to rewrite, and the item is projected from these values instead of from the row read back.
@@ -419,7 +414,7 @@ def write_note(
 
 
 def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, *, demote_tier: bool = False) -> None:
-    note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    note = queries.note_row(conn, note_id)
     if note is not None:
         sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type), demote_tier=demote_tier)
 
@@ -454,10 +449,10 @@ def find_note(conn: sqlite3.Connection, note_or_item_id: str) -> sqlite3.Row:
 
     raw = note_or_item_id.strip()
     note_id = raw[len("notes:") :] if raw.startswith("notes:") else raw
-    note: sqlite3.Row | None = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    note: sqlite3.Row | None = queries.note_row(conn, note_id)
     if note is None:
         full = resolve_prefix(conn, "notes", note_id, what="note")
-        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (full,)).fetchone() if full else None
+        note = queries.note_row(conn, full) if full else None
     if note is None:
         raise NotFound(f'no note found for id "{raw}"', id=raw)
     return note

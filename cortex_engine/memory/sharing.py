@@ -40,6 +40,7 @@ from cortex_engine.memory import arrivals
 from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import alternatives_list, collapse
 from cortex_engine.scope.identity import Scope, scope_key_branch
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 DEFAULT_FOLDER = "docs/decisions"
@@ -496,12 +497,12 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force
     if scope.type != "branch" or not scope.head_oid:
         return SyncResult(False)
     key = _sync_key(scope)
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    last = queries.meta_value(conn, key)
     # The fast path spawns nothing: a changed `git config cortex.decisionsDir` is read at the next HEAD move
     # (or by `cortex sync`); CORTEX_DECISIONS_DIR is compared here.
     env_folder = settings.decisions_dir()
-    if not force and row is not None:
-        head, _, synced_folder = str(row["value"]).partition(" ")
+    if not force and last is not None:
+        head, _, synced_folder = last.partition(" ")
         if head == scope.head_oid and (not env_folder or synced_folder == env_folder.strip("/")):
             return SyncResult(False)
     folder = decisions_folder(scope.worktree)
@@ -584,10 +585,7 @@ def sync(conn: sqlite3.Connection, scope: Scope, now: str, *, review: str, force
         _retire(conn, scope, known[path])
         retired.append(path)
     with transaction(conn):
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            (key, stamp),
-        )
+        queries.set_meta(conn, key, stamp)
     return SyncResult(
         True,
         tuple(added),
@@ -736,7 +734,7 @@ def _import(
             return None
     old = None
     if previous is not None and previous["note_id"]:
-        old = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (previous["note_id"],)).fetchone()
+        old = queries.note_row(conn, previous["note_id"])
     if old is not None and old["status"] == "active" and old["origin"] == ORIGIN:
         _set_status(conn, scope, old["id"], "superseded")
     if parsed.status in _RETIRED_STATUSES:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from cortex_engine.base.clock import iso, parse_iso
 from cortex_engine.memory.items import ACCESS_STEPS, AGE_STEPS, ItemFacts, derive_state
+from cortex_engine.store import queries
 from cortex_engine.store.database import in_scopes, transaction
 
 REFRESH_SECONDS = 600
@@ -110,11 +111,9 @@ def refresh(
     changes = {row["id"]: new for row in rows if (new := derive_state(_facts(row), now)) != row["state"]}
     with transaction(conn):
         if changes:
-            conn.executemany("UPDATE memory_items SET state=? WHERE id=?", [(v, k) for k, v in changes.items()])
-        conn.executemany(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            [(key, iso(now)), (backfill_key, str(walked[-1] if walked else cursor))],
-        )
+            queries.set_item_states(conn, [(v, k) for k, v in changes.items()])
+        queries.set_meta(conn, key, iso(now))
+        queries.set_meta(conn, backfill_key, str(walked[-1] if walked else cursor))
     return len(changes)
 
 

@@ -32,7 +32,8 @@ from cortex_engine.memory import notes as notes_mod
 from cortex_engine.memory.items import NOTE_KINDS, alternatives_list
 from cortex_engine.memory.notes import _scope_type_of, clean_text, normalize_subject, sync_note_item, validate_note
 from cortex_engine.scope.identity import Scope
-from cortex_engine.store.database import IN_SCOPE, in_scopes, scope_id, transaction
+from cortex_engine.store import queries
+from cortex_engine.store.database import in_scopes, scope_id, transaction
 
 Tick = Callable[[int], None]
 
@@ -545,7 +546,7 @@ def import_notes(
         touched: set[str] = set()
         for i in order:
             note = incoming[i]
-            if conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
+            if queries.note_exists(conn, note.id):
                 result.present += 1
                 if tick is not None:
                     tick(1)
@@ -554,7 +555,8 @@ def import_notes(
             if tick is not None:
                 tick(1)
         for note_id in sorted(touched):
-            row = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+            row = queries.note_row(conn, note_id)
+            assert row is not None  # written or flagged in this transaction
             # What was superseded was re-projected one tier cooler by `notes.supersede` already.
             sync_note_item(conn, row, _scope_type_of(row["scope_key"], "project"))
         if inside is not None:
@@ -572,7 +574,7 @@ def hold_for_review(conn: sqlite3.Connection, result: ImportResult, incoming: li
             r[0] for r in conn.execute("SELECT note_id FROM arrivals WHERE channel='import' AND state='pending'")
         }
         for seq, note in enumerate(incoming):
-            if note.id in waiting or conn.execute("SELECT 1 FROM notes WHERE id=?", (note.id,)).fetchone() is not None:
+            if note.id in waiting or queries.note_exists(conn, note.id):
                 result.present += 1
                 continue
             arrivals.add(
@@ -628,12 +630,7 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
     opposed: list[str] = []
     replaced: list[str] = []
     if status == "active" and subject is not None:
-        rows = conn.execute(
-            f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
-            "AND status='active' AND (kind='decision' OR kind=?) "
-            "ORDER BY timestamp, rowid",
-            (note.scope, subject, note.kind),
-        ).fetchall()
+        rows = queries.active_decision_peers(conn, note.scope, subject, note.kind)
         for row in rows:
             earlier = row["timestamp"] <= note.timestamp
             if "decision" not in (row["kind"], note.kind) or not (
@@ -668,7 +665,7 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
         for row_id in opposed:
             conflict = True
             if row_id not in flagged:
-                conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (row_id,))
+                queries.mark_contested(conn, row_id)
                 touched.add(row_id)
                 result.contested.append(row_id)
     if opposed:

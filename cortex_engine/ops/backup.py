@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from cortex_engine.base.errors import CortexError, InvalidInput, Refused, StoreRefused
 from cortex_engine.engine import describe_store, open_engine
+from cortex_engine.store import queries
 from cortex_engine.store.database import SCHEMA_VERSION, open_store, schema_differences, stored_version
 
 
@@ -66,7 +67,7 @@ class BackupResult:
 def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
     return (
         conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0],
-        conn.execute("SELECT COUNT(*) FROM memory_items").fetchone()[0],
+        queries.item_count(conn),
     )
 
 

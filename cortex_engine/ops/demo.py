@@ -24,7 +24,6 @@ from pathlib import Path
 
 from cortex_engine.base.clock import Clock, clock_from_env
 from cortex_engine.base.ids import seeded as seeded_ids
-from cortex_engine.capture import agents
 from cortex_engine.capture.flush import SPOOL, open_runtime, runtime_dir
 from cortex_engine.engine import Engine
 from cortex_engine.scope.identity import GitLocation, cortex_home, store_identity
@@ -263,8 +262,7 @@ def _history_and_sessions(p: _Player) -> None:
             "auth strategy",
             ["session cookies (no SSO path)", "JWT-in-localStorage (XSS surface)"],
         )
-        agents.dispatch_pre(
-            engine,
+        engine.dispatch_pre(
             {
                 "session_id": "demo-host-4",
                 "tool_use_id": "demo-agent-1",
@@ -275,9 +273,7 @@ def _history_and_sessions(p: _Player) -> None:
                 },
             },
         )
-        agents.subagent_start(
-            engine, {"session_id": "demo-host-4", "agent_id": "demo-agent-1", "agent_type": "Explore"}
-        )
+        engine.subagent_start({"session_id": "demo-host-4", "agent_id": "demo-agent-1", "agent_type": "Explore"})
         p.spool(
             "demo-host-4",
             5,
@@ -286,9 +282,7 @@ def _history_and_sessions(p: _Player) -> None:
                 p.read("src/db/store.py", agent_id="demo-agent-1", agent_type="Explore"),
             ],
         )
-        engine.flush_spool()
-        agents.subagent_stop(
-            engine,
+        engine.subagent_stop(  # flushes the subagent's reads first, as the SubagentStop hook does
             {
                 "session_id": "demo-host-4",
                 "agent_id": "demo-agent-1",

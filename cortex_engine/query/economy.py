@@ -16,6 +16,7 @@ from cortex_engine.memory import tiers
 from cortex_engine.memory.items import collapse
 from cortex_engine.query.render import defuse, humanize_kind, item_labels, label_suffix
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import reports
 from cortex_engine.store.database import IN_SCOPE, transaction
 
 if TYPE_CHECKING:
@@ -109,12 +110,7 @@ def stats(conn: sqlite3.Connection, scope: Scope, db_path: str) -> dict[str, obj
             (scope.key,),
         )
     ]
-    states = {
-        r["state"]: r["n"]
-        for r in conn.execute(
-            f"SELECT state, COUNT(*) AS n FROM memory_items WHERE {IN_SCOPE} GROUP BY state", (scope.key,)
-        )
-    }
+    states = reports.items_by_state(conn, scope.key)
     never = conn.execute(
         f"SELECT COUNT(*) FROM memory_items WHERE {IN_SCOPE} AND access_count=0", (scope.key,)
     ).fetchone()[0]

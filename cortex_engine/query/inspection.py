@@ -20,6 +20,7 @@ from cortex_engine.query.listing import LABEL_FILTERS, SORTS
 from cortex_engine.scope import anchors, history
 from cortex_engine.scope.freshness import AnchorVerdict, Validator
 from cortex_engine.scope.identity import Scope
+from cortex_engine.store import queries
 from cortex_engine.store.database import IN_SCOPE
 
 __all__ = [
@@ -81,17 +82,15 @@ def inspect_memory(conn: sqlite3.Connection, scope: Scope, item_or_note_id: str)
     row = find_item(conn, item_or_note_id)
     validation = Validator(conn, scope).validate(row["id"], row["scope_key"])
     item = {k: row[k] for k in row.keys() if k != "rowid"}
-    host = (
-        conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (row["session_id"],)).fetchone()
-        if row["session_id"]
-        else None
-    )
-    item["host_session_id"] = host[0] if host is not None else None  # Claude Code's id: what `claude --resume` takes
+    # Claude Code's id: what `claude --resume` takes
+    item["host_session_id"] = (
+        queries.host_session_of(conn, row["session_id"]) if row["session_id"] else None
+    )  # Claude Code's id: what `claude --resume` takes
     conflict: dict[str, object]
     if row["source_table"] != "notes":
         conflict = {"state": "n/a", "counterparts": []}
     else:
-        note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
+        note = queries.note_row(conn, row["source_id"])
         if note is None:
             conflict = {"state": "unknown", "counterparts": [], "orphan": True}
         else:

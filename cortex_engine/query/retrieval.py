@@ -22,6 +22,7 @@ from cortex_engine.memory.items import (
     split_trailers,
 )
 from cortex_engine.scope.freshness import Validation, Validator
+from cortex_engine.store import queries
 from cortex_engine.store.database import in_scopes
 
 FUNCTION_WORDS = frozenset(
@@ -158,7 +159,7 @@ def term_weights(conn: sqlite3.Connection, tokens: list[TopicToken]) -> dict[str
     version = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
     held = _TERM_COUNTS.get(conn)
     if held is None or held[0] != version:
-        held = (version, {"": conn.execute("SELECT count(*) FROM memory_items").fetchone()[0]})
+        held = (version, {"": queries.item_count(conn)})
         _TERM_COUNTS[conn] = held
     counts = held[1]
     total = counts[""]

@@ -18,6 +18,7 @@ from typing import Any
 from cortex_engine.base.errors import NotFound, Refused
 from cortex_engine.memory.corrections import restore_anchors
 from cortex_engine.memory.notes import _scope_type_of, item_id_for, sync_note_item
+from cortex_engine.store import queries
 from cortex_engine.store.database import transaction
 
 UNDOABLE = ("resolve", "delete", "edit", "rewrite-moved")
@@ -197,7 +198,7 @@ def _undo_one(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> st
 def _resync(conn: sqlite3.Connection, note_id: str, scope_type: str, prior: Mapping[str, Any] | None = None) -> None:
     """Re-project a note into memory_items after its row changed (its own scope's type decides the layer); `prior`:
     what its references were recorded against before the action (kept in the audit row)."""
-    note = conn.execute("SELECT * FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
+    note = queries.note_row(conn, note_id)
     if note is not None:
         sync_note_item(conn, note, _scope_type_of(note["scope_key"], scope_type), prior=prior)
 
@@ -212,18 +213,16 @@ def _recorded(row: sqlite3.Row) -> dict[str, Any] | None:
 def _undo_text(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -> str:
     """An edit or a path rewrite: the text goes back when it is still what the action wrote."""
     if row["source_table"] == "notes":
-        note = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (row["source_id"],)).fetchone()
-        if note is None or note["content"] != row["new_text"]:
+        if queries.note_content(conn, row["source_id"]) != row["new_text"]:
             raise _changed(f"the note {row['source_id'][:8]}")
-        conn.execute("UPDATE notes SET content=? WHERE id=?", (row["prior_text"], row["source_id"]))
+        queries.set_note_content(conn, row["source_id"], row["prior_text"])
         _resync(conn, row["source_id"], scope_type, _recorded(row))
     else:
-        item = conn.execute("SELECT text FROM memory_items WHERE id=?", (row["memory_item_id"],)).fetchone()
-        if item is None or item["text"] != row["new_text"]:
+        if queries.item_text(conn, row["memory_item_id"]) != row["new_text"]:
             raise _changed(f"the memory {row['memory_item_id']}")
         from cortex_engine.memory.notes import extract_item_references
 
-        conn.execute("UPDATE memory_items SET text=? WHERE id=?", (row["prior_text"], row["memory_item_id"]))
+        queries.set_item_text(conn, row["memory_item_id"], row["prior_text"])
         extract_item_references(
             conn, row["memory_item_id"], row["prior_subject"], row["prior_text"], prior=_recorded(row)
         )
@@ -245,7 +244,7 @@ def _undo_delete(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) ->
             code="not_undoable",
         )
     note = before["note"]
-    if conn.execute("SELECT 1 FROM notes WHERE id=?", (note["id"],)).fetchone() is not None:
+    if queries.note_exists(conn, note["id"]):
         raise _changed(f"the note {note['id'][:8]}")
     sides = (
         [
@@ -291,8 +290,8 @@ def _undo_resolve(conn: sqlite3.Connection, row: sqlite3.Row, scope_type: str) -
         raise _changed(f'the notes on "{row["prior_subject"] or row["source_id"][:8]}"')
     replacement = after.get("replacement")
     if replacement:
-        conn.execute("DELETE FROM memory_items WHERE id=?", (item_id_for(replacement),))
-        conn.execute("DELETE FROM notes WHERE id=?", (replacement,))
+        queries.delete_item(conn, item_id_for(replacement))
+        queries.delete_note(conn, replacement)
     for note_id, (status, conflict) in before.items():
         conn.execute("UPDATE notes SET status=?, conflict=? WHERE id=?", (status, conflict, note_id))
         _resync(conn, note_id, scope_type)

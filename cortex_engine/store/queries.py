@@ -61,6 +61,23 @@ def set_session_flag(conn: sqlite3.Connection, session_id: str, key: str, value:
 # -- sessions ------------------------------------------------------------------------------------------------
 
 
+def session_row(conn: sqlite3.Connection, session_id: str) -> sqlite3.Row | None:
+    """A session by id."""
+    row: sqlite3.Row | None = conn.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
+    return row
+
+
+def host_session_of(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The host's session id a session carries (None for one Cortex started itself, or no such session)."""
+    row = conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (session_id,)).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def mark_spool_seen(conn: sqlite3.Connection, keys: Sequence[tuple[str, str]]) -> int:
+    """Record spool entries as replayed, `(key, seen_at)` each; how many were new (a seen key is left as it was)."""
+    return conn.executemany("INSERT OR IGNORE INTO spool_seen(key, seen_at) VALUES (?,?)", keys).rowcount
+
+
 def primary_session_count(conn: sqlite3.Connection, scope_key: str) -> int:
     """How many primary (non-subagent) sessions the scope has had."""
     row = conn.execute(
@@ -218,6 +235,68 @@ def note_content(conn: sqlite3.Connection, note_id: str) -> str | None:
     """A note's stored content (without its trailers); None when there is no such note."""
     row = conn.execute("SELECT content FROM scoped_notes WHERE id=?", (note_id,)).fetchone()
     return str(row["content"]) if row is not None else None
+
+
+def note_exists(conn: sqlite3.Connection, note_id: str) -> bool:
+    """Whether a note with this id is stored, whatever its state."""
+    return conn.execute("SELECT 1 FROM notes WHERE id=?", (note_id,)).fetchone() is not None
+
+
+def set_note_content(conn: sqlite3.Connection, note_id: str, content: str) -> None:
+    """Rewrite a note's content (its item is re-projected by the caller)."""
+    conn.execute("UPDATE notes SET content=? WHERE id=?", (content, note_id))
+
+
+def mark_contested(conn: sqlite3.Connection, note_id: str) -> None:
+    """Flag a note as one side of a contest."""
+    conn.execute("UPDATE notes SET conflict=1 WHERE id=?", (note_id,))
+
+
+def delete_note(conn: sqlite3.Connection, note_id: str) -> None:
+    """Remove a note's row (its item is the caller's to remove)."""
+    conn.execute("DELETE FROM notes WHERE id=?", (note_id,))
+
+
+def active_decision_peers(conn: sqlite3.Connection, scope_key: str, subject: str, kind: str) -> list[sqlite3.Row]:
+    """The active notes on a (normalized) subject in the scope that a note of `kind` may contest or supersede:
+    decisions, and notes of its own kind; oldest first."""
+    return conn.execute(
+        f"SELECT * FROM scoped_notes WHERE {IN_SCOPE} AND subject=? "
+        "AND status='active' AND (kind='decision' OR kind=?) "
+        "ORDER BY timestamp, rowid",
+        (scope_key, subject, kind),
+    ).fetchall()
+
+
+def item_text(conn: sqlite3.Connection, item_id: str) -> str | None:
+    """A memory item's text; None when there is no such item."""
+    row = conn.execute("SELECT text FROM memory_items WHERE id=?", (item_id,)).fetchone()
+    return str(row["text"]) if row is not None else None
+
+
+def set_item_text(conn: sqlite3.Connection, item_id: str, text: str) -> None:
+    """Rewrite a memory item's text (its references are re-extracted by the caller)."""
+    conn.execute("UPDATE memory_items SET text=? WHERE id=?", (text, item_id))
+
+
+def set_item_states(conn: sqlite3.Connection, states: Sequence[tuple[str, str]]) -> None:
+    """Set memory items' states, `(state, item_id)` each."""
+    conn.executemany("UPDATE memory_items SET state=? WHERE id=?", states)
+
+
+def delete_item(conn: sqlite3.Connection, item_id: str) -> None:
+    """Remove a memory item's row."""
+    conn.execute("DELETE FROM memory_items WHERE id=?", (item_id,))
+
+
+def drop_anchors(conn: sqlite3.Connection, item_id: str) -> None:
+    """Forget an item's symbol anchors."""
+    conn.execute("DELETE FROM memory_anchors WHERE memory_item_id=?", (item_id,))
+
+
+def item_count(conn: sqlite3.Connection) -> int:
+    """How many memory items the store holds, every scope and state."""
+    return int(conn.execute("SELECT count(*) FROM memory_items").fetchone()[0])
 
 
 def uncontested_active_notes(conn: sqlite3.Connection, scope_key: str, subject: str, kind: str) -> list[sqlite3.Row]:

@@ -1,8 +1,8 @@
 """Retrieval-quality harness: hermetic seeded suites, per-fixture metrics, and the fail-closed gate.
 
 One module per job: `suites` (the model and its loader) → `scenario` (the hermetic repository and store)
-→ `runner` (fixtures and surface probes, metrics) → `gate` (baselines, coverage, regeneration); `live`
-evaluates the user's own store; `commands` are `cortex evaluate` and `cortex eval-gate`.
+→ `runner` (fixtures and surface probes, metrics) → `gate` (baselines, coverage, regeneration);
+`own_store` evaluates the user's own store; `verbs` are `cortex evaluate` and `cortex eval-gate`.
 
 A suite (`eval/suites/<name>.json`) seeds a fresh scenario through the real engine: a temporary git
 repository on branch `eval/<name>` holding the suite's app-graph files, a temporary Cortex home, and a

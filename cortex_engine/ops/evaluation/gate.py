@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cortex_engine.memory.items import KIND_WEIGHTS
 from cortex_engine.ops.evaluation.runner import baseline_of, dumps, run_suite
 from cortex_engine.ops.evaluation.suites import (
     COUNT_METRICS,
@@ -23,6 +22,7 @@ from cortex_engine.ops.evaluation.suites import (
     load_suite,
     read_json,
 )
+from cortex_engine.results import KIND_WEIGHTS
 
 
 def _metric(values: Any, metric: str) -> float | None:

@@ -236,12 +236,9 @@ class Scenario:
 
     def _subagent(self, host: str, n: int, event: SeedEvent) -> None:
         """SubagentStart, then SubagentStop with the subagent's last message, through the hook handlers."""
-        from cortex_engine.capture import agents
-
         agent = {"session_id": host, "cwd": str(self.repo), "agent_id": f"{host}-agent-{n}", "agent_type": event.value}
-        agents.subagent_start(self.engine, {**agent, "hook_event_name": "SubagentStart"})
-        agents.subagent_stop(
-            self.engine,
+        self.engine.subagent_start({**agent, "hook_event_name": "SubagentStart"})
+        self.engine.subagent_stop(
             {
                 **agent,
                 "hook_event_name": "SubagentStop",
@@ -254,13 +251,13 @@ class Scenario:
         """Ids of every item of a kind (through the engine's read-only listing)."""
         if kind is None:
             return set()
-        from cortex_engine.query.listing import LIST_MAX
+        from cortex_engine.results import LIST_MAX
 
         return {str(i["id"]) for i in self.engine.list_memory(kinds=[kind], limit=LIST_MAX).items}
 
     def _newest(self, kind: str, before: set[str], *, upsert: bool = False) -> str:
         """The item of `kind` the last step wrote: the new one, or for an upserted kind the newest one."""
-        from cortex_engine.query.listing import LIST_MAX
+        from cortex_engine.results import LIST_MAX
 
         page = self.engine.list_memory(kinds=[kind], scopes=self.engine.scope_keys, limit=LIST_MAX).items
         fresh = [i for i in page if str(i["id"]) not in before]

@@ -16,7 +16,7 @@ from typing import Any
 
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.errors import CortexError
-from cortex_engine.memory.items import KIND_WEIGHTS, NOTE_KINDS
+from cortex_engine.results import KIND_WEIGHTS, NOTE_KINDS
 
 RESULT_SCHEMA = 1
 """Version of the evaluation-result and baseline JSON shape."""
