@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -191,16 +192,17 @@ def write_rows(result: dict[str, Any], checkouts: dict[str, Path]) -> None:
     text = results.read_text(encoding="utf-8")
     head = "## `cortex serve` against the TypeScript reference: spawn to the first `cortex_recall` answered"
     if head not in text:
-        text = text.rstrip("\n") + (
-            f"\n\n{head}\n\n`python bench/serve_first_call.py --runs N --reference /work/ref --write`: "
-            "initialize, initialized, tools/list and a `cortex_recall` sent at once to a freshly spawned server on "
-            "one repository seeded with the same four decisions (a contest among them); the servers run "
-            "interleaved, the order turning each round. `cpu at answer`: the server's user + system CPU (every "
-            "thread, /proc) when the recall's answer arrives; `rusage`: the child's whole user + system (wait4) "
-            "after its input is closed right after that answer. Medians (min–max).\n\n"
-            "| date (UTC) | server | runs | load | wall ms | cpu at answer ms | rusage ms |\n"
-            "|---|---|---|---|---|---|---|\n"
+        intro = (
+            "`python bench/serve_first_call.py --runs N --reference /work/ref --write`: initialize, initialized, "
+            "tools/list and a `cortex_recall` sent at once to a freshly spawned server on one repository seeded with "
+            "the same four decisions (a contest among them); the servers run interleaved, the order turning each "
+            "round. `cpu at answer`: the server's user + system CPU (every thread, /proc) when the recall's answer "
+            "arrives; `rusage`: the child's whole user + system (wait4) after its input is closed right after that "
+            "answer, which for Cortex includes the MCP SDK's import (about a second of CPU), made once the wire is "
+            "quiet, after the answer, and before it exits. Medians (min–max)."
         )
+        table = "| date (UTC) | server | runs | load | wall ms | cpu at answer ms | rusage ms |\n" + "|---" * 7 + "|\n"
+        text = text.rstrip("\n") + f"\n\n{head}\n\n{textwrap.fill(intro, 115)}\n\n{table}"
     stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     load = f"{result['loadavg'][0]:.1f}"
     rows = []
