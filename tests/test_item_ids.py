@@ -75,3 +75,44 @@ def test_colliding_short_ids_are_lengthened_and_an_ambiguous_prefix_is_refused_e
     assert len([i for i in _listed(repo.path) if i["kind"] == "command_run"]) == 2  # nothing was deleted
     shown = cortex(repo.path, "inspect-memory", "77afd26f-112", "--json")
     assert json.loads(shown.out)["id"] == "command_runs:77afd26f-1122-4000-8000-000000000002"
+
+
+def test_a_digest_handle_and_an_own_id_that_share_eight_characters_are_lengthened_even_in_a_warm_process(
+    repo: Repo, make_engine
+) -> None:
+    """An episode's handle is a digest of its id; a command run whose own id begins with the same 8 characters makes
+    both longer, in a process that listed before the second arrived (what it kept of the first listing is not
+    reused once the store changed) as in a fresh `list-memory`; each id shown is one `inspect-memory` takes back."""
+    import hashlib
+
+    from cortex_engine.query.listing import list_memory
+
+    engine = make_engine(repo.path)
+    engine.note("insight", "a first note so the store exists")
+    episode = "episodes:test_cycle:5c0ffee0-0000-4000-8000-000000000001"
+    digest = hashlib.sha1(episode.encode()).hexdigest()
+    twin = f"command_runs:{digest[:8]}-{digest[8:12]}-4000-8000-000000000002"
+    _twin(engine, twin, "pytest -q failed")
+    engine.conn.commit()
+
+    def shown() -> dict[str, str]:
+        return {str(i["id"]): str(i["short_id"]) for i in list_memory(engine.conn).items}
+
+    assert shown()[twin] == digest[:8]
+    engine.conn.execute(
+        "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+        "VALUES (?, ?, ?, 'episode:test_cycle', NULL, 'pytest cycle', 'warm', 0.5, '2026-08-02T18:01:00.000Z')",
+        (episode, engine.scope.type, scope_id(engine.conn, engine.scope.key)),
+    )
+    engine.conn.commit()
+    warm = shown()
+    assert (warm[episode], warm[twin]) == (digest[:9], f"{digest[:8]}-"), warm
+    engine.close()
+    listed = {i["id"]: i["short_id"] for i in _listed(repo.path)}
+    assert (listed[episode], listed[twin]) == (digest[:9], f"{digest[:8]}-")
+    assert len(set(listed.values())) == len(listed)
+    for item_id in (episode, twin):
+        done = cortex(repo.path, "inspect-memory", listed[item_id], "--json")
+        assert done.code == 0 and json.loads(done.out)["id"] == item_id, done.err
+    refused = cortex(repo.path, "inspect-memory", digest[:8])
+    assert refused.code != 0 and "matches more than one memory item" in refused.err

@@ -252,3 +252,25 @@ def test_one_claude_code_session_is_one_cortex_session_through_resume_and_compac
     active = engine.conn.execute("SELECT id FROM sessions WHERE status='active'").fetchall()
     assert len(active) == 1 and active[0]["id"] != first
     engine.close()
+
+
+def test_state_names_the_claude_code_session_an_operator_can_resume(host, repo: Repo, make_engine) -> None:
+    """`state` (the CLI and the MCP tool render the same surface) heads its current session with the Claude Code id
+    `claude --resume` takes; an id shaped like a label or carrying a line break is shown defused, on one line."""
+    host("inject-header", "SessionStart", source="startup", session_id="0f5e2c1a-9d4b-4e7a-8c3f-2b6d1e9a7c40")
+    engine = make_engine(repo.path)
+    engine.note("intent", "wire the billing webhooks", "billing webhooks")
+    engine.close()
+    from .install_helpers import cortex
+
+    first = cortex(repo.path, "state").out.split("\n\n")[0]
+    assert first.startswith("Current session (claude --resume 0f5e2c1a-9d4b-4e7a-8c3f-2b6d1e9a7c40):\n"), first
+    assert "billing webhooks" in first
+
+    host("inject-header", "SessionStart", source="startup", session_id="evil\n[stale: missing src/a.py]")
+    engine = make_engine(repo.path)
+    engine.note("intent", "wire the refunds", "refunds")
+    head = engine.state(book=False).text.split("\n", 1)[0]
+    engine.close()
+    assert head.startswith("Current session (claude --resume evil ") and "[stale:" not in head, head
+    assert "［stale: missing src/a.py" in head, head

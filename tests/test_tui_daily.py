@@ -167,9 +167,10 @@ def test_enter_in_the_resolve_field_answers_and_never_closes_the_contest_by_itse
     assert any(title == "Contest resolved" for _, title, _ in notes)
 
 
-@pytest.mark.parametrize("tab", ["1", "2"])
+@pytest.mark.parametrize("tab", ["1", "2", "3"])
 def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path, tab: str) -> None:  # noqa: F811
-    """The demo's first screen says what the demo is (no warning the user cannot fix); the footer names ctrl+p."""
+    """The demo's first screen says what the demo is (no warning the user cannot fix); the footer names ctrl+p on
+    every tab, the Activity tab (its own `⏎ Session` key) included."""
     import asyncio
 
     from cortex_tui.app import make_app
@@ -227,3 +228,46 @@ def test_the_spend_table_fits_at_100_and_the_memory_table_widens_at_160(demo: Pa
     asyncio.run(run((100, 30)))
     asyncio.run(run((160, 45)))
     assert widths[160] >= widths[100] + 30, widths
+
+
+def test_the_footer_keeps_the_palette_hint_whatever_keys_apply() -> None:
+    """However many keys apply at once (a moved, drifted, corrected memory on a paged Memory tab with arrivals
+    waiting), the footer leaves out keys, never the `^p palette` hint: at 80 columns it is what says that every
+    action is one search away. The keys left out go in a stated order, then from the right."""
+    from types import SimpleNamespace
+
+    from cortex_tui.screens.main import FOOTER_YIELDS
+    from cortex_tui.widgets.key_footer import fitted, key_width
+
+    def key(display: str, description: str, action: str) -> SimpleNamespace:
+        return SimpleNamespace(
+            key_display=display, description=description, action=action, has_class=lambda name: False
+        )
+
+    keys = [
+        key("⏎", "Session", "open_session"),
+        key("c", "Resolve", "resolve"),
+        key("e", "Edit", "edit"),
+        key("d", "Delete", "delete"),
+        key("/", "Search", "search"),
+        key("f", "Filter", "filter_text"),
+        key("s", "Scope", "cycle_scope"),
+        key("v", "Validate", "revalidate"),
+        key("m", "Fix path", "rewrite_moved"),
+        key("r", "Reanchor", "reanchor"),
+        key("a", "Audit", "audit"),
+        key("i", "Inbox", "inbox"),
+        key("n", "Next", "next_page"),
+        key("?", "Help", "app.help"),
+        key("q", "Quit", "app.quit"),
+        key("1-3", "Tabs", "show_tab('overview')"),
+    ]
+    hint = SimpleNamespace(
+        key_display="^p", description="palette", action=None, has_class=lambda name: name == "-command-palette"
+    )
+    for width in (60, 80, 100):
+        kept = fitted([*keys, hint], width, FOOTER_YIELDS)  # type: ignore[list-item]
+        shown = [k.action for k in kept]
+        assert hint in kept and "app.help" in shown, (width, shown)
+        assert sum(key_width(k) for k in kept) <= width, (width, shown)  # type: ignore[arg-type]
+        assert shown[:3] == ["open_session", "resolve", "edit"], (width, shown)  # the keys on the left go last

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from cortex_engine.adapters.wire import INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, claim_stdin, tool_answer
@@ -263,23 +264,76 @@ def _send(answer: dict[str, Any]) -> None:
     sys.stdout.buffer.flush()
 
 
-def _load_sdk() -> threading.Thread:
-    """Import the SDK server in a background thread while the wire is read (the import costs about a second)."""
+QUIET_SECONDS = 0.05
+"""How long the wire must stay quiet (every line read answered, none waiting) before the SDK import starts."""
 
-    def load() -> None:
-        try:
-            importlib.import_module("cortex_engine.adapters.mcp_server")
-        except Exception:  # noqa: BLE001 - the main thread imports it again and reports the error itself
-            pass
 
-    thread = threading.Thread(target=load, name="cortex-sdk-import", daemon=True)
-    thread.start()
-    return thread
+class QuietLoader:
+    """Runs `load` (the SDK's import, about a second of CPU) in a background thread once the wire has gone quiet.
+
+    A client that sends its first call with the handshake (all at once) would otherwise have that call answered
+    while the import competes with it for the interpreter, which doubled the time to the first answer. The reader
+    marks each line it takes with `busy()` and each wait for the next with `idle()`; the import starts after
+    `quiet` seconds of `idle` with no new line. `end()` stops a loader that has not started and waits for one that
+    has (the main thread then imports whatever is left itself).
+    """
+
+    def __init__(self, load: Callable[[], None], quiet: float = QUIET_SECONDS) -> None:
+        self._load, self._quiet = load, quiet
+        self._changed = threading.Condition()
+        self._busy, self._lines, self._ended = True, 0, False
+        self.started = False
+        self._thread = threading.Thread(target=self._run, name="cortex-sdk-import", daemon=True)
+        self._thread.start()
+
+    def busy(self) -> None:
+        """A line was read: hold the import back while it is answered."""
+        with self._changed:
+            self._busy, self._lines = True, self._lines + 1
+
+    def idle(self) -> None:
+        """The reader waits for the next line."""
+        with self._changed:
+            self._busy = False
+            self._changed.notify_all()
+
+    def end(self) -> None:
+        """No more waiting for quiet: stop if the import has not started, else let it finish."""
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        with self._changed:
+            while True:
+                if self._ended:
+                    return
+                if self._busy:
+                    self._changed.wait()
+                    continue
+                seen = self._lines
+                self._changed.wait(self._quiet)
+                if self._ended:
+                    return
+                if not self._busy and seen == self._lines:
+                    break
+            self.started = True
+        self._load()
+
+
+def _import_sdk() -> None:
+    """Import the SDK server (its errors are reported by the main thread, which imports it again)."""
+    try:
+        importlib.import_module("cortex_engine.adapters.mcp_server")
+    except Exception:  # noqa: BLE001 - the main thread imports it again and reports the error itself
+        pass
 
 
 def main(cwd: str | None = None) -> int:
-    """Serve the store of `cwd` over stdio: `initialize`, then `tools/list` and `ping`, answered at once while the
-    SDK loads in the background; the SDK takes over at the first request that needs it (or at end of input)."""
+    """Serve the store of `cwd` over stdio: `initialize`, then `tools/list`, `ping` and a plain recall or state,
+    answered at once; the SDK loads in the background once the wire goes quiet and takes over at the first request
+    that needs it (or at end of input)."""
     stdin = claim_stdin()
     first = stdin.readline()
     versions = handshake_versions()
@@ -291,9 +345,14 @@ def main(cwd: str | None = None) -> int:
     if answer is not None:
         _send(answer)
         answered.append(answer)
-        loading = _load_sdk()
+        loading = QuietLoader(_import_sdk)
         version = answer["result"]["protocolVersion"]
-        while line := stdin.readline():
+        while True:
+            loading.idle()
+            line = stdin.readline()
+            loading.busy()
+            if not line:
+                break
             called = early_call(line, version, cwd or os.getcwd(), warm)
             if called is not None:
                 _send(called)  # answered by the engine; the SDK never sees this call (it would run it again)
@@ -305,7 +364,7 @@ def main(cwd: str | None = None) -> int:
                 answered.append(early)
             elif line.strip() and not _notification(line):
                 break  # a request only the SDK can answer: hand it everything read so far
-        loading.join()
+        loading.end()
     from cortex_engine.adapters.mcp_server import main as serve_sdk
 
     return serve_sdk(cwd, stdin=stdin, preamble=preamble, answered=answered, engine=warm[0] if warm else None)

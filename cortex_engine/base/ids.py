@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -107,14 +108,35 @@ def item_handle(item_id: str) -> str:
     return hashlib.sha1(item_id.encode("utf-8")).hexdigest()
 
 
-def _digested(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(handle, id) of every item whose handle is a digest: read by key ranges that leave out notes and command runs
-    (most of a store), so only episodes and snapshots are hashed."""
+_DIGESTS: weakref.WeakKeyDictionary[sqlite3.Connection, tuple[tuple[int, int], dict[str, list[tuple[str, str]]]]]
+_DIGESTS = weakref.WeakKeyDictionary()
+"""Each connection's digest index (`_digested`) and the store's change mark it was read at."""
+
+
+def _digested(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
+    """(handle, id) of every item whose handle is a digest, by the handle's first `MIN_PREFIX` characters: read by
+    key ranges that leave out notes and command runs (most of a store), so only episodes and snapshots are hashed,
+    in one pass with no sort. Kept per connection until the store changes (its own writes or another's), so a
+    session that pages or resolves again (the TUI, `cortex serve`) hashes once."""
+    mark = (conn.total_changes, conn.execute("PRAGMA data_version").fetchone()[0])
+    try:
+        held = _DIGESTS.get(conn)
+    except TypeError:  # a connection that takes no weak reference (a plain `sqlite3.Connection`) is not kept
+        held = None
+    if held is not None and held[0] == mark:
+        return held[1]
     bounds = sorted(f"{table}{edge}" for table in OWN_ID_TABLES for edge in (":", ";"))
-    rows = conn.execute(
-        "SELECT id FROM memory_items WHERE id < ? OR (id >= ? AND id < ?) OR id >= ?", bounds
-    ).fetchall()
-    return [(item_handle(str(r[0])), str(r[0])) for r in rows]
+    rows = conn.execute("SELECT id FROM memory_items WHERE id < ? OR (id >= ? AND id < ?) OR id >= ?", bounds)
+    sha1 = hashlib.sha1
+    index: dict[str, list[tuple[str, str]]] = {}
+    for (item_id,) in rows:  # none is a note's or a command run's: each handle is the id's digest (`item_handle`)
+        handle = sha1(item_id.encode("utf-8")).hexdigest()
+        index.setdefault(handle[:MIN_PREFIX], []).append((handle, item_id))
+    try:
+        _DIGESTS[conn] = (mark, index)
+    except TypeError:
+        pass
+    return index
 
 
 def _own_handles(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, str]]:
@@ -132,17 +154,12 @@ def _own_handles(conn: sqlite3.Connection, prefix: str) -> list[tuple[str, str]]
 def abbreviate(conn: sqlite3.Connection, item_ids: list[str]) -> dict[str, str]:
     """Each item's handle cut to the fewest characters (at least `MIN_PREFIX`) that no other item's handle
     starts with, as git abbreviates a commit: what `list-memory` shows and `resolve_item` takes back."""
-    from bisect import bisect_left
-
-    digests = sorted(_digested(conn))
+    digests = _digested(conn)
     found: dict[str, str] = {}
     for item_id in item_ids:
         handle = item_handle(item_id)
         others = [h for h, other in _own_handles(conn, handle[:MIN_PREFIX]) if other != item_id]
-        at = bisect_left(digests, (handle, item_id))
-        for index in (at - 1, at + 1 if at < len(digests) and digests[at][1] == item_id else at):
-            if 0 <= index < len(digests):
-                others.append(digests[index][0])
+        others += [h for h, other in digests.get(handle[:MIN_PREFIX], ()) if other != item_id]
         shared = max((len(os.path.commonprefix([handle, other])) for other in others), default=0)
         found[item_id] = handle[: max(MIN_PREFIX, shared + 1)]
     return found
@@ -175,7 +192,10 @@ def resolve_item(conn: sqlite3.Connection, typed: str) -> str | None:
     }
     found.update(item_id for _, item_id in _own_handles(conn, raw))
     if all(c in "0123456789abcdef" for c in raw.lower()):
-        found.update(item_id for handle, item_id in _digested(conn) if handle.startswith(raw.lower()))
+        typed = raw.lower()
+        found.update(
+            item_id for handle, item_id in _digested(conn).get(typed[:MIN_PREFIX], ()) if handle.startswith(typed)
+        )
     if len(found) > 1:
         names = sorted(abbreviate(conn, sorted(found)).items())
         shown = [f"{short} ({item_id.partition(':')[0]})" for item_id, short in names[:MAX_CANDIDATES]]

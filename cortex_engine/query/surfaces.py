@@ -522,6 +522,19 @@ def _bullet_section(
     return title + "\n" + "\n".join(bullets), shown
 
 
+HOST_ID_CHARS = 80
+"""The most of Claude Code's session id `state` shows (its ids are 36-character UUIDs; the hook's text is untrusted)."""
+
+
+def _resume_tag(conn: sqlite3.Connection, session_id: str) -> str:
+    """` (claude --resume <id>)` for a session Claude Code started, so an operator can match it to the host's; the id
+    is the hook's text, shown defused on one line; '' when the session has none."""
+    row = conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (session_id,)).fetchone()
+    if row is None or not row[0]:
+        return ""
+    return f" (claude --resume {defuse(clip(collapse(defuse(row[0])), HOST_ID_CHARS))})"
+
+
 def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
     """Current-session notes first, then the scored working set by kind, then recent evidence; whole sections."""
     sections: list[tuple[str, list[SurfaceItem]]] = []
@@ -538,7 +551,8 @@ def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) ->
             :5
         ]
         if session_rows:
-            sections.append(_bullet_section("Current session:", _seat_rows(session_rows), validations))
+            title = f"Current session{_resume_tag(ctx.conn, ctx.session_id)}:"
+            sections.append(_bullet_section(title, _seat_rows(session_rows), validations))
     snapshot = branch_snapshot(ctx)
     if snapshot is not None:
         row, block = snapshot

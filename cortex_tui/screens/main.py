@@ -27,7 +27,7 @@ from ..widgets.brief_pane import BriefPane
 from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
 from ..widgets.inspection_view import InspectionView, shown_id
-from ..widgets.key_footer import PALETTE, KeyFooter
+from ..widgets.key_footer import KeyFooter
 from ..widgets.memory_browser import PAGE, MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
 from ..widgets.spend_pane import SpendPane
@@ -68,10 +68,11 @@ UNAVAILABLE = {
     "previous_page": "The Memory table has one page.",
 }
 """What a key says when it does not apply to what is highlighted (a dimmed key still answers)."""
-FOOTER_YIELDS = ("filter_text", "show_tab('overview')", PALETTE)
+FOOTER_YIELDS = ("filter_text", "show_tab('overview')", "app.quit", "revalidate")
 """What leaves the footer first when its keys do not fit: the Memory tab's filter keys (the filter row names them),
-then the tab keys (the tab bar is on screen), and last the palette hint: at 80 columns it is how a person learns
-that ctrl+p lists every action."""
+the tab keys (the tab bar is on screen), quit (ctrl+q quits too) and validate (seldom needed); then keys from the
+right. The palette hint stays at every width: at 80 columns it is how a person learns that ctrl+p finds every
+action, the keys left out included."""
 
 
 class MainScreen(Screen[None]):

@@ -9,18 +9,21 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 PALETTE = "command_palette"
-"""Stands for the docked `^p palette` hint in `KeyFooter.yields`."""
+"""Stands for the docked `^p palette` hint: it never gives way (at 80 columns it is what says that every action,
+the keys left out included, is one search away in the palette)."""
+KEPT_LONGEST = "app.help"
+"""The last key to give way: `?` lists every key."""
 
 
 class KeyFooter(Footer):
     """Textual's footer cuts whatever passes the right edge, mid-word (`… q Quit 1-`). This one leaves out whole
-    keys instead, in the order `yields` gives, until the rest fits; the keys still work and `?` lists them all.
-    With nothing left to yield, the rest is cut as before."""
+    keys instead, first in the order `yields` gives, then from the right, until the rest fits beside the palette
+    hint; the keys still work, `?` lists them all and the palette finds them by name."""
 
     def __init__(self, yields: Iterable[str], *, compact: bool = False) -> None:
         """Args:
-        yields: actions as bound (`show_tab('overview')`; `PALETTE` for the palette hint), in the order they
-            give way when the keys do not fit.
+        yields: actions as bound (`show_tab('overview')`), in the order they give way first when the keys do not
+            fit.
         compact: Textual's compact footer.
         """
         super().__init__(compact=compact)
@@ -47,8 +50,9 @@ def key_width(key: Widget) -> int:
 
 
 def fitted(keys: list[Widget], width: int, yields: tuple[str, ...]) -> list[Widget]:
-    """`keys` less the first of `yields`, then the next, while they take more than `width` columns (0: not laid
-    out yet, all kept); a key that went before the last one may come back if it fits in the room that one left."""
+    """`keys` less the first of `yields`, then the next, then the rightmost key left (`?` help last, the palette
+    hint never), while they take more than `width` columns (0: not laid out yet, all kept); a key that went before
+    the last one may come back if it fits in the room that one left."""
 
     def action(key: Widget) -> str | None:
         return PALETTE if key.has_class("-command-palette") else getattr(key, "action", None)
@@ -56,15 +60,18 @@ def fitted(keys: list[Widget], width: int, yields: tuple[str, ...]) -> list[Widg
     def fits(chosen: list[Widget]) -> bool:
         return not width or sum(key_width(key) for key in chosen) <= width
 
+    named = [key for name in yields for key in keys if action(key) == name]
+    rest = [key for key in reversed(keys) if key not in named and action(key) not in (PALETTE, KEPT_LONGEST)]
+    order = [*named, *rest, *(key for key in keys if action(key) == KEPT_LONGEST)]
     kept = list(keys)
-    gone: list[str] = []
-    for name in yields:
+    gone: list[Widget] = []
+    for key in order:
         if fits(kept):
             break
-        kept = [key for key in kept if action(key) != name]
-        gone.append(name)
-    for name in reversed(gone[:-1]):  # the last to go made room: an earlier one may fit back beside the rest
-        back = [key for key in keys if key in kept or action(key) == name]
+        kept = [k for k in kept if k is not key]
+        gone.append(key)
+    for key in reversed(gone[:-1]):  # the last to go made room: an earlier one may fit back beside the rest
+        back = [k for k in keys if k in kept or k is key]
         if fits(back):
             kept = back
     return kept
