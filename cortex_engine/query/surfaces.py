@@ -57,6 +57,7 @@ from cortex_engine.query.retrieval import (
 from cortex_engine.query.route import STATE_BY_ADAPTER
 from cortex_engine.scope.freshness import Validation, Validator
 from cortex_engine.store.database import IN_SCOPE, in_scopes
+from cortex_engine.store.queries import host_session_of
 from cortex_engine.store.redact import clean_text
 
 BUDGETS = {"header": 800, "session_brief": 150, "subagent_brief": 150, "brief": 450, "recall": 600, "state": 800}
@@ -529,10 +530,10 @@ HOST_ID_CHARS = 80
 def _resume_tag(conn: sqlite3.Connection, session_id: str) -> str:
     """` (claude --resume <id>)` for a session Claude Code started, so an operator can match it to the host's; the id
     is the hook's text, shown defused on one line; '' when the session has none."""
-    row = conn.execute("SELECT host_session_id FROM sessions WHERE id=?", (session_id,)).fetchone()
-    if row is None or not row[0]:
+    host = host_session_of(conn, session_id)
+    if not host:
         return ""
-    return f" (claude --resume {defuse(clip(collapse(defuse(row[0])), HOST_ID_CHARS))})"
+    return f" (claude --resume {defuse(clip(collapse(defuse(host)), HOST_ID_CHARS))})"
 
 
 def state(ctx: Context, budget: int, extra_sections: list[str] | None = None) -> Surface:
