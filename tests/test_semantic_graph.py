@@ -1,0 +1,69 @@
+"""The encoder's graph rewrite: the vocabulary table stays int8 in memory and the vectors do not move by a bit."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex_engine.semantic import extra as semantic
+from cortex_engine.semantic import graph
+
+pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
+
+import onnxruntime as ort  # type: ignore[import-untyped]  # noqa: E402 - after the skip
+
+from cortex_engine.semantic import model  # noqa: E402 - after the skip
+
+TEXTS = [
+    "use kafka for the queue engine; partitions give us ordering per account",
+    "event streaming choice",
+    "x",
+    "the invoice pdf export needs the fonts bundled or it falls back to courier " * 40,  # cut at MAX_TOKENS
+]
+
+
+@pytest.fixture(scope="module")
+def pinned() -> str:
+    path = semantic.model_file()
+    if path is None or semantic.model_problem(path) is not None:
+        pytest.skip("the pinned model file is not installed")
+    return path
+
+
+def test_the_rewritten_graph_gives_the_vectors_of_the_file_as_it_is(pinned: str) -> None:
+    """Every vector of the rewritten graph equals, bit for bit, what the unchanged file computes."""
+    embedder = model.Embedder(pinned)
+    rewritten = embedder.embed(TEXTS)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    embedder._session = ort.InferenceSession(pinned, options, providers=["CPUExecutionProvider"])
+    original = embedder.embed(TEXTS)
+    assert rewritten.shape == (len(TEXTS), semantic.DIMENSIONS)
+    assert (rewritten == original).all()
+
+
+def test_the_embedding_tables_are_gathered_as_int8_and_nothing_else_changes(pinned: str) -> None:
+    """The two tables read by Gather lose their Cast and Mul; the matrix products keep theirs (float32 as shipped)."""
+    with open(pinned, "rb") as handle:
+        data = handle.read()
+    out = graph.rewrite(data, matmuls=False)
+    assert out != data
+    nodes = [graph._Node(v) for f, _, v, _ in graph._fields(_graph_of(out)) if f == 1 and not isinstance(v, int)]
+    before = [graph._Node(v) for f, _, v, _ in graph._fields(_graph_of(data)) if f == 1 and not isinstance(v, int)]
+    gathered = [n.inputs[0] for n in nodes if n.op == "Gather"]
+    assert "inner.embeddings.word_embeddings.weight_q" in gathered
+    assert "inner.embeddings.word_embeddings.weight" not in gathered
+    assert sum(n.op == "MatMul" for n in nodes) == sum(n.op == "MatMul" for n in before)
+    assert not any(n.domain for n in nodes)
+
+
+def test_bytes_it_cannot_rewrite_pass_through_unchanged() -> None:
+    """No graph, or no pattern that matches exactly: the bytes are returned as given."""
+    assert graph.rewrite(b"") == b""
+    assert graph.rewrite(graph._put(1, "not a graph")) == graph._put(1, "not a graph")
+
+
+def _graph_of(data: bytes) -> memoryview:
+    found = next(v for f, _, v, _ in graph._fields(memoryview(data)) if f == 7 and not isinstance(v, int))
+    assert isinstance(found, memoryview)
+    return found
