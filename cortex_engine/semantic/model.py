@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ INTEGER_MATMULS = False
 """Off: the matrix products stay float32 as the file computes them. On (`graph.rewrite(matmuls=True)`), they run on
 int8 weights: ~80 MiB less memory and ~2x the throughput, but every vector moves (cosine ~0.994 to the float path)
 and the paraphrase suite loses a neighbour; stored vectors would be mixed with new ones (bench/RESULTS.md)."""
+TOPICS_KEPT = 256
+"""Topics whose vectors a process remembers (1.5 KiB each)."""
 _TOKENIZER = Path(__file__).with_name("tokenizer.json")
 _LOADED: dict[str, Embedder] = {}
 _LOCK = threading.Lock()
@@ -97,6 +100,26 @@ class Embedder:
         tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
+        self._topics: OrderedDict[str, Any] = OrderedDict()
+
+    def embed_topic(self, topic: str) -> Any:
+        """One text's vector, remembered for the process's last TOPICS_KEPT topics (read-only: it is shared).
+
+        A warm server is asked the same topics again (an agent re-recalls what it is working on); the encoder is
+        deterministic, so a remembered vector is the one a new run would compute, for ~5 ms less.
+        """
+        with self._lock:
+            held = self._topics.get(topic)
+            if held is not None:
+                self._topics.move_to_end(topic)
+                return held
+        vector = self.embed([topic])[0]
+        vector.flags.writeable = False
+        with self._lock:
+            self._topics[topic] = vector
+            while len(self._topics) > TOPICS_KEPT:
+                self._topics.popitem(last=False)
+        return vector
 
     def embed(self, texts: list[str]) -> Any:
         """One L2-normalised float32 row per text, in order (batched by length: less padding to compute)."""

@@ -1,4 +1,5 @@
-"""The encoder's graph rewrite: the vocabulary table stays int8 in memory and the vectors do not move by a bit."""
+"""The encoder's costs: the graph rewrite (the vocabulary table stays int8, the vectors do not move by a bit) and
+the topics a warm process remembers."""
 
 from __future__ import annotations
 
@@ -67,3 +68,19 @@ def _graph_of(data: bytes) -> memoryview:
     found = next(v for f, _, v, _ in graph._fields(memoryview(data)) if f == 7 and not isinstance(v, int))
     assert isinstance(found, memoryview)
     return found
+
+
+def test_a_remembered_topic_is_the_vector_a_new_run_computes_and_the_oldest_is_forgotten(
+    pinned: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`embed_topic` answers a repeated topic from memory with the same vector; past TOPICS_KEPT the least recent
+    topic is computed again."""
+    monkeypatch.setattr(model, "TOPICS_KEPT", 2)
+    embedder = model.Embedder(pinned)
+    first = embedder.embed_topic(TEXTS[1])
+    assert (first == embedder.embed([TEXTS[1]])[0]).all() and not first.flags.writeable
+    assert embedder.embed_topic(TEXTS[1]) is first
+    embedder.embed_topic(TEXTS[0])
+    embedder.embed_topic(TEXTS[2])  # three topics: the least recently asked (TEXTS[1]) is forgotten
+    again = embedder.embed_topic(TEXTS[1])
+    assert again is not first and (again == first).all()
