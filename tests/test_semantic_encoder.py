@@ -3,10 +3,16 @@ the topics a warm process remembers."""
 
 from __future__ import annotations
 
+import functools
+import string
+from typing import Any
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from cortex_engine.semantic import extra as semantic
-from cortex_engine.semantic import graph
+from cortex_engine.semantic import graph, wordpiece
 
 pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
 
@@ -84,3 +90,39 @@ def test_a_remembered_topic_is_the_vector_a_new_run_computes_and_the_oldest_is_f
     embedder.embed_topic(TEXTS[2])  # three topics: the least recently asked (TEXTS[1]) is forgotten
     again = embedder.embed_topic(TEXTS[1])
     assert again is not first and (again == first).all()
+
+
+ASCII = st.lists(st.sampled_from([*string.printable, "\x00", "\x0b", "\x1f", "\x7f", "##", "[SEP]"]), max_size=400).map(
+    "".join
+)
+
+
+@functools.cache
+def _both() -> tuple[Any, wordpiece.WordPiece]:
+    return model._library_tokenizer(), wordpiece.WordPiece(model._TOKENIZER)
+
+
+@settings(max_examples=40, deadline=None)
+@example(text="b" * 100 + " " + "b" * 101 + " embeddings ##x")
+@example(text="word " * 300)
+@given(text=st.one_of(ASCII, st.lists(st.text(string.ascii_letters + "#", min_size=1, max_size=120)).map(" ".join)))
+def test_the_python_wordpiece_gives_the_library_s_ids_for_every_text_it_takes(text: str) -> None:
+    """ASCII text (control characters, punctuation, `##`, words over 100 characters, past 256 tokens) is cut as the
+    library cuts it; a text naming a special token is left to the library."""
+    library, pieces = _both()
+    if pieces.handles(text):
+        assert pieces.encode(text, model.MAX_TOKENS) == library.encode(text).ids
+    else:
+        assert "[SEP]" in text
+
+
+def test_a_text_the_python_wordpiece_does_not_take_is_cut_by_the_library(pinned: str) -> None:
+    """Non-ASCII text and special-token names go to the library, loaded only then; the ids are its own."""
+    embedder = model.Embedder(pinned)
+    assert embedder._tokenizer is None
+    embedder._token_ids(["plain ascii"])
+    assert embedder._tokenizer is None
+    texts = ["café naïve 東京 ﬁle", "the [SEP] token", "plain ascii"]
+    library = model._library_tokenizer()
+    assert embedder._token_ids(texts) == [library.encode(t).ids for t in texts]
+    assert embedder._tokenizer is not None

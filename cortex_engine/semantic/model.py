@@ -3,7 +3,8 @@
 The pinned file is read once, its SHA-256 checked on the bytes that are run, and its graph rewritten in memory so
 the vocabulary's embedding table stays int8 (`graph`: ~35 MiB less resident memory, outputs bit-identical).
 
-Heavy (numpy, onnxruntime, tokenizers): imported only where embedding happens, never by a hook.
+Heavy (numpy, onnxruntime; `tokenizers` only for a non-ASCII text): imported only where embedding happens, never
+by a hook.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort  # type: ignore[import-untyped]
-from tokenizers import Tokenizer
 
 from cortex_engine.semantic import extra as semantic
 from cortex_engine.semantic import graph
+from cortex_engine.semantic.wordpiece import WordPiece
 
 MAX_TOKENS = 256
 """Longer texts are cut (the model was trained on 128-token passages; a note's first 256 tokens say what it is)."""
@@ -94,11 +95,8 @@ class Embedder:
         )
         del data
         release_freed()
-        tokenizer = Tokenizer.from_file(str(_TOKENIZER))
-        # The shipped tokenizer pads every input to 128 tokens: padded alike, every two texts score about 0.8.
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer = tokenizer
+        self._wordpiece = WordPiece(_TOKENIZER)
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
         self._topics: OrderedDict[str, Any] = OrderedDict()
 
@@ -121,22 +119,36 @@ class Embedder:
                 self._topics.popitem(last=False)
         return vector
 
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids: ASCII text by `wordpiece` (the same ids in ~4 MiB), any other by the library,
+        loaded the first time one comes (~15 MiB)."""
+        ids: list[list[int] | None] = [
+            self._wordpiece.encode(t, MAX_TOKENS) if self._wordpiece.handles(t) else None for t in texts
+        ]
+        rest = [i for i, found in enumerate(ids) if found is None]
+        if rest:
+            if self._tokenizer is None:
+                self._tokenizer = _library_tokenizer()
+            for i, encoding in zip(rest, self._tokenizer.encode_batch([texts[i] for i in rest]), strict=True):
+                ids[i] = list(encoding.ids)
+        return [found or [] for found in ids]
+
     def embed(self, texts: list[str]) -> Any:
         """One L2-normalised float32 row per text, in order (batched by length: less padding to compute)."""
         out = np.zeros((len(texts), semantic.DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
         with self._lock:
-            encoded = self._tokenizer.encode_batch(texts)
-            order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+            encoded = self._token_ids(texts)
+            order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
             for start in range(0, len(order), BATCH):
                 chunk = order[start : start + BATCH]
-                width = max(len(encoded[i].ids) for i in chunk)
+                width = max(len(encoded[i]) for i in chunk)
                 ids = np.zeros((len(chunk), width), dtype=np.int64)
                 mask = np.zeros((len(chunk), width), dtype=np.int64)
                 for row, i in enumerate(chunk):
-                    n = len(encoded[i].ids)
-                    ids[row, :n] = encoded[i].ids
+                    n = len(encoded[i])
+                    ids[row, :n] = encoded[i]
                     mask[row, :n] = 1
                 hidden = self._session.run(
                     None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
@@ -146,6 +158,17 @@ class Embedder:
                 out[chunk] = pooled / norms
             release_freed()
         return out
+
+
+def _library_tokenizer() -> Any:
+    """The `tokenizers` library's tokenizer for the shipped file, unpadded, cut at MAX_TOKENS."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_TOKENIZER))
+    # The shipped tokenizer pads every input to 128 tokens: padded alike, every two texts score about 0.8.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(MAX_TOKENS)
+    return tokenizer
 
 
 def load() -> Embedder:
