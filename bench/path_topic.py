@@ -48,7 +48,12 @@ print(json.dumps({"cpu_ms": cpu, "answer": first.text, "items": len(first.items)
 def cortex(tree: Path, store: Path, calls: int) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(tree), "CORTEX_SEMANTIC": "0", "CORTEX_HOME": str(store / "home")}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(store), TOPIC, str(calls)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, str(store), TOPIC, str(calls)],
+        env=env,
+        capture_output=True,
+        cwd="/",  # not a checkout: `-c` puts the working directory first on sys.path
+        text=True,
+        check=True,
     )
     result: dict[str, object] = json.loads(out.stdout)
     return result
