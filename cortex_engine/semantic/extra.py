@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import os
 import sqlite3
+from typing import Any
 
 from cortex_engine.base import settings
 from cortex_engine.base.records import record
@@ -131,6 +132,30 @@ def availability() -> Availability:
     if not os.path.isfile(path or ""):
         return Availability(False, f"recall is lexical only: no model file at {path}")
     return Availability(True, "semantic extra installed")
+
+
+def _release() -> Any:
+    """glibc's `malloc_trim`, or None where there is none (macOS, musl): hands freed heap pages back to the system."""
+    import ctypes
+
+    try:  # the process's own symbols (libc among them); `find_library` would run a subprocess to look
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM: Any = None
+
+
+def release_freed() -> None:
+    """Return the heap's free pages to the system. Loading the encoder leaves ~50 MiB freed but held (the file's
+    bytes, the rewritten graph, onnxruntime's copies), each run its activations' pages and each read of the vector
+    matrix its rows' copies: with onnxruntime's arena off, glibc keeps them until told (measured: 202 → 150 MiB
+    after load, 217 → ~150 after a batch; 0.04 ms a call)."""
+    global _TRIM
+    if _TRIM is None:
+        _TRIM = _release() or (lambda _pad: 0)
+    _TRIM(0)
 
 
 _HASHED: dict[tuple[str, int, int], str] = {}

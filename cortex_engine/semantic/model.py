@@ -38,28 +38,6 @@ _LOADED: dict[str, Embedder] = {}
 _LOCK = threading.Lock()
 
 
-def _release() -> Any:
-    """glibc's `malloc_trim`, or None where there is none (macOS, musl): hands freed heap pages back to the system."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-_TRIM = _release()
-
-
-def release_freed() -> None:
-    """Return the heap's free pages to the system. Loading leaves ~50 MiB freed but held (the file's bytes, the
-    rewritten graph, onnxruntime's copies) and every run leaves its activations' pages: with the arena off, glibc
-    keeps them until told (measured: 202 → 150 MiB after load, 217 → ~150 after a batch; 0.04 ms a call)."""
-    if _TRIM is not None:
-        _TRIM(0)
-
-
 class ModelRefused(Exception):
     """The model file is missing or is not the pinned one: the dense retriever stays off."""
 
@@ -94,7 +72,7 @@ class Embedder:
             graph.rewrite(data, matmuls=INTEGER_MATMULS), options, providers=["CPUExecutionProvider"]
         )
         del data
-        release_freed()
+        semantic.release_freed()
         self._wordpiece = WordPiece(_TOKENIZER)
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -156,7 +134,7 @@ class Embedder:
                 pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
                 norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
                 out[chunk] = pooled / norms
-            release_freed()
+            semantic.release_freed()
         return out
 
 
