@@ -3,6 +3,8 @@
 Usage:
     python bench/hybrid_latency.py [--root /tmp/cortex-bench-hybrid] [--runs 5] [--calls 10] [--out FILE]
                                    [--embed-limit N]   # embed N items for real, give the rest noisy copies
+                                   [--tree CHECKOUT]   # the servers of another checkout (the previous tree)
+                                   [--fresh]           # a topic new to the server on every call
 
 On the synthetic 10k tier (bench/synth.py, built once under --root):
   - backfill: `Engine.embed_pending()` with the real encoder (one CPU thread): seconds, items/s, and the store's
