@@ -3,6 +3,8 @@
 Usage:
     python bench/hybrid_latency.py [--root /tmp/cortex-bench-hybrid] [--runs 5] [--calls 10] [--out FILE]
                                    [--embed-limit N]   # embed N items for real, give the rest noisy copies
+                                   [--tree CHECKOUT]   # the servers of another checkout (the previous tree)
+                                   [--fresh]           # a topic new to the server on every call
 
 On the synthetic 10k tier (bench/synth.py, built once under --root):
   - backfill: `Engine.embed_pending()` with the real encoder (one CPU thread): seconds, items/s, and the store's
@@ -41,6 +43,10 @@ from serve import TOPICS, answer, cpu_of, request  # noqa: E402
 
 NOW = synth.NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
 LIMIT = 0
+TREE = ROOT
+"""The checkout whose servers are measured (`--tree`: another tree, e.g. the previous one, with this bench)."""
+FRESH = False
+"""`--fresh`: every call's topic is new to the server (a number appended), so nothing it remembers applies."""
 
 
 def tier(root: Path) -> synth.Built | Path:
@@ -130,7 +136,7 @@ def server(where: Path, semantic: bool) -> subprocess.Popen[bytes]:
         "CORTEX_HOME": str(where / "home"),
         "CORTEX_NOW": NOW,
         "CORTEX_SEMANTIC": "1" if semantic else "0",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(TREE),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "cortex_engine.adapters.cli", "serve"],
@@ -163,9 +169,8 @@ def recalls(proc: subprocess.Popen[bytes], start: int, calls: int) -> tuple[list
     before = cpu_of(proc.pid)
     for n in range(calls):
         t0 = time.perf_counter()
-        proc.stdin.write(
-            request(start + n, "tools/call", {"name": "cortex_recall", "arguments": {"topic": TOPICS[n % len(TOPICS)]}})
-        )
+        topic = TOPICS[n % len(TOPICS)] + (f" {start + n}" if FRESH else "")
+        proc.stdin.write(request(start + n, "tools/call", {"name": "cortex_recall", "arguments": {"topic": topic}}))
         proc.stdin.flush()
         answer(proc, start + n)
         walls.append(time.perf_counter() - t0)
@@ -294,9 +299,12 @@ def main() -> int:
         default=0,
         help="embed only this many items for real (the throughput); the rest get noisy copies",
     )
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose servers run")
+    parser.add_argument("--fresh", action="store_true", help="a topic new to the server on every call")
     args = parser.parse_args()
-    global LIMIT
+    global LIMIT, TREE, FRESH
     LIMIT = args.embed_limit
+    TREE, FRESH = args.tree, args.fresh
     args.root.mkdir(parents=True, exist_ok=True)
     where = tier(args.root)
     assert isinstance(where, Path)

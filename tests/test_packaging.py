@@ -29,8 +29,9 @@ def test_every_hook_template_is_shipped_as_data_where_templates_dir_looks() -> N
 
 
 OWN = {"cortex_engine", "cortex_tui"}
-LOOKUPS = {"import_module", "find_spec"}
-"""Calls that name a module in a string (`importlib.import_module("x")`, `importlib.util.find_spec("x")`)."""
+LOOKUPS = {"import_module", "find_spec", "_locations"}
+"""Calls that name a module in a string (`importlib.import_module("x")`, `importlib.util.find_spec("x")`, and
+`semantic.extra._locations("x")`, which remembers what `find_spec` found)."""
 
 
 def _normalized(name: str) -> str:

@@ -41,7 +41,7 @@ def retriever(conn: sqlite3.Connection) -> tuple[DenseSearch | None, str | None]
     def search(
         conn: sqlite3.Connection, keys: list[str], topic: str, k: int, include: Collection[int]
     ) -> list[tuple[int, float]]:
-        return vectors.dense_hits(conn, keys, embedder.embed([topic])[0], k, include)
+        return vectors.dense_hits(conn, keys, embedder.embed_topic(topic), k, include)
 
     return search, None
 

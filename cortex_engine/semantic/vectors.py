@@ -13,13 +13,14 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cortex_engine.memory.items import split_trailers
 from cortex_engine.semantic import extra as semantic
-from cortex_engine.store.database import transaction
+from cortex_engine.store.database import connect, transaction
 
 BATCH = 64
 """Items embedded and written per transaction: short writes, so a hook's write never waits long behind one."""
@@ -96,10 +97,7 @@ class Matrix:
 
     def __init__(self, conn: sqlite3.Connection, generation: str | None) -> None:
         """Read every stored vector with its item's scope id."""
-        rows = conn.execute(
-            "SELECT v.item_rowid, m.scope_id, v.vector FROM "
-            "item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
-        ).fetchall()
+        rows = _every_vector(conn)
         width = semantic.DIMENSIONS
         self.generation = generation
         self.rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -154,6 +152,21 @@ class Matrix:
             extra = extra[np.argsort(rowids[extra], kind="stable")]
             found += [(int(rowids[i]), float(scores[i])) for i in extra]
         return found
+
+
+def _every_vector(conn: sqlite3.Connection) -> list[Any]:
+    """(item rowid, scope id, blob) of every stored vector, read through a connection of its own when the store is
+    a file: the pages read once for the matrix then leave with it, instead of filling the store connection's page
+    cache (16 MiB, kept for recall's hot pages) with the whole vector table for the process's life."""
+    sql = "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    if not path or conn.in_transaction:  # in memory, or reading what this connection has not committed yet
+        return conn.execute(sql).fetchall()
+    reader = connect(Path(path), readonly=True)
+    try:
+        return reader.execute(sql).fetchall()
+    finally:
+        reader.close()
 
 
 _MATRICES: dict[str, Matrix] = {}
