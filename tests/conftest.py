@@ -77,12 +77,13 @@ def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None
 
     saved_env = {key: os.environ.get(key) for key in (env or {})}
     saved_streams = sys.stdin, sys.stdout, sys.stderr
-    saved_cwd = os.getcwd()
+    saved_cwd, saved_argv = os.getcwd(), sys.argv
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n", write_through=True)
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="\n", write_through=True)
     try:
         os.environ.update(env or {})
         os.chdir(cwd)
+        sys.argv = [str(cli.__file__), *argv]  # what `python -m cortex_engine.adapters.cli` sees as its program
         sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), out, err
         try:
             code = cli.main(argv)
@@ -93,6 +94,7 @@ def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_cwd)
+        sys.argv = saved_argv
         for key, value in saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
