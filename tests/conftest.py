@@ -69,8 +69,8 @@ class Run:
         return json.loads(self.out)
 
 
-def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> Run:
-    """`cortex argv` run by this process's interpreter in `cwd` with `env` added, stdin empty and stdout/stderr
+def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None, stdin: bytes = b"") -> Run:
+    """`cortex argv` run by this process's interpreter in `cwd` with `env` added, `stdin` as its input and stdout/stderr
     captured as a subprocess's would be (UTF-8, no newline translation); the directory, the environment and the
     standard streams are put back afterwards. An exception the CLI lets escape fails the test where it is raised."""
     from cortex_engine.adapters import cli
@@ -84,7 +84,7 @@ def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None
         os.environ.update(env or {})
         os.chdir(cwd)
         sys.argv = [str(cli.__file__), *argv]  # what `python -m cortex_engine.adapters.cli` sees as its program
-        sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), out, err
+        sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"), out, err
         try:
             code = cli.main(argv)
         except SystemExit as exc:
