@@ -151,7 +151,7 @@ def test_the_cli_in_this_process_prints_what_its_own_process_prints(repo: Repo) 
         ("note", "--kind", "decision", "--subject", "queue", "use kafka for the queue"),
         ("recall", "queue"),
         ("list-memory", "--json"),
-        ("inspect", "no-such-item", "--json"),
+        ("inspect-memory", "no-such-item", "--json"),
     ]
     for args in commands:
         in_process = cortex(repo.path, *args)
@@ -159,7 +159,7 @@ def test_the_cli_in_this_process_prints_what_its_own_process_prints(repo: Repo) 
             assert in_process.code == 0 and in_process.err == ""
             continue
         assert cortex_process(repo.path, *args) == in_process, args
-    refused = cortex_process(repo.path, "inspect", "no-such-item", "--json")
+    refused = cortex_process(repo.path, "inspect-memory", "no-such-item", "--json")
     assert refused.code == 1 and refused.err.startswith("cortex: ")
 
 
