@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -66,6 +67,41 @@ class Run:
     def data(self) -> Any:
         """stdout parsed as JSON."""
         return json.loads(self.out)
+
+
+def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None, stdin: bytes = b"") -> Run:
+    """`cortex argv` run by this process's interpreter in `cwd` with `env` added, `stdin` as its input and stdout/stderr
+    captured as a subprocess's would be (UTF-8, no newline translation); the directory, the environment and the
+    standard streams are put back afterwards. An exception the CLI lets escape fails the test where it is raised."""
+    from cortex_engine.adapters import cli
+
+    saved_env = {key: os.environ.get(key) for key in (env or {})}
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_cwd, saved_argv = os.getcwd(), sys.argv
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", newline="\n", write_through=True)
+    try:
+        os.environ.update(env or {})
+        os.chdir(cwd)
+        sys.argv = [str(cli.__file__), *argv]  # what `python -m cortex_engine.adapters.cli` sees as its program
+        sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"), out, err
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out.flush()
+        err.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        sys.argv = saved_argv
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    body = out.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    return Run(code, body, err.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)

@@ -9,15 +9,35 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, Run, cortex_bin
+from tests.conftest import ROOT, Run, cortex_bin, run_in_process
 
-__all__ = ["NOW", "ROOT", "backup_of", "cortex", "cortex_bin", "commands", "digest", "settings", "tree"]
+__all__ = [
+    "NOW",
+    "ROOT",
+    "backup_of",
+    "cortex",
+    "cortex_bin",
+    "cortex_process",
+    "commands",
+    "digest",
+    "settings",
+    "tree",
+]
 
 NOW = "2026-08-02T18:00:00Z"
 
 
 def cortex(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, str] | None = None) -> Run:
-    """Run the real command line in `cwd` with the test's HOME/CORTEX_HOME and a pinned clock."""
+    """The command line in `cwd` with the test's HOME/CORTEX_HOME and a pinned clock, run in this process (see
+    `tests.conftest.run_in_process`); `cortex_process` starts the real executable where the process is the point."""
+    extra = {"CORTEX_NOW": NOW, **(env or {})}
+    if bin_path is not None:
+        extra["CORTEX_INSTALL_BIN"] = str(bin_path)
+    return run_in_process(cwd, list(args), extra)
+
+
+def cortex_process(cwd: Path, *args: str, bin_path: Path | None = None, env: dict[str, str] | None = None) -> Run:
+    """Run the real command line in `cwd` as its own process with the test's HOME/CORTEX_HOME and a pinned clock."""
     full = {**os.environ, "CORTEX_NOW": NOW, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), **(env or {})}
     if bin_path is not None:
         full["CORTEX_INSTALL_BIN"] = str(bin_path)

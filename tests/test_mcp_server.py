@@ -299,8 +299,24 @@ def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> 
 
 def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) -> None:
     """`serve` answers `initialize` before loading the SDK; the SDK's own answer (compared, then dropped) agrees
-    for every protocol version a client may ask for, a version the SDK does not know included."""
-    for version in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"):
+    for the oldest and newest protocol version it knows and for versions it does not know, before and after them
+    (a server costs a CPU-second: the versions between are checked against the SDK's registry in this process)."""
+    from cortex_engine.adapters.serve import handshake_versions, initialize_answer
+
+    known = handshake_versions()
+    assert known is not None and {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} <= set(known)
+    for version in known:
+        line = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "r", "version": "1"}},
+            }
+        )
+        answer = initialize_answer(line, known)
+        assert answer is not None and answer["result"]["protocolVersion"] == version
+    for version in (known[0], known[-1], "2026-07-28", "1999-01-01"):
         lines = [
             json.dumps(
                 {

@@ -29,7 +29,7 @@ import pytest
 
 from cortex_engine.capture import flush as capture
 from cortex_engine.engine import Engine
-from tests.conftest import Repo
+from tests.conftest import Repo, run_in_process
 
 from ._support import ROOT, hook_path, run_hook
 
@@ -39,6 +39,13 @@ ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m\x9b31m\r\x08\x7f\x1bc"
 
 
 def cli(repo: Path, *argv: str) -> subprocess.CompletedProcess:
+    """The CLI in the repository, run in this process; stdout and stderr exactly as a terminal would be sent them
+    (no newline translation, so a bare carriage return is seen as one)."""
+    run = run_in_process(repo, list(argv), {"CORTEX_NOW": NOW})
+    return subprocess.CompletedProcess(list(argv), run.code, run.out, run.err)
+
+
+def cli_process(repo: Path, *argv: str) -> subprocess.CompletedProcess:
     """The real CLI in a process, in the repository (text mode: what a terminal would be sent)."""
     return subprocess.run(
         [sys.executable, "-m", "cortex_engine.adapters.cli", *argv],
@@ -206,7 +213,7 @@ def test_the_resume_line_is_stripped(repo: Repo, make_engine, tmp_path: Path) ->
     )
     engine.note("decision", "keep the parser pure", "parser")
     engine.start_session("host-b")  # ends host-a, summarizing it: `Edited src/evil<ESC>.py` leads the summary
-    done = cli(repo.path, "session-brief")
+    done = cli_process(repo.path, "session-brief")
     assert "- resume: " in done.stdout
     assert CONTROL.findall(done.stdout) == []
 

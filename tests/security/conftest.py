@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from ..conftest import HOOK_TOOLS, Repo, Run, tool_path
+from ..conftest import HOOK_TOOLS, Repo, Run, run_in_process, tool_path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 HOOKS = ROOT / "hooks"
@@ -66,16 +66,10 @@ class Host:
         return done.stdout
 
     def cortex(self, *args: str, stdin: str | None = None) -> Run:
-        """Run the real `cortex` CLI in the repository."""
-        done = subprocess.run(
-            [str(self.wrapper), *args],
-            input=stdin.encode() if stdin is not None else None,
-            capture_output=True,
-            cwd=self.repo.path,
-            env={**self.env, "PATH": os.environ["PATH"]},
-            timeout=120,
-        )
-        return Run(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
+        """Run `cortex` in the repository with the host's environment, in this process (the hooks above start the
+        real executable; `run_in_process` holds the two to the same output)."""
+        env = {key: value for key, value in self.env.items() if key != "PATH"}
+        return run_in_process(self.repo.path, list(args), env, (stdin or "").encode())
 
     def session_start(self) -> str:
         """SessionStart through `cortex inject-header --quiet` (engages capture)."""
