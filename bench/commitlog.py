@@ -116,10 +116,17 @@ def cortex_store(
     With `repo`, the store lives in a checkout of it at HEAD, as a user's would: a commit naming a file that is
     still there has fresh references, one naming a deleted file stale ones. In an empty directory every path a
     commit names reads missing, which ranked the commits that name files (most of httpx's) below the rest.
+    A store `tmp` already holds (`--stores`: `ids.json` beside it) is opened again, not rebuilt.
     """
     from cortex_engine.engine import Engine
 
     work = tmp / "log"
+    kept = tmp / "ids.json"
+    if kept.is_file():
+        engine = Engine(work, home=tmp / "home", clock=lambda: units[-1][2])
+        ids = json.loads(kept.read_text())
+        rowids = {r[1]: r[0] for r in engine.conn.execute("SELECT rowid, id FROM memory_items")}
+        return engine, ids, rowids
     if repo is None:
         work.mkdir()
     else:
@@ -131,6 +138,7 @@ def cortex_store(
         ids[engine.note("insight", text).item_id] = ident
     engine.clock = lambda: units[-1][2]
     engine.refresh()
+    kept.write_text(json.dumps(ids))
     rowids = {r[1]: r[0] for r in engine.conn.execute("SELECT rowid, id FROM memory_items")}
     return engine, ids, rowids
 
@@ -138,7 +146,8 @@ def cortex_store(
 def parts_of(cand: Candidate) -> str:
     """A candidate's score parts, as the loss lists print them."""
     dense = f" dense {cand.dense:.2f}" if cand.dense is not None else ""
-    return f"lex {cand.lexical:.1f} kind {cand.kind_weight:.1f}{dense} score {cand.score:.1f}"
+    bm25 = f" bm25 {cand.bm25:.1f}" if cand.bm25 is not None else ""
+    return f"lex {cand.lexical:.1f}{bm25} truth {cand.truth:.1f}{dense} score {cand.score:.1f}"
 
 
 def main() -> int:
@@ -152,6 +161,8 @@ def main() -> int:
     parser.add_argument(
         "--empty-dir", action="store_true", help="keep the store in an empty directory (before: every path missing)"
     )
+    parser.add_argument("--stores", type=Path, help="keep the built store here and reuse it on the next run")
+    parser.add_argument("--ranks", type=Path, help="write every query's first-gold rank per ranker here (JSON)")
     args = parser.parse_args()
 
     from cortex_engine.base import records
@@ -173,7 +184,11 @@ def main() -> int:
     details: dict[str, list[list[tuple[str, str]]]] = {}
     embedding: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="commitlog-") as tmp:
-        engine, ids, rowids = cortex_store(units, Path(tmp), None if args.empty_dir else args.repo)
+        where = Path(tmp)
+        if args.stores is not None:
+            where = args.stores
+            where.mkdir(parents=True, exist_ok=True)
+        engine, ids, rowids = cortex_store(units, where, None if args.empty_dir else args.repo)
         ctx = engine._context()
         lexical, parts = [], []
         for question in questions:
@@ -280,6 +295,12 @@ def main() -> int:
         "rerank_vs_fts5": compare("fts5 bm25", "cortex"),
         **({"hybrid_vs_lexical": compare("cortex", "cortex hybrid")} if "cortex hybrid" in rankers else {}),
     }
+    if args.ranks:
+        args.ranks.write_text(
+            json.dumps(
+                [{"query": q, **{n: first(r[i], gold) for n, r in rankers.items()}} for i, (q, gold) in enumerate(qa)]
+            )
+        )
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

@@ -684,3 +684,41 @@ def test_a_qualified_name_also_matches_by_its_own_last_part(engine: Engine) -> N
     assert [c.id for c in surfaces.ranked(engine._context(), "httpx.HTTPStatusError", 8)[2]] == [named]
     weights = retrieval.term_weights(engine.conn, tokens[:1])
     assert retrieval.coverage(tokens[:1], weights, "raise httpstatuserror now") == 1.0
+
+
+def test_fresh_references_earn_with_the_share_of_the_topic_the_item_says() -> None:
+    """A note naming an existing file but saying a quarter of the topic no longer passes, on that alone, a note naming
+    no file that matches better: fresh references vouch for what an item says (at least VOUCH_FLOOR of TRUTH_MAX);
+    a note saying the whole topic still earns all of it."""
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+
+    def cand(item: str, base: float, share: float, order: int) -> retrieval.Candidate:
+        row = db.execute(
+            "SELECT ? AS id, 'insight' AS kind, 0 AS importance, '2026-01-01T00:00:00Z' AS created_at, "
+            "'project:x' AS scope_key",
+            (item,),
+        ).fetchone()
+        return retrieval.Candidate(
+            row,
+            None,
+            Validation(),
+            score=base + retrieval.TRUTH_MAX,
+            base=base,
+            checked=False,
+            order=order,
+            share=share,
+        )
+
+    fresh = Validation(refs=(RefVerdict("src/a.py", "file", "exists"),))
+
+    class Judge:
+        def validate_many(self, items: list[tuple[str, str]]) -> dict[str, Validation]:
+            return {item: (Validation() if item == "better" else fresh) for item, _ in items}
+
+    names_a_file = cand("names-a-file", 10.0, 0.25, 0)
+    better = cand("better", 11.6, 0.75, 1)
+    whole = cand("whole", 9.0, 1.0, 2)
+    top = retrieval.Ranking([names_a_file, better, whole], Judge(), historical=False).top(3)  # type: ignore[arg-type]
+    assert [c.id for c in top] == ["whole", "better", "names-a-file"]
+    assert [c.truth for c in top] == [retrieval.TRUTH_MAX, 0.0, retrieval.VOUCH_FLOOR * retrieval.TRUTH_MAX]

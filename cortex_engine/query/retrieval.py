@@ -240,6 +240,8 @@ class Candidate:
     truth: float = 0.0
     hot: float = 0.0
     dense: float | None = None
+    share: float = 1.0
+    """The IDF-weighted share of the topic's terms the item says (`coverage`): what fresh references vouch for."""
 
     @property
     def id(self) -> str:
@@ -423,7 +425,8 @@ def rerank(
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + row["text"].lower()
         if content:
-            cand.lexical = COVERAGE_WEIGHT * coverage(content, weights, combined)
+            cand.share = coverage(content, weights, combined)
+            cand.lexical = COVERAGE_WEIGHT * cand.share
             if cand.kind.startswith("note:"):
                 # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
                 # in its body alone (its subject and label trailers aside), so a note that carries the topic only
@@ -535,6 +538,13 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
     return kept
 
 
+VOUCH_FLOOR = 0.5
+"""The least share of TRUTH_MAX fresh references earn, however little of the topic the item says (`Ranking.top`).
+
+Scaled by the item's topic share alone (no floor), fresh references put a commit naming one changelog word and
+existing files below the commit the line describes less often (httpx lexical R@10 83.0); but a captured conclusion
+about the topic's code (`eval/suites/subagent-conclusion.json`) then fell below look-alikes naming no file. Half
+keeps it and still halves the bonus of a note that says a quarter of the topic."""
 TRUTH_MAX = 3.0
 """The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned
 it."""
@@ -587,6 +597,12 @@ class Ranking:
                 cand.validation = validations[cand.id]
                 cand.checked = True
                 truth = cand.validation.ranking_score(self._historical)
+                if truth > 0:
+                    # References that check out vouch for what the item says, so they earn with how much of the
+                    # topic it says (at least VOUCH_FLOOR of it): a flat +3 let any note naming an existing file
+                    # pass a better match naming none (commit logs queried by their changelogs, bench/RESULTS.md).
+                    # Stale and drifted references cost in full.
+                    truth *= max(VOUCH_FLOOR, cand.share)
                 cand.truth += truth
                 cand.score = cand.base + truth
             self._judged = sorted(self._judged + batch, key=_order_key)
