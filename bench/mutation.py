@@ -46,9 +46,8 @@ EQUIVALENT = mutation_keys.EQUIVALENT
 # tests of these files that reach the mutated function (mutmut records which at its first, clean run).
 MODULES: dict[str, list[str]] = {
     "memory/notes.py": [
-        "tests/test_notes_mutants.py",
         "tests/test_notes.py",
-        "tests/test_notes_projection_mutants.py",
+        "tests/test_note_projection.py",
         "tests/test_inspection.py",
         "tests/test_freshness.py",
         "tests/test_undo.py",
@@ -64,7 +63,6 @@ MODULES: dict[str, list[str]] = {
         "tests/test_surfaces.py",
     ],
     "query/render.py": [
-        "tests/test_render_mutants.py",
         "tests/test_render_rules.py",
         "tests/test_budget_packer.py",
         "tests/test_surfaces.py",
