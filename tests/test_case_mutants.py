@@ -17,7 +17,7 @@ from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 
 from .conftest import GIT_ENV, Clock, Repo
-from .test_sharing_mutants import FOLDER, commit_as, decision
+from .test_sharing import FOLDER, commit_as, decision
 
 Open = Callable[..., Engine]
 
