@@ -1,5 +1,5 @@
-"""`memory/corrections.py`: the audited corrections a person makes to memory, held
-in process (the CLI tests run `cortex` in a subprocess, which a mutation run cannot see).
+"""`memory/corrections.py`: the audited corrections a person makes to memory, held in process (the CLI tests
+run `cortex` in a subprocess, where neither a mutation run nor a debugger follows them).
 
 Rules held here: an item is found by its id, its note's id or a unique prefix; bad input gets one error and
 changes nothing; every correction writes its change and its audit row together (what `cortex undo` takes back);
