@@ -1,4 +1,4 @@
-"""The rules of `memory/transfer.py` read through its public functions and the Engine, in process.
+"""Export and import rule by rule, read through `memory/transfer.py`'s public functions and the Engine, in process.
 
 `tests/test_transfer.py` drives export and import through the command line in a subprocess, which the
 mutation run cannot see into; these tests hold the same rules where it can: every refusal of a file (message and
