@@ -24,8 +24,9 @@ from cortex_engine.memory.notes import Resolution
 from .conftest import Clock, Repo
 
 
-def _item(engine: Engine, note_id: str):
-    return engine.conn.execute("SELECT * FROM memory_items WHERE id=?", (f"notes:{note_id}",)).fetchone()
+def _item(engine: Engine, note_id: str) -> dict[str, object]:
+    """The memory item a note projects to, as `inspect-memory` reads it."""
+    return engine.inspect_memory(f"notes:{note_id}").item
 
 
 def _note(engine: Engine, note_id: str) -> sqlite3.Row:
@@ -495,8 +496,7 @@ def test_a_write_reports_the_note_as_stored(engine: Engine) -> None:
         row["id"], f"notes:{row['id']}", "decision", "the queue", "use kafka for the queue", engine.now(), (), ()
     )
     assert (row["content"], row["subject"], row["timestamp"]) == ("use kafka for the queue", "the queue", engine.now())
-    item = engine.conn.execute("SELECT kind FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()
-    assert item[0] == "note:decision"
+    assert engine.inspect_memory(wrote.item_id).item["kind"] == "note:decision"
 
 
 def test_a_write_reports_what_it_superseded_and_contested(engine: Engine, clock: Clock) -> None:
@@ -680,7 +680,7 @@ def test_a_note_keeps_its_origin_and_no_empty_alternatives(engine: Engine) -> No
     )
     row = _note(engine, wrote.id)
     assert (row["origin"], row["alternatives"]) == ("from feature/x", None)
-    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (wrote.item_id,)).fetchone()[0]
+    text = engine.inspect_memory(wrote.item_id).item["text"]
     assert "from feature/x" in text
     plain = engine.note("insight", "the queue is fast")
     assert (_note(engine, plain.id)["origin"], _note(engine, plain.id)["alternatives"]) == (None, None)
