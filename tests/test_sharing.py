@@ -25,10 +25,11 @@ from .test_cli import cortex
 Open = Callable[..., Engine]
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def trusted_repository(isolated_home: Path) -> None:
-    """These tests are about what a shared file does once it applies (both clones commit as the same git user, and
-    bob's store did not publish alice's files): the inbox in front of them is tests/test_inbox.py's."""
+    """The command-line tests are about what a shared file does once it applies (both clones commit as the same git
+    user, and bob's store did not publish alice's files): the inbox in front of them is tests/test_inbox.py's; the
+    in-process tests below set the review policy each needs."""
     settings.write_review_arrivals("none")
 
 
@@ -74,6 +75,7 @@ def notes_on(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]
     return [tuple(r) for r in rows]
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_publish_writes_one_madr_file(clones: tuple[Repo, Repo]) -> None:
     """Title, status, context, considered options (with the rejected ones) and the decision outcome."""
     alice, _ = clones
@@ -98,6 +100,7 @@ def test_publish_writes_one_madr_file(clones: tuple[Repo, Repo]) -> None:
     assert cortex(alice.path, "publish").code == 2
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_superseded_notes_are_listed_in_the_published_context(repo: Repo, make_engine: Open, clock: Clock) -> None:
     """The notes a decision superseded go into the file's context."""
     eng = make_engine(repo.path)
@@ -109,6 +112,7 @@ def test_superseded_notes_are_listed_in_the_published_context(repo: Repo, make_e
     assert "It replaces earlier decisions on the subject:" in body and "* use sqlite for sessions" in body
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_published_in_one_clone_pulled_and_contested_in_the_other(clones: tuple[Repo, Repo]) -> None:
     """Bob pulls Alice's decision: it is in his SessionStart brief as (shared); his opposing note contests it."""
     alice, bob = clones
@@ -132,6 +136,7 @@ def test_published_in_one_clone_pulled_and_contested_in_the_other(clones: tuple[
         assert [n[1:] for n in notes_on(eng, "cache backend")] == [("active", 0, None)]
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_edit_and_deletion_of_a_shared_file(clones: tuple[Repo, Repo], make_engine: Open) -> None:
     """A changed file replaces the decision (audited); a deleted file retires it (superseded, still labelled)."""
     alice, bob = clones
@@ -166,6 +171,7 @@ def test_edit_and_deletion_of_a_shared_file(clones: tuple[Repo, Repo], make_engi
     assert "use redis 7 for the cache backend (superseded) (shared)" in text
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_only_what_is_committed_at_head_is_read(repo: Repo, make_engine: Open) -> None:
     """Working-tree files, symlinks and non-Markdown entries are never read; a malformed file goes to doctor."""
     folder = repo.path / "docs" / "decisions"
@@ -187,6 +193,7 @@ def test_only_what_is_committed_at_head_is_read(repo: Repo, make_engine: Open) -
     assert check["status"] == "warn" and "0002-broken.md: has no `# title` line" in check["detail"]
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_hostile_file_is_capped_defused_and_redacted(repo: Repo, make_engine: Open) -> None:
     """Control characters stripped, label look-alikes defused, secrets redacted, oversized files skipped whole."""
     folder = repo.path / "docs" / "decisions"
@@ -207,6 +214,7 @@ def test_hostile_file_is_capped_defused_and_redacted(repo: Repo, make_engine: Op
     assert text.count("(shared)") == 1
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_decisions_folder_is_configurable(repo: Repo) -> None:
     """`git config cortex.decisionsDir` (or CORTEX_DECISIONS_DIR) moves the folder; a path outside is refused."""
     repo.git("config", "cortex.decisionsDir", "adr")
@@ -219,6 +227,7 @@ def test_decisions_folder_is_configurable(repo: Repo) -> None:
     assert bad.code == 1 and "must be a path inside the repository" in bad.err
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_session_start_sync_is_skipped_when_head_has_not_moved(repo: Repo, make_engine: Open) -> None:
     """The SessionStart read of the decisions folder runs once per HEAD."""
     eng = make_engine(repo.path)
@@ -226,6 +235,7 @@ def test_session_start_sync_is_skipped_when_head_has_not_moved(repo: Repo, make_
     assert eng.sync_shared().ran is False
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_sync_quotes_a_file_name_holding_a_bidi_control(repo: Repo) -> None:
     """`cortex sync` (text and --json) names a skipped decision file without its raw U+202E."""
     repo.write("docs/decisions/0001-\u202edm.exe.md", "no front matter, no title\n")
@@ -235,6 +245,7 @@ def test_sync_quotes_a_file_name_holding_a_bidi_control(repo: Repo) -> None:
         assert run.code == 0 and "\u202e" not in run.out and "\\u202e" in run.out, run
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_publish_into_a_docs_file_is_one_clear_error(repo: Repo) -> None:
     """`docs` is a file: one `cortex:` line on stderr, exit 1, no traceback, nothing written."""
     repo.write("docs", "not a folder\n")
@@ -257,6 +268,7 @@ HIDDEN_TITLES = {
 }
 
 
+@pytest.mark.usefixtures("trusted_repository")
 @pytest.mark.parametrize("shape", list(HIDDEN_TITLES))
 def test_a_heading_the_reader_never_sees_decides_no_subject(shape: str) -> None:
     """The title is the first heading as the file renders (CommonMark): a `# database` hidden in a comment, code or
@@ -274,6 +286,7 @@ def test_a_heading_the_reader_never_sees_decides_no_subject(shape: str) -> None:
         '```\n## Decision Outcome\nChosen option: "use mysql"\n```\n\n# database',
     ],
 )
+@pytest.mark.usefixtures("trusted_repository")
 def test_a_title_as_it_renders_names_the_subject(body: str) -> None:
     """A setext title counts; a comment or a code block before the title is skipped, and a section heading inside a
     code block is no section."""
@@ -281,6 +294,7 @@ def test_a_title_as_it_renders_names_the_subject(body: str) -> None:
     assert (parsed.title, parsed.subject, parsed.decision) == ("database", "database", "use sqlite")
 
 
+@pytest.mark.usefixtures("trusted_repository")
 def test_sync_counts_as_added_only_what_it_wrote_and_names_what_waits(clones: tuple[Repo, Repo]) -> None:
     """Alice's own published file is read and writes nothing (not "added"); a file another author committed waits
     in the inbox and is named there, never counted as added."""
