@@ -130,3 +130,14 @@ def test_the_scans_a_text_cannot_hold_are_skipped_and_nothing_else() -> None:
         found_any["drive"] += any(re.match(r"[A-Za-z]:/", r.normalized) for r in refs)
         found_any["home"] += any(r.normalized.startswith("~/") for r in refs)
     assert min(found_any.values()) > 20, found_any
+
+
+def test_a_name_before_a_scheme_s_first_letter_is_outside_the_url() -> None:
+    """A URL's scheme begins at its first letter (RFC 3986: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`), so the
+    digits, dots, `+` and `-` written just before it are not part of the span that hides paths: a file name made of
+    them stays a reference."""
+    names = {"1.py", "-.md", "x1.py"}
+    repo = Repo(roots=names, ever=names)
+    assert found("see 1.py://host/a/b.py", repo) == ["1.py"]  # the scheme is `py`; the path after it stays hidden
+    assert found("-.md://x", repo) == ["-.md"]
+    assert found("x1.py://host/a", repo) == []  # here the whole run is the scheme

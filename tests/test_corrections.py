@@ -1,5 +1,5 @@
-"""`memory/corrections.py`: the audited corrections a person makes to memory, held
-in process (the CLI tests run `cortex` in a subprocess, which a mutation run cannot see).
+"""`memory/corrections.py`: the audited corrections a person makes to memory, held in process (the CLI tests
+run `cortex` in a subprocess, where neither a mutation run nor a debugger follows them).
 
 Rules held here: an item is found by its id, its note's id or a unique prefix; bad input gets one error and
 changes nothing; every correction writes its change and its audit row together (what `cortex undo` takes back);
@@ -127,7 +127,7 @@ def test_editing_a_note_rewrites_its_content_keeps_its_tier_and_is_audited(repo:
     assert done == corrections.Edit(
         note.item_id, 2, "the parser lives in src/x.py", "the parser moved to src/y.py, see src/z.py"
     )
-    row = engine.conn.execute("SELECT text, state FROM memory_items WHERE id=?", (note.item_id,)).fetchone()
+    row = engine.inspect_memory(note.item_id).item
     assert (row["text"], row["state"]) == (
         "decision: the parser moved to src/y.py, see src/z.py\nSubject: parser home",
         "hot",
@@ -171,7 +171,7 @@ def test_editing_an_item_without_a_note_keeps_the_text_as_given(engine: Engine) 
     new = "pytest -q passed\n  after fixing   src/app.py and src/util.py  "
     done = engine.edit_memory("command_runs:7", new)
     assert done == corrections.Edit("command_runs:7", 2, "pytest -q failed in src/app.py", new)
-    assert engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:7'").fetchone()[0] == new
+    assert engine.inspect_memory("command_runs:7").item["text"] == new
     paths = [
         r[0]
         for r in engine.conn.execute(
@@ -190,7 +190,7 @@ def test_an_edit_is_stored_redacted(engine: Engine) -> None:
     secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     done = engine.edit_memory(note.id, f"the staging token is {secret}")
     assert secret not in done.new_text and secret not in str(_audit(engine))
-    assert secret not in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0]
+    assert secret not in engine.inspect_memory(note.item_id).item["text"]
 
 
 @pytest.mark.parametrize("text", ["  ", "fine\nStatus: resolved"])
@@ -210,10 +210,7 @@ def test_an_edit_is_undone_to_the_text_before(engine: Engine) -> None:
     _add_item(engine, "command_runs:3", "make test failed")
     engine.edit_memory("command_runs:3", "make test passed")
     assert engine.undo().operation == "edit"
-    assert (
-        engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:3'").fetchone()[0]
-        == "make test failed"
-    )
+    assert engine.inspect_memory("command_runs:3").item["text"] == "make test failed"
 
 
 # -- delete_memory ------------------------------------------------------------------------------------------------
@@ -238,7 +235,7 @@ def test_a_delete_preview_describes_the_item_and_changes_nothing(repo: Repo, eng
     engine.note("decision", "use kafka for the queue engine", "queue engine")
     other = engine.note("decision", "do not use kafka for the queue engine in src/queue.py", "queue engine")
     before = _rows(engine)
-    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (other.item_id,)).fetchone()[0]
+    text = engine.inspect_memory(other.item_id).item["text"]
     preview = engine.delete_memory(other.id)
     assert preview == corrections.Deletion(
         other.item_id, "note:decision", "queue engine", engine.scope.key, f"notes/{other.id}", 1, True, text, False
@@ -301,7 +298,7 @@ def test_deleting_one_side_of_a_three_way_contest_leaves_two_contested_and_undo_
     assert [_conflict(engine, n.id) for n in (a, b, c)] == [1, None, 1]
     assert engine.undo().detail == "the note is back and its contest is open again"
     assert [_conflict(engine, n.id) for n in (a, b, c)] == [1, 1, 1]
-    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (b.item_id,)).fetchone()[0]
+    text = engine.inspect_memory(b.item_id).item["text"]
     assert "Conflict: true" in text
 
 
@@ -311,10 +308,7 @@ def test_deleting_one_side_of_a_two_way_contest_closes_it_and_undo_reopens_it(en
     b = engine.note("decision", "do not use kafka for the queue engine", "queue engine")
     engine.delete_memory(a.id, yes=True)
     assert _conflict(engine, b.id) == 0
-    assert (
-        "Conflict: true"
-        not in engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (b.item_id,)).fetchone()[0]
-    )
+    assert "Conflict: true" not in engine.inspect_memory(b.item_id).item["text"]
     assert engine.undo().detail == "the note is back and its contest is open again"
     assert (_conflict(engine, a.id), _conflict(engine, b.id)) == (1, 1)
 
@@ -372,7 +366,8 @@ def test_deleting_a_failure_deletes_its_episode_and_a_command_its_run(live_engin
     done = live_engine.delete_memory(summary, yes=True)
     assert (done.deleted, done.source) == (True, f"episodes/{items['episode:session_summary']['source_id']}")
     assert episodes() == ["session_summary"]
-    assert live_engine.conn.execute("SELECT COUNT(*) FROM memory_items WHERE id=?", (summary,)).fetchone()[0] == 0
+    with pytest.raises(NotFound):  # the item is gone
+        live_engine.inspect_memory(summary)
     audit = _audit(live_engine)
     assert [(r[4], r[5]) for r in audit] == [
         ("delete", items["episode:command_failure"]["text"]),
@@ -496,9 +491,7 @@ def test_rewrite_moved_rewrites_a_captured_item_in_place(repo: Repo, engine: Eng
     repo.commit("rename")
     done = engine.rewrite_moved("command_runs:4")
     assert done.moves == [{"from": "src/app.py", "to": "lib/app.py", "count": 1}]
-    assert engine.conn.execute("SELECT text FROM memory_items WHERE id='command_runs:4'").fetchone()[0] == (
-        "pytest failed in lib/app.py\n  twice"
-    )
+    assert engine.inspect_memory("command_runs:4").item["text"] == ("pytest failed in lib/app.py\n  twice")
 
 
 def test_a_rename_to_a_name_that_is_not_a_plain_path_is_never_copied_in(repo: Repo, engine: Engine) -> None:
@@ -567,7 +560,7 @@ def test_rewrite_moved_refuses_what_it_cannot_do_and_writes_nothing(repo: Repo, 
     with pytest.raises(NotFound):
         engine.rewrite_moved("no-such-memory-item")
     assert _audit(engine) == []
-    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (shown.item_id,)).fetchone()[0]
+    text = engine.inspect_memory(shown.item_id).item["text"]
     assert (
         engine.rewrite_moved(shown.id, expected_text=text).edit.new_text
         == "flush from src/capture_spool.py at turn end"
@@ -730,12 +723,12 @@ def test_an_item_whose_note_row_is_gone_is_not_found_and_nothing_is_written(repo
     note = engine.note("decision", "flush from src/spool.py at turn end", "spool flush")
     _renamed(repo, ("src/spool.py", "src/capture_spool.py"))
     engine.conn.execute("DELETE FROM notes WHERE id=?", (note.id,))
-    text = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0]
+    text = engine.inspect_memory(note.item_id).item["text"]
     for correct in (lambda: engine.edit_memory(note.item_id, "a new text"), lambda: engine.rewrite_moved(note.item_id)):
         with pytest.raises(NotFound) as missing:
             correct()
         assert str(missing.value) == f'no memory item found for id "{note.item_id}"'
-    assert engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (note.item_id,)).fetchone()[0] == text
+    assert engine.inspect_memory(note.item_id).item["text"] == text
     assert _audit(engine) == []
 
 

@@ -1,7 +1,7 @@
-"""The checkout's inventory as mutation testing of `scope/inventory.py` found it untested.
+"""The checkout's inventory (`scope/inventory.py`): what is a file, when it is listed again, what a rename follows.
 
 Each test reaches its rule through the engine (a note's references, `validate-memory`) or the inventory's public
-functions on a real git repository; MUTATION.md names the mutants each one kills.
+functions on a real git repository.
 """
 
 from __future__ import annotations

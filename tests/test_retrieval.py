@@ -1,4 +1,4 @@
-"""Retrieval rules a mutation run of `query/retrieval.py` showed unheld, checked through recall.
+"""Retrieval rules (`query/retrieval.py`) at their edges, checked through recall.
 
 Each test states a rule of the ranking a user sees: the exact-anchor phrase, the dense side's share of the score
 and its background floor, contested sides seated together, a superseded note never leading, ties broken by age.

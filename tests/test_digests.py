@@ -1,4 +1,4 @@
-"""The read digests of the flush at their boundaries (mutation testing of `capture/digests.py`).
+"""The read digests of the flush at their boundaries (`capture/digests.py`).
 
 What a Read put in the agent's context is recorded as a digest: of the payload's content when the payload proves
 the read was whole, else of the file's bytes. Each test reads the row the store kept, or what the public helpers

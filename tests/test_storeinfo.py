@@ -1,7 +1,7 @@
 """`scope/storeinfo.py`: what `cortex store` reports about a directory's store, read
 without opening it, and the (device, inode) identity that tells an engine its store file was replaced.
 
-Each test names the behaviour it holds; the mutation run of the module found the ones no older test held.
+Each test names the behaviour it holds.
 """
 
 from __future__ import annotations

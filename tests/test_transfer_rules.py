@@ -1,4 +1,4 @@
-"""The rules of `memory/transfer.py` read through its public functions and the Engine, in process.
+"""Export and import rule by rule, read through `memory/transfer.py`'s public functions and the Engine, in process.
 
 `tests/test_transfer.py` drives export and import through the command line in a subprocess, which the
 mutation run cannot see into; these tests hold the same rules where it can: every refusal of a file (message and
@@ -549,10 +549,8 @@ def test_imported_notes_are_cleaned_and_projected(engine: Engine, tmp_path: Path
     assert (row["subject"], row["content"]) == ("the queue", "use nats [contested]")
     assert json.loads(row["alternatives"]) == ["kafka", "sqs"]
     assert (row["status"], row["conflict"], row["session_id"], row["source"]) == ("active", 0, None, None)
-    item = engine.conn.execute(
-        "SELECT kind, subject, text FROM memory_items WHERE id=?", (f"notes:{uid(1)}",)
-    ).fetchone()
-    assert item is not None and item["kind"] == "note:decision" and "use nats" in item["text"]
+    item = engine.inspect_memory(f"notes:{uid(1)}").item
+    assert item["kind"] == "note:decision" and "use nats" in str(item["text"])
     plain = export_file(tmp_path, line(2, scope=engine.scope.key, alternatives=[]), name="plain.jsonl")
     engine.import_file(str(plain))
     assert engine.conn.execute("SELECT alternatives FROM notes WHERE id=?", (uid(2),)).fetchone()[0] is None
@@ -609,7 +607,7 @@ def test_a_decision_importing_into_a_store_with_the_rules_of_a_write(
         "00000000-0000-4000-8000-000000000004": "active",
     }
     assert result.superseded == [uid(1), stored.id] and result.contested == []
-    item = engine.conn.execute("SELECT text FROM memory_items WHERE id=?", (f"notes:{stored.id}",)).fetchone()[0]
+    item = engine.inspect_memory(f"notes:{stored.id}").item["text"]
     assert "superseded" in item
 
 

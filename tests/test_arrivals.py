@@ -1,4 +1,4 @@
-"""The rules of the inbox's records (found by mutation testing of `memory/arrivals.py`).
+"""The inbox's records, `memory/arrivals.py`: what waits, how it is stored, listed, found, counted, withdrawn.
 
 What waits for a person (`needs_review`), the one line the agent is told, how an arrival is stored, listed,
 found by a typed id, counted, withdrawn and described to the person reviewing it. Each test goes through the

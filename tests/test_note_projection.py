@@ -1,4 +1,4 @@
-"""How a note is projected into memory (found by mutation testing of `memory/notes.py`'s projection).
+"""How a note is projected into memory: one item, its references and anchors, and every id that finds it.
 
 A note becomes one memory item (`sync_note_item`): its text, tier, importance and dates at first, and on a
 later change a re-projection that keeps its tier and history. Its file references and the anchors its text
