@@ -328,6 +328,18 @@ def test_a_function_moved_to_another_file_is_followed_in_every_language(repo: Re
     assert labels(engine) == [f"moved: {path}:{NAMES[lang]} → {moved_to}:{NAMES[lang]}"]
 
 
+def test_a_method_moved_with_its_class_is_followed_and_a_file_without_the_class_is_not_a_candidate(
+    repo: Repo, engine: Engine
+) -> None:
+    method = "".join("    " + line if line.strip() else line for line in MOVED.splitlines(keepends=True))
+    note(repo, engine, "billing/ledger.py", "class Ledger:\n" + method, "Ledger.reconcile")
+    repo.write("billing/ledger.py", "class Ledger:\n    pass\n")
+    repo.write("billing/books.py", "class Ledger:\n    x = 1\n\n" + method)
+    repo.write("billing/other.py", MOVED)  # a top-level `reconcile`, not `Ledger.reconcile`
+    repo.commit("moved with its class")
+    assert labels(engine) == ["moved: billing/ledger.py:Ledger.reconcile → billing/books.py:Ledger.reconcile"]
+
+
 def test_a_long_stack_of_options_is_in_the_span_whole_and_a_change_at_its_top_is_a_drift(tmp_path: Path) -> None:
     options = "".join(f'@click.option(\n    "--opt{k}",\n    default={k},\n)\n' for k in range(60))  # 240 lines
     text = "import click\n\n\n@click.command()\n" + options + "def main(**kw):\n    return kw\n"

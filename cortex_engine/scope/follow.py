@@ -99,6 +99,8 @@ def _score(
     source: Source, symbol: str, digest: str, fmt: int, then: list[str] | None
 ) -> tuple[float, Span, bool] | None:
     """How alike `source`'s one definition of `symbol` is to the anchored text (2.0: exactly it), with its span."""
+    if source.language == "python" and not source.short_names().issuperset(symbol.split(".")):
+        return None  # `A.b` needs `class A` in the same file (in Go or Rust a method may live apart from its type)
     spans = source.spans(symbol) if source.language else []
     if len(spans) != 1:
         return None  # not defined there, or ambiguous
