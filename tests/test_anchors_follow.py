@@ -167,6 +167,19 @@ def test_a_function_renamed_in_place_is_named_by_its_new_name(repo: Repo, engine
     assert labels(engine) == ["stale: missing billing/mail.py:send_invoice"]  # renamed and changed: not the same
 
 
+def test_a_rename_in_place_reads_the_new_name_as_a_whole_word_only() -> None:
+    """The new name read as the old one where it is a whole word (the header, a recursive call), never inside a
+    longer name (`walker`), so the renamed text is exactly the anchored one."""
+    before = "def visit(node):\n    walker = node.walker\n    return [visit(c) for c in walker]\n"
+    after = before.replace("visit", "walk") + "\n\ndef other():\n    return 1\n"
+    then = anchors.source_of("m.py", before)
+    digest = anchors.symbol_digest(then.lines, then.spans("visit")[0])
+    found = follow.renamed_in_place(anchors.source_of("m.py", after), "m.py", "visit", 1, digest)
+    assert found is not None and (found.status, found.symbol, found.start) == ("moved", "walk", 1)
+    changed = after.replace("node.walker", "node.visiter")
+    assert follow.renamed_in_place(anchors.source_of("m.py", changed), "m.py", "visit", 1, digest) is None
+
+
 MOVED = """def reconcile(ledger, payments):
     matched = {}
     for payment in payments:
@@ -246,6 +259,23 @@ def test_a_move_is_looked_for_only_in_files_changed_since_the_note(repo: Repo, e
     assert labels(engine) == ["stale: missing billing/ledger.py"]
 
 
+def test_notes_of_two_commits_each_look_where_their_own_commit_s_changes_say(repo: Repo, engine: Engine) -> None:
+    """Each anchor's files changed since its commit (listed for all of them by one git process): the first note's
+    function moved before the second note was written, so only the first note's list holds where it went."""
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", MOVED)
+    settle = MOVED.replace("reconcile", "settle")
+    note(repo, engine, "billing/settle.py", "import sys\n\n\n" + settle, "settle")
+    repo.write("billing/settle.py", "import sys\n")
+    repo.write("billing/settling.py", settle)
+    repo.commit("settle moved too")
+    assert sorted(cast("list[str]", labels(engine))) == [
+        "moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile",
+        "moved: billing/settle.py:settle → billing/settling.py:settle",
+    ]
+
+
 def test_a_hostile_file_name_a_function_moved_to_is_quoted(repo: Repo, engine: Engine) -> None:
     note(repo, engine, "billing/ledger.py", MOVED, "reconcile")
     repo.git("rm", "-q", "billing/ledger.py")
@@ -296,6 +326,18 @@ def test_a_function_moved_to_another_file_is_followed_in_every_language(repo: Re
     repo.write(moved_to, HEADS[lang] + target)
     repo.commit("split")
     assert labels(engine) == [f"moved: {path}:{NAMES[lang]} → {moved_to}:{NAMES[lang]}"]
+
+
+def test_a_method_moved_with_its_class_is_followed_and_a_file_without_the_class_is_not_a_candidate(
+    repo: Repo, engine: Engine
+) -> None:
+    method = "".join("    " + line if line.strip() else line for line in MOVED.splitlines(keepends=True))
+    note(repo, engine, "billing/ledger.py", "class Ledger:\n" + method, "Ledger.reconcile")
+    repo.write("billing/ledger.py", "class Ledger:\n    pass\n")
+    repo.write("billing/books.py", "class Ledger:\n    x = 1\n\n" + method)
+    repo.write("billing/other.py", MOVED)  # a top-level `reconcile`, not `Ledger.reconcile`
+    repo.commit("moved with its class")
+    assert labels(engine) == ["moved: billing/ledger.py:Ledger.reconcile → billing/books.py:Ledger.reconcile"]
 
 
 def test_a_long_stack_of_options_is_in_the_span_whole_and_a_change_at_its_top_is_a_drift(tmp_path: Path) -> None:

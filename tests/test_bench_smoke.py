@@ -130,3 +130,47 @@ def test_anchors_history_replays_a_small_repository(tmp_path: Path) -> None:
     assert report["classes"] == {"fresh": 3, "drifted": 1, "missing": 0, "unknown_file_gone": 0}
     assert report["agreement"] == 1.0 and report["drifted_on_identical_text"] == []
     assert report["warm_check_1000_notes_ms"]["notes"] == 1000
+
+
+def test_anchors_follow_mines_by_git_s_yardstick_and_skips_what_ast_cannot_read(tmp_path: Path) -> None:
+    """`bench/anchors_follow.py`'s truth: a name that went to another file keeping under half its lines is not a
+    move by git's measure, and a name deleted while a changed file does not parse (Python 2) is not known gone."""
+    sys.path.insert(0, str(ROOT))
+    from bench.anchors_follow import mine
+
+    repo = tmp_path / "origin"
+    (repo / "pkg").mkdir(parents=True)
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+    }
+
+    def commit(files: dict[str, str], message: str) -> None:
+        for name, body in files.items():
+            if body:
+                (repo / "pkg" / name).write_text(body)
+            else:
+                (repo / "pkg" / name).unlink()
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+        subprocess.run(["git", "commit", "-qm", message], cwd=repo, check=True, env=env)
+
+    methods = "".join(f"    def test_{n}(self):\n        assert run({n}) == {n * 2}\n\n" for n in range(6))
+    suite = f"class Suite:\n{methods}"
+    funcs = {name: f"def {name}(x):\n    y = x * 2\n    return y + {len(name)}\n" for name in ("lone", "drop", "keep")}
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
+    legacy = "def old(x):\n    try:\n        return int(x)\n    except ValueError, e:\n        return 0\n"
+    commit({"a.py": "\n\n".join([suite, *funcs.values()]), "legacy.py": legacy}, "start")
+    split = suite.split("    def test_1")[0]
+    rest = "class Other:\n    def test_1" + suite.split("    def test_1")[1]
+    commit({"a.py": "\n\n".join(funcs.values()), "b.py": split + "\n\n" + rest}, "split Suite on the way")
+    commit({"a.py": funcs["drop"] + "\n\n" + funcs["keep"], "c.py": funcs["lone"]}, "move lone whole")
+    commit({"a.py": funcs["keep"], "legacy.py": legacy + "\n\n" + funcs["drop"]}, "drop into a Python 2 file")
+    commit({"a.py": "def other():\n    return 1\n"}, "delete keep")
+    events = {(str(e["class"]), str(e["name"])) for e in mine(repo, 10, 10)}
+    assert ("moved, rewritten", "Suite") in events and ("moved", "Suite") not in events
+    assert ("moved", "lone") in events
+    assert ("gone", "keep") in events and ("gone", "drop") not in events

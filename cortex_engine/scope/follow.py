@@ -10,8 +10,6 @@ whether its text changed beyond whitespace (a drift too).
 
 from __future__ import annotations
 
-import re
-
 from cortex_engine.scope.anchors import (
     FORMAT_TAG,
     Located,
@@ -32,10 +30,24 @@ detection calls a file renamed at 50 % similarity; a function moved with a few l
 function that happens to share its name 0.0-0.3 (tests/test_anchors_follow.py)."""
 
 
+def _in_word(char: str) -> bool:
+    return char.isalnum() or char in "_$"  # what the pattern `[\w$]` matches
+
+
 def _renamed_text(lines: list[str], span: Span, fmt: int, new: str, old: str) -> str:
-    """A span's text with every whole-word `new` read as `old`."""
+    """A span's text with every whole-word `new` read as `old` (found with `str.find`, not a pattern per name: a
+    gone symbol is compared with every definition beside it in its file, and each pattern cost a compile)."""
     text = "".join(lines[span.first(fmt) - 1 : span.end])
-    return re.sub(rf"(?<![\w$]){re.escape(new)}(?![\w$])", old, text)
+    pieces: list[str] = []
+    done = 0
+    at = text.find(new)
+    while at >= 0:
+        end = at + len(new)
+        if not ((at and _in_word(text[at - 1])) or (end < len(text) and _in_word(text[end]))):
+            pieces += [text[done:at], old]
+            done = end
+        at = text.find(new, end)
+    return "".join(pieces) + text[done:] if pieces else text
 
 
 def renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:
@@ -87,6 +99,8 @@ def _score(
     source: Source, symbol: str, digest: str, fmt: int, then: list[str] | None
 ) -> tuple[float, Span, bool] | None:
     """How alike `source`'s one definition of `symbol` is to the anchored text (2.0: exactly it), with its span."""
+    if source.language == "python" and not source.short_names().issuperset(symbol.split(".")):
+        return None  # `A.b` needs `class A` in the same file (in Go or Rust a method may live apart from its type)
     spans = source.spans(symbol) if source.language else []
     if len(spans) != 1:
         return None  # not defined there, or ambiguous

@@ -248,6 +248,7 @@ class Validator:
         self._uncommitted: dict[str, frozenset[str]] = {}
         self._defined: dict[str, list[str]] = {}
         self._pending_indexed = False
+        self._looked: dict[int, tuple[_ScopeView, str, anchors.Located, anchors.Source | None, bool]] = {}
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -494,11 +495,13 @@ class Validator:
                 refs[item_id].append(
                     self.judge(scopes[item_id], row["normalized_path"], row["reference_type"], row["head_oid"])
                 )
-            for row in self._conn.execute(
+            anchor_rows = self._conn.execute(
                 f"SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
                 f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
                 chunk,
-            ):
+            ).fetchall()
+            self._list_changes(anchor_rows, scopes, refs)
+            for row in anchor_rows:
                 item_id = row["memory_item_id"]
                 pinned.setdefault(item_id, []).append(self._check_anchor(scopes[item_id], refs[item_id], row))
         return {
@@ -506,8 +509,11 @@ class Validator:
             for item_id, v in refs.items()
         }
 
-    def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
-        """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
+    def _look(
+        self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row
+    ) -> tuple[_ScopeView, str, anchors.Located, anchors.Source | None, bool]:
+        """An anchor in its file as it is now (following the file's move): (view, where, what was found there, the
+        file, whether the symbol is gone from it and is to be followed)."""
         path = row["path"]
         ref = next((r for r in refs if r.path == path), None)
         if ref is None:
@@ -519,12 +525,62 @@ class Validator:
         if ref.status in ("exists", "moved") and view.worktree and self._at_commit is None:
             source = self._source(view.worktree, where)
             found = anchors.locate(source, row["symbol"], row["start_line"], row["end_line"], row["content_hash"])
-        if (
+        gone = bool(
             row["symbol"]
             and view.worktree
             and self._at_commit is None
             and (found.status == "missing" or ref.status == "missing")
-        ):
+        )
+        return view, where, found, source, gone
+
+    def _list_changes(self, rows: list[sqlite3.Row], scopes: dict[str, str], refs: dict[str, list[RefVerdict]]) -> None:
+        """The files changed since the commit of every anchor that will look for a moved symbol, listed by one git
+        process per checkout (`git diff-tree --stdin`) instead of one `git diff` each (`_changed_since` reads them)."""
+        wanted: dict[tuple[str, str], list[str]] = {}
+        for row in rows:
+            oid = row["head_oid"]
+            if not row["symbol"] or not oid or not _OID.fullmatch(oid):
+                continue
+            looked = self._look(scopes[row["memory_item_id"]], refs[row["memory_item_id"]], row)
+            self._looked[row["id"]] = looked
+            view, where, _, source, gone = looked
+            if not gone or not view.head or (view.worktree or "", oid, view.head) in _committed_changes:
+                continue
+            if source is not None and follow.renamed_in_place(
+                source, where, str(row["symbol"]), row["start_line"], str(row["content_hash"])
+            ):
+                continue  # (kept with the file: `_follow` asks it again for nothing)
+            wanted.setdefault((view.worktree or "", view.head), []).append(oid)
+        for (worktree, head), oids in wanted.items():
+            oids = list(dict.fromkeys(oids))
+            if len(oids) < 2:
+                continue  # one `git diff` as `_changed_since` runs it
+            # Each line `commit head` is diffed as a commit against that one parent: its header (`--always`: even
+            # when nothing changed) is the commit's id, then the files, in the order asked.
+            stdin = "".join(f"{oid} {head}\n" for oid in oids)
+            out = history.git(
+                worktree, "diff-tree", "--stdin", "--always", "-r", "--name-only", "--no-renames", "-z", stdin=stdin
+            )
+            if out is None:
+                continue  # a commit git lost: each is asked alone
+            fields = out.split("\0")
+            at = 0
+            for n, oid in enumerate(oids):
+                if at >= len(fields) or fields[at] != oid:
+                    break  # not what was asked: the rest are asked alone
+                nxt = oids[n + 1] if n + 1 < len(oids) else None
+                end = at + 1
+                while end < len(fields) and fields[end] and fields[end] != nxt:
+                    end += 1
+                _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
+                at = end
+
+    def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
+        """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
+        path = row["path"]
+        looked = self._looked.pop(row["id"], None)
+        view, where, found, source, gone = looked if looked is not None else self._look(scope_key, refs, row)
+        if gone:
             # Gone from the file git follows it to (or with it): renamed in place, or moved to another file?
             followed = self._follow(view, row, where, source)
             if followed is not None:
@@ -615,9 +671,7 @@ class Validator:
         if committed is None:
             out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
             committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
-            if len(_committed_changes) >= 512:
-                _committed_changes.clear()
-            _committed_changes[key] = committed
+            _remember_changes(key, committed)
         pending = self._uncommitted.get(worktree)
         if pending is None:
             pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
@@ -671,6 +725,14 @@ def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
 
 _committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
 """The files changed between two commits, per (worktree, from, to): what git says never changes."""
+
+
+def _remember_changes(key: tuple[str, str, str], files: frozenset[str]) -> None:
+    if len(_committed_changes) >= 512:
+        _committed_changes.clear()
+    _committed_changes[key] = files
+
+
 _recorded_blobs: dict[tuple[str, str, str], str | None] = {}
 _recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
 """An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
