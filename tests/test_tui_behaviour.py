@@ -39,13 +39,18 @@ def engine_for(repo: Path) -> Engine:
 
 
 def drive(
-    repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *, live: bool = False
+    repo: Path,
+    steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]],
+    *,
+    live: bool = False,
+    page_size: int | None = None,
 ) -> list[tuple[str, str, str]]:
     """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title,
-    text)."""
+    text). `page_size`: rows a Memory page lists (None: the app's own)."""
     from cortex_tui.app import make_app
 
-    app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2)
+    sized = {} if page_size is None else {"page_size": page_size}
+    app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2, **sized)
     notes: list[tuple[str, str, str]] = []
     original = app.notify
 
