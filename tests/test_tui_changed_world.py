@@ -193,35 +193,39 @@ def test_freshness_follows_a_commit_that_renames_a_referenced_file(repo) -> None
     drive(repo.path, steps, live=True)
 
 
-@pytest.mark.parametrize("tab", ["1", "2", "3"])
-def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path, tab: str) -> None:  # noqa: F811
+def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path) -> None:  # noqa: F811
     """`/` on Overview, Memory or Activity opens recall; ↓ from the topic moves into the items; enter opens one."""
     from textual.widgets import Input, OptionList
 
     from cortex_tui.dialogs.search_dialog import SearchDialog
     from cortex_tui.widgets.memory_browser import MemoryBrowser
 
+    opened: list[str] = []
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press(tab)
-        await settle(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
-        assert isinstance(app.screen, SearchDialog)
-        app.screen.query_one("#search-input", Input).value = "spool flush"
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("down")
-        await settle(pilot)
-        items = app.screen.query_one("#search-items", OptionList)
-        assert app.screen.focused is items and items.highlighted == 0
-        picked = app.screen.surface.items[0].id
-        await pilot.press("enter")
-        await settle(pilot)
-        assert not isinstance(app.screen, SearchDialog)
-        assert app.screen.query_one("#tabs").active == "memory"
-        assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked
+        for tab in ("1", "2", "3"):
+            await pilot.press(tab)
+            await settle(pilot)
+            await pilot.press("slash")
+            await settle(pilot)
+            assert isinstance(app.screen, SearchDialog), tab
+            app.screen.query_one("#search-input", Input).value = "spool flush"
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press("down")
+            await settle(pilot)
+            items = app.screen.query_one("#search-items", OptionList)
+            assert app.screen.focused is items and items.highlighted == 0, tab
+            picked = app.screen.surface.items[0].id
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not isinstance(app.screen, SearchDialog), tab
+            assert app.screen.query_one("#tabs").active == "memory", tab
+            assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked, tab
+            opened.append(tab)
 
     drive(demo, steps)
+    assert opened == ["1", "2", "3"]
 
 
 def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path) -> None:  # noqa: F811
