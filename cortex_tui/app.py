@@ -33,7 +33,7 @@ from .keys import Key, KeyCommands, help_rows, key_action, label, screen_keys
 from .live import StoreWatcher
 from .screens.main import MainScreen
 from .screens.state import StateScreen
-from .widgets.memory_browser import ROOMY
+from .widgets.memory_browser import PAGE, ROOMY
 
 FRESHNESS_SHOWN = 200
 SETTLE_SECONDS = 0.15
@@ -68,18 +68,22 @@ class CortexApp(App[None]):
     """Bumped when an applied snapshot's memory mark differs from the last one: widgets that list memory reload on
     it. A store write that touched only sessions, events or the ledger (a spool flush of reads) leaves it alone."""
 
-    def __init__(self, target: StoreTarget, *, live: bool = True, poll_interval: float = 1.0) -> None:
+    def __init__(
+        self, target: StoreTarget, *, live: bool = True, poll_interval: float = 1.0, page_size: int = PAGE
+    ) -> None:
         """Bind the app to a store target.
 
         Args:
             target: the working directory (and clock, homes) whose store is shown.
             live: watch the store and poll data_version (off for deterministic screenshots).
             poll_interval: seconds between data_version polls.
+            page_size: rows a page of the Memory tab lists.
         """
         super().__init__()
         self.target = target
         self.live = live
         self.poll_interval = poll_interval
+        self.page_size = page_size
         self._requested = 0
         self._loading = False
         self._pending = False
@@ -359,10 +363,14 @@ def make_app(
     user_home: Path | None = None,
     live: bool = True,
     poll_interval: float = 1.0,
+    page_size: int = PAGE,
 ) -> CortexApp:
-    """Build the app for a working directory (the CLI, the tests and the screenshot script share this)."""
+    """Build the app for a working directory (the CLI, the tests and the screenshot script share this).
+
+    `page_size`: rows a page of the Memory tab lists (a test pages through a few dozen items instead of thousands).
+    """
     target = StoreTarget(os.path.realpath(os.fspath(cwd)), clock or clock_from_env(), home, user_home)
-    return CortexApp(target, live=live, poll_interval=poll_interval)
+    return CortexApp(target, live=live, poll_interval=poll_interval, page_size=page_size)
 
 
 def run(cwd: str) -> int:

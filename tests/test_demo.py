@@ -13,27 +13,34 @@ import pytest
 from cortex_engine.base.errors import Refused
 
 
-def test_demo_print_shows_contest_and_freshness(tmp_path: Path) -> None:
-    """The seeded demo carries a contest, a superseded decision and stale/moved labels."""
-    target = tmp_path / "demo"
-    done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "demo", "--dir", str(target), "--json"],
+def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run this checkout's `cortex ARGS` (it must succeed)."""
+    return subprocess.run(
+        [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
         capture_output=True,
         text=True,
         check=True,
+        cwd=cwd,
+        env=env,
     )
-    payload = json.loads(done.stdout)
-    brief = payload["session_brief"]
+
+
+def test_demo_says_where_it_writes_then_prints_a_contest_and_freshness(tmp_path: Path) -> None:
+    """The first line names the repository and the store it is about to (re)create, and the store it names is the
+    one the demo then uses; the seeded demo carries a contest, a superseded decision and stale/moved labels."""
+    target = tmp_path / "demo"
+    env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}
+    done = cli("demo", "--dir", str(target), "--json", env=env)
+    first = done.stderr.splitlines()[0]
+    assert first.startswith(f"Cortex demo: writing a demo repository to {target.resolve()} and its store to ")
+    store = cli("store", "--json", cwd=target, env=env)
+    assert str(Path(json.loads(store.stdout)["path"]).parent) in first
+
+    brief = json.loads(done.stdout)["session_brief"]
     assert brief["text"].startswith("Cortex memory (main):")
     assert brief["tokens"] <= 150
     assert sum("contested" in item["labels"] for item in brief["items"]) == 2
-    recall = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "recall", "login", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=target,
-    )
+    recall = cli("recall", "login", "--json", cwd=target, env=env)
     labels = [label for item in json.loads(recall.stdout)["items"] for label in item["labels"]]
     assert "moved: src/auth/login_old.py → src/auth/login.py" in labels
 
@@ -132,29 +139,3 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     contests, brief = asyncio.run(drive())
     assert contests == ["spool flush policy"]
     assert brief.startswith("Cortex memory (main):")
-
-
-def test_demo_says_where_it_writes_before_it_does(tmp_path: Path) -> None:
-    """The first line names the repository and the store it is about to (re)create, and the store
-    it names is the one the demo then uses."""
-    target = tmp_path / "demo"
-    env = {**os.environ, "CORTEX_HOME": str(tmp_path / "home")}
-    done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "demo", "--dir", str(target), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    )
-    first = done.stderr.splitlines()[0]
-    assert first.startswith(f"Cortex demo: writing a demo repository to {target.resolve()} and its store to ")
-    store = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "store", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=target,
-        env=env,
-    )
-    assert str(Path(json.loads(store.stdout)["path"]).parent) in first
-    json.loads(done.stdout)

@@ -20,17 +20,17 @@ from cortex_engine.engine import Engine, describe_store
 
 from .conftest import Repo
 from .test_tui_snapshots import NOW, NOW_ISO, highlight, settle
+from .tui_fixtures import fresh_demo
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 
 @pytest.fixture
-def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A freshly seeded demo repository (this test may change it)."""
-    from cortex_engine.ops.demo import seed_demo
-
+def demo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The seeded demo repository, as `seed_demo` leaves it, its store in this test's CORTEX_HOME (it may change
+    both: they are copied from a template seeded once)."""
     monkeypatch.setenv("CORTEX_NOW", NOW_ISO)
-    return seed_demo(str(tmp_path / "demo-service"))
+    return fresh_demo(tmp_path_factory, isolated_home / ".cortex")
 
 
 def engine_for(repo: Path) -> Engine:
@@ -39,13 +39,18 @@ def engine_for(repo: Path) -> Engine:
 
 
 def drive(
-    repo: Path, steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]], *, live: bool = False
+    repo: Path,
+    steps: Callable[[Any, Any, list[tuple[str, str, str]]], Awaitable[None]],
+    *,
+    live: bool = False,
+    page_size: int | None = None,
 ) -> list[tuple[str, str, str]]:
     """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title,
-    text)."""
+    text). `page_size`: rows a Memory page lists (None: the app's own)."""
     from cortex_tui.app import make_app
 
-    app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2)
+    sized = {} if page_size is None else {"page_size": page_size}
+    app = make_app(repo, clock=lambda: NOW, live=live, poll_interval=0.2, **sized)
     notes: list[tuple[str, str, str]] = []
     original = app.notify
 

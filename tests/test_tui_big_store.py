@@ -94,11 +94,13 @@ def seen_big(big_store: BigStore, monkeypatch: pytest.MonkeyPatch) -> BigStore:
     return big_store
 
 
-def big_app(store: BigStore):  # noqa: ANN201 - CortexApp, imported lazily
-    """The app on the big store (frozen clock, no watcher)."""
+def big_app(store: BigStore, **options: int):  # noqa: ANN201 - CortexApp, imported lazily
+    """The app on the big store (frozen clock, no watcher); `options`: make_app's (a page size)."""
     from cortex_tui.app import make_app
 
-    return make_app(store.repo, clock=lambda: NOW, home=store.home / ".cortex", user_home=store.home, live=False)
+    return make_app(
+        store.repo, clock=lambda: NOW, home=store.home / ".cortex", user_home=store.home, live=False, **options
+    )
 
 
 async def _oldest_page(pilot) -> None:  # noqa: ANN001
@@ -128,16 +130,21 @@ def test_big_store_search(snap_compare, seen_big: BigStore) -> None:
     assert snap_compare(big_app(seen_big), terminal_size=(120, 40), run_before=_search)
 
 
+PAGE = 25
+"""Rows a page lists in the paging test: keyed paging to the far end of 10,002 items costs the same at any page
+size, and a short page draws a short table."""
+
+
 def test_big_store_pages_by_key_to_either_end(seen_big: BigStore) -> None:
     """], [, End and Home move by key: each page starts where the last one ended, End shows the oldest item."""
     import asyncio
 
-    from cortex_tui.widgets.memory_browser import PAGE, MemoryBrowser
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
 
     seen: list[tuple[int, int, str | None]] = []
 
     async def run() -> None:
-        app = big_app(seen_big)
+        app = big_app(seen_big, page_size=PAGE)
         async with app.run_test(size=(120, 40)) as pilot:
             await press(pilot, "2")
             browser = app.screen.query_one(MemoryBrowser)

@@ -193,35 +193,39 @@ def test_freshness_follows_a_commit_that_renames_a_referenced_file(repo) -> None
     drive(repo.path, steps, live=True)
 
 
-@pytest.mark.parametrize("tab", ["1", "2", "3"])
-def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path, tab: str) -> None:  # noqa: F811
+def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path) -> None:  # noqa: F811
     """`/` on Overview, Memory or Activity opens recall; ↓ from the topic moves into the items; enter opens one."""
     from textual.widgets import Input, OptionList
 
     from cortex_tui.dialogs.search_dialog import SearchDialog
     from cortex_tui.widgets.memory_browser import MemoryBrowser
 
+    opened: list[str] = []
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press(tab)
-        await settle(pilot)
-        await pilot.press("slash")
-        await settle(pilot)
-        assert isinstance(app.screen, SearchDialog)
-        app.screen.query_one("#search-input", Input).value = "spool flush"
-        await pilot.press("enter")
-        await settle(pilot)
-        await pilot.press("down")
-        await settle(pilot)
-        items = app.screen.query_one("#search-items", OptionList)
-        assert app.screen.focused is items and items.highlighted == 0
-        picked = app.screen.surface.items[0].id
-        await pilot.press("enter")
-        await settle(pilot)
-        assert not isinstance(app.screen, SearchDialog)
-        assert app.screen.query_one("#tabs").active == "memory"
-        assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked
+        for tab in ("1", "2", "3"):
+            await pilot.press(tab)
+            await settle(pilot)
+            await pilot.press("slash")
+            await settle(pilot)
+            assert isinstance(app.screen, SearchDialog), tab
+            app.screen.query_one("#search-input", Input).value = "spool flush"
+            await pilot.press("enter")
+            await settle(pilot)
+            await pilot.press("down")
+            await settle(pilot)
+            items = app.screen.query_one("#search-items", OptionList)
+            assert app.screen.focused is items and items.highlighted == 0, tab
+            picked = app.screen.surface.items[0].id
+            await pilot.press("enter")
+            await settle(pilot)
+            assert not isinstance(app.screen, SearchDialog), tab
+            assert app.screen.query_one("#tabs").active == "memory", tab
+            assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked, tab
+            opened.append(tab)
 
     drive(demo, steps)
+    assert opened == ["1", "2", "3"]
 
 
 def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path) -> None:  # noqa: F811
@@ -255,21 +259,23 @@ def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path)
 
 
 def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # noqa: ANN001 - conftest.Repo
-    """The search hit is the oldest of 230 items: the browser opens a page at it; Home and End jump by key."""
+    """The search hit is the oldest of 13 items, past a first page of 10: the browser opens a page at it; Home and
+    End jump by key. (Pages of 10 rows: paging is the same at the app's 200, with fewer notes to write.)"""
     from datetime import timedelta
 
     from textual.widgets import Input, Static
 
     from cortex_engine.engine import Engine
-    from cortex_tui.widgets.memory_browser import PAGE, MemoryBrowser
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
 
+    size, total = 10, 13
     moment = [NOW - timedelta(days=1)]
     with Engine(repo.path, clock=lambda: moment[0]) as engine:
         engine.note("insight", "the zebra migration needs a dry run first")
-        for n in range(229):
+        for n in range(total - 1):
             moment[0] += timedelta(minutes=1)
             engine.note("insight", f"routine observation number {n} about the build")
-        oldest = engine.list_memory(limit=PAGE, offset=PAGE).items[-1]["id"]
+        oldest = engine.list_memory(limit=size, offset=size).items[-1]["id"]
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("slash")
@@ -281,23 +287,23 @@ def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # n
         await pilot.press("down", "enter")
         await settle(pilot)
         browser = app.screen.query_one(MemoryBrowser)
-        assert (browser.position, browser.highlighted_id()) == (229, oldest)
+        assert (browser.position, browser.highlighted_id()) == (total - 1, oldest)
         await pilot.press("home")
         await settle(pilot)
         assert (browser.position, browser.query_one("#memory-table").cursor_row) == (0, 0)
         await pilot.press("end")
         await settle(pilot)
-        assert (browser.position, browser.highlighted_id()) == (230 - PAGE, oldest)
-        assert str(browser.query_one("#page-info", Static).content) == "31–230 of 230 · newest first"
+        assert (browser.position, browser.highlighted_id()) == (total - size, oldest)
+        assert str(browser.query_one("#page-info", Static).content) == "4–13 of 13 · newest first"
         await pilot.press("left_square_bracket")
         await settle(pilot)
-        assert browser.position == 0 and len(browser.rows) == PAGE
+        assert browser.position == 0 and len(browser.rows) == size
         await pilot.press("right_square_bracket")
         await settle(pilot)
-        assert (browser.position, len(browser.rows)) == (PAGE, 30)
+        assert (browser.position, len(browser.rows)) == (size, total - size)
         assert not browser.next_page()
 
-    drive(repo.path, steps)
+    drive(repo.path, steps, page_size=size)
 
 
 def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:  # noqa: ANN001 - conftest.Repo

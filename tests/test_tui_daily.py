@@ -167,8 +167,7 @@ def test_enter_in_the_resolve_field_answers_and_never_closes_the_contest_by_itse
     assert any(title == "Contest resolved" for _, title, _ in notes)
 
 
-@pytest.mark.parametrize("tab", ["1", "2", "3"])
-def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path, tab: str) -> None:  # noqa: F811
+def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path) -> None:  # noqa: F811
     """The demo's first screen says what the demo is (no warning the user cannot fix); the footer names ctrl+p on
     every tab, the Activity tab (its own `⏎ Session` key) included."""
     import asyncio
@@ -178,17 +177,22 @@ def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path,
 
     from .test_tui_snapshots import NOW
 
+    shown: list[str] = []
+
     async def run() -> None:
         app = make_app(demo, clock=lambda: NOW, live=False)
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
-            await pilot.press(tab)
-            await settle(pilot)
-            bar = app.screen.query_one(NoticeBar)
-            assert "⚠" not in _text(bar) and "Demo" in _text(bar) and bar.has_class("-info")
-            assert app.screen.query(".-command-palette"), "no palette hint in the footer at 80 columns"
+            for tab in ("1", "2", "3"):
+                await pilot.press(tab)
+                await settle(pilot)
+                bar = app.screen.query_one(NoticeBar)
+                assert "⚠" not in _text(bar) and "Demo" in _text(bar) and bar.has_class("-info"), tab
+                assert app.screen.query(".-command-palette"), f"no palette hint in the footer at 80 columns ({tab})"
+                shown.append(tab)
 
     asyncio.run(run())
+    assert shown == ["1", "2", "3"]
 
 
 def test_the_spend_table_fits_at_100_and_the_memory_table_widens_at_160(demo: Path) -> None:  # noqa: F811
@@ -207,26 +211,27 @@ def test_the_spend_table_fits_at_100_and_the_memory_table_widens_at_160(demo: Pa
 
     widths: dict[int, int] = {}
 
-    async def run(size: tuple[int, int]) -> None:
+    async def run() -> None:
         app = make_app(demo, clock=lambda: NOW, live=False)
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
-            if size[0] == 100:
-                pane = app.screen.query_one(SpendPane)
-                room = pane.content_size.width
-                lines = _text(pane.query_one("#spend-text", Static)).splitlines()
-                table = lines[lines.index(next(line for line in lines if line.startswith("channel"))) :]
-                assert table and max(len(line) for line in table) <= room, (room, table)
+            pane = app.screen.query_one(SpendPane)
+            room = pane.content_size.width
+            lines = _text(pane.query_one("#spend-text", Static)).splitlines()
+            table = lines[lines.index(next(line for line in lines if line.startswith("channel"))) :]
+            assert table and max(len(line) for line in table) <= room, (room, table)
             await pilot.press("2")
-            await settle(pilot)
-            browser = app.screen.query_one(MemoryBrowser)
-            columns = browser.query_one("#memory-table", DataTable).columns
-            widths[size[0]] = columns[ColumnKey("First line")].width
-            tags = max(len(" ".join(dict.fromkeys(lb.split(":")[0] for lb in r.labels))) for r in browser.rows.values())
-            assert columns[ColumnKey("Labels")].width >= tags
+            for size in ((100, 30), (160, 45)):  # the same terminal, widened
+                await pilot.resize_terminal(*size)
+                await settle(pilot)
+                browser = app.screen.query_one(MemoryBrowser)
+                columns = browser.query_one("#memory-table", DataTable).columns
+                widths[size[0]] = columns[ColumnKey("First line")].width
+                rows = browser.rows.values()
+                tags = max(len(" ".join(dict.fromkeys(lb.split(":")[0] for lb in r.labels))) for r in rows)
+                assert columns[ColumnKey("Labels")].width >= tags, size
 
-    asyncio.run(run((100, 30)))
-    asyncio.run(run((160, 45)))
+    asyncio.run(run())
     assert widths[160] >= widths[100] + 30, widths
 
 

@@ -41,18 +41,21 @@ def _cut_keys(app) -> list[str]:  # noqa: ANN001
     return cut
 
 
-@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 40)])
-def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) -> None:  # noqa: F811
-    """Tab through every focusable widget of every tab: each one is on screen when it has focus (scrolled into view),
-    and every key the footer shows for it is whole (a key that does not fit is left out, not cut: `… q Quit 1-`).
-    Each tab is walked once round its focus chain (tab wraps), at most 12 presses."""
+SIZES = ((80, 24), (100, 30), (120, 40))
+
+
+def test_focus_is_never_on_a_hidden_widget(demo: Path) -> None:  # noqa: F811
+    """Tab through every focusable widget of every tab, at each size the terminal is resized to: each one is on
+    screen when it has focus (scrolled into view), and every key the footer shows for it is whole (a key that does
+    not fit is left out, not cut: `… q Quit 1-`). Each tab is walked once round its focus chain (tab wraps), at
+    most 12 presses."""
     from cortex_tui.widgets.spend_pane import SpendPane
 
-    seen: set[str] = set()
-    rounds: list[int] = []
-    footers: set[int] = set()
+    seen: dict[tuple[int, int], set[str]] = {size: set() for size in SIZES}
+    rounds: dict[tuple[int, int], list[int]] = {size: [] for size in SIZES}
+    footers: dict[tuple[int, int], set[int]] = {size: set() for size in SIZES}
 
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+    async def steps(app, pilot, size: tuple[int, int]) -> None:  # noqa: ANN001
         for tab in ("1", "2", "3"):
             await pilot.press(tab)
             await settle(pilot)
@@ -60,14 +63,14 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
             for presses in range(1, 13):
                 focused = app.screen.focused
                 assert focused is not None
-                assert _visible(app, focused), (tab, focused)
-                assert _cut_keys(app) == [], (tab, focused)
-                footers.add(len(app.screen.query_one("Footer").children))
-                seen.add(focused.id or type(focused).__name__)
+                assert _visible(app, focused), (size, tab, focused)
+                assert _cut_keys(app) == [], (size, tab, focused)
+                footers[size].add(len(app.screen.query_one("Footer").children))
+                seen[size].add(focused.id or type(focused).__name__)
                 await pilot.press("tab")
                 await settle(pilot)
                 if app.screen.focused is first:
-                    rounds.append(presses)
+                    rounds[size].append(presses)
                     break
         assert isinstance(app.screen.query_one(SpendPane), SpendPane)
 
@@ -75,14 +78,19 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path, size: tuple[int, int]) ->
         from cortex_tui.app import make_app
 
         app = make_app(demo, clock=lambda: NOW, live=False)
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=SIZES[0]) as pilot:
             await settle(pilot)
-            await steps(app, pilot, [])
+            for size in SIZES:
+                await pilot.resize_terminal(*size)
+                await settle(pilot)
+                assert app.size == size
+                await steps(app, pilot, size)
 
     asyncio.run(run())
-    assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen
-    assert len(rounds) == 3  # every tab's chain came back round to where it started
-    assert len(footers) > 1  # the footer's keys followed focus and tab
+    for size in SIZES:
+        assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen[size], size
+        assert len(rounds[size]) == 3, size  # every tab's chain came back round to where it started
+        assert len(footers[size]) > 1, size  # the footer's keys followed focus and tab
 
 
 def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors

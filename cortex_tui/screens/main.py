@@ -28,7 +28,7 @@ from ..widgets.contests_pane import ContestsPane
 from ..widgets.freshness_pane import FreshnessPane
 from ..widgets.inspection_view import InspectionView, shown_id
 from ..widgets.key_footer import KeyFooter
-from ..widgets.memory_browser import PAGE, MemoryBrowser
+from ..widgets.memory_browser import MemoryBrowser
 from ..widgets.notice_bar import NoticeBar
 from ..widgets.spend_pane import SpendPane
 from ..widgets.status_header import StatusHeader
@@ -319,7 +319,7 @@ class MainScreen(Screen[None]):
                     yield FreshnessPane(id="freshness", classes="pane")
                     yield SpendPane(id="spend", classes="pane")
             with TabPane("Memory", id="memory"):
-                yield MemoryBrowser(id="browser")
+                yield MemoryBrowser(page_size=self.cortex.page_size, id="browser")
             with TabPane("Activity", id="activity"):
                 yield ActivityTable(id="activity-table")
         yield KeyFooter(FOOTER_YIELDS, compact=True)
@@ -456,9 +456,8 @@ class MainScreen(Screen[None]):
         if action == "inbox":  # hidden (not dimmed) when nothing waits: the footer is unchanged for most stores
             return self.cortex.snapshot is not None and self.cortex.snapshot.inbox > 0
         if action in ("next_page", "previous_page") and self._active_tab() == "memory":
-            return (
-                self.query_one(MemoryBrowser).total > PAGE
-            )  # one page: the keys would do nothing (and crowd the footer)
+            browser = self.query_one(MemoryBrowser)
+            return browser.total > browser.page_size  # one page: the keys would do nothing (and crowd the footer)
         if action in MEMORY_ACTIONS:
             return self._active_tab() == "memory"
         if action in ("edit", "delete"):

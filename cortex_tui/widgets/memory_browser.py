@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from cortex_engine.results import Page, PageKey
 
 PAGE = 200
+"""Rows a page lists unless the app says otherwise (`make_app(page_size=...)`)."""
 ROOMY = 180
 """From this terminal width the inspection sits beside the table (the app's `-roomy` breakpoint); below, under it
 (so at 160 columns the table, and its first line, take the whole width)."""
@@ -141,9 +142,10 @@ class MemoryBrowser(Vertical):
     sort: var[tuple[str, bool]] = var(("created", False), init=False)
     """The engine sort key and whether it is reversed (default: newest first)."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        """Empty until mounted and loaded."""
+    def __init__(self, *, page_size: int = PAGE, **kwargs: Any) -> None:
+        """Empty until mounted and loaded; each page lists up to `page_size` rows."""
         super().__init__(**kwargs)
+        self.page_size = page_size
         self.rows: dict[str, _Row] = {}
         self.total = 0
         self.position = 0
@@ -314,7 +316,7 @@ class MemoryBrowser(Vertical):
         worker = get_current_worker()
         all_scopes, kind, tier, (how, key) = self.all_scopes, self.kind, self.tier, self._at
         (sort, reverse), label, text = self.sort, self.label, self.text
-        reveal = self._pending_focus
+        reveal, limit = self._pending_focus, self.page_size
         with self.app.target.open() as engine:  # type: ignore[attr-defined]
             filters: dict[str, Any] = {
                 "scopes": None if all_scopes else engine.scope_keys,
@@ -335,7 +337,7 @@ class MemoryBrowser(Vertical):
                     how, key = "start", found
             page = engine.list_memory(
                 **filters,
-                limit=PAGE,
+                limit=limit,
                 oldest=how == "oldest",
                 start=key if how == "start" else None,
                 before=key if how == "before" else None,
