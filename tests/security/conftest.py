@@ -42,8 +42,8 @@ class Host:
         }
         self.count = 0
 
-    def fire(self, script: str, event: str, *args: str, **fields: object) -> str:
-        """Run one hook script with a payload built like Claude Code's; returns its stdout (it must exit 0)."""
+    def payload(self, event: str, **fields: object) -> str:
+        """A hook payload built like Claude Code's, as the one line of JSON a hook reads."""
         self.count += 1
         payload = {
             "session_id": "claude-1",
@@ -54,9 +54,13 @@ class Host:
         }
         if event.startswith("PostToolUse") and "tool_use_id" not in payload:
             payload["tool_use_id"] = f"toolu_{self.count}"
+        return json.dumps(payload)
+
+    def fire(self, script: str, event: str, *args: str, **fields: object) -> str:
+        """Run one hook script with a payload built like Claude Code's; returns its stdout (it must exit 0)."""
         done = subprocess.run(
             [shutil.which("bash") or "bash", str(HOOKS / script), *args],
-            input=json.dumps(payload),
+            input=self.payload(event, **fields),
             text=True,
             capture_output=True,
             env=self.env,
@@ -70,6 +74,13 @@ class Host:
         real executable; `run_in_process` holds the two to the same output)."""
         env = {key: value for key, value in self.env.items() if key != "PATH"}
         return run_in_process(self.repo.path, list(args), env, (stdin or "").encode())
+
+    def hook(self, action: str, event: str, **fields: object) -> str:
+        """`cortex hook ACTION` with the payload a hook script pipes to it, run in this process (what a script adds
+        on top, reading the payload and finding the runtime folder, is `fire`'s); returns its stdout."""
+        run = self.cortex("hook", action, stdin=self.payload(event, **fields))
+        assert run.code == 0, run.err
+        return run.out
 
     def session_start(self) -> str:
         """SessionStart through `cortex inject-header --quiet` (engages capture)."""
