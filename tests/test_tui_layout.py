@@ -243,3 +243,33 @@ def test_options_wrap_again_when_the_scrollbar_comes(wrapped: bool) -> None:
 
     asyncio.run(run())
     assert heights == [18] if wrapped else heights == [9]
+
+
+def test_the_footer_is_rebuilt_only_when_its_keys_change(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Textual signals a binding change on every move of focus; the footer recomposes only when the keys it would
+    show differ from the ones it shows (a tab switch used to rebuild it with the same keys several times over)."""
+    from cortex_tui.app import make_app
+    from cortex_tui.widgets import key_footer
+
+    built: list[tuple[object, ...]] = []
+    compose = key_footer.KeyFooter.compose
+
+    def counted(self: key_footer.KeyFooter):  # type: ignore[no-untyped-def]
+        if self._bindings_ready:  # the first compose, before the screen's panes exist, shows no keys yet
+            built.append(key_footer.shown_keys(self.screen))
+        return compose(self)
+
+    monkeypatch.setattr(key_footer.KeyFooter, "compose", counted)
+
+    async def run() -> None:
+        app = make_app(demo, clock=lambda: NOW, live=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            for key in ("2", "tab", "tab", "3", "tab", "1", "2"):
+                await pilot.press(key)
+                await settle(pilot)
+
+    asyncio.run(run())
+    assert len(built) >= 4  # the tabs' own keys were shown
+    repeats = [n for n in range(1, len(built)) if built[n] == built[n - 1]]
+    assert repeats == [], f"{len(repeats)} of {len(built)} rebuilds showed the keys already shown"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -28,9 +29,22 @@ class KeyFooter(Footer):
         """
         super().__init__(compact=compact)
         self.yields = tuple(yields)
+        self._shown: tuple[object, ...] | None = None
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Textual recomposes the footer on every change of focus, most of which leave the same keys showing (a
+        tab switch signalled it dozens of times): recompose only when what the keys would show differs."""
+        if self._bindings_ready and screen.app.app_focus and self.is_attached and screen is self.screen:
+            keys = shown_keys(screen)
+            if keys == self._shown:  # shown already, or a rebuild to show them is on its way
+                return
+            self._shown = keys
+        super().bindings_changed(screen)
 
     def compose(self) -> ComposeResult:
         """Textual's keys, less those that give way."""
+        if self._bindings_ready:
+            self._shown = shown_keys(self.screen)
         widgets = list(super().compose())
         if not all(hasattr(w, "key_display") for w in widgets):  # groups and labels: as Textual lays them out
             yield from widgets
@@ -40,6 +54,16 @@ class KeyFooter(Footer):
     def on_resize(self) -> None:
         """A new width may fit another set of keys."""
         self.call_after_refresh(self.recompose)
+
+
+def shown_keys(screen: Screen[object]) -> tuple[object, ...]:
+    """What the footer's keys are made of: each shown binding's key, action, text and state, in order."""
+    palette = screen.app.COMMAND_PALETTE_BINDING
+    return tuple(
+        (binding.key, binding.action, binding.description, enabled, tooltip, binding.group)
+        for key, (_, binding, enabled, tooltip) in screen.active_bindings.items()
+        if binding.show or key == palette
+    )
 
 
 def key_width(key: Widget) -> int:
