@@ -688,8 +688,11 @@ def test_an_early_recall_is_answered_without_the_sdk_exactly_as_the_sdk_answers_
     assert code == 0, stderr
     # The SDK may run the two calls concurrently, so they are booked in either order: each exactly once.
     assert sorted(c for c, _ in ledger_rows(repo)) == ["recall", "state"]
-    mine = [line for line in early if json.loads(line).get("id") in (7, 8)]
-    theirs = [line for line in by_sdk if json.loads(line).get("id") in (7, 8)]
+    # Answers are compared by request id: the SDK may send the two concurrent calls' answers in either order.
+    mine = sorted((line for line in early if json.loads(line).get("id") in (7, 8)), key=lambda x: json.loads(x)["id"])
+    theirs = sorted(
+        (line for line in by_sdk if json.loads(line).get("id") in (7, 8)), key=lambda x: json.loads(x)["id"]
+    )
     assert len(mine) == 2 and mine == theirs, "\n".join(mine + theirs)
     assert json.loads(mine[0])["result"]["structuredContent"]["items"]
     broken = tmp_path / "broken"
