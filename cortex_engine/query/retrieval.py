@@ -181,27 +181,40 @@ _TERM_COUNTS: weakref.WeakKeyDictionary[sqlite3.Connection, tuple[tuple[int, int
 """Per connection: the store's version and the item count and each term's match count read at it."""
 
 
-def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> float:
+Said = tuple[list[str], set[str]]
+"""A text's words in order and its word forms (each word and its stem): what `coverage` matches a topic against."""
+
+
+def said(text: str) -> Said:
+    """The words of `text` (lowercased) and their forms, read once for every coverage pass that needs them."""
+    words = _WORD.findall(text.lower())
+    forms = set(words)
+    forms.update(map(_stem, words))
+    return words, forms
+
+
+def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str | Said) -> float:
     """The IDF-weighted share of the topic's terms that occur in `text` as whole words, 0 to 1.
 
-    A word counts when the text has it or a word with its stem; a phrase when its words stand in order.
+    A word counts when the text has it or a word with its stem; a phrase when its words stand in order. `text`
+    may be given as read already (`said`), so a candidate scored on its whole, its body and its subject splits
+    each part into words once.
     """
     total = sum(weights.get(t.raw, 1.0) for t in tokens)
     if total <= 0:
         return 0.0
-    words = _WORD.findall(text.lower())
-    forms = set(words)
-    forms.update(map(_stem, words))
-    joined = " " + " ".join(words) + " "
-    hit = sum(
-        weights.get(t.raw, 1.0)
-        for t in tokens
-        if (
-            (f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined))
-            if t.phrase
-            else t.raw in forms or t.stem in forms
-        )
-    )
+    words, forms = said(text) if isinstance(text, str) else text
+    joined: str | None = None
+    hit = 0.0
+    for t in tokens:
+        if t.phrase:
+            if joined is None:
+                joined = " " + " ".join(words) + " "
+            found = f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined)
+        else:
+            found = t.raw in forms or t.stem in forms
+        if found:
+            hit += weights.get(t.raw, 1.0)
     return hit / total
 
 
@@ -425,7 +438,11 @@ def rerank(
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + row["text"].lower()
         if content:
-            cand.share = coverage(content, weights, combined)
+            # The whole is the subject's words then the text's (the newline between them parts words), each
+            # part read once for the three passes.
+            in_subject = said(subject)
+            in_text = said(row["text"].lower())
+            cand.share = coverage(content, weights, (in_subject[0] + in_text[0], in_subject[1] | in_text[1]))
             cand.lexical = COVERAGE_WEIGHT * cand.share
             if cand.kind.startswith("note:"):
                 # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
@@ -434,10 +451,11 @@ def rerank(
                 # body, and captured evidence's subject is its content (the command run): both unchanged.
                 body = split_trailers(row["text"])[0]
                 if subject or body != row["text"]:
-                    said = coverage(content, weights, body.lower())
-                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * said + (1 - BODY_SHARE) * cand.lexical
+                    in_body = in_text if body == row["text"] else said(body.lower())
+                    says = coverage(content, weights, in_body)
+                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * says + (1 - BODY_SHARE) * cand.lexical
             if subject:
-                cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, subject)
+                cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, in_subject)
         if lowered_topic and lowered_topic in combined:
             cand.lexical += 4
         if focus and focus.lower() in combined:
@@ -470,7 +488,7 @@ def rerank(
             + row["importance"] * 3
             + fts
         )
-        cand.score = cand.base + TRUTH_MAX
+        cand.score = best_case(cand)
         ranked.append(cand)
     dropped = 0
     if dense is not None:
@@ -532,7 +550,7 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
         cand.dense = None if hit is None else hit[1]
         similarity = 0.0 if hit is None else DENSE_WEIGHT * (hit[1] - DENSE_FLOOR)
         cand.base = cand.base + similarity
-        cand.score = cand.base + TRUTH_MAX
+        cand.score = best_case(cand)
         if int(cand.row["rowid"]) in lexical_rows or (hit is not None and hit[1] >= floor):
             kept.append(cand)
     return kept
@@ -548,6 +566,18 @@ keeps it and still halves the bonus of a note that says a quarter of the topic."
 TRUTH_MAX = 3.0
 """The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned
 it."""
+
+
+def best_case(cand: Candidate) -> float:
+    """The most a candidate not yet judged can score: its base and the most its references could earn.
+
+    Fresh references earn `TRUTH_MAX` scaled by the share of the topic the item says (at least `VOUCH_FLOOR`, as
+    `Ranking.top` applies it), so the bound is that and no more: a loose bound (`TRUTH_MAX` flat) left the pool's
+    low-share candidates looking able to pass judged ones, and the ranking judged ~40 to settle 14.
+    """
+    return cand.base + TRUTH_MAX * max(VOUCH_FLOOR, cand.share)
+
+
 CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 
@@ -560,7 +590,7 @@ def _order_key(cand: Candidate) -> tuple[float, float, Descending, int]:
 class Ranking:
     """The reranked candidates in their final order, whose references are judged only as deep as it is read.
 
-    Every candidate's score is known but for the truth term, which is at most TRUTH_MAX. Unjudged candidates wait,
+    Every candidate's score is known but for the truth term, which `best_case` bounds. Unjudged candidates wait,
     best case first; judged ones are settled once none of those waiting could still pass them even at their best
     case. So `top(n)` returns exactly what judging every candidate and sorting would, judging a few batches of
     CHECK_BATCH instead of the whole pool (the freshness check costs stats, git walks and anchor reads per item).
