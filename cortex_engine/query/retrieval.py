@@ -193,6 +193,16 @@ def said(text: str) -> Said:
     return words, forms
 
 
+_NOTHING_SAID: Said = ([], set())
+
+
+def _joined(first: Said, then: Said) -> Said:
+    """What two parts of one text say, the first's words before the second's."""
+    if not first[0]:
+        return then
+    return first[0] + then[0], first[1] | then[1]
+
+
 def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str | Said) -> float:
     """The IDF-weighted share of the topic's terms that occur in `text` as whole words, 0 to 1.
 
@@ -438,22 +448,22 @@ def rerank(
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + row["text"].lower()
         if content:
-            # The whole is the subject's words then the text's (the newline between them parts words), each
-            # part read once for the three passes.
-            in_subject = said(subject)
-            in_text = said(row["text"].lower())
-            cand.share = coverage(content, weights, (in_subject[0] + in_text[0], in_subject[1] | in_text[1]))
+            # Each part is split into words once for the three passes: the whole is the subject's words, then the
+            # body's, then the trailers' (a newline parts words, so the whole's words are the parts' in order).
+            in_subject = said(subject) if subject else _NOTHING_SAID
+            text = row["text"]
+            body = split_trailers(text)[0] if cand.kind.startswith("note:") else text
+            in_body = said(body.lower())
+            in_text = in_body if len(body) == len(text) else _joined(in_body, said(text[len(body) :].lower()))
+            cand.share = coverage(content, weights, _joined(in_subject, in_text))
             cand.lexical = COVERAGE_WEIGHT * cand.share
-            if cand.kind.startswith("note:"):
+            if cand.kind.startswith("note:") and (subject or body != text):
                 # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
                 # in its body alone (its subject and label trailers aside), so a note that carries the topic only
                 # as its subject or origin ranks below notes that also say it. A note without trailers is its
                 # body, and captured evidence's subject is its content (the command run): both unchanged.
-                body = split_trailers(row["text"])[0]
-                if subject or body != row["text"]:
-                    in_body = in_text if body == row["text"] else said(body.lower())
-                    says = coverage(content, weights, in_body)
-                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * says + (1 - BODY_SHARE) * cand.lexical
+                says = coverage(content, weights, in_body)
+                cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * says + (1 - BODY_SHARE) * cand.lexical
             if subject:
                 cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, in_subject)
         if lowered_topic and lowered_topic in combined:
