@@ -438,26 +438,28 @@ def rerank(
     fts_share = _fts_shares(found)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
+    unjudged = Validation()  # frozen: one stands for every candidate until its references are judged
     for index, (row, bm25) in enumerate(found):
-        if not row["kind"].startswith("note:"):
-            key = (row["kind"], row["subject"], row["text"])
+        kind, text = str(row["kind"]), str(row["text"])
+        note = kind.startswith("note:")
+        if not note:
+            key = (kind, row["subject"], text)
             if key in seen:
                 continue
             seen.add(key)
-        cand = Candidate(row, bm25, Validation(), checked=False, order=len(ranked))
+        cand = Candidate(row, bm25, unjudged, checked=False, order=len(ranked))
         subject = (row["subject"] or "").lower()
-        combined = subject + "\n" + row["text"].lower()
+        combined = subject + "\n" + text.lower()
         if content:
             # Each part is split into words once for the three passes: the whole is the subject's words, then the
             # body's, then the trailers' (a newline parts words, so the whole's words are the parts' in order).
             in_subject = said(subject) if subject else _NOTHING_SAID
-            text = row["text"]
-            body = split_trailers(text)[0] if cand.kind.startswith("note:") else text
+            body = split_trailers(text)[0] if note else text
             in_body = said(body.lower())
             in_text = in_body if len(body) == len(text) else _joined(in_body, said(text[len(body) :].lower()))
             cand.share = coverage(content, weights, _joined(in_subject, in_text))
             cand.lexical = COVERAGE_WEIGHT * cand.share
-            if cand.kind.startswith("note:") and (subject or body != text):
+            if note and (subject or body != text):
                 # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
                 # in its body alone (its subject and label trailers aside), so a note that carries the topic only
                 # as its subject or origin ranks below notes that also say it. A note without trailers is its
@@ -471,7 +473,7 @@ def rerank(
         if focus and focus.lower() in combined:
             cand.lexical += 1.5
         scope_score = 6.0 if row["scope_key"] == scope_key else (2.0 if not scope_key.startswith("project:") else 4.0)
-        cand.kind_weight = KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
+        cand.kind_weight = KIND_WEIGHTS.get(kind, DEFAULT_KIND_WEIGHT)[0]
         age = _days(row["created_at"], now)
         recency = RECENCY_MAX / (1 + age / 7)
         temporal = 0.0
@@ -480,10 +482,10 @@ def rerank(
         if intent.old:
             temporal += min(5.0, math.log(1 + age) * 0.9)
         if intent.resolved:
-            temporal += 8.0 if is_resolved(row["text"]) else -2.0
+            temporal += 8.0 if is_resolved(text) else -2.0
         cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
         access = min(row["access_count"] * 0.1, ACCESS_MAX)
-        if is_superseded(cand.kind, row["text"]):
+        if is_superseded(kind, text):
             cand.truth = -SUPERSEDED_PENALTY
         fts = fts_share.get(index, 0.0)
         cand.base = (
