@@ -301,17 +301,9 @@ RANK_SPAN = 4
 `ranked_hits`)."""
 
 
-def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
-    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
-
-    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
-    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
-    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
-    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
-    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
-    """
-    span = pool * RANK_SPAN
-    hits = [
+def best_matches(conn: sqlite3.Connection, query: str, span: int) -> list[tuple[int, float]]:
+    """The best `span` full-text matches in the whole store, best first: (rowid, bm25)."""
+    return [
         (int(h[0]), float(h[1]))
         for h in conn.execute(
             "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score "
@@ -320,6 +312,27 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
             (query, span),
         )
     ]
+
+
+def ranked_hits(
+    conn: sqlite3.Connection,
+    query: str,
+    scope_keys: list[str],
+    pool: int,
+    hits: list[tuple[int, float]] | None = None,
+) -> list[tuple[int, float]]:
+    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
+
+    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
+    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
+    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
+    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
+    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
+    `hits`: `best_matches` of the RANK_SPAN × `pool` span, when the caller read them already.
+    """
+    span = pool * RANK_SPAN
+    if hits is None:
+        hits = best_matches(conn, query, span)
     if not hits:
         return []
     inside = {
@@ -359,12 +372,33 @@ def candidates(
     query = phrase_query(phrase) if phrase else fts_query(tokens)
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
-        rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
-        if rank_of:
-            found = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
-                tuple(rank_of),
+        pool = max(limit * 5, 20)
+        hits = best_matches(conn, query, pool * RANK_SPAN)
+        first = hits[:pool]
+        # Most often the best matches are all live items of these scopes: their rows, read with that filter, are
+        # the pool, one statement. Otherwise `ranked_hits` filters the span, and the pool's rows are read after.
+        found = (
+            conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(first))}) "
+                f"AND m.state != 'archived' AND {in_scopes(len(scope_keys), 'm.', indexed=False)}",
+                (*(h[0] for h in first), *scope_keys),
             ).fetchall()
+            if first
+            else []
+        )
+        if len(found) == len(first):
+            rank_of = dict(first)
+        else:
+            rank_of = dict(ranked_hits(conn, query, scope_keys, pool, hits))
+            found = (
+                conn.execute(
+                    f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                    tuple(rank_of),
+                ).fetchall()
+                if rank_of
+                else []
+            )
+        if rank_of:
             found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], Descending(r["created_at"])))
             rows = [(r, rank_of[r["rowid"]]) for r in found]
     if rows:
