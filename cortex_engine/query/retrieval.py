@@ -8,7 +8,7 @@ import sqlite3
 import weakref
 from collections.abc import Callable
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.records import record
@@ -266,12 +266,12 @@ class Candidate:
     share: float = 1.0
     """The IDF-weighted share of the topic's terms the item says (`coverage`): what fresh references vouch for."""
 
-    @property
+    @cached_property
     def id(self) -> str:
-        """The memory item id."""
+        """The memory item id (read from the row once: ranking and seating ask for it hundreds of times)."""
         return str(self.row["id"])
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """The memory item kind (e.g. `note:decision`)."""
         return str(self.row["kind"])
