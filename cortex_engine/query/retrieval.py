@@ -189,7 +189,7 @@ def said(text: str) -> Said:
     """The words of `text` (lowercased) and their forms, read once for every coverage pass that needs them."""
     words = _WORD.findall(text.lower())
     forms = set(words)
-    forms.update(map(_stem, words))
+    forms.update([_stem(word) for word in forms])  # each distinct word stemmed once
     return words, forms
 
 
