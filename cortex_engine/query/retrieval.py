@@ -659,14 +659,23 @@ class Ranking:
         return self.size
 
     def top(self, n: int) -> list[Candidate]:
-        """The best `n` candidates in order, every one of them judged."""
+        """The best `n` candidates in order, every one of them judged.
+
+        A batch that settles nothing (every one judged fell below what still waits, as when a pool's references
+        are all stale) makes the next one twice as large: a store whose references hold is judged CHECK_BATCH at
+        a time, one whose references fail in fewer batches (each costs two statements), judging at most about
+        twice as many as it must.
+        """
+        size = CHECK_BATCH
         while len(self._settled) < n and (self._waiting or self._judged):
             # `not waiting < judged`, never `<=`: tuples compare their first differing element with the operator
             # itself, and `Descending` reverses only `<`.
             if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
                 self._settled.append(self._judged.pop(0))
+                size = CHECK_BATCH
                 continue
-            batch = self._waiting[: max(CHECK_BATCH, n - len(self._settled))]
+            batch = self._waiting[: max(size, n - len(self._settled))]
+            size *= 2
             del self._waiting[: len(batch)]
             validations = self._validator.validate_many([(c.id, str(c.row["scope_key"])) for c in batch])
             for cand in batch:
