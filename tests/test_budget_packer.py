@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cortex_engine.base.tokens import CHARS_PER_TOKEN, budget_chars, estimate_file_tokens, estimate_tokens
-from cortex_engine.query.render import fits, pack_degrading
+from cortex_engine.query.render import Entry, Rendered, assemble_budgeted, fits, pack_degrading
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,3 +110,45 @@ def test_pack_degrading_cuts_the_last_attempt_when_none_fits() -> None:
     assert lines[0] == "head" and lines[-1] == "tail" and lines[1].endswith("…") and shown == [1]
     assert estimate_tokens("\n".join(lines)) <= 30
     assert pack_degrading(iter([(["head", "tail"], [])]), 1) is None
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 400), st.one_of(st.none(), st.integers(0, 120))), max_size=12),
+    st.one_of(st.none(), st.integers(0, 300)),
+    st.integers(1, 400),
+)
+def test_assemble_budgeted_reads_lines_lazily_to_the_same_answer(
+    sizes: list[tuple[int, int | None]], lead_size: int | None, budget: int
+) -> None:
+    """Lines rendered as the packer reads them pack exactly as the same lines rendered up front, and only the lines
+    kept and the one that no longer fit are rendered."""
+    entries = [
+        Entry(f"{i}:" + "x" * n, None if c is None else "  " + "y" * c, f"id{i}") for i, (n, c) in enumerate(sizes)
+    ]
+    lead = None if lead_size is None else "L" * lead_size
+
+    def hint(n: int) -> str:
+        return f"…{n} more"
+
+    lazy = Rendered(len(entries), entries.__getitem__)
+    eager = assemble_budgeted(lead, entries, budget, hint)
+    assert assemble_budgeted(lead, lazy, budget, hint) == eager
+    chars, fitted = len(lead or ""), 0  # how many lines fit before any give way to the trimmed-count hint
+    for entry in entries:
+        cost = len(entry.line) + (1 if lead or fitted else 0)
+        if fitted and chars + cost > budget_chars(budget):
+            break
+        chars, fitted = chars + cost, fitted + 1
+    assert lazy.rendered == min(len(entries), fitted + 1) and len(eager.kept) <= fitted
+
+
+def test_rendered_renders_each_entry_once() -> None:
+    made: list[int] = []
+
+    def render(i: int) -> Entry:
+        made.append(i)
+        return Entry(f"line {i}")
+
+    lines = Rendered(3, render)
+    assert lines[1] == lines[-2] == Entry("line 1") and lines[0:3] == [Entry(f"line {i}") for i in range(3)]
+    assert made == [1, 0, 2] and len(lines) == 3

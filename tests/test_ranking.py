@@ -150,6 +150,28 @@ def test_recall_judges_only_the_references_it_shows(
     assert len(judged) <= surfaces.RECALL_LIMIT + CHECK_BATCH < 40  # the first depth rendered, and one batch more
 
 
+def test_a_pool_of_stale_references_is_judged_in_growing_batches(
+    engine: Engine, repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forty matches naming files the checkout lacks: each judged one falls below every candidate still waiting, so
+    settling the top judges the whole pool; batches that settle nothing grow, so that takes three batches (8, 16,
+    16), not five, and the order is unchanged (`test_lazy_ranking_orders_as_judging_everything`)."""
+    for n in range(40):
+        engine.note("insight", f"the parser in src/gone_{n}.py rejects input case {n}")
+    batches: list[int] = []
+    real = Validator.validate_many
+
+    def counting(self: Validator, items: list[tuple[str, str]]) -> dict[str, Validation]:
+        if items:  # seating asks for the replacements of superseded notes too (none here)
+            batches.append(len(items))
+        return real(self, items)
+
+    monkeypatch.setattr(Validator, "validate_many", counting)
+    shown = engine.recall("parser rejects input", book=False, limit=8)
+    assert len(shown.items) == 8 and all("stale" in " ".join(i.labels) for i in shown.items)
+    assert batches == [CHECK_BATCH, 2 * CHECK_BATCH, 40 - 3 * CHECK_BATCH]
+
+
 def test_lazy_ranking_orders_as_judging_everything(engine: Engine, repo: Repo) -> None:
     """The best n of a lazily judged ranking are the first n of the fully judged one, for every n: candidates whose
     references are missing, moved or fresh sit among ones without references."""

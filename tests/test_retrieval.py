@@ -14,6 +14,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from cortex_engine.base import records
 from cortex_engine.engine import Engine
@@ -722,3 +724,19 @@ def test_fresh_references_earn_with_the_share_of_the_topic_the_item_says() -> No
     top = retrieval.Ranking([names_a_file, better, whole], Judge(), historical=False).top(3)  # type: ignore[arg-type]
     assert [c.id for c in top] == ["whole", "better", "names-a-file"]
     assert [c.truth for c in top] == [retrieval.TRUTH_MAX, 0.0, retrieval.VOUCH_FLOOR * retrieval.TRUTH_MAX]
+
+
+_WORDS = st.sampled_from(["src/db", "pool.ts", "Time", "out", "timeout", "pools", "ΣΑΣ", "İstanbul", "a_b"])
+_TEXTS = st.lists(st.one_of(_WORDS, st.text(max_size=6)), max_size=6).map("".join)
+
+
+@given(_TEXTS, _TEXTS, st.sampled_from(["src/db/pool.ts", "timeout", "pool", "time out", "σας istanbul"]))
+@example("see src/db", "pool.ts", "src/db/pool.ts")  # a phrase across the parts: their words in order
+@example("Time", "out", "timeout")  # the newline parts words
+def test_coverage_of_parts_read_apart_is_that_of_the_joined_text(first: str, then: str, topic: str) -> None:
+    """The rerank reads a candidate's subject, body and trailers once each and joins what they say: that must
+    score exactly as reading the text they make up, newline between."""
+    tokens = retrieval.tokenize_topic(topic)
+    weights = {t.raw: 1.0 + i for i, t in enumerate(tokens)}
+    joined = retrieval._joined(retrieval.said(first), retrieval.said(then))
+    assert retrieval.coverage(tokens, weights, joined) == retrieval.coverage(tokens, weights, first + "\n" + then)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from cortex_engine.base import labels
 from cortex_engine.base.clock import parse_iso, ts_min
@@ -182,8 +182,9 @@ def item_labels(kind: str, text: str, validation: Validation | None) -> list[str
         origin = origin_label(kind, text)
         if origin:
             labels.append(origin)
-    if validation is not None and validation.label:
-        labels.extend(validation.label.split("; "))
+    label = validation.label if validation is not None else None
+    if label:
+        labels.extend(label.split("; "))
     return labels
 
 
@@ -225,7 +226,8 @@ def note_label_suffix(kind: str, text: str) -> str:
 def reference_suffix(validation: Validation | None) -> str:
     """The freshness verdict (`labels.reference`) of an item whose references no longer simply hold, space-led, or
     ''."""
-    return " " + labels.reference(validation.label) if validation is not None and validation.label else ""
+    label = validation.label if validation is not None else None
+    return " " + labels.reference(label) if label else ""
 
 
 def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
@@ -236,13 +238,13 @@ def label_suffix(kind: str, text: str, validation: Validation | None) -> str:
 def render_memory_line(row: sqlite3.Row | Mapping[str, Any], validation: Validation | None, max_lines: int) -> str:
     """One memory as a line, carrying every trust label it has (`row`: a `scoped_items` row, or a copy of one)."""
     kind, text = row["kind"], row["text"]
-    ref_label = reference_suffix(validation)
     if kind.startswith("note:"):
         subject = subject_tag(row["subject"])
         body, _ = split_trailers(text)
         content = clip(collapse(note_content(body)), NOTE_LINE_CHARS, inspect_pointer(row["id"]))
         line = f"{humanize_kind(kind)} [{ts_min(row['created_at'])}]: {subject}{content}"
         return line + label_suffix(kind, text, validation)
+    ref_label = reference_suffix(validation)
     if kind in ("session_state", "episode:session_summary"):
         return f"[session state] {snippet(text, max_lines)}{ref_label}"
     if kind == "project_snapshot":
@@ -281,8 +283,50 @@ class Assembled:
     dropped: int = 0
 
 
-def assemble_budgeted(lead: str | None, entries: list[Entry], budget: int, hint: Callable[[int], str]) -> Assembled:
+class Rendered(Sequence[Entry]):
+    """`count` entries, each rendered on its first read (`render(index)`) and kept: given to `assemble_budgeted`,
+    only the lines it reads are rendered, those kept and the one that no longer fit."""
+
+    def __init__(self, count: int, render: Callable[[int], Entry]) -> None:
+        """Hold `count` entries that `render` makes, best first."""
+        self._count = count
+        self._render = render
+        self._made: dict[int, Entry] = {}
+
+    def __len__(self) -> int:
+        """How many entries there are, rendered or not."""
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        """The entry at `index` (rendered now if it was not yet), or the entries of a slice."""
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        made = self._made.get(index)
+        if made is None:
+            made = self._made[index] = self._render(index)
+        return made
+
+    @property
+    def rendered(self) -> int:
+        """How many entries were rendered so far."""
+        return len(self._made)
+
+
+def assemble_budgeted(lead: str | None, entries: Sequence[Entry], budget: int, hint: Callable[[int], str]) -> Assembled:
     """Place lines within `budget`: the first evidence line always, alternatives only with what is left.
+
+    `entries` are read in order and no further than the first line that does not fit (`Rendered` renders them
+    as they are read), so a surface with more candidates than its budget shows renders only what it can show.
 
     The budget is held on the rendered text itself (every character, the newlines between lines and the
     trimmed-count hint included), so the text's own estimate never exceeds it. A first line that alone

@@ -8,7 +8,7 @@ import sqlite3
 import weakref
 from collections.abc import Callable
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from cortex_engine.base.clock import parse_iso
 from cortex_engine.base.records import record
@@ -181,27 +181,50 @@ _TERM_COUNTS: weakref.WeakKeyDictionary[sqlite3.Connection, tuple[tuple[int, int
 """Per connection: the store's version and the item count and each term's match count read at it."""
 
 
-def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str) -> float:
+Said = tuple[list[str], set[str]]
+"""A text's words in order and its word forms (each word and its stem): what `coverage` matches a topic against."""
+
+
+def said(text: str) -> Said:
+    """The words of `text` (lowercased) and their forms, read once for every coverage pass that needs them."""
+    words = _WORD.findall(text.lower())
+    forms = set(words)
+    forms.update([_stem(word) for word in forms])  # each distinct word stemmed once
+    return words, forms
+
+
+_NOTHING_SAID: Said = ([], set())
+
+
+def _joined(first: Said, then: Said) -> Said:
+    """What two parts of one text say, the first's words before the second's."""
+    if not first[0]:
+        return then
+    return first[0] + then[0], first[1] | then[1]
+
+
+def coverage(tokens: list[TopicToken], weights: dict[str, float], text: str | Said) -> float:
     """The IDF-weighted share of the topic's terms that occur in `text` as whole words, 0 to 1.
 
-    A word counts when the text has it or a word with its stem; a phrase when its words stand in order.
+    A word counts when the text has it or a word with its stem; a phrase when its words stand in order. `text`
+    may be given as read already (`said`), so a candidate scored on its whole, its body and its subject splits
+    each part into words once.
     """
     total = sum(weights.get(t.raw, 1.0) for t in tokens)
     if total <= 0:
         return 0.0
-    words = _WORD.findall(text.lower())
-    forms = set(words)
-    forms.update(map(_stem, words))
-    joined = " " + " ".join(words) + " "
-    hit = sum(
-        weights.get(t.raw, 1.0)
-        for t in tokens
-        if (
-            (f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined))
-            if t.phrase
-            else t.raw in forms or t.stem in forms
-        )
-    )
+    words, forms = said(text) if isinstance(text, str) else text
+    joined: str | None = None
+    hit = 0.0
+    for t in tokens:
+        if t.phrase:
+            if joined is None:
+                joined = " " + " ".join(words) + " "
+            found = f" {t.raw} " in joined or (t.name is not None and f" {t.name} " in joined)
+        else:
+            found = t.raw in forms or t.stem in forms
+        if found:
+            hit += weights.get(t.raw, 1.0)
     return hit / total
 
 
@@ -243,12 +266,12 @@ class Candidate:
     share: float = 1.0
     """The IDF-weighted share of the topic's terms the item says (`coverage`): what fresh references vouch for."""
 
-    @property
+    @cached_property
     def id(self) -> str:
-        """The memory item id."""
+        """The memory item id (read from the row once: ranking and seating ask for it hundreds of times)."""
         return str(self.row["id"])
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """The memory item kind (e.g. `note:decision`)."""
         return str(self.row["kind"])
@@ -278,17 +301,9 @@ RANK_SPAN = 4
 `ranked_hits`)."""
 
 
-def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], pool: int) -> list[tuple[int, float]]:
-    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
-
-    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
-    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
-    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
-    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
-    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
-    """
-    span = pool * RANK_SPAN
-    hits = [
+def best_matches(conn: sqlite3.Connection, query: str, span: int) -> list[tuple[int, float]]:
+    """The best `span` full-text matches in the whole store, best first: (rowid, bm25)."""
+    return [
         (int(h[0]), float(h[1]))
         for h in conn.execute(
             "SELECT rowid, bm25(memory_items_fts, 8.0, 1.5) AS score "
@@ -297,6 +312,27 @@ def ranked_hits(conn: sqlite3.Connection, query: str, scope_keys: list[str], poo
             (query, span),
         )
     ]
+
+
+def ranked_hits(
+    conn: sqlite3.Connection,
+    query: str,
+    scope_keys: list[str],
+    pool: int,
+    hits: list[tuple[int, float]] | None = None,
+) -> list[tuple[int, float]]:
+    """The best `pool` full-text matches in these scopes that are not archived, best first: (rowid, bm25).
+
+    bm25 over every match is most of a recall on a big store (each match reads its size row). SQLite keeps only
+    the best rows of `ORDER BY bm25(…) LIMIT` as it goes, where `ORDER BY rank` sorts every match first, and a
+    scope join in that statement looks up every match's row; so the matches are ranked alone, the best
+    RANK_SPAN × `pool` kept, and those filtered. Only when that leaves fewer than `pool` while more matches exist
+    does the statement that filters as it ranks decide; either way the result is the filtered top `pool`.
+    `hits`: `best_matches` of the RANK_SPAN × `pool` span, when the caller read them already.
+    """
+    span = pool * RANK_SPAN
+    if hits is None:
+        hits = best_matches(conn, query, span)
     if not hits:
         return []
     inside = {
@@ -336,12 +372,33 @@ def candidates(
     query = phrase_query(phrase) if phrase else fts_query(tokens)
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
-        rank_of = dict(ranked_hits(conn, query, scope_keys, max(limit * 5, 20)))
-        if rank_of:
-            found = conn.execute(
-                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
-                tuple(rank_of),
+        pool = max(limit * 5, 20)
+        hits = best_matches(conn, query, pool * RANK_SPAN)
+        first = hits[:pool]
+        # Most often the best matches are all live items of these scopes: their rows, read with that filter, are
+        # the pool, one statement. Otherwise `ranked_hits` filters the span, and the pool's rows are read after.
+        found = (
+            conn.execute(
+                f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(first))}) "
+                f"AND m.state != 'archived' AND {in_scopes(len(scope_keys), 'm.', indexed=False)}",
+                (*(h[0] for h in first), *scope_keys),
             ).fetchall()
+            if first
+            else []
+        )
+        if len(found) == len(first):
+            rank_of = dict(first)
+        else:
+            rank_of = dict(ranked_hits(conn, query, scope_keys, pool, hits))
+            found = (
+                conn.execute(
+                    f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
+                    tuple(rank_of),
+                ).fetchall()
+                if rank_of
+                else []
+            )
+        if rank_of:
             found.sort(key=lambda r: (rank_of[r["rowid"]], -r["importance"], Descending(r["created_at"])))
             rows = [(r, rank_of[r["rowid"]]) for r in found]
     if rows:
@@ -415,35 +472,42 @@ def rerank(
     fts_share = _fts_shares(found)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
+    unjudged = Validation()  # frozen: one stands for every candidate until its references are judged
     for index, (row, bm25) in enumerate(found):
-        if not row["kind"].startswith("note:"):
-            key = (row["kind"], row["subject"], row["text"])
+        kind, text = str(row["kind"]), str(row["text"])
+        note = kind.startswith("note:")
+        if not note:
+            key = (kind, row["subject"], text)
             if key in seen:
                 continue
             seen.add(key)
-        cand = Candidate(row, bm25, Validation(), checked=False, order=len(ranked))
+        cand = Candidate(row, bm25, unjudged, checked=False, order=len(ranked))
         subject = (row["subject"] or "").lower()
-        combined = subject + "\n" + row["text"].lower()
+        combined = subject + "\n" + text.lower()
         if content:
-            cand.share = coverage(content, weights, combined)
+            # Each part is split into words once for the three passes: the whole is the subject's words, then the
+            # body's, then the trailers' (a newline parts words, so the whole's words are the parts' in order).
+            in_subject = said(subject) if subject else _NOTHING_SAID
+            body = split_trailers(text)[0] if note else text
+            in_body = said(body.lower())
+            in_text = in_body if len(body) == len(text) else _joined(in_body, said(text[len(body) :].lower()))
+            cand.share = coverage(content, weights, _joined(in_subject, in_text))
             cand.lexical = COVERAGE_WEIGHT * cand.share
-            if cand.kind.startswith("note:"):
+            if note and (subject or body != text):
                 # What a note says weighs apart from how it is labelled: BODY_SHARE of the coverage term is earned
                 # in its body alone (its subject and label trailers aside), so a note that carries the topic only
                 # as its subject or origin ranks below notes that also say it. A note without trailers is its
                 # body, and captured evidence's subject is its content (the command run): both unchanged.
-                body = split_trailers(row["text"])[0]
-                if subject or body != row["text"]:
-                    said = coverage(content, weights, body.lower())
-                    cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * said + (1 - BODY_SHARE) * cand.lexical
+                says = coverage(content, weights, in_body)
+                cand.lexical = BODY_SHARE * COVERAGE_WEIGHT * says + (1 - BODY_SHARE) * cand.lexical
             if subject:
-                cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, subject)
+                cand.lexical += SUBJECT_WEIGHT * coverage(content, weights, in_subject)
         if lowered_topic and lowered_topic in combined:
             cand.lexical += 4
         if focus and focus.lower() in combined:
             cand.lexical += 1.5
         scope_score = 6.0 if row["scope_key"] == scope_key else (2.0 if not scope_key.startswith("project:") else 4.0)
-        cand.kind_weight = KIND_WEIGHTS.get(cand.kind, DEFAULT_KIND_WEIGHT)[0]
+        cand.kind_weight = KIND_WEIGHTS.get(kind, DEFAULT_KIND_WEIGHT)[0]
         age = _days(row["created_at"], now)
         recency = RECENCY_MAX / (1 + age / 7)
         temporal = 0.0
@@ -452,10 +516,10 @@ def rerank(
         if intent.old:
             temporal += min(5.0, math.log(1 + age) * 0.9)
         if intent.resolved:
-            temporal += 8.0 if is_resolved(row["text"]) else -2.0
+            temporal += 8.0 if is_resolved(text) else -2.0
         cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
         access = min(row["access_count"] * 0.1, ACCESS_MAX)
-        if is_superseded(cand.kind, row["text"]):
+        if is_superseded(kind, text):
             cand.truth = -SUPERSEDED_PENALTY
         fts = fts_share.get(index, 0.0)
         cand.base = (
@@ -470,7 +534,7 @@ def rerank(
             + row["importance"] * 3
             + fts
         )
-        cand.score = cand.base + TRUTH_MAX
+        cand.score = best_case(cand)
         ranked.append(cand)
     dropped = 0
     if dense is not None:
@@ -532,7 +596,7 @@ def fuse(cands: list[Candidate], lexical_rows: set[int], dense: dict[int, tuple[
         cand.dense = None if hit is None else hit[1]
         similarity = 0.0 if hit is None else DENSE_WEIGHT * (hit[1] - DENSE_FLOOR)
         cand.base = cand.base + similarity
-        cand.score = cand.base + TRUTH_MAX
+        cand.score = best_case(cand)
         if int(cand.row["rowid"]) in lexical_rows or (hit is not None and hit[1] >= floor):
             kept.append(cand)
     return kept
@@ -548,6 +612,18 @@ keeps it and still halves the bonus of a note that says a quarter of the topic."
 TRUTH_MAX = 3.0
 """The most `Validation.ranking_score` can add (fresh references): a candidate not yet judged ranks as if it earned
 it."""
+
+
+def best_case(cand: Candidate) -> float:
+    """The most a candidate not yet judged can score: its base and the most its references could earn.
+
+    Fresh references earn `TRUTH_MAX` scaled by the share of the topic the item says (at least `VOUCH_FLOOR`, as
+    `Ranking.top` applies it), so the bound is that and no more: a loose bound (`TRUTH_MAX` flat) left the pool's
+    low-share candidates looking able to pass judged ones, and the ranking judged ~40 to settle 14.
+    """
+    return cand.base + TRUTH_MAX * max(VOUCH_FLOOR, cand.share)
+
+
 CHECK_BATCH = 8
 """How many candidates a `Ranking` judges per batch (one `validate_many`: two queries and the git work it needs)."""
 
@@ -560,7 +636,7 @@ def _order_key(cand: Candidate) -> tuple[float, float, Descending, int]:
 class Ranking:
     """The reranked candidates in their final order, whose references are judged only as deep as it is read.
 
-    Every candidate's score is known but for the truth term, which is at most TRUTH_MAX. Unjudged candidates wait,
+    Every candidate's score is known but for the truth term, which `best_case` bounds. Unjudged candidates wait,
     best case first; judged ones are settled once none of those waiting could still pass them even at their best
     case. So `top(n)` returns exactly what judging every candidate and sorting would, judging a few batches of
     CHECK_BATCH instead of the whole pool (the freshness check costs stats, git walks and anchor reads per item).
@@ -583,14 +659,23 @@ class Ranking:
         return self.size
 
     def top(self, n: int) -> list[Candidate]:
-        """The best `n` candidates in order, every one of them judged."""
+        """The best `n` candidates in order, every one of them judged.
+
+        A batch that settles nothing (every one judged fell below what still waits, as when a pool's references
+        are all stale) makes the next one twice as large: a store whose references hold is judged CHECK_BATCH at
+        a time, one whose references fail in fewer batches (each costs two statements), judging at most about
+        twice as many as it must.
+        """
+        size = CHECK_BATCH
         while len(self._settled) < n and (self._waiting or self._judged):
             # `not waiting < judged`, never `<=`: tuples compare their first differing element with the operator
             # itself, and `Descending` reverses only `<`.
             if self._judged and (not self._waiting or not _order_key(self._waiting[0]) < _order_key(self._judged[0])):
                 self._settled.append(self._judged.pop(0))
+                size = CHECK_BATCH
                 continue
-            batch = self._waiting[: max(CHECK_BATCH, n - len(self._settled))]
+            batch = self._waiting[: max(size, n - len(self._settled))]
+            size *= 2
             del self._waiting[: len(batch)]
             validations = self._validator.validate_many([(c.id, str(c.row["scope_key"])) for c in batch])
             for cand in batch:

@@ -25,6 +25,7 @@ from cortex_engine.memory.items import (
 from cortex_engine.query.render import (
     NOTE_LINE_CHARS,
     Entry,
+    Rendered,
     age_text,
     alternatives_line,
     assemble_budgeted,
@@ -343,10 +344,14 @@ def recall(
             )
             return Surface("recall", text, budget, [], topic, query, total, ranking.retrievers)
         ordered = seat_contested(results)
-        for cand in ordered:
+
+        def entry(index: int, ordered: list[Candidate] = ordered) -> Entry:
+            cand = ordered[index]
             if cand.id not in lines:
                 lines[cand.id] = _recall_entry(cand, detail)
-        entries = [lines[c.id] for c in ordered]
+            return lines[cand.id]
+
+        entries = Rendered(len(ordered), entry)  # only the lines the budget reaches are rendered
         beyond = max(0, len(ranking) - depth) if limit is None else 0
 
         def hint(n: int, beyond: int = beyond) -> str:

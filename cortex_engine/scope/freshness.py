@@ -15,6 +15,7 @@ import os
 import re
 import sqlite3
 import time
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cortex_engine.base.lazy import LazyModule
@@ -144,9 +145,12 @@ class Validation:
         """True when there are references and every one is missing."""
         return bool(self.refs) and all(r.status == "missing" for r in self.refs)
 
-    @property
+    @cached_property
     def label(self) -> str | None:
-        """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies."""
+        """`stale: missing …` and/or `moved: a → b`, joined by `; `; None when neither applies.
+
+        Read once per validation (a verdict never changes): a recall line, its labels and its surface item each
+        ask for it."""
         parts = []
         missing = [quote_path(r.path) for r in self.refs if r.status == "missing"]
         missing += [quote_path(a.name) for a in self.anchors if a.status == "missing"]
