@@ -137,7 +137,7 @@ MODULES: dict[str, list[str]] = {
         "tests/reliability/test_hostile_content.py",
     ],
     "scope/storeinfo.py": ["tests/test_storeinfo.py", "tests/test_store.py", "tests/test_engine_facade.py"],
-    "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
+    "capture/command_runs.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
     "capture/digests.py": [
         "tests/test_digests.py",
         "tests/test_flush_rules.py",

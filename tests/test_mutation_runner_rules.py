@@ -107,3 +107,15 @@ def test_a_mutant_reached_only_through_a_child_process_is_run_and_killed(tmp_pat
     outcome = runner.outcomes("toy.py", work)
     assert outcome, (work / "mutmut.log").read_text()[-3000:]
     assert set(outcome.values()) == {"killed"}, outcome
+
+
+def test_every_module_and_test_file_the_runner_names_exists() -> None:
+    """A module or test file renamed since the runner's table was written would fail its run only when reached."""
+    root = Path(__file__).resolve().parent.parent
+    missing = [
+        path
+        for module, tests in _runner().MODULES.items()
+        for path in [f"cortex_engine/{module}", *tests]
+        if not (root / path).is_file()
+    ]
+    assert missing == []
