@@ -16,6 +16,10 @@ renumbering cannot move one onto another mutant), and the score leaves them out:
 
     score = killed / (mutants checked - equivalent)
 
+A test that starts `cortex` in a child process takes part like any other: `bench/mutation_child.py`, copied in
+as `sitecustomize.py` and a pytest plugin, hands the functions the child reaches at mutmut's clean run to the
+test that started it, and a child under a mutant runs the mutant.
+
 With `--only` (mutmut's own name patterns, e.g. `*x_clip*`) only the functions named are mutated: a sample,
 reported as such (the mutants not checked are counted apart).
 
@@ -67,6 +71,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_render_rules.py",
         "tests/test_budget_packer.py",
         "tests/test_surfaces.py",
+        "tests/test_session_brief_budget.py",
         "tests/test_trust_exactness.py",
         "tests/security/test_budgets.py",
         "tests/security/test_forged_labels.py",
