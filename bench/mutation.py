@@ -16,6 +16,10 @@ renumbering cannot move one onto another mutant), and the score leaves them out:
 
     score = killed / (mutants checked - equivalent)
 
+A test that starts `cortex` in a child process takes part like any other: `bench/mutation_child.py`, copied in
+as `sitecustomize.py` and a pytest plugin, hands the functions the child reaches at mutmut's clean run to the
+test that started it, and a child under a mutant runs the mutant.
+
 With `--only` (mutmut's own name patterns, e.g. `*x_clip*`) only the functions named are mutated: a sample,
 reported as such (the mutants not checked are counted apart).
 
@@ -38,7 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-import mutation_keys  # noqa: E402 (a sibling script, not a package)
+import mutation_child  # noqa: E402
+import mutation_keys  # noqa: E402 (sibling scripts, not a package)
 
 EQUIVALENT = mutation_keys.EQUIVALENT
 
@@ -66,6 +71,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_render_rules.py",
         "tests/test_budget_packer.py",
         "tests/test_surfaces.py",
+        "tests/test_session_brief_budget.py",
         "tests/test_trust_exactness.py",
         "tests/security/test_budgets.py",
         "tests/security/test_forged_labels.py",
@@ -136,7 +142,7 @@ MODULES: dict[str, list[str]] = {
         "tests/reliability/test_hostile_content.py",
     ],
     "scope/storeinfo.py": ["tests/test_storeinfo.py", "tests/test_store.py", "tests/test_engine_facade.py"],
-    "capture/commands.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
+    "capture/command_runs.py": ["tests/test_commands_rules.py", "tests/test_capture.py", "tests/test_flush_rules.py"],
     "capture/digests.py": [
         "tests/test_digests.py",
         "tests/test_flush_rules.py",
@@ -159,6 +165,9 @@ STATUS = {
     152: "timeout",
 }
 """mutmut's exit codes (its `stats.status_by_exit_code`); a timeout counts as killed in the score."""
+
+CHILD_HOOK = ("sitecustomize.py", "mutmut_children.py")
+"""`bench/mutation_child.py` under the two names it serves by (a child's start-up hook, mutmut's pytest plugin)."""
 
 _IGNORED = shutil.ignore_patterns(".git", ".venv", "mutants", "__pycache__", "*.egg-info", ".hypothesis")
 
@@ -186,13 +195,16 @@ def configure(module: str, tests: list[str], work: Path) -> None:
     A changed list of test files makes mutmut forget every verdict and record again which tests reach each
     function; `--again` relies on that so that the survivors meet the test files added since the run.
     """
+    # the hook that lets a test's child processes (`cortex ...` in a temp repository) take part in the clean run
+    for name in CHILD_HOOK:
+        shutil.copyfile(ROOT / "bench" / "mutation_child.py", work / name)
     config = {
         "source_paths": [f"cortex_engine/{module}"],
         "pytest_add_cli_args_test_selection": tests,
         # `-n 0`: the suite's addopts spread tests over workers, but mutmut records which tests reach
         # each function, and runs each mutant, in its own process
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-n", "0", "-x", "-q"],
-        "also_copy": ["cortex_engine", "cortex_tui", "tests", "eval", "hooks", "plugin"],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "mutmut_children", "-n", "0", "-x", "-q"],
+        "also_copy": ["cortex_engine", "cortex_tui", "tests", "eval", "hooks", "plugin", *CHILD_HOOK],
     }
     pyproject = work / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8").split("\n[tool.mutmut]\n", 1)[0]
@@ -221,38 +233,13 @@ def run(
         shutil.copytree(ROOT / "tests", work / "tests", dirs_exist_ok=True, ignore=_IGNORED)
         configure(module, tests, work)
         only = survivors
-    # mutmut ends each mutant's pytest with os._exit, so pytest's numbered temp folders keep their lock files and
-    # its clean-up keeps them for three days: four lanes left 71 GB of them in /tmp in one evening and filled the
-    # disk. Each run gets its own temp folder, removed when it ends.
-    scratch = work / "tmp"
-    scratch.mkdir(exist_ok=True)
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(scratch)}
     started = time.monotonic()
-    log = (work / "mutmut.log").open("a")
     if survivors != ["--collect"]:
-        mutmut = subprocess.Popen(
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
-            cwd=work,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            mutmut.wait(timeout=budget)
-        except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
-            os.killpg(mutmut.pid, signal.SIGTERM)
-            mutmut.wait()
-    log.close()
-    shutil.rmtree(scratch, ignore_errors=True)
+        mutate(work, jobs, only, budget)
     seconds = round(time.monotonic() - started)
-    meta = work / "mutants" / "cortex_engine" / f"{module}.meta"
-    if not meta.exists():
+    outcome = outcomes(module, work)
+    if outcome is None:
         return {"module": module, "error": (work / "mutmut.log").read_text()[-2000:], "seconds": seconds}
-    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
-    outcome = {
-        name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()
-    }
     alive = [name for name, status in outcome.items() if status in ("survived", "no tests")]
     shown = subprocess.run(
         [sys.executable, "-c", _SHOW], cwd=work, input=json.dumps(alive), capture_output=True, text=True
@@ -272,6 +259,43 @@ def run(
         "survivor_diffs": diffs,
         "survivor_changes": survivor_changes(module, work, alive),
     }
+
+
+def mutate(work: Path, jobs: int, only: list[str], budget: float | None) -> None:
+    """`mutmut run` in the prepared copy `work` (only the functions `only` names, when given), stopped after
+    `budget` seconds; its output goes to `work/mutmut.log`."""
+    # mutmut ends each mutant's pytest with os._exit, so pytest's numbered temp folders keep their lock files and
+    # its clean-up keeps them for three days: four lanes left 71 GB of them in /tmp in one evening and filled the
+    # disk. Each run gets its own temp folder, removed when it ends.
+    scratch = work / "tmp"
+    scratch.mkdir(exist_ok=True)
+    hits = work / "child-hits"  # where a test's child processes write what they reached
+    hits.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(scratch), mutation_child.HITS: str(hits)}
+    with (work / "mutmut.log").open("a") as log:
+        mutmut = subprocess.Popen(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs), *only],
+            cwd=work,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            mutmut.wait(timeout=budget)
+        except subprocess.TimeoutExpired:  # out of time: what mutmut has recorded so far is the sample
+            os.killpg(mutmut.pid, signal.SIGTERM)
+            mutmut.wait()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def outcomes(module: str, work: Path) -> dict[str, str] | None:
+    """Each mutant's outcome as mutmut recorded it in `work` (None when it recorded nothing: a failed start)."""
+    meta = work / "mutants" / "cortex_engine" / f"{module}.meta"
+    if not meta.exists():
+        return None
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    return {name: STATUS.get(code, "suspicious") if code is not None else "not checked" for name, code in codes.items()}
 
 
 def survivor_changes(module: str, work: Path, alive: list[str]) -> dict[str, dict[str, str]]:

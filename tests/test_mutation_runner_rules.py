@@ -64,3 +64,58 @@ CASES = [
 def test_case_changes_are_excused_only_where_case_cannot_matter(before: str, after: str, equivalent: bool) -> None:
     diff = f"-{before}\n+{after}"
     assert (_runner().equivalent_by_rule(diff) is not None) is equivalent
+
+
+TOY_TEST = '''
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_double_in_a_child_process(tmp_path):
+    """The function is reached only by a child process, started in a folder with no mutmut configuration."""
+    child = subprocess.run(
+        [sys.executable, "-c", "from cortex_engine.toy import LABEL, double; print(LABEL, double(3))"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert child.stdout.split() == ["2", "6"], child.stderr
+'''
+
+
+def test_a_mutant_reached_only_through_a_child_process_is_run_and_killed(tmp_path: Path) -> None:
+    """A test that starts the code in a child process (as the CLI tests start `cortex` in a temp repository,
+    whose import calls a mutated function) takes part in mutmut's clean run, counts as reaching the function,
+    and kills its mutants: the child cannot find mutmut's configuration from its working directory."""
+    runner = _runner()
+    work = tmp_path / "toy"
+    (work / "cortex_engine").mkdir(parents=True)
+    (work / "cortex_engine" / "__init__.py").write_text("")
+    (work / "cortex_engine" / "toy.py").write_text(
+        "def double(x: int) -> int:\n    return x * 2\n\n\nLABEL = double(1)  # called as the module is imported\n"
+    )
+    (work / "tests").mkdir()
+    (work / "tests" / "test_toy.py").write_text(TOY_TEST)
+    (work / "pyproject.toml").write_text('[project]\nname = "toy"\nversion = "0"\n')
+    runner.configure("toy.py", ["tests/test_toy.py"], work)
+    runner.mutate(work, jobs=1, only=[], budget=300)
+    outcome = runner.outcomes("toy.py", work)
+    assert outcome, (work / "mutmut.log").read_text()[-3000:]
+    assert set(outcome.values()) == {"killed"}, outcome
+
+
+def test_every_module_and_test_file_the_runner_names_exists() -> None:
+    """A module or test file renamed since the runner's table was written would fail its run only when reached."""
+    root = Path(__file__).resolve().parent.parent
+    missing = [
+        path
+        for module, tests in _runner().MODULES.items()
+        for path in [f"cortex_engine/{module}", *tests]
+        if not (root / path).is_file()
+    ]
+    assert missing == []

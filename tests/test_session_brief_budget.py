@@ -43,3 +43,18 @@ def test_a_brief_too_small_for_a_contest_side_s_label_shows_nothing_rather_than_
         assert len(shown) == len(brief.items), (budget, brief.text)
         assert all("[contested]" in line and "[queue engine]" in line for line in shown), (budget, brief.text)
     assert engine.session_brief(60, book=False).items  # a small budget still seats a side, labelled
+
+
+def test_an_unrelated_note_never_costs_a_contest_side_its_seat_in_a_small_brief(engine: Engine) -> None:
+    """At the smallest budget that seats a contest side, the brief still seats it once an unrelated note is stored:
+    the leanest form is cut to fit (its other lines dropped), not dropped whole."""
+    engine.start_session("host-1")
+    engine.note("decision", KAFKA, "queue engine")
+    engine.note("decision", NOT_KAFKA, "queue engine")
+    smallest = next(budget for budget in range(20, 200) if engine.session_brief(budget, book=False).items)
+    engine.note("decision", OTHER, "invoices")
+    brief = engine.session_brief(smallest, book=False)
+    assert estimate_tokens(brief.text) <= smallest
+    assert [item.subject for item in brief.items] == ["queue engine"], brief.text
+    side = [line for line in brief.text.split("\n") if line.startswith("- ")]
+    assert len(side) == 1 and "[queue engine]" in side[0] and "[contested]" in side[0], brief.text
