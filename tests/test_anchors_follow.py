@@ -348,3 +348,43 @@ def test_a_long_stack_of_options_is_in_the_span_whole_and_a_change_at_its_top_is
     assert (anchor.start, anchor.end) == (4, 4 + 1 + 240 + 1)
     changed = anchors.source_of("cli.py", text.replace("default=0,", "default=10,"))
     assert anchors.locate(changed, "main", anchor.start, anchor.end, anchor.digest).status == "drifted"
+
+
+def test_a_move_reads_only_the_changed_files_that_name_the_symbol_as_a_word(
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note on years-old code has most of the tree changed since: only a file holding the name as a word can
+    define it, so the others are never read (`reconcile_all` and `unreconciled` do not name `reconcile`)."""
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", MOVED)
+    repo.write("billing/other.py", "def other():\n    return 1\n")
+    repo.write("billing/near.py", "def reconcile_all():\n    return unreconciled()\n")
+    repo.commit("moved")
+    read: list[str] = []
+    real = anchors.read_source
+
+    def spy(root: str, rel: str) -> anchors.Source | None:
+        read.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(anchors, "read_source", spy)
+    assert labels(engine) == ["moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile"]
+    assert "billing/reconcile.py" in read
+    assert "billing/other.py" not in read
+    assert "billing/near.py" not in read
+
+
+@pytest.mark.parametrize("name", ["billing/[r]*.py", "-e.py", ":(glob)x.py"])
+def test_a_committed_file_name_read_as_a_pattern_is_still_searched_literally(
+    repo: Repo, engine: Engine, name: str
+) -> None:
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write(name, MOVED)
+    repo.write("billing/reconcile_notes.py", "x = 1\n")  # what the glob `billing/[r]*.py` would match instead
+    repo.commit("moved")
+    (item,) = cast("list[dict[str, object]]", engine.validate_memory(persist=False)["items"])
+    (anchor,) = cast("list[dict[str, object]]", item["anchors"])
+    assert (anchor["status"], anchor["symbol"]) == ("moved", "reconcile")  # only `name` defines it
+    assert "reconcile_notes" not in str(anchor["path"])

@@ -21,8 +21,9 @@ _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120
 
 
-def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
-    """Run git read-only in `repo` (a worktree or a git directory); its stdout, or None on any failure."""
+def git(repo: str, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str | None:
+    """Run git read-only in `repo` (a worktree or a git directory); its stdout, or None on any failure (an exit code
+    not in `ok`: `git grep` says "nothing found" with 1)."""
     try:
         done = subprocess.run(
             ["git", "-C", repo, "-c", "core.quotepath=off", *args],
@@ -36,7 +37,7 @@ def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.stdout if done.returncode in ok else None
 
 
 @record(frozen=True)
