@@ -10,6 +10,8 @@ whether its text changed beyond whitespace (a drift too).
 
 from __future__ import annotations
 
+from typing import cast
+
 from cortex_engine.scope.anchors import (
     FORMAT_TAG,
     Located,
@@ -32,6 +34,33 @@ function that happens to share its name 0.0-0.3 (tests/test_anchors_follow.py)."
 
 def _in_word(char: str) -> bool:
     return char.isalnum() or char in "_$"  # what the pattern `[\w$]` matches
+
+
+def _word_cuts(text: str, word: str) -> list[str]:
+    """`text` cut at every whole-word `word` (found with `str.find`, not a pattern per name), each piece without its
+    whitespace: `normalise(old).join(pieces)` is `normalise` of the text with each `word` read as `old` (removing
+    whitespace commutes with putting one run of characters in place of another)."""
+    pieces: list[str] = []
+    done = 0
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not ((at and _in_word(text[at - 1])) or (end < len(text) and _in_word(text[end]))):
+            pieces.append(normalise(text[done:at]))
+            done = end
+        at = text.find(word, end)
+    pieces.append(normalise(text[done:]))
+    return pieces
+
+
+def _cut(source: Source, name: str, span: Span, fmt: int) -> list[str]:
+    """The text of `source`'s one definition of `name` cut at its own name (`_word_cuts`): cut once per file and
+    name, then every gone symbol beside it is compared by a join and a hash."""
+    key = ("cut", name, fmt, False)
+    if key not in source._followed:
+        text = "".join(source.lines[span.first(fmt) - 1 : span.end])
+        source._followed[key] = _word_cuts(text, name.rsplit(".", 1)[-1])
+    return cast("list[str]", source._followed[key])
 
 
 def _renamed_text(lines: list[str], span: Span, fmt: int, new: str, old: str) -> str:
@@ -69,11 +98,12 @@ def _renamed_in_place(source: Source, path: str, symbol: str, start: int, digest
     fmt = span_format(digest)
     bare = digest.removeprefix(FORMAT_TAG)
     hits: list[tuple[int, str, Span]] = []
+    read_as = normalise(old)
     for name, spans in source.definitions().items():
         named = name.split(".")
         if len(named) != len(parts) or named[:-1] != parts[:-1] or named[-1] == old or len(spans) != 1:
             continue
-        if text_digest(_renamed_text(source.lines, spans[0], fmt, named[-1], old)) != bare:
+        if text_digest(read_as.join(_cut(source, name, spans[0], fmt))) != bare:
             continue
         confirmed = source.spans(name)  # the scan's cut, confirmed (Python: by `ast`)
         if len(confirmed) == 1 and text_digest(_renamed_text(source.lines, confirmed[0], fmt, named[-1], old)) == bare:
