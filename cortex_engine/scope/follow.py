@@ -79,17 +79,57 @@ def _renamed_text(lines: list[str], span: Span, fmt: int, new: str, old: str) ->
     return "".join(pieces) + text[done:] if pieces else text
 
 
-def renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:
+def renamed_in_place(
+    source: Source, path: str, symbol: str, start: int, digest: str, then: list[str] | None = None
+) -> Located | None:
     """Another name `source` (the file `path`) defines in the same container whose text, its own name read as the
     anchored one's, has the anchor's digest: the definition renamed in place. The nearest to `start` when several
-    do. Only the same text counts: in one file, two alike definitions are more often siblings than a rename."""
+    do. Only the same text counts: in one file, two alike definitions are more often siblings than a rename.
+    `then`, the anchored text when known, first rules a rename out cheaply (`_could_be_renamed`)."""
     if source.language is None:
         return None
     key = ("renamed", symbol + "\0" + path, start, False)
     if key not in source._followed:
-        source._followed[key] = _renamed_in_place(source, path, symbol, start, digest)
+        maybe = then is None or _could_be_renamed(source, symbol.rsplit(".", 1)[-1], then)
+        source._followed[key] = _renamed_in_place(source, path, symbol, start, digest) if maybe else None
     hit = source._followed[key]
     return hit if isinstance(hit, Located) else None
+
+
+def _could_be_renamed(source: Source, old: str, then: list[str]) -> bool:
+    """Whether any definition of `source` could be the anchored text `then` renamed. Read as `old`, a renamed
+    definition is `then` (whitespace aside), so every stretch of `then` touched by no occurrence of `old` is in it
+    unchanged, and in the file: when the longest such stretch is not in the file (whitespace removed from both),
+    no definition is, and the file's definitions need not be scanned (what a note on years-old code, its function
+    long deleted, cost most)."""
+    text = normalise("".join(then))
+    word = normalise(old)
+    touched = bytearray(len(text))
+    if word:
+        at = text.find(word)
+        while at >= 0:  # overlapping occurrences too: a stretch must hold no character any of them covers
+            touched[at : at + len(word)] = b"\1" * len(word)
+            at = text.find(word, at + 1)
+    runs = _stretches(bytes(touched))
+    if not runs:
+        return True
+    at, piece = max(runs, key=lambda run: len(run[1]))
+    longest = text[at : at + len(piece)]
+    key = ("normalised", "", 0, False)
+    if key not in source._followed:
+        source._followed[key] = normalise(source.text)
+    return longest in cast("str", source._followed[key])
+
+
+def _stretches(touched: bytes) -> list[tuple[int, bytes]]:
+    """Each run of untouched (zero) bytes with where it starts."""
+    out = []
+    at = 0
+    for piece in touched.split(b"\1"):
+        if piece:
+            out.append((at, piece))
+        at += len(piece) + 1
+    return out
 
 
 def _renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:

@@ -538,17 +538,26 @@ class Validator:
         process per checkout (`git diff-tree --stdin`) instead of one `git diff` each (`_changed_since` reads them)."""
         wanted: dict[tuple[str, str], list[str]] = {}
         searching: list[tuple[_ScopeView, str, str]] = []
+        gone_rows = []
         for row in rows:
             oid = row["head_oid"]
             if not row["symbol"] or not oid or not _OID.fullmatch(oid):
                 continue
             looked = self._look(scopes[row["memory_item_id"]], refs[row["memory_item_id"]], row)
             self._looked[row["id"]] = looked
-            view, where, _, source, gone = looked
-            if not gone or not view.head:
-                continue
+            if looked[4] and looked[0].head:
+                gone_rows.append(row)
+        self._fetch_recorded([(self._looked[row["id"]][0], row) for row in gone_rows])
+        for row in gone_rows:
+            oid = row["head_oid"]
+            view, where, _, source, gone = self._looked[row["id"]]
             if source is not None and follow.renamed_in_place(
-                source, where, str(row["symbol"]), row["start_line"], str(row["content_hash"])
+                source,
+                where,
+                str(row["symbol"]),
+                row["start_line"],
+                str(row["content_hash"]),
+                self._recorded_lines(view, row),
             ):
                 continue  # (kept with the file: `_follow` asks it again for nothing)
             searching.append((view, oid, str(row["symbol"]).rsplit(".", 1)[-1]))
@@ -723,6 +732,39 @@ class Validator:
         if pending is None:
             pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
         return committed, pending
+
+    def _fetch_recorded(self, rows: list[tuple[_ScopeView, sqlite3.Row]]) -> None:
+        """The files at their anchors' commits (`_recorded_lines` reads them), for every anchor still to follow, by
+        one `git cat-file --batch` per checkout instead of one `git show` each."""
+        asked: dict[str, list[tuple[str, str, str]]] = {}
+        for view, row in rows:
+            key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
+            if key not in _recorded_blobs and "\n" not in key[2]:
+                asked.setdefault(view.worktree or "", []).append(key)
+        for worktree, keys in asked.items():
+            keys = list(dict.fromkeys(keys))
+            if len(keys) < 2:
+                continue  # one `git show` as `_recorded_lines` runs it
+            out = history.git_bytes(
+                worktree, "cat-file", "--batch", stdin="".join(f"{oid}:{path}\n" for _, oid, path in keys).encode()
+            )
+            at = 0
+            for key in keys if out is not None else ():
+                end = out.find(b"\n", at)
+                head = out[at:end].split(b" ")
+                if end < 0 or len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
+                    if end >= 0 and head[-1] == b"missing":
+                        at = end + 1
+                        continue  # asked alone later (a path `git show` may still read)
+                    break
+                size = int(head[2])
+                blob = out[end + 1 : end + 1 + size]
+                at = end + 2 + size
+                # as `history.git` reads `git show`: UTF-8 with surrogates for the rest, universal newlines
+                text = blob.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+                if len(_recorded_blobs) >= 256:
+                    _recorded_blobs.clear()
+                _recorded_blobs[key] = text if len(text) <= anchors.MAX_FILE_BYTES else None
 
     def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
         """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content

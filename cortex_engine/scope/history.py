@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from cortex_engine.base.records import field, record
 
-__all__ = ["Chain", "chains", "compose", "is_ancestor", "git"]
+__all__ = ["Chain", "chains", "compose", "is_ancestor", "git", "git_bytes"]
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120
@@ -38,6 +38,21 @@ def git(repo: str, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode in ok else None
+
+
+def git_bytes(repo: str, *args: str, stdin: bytes) -> bytes | None:
+    """`git` with bytes in and out (`git cat-file --batch` counts its objects' sizes in bytes)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", repo, "-c", "core.quotepath=off", *args],
+            input=stdin,
+            capture_output=True,
+            timeout=_TIMEOUT,
+            env={**os.environ, **_GIT_ENV},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 @record(frozen=True)
