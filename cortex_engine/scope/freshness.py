@@ -562,7 +562,7 @@ class Validator:
                 continue  # (kept with the file: `_follow` asks it again for nothing)
             searching.append((view, oid, str(row["symbol"]).rsplit(".", 1)[-1]))
             if (view.worktree or "", oid, view.head) not in _committed_changes:
-                wanted.setdefault((view.worktree or "", view.head), []).append(oid)
+                wanted.setdefault((view.worktree or "", view.head or ""), []).append(oid)
         for (worktree, head), oids in wanted.items():
             oids = list(dict.fromkeys(oids))
             if len(oids) < 2:
@@ -746,10 +746,15 @@ class Validator:
             if len(keys) < 2:
                 continue  # one `git show` as `_recorded_lines` runs it
             out = history.git_bytes(
-                worktree, "cat-file", "--batch", stdin="".join(f"{oid}:{path}\n" for _, oid, path in keys).encode()
+                worktree,
+                "cat-file",
+                "--batch",
+                stdin="".join(f"{oid}:{path}\n" for _, oid, path in keys).encode("utf-8", "surrogateescape"),
             )
+            if out is None:
+                continue  # each is asked alone
             at = 0
-            for key in keys if out is not None else ():
+            for key in keys:
                 end = out.find(b"\n", at)
                 head = out[at:end].split(b" ")
                 if end < 0 or len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
