@@ -745,31 +745,11 @@ class Validator:
             keys = list(dict.fromkeys(keys))
             if len(keys) < 2:
                 continue  # one `git show` as `_recorded_lines` runs it
-            out = history.git_bytes(
-                worktree,
-                "cat-file",
-                "--batch",
-                stdin="".join(f"{oid}:{path}\n" for _, oid, path in keys).encode("utf-8", "surrogateescape"),
-            )
-            if out is None:
-                continue  # each is asked alone
-            at = 0
-            for key in keys:
-                end = out.find(b"\n", at)
-                head = out[at:end].split(b" ")
-                if end < 0 or len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-                    if end >= 0 and head[-1] == b"missing":
-                        at = end + 1
-                        continue  # asked alone later (a path `git show` may still read)
-                    break
-                size = int(head[2])
-                blob = out[end + 1 : end + 1 + size]
-                at = end + 2 + size
-                # as `history.git` reads `git show`: UTF-8 with surrogates for the rest, universal newlines
-                text = blob.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+            repos = {(oid, path): repo for repo, oid, path in keys}
+            for (oid, path), text in history.show_many(worktree, list(repos)).items():
                 if len(_recorded_blobs) >= 256:
                     _recorded_blobs.clear()
-                _recorded_blobs[key] = text if len(text) <= anchors.MAX_FILE_BYTES else None
+                _recorded_blobs[(repos[oid, path], oid, path)] = text if len(text) <= anchors.MAX_FILE_BYTES else None
 
     def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
         """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
