@@ -587,12 +587,13 @@ class Validator:
                 _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
                 at = end
         # Every name to look for, over the files changed since its anchor's commit: one `git grep` per checkout.
-        names: dict[tuple[str, str], dict[str, frozenset[str]]] = {}
+        names: dict[tuple[str, str], list[tuple[str, str, frozenset[str]]]] = {}
         for view, oid, short in searching:
-            files = names.setdefault((view.worktree or "", view.head or ""), {})
-            files[short] = files.get(short, frozenset()) | self._changed_since(view, oid)[0]
-        for (worktree, head), files in names.items():
-            self._narrow(worktree, head, files)
+            names.setdefault((view.worktree or "", view.head or ""), []).append(
+                (short, oid, self._changed_since(view, oid)[0])
+            )
+        for (worktree, head), asked in names.items():
+            self._narrow(worktree, head, asked)
 
     def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
         """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
@@ -651,7 +652,7 @@ class Validator:
         committed, pending = self._changed_since(view, oid)
         # Which changed file defines which name: the committed files that mention it (`_narrow`: once per process
         # and HEAD, their text only changes by an edit, which makes them pending too), the pending ones once a pass.
-        index = self._narrow(worktree, view.head or "", {short: committed})
+        index = self._narrow(worktree, view.head or "", [(short, oid, committed)])
         if not self._pending_indexed:
             self._pending_indexed = True
             for path in pending:
@@ -669,21 +670,22 @@ class Validator:
             return None
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
 
-    def _narrow(self, worktree: str, head: str, wanted: dict[str, frozenset[str]]) -> dict[str, list[str]]:
-        """Index (`_index_file`) the committed files among `wanted` (short name -> the files changed since its anchor's
-        commit) that could define a wanted name, and return the index of (worktree, head). A file that defines a
+    def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
+        """Index (`_index_file`) the committed files among `asked` ((short name, anchor's commit, the files changed
+        since)) that could define a wanted name, and return the index of (worktree, head). A file that defines a
         name holds it as a word, so one `git grep -l -w -F` of every wanted name over the files not yet searched for
         it names a superset of the files to read: a note on years-old code has most of the tree changed since, and
         reading each for its names cost more than the rest of the check. Each (name, file) is searched once per
         process and HEAD; when git cannot answer every file not yet searched is read, as before."""
         if len(_name_index) >= 64:
             _name_index.clear()
-        searched, indexed, index = _name_index.setdefault((worktree, head), ({}, set(), {}))
-        todo: dict[str, frozenset[str]] = {}
-        for name, files in wanted.items():
-            unseen = files - searched.setdefault(name, set())
-            if unseen:
-                todo[name] = unseen
+        done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
+        todo: dict[str, set[str]] = {}
+        for name, oid, files in asked:
+            if (name, oid) not in done:  # (a later check: one lookup, not a set difference per name)
+                done.add((name, oid))
+                todo.setdefault(name, set()).update(files - searched.setdefault(name, set()))
+        todo = {name: unseen for name, unseen in todo.items() if unseen}
         if not todo:
             return index
         paths = sorted(p for p in set().union(*todo.values()) - indexed if anchors.language_of(p))
@@ -777,9 +779,11 @@ class Validator:
 
 
 _OID = re.compile(r"[0-9a-f]{7,64}")
-_name_index: dict[tuple[str, str], tuple[dict[str, set[str]], set[str], dict[str, list[str]]]] = {}
-"""Per (worktree, HEAD): each name and the committed files already searched for it (`_narrow`), the files read for
-their names, and which of those defines which name."""
+_name_index: dict[
+    tuple[str, str], tuple[set[tuple[str, str]], dict[str, set[str]], set[str], dict[str, list[str]]]
+] = {}
+"""Per (worktree, HEAD): the (name, commit) pairs searched, each name and the committed files already searched for it
+(`_narrow`), the files read for their names, and which of those defines which name."""
 _pending: dict[str, tuple[float, str, frozenset[str]]] = {}
 """The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
 listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
