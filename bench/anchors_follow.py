@@ -315,21 +315,24 @@ import sys, time, statistics, os
 from cortex_engine.engine import Engine
 from pathlib import Path
 e = Engine(sys.argv[1], home=Path(sys.argv[2]))
-t = time.thread_time(); e.validate_memory(persist=False); cold = (time.thread_time() - t) * 1000
+g = os.times(); t = time.thread_time(); e.validate_memory(persist=False); cold = (time.thread_time() - t) * 1000
+g2 = os.times(); git = (g2.children_user + g2.children_system - g.children_user - g.children_system) * 1000
 runs = []
 for _ in range(int(sys.argv[3])):
     t = time.thread_time(); e.validate_memory(persist=False); runs.append((time.thread_time() - t) * 1000)
-print(cold, statistics.median(runs))
+print(cold, statistics.median(runs), git)
 """
 
 
 def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, object]:
     """CPU ms of a warm in-process `validate-memory` (median of 3 per process) and of each process's first one
-    (`cold`: what one `cortex validate-memory` pays, every file read and every answer found afresh), this tree and
-    the base tree alternating, `rounds` processes each; the store is copied so both read the same rows."""
+    (`cold`: what one `cortex validate-memory` pays, every file read and every answer found afresh; `cold_git`: the
+    CPU of the git processes it ran, counted apart), this tree and the base tree alternating, `rounds` processes
+    each; the store is copied so both read the same rows."""
     trees = {"this": ROOT} | ({"base": base} if base else {})
     runs: dict[str, list[float]] = {k: [] for k in trees}
     colds: dict[str, list[float]] = {k: [] for k in trees}
+    gits: dict[str, list[float]] = {k: [] for k in trees}
     for _ in range(rounds):
         for name, tree in trees.items():
             copy = Path(tempfile.mkdtemp(prefix="cortex-cost-"))
@@ -345,8 +348,9 @@ def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, o
             )
             if done.returncode != 0:
                 raise SystemExit(f"cost run with {tree} failed:\n{done.stderr[-2000:]}")
-            cold, warm = done.stdout.split()
+            cold, warm, git_ms = done.stdout.split()
             colds[name].append(float(cold))
+            gits[name].append(float(git_ms))
             runs[name].append(float(warm))
             shutil.rmtree(copy, ignore_errors=True)
     out: dict[str, object] = {
@@ -355,12 +359,15 @@ def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, o
             "runs": [round(x, 1) for x in v],
             "cold_median_cpu_ms": round(statistics.median(colds[k]), 1),
             "cold_runs": [round(x, 1) for x in colds[k]],
+            "cold_git_median_cpu_ms": round(statistics.median(gits[k]), 1),
         }
         for k, v in runs.items()
     }
     if base:
         out["ratio"] = round(statistics.median(runs["this"]) / statistics.median(runs["base"]), 2)
         out["cold_ratio"] = round(statistics.median(colds["this"]) / statistics.median(colds["base"]), 2)
+        both = {k: [c + g for c, g in zip(colds[k], gits[k], strict=True)] for k in trees}
+        out["cold_with_git_ratio"] = round(statistics.median(both["this"]) / statistics.median(both["base"]), 2)
     return out
 
 

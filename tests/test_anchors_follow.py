@@ -348,3 +348,90 @@ def test_a_long_stack_of_options_is_in_the_span_whole_and_a_change_at_its_top_is
     assert (anchor.start, anchor.end) == (4, 4 + 1 + 240 + 1)
     changed = anchors.source_of("cli.py", text.replace("default=0,", "default=10,"))
     assert anchors.locate(changed, "main", anchor.start, anchor.end, anchor.digest).status == "drifted"
+
+
+def test_a_move_reads_only_the_changed_files_that_name_the_symbol_as_a_word(
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note on years-old code has most of the tree changed since: only a file holding the name as a word can
+    define it, so the others are never read (`reconcile_all` and `unreconciled` do not name `reconcile`)."""
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", MOVED)
+    repo.write("billing/other.py", "def other():\n    return 1\n")
+    repo.write("billing/near.py", "def reconcile_all():\n    return unreconciled()\n")
+    repo.commit("moved")
+    read: list[str] = []
+    real = anchors.read_source
+
+    def spy(root: str, rel: str) -> anchors.Source | None:
+        read.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(anchors, "read_source", spy)
+    assert labels(engine) == ["moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile"]
+    assert "billing/reconcile.py" in read
+    assert "billing/other.py" not in read
+    assert "billing/near.py" not in read
+
+
+@pytest.mark.parametrize("name", ["billing/[r]*.py", "-e.py", ":(glob)x.py"])
+def test_a_committed_file_name_read_as_a_pattern_is_still_searched_literally(
+    repo: Repo, engine: Engine, name: str
+) -> None:
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write(name, MOVED)
+    repo.write("billing/reconcile_notes.py", "x = 1\n")  # what the glob `billing/[r]*.py` would match instead
+    repo.commit("moved")
+    (item,) = cast("list[dict[str, object]]", engine.validate_memory(persist=False)["items"])
+    (anchor,) = cast("list[dict[str, object]]", item["anchors"])
+    assert (anchor["status"], anchor["symbol"]) == ("moved", "reconcile")  # only `name` defines it
+    assert "reconcile_notes" not in str(anchor["path"])
+
+
+@pytest.mark.parametrize(
+    ("before", "old", "new"),
+    [
+        # reformatted on the way, a recursive call, the new name inside a longer one
+        (
+            "def visit(node):\n    walker = node.walker\n    return [visit(c) for c in walker]\n",
+            "visit",
+            "walk",
+        ),
+        # occurrences of the old name that overlap once whitespace is gone (`ab` then `aba(x)...`: `ababa(x)...`)
+        ("def aba(x):\n    y = ab\n    aba(x).strip().lower().upper().title()\n", "aba", "bab"),
+    ],
+)
+def test_the_recorded_text_rules_a_rename_out_without_scanning_and_never_a_true_one(
+    before: str, old: str, new: str
+) -> None:
+    """With the recorded text known, a file that cannot hold it renamed is not scanned for definitions; one that
+    does (whitespace changed, the name in its own body) is still found."""
+    then = anchors.source_of("m.py", before)
+    digest = anchors.symbol_digest(then.lines, then.spans(old)[0])
+    renamed = before.replace(old, new).replace("(x):\n", "(x) :\n").replace("    ", "        ")
+    after = anchors.source_of("m.py", "import os\n\n\n" + renamed + "\n\ndef other():\n    return 1\n")
+    found = follow.renamed_in_place(after, "m.py", old, 1, digest, then.lines)
+    assert found is not None and (found.status, found.symbol) == ("moved", new)
+    gone = anchors.source_of("m.py", "import os\n\n\ndef other():\n    return ab + 1\n")
+    assert follow.renamed_in_place(gone, "m.py", old, 1, digest, then.lines) is None
+    assert gone._defs is None  # ruled out from the text alone: the definitions were never scanned
+
+
+def test_several_edited_moves_read_their_recorded_texts_together_crlf_included(repo: Repo, engine: Engine) -> None:
+    """The recorded texts of every anchor still to follow come from one `git cat-file --batch`, read as `git show`
+    reads them (a CRLF file too): an edited move is recognised only by its recorded text."""
+    settle = MOVED.replace("reconcile", "settle")
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    note(repo, engine, "billing/settle.py", ("import sys\n\n\n" + settle).replace("\n", "\r\n"), "settle")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/settle.py", "import sys\n")
+    repo.write("billing/reconcile.py", EDITED)
+    repo.write("billing/settling.py", EDITED.replace("reconcile", "settle"))
+    repo.commit("both moved and edited")
+    assert sorted(cast("list[str]", labels(engine))) == [
+        "moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile; "
+        "drifted: billing/reconcile.py:reconcile changed",
+        "moved: billing/settle.py:settle → billing/settling.py:settle; drifted: billing/settling.py:settle changed",
+    ]

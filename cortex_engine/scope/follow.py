@@ -10,6 +10,8 @@ whether its text changed beyond whitespace (a drift too).
 
 from __future__ import annotations
 
+from typing import cast
+
 from cortex_engine.scope.anchors import (
     FORMAT_TAG,
     Located,
@@ -34,6 +36,33 @@ def _in_word(char: str) -> bool:
     return char.isalnum() or char in "_$"  # what the pattern `[\w$]` matches
 
 
+def _word_cuts(text: str, word: str) -> list[str]:
+    """`text` cut at every whole-word `word` (found with `str.find`, not a pattern per name), each piece without its
+    whitespace: `normalise(old).join(pieces)` is `normalise` of the text with each `word` read as `old` (removing
+    whitespace commutes with putting one run of characters in place of another)."""
+    pieces: list[str] = []
+    done = 0
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not ((at and _in_word(text[at - 1])) or (end < len(text) and _in_word(text[end]))):
+            pieces.append(normalise(text[done:at]))
+            done = end
+        at = text.find(word, end)
+    pieces.append(normalise(text[done:]))
+    return pieces
+
+
+def _cut(source: Source, name: str, span: Span, fmt: int) -> list[str]:
+    """The text of `source`'s one definition of `name` cut at its own name (`_word_cuts`): cut once per file and
+    name, then every gone symbol beside it is compared by a join and a hash."""
+    key = ("cut", name, fmt, False)
+    if key not in source._followed:
+        text = "".join(source.lines[span.first(fmt) - 1 : span.end])
+        source._followed[key] = _word_cuts(text, name.rsplit(".", 1)[-1])
+    return cast("list[str]", source._followed[key])
+
+
 def _renamed_text(lines: list[str], span: Span, fmt: int, new: str, old: str) -> str:
     """A span's text with every whole-word `new` read as `old` (found with `str.find`, not a pattern per name: a
     gone symbol is compared with every definition beside it in its file, and each pattern cost a compile)."""
@@ -50,17 +79,57 @@ def _renamed_text(lines: list[str], span: Span, fmt: int, new: str, old: str) ->
     return "".join(pieces) + text[done:] if pieces else text
 
 
-def renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:
+def renamed_in_place(
+    source: Source, path: str, symbol: str, start: int, digest: str, then: list[str] | None = None
+) -> Located | None:
     """Another name `source` (the file `path`) defines in the same container whose text, its own name read as the
     anchored one's, has the anchor's digest: the definition renamed in place. The nearest to `start` when several
-    do. Only the same text counts: in one file, two alike definitions are more often siblings than a rename."""
+    do. Only the same text counts: in one file, two alike definitions are more often siblings than a rename.
+    `then`, the anchored text when known, first rules a rename out cheaply (`_could_be_renamed`)."""
     if source.language is None:
         return None
     key = ("renamed", symbol + "\0" + path, start, False)
     if key not in source._followed:
-        source._followed[key] = _renamed_in_place(source, path, symbol, start, digest)
+        maybe = then is None or _could_be_renamed(source, symbol.rsplit(".", 1)[-1], then)
+        source._followed[key] = _renamed_in_place(source, path, symbol, start, digest) if maybe else None
     hit = source._followed[key]
     return hit if isinstance(hit, Located) else None
+
+
+def _could_be_renamed(source: Source, old: str, then: list[str]) -> bool:
+    """Whether any definition of `source` could be the anchored text `then` renamed. Read as `old`, a renamed
+    definition is `then` (whitespace aside), so every stretch of `then` touched by no occurrence of `old` is in it
+    unchanged, and in the file: when the longest such stretch is not in the file (whitespace removed from both),
+    no definition is, and the file's definitions need not be scanned (what a note on years-old code, its function
+    long deleted, cost most)."""
+    text = normalise("".join(then))
+    word = normalise(old)
+    touched = bytearray(len(text))
+    if word:
+        at = text.find(word)
+        while at >= 0:  # overlapping occurrences too: a stretch must hold no character any of them covers
+            touched[at : at + len(word)] = b"\1" * len(word)
+            at = text.find(word, at + 1)
+    runs = _stretches(bytes(touched))
+    if not runs:
+        return True
+    at, piece = max(runs, key=lambda run: len(run[1]))
+    longest = text[at : at + len(piece)]
+    key = ("normalised", "", 0, False)
+    if key not in source._followed:
+        source._followed[key] = normalise(source.text)
+    return longest in cast("str", source._followed[key])
+
+
+def _stretches(touched: bytes) -> list[tuple[int, bytes]]:
+    """Each run of untouched (zero) bytes with where it starts."""
+    out = []
+    at = 0
+    for piece in touched.split(b"\1"):
+        if piece:
+            out.append((at, piece))
+        at += len(piece) + 1
+    return out
 
 
 def _renamed_in_place(source: Source, path: str, symbol: str, start: int, digest: str) -> Located | None:
@@ -69,11 +138,12 @@ def _renamed_in_place(source: Source, path: str, symbol: str, start: int, digest
     fmt = span_format(digest)
     bare = digest.removeprefix(FORMAT_TAG)
     hits: list[tuple[int, str, Span]] = []
+    read_as = normalise(old)
     for name, spans in source.definitions().items():
         named = name.split(".")
         if len(named) != len(parts) or named[:-1] != parts[:-1] or named[-1] == old or len(spans) != 1:
             continue
-        if text_digest(_renamed_text(source.lines, spans[0], fmt, named[-1], old)) != bare:
+        if text_digest(read_as.join(_cut(source, name, spans[0], fmt))) != bare:
             continue
         confirmed = source.spans(name)  # the scan's cut, confirmed (Python: by `ast`)
         if len(confirmed) == 1 and text_digest(_renamed_text(source.lines, confirmed[0], fmt, named[-1], old)) == bare:

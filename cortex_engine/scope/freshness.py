@@ -541,20 +541,32 @@ class Validator:
         """The files changed since the commit of every anchor that will look for a moved symbol, listed by one git
         process per checkout (`git diff-tree --stdin`) instead of one `git diff` each (`_changed_since` reads them)."""
         wanted: dict[tuple[str, str], list[str]] = {}
+        searching: list[tuple[_ScopeView, str, str]] = []
+        gone_rows = []
         for row in rows:
             oid = row["head_oid"]
             if not row["symbol"] or not oid or not _OID.fullmatch(oid):
                 continue
             looked = self._look(scopes[row["memory_item_id"]], refs[row["memory_item_id"]], row)
             self._looked[row["id"]] = looked
-            view, where, _, source, gone = looked
-            if not gone or not view.head or (view.worktree or "", oid, view.head) in _committed_changes:
-                continue
+            if looked[4] and looked[0].head:
+                gone_rows.append(row)
+        self._fetch_recorded([(self._looked[row["id"]][0], row) for row in gone_rows])
+        for row in gone_rows:
+            oid = row["head_oid"]
+            view, where, _, source, gone = self._looked[row["id"]]
             if source is not None and follow.renamed_in_place(
-                source, where, str(row["symbol"]), row["start_line"], str(row["content_hash"])
+                source,
+                where,
+                str(row["symbol"]),
+                row["start_line"],
+                str(row["content_hash"]),
+                self._recorded_lines(view, row),
             ):
                 continue  # (kept with the file: `_follow` asks it again for nothing)
-            wanted.setdefault((view.worktree or "", view.head), []).append(oid)
+            searching.append((view, oid, str(row["symbol"]).rsplit(".", 1)[-1]))
+            if (view.worktree or "", oid, view.head) not in _committed_changes:
+                wanted.setdefault((view.worktree or "", view.head or ""), []).append(oid)
         for (worktree, head), oids in wanted.items():
             oids = list(dict.fromkeys(oids))
             if len(oids) < 2:
@@ -578,6 +590,14 @@ class Validator:
                     end += 1
                 _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
                 at = end
+        # Every name to look for, over the files changed since its anchor's commit: one `git grep` per checkout.
+        names: dict[tuple[str, str], list[tuple[str, str, frozenset[str]]]] = {}
+        for view, oid, short in searching:
+            names.setdefault((view.worktree or "", view.head or ""), []).append(
+                (short, oid, self._changed_since(view, oid)[0])
+            )
+        for (worktree, head), asked in names.items():
+            self._narrow(worktree, head, asked)
 
     def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
         """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
@@ -634,16 +654,9 @@ class Validator:
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
         committed, pending = self._changed_since(view, oid)
-        # Which changed file defines which name: committed files indexed once per process and HEAD (their text only
-        # changes by an edit, which makes them pending too), the pending ones once a pass.
-        if len(_name_index) >= 64:
-            _name_index.clear()
-        seen, indexed, index = _name_index.setdefault((worktree, view.head or ""), (set(), set(), {}))
-        if oid not in seen:
-            seen.add(oid)
-            for path in committed - indexed:
-                self._index_file(worktree, path, index)
-            indexed |= committed
+        # Which changed file defines which name: the committed files that mention it (`_narrow`: once per process
+        # and HEAD, their text only changes by an edit, which makes them pending too), the pending ones once a pass.
+        index = self._narrow(worktree, view.head or "", [(short, oid, committed)])
         if not self._pending_indexed:
             self._pending_indexed = True
             for path in pending:
@@ -660,6 +673,51 @@ class Validator:
         if not candidates:
             return None
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
+
+    def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
+        """Index (`_index_file`) the committed files among `asked` ((short name, anchor's commit, the files changed
+        since)) that could define a wanted name, and return the index of (worktree, head). A file that defines a
+        name holds it as a word, so one `git grep -l -w -F` of every wanted name over the files not yet searched for
+        it names a superset of the files to read: a note on years-old code has most of the tree changed since, and
+        reading each for its names cost more than the rest of the check. Each (name, file) is searched once per
+        process and HEAD; when git cannot answer every file not yet searched is read, as before."""
+        if len(_name_index) >= 64:
+            _name_index.clear()
+        done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
+        todo: dict[str, set[str]] = {}
+        for name, oid, files in asked:
+            if (name, oid) not in done:  # (a later check: one lookup, not a set difference per name)
+                done.add((name, oid))
+                todo.setdefault(name, set()).update(files - searched.setdefault(name, set()))
+        todo = {name: unseen for name, unseen in todo.items() if unseen}
+        if not todo:
+            return index
+        paths = sorted(p for p in set().union(*todo.values()) - indexed if anchors.language_of(p))
+        hits: list[str] | None = []
+        if paths:
+            patterns = [arg for name in sorted(todo) for arg in ("-e", name)]
+            out = history.git(
+                worktree,
+                "--literal-pathspecs",
+                "grep",
+                "-l",
+                "-z",
+                "-w",
+                "-F",
+                "--full-name",
+                "--no-color",
+                *patterns,
+                "--",
+                *paths,
+                ok=(0, 1),  # 1: no file mentions any of them
+            )
+            hits = [p for p in out.split("\0") if p] if out is not None else None
+        for path in sorted(set(paths) if hits is None else set(hits) & set(paths)):
+            self._index_file(worktree, path, index)
+            indexed.add(path)
+        for name, unseen in todo.items():
+            searched[name] |= unseen
+        return index
 
     def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
         other = self._source(worktree, path) if anchors.language_of(path) else None
@@ -680,6 +738,24 @@ class Validator:
         if pending is None:
             pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
         return committed, pending
+
+    def _fetch_recorded(self, rows: list[tuple[_ScopeView, sqlite3.Row]]) -> None:
+        """The files at their anchors' commits (`_recorded_lines` reads them), for every anchor still to follow, by
+        one `git cat-file --batch` per checkout instead of one `git show` each."""
+        asked: dict[str, list[tuple[str, str, str]]] = {}
+        for view, row in rows:
+            key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
+            if key not in _recorded_blobs and "\n" not in key[2]:
+                asked.setdefault(view.worktree or "", []).append(key)
+        for worktree, keys in asked.items():
+            keys = list(dict.fromkeys(keys))
+            if len(keys) < 2:
+                continue  # one `git show` as `_recorded_lines` runs it
+            repos = {(oid, path): repo for repo, oid, path in keys}
+            for (oid, path), text in history.show_many(worktree, list(repos)).items():
+                if len(_recorded_blobs) >= 256:
+                    _recorded_blobs.clear()
+                _recorded_blobs[(repos[oid, path], oid, path)] = text if len(text) <= anchors.MAX_FILE_BYTES else None
 
     def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
         """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
@@ -707,8 +783,11 @@ class Validator:
 
 
 _OID = re.compile(r"[0-9a-f]{7,64}")
-_name_index: dict[tuple[str, str], tuple[set[str], set[str], dict[str, list[str]]]] = {}
-"""Per (worktree, HEAD): the commits whose changed files are indexed, those files, and which defines which name."""
+_name_index: dict[
+    tuple[str, str], tuple[set[tuple[str, str]], dict[str, set[str]], set[str], dict[str, list[str]]]
+] = {}
+"""Per (worktree, HEAD): the (name, commit) pairs searched, each name and the committed files already searched for it
+(`_narrow`), the files read for their names, and which of those defines which name."""
 _pending: dict[str, tuple[float, str, frozenset[str]]] = {}
 """The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
 listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""

@@ -15,14 +15,15 @@ from collections.abc import Iterable, Mapping
 
 from cortex_engine.base.records import field, record
 
-__all__ = ["Chain", "chains", "compose", "is_ancestor", "git"]
+__all__ = ["Chain", "chains", "compose", "is_ancestor", "git", "show_many"]
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120
 
 
-def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
-    """Run git read-only in `repo` (a worktree or a git directory); its stdout, or None on any failure."""
+def git(repo: str, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str | None:
+    """Run git read-only in `repo` (a worktree or a git directory); its stdout, or None on any failure (an exit code
+    not in `ok`: `git grep` says "nothing found" with 1)."""
     try:
         done = subprocess.run(
             ["git", "-C", repo, "-c", "core.quotepath=off", *args],
@@ -36,7 +37,38 @@ def git(repo: str, *args: str, stdin: str | None = None) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.stdout if done.returncode in ok else None
+
+
+def show_many(repo: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """Files at commits, `(commit, path)` each, read by one `git cat-file --batch` and decoded as `git` reads
+    `git show` (UTF-8 with surrogates for the rest, universal newlines); one git cannot read is left out."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", repo, "cat-file", "--batch"],
+            input="".join(f"{oid}:{path}\n" for oid, path in wanted).encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            timeout=_TIMEOUT,
+            env={**os.environ, **_GIT_ENV},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out = done.stdout if done.returncode == 0 else b""
+    found: dict[tuple[str, str], str] = {}
+    at = 0
+    for key in wanted if out else ():
+        end = out.find(b"\n", at)
+        head = out[at:end].split(b" ")
+        if end >= 0 and head[-1] == b"missing":
+            at = end + 1
+            continue
+        if end < 0 or len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
+            break  # not what was asked: the rest are left out
+        size = int(head[2])
+        text = out[end + 1 : end + 1 + size].decode("utf-8", "surrogateescape")
+        found[key] = text.replace("\r\n", "\n").replace("\r", "\n")
+        at = end + 2 + size
+    return found
 
 
 @record(frozen=True)
