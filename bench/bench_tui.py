@@ -77,7 +77,7 @@ class Terminal:
                     break
         raise TimeoutError(f"{marker!r} not painted within {timeout}s")
 
-    def wait_for_pattern(self, pattern: bytes, accept, timeout: float = 30.0, *, since: int = 0) -> float:  # noqa: ANN001
+    def wait_for_pattern(self, pattern: bytes, accept, timeout: float = 30.0, *, since: int = 0) -> float:
         """Seconds (perf_counter) at which a match of `pattern` after byte `since` satisfies `accept(match)`."""
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:

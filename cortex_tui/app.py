@@ -185,7 +185,8 @@ class CortexApp(App[None]):
         worker = get_current_worker()
         with self.target.open() as engine:
             report = engine.validate_memory(persist=False)
-            flagged = [str(item["id"]) for item in report["items"] if item.get("label")][:FRESHNESS_SHOWN]  # type: ignore[attr-defined]
+            items: list[dict[str, object]] = report["items"]  # type: ignore[assignment]
+            flagged = [str(item["id"]) for item in items if item.get("label")][:FRESHNESS_SHOWN]
             texts = item_texts(engine, flagged)
         if not worker.is_cancelled:
             self.post_message(FreshnessReady(generation, {**report, "texts": texts}, announce))

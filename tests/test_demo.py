@@ -64,7 +64,10 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
     repo = seed_demo(str(tmp_path / "demo"))
-    git = lambda *a: subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True, check=True).stdout  # noqa: E731
+
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True, check=True).stdout
+
     assert set(git("branch", "--format=%(refname:short)").split()) == {"main", FEATURE_BRANCH}
     changes = git("log", "-M", "--name-status", "--format=", "main")
     assert "R100\tsrc/auth/login_old.py\tsrc/auth/login.py" in changes and "D\tsrc/query/recall.py" in changes

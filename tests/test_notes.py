@@ -144,7 +144,7 @@ def test_supersession_and_contests_are_per_scope(repo: Repo, make_engine) -> Non
     assert _note(main, on_feature.id)["conflict"] == 0
 
 
-def test_a_replacement_supersedes_only_its_own_kind_in_its_own_scope(repo: Repo, make_engine, clock) -> None:  # noqa: ANN001
+def test_a_replacement_supersedes_only_its_own_kind_in_its_own_scope(repo: Repo, make_engine, clock) -> None:
     """Replacing a decision by subject retires neither the active intent on that subject nor the same subject's
     decision on another branch; a new intent retires the older intent only (a test of one side only let a mutant
     of either pass)."""
@@ -237,7 +237,7 @@ def test_a_dated_note_replaced_on_arrival_is_no_side_of_a_contest(engine: Engine
     ] == ["superseded", "active"]  # the older, dated arrival retires nothing newer
 
 
-def _write(engine: Engine, kind: str, text: str, subject: str, when: str, origin: str | None = "from feature/x"):  # noqa: ANN202
+def _write(engine: Engine, kind: str, text: str, subject: str, when: str, origin: str | None = "from feature/x"):
     return notes.write_note(engine.conn, engine.scope, None, kind, text, subject, None, when, origin=origin)
 
 
@@ -258,7 +258,7 @@ def test_dated_writes_meet_newer_notes_by_the_rules(engine: Engine) -> None:
     assert [_note(engine, n.id)["status"] for n in (a, b, late)] == ["active", "active", "active"]
 
 
-def test_the_contest_check_reaches_a_decision_behind_an_intent_and_reports_it_whole(engine: Engine, clock) -> None:  # noqa: ANN001
+def test_the_contest_check_reaches_a_decision_behind_an_intent_and_reports_it_whole(engine: Engine, clock) -> None:
     """A new intent meets every decision on its subject, also one written after an older intent; the conflict it
     reports carries the decision's subject, time, text and trigger; alternatives are stored cleaned."""
     engine.note("intent", "look at the spool later", "spool")
@@ -358,7 +358,7 @@ REFUSALS = [  # (call, error type, code, message): every refusal names itself ex
 
 
 @pytest.mark.parametrize(("call", "error", "code", "message"), REFUSALS)
-def test_every_refusal_names_itself_and_writes_nothing(engine: Engine, call, error, code: str, message: str) -> None:  # noqa: ANN001
+def test_every_refusal_names_itself_and_writes_nothing(engine: Engine, call, error, code: str, message: str) -> None:
     """The exact type, code and one-line message of each refusal; the store is left as it was."""
     with pytest.raises(error) as caught:
         call(engine)
@@ -428,7 +428,7 @@ def test_leaving_a_contest_ignores_what_is_not_a_side(engine: Engine) -> None:
     assert (_note(engine, a.id)["conflict"], _note(engine, b.id)["conflict"]) == (1, 1)
 
 
-def test_a_replacement_by_subject_on_a_contest_supersedes_every_side_and_keeps_the_kind(engine: Engine, clock) -> None:  # noqa: ANN001
+def test_a_replacement_by_subject_on_a_contest_supersedes_every_side_and_keeps_the_kind(engine: Engine, clock) -> None:
     """By subject with a replacement on a contested subject: the newest side is the one resolved, every other side
     is superseded, the replacement is a decision written in this session, and a newer intent stays."""
     session = engine.start_session("host-1")

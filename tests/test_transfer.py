@@ -147,7 +147,7 @@ def test_import_applies_supersession_and_contradiction_in_timestamp_order(engine
     assert sorted(result.contested) == sorted([newer, "00000000-0000-4000-8000-000000000003"])
 
 
-def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine, clock, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_note_imported_already_replaced_is_no_side_of_a_contest(engine: Engine, clock, tmp_path: Path) -> None:
     """An imported intent that contradicts the stored decision but arrives superseded (a newer intent is stored)
     flags nothing: a contest of one active side is no contest (the one write rule every path shares)."""
     decision = engine.note("decision", "flush the spool at turn end", "spool")

@@ -245,18 +245,21 @@ def test_options_wrap_again_when_the_scrollbar_comes(wrapped: bool) -> None:
     assert heights == [18] if wrapped else heights == [9]
 
 
-def test_the_footer_is_rebuilt_only_when_its_keys_change(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_the_footer_is_rebuilt_only_when_its_keys_change(
+    demo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Textual signals a binding change on every move of focus; the footer recomposes only when the keys it would
     show differ from the ones it shows (a tab switch used to rebuild it with the same keys several times over)."""
     from cortex_tui.app import make_app
     from cortex_tui.widgets import key_footer
 
-    built: list[tuple[object, ...]] = []
+    built: list[tuple[int, tuple[object, ...]]] = []
     compose = key_footer.KeyFooter.compose
 
     def counted(self: key_footer.KeyFooter):  # type: ignore[no-untyped-def]
         if self._bindings_ready:  # the first compose, before the screen's panes exist, shows no keys yet
-            built.append(key_footer.shown_keys(self.screen))
+            built.append((self.size.width, key_footer.shown_keys(self.screen)))  # a new width is a new layout
         return compose(self)
 
     monkeypatch.setattr(key_footer.KeyFooter, "compose", counted)

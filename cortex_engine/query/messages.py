@@ -207,9 +207,10 @@ def inspection(result: Inspection) -> str:
             lines.append(f"  already rejected: {_cut(alts, 240)}")
         if conflict.get("projection_disagrees"):
             p = conflict["projection"]
+            contested, superseded = str(p["contested"]).lower(), str(p["superseded"]).lower()  # type: ignore[index]
             lines.append(
-                f"  ⚠ projection disagrees with the stored note: text reads contested={str(p['contested']).lower()}, "  # type: ignore[index]
-                f"superseded={str(p['superseded']).lower()}"  # type: ignore[index]
+                f"  ⚠ projection disagrees with the stored note: text reads contested={contested}, "
+                f"superseded={superseded}"
             )
     lines += ["", "references:"]
     if not result.references:
@@ -226,7 +227,8 @@ def inspection(result: Inspection) -> str:
             where += f", at {str(rec['head'])[:12]}"  # type: ignore[index]
         lines.append(f"  {str(anchor['status']).ljust(9)}{anchor['anchor']} (recorded {where})")
         if cur["start"] is not None:  # type: ignore[index]
-            lines.append(f"           now {cur['path']} lines {cur['start']}-{cur['end']}, hash {cur['hash']}")  # type: ignore[index]
+            now = f"{cur['path']} lines {cur['start']}-{cur['end']}, hash {cur['hash']}"  # type: ignore[index]
+            lines.append(f"           now {now}")
         if anchor.get("moved_to"):
             lines.append(f"           moved to {anchor['moved_to']}")
         if anchor["changed_in"]:

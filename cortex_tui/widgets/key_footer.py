@@ -30,30 +30,46 @@ class KeyFooter(Footer):
         super().__init__(compact=compact)
         self.yields = tuple(yields)
         self._shown: tuple[object, ...] | None = None
+        self._pending = False
+        self._width = -1
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Textual recomposes the footer on every change of focus, most of which leave the same keys showing (a
-        tab switch signalled it dozens of times): recompose only when what the keys would show differs."""
-        if self._bindings_ready and screen.app.app_focus and self.is_attached and screen is self.screen:
-            keys = shown_keys(screen)
-            if keys == self._shown:  # shown already, or a rebuild to show them is on its way
-                return
+        tab switch signalled it dozens of times): rebuild only when what the keys would show differs."""
+        self._bindings_ready = True  # as Textual's footer: the first signal means the screen's bindings are known
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        keys = shown_keys(screen)
+        if keys != self._shown:  # not shown already, nor about to be
             self._shown = keys
-        super().bindings_changed(screen)
+            self.rebuild()
+
+    def on_resize(self) -> None:
+        """A new width may fit another set of keys."""
+        if self.size.width != self._width:
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        """Recompose once the screen has refreshed; requests made before that rebuild runs share it (it reads the
+        keys and the width as they are then)."""
+        if not self._pending:
+            self._pending = True
+            self.call_after_refresh(self._rebuild_now)
+
+    async def _rebuild_now(self) -> None:
+        self._pending = False
+        await self.recompose()
 
     def compose(self) -> ComposeResult:
         """Textual's keys, less those that give way."""
         if self._bindings_ready:
             self._shown = shown_keys(self.screen)
+        self._width = self.size.width
         widgets = list(super().compose())
         if not all(hasattr(w, "key_display") for w in widgets):  # groups and labels: as Textual lays them out
             yield from widgets
             return
         yield from fitted(widgets, self.size.width, self.yields)
-
-    def on_resize(self) -> None:
-        """A new width may fit another set of keys."""
-        self.call_after_refresh(self.recompose)
 
 
 def shown_keys(screen: Screen[object]) -> tuple[object, ...]:

@@ -217,7 +217,8 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
     flushed = [results[name][1] for name in ("flush-engine", "flush-cli")]
     assert [f["flushes"] for f in flushed] == [FLUSHES_PER_PROCESS] * 2  # type: ignore[index]
     assert flushed[0]["errors"] == []  # type: ignore[index]
-    assert [results[name][1]["surfaces"] for name in ("read-engine", "read-cli")] == [4 * READ_ROUNDS] * 2  # type: ignore[index]
+    surfaces = [results[name][1]["surfaces"] for name in ("read-engine", "read-cli")]  # type: ignore[index]
+    assert surfaces == [4 * READ_ROUNDS] * 2
 
     with Engine(repo.path) as engine, Engine(side) as other_engine:
         last = [engine.flush_spool(), other_engine.flush_spool()]
@@ -232,7 +233,8 @@ def test_stress_many_writers_two_worktrees_nothing_lost_nothing_locked(
             assert not (folder / capture.SPOOL).exists()
 
         # Every note exactly once, in the notes table and projected once into memory_items.
-        written = [n for writer in results if writer.startswith("notes") for n in results[writer][1]]  # type: ignore[union-attr]
+        writers = [results[writer][1] for writer in results if writer.startswith("notes")]
+        written = [n for notes in writers for n in notes]  # type: ignore[union-attr]
         markers = sorted(n["marker"] for notes in plan.values() for n in notes)
         assert sorted(n["marker"] for n in written) == markers and len(markers) == 4 * NOTES_PER_WRITER
         stored = Counter(r[0].rsplit(" ", 1)[1] for r in conn.execute("SELECT content FROM scoped_notes"))
