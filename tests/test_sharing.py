@@ -475,7 +475,7 @@ def test_alternatives_are_capped_in_length_number_and_total() -> None:
     many = sharing.parse_madr(outcome("Chosen option: rq", options="\n".join(f"* option {i}" for i in range(25))))
     assert many.alternatives == tuple(f"option {i}" for i in range(20))
     seven = sharing.parse_madr(outcome("Chosen option: rq", options="\n".join(f"* {i}" + "x" * 299 for i in range(7))))
-    assert [a[0] for a in seven.alternatives] == ["0", "1", "2", "3", "4", "5"]  # 7 × 300 is over 2000; 6 × 300 is not
+    assert [a[0] for a in seven.alternatives] == ["0", "1", "2", "3", "4", "5"]  # 7 × 300 > 2000; 6 × 300 is not
     exact = sharing.parse_madr(
         outcome("Chosen option: rq", options="\n".join(["* " + "y" * 300] * 6 + ["* " + "z" * 200]))
     )
