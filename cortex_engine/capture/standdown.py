@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 
 from cortex_engine.base.records import record
 
@@ -88,11 +89,12 @@ def project_capture(project_dir: str | None) -> ProjectCapture | None:
     if not project_dir or not os.path.isabs(project_dir):
         return None
     root = os.path.realpath(project_dir)
+    if os.path.islink(os.path.join(root, ".claude")):  # a checkout's own folder, never one it points at
+        return None
     for name in PROJECT_FILES:
         path = os.path.join(root, ".claude", name)
         try:
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read().decode("utf-8-sig"))
+            data = json.loads(_read_plain(path).decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):
             continue
         for command in _commands(data):
@@ -100,3 +102,23 @@ def project_capture(project_dir: str | None) -> ProjectCapture | None:
             if script is not None:
                 return ProjectCapture(path, command, script)
     return None
+
+
+SETTINGS_MAX = 1 << 20
+"""The most of a project settings file read (Claude Code's are a few KiB; a larger one is not ours to parse)."""
+
+
+def _read_plain(path: str) -> bytes:
+    """A regular file's bytes, never through a link (a clone may commit `.claude/settings.json` as a link to any
+    file) and never blocking on a FIFO planted in its place: OSError for anything else."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(SETTINGS_MAX + 1)
+    finally:
+        os.close(fd)
+    if len(data) > SETTINGS_MAX:
+        raise OSError(f"{path}: larger than {SETTINGS_MAX} bytes")
+    return data

@@ -168,3 +168,22 @@ def test_the_local_settings_file_decides_whether_the_plugin_is_enabled(
     assert (found is not None) is enabled
     if found is not None:
         assert found.settings == claude / "settings.local.json"
+
+
+@pytest.mark.parametrize("link", ["the settings file", "the .claude folder"])
+def test_a_linked_settings_file_or_folder_never_stands_capture_down(repo: Repo, tmp_path: Path, link: str) -> None:
+    """A clone may commit `.claude/settings.json` (or `.claude/` itself) as a link to a file that wires Cortex: the
+    stand-down rule reads only the checkout's own regular files, so the user's capture keeps running."""
+    from cortex_engine.capture.standdown import project_capture
+
+    _project(repo, tmp_path, "real wiring")
+    assert project_capture(str(repo.path)) is not None  # the real wiring stands down, read in place
+    claude = repo.path / ".claude"
+    if link == "the settings file":
+        moved = tmp_path / "settings-elsewhere.json"
+        (claude / "settings.json").rename(moved)
+        (claude / "settings.json").symlink_to(moved)
+    else:
+        claude.rename(tmp_path / "claude-elsewhere")
+        claude.symlink_to(tmp_path / "claude-elsewhere")
+    assert project_capture(str(repo.path)) is None
