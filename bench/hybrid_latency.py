@@ -111,9 +111,10 @@ def backfill(where: Path) -> dict[str, float]:
             rows = []
             for n, rowid in enumerate(missing):
                 vec = real[n % len(real)] + rng.normal(0, 0.05, 384).astype(np.float32)
-                rows.append((rowid, vectors.pack(vec / np.linalg.norm(vec))))
-            with engine.conn:
-                engine.conn.executemany("INSERT INTO item_vectors(item_rowid, vector) VALUES (?, ?)", rows)
+                rows.append((rowid, vec / np.linalg.norm(vec)))
+            from dense import store_vectors
+
+            store_vectors(engine.conn, dict(rows))
     figures = {
         "items_embedded": done,
         "items": pending,
@@ -247,8 +248,10 @@ def hundred_k(where: Path, root: Path) -> Path:
             if original is None:
                 continue
             vec = vectors.unpack(original) + rng.normal(0, 0.02, 384).astype(np.float32)
-            batch.append((rowid, vectors.pack(vec / np.linalg.norm(vec))))
-        conn.executemany("INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)", batch)
+            batch.append((rowid, vec / np.linalg.norm(vec)))
+        from dense import store_vectors
+
+        store_vectors(conn, dict(batch))
     count = conn.execute("SELECT count(*) FROM memory_items").fetchone()[0]
     conn.close()
     (big / "expanded").write_text(str(count))

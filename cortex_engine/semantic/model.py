@@ -1,7 +1,9 @@
 """The sentence encoder: all-MiniLM-L6-v2 (int8 ONNX) on one CPU thread, mean-pooled and L2-normalised.
 
 The pinned file is read once, its SHA-256 checked on the bytes that are run, and its graph rewritten in memory so
-the vocabulary's embedding table stays int8 (`graph`: ~35 MiB less resident memory, outputs bit-identical).
+its int8 weights stay int8 (`graph`): the vocabulary's embedding table is gathered as int8 (~35 MiB less resident
+memory, bit-identical) and the matrix products run on the int8 weights (~30 MiB less, ~2x the items per
+CPU-second; the vectors move a little, so they are stored as `semantic.extra.ENCODER` 2).
 
 Heavy (numpy, onnxruntime; `tokenizers` only for a non-ASCII text): imported only where embedding happens, never
 by a hook.
@@ -27,10 +29,6 @@ MAX_TOKENS = 256
 BATCH = 8
 """Texts per run, sorted by length: 8 short notes fit the CPU's caches (measured: 8 → 159 items per CPU-second,
 32 → 133, 64 → 105 on the anchor corpus's notes, ~44 tokens each)."""
-INTEGER_MATMULS = False
-"""Off: the matrix products stay float32 as the file computes them. On (`graph.rewrite(matmuls=True)`), they run on
-int8 weights: ~80 MiB less memory and ~2x the throughput, but every vector moves (cosine ~0.994 to the float path)
-and the paraphrase suite loses a neighbour; stored vectors would be mixed with new ones (bench/RESULTS.md)."""
 TOPICS_KEPT = 256
 """Topics whose vectors a process remembers (1.5 KiB each)."""
 _TOKENIZER = Path(__file__).with_name("tokenizer.json")
@@ -68,9 +66,7 @@ class Embedder:
             raise ModelRefused(f"cannot read the model file {path}: {exc.strerror or exc}") from exc
         if hashlib.sha256(data).hexdigest() != semantic.MODEL_SHA256:  # changed since it was checked
             raise ModelRefused(f"the model file {path} changed while it was loaded; it is refused, never run")
-        self._session = ort.InferenceSession(
-            graph.rewrite(data, matmuls=INTEGER_MATMULS), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = ort.InferenceSession(graph.rewrite(data), options, providers=["CPUExecutionProvider"])
         del data
         semantic.release_freed()
         self._wordpiece = WordPiece(_TOKENIZER)

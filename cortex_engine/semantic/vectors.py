@@ -47,20 +47,23 @@ def embed_text(subject: str | None, text: str) -> str:
     return ((subject + ": ") if subject else "") + body[:EMBED_CHARS]
 
 
+_MISSING = (
+    "FROM memory_items m WHERE m.state != 'archived' "
+    "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid AND v.encoder = ?)"
+)
+"""The items recall can show with no vector of this encoder: none yet, or one an earlier encoder made."""
+
+
 def pending_count(conn: sqlite3.Connection) -> int:
-    """How many items that recall can show have no vector yet."""
-    return int(
-        conn.execute(
-            "SELECT count(*) FROM memory_items m WHERE m.state != 'archived' "
-            "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid)"
-        ).fetchone()[0]
-    )
+    """How many items that recall can show have no vector of this encoder yet (`semantic.ENCODER`)."""
+    return int(conn.execute("SELECT count(*) " + _MISSING, (semantic.ENCODER,)).fetchone()[0])
 
 
 def embed_pending(
     conn: sqlite3.Connection, embedder: Any, *, limit: int | None = None, tick: Callable[[int], None] | None = None
 ) -> int:
-    """Embed items without a vector in rowid order, BATCH per transaction; returns how many were embedded.
+    """Embed items without a vector of this encoder in rowid order, BATCH per transaction; returns how many were
+    embedded (a vector an earlier encoder made is replaced).
 
     In rowid order, the vectors' B-tree is appended to: its pages fill (~410 bytes an item), where inserting
     newest first split every page half full (~820 bytes an item).
@@ -71,9 +74,7 @@ def embed_pending(
     while limit is None or done < limit:
         size = BATCH if limit is None else min(BATCH, limit - done)
         rows = conn.execute(
-            "SELECT m.rowid, m.subject, m.text FROM memory_items m WHERE m.state != 'archived' "
-            "AND NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.item_rowid = m.rowid) ORDER BY m.rowid LIMIT ?",
-            (size,),
+            "SELECT m.rowid, m.subject, m.text " + _MISSING + " ORDER BY m.rowid LIMIT ?", (semantic.ENCODER, size)
         ).fetchall()
         if not rows:
             break
@@ -84,7 +85,8 @@ def embed_pending(
                 if still is None or (still[0], still[1]) != (row[1], row[2]):
                     continue
                 conn.execute(
-                    "INSERT OR REPLACE INTO item_vectors(item_rowid, vector) VALUES (?, ?)", (row[0], pack(vector))
+                    "INSERT OR REPLACE INTO item_vectors(item_rowid, vector, encoder) VALUES (?, ?, ?)",
+                    (row[0], pack(vector), semantic.ENCODER),
                 )
         done += len(rows)
         if tick is not None:
@@ -155,16 +157,20 @@ class Matrix:
 
 
 def _every_vector(conn: sqlite3.Connection) -> list[Any]:
-    """(item rowid, scope id, blob) of every stored vector, read through a connection of its own when the store is
-    a file: the pages read once for the matrix then leave with it, instead of filling the store connection's page
-    cache (16 MiB, kept for recall's hot pages) with the whole vector table for the process's life."""
-    sql = "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid"
+    """(item rowid, scope id, blob) of every stored vector of this encoder, read through a connection of its own
+    when the store is a file: the pages read once for the matrix then leave with it, instead of filling the store
+    connection's page cache (16 MiB, kept for recall's hot pages) with the whole vector table for the process's
+    life."""
+    sql = (
+        "SELECT v.item_rowid, m.scope_id, v.vector FROM item_vectors v JOIN memory_items m ON m.rowid = v.item_rowid "
+        "WHERE v.encoder = ?"
+    )
     path = conn.execute("PRAGMA database_list").fetchone()[2]
     if not path or conn.in_transaction:  # in memory, or reading what this connection has not committed yet
-        return conn.execute(sql).fetchall()
+        return conn.execute(sql, (semantic.ENCODER,)).fetchall()
     reader = connect(Path(path), readonly=True)
     try:
-        return reader.execute(sql).fetchall()
+        return reader.execute(sql, (semantic.ENCODER,)).fetchall()
     finally:
         reader.close()
 

@@ -26,9 +26,10 @@ def data_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
 
 
-def has_vectors(conn: sqlite3.Connection) -> bool:
-    """Whether any item has a sentence vector yet."""
-    return conn.execute("SELECT 1 FROM item_vectors LIMIT 1").fetchone() is not None
+def has_vectors(conn: sqlite3.Connection, encoder: int) -> bool:
+    """Whether any item has a sentence vector of this encoder yet (`semantic.extra.ENCODER`; the backfill replaces
+    vectors in rowid order, so after its first batch the first rows read answer)."""
+    return conn.execute("SELECT 1 FROM item_vectors WHERE encoder = ? LIMIT 1", (encoder,)).fetchone() is not None
 
 
 def memory_mark(conn: sqlite3.Connection) -> tuple[tuple[object, ...], ...]:

@@ -6,7 +6,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterator
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -691,6 +691,13 @@ CREATE TABLE IF NOT EXISTS published_files (
 ) WITHOUT ROWID;
 """
 
+# Version 18: each vector records the encoder that made it (`semantic.extra.ENCODER`). Every vector stored before
+# came from the float32 matrix products (version 1); a vector of another version than the running encoder's is
+# never compared with a query: it counts as missing, and the backfill replaces it (one vector per item still).
+_V18 = """
+ALTER TABLE item_vectors ADD COLUMN encoder INTEGER NOT NULL DEFAULT 1;
+"""
+
 
 def spool_digest(key: str) -> str:
     """The stored key of a spool line known by its tool-use id (`<event>:<id>`): 32 hex digits (a line's bytes
@@ -717,6 +724,7 @@ MIGRATIONS: tuple[str, ...] = (
     _V15,
     _V16,
     _V17,
+    _V18,
 )
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
