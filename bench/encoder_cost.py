@@ -1,14 +1,14 @@
 """The encoder's cost, this tree against another, interleaved: resident memory and embedding throughput.
 
 Usage:
-    python bench/encoder_cost.py [--before TREE] [--rounds 3] [--notes 400] [--integer]
+    python bench/encoder_cost.py [--before TREE] [--rounds 3] [--notes 400]
 
 Each round runs, in a fresh process per tree (PYTHONPATH), `semantic.model.load()`, 20 query encodings (the
 reference corpus's queries, one text a call) and one batch of `--notes` corpus notes (subject + content, as
 `embed_text` gives them; ~44 tokens each), and reports the process's VmRSS after loading, after the queries and
 after the batch (MiB; VmHWM as the peak), the CPU per query, and items per CPU-second of the batch. The vectors of
-the two trees are compared (max absolute difference). `--integer` also runs this tree with the matrix products on
-int8 weights (`model.INTEGER_MATMULS`), which moves every vector (cosine to the float path reported).
+the two trees are compared (max absolute difference, and each note's cosine between the trees: a tree of another
+encoder version, `semantic.extra.ENCODER`, moves them). The trees run in turn within each round (A, B, A, B, ...).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ def status(key):
         if line.startswith(key):
             return round(int(line.split()[1]) / 1024, 1)
 from cortex_engine.semantic import model
-model.INTEGER_MATMULS = sys.argv[3] == 'integer'
 corpus, count, out = sys.argv[1], int(sys.argv[2]), sys.argv[4]
 notes = json.load(open(corpus + '/notes-10000.json'))['notes'][:count]
 texts = [(n['subject'] + ': ' if n.get('subject') else '') + n['content'] for n in notes]
@@ -77,15 +76,12 @@ def main() -> int:
     parser.add_argument("--before", type=Path)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--notes", type=int, default=400)
-    parser.add_argument("--integer", action="store_true")
     args = parser.parse_args()
     import numpy as np
 
     sides = [("after", ROOT, "float")]
     if args.before:
         sides.append(("before", args.before, "float"))
-    if args.integer:
-        sides.append(("after, integer products", ROOT, "integer"))
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in sides}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.rounds):
@@ -98,10 +94,8 @@ def main() -> int:
         if args.before:
             before = np.load(Path(tmp, f"0-float-{args.before.name}.npy"))
             report["max_abs_difference_before_after"] = float(np.abs(after - before).max())
-        if args.integer:
-            integer = np.load(Path(tmp, f"0-integer-{ROOT.name}.npy"))
-            cosines = (after * integer).sum(axis=1)
-            report["integer_cosine_to_float"] = {"min": float(cosines.min()), "mean": float(cosines.mean())}
+            cosines = (after * before).sum(axis=1)
+            report["cosine_before_after"] = {"min": float(cosines.min()), "mean": float(cosines.mean())}
     report["rounds"] = runs
     print(json.dumps(report, indent=2))
     return 0
