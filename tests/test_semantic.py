@@ -236,3 +236,21 @@ def _semantic(engine: Engine) -> dict[str, Any]:
     found = engine.status()["semantic"]
     assert isinstance(found, dict)
     return found
+
+
+def test_the_search_scores_every_row_of_its_scopes_as_numpy_would(engine: Engine) -> None:
+    """The k nearest by cosine (ties by rowid), then the included rows outside them in rowid order, each with its
+    cosine: what widening every stored row to float32 and multiplying gives (the query quantized as the rows are)."""
+    import numpy as np
+
+    seed(engine)
+    engine.note("insight", "the geocoder caches lookups for a day")
+    engine.embed_pending()
+    rows = engine.conn.execute("SELECT item_rowid, vector FROM item_vectors ORDER BY item_rowid").fetchall()
+    query = model.load().embed([PARAPHRASE])[0]
+    quantized = vectors.unpack(vectors.pack(query))
+    expected = {int(r[0]): float(vectors.unpack(r[1]) @ quantized) for r in rows}
+    nearest = sorted(expected, key=lambda r: (-expected[r], r))
+    found = vectors.dense_hits(engine.conn, engine.scope_keys, query, 2, include={*nearest[1:], 10**9})
+    assert [r for r, _ in found] == nearest[:2] + sorted(nearest[2:])
+    assert np.allclose([c for _, c in found], [expected[r] for r, _ in found], atol=1e-5)

@@ -20,6 +20,7 @@ import numpy as np
 
 from cortex_engine.memory.items import split_trailers
 from cortex_engine.semantic import extra as semantic
+from cortex_engine.semantic import graph
 from cortex_engine.store.database import connect, transaction
 
 BATCH = 64
@@ -111,8 +112,9 @@ class Matrix:
             raw = b""
         table = np.frombuffer(raw, dtype=np.uint8).reshape(len(self.rowids), 4 + width)
         # Rows are held grouped by scope, so a read scores its scopes' rows in place (slices of one array: no
-        # gathering of 100k rows into a copy, no sorting of their indices, per query).
-        order = np.argsort(self.scopes, kind="stable")
+        # gathering of 100k rows into a copy, no sorting of their indices, per query); in rowid order within a
+        # scope, so the rows a read asks for by rowid (`include`) are found by bisection.
+        order = np.lexsort((self.rowids, self.scopes))
         self.rowids = self.rowids[order]
         self.scopes = self.scopes[order]
         self.scales = np.ascontiguousarray(table[order, :4]).view(np.float32).reshape(-1)
@@ -133,27 +135,61 @@ class Matrix:
         if not parts or (k <= 0 and not include):
             return []
         # The query is quantized as the rows are, and scored in integers (exact, and ~10x faster than widening
-        # every int8 row to float32 first); each row's scale then makes it a cosine again.
+        # every int8 row to float32 first; onnxruntime's kernel, `graph.int8_scores`); each row's scale then makes
+        # it a cosine again.
         q = np.asarray(query, dtype=np.float32)
         q_scale = float(np.max(np.abs(q))) / 127.0 or 1.0
         q8 = np.clip(np.rint(q / q_scale), -127, 127).astype(np.int8)
-        scores = np.concatenate(
-            [
-                np.einsum("ij,j->i", self.values[part], q8, dtype=np.int32).astype(np.float32) * self.scales[part]
-                for part in parts
-            ]
-        ) * np.float32(q_scale)
-        rowids = np.concatenate([self.rowids[part] for part in parts])
-        k = min(k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
+        column = q8.reshape(-1, 1)
+        total = sum(part.stop - part.start for part in parts)
+        scores = np.empty(total, dtype=np.float32)
+        rowids = np.empty(total, dtype=np.int64)
+        at = 0
+        for part in parts:
+            end = at + part.stop - part.start
+            dots = _scorer().run(None, {"rows": self.values[part], "query": column})[0].reshape(-1)
+            np.multiply(dots.astype(np.float32), self.scales[part], out=scores[at:end])
+            rowids[at:end] = self.rowids[part]
+            at = end
+        scores *= np.float32(q_scale)
+        k = min(k, total)
+        best = np.argpartition(scores, total - k)[total - k :] if k > 0 else np.zeros(0, dtype=np.int64)
         best = best[np.lexsort((rowids[best], -scores[best]))]
         found = [(int(rowids[i]), float(scores[i])) for i in best]
         if include:
-            wanted = np.setdiff1d(np.fromiter(include, dtype=np.int64), rowids[best])
-            extra = np.flatnonzero(np.isin(rowids, wanted))
-            extra = extra[np.argsort(rowids[extra], kind="stable")]
-            found += [(int(rowids[i]), float(scores[i])) for i in extra]
+            taken = set(rowids[best].tolist())
+            wanted = np.array(sorted(r for r in include if r not in taken), dtype=np.int64)
+            extra: list[tuple[int, float]] = []
+            at = 0
+            for part in parts:  # each part's rowids are sorted: bisect for the wanted ones
+                held = self.rowids[part]
+                spot = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+                hit = held[spot] == wanted
+                extra += [(int(r), float(scores[at + i])) for r, i in zip(wanted[hit], spot[hit], strict=True)]
+                at += len(held)
+            found += sorted(extra)
         return found
+
+
+_SCORER: list[Any] = []
+
+
+def _scorer() -> Any:
+    """The process's `graph.int8_scores` session (one thread, like the encoder's)."""
+    if not _SCORER:
+        import onnxruntime as ort  # type: ignore[import-untyped]
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(
+            graph.int8_scores(semantic.DIMENSIONS), options, providers=["CPUExecutionProvider"]
+        )
+        with _LOCK:
+            if not _SCORER:
+                _SCORER.append(session)
+    return _SCORER[0]
 
 
 def _every_vector(conn: sqlite3.Connection) -> list[Any]:
