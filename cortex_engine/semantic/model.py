@@ -1,9 +1,8 @@
 """The sentence encoder: all-MiniLM-L6-v2 (int8 ONNX) on one CPU thread, mean-pooled and L2-normalised.
 
 The pinned file is read once, its SHA-256 checked on the bytes that are run, and its graph rewritten in memory so
-its int8 weights stay int8 (`graph`): the vocabulary's embedding table is gathered as int8 (~35 MiB less resident
-memory, bit-identical) and the matrix products run on the int8 weights (~30 MiB less, ~2x the items per
-CPU-second; the vectors move a little, so they are stored as `semantic.extra.ENCODER` 2).
+the vocabulary's embedding table stays int8 (`graph`: ~35 MiB less resident memory, outputs bit-identical); with
+`semantic.extra.INTEGER_PRODUCTS` the matrix products run on the int8 weights too (off: the vectors move).
 
 Heavy (numpy, onnxruntime; `tokenizers` only for a non-ASCII text): imported only where embedding happens, never
 by a hook.
@@ -66,7 +65,9 @@ class Embedder:
             raise ModelRefused(f"cannot read the model file {path}: {exc.strerror or exc}") from exc
         if hashlib.sha256(data).hexdigest() != semantic.MODEL_SHA256:  # changed since it was checked
             raise ModelRefused(f"the model file {path} changed while it was loaded; it is refused, never run")
-        self._session = ort.InferenceSession(graph.rewrite(data), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            graph.rewrite(data, matmuls=semantic.INTEGER_PRODUCTS), options, providers=["CPUExecutionProvider"]
+        )
         del data
         semantic.release_freed()
         self._wordpiece = WordPiece(_TOKENIZER)
