@@ -373,8 +373,11 @@ def candidates(
     rows: list[tuple[sqlite3.Row, float | None]] = []
     if query is not None:
         pool = max(limit * 5, 20)
-        hits = best_matches(conn, query, pool * RANK_SPAN)
-        first = hits[:pool]
+        # The best `pool` matches are the first `pool` of the span's: SQLite's `ORDER BY … LIMIT` keeps the first
+        # rows it met among equal scores (a sequence number breaks ties), whatever the limit, and the matches are
+        # met in one order. Keeping fewer costs less (bm25 is read for every match either way), so the span is
+        # ranked only when the pool alone does not do.
+        first = best_matches(conn, query, pool)
         # Most often the best matches are all live items of these scopes: their rows, read with that filter, are
         # the pool, one statement. Otherwise `ranked_hits` filters the span, and the pool's rows are read after.
         found = (
@@ -389,7 +392,8 @@ def candidates(
         if len(found) == len(first):
             rank_of = dict(first)
         else:
-            rank_of = dict(ranked_hits(conn, query, scope_keys, pool, hits))
+            span = best_matches(conn, query, pool * RANK_SPAN) if len(first) == pool else first
+            rank_of = dict(ranked_hits(conn, query, scope_keys, pool, span))
             found = (
                 conn.execute(
                     f"SELECT {ITEM_COLUMNS} FROM scoped_items m WHERE m.rowid IN ({','.join('?' * len(rank_of))})",
