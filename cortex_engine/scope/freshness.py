@@ -39,7 +39,7 @@ from cortex_engine.scope.inventory import GitPaths as GitPaths
 from cortex_engine.scope.inventory import checkout_signature as checkout_signature
 from cortex_engine.scope.inventory import refresh_app_graph as refresh_app_graph
 from cortex_engine.scope.inventory import repository_for as repository_for
-from cortex_engine.store.queries import meta_value
+from cortex_engine.store.queries import JudgedRows, meta_value
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -253,8 +253,9 @@ class Validator:
         self._defined: dict[str, list[str]] = {}
         self._pending_indexed = False
         self._looked: dict[int, tuple[_ScopeView, str, anchors.Located, anchors.Source | None, bool]] = {}
-        self._expected: list[str] = []
-        self._read: tuple[frozenset[str], list[sqlite3.Row], list[sqlite3.Row]] | None = None
+        self._rows = JudgedRows(conn)
+        self.expect = self._rows.expect
+        """Tell the pass which items its next batches come from (`JudgedRows`): their rows are read at once."""
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -476,43 +477,6 @@ class Validator:
         """Judge every stored reference of one item."""
         return self.validate_many([(item_id, scope_key)])[item_id]
 
-    def expect(self, item_ids: list[str]) -> None:
-        """Items this pass may judge in several batches (a ranked pool, judged as deep as it is read): the next
-        `validate_many` reads their references and anchors with its own batch's, one statement each, and later
-        batches among them find theirs read. Only the reading is shared; each item is judged when it is asked for.
-        """
-        self._expected = list(item_ids)
-        self._read = None
-
-    def _rows(self, chunk: list[str]) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
-        """The reference rows and the anchor rows of `chunk`'s items, each in id order."""
-        wanted = set(chunk)
-        if self._read is None and self._expected and len(chunk) < len(self._expected):
-            extra = [item_id for item_id in self._expected if item_id not in wanted]
-            if len(chunk) + len(extra) <= 500:
-                every = chunk + extra
-                self._read = (frozenset(every), *self._read_rows(every))
-        if self._read is not None and wanted <= self._read[0]:
-            return (
-                [r for r in self._read[1] if r["memory_item_id"] in wanted],
-                [r for r in self._read[2] if r["memory_item_id"] in wanted],
-            )
-        return self._read_rows(chunk)
-
-    def _read_rows(self, ids: list[str]) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
-        marks = ",".join("?" * len(ids))
-        rows = self._conn.execute(
-            f"SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
-            f"WHERE memory_item_id IN ({marks}) ORDER BY id",
-            ids,
-        ).fetchall()
-        anchor_rows = self._conn.execute(
-            f"SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
-            f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
-            ids,
-        ).fetchall()
-        return rows, anchor_rows
-
     def validate_many(self, items: list[tuple[str, str]]) -> dict[str, Validation]:
         """Judge the references of many items with one query (none when `expect` read them already)."""
         if not items:
@@ -522,7 +486,7 @@ class Validator:
         pinned: dict[str, list[AnchorVerdict]] = {}
         ids = list(scopes)
         for start in range(0, len(ids), 500):
-            rows, anchor_rows = self._rows(ids[start : start + 500])
+            rows, anchor_rows = self._rows.read(ids[start : start + 500])
             for row in rows:
                 if row["head_oid"]:
                     view = self._view(scopes[row["memory_item_id"]])
