@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from cortex_engine.engine import Engine
 from cortex_engine.query import retrieval, surfaces
@@ -118,3 +120,13 @@ def test_the_pool_is_the_first_matches_of_the_wider_span_even_among_equal_scores
     assert len({score for _, score in span}) < len(span) // 2  # ties, many of them
     for pool in (1, 7, 20, 33):
         assert retrieval.best_matches(conn, query, pool) == span[:pool]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text(max_size=12))
+@example("src/db/pool.ts_timeout\x1fWAIT-3s\t(ok)")
+def test_the_rerank_reads_ascii_text_into_the_words_the_pattern_finds(text: str) -> None:
+    """`said` splits ASCII text without the regular expression: the same words, in order, as `_WORD` finds (an
+    underscore, a control character and punctuation part words; letters and digits do not)."""
+    words, forms = retrieval.said(text)
+    assert words == retrieval._WORD.findall(text.lower())
+    assert set(words) <= forms

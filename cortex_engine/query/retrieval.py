@@ -185,9 +185,15 @@ Said = tuple[list[str], set[str]]
 """A text's words in order and its word forms (each word and its stem): what `coverage` matches a topic against."""
 
 
+_APART = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+"""ASCII that is not a letter or a digit, as a space: what parts `_WORD`'s words in ASCII text."""
+
+
 def said(text: str) -> Said:
     """The words of `text` (lowercased) and their forms, read once for every coverage pass that needs them."""
-    words = _WORD.findall(text.lower())
+    text = text.lower()
+    # ASCII text (most of it) splits where `_WORD` would, without the regular expression's cost per character.
+    words = text.translate(_APART).split() if text.isascii() else _WORD.findall(text)
     forms = set(words)
     forms.update([_stem(word) for word in forms])  # each distinct word stemmed once
     return words, forms
