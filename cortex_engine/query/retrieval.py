@@ -195,7 +195,7 @@ def said(text: str) -> Said:
     # ASCII text (most of it) splits where `_WORD` would, without the regular expression's cost per character.
     words = text.translate(_APART).split() if text.isascii() else _WORD.findall(text)
     forms = set(words)
-    forms.update([_stem(word) for word in forms])  # each distinct word stemmed once
+    forms.update(map(_stem, list(forms)))  # each distinct word stemmed once
     return words, forms
 
 
