@@ -282,6 +282,12 @@ class Candidate:
         """The memory item kind (e.g. `note:decision`)."""
         return str(self.row["kind"])
 
+    @cached_property
+    def ties(self) -> tuple[float, Descending, int]:
+        """What orders equal scores (`_order_key`): importance, then newer first, then full-text order. None of it
+        changes once ranked, and a ranking compares its candidates' keys ~150 times a recall: read once."""
+        return (-self.row["importance"], Descending(self.row["created_at"]), self.order)
+
     @property
     def contested(self) -> bool:
         """Whether the projection says contested."""
@@ -640,7 +646,8 @@ CHECK_BATCH = 8
 
 def _order_key(cand: Candidate) -> tuple[float, float, Descending, int]:
     """The ranking order: score, then importance, then newer first, then full-text order."""
-    return (-cand.score, -cand.row["importance"], Descending(cand.row["created_at"]), cand.order)
+    after = cand.ties
+    return (-cand.score, after[0], after[1], after[2])
 
 
 class Ranking:
