@@ -7,6 +7,7 @@ test counts the work (items judged, lines rendered, statements run) through the 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cortex_engine.engine import Engine
+from cortex_engine.memory.items import collapse
 from cortex_engine.query import retrieval, surfaces
 from cortex_engine.scope.freshness import Validator
 
@@ -130,3 +132,14 @@ def test_the_rerank_reads_ascii_text_into_the_words_the_pattern_finds(text: str)
     words, forms = retrieval.said(text)
     assert words == retrieval._WORD.findall(text.lower())
     assert set(words) <= forms
+
+
+_SPACES = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
+
+
+@given(st.text(alphabet=st.sampled_from("ab(\u00e9" + _SPACES + "\u200b\u2028\u3000\x1c")))
+@example(" a\u00a0\u2003b\x1c\x1fc\u3000 ")
+def test_collapsing_whitespace_keeps_the_words_the_pattern_kept(text: str) -> None:
+    """Every line a surface renders is collapsed: split at exactly the characters `\\s` matches, as the pattern
+    it replaced did (no-break and ideographic spaces, information separators; a zero-width space is no space)."""
+    assert collapse(text) == re.sub(r"\s+", " ", text).strip()
