@@ -3,10 +3,11 @@
 //
 //   node bench/reference_recall.mjs seed  --ref /work/ref --db FILE --corpus notes-10000.json --root DIR
 //   node bench/reference_recall.mjs time  --ref /work/ref --db FILE --topic "src/db/pool.ts timeout" --calls 30
+//   node bench/reference_recall.mjs time  --ref /work/ref --db FILE --topics '["a", "b"]' --calls 30
 //
 // `time` prints JSON: the CPU (user + system, process.cpuUsage) of each call after 5 warm-up calls, and the
-// first call's answer (to check the store answers as expected). Nothing of the reference is copied here: it is
-// imported from its build (`dist/index.js`).
+// first call's answer (to check the store answers as expected); with `--topics`, one such object per topic, keyed
+// by it. Nothing of the reference is copied here: it is imported from its build (`dist/index.js`).
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -50,14 +51,20 @@ if (process.argv[2] === 'seed') {
 } else {
   const store = new ref.CortexStore(db);
   const calls = Number(args.calls ?? 30);
-  const first = ref.recall(store, args.topic);
-  for (let i = 0; i < 4; i++) ref.recall(store, args.topic);
-  const cpu = [];
-  for (let i = 0; i < calls; i++) {
-    const t = process.cpuUsage();
-    ref.recall(store, args.topic);
-    const d = process.cpuUsage(t);
-    cpu.push((d.user + d.system) / 1000);
+  // `--topics` (a JSON list) times each topic in turn in this one process, as `--topic` times one.
+  const topics = args.topics ? JSON.parse(args.topics) : [args.topic];
+  const out = {};
+  for (const topic of topics) {
+    const first = ref.recall(store, topic);
+    for (let i = 0; i < 4; i++) ref.recall(store, topic);
+    const cpu = [];
+    for (let i = 0; i < calls; i++) {
+      const t = process.cpuUsage();
+      ref.recall(store, topic);
+      const d = process.cpuUsage(t);
+      cpu.push((d.user + d.system) / 1000);
+    }
+    out[topic] = { cpu_ms: cpu, answer: first };
   }
-  console.log(JSON.stringify({ cpu_ms: cpu, answer: first }));
+  console.log(JSON.stringify(args.topics ? out : out[args.topic]));
 }

@@ -37,7 +37,6 @@ KIND_WEIGHTS: dict[str, tuple[float, float]] = {
 DEFAULT_KIND_WEIGHT = (1.0, 0.5)
 
 TRAILER_PREFIXES = ("Subject: ", "Alternatives: ", "Conflict: ", "Status: ", "Origin: ")
-_WS = re.compile(r"\s+")
 # A content line shaped like a trailer (any case, any indentation): projected indented by one space, so
 # `split_trailers` can never take the author's words for the note's own Conflict:/Status: bookkeeping.
 _TRAILER_SHAPED = re.compile(r"^\s*(?:subject|alternatives|conflict|status|origin)\s*:", re.IGNORECASE)
@@ -67,7 +66,8 @@ def _shapes() -> list[re.Pattern[str]]:
 
 def collapse(text: str) -> str:
     """Collapse all whitespace (newlines included) to single spaces and trim."""
-    return _WS.sub(" ", text).strip()
+    # `str.split()` parts words at exactly the characters `\s` matches (`str.isspace`), at a quarter of the cost.
+    return " ".join(text.split())
 
 
 def alternatives_payload(alternatives: list[str] | None) -> str:

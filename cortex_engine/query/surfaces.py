@@ -230,6 +230,9 @@ def rank_pool(ctx: Context, topic: str, pool: int, *, exact: bool = False) -> tu
             ).fetchall()
             rows.sort(key=lambda r: dense[int(r["rowid"])][0] if dense else 0)
             found = found + [(row, None) for row in rows]
+    # The ranking judges its pool a batch at a time, as deep as the surface reads it: the pool's references are
+    # read once, with the first batch, instead of once per batch.
+    ctx.validator.expect([str(row["id"]) for row, _ in found])
     ranking = rerank(
         found,
         tokens,

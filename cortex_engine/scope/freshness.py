@@ -39,7 +39,7 @@ from cortex_engine.scope.inventory import GitPaths as GitPaths
 from cortex_engine.scope.inventory import checkout_signature as checkout_signature
 from cortex_engine.scope.inventory import refresh_app_graph as refresh_app_graph
 from cortex_engine.scope.inventory import repository_for as repository_for
-from cortex_engine.store.queries import meta_value
+from cortex_engine.store.queries import JudgedRows, meta_value
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
@@ -253,6 +253,9 @@ class Validator:
         self._defined: dict[str, list[str]] = {}
         self._pending_indexed = False
         self._looked: dict[int, tuple[_ScopeView, str, anchors.Located, anchors.Source | None, bool]] = {}
+        self._rows = JudgedRows(conn)
+        self.expect = self._rows.expect
+        """Tell the pass which items its next batches come from (`JudgedRows`): their rows are read at once."""
         self.upgrades: list[tuple[int, str, int, int, str]] = []
         """Anchors of the span format before decorators counted whose body still holds: (id, old digest, start,
         end, digest) as the current format reads them, for the caller to store (`queries.upgrade_anchors`)."""
@@ -475,7 +478,7 @@ class Validator:
         return self.validate_many([(item_id, scope_key)])[item_id]
 
     def validate_many(self, items: list[tuple[str, str]]) -> dict[str, Validation]:
-        """Judge the references of many items with one query."""
+        """Judge the references of many items with one query (none when `expect` read them already)."""
         if not items:
             return {}
         scopes = dict(items)
@@ -483,13 +486,7 @@ class Validator:
         pinned: dict[str, list[AnchorVerdict]] = {}
         ids = list(scopes)
         for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
-                f"WHERE memory_item_id IN ({marks}) ORDER BY id",
-                chunk,
-            ).fetchall()
+            rows, anchor_rows = self._rows.read(ids[start : start + 500])
             for row in rows:
                 if row["head_oid"]:
                     view = self._view(scopes[row["memory_item_id"]])
@@ -499,11 +496,6 @@ class Validator:
                 refs[item_id].append(
                     self.judge(scopes[item_id], row["normalized_path"], row["reference_type"], row["head_oid"])
                 )
-            anchor_rows = self._conn.execute(
-                f"SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
-                f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
-                chunk,
-            ).fetchall()
             self._list_changes(anchor_rows, scopes, refs)
             for row in anchor_rows:
                 item_id = row["memory_item_id"]

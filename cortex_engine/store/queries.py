@@ -373,6 +373,48 @@ def set_reference_status(
     )
 
 
+def judged_rows(conn: sqlite3.Connection, item_ids: list[str]) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+    """What freshness judges of these items: their references and their anchors, each in id order."""
+    marks = ",".join("?" * len(item_ids))
+    refs = conn.execute(
+        "SELECT memory_item_id, normalized_path, reference_type, head_oid FROM memory_references "
+        f"WHERE memory_item_id IN ({marks}) ORDER BY id",
+        item_ids,
+    ).fetchall()
+    anchors = conn.execute(
+        "SELECT id, memory_item_id, path, symbol, start_line, end_line, content_hash, head_oid "
+        f"FROM memory_anchors WHERE memory_item_id IN ({marks}) ORDER BY id",
+        item_ids,
+    ).fetchall()
+    return refs, anchors
+
+
+class JudgedRows:
+    """`judged_rows` for a pass that judges a pool a batch at a time: told the pool (`expect`), the first batch
+    reads the rows of the whole pool with its own, and later batches among them are served from that read."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        """Read from `conn`; nothing expected yet."""
+        self._conn = conn
+        self._expected: list[str] = []
+        self._read: tuple[frozenset[str], list[sqlite3.Row], list[sqlite3.Row]] | None = None
+
+    def expect(self, item_ids: list[str]) -> None:
+        """The items the next batches will come from (read with the next batch, at most 500 with it)."""
+        self._expected, self._read = list(item_ids), None
+
+    def read(self, chunk: list[str]) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+        """`judged_rows` of `chunk`: from the pool's read when it holds them all."""
+        wanted = set(chunk)
+        if self._read is None and len(chunk) < len(self._expected) <= 500 - len(chunk):
+            every = chunk + [item_id for item_id in self._expected if item_id not in wanted]
+            self._read = (frozenset(every), *judged_rows(self._conn, every))
+        if self._read is None or not wanted <= self._read[0]:
+            return judged_rows(self._conn, chunk)
+        refs, anchors = ([r for r in rows if r["memory_item_id"] in wanted] for rows in self._read[1:])
+        return refs, anchors
+
+
 def upgrade_anchors(conn: sqlite3.Connection, upgrades: list[tuple[int, str, int, int, str]]) -> None:
     """Store anchors re-read under the current span rule: (id, digest they had, start, end, new digest). An anchor
     whose digest changed since it was read (a re-anchor in between) is left as it is."""
