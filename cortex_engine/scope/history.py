@@ -10,12 +10,16 @@ paths that were renamed or deleted, mapped to where they are at `head` (None: de
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 
 from cortex_engine.base.records import field, record
 
-__all__ = ["Chain", "chains", "compose", "is_ancestor", "git", "show_many"]
+__all__ = ["OID", "Chain", "chains", "compose", "is_ancestor", "git", "show_many"]
+
+OID = re.compile(r"[0-9a-f]{7,64}")
+"""A commit id as the store records it; anything else is never handed to git as a revision."""
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120

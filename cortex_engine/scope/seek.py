@@ -1,0 +1,283 @@
+"""Seeking an anchored symbol that left its file, in the files git says changed since the anchor's commit.
+
+`freshness.Validator` finds a symbol gone from the file git follows it to; before calling it missing it asks a
+`Seeker` (one per validation pass): the same text renamed in that file, else the same qualified name, alike, in a
+file changed since the anchor's commit (`scope/follow` judges the texts). Never a walk of the checkout: git names
+the changed files (`git diff-tree`), `git grep` the ones that mention the name, `git cat-file` the recorded texts,
+each asked once per pass for every anchor still to follow (`Seeker.prepare`). What git says about two commits never
+changes, so those answers are kept for the process; the files not committed yet are listed again every few seconds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from cortex_engine.scope import anchors, follow, history, inventory
+
+__all__ = ["Checkout", "Gone", "Seeker"]
+
+
+class Checkout(Protocol):
+    """The checkout a gone symbol is sought in (`freshness._ScopeView`)."""
+
+    @property
+    def worktree(self) -> str | None: ...  # noqa: D102
+    @property
+    def head(self) -> str | None: ...  # noqa: D102
+    @property
+    def repo(self) -> str | None: ...  # noqa: D102
+
+
+Gone = tuple[Checkout, str, anchors.Source | None, sqlite3.Row]
+"""An anchor whose symbol left its file: (checkout, the file git followed it to, that file or None, its row)."""
+
+
+class Seeker:
+    """Follows the gone symbols of one validation pass; `source` reads a file of a worktree once per pass."""
+
+    def __init__(self, source: Callable[[str, str], anchors.Source | None]) -> None:
+        """Bind to the pass's reader of files (one stat per file per pass)."""
+        self._source = source
+        self._uncommitted: dict[str, frozenset[str]] = {}
+        self._defined: dict[str, list[str]] = {}
+        self._pending_indexed = False
+
+    def prepare(self, gone: list[Gone]) -> None:
+        """Ask git once for every anchor of the pass still to follow (each with a commit id `history.OID` accepts):
+        their recorded texts (`git cat-file`), the files changed since each one's commit (`git diff-tree --stdin`) and
+        which of those name it (`git grep`), instead of one process per anchor (`follow` reads the answers)."""
+        wanted: dict[tuple[str, str], list[str]] = {}
+        searching: list[tuple[Checkout, str, str]] = []
+        self._fetch_recorded([(view, row) for view, _, _, row in gone])
+        for view, where, source, row in gone:
+            oid = str(row["head_oid"])
+            if source is not None and follow.renamed_in_place(
+                source,
+                where,
+                str(row["symbol"]),
+                row["start_line"],
+                str(row["content_hash"]),
+                self._recorded_lines(view, row),
+            ):
+                continue  # (kept with the file: `follow` asks it again for nothing)
+            searching.append((view, oid, str(row["symbol"]).rsplit(".", 1)[-1]))
+            if (view.worktree or "", oid, view.head) not in _committed_changes:
+                wanted.setdefault((view.worktree or "", view.head or ""), []).append(oid)
+        for (worktree, head), oids in wanted.items():
+            oids = list(dict.fromkeys(oids))
+            if len(oids) < 2:
+                continue  # one `git diff` as `_changed_since` runs it
+            # Each line `commit head` is diffed as a commit against that one parent: its header (`--always`: even
+            # when nothing changed) is the commit's id, then the files, in the order asked.
+            stdin = "".join(f"{oid} {head}\n" for oid in oids)
+            out = history.git(
+                worktree, "diff-tree", "--stdin", "--always", "-r", "--name-only", "--no-renames", "-z", stdin=stdin
+            )
+            if out is None:
+                continue  # a commit git lost: each is asked alone
+            fields = out.split("\0")
+            at = 0
+            for n, oid in enumerate(oids):
+                if at >= len(fields) or fields[at] != oid:
+                    break  # not what was asked: the rest are asked alone
+                nxt = oids[n + 1] if n + 1 < len(oids) else None
+                end = at + 1
+                while end < len(fields) and fields[end] and fields[end] != nxt:
+                    end += 1
+                _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
+                at = end
+        # Every name to look for, over the files changed since its anchor's commit: one `git grep` per checkout.
+        names: dict[tuple[str, str], list[tuple[str, str, frozenset[str]]]] = {}
+        for view, oid, short in searching:
+            names.setdefault((view.worktree or "", view.head or ""), []).append(
+                (short, oid, self._changed_since(view, oid)[0])
+            )
+        for (worktree, head), asked in names.items():
+            self._narrow(worktree, head, asked)
+
+    def follow(
+        self, view: Checkout, row: sqlite3.Row, where: str, source: anchors.Source | None
+    ) -> anchors.Located | None:
+        """A symbol gone from `where` (its file, as git followed it; `source` None when the file is gone too): the
+        same text under another name in that file, else the same qualified name, alike, in a file changed since the
+        anchor's commit (never a walk of the checkout: git names those files)."""
+        symbol, digest = str(row["symbol"]), str(row["content_hash"])
+        if source is not None:
+            renamed = follow.renamed_in_place(source, where, symbol, row["start_line"], digest)
+            if renamed is not None:
+                return renamed
+        oid = row["head_oid"]
+        worktree = view.worktree or ""
+        if not oid or not view.head or not history.OID.fullmatch(oid):
+            return None
+        language = anchors.language_of(where)
+        short = symbol.rsplit(".", 1)[-1]
+        committed, pending = self._changed_since(view, oid)
+        # Which changed file defines which name: the committed files that mention it (`_narrow`: once per process
+        # and HEAD, their text only changes by an edit, which makes them pending too), the pending ones once a pass.
+        index = self._narrow(worktree, view.head or "", [(short, oid, committed)])
+        if not self._pending_indexed:
+            self._pending_indexed = True
+            for path in pending:
+                self._index_file(worktree, path, self._defined)
+        names = [*index.get(short, ()), *self._defined.get(short, ())]
+        candidates = [
+            (path, other)
+            for path in dict.fromkeys(names)
+            if path != where
+            and (path in committed or path in pending)
+            and anchors.language_of(path) == language
+            and (other := self._source(worktree, path)) is not None
+        ]
+        if not candidates:
+            return None
+        return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
+
+    def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
+        """Index (`_index_file`) the committed files among `asked` ((short name, anchor's commit, the files changed
+        since)) that could define a wanted name, and return the index of (worktree, head). A file that defines a
+        name holds it as a word, so one `git grep -l -w -F` of every wanted name over the files not yet searched for
+        it names a superset of the files to read: a note on years-old code has most of the tree changed since, and
+        reading each for its names cost more than the rest of the check. Each (name, file) is searched once per
+        process and HEAD; when git cannot answer every file not yet searched is read, as before."""
+        if len(_name_index) >= 64:
+            _name_index.clear()
+        done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
+        todo: dict[str, set[str]] = {}
+        for name, oid, files in asked:
+            if (name, oid) not in done:  # (a later check: one lookup, not a set difference per name)
+                done.add((name, oid))
+                todo.setdefault(name, set()).update(files - searched.setdefault(name, set()))
+        todo = {name: unseen for name, unseen in todo.items() if unseen}
+        if not todo:
+            return index
+        paths = sorted(p for p in set().union(*todo.values()) - indexed if anchors.language_of(p))
+        hits: list[str] | None = []
+        if paths:
+            patterns = [arg for name in sorted(todo) for arg in ("-e", name)]
+            out = history.git(
+                worktree,
+                "--literal-pathspecs",
+                "grep",
+                "-l",
+                "-z",
+                "-w",
+                "-F",
+                "--full-name",
+                "--no-color",
+                *patterns,
+                "--",
+                *paths,
+                ok=(0, 1),  # 1: no file mentions any of them
+            )
+            hits = [p for p in out.split("\0") if p] if out is not None else None
+        for path in sorted(set(paths) if hits is None else set(hits) & set(paths)):
+            self._index_file(worktree, path, index)
+            indexed.add(path)
+        for name, unseen in todo.items():
+            searched[name] |= unseen
+        return index
+
+    def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
+        other = self._source(worktree, path) if anchors.language_of(path) else None
+        for name in other.short_names() if other is not None else ():
+            index.setdefault(name, []).append(path)
+
+    def _changed_since(self, view: Checkout, oid: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
+        kept for the process), then not committed yet (modified, staged or untracked: `_uncommitted_files`)."""
+        worktree = view.worktree or ""
+        key = (worktree, oid, view.head or "")
+        committed = _committed_changes.get(key)
+        if committed is None:
+            out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
+            committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
+            _remember_changes(key, committed)
+        pending = self._uncommitted.get(worktree)
+        if pending is None:
+            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
+        return committed, pending
+
+    def _fetch_recorded(self, rows: list[tuple[Checkout, sqlite3.Row]]) -> None:
+        """The files at their anchors' commits (`_recorded_lines` reads them), for every anchor still to follow, by
+        one `git cat-file --batch` per checkout instead of one `git show` each."""
+        asked: dict[str, list[tuple[str, str, str]]] = {}
+        for view, row in rows:
+            key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
+            if key not in _recorded_blobs and "\n" not in key[2]:
+                asked.setdefault(view.worktree or "", []).append(key)
+        for worktree, keys in asked.items():
+            keys = list(dict.fromkeys(keys))
+            if len(keys) < 2:
+                continue  # one `git show` as `_recorded_lines` runs it
+            repos = {(oid, path): repo for repo, oid, path in keys}
+            for (oid, path), text in history.show_many(worktree, list(repos)).items():
+                if len(_recorded_blobs) >= 256:
+                    _recorded_blobs.clear()
+                _recorded_blobs[(repos[oid, path], oid, path)] = text if len(text) <= anchors.MAX_FILE_BYTES else None
+
+    def _recorded_lines(self, view: Checkout, row: sqlite3.Row) -> list[str] | None:
+        """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
+        (a note written on uncommitted code has none: only an exact copy can then be called moved)."""
+        span_key = (view.repo or "", str(row["head_oid"]), str(row["path"]), row["start_line"], row["end_line"])
+        if span_key + (str(row["content_hash"]),) in _recorded_spans:
+            return _recorded_spans[span_key + (str(row["content_hash"]),)]
+        key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
+        if key not in _recorded_blobs:
+            blob = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
+            if len(_recorded_blobs) >= 256:
+                _recorded_blobs.clear()
+            _recorded_blobs[key] = blob if blob is not None and len(blob) <= anchors.MAX_FILE_BYTES else None
+        blob = _recorded_blobs[key]
+        found = None
+        if blob is not None:
+            lines = blob.splitlines(keepends=True)
+            start, end = row["start_line"], row["end_line"]
+            if anchors.digest_matches(lines, start, end, row["content_hash"]):
+                found = lines[start - 1 : end]
+        if len(_recorded_spans) >= 4096:
+            _recorded_spans.clear()
+        _recorded_spans[span_key + (str(row["content_hash"]),)] = found
+        return found
+
+
+_name_index: dict[
+    tuple[str, str], tuple[set[tuple[str, str]], dict[str, set[str]], set[str], dict[str, list[str]]]
+] = {}
+"""Per (worktree, HEAD): the (name, commit) pairs searched, each name and the committed files already searched for it
+(`_narrow`), the files read for their names, and which of those defines which name."""
+_pending: dict[str, tuple[float, str, frozenset[str]]] = {}
+"""The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
+listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
+
+
+def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
+    """The files of `worktree` that differ from HEAD or are untracked (one `git status`, reused a few seconds)."""
+    now = time.monotonic()
+    hit = _pending.get(worktree)
+    if hit is not None and hit[1] == head and now - hit[0] < inventory.RESCAN_SECONDS:
+        return hit[2]
+    out = history.git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames") or ""
+    # Each entry is `XY path`; with --no-renames no entry carries a second path.
+    files = frozenset(entry[3:] for entry in out.split("\0") if len(entry) > 3)
+    _pending[worktree] = (now, head, files)
+    return files
+
+
+_committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
+"""The files changed between two commits, per (worktree, from, to): what git says never changes."""
+
+
+def _remember_changes(key: tuple[str, str, str], files: frozenset[str]) -> None:
+    if len(_committed_changes) >= 512:
+        _committed_changes.clear()
+    _committed_changes[key] = files
+
+
+_recorded_blobs: dict[tuple[str, str, str], str | None] = {}
+"""A file at a commit, per (repository, commit, path), for the text of an anchor that left its file."""
+_recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
+"""An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
