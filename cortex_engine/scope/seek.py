@@ -83,10 +83,10 @@ class Seeker:
             for n, oid in enumerate(oids):
                 if at >= len(fields) or fields[at] != oid:
                     break  # not what was asked: the rest are asked alone
-                nxt = oids[n + 1] if n + 1 < len(oids) else None
-                end = at + 1
-                while end < len(fields) and fields[end] and fields[end] != nxt:
-                    end += 1
+                # The files end at the next commit's header or at the empty field after the last (found by C).
+                end = _index(fields, "", at + 1)
+                if n + 1 < len(oids):
+                    end = _index(fields, oids[n + 1], at + 1, end)
                 _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
                 at = end
         # Every name to look for, over the files changed since its anchor's commit: one `git grep` per checkout.
@@ -137,12 +137,14 @@ class Seeker:
         return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
 
     def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
-        """Index (`_index_file`) the committed files among `asked` ((short name, anchor's commit, the files changed
-        since)) that could define a wanted name, and return the index of (worktree, head). A file that defines a
-        name holds it as a word, so one `git grep -l -w -F` of every wanted name over the files not yet searched for
-        it names a superset of the files to read: a note on years-old code has most of the tree changed since, and
-        reading each for its names cost more than the rest of the check. Each (name, file) is searched once per
-        process and HEAD; when git cannot answer every file not yet searched is read, as before."""
+        """Index the committed files among `asked` ((short name, anchor's commit, the files changed since)) that could
+        define a wanted name, and return the index of (worktree, head). A file that defines a name holds it as a word
+        on the line defining it, so one `git grep -w -F` of every wanted name over the files not yet searched for it
+        gives every such line: a Python file's definitions of the wanted names are read from its lines
+        (`anchors.python_defined`, the rule `Source.short_names` reads a file by), any other file that mentions one
+        is read whole (`_index_file`). A note on years-old code has most of the tree changed since, and reading each
+        file for its names cost more than the rest of the check. Each (name, file) is searched once per process and
+        HEAD; when git cannot answer every file not yet searched is read, as before."""
         if len(_name_index) >= 64:
             _name_index.clear()
         done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
@@ -154,32 +156,54 @@ class Seeker:
         todo = {name: unseen for name, unseen in todo.items() if unseen}
         if not todo:
             return index
-        paths = sorted(p for p in set().union(*todo.values()) - indexed if anchors.language_of(p))
-        hits: list[str] | None = []
+        paths = {p for p in set().union(*todo.values()) - indexed if anchors.language_of(p)}
+        hits: set[str] | None = set()
         if paths:
             patterns = [arg for name in sorted(todo) for arg in ("-e", name)]
-            out = history.git(
+            # `-a`: a file git calls binary is searched as text, as reading it would (its lines are cut at `\\n` only).
+            out = history.git_bytes(
                 worktree,
                 "--literal-pathspecs",
                 "grep",
-                "-l",
                 "-z",
+                "-a",
                 "-w",
                 "-F",
                 "--full-name",
                 "--no-color",
                 *patterns,
                 "--",
-                *paths,
+                *sorted(paths),
                 ok=(0, 1),  # 1: no file mentions any of them
             )
-            hits = [p for p in out.split("\0") if p] if out is not None else None
-        for path in sorted(set(paths) if hits is None else set(hits) & set(paths)):
+            hits = None if out is None else self._defined_on_lines(out, todo, index)
+        for path in sorted(paths if hits is None else hits & paths):
             self._index_file(worktree, path, index)
             indexed.add(path)
         for name, unseen in todo.items():
             searched[name] |= unseen
         return index
+
+    @staticmethod
+    def _defined_on_lines(out: bytes, todo: dict[str, set[str]], index: dict[str, list[str]]) -> set[str]:
+        """Read `git grep -z` lines (`path NUL line LF`, the line as in the file): each Python file's definitions of a
+        name wanted there go into `index`; the other files that matched are returned, to be read whole."""
+        others: set[str] = set()
+        at = 0
+        while True:
+            nul = out.find(b"\0", at)
+            if nul < 0:
+                return others
+            end = out.find(b"\n", nul + 1)
+            end = len(out) if end < 0 else end
+            path = out[at:nul].decode("utf-8", "surrogateescape")
+            at = end + 1
+            if anchors.language_of(path) != "python":
+                others.add(path)
+                continue
+            name = anchors.python_defined(out[nul + 1 : end].decode("utf-8", "surrogateescape"))
+            if name is not None and path in todo.get(name, ()) and path not in index.get(name, ()):
+                index.setdefault(name, []).append(path)
 
     def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
         other = self._source(worktree, path) if anchors.language_of(path) else None
@@ -210,14 +234,9 @@ class Seeker:
             if key not in _recorded_blobs and "\n" not in key[2]:
                 asked.setdefault(view.worktree or "", []).append(key)
         for worktree, keys in asked.items():
-            keys = list(dict.fromkeys(keys))
-            if len(keys) < 2:
-                continue  # one `git show` as `_recorded_lines` runs it
-            repos = {(oid, path): repo for repo, oid, path in keys}
-            for (oid, path), text in history.show_many(worktree, list(repos)).items():
-                if len(_recorded_blobs) >= 256:
-                    _recorded_blobs.clear()
-                _recorded_blobs[(repos[oid, path], oid, path)] = text if len(text) <= anchors.MAX_FILE_BYTES else None
+            repos = {(oid, path): repo for repo, oid, path in dict.fromkeys(keys)}
+            for (oid, path), blob in history.blobs(worktree, list(repos)).items():
+                _remember_blob((repos[oid, path], oid, path), blob)
 
     def _recorded_lines(self, view: Checkout, row: sqlite3.Row) -> list[str] | None:
         """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
@@ -226,22 +245,50 @@ class Seeker:
         if span_key + (str(row["content_hash"]),) in _recorded_spans:
             return _recorded_spans[span_key + (str(row["content_hash"]),)]
         key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
-        if key not in _recorded_blobs:
-            blob = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
-            if len(_recorded_blobs) >= 256:
-                _recorded_blobs.clear()
-            _recorded_blobs[key] = blob if blob is not None and len(blob) <= anchors.MAX_FILE_BYTES else None
+        if key not in _recorded_blobs:  # not asked with the others, or git's batch could not read it
+            text = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
+            _remember_blob(key, text.encode("utf-8", "surrogateescape") if text is not None else None)
         blob = _recorded_blobs[key]
-        found = None
-        if blob is not None:
-            lines = blob.splitlines(keepends=True)
-            start, end = row["start_line"], row["end_line"]
-            if anchors.digest_matches(lines, start, end, row["content_hash"]):
-                found = lines[start - 1 : end]
+        start, end = row["start_line"], row["end_line"]
+        found = _span_lines(blob, start, end) if blob is not None else None
+        if found is not None and anchors.text_digest("".join(found)) != str(row["content_hash"]).removeprefix(
+            anchors.FORMAT_TAG
+        ):
+            found = None
         if len(_recorded_spans) >= 4096:
             _recorded_spans.clear()
         _recorded_spans[span_key + (str(row["content_hash"]),)] = found
         return found
+
+
+_OTHER_BREAKS = (b"\r", b"\v", b"\f", b"\x1c", b"\x1d", b"\x1e", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+"""Bytes that decode to a line break `str.splitlines` honours besides `\\n` (`\\r` is one as `git show` reads it)."""
+
+
+def _span_lines(blob: bytes, start: int, end: int) -> list[str] | None:
+    """Lines `start`..`end` of a file at a commit as `git show` gives it (UTF-8, surrogates for the rest, universal
+    newlines) and `str.splitlines(keepends=True)` cuts it; None for a file over `anchors.MAX_FILE_BYTES` characters.
+    When lines up to `end` break only at `\\n` only the span is decoded (the whole file was, for every anchor in
+    it, and black's recorded files are 2 MB for one check); `\\n` is never inside a UTF-8 sequence, so each line
+    decodes alone as it would in the whole."""
+    pieces = blob.split(b"\n", max(end, 0))
+    upto = len(blob) - len(pieces[-1]) if len(pieces) > end else len(blob)  # what lines 1..end are cut from
+    if start < 1 or len(blob) > anchors.MAX_FILE_BYTES or any(blob.find(b, 0, upto) >= 0 for b in _OTHER_BREAKS):
+        text = blob.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+        return text.splitlines(keepends=True)[start - 1 : end] if len(text) <= anchors.MAX_FILE_BYTES else None
+    if len(pieces) > end:  # lines 1..end each ended by its newline
+        lines = [piece + b"\n" for piece in pieces[start - 1 : end]]
+    else:
+        lines = [piece + b"\n" for piece in pieces[start - 1 : -1]]
+        if pieces[-1] and len(pieces) >= start:
+            lines.append(pieces[-1])  # the last line, without a newline
+    return [line.decode("utf-8", "surrogateescape") for line in lines]
+
+
+def _remember_blob(key: tuple[str, str, str], blob: bytes | None) -> None:
+    if len(_recorded_blobs) >= 256:
+        _recorded_blobs.clear()
+    _recorded_blobs[key] = blob
 
 
 _name_index: dict[
@@ -271,13 +318,23 @@ _committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
 """The files changed between two commits, per (worktree, from, to): what git says never changes."""
 
 
+def _index(fields: list[str], value: str, start: int, stop: int | None = None) -> int:
+    """The first index of `value` in `fields[start:stop]`, else `stop` (the list's end when None)."""
+    stop = len(fields) if stop is None else stop
+    try:
+        return fields.index(value, start, stop)
+    except ValueError:
+        return stop
+
+
 def _remember_changes(key: tuple[str, str, str], files: frozenset[str]) -> None:
     if len(_committed_changes) >= 512:
         _committed_changes.clear()
     _committed_changes[key] = files
 
 
-_recorded_blobs: dict[tuple[str, str, str], str | None] = {}
-"""A file at a commit, per (repository, commit, path), for the text of an anchor that left its file."""
+_recorded_blobs: dict[tuple[str, str, str], bytes | None] = {}
+"""A file at a commit as git stores it (None: git could not read it), per (repository, commit, path), for the text
+of an anchor that left its file."""
 _recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
 """An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
