@@ -273,7 +273,12 @@ def _span_lines(blob: bytes, start: int, end: int) -> list[str] | None:
     decodes alone as it would in the whole."""
     pieces = blob.split(b"\n", max(end, 0))
     upto = len(blob) - len(pieces[-1]) if len(pieces) > end else len(blob)  # what lines 1..end are cut from
-    if start < 1 or len(blob) > anchors.MAX_FILE_BYTES or any(blob.find(b, 0, upto) >= 0 for b in _OTHER_BREAKS):
+    if (
+        start < 1
+        or end < 1
+        or len(blob) > anchors.MAX_FILE_BYTES
+        or any(blob.find(b, 0, upto) >= 0 for b in _OTHER_BREAKS)
+    ):
         text = blob.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
         return text.splitlines(keepends=True)[start - 1 : end] if len(text) <= anchors.MAX_FILE_BYTES else None
     if len(pieces) > end:  # lines 1..end each ended by its newline
