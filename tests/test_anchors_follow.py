@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cortex_engine.engine import Engine
-from cortex_engine.scope import anchors, follow, seek
+from cortex_engine.scope import anchors, follow, inventory, seek
 
 from .conftest import Repo, examples
 from .test_anchors import HEADS, LANGS, NAMES, note_on
@@ -486,3 +486,26 @@ def test_a_recorded_span_is_cut_from_the_file_s_bytes_as_the_whole_file_decoded_
     U+2028, NEL, form feed...) takes the whole file's way; both give what decoding the whole file gave."""
     blob = b"".join(parts)
     assert seek._span_lines(blob, start, end) == _as_git_show(blob, start, end)
+
+
+def test_a_later_check_in_the_same_process_sees_an_edit_a_new_file_and_a_deletion_where_the_symbol_went(
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer is kept with every file it read: a later check reuses it only while they are as they were."""
+    monkeypatch.setattr(inventory, "RESCAN_SECONDS", 0.0)  # the files not committed yet are listed on every check
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", MOVED)
+    repo.commit("moved")
+    moved = "moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile"
+    assert labels(engine) == [moved]
+    assert labels(engine) == [moved]
+    repo.write("billing/reconcile.py", EDITED)  # edited where it went, not committed
+    assert labels(engine) == [moved + "; drifted: billing/reconcile.py:reconcile changed"]
+    repo.write("billing/reconcile.py", "# put back\n" + MOVED)  # edited again: the same files are not committed
+    assert labels(engine) == [moved]
+    repo.write("billing/reconcile.py", "import sys\n")
+    repo.write("billing/fresh.py", MOVED)  # moved again, to a file git does not track yet
+    assert labels(engine) == ["moved: billing/ledger.py:reconcile → billing/fresh.py:reconcile"]
+    (repo.path / "billing/fresh.py").unlink()
+    assert labels(engine) == ["stale: missing billing/ledger.py:reconcile"]

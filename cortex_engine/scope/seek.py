@@ -33,6 +33,9 @@ class Checkout(Protocol):
 
 Gone = tuple[Checkout, str, anchors.Source | None, sqlite3.Row]
 """An anchor whose symbol left its file: (checkout, the file git followed it to, that file or None, its row)."""
+Read = tuple[frozenset[str], tuple[tuple[str, anchors.Source | None], ...]]
+"""What an answer read besides the anchor's file: the files not committed yet then, and each file read (None: not
+readable) as it was."""
 
 
 class Seeker:
@@ -44,13 +47,20 @@ class Seeker:
         self._uncommitted: dict[str, frozenset[str]] = {}
         self._defined: dict[str, list[str]] = {}
         self._pending_indexed = False
+        self._pending_read: dict[str, tuple[tuple[str, anchors.Source | None], ...]] = {}
 
     def prepare(self, gone: list[Gone]) -> None:
         """Ask git once for every anchor of the pass still to follow (each with a commit id `history.OID` accepts):
         their recorded texts (`git cat-file`), the files changed since each one's commit (`git diff-tree --stdin`) and
-        which of those name it (`git grep`), instead of one process per anchor (`follow` reads the answers)."""
+        which of those name it (`git grep`), instead of one process per anchor (`follow` reads the answers). An
+        anchor answered by an earlier check whose files are as they were (`_recall`) asks nothing."""
         wanted: dict[tuple[str, str], list[str]] = {}
         searching: list[tuple[Checkout, str, str]] = []
+        gone = [
+            (view, where, source, row)
+            for view, where, source, row in gone
+            if not self._recall(view, row, where, source)[0]
+        ]
         self._fetch_recorded([(view, row) for view, _, _, row in gone])
         for view, where, source, row in gone:
             oid = str(row["head_oid"])
@@ -103,16 +113,47 @@ class Seeker:
     ) -> anchors.Located | None:
         """A symbol gone from `where` (its file, as git followed it; `source` None when the file is gone too): the
         same text under another name in that file, else the same qualified name, alike, in a file changed since the
-        anchor's commit (never a walk of the checkout: git names those files)."""
+        anchor's commit (never a walk of the checkout: git names those files). An answer is kept for the process
+        with every file it read (`_recall`): a later check asks again only when one of them changed."""
+        known, answer = self._recall(view, row, where, source)
+        if known:
+            return answer
+        answer, read = self._follow(view, row, where, source)
+        if len(_answers) >= 4096:
+            _answers.clear()
+        _answers[_answer_key(view, row, where)] = (source, read, answer)
+        return answer
+
+    def _recall(
+        self, view: Checkout, row: sqlite3.Row, where: str, source: anchors.Source | None
+    ) -> tuple[bool, anchors.Located | None]:
+        """An earlier answer for this anchor at this HEAD, when its file and every file that answer read are as they
+        were (the same `Source`: `anchors.read_source` keeps one per file identity) and so is the list of files not
+        committed yet; else (False, None)."""
+        hit = _answers.get(_answer_key(view, row, where))
+        if hit is None or hit[0] is not source:
+            return False, None
+        read = hit[1]
+        if read is not None:
+            worktree = view.worktree or ""
+            pending, files = read
+            if self._pending(view) != pending or any(self._source(worktree, p) is not s for p, s in files):
+                return False, None
+        return True, hit[2]
+
+    def _follow(
+        self, view: Checkout, row: sqlite3.Row, where: str, source: anchors.Source | None
+    ) -> tuple[anchors.Located | None, Read | None]:
+        """`follow`'s answer, with what it read besides the anchor's own file (None: nothing)."""
         symbol, digest = str(row["symbol"]), str(row["content_hash"])
         if source is not None:
             renamed = follow.renamed_in_place(source, where, symbol, row["start_line"], digest)
             if renamed is not None:
-                return renamed
+                return renamed, None
         oid = row["head_oid"]
         worktree = view.worktree or ""
         if not oid or not view.head or not history.OID.fullmatch(oid):
-            return None
+            return None, None
         language = anchors.language_of(where)
         short = symbol.rsplit(".", 1)[-1]
         committed, pending = self._changed_since(view, oid)
@@ -124,17 +165,31 @@ class Seeker:
             for path in pending:
                 self._index_file(worktree, path, self._defined)
         names = [*index.get(short, ()), *self._defined.get(short, ())]
-        candidates = [
-            (path, other)
+        files = [
+            (path, self._source(worktree, path))
             for path in dict.fromkeys(names)
-            if path != where
-            and (path in committed or path in pending)
-            and anchors.language_of(path) == language
-            and (other := self._source(worktree, path)) is not None
+            if path != where and (path in committed or path in pending) and anchors.language_of(path) == language
         ]
+        read = (pending, (*self._pending_sources(worktree, pending), *files))
+        candidates = [(path, other) for path, other in files if other is not None]
         if not candidates:
-            return None
-        return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
+            return None, read
+        return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row)), read
+
+    def _pending(self, view: Checkout) -> frozenset[str]:
+        worktree = view.worktree or ""
+        pending = self._uncommitted.get(worktree)
+        if pending is None:
+            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
+        return pending
+
+    def _pending_sources(self, worktree: str, pending: frozenset[str]) -> tuple[tuple[str, anchors.Source | None], ...]:
+        """The files not committed yet that `_index_file` reads, each as read this pass (what an answer depended on)."""
+        if worktree not in self._pending_read:
+            self._pending_read[worktree] = tuple(
+                (path, self._source(worktree, path)) for path in sorted(pending) if anchors.language_of(path)
+            )
+        return self._pending_read[worktree]
 
     def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
         """Index the committed files among `asked` ((short name, anchor's commit, the files changed since)) that could
@@ -220,10 +275,7 @@ class Seeker:
             out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
             committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
             _remember_changes(key, committed)
-        pending = self._uncommitted.get(worktree)
-        if pending is None:
-            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
-        return committed, pending
+        return committed, self._pending(view)
 
     def _fetch_recorded(self, rows: list[tuple[Checkout, sqlite3.Row]]) -> None:
         """The files at their anchors' commits (`_recorded_lines` reads them), for every anchor still to follow, by
@@ -296,6 +348,23 @@ def _remember_blob(key: tuple[str, str, str], blob: bytes | None) -> None:
     _recorded_blobs[key] = blob
 
 
+def _answer_key(view: Checkout, row: sqlite3.Row, where: str) -> tuple[object, ...]:
+    return (
+        view.repo,
+        view.worktree,
+        view.head,
+        where,
+        row["path"],
+        row["symbol"],
+        row["content_hash"],
+        row["start_line"],
+        row["end_line"],
+        row["head_oid"],
+    )
+
+
+_answers: dict[tuple[object, ...], tuple[anchors.Source | None, Read | None, anchors.Located | None]] = {}
+"""`Seeker.follow`'s answers per anchor and HEAD, with the anchor's file and what else they read (`Seeker._recall`)."""
 _name_index: dict[
     tuple[str, str], tuple[set[tuple[str, str]], dict[str, set[str]], set[str], dict[str, list[str]]]
 ] = {}
