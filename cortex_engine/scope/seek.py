@@ -48,6 +48,7 @@ class Seeker:
         self._defined: dict[str, list[str]] = {}
         self._pending_indexed = False
         self._pending_read: dict[str, tuple[tuple[str, anchors.Source | None], ...]] = {}
+        self._recalled: dict[tuple[object, ...], anchors.Located | None] = {}
 
     def prepare(self, gone: list[Gone]) -> None:
         """Ask git once for every anchor of the pass still to follow (each with a commit id `history.OID` accepts):
@@ -130,7 +131,10 @@ class Seeker:
         """An earlier answer for this anchor at this HEAD, when its file and every file that answer read are as they
         were (the same `Source`: `anchors.read_source` keeps one per file identity) and so is the list of files not
         committed yet; else (False, None)."""
-        hit = _answers.get(_answer_key(view, row, where))
+        key = _answer_key(view, row, where)
+        if key in self._recalled:  # `prepare` asked first in this pass
+            return True, self._recalled[key]
+        hit = _answers.get(key)
         if hit is None or hit[0] is not source:
             return False, None
         read = hit[1]
@@ -139,6 +143,7 @@ class Seeker:
             pending, files = read
             if self._pending(view) != pending or any(self._source(worktree, p) is not s for p, s in files):
                 return False, None
+        self._recalled[key] = hit[2]
         return True, hit[2]
 
     def _follow(
