@@ -593,11 +593,18 @@ class Validator:
 
 
 def _followed_refs(refs: list[RefVerdict], pinned: tuple[AnchorVerdict, ...] | list[AnchorVerdict]) -> list[RefVerdict]:
-    """A missing file whose anchored symbol was found in another file moved with it: the reference reads moved there."""
+    """A missing file whose anchored symbol was found in another file moved with it: the reference reads moved there
+    (the first such symbol's file)."""
+    moved: dict[str, str] = {}
+    for a in pinned:
+        if a.status == "moved":
+            moved.setdefault(a.recorded_path, a.path)
+    if not moved:
+        return refs
     out = []
     for ref in refs:
         if ref.status == "missing":
-            went = next((a.path for a in pinned if a.status == "moved" and a.recorded_path == ref.path), None)
+            went = moved.get(ref.path)
             if went is not None and went != ref.path:
                 ref = RefVerdict(ref.path, ref.type, "moved", went, by_symbol=True)
         out.append(ref)

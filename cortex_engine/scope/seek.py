@@ -354,18 +354,8 @@ def _remember_blob(key: tuple[str, str, str], blob: bytes | None) -> None:
 
 
 def _answer_key(view: Checkout, row: sqlite3.Row, where: str) -> tuple[object, ...]:
-    return (
-        view.repo,
-        view.worktree,
-        view.head,
-        where,
-        row["path"],
-        row["symbol"],
-        row["content_hash"],
-        row["start_line"],
-        row["end_line"],
-        row["head_oid"],
-    )
+    # The whole anchor row (its place, digest and commit: a re-anchored row asks afresh), where its file is, the HEAD.
+    return (view.repo, view.worktree, view.head, where, tuple(row))
 
 
 _answers: dict[tuple[object, ...], tuple[anchors.Source | None, Read | None, anchors.Located | None]] = {}
