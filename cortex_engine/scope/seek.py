@@ -198,13 +198,13 @@ class Seeker:
 
     def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
         """Index the committed files among `asked` ((short name, anchor's commit, the files changed since)) that could
-        define a wanted name, and return the index of (worktree, head). A file that defines a name holds it as a word
-        on the line defining it, so one `git grep -w -F` of every wanted name over the files not yet searched for it
-        gives every such line: a Python file's definitions of the wanted names are read from its lines
-        (`anchors.python_defined`, the rule `Source.short_names` reads a file by), any other file that mentions one
-        is read whole (`_index_file`). A note on years-old code has most of the tree changed since, and reading each
-        file for its names cost more than the rest of the check. Each (name, file) is searched once per process and
-        HEAD; when git cannot answer every file not yet searched is read, as before."""
+        define a wanted name, and return the index of (worktree, head). A Python file defines a name on a line that
+        holds `def` or `class` and the name, each as a word: one `git grep -w -F` for such lines over the Python files
+        not yet searched for it gives them, and the definitions are read from those lines (`anchors.python_defined`,
+        the rule `Source.short_names` reads a file by). Any other file that holds a wanted name as a word (one
+        `git grep -l`) is read whole (`_index_file`). A note on years-old code has most of the tree changed since, and
+        reading each file for its names cost more than the rest of the check. Each (name, file) is searched once per
+        process and HEAD; when git cannot answer every file it was asked about is read, as before."""
         if len(_name_index) >= 64:
             _name_index.clear()
         done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
@@ -217,27 +217,22 @@ class Seeker:
         if not todo:
             return index
         paths = {p for p in set().union(*todo.values()) - indexed if anchors.language_of(p)}
-        hits: set[str] | None = set()
-        if paths:
-            patterns = [arg for name in sorted(todo) for arg in ("-e", name)]
-            # `-a`: a file git calls binary is searched as text, as reading it would (its lines are cut at `\\n` only).
-            out = history.git_bytes(
-                worktree,
-                "--literal-pathspecs",
-                "grep",
-                "-z",
-                "-a",
-                "-w",
-                "-F",
-                "--full-name",
-                "--no-color",
-                *patterns,
-                "--",
-                *sorted(paths),
-                ok=(0, 1),  # 1: no file mentions any of them
-            )
-            hits = None if out is None else self._defined_on_lines(out, todo, index)
-        for path in sorted(paths if hits is None else hits & paths):
+        python = {p for p in paths if anchors.language_of(p) == "python"}
+        names = [arg for name in sorted(todo) for arg in ("-e", name)]
+        whole: set[str] = set()  # the files to read whole
+        if python:
+            # `-a`: a file git calls binary is searched as text, as reading it would (its lines are cut at `\n` only).
+            query = ["-a", "(", "-e", "def", "-e", "class", ")", "--and", "(", *names, ")"]
+            out = _grep(worktree, query, python)
+            if out is None:
+                whole |= python
+            else:
+                self._defined_on_lines(out, todo, index)
+        if paths - python:
+            out = _grep(worktree, ["-l", *names], paths - python)
+            found = {p.decode("utf-8", "surrogateescape") for p in out.split(b"\0")} if out is not None else paths
+            whole |= found & (paths - python)
+        for path in sorted(whole):
             self._index_file(worktree, path, index)
             indexed.add(path)
         for name, unseen in todo.items():
@@ -245,22 +240,18 @@ class Seeker:
         return index
 
     @staticmethod
-    def _defined_on_lines(out: bytes, todo: dict[str, set[str]], index: dict[str, list[str]]) -> set[str]:
+    def _defined_on_lines(out: bytes, todo: dict[str, set[str]], index: dict[str, list[str]]) -> None:
         """Read `git grep -z` lines (`path NUL line LF`, the line as in the file): each Python file's definitions of a
-        name wanted there go into `index`; the other files that matched are returned, to be read whole."""
-        others: set[str] = set()
+        name wanted there go into `index`."""
         at = 0
         while True:
             nul = out.find(b"\0", at)
             if nul < 0:
-                return others
+                return
             end = out.find(b"\n", nul + 1)
             end = len(out) if end < 0 else end
             path = out[at:nul].decode("utf-8", "surrogateescape")
             at = end + 1
-            if anchors.language_of(path) != "python":
-                others.add(path)
-                continue
             name = anchors.python_defined(out[nul + 1 : end].decode("utf-8", "surrogateescape"))
             if name is not None and path in todo.get(name, ()) and path not in index.get(name, ()):
                 index.setdefault(name, []).append(path)
@@ -351,6 +342,25 @@ def _remember_blob(key: tuple[str, str, str], blob: bytes | None) -> None:
     if len(_recorded_blobs) >= 256:
         _recorded_blobs.clear()
     _recorded_blobs[key] = blob
+
+
+def _grep(worktree: str, query: list[str], paths: set[str]) -> bytes | None:
+    """`git grep -z -w -F` of `query` over `paths` (each a literal name, never a pattern), as git wrote it; None when
+    git cannot answer."""
+    return history.git_bytes(
+        worktree,
+        "--literal-pathspecs",
+        "grep",
+        "-z",
+        "-w",
+        "-F",
+        "--full-name",
+        "--no-color",
+        *query,
+        "--",
+        *sorted(paths),
+        ok=(0, 1),  # 1: no file matches
+    )
 
 
 def _answer_key(view: Checkout, row: sqlite3.Row, where: str) -> tuple[object, ...]:
