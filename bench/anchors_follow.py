@@ -4,7 +4,8 @@ another file, functions renamed in place; with the classes the anchors already j
 Usage:
     python bench/anchors_follow.py --repo PATH [--window 1500] [--per-class 40] [--base-tree DIR] [--out report.json]
         [--keep DIR]   (keep the scratch clone and its store in DIR, a new directory)
-    python bench/anchors_follow.py --cost-only DIR [--base-tree DIR] [--rounds 5]   (step 5 alone on a kept DIR)
+    python bench/anchors_follow.py --cost-only DIR [--base-tree DIR] [--rounds 5] [--no-bytecode]
+        (step 5 alone on a kept DIR)
 
 What it does, in a scratch clone (the source repository is never modified, and nothing of it is kept):
   1. walks the last `--window` first-parent, non-merge commits touching `.py`, oldest first, and reads each changed
@@ -324,12 +325,23 @@ print(cold, statistics.median(runs), git)
 """
 
 
-def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, object]:
+def cost(clone: Path, home: Path, base: Path | None, rounds: int, bytecode: bool = True) -> dict[str, object]:
     """CPU ms of a warm in-process `validate-memory` (median of 3 per process) and of each process's first one
     (`cold`: what one `cortex validate-memory` pays, every file read and every answer found afresh; `cold_git`: the
     CPU of the git processes it ran, counted apart), this tree and the base tree alternating, `rounds` processes
-    each; the store is copied so both read the same rows."""
+    each; the store is copied so both read the same rows. With `bytecode` each tree's modules are compiled first
+    (as an install has them; into a cache of the bench's own, `PYTHONPYCACHEPREFIX`), else every process compiles
+    the modules the check imports (what a checkout run with `PYTHONDONTWRITEBYTECODE` pays)."""
     trees = {"this": ROOT} | ({"base": base} if base else {})
+    caches = {name: Path(tempfile.mkdtemp(prefix="cortex-pyc-")) for name in trees}
+    for name, tree in trees.items():
+        if bytecode:
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(tree / "cortex_engine")],
+                env={**os.environ, "PYTHONPYCACHEPREFIX": str(caches[name])},
+                capture_output=True,
+                check=True,
+            )
     runs: dict[str, list[float]] = {k: [] for k in trees}
     colds: dict[str, list[float]] = {k: [] for k in trees}
     gits: dict[str, list[float]] = {k: [] for k in trees}
@@ -341,7 +353,13 @@ def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, o
                 # -P: the tree under test alone on the path (not the working directory's engine)
                 [sys.executable, "-P", "-c", COST, str(clone), str(copy / "home"), "3"],
                 cwd=copy,
-                env={**os.environ, "PYTHONPATH": str(tree), "CORTEX_HOME": str(copy / "home")},
+                env={
+                    **os.environ,
+                    "PYTHONPATH": str(tree),
+                    "CORTEX_HOME": str(copy / "home"),
+                    "PYTHONPYCACHEPREFIX": str(caches[name]),  # empty without `bytecode`
+                    "PYTHONDONTWRITEBYTECODE": "1",
+                },
                 capture_output=True,
                 text=True,
                 check=False,
@@ -353,7 +371,9 @@ def cost(clone: Path, home: Path, base: Path | None, rounds: int) -> dict[str, o
             gits[name].append(float(git_ms))
             runs[name].append(float(warm))
             shutil.rmtree(copy, ignore_errors=True)
-    out: dict[str, object] = {
+    for cache in caches.values():
+        shutil.rmtree(cache, ignore_errors=True)
+    out: dict[str, object] = {"bytecode": bytecode} | {
         k: {
             "median_cpu_ms": round(statistics.median(v), 1),
             "runs": [round(x, 1) for x in v],
@@ -381,10 +401,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the report as JSON here")
     parser.add_argument("--keep", type=Path, help="replay in this new directory and keep its clone and store")
     parser.add_argument("--cost-only", type=Path, help="measure the cost alone on a directory kept by --keep")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="cost: every process compiles what it imports (no .pyc)"
+    )
     args = parser.parse_args(argv)
     if args.cost_only:
         clone, home = args.cost_only / "clone", args.cost_only / "home"
-        print(json.dumps(cost(clone, home, args.base_tree, args.rounds), indent=2))
+        print(json.dumps(cost(clone, home, args.base_tree, args.rounds, not args.no_bytecode), indent=2))
         return 0
     if args.repo is None:
         parser.error("--repo is required (or --cost-only DIR)")
@@ -397,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "repository": str(args.repo.resolve()),
             **report,
-            "validate_cost": cost(clone, home, args.base_tree, args.rounds),
+            "validate_cost": cost(clone, home, args.base_tree, args.rounds, not args.no_bytecode),
         }
     finally:
         if args.keep is None:

@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cortex_engine.engine import Engine
-from cortex_engine.scope import anchors, follow
+from cortex_engine.scope import anchors, follow, inventory, seek
 
-from .conftest import Repo
+from .conftest import Repo, examples
 from .test_anchors import HEADS, LANGS, NAMES, note_on
 from .test_cli import ok_json
 
@@ -435,3 +437,75 @@ def test_several_edited_moves_read_their_recorded_texts_together_crlf_included(r
         "drifted: billing/reconcile.py:reconcile changed",
         "moved: billing/settle.py:settle → billing/settling.py:settle; drifted: billing/settling.py:settle changed",
     ]
+
+
+def test_a_python_file_that_only_mentions_the_name_is_not_read_and_a_crlf_definition_is_found(
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Python file's definitions of the names sought are read from the lines `git grep` gives (as `short_names`
+    reads a file: a `def` or `class` at a line's start), so a file that imports or calls the name is not read; a
+    CRLF file and a lone CR in a comment do not cut a line short."""
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", ("# sums\r# again\nimport sys\n\n\n" + MOVED).replace("\n", "\r\n"))
+    repo.write("billing/caller.py", "from billing.reconcile import reconcile\n\nreconcile([], [])\n")
+    repo.write("billing/notes.md", "reconcile is the entry point\n")
+    repo.commit("moved")
+    read: list[str] = []
+    real = anchors.read_source
+
+    def spy(root: str, rel: str) -> anchors.Source | None:
+        read.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(anchors, "read_source", spy)
+    assert labels(engine) == ["moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile"]
+    assert "billing/reconcile.py" in read
+    assert "billing/caller.py" not in read
+
+
+def _as_git_show(blob: bytes, start: int, end: int) -> list[str] | None:
+    """What the recorded span was read as before: the whole file decoded, universal newlines, `splitlines`."""
+    text = blob.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+    return text.splitlines(keepends=True)[start - 1 : end] if len(text) <= anchors.MAX_FILE_BYTES else None
+
+
+PIECES = [b"a", b"def f():", b"\n", b"\n", b"\r", b"\r\n", b"\xc3\xa9", b"\xe2\x80\xa8", b"\xc2\x85", b"\x85", b"\xff"]
+
+
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=14),
+    st.integers(min_value=0, max_value=6),
+    st.integers(min_value=-1, max_value=8),
+)
+@settings(max_examples=examples(300))
+def test_a_recorded_span_is_cut_from_the_file_s_bytes_as_the_whole_file_decoded_would_be(
+    parts: list[bytes], start: int, end: int
+) -> None:
+    """Only the span's lines are decoded when lines up to its end break at LF alone; any other line break (CR,
+    U+2028, NEL, form feed...) takes the whole file's way; both give what decoding the whole file gave."""
+    blob = b"".join(parts)
+    assert seek._span_lines(blob, start, end) == _as_git_show(blob, start, end)
+
+
+def test_a_later_check_in_the_same_process_sees_an_edit_a_new_file_and_a_deletion_where_the_symbol_went(
+    repo: Repo, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer is kept with every file it read: a later check reuses it only while they are as they were."""
+    monkeypatch.setattr(inventory, "RESCAN_SECONDS", 0.0)  # the files not committed yet are listed on every check
+    note(repo, engine, "billing/ledger.py", "import os\n\n\n" + MOVED, "reconcile")
+    repo.write("billing/ledger.py", "import os\n")
+    repo.write("billing/reconcile.py", MOVED)
+    repo.commit("moved")
+    moved = "moved: billing/ledger.py:reconcile → billing/reconcile.py:reconcile"
+    assert labels(engine) == [moved]
+    assert labels(engine) == [moved]
+    repo.write("billing/reconcile.py", EDITED)  # edited where it went, not committed
+    assert labels(engine) == [moved + "; drifted: billing/reconcile.py:reconcile changed"]
+    repo.write("billing/reconcile.py", "# put back\n" + MOVED)  # edited again: the same files are not committed
+    assert labels(engine) == [moved]
+    repo.write("billing/reconcile.py", "import sys\n")
+    repo.write("billing/fresh.py", MOVED)  # moved again, to a file git does not track yet
+    assert labels(engine) == ["moved: billing/ledger.py:reconcile → billing/fresh.py:reconcile"]
+    (repo.path / "billing/fresh.py").unlink()
+    assert labels(engine) == ["stale: missing billing/ledger.py:reconcile"]

@@ -539,6 +539,13 @@ _PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)
 _PY_DEF_AT = re.compile(r"[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 
 
+def python_defined(line: str) -> str | None:
+    """The name one line of Python defines (`def`, `async def`, `class` at its start), as `Source.short_names` reads
+    each line of a file; None when it defines none."""
+    match = _PY_DEF_AT.match(line)
+    return match.group(1) if match is not None else None
+
+
 def _python_short_names(text: str) -> frozenset[str]:
     """The names `_PY_DEF` finds, read from each line holding `def` or `class` (found with `str.find`, four times
     faster than the pattern over every line: a symbol gone from its file has every changed file read for them)."""

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
-import time
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -43,10 +41,10 @@ from cortex_engine.store.queries import JudgedRows, meta_value
 
 RENAME_HOPS = 5
 if TYPE_CHECKING:  # the real modules, so that mypy checks every call through a lazy handle
-    from cortex_engine.scope import anchors, follow  # regex- and ast-heavy: imported only when an item has anchors
+    from cortex_engine.scope import anchors, seek  # regex- and ast-heavy: imported only when an item has anchors
 else:
     anchors = LazyModule("scope.anchors")  # regex- and ast-heavy: imported only when an item has anchors
-    follow = LazyModule("scope.follow")  # only a symbol gone from its file is followed
+    seek = LazyModule("scope.seek")  # only a symbol gone from its file is followed
 
 
 @record(frozen=True)
@@ -158,8 +156,9 @@ class Validation:
             more = f", +{len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append("stale: missing " + ", ".join(missing[:3]) + more)
         # A symbol that moved names its file's move too: the file's own `a → b` is left out when a symbol says it.
-        said = {(a.recorded_path, a.path) for a in self.anchors if a.status == "moved"}
-        moved = [f"{quote_path(a.name)} → {quote_path(a.moved_to or '')}" for a in self.anchors if a.status == "moved"]
+        went = [a for a in self.anchors if a.status == "moved"]
+        said = {(a.recorded_path, a.path) for a in went}
+        moved = [f"{quote_path(a.name)} → {quote_path(a.moved_to or '')}" for a in went]
         moved += [
             f"{quote_path(r.path)} → {quote_path(r.moved_to or '')}"
             for r in self.refs
@@ -249,9 +248,7 @@ class Validator:
         self._memo: dict[tuple[str, str, str | None], RefVerdict] = {}
         self._pending: dict[tuple[str, str], set[str]] = {}
         self._sources: dict[tuple[str, str], anchors.Source | None] = {}
-        self._uncommitted: dict[str, frozenset[str]] = {}
-        self._defined: dict[str, list[str]] = {}
-        self._pending_indexed = False
+        self._seeker: seek.Seeker | None = None
         self._looked: dict[int, tuple[_ScopeView, str, anchors.Located, anchors.Source | None, bool]] = {}
         self._rows = JudgedRows(conn)
         self.expect = self._rows.expect
@@ -530,66 +527,19 @@ class Validator:
         return view, where, found, source, gone
 
     def _list_changes(self, rows: list[sqlite3.Row], scopes: dict[str, str], refs: dict[str, list[RefVerdict]]) -> None:
-        """The files changed since the commit of every anchor that will look for a moved symbol, listed by one git
-        process per checkout (`git diff-tree --stdin`) instead of one `git diff` each (`_changed_since` reads them)."""
-        wanted: dict[tuple[str, str], list[str]] = {}
-        searching: list[tuple[_ScopeView, str, str]] = []
-        gone_rows = []
+        """Look at every anchor with a symbol and a commit in its file now (`_look`); those whose symbol is gone are
+        prepared for following all at once (`seek.Seeker.prepare`: one git process per question and checkout)."""
+        gone: list[seek.Gone] = []
         for row in rows:
             oid = row["head_oid"]
-            if not row["symbol"] or not oid or not _OID.fullmatch(oid):
+            if not row["symbol"] or not oid or not history.OID.fullmatch(oid):
                 continue
             looked = self._look(scopes[row["memory_item_id"]], refs[row["memory_item_id"]], row)
             self._looked[row["id"]] = looked
             if looked[4] and looked[0].head:
-                gone_rows.append(row)
-        self._fetch_recorded([(self._looked[row["id"]][0], row) for row in gone_rows])
-        for row in gone_rows:
-            oid = row["head_oid"]
-            view, where, _, source, gone = self._looked[row["id"]]
-            if source is not None and follow.renamed_in_place(
-                source,
-                where,
-                str(row["symbol"]),
-                row["start_line"],
-                str(row["content_hash"]),
-                self._recorded_lines(view, row),
-            ):
-                continue  # (kept with the file: `_follow` asks it again for nothing)
-            searching.append((view, oid, str(row["symbol"]).rsplit(".", 1)[-1]))
-            if (view.worktree or "", oid, view.head) not in _committed_changes:
-                wanted.setdefault((view.worktree or "", view.head or ""), []).append(oid)
-        for (worktree, head), oids in wanted.items():
-            oids = list(dict.fromkeys(oids))
-            if len(oids) < 2:
-                continue  # one `git diff` as `_changed_since` runs it
-            # Each line `commit head` is diffed as a commit against that one parent: its header (`--always`: even
-            # when nothing changed) is the commit's id, then the files, in the order asked.
-            stdin = "".join(f"{oid} {head}\n" for oid in oids)
-            out = history.git(
-                worktree, "diff-tree", "--stdin", "--always", "-r", "--name-only", "--no-renames", "-z", stdin=stdin
-            )
-            if out is None:
-                continue  # a commit git lost: each is asked alone
-            fields = out.split("\0")
-            at = 0
-            for n, oid in enumerate(oids):
-                if at >= len(fields) or fields[at] != oid:
-                    break  # not what was asked: the rest are asked alone
-                nxt = oids[n + 1] if n + 1 < len(oids) else None
-                end = at + 1
-                while end < len(fields) and fields[end] and fields[end] != nxt:
-                    end += 1
-                _remember_changes((worktree, oid, head), frozenset(fields[at + 1 : end]))
-                at = end
-        # Every name to look for, over the files changed since its anchor's commit: one `git grep` per checkout.
-        names: dict[tuple[str, str], list[tuple[str, str, frozenset[str]]]] = {}
-        for view, oid, short in searching:
-            names.setdefault((view.worktree or "", view.head or ""), []).append(
-                (short, oid, self._changed_since(view, oid)[0])
-            )
-        for (worktree, head), asked in names.items():
-            self._narrow(worktree, head, asked)
+                gone.append((looked[0], looked[1], looked[3], row))
+        if gone:
+            self._seek().prepare(gone)
 
     def _check_anchor(self, scope_key: str, refs: list[RefVerdict], row: sqlite3.Row) -> AnchorVerdict:
         """Judge one anchor: in its file as it is now (following the file's move), by content or symbol."""
@@ -598,7 +548,7 @@ class Validator:
         view, where, found, source, gone = looked if looked is not None else self._look(scope_key, refs, row)
         if gone:
             # Gone from the file git follows it to (or with it): renamed in place, or moved to another file?
-            followed = self._follow(view, row, where, source)
+            followed = self._seek().follow(view, row, where, source)
             if followed is not None:
                 found = followed
         elif found.status == "fresh" and row["symbol"] and found.digest != row["content_hash"] and found.digest:
@@ -628,198 +578,25 @@ class Validator:
             self._sources[key] = anchors.read_source(worktree, path)
         return self._sources[key]
 
-    def _follow(
-        self, view: _ScopeView, row: sqlite3.Row, where: str, source: anchors.Source | None
-    ) -> anchors.Located | None:
-        """A symbol gone from `where` (its file, as git followed it; `source` None when the file is gone too): the
-        same text under another name in that file, else the same qualified name, alike, in a file changed since the
-        anchor's commit (never a walk of the checkout: git names those files)."""
-        symbol, digest = str(row["symbol"]), str(row["content_hash"])
-        if source is not None:
-            renamed = follow.renamed_in_place(source, where, symbol, row["start_line"], digest)
-            if renamed is not None:
-                return renamed
-        oid = row["head_oid"]
-        worktree = view.worktree or ""
-        if not oid or not view.head or not _OID.fullmatch(oid):
-            return None
-        language = anchors.language_of(where)
-        short = symbol.rsplit(".", 1)[-1]
-        committed, pending = self._changed_since(view, oid)
-        # Which changed file defines which name: the committed files that mention it (`_narrow`: once per process
-        # and HEAD, their text only changes by an edit, which makes them pending too), the pending ones once a pass.
-        index = self._narrow(worktree, view.head or "", [(short, oid, committed)])
-        if not self._pending_indexed:
-            self._pending_indexed = True
-            for path in pending:
-                self._index_file(worktree, path, self._defined)
-        names = [*index.get(short, ()), *self._defined.get(short, ())]
-        candidates = [
-            (path, other)
-            for path in dict.fromkeys(names)
-            if path != where
-            and (path in committed or path in pending)
-            and anchors.language_of(path) == language
-            and (other := self._source(worktree, path)) is not None
-        ]
-        if not candidates:
-            return None
-        return follow.moved_to(candidates, symbol, digest, self._recorded_lines(view, row))
-
-    def _narrow(self, worktree: str, head: str, asked: list[tuple[str, str, frozenset[str]]]) -> dict[str, list[str]]:
-        """Index (`_index_file`) the committed files among `asked` ((short name, anchor's commit, the files changed
-        since)) that could define a wanted name, and return the index of (worktree, head). A file that defines a
-        name holds it as a word, so one `git grep -l -w -F` of every wanted name over the files not yet searched for
-        it names a superset of the files to read: a note on years-old code has most of the tree changed since, and
-        reading each for its names cost more than the rest of the check. Each (name, file) is searched once per
-        process and HEAD; when git cannot answer every file not yet searched is read, as before."""
-        if len(_name_index) >= 64:
-            _name_index.clear()
-        done, searched, indexed, index = _name_index.setdefault((worktree, head), (set(), {}, set(), {}))
-        todo: dict[str, set[str]] = {}
-        for name, oid, files in asked:
-            if (name, oid) not in done:  # (a later check: one lookup, not a set difference per name)
-                done.add((name, oid))
-                todo.setdefault(name, set()).update(files - searched.setdefault(name, set()))
-        todo = {name: unseen for name, unseen in todo.items() if unseen}
-        if not todo:
-            return index
-        paths = sorted(p for p in set().union(*todo.values()) - indexed if anchors.language_of(p))
-        hits: list[str] | None = []
-        if paths:
-            patterns = [arg for name in sorted(todo) for arg in ("-e", name)]
-            out = history.git(
-                worktree,
-                "--literal-pathspecs",
-                "grep",
-                "-l",
-                "-z",
-                "-w",
-                "-F",
-                "--full-name",
-                "--no-color",
-                *patterns,
-                "--",
-                *paths,
-                ok=(0, 1),  # 1: no file mentions any of them
-            )
-            hits = [p for p in out.split("\0") if p] if out is not None else None
-        for path in sorted(set(paths) if hits is None else set(hits) & set(paths)):
-            self._index_file(worktree, path, index)
-            indexed.add(path)
-        for name, unseen in todo.items():
-            searched[name] |= unseen
-        return index
-
-    def _index_file(self, worktree: str, path: str, index: dict[str, list[str]]) -> None:
-        other = self._source(worktree, path) if anchors.language_of(path) else None
-        for name in other.short_names() if other is not None else ():
-            index.setdefault(name, []).append(path)
-
-    def _changed_since(self, view: _ScopeView, oid: str) -> tuple[frozenset[str], frozenset[str]]:
-        """The files changed between commit `oid` and the checkout as it is now: committed since (`git diff oid HEAD`,
-        kept for the process), then not committed yet (modified, staged or untracked: `_uncommitted_files`)."""
-        worktree = view.worktree or ""
-        key = (worktree, oid, view.head or "")
-        committed = _committed_changes.get(key)
-        if committed is None:
-            out = history.git(worktree, "diff", "--name-only", "--no-renames", "-z", oid, view.head or "HEAD", "--")
-            committed = frozenset(p for p in (out or "").split("\0") if p)  # a commit git lost: nothing changed
-            _remember_changes(key, committed)
-        pending = self._uncommitted.get(worktree)
-        if pending is None:
-            pending = self._uncommitted[worktree] = _uncommitted_files(worktree, view.head or "")
-        return committed, pending
-
-    def _fetch_recorded(self, rows: list[tuple[_ScopeView, sqlite3.Row]]) -> None:
-        """The files at their anchors' commits (`_recorded_lines` reads them), for every anchor still to follow, by
-        one `git cat-file --batch` per checkout instead of one `git show` each."""
-        asked: dict[str, list[tuple[str, str, str]]] = {}
-        for view, row in rows:
-            key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
-            if key not in _recorded_blobs and "\n" not in key[2]:
-                asked.setdefault(view.worktree or "", []).append(key)
-        for worktree, keys in asked.items():
-            keys = list(dict.fromkeys(keys))
-            if len(keys) < 2:
-                continue  # one `git show` as `_recorded_lines` runs it
-            repos = {(oid, path): repo for repo, oid, path in keys}
-            for (oid, path), text in history.show_many(worktree, list(repos)).items():
-                if len(_recorded_blobs) >= 256:
-                    _recorded_blobs.clear()
-                _recorded_blobs[(repos[oid, path], oid, path)] = text if len(text) <= anchors.MAX_FILE_BYTES else None
-
-    def _recorded_lines(self, view: _ScopeView, row: sqlite3.Row) -> list[str] | None:
-        """The anchored span's lines at the commit it was recorded on, when that commit holds exactly that content
-        (a note written on uncommitted code has none: only an exact copy can then be called moved)."""
-        span_key = (view.repo or "", str(row["head_oid"]), str(row["path"]), row["start_line"], row["end_line"])
-        if span_key + (str(row["content_hash"]),) in _recorded_spans:
-            return _recorded_spans[span_key + (str(row["content_hash"]),)]
-        key = (view.repo or "", str(row["head_oid"]), str(row["path"]))
-        if key not in _recorded_blobs:
-            blob = history.git(view.worktree or "", "show", f"{row['head_oid']}:{row['path']}")
-            if len(_recorded_blobs) >= 256:
-                _recorded_blobs.clear()
-            _recorded_blobs[key] = blob if blob is not None and len(blob) <= anchors.MAX_FILE_BYTES else None
-        blob = _recorded_blobs[key]
-        found = None
-        if blob is not None:
-            lines = blob.splitlines(keepends=True)
-            start, end = row["start_line"], row["end_line"]
-            if anchors.digest_matches(lines, start, end, row["content_hash"]):
-                found = lines[start - 1 : end]
-        if len(_recorded_spans) >= 4096:
-            _recorded_spans.clear()
-        _recorded_spans[span_key + (str(row["content_hash"]),)] = found
-        return found
-
-
-_OID = re.compile(r"[0-9a-f]{7,64}")
-_name_index: dict[
-    tuple[str, str], tuple[set[tuple[str, str]], dict[str, set[str]], set[str], dict[str, list[str]]]
-] = {}
-"""Per (worktree, HEAD): the (name, commit) pairs searched, each name and the committed files already searched for it
-(`_narrow`), the files read for their names, and which of those defines which name."""
-_pending: dict[str, tuple[float, str, frozenset[str]]] = {}
-"""The files not committed yet (modified, staged, untracked) per worktree, with when and at which HEAD they were
-listed: reused for `inventory.RESCAN_SECONDS` within one process, as the untracked-move rescan is."""
-
-
-def _uncommitted_files(worktree: str, head: str) -> frozenset[str]:
-    """The files of `worktree` that differ from HEAD or are untracked (one `git status`, reused a few seconds)."""
-    now = time.monotonic()
-    hit = _pending.get(worktree)
-    if hit is not None and hit[1] == head and now - hit[0] < inventory.RESCAN_SECONDS:
-        return hit[2]
-    out = history.git(worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames") or ""
-    # Each entry is `XY path`; with --no-renames no entry carries a second path.
-    files = frozenset(entry[3:] for entry in out.split("\0") if len(entry) > 3)
-    _pending[worktree] = (now, head, files)
-    return files
-
-
-_committed_changes: dict[tuple[str, str, str], frozenset[str]] = {}
-"""The files changed between two commits, per (worktree, from, to): what git says never changes."""
-
-
-def _remember_changes(key: tuple[str, str, str], files: frozenset[str]) -> None:
-    if len(_committed_changes) >= 512:
-        _committed_changes.clear()
-    _committed_changes[key] = files
-
-
-_recorded_blobs: dict[tuple[str, str, str], str | None] = {}
-_recorded_spans: dict[tuple[str, str, str, int, int, str], list[str] | None] = {}
-"""An anchor's recorded lines (None: the commit does not hold them), per its place and digest: never changes."""
-"""A file at a commit, per (repository, commit, path), for the text of an anchor that left its file."""
+    def _seek(self) -> seek.Seeker:
+        if self._seeker is None:
+            self._seeker = seek.Seeker(self._source)
+        return self._seeker
 
 
 def _followed_refs(refs: list[RefVerdict], pinned: tuple[AnchorVerdict, ...] | list[AnchorVerdict]) -> list[RefVerdict]:
-    """A missing file whose anchored symbol was found in another file moved with it: the reference reads moved there."""
+    """A missing file whose anchored symbol was found in another file moved with it: the reference reads moved there
+    (the first such symbol's file)."""
+    moved: dict[str, str] = {}
+    for a in pinned:
+        if a.status == "moved":
+            moved.setdefault(a.recorded_path, a.path)
+    if not moved:
+        return refs
     out = []
     for ref in refs:
         if ref.status == "missing":
-            went = next((a.path for a in pinned if a.status == "moved" and a.recorded_path == ref.path), None)
+            went = moved.get(ref.path)
             if went is not None and went != ref.path:
                 ref = RefVerdict(ref.path, ref.type, "moved", went, by_symbol=True)
         out.append(ref)

@@ -10,12 +10,16 @@ paths that were renamed or deleted, mapped to where they are at `head` (None: de
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping
 
 from cortex_engine.base.records import field, record
 
-__all__ = ["Chain", "chains", "compose", "is_ancestor", "git", "show_many"]
+__all__ = ["OID", "Chain", "chains", "compose", "is_ancestor", "git", "git_bytes", "blobs"]
+
+OID = re.compile(r"[0-9a-f]{7,64}")
+"""A commit id as the store records it; anything else is never handed to git as a revision."""
 
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 _TIMEOUT = 120
@@ -40,9 +44,21 @@ def git(repo: str, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (
     return done.stdout if done.returncode in ok else None
 
 
-def show_many(repo: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """Files at commits, `(commit, path)` each, read by one `git cat-file --batch` and decoded as `git` reads
-    `git show` (UTF-8 with surrogates for the rest, universal newlines); one git cannot read is left out."""
+def git_bytes(repo: str, *args: str, ok: tuple[int, ...] = (0,)) -> bytes | None:
+    """`git` with its stdout as git wrote it (no decoding, no newline translation: a `\\r` in a file's line stays in
+    it), or None on any failure."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", repo, *args], capture_output=True, timeout=_TIMEOUT, env={**os.environ, **_GIT_ENV}
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode in ok else None
+
+
+def blobs(repo: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], bytes]:
+    """Files at commits, `(commit, path)` each, read by one `git cat-file --batch`, as git stores them (the caller
+    decodes what it reads: `scope/seek._span_lines`); one git cannot read is left out."""
     try:
         done = subprocess.run(
             ["git", "-C", repo, "cat-file", "--batch"],
@@ -54,7 +70,7 @@ def show_many(repo: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str],
     except (OSError, subprocess.SubprocessError):
         return {}
     out = done.stdout if done.returncode == 0 else b""
-    found: dict[tuple[str, str], str] = {}
+    found: dict[tuple[str, str], bytes] = {}
     at = 0
     for key in wanted if out else ():
         end = out.find(b"\n", at)
@@ -65,8 +81,7 @@ def show_many(repo: str, wanted: list[tuple[str, str]]) -> dict[tuple[str, str],
         if end < 0 or len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
             break  # not what was asked: the rest are left out
         size = int(head[2])
-        text = out[end + 1 : end + 1 + size].decode("utf-8", "surrogateescape")
-        found[key] = text.replace("\r\n", "\n").replace("\r", "\n")
+        found[key] = out[end + 1 : end + 1 + size]
         at = end + 2 + size
     return found
 
