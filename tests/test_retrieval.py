@@ -740,3 +740,17 @@ def test_coverage_of_parts_read_apart_is_that_of_the_joined_text(first: str, the
     weights = {t.raw: 1.0 + i for i, t in enumerate(tokens)}
     joined = retrieval._joined(retrieval.said(first), retrieval.said(then))
     assert retrieval.coverage(tokens, weights, joined) == retrieval.coverage(tokens, weights, first + "\n" + then)
+
+
+def test_a_temporal_word_weighs_at_most_one_of_the_topic_s_other_terms(engine: Engine) -> None:
+    """`latest` in a two-word topic adds the whole recency intent (TEMPORAL_MAX for an item made today); among
+    five other terms it adds what one of them is worth, COVERAGE_WEIGHT / 5: in a sentence such as "X is now
+    wrapped" the word is part of a statement, not a question about the newest item."""
+    item = engine.note("insight", "queue worker retries backoff jitter").item_id
+
+    def added(words: str) -> float:
+        ctx = engine._context()
+        return _ranked(ctx, f"latest {words}")[item].score - _ranked(ctx, words)[item].score
+
+    assert added("worker queue") == pytest.approx(retrieval.TEMPORAL_MAX)  # not verbatim either way (+4)
+    assert added("jitter backoff retries worker queue") == pytest.approx(retrieval.COVERAGE_WEIGHT / 5)

@@ -57,6 +57,11 @@ BODY_SHARE = 0.25
 
 On the reference's corpus, notes whose subject names a topic their content is not about (a revision filed under
 another subject) took 2 of the top 8 for "rate limiting" at 1k: the subject alone gave them the full 12 + 6."""
+TEMPORAL_MAX = 5.0
+"""The most an asked-for recency (`latest`, `old`) adds. It weighs at most what one of the topic's other terms is
+worth (COVERAGE_WEIGHT / their number): in "Long values in dict literals are now wrapped in parentheses", `now`
+is a word of a statement, not a question about the newest item, and +5 for recency outweighed four matched terms
+(psf/black's changelog against its commits, bench/RESULTS.md). A topic of one or two other terms keeps it whole."""
 STATE_WEIGHT = {"pinned": 3.0, "hot": 0.4, "warm": 0.2, "cold": 0.0, "archived": -3.0}
 """Tier in the rerank. Hot, warm and cold follow age and use, so like recency they only break near-ties; pinned and
 archived are an operator's choice and weigh as such."""
@@ -485,6 +490,8 @@ def rerank(
     intent = temporal_intent(topic)
     content = [t for t in tokens if t.raw not in TEMPORAL_WORDS]
     lowered_topic = topic.strip().lower()
+    # A temporal word counts at most as much as one of the topic's other terms (TEMPORAL_MAX).
+    timing = min(1.0, COVERAGE_WEIGHT / len(content) / TEMPORAL_MAX) if content else 1.0
     fts_share = _fts_shares(found)
     ranked: list[Candidate] = []
     seen: set[tuple[str, str | None, str]] = set()
@@ -528,9 +535,9 @@ def rerank(
         recency = RECENCY_MAX / (1 + age / 7)
         temporal = 0.0
         if intent.recent:
-            temporal += max(0.0, 5 - math.log(1 + age) * 0.9)
+            temporal += timing * max(0.0, TEMPORAL_MAX - math.log(1 + age) * 0.9)
         if intent.old:
-            temporal += min(5.0, math.log(1 + age) * 0.9)
+            temporal += timing * min(TEMPORAL_MAX, math.log(1 + age) * 0.9)
         if intent.resolved:
             temporal += 8.0 if is_resolved(text) else -2.0
         cand.hot = STATE_WEIGHT.get(row["state"], 0.0)
