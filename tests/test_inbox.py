@@ -664,10 +664,9 @@ def test_a_decision_file_of_another_branch_is_accepted_only_there(
     assert [v.id for v in eng.reject_arrivals([theirs])] == [theirs]  # rejecting it from here is allowed
 
 
-def test_all_takes_this_branch_s_decision_files_and_every_import(
-    repo: Repo, files: dict[str, str], make_engine: Open, tmp_path: Path
-) -> None:
-    eng = make_engine(repo.path)
+def another_branch_s_file_and_an_export(eng: Engine, tmp_path: Path) -> tuple[str, str]:
+    """A decision file of another branch waiting in the inbox (its id) and an export of one note into that
+    branch's scope (its path), not imported yet."""
     theirs = arrivals.add(
         eng.conn,
         OTHER,
@@ -681,7 +680,14 @@ def test_all_takes_this_branch_s_decision_files_and_every_import(
         now=eng.now(),
         blob_oid="0" * 40,
     )
-    far = export(tmp_path / "far.jsonl", OTHER, (nid(1), "2026-08-01T00:00:00Z", "cache", "use redis"))
+    return theirs, export(tmp_path / "far.jsonl", OTHER, (nid(1), "2026-08-01T00:00:00Z", "cache", "use redis"))
+
+
+def test_all_takes_this_branch_s_decision_files_and_every_import(
+    repo: Repo, files: dict[str, str], make_engine: Open, tmp_path: Path
+) -> None:
+    eng = make_engine(repo.path)
+    theirs, far = another_branch_s_file_and_an_export(eng, tmp_path)
     assert eng.import_file(far, scope=OTHER).pending == [nid(1)]
     done = eng.accept_arrivals([], every=True)
     assert [(v.channel, v.path, v.state) for v in done] == [
@@ -699,20 +705,7 @@ def test_reject_all_takes_this_branch_s_files_and_every_import(
     repo: Repo, files: dict[str, str], make_engine: Open, tmp_path: Path
 ) -> None:
     eng = make_engine(repo.path)
-    theirs = arrivals.add(
-        eng.conn,
-        OTHER,
-        "shared",
-        f"{FOLDER}/0009-queue.md",
-        kind="decision",
-        subject="queue",
-        content="use rq",
-        alternatives=(),
-        timestamp=eng.now(),
-        now=eng.now(),
-        blob_oid="0" * 40,
-    )
-    far = export(tmp_path / "far.jsonl", OTHER, (nid(1), "2026-08-01T00:00:00Z", "cache", "use redis"))
+    theirs, far = another_branch_s_file_and_an_export(eng, tmp_path)
     eng.import_file(far, scope=OTHER)
     done = eng.reject_arrivals([], every=True)
     assert [(v.channel, v.path, v.state, v.note_id) for v in done] == [

@@ -19,6 +19,7 @@ from cortex_engine.base import settings
 from cortex_engine.base.errors import InvalidInput, NotFound
 from cortex_engine.engine import Engine
 from cortex_engine.memory import merges
+from cortex_engine.scope.identity import Scope
 
 from .conftest import GIT_ENV, Clock, Repo
 from .test_cli import cortex
@@ -54,6 +55,19 @@ def active(eng: Engine, subject: str) -> list[tuple[str, str, int, str | None]]:
         (eng.scope.key, subject),
     ).fetchall()
     return [tuple(r) for r in rows]
+
+
+def test_a_branch_scope_git_cannot_place_is_never_checked(repo: Repo, make_engine: Open) -> None:
+    """Without a HEAD, or without the repository it lives in, a branch scope has nothing to compare: the check does
+    not run (nothing recorded), even when forced."""
+    eng = make_engine(repo.path)
+    assert eng.scope.type == "branch" and eng.scope.head_oid and eng.scope.git_root
+    s = eng.scope
+    no_root = Scope(s.type, s.key, s.worktree, None, s.branch, s.head_oid, s.git_dir)
+    assert merges.check(eng.conn, no_root, eng.now(), force=True) == merges.MergeCheck(False, eng.scope.head_oid)
+    unborn = Scope(s.type, s.key, s.worktree, s.git_root, s.branch, None, s.git_dir)
+    assert merges.check(eng.conn, unborn, eng.now(), force=True) == merges.MergeCheck(False, None)
+    assert eng.conn.execute("SELECT count(*) FROM scope_heads").fetchone()[0] == 0
 
 
 def test_merge_commit_brings_notes_home_labelled(repo: Repo, make_engine: Open, clock: Clock) -> None:

@@ -4,6 +4,7 @@ a reformat keeps a judgement, an edit to the function retires it, and a change t
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -110,3 +111,65 @@ def test_the_runner_scores_a_survivor_by_its_judged_change() -> None:
     assert runner.score(result, [entry])["not_killed"] == []
     moved = {**result, "survivor_changes": {name: {**mutants[target], "digest": "another"}}}
     assert runner.score(moved, [entry])["not_killed"] == [name]
+
+
+CLASS_SOURCE = """
+class Box:
+    def add(self, a, b):
+        return a + b
+
+
+def total(a, b):
+    return a + b
+"""
+
+
+def _checkout(tmp_path: Path, source: str, entries: list[dict[str, str]]) -> tuple[Path, Path]:
+    """A checkout holding `cortex_engine/m.py` and an equivalents file with these entries."""
+    (tmp_path / "cortex_engine").mkdir(exist_ok=True)
+    (tmp_path / "cortex_engine" / "m.py").write_text(source, encoding="utf-8")
+    record = tmp_path / "equivalent.json"
+    record.write_text(json.dumps({"equivalent": entries}), encoding="utf-8")
+    return tmp_path, record
+
+
+def test_the_quick_digest_is_the_one_a_mutant_is_judged_by(tmp_path: Path) -> None:
+    """`current_digest` reads the function (a method out of its class) without building mutants, and gives the
+    digest `mutants_of` gives: an entry judged on a run passes the quick check until its function is edited."""
+    keys = _keys()
+    mutants = keys.mutants_of(CLASS_SOURCE)
+    root, _ = _checkout(tmp_path, CLASS_SOURCE, [])
+    for function in ("xǁBoxǁadd", "x_total"):
+        judged_digest = next(m["digest"] for m in mutants.values() if m["function"] == function)
+        assert keys.current_digest(root, "cortex_engine.m", function) == judged_digest
+    assert keys.current_digest(root, "cortex_engine.m", "x_gone") is None
+
+
+def test_a_stale_entry_fails_the_check_and_an_awaited_module_s_is_listed_apart(tmp_path: Path) -> None:
+    """An entry whose function changed fails both checks (exit 1); one of a module under `AWAITING` is listed
+    under its own heading and does not fail; a current entry passes both."""
+    keys = _keys()
+    mutants = keys.mutants_of(CLASS_SOURCE)
+    target = next(m for m in mutants.values() if m["function"] == "x_total" and m["after"] == "return a - b")
+    current = {**_entry(target), "module": "cortex_engine.m"}
+    root, record = _checkout(tmp_path, CLASS_SOURCE, [current])
+    assert keys.stale(root, record) == [] and keys.check(root, record) == []
+    assert keys.report([], 1) == (["1 of 1 entries excuse exactly one mutant at this checkout"], 0)
+    edited = CLASS_SOURCE.replace("def total(a, b):\n", "def total(a, b):\n    a = abs(a)\n")
+    root, record = _checkout(tmp_path, edited, [current])
+    quick, whole = keys.stale(root, record), keys.check(root, record)
+    assert len(quick) == 1 and quick[0].startswith("cortex_engine.m.x_total: 'return a + b' -> 'return a - b'")
+    assert len(whole) == 1 and whole[0].endswith("excuses nothing now")
+    lines, code = keys.report(quick, 1)
+    assert code == 1 and lines[0] == quick[0]
+    awaited = quick[0].replace("cortex_engine.m.", "cortex_engine.query.retrieval.", 1)
+    lines, code = keys.report([awaited], 1)
+    assert code == 0 and lines[1] == f"  {awaited}" and "awaiting judgement" in lines[0]
+
+
+def test_every_judged_equivalent_is_judged_on_the_function_as_it_is() -> None:
+    """The record at this checkout: no entry outside `AWAITING` was judged on another version of its function
+    (`python bench/mutation_keys.py --check` rebuilds the mutants too: minutes, not part of the suite)."""
+    keys = _keys()
+    lines, code = keys.report(keys.stale(), len(keys.judged()))
+    assert code == 0, "\n".join(lines)

@@ -791,70 +791,42 @@ def test_a_note_of_the_same_time_as_a_stored_one_comes_after_it(engine: Engine, 
     assert result.contested == [uid(1), uid(3)] and result.superseded == [uid(2)]
 
 
-def test_two_intents_never_contest_the_newer_replaces_the_older(engine: Engine, tmp_path: Path) -> None:
-    scope = engine.scope.key
-    stored(
-        engine,
-        tmp_path,
-        line(
-            1,
-            scope=scope,
-            kind="intent",
-            subject="cache",
-            content="use redis for the cache",
-            timestamp="2026-08-01T10:00:00Z",
+@pytest.mark.parametrize(
+    ("stored_note", "incoming", "flags", "replaced"),
+    [
+        pytest.param(
+            ("intent", "use redis for the cache", "2026-08-01T10:00:00Z"),
+            ("intent", "do not use redis for the cache", "2026-08-01T11:00:00Z"),
+            {uid(1): ("superseded", 0), uid(2): ("active", 0)},
+            [uid(1)],
+            id="two_intents_never_contest_the_newer_replaces_the_older",
         ),
-    )
-    result = engine.import_file(
-        str(
-            export_file(
-                tmp_path,
-                line(
-                    2,
-                    scope=scope,
-                    kind="intent",
-                    subject="cache",
-                    content="do not use redis for the cache",
-                    timestamp="2026-08-01T11:00:00Z",
-                ),
-            )
-        )
-    )
-    assert flags_of(engine) == {uid(1): ("superseded", 0), uid(2): ("active", 0)}
-    assert result.contested == [] and result.superseded == [uid(1)]
-
-
-def test_an_intent_older_than_a_decision_never_contests_it(engine: Engine, tmp_path: Path) -> None:
-    scope = engine.scope.key
-    stored(
-        engine,
-        tmp_path,
-        line(
-            1,
-            scope=scope,
-            kind="decision",
-            subject="cache",
-            content="do not use redis for the cache",
-            timestamp="2026-08-01T11:00:00Z",
+        pytest.param(
+            ("decision", "do not use redis for the cache", "2026-08-01T11:00:00Z"),
+            ("intent", "use redis for the cache", "2026-08-01T10:00:00Z"),
+            {uid(1): ("active", 0), uid(2): ("active", 0)},
+            [],
+            id="an_intent_older_than_a_decision_never_contests_it",
         ),
-    )
-    result = engine.import_file(
-        str(
-            export_file(
-                tmp_path,
-                line(
-                    2,
-                    scope=scope,
-                    kind="intent",
-                    subject="cache",
-                    content="use redis for the cache",
-                    timestamp="2026-08-01T10:00:00Z",
-                ),
-            )
-        )
-    )
-    assert flags_of(engine) == {uid(1): ("active", 0), uid(2): ("active", 0)}
-    assert result.contested == [] and result.superseded == []
+    ],
+)
+def test_an_intent_never_contests_what_it_cannot_oppose(
+    engine: Engine,
+    tmp_path: Path,
+    stored_note: tuple[str, str, str],
+    incoming: tuple[str, str, str],
+    flags: dict[str, tuple[str, int]],
+    replaced: list[str],
+) -> None:
+    """An intent contests only a decision older than it; a newer intent of the same subject replaces an older."""
+    scope = engine.scope.key
+    kind, content, at = stored_note
+    stored(engine, tmp_path, line(1, scope=scope, kind=kind, subject="cache", content=content, timestamp=at))
+    kind, content, at = incoming
+    new = line(2, scope=scope, kind=kind, subject="cache", content=content, timestamp=at)
+    result = engine.import_file(str(export_file(tmp_path, new)))
+    assert flags_of(engine) == flags
+    assert result.contested == [] and result.superseded == replaced
 
 
 def test_an_intent_meets_a_decision_behind_an_older_intent_and_never_replaces_it(
@@ -1043,6 +1015,15 @@ def test_an_import_that_waits_for_review_writes_only_arrivals(
     # Nothing else is said of notes the import left as they were (where they are stored, how `--scope here` would
     # move them: it would not).
     assert again.render() == "Nothing changed: all 2 note(s) in in.jsonl are already in the store."
+
+
+def test_a_note_given_twice_waits_in_the_inbox_once(engine: Engine) -> None:
+    """The file readers refuse a repeated id, but the inbox does not lean on that: a note listed twice in one
+    batch is one arrival, and its second listing counts as present."""
+    twice = [incoming_under(engine.scope.key)[0]] * 2
+    result = transfer.hold_for_review(engine.conn, ImportResult("in.jsonl", "jsonl", 2), twice, NOW)
+    assert result.pending == [uid(0)] and result.present == 1
+    assert engine.conn.execute("SELECT count(*) FROM arrivals WHERE note_id=?", (uid(0),)).fetchone()[0] == 1
 
 
 def test_an_accepted_import_arrival_is_written_as_the_file_said(

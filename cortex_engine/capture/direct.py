@@ -32,7 +32,7 @@ def replay_transcript_failures(
         return 0
     done = 0
     with transaction(conn):
-        replayer = flush.Replayer(conn, now, home=str(folder.parent))
+        replayer = flush.Replayer(conn, turn_end=False, home=str(folder.parent))
         for entry in entries:
             use_id = entry["p"]["tool_use_id"]
             # A call the spool recorded either way (success or failure) is never recorded twice.
@@ -97,7 +97,7 @@ def log_event(
         "tool_response": response,
     }
     with transaction(conn):
-        replayer = flush.Replayer(conn, now)
+        replayer = flush.Replayer(conn, turn_end=False)
         done = replayer.replay({"p": payload}, iso(now))
         replayer.finish(iso(now))
     return done

@@ -292,20 +292,19 @@ class Replayer:
     def __init__(
         self,
         conn: sqlite3.Connection,
-        now: datetime,
         mutations: list[float] | None = None,
         *,
-        turn_end: bool = False,
+        turn_end: bool,
         home: str | None = None,
     ) -> None:
-        """Bind to a connection (a transaction must be open), the flush time, and the batch's mutation times.
+        """Bind to a connection (a transaction must be open) and the batch's mutation times.
 
-        Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible. `home` is the
-        worktree whose spool is replayed: a payload whose cwd is missing or not a directory belongs there (the
-        hook found that worktree by walking up from the cwd), not to whatever directory the flush runs in.
+        Only a turn-end flush sees a whole turn, so only it may certify a read as refund-eligible: every caller
+        says whether it is one. `home` is the worktree whose spool is replayed: a payload whose cwd is missing or
+        not a directory belongs there (the hook found that worktree by walking up from the cwd), not to whatever
+        directory the flush runs in.
         """
         self.conn = conn
-        self.now = now
         self.turn_end = turn_end
         self.home = home
         self._scopes: dict[str, Scope] = {}
@@ -700,7 +699,7 @@ def _process_claim(
         seen_at = iso(now)
         for isolated in (False, True):
             attempt = FlushResult()
-            replayer = Replayer(conn, now, mutations, turn_end=turn_end, home=home)
+            replayer = Replayer(conn, mutations, turn_end=turn_end, home=home)
             replayer.prime_scopes([entry for _, entry, _ in entries])
             blobs: list[str] = []
             try:

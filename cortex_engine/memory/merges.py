@@ -284,7 +284,7 @@ def _head_key(scope: Scope) -> str:
     return f"merge_checked:{scope.key}"
 
 
-def check(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = False) -> MergeCheck:
+def check(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool) -> MergeCheck:
     """Promote every merged branch's notes into this branch's scope, when HEAD moved since the last check."""
     if scope.type != "branch" or not scope.head_oid or not scope.git_root:
         return MergeCheck(False, scope.head_oid)
@@ -298,10 +298,9 @@ def check(conn: sqlite3.Connection, scope: Scope, now: str, *, force: bool = Fal
     merged: dict[str, str] = {}
     promoted: list[Promotion] = []
     if pending:
-        by_branch: dict[str, list[sqlite3.Row]] = {}
-        for note in pending:
-            by_branch.setdefault(branch_of(note["scope_key"]) or "", []).append(note)
-        merged = _merged_branches(conn, scope, set(by_branch), before, now)
+        # the branches the candidates were written on (`_candidates` keeps only notes of a named branch)
+        branches = {name for note in pending if (name := branch_of(note["scope_key"]))}
+        merged = _merged_branches(conn, scope, branches, before, now)
         chosen = [n for n in pending if branch_of(n["scope_key"]) in merged]
         promoted = _promote(conn, scope, chosen, merged, now)
     with transaction(conn):

@@ -373,7 +373,7 @@ def write_note(
             "scope_key": scope.key,
             "timestamp": now,
             "kind": kind,
-            "subject": clean_text(subject_n) if subject_n else subject_n,
+            "subject": subject_n,  # cleaned by `normalize_subject`
             "content": content,
             "alternatives": json.dumps(alts) if alts else None,
             "status": status,
@@ -407,7 +407,7 @@ def write_note(
             conn.execute(f"UPDATE sessions SET {column} WHERE id=?", (subject_n, session_id))
         for conflict in conflicts:
             _resync(conn, conflict.id, scope.type)
-        sync_note_item(conn, note, _scope_type_of(scope.key, scope.type), fresh=True)
+        sync_note_item(conn, note, scope.type, fresh=True)
         if record is not None:
             record(conn, note_id)
     return NoteWrite(note_id, item_id_for(note_id), kind, subject_n, content, now, tuple(conflicts), tuple(superseded))

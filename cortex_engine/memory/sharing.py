@@ -716,8 +716,6 @@ def _import(
     parsed: SharedDecision,
     previous: sqlite3.Row | None,
     now: str,
-    *,
-    dated: bool = False,
 ) -> str | None:
     """Write the file's decision (replacing the one its previous version wrote, audited) and record the file.
 
@@ -736,7 +734,7 @@ def _import(
     if previous is not None and previous["note_id"]:
         old = queries.note_row(conn, previous["note_id"])
     if old is not None and old["status"] == "active" and old["origin"] == ORIGIN:
-        _set_status(conn, scope, old["id"], "superseded")
+        _set_status(conn, old["id"], "superseded")
     if parsed.status in _RETIRED_STATUSES:
         # A file that says it no longer holds is recorded, not imported as live.
         with transaction(conn):
@@ -771,7 +769,7 @@ def _import(
         parsed.decision,
         parsed.subject,
         list(parsed.alternatives),
-        now if dated else _timestamp(parsed, now),
+        _timestamp(parsed, now),
         origin=ORIGIN,
         record=record,
     ).id
@@ -789,12 +787,12 @@ def accept_arrival(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row, now
         alternatives=tuple(alternatives_list(row["alternatives"])),
         status="accepted",
         date=None,
-        note_id=None,
     )
     previous = conn.execute(
         "SELECT * FROM shared_files WHERE scope_key=? AND path=?", (scope.key, row["path"])
     ).fetchone()
-    return _import(conn, scope, row["path"], row["blob_oid"], parsed, previous, min(row["timestamp"], now), dated=True)
+    # a decision with no date: `_timestamp` dates it `min(arrival, now)`
+    return _import(conn, scope, row["path"], row["blob_oid"], parsed, previous, min(row["timestamp"], now))
 
 
 def _record_file(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, note_id: str | None, now: str) -> None:
@@ -806,7 +804,7 @@ def _record_file(conn: sqlite3.Connection, scope: Scope, path: str, oid: str, no
     )
 
 
-def _set_status(conn: sqlite3.Connection, scope: Scope, note_id: str, status: str) -> None:
+def _set_status(conn: sqlite3.Connection, note_id: str, status: str) -> None:
     """Retire a shared decision: superseded, re-projected one tier cooler, still labelled shared; it leaves any
     contest it was a side of (`notes.retire`, the rule every write path shares)."""
     with transaction(conn):
@@ -818,7 +816,7 @@ def _retire(conn: sqlite3.Connection, scope: Scope, row: sqlite3.Row) -> None:
     if row["note_id"]:
         note = conn.execute("SELECT status, origin FROM notes WHERE id=?", (row["note_id"],)).fetchone()
         if note is not None and note["status"] == "active" and note["origin"] == ORIGIN:
-            _set_status(conn, scope, row["note_id"], "superseded")
+            _set_status(conn, row["note_id"], "superseded")
     with transaction(conn):
         conn.execute("DELETE FROM shared_files WHERE scope_key=? AND path=?", (scope.key, row["path"]))
 

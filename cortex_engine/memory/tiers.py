@@ -50,9 +50,7 @@ def _facts(row: sqlite3.Row) -> ItemFacts:
     )
 
 
-def refresh(
-    conn: sqlite3.Connection, scope_key: str, scope_keys: Sequence[str], now: datetime, *, force: bool = False
-) -> int:
+def refresh(conn: sqlite3.Connection, scope_key: str, scope_keys: Sequence[str], now: datetime, *, force: bool) -> int:
     """Re-derive hot/warm/cold for every item of `scope_keys` whose tier can have changed; returns how many did.
 
     A tier is a function of an item's columns and the clock, and the clock alone changes it only when the item's

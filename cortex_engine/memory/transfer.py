@@ -637,12 +637,8 @@ def _import_one(conn: sqlite3.Connection, note: Incoming, result: ImportResult) 
                 row["kind"] == "decision" if earlier else note.kind == "decision"
             ):
                 continue
-            verdict = (
-                contradiction.compare(row["content"], content)
-                if earlier
-                else contradiction.compare(content, row["content"])
-            )
-            if verdict is not None:
+            # `compare` finds a contradiction or not whichever side is the prior: the order is never asked
+            if contradiction.compare(row["content"], content) is not None:
                 opposed.append(row["id"])
         for row in rows:
             if (

@@ -33,8 +33,7 @@ def git(repo: str, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (
             ["git", "-C", repo, "-c", "core.quotepath=off", *args],
             input=stdin,
             capture_output=True,
-            text=True,
-            encoding="utf-8",
+            encoding="utf-8",  # text mode: an encoding alone makes subprocess decode
             errors="surrogateescape",
             timeout=_TIMEOUT,
             env={**os.environ, **_GIT_ENV},
