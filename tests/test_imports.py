@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import GIT_ENV, git
+from .conftest import GIT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,16 +94,10 @@ def _run_cli(argv: tuple[str, ...], watched: tuple[str, ...]) -> str:
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, object], str]:
+def fresh(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> dict[tuple[str, object], str]:
     """(probe, case) -> the last line the case printed in a fresh interpreter: every module import, the `--help`
-    check and each command path in a repository and a home of its own (a one-commit git repository on main)."""
+    check and each command path in a repository and a home of its own (a copy of the `repo` fixture's repository)."""
     base = tmp_path_factory.mktemp("fresh")
-    template = base / "template"
-    template.mkdir()
-    git(template, "init", "-q", "-b", "main")
-    (template / "README.md").write_text("# test\n", encoding="utf-8")
-    git(template, "add", "-A")
-    git(template, "commit", "-q", "-m", "init")
     help_code = (
         "import sys\nfrom cortex_engine.adapters import cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
@@ -122,7 +116,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, object], 
         home.mkdir(parents=True)
         cwd = base / f"case-{n}" / "repo"
         if in_repo:
-            shutil.copytree(template, cwd, symlinks=True)
+            shutil.copytree(repo_template, cwd, symlinks=True)
         else:
             cwd = ROOT
         args += [str(cwd), str(home), code]
