@@ -176,16 +176,28 @@ class Repo:
         return git(self.path, *args)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    """A git repository on branch main with one commit."""
-    path = tmp_path / "repo"
+@pytest.fixture(scope="session")
+def repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository on branch main with one commit (README.md), made once per test process under a home of its
+    own (no user's git config applies); each test's `repo` is a copy: copying costs about a quarter of `git init`,
+    `git add` and `git commit`, and the suite starts a repository for most of its tests."""
+    base = tmp_path_factory.mktemp("repo-template")
+    (base / "home").mkdir()
+    path = base / "repo"
     path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    r = Repo(path)
-    r.write("README.md", "# test\n")
-    r.commit("init")
-    return r
+    env = {**os.environ, **GIT_ENV, "HOME": str(base / "home")}
+    (path / "README.md").write_text("# test\n", encoding="utf-8")
+    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "--allow-empty", "-m", "init")):
+        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_template: Path) -> Repo:
+    """A git repository on branch main with one commit (a copy of `repo_template`)."""
+    path = tmp_path / "repo"
+    shutil.copytree(repo_template, path, symlinks=True)
+    return Repo(path)
 
 
 class Clock:

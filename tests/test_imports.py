@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import GIT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,95 +21,161 @@ HEAVY = ("textual", "mcp", "rich", "watchdog", "sqlite_utils", "numpy", "onnxrun
 """UI, protocol and admin libraries, and the semantic extra's encoder stack (only the server, `cortex embed` and a
 recall on a store with vectors load it)."""
 
+UNNEEDED = ("uuid", "platform", "logging", "secrets", "mcp_types")
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "cortex_engine",
-        "cortex_engine.adapters.cli",
-        "cortex_engine.engine",
-        "cortex_engine.query.messages",
-        "cortex_engine.ops.demo",
-        "cortex_engine.adapters.hookentry",
-        "cortex_engine.ops.evaluation",
-        "cortex_engine.memory.transfer",
-        "cortex_engine.ops.uninstall",
-        "cortex_engine.ops.plugin",
-        "cortex_engine.adapters.completion",
-        "cortex_engine.adapters.progress",
-        "cortex_engine.ops.doctor",
-        "cortex_engine.adapters.serve",
-        "cortex_engine.semantic.extra",
-    ],
+ENGINE_MODULES = (
+    "cortex_engine",
+    "cortex_engine.adapters.cli",
+    "cortex_engine.engine",
+    "cortex_engine.query.messages",
+    "cortex_engine.ops.demo",
+    "cortex_engine.adapters.hookentry",
+    "cortex_engine.ops.evaluation",
+    "cortex_engine.memory.transfer",
+    "cortex_engine.ops.uninstall",
+    "cortex_engine.ops.plugin",
+    "cortex_engine.adapters.completion",
+    "cortex_engine.adapters.progress",
+    "cortex_engine.ops.doctor",
+    "cortex_engine.adapters.serve",
+    "cortex_engine.semantic.extra",
 )
-def test_engine_imports_no_heavy_modules(module: str) -> None:
-    """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
-    code = f"import sys, {module}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == ""
+HOOK_PATHS = (("inject-header", "--quiet"), ("reflect", "--event", "prompt", "--prompt", "fix the bug"))
+HOOK_PATHS += (("flush-spool",), ("hook", "reflect-pre"))
+ONE_SHOT_PATHS = (("recall", "queue"), ("inject-header", "--quiet"), ("note", "--kind", "insight", "x"))
+DATACLASS_FREE_PATHS = (("recall", "queue"), ("inject-header", "--quiet"))
+
+FORKER = """
+import os, sys
+args = sys.argv[1:]
+for n in range(0, len(args), 3):
+    cwd, home, code = args[n : n + 3]
+    read, write = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.dup2(write, 1)
+        os.chdir(cwd)
+        os.environ.update(HOME=home, CORTEX_HOME=os.path.join(home, ".cortex"))
+        status = 0
+        try:
+            exec(code, {"__name__": "__main__"})
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            status = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode().strip().splitlines()
+    _, status = os.waitpid(pid, 0)
+    print(f"{status}\t{said[-1] if said else ''}", flush=True)
+"""
+"""Runs each case's code in a process of its own, forked from an interpreter that has imported nothing but what
+Python starts with: each case sees exactly the modules a fresh `python -c` would load, and the interpreter's
+start-up is paid once instead of once per case."""
 
 
-def test_cli_help_does_not_load_textual() -> None:
-    """`cortex --help` pays for no UI import."""
-    code = (
+def _probe(module: str) -> str:
+    """Code that imports `module` and prints which heavy libraries are loaded."""
+    return f"import sys, {module}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+
+
+def _run_cli(argv: tuple[str, ...], watched: tuple[str, ...]) -> str:
+    """Code that runs `cortex argv` with an empty stdin and prints `LOADED`, the watched modules loaded, the exit."""
+    return (
+        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
+        f"code = cli.main({list(argv)!r})\n"
+        f"print('LOADED', ' '.join(m for m in {watched!r} if m in sys.modules), code)"
+    )
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> dict[tuple[str, object], str]:
+    """(probe, case) -> the last line the case printed in a fresh interpreter: every module import, the `--help`
+    check and each command path in a repository and a home of its own (a copy of the `repo` fixture's repository)."""
+    base = tmp_path_factory.mktemp("fresh")
+    help_code = (
         "import sys\nfrom cortex_engine.adapters import cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('textual' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip().endswith("False")
+    cases: list[tuple[tuple[str, object], str, bool]] = [(("module", m), _probe(m), False) for m in ENGINE_MODULES]
+    cases.append((("help", None), help_code, False))
+    cases += [(("hook", argv), _run_cli(argv, HEAVY), True) for argv in HOOK_PATHS]
+    cases += [(("one-shot", argv), _run_cli(argv, UNNEEDED), True) for argv in ONE_SHOT_PATHS]
+    cases += [
+        (("dataclasses", argv), _run_cli(argv, ("dataclasses", "inspect")), True) for argv in DATACLASS_FREE_PATHS
+    ]
+    args: list[str] = []
+    for n, (_, code, in_repo) in enumerate(cases):
+        home = base / f"case-{n}" / "home"
+        home.mkdir(parents=True)
+        cwd = base / f"case-{n}" / "repo"
+        if in_repo:
+            shutil.copytree(repo_template, cwd, symlinks=True)
+        else:
+            cwd = ROOT
+        args += [str(cwd), str(home), code]
+    env = {key: value for key, value in os.environ.items() if key not in ("CLAUDECODE", "CORTEX_NOW")}
+    env.update(
+        GIT_ENV, CORTEX_SEMANTIC="0", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    )
+    done = subprocess.run([sys.executable, "-c", FORKER, *args], capture_output=True, text=True, env=env, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(cases), done.stderr
+    results = {}
+    for (key, _, _), line in zip(cases, lines, strict=True):
+        status, said = line.split("\t", 1)
+        assert status == "0", (key, done.stderr)
+        results[key] = said
+    return results
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["inject-header", "--quiet"],
-        ["reflect", "--event", "prompt", "--prompt", "fix the bug"],
-        ["flush-spool"],
-        ["hook", "reflect-pre"],
-    ],
-)
-def test_hook_paths_import_nothing_heavy(argv: list[str], repo) -> None:  # noqa: ANN001 - conftest fixture
+@pytest.mark.parametrize("module", ENGINE_MODULES)
+def test_engine_imports_no_heavy_modules(module: str, fresh: dict[tuple[str, object], str]) -> None:
+    """Importing the engine (or the CLI entry) loads none of the UI/protocol libraries."""
+    assert fresh[("module", module)].strip() == ""
+
+
+def test_cli_help_does_not_load_textual(fresh: dict[tuple[str, object], str]) -> None:
+    """`cortex --help` pays for no UI import."""
+    assert fresh[("help", None)].strip().endswith("False")
+
+
+@pytest.mark.parametrize("argv", HOOK_PATHS)
+def test_hook_paths_import_nothing_heavy(argv: tuple[str, ...], fresh: dict[tuple[str, object], str]) -> None:
     """The paths hooks run (inject-header, reflect, flush-spool, hook) load no UI, protocol or admin library."""
-    code = (
-        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
-        f"code = cli.main({argv!r})\n"
-        f"print('LOADED', ' '.join(m for m in {HEAVY!r} if m in sys.modules), code)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
-    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
+    assert fresh[("hook", argv)].strip() == "LOADED  0"
 
 
-UNNEEDED = ("uuid", "platform", "logging", "secrets", "mcp_types")
-
-
-@pytest.mark.parametrize(
-    "argv", [["recall", "queue"], ["inject-header", "--quiet"], ["note", "--kind", "insight", "x"]]
-)
-def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(argv: list[str], repo) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("argv", ONE_SHOT_PATHS)
+def test_one_shot_paths_skip_stdlib_modules_they_do_not_need(
+    argv: tuple[str, ...], fresh: dict[tuple[str, object], str]
+) -> None:
     """One-shot commands pay for no `uuid` (it imports `platform`), `logging` or `secrets` import."""
-    code = (
-        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
-        f"code = cli.main({argv!r})\n"
-        f"print('LOADED', ' '.join(m for m in {UNNEEDED!r} if m in sys.modules), code)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
-    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
+    assert fresh[("one-shot", argv)].strip() == "LOADED  0"
 
 
-@pytest.mark.parametrize("argv", [["recall", "queue"], ["inject-header", "--quiet"]])
-def test_recall_and_session_start_build_no_dataclasses(argv: list[str], repo) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("argv", DATACLASS_FREE_PATHS)
+def test_recall_and_session_start_build_no_dataclasses(
+    argv: tuple[str, ...], fresh: dict[tuple[str, object], str]
+) -> None:
     """`dataclasses` (and the `inspect`, `ast`, `dis` it imports) cost ~1 ms per class plus ~10 ms to load: the
     one-shot recall and SessionStart paths declare their value classes with `records.record` instead."""
-    code = (
-        "import sys, io\nfrom cortex_engine.adapters import cli\nsys.stdin = io.StringIO('')\n"
-        f"code = cli.main({argv!r})\n"
-        "print('LOADED', ' '.join(m for m in ('dataclasses', 'inspect') if m in sys.modules), code)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo.path)
-    assert done.stdout.strip().splitlines()[-1] == "LOADED  0"
+    assert fresh[("dataclasses", argv)].strip() == "LOADED  0"
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed once per run (the checks below walk the same files; none changes it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -> dict[str, set[str]]:
     """Module → the package modules it imports, at any depth (function-level and LazyModule imports count;
     `if TYPE_CHECKING:` blocks do not, they never run; their `else:` does)."""
@@ -148,7 +219,7 @@ def _import_graph(packages: tuple[str, ...] = ("cortex_engine", "cortex_tui")) -
                     add(f"cortex_engine.{child.args[0].value}")
                 walk(child)
 
-        walk(ast.parse(path.read_text(encoding="utf-8")))
+        walk(_parsed(path))
     return graph
 
 
@@ -241,7 +312,7 @@ def _external_imports(path: Path) -> set[str]:
                 found.add(child.module.split(".")[0])
             walk(child)
 
-    walk(ast.parse(path.read_text(encoding="utf-8")))
+    walk(_parsed(path))
     return found
 
 
@@ -341,7 +412,7 @@ def test_the_labels_are_spelled_in_one_module() -> None:
     for path in sources:
         if path.name == "labels.py":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _parsed(path)
         docstrings = {
             id(node.body[0].value)
             for node in ast.walk(tree)
@@ -490,10 +561,12 @@ def test_the_stage_table_names_every_module_of_its_folder() -> None:
 _IDENT = r"[A-Za-z_]\w*"
 
 
+@functools.cache
 def _top_level(path: Path) -> dict[str, ast.AST]:
-    """A module's top-level names (functions, classes, assignments, imports) and what defines each."""
+    """A module's top-level names (functions, classes, assignments, imports) and what defines each (parsed once per
+    run: the checks ask for the same modules many times)."""
     names: dict[str, ast.AST] = {}
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _parsed(path).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names[node.name] = node
         elif isinstance(node, ast.Assign):
@@ -534,6 +607,16 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
+@functools.cache
+def _source_words() -> str:
+    """Every source, JSON table, hook script and pyproject.toml as one text (read once per run)."""
+    return " ".join(
+        p.read_text(encoding="utf-8")
+        for pattern in ("cortex_engine/**/*.py", "cortex_engine/**/*.json", "cortex_tui/**/*.py", "hooks/*.sh")
+        for p in ROOT.glob(pattern)
+    ) + (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
 def _uncited(code: list[str], tests: list[str], sources: dict[str, Path]) -> list[str]:
     """What a rule row cites that does not exist: a `stage/module.name[.member]`, a `module.name`, a bare name
     defined nowhere near the module cited before it, a file; in the test column, a file or a `::test_` in it.
@@ -544,11 +627,7 @@ def _uncited(code: list[str], tests: list[str], sources: dict[str, Path]) -> lis
     stems: dict[str, list[Path]] = {}
     for path in sources.values():
         stems.setdefault(path.stem, []).append(path)
-    words = " ".join(
-        p.read_text(encoding="utf-8")
-        for pattern in ("cortex_engine/**/*.py", "cortex_engine/**/*.json", "cortex_tui/**/*.py", "hooks/*.sh")
-        for p in ROOT.glob(pattern)
-    ) + (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    words = _source_words()
     last: Path | None = None
     for token in code:
         dotted = re.fullmatch(rf"((?:{_IDENT}/)+{_IDENT})(?:\.({_IDENT}(?:\.{_IDENT})*))?", token)

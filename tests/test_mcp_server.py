@@ -20,7 +20,7 @@ from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.engine import describe_store
 from cortex_engine.query.route import ROUTE
 
-from .conftest import Repo
+from .conftest import Repo, run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = "2026-08-02T18:00:00Z"
@@ -577,15 +577,9 @@ def test_recall_and_state_carry_their_items_as_structured_content_beside_the_sam
 
     out, stray = serve(repo, tmp_path, script)
     assert stray == []
-    cli = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "recall", "--peek", "--budget", "300", "queue engine"],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)},
-        check=True,
-    )
-    assert text(out["recall"]) == cli.stdout.rstrip("\n")
+    cli = run_in_process(repo.path, ["recall", "--peek", "--budget", "300", "queue engine"], {"CORTEX_NOW": NOW})
+    assert cli.code == 0, cli.err
+    assert text(out["recall"]) == cli.out.rstrip("\n")
     for name in ("recall", "state"):
         result = out[name]
         data = result.structured_content
@@ -644,23 +638,10 @@ def test_an_early_recall_is_answered_without_the_sdk_exactly_as_the_sdk_answers_
     loaded: byte for byte the line the SDK sends for the same call on the same store, booked once; with an SDK that
     cannot even be imported, that first answer still comes."""
     for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "cortex_engine.adapters.cli",
-                "note",
-                "--kind",
-                "decision",
-                "--subject",
-                "queue engine",
-                content,
-            ],
-            cwd=repo.path,
-            env={**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)},
-            check=True,
-            capture_output=True,
+        noted = run_in_process(
+            repo.path, ["note", "--kind", "decision", "--subject", "queue engine", content], {"CORTEX_NOW": NOW}
         )
+        assert noted.code == 0, noted.err
     calls = [
         {"name": "cortex_recall", "arguments": {"topic": "queue engine", "budget": 300}},
         {"name": "cortex_state", "arguments": {}},

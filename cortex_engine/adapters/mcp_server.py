@@ -633,7 +633,9 @@ def _answer_in_session(lowlevel: Any, version: str, request: dict[str, Any]) -> 
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, **request},
         ]
-        async with anyio.create_task_group() as group:
+        # The streams are closed on the way out (after the session is cancelled): left to the collector, each
+        # would warn that it was never closed.
+        async with send, inbound, outbound, receive, anyio.create_task_group() as group:
             group.start_soon(lowlevel.run, inbound, outbound, lowlevel.create_initialization_options())
             for line in lines:
                 await send.send(SessionMessage(types.jsonrpc_message_adapter.validate_python(line)))

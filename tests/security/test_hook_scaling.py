@@ -1,9 +1,10 @@
 """The capture and substitution hooks are linear in the payload, and back off when the store refuses.
 
 Bash's `${payload//$'\n'/}` made pretty-printed JSON quadratic: 200 KB with 40,000 line breaks took 12 s and
-1.25 MB never finished. Each shape of payload must now pass through a hook in time linear in its size: 10 MB
-costs the hook at most GROWTH times the CPU of 1 MB (a growth, never a wall-clock bound; the absolute
-figure, `capture_hook_ms`, is kept in bench/).
+1.25 MB never finished. Each shape of payload must now pass through a hook in time linear in its size: ten times
+the payload (LARGE against SMALL) costs the hook at most GROWTH times the CPU (a growth, never a wall-clock bound;
+the absolute figure, `capture_hook_ms`, is kept in bench/). SMALL is already more than twice the payload that took the
+quadratic hook 12 s.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ from ..install_helpers import cortex, cortex_bin
 from ..test_capture import run_hook
 from .test_runtime_folder import session_start
 
-MB1, MB10 = 1024 * 1024, 10 * 1024 * 1024
+SMALL, LARGE = 512 * 1024, 5 * 1024 * 1024
 GROWTH = 30
-"""How much more CPU a hook may spend on 10 MB than on 1 MB: linear work is under 10x (plus noise), quadratic
-work (the bug) is 100x."""
+"""How much more CPU a hook may spend on LARGE than on SMALL (ten times the bytes): linear work is under 10x (plus
+noise), quadratic work (the bug) is 100x."""
 
 
-def shaped(kind: str, cwd: Path, size: int = MB10) -> str:
+def shaped(kind: str, cwd: Path, size: int = LARGE) -> str:
     """A PostToolUse payload of about `size` bytes of one shape, as the host would send it."""
     base = {
         "session_id": "host-1",
@@ -42,7 +43,7 @@ def shaped(kind: str, cwd: Path, size: int = MB10) -> str:
         "tool_use_id": f"t-{kind}-{size}",
         "tool_input": {"file_path": str(cwd / "big.json")},
     }
-    if kind == "pretty":  # about 1.3 million line breaks in 10 MB
+    if kind == "pretty":  # about 650,000 line breaks in 5 MiB
         return json.dumps(
             {**base, "tool_response": {"items": [{"k": i, "v": "abc"} for i in range(size // 56)]}}, indent=2
         )
@@ -73,13 +74,13 @@ def live(repo: Repo) -> Repo:
 
 @pytest.mark.parametrize("kind", ["pretty", "crlf", "breaks", "multibyte"])
 def test_capture_hook_is_linear_in_a_payload_of_any_shape(live: Repo, tmp_path: Path, kind: str) -> None:
-    """1 MB then 10 MB: each lands whole (as one line of the same JSON), and 10 MB costs at most GROWTH x 1 MB."""
-    bodies = [shaped(kind, live.path, MB1), shaped(kind, live.path)]
+    """SMALL then LARGE: each lands whole (as one line of the same JSON), and LARGE costs at most GROWTH x SMALL."""
+    bodies = [shaped(kind, live.path, SMALL), shaped(kind, live.path)]
     path_env = tool_path(tmp_path / "hookbin")
     runs = [child_cpu(lambda body=body: run_hook("cortex-capture.sh", body, path_env)) for body in bodies]
     assert [(done.returncode, done.stdout) for done, _ in runs] == [(0, b""), (0, b"")]
     (_, small), (_, big) = runs
-    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for 10 MB against {small:.3f}s for 1 MB"
+    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for {LARGE} bytes against {small:.3f}s for {SMALL}"
     runtime = live.path / ".cortex"
     lines = (runtime / "spool.jsonl").read_text().splitlines()
     entries = [json.loads(line) for line in lines]
@@ -89,7 +90,7 @@ def test_capture_hook_is_linear_in_a_payload_of_any_shape(live: Repo, tmp_path: 
 
 @pytest.mark.parametrize("kind", ["pretty", "multibyte"])
 def test_substitution_hook_is_linear_in_a_huge_payload(live: Repo, tmp_path: Path, kind: str) -> None:
-    """A huge PreToolUse payload lets the Read run (prints nothing); 10 MB costs at most GROWTH x 1 MB."""
+    """A huge PreToolUse payload lets the Read run (prints nothing); LARGE costs at most GROWTH x SMALL."""
     assert cortex(live.path, "substitution", "on").code == 0
     path_env = tool_path(tmp_path / "hookbin")
     runs = [
@@ -100,11 +101,11 @@ def test_substitution_hook_is_linear_in_a_huge_payload(live: Repo, tmp_path: Pat
                 path_env,
             )
         )
-        for size in (MB1, MB10)
+        for size in (SMALL, LARGE)
     ]
     assert [(done.returncode, done.stdout) for done, _ in runs] == [(0, b""), (0, b"")]
     (_, small), (_, big) = runs
-    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for 10 MB against {small:.3f}s for 1 MB"
+    assert big <= GROWTH * small, f"{kind}: {big:.3f}s CPU for {LARGE} bytes against {small:.3f}s for {SMALL}"
 
 
 def test_refused_store_backs_off_and_caps_the_runtime_folder(live: Repo, tmp_path: Path) -> None:
