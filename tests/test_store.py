@@ -124,6 +124,21 @@ def test_migration_runs_forward_from_an_empty_versioned_store(repo: Repo, clock)
     engine.close()
 
 
+def test_a_store_stamped_older_than_its_tables_migrates_again_keeping_every_column(repo: Repo, clock) -> None:
+    """A version stamp set back one below its tables (by hand, or meta restored from an older copy) re-runs the last
+    migration: the column it adds is already there and stays, and the store opens at the current version."""
+    engine = Engine(repo.path, clock=clock)
+    kept = engine.note("insight", "the column added last survives a second migration").item_id
+    engine.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION - 1),))
+    engine.conn.commit()
+    engine.close()
+    again = Engine(repo.path, clock=clock)
+    assert again.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert "encoder" in {row[1] for row in again.conn.execute("PRAGMA table_info(item_vectors)")}
+    assert again.inspect_memory(kept).item["kind"] == "note:insight"
+    again.close()
+
+
 def test_every_transaction_goes_through_the_store_helper() -> None:
     """Only store.py opens, commits or rolls back a transaction; every other module uses `store.transaction`
     (a savepoint inside one is fine). Hand-rolled copies drifted: one rolled back with a bare ROLLBACK that

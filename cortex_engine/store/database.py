@@ -212,7 +212,8 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
             version = stored_version(conn)  # re-read under the write lock: another process may have migrated
             for script in MIGRATIONS[version:]:
                 for statement in statements(script):
-                    conn.execute(statement)
+                    if not _column_present(conn, statement):
+                        conn.execute(statement)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -228,6 +229,19 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
                 conn.execute("VACUUM")
         except sqlite3.OperationalError:
             pass  # another connection is reading: the freed pages are reused by later writes instead
+
+
+_ADD_COLUMN = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)
+
+
+def _column_present(conn: sqlite3.Connection, statement: str) -> bool:
+    """Whether `statement` adds a column its table already has: a store whose version stamp reads older than its
+    tables (set back by hand, or a copy restored over a newer one's meta) migrates again without failing on it."""
+    added = _ADD_COLUMN.match(statement)
+    if added is None:
+        return False
+    table, column = added.groups()
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 SchemaObject = tuple[str, str, str, str]
