@@ -145,7 +145,6 @@ def function_source(source: str, function: str) -> str | None:
 
 
 AWAITING: dict[str, str] = {
-    "cortex_engine.query.retrieval": "ranking and retrieval were being changed when the record was last judged",
     "cortex_engine.scope.freshness": "freshness was being changed when the record was last judged",
     "cortex_engine.scope.follow": "following a moved symbol was being changed when the record was last judged",
     "cortex_engine.scope.anchors": "anchoring was being changed when the record was last judged",

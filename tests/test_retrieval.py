@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from cortex_engine.base import records
+from cortex_engine.base.clock import iso
 from cortex_engine.engine import Engine
 from cortex_engine.memory.items import DEFAULT_KIND_WEIGHT, KIND_WEIGHTS
 from cortex_engine.query import retrieval, surfaces
@@ -426,6 +427,51 @@ def test_captured_evidence_repeated_word_for_word_is_one_candidate(engine: Engin
     assert len(repeated) == 1 and sorted(found) == sorted(["cmd:3", "cmd:4", "cmd:5", *notes, *repeated])
 
 
+def test_of_captured_evidence_repeated_word_for_word_the_more_important_then_the_newer_is_kept(
+    engine: Engine, clock: Clock
+) -> None:
+    """Repeats match the topic exactly alike, so the one kept is decided by the full-text order's tie-breaks: the
+    more important first, then the newer. Of the equally important pair the newer is stored second, so the store's
+    own order would keep the older."""
+    key = scope_id(engine.conn, engine.scope.key)
+    day, next_day = engine.now(), iso(clock.now + timedelta(days=1))
+    rows = [
+        ("cmd:a", "npm ci failed: lockfile drift", 0.9, day),
+        ("cmd:b", "npm ci failed: lockfile drift", 0.2, next_day),
+        ("cmd:c", "tox failed: lockfile drift", 0.5, day),
+        ("cmd:d", "tox failed: lockfile drift", 0.5, next_day),
+    ]
+    for item, text, importance, created in rows:  # one by one: each repeat gets the next rowid
+        engine.conn.execute(
+            "INSERT INTO memory_items(id, scope_type, scope_id, kind, subject, text, state, importance, created_at) "
+            "VALUES (?, 'branch', ?, 'command_run', 'ci', ?, 'warm', ?, ?)",
+            (item, key, text, importance, created),
+        )
+    engine.conn.commit()
+    clock.advance(days=2)
+    assert sorted(_ranked(engine._context(), "lockfile drift")) == ["cmd:a", "cmd:d"]
+
+
+def test_the_ranked_hits_of_any_pool_are_its_best_live_matches_whether_the_span_is_given_or_read(
+    engine: Engine,
+) -> None:
+    """`ranked_hits` reads the span itself when not given one, for a pool of any size (not only a multiple of
+    RANK_SPAN), and either way returns the best `pool` matches that are not archived, best first."""
+    ids = [engine.note("insight", f"pool timeout case {i:03d}").item_id for i in range(12)]
+    engine.conn.executemany("UPDATE memory_items SET state='archived' WHERE id=?", [(i,) for i in ids[::3]])
+    engine.conn.commit()
+    conn: sqlite3.Connection = engine.conn
+    archived = {r[0] for r in conn.execute("SELECT rowid FROM memory_items WHERE state='archived'")}
+    query = retrieval.fts_query(retrieval.tokenize_topic("pool timeout")) or ""
+    keys = engine._context().scope_keys
+    live = [h for h in retrieval.best_matches(conn, query, 100) if h[0] not in archived]
+    assert len(archived) == 4 and len(live) == 8
+    for pool in (1, 3, 5, 7, 8, 9):
+        span = retrieval.best_matches(conn, query, pool * retrieval.RANK_SPAN)
+        assert retrieval.ranked_hits(conn, query, keys, pool) == live[:pool]
+        assert retrieval.ranked_hits(conn, query, keys, pool, span) == live[:pool]
+
+
 def test_candidates_alike_in_everything_keep_their_full_text_order(engine: Engine) -> None:
     first = engine.note("insight", "the nightly export job timed out").item_id
     second = engine.note("insight", "the nightly export job timed out").item_id
@@ -648,9 +694,7 @@ def test_a_waiting_candidate_whose_best_case_ties_a_judged_one_is_judged_before_
             "SELECT ? AS id, 'insight' AS kind, 1 AS importance, ? AS created_at, 'project:x' AS scope_key",
             (item, created),
         ).fetchone()
-        return retrieval.Candidate(
-            row, None, Validation(), score=base + retrieval.TRUTH_MAX, base=base, checked=False, order=order
-        )
+        return retrieval.Candidate(row, None, Validation(), score=base + retrieval.TRUTH_MAX, base=base, order=order)
 
     fresh = Validation(refs=(RefVerdict("src/a.py", "file", "exists"),))
 
@@ -707,7 +751,6 @@ def test_fresh_references_earn_with_the_share_of_the_topic_the_item_says() -> No
             Validation(),
             score=base + retrieval.TRUTH_MAX,
             base=base,
-            checked=False,
             order=order,
             share=share,
         )

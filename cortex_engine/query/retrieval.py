@@ -258,8 +258,8 @@ def temporal_intent(topic: str) -> Intent:
 class Candidate:
     """A memory item under consideration, with its score parts.
 
-    `base` is the score without the reference-truth term; `score` adds it once the item's references were judged
-    (`checked`). A `Ranking` judges only the candidates it has to.
+    `base` is the score without the reference-truth term; `score` adds it once the item's references were judged.
+    A `Ranking` judges only the candidates it has to.
     """
 
     row: sqlite3.Row
@@ -267,7 +267,6 @@ class Candidate:
     validation: Validation
     score: float = 0.0
     base: float = 0.0
-    checked: bool = True
     order: int = 0
     lexical: float = 0.0
     kind_weight: float = 0.0
@@ -504,7 +503,7 @@ def rerank(
             if key in seen:
                 continue
             seen.add(key)
-        cand = Candidate(row, bm25, unjudged, checked=False, order=len(ranked))
+        cand = Candidate(row, bm25, unjudged, order=len(ranked))
         subject = (row["subject"] or "").lower()
         combined = subject + "\n" + text.lower()
         if content:
@@ -704,7 +703,6 @@ class Ranking:
             validations = self._validator.validate_many([(c.id, str(c.row["scope_key"])) for c in batch])
             for cand in batch:
                 cand.validation = validations[cand.id]
-                cand.checked = True
                 truth = cand.validation.ranking_score(self._historical)
                 if truth > 0:
                     # References that check out vouch for what the item says, so they earn with how much of the
