@@ -30,7 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 Cand = tuple[str, float, bool, tuple[int, float] | None, int]
 """(unit id, lexical score, found by full-text search, dense (rank, cosine) or None, rerank order)."""
-Scorer = Callable[[Cand, int | None], float | None]
+Scorer = Callable[[Cand, int | None, float], float | None]
+"""(candidate, its lexical rank or None, the query's background cosine: its BACKGROUND_RANK-th dense hit's) →
+its score, or None to drop it."""
 
 
 def watch() -> list[list[Any]]:
@@ -105,7 +107,7 @@ def locomo(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def commitlog(repo: Path) -> list[dict[str, Any]]:
+def commitlog(repo: Path, changelog: str = "CHANGES.md", stores: Path | None = None) -> list[dict[str, Any]]:
     """Every changelog query of the commit-log replay with its candidates."""
     import bench.commitlog as base
     import bench.dense as shared
@@ -120,11 +122,11 @@ def commitlog(repo: Path) -> list[dict[str, Any]]:
             by_pr.setdefault(pr, []).append(sha)
     units = [(sha, text, when) for sha, text, when, _ in log]
     text_of = {sha: text for sha, text, _ in units}
-    qa = [(q, [s for pr in prs for s in by_pr.get(pr, [])]) for q, prs in base.entries(repo, "CHANGES.md")]
+    qa = [(q, [s for pr in prs for s in by_pr.get(pr, [])]) for q, prs in base.entries(repo, changelog)]
     qa = [(q, gold) for q, gold in qa if gold]
     out = []
     with tempfile.TemporaryDirectory(prefix="fusion-") as tmp:
-        engine, ids, rowids = base.cortex_store(units, Path(tmp))
+        engine, ids, rowids = base.cortex_store(units, stores or Path(tmp))
         unit_vectors, _ = shared.embed_all([embed_text(None, t) for _, t, _ in units])
         question_vectors, _ = shared.embed_all([q for q, _ in qa])
         shared.store_vectors(
@@ -148,29 +150,50 @@ def ordered(cands: list[Cand], scorer: Scorer) -> list[str]:
     """The candidates a variant keeps, best first (rerank order breaks ties)."""
     lexical = sorted((c for c in cands if c[2]), key=lambda c: (-c[1], c[4]))
     rank = {c[0]: i for i, c in enumerate(lexical, 1)}
-    scored = [(s, c) for c in cands if (s := scorer(c, rank.get(c[0]))) is not None]
+    cosines = sorted((c[3][1] for c in cands if c[3] is not None), reverse=True)
+    background = cosines[BACKGROUND_RANK - 1] if len(cosines) >= BACKGROUND_RANK else 0.0
+    scored = [(s, c) for c in cands if (s := scorer(c, rank.get(c[0]), background)) is not None]
     return [c[0] for s, c in sorted(scored, key=lambda sc: (-sc[0], sc[1][4]))]
 
 
-def lexical_only(c: Cand, rank: int | None) -> float | None:
+BACKGROUND_RANK = 20
+"""As `retrieval.BACKGROUND_RANK`: the dense hit that stands for a query's background similarity."""
+
+
+def lexical_only(c: Cand, rank: int | None, background: float) -> float | None:
     """The lexical rerank's order, dense-only candidates dropped."""
     return None if rank is None else -rank
 
 
 def rrf(weight: float, k: int = 60) -> Scorer:
     """Reciprocal rank fusion, the dense rank weighted."""
-    return lambda c, rank: (0.0 if rank is None else 1 / (k + rank)) + (0.0 if c[3] is None else weight / (k + c[3][0]))
+    return lambda c, rank, _: (
+        (0.0 if rank is None else 1 / (k + rank)) + (0.0 if c[3] is None else weight / (k + c[3][0]))
+    )
 
 
 def feature(weight: float, floor: float = 0.2) -> Scorer:
     """The cosine above `floor` as a rerank feature."""
-    return lambda c, rank: c[1] + (0.0 if c[3] is None else weight * (c[3][1] - floor))
+    return lambda c, rank, _: c[1] + (0.0 if c[3] is None else weight * (c[3][1] - floor))
+
+
+def above_background(weight: float, share: float = 1.0, floor: float = 0.2) -> Scorer:
+    """The cosine above the query's background as a rerank feature: only what stands out of the topic's neighbours
+    earns (`share` of the way from the floor to the background: 1 the background itself, 0.5 halfway)."""
+
+    def score(c: Cand, rank: int | None, background: float) -> float:
+        above = floor + share * max(0.0, background - floor)
+        return c[1] + (0.0 if c[3] is None else weight * max(0.0, c[3][1] - above))
+
+    return score
 
 
 VARIANTS: dict[str, Scorer] = {
     "lexical": lexical_only,
     **{f"rrf dense x{w}": rrf(w) for w in (1.0, 0.5, 0.35, 0.25)},
     **{f"cosine feature {w:g}": feature(w) for w in (4.0, 8.0, 12.0, 14.0, 16.0, 20.0)},
+    **{f"above background {w:g}": above_background(w) for w in (14.0, 20.0, 28.0)},
+    **{f"above mid-background {w:g}": above_background(w, 0.5) for w in (14.0, 20.0)},
 }
 
 
@@ -201,6 +224,8 @@ def main() -> int:
     parser.add_argument("set", choices=["locomo", "commitlog"])
     parser.add_argument("--data", type=Path)
     parser.add_argument("--repo", type=Path)
+    parser.add_argument("--changelog", default="CHANGES.md", help="commitlog: the changelog's path in the repository")
+    parser.add_argument("--stores", type=Path, help="commitlog: a store built by bench/commitlog.py --stores, reused")
     args = parser.parse_args()
     if args.set == "locomo":
         import bench.locomo as base
@@ -209,7 +234,7 @@ def main() -> int:
     else:
         if args.repo is None:
             parser.error("commitlog needs --repo")
-        queries = commitlog(args.repo)
+        queries = commitlog(args.repo, args.changelog, args.stores)
     print(table(queries))
     return 0
 

@@ -269,7 +269,8 @@ def test_a_topic_s_terms_are_its_meaningful_words_and_compounds_once_each(engine
         ("x9", "x9", False),
     ]
     engine.note("insight", "flush_spool retries twice")
-    assert engine.recall("The FLUSH_spool flush", book=False).query == '"flush spool" OR "flush"'
+    # the identifier's words follow it as alternatives (`compound_parts`), each term once
+    assert engine.recall("The FLUSH_spool flush", book=False).query == '"flush spool" OR "flush" OR "spool"'
     assert retrieval.tokenize_topic("") == [] and retrieval.fts_query([]) is None
     assert retrieval.fts_query(retrieval.tokenize_topic('say "hi" now')) == '"say" OR "hi" OR "now"'
 
@@ -720,16 +721,61 @@ def test_a_qualified_name_also_matches_by_its_own_last_part(engine: Engine) -> N
     """`httpx.HTTPStatusError` is found where the text says `HTTPStatusError` (text names a thing without its
     module as often as with it); a path or a file name keeps matching only whole (`pool.ts` does not match `ts`)."""
     named = engine.note("insight", "raise HTTPStatusError from raise_for_status").item_id
-    engine.note("insight", "the status page lists every error")
+    apart = engine.note("insight", "the status page lists every error").item_id  # its words apart: ranked below
     tokens = retrieval.tokenize_topic("httpx.HTTPStatusError src/db/pool.ts pool.ts")
     assert [(t.raw, t.name) for t in tokens] == [
         ("httpx httpstatuserror", "httpstatuserror"),
         ("src db pool ts", None),
         ("pool ts", None),
     ]
-    assert [c.id for c in surfaces.ranked(engine._context(), "httpx.HTTPStatusError", 8)[2]] == [named]
+    assert [c.id for c in surfaces.ranked(engine._context(), "httpx.HTTPStatusError", 8)[2]] == [named, apart]
     weights = retrieval.term_weights(engine.conn, tokens[:1])
     assert retrieval.coverage(tokens[:1], weights, "raise httpstatuserror now") == 1.0
+
+
+def test_an_identifier_s_words_are_its_parts_a_path_or_file_name_has_none() -> None:
+    """Dots, underscores, hyphens, slashes and case changes part an identifier's words; a path to a file, a URL, a
+    file name and a version stay whole (the path topics' exactness); one-letter and function words are no part."""
+    parts = {
+        t.raw: t.parts
+        for t in retrieval.tokenize_topic(
+            "url.params maybe_install_uvloop CamelCase HTTPStatusError HTTP/2 request/response for-loops search_v2 "
+            "src/db/pool.ts pool.ts www.example.com/a 0.23.2 SOCKS5 plain"
+        )
+    }
+    assert parts == {
+        "url params": ("url", "params"),
+        "maybe install uvloop": ("maybe", "install", "uvloop"),
+        "camelcase": ("camel", "case"),
+        "httpstatuserror": ("http", "status", "error"),
+        "http 2": ("http",),
+        "request response": ("request", "response"),
+        "for loops": ("loops",),
+        "search v2": ("search", "v2"),
+        "src db pool ts": (),
+        "pool ts": (),
+        "www example com a": (),
+        "0 23 2": (),
+        "socks5": (),
+        "plain": (),
+    }
+
+
+def test_an_identifier_finds_what_says_its_words_apart_below_what_names_it_whole(engine: Engine) -> None:
+    """`maybe_install_uvloop` finds the note that says "install uvloop" (matched whole only, it found nothing), and
+    `FunctionAuth` the one that says "function auth"; the note naming the identifier still ranks first, and a
+    word's part credit is at most PART_SHARE of the term."""
+    whole = engine.note("insight", "maybe_install_uvloop runs on import").item_id
+    apart = engine.note("insight", "install uvloop only when the event loop is created").item_id
+    engine.note("insight", "the import order of the plugins")
+    assert [c.id for c in surfaces.ranked(engine._context(), "maybe_install_uvloop", 8)[2]] == [whole, apart]
+    camel = engine.note("insight", "the function auth flow signs each request").item_id
+    assert [c.id for c in surfaces.ranked(engine._context(), "FunctionAuth", 8)[2]] == [camel]
+    tokens = retrieval.tokenize_topic("maybe_install_uvloop")
+    weights = {"maybe install uvloop": 4.0, "maybe": 1.0, "install": 1.0, "uvloop": 2.0}
+    assert retrieval.coverage(tokens, weights, "Maybe_Install_UVLoop") == 1.0
+    assert retrieval.coverage(tokens, weights, "installs uvloop") == pytest.approx(retrieval.PART_SHARE * 3 / 4)
+    assert retrieval.coverage(tokens, weights, "loop installer") == 0.0
 
 
 def test_fresh_references_earn_with_the_share_of_the_topic_the_item_says() -> None:
