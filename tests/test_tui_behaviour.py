@@ -2,7 +2,8 @@
 
 Each test seeds its own demo store (they write), runs the app headless with a frozen clock, and checks what the
 engine holds once the keys are pressed: a contest resolved, an edit audited, a spoofed edit refused, a delete done
-only after confirming, an external write appearing live, and a never-seen repository left without a store.
+only after confirming, and a never-seen repository left without a store. (An external write appearing live, no
+key pressed, is checked in test_tui_changed_world.py with the other live updates.)
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path, monkeypa
     both: they are copied from a template seeded once)."""
     monkeypatch.setenv("CORTEX_NOW", NOW_ISO)
     return fresh_demo(tmp_path_factory, isolated_home / ".cortex")
+
+
+SMALL = (80, 24)
+"""The smallest terminal the app is laid out for: the size of a test that reads state, not layout (a frame costs in
+proportion to its cells)."""
 
 
 def engine_for(repo: Path) -> Engine:
@@ -104,7 +110,7 @@ def test_resolve_keep_one_side_supersedes_the_other(demo: Path) -> None:
         assert not isinstance(app.screen, ResolveDialog)
         assert app.screen.query_one(ContestsPane).contests == []
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
     sides = spool_notes(demo)
     assert (sides[FLUSH]["status"], sides[FLUSH]["conflict"]) == ("active", 0)
     assert (sides[NO_FLUSH]["status"], sides[NO_FLUSH]["conflict"]) == ("superseded", 0)
@@ -126,7 +132,7 @@ def test_resolve_both_with_a_replacement(demo: Path) -> None:
         await pilot.click("#resolve-all")
         await settle(pilot)
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {
         FLUSH: ("superseded", 0),
@@ -183,7 +189,7 @@ def test_a_cancelled_resolve_a_refused_edit_and_revalidate_change_nothing(demo: 
         before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[
             0
         ]
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
     assert {r["conflict"] for r in spool_notes(demo).values()} == {1}
     assert ("information", "Resolve", "Contest left open: nothing was changed.") in notes
     assert [(sev, title) for sev, title, _ in notes if sev == "error"] == [("error", "Edit refused: spoofed_trailer")]
@@ -252,7 +258,7 @@ def test_edit_is_saved_through_the_audited_edit_and_delete_happens_only_after_co
         assert not isinstance(app.screen, DeleteDialog)
         assert target not in app.screen.query_one(MemoryBrowser).rows
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
     with engine_for(demo) as engine:
         result = engine.inspect_memory(_note_item(demo, "store reads"))
     assert result.item["text"].startswith(f"intent: {new}")
@@ -268,25 +274,6 @@ def test_edit_is_saved_through_the_audited_edit_and_delete_happens_only_after_co
     assert [row["operation"] for row in audit] == ["delete"]
     titles = [title for _, title, _ in notes]
     assert titles.index("Delete") < titles.index("Memory deleted (audited)")
-
-
-def test_an_external_write_appears_without_a_key(demo: Path) -> None:
-    """Another engine writes a contest; the overview shows it within a bounded wait, no key pressed."""
-    from cortex_tui.widgets.contests_pane import ContestsPane
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        pane = app.screen.query_one(ContestsPane)
-        assert [c["subject"] for c in pane.contests] == ["spool flush policy"]
-        with engine_for(demo) as other:
-            other.note("decision", "use sqlite for the ledger", "ledger store")
-            other.note("decision", "do not use sqlite for the ledger", "ledger store")
-        for _ in range(100):  # bounded: at most ~5 s for a change that should take well under one
-            if len(pane.contests) == 2:
-                break
-            await pilot.pause(0.05)
-        assert sorted(c["subject"] for c in pane.contests) == ["ledger store", "spool flush policy"]
-
-    drive(demo, steps, live=True)
 
 
 def test_a_never_seen_repository_gets_no_store_until_a_session_starts(repo: Repo) -> None:
@@ -311,7 +298,7 @@ def test_a_never_seen_repository_gets_no_store_until_a_session_starts(repo: Repo
         assert isinstance(app.screen, MainScreen)
         assert app.snapshot.status["items"] >= 1
 
-    drive(repo.path, steps, live=True)
+    drive(repo.path, steps, live=True, size=SMALL)
 
 
 def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
@@ -333,7 +320,7 @@ def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
         await settle(pilot)
         assert isinstance(app.screen, StateScreen)
 
-    drive(repo.path, steps)
+    drive(repo.path, steps, size=SMALL)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
     conn.close()
@@ -373,7 +360,7 @@ def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path)
         assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
         assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def test_hook_detection_reads_settings_only(tmp_path: Path, repo: Repo) -> None:
