@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive, engine_for  # noqa: F401 - `demo` is a fixture
+from .test_tui_behaviour import SMALL, demo, drive, engine_for  # noqa: F401 - `demo` is a fixture
 from .test_tui_snapshots import settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -83,7 +83,7 @@ def test_memory_table_narrows_by_label_and_text_and_sorts(demo: Path) -> None:  
         kinds = [table.get_row(key)[0].plain for key in browser.rows]
         assert kinds == sorted(kinds)
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def _ids_of(repo: Path, subject: str) -> list[str]:
@@ -156,7 +156,7 @@ def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> No
         await settle(pilot)
         assert "no longer stored" in str(app.screen.query_one("#session-summary", Static).render())
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> None:  # noqa: ANN001
@@ -238,7 +238,7 @@ def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(de
         await settle(pilot)
         assert (len(contests.unseen), len(fresh.unseen)) == (0, 0)
 
-    drive(demo, steps)
+    drive(demo, steps)  # the full size: it checks what is drawn, and what is not
 
 
 def test_filter_commands_from_another_tab_show_the_memory_tab_and_a_search_hit_clears_the_filters(
@@ -275,7 +275,7 @@ def test_filter_commands_from_another_tab_show_the_memory_tab_and_a_search_hit_c
         assert (browser.label, browser.text, browser.sort) == (None, "", ("created", False))
         assert browser.highlighted_id() == hidden
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_search_hint(
@@ -324,7 +324,7 @@ def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_se
         shown = app.screen.query_one("#search-hint", Static)
         hint["text"], hint["room"] = str(shown.render()), shown.content_region.width
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
     assert "open contest" in lines[120][1] and "session" in lines[120][1]
     identity, health = lines[56]
     assert "worktree" not in identity and "⎇ main" in identity
