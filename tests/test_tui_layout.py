@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive  # noqa: F401
+from .test_tui_behaviour import SMALL, demo, drive  # noqa: F401
 from .test_tui_snapshots import NOW, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -155,14 +155,25 @@ def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo:
         assert pane.has_focus_within
         assert pane.styles.border_top[1] == Color.parse(variables["error"])
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
     assert not settings_path(None).exists()  # opening the app (and moving focus) writes no setting
 
 
-def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
+def test_the_theme_chosen_is_remembered_and_letter_keys_confirm_a_delete_and_copy_an_id(
+    demo: Path,  # noqa: F811
+) -> None:
     """A theme picked in the palette is the theme of the next start (that opening the app alone writes no setting is
-    checked with the contrast of highlighted labels)."""
+    checked with the contrast of highlighted labels).
+
+    In that next start: `y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the
+    Delete button."""
     from cortex_tui.data.view_settings import settings_path
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    from .test_tui_snapshots import highlight
+
+    copied: list[str] = []
 
     async def pick(app, pilot, notes) -> None:  # noqa: ANN001
         assert app.theme == "textual-dark"
@@ -172,21 +183,6 @@ def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
     async def check(app, pilot, notes) -> None:  # noqa: ANN001
         assert app.theme == "nord"
 
-    assert not settings_path(None).exists()
-    drive(demo, pick)
-    drive(demo, check)
-
-
-def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noqa: F811
-    """`y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the Delete button."""
-    from cortex_tui.dialogs.delete_dialog import DeleteDialog
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    from .test_tui_snapshots import highlight
-
-    copied: list[str] = []
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         app.copy_to_clipboard = copied.append
         await pilot.press("2")
         await settle(pilot)
@@ -202,7 +198,9 @@ def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noq
         assert copied == [target.split(":")[-1][:8]]  # the id shown, not the table it lives in
         assert target not in app.screen.query_one(MemoryBrowser).rows
 
-    notes = drive(demo, steps)
+    assert not settings_path(None).exists()
+    drive(demo, pick, size=SMALL)
+    notes = drive(demo, check, size=SMALL)
     assert any(title == "Memory deleted (audited)" for _, title, _ in notes)
 
 
