@@ -147,15 +147,51 @@ def _note_item(repo: Path, subject: str) -> str:
     return f"notes:{row['id']}"
 
 
-def test_a_cancelled_resolve_a_refused_edit_and_revalidate_change_nothing(demo: Path) -> None:
-    """Escape leaves the contest open, and says so. An edit whose last line is shaped like a trailer is refused: the
-    dialog stays open with the reason; the store is untouched. v re-checks every reference (nothing persisted) and
-    says what it found. (One app walks the three: none of them changes the store.)"""
+def test_the_palette_lists_every_key_and_a_cancelled_resolve_a_refused_edit_and_revalidate_change_nothing(
+    demo: Path,
+) -> None:
+    """The palette offers resolve, edit, delete, search, re-validate, refresh, help and quit. It matched titles only
+    ("stale" found nothing). It and the help dialog are read from the bindings, so every documented key of the screen
+    is in both.
+
+    Then, in the same app: escape leaves the contest open, and says so. An edit whose last line is shaped like a
+    trailer is refused: the dialog stays open with the reason; the store is untouched. v re-checks every reference
+    (nothing persisted) and says what it found. (None of these changes the store.)"""
     from textual.widgets import Static, TextArea
 
     from cortex_tui.dialogs.edit_dialog import EditDialog
+    from cortex_tui.keys import Key, help_rows, label, screen_keys
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        found: set[str] = set()
+        for provider_type in app.COMMANDS:
+            provider_class = provider_type if isinstance(provider_type, type) else provider_type()
+            provider = provider_class(app.screen)
+            found |= {str(hit.text or hit.match_display) async for hit in provider.search("stale")}
+        assert {"Re-validate freshness", "Show overview", "Filter memory by label"} <= found
+        keys = screen_keys(app.screen)
+        assert all(isinstance(b, Key) and b.tooltip for b in type(app.screen).BINDINGS)  # each key documents itself
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {
+            "Resolve contest",
+            "Edit memory",
+            "Delete memory",
+            "Search memory",
+            "Re-validate freshness",
+            "Refresh",
+            "Help",
+            "Quit",
+        } <= titles
+        assert {k.title for k in keys if k.title and not k.live_only} <= titles
+        assert {"Copy id", "Next page", "Reverse sort"} <= titles and "Inbox" not in titles  # nothing waits
+        await pilot.press("question_mark")
+        await settle(pilot)
+        shown = {str(s.render()) for s in app.screen.query(".help-key")}
+        assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
+        assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
+        await pilot.press("escape")  # the help dialog closes
+        await settle(pilot)
+
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("escape")
@@ -324,43 +360,6 @@ def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
     conn.close()
-
-
-def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path) -> None:
-    """The palette offers resolve, edit, delete, search, re-validate, refresh, help and quit. It matched titles only
-    ("stale" found nothing). It and the help dialog are read from the bindings, so every documented key of the screen
-    is in both."""
-    from cortex_tui.keys import Key, help_rows, label, screen_keys
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        found: set[str] = set()
-        for provider_type in app.COMMANDS:
-            provider_class = provider_type if isinstance(provider_type, type) else provider_type()
-            provider = provider_class(app.screen)
-            found |= {str(hit.text or hit.match_display) async for hit in provider.search("stale")}
-        assert {"Re-validate freshness", "Show overview", "Filter memory by label"} <= found
-        keys = screen_keys(app.screen)
-        assert all(isinstance(b, Key) and b.tooltip for b in type(app.screen).BINDINGS)  # each key documents itself
-        titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {
-            "Resolve contest",
-            "Edit memory",
-            "Delete memory",
-            "Search memory",
-            "Re-validate freshness",
-            "Refresh",
-            "Help",
-            "Quit",
-        } <= titles
-        assert {k.title for k in keys if k.title and not k.live_only} <= titles
-        assert {"Copy id", "Next page", "Reverse sort"} <= titles and "Inbox" not in titles  # nothing waits
-        await pilot.press("question_mark")
-        await settle(pilot)
-        shown = {str(s.render()) for s in app.screen.query(".help-key")}
-        assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
-        assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
-
-    drive(demo, steps, size=SMALL)
 
 
 def test_hook_detection_reads_settings_only(tmp_path: Path, repo: Repo) -> None:
