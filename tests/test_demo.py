@@ -57,17 +57,31 @@ def test_demo_refuses_a_foreign_directory(tmp_path: Path) -> None:
     assert (foreign / "keep.txt").read_text() == "precious"
 
 
-def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Real git history (two branches, a rename, a deletion) and every kind of record the operator view shows."""
+def test_demo_history_and_store_are_deterministic_under_cortex_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real git history (two branches, a rename, a deletion) and every kind of record the operator view shows; two
+    seeds with the same CORTEX_NOW give the same commits and the same memory ids."""
     from cortex_engine.engine import open_engine
     from cortex_engine.ops.demo import FEATURE_BRANCH, seed_demo
 
     monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
-    repo = seed_demo(str(tmp_path / "demo"))
+    seen = []
+    for name in ("one", "two"):
+        repo = seed_demo(str(tmp_path / name))
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout
+        with open_engine(repo) as engine:
+            ids = sorted(
+                str(i["id"]) for i in engine.list_memory(limit=200).items if not str(i["id"]).startswith("branch_")
+            )
+        seen.append((head, ids))
+    assert seen[0] == seen[1]
+    assert len(seen[0][1]) > 15
 
     def git(*a: str) -> str:
         return subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True, check=True).stdout
 
+    # the second seed (the same as the first, as checked above) holds the history and the records
     assert set(git("branch", "--format=%(refname:short)").split()) == {"main", FEATURE_BRANCH}
     changes = git("log", "-M", "--name-status", "--format=", "main")
     assert "R100\tsrc/auth/login_old.py\tsrc/auth/login.py" in changes and "D\tsrc/query/recall.py" in changes
@@ -96,25 +110,6 @@ def test_demo_history_and_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert {"session_brief", "recall", "brief", "state", "whisper", "subagent_brief"} <= set(channels)
 
 
-def test_demo_is_deterministic_under_cortex_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two seeds with the same CORTEX_NOW give the same commits and the same memory ids."""
-    from cortex_engine.engine import open_engine
-    from cortex_engine.ops.demo import seed_demo
-
-    monkeypatch.setenv("CORTEX_NOW", "2026-08-02T18:00:00Z")
-    seen = []
-    for name in ("one", "two"):
-        repo = seed_demo(str(tmp_path / name))
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout
-        with open_engine(repo) as engine:
-            ids = sorted(
-                str(i["id"]) for i in engine.list_memory(limit=200).items if not str(i["id"]).startswith("branch_")
-            )
-        seen.append((head, ids))
-    assert seen[0] == seen[1]
-    assert len(seen[0][1]) > 15
-
-
 def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The operator app mounts on the demo and fills its panes from the engine."""
     import asyncio
@@ -133,7 +128,7 @@ def test_app_opens_on_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     app = make_app(repo, live=False)
 
     async def drive() -> tuple[list[str], str]:
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(80, 24)) as pilot:  # what it checks is text, at any size
             await settle(pilot)
             contests = [c["subject"] for c in app.screen.query_one(ContestsPane).contests]
             brief = str(app.screen.query_one(BriefPane).query_one("#brief-text", Static).content)

@@ -2,7 +2,8 @@
 
 Each test seeds its own demo store (they write), runs the app headless with a frozen clock, and checks what the
 engine holds once the keys are pressed: a contest resolved, an edit audited, a spoofed edit refused, a delete done
-only after confirming, an external write appearing live, and a never-seen repository left without a store.
+only after confirming, and a never-seen repository left without a store. (An external write appearing live, no
+key pressed, is checked in test_tui_changed_world.py with the other live updates.)
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path, monkeypa
     return fresh_demo(tmp_path_factory, isolated_home / ".cortex")
 
 
+SMALL = (80, 24)
+"""The smallest terminal the app is laid out for: the size of a test that reads state, not layout (a frame costs in
+proportion to its cells)."""
+
+
 def engine_for(repo: Path) -> Engine:
     """A second engine on the same store, as another process would open it."""
     return Engine(repo, clock=lambda: NOW)
@@ -44,9 +50,11 @@ def drive(
     *,
     live: bool = False,
     page_size: int | None = None,
+    size: tuple[int, int] = (120, 40),
 ) -> list[tuple[str, str, str]]:
     """Run the app on `repo`, apply `steps(app, pilot, notes)`, and return every notification (severity, title,
-    text). `page_size`: rows a Memory page lists (None: the app's own)."""
+    text). `page_size`: rows a Memory page lists (None: the app's own); `size`: the terminal's (a test that does not
+    depend on it runs smaller: every frame drawn costs in proportion to the cells)."""
     from cortex_tui.app import make_app
 
     sized = {} if page_size is None else {"page_size": page_size}
@@ -68,7 +76,7 @@ def drive(
     app.notify = notify  # type: ignore[method-assign] - record what the operator is told
 
     async def run() -> None:
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=size) as pilot:
             await settle(pilot)
             await steps(app, pilot, notes)
 
@@ -102,7 +110,7 @@ def test_resolve_keep_one_side_supersedes_the_other(demo: Path) -> None:
         assert not isinstance(app.screen, ResolveDialog)
         assert app.screen.query_one(ContestsPane).contests == []
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
     sides = spool_notes(demo)
     assert (sides[FLUSH]["status"], sides[FLUSH]["conflict"]) == ("active", 0)
     assert (sides[NO_FLUSH]["status"], sides[NO_FLUSH]["conflict"]) == ("superseded", 0)
@@ -124,7 +132,7 @@ def test_resolve_both_with_a_replacement(demo: Path) -> None:
         await pilot.click("#resolve-all")
         await settle(pilot)
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
     sides = spool_notes(demo)
     assert {c: (r["status"], r["conflict"]) for c, r in sides.items()} == {
         FLUSH: ("superseded", 0),
@@ -133,34 +141,123 @@ def test_resolve_both_with_a_replacement(demo: Path) -> None:
     }
 
 
-def test_cancelled_resolve_changes_nothing(demo: Path) -> None:
-    """Escape leaves the contest open, and says so."""
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-
-    notes = drive(demo, steps)
-    assert {r["conflict"] for r in spool_notes(demo).values()} == {1}
-    assert ("information", "Resolve", "Contest left open: nothing was changed.") in notes
-
-
 def _note_item(repo: Path, subject: str) -> str:
     with engine_for(repo) as engine:
         row = engine.conn.execute("SELECT id FROM notes WHERE subject=?", (subject,)).fetchone()
     return f"notes:{row['id']}"
 
 
-def test_edit_is_saved_through_the_audited_edit(demo: Path) -> None:
-    """e, new text, ctrl+s: the note reads the new text and inspection shows the correction with the prior text."""
+def test_the_palette_lists_every_key_and_a_cancelled_resolve_a_refused_edit_and_revalidate_change_nothing(
+    demo: Path,
+) -> None:
+    """The palette offers resolve, edit, delete, search, re-validate, refresh, help and quit. It matched titles only
+    ("stale" found nothing). It and the help dialog are read from the bindings, so every documented key of the screen
+    is in both.
+
+    Then, in the same app: escape leaves the contest open, and says so. An edit whose last line is shaped like a
+    trailer is refused: the dialog stays open with the reason; the store is untouched. v re-checks every reference
+    (nothing persisted) and says what it found. (None of these changes the store.)"""
     from textual.widgets import Static, TextArea
 
     from cortex_tui.dialogs.edit_dialog import EditDialog
+    from cortex_tui.keys import Key, help_rows, label, screen_keys
+
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        found: set[str] = set()
+        for provider_type in app.COMMANDS:
+            provider_class = provider_type if isinstance(provider_type, type) else provider_type()
+            provider = provider_class(app.screen)
+            found |= {str(hit.text or hit.match_display) async for hit in provider.search("stale")}
+        assert {"Re-validate freshness", "Show overview", "Filter memory by label"} <= found
+        keys = screen_keys(app.screen)
+        assert all(isinstance(b, Key) and b.tooltip for b in type(app.screen).BINDINGS)  # each key documents itself
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {
+            "Resolve contest",
+            "Edit memory",
+            "Delete memory",
+            "Search memory",
+            "Re-validate freshness",
+            "Refresh",
+            "Help",
+            "Quit",
+        } <= titles
+        assert {k.title for k in keys if k.title and not k.live_only} <= titles
+        assert {"Copy id", "Next page", "Reverse sort"} <= titles and "Inbox" not in titles  # nothing waits
+        await pilot.press("question_mark")
+        await settle(pilot)
+        shown = {str(s.render()) for s in app.screen.query(".help-key")}
+        assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
+        assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
+        await pilot.press("escape")  # the help dialog closes
+        await settle(pilot)
+
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert {r["conflict"] for r in spool_notes(demo).values()} == {1}
+
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "store reads")
+        await pilot.press("e")
+        await settle(pilot)
+        app.screen.query_one("#edit-text", TextArea).load_text("move the queries\nStatus: resolved")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog)
+        assert "spoofed_trailer" in str(app.screen.query_one("#edit-error", Static).content)
+        with engine_for(demo) as engine:
+            result = engine.inspect_memory(_note_item(demo, "store reads"))
+        assert result.corrections == []
+        assert result.item["text"].startswith(
+            "intent: move the read queries out of src/db/store.py into a queries module"
+        )
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
+
+        await pilot.press("v")
+        await settle(pilot)
+
+    with engine_for(demo) as engine:
+        before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[
+            0
+        ]
+    notes = drive(demo, steps, size=SMALL)
+    assert {r["conflict"] for r in spool_notes(demo).values()} == {1}
+    assert ("information", "Resolve", "Contest left open: nothing was changed.") in notes
+    assert [(sev, title) for sev, title, _ in notes if sev == "error"] == [("error", "Edit refused: spoofed_trailer")]
+    assert [text for _, title, text in notes if title == "Freshness re-validated"] == [
+        "checked 16 memories; 2 stale; references: 14 exists, 2 missing, 3 moved, 0 unknown"
+    ]
+    with engine_for(demo) as engine:
+        after = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
+    assert after == before
+
+
+def test_edit_is_saved_through_the_audited_edit_and_delete_happens_only_after_confirming(demo: Path) -> None:
+    """e, new text, ctrl+s: the note reads the new text and inspection shows the correction with the prior text.
+    Then on another note, d shows the engine's preview; escape deletes nothing; d then Delete removes the item,
+    audited. (One app does both: they touch different notes.)"""
+    from textual.widgets import Button, Static, TextArea
+
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.dialogs.edit_dialog import EditDialog
     from cortex_tui.widgets.inspection_view import InspectionView
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
 
     new = "move the read queries out of src/db/store.py into src/db/queries.py"
+    target = _note_item(demo, "legacy login")
+
+    def exists() -> bool:
+        with engine_for(demo) as engine:
+            try:
+                engine.inspect_memory(target)
+            except NotFound:
+                return False
+        return True
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("2")
@@ -181,62 +278,6 @@ def test_edit_is_saved_through_the_audited_edit(demo: Path) -> None:
             and "diff: move the read queries out of src/db/store.py into a queries module src/db/queries.py" in shown
         )
 
-    notes = drive(demo, steps)
-    with engine_for(demo) as engine:
-        result = engine.inspect_memory(_note_item(demo, "store reads"))
-    assert result.item["text"].startswith(f"intent: {new}")
-    assert [(c["operation"], c["prior_text"], c["new_text"]) for c in result.corrections] == [
-        ("edit", "move the read queries out of src/db/store.py into a queries module", new)
-    ]
-    assert any(title == "Memory edited (audited)" for _, title, _ in notes)
-
-
-def test_spoofed_trailer_is_refused_and_nothing_changes(demo: Path) -> None:
-    """A last line shaped like a trailer is refused: the dialog stays open with the reason; the store is untouched."""
-    from textual.widgets import Static, TextArea
-
-    from cortex_tui.dialogs.edit_dialog import EditDialog
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("2")
-        await settle(pilot)
-        await highlight(pilot, "store reads")
-        await pilot.press("e")
-        await settle(pilot)
-        app.screen.query_one("#edit-text", TextArea).load_text("move the queries\nStatus: resolved")
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        assert isinstance(app.screen, EditDialog)
-        assert "spoofed_trailer" in str(app.screen.query_one("#edit-error", Static).content)
-
-    notes = drive(demo, steps)
-    with engine_for(demo) as engine:
-        result = engine.inspect_memory(_note_item(demo, "store reads"))
-    assert result.corrections == []
-    assert result.item["text"].startswith("intent: move the read queries out of src/db/store.py into a queries module")
-    assert [(sev, title) for sev, title, _ in notes if sev == "error"] == [("error", "Edit refused: spoofed_trailer")]
-
-
-def test_delete_happens_only_after_confirming(demo: Path) -> None:
-    """d shows the engine's preview; escape deletes nothing; d then Delete removes the item, audited."""
-    from textual.widgets import Button
-
-    from cortex_tui.dialogs.delete_dialog import DeleteDialog
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    target = _note_item(demo, "legacy login")
-
-    def exists() -> bool:
-        with engine_for(demo) as engine:
-            try:
-                engine.inspect_memory(target)
-            except NotFound:
-                return False
-        return True
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("2")
-        await settle(pilot)
         await highlight(pilot, "legacy login")
         await pilot.press("d")
         await settle(pilot)
@@ -253,7 +294,14 @@ def test_delete_happens_only_after_confirming(demo: Path) -> None:
         assert not isinstance(app.screen, DeleteDialog)
         assert target not in app.screen.query_one(MemoryBrowser).rows
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
+    with engine_for(demo) as engine:
+        result = engine.inspect_memory(_note_item(demo, "store reads"))
+    assert result.item["text"].startswith(f"intent: {new}")
+    assert [(c["operation"], c["prior_text"], c["new_text"]) for c in result.corrections] == [
+        ("edit", "move the read queries out of src/db/store.py into a queries module", new)
+    ]
+    assert any(title == "Memory edited (audited)" for _, title, _ in notes)
     assert not exists()
     with engine_for(demo) as engine:
         audit = engine.conn.execute(
@@ -262,25 +310,6 @@ def test_delete_happens_only_after_confirming(demo: Path) -> None:
     assert [row["operation"] for row in audit] == ["delete"]
     titles = [title for _, title, _ in notes]
     assert titles.index("Delete") < titles.index("Memory deleted (audited)")
-
-
-def test_an_external_write_appears_without_a_key(demo: Path) -> None:
-    """Another engine writes a contest; the overview shows it within a bounded wait, no key pressed."""
-    from cortex_tui.widgets.contests_pane import ContestsPane
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        pane = app.screen.query_one(ContestsPane)
-        assert [c["subject"] for c in pane.contests] == ["spool flush policy"]
-        with engine_for(demo) as other:
-            other.note("decision", "use sqlite for the ledger", "ledger store")
-            other.note("decision", "do not use sqlite for the ledger", "ledger store")
-        for _ in range(100):  # bounded: at most ~5 s for a change that should take well under one
-            if len(pane.contests) == 2:
-                break
-            await pilot.pause(0.05)
-        assert sorted(c["subject"] for c in pane.contests) == ["ledger store", "spool flush policy"]
-
-    drive(demo, steps, live=True)
 
 
 def test_a_never_seen_repository_gets_no_store_until_a_session_starts(repo: Repo) -> None:
@@ -305,7 +334,7 @@ def test_a_never_seen_repository_gets_no_store_until_a_session_starts(repo: Repo
         assert isinstance(app.screen, MainScreen)
         assert app.snapshot.status["items"] >= 1
 
-    drive(repo.path, steps, live=True)
+    drive(repo.path, steps, live=True, size=SMALL)
 
 
 def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
@@ -327,75 +356,10 @@ def test_a_newer_store_is_refused_and_left_untouched(repo: Repo) -> None:
         await settle(pilot)
         assert isinstance(app.screen, StateScreen)
 
-    drive(repo.path, steps)
+    drive(repo.path, steps, size=SMALL)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "99"
     conn.close()
-
-
-def test_every_key_is_in_the_palette(demo: Path) -> None:
-    """The command palette offers resolve, edit, delete, search, re-validate, refresh, help and quit."""
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {
-            "Resolve contest",
-            "Edit memory",
-            "Delete memory",
-            "Search memory",
-            "Re-validate freshness",
-            "Refresh",
-            "Help",
-            "Quit",
-        } <= titles
-
-    drive(demo, steps)
-
-
-def test_the_palette_matches_descriptions_and_lists_every_titled_key(demo: Path) -> None:
-    """The palette matched titles only ("stale" found nothing). It and the help dialog are read
-    from the bindings, so every documented key of the screen is in both."""
-    from cortex_tui.keys import Key, help_rows, label, screen_keys
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        found: set[str] = set()
-        for provider_type in app.COMMANDS:
-            provider_class = provider_type if isinstance(provider_type, type) else provider_type()
-            provider = provider_class(app.screen)
-            found |= {str(hit.text or hit.match_display) async for hit in provider.search("stale")}
-        assert {"Re-validate freshness", "Show overview", "Filter memory by label"} <= found
-        keys = screen_keys(app.screen)
-        assert all(isinstance(b, Key) and b.tooltip for b in type(app.screen).BINDINGS)  # each key documents itself
-        titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {k.title for k in keys if k.title and not k.live_only} <= titles
-        assert {"Copy id", "Next page", "Reverse sort"} <= titles and "Inbox" not in titles  # nothing waits
-        await pilot.press("question_mark")
-        await settle(pilot)
-        shown = {str(s.render()) for s in app.screen.query(".help-key")}
-        assert {label(k) for k in keys} <= {word for row in shown for word in row.split()}
-        assert [row for row in help_rows(keys) if row[0] == "enter"]  # the Activity table's own key too
-
-    drive(demo, steps)
-
-
-def test_revalidate_reports_what_it_checked(demo: Path) -> None:
-    """v re-checks every reference (nothing persisted) and says what it found."""
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("v")
-        await settle(pilot)
-
-    with engine_for(demo) as engine:
-        before = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[
-            0
-        ]
-    notes = drive(demo, steps)
-    assert [text for _, title, text in notes if title == "Freshness re-validated"] == [
-        "checked 16 memories; 2 stale; references: 14 exists, 2 missing, 3 moved, 0 unknown"
-    ]
-    with engine_for(demo) as engine:
-        after = engine.conn.execute("SELECT COUNT(*) FROM memory_references WHERE checked_at IS NOT NULL").fetchone()[0]
-    assert after == before
 
 
 def test_hook_detection_reads_settings_only(tmp_path: Path, repo: Repo) -> None:

@@ -145,7 +145,7 @@ def test_big_store_pages_by_key_to_either_end(seen_big: BigStore) -> None:
 
     async def run() -> None:
         app = big_app(seen_big, page_size=PAGE)
-        async with app.run_test(size=(120, 40)) as pilot:
+        async with app.run_test(size=(80, 24)) as pilot:  # the smallest supported: only positions are read
             await press(pilot, "2")
             browser = app.screen.query_one(MemoryBrowser)
             for keys in (

@@ -13,7 +13,7 @@ import pytest
 
 from cortex_engine.base.errors import Refused
 
-from .test_tui_behaviour import FLUSH, NO_FLUSH, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
+from .test_tui_behaviour import FLUSH, NO_FLUSH, SMALL, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
 from .test_tui_snapshots import NOW, highlight, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -53,11 +53,17 @@ def test_engine_refuses_when_a_side_joined_the_contest(demo: Path) -> None:  # n
         engine.resolve(seen[1], status="superseded", expected_sides=current)  # what the caller sees now: accepted
 
 
-def test_resolve_dialog_refuses_when_the_contest_was_resolved_elsewhere(demo: Path) -> None:  # noqa: F811
-    """Dialog open, the contest resolved from another shell, then Keep A: refused, said, one decision stays active."""
-    from textual.widgets import Static
+def test_resolve_edit_and_delete_dialogs_refuse_what_changed_elsewhere(demo: Path) -> None:  # noqa: F811
+    """Dialog open, the contest resolved from another shell, then Keep A: refused, said, one decision stays active.
+    The highlighted memory deleted from another shell: edit says it is gone; delete's preview says so too. (One app
+    walks both: they touch different memory.)"""
+    from textual.widgets import Button, Static, TextArea
 
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.dialogs.edit_dialog import EditDialog
     from cortex_tui.dialogs.resolve_dialog import ResolveDialog
+
+    target = _note_item(demo, "legacy login")
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("c")
@@ -69,24 +75,10 @@ def test_resolve_dialog_refuses_when_the_contest_was_resolved_elsewhere(demo: Pa
         await settle(pilot)
         assert isinstance(app.screen, ResolveDialog)
         assert "changed since it was shown" in str(app.screen.query_one("#resolve-error", Static).content)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ResolveDialog)
 
-    notes = drive(demo, steps)
-    sides = spool_notes(demo)
-    assert (sides[FLUSH]["status"], sides[NO_FLUSH]["status"]) == ("superseded", "active")
-    assert not any(title == "Contest resolved" for _, title, _ in notes)
-    assert any(title == "Contest not resolved" and "changed since it was shown" in text for _, title, text in notes)
-
-
-def test_edit_and_delete_dialogs_refuse_a_memory_deleted_elsewhere(demo: Path) -> None:  # noqa: F811
-    """The highlighted memory deleted from another shell: edit says it is gone; delete's preview says so too."""
-    from textual.widgets import Button, Static, TextArea
-
-    from cortex_tui.dialogs.delete_dialog import DeleteDialog
-    from cortex_tui.dialogs.edit_dialog import EditDialog
-
-    target = _note_item(demo, "legacy login")
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("2")
         await settle(pilot)
         await highlight(pilot, "legacy login")
@@ -108,57 +100,55 @@ def test_edit_and_delete_dialogs_refuse_a_memory_deleted_elsewhere(demo: Path) -
         assert "This memory is gone" in str(app.screen.query_one("#delete-text", Static).content)
         assert app.screen.query_one("#confirm", Button).disabled
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
+    sides = spool_notes(demo)
+    assert (sides[FLUSH]["status"], sides[NO_FLUSH]["status"]) == ("superseded", "active")
+    assert not any(title == "Contest resolved" for _, title, _ in notes)
+    assert any(title == "Contest not resolved" and "changed since it was shown" in text for _, title, text in notes)
     assert any(sev == "error" and title.startswith("Edit refused") for sev, title, _ in notes)
 
 
-def test_contest_highlight_follows_the_contest_when_another_arrives_live(demo: Path) -> None:  # noqa: F811
-    """A contest sorting above the highlighted one arrives live: the highlight (and so `c`) stays on the same one."""
+def test_spool_appends_reload_nothing_and_a_contest_written_elsewhere_arrives_under_the_highlight(
+    demo: Path,  # noqa: F811
+) -> None:
+    """Hook events only append to the spool, which nothing on screen shows: no reload. Another engine writes a
+    contest: the overview shows it within a bounded wait, no key pressed (the store commit reloads), and as it sorts
+    above the highlighted one the highlight (and so `c`) stays on the same contest."""
     from textual.widgets import OptionList
 
     from cortex_tui.widgets.contests_pane import ContestsPane
 
+    spool = demo / ".cortex" / "spool.jsonl"
+
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         pane = app.screen.query_one(ContestsPane)
+        assert [c["subject"] for c in pane.contests] == ["spool flush policy"]
         assert pane.selected_contest()["subject"] == "spool flush policy"
+        for _ in range(40):  # let the watcher start and the first load finish (bounded)
+            await pilot.pause(0.05)
+        await settle(pilot)
+        loads = app._requested
+        for n in range(5):
+            with spool.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"p": {"tool_name": "Read", "n": n}}) + "\n")
+            await pilot.pause(0.3)  # more than the poll interval: a watched spool would have reloaded by now
+        await settle(pilot)
+        assert app._requested == loads
         with engine_for(demo) as other:
             other.note("decision", "use sqlite for the ledger", "ledger store")
             other.note("decision", "do not use sqlite for the ledger", "ledger store")
-        for _ in range(100):  # bounded wait for the live reload
+        for _ in range(100):  # bounded: at most ~5 s for a change that should take well under one
             if len(pane.contests) == 2:
                 break
             await pilot.pause(0.05)
+        assert len(pane.contests) == 2 and app._requested > loads
+        assert sorted(c["subject"] for c in pane.contests) == ["ledger store", "spool flush policy"]
         assert [c["subject"] for c in pane.contests] == ["ledger store", "spool flush policy"]
         assert pane.query_one(OptionList).highlighted != 0
         assert pane.selected_contest()["subject"] == "spool flush policy"
         assert app.screen.contest_for(app.screen.selection())["subject"] == "spool flush policy"
 
-    drive(demo, steps, live=True)
-
-
-def test_memory_selection_is_kept_by_id_across_a_live_update(demo: Path) -> None:  # noqa: F811
-    """A new note lands above the highlighted row: the same item stays highlighted and inspected."""
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("2")
-        await settle(pilot)
-        await highlight(pilot, "legacy login")
-        browser = app.screen.query_one(MemoryBrowser)
-        chosen = browser.highlighted_id()
-        before = len(browser.rows)
-        with engine_for(demo) as other:
-            other.note("insight", "the release train leaves on thursdays")
-        for _ in range(100):
-            if len(browser.rows) == before + 1:
-                break
-            await pilot.pause(0.05)
-        await settle(pilot)
-        assert len(browser.rows) == before + 1
-        assert browser.highlighted_id() == chosen
-        assert app.screen.selection().item_id == chosen
-
-    drive(demo, steps, live=True)
+    drive(demo, steps, live=True, size=SMALL)
 
 
 def test_freshness_follows_a_commit_that_renames_a_referenced_file(repo) -> None:  # noqa: ANN001 - conftest.Repo
@@ -190,7 +180,7 @@ def test_freshness_follows_a_commit_that_renames_a_referenced_file(repo) -> None
         assert [item["label"] for item in pane.flagged] == ["moved: src/spool.py → src/capture_spool.py"]
         print(f"freshness updated {elapsed:.2f}s after the commit")
 
-    drive(repo.path, steps, live=True)
+    drive(repo.path, steps, live=True, size=SMALL)
 
 
 def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path) -> None:  # noqa: F811
@@ -224,38 +214,8 @@ def test_search_opens_from_every_tab_and_down_moves_into_the_results(demo: Path)
             assert app.screen.query_one(MemoryBrowser).highlighted_id() == picked, tab
             opened.append(tab)
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
     assert opened == ["1", "2", "3"]
-
-
-def test_spool_appends_reload_nothing_and_a_store_write_reloads_once(demo: Path) -> None:  # noqa: F811
-    """Hook events only append to the spool, which nothing on screen shows: no reload; a store commit: reloads."""
-    from cortex_tui.widgets.contests_pane import ContestsPane
-
-    spool = demo / ".cortex" / "spool.jsonl"
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        for _ in range(40):  # let the watcher start and the first load finish (bounded)
-            await pilot.pause(0.05)
-        await settle(pilot)
-        loads = app._requested
-        for n in range(5):
-            with spool.open("a", encoding="utf-8") as out:
-                out.write(json.dumps({"p": {"tool_name": "Read", "n": n}}) + "\n")
-            await pilot.pause(0.3)  # more than the poll interval: a watched spool would have reloaded by now
-        await settle(pilot)
-        assert app._requested == loads
-        with engine_for(demo) as other:
-            other.note("decision", "use sqlite for the ledger", "ledger store")
-            other.note("decision", "do not use sqlite for the ledger", "ledger store")
-        pane = app.screen.query_one(ContestsPane)
-        for _ in range(100):
-            if len(pane.contests) == 2:
-                break
-            await pilot.pause(0.05)
-        assert len(pane.contests) == 2 and app._requested > loads
-
-    drive(demo, steps, live=True)
 
 
 def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # noqa: ANN001 - conftest.Repo
@@ -303,7 +263,7 @@ def test_open_in_browser_finds_an_item_beyond_the_first_page(repo) -> None:  # n
         assert (browser.position, len(browser.rows)) == (size, total - size)
         assert not browser.next_page()
 
-    drive(repo.path, steps, page_size=size)
+    drive(repo.path, steps, page_size=size, size=SMALL)
 
 
 def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:  # noqa: ANN001 - conftest.Repo
@@ -330,7 +290,7 @@ def test_freshness_lists_a_note_whose_function_changed_as_drifted(repo) -> None:
                 break
             await pilot.pause(0.05)
 
-    notes = drive(repo.path, steps, live=True)
+    notes = drive(repo.path, steps, live=True, size=SMALL)
     # One freshness sentence; the TUI's copy left out the drifted count the CLI's gave.
     from .test_cli import cortex
 
@@ -373,7 +333,7 @@ def test_a_deleted_repository_stops_the_watcher_and_says_so(demo: Path) -> None:
         await settle(pilot)
         assert isinstance(app.screen, StateScreen) and app._watcher is None
 
-    notes = drive(demo, steps, live=True)
+    notes = drive(demo, steps, live=True, size=SMALL)
     assert not Path(describe_store(str(demo)).path).exists()  # no store made up for the vanished path
     assert not [title for _, title, _ in notes if "bad_cwd" in title]
 
@@ -409,7 +369,7 @@ def test_a_commit_that_leaves_the_index_alone_is_heard_without_the_poll(repo) ->
 
 def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Path) -> None:  # noqa: F811
     """A flush of a Read event reloads the overview only; a new note reloads the memory page (the highlighted item
-    kept, at the same place on screen) and re-checks freshness."""
+    kept by id, still the one inspected, at the same place on screen) and re-checks freshness."""
     import json
 
     from textual.widgets import DataTable
@@ -433,6 +393,7 @@ def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Pat
         await settle(pilot)
         kept, scroll, on_screen = browser.highlighted_id(), table.scroll_y, table.cursor_row - table.scroll_y
         assert kept is not None and scroll > 0
+        rows = len(browser.rows)
         for _ in range(40):  # the watcher is up once the first load located the store (bounded)
             if app._watcher is not None:
                 break
@@ -478,8 +439,10 @@ def test_a_store_write_reloads_only_what_it_touched_and_keeps_the_view(demo: Pat
         assert app.memory_generation > memory and checks == [False]
         # The new note lands above: the highlighted row stays where it was on screen, under the same item.
         assert (browser.highlighted_id(), table.cursor_row - table.scroll_y) == (kept, on_screen)
+        assert len(browser.rows) == rows + 1
+        assert app.screen.selection().item_id == kept
 
-    drive(demo, steps, live=True)
+    drive(demo, steps, live=True, size=SMALL)
 
 
 def test_a_repository_that_loses_its_git_folder_under_the_viewer_gets_no_store_made_up(repo) -> None:  # noqa: ANN001
@@ -566,7 +529,7 @@ def test_a_store_restored_under_the_viewer_reloads_once_then_rests(demo: Path, t
         await settle(pilot)
         assert app._requested == heard
 
-    drive(demo, steps, live=True)
+    drive(demo, steps, live=True, size=SMALL)
 
 
 def test_a_read_that_makes_and_removes_the_wal_is_not_heard_as_a_change(tmp_path: Path) -> None:

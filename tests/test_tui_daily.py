@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive, engine_for  # noqa: F401 (demo: a fixture these tests take)
+from .test_tui_behaviour import SMALL, demo, drive, engine_for  # noqa: F401 (demo: a fixture these tests take)
 from .test_tui_snapshots import highlight, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -50,16 +50,22 @@ def test_a_drifted_memory_shows_its_code_diff_and_n_reanchors_it(repo) -> None: 
         await settle(pilot)
         assert notes[-1][1] == "Re-anchor memory" and "[drifted: …]" in notes[-1][2]
 
-    drive(repo.path, steps)
+    drive(repo.path, steps, size=SMALL)
     with engine_for(repo.path) as engine:
         [item] = [i for i in engine.list_memory().items if i["subject"] == "spool flush"]
         assert [c["operation"] for c in engine.inspect_memory(str(item["id"])).corrections] == ["reanchor"]
 
 
-def test_m_rewrites_a_moved_path_from_the_memory_tab_and_l_lists_moved_memory(demo: Path) -> None:  # noqa: F811
-    """`l` reaches a `moved` filter that lists only moved memory; `m` on such a row rewrites its path (audited)."""
-    from textual.widgets import Select
+def test_m_rewrites_a_moved_path_from_the_memory_tab_and_enter_in_the_resolve_field_never_closes_the_contest(
+    demo: Path,  # noqa: F811
+) -> None:
+    """`l` reaches a `moved` filter that lists only moved memory; `m` on such a row rewrites its path (audited).
 
+    In Resolve, empty, Enter says what the replacement field is for; with text, it moves to the button that writes
+    it (Enter there replaces both sides). (One app does both: the moved note is not a side of the contest.)"""
+    from textual.widgets import Button, Input, Select, Static
+
+    from cortex_tui.dialogs.resolve_dialog import ResolveDialog
     from cortex_tui.widgets.memory_browser import MemoryBrowser
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
@@ -78,74 +84,8 @@ def test_m_rewrites_a_moved_path_from_the_memory_tab_and_l_lists_moved_memory(de
         await settle(pilot)
         assert any(title == "Moved path rewritten (audited)" for _, title, _ in notes), notes
 
-    drive(demo, steps)
-    with engine_for(demo) as engine:
-        [item] = [i for i in engine.list_memory().items if i["subject"] == "legacy login"]
-        assert "src/auth/login.py" in str(item["text"]) and "login_old.py" not in str(item["text"])
-
-
-def test_keys_that_do_not_apply_say_why(demo: Path) -> None:  # noqa: F811
-    """On the Overview nothing is highlighted for a, m, n, Home and e: each says what it needs instead of nothing."""
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("3")  # the Activity tab: no memory highlighted
+        await pilot.press("1")  # the contest is on the Overview
         await settle(pilot)
-        for key in ("a", "m", "n", "home", "e"):
-            before = len(notes)
-            await pilot.press(key)
-            await settle(pilot)
-            assert len(notes) == before + 1, (key, notes[before:])
-            assert notes[-1][0] == "warning" and notes[-1][2], (key, notes[-1])
-
-    drive(demo, steps)
-
-
-def test_dialogs_show_no_trailers_or_table_names_and_y_copies_the_shown_id(demo: Path) -> None:  # noqa: F811
-    """A superseded decision: its text without `Status: superseded`, no `notes:` or `memory_corrections` anywhere;
-    `y` copies the id the inspection shows, which `cortex inspect-memory` accepts."""
-    from textual.widgets import Static
-
-    from .test_cli import cortex
-
-    copied: list[str] = []
-    seen: dict[str, str] = {}
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        app.copy_to_clipboard = copied.append
-        await pilot.press("2")
-        await settle(pilot)
-        await highlight(pilot, "queue engine", label="superseded")
-        seen["inspection"] = _text(app.screen.query_one("#inspection-text", Static))
-        await pilot.press("y")
-        await pilot.press("d")
-        await settle(pilot)
-        seen["delete"] = _text(app.screen.query_one("#delete-text", Static))
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        seen["edit"] = " ".join(_text(s) for s in app.screen.query(Static)) + app.screen.query_one("#edit-text").text
-        await pilot.press("escape")
-
-    drive(demo, steps)
-    for name, text in seen.items():
-        for stored in ("Status: ", "Conflict: ", "Subject: ", "notes:", "memory_corrections", "command_runs"):
-            assert stored not in text, (name, stored, text)
-    assert "superseded" in seen["inspection"] and "use rabbitmq" in seen["inspection"]
-    [shown] = copied
-    assert f"id         {shown}" in seen["inspection"]
-    inspected = cortex(demo, "inspect-memory", shown)
-    assert inspected.code == 0 and "use rabbitmq" in inspected.out
-
-
-def test_enter_in_the_resolve_field_answers_and_never_closes_the_contest_by_itself(demo: Path) -> None:  # noqa: F811
-    """Empty, Enter says what the field is for; with text, it moves to the button that writes it (Enter there
-    replaces both sides)."""
-    from textual.widgets import Button, Input, Static
-
-    from cortex_tui.dialogs.resolve_dialog import ResolveDialog
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         await pilot.press("c")
         await settle(pilot)
         dialog = app.screen
@@ -163,36 +103,79 @@ def test_enter_in_the_resolve_field_answers_and_never_closes_the_contest_by_itse
         await settle(pilot)
         assert not isinstance(app.screen, ResolveDialog)
 
-    notes = drive(demo, steps)
+    notes = drive(demo, steps, size=SMALL)
+    with engine_for(demo) as engine:
+        [item] = [i for i in engine.list_memory().items if i["subject"] == "legacy login"]
+        assert "src/auth/login.py" in str(item["text"]) and "login_old.py" not in str(item["text"])
     assert any(title == "Contest resolved" for _, title, _ in notes)
 
 
-def test_at_80_columns_the_demo_opens_unwarned_and_names_the_palette(demo: Path) -> None:  # noqa: F811
+def test_at_80_columns_the_demo_opens_unwarned_keys_say_why_and_dialogs_show_no_stored_form(
+    demo: Path,  # noqa: F811
+) -> None:
     """The demo's first screen says what the demo is (no warning the user cannot fix); the footer names ctrl+p on
-    every tab, the Activity tab (its own `⏎ Session` key) included."""
-    import asyncio
+    every tab, the Activity tab (its own `⏎ Session` key) included.
 
-    from cortex_tui.app import make_app
+    On the Activity tab nothing is highlighted for a, m, n, Home and e: each says what it needs instead of nothing.
+
+    A superseded decision: its text without `Status: superseded`, no `notes:` or `memory_corrections` anywhere;
+    `y` copies the id the inspection shows, which `cortex inspect-memory` accepts.
+
+    (One app at 80×24 walks the three: none of them writes, and the last two read text, not the layout.)"""
+
+    from textual.widgets import Static
+
     from cortex_tui.widgets.notice_bar import NoticeBar
 
-    from .test_tui_snapshots import NOW
+    from .test_cli import cortex
 
     shown: list[str] = []
+    copied: list[str] = []
+    seen: dict[str, str] = {}
 
-    async def run() -> None:
-        app = make_app(demo, clock=lambda: NOW, live=False)
-        async with app.run_test(size=(80, 24)) as pilot:
+    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        for tab in ("1", "2", "3"):
+            await pilot.press(tab)
             await settle(pilot)
-            for tab in ("1", "2", "3"):
-                await pilot.press(tab)
-                await settle(pilot)
-                bar = app.screen.query_one(NoticeBar)
-                assert "⚠" not in _text(bar) and "Demo" in _text(bar) and bar.has_class("-info"), tab
-                assert app.screen.query(".-command-palette"), f"no palette hint in the footer at 80 columns ({tab})"
-                shown.append(tab)
+            bar = app.screen.query_one(NoticeBar)
+            assert "⚠" not in _text(bar) and "Demo" in _text(bar) and bar.has_class("-info"), tab
+            assert app.screen.query(".-command-palette"), f"no palette hint in the footer at 80 columns ({tab})"
+            shown.append(tab)
 
-    asyncio.run(run())
+        # the Activity tab: no memory highlighted
+        for key in ("a", "m", "n", "home", "e"):
+            before = len(notes)
+            await pilot.press(key)
+            await settle(pilot)
+            assert len(notes) == before + 1, (key, notes[before:])
+            assert notes[-1][0] == "warning" and notes[-1][2], (key, notes[-1])
+
+        app.copy_to_clipboard = copied.append
+        await pilot.press("2")
+        await settle(pilot)
+        await highlight(pilot, "queue engine", label="superseded")
+        seen["inspection"] = _text(app.screen.query_one("#inspection-text", Static))
+        await pilot.press("y")
+        await pilot.press("d")
+        await settle(pilot)
+        seen["delete"] = _text(app.screen.query_one("#delete-text", Static))
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        seen["edit"] = " ".join(_text(s) for s in app.screen.query(Static)) + app.screen.query_one("#edit-text").text
+        await pilot.press("escape")
+
+    drive(demo, steps, size=(80, 24))
     assert shown == ["1", "2", "3"]
+    for name, text in seen.items():
+        for stored in ("Status: ", "Conflict: ", "Subject: ", "notes:", "memory_corrections", "command_runs"):
+            assert stored not in text, (name, stored, text)
+    assert "superseded" in seen["inspection"] and "use rabbitmq" in seen["inspection"]
+    [copy] = copied
+    assert f"id         {copy}" in seen["inspection"]
+    inspected = cortex(demo, "inspect-memory", copy)
+    assert inspected.code == 0 and "use rabbitmq" in inspected.out
 
 
 def test_the_spend_table_fits_at_100_and_the_memory_table_widens_at_160(demo: Path) -> None:  # noqa: F811

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive  # noqa: F401
+from .test_tui_behaviour import SMALL, demo, drive  # noqa: F401
 from .test_tui_snapshots import NOW, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -44,12 +44,30 @@ def _cut_keys(app) -> list[str]:  # noqa: ANN001
 SIZES = ((80, 24), (100, 30), (120, 40))
 
 
-def test_focus_is_never_on_a_hidden_widget(demo: Path) -> None:  # noqa: F811
+def test_focus_is_never_on_a_hidden_widget_and_the_footer_is_rebuilt_only_when_its_keys_change(
+    demo: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Tab through every focusable widget of every tab, at each size the terminal is resized to: each one is on
     screen when it has focus (scrolled into view), and every key the footer shows for it is whole (a key that does
     not fit is left out, not cut: `… q Quit 1-`). Each tab is walked once round its focus chain (tab wraps), at
-    most 12 presses."""
+    most 12 presses.
+
+    The same walk checks the footer's cost: Textual signals a binding change on every move of focus; the footer
+    recomposes only when the keys it would show differ from the ones it shows (a tab switch used to rebuild it with
+    the same keys several times over)."""
+    from cortex_tui.widgets import key_footer
     from cortex_tui.widgets.spend_pane import SpendPane
+
+    built: list[tuple[int, tuple[object, ...]]] = []
+    compose = key_footer.KeyFooter.compose
+
+    def counted(self: key_footer.KeyFooter):  # type: ignore[no-untyped-def]
+        if self._bindings_ready:  # the first compose, before the screen's panes exist, shows no keys yet
+            built.append((self.size.width, key_footer.shown_keys(self.screen)))  # a new width is a new layout
+        return compose(self)
+
+    monkeypatch.setattr(key_footer.KeyFooter, "compose", counted)
 
     seen: dict[tuple[int, int], set[str]] = {size: set() for size in SIZES}
     rounds: dict[tuple[int, int], list[int]] = {size: [] for size in SIZES}
@@ -91,6 +109,9 @@ def test_focus_is_never_on_a_hidden_widget(demo: Path) -> None:  # noqa: F811
         assert {"contest-list", "freshness-list", "spend", "memory-table"} <= seen[size], size
         assert len(rounds[size]) == 3, size  # every tab's chain came back round to where it started
         assert len(footers[size]) > 1, size  # the footer's keys followed focus and tab
+    assert len(built) >= 4  # the tabs' own keys were shown
+    repeats = [n for n in range(1, len(built)) if built[n] == built[n - 1]]
+    assert repeats == [], f"{len(repeats)} of {len(built)} rebuilds showed the keys already shown"
 
 
 def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors
@@ -108,10 +129,12 @@ def _contrast(fg, bg) -> float:  # noqa: ANN001 - textual Colors
 
 
 def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo: Path) -> None:  # noqa: F811
-    """`[contested]` and `[stale: …]` on a focused, highlighted row reach 4.5:1; the red border survives focus."""
+    """`[contested]` and `[stale: …]` on a focused, highlighted row reach 4.5:1; the red border survives focus.
+    Opening the app writes no view setting (only a theme the operator picks is remembered)."""
     from textual.color import Color
     from textual.widgets import OptionList
 
+    from cortex_tui.data.view_settings import settings_path
     from cortex_tui.widgets.contests_pane import ContestsPane
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
@@ -132,12 +155,25 @@ def test_highlighted_labels_keep_contrast_and_the_contest_border_stays_red(demo:
         assert pane.has_focus_within
         assert pane.styles.border_top[1] == Color.parse(variables["error"])
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
+    assert not settings_path(None).exists()  # opening the app (and moving focus) writes no setting
 
 
-def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
-    """A theme picked in the palette is the theme of the next start; opening the app alone writes no setting."""
+def test_the_theme_chosen_is_remembered_and_letter_keys_confirm_a_delete_and_copy_an_id(
+    demo: Path,  # noqa: F811
+) -> None:
+    """A theme picked in the palette is the theme of the next start (that opening the app alone writes no setting is
+    checked with the contrast of highlighted labels).
+
+    In that next start: `y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the
+    Delete button."""
     from cortex_tui.data.view_settings import settings_path
+    from cortex_tui.dialogs.delete_dialog import DeleteDialog
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
+
+    from .test_tui_snapshots import highlight
+
+    copied: list[str] = []
 
     async def pick(app, pilot, notes) -> None:  # noqa: ANN001
         assert app.theme == "textual-dark"
@@ -147,27 +183,6 @@ def test_the_theme_chosen_is_remembered(demo: Path) -> None:  # noqa: F811
     async def check(app, pilot, notes) -> None:  # noqa: ANN001
         assert app.theme == "nord"
 
-    drive(demo, _noop)
-    assert not settings_path(None).exists()
-    drive(demo, pick)
-    drive(demo, check)
-
-
-async def _noop(app, pilot, notes) -> None:  # noqa: ANN001
-    """Open the app and do nothing."""
-    await settle(pilot)
-
-
-def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noqa: F811
-    """`y` on the Memory tab copies the highlighted id; in the delete dialog `y` confirms like the Delete button."""
-    from cortex_tui.dialogs.delete_dialog import DeleteDialog
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    from .test_tui_snapshots import highlight
-
-    copied: list[str] = []
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         app.copy_to_clipboard = copied.append
         await pilot.press("2")
         await settle(pilot)
@@ -183,28 +198,10 @@ def test_letter_keys_confirm_a_delete_and_copy_an_id(demo: Path) -> None:  # noq
         assert copied == [target.split(":")[-1][:8]]  # the id shown, not the table it lives in
         assert target not in app.screen.query_one(MemoryBrowser).rows
 
-    notes = drive(demo, steps)
+    assert not settings_path(None).exists()
+    drive(demo, pick, size=SMALL)
+    notes = drive(demo, check, size=SMALL)
     assert any(title == "Memory deleted (audited)" for _, title, _ in notes)
-
-
-def test_enter_on_an_activity_row_shows_the_session(demo: Path) -> None:  # noqa: F811
-    """Enter on a session row opens what that session did, in full (it did nothing before)."""
-    from textual.widgets import Static
-
-    from cortex_tui.dialogs.session_dialog import SessionDialog
-
-    shown: list[str] = []
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("3")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, SessionDialog)
-        shown.append(str(app.screen.query_one("#session-summary", Static).render()))
-
-    drive(demo, steps)
-    assert len(shown) == 1 and "reads " in shown[0] and "failures " in shown[0]
 
 
 @pytest.mark.parametrize("wrapped", [True, False])
@@ -243,36 +240,3 @@ def test_options_wrap_again_when_the_scrollbar_comes(wrapped: bool) -> None:
 
     asyncio.run(run())
     assert heights == [18] if wrapped else heights == [9]
-
-
-def test_the_footer_is_rebuilt_only_when_its_keys_change(
-    demo: Path,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Textual signals a binding change on every move of focus; the footer recomposes only when the keys it would
-    show differ from the ones it shows (a tab switch used to rebuild it with the same keys several times over)."""
-    from cortex_tui.app import make_app
-    from cortex_tui.widgets import key_footer
-
-    built: list[tuple[int, tuple[object, ...]]] = []
-    compose = key_footer.KeyFooter.compose
-
-    def counted(self: key_footer.KeyFooter):  # type: ignore[no-untyped-def]
-        if self._bindings_ready:  # the first compose, before the screen's panes exist, shows no keys yet
-            built.append((self.size.width, key_footer.shown_keys(self.screen)))  # a new width is a new layout
-        return compose(self)
-
-    monkeypatch.setattr(key_footer.KeyFooter, "compose", counted)
-
-    async def run() -> None:
-        app = make_app(demo, clock=lambda: NOW, live=False)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot)
-            for key in ("2", "tab", "tab", "3", "tab", "1", "2"):
-                await pilot.press(key)
-                await settle(pilot)
-
-    asyncio.run(run())
-    assert len(built) >= 4  # the tabs' own keys were shown
-    repeats = [n for n in range(1, len(built)) if built[n] == built[n - 1]]
-    assert repeats == [], f"{len(repeats)} of {len(built)} rebuilds showed the keys already shown"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_tui_behaviour import demo, drive, engine_for  # noqa: F401 - `demo` is a fixture
+from .test_tui_behaviour import SMALL, demo, drive, engine_for  # noqa: F401 - `demo` is a fixture
 from .test_tui_snapshots import settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -83,26 +83,7 @@ def test_memory_table_narrows_by_label_and_text_and_sorts(demo: Path) -> None:  
         kinds = [table.get_row(key)[0].plain for key in browser.rows]
         assert kinds == sorted(kinds)
 
-    drive(demo, steps)
-
-
-def test_a_search_hit_clears_label_text_and_sort(demo: Path) -> None:  # noqa: F811
-    """Opening a search hit shows it on whichever page holds it: a filter that hides it is cleared first."""
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("2", "l")
-        await settle(pilot)
-        browser = app.screen.query_one(MemoryBrowser)
-        await pilot.press("o")
-        await settle(pilot)
-        hidden = next(item_id for item_id in _ids_of(demo, "queue engine") if item_id not in browser.rows)
-        browser.reveal(hidden)
-        await settle(pilot)
-        assert (browser.label, browser.text, browser.sort) == (None, "", ("created", False))
-        assert browser.highlighted_id() == hidden
-
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def _ids_of(repo: Path, subject: str) -> list[str]:
@@ -111,8 +92,9 @@ def _ids_of(repo: Path, subject: str) -> list[str]:
 
 
 def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> None:  # noqa: F811
-    """Enter on an Activity row opens that session: its own injected tokens (the row's Tokens cell agrees with the
-    ledger), its stored notes with their labels, and its failed commands; escape closes; a session gone says so."""
+    """Enter on an Activity row opens that session (the first row's in full: it did nothing before): its own injected
+    tokens (the row's Tokens cell agrees with the ledger), its stored notes with their labels, and its failed
+    commands; escape closes; a session gone says so."""
     from textual.widgets import Static
 
     from cortex_tui.dialogs.session_dialog import SessionDialog
@@ -145,6 +127,13 @@ def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> No
         table = app.screen.query_one(ActivityTable)
         tokens = {key.value: table.get_row(key)[8].plain for key in table.rows}
         assert tokens == {sid: str(ledger.get(sid, "·")) for sid in tokens} and any(v != "·" for v in tokens.values())
+        await pilot.press("enter")  # the first row, as the tab opens
+        await settle(pilot)
+        assert isinstance(app.screen, SessionDialog)
+        first = str(app.screen.query_one("#session-summary", Static).render())
+        assert "reads " in first and "failures " in first
+        await pilot.press("escape")
+        await settle(pilot)
         table.move_cursor(row=table.get_row_index(busy))
         await pilot.press("enter")
         await settle(pilot)
@@ -167,7 +156,7 @@ def test_enter_on_a_session_opens_its_notes_failures_and_spend(demo: Path) -> No
         await settle(pilot)
         assert "no longer stored" in str(app.screen.query_one("#session-summary", Static).render())
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
 def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> None:  # noqa: ANN001
@@ -188,29 +177,6 @@ def test_session_detail_reads_only_this_scopes_sessions(repo, make_engine) -> No
     repo.git("checkout", "-q", "-b", "feature")
     with pytest.raises(NotFound):
         session_detail(make_engine(repo.path), session)
-
-
-def test_filter_commands_from_another_tab_show_the_memory_tab(demo: Path) -> None:  # noqa: F811
-    """The palette runs `Filter memory by text` from the Overview: the Memory tab shows and its text input has focus
-    (never a widget on a hidden tab); the filter keys themselves do nothing off the Memory tab."""
-    from cortex_tui.widgets.memory_browser import MemoryBrowser
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("l", "o")
-        await settle(pilot)
-        browser = app.screen.query_one(MemoryBrowser)
-        assert (browser.label, browser.sort) == (None, ("created", False))
-        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Filter memory by text")
-        command.callback()
-        await settle(pilot)
-        assert app.screen.query_one("#tabs").active == "memory"
-        assert app.focused is browser.query_one("#text-filter")
-        await pilot.press(*"kafka", "escape")
-        await settle(pilot)
-        assert app.focused is browser.query_one("#memory-table") and browser.text == "kafka"
-        assert {row.title for row in browser.rows.values()} == {"queue engine"}
-
-    drive(demo, steps)
 
 
 def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(demo: Path) -> None:  # noqa: F811
@@ -272,41 +238,66 @@ def test_contests_and_stale_references_that_arrive_live_are_marked_until_seen(de
         await settle(pilot)
         assert (len(contests.unseen), len(fresh.unseen)) == (0, 0)
 
-    drive(demo, steps)
+    drive(demo, steps)  # the full size: it checks what is drawn, and what is not
 
 
-def test_the_activity_table_fits_80_columns_without_a_sideways_scroll(demo: Path) -> None:  # noqa: F811
-    """At 80×24 the Activity table's Focus column was off the right edge; the counts now take one-letter heads
-    (the tooltip names them) and Focus takes what is left. At 120 the full heads come back."""
-    from cortex_tui.widgets.activity_table import ActivityTable
-
-    seen: dict[int, tuple[list[str], int, int]] = {}
+def test_filter_commands_from_another_tab_show_the_memory_tab_and_a_search_hit_clears_the_filters(
+    demo: Path,  # noqa: F811
+) -> None:
+    """The palette runs `Filter memory by text` from the Overview: the Memory tab shows and its text input has focus
+    (never a widget on a hidden tab); the filter keys themselves do nothing off the Memory tab. Then opening a search
+    hit shows it on whichever page holds it: a filter that hides it (label, text, sort) is cleared first."""
+    from cortex_tui.widgets.memory_browser import MemoryBrowser
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("3")
+        await pilot.press("l", "o")
         await settle(pilot)
-        for width, height in ((80, 24), (120, 40)):
-            await pilot.resize_terminal(width, height)
-            await settle(pilot)
-            table = app.screen.query_one(ActivityTable)
-            heads = [str(column.label) for column in table.columns.values()]
-            used = sum(column.get_render_width(table) for column in table.columns.values())
-            seen[width] = (heads, used, table.scrollable_content_region.width)
+        browser = app.screen.query_one(MemoryBrowser)
+        assert (browser.label, browser.sort) == (None, ("created", False))
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Filter memory by text")
+        command.callback()
+        await settle(pilot)
+        assert app.screen.query_one("#tabs").active == "memory"
+        assert app.focused is browser.query_one("#text-filter")
+        await pilot.press(*"kafka", "escape")
+        await settle(pilot)
+        assert app.focused is browser.query_one("#memory-table") and browser.text == "kafka"
+        assert {row.title for row in browser.rows.values()} == {"queue engine"}
 
-    drive(demo, steps)
-    heads, used, room = seen[80]
-    assert heads[-1] == "Focus" and "R" in heads and used <= room
-    assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]
+        await pilot.press("l")
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+        assert browser.label is not None and browser.sort != ("created", False)
+        hidden = next(item_id for item_id in _ids_of(demo, "queue engine") if item_id not in browser.rows)
+        browser.reveal(hidden)
+        await settle(pilot)
+        assert (browser.label, browser.text, browser.sort) == (None, "", ("created", False))
+        assert browser.highlighted_id() == hidden
+
+    drive(demo, steps, size=SMALL)
 
 
-def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Path) -> None:  # noqa: F811
+def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_search_hint(
+    demo: Path,  # noqa: F811
+) -> None:
     """At 60 columns the header's lines were cut mid-word (`… session 5743…`); now whole parts give way in a stated
-    order (the counts, then the session; the worktree path on the identity line) and nothing is cut."""
+    order (the counts, then the session; the worktree path on the identity line) and nothing is cut.
+
+    At 80×24 the Activity table's Focus column was off the right edge; the counts now take one-letter heads (the
+    tooltip names them) and Focus takes what is left. At 120 the full heads come back.
+
+    At 80×24 the hint under a recall ran past the dialog ('… to open one in'); it now fits whole.
+
+    (One app is resized through the three: each check reads only what is on screen.)"""
     from textual.widgets import Static
 
+    from cortex_tui.widgets.activity_table import ActivityTable
     from cortex_tui.widgets.status_header import StatusHeader
 
     lines: dict[int, list[str]] = {}
+    seen: dict[int, tuple[list[str], int, int]] = {}
+    hint: dict[str, int | str] = {}
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         for width in (120, 56):
@@ -317,26 +308,31 @@ def test_a_narrow_header_leaves_out_whole_parts_instead_of_cutting_one(demo: Pat
                 str(header.query_one(f"#{name}", Static).render()) for name in ("identity-line", "health-line")
             ]
 
-    drive(demo, steps)
+        await pilot.press("3")
+        await settle(pilot)
+        for width, height in ((80, 24), (120, 40)):
+            await pilot.resize_terminal(width, height)
+            await settle(pilot)
+            table = app.screen.query_one(ActivityTable)
+            heads = [str(column.label) for column in table.columns.values()]
+            used = sum(column.get_render_width(table) for column in table.columns.values())
+            seen[width] = (heads, used, table.scrollable_content_region.width)
+
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("slash", *"spool flush", "enter")
+        await settle(pilot)
+        shown = app.screen.query_one("#search-hint", Static)
+        hint["text"], hint["room"] = str(shown.render()), shown.content_region.width
+
+    drive(demo, steps, size=SMALL)
     assert "open contest" in lines[120][1] and "session" in lines[120][1]
     identity, health = lines[56]
     assert "worktree" not in identity and "⎇ main" in identity
     assert "store ok" in health and "engaged" in health and "open contest" not in health
     assert all(len(text) <= width - 2 and "…" not in text for width, texts in lines.items() for text in texts)
 
+    heads, used, room = seen[80]
+    assert heads[-1] == "Focus" and "R" in heads and used <= room
+    assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]
 
-def test_the_search_hint_fits_80_columns(demo: Path) -> None:  # noqa: F811
-    """At 80×24 the hint under a recall ran past the dialog ('… to open one in'); it now fits whole."""
-    from textual.widgets import Static
-
-    seen: dict[str, int | str] = {}
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.resize_terminal(80, 24)
-        await pilot.press("slash", *"spool flush", "enter")
-        await settle(pilot)
-        hint = app.screen.query_one("#search-hint", Static)
-        seen["text"], seen["room"] = str(hint.render()), hint.content_region.width
-
-    drive(demo, steps)
-    assert "shown to the agent" in str(seen["text"]) and len(str(seen["text"])) <= int(seen["room"])
+    assert "shown to the agent" in str(hint["text"]) and len(str(hint["text"])) <= int(hint["room"])

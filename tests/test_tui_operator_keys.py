@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import Repo
-from .test_tui_behaviour import FLUSH, NO_FLUSH, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
+from .test_tui_behaviour import FLUSH, NO_FLUSH, SMALL, _note_item, demo, drive, engine_for, spool_notes  # noqa: F401
 from .test_tui_snapshots import highlight, settle
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -94,7 +94,7 @@ def test_o_opens_the_drifted_span_in_the_editor_with_the_app_suspended(
         await pilot.press("o")
         await settle(pilot)
 
-    notes = drive(repo.path, steps)
+    notes = drive(repo.path, steps, size=SMALL)
     assert events == ["suspend", "resume (editor ran: True)"]
     assert argv.read_text().splitlines() == ["+5", os.path.realpath(path)]
     assert not [n for n in notes if n[0] != "information"]
@@ -131,7 +131,7 @@ def test_o_without_an_editor_or_a_file_says_so_and_runs_nothing(
         await pilot.press("o")
         await settle(pilot)
 
-    notes = drive(repo.path, steps)
+    notes = drive(repo.path, steps, size=SMALL)
     assert events == [] and not argv.exists()
     assert [(title, text) for severity, title, text in notes if severity == "warning"] == [
         ("No editor", "Set $EDITOR (for example `export EDITOR=vim`) to open files from Cortex. (src/new.py)"),
@@ -187,7 +187,7 @@ def test_m_rewrites_the_moved_path_in_the_note_audited(repo: Repo) -> None:
         await settle(pilot)
         assert app.screen.query_one(FreshnessPane).flagged == []
 
-    notes = drive(repo.path, steps)
+    notes = drive(repo.path, steps, size=SMALL)
     with engine_for(repo.path) as engine:
         shown = engine.inspect_memory(item_id)
     assert shown.item["text"].startswith("decision: flush from src/capture_spool.py at turn end")
@@ -211,7 +211,7 @@ def test_m_refuses_when_the_note_changed_since_the_pane_showed_it(repo: Repo) ->
         await pilot.press("m")
         await settle(pilot)
 
-    notes = drive(repo.path, steps)
+    notes = drive(repo.path, steps, size=SMALL)
     refused = [text for severity, title, text in notes if title == "Not rewritten"]
     assert len(refused) == 1 and "changed since it was shown" in refused[0]
     with engine_for(repo.path) as engine:
@@ -248,11 +248,19 @@ def test_a_shows_each_edit_as_a_word_diff(demo: Path) -> None:  # noqa: F811
         await settle(pilot)
         assert not isinstance(app.screen, AuditDialog)
 
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
 
 
-def test_shift_y_copies_the_text_not_the_id(demo: Path) -> None:  # noqa: F811
-    """`Y` copies the highlighted note's words (no kind prefix, no trailers); `y` still copies the id (as shown)."""
+def test_letters_copy_save_and_keep_a_side_but_type_into_text_fields(demo: Path) -> None:  # noqa: F811
+    """`Y` copies the highlighted note's words (no kind prefix, no trailers); `y` still copies the id (as shown).
+    In Edit, `y` typed in the text is text; with focus on the buttons, `y` saves through the audited edit.
+    In Resolve, `b` asks and `b` again keeps side B; while the replacement field has focus, letters are typed.
+    (One app does the three: the edit and the contest are on different notes.)"""
+    from textual.widgets import Input, TextArea
+
+    from cortex_tui.dialogs.edit_dialog import EditDialog
+    from cortex_tui.dialogs.resolve_dialog import ResolveDialog
+
     copied: list[str] = []
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
@@ -265,20 +273,19 @@ def test_shift_y_copies_the_text_not_the_id(demo: Path) -> None:  # noqa: F811
         await pilot.press("y")
         await settle(pilot)
 
-    drive(demo, steps)
-    assert copied == [
-        "move the read queries out of src/db/store.py into a queries module",
-        _note_item(demo, "store reads").split(":")[-1][:8],  # the id the inspection shows
-    ]
+        await pilot.press("e")
+        await settle(pilot)
+        area = app.screen.query_one("#edit-text", TextArea)
+        await pilot.press("space", "y")
+        await settle(pilot)
+        assert isinstance(app.screen, EditDialog) and area.text.endswith(" y")
+        app.screen.query_one("#save").focus()
+        await pilot.press("y")
+        await settle(pilot)
+        assert not isinstance(app.screen, EditDialog)
 
-
-def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path) -> None:  # noqa: F811
-    """In Resolve, `b` asks and `b` again keeps side B; while the replacement field has focus, letters are typed."""
-    from textual.widgets import Input
-
-    from cortex_tui.dialogs.resolve_dialog import ResolveDialog
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
+        await pilot.press("1")  # the contest is on the Overview
+        await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
         field = app.screen.query_one("#replacement", Input)
@@ -308,38 +315,18 @@ def test_letter_b_keeps_side_b_and_letters_type_into_the_replacement(demo: Path)
         await settle(pilot)
         assert not isinstance(app.screen, ResolveDialog)
 
-    drive(demo, steps)
-    sides = spool_notes(demo)
-    assert (sides[NO_FLUSH]["status"], sides[FLUSH]["status"]) == ("active", "superseded")
-
-
-def test_y_saves_an_edit_from_the_buttons_but_is_a_letter_in_the_text(demo: Path) -> None:  # noqa: F811
-    """In Edit, `y` typed in the text is text; with focus on the buttons, `y` saves through the audited edit."""
-    from textual.widgets import TextArea
-
-    from cortex_tui.dialogs.edit_dialog import EditDialog
-
-    async def steps(app, pilot, notes) -> None:  # noqa: ANN001
-        await pilot.press("2")
-        await settle(pilot)
-        await highlight(pilot, "store reads")
-        await pilot.press("e")
-        await settle(pilot)
-        area = app.screen.query_one("#edit-text", TextArea)
-        await pilot.press("space", "y")
-        await settle(pilot)
-        assert isinstance(app.screen, EditDialog) and area.text.endswith(" y")
-        app.screen.query_one("#save").focus()
-        await pilot.press("y")
-        await settle(pilot)
-        assert not isinstance(app.screen, EditDialog)
-
-    drive(demo, steps)
+    drive(demo, steps, size=SMALL)
+    assert copied == [
+        "move the read queries out of src/db/store.py into a queries module",
+        _note_item(demo, "store reads").split(":")[-1][:8],  # the id the inspection shows
+    ]
     with engine_for(demo) as engine:
         shown = engine.inspect_memory(_note_item(demo, "store reads"))
     assert [(c["operation"], c["new_text"]) for c in shown.corrections] == [
         ("edit", "move the read queries out of src/db/store.py into a queries module y")
     ]
+    sides = spool_notes(demo)
+    assert (sides[NO_FLUSH]["status"], sides[FLUSH]["status"]) == ("active", "superseded")
 
 
 def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:
@@ -371,7 +358,7 @@ def test_enter_on_a_stale_freshness_item_shows_the_memory(repo: Repo) -> None:
         seen["focused"] = app.screen.focused is table
         seen["row"] = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
-    drive(repo.path, steps)
+    drive(repo.path, steps, size=SMALL)
     assert seen["tab"] == "memory" and seen["focused"] is True and seen["row"] == note.item_id
     assert "memories: 1 stale" in str(seen["title"])
     assert "⏎ show memory" in str(seen["footer"]) and "memory checked" in str(seen["footer"])
@@ -395,7 +382,7 @@ def test_u_asks_then_undoes_the_newest_operator_action(repo: Repo) -> None:
         await pilot.press("u", "u")
         await settle(pilot)
 
-    notes = drive(repo.path, steps)
+    notes = drive(repo.path, steps, size=SMALL)
     assert note.item_id not in seen["after one u"]  # the first press only asked
     with engine_for(repo.path) as engine:
         assert note.item_id in [i["id"] for i in engine.list_memory(limit=50).items]
