@@ -440,6 +440,8 @@ class State:
     where: str
     steps: Steps
     hooks: bool = True
+    resizes: bool = True
+    """False: each size starts its own app, because a resize changes what this state shows (see `pictures`)."""
 
 
 STATES: dict[str, State] = {
@@ -449,7 +451,7 @@ STATES: dict[str, State] = {
     "memory_all_scopes": State("demo", _memory_all),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
-    "session": State("demo", _session),
+    "session": State("demo", _session, resizes=False),  # a resize puts the Activity cursor back on the newest row
     "memory_filtered": State("demo", _memory_filtered),
     "resolve": State("demo", _resolve),
     "edit": State("demo", _edit),
@@ -493,6 +495,104 @@ def state_app(world: World, name: str):  # noqa: ANN201 - CortexApp, imported la
     )
 
 
+# -- pictures and their baselines --------------------------------------------------------------------------------
+
+ALL_SIZES = {**SIZES, **MORE_SIZES}
+BOTH = ("narrow", "wide")
+"""Narrow first: each state is reached at 80×24 and then resized (see `pictures`)."""
+APART = os.environ.get("CORTEX_SNAPSHOTS_APART") == "1"
+"""`CORTEX_SNAPSHOTS_APART=1` starts one app per picture instead of resizing one: the same baselines must hold."""
+
+
+async def picture(pilot, title: str) -> str:  # noqa: ANN001
+    """The screen as an SVG, after the waits pytest-textual-snapshot's `snap_compare` makes before its screenshot."""
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    return str(pilot.app.export_screenshot(title=title, simplify=True))
+
+
+def pictures(world: World, name: str, sizes: tuple[str, ...]) -> dict[str, str]:
+    """One state's SVG at each size: its steps run once at the first size, then the terminal is resized to each next.
+
+    Starting an app and replaying the steps costs most of a snapshot, a resize a fraction. A resized app shows what
+    one started at that size shows as long as no step left a scroll position that depends on the size: the steps
+    run at the smallest size, where every scroll happens, and a larger terminal draws the same rows from the top,
+    as a fresh start there does. A state whose picture a resize changes (the Activity table rebuilds its rows for
+    the new width and its cursor goes back to the newest session) says `resizes=False` and starts once per size.
+    The baselines hold both ways, byte for byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every
+    state (run it after adding a state or changing its steps, before trusting a resized picture)."""
+    if (APART or not STATES[name].resizes) and len(sizes) > 1:
+        return {size: pictures(world, name, (size,))[size] for size in sizes}
+    app = state_app(world, name)
+    title = app.title  # the title snap_compare gives its screenshot
+    taken: dict[str, str] = {}
+
+    async def walk(pilot) -> None:  # noqa: ANN001
+        await STATES[name].steps(pilot)
+        for size in sizes:
+            if taken:
+                await pilot.resize_terminal(*ALL_SIZES[size])
+                await settle(pilot)
+            taken[size] = await picture(pilot, title)
+        app.exit()
+
+    app.run(headless=True, auto_pilot=walk, size=ALL_SIZES[sizes[0]])
+    assert list(taken) == list(sizes), f"{name}: the app stopped after {list(taken)} (exit code {app.return_code})"
+    return taken
+
+
+def record(request: pytest.FixtureRequest, label: str | None, matched: bool, snapshot, svg: str) -> None:  # noqa: ANN001
+    """Hand one comparison to pytest-textual-snapshot's HTML report, as its `snap_compare` does (one file each)."""
+    import inspect
+    import pickle
+
+    from pytest_textual_snapshot import PseudoApp, PseudoConsole, node_to_report_path
+    from rich.console import Console
+
+    node = request.node
+    result = snapshot.executions[snapshot.num_executions - 1]
+    console = Console(legacy_windows=False, force_terminal=True)
+    full_path, line_number, test_name = node.reportinfo()
+    path = node_to_report_path(node)
+    if label is not None:
+        test_name = f"{test_name}[{label}]"
+        path = path.with_name(f"{path.name}_{label}_")
+    data = (
+        matched,
+        "" if result.final_data is None else str(result.final_data),
+        svg,
+        PseudoApp(PseudoConsole(console.legacy_windows, console.size)),
+        full_path,
+        line_number,
+        test_name,
+        inspect.getdoc(node.function) or "",
+        "",
+        result.final_data is not None,
+    )
+    path.write_bytes(pickle.dumps(data))
+
+
+def compare(snapshot, request: pytest.FixtureRequest, world: World, name: str, sizes: tuple[str, ...]) -> list[str]:  # noqa: ANN001
+    """Compare one state at each size with its baseline and return the sizes whose picture differs.
+
+    Each size has its own baseline, `<test>[<size>].svg`; a test with one size keeps its own name, `<test>.svg`
+    (a parametrized test's id already says which state it is). `--snapshot-update` rewrites each that differs."""
+    from pytest_textual_snapshot import SVGImageExtension
+
+    svgs = snapshot.use_extension(SVGImageExtension)
+    differ = []
+    for size, svg in pictures(world, name, sizes).items():
+        label = size if len(sizes) > 1 else None
+        matched = bool((svgs(name=label) if label else svgs) == svg)
+        record(request, label, matched, svgs, svg)
+        if not matched:
+            differ.append(size)
+    return differ
+
+
 # -- fixtures and tests -------------------------------------------------------------------------------------------
 
 
@@ -510,167 +610,141 @@ def seen_from(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
     return world
 
 
-def snap(snap_compare, world: World, name: str, size: str) -> bool:  # noqa: ANN001
-    """Compare one state at one size with its baseline."""
-    terminal = {**SIZES, **MORE_SIZES}[size]
-    return bool(snap_compare(state_app(world, name), terminal_size=terminal, run_before=STATES[name].steps))
+@pytest.fixture
+def shots(snapshot, request: pytest.FixtureRequest, seen_from: World) -> Callable[..., list[str]]:  # noqa: ANN001
+    """`shots(state, *sizes)`: the sizes at which the state differs from its baselines (empty when all match)."""
+
+    def run(name: str, *sizes: str) -> list[str]:
+        return compare(snapshot, request, seen_from, name, sizes)
+
+    return run
 
 
-sizes = pytest.mark.parametrize("size", list(SIZES))
+def test_overview(shots: Callable[..., list[str]]) -> None:
+    """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend;
+    also at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
+    assert shots("overview", *BOTH, *MORE_SIZES) == []
 
 
-@sizes
-def test_overview(snap_compare, seen_from: World, size: str) -> None:
-    """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend."""
-    assert snap(snap_compare, seen_from, "overview", size)
-
-
-@pytest.mark.parametrize("size", list(MORE_SIZES))
-def test_overview_sizes(snap_compare, seen_from: World, size: str) -> None:
-    """The overview at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
-    assert snap(snap_compare, seen_from, "overview", size)
-
-
-@sizes
-def test_overview_arrived_live(snap_compare, seen_from: World, size: str) -> None:
+def test_overview_arrived_live(shots: Callable[..., list[str]]) -> None:
     """A contest and stale references that arrived live: `● new` on each, counted in the pane titles and on the
     Overview tab, until the operator highlights them."""
-    assert snap(snap_compare, seen_from, "overview_new", size)
+    assert shots("overview_new", *BOTH) == []
 
 
 @pytest.mark.parametrize("name", [name for name in STATES if name.startswith("hostile_")])
-def test_hostile_content(snap_compare, seen_from: World, name: str) -> None:
+def test_hostile_content(shots: Callable[..., list[str]], name: str) -> None:
     """Markup-shaped subjects (`close [/] tag`, `list[int]`, `[WIP] parser`, `[bold red]x[/]`, a @click link), an ANSI
     escape in a captured command and U+202E in a note: shown literally on every screen and dialog, nothing raw."""
-    assert snap(snap_compare, seen_from, name, "narrow")
+    assert shots(name, "narrow") == []
 
 
-@sizes
-def test_memory(snap_compare, seen_from: World, size: str) -> None:
+def test_memory(shots: Callable[..., list[str]]) -> None:
     """Memory browser on this branch, a contested decision highlighted and inspected beside the table."""
-    assert snap(snap_compare, seen_from, "memory", size)
+    assert shots("memory", *BOTH) == []
 
 
-@sizes
-def test_memory_all_scopes(snap_compare, seen_from: World, size: str) -> None:
+def test_memory_all_scopes(shots: Callable[..., list[str]]) -> None:
     """Memory browser switched to every scope (s): the feature branch's notes appear with their scope."""
-    assert snap(snap_compare, seen_from, "memory_all_scopes", size)
+    assert shots("memory_all_scopes", *BOTH) == []
 
 
-@sizes
-def test_search(snap_compare, seen_from: World, size: str) -> None:
+def test_search(shots: Callable[..., list[str]]) -> None:
     """Search (/) shows the rendered recall exactly as the agent gets it, with tokens/600 and the items shown."""
-    assert snap(snap_compare, seen_from, "search", size)
+    assert shots("search", *BOTH) == []
 
 
-@sizes
-def test_activity(snap_compare, seen_from: World, size: str) -> None:
+def test_activity(shots: Callable[..., list[str]]) -> None:
     """Activity: sessions newest first, the subagent session under the one that dispatched it, failures counted."""
-    assert snap(snap_compare, seen_from, "activity", size)
+    assert shots("activity", *BOTH) == []
 
 
-@sizes
-def test_session_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_session_dialog(shots: Callable[..., list[str]]) -> None:
     """Enter on an Activity row: the session's tokens per channel, its notes with their labels, its failed commands."""
-    assert snap(snap_compare, seen_from, "session", size)
+    assert shots("session", *BOTH) == []
 
 
-@sizes
-def test_memory_filtered(snap_compare, seen_from: World, size: str) -> None:
+def test_memory_filtered(shots: Callable[..., list[str]]) -> None:
     """The memory table narrowed to contested items containing `turn`, sorted by subject (the header says ▾)."""
-    assert snap(snap_compare, seen_from, "memory_filtered", size)
+    assert shots("memory_filtered", *BOTH) == []
 
 
-@sizes
-def test_resolve_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_resolve_dialog(shots: Callable[..., list[str]]) -> None:
     """Resolve (c): both sides of the contest, keep A / keep B / resolve both, optional replacement."""
-    assert snap(snap_compare, seen_from, "resolve", size)
+    assert shots("resolve", *BOTH) == []
 
 
-@sizes
-def test_edit_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_edit_dialog(shots: Callable[..., list[str]]) -> None:
     """Edit (e): the note's text in an editor, saved through the audited edit."""
-    assert snap(snap_compare, seen_from, "edit", size)
+    assert shots("edit", *BOTH) == []
 
 
-@sizes
-def test_edit_refused(snap_compare, seen_from: World, size: str) -> None:
+def test_edit_refused(shots: Callable[..., list[str]]) -> None:
     """A spoofed trailer line is refused: the dialog stays open and says why; nothing was saved."""
-    assert snap(snap_compare, seen_from, "edit_refused", size)
+    assert shots("edit_refused", *BOTH) == []
 
 
-@sizes
-def test_delete_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_delete_dialog(shots: Callable[..., list[str]]) -> None:
     """Delete (d): the engine's preview, including that deleting ends the contest; Cancel has focus."""
-    assert snap(snap_compare, seen_from, "delete", size)
+    assert shots("delete", *BOTH) == []
 
 
-@sizes
-def test_help_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_help_dialog(shots: Callable[..., list[str]]) -> None:
     """Help (?): the keys and what the trust, freshness and economy labels mean."""
-    assert snap(snap_compare, seen_from, "help", size)
+    assert shots("help", *BOTH) == []
 
 
-@sizes
-def test_command_palette(snap_compare, seen_from: World, size: str) -> None:
+def test_command_palette(shots: Callable[..., list[str]]) -> None:
     """The command palette (ctrl+p) lists every action by name."""
-    assert snap(snap_compare, seen_from, "palette", size)
+    assert shots("palette", *BOTH) == []
 
 
-@sizes
-def test_no_hooks_installed(snap_compare, seen_from: World, size: str) -> None:
+def test_no_hooks_installed(shots: Callable[..., list[str]]) -> None:
     """No Claude Code hooks wired, seen in the demo repository: the warning says nothing is to be installed there
     (`cortex install` from a checkout's venv would bake it into ~/.claude); elsewhere it names
     `cortex install`."""
-    assert snap(snap_compare, seen_from, "no_hooks", size)
+    assert shots("no_hooks", *BOTH) == []
 
 
-@sizes
-def test_never_seen_repository(snap_compare, seen_from: World, size: str) -> None:
+def test_never_seen_repository(shots: Callable[..., list[str]]) -> None:
     """A repository with no store: what it means, `cortex inject-header --quiet`, and that nothing was created."""
-    assert snap(snap_compare, seen_from, "never_seen", size)
+    assert shots("never_seen", *BOTH) == []
 
 
-@sizes
-def test_outside_git(snap_compare, seen_from: World, size: str) -> None:
+def test_outside_git(shots: Callable[..., list[str]]) -> None:
     """Outside git with no store: the never-seen state plus the degraded-identity explanation."""
-    assert snap(snap_compare, seen_from, "outside_git", size)
+    assert shots("outside_git", *BOTH) == []
 
 
-@sizes
-def test_outside_git_with_store(snap_compare, seen_from: World, size: str) -> None:
+def test_outside_git_with_store(shots: Callable[..., list[str]]) -> None:
     """Outside git with a store: the overview, with the degraded identity said in the header and a notice."""
-    assert snap(snap_compare, seen_from, "outside_git_with_store", size)
+    assert shots("outside_git_with_store", *BOTH) == []
 
 
-@sizes
-def test_newer_store_refused(snap_compare, seen_from: World, size: str) -> None:
+def test_newer_store_refused(shots: Callable[..., list[str]]) -> None:
     """A store written by a newer Cortex: refused, nothing written, and the upgrade command."""
-    assert snap(snap_compare, seen_from, "newer_store", size)
+    assert shots("newer_store", *BOTH) == []
 
 
-@sizes
-def test_freshness_item_keys(snap_compare, seen_from: World, size: str) -> None:
+def test_freshness_item_keys(shots: Callable[..., list[str]]) -> None:
     """Freshness focused on a moved item: the footer offers o (open in $EDITOR) and m (rewrite the moved path)."""
-    assert snap(snap_compare, seen_from, "freshness_moved", size)
+    assert shots("freshness_moved", *BOTH) == []
 
 
-@sizes
-def test_inspection_with_corrections(snap_compare, seen_from: World, size: str) -> None:
+def test_inspection_with_corrections(shots: Callable[..., list[str]]) -> None:
     """An edited note inspected: each correction with its word diff, markup-shaped text literal, `a Audit` in the
     footer."""
-    assert snap(snap_compare, seen_from, "audited_memory", size)
+    assert shots("audited_memory", *BOTH) == []
 
 
-@sizes
-def test_audit_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_audit_dialog(shots: Callable[..., list[str]]) -> None:
     """Audit (a): every correction of the memory as a full word diff, removed struck through, added in bold."""
-    assert snap(snap_compare, seen_from, "audit", size)
+    assert shots("audit", *BOTH) == []
 
 
 @pytest.mark.parametrize("name", ["inbox_pending", "inbox_accepted"])
-def test_inbox_flow(snap_compare, seen_from: World, name: str) -> None:
+def test_inbox_flow(shots: Callable[..., list[str]], name: str) -> None:
     """Another author's decision files wait (the overview's footer shows Inbox, i): the Inbox lists each with its
     file, commit and author, the highlighted one in full (escape and label defused); accepting (a) turns it into
     a note and leaves the other waiting."""
-    assert snap(snap_compare, seen_from, name, "narrow")
+    assert shots(name, "narrow") == []
