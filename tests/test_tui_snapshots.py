@@ -4,6 +4,9 @@ Deterministic: one demo store seeded per session under a fixed `CORTEX_NOW` (ids
 it), a frozen engine clock, fixed terminal sizes, no live watcher, no cursor blink, and every worker waited for.
 Paths are shown relative to the test's HOME, so no temporary directory name reaches a picture.
 
+A state's pictures come from as few app starts as show the same thing: one start per state, resized to each
+larger size, or one walk through states that go on from each other (see `pictures`); `CORTEX_SNAPSHOTS_APART=1`
+takes every picture from its own start, against the same baselines. Each state and size has its own baseline.
 Update baselines only after looking at the report: `pytest tests/test_tui_snapshots.py --snapshot-update`.
 `screenshots/make_screenshots.py` builds the README images from the same world and the same steps.
 """
@@ -19,8 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
 
 NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 NOW_ISO = "2026-08-02T18:00:00Z"
@@ -316,10 +323,9 @@ async def _activity(pilot) -> None:  # noqa: ANN001
 
 
 async def _session(pilot) -> None:  # noqa: ANN001
-    """Enter on the Activity row of the session that has notes and failures."""
+    """From the Activity tab: Enter on the row of the session that has notes and failures."""
     from cortex_tui.widgets.activity_table import ActivityTable
 
-    await press(pilot, "3")
     table = pilot.app.screen.query_one(ActivityTable)
     busiest = max(table.sessions.values(), key=lambda row: (row["failures"] > 0, row["notes"], str(row["id"])))
     table.move_cursor(row=table.get_row_index(str(busiest["id"])))
@@ -342,17 +348,11 @@ async def _edit(pilot) -> None:  # noqa: ANN001
 
 
 async def _edit_refused(pilot) -> None:  # noqa: ANN001
+    """From the edit dialog: a spoofed trailer line added and saved."""
     from textual.widgets import TextArea
 
-    await _edit(pilot)
     pilot.app.screen.query_one("#edit-text", TextArea).insert("\nStatus: resolved")
     await press(pilot, "ctrl+s")
-
-
-async def _delete(pilot) -> None:  # noqa: ANN001
-    await press(pilot, "2")
-    await highlight(pilot, "spool flush policy", label="contested")
-    await press(pilot, "d")
 
 
 async def _hostile_memory(pilot) -> None:  # noqa: ANN001
@@ -366,11 +366,6 @@ async def _hostile_command(pilot) -> None:  # noqa: ANN001
     await press(pilot, "2")
     rows = pilot.app.screen.query_one(MemoryBrowser).rows
     await highlight(pilot, next(row.title for row in rows.values() if "RED" in row.title))
-
-
-async def _hostile_edit(pilot) -> None:  # noqa: ANN001
-    await _hostile_command(pilot)
-    await press(pilot, "e")
 
 
 async def _hostile_delete(pilot) -> None:  # noqa: ANN001
@@ -412,9 +407,13 @@ async def _audited_memory(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
-async def _audit(pilot) -> None:  # noqa: ANN001
-    await _audited_memory(pilot)
-    await press(pilot, "a")
+def keys(*names: str) -> Steps:
+    """Steps that press these keys (from the state before)."""
+
+    async def steps(pilot) -> None:  # noqa: ANN001
+        await press(pilot, *names)
+
+    return steps
 
 
 async def _help(pilot) -> None:  # noqa: ANN001
@@ -438,10 +437,19 @@ class State:
     """One visual state: which directory, whose ~/.claude, and the steps that reach it."""
 
     where: str
-    steps: Steps
+    own: Steps
+    """The steps from the app's start, or from the state `after` names."""
     hooks: bool = True
+    after: str | None = None
+    """The state this one goes on from: one app pictures that one, then takes `own` steps to this one."""
     resizes: bool = True
     """False: each size starts its own app, because a resize changes what this state shows (see `pictures`)."""
+
+    async def steps(self, pilot) -> None:  # noqa: ANN001
+        """Every step from the app's start to this state."""
+        if self.after is not None:
+            await STATES[self.after].steps(pilot)
+        await self.own(pilot)
 
 
 STATES: dict[str, State] = {
@@ -451,12 +459,12 @@ STATES: dict[str, State] = {
     "memory_all_scopes": State("demo", _memory_all),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
-    "session": State("demo", _session, resizes=False),  # a resize puts the Activity cursor back on the newest row
+    "session": State("demo", _session, after="activity", resizes=False),
     "memory_filtered": State("demo", _memory_filtered),
     "resolve": State("demo", _resolve),
     "edit": State("demo", _edit),
-    "edit_refused": State("demo", _edit_refused),
-    "delete": State("demo", _delete),
+    "edit_refused": State("demo", _edit_refused, after="edit"),
+    "delete": State("demo", keys("d"), after="memory"),
     "help": State("demo", _help),
     "palette": State("demo", _palette),
     "no_hooks": State("demo", _overview, hooks=False),
@@ -467,15 +475,15 @@ STATES: dict[str, State] = {
     "hostile_overview": State("hostile", _overview),
     "hostile_memory": State("hostile", _hostile_memory),
     "hostile_command": State("hostile", _hostile_command),
-    "hostile_edit": State("hostile", _hostile_edit),
+    "hostile_edit": State("hostile", keys("e"), after="hostile_command"),
     "hostile_delete": State("hostile", _hostile_delete),
-    "hostile_resolve": State("hostile", _resolve),
+    "hostile_resolve": State("hostile", keys("c"), after="hostile_overview"),
     "hostile_search": State("hostile", _hostile_search),
     "hostile_activity": State("hostile", _activity),
     "freshness_moved": State("demo", _freshness_moved),
     "audited_memory": State("audited", _audited_memory),
-    "audit": State("audited", _audit),
-    "hostile_session": State("hostile", _session),
+    "audit": State("audited", keys("a"), after="audited_memory"),
+    "hostile_session": State("hostile", _session, after="hostile_activity", resizes=False),
     "inbox_pending": State("inbox", _inbox),
     "inbox_accepted": State("inbox_accept", _inbox_accepted),
 }
@@ -514,37 +522,72 @@ async def picture(pilot, title: str) -> str:  # noqa: ANN001
     return str(pilot.app.export_screenshot(title=title, simplify=True))
 
 
-def pictures(world: World, name: str, sizes: tuple[str, ...]) -> dict[str, str]:
-    """One state's SVG at each size: its steps run once at the first size, then the terminal is resized to each next.
+Album = dict[tuple[str, str], str]
+"""Pictures taken but not yet compared, by (state, size): a walk pictures the states that go on from the one asked."""
 
-    Starting an app and replaying the steps costs most of a snapshot, a resize a fraction. A resized app shows what
-    one started at that size shows as long as no step left a scroll position that depends on the size: the steps
-    run at the smallest size, where every scroll happens, and a larger terminal draws the same rows from the top,
-    as a fresh start there does. A state whose picture a resize changes (the Activity table rebuilds its rows for
-    the new width and its cursor goes back to the newest session) says `resizes=False` and starts once per size.
-    The baselines hold both ways, byte for byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every
-    state (run it after adding a state or changing its steps, before trusting a resized picture)."""
-    if (APART or not STATES[name].resizes) and len(sizes) > 1:
-        return {size: pictures(world, name, (size,))[size] for size in sizes}
-    app = state_app(world, name)
+
+def walk_through(name: str) -> tuple[str, ...]:
+    """The states one app walks through to picture `name`: from the first it goes on from to the last going on."""
+    first = name
+    while STATES[first].after is not None:
+        first = STATES[first].after  # type: ignore[assignment]
+    walk = [first]
+    while nexts := [other for other, state in STATES.items() if state.after == walk[-1]]:
+        walk.append(nexts[0])  # one state goes on from each (a second would need the first undone)
+    return tuple(walk)
+
+
+def photograph(world: World, names: tuple[str, ...], sizes: tuple[str, ...]) -> Album:
+    """Start one app at the first size, take each state's steps in turn and picture it; then resize the terminal to
+    each next size and picture the last state again."""
+    state = STATES[names[0]]
+    assert all((STATES[n].where, STATES[n].hooks) == (state.where, state.hooks) for n in names), names
+    app = state_app(world, names[0])
     title = app.title  # the title snap_compare gives its screenshot
-    taken: dict[str, str] = {}
+    taken: Album = {}
 
     async def walk(pilot) -> None:  # noqa: ANN001
-        await STATES[name].steps(pilot)
-        for size in sizes:
-            if taken:
-                await pilot.resize_terminal(*ALL_SIZES[size])
-                await settle(pilot)
-            taken[size] = await picture(pilot, title)
+        for n, name in enumerate(names):
+            await (STATES[name].own if n else STATES[name].steps)(pilot)
+            taken[name, sizes[0]] = await picture(pilot, title)
+        for size in sizes[1:]:
+            await pilot.resize_terminal(*ALL_SIZES[size])
+            await settle(pilot)
+            taken[names[-1], size] = await picture(pilot, title)
         app.exit()
 
     app.run(headless=True, auto_pilot=walk, size=ALL_SIZES[sizes[0]])
-    assert list(taken) == list(sizes), f"{name}: the app stopped after {list(taken)} (exit code {app.return_code})"
+    wanted = len(names) + len(sizes) - 1
+    assert len(taken) == wanted, f"{names}: the app stopped after {list(taken)} (exit code {app.return_code})"
     return taken
 
 
-def record(request: pytest.FixtureRequest, label: str | None, matched: bool, snapshot, svg: str) -> None:  # noqa: ANN001
+def pictures(world: World, name: str, sizes: tuple[str, ...], album: Album) -> dict[str, str]:
+    """One state's SVG at each size, from the album or from the fewest app starts.
+
+    Starting an app and replaying the steps costs most of a snapshot; the next key of a walk or a resize costs a
+    fraction. A state that goes on from another (`after`) is pictured by the app that pictured that one, at each
+    size its own start. A state on its own runs its steps once, at the first size (the smallest), and the terminal
+    is resized to each next. A resized app shows what one started at that size shows as long as no step left a
+    scroll position that depends on the size: the steps run where the view is smallest, where every scroll
+    happens, and a larger terminal draws the same rows from the top, as a fresh start there does. A state whose
+    picture a resize changes (the Activity table rebuilds its rows for the new width and its cursor goes back to
+    the newest session) says `resizes=False` and starts once per size. The baselines hold every way, byte for
+    byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every state, replaying all its steps (run it
+    after adding a state or changing its steps)."""
+    walk = (name,) if APART else walk_through(name)
+    missing = tuple(size for size in sizes if (name, size) not in album)
+    if len(walk) > 1 or APART or not STATES[name].resizes:
+        for size in missing:
+            album.update(photograph(world, walk, (size,)))
+    elif missing:
+        album.update(photograph(world, walk, missing))
+    return {size: album.pop((name, size)) for size in sizes}
+
+
+def record(
+    request: pytest.FixtureRequest, label: str | None, matched: bool, snapshot: SnapshotAssertion, svg: str
+) -> None:
     """Hand one comparison to pytest-textual-snapshot's HTML report, as its `snap_compare` does (one file each)."""
     import inspect
     import pickle
@@ -575,7 +618,14 @@ def record(request: pytest.FixtureRequest, label: str | None, matched: bool, sna
     path.write_bytes(pickle.dumps(data))
 
 
-def compare(snapshot, request: pytest.FixtureRequest, world: World, name: str, sizes: tuple[str, ...]) -> list[str]:  # noqa: ANN001
+def compare(
+    snapshot: SnapshotAssertion,
+    request: pytest.FixtureRequest,
+    world: World,
+    album: Album,
+    name: str,
+    sizes: tuple[str, ...],
+) -> list[str]:
     """Compare one state at each size with its baseline and return the sizes whose picture differs.
 
     Each size has its own baseline, `<test>[<size>].svg`; a test with one size keeps its own name, `<test>.svg`
@@ -584,7 +634,7 @@ def compare(snapshot, request: pytest.FixtureRequest, world: World, name: str, s
 
     svgs = snapshot.use_extension(SVGImageExtension)
     differ = []
-    for size, svg in pictures(world, name, sizes).items():
+    for size, svg in pictures(world, name, sizes, album).items():
         label = size if len(sizes) > 1 else None
         matched = bool((svgs(name=label) if label else svgs) == svg)
         record(request, label, matched, svgs, svg)
@@ -610,12 +660,20 @@ def seen_from(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
     return world
 
 
+@pytest.fixture(scope="module")
+def album() -> Album:
+    """Pictures a walk took for the tests of the states it went on to (the file runs on one worker)."""
+    return {}
+
+
 @pytest.fixture
-def shots(snapshot, request: pytest.FixtureRequest, seen_from: World) -> Callable[..., list[str]]:  # noqa: ANN001
+def shots(
+    snapshot: SnapshotAssertion, request: pytest.FixtureRequest, seen_from: World, album: Album
+) -> Callable[..., list[str]]:
     """`shots(state, *sizes)`: the sizes at which the state differs from its baselines (empty when all match)."""
 
     def run(name: str, *sizes: str) -> list[str]:
-        return compare(snapshot, request, seen_from, name, sizes)
+        return compare(snapshot, request, seen_from, album, name, sizes)
 
     return run
 
