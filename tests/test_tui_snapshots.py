@@ -342,7 +342,8 @@ async def _resolve(pilot) -> None:  # noqa: ANN001
 
 
 async def _edit(pilot) -> None:  # noqa: ANN001
-    await press(pilot, "2")
+    """From the delete dialog: closed (the Memory tab under it), another row highlighted, e."""
+    await close_dialog(pilot)
     await highlight(pilot, "store reads")
     await press(pilot, "e")
 
@@ -366,11 +367,6 @@ async def _hostile_command(pilot) -> None:  # noqa: ANN001
     await press(pilot, "2")
     rows = pilot.app.screen.query_one(MemoryBrowser).rows
     await highlight(pilot, next(row.title for row in rows.values() if "RED" in row.title))
-
-
-async def _hostile_delete(pilot) -> None:  # noqa: ANN001
-    await _hostile_command(pilot)
-    await press(pilot, "d")
 
 
 async def _hostile_search(pilot) -> None:  # noqa: ANN001
@@ -407,6 +403,23 @@ async def _audited_memory(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
+async def close_dialog(pilot) -> None:  # noqa: ANN001
+    """Escape from a dialog, and its toast ("nothing was changed") gone, as it goes after a few seconds."""
+    await press(pilot, "escape")
+    pilot.app.clear_notifications()
+    await settle(pilot)
+
+
+def reopen(*names: str) -> Steps:
+    """Steps that close the dialog open and press these keys."""
+
+    async def steps(pilot) -> None:  # noqa: ANN001
+        await close_dialog(pilot)
+        await press(pilot, *names)
+
+    return steps
+
+
 def keys(*names: str) -> Steps:
     """Steps that press these keys (from the state before)."""
 
@@ -414,14 +427,6 @@ def keys(*names: str) -> Steps:
         await press(pilot, *names)
 
     return steps
-
-
-async def _help(pilot) -> None:  # noqa: ANN001
-    await press(pilot, "question_mark")
-
-
-async def _palette(pilot) -> None:  # noqa: ANN001
-    await press(pilot, "ctrl+p")
 
 
 async def _inbox(pilot) -> None:  # noqa: ANN001
@@ -462,11 +467,11 @@ STATES: dict[str, State] = {
     "session": State("demo", _session, after="activity", resizes=False),
     "memory_filtered": State("demo", _memory_filtered),
     "resolve": State("demo", _resolve),
-    "edit": State("demo", _edit),
+    "edit": State("demo", _edit, after="delete"),
     "edit_refused": State("demo", _edit_refused, after="edit"),
     "delete": State("demo", keys("d"), after="memory"),
-    "help": State("demo", _help),
-    "palette": State("demo", _palette),
+    "help": State("demo", reopen("question_mark"), after="resolve"),
+    "palette": State("demo", reopen("ctrl+p"), after="help"),
     "no_hooks": State("demo", _overview, hooks=False),
     "never_seen": State("fresh", _overview),
     "outside_git": State("scratch", _overview),
@@ -476,7 +481,7 @@ STATES: dict[str, State] = {
     "hostile_memory": State("hostile", _hostile_memory),
     "hostile_command": State("hostile", _hostile_command),
     "hostile_edit": State("hostile", keys("e"), after="hostile_command"),
-    "hostile_delete": State("hostile", _hostile_delete),
+    "hostile_delete": State("hostile", reopen("d"), after="hostile_edit"),
     "hostile_resolve": State("hostile", keys("c"), after="hostile_overview"),
     "hostile_search": State("hostile", _hostile_search),
     "hostile_activity": State("hostile", _activity),
