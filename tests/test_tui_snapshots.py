@@ -342,8 +342,7 @@ async def _resolve(pilot) -> None:  # noqa: ANN001
 
 
 async def _edit(pilot) -> None:  # noqa: ANN001
-    """From the delete dialog: closed (the Memory tab under it), another row highlighted, e."""
-    await close_dialog(pilot)
+    await press(pilot, "2")
     await highlight(pilot, "store reads")
     await press(pilot, "e")
 
@@ -410,12 +409,12 @@ async def close_dialog(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
-def reopen(*names: str) -> Steps:
-    """Steps that close the dialog open and press these keys."""
+def after_closing(then: Steps) -> Steps:
+    """Steps that close the dialog open, then take `then` (written for the app's start: they work from there)."""
 
     async def steps(pilot) -> None:  # noqa: ANN001
         await close_dialog(pilot)
-        await press(pilot, *names)
+        await then(pilot)
 
     return steps
 
@@ -427,6 +426,14 @@ def keys(*names: str) -> Steps:
         await press(pilot, *names)
 
     return steps
+
+
+async def _help(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "question_mark")
+
+
+async def _palette(pilot) -> None:  # noqa: ANN001
+    await press(pilot, "ctrl+p")
 
 
 async def _inbox(pilot) -> None:  # noqa: ANN001
@@ -461,17 +468,17 @@ STATES: dict[str, State] = {
     "overview": State("demo", _overview),
     "overview_new": State("demo", _overview_new),
     "memory": State("demo", _memory),
-    "memory_all_scopes": State("demo", _memory_all),
+    "memory_all_scopes": State("demo", after_closing(_memory_all), after="search"),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
     "session": State("demo", _session, after="activity", resizes=False),
-    "memory_filtered": State("demo", _memory_filtered),
+    "memory_filtered": State("demo", after_closing(_memory_filtered), after="session"),
     "resolve": State("demo", _resolve),
-    "edit": State("demo", _edit, after="delete"),
+    "edit": State("demo", after_closing(_edit), after="delete"),
     "edit_refused": State("demo", _edit_refused, after="edit"),
     "delete": State("demo", keys("d"), after="memory"),
-    "help": State("demo", reopen("question_mark"), after="resolve"),
-    "palette": State("demo", reopen("ctrl+p"), after="help"),
+    "help": State("demo", after_closing(_help), after="resolve"),
+    "palette": State("demo", after_closing(_palette), after="help"),
     "no_hooks": State("demo", _overview, hooks=False),
     "never_seen": State("fresh", _overview),
     "outside_git": State("scratch", _overview),
@@ -481,11 +488,11 @@ STATES: dict[str, State] = {
     "hostile_memory": State("hostile", _hostile_memory),
     "hostile_command": State("hostile", _hostile_command),
     "hostile_edit": State("hostile", keys("e"), after="hostile_command"),
-    "hostile_delete": State("hostile", reopen("d"), after="hostile_edit"),
+    "hostile_delete": State("hostile", after_closing(keys("d")), after="hostile_edit"),
     "hostile_resolve": State("hostile", keys("c"), after="hostile_overview"),
-    "hostile_search": State("hostile", _hostile_search),
+    "hostile_search": State("hostile", after_closing(_hostile_search), after="hostile_resolve"),
     "hostile_activity": State("hostile", _activity),
-    "freshness_moved": State("demo", _freshness_moved),
+    "freshness_moved": State("demo", after_closing(_freshness_moved), after="palette"),
     "audited_memory": State("audited", _audited_memory),
     "audit": State("audited", keys("a"), after="audited_memory"),
     "hostile_session": State("hostile", _session, after="hostile_activity", resizes=False),
