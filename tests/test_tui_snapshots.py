@@ -4,6 +4,9 @@ Deterministic: one demo store seeded per session under a fixed `CORTEX_NOW` (ids
 it), a frozen engine clock, fixed terminal sizes, no live watcher, no cursor blink, and every worker waited for.
 Paths are shown relative to the test's HOME, so no temporary directory name reaches a picture.
 
+A state's pictures come from as few app starts as show the same thing: one start per state, resized to each
+larger size, or one walk through states that go on from each other (see `pictures`); `CORTEX_SNAPSHOTS_APART=1`
+takes every picture from its own start, against the same baselines. Each state and size has its own baseline.
 Update baselines only after looking at the report: `pytest tests/test_tui_snapshots.py --snapshot-update`.
 `screenshots/make_screenshots.py` builds the README images from the same world and the same steps.
 """
@@ -19,8 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
 
 NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 NOW_ISO = "2026-08-02T18:00:00Z"
@@ -316,10 +323,9 @@ async def _activity(pilot) -> None:  # noqa: ANN001
 
 
 async def _session(pilot) -> None:  # noqa: ANN001
-    """Enter on the Activity row of the session that has notes and failures."""
+    """From the Activity tab: Enter on the row of the session that has notes and failures."""
     from cortex_tui.widgets.activity_table import ActivityTable
 
-    await press(pilot, "3")
     table = pilot.app.screen.query_one(ActivityTable)
     busiest = max(table.sessions.values(), key=lambda row: (row["failures"] > 0, row["notes"], str(row["id"])))
     table.move_cursor(row=table.get_row_index(str(busiest["id"])))
@@ -342,17 +348,11 @@ async def _edit(pilot) -> None:  # noqa: ANN001
 
 
 async def _edit_refused(pilot) -> None:  # noqa: ANN001
+    """From the edit dialog: a spoofed trailer line added and saved."""
     from textual.widgets import TextArea
 
-    await _edit(pilot)
     pilot.app.screen.query_one("#edit-text", TextArea).insert("\nStatus: resolved")
     await press(pilot, "ctrl+s")
-
-
-async def _delete(pilot) -> None:  # noqa: ANN001
-    await press(pilot, "2")
-    await highlight(pilot, "spool flush policy", label="contested")
-    await press(pilot, "d")
 
 
 async def _hostile_memory(pilot) -> None:  # noqa: ANN001
@@ -366,16 +366,6 @@ async def _hostile_command(pilot) -> None:  # noqa: ANN001
     await press(pilot, "2")
     rows = pilot.app.screen.query_one(MemoryBrowser).rows
     await highlight(pilot, next(row.title for row in rows.values() if "RED" in row.title))
-
-
-async def _hostile_edit(pilot) -> None:  # noqa: ANN001
-    await _hostile_command(pilot)
-    await press(pilot, "e")
-
-
-async def _hostile_delete(pilot) -> None:  # noqa: ANN001
-    await _hostile_command(pilot)
-    await press(pilot, "d")
 
 
 async def _hostile_search(pilot) -> None:  # noqa: ANN001
@@ -412,9 +402,30 @@ async def _audited_memory(pilot) -> None:  # noqa: ANN001
     await settle(pilot)
 
 
-async def _audit(pilot) -> None:  # noqa: ANN001
-    await _audited_memory(pilot)
-    await press(pilot, "a")
+async def close_dialog(pilot) -> None:  # noqa: ANN001
+    """Escape from a dialog, and its toast ("nothing was changed") gone, as it goes after a few seconds."""
+    await press(pilot, "escape")
+    pilot.app.clear_notifications()
+    await settle(pilot)
+
+
+def after_closing(then: Steps) -> Steps:
+    """Steps that close the dialog open, then take `then` (written for the app's start: they work from there)."""
+
+    async def steps(pilot) -> None:  # noqa: ANN001
+        await close_dialog(pilot)
+        await then(pilot)
+
+    return steps
+
+
+def keys(*names: str) -> Steps:
+    """Steps that press these keys (from the state before)."""
+
+    async def steps(pilot) -> None:  # noqa: ANN001
+        await press(pilot, *names)
+
+    return steps
 
 
 async def _help(pilot) -> None:  # noqa: ANN001
@@ -438,25 +449,36 @@ class State:
     """One visual state: which directory, whose ~/.claude, and the steps that reach it."""
 
     where: str
-    steps: Steps
+    own: Steps
+    """The steps from the app's start, or from the state `after` names."""
     hooks: bool = True
+    after: str | None = None
+    """The state this one goes on from: one app pictures that one, then takes `own` steps to this one."""
+    resizes: bool = True
+    """False: each size starts its own app, because a resize changes what this state shows (see `pictures`)."""
+
+    async def steps(self, pilot) -> None:  # noqa: ANN001
+        """Every step from the app's start to this state."""
+        if self.after is not None:
+            await STATES[self.after].steps(pilot)
+        await self.own(pilot)
 
 
 STATES: dict[str, State] = {
     "overview": State("demo", _overview),
     "overview_new": State("demo", _overview_new),
     "memory": State("demo", _memory),
-    "memory_all_scopes": State("demo", _memory_all),
+    "memory_all_scopes": State("demo", after_closing(_memory_all), after="search"),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
-    "session": State("demo", _session),
-    "memory_filtered": State("demo", _memory_filtered),
+    "session": State("demo", _session, after="activity", resizes=False),
+    "memory_filtered": State("demo", after_closing(_memory_filtered), after="session"),
     "resolve": State("demo", _resolve),
-    "edit": State("demo", _edit),
-    "edit_refused": State("demo", _edit_refused),
-    "delete": State("demo", _delete),
-    "help": State("demo", _help),
-    "palette": State("demo", _palette),
+    "edit": State("demo", after_closing(_edit), after="delete"),
+    "edit_refused": State("demo", _edit_refused, after="edit"),
+    "delete": State("demo", keys("d"), after="memory"),
+    "help": State("demo", after_closing(_help), after="resolve"),
+    "palette": State("demo", after_closing(_palette), after="help"),
     "no_hooks": State("demo", _overview, hooks=False),
     "never_seen": State("fresh", _overview),
     "outside_git": State("scratch", _overview),
@@ -465,15 +487,15 @@ STATES: dict[str, State] = {
     "hostile_overview": State("hostile", _overview),
     "hostile_memory": State("hostile", _hostile_memory),
     "hostile_command": State("hostile", _hostile_command),
-    "hostile_edit": State("hostile", _hostile_edit),
-    "hostile_delete": State("hostile", _hostile_delete),
-    "hostile_resolve": State("hostile", _resolve),
-    "hostile_search": State("hostile", _hostile_search),
+    "hostile_edit": State("hostile", keys("e"), after="hostile_command"),
+    "hostile_delete": State("hostile", after_closing(keys("d")), after="hostile_edit"),
+    "hostile_resolve": State("hostile", keys("c"), after="hostile_overview"),
+    "hostile_search": State("hostile", after_closing(_hostile_search), after="hostile_resolve"),
     "hostile_activity": State("hostile", _activity),
-    "freshness_moved": State("demo", _freshness_moved),
+    "freshness_moved": State("demo", after_closing(_freshness_moved), after="palette"),
     "audited_memory": State("audited", _audited_memory),
-    "audit": State("audited", _audit),
-    "hostile_session": State("hostile", _session),
+    "audit": State("audited", keys("a"), after="audited_memory"),
+    "hostile_session": State("hostile", _session, after="hostile_activity", resizes=False),
     "inbox_pending": State("inbox", _inbox),
     "inbox_accepted": State("inbox_accept", _inbox_accepted),
 }
@@ -493,6 +515,146 @@ def state_app(world: World, name: str):  # noqa: ANN201 - CortexApp, imported la
     )
 
 
+# -- pictures and their baselines --------------------------------------------------------------------------------
+
+ALL_SIZES = {**SIZES, **MORE_SIZES}
+BOTH = ("narrow", "wide")
+"""Narrow first: each state is reached at 80×24 and then resized (see `pictures`)."""
+APART = os.environ.get("CORTEX_SNAPSHOTS_APART") == "1"
+"""`CORTEX_SNAPSHOTS_APART=1` starts one app per picture instead of resizing one: the same baselines must hold."""
+
+
+async def picture(pilot, title: str) -> str:  # noqa: ANN001
+    """The screen as an SVG, after the waits pytest-textual-snapshot's `snap_compare` makes before its screenshot."""
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    return str(pilot.app.export_screenshot(title=title, simplify=True))
+
+
+Album = dict[tuple[str, str], str]
+"""Pictures taken but not yet compared, by (state, size): a walk pictures the states that go on from the one asked."""
+
+
+def walk_through(name: str) -> tuple[str, ...]:
+    """The states one app walks through to picture `name`: from the first it goes on from to the last going on."""
+    first = name
+    while STATES[first].after is not None:
+        first = STATES[first].after  # type: ignore[assignment]
+    walk = [first]
+    while nexts := [other for other, state in STATES.items() if state.after == walk[-1]]:
+        walk.append(nexts[0])  # one state goes on from each (a second would need the first undone)
+    return tuple(walk)
+
+
+def photograph(world: World, names: tuple[str, ...], sizes: tuple[str, ...]) -> Album:
+    """Start one app at the first size, take each state's steps in turn and picture it; then resize the terminal to
+    each next size and picture the last state again."""
+    state = STATES[names[0]]
+    assert all((STATES[n].where, STATES[n].hooks) == (state.where, state.hooks) for n in names), names
+    app = state_app(world, names[0])
+    title = app.title  # the title snap_compare gives its screenshot
+    taken: Album = {}
+
+    async def walk(pilot) -> None:  # noqa: ANN001
+        for n, name in enumerate(names):
+            await (STATES[name].own if n else STATES[name].steps)(pilot)
+            taken[name, sizes[0]] = await picture(pilot, title)
+        for size in sizes[1:]:
+            await pilot.resize_terminal(*ALL_SIZES[size])
+            await settle(pilot)
+            taken[names[-1], size] = await picture(pilot, title)
+        app.exit()
+
+    app.run(headless=True, auto_pilot=walk, size=ALL_SIZES[sizes[0]])
+    wanted = len(names) + len(sizes) - 1
+    assert len(taken) == wanted, f"{names}: the app stopped after {list(taken)} (exit code {app.return_code})"
+    return taken
+
+
+def pictures(world: World, name: str, sizes: tuple[str, ...], album: Album) -> dict[str, str]:
+    """One state's SVG at each size, from the album or from the fewest app starts.
+
+    Starting an app and replaying the steps costs most of a snapshot; the next key of a walk or a resize costs a
+    fraction. A state that goes on from another (`after`) is pictured by the app that pictured that one, at each
+    size its own start. A state on its own runs its steps once, at the first size (the smallest), and the terminal
+    is resized to each next. A resized app shows what one started at that size shows as long as no step left a
+    scroll position that depends on the size: the steps run where the view is smallest, where every scroll
+    happens, and a larger terminal draws the same rows from the top, as a fresh start there does. A state whose
+    picture a resize changes (the Activity table rebuilds its rows for the new width and its cursor goes back to
+    the newest session) says `resizes=False` and starts once per size. The baselines hold every way, byte for
+    byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every state, replaying all its steps (run it
+    after adding a state or changing its steps)."""
+    walk = (name,) if APART else walk_through(name)
+    missing = tuple(size for size in sizes if (name, size) not in album)
+    if len(walk) > 1 or APART or not STATES[name].resizes:
+        for size in missing:
+            album.update(photograph(world, walk, (size,)))
+    elif missing:
+        album.update(photograph(world, walk, missing))
+    return {size: album.pop((name, size)) for size in sizes}
+
+
+def record(
+    request: pytest.FixtureRequest, label: str | None, matched: bool, snapshot: SnapshotAssertion, svg: str
+) -> None:
+    """Hand one comparison to pytest-textual-snapshot's HTML report, as its `snap_compare` does (one file each)."""
+    import inspect
+    import pickle
+
+    from pytest_textual_snapshot import PseudoApp, PseudoConsole, node_to_report_path
+    from rich.console import Console
+
+    node = request.node
+    result = snapshot.executions[snapshot.num_executions - 1]
+    console = Console(legacy_windows=False, force_terminal=True)
+    full_path, line_number, test_name = node.reportinfo()
+    path = node_to_report_path(node)
+    if label is not None:
+        test_name = f"{test_name}[{label}]"
+        path = path.with_name(f"{path.name}_{label}_")
+    data = (
+        matched,
+        "" if result.final_data is None else str(result.final_data),
+        svg,
+        PseudoApp(PseudoConsole(console.legacy_windows, console.size)),
+        full_path,
+        line_number,
+        test_name,
+        inspect.getdoc(node.function) or "",
+        "",
+        result.final_data is not None,
+    )
+    path.write_bytes(pickle.dumps(data))
+
+
+def compare(
+    snapshot: SnapshotAssertion,
+    request: pytest.FixtureRequest,
+    world: World,
+    album: Album,
+    name: str,
+    sizes: tuple[str, ...],
+) -> list[str]:
+    """Compare one state at each size with its baseline and return the sizes whose picture differs.
+
+    Each size has its own baseline, `<test>[<size>].svg`; a test with one size keeps its own name, `<test>.svg`
+    (a parametrized test's id already says which state it is). `--snapshot-update` rewrites each that differs."""
+    from pytest_textual_snapshot import SVGImageExtension
+
+    svgs = snapshot.use_extension(SVGImageExtension)
+    differ = []
+    for size, svg in pictures(world, name, sizes, album).items():
+        label = size if len(sizes) > 1 else None
+        matched = bool((svgs(name=label) if label else svgs) == svg)
+        record(request, label, matched, svgs, svg)
+        if not matched:
+            differ.append(size)
+    return differ
+
+
 # -- fixtures and tests -------------------------------------------------------------------------------------------
 
 
@@ -510,167 +672,149 @@ def seen_from(world: World, monkeypatch: pytest.MonkeyPatch) -> World:
     return world
 
 
-def snap(snap_compare, world: World, name: str, size: str) -> bool:  # noqa: ANN001
-    """Compare one state at one size with its baseline."""
-    terminal = {**SIZES, **MORE_SIZES}[size]
-    return bool(snap_compare(state_app(world, name), terminal_size=terminal, run_before=STATES[name].steps))
+@pytest.fixture(scope="module")
+def album() -> Album:
+    """Pictures a walk took for the tests of the states it went on to (the file runs on one worker)."""
+    return {}
 
 
-sizes = pytest.mark.parametrize("size", list(SIZES))
+@pytest.fixture
+def shots(
+    snapshot: SnapshotAssertion, request: pytest.FixtureRequest, seen_from: World, album: Album
+) -> Callable[..., list[str]]:
+    """`shots(state, *sizes)`: the sizes at which the state differs from its baselines (empty when all match)."""
+
+    def run(name: str, *sizes: str) -> list[str]:
+        return compare(snapshot, request, seen_from, album, name, sizes)
+
+    return run
 
 
-@sizes
-def test_overview(snap_compare, seen_from: World, size: str) -> None:
-    """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend."""
-    assert snap(snap_compare, seen_from, "overview", size)
+def test_overview(shots: Callable[..., list[str]]) -> None:
+    """Overview: header, the session brief (tokens/150), the open contest seated together, freshness, token spend;
+    also at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
+    assert shots("overview", *BOTH, *MORE_SIZES) == []
 
 
-@pytest.mark.parametrize("size", list(MORE_SIZES))
-def test_overview_sizes(snap_compare, seen_from: World, size: str) -> None:
-    """The overview at 100×30 (the two-column layout at its narrowest) and 200×60 (roomy)."""
-    assert snap(snap_compare, seen_from, "overview", size)
-
-
-@sizes
-def test_overview_arrived_live(snap_compare, seen_from: World, size: str) -> None:
+def test_overview_arrived_live(shots: Callable[..., list[str]]) -> None:
     """A contest and stale references that arrived live: `● new` on each, counted in the pane titles and on the
     Overview tab, until the operator highlights them."""
-    assert snap(snap_compare, seen_from, "overview_new", size)
+    assert shots("overview_new", *BOTH) == []
 
 
 @pytest.mark.parametrize("name", [name for name in STATES if name.startswith("hostile_")])
-def test_hostile_content(snap_compare, seen_from: World, name: str) -> None:
+def test_hostile_content(shots: Callable[..., list[str]], name: str) -> None:
     """Markup-shaped subjects (`close [/] tag`, `list[int]`, `[WIP] parser`, `[bold red]x[/]`, a @click link), an ANSI
     escape in a captured command and U+202E in a note: shown literally on every screen and dialog, nothing raw."""
-    assert snap(snap_compare, seen_from, name, "narrow")
+    assert shots(name, "narrow") == []
 
 
-@sizes
-def test_memory(snap_compare, seen_from: World, size: str) -> None:
+def test_memory(shots: Callable[..., list[str]]) -> None:
     """Memory browser on this branch, a contested decision highlighted and inspected beside the table."""
-    assert snap(snap_compare, seen_from, "memory", size)
+    assert shots("memory", *BOTH) == []
 
 
-@sizes
-def test_memory_all_scopes(snap_compare, seen_from: World, size: str) -> None:
+def test_memory_all_scopes(shots: Callable[..., list[str]]) -> None:
     """Memory browser switched to every scope (s): the feature branch's notes appear with their scope."""
-    assert snap(snap_compare, seen_from, "memory_all_scopes", size)
+    assert shots("memory_all_scopes", *BOTH) == []
 
 
-@sizes
-def test_search(snap_compare, seen_from: World, size: str) -> None:
+def test_search(shots: Callable[..., list[str]]) -> None:
     """Search (/) shows the rendered recall exactly as the agent gets it, with tokens/600 and the items shown."""
-    assert snap(snap_compare, seen_from, "search", size)
+    assert shots("search", *BOTH) == []
 
 
-@sizes
-def test_activity(snap_compare, seen_from: World, size: str) -> None:
+def test_activity(shots: Callable[..., list[str]]) -> None:
     """Activity: sessions newest first, the subagent session under the one that dispatched it, failures counted."""
-    assert snap(snap_compare, seen_from, "activity", size)
+    assert shots("activity", *BOTH) == []
 
 
-@sizes
-def test_session_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_session_dialog(shots: Callable[..., list[str]]) -> None:
     """Enter on an Activity row: the session's tokens per channel, its notes with their labels, its failed commands."""
-    assert snap(snap_compare, seen_from, "session", size)
+    assert shots("session", *BOTH) == []
 
 
-@sizes
-def test_memory_filtered(snap_compare, seen_from: World, size: str) -> None:
+def test_memory_filtered(shots: Callable[..., list[str]]) -> None:
     """The memory table narrowed to contested items containing `turn`, sorted by subject (the header says ▾)."""
-    assert snap(snap_compare, seen_from, "memory_filtered", size)
+    assert shots("memory_filtered", *BOTH) == []
 
 
-@sizes
-def test_resolve_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_resolve_dialog(shots: Callable[..., list[str]]) -> None:
     """Resolve (c): both sides of the contest, keep A / keep B / resolve both, optional replacement."""
-    assert snap(snap_compare, seen_from, "resolve", size)
+    assert shots("resolve", *BOTH) == []
 
 
-@sizes
-def test_edit_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_edit_dialog(shots: Callable[..., list[str]]) -> None:
     """Edit (e): the note's text in an editor, saved through the audited edit."""
-    assert snap(snap_compare, seen_from, "edit", size)
+    assert shots("edit", *BOTH) == []
 
 
-@sizes
-def test_edit_refused(snap_compare, seen_from: World, size: str) -> None:
+def test_edit_refused(shots: Callable[..., list[str]]) -> None:
     """A spoofed trailer line is refused: the dialog stays open and says why; nothing was saved."""
-    assert snap(snap_compare, seen_from, "edit_refused", size)
+    assert shots("edit_refused", *BOTH) == []
 
 
-@sizes
-def test_delete_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_delete_dialog(shots: Callable[..., list[str]]) -> None:
     """Delete (d): the engine's preview, including that deleting ends the contest; Cancel has focus."""
-    assert snap(snap_compare, seen_from, "delete", size)
+    assert shots("delete", *BOTH) == []
 
 
-@sizes
-def test_help_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_help_dialog(shots: Callable[..., list[str]]) -> None:
     """Help (?): the keys and what the trust, freshness and economy labels mean."""
-    assert snap(snap_compare, seen_from, "help", size)
+    assert shots("help", *BOTH) == []
 
 
-@sizes
-def test_command_palette(snap_compare, seen_from: World, size: str) -> None:
+def test_command_palette(shots: Callable[..., list[str]]) -> None:
     """The command palette (ctrl+p) lists every action by name."""
-    assert snap(snap_compare, seen_from, "palette", size)
+    assert shots("palette", *BOTH) == []
 
 
-@sizes
-def test_no_hooks_installed(snap_compare, seen_from: World, size: str) -> None:
+def test_no_hooks_installed(shots: Callable[..., list[str]]) -> None:
     """No Claude Code hooks wired, seen in the demo repository: the warning says nothing is to be installed there
     (`cortex install` from a checkout's venv would bake it into ~/.claude); elsewhere it names
     `cortex install`."""
-    assert snap(snap_compare, seen_from, "no_hooks", size)
+    assert shots("no_hooks", *BOTH) == []
 
 
-@sizes
-def test_never_seen_repository(snap_compare, seen_from: World, size: str) -> None:
+def test_never_seen_repository(shots: Callable[..., list[str]]) -> None:
     """A repository with no store: what it means, `cortex inject-header --quiet`, and that nothing was created."""
-    assert snap(snap_compare, seen_from, "never_seen", size)
+    assert shots("never_seen", *BOTH) == []
 
 
-@sizes
-def test_outside_git(snap_compare, seen_from: World, size: str) -> None:
+def test_outside_git(shots: Callable[..., list[str]]) -> None:
     """Outside git with no store: the never-seen state plus the degraded-identity explanation."""
-    assert snap(snap_compare, seen_from, "outside_git", size)
+    assert shots("outside_git", *BOTH) == []
 
 
-@sizes
-def test_outside_git_with_store(snap_compare, seen_from: World, size: str) -> None:
+def test_outside_git_with_store(shots: Callable[..., list[str]]) -> None:
     """Outside git with a store: the overview, with the degraded identity said in the header and a notice."""
-    assert snap(snap_compare, seen_from, "outside_git_with_store", size)
+    assert shots("outside_git_with_store", *BOTH) == []
 
 
-@sizes
-def test_newer_store_refused(snap_compare, seen_from: World, size: str) -> None:
+def test_newer_store_refused(shots: Callable[..., list[str]]) -> None:
     """A store written by a newer Cortex: refused, nothing written, and the upgrade command."""
-    assert snap(snap_compare, seen_from, "newer_store", size)
+    assert shots("newer_store", *BOTH) == []
 
 
-@sizes
-def test_freshness_item_keys(snap_compare, seen_from: World, size: str) -> None:
+def test_freshness_item_keys(shots: Callable[..., list[str]]) -> None:
     """Freshness focused on a moved item: the footer offers o (open in $EDITOR) and m (rewrite the moved path)."""
-    assert snap(snap_compare, seen_from, "freshness_moved", size)
+    assert shots("freshness_moved", *BOTH) == []
 
 
-@sizes
-def test_inspection_with_corrections(snap_compare, seen_from: World, size: str) -> None:
+def test_inspection_with_corrections(shots: Callable[..., list[str]]) -> None:
     """An edited note inspected: each correction with its word diff, markup-shaped text literal, `a Audit` in the
     footer."""
-    assert snap(snap_compare, seen_from, "audited_memory", size)
+    assert shots("audited_memory", *BOTH) == []
 
 
-@sizes
-def test_audit_dialog(snap_compare, seen_from: World, size: str) -> None:
+def test_audit_dialog(shots: Callable[..., list[str]]) -> None:
     """Audit (a): every correction of the memory as a full word diff, removed struck through, added in bold."""
-    assert snap(snap_compare, seen_from, "audit", size)
+    assert shots("audit", *BOTH) == []
 
 
 @pytest.mark.parametrize("name", ["inbox_pending", "inbox_accepted"])
-def test_inbox_flow(snap_compare, seen_from: World, name: str) -> None:
+def test_inbox_flow(shots: Callable[..., list[str]], name: str) -> None:
     """Another author's decision files wait (the overview's footer shows Inbox, i): the Inbox lists each with its
     file, commit and author, the highlighted one in full (escape and label defused); accepting (a) turns it into
     a note and leaves the other waiting."""
-    assert snap(snap_compare, seen_from, name, "narrow")
+    assert shots(name, "narrow") == []
