@@ -298,6 +298,7 @@ def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_se
     lines: dict[int, list[str]] = {}
     seen: dict[int, tuple[list[str], int, int]] = {}
     hint: dict[str, int | str] = {}
+    chosen: list[str | None] = []
 
     async def steps(app, pilot, notes) -> None:  # noqa: ANN001
         for width in (120, 56):
@@ -310,6 +311,10 @@ def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_se
 
         await pilot.press("3")
         await settle(pilot)
+        table = app.screen.query_one(ActivityTable)
+        table.move_cursor(row=table.row_count - 1)  # the oldest session, not where a rebuilt table would start
+        await settle(pilot)
+        chosen.append(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         for width, height in ((80, 24), (120, 40)):
             await pilot.resize_terminal(width, height)
             await settle(pilot)
@@ -317,6 +322,7 @@ def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_se
             heads = [str(column.label) for column in table.columns.values()]
             used = sum(column.get_render_width(table) for column in table.columns.values())
             seen[width] = (heads, used, table.scrollable_content_region.width)
+            chosen.append(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
         await pilot.resize_terminal(80, 24)
         await pilot.press("slash", *"spool flush", "enter")
@@ -331,6 +337,8 @@ def test_narrow_terminals_cut_nothing_in_the_header_the_activity_table_or_the_se
     assert "store ok" in health and "engaged" in health and "open contest" not in health
     assert all(len(text) <= width - 2 and "…" not in text for width, texts in lines.items() for text in texts)
 
+    # The columns are rebuilt at each width, the rows with them: the cursor stays on the session it was on.
+    assert len(chosen) == 3 and chosen[0] is not None and len(set(chosen)) == 1
     heads, used, room = seen[80]
     assert heads[-1] == "Focus" and "R" in heads and used <= room
     assert "Reads" in seen[120][0] and seen[120][1] <= seen[120][2]

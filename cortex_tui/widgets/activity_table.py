@@ -92,12 +92,12 @@ class ActivityTable(DataTable[Any]):
         for label, width in self.layout_for(self.narrow):
             self.add_column(label, width=self.focus_width if label == "Focus" else width, key=label)
 
-    def show_sessions(self, sessions: list[dict[str, Any]], now: datetime) -> None:
-        """Replace the rows, keeping the cursor on the same session when it is still listed."""
+    def show_sessions(self, sessions: list[dict[str, Any]], now: datetime, keep: str | None = None) -> None:
+        """Replace the rows, keeping the cursor on the same session (`keep`: the one it was on before the rows
+        were cleared elsewhere) when it is still listed."""
         self._shown = (sessions, now)
-        keep = None
-        if self.row_count:
-            keep = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        if keep is None:
+            keep = self._cursor_session()
         self.clear()
         self.sessions = {str(row["id"]): row for row in sessions}
         children: dict[str, list[dict[str, Any]]] = {}
@@ -116,6 +116,12 @@ class ActivityTable(DataTable[Any]):
                 self.move_cursor(row=self.get_row_index(keep))
             except RowDoesNotExist:
                 self.move_cursor(row=0)  # the session is gone (gc): back to the newest
+
+    def _cursor_session(self) -> str | None:
+        """The id of the session the cursor is on (None: no rows)."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
     def _add(self, row: dict[str, Any], now: datetime, *, child: bool) -> None:
         """One session row."""
@@ -149,10 +155,11 @@ class ActivityTable(DataTable[Any]):
         self.narrow, self.focus_width = narrow, fitted
         self.cell_padding = padding
         self.tooltip = LEGEND if narrow else None
+        keep = self._cursor_session()  # the rows go with the columns: the cursor's session is read first
         self.clear(columns=True)
         self._add_columns()
         if self._shown is not None:
-            self.show_sessions(*self._shown)
+            self.show_sessions(*self._shown, keep=keep)
 
     @staticmethod
     def layout_for(narrow: bool) -> tuple[tuple[str, int], ...]:
