@@ -37,6 +37,11 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 `HYPOTHESIS_PROFILE=deep python -m pytest tests/reliability tests/security` runs the full counts (nightly, bench)."""
 
 
+def deep_profile() -> bool:
+    """Whether the deep profile is loaded: stress tests then run their full counts, the suite's default fewer."""
+    return hypothesis_settings().max_examples >= DEEP_EXAMPLES
+
+
 def examples(deep: int) -> int:
     """A property's example count under the loaded profile: `deep` under the deep profile, a fifth by default."""
     return max(1, deep * hypothesis_settings().max_examples // DEEP_EXAMPLES)
