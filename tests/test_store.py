@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import gzip
 import re
 import sqlite3
@@ -163,10 +164,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SQL_CALLS = ("execute", "executemany", "executescript")
 
 
+@functools.cache
 def _sql_calls(source: str) -> list[tuple[int, str | None]]:
     """Every `.execute`/`.executemany`/`.executescript` call in a module: its line and its statement's text (an
-    f-string's placeholders as written; None when the statement is computed elsewhere)."""
+    f-string's placeholders as written; None when the statement is computed elsewhere). Parsed once per source
+    (three checks below read every module), and not at all when the source never spells `execute`."""
     found: list[tuple[int, str | None]] = []
+    if "execute" not in source:
+        return found
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
             first = node.args[0] if node.args else None
