@@ -295,6 +295,7 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory, repo_template: Path)
             stray.append(message)
 
     env = {"HOME": str(home), "CORTEX_HOME": str(home / ".cortex"), "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+    env["CORTEX_SEMANTIC"] = "0"  # a server that lives through many tests would embed their notes in the background
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "cortex_engine.adapters.cli", "serve"],
