@@ -200,6 +200,10 @@ def repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "README.md").write_text("# test\n", encoding="utf-8")
     for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "--allow-empty", "-m", "init")):
         subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
+    # git's sample hooks (never run: each ends in .sample) and its description file are half of what each test
+    # would copy; the folders themselves stay.
+    for sample in [*(path / ".git" / "hooks").glob("*.sample"), path / ".git" / "description"]:
+        sample.unlink()
     return path
 
 
