@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -17,8 +18,10 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from cortex_engine.adapters.mcp_server import DISENGAGED
 from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.engine import describe_store
+from cortex_engine.query.route import ROUTE
 
 from .conftest import GIT_ENV, Repo, Served, run_in_process
 
@@ -103,6 +106,147 @@ def ledger_end(repo: Repo) -> int:
         return int(conn.execute("SELECT coalesce(max(id), 0) FROM token_ledger").fetchone()[0])
     finally:
         conn.close()
+
+
+def test_lists_every_tool_with_typed_schemas(served: Served) -> None:
+    """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets;
+    stdout holds only protocol."""
+
+    async def script(session: ClientSession) -> dict[str, dict]:
+        listed = await session.list_tools()
+        return {t.name: {"schema": t.input_schema, "description": t.description} for t in listed.tools}
+
+    tools, stray = served.run(script)
+    assert set(tools) == TOOLS
+    assert stray == []
+    note = tools["cortex_note"]["schema"]
+    assert note["properties"]["kind"]["enum"] == ["insight", "decision", "intent", "blocker", "focus"]
+    assert set(note["required"]) == {"kind", "content"}
+    assert tools["cortex_resolve"]["schema"]["properties"]["status"]["enum"] == ["resolved", "superseded"]
+    assert tools["cortex_recall"]["schema"]["properties"]["detail"]["enum"] == ["none", "scores"]
+    for name, default in (("cortex_state", 800), ("cortex_recall", 600), ("cortex_brief", 450)):
+        budget = tools[name]["schema"]["properties"]["budget"]
+        assert (name, budget["minimum"], budget["maximum"], budget["default"]) == (name, 20, 20000, default)
+    assert tools["cortex_recall"]["schema"]["required"] == ["topic"]
+    limit = tools["cortex_recall"]["schema"]["properties"]["limit"]
+    number = next(s for s in limit["anyOf"] if s["type"] == "integer")
+    assert (number["minimum"], number["maximum"], limit["default"]) == (1, 50, None)  # None: the budget decides
+    assert "[contested]" in tools["cortex_note"]["description"]
+    assert all(tools[name]["description"] for name in TOOLS)
+
+
+def test_contested_notes_recall_resolve_and_read_ledger(served: Served) -> None:
+    """Two contradicting decisions are both [contested] in recall; resolving one closes the contest."""
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["first"] = await session.call_tool(
+            "cortex_note", {"kind": "decision", "subject": "queue engine", "content": "use kafka for the queue engine"}
+        )
+        out["second"] = await session.call_tool(
+            "cortex_note",
+            {"kind": "decision", "subject": "queue engine", "content": "do not use kafka for the queue engine"},
+        )
+        out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine"})
+        loser = re.search(r"^  - (\S+) \[", text(out["second"]), re.MULTILINE)
+        assert loser is not None, text(out["second"])
+        out["resolve"] = await session.call_tool("cortex_resolve", {"note_id": loser.group(1), "status": "superseded"})
+        out["after"] = await session.call_tool("cortex_recall", {"topic": "queue engine"})
+        out["ledger"] = await session.call_tool("cortex_read_ledger", {"paths": ["README.md"]})
+        out["bare"] = await session.call_tool("cortex_read_ledger", {"paths": "README.md"})
+        return out
+
+    start = ledger_end(served.repo)
+    out, stray = served.run(script)
+    assert stray == []
+    assert not any(r.is_error for r in out.values())
+    assert text(out["first"]).startswith("Noted (decision[queue engine]) [2026-08-02 18:00Z]: use kafka")
+    assert "Contested — opposes 1 active decision on this subject." in text(out["second"])
+    contested = [line for line in text(out["recall"]).splitlines()[1:] if line.endswith("[contested]")]
+    assert len(contested) == 2
+    assert text(out["resolve"]) == "Marked decision[queue engine] as superseded. Contest closed."
+    assert "[contested]" not in text(out["after"])
+    assert text(out["ledger"]) == text(out["bare"]) == "README.md: unread"
+    rows = ledger_rows(served.repo, start)
+    assert [c for c, _ in rows] == ["note", "note", "recall", "resolve", "recall", "read_ledger", "read_ledger"]
+    assert rows[0][1] == estimate_tokens(text(out["first"]))
+
+
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(served: Served) -> None:
+    """Schema violations and engine refusals come back as is_error results with a useful message."""
+
+    async def script(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("cortex_note", {"kind": "opinion", "content": "x"}),
+            await session.call_tool("cortex_note", {"kind": "decision", "content": "use kafka"}),
+            await session.call_tool("cortex_recall", {"topic": "queue", "budget": 5}),
+            await session.call_tool("cortex_resolve", {"note_id": "no-such-note"}),
+            await session.call_tool("cortex_search_ledger", {"queries": [{"pattern": ""}]}),
+            await session.call_tool("cortex_route", {}),
+        ]
+
+    start = ledger_end(served.repo)
+    results, stray = served.run(script)
+    assert stray == []
+    bad_kind, no_subject, low_budget, missing, no_query, route = results
+    assert [r.is_error for r in results] == [True, True, True, True, True, False]
+    assert "kind" in text(bad_kind) and "decision" in text(bad_kind)
+    assert "Subject is required for decision notes" in text(no_subject)
+    assert "budget" in text(low_budget) and "greater than or equal to 20" in text(low_budget)
+    assert "no-such-note" in text(missing)
+    assert "No usable queries: each needs a non-empty pattern." in text(no_query)
+    assert text(route) == ROUTE
+    assert [c for c, _ in ledger_rows(served.repo, start)] == ["route"]
+
+
+def test_engage_disengage_route_summarize_and_search(served: Served) -> None:
+    """Disengage returns its message and removes the marker; engage returns the state; each is booked once."""
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        out = {
+            "note": await session.call_tool(
+                "cortex_note", {"kind": "blocker", "subject": "ci", "content": "ci is red on main"}
+            )
+        }
+        out["disengage"] = await session.call_tool("cortex_disengage", {})
+        out["engaged_after_disengage"] = (served.repo.path / ".cortex" / "engaged").is_file()
+        out["engage"] = await session.call_tool("cortex_engage", {})
+        out["search"] = await session.call_tool(
+            "cortex_search_ledger", {"queries": ["NoSuchSymbol", {"pattern": "Other"}]}
+        )
+        out["summarize"] = await session.call_tool("cortex_summarize", {"what": "triaged the red build"})
+        out["suggest"] = await session.call_tool("cortex_suggest_notes", {})
+        out["validate"] = await session.call_tool("cortex_validate_memory", {"topic": "ci"})
+        return out
+
+    start = ledger_end(served.repo)
+    out, stray = served.run(script)
+    assert stray == []
+    assert not any(r.is_error for k, r in out.items() if k != "engaged_after_disengage")
+    assert text(out["disengage"]) == DISENGAGED
+    assert out["engaged_after_disengage"] is False
+    assert (served.repo.path / ".cortex" / "engaged").is_file()
+    assert "ci is red on main" in text(out["engage"])
+    assert text(out["search"]).splitlines() == ["NoSuchSymbol: miss", "Other: miss"]
+    assert text(out["summarize"]).startswith("triaged the red build")
+    assert '"suggestions"' in text(out["suggest"]) and '"checked"' in text(out["validate"])
+    channels = [c for c, _ in ledger_rows(served.repo, start)]
+    assert channels == ["note", "disengage", "state", "search_ledger", "summarize", "suggest_notes", "validate_memory"]
+
+
+def test_tool_text_is_what_the_cli_prints(served: Served) -> None:
+    """The MCP tool and the CLI command print the same words for the same engine call."""
+
+    async def script(session: ClientSession) -> list[str]:
+        return [
+            text(await session.call_tool("cortex_route", {})),
+            text(await session.call_tool("cortex_read_ledger", {"paths": ["README.md", "missing.py"]})),
+        ]
+
+    (route, ledger), _ = served.run(script)
+    for args, expected in ((["route"], route), (["read-ledger", "README.md", "missing.py"], ledger)):
+        done = run_in_process(served.repo.path, args, {"CORTEX_NOW": NOW})
+        assert (args, done.code, done.out) == (args, 0, expected + "\n")
 
 
 def serve_once(
