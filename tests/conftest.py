@@ -8,16 +8,22 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from cortex_engine.engine import Engine
+
+if TYPE_CHECKING:  # the MCP SDK costs about a CPU-second to import: only the tests that start a server load it
+    from anyio.from_thread import BlockingPortal
+    from mcp import ClientSession
+
+T = TypeVar("T")
 
 NOW = datetime(2026, 8, 2, 18, 0, tzinfo=UTC)
 GIT_ENV = {
@@ -35,6 +41,11 @@ hypothesis_settings.register_profile("suite", max_examples=DEEP_EXAMPLES // 5)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 """The suite's default profile runs a fifth of each property's examples (the suite has a CPU budget);
 `HYPOTHESIS_PROFILE=deep python -m pytest tests/reliability tests/security` runs the full counts (nightly, bench)."""
+
+
+def deep_profile() -> bool:
+    """Whether the deep profile is loaded: stress tests then run their full counts, the suite's default fewer."""
+    return hypothesis_settings().max_examples >= DEEP_EXAMPLES
 
 
 def examples(deep: int) -> int:
@@ -189,6 +200,10 @@ def repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (path / "README.md").write_text("# test\n", encoding="utf-8")
     for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "--allow-empty", "-m", "init")):
         subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
+    # git's sample hooks (never run: each ends in .sample) and its description file are half of what each test
+    # would copy; the folders themselves stay.
+    for sample in [*(path / ".git" / "hooks").glob("*.sample"), path / ".git" / "description"]:
+        sample.unlink()
     return path
 
 
@@ -246,3 +261,63 @@ def live(repo: Repo, make_engine: Callable[..., Engine]) -> Engine:
     engine = make_engine(repo.path)
     engine.start_session("host-1")
     return engine
+
+
+@dataclass
+class Served:
+    """One real `cortex serve` an SDK client session keeps open across the tests of a test process (the SDK's import
+    costs each server about a CPU-second): the tests that share it start from a store where nothing of theirs exists
+    yet (each writes its own subjects and reads the ledger rows it added) and do not depend on each other."""
+
+    repo: Repo
+    home: Path
+    portal: BlockingPortal
+    session: ClientSession
+    stray: list[object] = field(default_factory=list)
+
+    def run(self, script: Callable[[ClientSession], Awaitable[T]]) -> tuple[T, list[object]]:
+        """`script`'s result on the open session, and everything so far on the server's stdout that was not a
+        protocol message."""
+        return self.portal.call(script, self.session), list(self.stray)
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> Iterator[Served]:
+    """A `cortex serve` started once in a repository and a home of its own, initialized by the SDK's client."""
+    from anyio.from_thread import start_blocking_portal
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    base = tmp_path_factory.mktemp("shared-serve")
+    home = base / "home"
+    home.mkdir()
+    path = base / "repo"
+    shutil.copytree(repo_template, path, symlinks=True)
+    stray: list[object] = []
+
+    async def handler(message: object) -> None:
+        if isinstance(message, Exception):
+            stray.append(message)
+
+    env = {"HOME": str(home), "CORTEX_HOME": str(home / ".cortex"), "CORTEX_NOW": "2026-08-02T18:00:00Z"}
+    env["CORTEX_SEMANTIC"] = "0"  # a server that lives through many tests would embed their notes in the background
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "cortex_engine.adapters.cli", "serve"],
+        cwd=str(path),
+        env={**env, "PYTHONPATH": str(ROOT)},
+    )
+    with start_blocking_portal() as portal, (base / "serve.stderr").open("w") as errlog:
+        with portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)) as (read, write):
+            session = portal.call(lambda: ClientSession(read, write, message_handler=handler))
+            with portal.wrap_async_context_manager(session):
+                portal.call(session.initialize)
+                yield Served(Repo(path), home, portal, session, stray)
+
+
+@pytest.fixture
+def served(shared_server: Served, monkeypatch: pytest.MonkeyPatch) -> Served:
+    """The shared server, with this test's HOME and CORTEX_HOME those it runs under (the CLI and the store's
+    location read them)."""
+    monkeypatch.setenv("HOME", str(shared_server.home))
+    monkeypatch.setenv("CORTEX_HOME", str(shared_server.home / ".cortex"))
+    return shared_server

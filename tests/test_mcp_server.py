@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from cortex_engine.adapters.mcp_server import DISENGAGED
@@ -20,7 +23,7 @@ from cortex_engine.base.tokens import estimate_tokens
 from cortex_engine.engine import describe_store
 from cortex_engine.query.route import ROUTE
 
-from .conftest import Repo, run_in_process
+from .conftest import GIT_ENV, Repo, Served, run_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = "2026-08-02T18:00:00Z"
@@ -78,16 +81,34 @@ def text(result: Any) -> str:
     return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
-def ledger_rows(repo: Repo) -> list[tuple[str, int]]:
-    """(channel, tokens) of every token-ledger row of the repo's store, in order."""
+def text_of(result: dict[str, Any]) -> str:
+    """The text of a tool result as it goes on the wire."""
+    return "".join(c["text"] for c in result["content"] if c.get("type") == "text")
+
+
+def ledger_rows(repo: Repo, after: int = 0) -> list[tuple[str, int]]:
+    """(channel, tokens) of every token-ledger row of the repo's store past row `after`, in order."""
     conn = sqlite3.connect(describe_store(repo.path).path)
     try:
-        return [(r[0], r[1]) for r in conn.execute("SELECT channel, tokens FROM token_ledger ORDER BY id")]
+        query = "SELECT channel, tokens FROM token_ledger WHERE id > ? ORDER BY id"
+        return [(r[0], r[1]) for r in conn.execute(query, (after,))]
     finally:
         conn.close()
 
 
-def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None:
+def ledger_end(repo: Repo) -> int:
+    """The id of the repo's last token-ledger row (0 before the store exists)."""
+    path = describe_store(repo.path).path
+    if not Path(path).exists():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT coalesce(max(id), 0) FROM token_ledger").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_lists_every_tool_with_typed_schemas(served: Served) -> None:
     """The seed's 13 tools and cortex_reanchor are listed with enums for kinds/statuses/detail and bounded budgets;
     stdout holds only protocol."""
 
@@ -95,7 +116,7 @@ def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None
         listed = await session.list_tools()
         return {t.name: {"schema": t.input_schema, "description": t.description} for t in listed.tools}
 
-    tools, stray = serve(repo, tmp_path, script)
+    tools, stray = served.run(script)
     assert set(tools) == TOOLS
     assert stray == []
     note = tools["cortex_note"]["schema"]
@@ -114,7 +135,7 @@ def test_lists_every_tool_with_typed_schemas(repo: Repo, tmp_path: Path) -> None
     assert all(tools[name]["description"] for name in TOOLS)
 
 
-def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Path) -> None:
+def test_contested_notes_recall_resolve_and_read_ledger(served: Served) -> None:
     """Two contradicting decisions are both [contested] in recall; resolving one closes the contest."""
 
     async def script(session: ClientSession) -> dict[str, Any]:
@@ -135,7 +156,8 @@ def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Pa
         out["bare"] = await session.call_tool("cortex_read_ledger", {"paths": "README.md"})
         return out
 
-    out, stray = serve(repo, tmp_path, script)
+    start = ledger_end(served.repo)
+    out, stray = served.run(script)
     assert stray == []
     assert not any(r.is_error for r in out.values())
     assert text(out["first"]).startswith("Noted (decision[queue engine]) [2026-08-02 18:00Z]: use kafka")
@@ -145,12 +167,12 @@ def test_contested_notes_recall_resolve_and_read_ledger(repo: Repo, tmp_path: Pa
     assert text(out["resolve"]) == "Marked decision[queue engine] as superseded. Contest closed."
     assert "[contested]" not in text(out["after"])
     assert text(out["ledger"]) == text(out["bare"]) == "README.md: unread"
-    rows = ledger_rows(repo)
+    rows = ledger_rows(served.repo, start)
     assert [c for c, _ in rows] == ["note", "note", "recall", "resolve", "recall", "read_ledger", "read_ledger"]
     assert rows[0][1] == estimate_tokens(text(out["first"]))
 
 
-def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, tmp_path: Path) -> None:
+def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(served: Served) -> None:
     """Schema violations and engine refusals come back as is_error results with a useful message."""
 
     async def script(session: ClientSession) -> list[Any]:
@@ -163,7 +185,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, 
             await session.call_tool("cortex_route", {}),
         ]
 
-    results, stray = serve(repo, tmp_path, script)
+    start = ledger_end(served.repo)
+    results, stray = served.run(script)
     assert stray == []
     bad_kind, no_subject, low_budget, missing, no_query, route = results
     assert [r.is_error for r in results] == [True, True, True, True, True, False]
@@ -173,10 +196,10 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo: Repo, 
     assert "no-such-note" in text(missing)
     assert "No usable queries: each needs a non-empty pattern." in text(no_query)
     assert text(route) == ROUTE
-    assert [c for c, _ in ledger_rows(repo)] == ["route"]
+    assert [c for c, _ in ledger_rows(served.repo, start)] == ["route"]
 
 
-def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path) -> None:
+def test_engage_disengage_route_summarize_and_search(served: Served) -> None:
     """Disengage returns its message and removes the marker; engage returns the state; each is booked once."""
 
     async def script(session: ClientSession) -> dict[str, Any]:
@@ -186,7 +209,7 @@ def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path)
             )
         }
         out["disengage"] = await session.call_tool("cortex_disengage", {})
-        out["engaged_after_disengage"] = (repo.path / ".cortex" / "engaged").is_file()
+        out["engaged_after_disengage"] = (served.repo.path / ".cortex" / "engaged").is_file()
         out["engage"] = await session.call_tool("cortex_engage", {})
         out["search"] = await session.call_tool(
             "cortex_search_ledger", {"queries": ["NoSuchSymbol", {"pattern": "Other"}]}
@@ -196,21 +219,22 @@ def test_engage_disengage_route_summarize_and_search(repo: Repo, tmp_path: Path)
         out["validate"] = await session.call_tool("cortex_validate_memory", {"topic": "ci"})
         return out
 
-    out, stray = serve(repo, tmp_path, script)
+    start = ledger_end(served.repo)
+    out, stray = served.run(script)
     assert stray == []
     assert not any(r.is_error for k, r in out.items() if k != "engaged_after_disengage")
     assert text(out["disengage"]) == DISENGAGED
     assert out["engaged_after_disengage"] is False
-    assert (repo.path / ".cortex" / "engaged").is_file()
+    assert (served.repo.path / ".cortex" / "engaged").is_file()
     assert "ci is red on main" in text(out["engage"])
     assert text(out["search"]).splitlines() == ["NoSuchSymbol: miss", "Other: miss"]
     assert text(out["summarize"]).startswith("triaged the red build")
     assert '"suggestions"' in text(out["suggest"]) and '"checked"' in text(out["validate"])
-    channels = [c for c, _ in ledger_rows(repo)]
+    channels = [c for c, _ in ledger_rows(served.repo, start)]
     assert channels == ["note", "disengage", "state", "search_ledger", "summarize", "suggest_notes", "validate_memory"]
 
 
-def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
+def test_tool_text_is_what_the_cli_prints(served: Served) -> None:
     """The MCP tool and the CLI command print the same words for the same engine call."""
 
     async def script(session: ClientSession) -> list[str]:
@@ -219,18 +243,10 @@ def test_tool_text_is_what_the_cli_prints(repo: Repo, tmp_path: Path) -> None:
             text(await session.call_tool("cortex_read_ledger", {"paths": ["README.md", "missing.py"]})),
         ]
 
-    (route, ledger), _ = serve(repo, tmp_path, script)
-    env = {**os.environ, "CORTEX_NOW": NOW}
+    (route, ledger), _ = served.run(script)
     for args, expected in ((["route"], route), (["read-ledger", "README.md", "missing.py"], ledger)):
-        done = subprocess.run(
-            [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
-            cwd=repo.path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert (args, done.returncode, done.stdout) == (args, 0, expected + "\n")
+        done = run_in_process(served.repo.path, args, {"CORTEX_NOW": NOW})
+        assert (args, done.code, done.out) == (args, 0, expected + "\n")
 
 
 def serve_once(
@@ -257,47 +273,111 @@ def serve_once(
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()], done.stderr, done.returncode
 
 
-def test_a_request_in_flight_when_stdin_closes_is_still_answered(repo: Repo) -> None:
-    """A client that sends initialize, initialized and one tool call, then closes its end, gets every answer."""
-    lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-        ),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {
-                    "name": "cortex_note",
-                    "arguments": {"kind": "insight", "content": "kafka keeps order per partition"},
-                },
-            }
-        ),
-        json.dumps(
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}}
-        ),
-    ]
-    messages, stderr, code = serve_once(repo, lines)
+@contextmanager
+def home_of_its_own(base: Path, template: Path) -> Iterator[Repo]:
+    """For a module fixture (made before the autouse `isolated_home` of the test that first asks for it): a copy of
+    the `template` repository under `base`, with HOME and CORTEX_HOME under `base` while the block runs."""
+    home = base / "home"
+    home.mkdir()
+    path = base / "repo"
+    shutil.copytree(template, path, symlinks=True)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HOME", str(home))
+        env.setenv("CORTEX_HOME", str(home / ".cortex"))
+        env.setenv("CORTEX_SEMANTIC", "0")
+        env.setenv("PYTHONPATH", str(ROOT))
+        env.delenv("CORTEX_NOW", raising=False)
+        env.delenv("CLAUDECODE", raising=False)
+        for key, value in GIT_ENV.items():
+            env.setenv(key, value)
+        yield Repo(path)
+
+
+def request(ident: int | str, method: str, params: dict[str, Any] | None = None) -> str:
+    """One JSON-RPC request line."""
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, **({"params": params} if params else {})})
+
+
+def tool_call(ident: int, name: str, arguments: dict[str, Any]) -> str:
+    """A `tools/call` request line."""
+    return request(ident, "tools/call", {"name": name, "arguments": arguments})
+
+
+@pytest.fixture(scope="module")
+def closed_at_once(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> tuple[list[dict], str, int, str]:
+    """One `cortex serve` sent initialize, initialized, five recalls, a note and a route all at once, its stdin
+    then closed, with a `git` first on PATH that logs its arguments: every message, stderr, exit code and the log."""
+    base = tmp_path_factory.mktemp("closed-at-once")
+    shim = base / "shim"
+    shim.mkdir()
+    log = base / "git.log"
+    real_git = shutil.which("git")
+    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
+    (shim / "git").chmod(0o755)
+    lines = [*_handshake()]
+    lines += [tool_call(n, "cortex_recall", {"topic": f"queue {n}"}) for n in range(1, 6)]
+    lines.append(tool_call(6, "cortex_note", {"kind": "insight", "content": "kafka keeps order per partition"}))
+    lines.append(tool_call(7, "cortex_route", {}))
+    with home_of_its_own(base, repo_template) as repo:
+        messages, stderr, code = serve_once(repo, lines, path=f"{shim}:{os.environ['PATH']}")
+    return messages, stderr, code, log.read_text()
+
+
+def test_a_request_in_flight_when_stdin_closes_is_still_answered(
+    closed_at_once: tuple[list[dict], str, int, str],
+) -> None:
+    """A client that sends initialize, initialized and its tool calls, then closes its end, gets every answer."""
+    messages, stderr, code, _ = closed_at_once
     answers = {m["id"]: m for m in messages if "id" in m}
-    assert sorted(answers) == [0, 1, 2], (messages, stderr)
+    assert sorted(answers) == [0, 1, 2, 3, 4, 5, 6, 7], (messages, stderr)
     assert "serverInfo" in answers[0]["result"]
-    assert "kafka keeps order" in answers[1]["result"]["content"][0]["text"]
-    assert "cortex_recall" in answers[2]["result"]["content"][0]["text"]
+    assert "kafka keeps order" in answers[6]["result"]["content"][0]["text"]
+    assert "cortex_recall" in answers[7]["result"]["content"][0]["text"]
     assert code == 0 and "Traceback" not in stderr
 
 
-def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) -> None:
+def test_warm_calls_reuse_one_engine_and_run_git_once_to_locate_the_repository(
+    closed_at_once: tuple[list[dict], str, int, str],
+) -> None:
+    """Five recalls and a note in one server locate the repository with git once, not once per call."""
+    messages, stderr, _, log = closed_at_once
+    assert sorted(m["id"] for m in messages) == [0, 1, 2, 3, 4, 5, 6, 7], stderr
+    located = [line for line in log.splitlines() if line.startswith("rev-parse")]
+    assert len(located) == 1, located
+
+
+HANDSHAKE_VERSIONS = ("oldest", "newest", "2026-07-28", "1999-01-01")
+"""The versions a server is started with: the oldest and newest the SDK knows, and unknown ones after and before."""
+
+
+@pytest.fixture(scope="module")
+def handshakes(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> dict[str, tuple[list[dict], str, int]]:
+    """Per protocol version offered, one `cortex serve` sent initialize (id "start"), initialized, tools/list, ping
+    and a route call at once: every message, its stderr and exit code."""
+    from cortex_engine.adapters.serve import handshake_versions
+
+    known = handshake_versions()
+    assert known is not None
+    chosen = {"oldest": known[0], "newest": known[-1]}
+    runs: dict[str, tuple[list[dict], str, int]] = {}
+    with home_of_its_own(tmp_path_factory.mktemp("handshakes"), repo_template) as repo:
+        for name in HANDSHAKE_VERSIONS:
+            version = chosen.get(name, name)
+            offer = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+            lines = [
+                request("start", "initialize", offer),
+                json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                request(1, "tools/list"),
+                request(2, "ping"),
+                tool_call(3, "cortex_route", {}),
+            ]
+            runs[version] = serve_once(repo, lines)
+    return runs
+
+
+def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(
+    handshakes: dict[str, tuple[list[dict], str, int]],
+) -> None:
     """`serve` answers `initialize` before loading the SDK; the SDK's own answer (compared, then dropped) agrees
     for the oldest and newest protocol version it knows and for versions it does not know, before and after them
     (a server costs a CPU-second: the versions between are checked against the SDK's registry in this process)."""
@@ -316,23 +396,9 @@ def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) ->
         )
         answer = initialize_answer(line, known)
         assert answer is not None and answer["result"]["protocolVersion"] == version
-    for version in (known[0], known[-1], "2026-07-28", "1999-01-01"):
-        lines = [
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": "start",
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": version,
-                        "capabilities": {},
-                        "clientInfo": {"name": "raw", "version": "1"},
-                    },
-                }
-            )
-        ]
-        messages, stderr, code = serve_once(repo, lines)
-        assert [m.get("id") for m in messages] == ["start"], (version, messages)
+    assert list(handshakes) == [known[0], known[-1], "2026-07-28", "1999-01-01"]
+    for version, (messages, stderr, code) in handshakes.items():
+        assert [m.get("id") for m in messages] == ["start", 1, 2, 3], (version, messages)
         result = messages[0]["result"]
         assert (
             result["serverInfo"] == {"name": "cortex", "version": "0.1.0"} and "cortex_route" in result["instructions"]
@@ -341,73 +407,66 @@ def test_initialize_is_answered_once_and_exactly_as_the_sdk_would(repo: Repo) ->
         assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
 
 
-def test_warm_calls_reuse_one_engine_and_run_git_once_to_locate_the_repository(repo: Repo, tmp_path: Path) -> None:
-    """Five recalls in one server locate the repository with git once, not once per call."""
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    log = tmp_path / "git.log"
-    real_git = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
-    (shim / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
-    (shim / "git").chmod(0o755)
-    lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-        ),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ]
-    lines += [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": n,
-                "method": "tools/call",
-                "params": {"name": "cortex_recall", "arguments": {"topic": f"queue {n}"}},
-            }
-        )
-        for n in range(1, 6)
-    ]
-    messages, stderr, code = serve_once(repo, lines, path=f"{shim}:{os.environ['PATH']}")
-    assert sorted(m["id"] for m in messages) == [0, 1, 2, 3, 4, 5], stderr
-    located = [line for line in log.read_text().splitlines() if line.startswith("rev-parse")]
-    assert len(located) == 1, located
+def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(
+    handshakes: dict[str, tuple[list[dict], str, int]],
+) -> None:
+    """`tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
+    answer (compared, then dropped) agrees, and the table is what the SDK lists now. Every tool carries the four
+    behaviour hints; the JSON tools declare an output schema."""
+    from cortex_engine.adapters.mcp_server import ANNOTATIONS, tool_table
+    from cortex_engine.adapters.serve import recorded_tools
+
+    sdk = tool_table()
+    recorded = {version: recorded_tools(version) for version in sdk}
+    assert sdk == recorded, "stale: run python -m cortex_engine.adapters.mcp_server --write-tool-table"
+    assert len(handshakes) == len(HANDSHAKE_VERSIONS)
+    for messages, stderr, code in handshakes.values():
+        assert [m.get("id") for m in messages] == ["start", 1, 2, 3], messages
+        negotiated = messages[0]["result"]["protocolVersion"]
+        assert messages[1]["result"] == recorded[negotiated] and messages[2]["result"] == {}
+        assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
+    messages = next(iter(handshakes.values()))[0]
+    tools = {t["name"]: t for t in messages[1]["result"]["tools"]}
+    assert set(tools) == TOOLS == set(ANNOTATIONS)
+    hints = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+    assert all(set(t["annotations"]) == hints and t["annotations"]["openWorldHint"] is False for t in tools.values())
+    assert (
+        tools["cortex_recall"]["annotations"]["readOnlyHint"]
+        and tools["cortex_resolve"]["annotations"]["destructiveHint"]
+    )
+    assert {name for name, t in tools.items() if "outputSchema" in t} == {
+        "cortex_suggest_notes",
+        "cortex_validate_memory",
+        "cortex_recall",
+        "cortex_state",
+    }
 
 
-def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(repo: Repo, tmp_path: Path) -> None:
+def test_a_warm_server_follows_a_branch_switch_and_sees_other_writers(served: Served) -> None:
     """Between two calls of one server: a branch switch moves the next note to the new branch's scope, and a
-    note the CLI wrote in another process is found by the next recall."""
-    env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
+    note the CLI wrote in another process (this one) is found by the next recall."""
+    repo = served.repo
 
-    async def script(session: ClientSession) -> str:
-        await session.call_tool("cortex_note", {"kind": "insight", "content": "first note on the main branch"})
-        repo.git("checkout", "-q", "-b", "feature/warm")
-        await session.call_tool("cortex_note", {"kind": "insight", "content": "second note on the feature branch"})
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "cortex_engine.adapters.cli",
-                "note",
-                "--kind",
-                "insight",
-                "zeppelin written by another process",
-            ],
-            cwd=repo.path,
-            env=env,
-            check=True,
-            timeout=60,
-        )
+    def note(content: str) -> Callable[[ClientSession], Awaitable[Any]]:
+        async def script(session: ClientSession) -> Any:
+            return await session.call_tool("cortex_note", {"kind": "insight", "content": content})
+
+        return script
+
+    async def recall(session: ClientSession) -> str:
         return text(await session.call_tool("cortex_recall", {"topic": "zeppelin"}))
 
-    recalled, stray = serve(repo, tmp_path, script)
+    served.run(note("first note on the main branch"))
+    repo.git("checkout", "-q", "-b", "feature/warm")
+    try:
+        served.run(note("second note on the feature branch"))
+        written = run_in_process(
+            repo.path, ["note", "--kind", "insight", "zeppelin written by another process"], {"CORTEX_NOW": NOW}
+        )
+        assert written.code == 0, written.err
+        recalled, stray = served.run(recall)
+    finally:
+        repo.git("checkout", "-q", "main")  # the next test sharing the server starts on main again
     assert stray == [] and "zeppelin written by another process" in recalled
     conn = sqlite3.connect(describe_store(repo.path).path)
     try:
@@ -426,24 +485,12 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
     path, target, other, _ = LANGS["python"]
     repo.write(path, HEADS["python"] + target + "\n" + other)
     repo.commit("session")
-    env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cortex_engine.adapters.cli",
-            "note",
-            "--kind",
-            "decision",
-            "--subject",
-            "tokens",
-            "refresh_token() in src/auth/session.py adds one",
-        ],
-        cwd=repo.path,
-        env=env,
-        check=True,
-        capture_output=True,
+    noted = run_in_process(
+        repo.path,
+        ["note", "--kind", "decision", "--subject", "tokens", "refresh_token() in src/auth/session.py adds one"],
+        {"CORTEX_NOW": NOW},
     )
+    assert noted.code == 0, noted.err
     repo.write(path, HEADS["python"] + target.replace("+ 1", "+ 2") + "\n" + other)
     repo.commit("add two instead")
     conn = sqlite3.connect(describe_store(repo.path).path)
@@ -475,57 +522,7 @@ def test_reanchor_matches_the_cli_and_is_audited(repo: Repo, tmp_path: Path) -> 
     assert [channel for channel, _ in ledger_rows(repo) if channel == "reanchor"] == ["reanchor"]
 
 
-def test_tools_list_is_answered_from_the_table_exactly_as_the_sdk_would(repo: Repo) -> None:
-    """`tools/list` (and `ping`) are answered before the SDK is loaded, from `tool_table`; the SDK's own
-    answer (compared, then dropped) agrees, and the table is what the SDK lists now. Every tool carries the four
-    behaviour hints; the JSON tools declare an output schema."""
-    from cortex_engine.adapters.mcp_server import ANNOTATIONS, tool_table
-    from cortex_engine.adapters.serve import recorded_tools
-
-    sdk = tool_table()
-    recorded = {version: recorded_tools(version) for version in sdk}
-    assert sdk == recorded, "stale: run python -m cortex_engine.adapters.mcp_server --write-tool-table"
-    lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-        ),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
-        json.dumps(
-            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_route", "arguments": {}}}
-        ),
-    ]
-    messages, stderr, code = serve_once(repo, lines)
-    assert [m.get("id") for m in messages] == [0, 1, 2, 3], messages
-    assert messages[1]["result"] == recorded["2025-06-18"] and messages[2]["result"] == {}
-    assert "differs" not in stderr and "Traceback" not in stderr and code == 0, stderr
-    tools = {t["name"]: t for t in messages[1]["result"]["tools"]}
-    assert set(tools) == TOOLS == set(ANNOTATIONS)
-    hints = {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
-    assert all(set(t["annotations"]) == hints and t["annotations"]["openWorldHint"] is False for t in tools.values())
-    assert (
-        tools["cortex_recall"]["annotations"]["readOnlyHint"]
-        and tools["cortex_resolve"]["annotations"]["destructiveHint"]
-    )
-    assert {name for name, t in tools.items() if "outputSchema" in t} == {
-        "cortex_suggest_notes",
-        "cortex_validate_memory",
-        "cortex_recall",
-        "cortex_state",
-    }
-
-
-def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_path: Path) -> None:
+def test_mcp_edges_answer_what_happened_with_one_error_shape(served: Served) -> None:
     """An unknown session, a path outside the worktree and a 3-character id are errors that say so; a
     missing file is `missing`, not `unread`; JSON answers come back as structured content; every error reads
     `<tool>: …`."""
@@ -542,7 +539,7 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     async def script(session: ClientSession) -> list[Any]:
         return [await session.call_tool(name, args) for name, args in calls]
 
-    results, stray = serve(repo, tmp_path, script)
+    results, stray = served.run(script)
     assert stray == []
     *errors, ledger, validated = results
     assert [r.is_error for r in errors] == [True] * len(errors) and not ledger.is_error and not validated.is_error
@@ -556,42 +553,6 @@ def test_mcp_edges_answer_what_happened_with_one_error_shape(repo: Repo, tmp_pat
     assert text(ledger).splitlines() == ["README.md: unread", "gone.py: missing"]
     assert validated.structured_content is not None and validated.structured_content["checked"] == 0
     assert json.loads(text(validated)) == validated.structured_content
-
-
-def test_recall_and_state_carry_their_items_as_structured_content_beside_the_same_text(
-    repo: Repo, tmp_path: Path
-) -> None:
-    """A client can act on a label without parsing a line: recall and state return each item's id, kind, labels and
-    tokens, the budget and what the text spent, as structured content matching their output schema; the text is
-    the one the CLI prints."""
-    import jsonschema
-
-    async def script(session: ClientSession) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
-            await session.call_tool("cortex_note", {"kind": "decision", "subject": "queue engine", "content": content})
-        out["recall"] = await session.call_tool("cortex_recall", {"topic": "queue engine", "budget": 300})
-        out["state"] = await session.call_tool("cortex_state", {})
-        out["tools"] = {t.name: t.output_schema for t in (await session.list_tools()).tools}
-        return out
-
-    out, stray = serve(repo, tmp_path, script)
-    assert stray == []
-    cli = run_in_process(repo.path, ["recall", "--peek", "--budget", "300", "queue engine"], {"CORTEX_NOW": NOW})
-    assert cli.code == 0, cli.err
-    assert text(out["recall"]) == cli.out.rstrip("\n")
-    for name in ("recall", "state"):
-        result = out[name]
-        data = result.structured_content
-        assert not result.is_error and data is not None, name
-        jsonschema.validate(data, out["tools"][f"cortex_{name}"])
-        assert data["budget"] == (300 if name == "recall" else 800)
-        assert data["tokens"] == estimate_tokens(text(result)) <= data["budget"]
-        assert len(data["items"]) == 2, data
-        for item in data["items"]:
-            assert set(item) >= {"id", "kind", "labels", "tokens"}
-            assert item["kind"] == "note:decision" and "contested" in item["labels"]
-            assert 0 < item["tokens"] < data["tokens"]
 
 
 def _raw_serve(repo: Repo, lines: list[str], pythonpath: str = str(ROOT)) -> tuple[list[str], str, int]:
@@ -633,53 +594,112 @@ def _handshake(version: str = "2025-06-18") -> list[str]:
     ]
 
 
-def test_an_early_recall_is_answered_without_the_sdk_exactly_as_the_sdk_answers_it(repo: Repo, tmp_path: Path) -> None:
+EARLY_CALLS = [
+    {"name": "cortex_recall", "arguments": {"topic": "queue engine", "budget": 300}},
+    {"name": "cortex_state", "arguments": {}},
+]
+
+
+@pytest.fixture(scope="module")
+def early_and_late(tmp_path_factory: pytest.TempPathFactory, repo_template: Path) -> dict[str, Any]:
+    """Two contested decisions, then the same recall and state (ids 7 and 8) sent to three servers over the same
+    store: `early` right after the handshake (the engine answers before the SDK loads), `by_sdk` after a
+    `resources/list` and a `tools/list` only the SDK answers, and `without_sdk` (the recall alone) with an SDK that
+    cannot be imported; the ledger's channels after each of the first two, and the CLI's `recall --peek` of the
+    same topic and budget after the SDK's answers."""
+    base = tmp_path_factory.mktemp("early-and-late")
+    runs: dict[str, Any] = {}
+    requests = [
+        json.dumps({"jsonrpc": "2.0", "id": 7 + n, "method": "tools/call", "params": c})
+        for n, c in enumerate(EARLY_CALLS)
+    ]
+    with home_of_its_own(base, repo_template) as repo:
+        runs["noted"] = [
+            run_in_process(
+                repo.path, ["note", "--kind", "decision", "--subject", "queue engine", content], {"CORTEX_NOW": NOW}
+            )
+            for content in ("use kafka for the queue engine", "do not use kafka for the queue engine")
+        ]
+        store = Path(describe_store(repo.path).path).parent
+        kept = {folder: base / "kept" / str(n) for n, folder in enumerate((store, repo.path / ".cortex"))}
+        for folder, copy in kept.items():
+            if folder.exists():
+                shutil.copytree(folder, copy)
+        runs["early"] = _raw_serve(repo, [*_handshake(), *requests])
+        runs["early_ledger"] = [c for c, _ in ledger_rows(repo)]
+        for folder, copy in kept.items():  # the same store and runtime state again: reads reinforce what they show
+            shutil.rmtree(folder, ignore_errors=True)
+            if copy.exists():
+                shutil.copytree(copy, folder)
+        # The same calls after requests only the SDK answers: the SDK answers them.
+        sdk_first = [request(5, "resources/list"), request(6, "tools/list")]
+        runs["by_sdk"] = _raw_serve(repo, [*_handshake(), *sdk_first, *requests])
+        runs["sdk_ledger"] = [c for c, _ in ledger_rows(repo)]
+        runs["cli"] = run_in_process(
+            repo.path, ["recall", "--peek", "--budget", "300", "queue engine"], {"CORTEX_NOW": NOW}
+        )
+        broken = base / "broken"
+        (broken / "mcp").mkdir(parents=True)
+        (broken / "mcp" / "__init__.py").write_text("raise ImportError('no SDK here')\n")
+        runs["without_sdk"] = _raw_serve(repo, [*_handshake(), requests[0]], f"{broken}{os.pathsep}{ROOT}")
+    return runs
+
+
+def by_id(lines: list[str], *ids: int) -> list[str]:
+    """The lines answering `ids`, in the order of their ids (the SDK may answer concurrent calls in either order)."""
+    return sorted((line for line in lines if json.loads(line).get("id") in ids), key=lambda x: json.loads(x)["id"])
+
+
+def test_recall_and_state_carry_their_items_as_structured_content_beside_the_same_text(
+    early_and_late: dict[str, Any],
+) -> None:
+    """A client can act on a label without parsing a line: recall and state return each item's id, kind, labels and
+    tokens, the budget and what the text spent, as structured content matching their output schema; the text is
+    the one the CLI prints."""
+    import jsonschema
+
+    lines, stderr, code = early_and_late["by_sdk"]
+    assert code == 0, stderr
+    listed = [json.loads(line)["result"] for line in by_id(lines, 6)]
+    assert len(listed) == 1, lines
+    schemas = {t["name"]: t.get("outputSchema") for t in listed[0]["tools"]}
+    out = dict(zip(("recall", "state"), (json.loads(line)["result"] for line in by_id(lines, 7, 8)), strict=True))
+    cli = early_and_late["cli"]
+    assert cli.code == 0, cli.err
+    assert text_of(out["recall"]) == cli.out.rstrip("\n")
+    for name in ("recall", "state"):
+        result = out[name]
+        data = result.get("structuredContent")
+        assert not result.get("isError") and data is not None, name
+        jsonschema.validate(data, schemas[f"cortex_{name}"])
+        assert data["budget"] == (300 if name == "recall" else 800)
+        assert data["tokens"] == estimate_tokens(text_of(result)) <= data["budget"]
+        assert len(data["items"]) == 2, data
+        for item in data["items"]:
+            assert set(item) >= {"id", "kind", "labels", "tokens"}
+            assert item["kind"] == "note:decision" and "contested" in item["labels"]
+            assert 0 < item["tokens"] < data["tokens"]
+
+
+def test_an_early_recall_is_answered_without_the_sdk_exactly_as_the_sdk_answers_it(
+    early_and_late: dict[str, Any],
+) -> None:
     """A session's first `tools/call` (cortex_recall, cortex_state) is answered by the engine before the SDK is
     loaded: byte for byte the line the SDK sends for the same call on the same store, booked once; with an SDK that
     cannot even be imported, that first answer still comes."""
-    for content in ("use kafka for the queue engine", "do not use kafka for the queue engine"):
-        noted = run_in_process(
-            repo.path, ["note", "--kind", "decision", "--subject", "queue engine", content], {"CORTEX_NOW": NOW}
-        )
+    for noted in early_and_late["noted"]:
         assert noted.code == 0, noted.err
-    calls = [
-        {"name": "cortex_recall", "arguments": {"topic": "queue engine", "budget": 300}},
-        {"name": "cortex_state", "arguments": {}},
-    ]
-    requests = [
-        json.dumps({"jsonrpc": "2.0", "id": 7 + n, "method": "tools/call", "params": c}) for n, c in enumerate(calls)
-    ]
-    import shutil
-
-    store = Path(describe_store(repo.path).path).parent
-    kept = {folder: tmp_path / "kept" / str(n) for n, folder in enumerate((store, repo.path / ".cortex"))}
-    for folder, copy in kept.items():
-        if folder.exists():
-            shutil.copytree(folder, copy)
-    early, stderr, code = _raw_serve(repo, [*_handshake(), *requests])
+    early, stderr, code = early_and_late["early"]
     assert code == 0 and "differs" not in stderr and "Traceback" not in stderr, stderr
-    assert [c for c, _ in ledger_rows(repo)] == ["recall", "state"]  # each call ran once
-    for folder, copy in kept.items():  # the same store and runtime state again: reads reinforce what they show
-        shutil.rmtree(folder, ignore_errors=True)
-        if copy.exists():
-            shutil.copytree(copy, folder)
-    # The same calls after a request only the SDK answers: the SDK answers them.
-    sdk_first = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "resources/list"})
-    by_sdk, stderr, code = _raw_serve(repo, [*_handshake(), sdk_first, *requests])
+    assert early_and_late["early_ledger"] == ["recall", "state"]  # each call ran once
+    by_sdk, stderr, code = early_and_late["by_sdk"]
     assert code == 0, stderr
     # The SDK may run the two calls concurrently, so they are booked in either order: each exactly once.
-    assert sorted(c for c, _ in ledger_rows(repo)) == ["recall", "state"]
-    # Answers are compared by request id: the SDK may send the two concurrent calls' answers in either order.
-    mine = sorted((line for line in early if json.loads(line).get("id") in (7, 8)), key=lambda x: json.loads(x)["id"])
-    theirs = sorted(
-        (line for line in by_sdk if json.loads(line).get("id") in (7, 8)), key=lambda x: json.loads(x)["id"]
-    )
+    assert sorted(early_and_late["sdk_ledger"]) == ["recall", "state"]
+    mine, theirs = by_id(early, 7, 8), by_id(by_sdk, 7, 8)
     assert len(mine) == 2 and mine == theirs, "\n".join(mine + theirs)
     assert json.loads(mine[0])["result"]["structuredContent"]["items"]
-    broken = tmp_path / "broken"
-    (broken / "mcp").mkdir(parents=True)
-    (broken / "mcp" / "__init__.py").write_text("raise ImportError('no SDK here')\n")
-    without_sdk, stderr, _ = _raw_serve(repo, [*_handshake(), requests[0]], f"{broken}{os.pathsep}{ROOT}")
+    without_sdk, stderr, _ = early_and_late["without_sdk"]
     assert [json.loads(line).get("id") for line in without_sdk] == [0, 7], stderr
     assert json.loads(without_sdk[1])["result"]["content"][0]["text"].startswith(
         json.loads(mine[0])["result"]["content"][0]["text"].split("\n", 1)[0]

@@ -132,27 +132,10 @@ def test_parameters_are_part_of_the_key(live: Engine, repo: Repo) -> None:
 
 def test_cli_search_ledger_json(live: Engine, repo: Repo) -> None:
     """`cortex search-ledger PATTERN --json` reports the verdict."""
-    import os
-    import subprocess
-    import sys
+    from .conftest import run_in_process
 
     spool(repo, grep(repo, "deriveReadKey", path="src"))
     live.flush_spool()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cortex_engine.adapters.cli",
-            "search-ledger",
-            "deriveReadKey",
-            "--path",
-            "src",
-            "--json",
-        ],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        check=True,
-    )
-    assert json.loads(done.stdout)["results"][0]["verdict"] == "no-matches-at"
+    done = run_in_process(repo.path, ["search-ledger", "deriveReadKey", "--path", "src", "--json"])
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["results"][0]["verdict"] == "no-matches-at"

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from cortex_engine.engine import Engine
 from cortex_engine.scope.identity import detect_scope, store_identity
 from cortex_engine.semantic import extra as semantic
 
-from .conftest import Repo
+from .conftest import Repo, run_in_process
 
 pytest.importorskip("onnxruntime", reason="the semantic extra is part of the test extra")
 
@@ -142,16 +140,11 @@ def test_without_the_extra_recall_is_lexical_and_status_says_how_to_turn_it_on(
 
 def test_cortex_embed_backfills_and_refuses_clearly_when_turned_off(repo: Repo) -> None:
     """`cortex embed --json` embeds every item; with the retriever off it exits 1 with one `cortex:` line."""
-    env = {**os.environ, "CORTEX_NOW": "2026-08-02T18:00:00Z"}
 
     def cortex(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "cortex_engine.adapters.cli", *args],
-            cwd=repo.path,
-            capture_output=True,
-            text=True,
-            env={**env, **extra},
-        )
+        """The command line in this process (what it embeds and says is the point, not its process)."""
+        done = run_in_process(repo.path, list(args), {"CORTEX_NOW": "2026-08-02T18:00:00Z", **extra})
+        return subprocess.CompletedProcess(list(args), done.code, done.out, done.err)
 
     assert cortex("note", "--kind", "insight", "the geocoder caches lookups for a day").returncode == 0
     off = cortex("embed", **{semantic.SWITCH_ENV: "0"})

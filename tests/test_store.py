@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import gzip
 import re
 import sqlite3
@@ -163,10 +164,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SQL_CALLS = ("execute", "executemany", "executescript")
 
 
+@functools.cache
 def _sql_calls(source: str) -> list[tuple[int, str | None]]:
     """Every `.execute`/`.executemany`/`.executescript` call in a module: its line and its statement's text (an
-    f-string's placeholders as written; None when the statement is computed elsewhere)."""
+    f-string's placeholders as written; None when the statement is computed elsewhere). Parsed once per source
+    (three checks below read every module), and not at all when the source never spells `execute`."""
     found: list[tuple[int, str | None]] = []
+    if "execute" not in source:
+        return found
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS:
             first = node.args[0] if node.args else None
@@ -552,3 +557,38 @@ def test_every_index_is_one_a_named_query_plan_uses(engine: Engine) -> None:
     }
     unused = {name: plan for name, plan in unused.items() if not any(f"INDEX {name} " in f"{d} " for d in plan)}
     assert unused == {}
+
+
+def test_a_new_store_made_from_what_the_first_one_learned_is_what_the_migrations_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second brand-new store of a process gets the schema and seed rows the first one's migrations wrote,
+    without running them again: the same objects, the same rows; a version-0 file that already holds a table of
+    its own (the replay would not make what the migrations make) still runs every migration."""
+    from cortex_engine.store import database
+
+    monkeypatch.setattr(database, "_FRESH", [])
+    ran: list[str] = []
+    real = database.statements
+    monkeypatch.setattr(database, "statements", lambda script: ran.append(script) or real(script))
+    opened = [database.open_store(tmp_path / name / "cortex.db", root="/r", now="2026-08-02") for name in "ab"]
+    assert len(ran) == len(database.MIGRATIONS)  # the second store ran none of them
+    first, second = opened
+    assert (
+        database.schema_objects(first) == database.schema_objects(second) == database.expected_objects(SCHEMA_VERSION)
+    )
+    assert [tuple(r) for r in first.execute("SELECT * FROM meta ORDER BY key")] == [
+        tuple(r) for r in second.execute("SELECT * FROM meta ORDER BY key")
+    ]
+    for conn in opened:
+        conn.close()
+    odd = tmp_path / "odd" / "cortex.db"
+    odd.parent.mkdir()
+    plain = sqlite3.connect(odd)
+    plain.execute("CREATE TABLE brought_along(x)")
+    plain.close()
+    before = len(ran)
+    migrated = database.open_store(odd, root="/r", now="2026-08-02")
+    assert len(ran) - before == len(database.MIGRATIONS)
+    assert database.schema_objects(migrated) > database.expected_objects(SCHEMA_VERSION)
+    migrated.close()

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,20 +13,18 @@ import pytest
 from cortex_engine.base import settings
 from cortex_engine.engine import Engine
 
-from .conftest import Repo, Run
+from .conftest import Repo, Run, run_in_process
 
 
 def cortex(cwd: Path, *args: str, home: Path | None = None, now: str = "2026-08-02T18:00:00Z") -> Run:
-    """The real command line in `cwd`; `home` swaps CORTEX_HOME (a fresh store for the same repository)."""
+    """The command line in `cwd`, run in this process (these tests are about what an export or import writes, not
+    its process); `home` swaps CORTEX_HOME (a fresh store for the same repository)."""
     # These tests are about the note rules an import applies; the inbox in front of them is tests/test_inbox.py's.
-    env = {**os.environ, "CORTEX_NOW": now, "PYTHONIOENCODING": "utf-8"}
+    env = {"CORTEX_NOW": now}
     if home is not None:
         env["CORTEX_HOME"] = str(home)
         settings.write_review_arrivals("none", home)
-    done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", *args], cwd=cwd, env=env, capture_output=True, timeout=60
-    )
-    return Run(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+    return run_in_process(cwd, list(args), env)
 
 
 @pytest.fixture(autouse=True)

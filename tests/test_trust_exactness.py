@@ -17,7 +17,7 @@ from cortex_engine.base import labels
 from cortex_engine.engine import describe_store
 from cortex_engine.query.render import clip, inspect_pointer
 
-from .conftest import Repo
+from .conftest import Repo, Served
 from .test_cli import cortex, ok, ok_json
 from .test_mcp_server import serve, text
 
@@ -103,8 +103,9 @@ def test_cli_resolve_by_subject_on_a_contest(repo: Repo) -> None:
     assert active(repo, "lang") == [(RUST, 0)]
 
 
-def test_mcp_replacing_one_side_leaves_only_the_replacement(repo: Repo, tmp_path: Path) -> None:
+def test_mcp_replacing_one_side_leaves_only_the_replacement(served: Served) -> None:
     """cortex_resolve over a real MCP client obeys the same rule as the CLI."""
+    repo = served.repo  # the only test on the shared server that notes on `lang`
     go, _ = contest(repo)
 
     async def script(session: ClientSession) -> Any:
@@ -112,13 +113,13 @@ def test_mcp_replacing_one_side_leaves_only_the_replacement(repo: Repo, tmp_path
             "cortex_resolve", {"note_id": go[:8], "status": "superseded", "replacement": RUST}
         )
 
-    result, stray = serve(repo, tmp_path, script)
+    result, stray = served.run(script)
     assert stray == [] and not result.is_error, text(result)
     assert "Contest closed." in text(result)
     assert active(repo, "lang") == [(RUST, 0)]
 
 
-def test_mcp_errors_speak_mcp(repo: Repo, tmp_path: Path) -> None:
+def test_mcp_errors_speak_mcp(served: Served) -> None:
     """A wrong kind names the parameter and the kinds that exist; engine errors name parameters, never CLI flags."""
 
     async def script(session: ClientSession) -> list[Any]:
@@ -129,7 +130,7 @@ def test_mcp_errors_speak_mcp(repo: Repo, tmp_path: Path) -> None:
             await session.call_tool("cortex_resolve", {"note_id": "no-such-note"}),
         ]
 
-    results, stray = serve(repo, tmp_path, script)
+    results, stray = served.run(script)
     assert stray == [] and all(r.is_error for r in results)
     bad_kind, no_subject, neither, missing = (text(r) for r in results)
     assert "parameter kind must be one of insight, decision, intent, blocker, focus" in bad_kind
@@ -140,13 +141,13 @@ def test_mcp_errors_speak_mcp(repo: Repo, tmp_path: Path) -> None:
     assert "note_id" in neither and "subject" in neither
 
 
-def test_mcp_tool_descriptions_carry_no_docstring_indentation(repo: Repo, tmp_path: Path) -> None:
+def test_mcp_tool_descriptions_carry_no_docstring_indentation(served: Served) -> None:
     """Every tool description is cleandoc'd: no line starts with the docstring's indentation."""
 
     async def script(session: ClientSession) -> dict[str, str]:
         return {t.name: t.description or "" for t in (await session.list_tools()).tools}
 
-    described, _ = serve(repo, tmp_path, script)
+    described, _ = served.run(script)
     assert len(described) == 14  # the seed's 13 and cortex_reanchor
     assert [name for name, d in described.items() if any(line.startswith(" ") for line in d.splitlines())] == []
 

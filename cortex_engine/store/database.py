@@ -210,10 +210,13 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     try:
         with transaction(conn):
             version = stored_version(conn)  # re-read under the write lock: another process may have migrated
-            for script in MIGRATIONS[version:]:
-                for statement in statements(script):
-                    if not _column_present(conn, statement):
-                        conn.execute(statement)
+            if version > 0 or not _replay_fresh(conn):
+                for script in MIGRATIONS[version:]:
+                    for statement in statements(script):
+                        if not _column_present(conn, statement):
+                            conn.execute(statement)
+                if version == 0:
+                    _learn_fresh(conn)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -229,6 +232,59 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
                 conn.execute("VACUUM")
         except sqlite3.OperationalError:
             pass  # another connection is reading: the freed pages are reused by later writes instead
+
+
+Fresh = tuple[tuple[str, ...], frozenset["SchemaObject"], tuple[tuple[str, tuple[tuple[object, ...], ...]], ...]]
+_FRESH: list[Fresh] = []
+"""What the migrations left in the first store this process built from nothing: the CREATE statements of its
+schema objects in creation order, those objects, and the rows the migrations wrote. The next brand-new store of
+the process gets them directly (a few milliseconds instead of every migration's ALTER and rebuild, which re-parse
+the whole schema each time): what a process that opens many new stores (an import, a test run) pays again."""
+
+
+def _learn_fresh(conn: sqlite3.Connection) -> None:
+    """Remember the schema and rows the migrations just wrote into an empty store (see `_FRESH`)."""
+    kinds = {str(r[1]): str(r[2]) for r in conn.execute("PRAGMA main.table_list")}
+    if not kinds:
+        return  # an SQLite before 3.37 cannot tell shadow tables apart: every new store runs the migrations
+    made = conn.execute(
+        "SELECT type, name, sql FROM main.sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+    ).fetchall()
+    # SQLite makes its own tables and a virtual table's shadow tables itself: they are neither created nor filled.
+    own = [(str(kind), str(name), str(sql)) for kind, name, sql in made if not _made_by_sqlite(str(name), kinds)]
+    rows = (
+        (name, tuple(tuple(r) for r in conn.execute(f'SELECT * FROM "{name}"')))
+        for kind, name, _ in own
+        if kind == "table" and kinds.get(name) == "table"
+    )
+    _FRESH[:] = [(tuple(sql for _, _, sql in own), schema_objects(conn), tuple(entry for entry in rows if entry[1]))]
+
+
+def _made_by_sqlite(name: str, kinds: dict[str, str]) -> bool:
+    """Whether SQLite makes a schema object itself: its own tables, and the shadow tables of a virtual table."""
+    return name.startswith("sqlite_") or kinds.get(name) == "shadow"
+
+
+def _replay_fresh(conn: sqlite3.Connection) -> bool:
+    """Give an empty store the schema and rows `_learn_fresh` remembered; False (nothing changed) where none is
+    remembered yet or the result would differ in any object from what the migrations made."""
+    if not _FRESH:
+        return False
+    creates, objects, rows = _FRESH[0]
+    conn.execute("SAVEPOINT fresh_schema")
+    try:
+        for sql in creates:
+            conn.execute(sql)
+        for table, values in rows:
+            marks = ",".join("?" * len(values[0]))
+            conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', values)
+        same = schema_objects(conn) == objects
+    except sqlite3.Error:
+        same = False
+    if not same:
+        conn.execute("ROLLBACK TO fresh_schema")
+    conn.execute("RELEASE fresh_schema")
+    return same
 
 
 _ADD_COLUMN = re.compile(r"ALTER TABLE (\w+) ADD COLUMN (\w+)", re.IGNORECASE)

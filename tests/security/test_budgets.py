@@ -18,8 +18,8 @@ from cortex_engine.capture import reflex
 from cortex_engine.engine import Engine
 from cortex_engine.query.surfaces import BUDGETS
 
-from ..conftest import Repo, examples
-from .conftest import Host, serve, text_of
+from ..conftest import Repo, Served, examples
+from .conftest import Host, text_of
 
 WORDS = "the queue engine keeps its retries bounded because the broker drops late acks under load "
 
@@ -143,9 +143,9 @@ def test_mcp_tools_hold_their_budgets_for_any_note_size(repo: Repo, note, budget
     assert {name: pair for name, pair in sizes.items() if pair[0] > pair[1]} == {}
 
 
-def test_mcp_over_stdio_cuts_long_notes_and_refuses_long_subjects_and_summaries(repo: Repo, tmp_path) -> None:
+def test_mcp_over_stdio_cuts_long_notes_and_refuses_long_subjects_and_summaries(served: Served) -> None:
     """A real client over stdio: a 19,600-character note within budget; a 100 KB subject and a 100 KB
-    `cortex_summarize(what)` are tool errors that name the limit."""
+    `cortex_summarize(what)` are tool errors that name the limit (on the shared server: nothing else notes kiwi)."""
 
     async def script(session) -> tuple[str, str, str, str]:
         await session.call_tool(
@@ -156,7 +156,8 @@ def test_mcp_over_stdio_cuts_long_notes_and_refuses_long_subjects_and_summaries(
         summary = await session.call_tool("cortex_summarize", {"what": "w" * 100_000})
         return recall, text_of(subject) if subject.is_error else "", text_of(summary) if summary.is_error else "", ""
 
-    recall, subject_error, summary_error, _ = serve(repo, tmp_path, script)
+    (recall, subject_error, summary_error, _), stray = served.run(script)
+    assert stray == []
     assert estimate_tokens(recall) <= 20 and "…" in recall
     assert "limit is 200" in subject_error
     assert "limit is 500" in summary_error

@@ -7,18 +7,15 @@ command line run against it. Files outside the repository must come out byte-ide
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cortex_engine.engine import describe_store
 
-from ..conftest import Repo, git, tool_path
-from ..install_helpers import NOW, ROOT, cortex, cortex_bin
+from ..conftest import Repo, Run, git, run_in_process, tool_path
+from ..install_helpers import NOW, cortex, cortex_bin
 from ..test_capture import bash_payload, read_payload, run_hook
 
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nnot really\n"
@@ -68,21 +65,14 @@ def clone(repo: Repo, tmp_path: Path) -> Repo:
     return Repo(target)
 
 
-def session_start(repo: Repo) -> subprocess.CompletedProcess:
-    """The SessionStart hook as wired: `cortex inject-header --quiet` with the host's payload on stdin."""
+def session_start(repo: Repo) -> Run:
+    """The SessionStart hook's command, `cortex inject-header --quiet` with the host's payload on stdin (in this
+    process: what the folder holds afterwards is the point, not the process; the hooks below start the real one)."""
     payload = json.dumps(
         {"session_id": "host-1", "cwd": str(repo.path), "hook_event_name": "SessionStart", "source": "startup"}
     )
-    env = {**os.environ, "CORTEX_NOW": NOW, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "cortex_engine.adapters.cli", "inject-header", "--quiet"],
-        cwd=repo.path,
-        input=payload.encode(),
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_in_process(repo.path, ["inject-header", "--quiet"], {"CORTEX_NOW": NOW}, payload.encode())
+    assert done.code == 0, done.err
     return done
 
 
@@ -127,7 +117,7 @@ def test_committed_engaged_link_is_never_written(repo: Repo, outside: Path, tmp_
     cloned = clone(repo, tmp_path)
     before = snapshot(outside)
     done = session_start(cloned)
-    assert done.stdout == b"" and done.stderr == b""  # the hook stays silent
+    assert done.out == "" and done.err == ""  # the hook stays silent
     every_hook(cloned, hook_path, tmp_path)
     assert snapshot(outside) == before
 
