@@ -592,3 +592,26 @@ def test_a_new_store_made_from_what_the_first_one_learned_is_what_the_migrations
     assert len(ran) - before == len(database.MIGRATIONS)
     assert database.schema_objects(migrated) > database.expected_objects(SCHEMA_VERSION)
     migrated.close()
+
+
+def test_a_file_that_held_objects_of_its_own_teaches_later_new_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first store a process migrates is a file that already held a table (brought along in a repository, say):
+    the next brand-new store gets exactly what the migrations make, none of that table and none of its rows."""
+    from cortex_engine.store import database
+
+    monkeypatch.setattr(database, "_FRESH", [])
+    odd = tmp_path / "odd" / "cortex.db"
+    odd.parent.mkdir()
+    plain = sqlite3.connect(odd)
+    plain.execute("CREATE TABLE brought_along(x)")
+    plain.execute("INSERT INTO brought_along VALUES ('from elsewhere')")
+    plain.commit()
+    plain.close()
+    database.open_store(odd, root="/r", now="2026-08-02").close()
+    fresh = database.open_store(tmp_path / "fresh" / "cortex.db", root="/r", now="2026-08-02")
+    try:
+        assert database.schema_objects(fresh) == database.expected_objects(SCHEMA_VERSION)
+    finally:
+        fresh.close()

@@ -210,12 +210,15 @@ def _migrate(conn: sqlite3.Connection, *, root: str, now: str) -> None:
     try:
         with transaction(conn):
             version = stored_version(conn)  # re-read under the write lock: another process may have migrated
-            if version > 0 or not _replay_fresh(conn):
+            # Only a file that holds nothing yet is made from, or teaches, what the migrations make (`_FRESH`):
+            # a file that already holds objects of its own must not pass them to the process's later stores.
+            empty = version == 0 and conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None
+            if not (empty and _replay_fresh(conn)):
                 for script in MIGRATIONS[version:]:
                     for statement in statements(script):
                         if not _column_present(conn, statement):
                             conn.execute(statement)
-                if version == 0:
+                if empty:
                     _learn_fresh(conn)
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('schema_version', ?) "
