@@ -571,15 +571,19 @@ def test_a_new_store_made_from_what_the_first_one_learned_is_what_the_migrations
     ran: list[str] = []
     real = database.statements
     monkeypatch.setattr(database, "statements", lambda script: ran.append(script) or real(script))
-    opened = [database.open_store(tmp_path / name / "cortex.db", root="/r", now="2026-08-02") for name in "ab"]
+    opened = [
+        database.open_store(tmp_path / name / "cortex.db", root=f"/{name}", now=f"2026-08-0{n}")
+        for n, name in enumerate("ab", 1)
+    ]
     assert len(ran) == len(database.MIGRATIONS)  # the second store ran none of them
     first, second = opened
     assert (
         database.schema_objects(first) == database.schema_objects(second) == database.expected_objects(SCHEMA_VERSION)
     )
-    assert [tuple(r) for r in first.execute("SELECT * FROM meta ORDER BY key")] == [
-        tuple(r) for r in second.execute("SELECT * FROM meta ORDER BY key")
-    ]
+    meta = [{str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")} for conn in opened]
+    # the same seed rows; each store's own root and creation time, never the first store's
+    assert meta[1] == {**meta[0], "root_path": "/b", "created_at": "2026-08-02"}
+    assert (meta[0]["root_path"], meta[0]["created_at"]) == ("/a", "2026-08-01")
     for conn in opened:
         conn.close()
     odd = tmp_path / "odd" / "cortex.db"
