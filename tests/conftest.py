@@ -150,8 +150,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # server or detached flush a test starts spends CPU embedding in the background.
     monkeypatch.setenv("CORTEX_SEMANTIC", "0")
     monkeypatch.delenv("CLAUDECODE", raising=False)  # a suite run from an agent's shell still tests a person's CLI
-    # Every `python -m cortex_engine.adapters.cli` a test starts runs this checkout, not whichever one is installed.
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     # A `python -m cortex_engine...` a test starts imports this checkout, not whichever one is installed
