@@ -140,7 +140,9 @@ def run_in_process(cwd: Path, argv: list[str], env: dict[str, str] | None = None
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own HOME and CORTEX_HOME; the real home is never touched."""
+    """Every test gets its own HOME and CORTEX_HOME; the real home is never touched. The working directory is put
+    back when it ends: a test that leaves it in its `tmp_path` must not decide where the next one starts."""
+    monkeypatch.chdir(Path.cwd())
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -56,12 +56,14 @@ def test_a_scope_is_labelled_by_its_branch_its_commit_or_its_folder() -> None:
     assert scope("project", branch="main", oid=OID, worktree="/w/z").label == "z"
 
 
-def test_scope_paths_are_absolute_forward_slashed_collapsed_and_lowercased(tmp_path: Path) -> None:
+def test_scope_paths_are_absolute_forward_slashed_collapsed_and_lowercased(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert normalize_scope_path("/A//B///C/") == "/a/b/c"
     assert normalize_scope_path("/") == "/"
     assert normalize_scope_path("//") == "/"
     assert normalize_scope_path("/x\\Y") == "/x/y"
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     assert normalize_scope_path("Sub") == f"{str(tmp_path).lower()}/sub"
 
 
