@@ -454,8 +454,6 @@ class State:
     hooks: bool = True
     after: str | None = None
     """The state this one goes on from: one app pictures that one, then takes `own` steps to this one."""
-    resizes: bool = True
-    """False: each size starts its own app, because a resize changes what this state shows (see `pictures`)."""
 
     async def steps(self, pilot) -> None:  # noqa: ANN001
         """Every step from the app's start to this state."""
@@ -471,7 +469,7 @@ STATES: dict[str, State] = {
     "memory_all_scopes": State("demo", after_closing(_memory_all), after="search"),
     "search": State("demo", _search),
     "activity": State("demo", _activity),
-    "session": State("demo", _session, after="activity", resizes=False),
+    "session": State("demo", _session, after="activity"),
     "memory_filtered": State("demo", after_closing(_memory_filtered), after="session"),
     "resolve": State("demo", _resolve),
     "edit": State("demo", after_closing(_edit), after="delete"),
@@ -495,7 +493,7 @@ STATES: dict[str, State] = {
     "freshness_moved": State("demo", after_closing(_freshness_moved), after="palette"),
     "audited_memory": State("audited", _audited_memory),
     "audit": State("audited", keys("a"), after="audited_memory"),
-    "hostile_session": State("hostile", _session, after="hostile_activity", resizes=False),
+    "hostile_session": State("hostile", _session, after="hostile_activity"),
     "inbox_pending": State("inbox", _inbox),
     "inbox_accepted": State("inbox_accept", _inbox_accepted),
 }
@@ -582,14 +580,13 @@ def pictures(world: World, name: str, sizes: tuple[str, ...], album: Album) -> d
     size its own start. A state on its own runs its steps once, at the first size (the smallest), and the terminal
     is resized to each next. A resized app shows what one started at that size shows as long as no step left a
     scroll position that depends on the size: the steps run where the view is smallest, where every scroll
-    happens, and a larger terminal draws the same rows from the top, as a fresh start there does. A state whose
-    picture a resize changes (the Activity table rebuilds its rows for the new width and its cursor goes back to
-    the newest session) says `resizes=False` and starts once per size. The baselines hold every way, byte for
-    byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every state, replaying all its steps (run it
-    after adding a state or changing its steps)."""
+    happens, and a larger terminal draws the same rows from the top, as a fresh start there does (the Activity
+    table rebuilds its rows for a new width and keeps its cursor on the session it was on). The baselines hold
+    every way, byte for byte: `CORTEX_SNAPSHOTS_APART=1` starts one app per picture for every state, replaying all
+    its steps (run it after adding a state or changing its steps)."""
     walk = (name,) if APART else walk_through(name)
     missing = tuple(size for size in sizes if (name, size) not in album)
-    if len(walk) > 1 or APART or not STATES[name].resizes:
+    if len(walk) > 1 or APART:
         for size in missing:
             album.update(photograph(world, walk, (size,)))
     elif missing:
